@@ -1,0 +1,42 @@
+# Two commands for a fresh machine with Python 3.11 and pip: `make check` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: check check-all test bench figures clean venv
+
+venv: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# The claims report: reports/claims.json, reports/claims.md and the rate plots in figures/out/.
+check: $(STAMP)
+	$(PY) -m theory.cli check $(PYTEST_ARGS)
+	$(PY) -m theory.cli report --quiet
+
+# The same with the heavy reproductions marked slow.
+check-all: $(STAMP)
+	$(PY) -m theory.cli check -m "slow or not slow" $(PYTEST_ARGS)
+	$(PY) -m theory.cli report --quiet
+
+# Everything CI runs: unit, property and control tests, the doctests and the default checks.
+test: $(STAMP)
+	$(PY) -m pytest tests $(PYTEST_ARGS)
+	$(PY) -m pytest --doctest-modules theory $(PYTEST_ARGS)
+	$(PY) -m theory.cli check $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) benchmarks/run.py
+
+figures: $(STAMP)
+	$(PY) -m theory.cli plots
+
+clean:
+	rm -rf $(VENV) reports figures/out

@@ -1,0 +1,312 @@
+"""Numba kernels of depth-N residual networks with step 1/N (``resnet-node``, Eqs. (1), (3), (6)-(9)).
+
+Private: float64 C-contiguous arrays and plain integers only, no validation, no defaults. The public,
+validated interface is :mod:`theory.resnet._api`.
+
+Shapes used throughout:
+
+* ``x`` is a batch of states, ``(B, d)``; a trajectory is ``(N + 1, B, d)``.
+* ``theta`` holds one flat parameter vector per layer, ``(K, P)``: ``K = N`` for Euler and
+  ``K = N + 1`` for Heun.
+* ``code`` selects the residual family and ``m`` is the hidden width of the perceptron family
+  (0 otherwise). Family codes and formulas, with ``th`` one layer's parameters:
+
+  ====  ===========  ==============================  ======================
+  code  name         f(x, th)                        th layout (P)
+  ====  ===========  ==============================  ======================
+  0     linear       theta x                         theta (d, d) row-major
+  1     tanh         tanh(theta x)                   theta (d, d)
+  2     tanh_out     theta tanh(x)                   theta (d, d)
+  3     mlp          V tanh(W x + b)                 V (d, m), W (m, d), b (m)
+  4     bias         th                              th (d,)
+  5     bias_sq      th * th (elementwise)           th (d,)
+  ====  ===========  ==============================  ======================
+
+* ``work`` is caller-allocated scratch of shape ``(3, max(m, d))``; ``buf1`` .. ``buf4`` are
+  caller-allocated ``(B, d)`` buffers, except Heun's ``k1`` of shape ``(2, B, d)``. Nothing here allocates an array whose size grows with N.
+"""
+
+import numpy as np
+from numba import njit
+
+LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
+
+
+@njit(cache=True)
+def _residual(code, m, x, th, out, work):
+    """out[b] = f(x[b], th) for every row b of the batch."""
+    B, d = x.shape
+    for b in range(B):
+        if code == LINEAR or code == TANH:
+            for i in range(d):
+                s = 0.0
+                for j in range(d):
+                    s += th[i * d + j] * x[b, j]
+                out[b, i] = s if code == LINEAR else np.tanh(s)
+        elif code == TANH_OUT:
+            for j in range(d):
+                work[0, j] = np.tanh(x[b, j])
+            for i in range(d):
+                s = 0.0
+                for j in range(d):
+                    s += th[i * d + j] * work[0, j]
+                out[b, i] = s
+        elif code == MLP:
+            off_w = d * m
+            off_b = 2 * d * m
+            for k in range(m):
+                s = th[off_b + k]
+                for j in range(d):
+                    s += th[off_w + k * d + j] * x[b, j]
+                work[0, k] = np.tanh(s)
+            for i in range(d):
+                s = 0.0
+                for k in range(m):
+                    s += th[i * m + k] * work[0, k]
+                out[b, i] = s
+        elif code == BIAS:
+            for i in range(d):
+                out[b, i] = th[i]
+        else:  # BIAS_SQ
+            for i in range(d):
+                out[b, i] = th[i] * th[i]
+
+
+@njit(cache=True)
+def _residual_vjp(code, m, x, th, g, gth, gx, work):
+    """Vector-Jacobian products of f at (x[b], th) with cotangents g[b].
+
+    Adds sum_b d<g[b], f(x[b], th)>/d th to ``gth`` (P,) and writes d<g[b], f(x[b], th)>/d x[b]
+    into ``gx[b]``.
+    """
+    B, d = x.shape
+    for b in range(B):
+        if code == LINEAR:
+            for i in range(d):
+                for j in range(d):
+                    gth[i * d + j] += g[b, i] * x[b, j]
+            for j in range(d):
+                s = 0.0
+                for i in range(d):
+                    s += th[i * d + j] * g[b, i]
+                gx[b, j] = s
+        elif code == TANH:
+            # h = g * (1 - tanh(theta x)^2); d/dtheta = h x^T; d/dx = theta^T h
+            for i in range(d):
+                s = 0.0
+                for j in range(d):
+                    s += th[i * d + j] * x[b, j]
+                t = np.tanh(s)
+                work[0, i] = g[b, i] * (1.0 - t * t)
+            for i in range(d):
+                for j in range(d):
+                    gth[i * d + j] += work[0, i] * x[b, j]
+            for j in range(d):
+                s = 0.0
+                for i in range(d):
+                    s += th[i * d + j] * work[0, i]
+                gx[b, j] = s
+        elif code == TANH_OUT:
+            # d/dtheta = g tanh(x)^T; d/dx = (theta^T g) * (1 - tanh(x)^2)
+            for j in range(d):
+                work[0, j] = np.tanh(x[b, j])
+            for i in range(d):
+                for j in range(d):
+                    gth[i * d + j] += g[b, i] * work[0, j]
+            for j in range(d):
+                s = 0.0
+                for i in range(d):
+                    s += th[i * d + j] * g[b, i]
+                gx[b, j] = s * (1.0 - work[0, j] * work[0, j])
+        elif code == MLP:
+            off_w = d * m
+            off_b = 2 * d * m
+            for k in range(m):
+                s = th[off_b + k]
+                for j in range(d):
+                    s += th[off_w + k * d + j] * x[b, j]
+                work[0, k] = np.tanh(s)
+            # dV = g a^T; r = (V^T g) * (1 - a^2); dW = r x^T; db = r; dx = W^T r
+            for i in range(d):
+                for k in range(m):
+                    gth[i * m + k] += g[b, i] * work[0, k]
+            for k in range(m):
+                s = 0.0
+                for i in range(d):
+                    s += th[i * m + k] * g[b, i]
+                r = s * (1.0 - work[0, k] * work[0, k])
+                work[1, k] = r
+                gth[off_b + k] += r
+                for j in range(d):
+                    gth[off_w + k * d + j] += r * x[b, j]
+            for j in range(d):
+                s = 0.0
+                for k in range(m):
+                    s += th[off_w + k * d + j] * work[1, k]
+                gx[b, j] = s
+        elif code == BIAS:
+            for i in range(d):
+                gth[i] += g[b, i]
+                gx[b, i] = 0.0
+        else:  # BIAS_SQ
+            for i in range(d):
+                gth[i] += 2.0 * th[i] * g[b, i]
+                gx[b, i] = 0.0
+
+
+@njit(cache=True)
+def _euler_step(code, m, x, th, h, out, fbuf, work):
+    """out = x + h f(x, th) (h = 1/N forward, -1/N for the reverse-time scheme, Eq. (6))."""
+    _residual(code, m, x, th, fbuf, work)
+    B, d = x.shape
+    for b in range(B):
+        for i in range(d):
+            out[b, i] = x[b, i] + h * fbuf[b, i]
+
+
+@njit(cache=True)
+def _heun_step(code, m, x, th_a, th_b, h, out, k1, k2, work):
+    """One Heun step, Eq. (8) for h = 1/N and Eq. (9) for h = -1/N.
+
+    y = x + h f(x, th_a);  out = x + h/2 (f(x, th_a) + f(y, th_b)). ``out`` may alias ``x``;
+    ``k1`` and ``k2`` are (2, B, d) scratch.
+    """
+    B, d = x.shape
+    f1 = k1[0]
+    y = k1[1]
+    _residual(code, m, x, th_a, f1, work)
+    for b in range(B):
+        for i in range(d):
+            y[b, i] = x[b, i] + h * f1[b, i]
+    _residual(code, m, y, th_b, k2, work)
+    for b in range(B):
+        for i in range(d):
+            out[b, i] = x[b, i] + 0.5 * h * (f1[b, i] + k2[b, i])
+
+
+@njit(cache=True)
+def euler_forward(code, m, x0, theta, traj, fbuf, work):
+    """traj[n + 1] = traj[n] + f(traj[n], theta[n]) / N, traj[0] = x0 (Eq. (1)); traj (N + 1, B, d)."""
+    N = theta.shape[0]
+    traj[0] = x0
+    for n in range(N):
+        _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
+
+
+@njit(cache=True)
+def heun_forward(code, m, x0, theta, traj, k1, k2, work):
+    """HeunNet forward, Eq. (8): theta has N + 1 slices, traj (N + 1, B, d)."""
+    N = theta.shape[0] - 1
+    traj[0] = x0
+    for n in range(N):
+        _heun_step(code, m, traj[n], theta[n], theta[n + 1], 1.0 / N, traj[n + 1], k1, k2, work)
+
+
+@njit(cache=True)
+def euler_reverse(code, m, xN, theta, traj, fbuf, work):
+    """Reverse-time Euler, Eq. (6): traj[n] = traj[n + 1] - f(traj[n + 1], theta[n]) / N, traj[N] = xN."""
+    N = theta.shape[0]
+    traj[N] = xN
+    for n in range(N - 1, -1, -1):
+        _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
+
+
+@njit(cache=True)
+def heun_reverse(code, m, xN, theta, traj, k1, k2, work):
+    """Reverse-time Heun, Eq. (9): the Heun step with step -1/N and the slices taken in reverse."""
+    N = theta.shape[0] - 1
+    traj[N] = xN
+    for n in range(N - 1, -1, -1):
+        _heun_step(code, m, traj[n + 1], theta[n + 1], theta[n], -1.0 / N, traj[n], k1, k2, work)
+
+
+@njit(cache=True)
+def euler_last(code, m, x, theta, fbuf, work):
+    """Memory-free forward: overwrite x (B, d) with x_N of Eq. (1)."""
+    N = theta.shape[0]
+    for n in range(N):
+        _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
+
+
+@njit(cache=True)
+def heun_last(code, m, x, theta, k1, k2, work):
+    """Memory-free HeunNet forward: overwrite x (B, d) with x_N of Eq. (8)."""
+    N = theta.shape[0] - 1
+    for n in range(N):
+        _heun_step(code, m, x, theta[n], theta[n + 1], 1.0 / N, x, k1, k2, work)
+
+
+@njit(cache=True)
+def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
+    """Backpropagate through x' = x + f(x, th)/N (Eq. (3)): g <- g + J^T g / N, gth += d_th^T g / N."""
+    B, d = x.shape
+    for b in range(B):
+        for i in range(d):
+            cot[b, i] = g[b, i] / N
+    _residual_vjp(code, m, x, th, cot, gth, gx, work)
+    for b in range(B):
+        for i in range(d):
+            g[b, i] += gx[b, i]
+
+
+@njit(cache=True)
+def _heun_step_vjp(code, m, x, th_a, th_b, N, g, gth_a, gth_b, y, cot, gy, gx, work):
+    """Backpropagate through one HeunNet step from x = x_n (Eq. (8)).
+
+    With y = x + f_a(x)/N and x' = x + (f_a(x) + f_b(y))/(2N), for the cotangent g of x':
+    dy = J_b(y)^T g/(2N); th_b gets d_th f_b(y)^T g/(2N); th_a gets d_th f_a(x)^T (g/(2N) + dy/N);
+    g <- g + dy + J_a(x)^T (g/(2N) + dy/N).
+    """
+    B, d = x.shape
+    _residual(code, m, x, th_a, y, work)
+    for b in range(B):
+        for i in range(d):
+            y[b, i] = x[b, i] + y[b, i] / N
+            cot[b, i] = g[b, i] / (2.0 * N)
+    _residual_vjp(code, m, y, th_b, cot, gth_b, gy, work)
+    for b in range(B):
+        for i in range(d):
+            cot[b, i] += gy[b, i] / N
+    _residual_vjp(code, m, x, th_a, cot, gth_a, gx, work)
+    for b in range(B):
+        for i in range(d):
+            g[b, i] += gy[b, i] + gx[b, i]
+
+
+@njit(cache=True)
+def euler_backprop(code, m, traj, theta, g, gtheta, cot, gx, work):
+    """Exact backpropagation, Eq. (3), through a stored trajectory; g (B, d) ends as dL/dx0."""
+    N = theta.shape[0]
+    for n in range(N - 1, -1, -1):
+        _euler_step_vjp(code, m, traj[n], theta[n], N, g, gtheta[n], cot, gx, work)
+
+
+@njit(cache=True)
+def euler_adjoint(code, m, x, theta, g, gtheta, cot, gx, fbuf, work):
+    """Memory-free adjoint, Eqs. (6)-(7): from x = x_N, reconstruct x_n backwards and backpropagate.
+
+    ``x`` is overwritten with the reconstruction of x_0 and ``g`` with the approximate dL/dx0.
+    """
+    N = theta.shape[0]
+    for n in range(N - 1, -1, -1):
+        _euler_step(code, m, x, theta[n], -1.0 / N, x, fbuf, work)
+        _euler_step_vjp(code, m, x, theta[n], N, g, gtheta[n], cot, gx, work)
+
+
+@njit(cache=True)
+def heun_backprop(code, m, traj, theta, g, gtheta, y, cot, gy, gx, work):
+    """Exact backpropagation through a stored HeunNet trajectory (N + 1 parameter slices)."""
+    N = theta.shape[0] - 1
+    for n in range(N - 1, -1, -1):
+        _heun_step_vjp(code, m, traj[n], theta[n], theta[n + 1], N, g, gtheta[n], gtheta[n + 1],
+                       y, cot, gy, gx, work)
+
+
+@njit(cache=True)
+def heun_adjoint(code, m, x, theta, g, gtheta, y, cot, gy, gx, k1, k2, work):
+    """Memory-free HeunNet adjoint: reconstruct x_n by Eq. (9), recompute y_n from it, backpropagate."""
+    N = theta.shape[0] - 1
+    for n in range(N - 1, -1, -1):
+        _heun_step(code, m, x, theta[n + 1], theta[n], -1.0 / N, x, k1, k2, work)
+        _heun_step_vjp(code, m, x, theta[n], theta[n + 1], N, g, gtheta[n], gtheta[n + 1],
+                       y, cot, gy, gx, work)

@@ -1,0 +1,132 @@
+"""Residual families f(x, theta) of a residual network x_{n+1} = x_n + f(x_n, theta_n) / N.
+
+Each family is a small frozen object carrying its kernel code, its formula, the shape of one layer's
+parameters and the global constants of Assumption 2 of ``resnet-node`` where they exist. The public
+API resolves a name to one of these before any jitted code runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels
+
+__all__ = ["Residual", "RESIDUALS", "mlp", "resolve_residual"]
+
+
+@dataclass(frozen=True)
+class Residual:
+    """A residual family f(x, theta) with x in R^d.
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    code : int
+        Kernel code (see :mod:`theory.resnet._kernels`).
+    formula : str
+        The defining formula.
+    width : int
+        Hidden width m of the perceptron family; 0 for the others.
+    """
+
+    name: str
+    code: int
+    formula: str
+    width: int = 0
+
+    def param_shape(self, d: int) -> tuple[int, ...]:
+        """Shape of one layer's parameters for states in R^d."""
+        if self.code in (_kernels.LINEAR, _kernels.TANH, _kernels.TANH_OUT):
+            return (d, d)
+        if self.code == _kernels.MLP:
+            return (2 * d * self.width + self.width,)
+        return (d,)
+
+    def pack(self, V, W, b):
+        """Flatten perceptron weights V (..., d, m), W (..., m, d), b (..., m) into (..., P)."""
+        if self.code != _kernels.MLP:
+            raise TypeError(f"pack applies to the 'mlp' family only; this residual is {self.name!r}.")
+        V, W, b = (np.asarray(a, dtype=np.float64) for a in (V, W, b))
+        lead = V.shape[:-2]
+        return np.concatenate([V.reshape(lead + (-1,)), W.reshape(lead + (-1,)), b.reshape(lead + (-1,))], axis=-1)
+
+    def unpack(self, theta, d: int):
+        """Inverse of :meth:`pack`: return (V, W, b)."""
+        if self.code != _kernels.MLP:
+            raise TypeError(f"unpack applies to the 'mlp' family only; this residual is {self.name!r}.")
+        m = self.width
+        theta = np.asarray(theta)
+        lead = theta.shape[:-1]
+        V = theta[..., : d * m].reshape(lead + (d, m))
+        W = theta[..., d * m : 2 * d * m].reshape(lead + (m, d))
+        b = theta[..., 2 * d * m :]
+        return V, W, b
+
+    def lipschitz_x(self, theta, d: int) -> float:
+        """max_n of a global Lipschitz constant of x -> f(x, theta_n) in the Euclidean norm.
+
+        linear, tanh, tanh_out: ||theta_n||_op (|tanh'| <= 1); mlp: ||V_n||_op ||W_n||_op; the two
+        bias families do not depend on x (0).
+        """
+        theta = np.asarray(theta, dtype=np.float64)
+        if self.code in (_kernels.LINEAR, _kernels.TANH, _kernels.TANH_OUT):
+            return float(np.max(np.linalg.norm(theta, ord=2, axis=(-2, -1))))
+        if self.code == _kernels.MLP:
+            V, W, _ = self.unpack(theta, d)
+            return float(np.max(np.linalg.norm(V, 2, axis=(-2, -1)) * np.linalg.norm(W, 2, axis=(-2, -1))))
+        return 0.0
+
+    def sup_norm(self, theta, d: int) -> float:
+        """max_n sup_x ||f(x, theta_n)||, the constant C_f of Assumption 2 (inf where unbounded).
+
+        tanh: sqrt(d); tanh_out: sqrt(d) ||theta_n||_op; mlp: sqrt(m) ||V_n||_op; linear: inf.
+        """
+        theta = np.asarray(theta, dtype=np.float64)
+        if self.code == _kernels.LINEAR:
+            return float("inf")
+        if self.code == _kernels.TANH:
+            return float(np.sqrt(d))
+        if self.code == _kernels.TANH_OUT:
+            return float(np.sqrt(d) * np.max(np.linalg.norm(theta, ord=2, axis=(-2, -1))))
+        if self.code == _kernels.MLP:
+            V, _, _ = self.unpack(theta, d)
+            return float(np.sqrt(self.width) * np.max(np.linalg.norm(V, 2, axis=(-2, -1))))
+        if self.code == _kernels.BIAS:
+            return float(np.max(np.linalg.norm(theta, axis=-1)))
+        return float(np.max(np.linalg.norm(theta * theta, axis=-1)))
+
+
+RESIDUALS = {
+    "linear": Residual("linear", _kernels.LINEAR, "f(x, theta) = theta x"),
+    "tanh": Residual("tanh", _kernels.TANH, "f(x, theta) = tanh(theta x)"),
+    "tanh_out": Residual("tanh_out", _kernels.TANH_OUT, "f(x, theta) = theta tanh(x)"),
+    "bias": Residual("bias", _kernels.BIAS, "f(x, theta) = theta (theta in R^d)"),
+    "bias_sq": Residual("bias_sq", _kernels.BIAS_SQ, "f(x, theta) = theta * theta, elementwise"),
+}
+
+
+def mlp(width: int) -> Residual:
+    """The perceptron family f(x, theta) = V tanh(W x + b) with hidden width ``width``.
+
+    One layer's parameters are the flat vector (V.ravel(), W.ravel(), b) of length 2 d m + m; build
+    it with :meth:`Residual.pack`.
+    """
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
+        raise ValueError(f"`width` of theory.resnet.mlp must be a positive integer; got {width!r}.")
+    return Residual("mlp", _kernels.MLP, "f(x, theta) = V tanh(W x + b)", int(width))
+
+
+def resolve_residual(residual, func: str) -> Residual:
+    """Map a family name or a :class:`Residual` to a :class:`Residual`."""
+    if isinstance(residual, Residual):
+        return residual
+    if isinstance(residual, str):
+        if residual in RESIDUALS:
+            return RESIDUALS[residual]
+        if residual == "mlp":
+            raise ValueError(f"`residual` of {func}: the 'mlp' family needs a width; pass theory.resnet.mlp(width).")
+        raise ValueError(f"`residual` of {func} must be one of {sorted(RESIDUALS)} or a Residual; got {residual!r}.")
+    raise TypeError(f"`residual` of {func} must be a family name or a Residual; got {type(residual).__name__}.")
