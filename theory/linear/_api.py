@@ -1,0 +1,106 @@
+"""Public API of the deep linear ResNet (``resnet-node`` Section 3.2; thesis Section 2.3.2).
+
+Layers act as x -> (I + theta_n / N) x for n = 1 .. N, so the network computes Pi x with
+Pi = (I + theta_N / N) ... (I + theta_1 / N). ``theta[0]`` is theta_1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_float_array, check_finite_output
+from . import _kernels
+
+__all__ = ["product", "loss", "gradient"]
+
+
+def _theta(theta, func):
+    theta = as_float_array(theta, "theta", func=func, ndim=3)
+    N, d, e = theta.shape
+    if N < 1 or d < 1 or d != e:
+        raise ValueError(f"`theta` of {func} must have shape (N, d, d) with N, d >= 1; got {theta.shape}.")
+    return theta
+
+
+def _sigma_b(Sigma, B, d, func):
+    Sigma = as_float_array(Sigma, "Sigma", func=func, shape=(d, d))
+    B = as_float_array(B, "B", func=func, shape=(d, d))
+    if not np.allclose(Sigma, Sigma.T, rtol=1e-12, atol=1e-14 * np.abs(Sigma).max()):
+        raise ValueError(f"`Sigma` of {func} must be symmetric; got an asymmetry of {np.abs(Sigma - Sigma.T).max():.3g}.")
+    if np.linalg.eigvalsh(Sigma).min() <= 0.0:
+        raise ValueError(f"`Sigma` of {func} must be positive definite; smallest eigenvalue "
+                         f"{np.linalg.eigvalsh(Sigma).min():.3g}.")
+    return Sigma, B
+
+
+def product(theta):
+    r"""End-to-end matrix :math:`\Pi = (I + \theta_N/N) \cdots (I + \theta_1/N)`.
+
+    Parameters
+    ----------
+    theta : array_like, shape (N, d, d)
+        theta[n - 1] is the paper's theta_n.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+
+    Notes
+    -----
+    The thesis' order (layer 1 acts first). The paper prints the reverse order; see ERRATA.md and
+    claim ``resnet-node/prop-2/erratum``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory.linear import product
+    >>> product(np.full((2, 1, 1), 2.0))       # (1 + 2/2)^2
+    array([[4.]])
+    """
+    theta = _theta(theta, "theory.linear.product")
+    N, d, _ = theta.shape
+    before, after = np.empty((N, d, d)), np.empty((N, d, d))
+    _kernels.prefix_suffix(theta, before, after)
+    Pi = (np.eye(d) + theta[N - 1] / N) @ before[N - 1]
+    return check_finite_output(Pi, "the product", func="theory.linear.product")
+
+
+def loss(theta, Sigma, B):
+    r""":math:`\|\Pi - B\|_\Sigma^2 = \operatorname{Tr}((\Pi - B)\Sigma(\Pi - B)^\top)` (Eq. (5)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory.linear import loss
+    >>> loss(np.zeros((3, 2, 2)), np.eye(2), 2 * np.eye(2))
+    2.0
+    """
+    return gradient(theta, Sigma, B, return_loss=True)[1]
+
+
+def gradient(theta, Sigma, B, *, return_loss=False):
+    r"""Exact gradient of the loss :math:`\|\Pi - B\|_\Sigma^2` with respect to every layer.
+
+    .. math:: \nabla_n = \tfrac{2}{N}\, \Pi_{:n}^\top (\Pi - B)\, \Sigma\, \Pi_{n:}^\top,
+
+    with :math:`\Pi_{:n}` the product of the layers after n and :math:`\Pi_{n:}` of those before,
+    computed for all layers at once by prefix and suffix products in O(N d^3).
+
+    Returns
+    -------
+    grad : ndarray, shape (N, d, d)
+    loss : float, only with ``return_loss=True``
+
+    Notes
+    -----
+    The documents print :math:`N\nabla_n` without the factor 2 (see ERRATA.md,
+    ``resnet-node/prop-2/erratum``).
+    """
+    func = "theory.linear.gradient"
+    theta = _theta(theta, func)
+    N, d, _ = theta.shape
+    Sigma, B = _sigma_b(Sigma, B, d, func)
+    before, after, grad = np.empty((N, d, d)), np.empty((N, d, d)), np.empty((N, d, d))
+    value = _kernels.gradient(theta, Sigma, B, before, after, grad)
+    check_finite_output(grad, "the gradient", func=func)
+    return (grad, float(value)) if return_loss else grad

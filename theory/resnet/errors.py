@@ -1,0 +1,143 @@
+r"""The measured quantities of the memory-free adjoint claims (``resnet-node`` Props. 3-6) and the
+weight families they are measured on.
+
+* :func:`reconstruction_error`: :math:`\max_n \|x_n - \tilde x_n\|` between the forward trajectory and
+  its reverse-time reconstruction (Prop. 3 for Euler, Prop. 5 for Heun).
+* :func:`adjoint_gradient_error`: :math:`\max_n \|\tilde\nabla_{\theta_n} L - \nabla_{\theta_n} L\|_F`
+  between the adjoint and the exact gradient of ½‖x_N − y‖² (Prop. 4 for Euler, Prop. 6 for Heun).
+* :func:`smooth_weights`, :func:`iid_weights`: weights smooth in depth (consecutive differences
+  O(1/N)) and i.i.d. across layers (differences O(1)), both bounded independently of N as
+  Assumption 2 requires.
+* :func:`heun_constants`: the constants of Proposition 5 for the ``tanh_out`` family.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_float_array, check_int, check_interval
+from ._api import forward, gradient, reverse
+from ._schemes import resolve_scheme
+
+__all__ = [
+    "adjoint_gradient_error",
+    "euler_constants",
+    "heun_constants",
+    "iid_weights",
+    "reconstruction_error",
+    "smooth_weights",
+]
+
+
+def _unit_op(M):
+    return M / np.linalg.norm(M, 2)
+
+
+def _slices(depth, scheme, func):
+    depth = check_int(depth, "depth", func=func, minimum=1)
+    return depth, depth + resolve_scheme(scheme, func).extra_slices
+
+
+def smooth_weights(depth, d, rng, *, scheme="euler", scale=1.0):
+    r"""Slices theta_n = W(n / N), n = 0 .. K - 1, of the smooth path
+    W(s) = A + s B_1 / 2 + sin(2 pi s) B_2 / 2.
+
+    A, B_1, B_2 are standard Gaussian d x d matrices from ``rng`` rescaled to unit operator norm,
+    times ``scale``; K = N for Euler and N + 1 for Heun. The same generator state gives the same
+    path for every depth, which is what a rate in N needs. Returns shape (K, d, d).
+    """
+    N, K = _slices(depth, scheme, "theory.resnet.errors.smooth_weights")
+    scale = check_interval(scale, "scale", 0.0, np.inf, func="theory.resnet.errors.smooth_weights")
+    A, B1, B2 = (scale * _unit_op(rng.standard_normal((d, d))) for _ in range(3))
+    s = np.arange(K)[:, None, None] / N
+    return A + 0.5 * s * B1 + 0.5 * np.sin(2 * np.pi * s) * B2
+
+
+def iid_weights(depth, d, rng, *, scheme="euler", scale=1.0):
+    r"""Slices theta_n = A + M_n / 2, n = 0 .. K - 1, with A fixed and M_n i.i.d. Gaussian matrices
+    rescaled to unit operator norm, both times ``scale``; K = N (Euler) or N + 1 (Heun).
+
+    Consecutive differences are O(1), so Delta_theta of Proposition 5 does not vanish with N.
+    Returns shape (K, d, d).
+    """
+    N, K = _slices(depth, scheme, "theory.resnet.errors.iid_weights")
+    scale = check_interval(scale, "scale", 0.0, np.inf, func="theory.resnet.errors.iid_weights")
+    A = scale * _unit_op(rng.standard_normal((d, d)))
+    M = rng.standard_normal((K, d, d))
+    M /= np.linalg.norm(M, 2, axis=(1, 2))[:, None, None]
+    return A + 0.5 * scale * M
+
+
+def reconstruction_error(x0, theta, residual, scheme="euler"):
+    r""":math:`\max_n \|x_n - \tilde x_n\|_2` (max over the batch too) for the reverse-time scheme.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory.resnet.errors import reconstruction_error
+    >>> theta = np.full((4, 1, 1), 0.5)            # x_N = (9/8)^4, x~_0 = (63/64)^4
+    >>> float(reconstruction_error([1.0], theta, "linear")) == 1 - (63 / 64) ** 4
+    True
+    """
+    x = forward(x0, theta, residual, scheme)
+    xt = reverse(x[-1], theta, residual, scheme)
+    diff = (x - xt).reshape(x.shape[0], -1, x.shape[-1])
+    return float(np.max(np.linalg.norm(diff, axis=-1)))
+
+
+def adjoint_gradient_error(x0, theta, y, residual, scheme="euler"):
+    r""":math:`\max_n \|\tilde\nabla_{\theta_n} L - \nabla_{\theta_n} L\|_F` and the largest exact
+    slice gradient norm, for L = ½‖x_N − y‖².
+
+    Returns
+    -------
+    error : float
+    scale : float
+        :math:`\max_n \|\nabla_{\theta_n} L\|_F`, to read the error relatively.
+    """
+    exact, _ = gradient(x0, theta, y, residual, scheme, "backprop")
+    approx, _ = gradient(x0, theta, y, residual, scheme, "adjoint")
+    K = exact.shape[0]
+    err = np.linalg.norm((approx - exact).reshape(K, -1), axis=1)
+    ref = np.linalg.norm(exact.reshape(K, -1), axis=1)
+    return float(err.max()), float(ref.max())
+
+
+def heun_constants(theta, d):
+    r"""Constants of Proposition 5 (Heun reconstruction) for f(x, theta) = theta tanh(x).
+
+    With Frobenius norms on the weights and Euclidean norms on states:
+
+    * L_f = max_n ||theta_n||_op (Lipschitz constant of x -> f(x, theta_n), as |tanh'| <= 1);
+    * L'_f = L_f (1 + L_f / (2N)), a Lipschitz constant of
+      psi_n(x) = (f_{n+1}(x) + f_n(x - f_{n+1}(x)/N)) / 2;
+    * L_theta = sqrt(d): ||(theta - theta') tanh x|| <= sqrt(d) ||theta - theta'||_F;
+    * L'_theta = 1: ||(theta - theta') diag(sech^2 x)||_op <= ||theta - theta'||_F;
+    * Delta_theta = max_n ||theta_{n+1} - theta_n||_F^2.
+
+    Returns a dict with these and the leading-order bounds of Prop. 5,
+    ``corrected`` = (e^{L'_f} - 1) C'_f Delta_theta / (L'_f N) with C'_f = L'_theta L_theta / 4
+    (the thesis' constant), and ``printed`` with the paper's C'_f = L'_f L_theta / 4.
+    """
+    theta = as_float_array(theta, "theta", func="theory.resnet.errors.heun_constants", ndim=3)
+    N = theta.shape[0] - 1
+    L_f = float(np.max(np.linalg.norm(theta, 2, axis=(1, 2))))
+    Lp_f = L_f * (1 + L_f / (2 * N))
+    L_theta, Lp_theta = float(np.sqrt(d)), 1.0
+    delta = float(np.max(np.sum(np.diff(theta, axis=0) ** 2, axis=(1, 2))))
+    growth = np.expm1(Lp_f) / (Lp_f * N) if Lp_f > 0 else 1.0 / N
+    return {
+        "L_f": L_f, "Lp_f": Lp_f, "L_theta": L_theta, "Lp_theta": Lp_theta, "delta_theta": delta,
+        "corrected": float(growth * 0.25 * Lp_theta * L_theta * delta),
+        "printed": float(growth * 0.25 * Lp_f * L_theta * delta),
+    }
+
+
+def euler_constants(theta, d):
+    r"""Constants of Proposition 3 for f(x, theta) = theta tanh(x): C_f = sqrt(d) max ||theta_n||_op,
+    L_f = max ||theta_n||_op, and the leading bound (e^{L_f} - 1) C_f / N."""
+    theta = as_float_array(theta, "theta", func="theory.resnet.errors.euler_constants", ndim=3)
+    N = theta.shape[0]
+    L_f = float(np.max(np.linalg.norm(theta, 2, axis=(1, 2))))
+    C_f = float(np.sqrt(d)) * L_f
+    return {"L_f": L_f, "C_f": C_f, "bound": float(np.expm1(L_f) * C_f / N)}
