@@ -77,7 +77,9 @@ def as_float_array(x, name, *, func=None, ndim=None, shape=None, finite=True, mi
 def check_int(k, name, *, func=None, minimum=None, maximum=None):
     """Return ``k`` as a Python int, or raise naming ``name``."""
     where = _where(func)
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (numbers.Integral, np.integer)):
+    if isinstance(k, (bool, np.bool_)):
+        raise TypeError(f"`{name}`{where} must be an integer; got {k!r}.")
+    if not isinstance(k, (numbers.Integral, np.integer)):
         try:
             k = operator.index(k)
         except TypeError:

@@ -248,7 +248,9 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             (fbuf,) = p.buffers(1)
             fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
         check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
-        g = traj[p.N] - target
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
+            g = traj[p.N] - target
+        check_finite_output(g, "the residual x_N - y", func=func, hint=_OVERFLOW_HINT)
         if heun:
             yb, gy = p.buffers(2)
             backprop(code, m, traj, p.theta, g, gtheta, yb, cot, gy, gx, p.work)
@@ -263,7 +265,9 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             (fbuf,) = p.buffers(1)
             last(code, m, x, p.theta, fbuf, p.work)
         check_finite_output(x, "the output x_N", func=func, hint=_OVERFLOW_HINT)
-        g = x - target
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = x - target
+        check_finite_output(g, "the residual x_N - y", func=func, hint=_OVERFLOW_HINT)
         if heun:
             yb, gy = p.buffers(2)
             adjoint(code, m, x, p.theta, g, gtheta, yb, cot, gy, gx, k1, k2, p.work)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .._validation import as_float_array, check_choice, check_finite_output, check_interval
+from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval
 from . import _kernels
 from ._residuals import resolve_residual
 
@@ -35,8 +35,8 @@ class ODESolution:
     x : ndarray, shape (N + 1, d)
         x(n/N).
     lipschitz : float
-        L = sup_s Lipschitz constant of x -> phi(x, s) (a global bound from the residual family;
-        convex combinations of slices cannot exceed the largest slice's constant).
+        L, a global bound on the Lipschitz constant of x -> phi(x, s) over all s, from the residual
+        family (:meth:`Residual.lipschitz_x`, valid between slices for both interpolations).
     curvature : float
         sup over the sampled s of ||d^2x/ds^2|| = ||d_s phi + d_x phi [phi]|| along the trajectory:
         the constant C_N of Proposition 1 restricted to the trajectory, which is all its proof uses.
@@ -99,6 +99,7 @@ def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-1
     check_choice(interpolation, "interpolation", ("weights", "residuals"), func=func)
     rtol = check_interval(rtol, "rtol", 0.0, 1.0, func=func)
     atol = check_interval(atol, "atol", 0.0, np.inf, func=func)
+    samples = check_int(samples, "samples", func=func, minimum=1)
     x0 = as_float_array(x0, "x0", func=func, ndim=1, min_size=1)
     d = x0.size
     pshape = res.param_shape(d)

@@ -68,15 +68,17 @@ class Residual:
     def lipschitz_x(self, theta, d: int) -> float:
         """max_n of a global Lipschitz constant of x -> f(x, theta_n) in the Euclidean norm.
 
-        linear, tanh, tanh_out: ||theta_n||_op (|tanh'| <= 1); mlp: ||V_n||_op ||W_n||_op; the two
-        bias families do not depend on x (0).
+        linear, tanh, tanh_out: ||theta_n||_op (|tanh'| <= 1), a convex function of theta, so the
+        bound also holds between slices under weight interpolation; mlp: max_n ||V_n||_op times
+        max_n ||W_n||_op (the product of separate maxima, because interpolating V and W jointly can
+        exceed every slice's own ||V_n|| ||W_n||); the two bias families do not depend on x (0).
         """
         theta = np.asarray(theta, dtype=np.float64)
         if self.code in (_kernels.LINEAR, _kernels.TANH, _kernels.TANH_OUT):
             return float(np.max(np.linalg.norm(theta, ord=2, axis=(-2, -1))))
         if self.code == _kernels.MLP:
             V, W, _ = self.unpack(theta, d)
-            return float(np.max(np.linalg.norm(V, 2, axis=(-2, -1)) * np.linalg.norm(W, 2, axis=(-2, -1))))
+            return float(np.max(np.linalg.norm(V, 2, axis=(-2, -1))) * np.max(np.linalg.norm(W, 2, axis=(-2, -1))))
         return 0.0
 
     def sup_norm(self, theta, d: int) -> float:

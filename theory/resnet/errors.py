@@ -21,6 +21,7 @@ from ._schemes import resolve_scheme
 
 __all__ = [
     "adjoint_gradient_error",
+    "error_table",
     "euler_constants",
     "heun_constants",
     "iid_weights",
@@ -141,3 +142,31 @@ def euler_constants(theta, d):
     L_f = float(np.max(np.linalg.norm(theta, 2, axis=(1, 2))))
     C_f = float(np.sqrt(d)) * L_f
     return {"L_f": L_f, "C_f": C_f, "bound": float(np.expm1(L_f) * C_f / N)}
+
+
+def error_table(scheme, weights, grid, seeds, *, d=4, residual="tanh_out"):
+    r"""Reconstruction and adjoint-gradient errors over a depth grid and several seeds.
+
+    For each seed s and depth N: weights from ``smooth_weights`` or ``iid_weights`` drawn with
+    ``default_rng(s)`` (so a smooth path is the same for every N), input and target standard
+    Gaussian from ``default_rng(10_000 + s)``.
+
+    Returns
+    -------
+    reconstruction, gradient : ndarray, shape (len(seeds), len(grid))
+        :func:`reconstruction_error` and the first output of :func:`adjoint_gradient_error`.
+    """
+    func = "theory.resnet.errors.error_table"
+    gen = {"smooth": smooth_weights, "iid": iid_weights}
+    if weights not in gen:
+        raise ValueError(f"`weights` of {func} must be one of ['iid', 'smooth']; got {weights!r}.")
+    rec = np.empty((len(seeds), len(grid)))
+    grad = np.empty_like(rec)
+    for i, seed in enumerate(seeds):
+        data = np.random.default_rng(10_000 + seed)
+        x0, y = data.standard_normal(d), data.standard_normal(d)
+        for j, N in enumerate(grid):
+            theta = gen[weights](int(N), d, np.random.default_rng(seed), scheme=scheme)
+            rec[i, j] = reconstruction_error(x0, theta, residual, scheme)
+            grad[i, j] = adjoint_gradient_error(x0, theta, y, residual, scheme)[0]
+    return rec, grad
