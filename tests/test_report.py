@@ -1,0 +1,354 @@
+"""Tests of theory.report (pure functions) and of the claims plugin, run through pytester."""
+
+import json
+import math
+
+import pytest
+
+import theory.pytest_plugin  # noqa: F401  (imported before pytester snapshots sys.modules)
+from theory.claims import ClaimRecord
+from theory.report import (
+    build_report,
+    collect_environment,
+    count_statuses,
+    load_report,
+    render_markdown,
+    summary_line,
+    write_report,
+)
+
+pytest_plugins = ["pytester"]
+
+ENV = {"python": "3.11.7", "numpy": "2.4.0", "scipy": "1.17.0", "numba": "0.68.1", "git_commit": None}
+
+
+def record(claim_id, status="pass", kind="rate", measured=None, expected=None, **kwargs):
+    return ClaimRecord(
+        id=claim_id,
+        paper=claim_id.split("/")[0],
+        aliases=kwargs.pop("aliases", ()),
+        title=kwargs.pop("title", f"statement of {claim_id}"),
+        kind=kind,
+        status=status,
+        expected={"slope": -1.0, "tol": 0.1} if expected is None else expected,
+        measured={"slope": -1.0, "ci": [-1.02, -0.98], "r2": 1.0, "grid": [8, 1024]} if measured is None else measured,
+        **kwargs,
+    )
+
+
+def fixed_report(records):
+    return build_report(records, generated="2025-01-01T00:00:00+00:00", version="0.1.0", environment=ENV)
+
+
+# --------------------------------------------------------------------------- pure functions
+
+
+def test_build_report_sorts_and_keeps_key_order():
+    report = fixed_report([record("topk/prop-7.8"), record("resnet-node/prop-3", aliases=("sander-thesis/prop-2.9",))])
+    assert list(report) == ["generated", "version", "environment", "claims"]
+    assert [c["id"] for c in report["claims"]] == ["resnet-node/prop-3", "topk/prop-7.8"]
+    first = report["claims"][0]
+    assert list(first)[:10] == ["id", "paper", "aliases", "title", "kind", "status", "expected",
+                                "measured", "figure", "seconds"]
+    assert first["aliases"] == ["sander-thesis/prop-2.9"]
+    json.dumps(report, allow_nan=False)
+
+
+def test_build_report_nonfinite_becomes_null_with_note():
+    report = fixed_report([record("scaling/cor-4", kind="bound", expected={"ratio_max": 1.0},
+                                  measured={"ratio": math.nan, "n_instances": 3, "worst": {"L": math.inf}})])
+    claim = report["claims"][0]
+    assert claim["measured"] == {"ratio": None, "n_instances": 3, "worst": {"L": None}}
+    assert claim["notes"] == ["measured.ratio was nan; written as null", "measured.worst.L was inf; written as null"]
+    json.dumps(report, allow_nan=False)
+
+
+def test_build_report_defaults_extra_and_errors():
+    report = build_report([record("topk/prop-1")], extra={"pytest_args": ("-m", "slow")})
+    from theory import __version__
+
+    assert report["version"] == __version__ and report["generated"].endswith("+00:00")
+    assert set(report["environment"]) >= {"python", "numpy", "scipy", "numba", "git_commit"}
+    assert report["pytest_args"] == ["-m", "slow"] and list(report)[-1] == "claims"
+    with pytest.raises(ValueError, match="duplicate claim IDs \\['topk/prop-1'\\]"):
+        build_report([record("topk/prop-1"), record("topk/prop-1")], environment=ENV)
+    with pytest.raises(ValueError, match="must not set 'claims'"):
+        build_report([], extra={"claims": []}, environment=ENV)
+    assert build_report([record("topk/prop-1").as_dict()], environment=ENV)["claims"][0]["id"] == "topk/prop-1"
+
+
+def test_collect_environment_versions():
+    env = collect_environment()
+    import numpy
+
+    assert env["numpy"] == numpy.__version__ and env["python"].count(".") == 2
+
+
+def test_summary_counts():
+    report = fixed_report([record("topk/prop-1"), record("topk/prop-2", "fail"), record("topk/prop-3", "skip"),
+                           record("topk/prop-4")])
+    assert count_statuses(report) == {"pass": 2, "fail": 1, "skip": 1}
+    assert summary_line(report) == "4 claims: 2 pass, 1 fail, 1 skip"
+
+
+def test_render_markdown_from_json_alone(tmp_path):
+    records = [
+        record("resnet-node/prop-3", aliases=("sander-thesis/prop-2.9",), figure="figures/out/resnet-node__prop-3.png",
+               title="Euler error | O(1/N)"),
+        record("resnet-node/prop-3/erratum", "pass", kind="erratum", expected={"slope": -2.0, "tol": 0.1}),
+        record("scaling/cor-4", "fail", kind="bound", expected={"ratio_max": 1.0},
+               measured={"ratio": 1.7, "n_instances": 200, "worst": {"L": 64}}, message="max LHS/RHS 1.7"),
+        record("icl-ar/thm-2", "skip", kind="frequency", expected={"delta": 0.05}, measured={}, message="slow"),
+        record("topk/prop-7.8", kind="identity", expected={"atol": 1e-12},
+               measured={"max_abs_err": 1e-16, "max_rel_err": 2e-16, "n_instances": 9}),
+        record("momentum/prop-1", kind="qualitative", expected={}, measured={"steps": 200}),
+    ]
+    report = fixed_report(records)
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps(report))
+    text = render_markdown(json.loads(path.read_text()), link_base="../")
+    lines = text.splitlines()
+    assert lines[0] == "# Claims report"
+    assert lines[2] == "**6 claims: 4 pass, 1 fail, 1 skip**"
+    assert "| Claim | Statement | Predicted | Measured | Verdict | Figure |" in lines
+    row = next(line for line in lines if line.startswith("| `resnet-node/prop-3` "))
+    assert "(also `sander-thesis/prop-2.9`)" in row and "Euler error \\| O(1/N)" in row
+    assert "slope -1.00 ± 0.10" in row and "slope -1.00 [-1.02, -0.98]" in row
+    assert "[png](../figures/out/resnet-node__prop-3.png)" in row
+    assert "printed: slope -2.00 ± 0.10 (should fail)" in text
+    assert "LHS/RHS ≤ 1" in text and "max ratio 1.7 (n = 200)" in text and "**FAIL**" in text
+    assert "P(violation) ≤ 0.05" in text and "abs err ≤ 1e-12" in text and "steps = 200" in text
+    assert "- `scaling/cor-4` (fail): max LHS/RHS 1.7" in text and "- `icl-ar/thm-2` (skip): slow" in text
+    assert render_markdown(report) == render_markdown(json.loads(json.dumps(report)))
+
+
+def test_write_and_load_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report = fixed_report([record("topk/prop-1", figure="figures/out/topk__prop-1.png")])
+    json_path, md_path = write_report(report, tmp_path / "reports" / "run")
+    assert load_report(json_path) == report == load_report(json_path.parent)
+    assert "](../../figures/out/topk__prop-1.png)" in md_path.read_text(encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match="no claims report"):
+        load_report(tmp_path / "missing")
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a claims report"):
+        load_report(tmp_path / "bad.json")
+    (tmp_path / "worse.json").write_text("{")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_report(tmp_path / "worse.json")
+
+
+# --------------------------------------------------------------------------- the plugin, via pytester
+
+CHECKS = '''
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from theory.claims import rate_verdict
+from theory.rates import fit_rate
+
+N = np.array([8, 16, 32, 64, 128, 256])
+
+
+@pytest.mark.claim("resnet-node/prop-3", kind="rate", title="Euler error is O(1/N)",
+                   aliases=("sander-thesis/prop-2.9",))
+def test_pass(claim):
+    Path("fig.png").write_bytes(b"png")
+    claim.rate(fit_rate(N, 2.0 / N), {"slope": -1.0, "tol": 0.1}, figure="fig.png")
+
+
+@pytest.mark.claim("resnet-node/thm-1", kind="rate", title="Heun error is O(1/N^2)")
+def test_fail(claim):
+    claim.rate(fit_rate(N, 2.0 / N), {"slope": -2.0, "tol": 0.1})
+
+
+@pytest.mark.claim("scaling/cor-4", kind="bound", title="a bound")
+def test_skip(claim):
+    pytest.skip("needs the slow marker")
+
+
+@pytest.mark.claim("topk/prop-7.8", kind="identity", title="an identity")
+def test_crash(claim):
+    raise RuntimeError("kernel exploded")
+
+
+@pytest.mark.claim("resnet-node/thm-1/erratum", kind="erratum", title="printed: Heun error is O(1/N^2)")
+def test_erratum(claim):
+    fit = fit_rate(N, 2.0 / N)
+    printed = {"slope": -2.0, "tol": 0.1}
+    claim.erratum(rate_verdict(fit, printed), fit, printed)
+
+
+def test_without_claim():
+    pass
+'''
+
+
+@pytest.fixture
+def strict_pytester(pytester):
+    """A pytester directory configured like the project: strict markers, warnings are errors."""
+    pytester.makeini("[pytest]\naddopts = --strict-markers -p no:cacheprovider\nfilterwarnings = error\n")
+    return pytester
+
+
+def run(pytester, out, *args):
+    # `--claims-report=DIR` in one word: pytest reads the ini and rootdir before it loads the `-p`
+    # plugins, and a separate DIR would be taken for a test path there.
+    return pytester.runpytest("-p", "theory.pytest_plugin", f"--claims-report={out}", *args)
+
+
+def test_plugin_writes_statuses_and_measured(strict_pytester, tmp_path):
+    strict_pytester.makepyfile(test_checks=CHECKS)
+    out = tmp_path / "out"
+    result = run(strict_pytester, out)
+    result.assert_outcomes(passed=3, failed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*claims report: *claims.md (5 claims: 2 pass, 2 fail, 1 skip)*"])
+    result.stdout.fnmatch_lines(["*AssertionError: resnet-node/thm-1: slope -1.00 [95% CI*expected -2.00 ± 0.10*"])
+    report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    claims = {c["id"]: c for c in report["claims"]}
+    assert list(claims) == sorted(claims)
+    assert {i: c["status"] for i, c in claims.items()} == {
+        "resnet-node/prop-3": "pass",
+        "resnet-node/thm-1": "fail",
+        "resnet-node/thm-1/erratum": "pass",
+        "scaling/cor-4": "skip",
+        "topk/prop-7.8": "fail",
+    }
+    passed = claims["resnet-node/prop-3"]
+    assert passed["paper"] == "resnet-node" and passed["aliases"] == ["sander-thesis/prop-2.9"]
+    assert passed["kind"] == "rate" and passed["title"] == "Euler error is O(1/N)"
+    assert passed["expected"] == {"slope": -1.0, "tol": 0.1}
+    assert passed["measured"]["slope"] == pytest.approx(-1.0) and passed["measured"]["grid"][0] == 8
+    assert set(passed["measured"]) == {"slope", "ci", "r2", "grid", "errors", "dropped"}
+    assert passed["figure"] == "fig.png" and passed["seconds"] >= 0 and passed["test"].endswith("::test_pass")
+    failed = claims["resnet-node/thm-1"]
+    assert failed["measured"]["slope"] == pytest.approx(-1.0)  # recorded before the assertion
+    assert failed["message"].startswith("slope -1.00 [95% CI") and "expected -2.00 ± 0.10" in failed["message"]
+    assert claims["scaling/cor-4"]["message"] == "needs the slow marker"
+    crash = claims["topk/prop-7.8"]
+    assert crash["measured"] == {} and crash["message"] == "crashed: RuntimeError: kernel exploded"
+    erratum = claims["resnet-node/thm-1/erratum"]
+    assert erratum["kind"] == "erratum" and erratum["expected"] == {"slope": -2.0, "tol": 0.1}
+    assert erratum["message"].startswith("printed statement fails, as documented: slope -1.00")
+    md = (out / "claims.md").read_text(encoding="utf-8")
+    assert "**5 claims: 2 pass, 2 fail, 1 skip**" in md
+    assert "[png](" in md and "fig.png)" in md
+
+
+def test_plugin_merges_duplicate_claims(strict_pytester, tmp_path):
+    strict_pytester.makepyfile(
+        test_dup='''
+        import pytest
+        from theory.rates import bound_ratio
+
+        @pytest.mark.claim("scaling/cor-4", kind="bound", title="a bound")
+        @pytest.mark.parametrize("lhs", [0.5, 2.0])
+        def test_bound(claim, lhs):
+            claim.bound(bound_ratio([lhs], [1.0]), {"ratio_max": 1.0})
+        '''
+    )
+    result = run(strict_pytester, tmp_path)
+    result.assert_outcomes(passed=1, failed=1)
+    (claim,) = json.loads((tmp_path / "claims.json").read_text())["claims"]
+    assert claim["status"] == "fail" and claim["measured"]["ratio"] == 0.5
+    assert "merged from 2 tests" in claim["notes"][-1]
+
+
+@pytest.mark.parametrize(
+    "marker, message",
+    [
+        ('"resnet/prop-3", kind="rate", title="t"', "unknown paper key 'resnet'"),
+        ('"resnet-node/prop-3", kind="theorem", title="t"', "unknown kind 'theorem'"),
+        ('"resnet-node/prop-3", kind="rate"', "is missing title"),
+        ('"resnet-node/prop-3", kind="rate", title="t", tol=1', "unknown keyword 'tol'"),
+        ('"resnet-node/prop-3", kind="erratum", title="t"', "kind 'erratum' goes with IDs ending in '/erratum'"),
+    ],
+)
+def test_plugin_rejects_bad_markers_naming_the_test(strict_pytester, tmp_path, marker, message):
+    strict_pytester.makepyfile(
+        test_bad=f'''
+        import pytest
+
+        @pytest.mark.claim({marker})
+        def test_it(claim):
+            pass
+        '''
+    )
+    result = run(strict_pytester, tmp_path)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*UsageError: test_bad.py::test_it: @pytest.mark.claim*{message}*"])
+
+
+def test_plugin_requires_a_verdict_and_the_marker(strict_pytester, tmp_path):
+    strict_pytester.makepyfile(
+        test_misuse='''
+        import pytest
+
+        @pytest.mark.claim("momentum/prop-1", kind="qualitative", title="t")
+        def test_no_verdict(claim):
+            pass
+
+        @pytest.mark.claim("momentum/prop-2", kind="qualitative", title="t")
+        def test_wrong_helper(claim):
+            claim.rate(None, {"slope": -1.0, "tol": 0.1})
+
+        def test_fixture_without_marker(claim):
+            pass
+
+        @pytest.mark.claim("momentum/prop-3", kind="qualitative", title="t")
+        def test_qualitative(claim):
+            claim.expected = {"statement": "energy decreases"}
+            claim.measured["seed"] = 3  # set by the check beforehand: kept
+            claim.qualitative(True, {"steps": 10}, "energy decreases over 10 steps")
+        '''
+    )
+    result = run(strict_pytester, tmp_path)
+    result.assert_outcomes(passed=2, failed=1, errors=2)
+    result.stdout.fnmatch_lines(["*momentum/prop-1: the check passed without recording a verdict*"])
+    result.stdout.fnmatch_lines(["*test_fixture_without_marker uses the `claim` fixture without @pytest.mark.claim*"])
+    claims = {c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())["claims"]}
+    assert claims["momentum/prop-1"]["status"] == "fail"
+    assert claims["momentum/prop-2"]["status"] == "fail"
+    assert "declared with kind='qualitative', but claim.rate() was called" in claims["momentum/prop-2"]["message"]
+    assert claims["momentum/prop-3"]["status"] == "pass"
+    assert claims["momentum/prop-3"]["expected"] == {"statement": "energy decreases"}
+    assert claims["momentum/prop-3"]["measured"] == {"seed": 3, "steps": 10}
+
+
+def test_plugin_disabled_or_without_claims_writes_nothing(strict_pytester, tmp_path):
+    strict_pytester.makepyfile(test_checks=CHECKS)
+    result = run(strict_pytester, tmp_path / "off", "--no-claims-report")
+    result.assert_outcomes(passed=3, failed=2, skipped=1)
+    assert not (tmp_path / "off").exists()
+    result = run(strict_pytester, tmp_path / "none", "-k", "without_claim")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*no claim checks ran; nothing written*"])
+    assert not (tmp_path / "none").exists()
+
+
+def test_plugin_default_directory_is_under_rootdir(strict_pytester):
+    strict_pytester.makepyfile(test_checks=CHECKS)
+    strict_pytester.runpytest("-p", "theory.pytest_plugin", "-k", "pass")
+    assert (strict_pytester.path / "reports" / "claims.json").is_file()
+    assert (strict_pytester.path / "reports" / "claims.md").is_file()
+
+
+def test_plugin_notes_nonfinite_measurements(strict_pytester, tmp_path):
+    strict_pytester.makepyfile(
+        test_nan='''
+        import math
+        import pytest
+        from theory.rates import bound_ratio
+
+        @pytest.mark.claim("gen-bounds/thm-1", kind="bound", title="a bound whose LHS is NaN")
+        def test_nan(claim):
+            claim.bound(bound_ratio([0.5, math.nan], [1.0, 1.0]), {"ratio_max": 1.0})
+        '''
+    )
+    run(strict_pytester, tmp_path).assert_outcomes(failed=1)
+    (claim,) = json.loads((tmp_path / "claims.json").read_text())["claims"]
+    assert claim["status"] == "fail" and claim["measured"]["ratio"] is None and claim["measured"]["worst"] == 1
+    assert claim["notes"] == ["measured ratio is nan (written as null)"]
+    assert claim["message"].startswith("max LHS/RHS nan over 2 instances")

@@ -1,0 +1,506 @@
+"""Claim identity, records and the pure verdict functions of the checks.
+
+A claim ID is ``<paper-key>/<label>-<number>`` with the paper's own numbering
+(``resnet-node/prop-3``, ``topk/prop-7.8``), optionally followed by qualifiers naming one part
+of the statement (``resnet-node/prop-3/iid``, ``resnet-node/prop-1/tightness``), and by
+``/erratum`` for the record showing that a printed statement fails (DESIGN.md, "Paper keys and
+claim IDs" and rule 6).
+
+Each verdict function takes a measurement from :mod:`theory.rates` and the claim's
+``expected`` dict and returns a :class:`Verdict` whose message is the record in one line. They
+are pure, so negative controls in ``tests/`` call them directly (STYLE practice 19); the
+``claim`` fixture of :mod:`theory.pytest_plugin` asserts through them (STYLE practice 15).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from theory.rates import to_plain
+
+__all__ = [
+    "PAPER_KEYS",
+    "KINDS",
+    "STATUSES",
+    "parse_claim_id",
+    "Verdict",
+    "rate_verdict",
+    "bound_verdict",
+    "frequency_verdict",
+    "identity_verdict",
+    "qualitative_verdict",
+    "erratum_verdict",
+    "ClaimRecord",
+    "merge_records",
+]
+
+PAPER_KEYS = (
+    "resnet-node",
+    "scaling",
+    "implicit-reg",
+    "momentum",
+    "sinkformers",
+    "icl-ar",
+    "topk",
+    "gen-bounds",
+    "rnn-kernel",
+    "two-timescale",
+)
+KINDS = ("bound", "rate", "identity", "frequency", "qualitative", "erratum")
+STATUSES = ("pass", "fail", "skip")
+
+# <label>-<number>[/<qualifier>...]: prop-3, lemma-20, prop-7.8, thm-A.2b, prop-3/iid, sec-3.2/gradient/erratum
+_LOCAL = re.compile(r"[a-z]+-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)*")
+
+
+def parse_claim_id(claim_id: str) -> tuple[str, str]:
+    """Split a claim ID into its paper key and local part, validating both.
+
+    Parameters
+    ----------
+    claim_id : str
+        ``<paper-key>/<label>-<number>``, optionally followed by qualifiers
+        ``/<lower-case-word>`` (a part of the statement, e.g. ``/iid``) and, last, ``/erratum``.
+
+    Returns
+    -------
+    paper : str
+        One of :data:`PAPER_KEYS`.
+    local : str
+        The rest, e.g. ``"prop-3"``, ``"prop-3/iid"`` or ``"prop-3/erratum"``.
+
+    Raises
+    ------
+    ValueError
+        If the ID is malformed or its paper key is unknown.
+
+    Examples
+    --------
+    >>> parse_claim_id("resnet-node/prop-3")
+    ('resnet-node', 'prop-3')
+    >>> parse_claim_id("topk/prop-7.8/erratum")
+    ('topk', 'prop-7.8/erratum')
+    """
+    if not isinstance(claim_id, str):
+        raise ValueError(f"claim ID must be a string; got {claim_id!r}")
+    paper, _, local = claim_id.partition("/")
+    if paper not in PAPER_KEYS:
+        raise ValueError(
+            f"claim ID {claim_id!r} has unknown paper key {paper!r}; known keys: {', '.join(PAPER_KEYS)}"
+        )
+    if not _LOCAL.fullmatch(local) or "erratum" in local.split("/")[1:-1]:
+        raise ValueError(
+            f"claim ID {claim_id!r} must be '<paper-key>/<label>-<number>', optionally followed by "
+            f"lower-case qualifiers and a final '/erratum', e.g. 'resnet-node/prop-3', "
+            f"'resnet-node/prop-3/iid' or 'topk/prop-7.8/erratum'"
+        )
+    return paper, local
+
+
+def is_erratum_id(claim_id: str) -> bool:
+    """Whether ``claim_id`` names an erratum record (ends with ``/erratum``)."""
+    return parse_claim_id(claim_id)[1].endswith("/erratum")
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Outcome of comparing a measurement with a claim.
+
+    Attributes
+    ----------
+    status : {"pass", "fail"}
+    message : str
+        The record in one line: measured figure, expectation, range.
+    """
+
+    status: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.status not in ("pass", "fail"):
+            raise ValueError(f"`status` of theory.claims.Verdict must be 'pass' or 'fail'; got {self.status!r}")
+
+    @property
+    def passed(self) -> bool:
+        """Whether the status is ``"pass"``."""
+        return self.status == "pass"
+
+
+def _number(value: Any, name: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"`expected[{name!r}]` of {where} must be a number; got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"`expected[{name!r}]` of {where} must be finite; got {value!r}")
+    return value
+
+
+def _expected(expected: Any, allowed: tuple[str, ...], where: str) -> dict:
+    if not isinstance(expected, Mapping):
+        raise ValueError(f"`expected` of {where} must be a dict; got {expected!r}")
+    unknown = sorted(set(expected) - set(allowed))
+    if unknown:
+        raise ValueError(f"`expected` of {where} has unknown keys {unknown}; allowed: {list(allowed)}")
+    return {k: _number(v, k, where) for k, v in expected.items()}
+
+
+def _finite(x: float) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def _g(x: Any, spec: str = ".3g") -> str:
+    """Format a number, 'nan'/'inf' included."""
+    if x is None:
+        return "null"
+    return format(float(x), spec)
+
+
+def _grid_range(grid: Any) -> str:
+    grid = np.asarray(grid, dtype=float)
+    return f"{_g(grid.min(), 'g')}..{_g(grid.max(), 'g')}"
+
+
+def _verdict(ok: bool, message: str) -> Verdict:
+    return Verdict("pass" if ok else "fail", message)
+
+
+def rate_verdict(fit: Any, expected: Mapping, *, grid_label: str = "N") -> Verdict:
+    """Compare a fitted rate with the predicted one.
+
+    Parameters
+    ----------
+    fit : RateFit
+        The fit from :func:`theory.rates.fit_rate`.
+    expected : dict
+        ``{"slope": s, "tol": t}``: pass iff ``|slope - s| <= t``; and/or ``{"slope_max": m}``:
+        pass iff ``slope <= m``, i.e. a convergence at least as fast as the proved rate (use it
+        when the observed rate beats the bound, and say so). A NaN slope fails.
+    grid_label : str, optional
+        Name of the grid variable in the message.
+
+    Returns
+    -------
+    Verdict
+
+    Examples
+    --------
+    >>> from theory.rates import fit_rate
+    >>> N = np.array([8, 16, 32, 64, 128])
+    >>> rate_verdict(fit_rate(N, 1.0 / N), {"slope": -1.0, "tol": 0.1})
+    Verdict(status='pass', message='slope -1.00 [95% CI -1.00, -1.00], expected -1.00 ± 0.10, N = 8..128')
+    """
+    where = "theory.claims.rate_verdict"
+    exp = _expected(expected, ("slope", "tol", "slope_max"), where)
+    if ("slope" in exp) != ("tol" in exp):
+        raise ValueError(f"`expected` of {where} needs both 'slope' and 'tol' (or neither); got {dict(expected)}")
+    if "slope" not in exp and "slope_max" not in exp:
+        raise ValueError(f"`expected` of {where} needs 'slope' and 'tol', or 'slope_max'; got {dict(expected)}")
+    if exp.get("tol", 0.0) < 0:
+        raise ValueError(f"`expected['tol']` of {where} must be non-negative; got {exp['tol']}")
+    slope = float(fit.slope)
+    ok = _finite(slope)
+    parts = []
+    if "slope" in exp:
+        ok = ok and abs(slope - exp["slope"]) <= exp["tol"]
+        parts.append(f"{exp['slope']:.2f} ± {exp['tol']:.2f}")
+    if "slope_max" in exp:
+        ok = ok and slope <= exp["slope_max"]
+        parts.append(f"slope ≤ {exp['slope_max']:.2f}")
+    level = round(100 * float(getattr(fit, "level", 0.95)))
+    low, high = fit.ci
+    message = (
+        f"slope {_g(slope, '.2f')} [{level}% CI {_g(low, '.2f')}, {_g(high, '.2f')}], "
+        f"expected {' and '.join(parts)}, {grid_label} = {_grid_range(fit.grid)}"
+    )
+    if len(fit.dropped):
+        message += f" (dropped at floor: {', '.join(_g(g, 'g') for g in fit.dropped)})"
+    return _verdict(ok, message)
+
+
+def _describe(instance: Any, limit: int = 80) -> str:
+    text = json.dumps(to_plain(instance), allow_nan=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def bound_verdict(result: Any, expected: Mapping) -> Verdict:
+    """Compare the largest LHS/RHS ratio of a bound with the allowed maximum.
+
+    Parameters
+    ----------
+    result : BoundResult
+        From :func:`theory.rates.bound_ratio` or :class:`theory.rates.BoundTracker`.
+    expected : dict
+        ``{"ratio_max": r}``: pass iff the ratio is finite and ``<= r`` (``r = 1`` for the bound
+        as printed).
+
+    Returns
+    -------
+    Verdict
+
+    Examples
+    --------
+    >>> from theory.rates import bound_ratio
+    >>> bound_verdict(bound_ratio([1.0, 3.0], [2.0, 4.0]), {"ratio_max": 1.0}).status
+    'pass'
+    """
+    where = "theory.claims.bound_verdict"
+    exp = _expected(expected, ("ratio_max",), where)
+    if "ratio_max" not in exp:
+        raise ValueError(f"`expected` of {where} needs 'ratio_max'; got {dict(expected)}")
+    ratio = float(result.ratio)
+    ok = _finite(ratio) and ratio <= exp["ratio_max"]
+    message = (
+        f"max LHS/RHS {_g(ratio, '.4g')} over {result.n_instances} instances "
+        f"(worst: {_describe(result.worst)}), expected ≤ {_g(exp['ratio_max'], 'g')}"
+    )
+    return _verdict(ok, message)
+
+
+def frequency_verdict(result: Any, expected: Mapping) -> Verdict:
+    """Compare the violation frequency of a high-probability statement with its δ.
+
+    Parameters
+    ----------
+    result : FrequencyResult
+        From :func:`theory.rates.frequency`.
+    expected : dict
+        ``{"delta": d}``: pass iff ``freq <= d``. When empty, ``result.delta`` is used.
+
+    Returns
+    -------
+    Verdict
+
+    Examples
+    --------
+    >>> from theory.rates import frequency
+    >>> frequency_verdict(frequency([False] * 99 + [True]), {"delta": 0.05}).message
+    'violation frequency 0.01 (1 of 100) [95% CI 0.000253, 0.0545], expected ≤ δ = 0.05'
+    """
+    where = "theory.claims.frequency_verdict"
+    exp = _expected(expected, ("delta",), where)
+    delta = exp.get("delta", getattr(result, "delta", None))
+    if delta is None:
+        raise ValueError(f"`expected` of {where} needs 'delta' (the allowed failure probability)")
+    freq = float(result.freq)
+    ok = _finite(freq) and freq <= delta
+    level = round(100 * float(getattr(result, "level", 0.95)))
+    low, high = result.ci
+    message = (
+        f"violation frequency {_g(freq)} ({result.violations} of {result.runs}) "
+        f"[{level}% CI {_g(low)}, {_g(high)}], expected ≤ δ = {_g(delta, 'g')}"
+    )
+    return _verdict(ok, message)
+
+
+def identity_verdict(result: Any, expected: Mapping) -> Verdict:
+    """Compare the deviation from an identity with its tolerances.
+
+    Parameters
+    ----------
+    result : IdentityResult
+        From :func:`theory.rates.identity_error`.
+    expected : dict
+        ``{"atol": a}`` and/or ``{"rtol": r}``: pass iff every tolerance given holds
+        (``max_abs_err <= a``, ``max_rel_err <= r``); NaN errors fail.
+
+    Returns
+    -------
+    Verdict
+
+    Examples
+    --------
+    >>> from theory.rates import identity_error
+    >>> identity_verdict(identity_error([1.0, 2.0], [1.0, 2.0 + 1e-15]), {"atol": 1e-12}).status
+    'pass'
+    """
+    where = "theory.claims.identity_verdict"
+    exp = _expected(expected, ("atol", "rtol"), where)
+    if not exp:
+        raise ValueError(f"`expected` of {where} needs 'atol' and/or 'rtol'")
+    abs_err, rel_err = float(result.max_abs_err), float(result.max_rel_err)
+    ok = True
+    parts = []
+    if "atol" in exp:
+        ok = ok and _finite(abs_err) and abs_err <= exp["atol"]
+        parts.append(f"abs ≤ {_g(exp['atol'], '.2g')}")
+    if "rtol" in exp:
+        ok = ok and _finite(rel_err) and rel_err <= exp["rtol"]
+        parts.append(f"rel ≤ {_g(exp['rtol'], '.2g')}")
+    message = (
+        f"max abs error {_g(abs_err, '.2e')}, max rel error {_g(rel_err, '.2e')} "
+        f"over {result.n_instances} instances, expected {', '.join(parts)}"
+    )
+    return _verdict(ok, message)
+
+
+def qualitative_verdict(ok: bool, message: str) -> Verdict:
+    """Verdict of a qualitative claim (a sign, an ordering, a shape) decided by the check.
+
+    Examples
+    --------
+    >>> qualitative_verdict(True, "loss decreases monotonically over 200 steps").status
+    'pass'
+    """
+    if not isinstance(ok, (bool, np.bool_)):
+        raise ValueError(f"`ok` of theory.claims.qualitative_verdict must be a bool; got {ok!r}")
+    if not isinstance(message, str) or not message:
+        raise ValueError(f"`message` of theory.claims.qualitative_verdict must be a non-empty string; got {message!r}")
+    return _verdict(bool(ok), message)
+
+
+def erratum_verdict(printed_verdict: Verdict) -> Verdict:
+    """Verdict of an erratum record: it passes iff the printed statement fails (DESIGN rule 6).
+
+    Parameters
+    ----------
+    printed_verdict : Verdict
+        The verdict of the statement as printed, e.g. ``rate_verdict(fit, printed_expected)``.
+
+    Examples
+    --------
+    >>> erratum_verdict(Verdict("fail", "slope -0.50, expected -1.00 ± 0.10")).message
+    'printed statement fails, as documented: slope -0.50, expected -1.00 ± 0.10'
+    """
+    if not isinstance(printed_verdict, Verdict):
+        raise ValueError(
+            f"`printed_verdict` of theory.claims.erratum_verdict must be a Verdict; got {printed_verdict!r}"
+        )
+    if printed_verdict.status == "fail":
+        return Verdict("pass", f"printed statement fails, as documented: {printed_verdict.message}")
+    return Verdict(
+        "fail",
+        f"printed statement holds numerically, so the erratum is not confirmed: {printed_verdict.message}",
+    )
+
+
+# --------------------------------------------------------------------------- records
+
+_KEYS = ("id", "paper", "aliases", "title", "kind", "status", "expected", "measured",
+         "figure", "seconds", "message", "test", "notes")
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """One row of the claims report (DESIGN.md, "The claims report").
+
+    Attributes
+    ----------
+    id : str
+        Claim ID, e.g. ``"resnet-node/prop-3"``.
+    paper : str
+        Its paper key.
+    aliases : tuple of str
+        The same statement's IDs in other documents, e.g. ``("sander-thesis/prop-2.9",)``.
+    title : str
+        The statement in one line.
+    kind : str
+        One of :data:`KINDS`.
+    status : str
+        One of :data:`STATUSES`; follows the pytest outcome (a crash is a fail).
+    expected, measured : dict
+        What the statement predicts and what the check measured.
+    figure : str or None
+        Path of the figure, relative to the repository root.
+    seconds : float
+        Duration of the check's call phase.
+    message : str
+        The verdict message, skip reason or crash message.
+    test : str or None
+        The pytest node ID of the check.
+    notes : tuple of str
+        Remarks: merged duplicates, values written as null, a missing figure.
+    """
+
+    id: str
+    paper: str
+    aliases: tuple[str, ...]
+    title: str
+    kind: str
+    status: str
+    expected: dict
+    measured: dict
+    figure: str | None = None
+    seconds: float = 0.0
+    message: str = ""
+    test: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        paper, _ = parse_claim_id(self.id)
+        if self.paper != paper:
+            raise ValueError(f"ClaimRecord {self.id!r} has paper {self.paper!r}; its ID says {paper!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"ClaimRecord {self.id!r} has unknown kind {self.kind!r}; known: {', '.join(KINDS)}")
+        if self.status not in STATUSES:
+            raise ValueError(
+                f"ClaimRecord {self.id!r} has unknown status {self.status!r}; known: {', '.join(STATUSES)}"
+            )
+        object.__setattr__(self, "aliases", tuple(self.aliases))
+        object.__setattr__(self, "notes", tuple(self.notes))
+
+    def as_dict(self) -> dict:
+        """The record as a dict with the report's key order (not yet made JSON-safe)."""
+        data = {key: getattr(self, key) for key in _KEYS}
+        data["aliases"] = list(self.aliases)
+        data["notes"] = list(self.notes)
+        return data
+
+
+_RANK = {"fail": 0, "pass": 1, "skip": 2}
+
+
+def merge_records(records: Iterable[ClaimRecord]) -> list[ClaimRecord]:
+    """Merge records sharing a claim ID (several tests declaring one claim).
+
+    The merged status is ``fail`` if any record fails, else ``pass`` if any passes, else
+    ``skip``; measured, expected and figure come from the first record that measured
+    something; seconds add up; a note lists the tests merged. Order of first appearance.
+
+    Examples
+    --------
+    >>> a = ClaimRecord("scaling/cor-4", "scaling", (), "t", "rate", "pass", {}, {"slope": -1.0})
+    >>> b = ClaimRecord("scaling/cor-4", "scaling", (), "t", "rate", "fail", {}, {"slope": 0.2})
+    >>> [(r.status, r.measured) for r in merge_records([a, b])]
+    [('fail', {'slope': -1.0})]
+    """
+    groups: dict[str, list[ClaimRecord]] = {}
+    for record in records:
+        groups.setdefault(record.id, []).append(record)
+    merged = []
+    for group in groups.values():
+        if len(group) == 1:
+            merged.append(group[0])
+            continue
+        first = next((r for r in group if r.measured), group[0])
+        worst = min(group, key=lambda r: _RANK[r.status])
+        tests = ", ".join(f"{r.test or '?'} ({r.status})" for r in group)
+        notes = [n for r in group for n in r.notes]
+        notes.append(f"merged from {len(group)} tests declaring this claim: {tests}")
+        merged.append(
+            ClaimRecord(
+                id=first.id,
+                paper=first.paper,
+                aliases=tuple(dict.fromkeys(a for r in group for a in r.aliases)),
+                title=first.title,
+                kind=first.kind,
+                status=worst.status,
+                expected=first.expected,
+                measured=first.measured,
+                figure=first.figure,
+                seconds=sum(r.seconds for r in group),
+                message=worst.message,
+                test=first.test,
+                notes=tuple(notes),
+            )
+        )
+    return merged

@@ -1,0 +1,400 @@
+"""Pytest plugin: the ``claim`` marker and fixture, and the claims report of a run.
+
+PYTEST_DONT_REWRITE (the assertions here carry their own messages; the marker keeps pytest
+from warning when the module was imported before it is registered as a plugin)
+
+Loaded by ``checks/conftest.py`` (``pytest_plugins = ["theory.pytest_plugin"]``) or with
+``-p theory.pytest_plugin``. A check declares its claim and asserts through the fixture::
+
+    @pytest.mark.claim("resnet-node/prop-3", kind="rate", title="Euler reconstruction error is O(1/N)")
+    def test_prop3(claim):
+        fit = fit_rate(N, errors)
+        claim.rate(fit, {"slope": -1.0, "tol": 0.1}, figure=path)
+
+The helper fills ``claim.expected``, ``claim.measured`` and ``claim.figure``, computes the
+verdict with :mod:`theory.claims`, then asserts it, so the record exists before the assertion
+(STYLE practice 15). A hook wrapper on ``pytest_runtest_makereport`` turns each claim test into
+a :class:`theory.claims.ClaimRecord` whose status follows the pytest outcome (a crash or a
+setup error is a ``fail``); at the end of the session the report is written to
+``--claims-report DIR`` (default ``reports/`` under the rootdir) unless ``--no-claims-report``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from theory.claims import (
+    KINDS,
+    ClaimRecord,
+    Verdict,
+    bound_verdict,
+    erratum_verdict,
+    frequency_verdict,
+    identity_verdict,
+    merge_records,
+    parse_claim_id,
+    qualitative_verdict,
+    rate_verdict,
+)
+from theory.report import build_report, summary_line, write_report
+
+__all__ = ["Claim"]
+
+_MARKER = "claim(id, kind, title, aliases=()): declares the claim a check measures (see theory.claims)"
+_MARKER_ARGS = ("id", "kind", "title", "aliases")
+
+
+class Claim:
+    """The claim a check measures: identity from the marker, record filled by the check.
+
+    Attributes
+    ----------
+    id, paper, kind, title, aliases
+        From the ``claim`` marker.
+    expected, measured : dict
+        Filled by the helper methods. Keys put in ``measured`` before a helper call stay
+        (the helper adds the measurement's own keys); ``expected`` is replaced by the helper's
+        argument, except in :meth:`qualitative`, which keeps it as set by the check.
+    figure : str or None
+        Path of the figure, relative to the repository root.
+    verdict : Verdict or None
+        The verdict of the last helper call.
+    notes : list of str
+        Remarks copied into the record.
+
+    Notes
+    -----
+    Each helper records first, then asserts ``verdict.status == "pass"`` with the message
+    ``"<id>: <verdict message>"``. The fixture is function-scoped: a Hypothesis-driven bound
+    check draws its instances in an inner ``@given`` function feeding a
+    :class:`theory.rates.BoundTracker`, then calls :meth:`bound` once.
+    """
+
+    def __init__(self, claim_id: str, kind: str, title: str, aliases: tuple[str, ...] = ()) -> None:
+        self.id = claim_id
+        self.paper, _ = parse_claim_id(claim_id)
+        self.kind = kind
+        self.title = title
+        self.aliases = tuple(aliases)
+        self.expected: dict = {}
+        self.measured: dict = {}
+        self.figure: str | None = None
+        self.verdict: Verdict | None = None
+        self.notes: list[str] = []
+        self._figure_dir: Path | None = None
+
+    def __repr__(self) -> str:
+        return f"Claim({self.id!r}, kind={self.kind!r})"
+
+    # -- helpers, one per kind
+    def rate(self, fit: Any, expected: dict, figure: str | None = None, *, grid_label: str = "N") -> Verdict:
+        """Record a :class:`~theory.rates.RateFit` and assert :func:`~theory.claims.rate_verdict`."""
+        __tracebackhide__ = True
+        return self._conclude("rate", fit, expected, figure, lambda: rate_verdict(fit, expected, grid_label=grid_label))
+
+    def bound(self, result: Any, expected: dict, figure: str | None = None) -> Verdict:
+        """Record a :class:`~theory.rates.BoundResult` and assert :func:`~theory.claims.bound_verdict`."""
+        __tracebackhide__ = True
+        return self._conclude("bound", result, expected, figure, lambda: bound_verdict(result, expected))
+
+    def frequency(self, result: Any, expected: dict, figure: str | None = None) -> Verdict:
+        """Record a :class:`~theory.rates.FrequencyResult` and assert :func:`~theory.claims.frequency_verdict`."""
+        __tracebackhide__ = True
+        return self._conclude("frequency", result, expected, figure, lambda: frequency_verdict(result, expected))
+
+    def identity(self, result: Any, expected: dict, figure: str | None = None) -> Verdict:
+        """Record an :class:`~theory.rates.IdentityResult` and assert :func:`~theory.claims.identity_verdict`."""
+        __tracebackhide__ = True
+        return self._conclude("identity", result, expected, figure, lambda: identity_verdict(result, expected))
+
+    def qualitative(self, ok: bool, measured: Any, message: str, figure: str | None = None) -> Verdict:
+        """Record ``measured`` (a dict or result object) and assert ``ok``; ``expected`` stays as set."""
+        __tracebackhide__ = True
+        return self._conclude("qualitative", measured, self.expected, figure, lambda: qualitative_verdict(ok, message))
+
+    def erratum(self, printed_verdict: Verdict, measured: Any, expected: dict, figure: str | None = None) -> Verdict:
+        """Record the printed statement's check; assert that it fails (DESIGN rule 6).
+
+        ``printed_verdict`` is the verdict of the statement as printed (e.g.
+        ``rate_verdict(fit, printed)``), ``measured`` the measurement (dict or result object)
+        and ``expected`` the printed prediction.
+        """
+        __tracebackhide__ = True
+        return self._conclude("erratum", measured, expected, figure, lambda: erratum_verdict(printed_verdict))
+
+    def _conclude(self, kind: str, result: Any, expected: Any, figure: Any, verdict_of) -> Verdict:
+        __tracebackhide__ = True
+        if kind != self.kind:
+            raise ValueError(f"{self.id} is declared with kind={self.kind!r}, but claim.{kind}() was called")
+        if self.verdict is not None:
+            self.notes.append(f"claim.{kind}() was called more than once; the last call is recorded")
+        self.expected = dict(expected) if isinstance(expected, dict) else expected
+        # keys the check put in claim.measured beforehand stay, beside the measurement's own
+        measured = result.to_measured() if hasattr(result, "to_measured") else dict(result)
+        self.measured = {**self.measured, **measured}
+        self.notes.extend(_nonfinite_fields(result))
+        if figure is not None:
+            self.figure = str(figure)
+            self._figure_dir = Path.cwd()  # a relative figure path is relative to the cwd now
+        self.verdict = verdict_of()
+        if self.verdict.status != "pass":
+            raise AssertionError(f"{self.id}: {self.verdict.message}")
+        return self.verdict
+
+
+def _nonfinite_fields(result: Any) -> list[str]:
+    """Notes for the non-finite numbers of a result object, which its report shows as null."""
+    names = getattr(result, "__dataclass_fields__", {})
+    notes = []
+    for name in names:
+        value = getattr(result, name)
+        if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+            notes.append(f"measured {name} is {float(value)!r} (written as null)")
+        elif isinstance(value, tuple) and any(isinstance(v, float) and not math.isfinite(v) for v in value):
+            notes.append(f"measured {name} has non-finite entries (written as null)")
+    return notes
+
+
+class _ItemState:
+    """Claim and outcome of one test item, assembled across its setup, call and teardown."""
+
+    def __init__(self, claim: Claim) -> None:
+        self.claim = claim
+        self.status: str | None = None
+        self.message = ""
+        self.seconds = 0.0
+        self.notes: list[str] = []
+
+    def update(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.seconds = report.duration
+        if report.failed:
+            verdict = self.claim.verdict
+            if report.when == "call" and verdict is not None and verdict.status == "fail":
+                self.message = verdict.message
+            elif self.status != "fail":
+                self.message = _crash_message(report)
+            self.status = "fail"
+        elif report.skipped:
+            if hasattr(report, "wasxfail"):
+                self.status = "fail"
+                self.message = f"expected to fail (xfail): {report.wasxfail}".rstrip(": ")
+            elif self.status is None:
+                self.status = "skip"
+                self.message = _skip_reason(report)
+        elif report.when == "call" and self.status is None:
+            self.status = "pass"
+            if self.claim.verdict is not None:
+                self.message = self.claim.verdict.message
+
+    def record(self, item: pytest.Item) -> ClaimRecord:
+        claim = self.claim
+        notes = list(claim.notes) + self.notes
+        figure = claim.figure
+        if figure is not None:
+            figure, note = _figure_path(figure, claim._figure_dir or Path.cwd(), item.config.rootpath)
+            notes += [note] if note else []
+        return ClaimRecord(
+            id=claim.id,
+            paper=claim.paper,
+            aliases=claim.aliases,
+            title=claim.title,
+            kind=claim.kind,
+            status=self.status or "skip",
+            expected=claim.expected,
+            measured=claim.measured,
+            figure=figure,
+            seconds=round(self.seconds, 3),
+            message=self.message,
+            test=item.nodeid,
+            notes=tuple(notes),
+        )
+
+
+def _crash_message(report: pytest.TestReport) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else (str(report.longrepr).strip().splitlines() or [""])[-1]
+    prefix = "crashed" if report.when == "call" else f"error in {report.when}"
+    return f"{prefix}: {' '.join(text.split())}"
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def _figure_path(figure: str, cwd: Path, root: Path) -> tuple[str, str | None]:
+    """The figure path relative to ``root`` (as posix), and a note if the file is missing."""
+    path = Path(figure)
+    path = path if path.is_absolute() else cwd / path
+    note = None if path.is_file() else f"figure {figure} was not found when the check ended"
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix(), note
+    except ValueError:
+        return path.as_posix(), note
+
+
+def _claim_from_marker(item: pytest.Item) -> Claim | None:
+    """The item's :class:`Claim`, or a ``pytest.UsageError`` naming the test."""
+    marks = list(item.iter_markers("claim"))
+    if not marks:
+        return None
+    where = f"{item.nodeid}: @pytest.mark.claim"
+    if len(marks) > 1:
+        ids = [m.args[0] if m.args else m.kwargs.get("id") for m in marks]
+        raise pytest.UsageError(f"{where} is given {len(marks)} times ({ids}); a test measures one claim")
+    mark = marks[0]
+    if len(mark.args) > len(_MARKER_ARGS):
+        raise pytest.UsageError(f"{where} takes at most {len(_MARKER_ARGS)} arguments {_MARKER_ARGS}")
+    values = dict(zip(_MARKER_ARGS, mark.args))
+    for key, value in mark.kwargs.items():
+        if key not in _MARKER_ARGS:
+            raise pytest.UsageError(f"{where} got unknown keyword {key!r}; allowed: {', '.join(_MARKER_ARGS)}")
+        if key in values:
+            raise pytest.UsageError(f"{where} got {key!r} twice")
+        values[key] = value
+    missing = [k for k in ("id", "kind", "title") if k not in values]
+    if missing:
+        raise pytest.UsageError(f"{where} is missing {', '.join(missing)}")
+    claim_id, kind, title = values["id"], values["kind"], values["title"]
+    try:
+        _, local = parse_claim_id(claim_id)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{where}: {exc}") from None
+    if kind not in KINDS:
+        raise pytest.UsageError(f"{where} has unknown kind {kind!r}; known kinds: {', '.join(KINDS)}")
+    if (kind == "erratum") != local.endswith("/erratum"):
+        raise pytest.UsageError(
+            f"{where}: kind 'erratum' goes with IDs ending in '/erratum' and only with them; "
+            f"got {claim_id!r} with kind {kind!r}"
+        )
+    if not isinstance(title, str) or not title.strip():
+        raise pytest.UsageError(f"{where} needs a non-empty title (the statement in one line)")
+    aliases = values.get("aliases", ())
+    aliases = (aliases,) if isinstance(aliases, str) else aliases
+    if not isinstance(aliases, (tuple, list)) or not all(isinstance(a, str) and "/" in a for a in aliases):
+        raise pytest.UsageError(f"{where}: aliases must be IDs like 'sander-thesis/prop-2.9'; got {aliases!r}")
+    return Claim(claim_id, kind, title.strip(), tuple(aliases))
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+class _Session:
+    """Records collected during a run, and the line the terminal summary prints."""
+
+    def __init__(self) -> None:
+        self.records: list[ClaimRecord] = []
+        self.line: str | None = None
+
+
+_SESSION = pytest.StashKey[_Session]()
+_ITEM = pytest.StashKey[_ItemState]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("claims", "claims report (theory)")
+    group.addoption(
+        "--claims-report",
+        metavar="DIR",
+        default=None,
+        help="write claims.json and claims.md to DIR (default: reports/ under the rootdir); "
+        "spell it --claims-report=DIR, since pytest finds its rootdir before it loads this plugin",
+    )
+    group.addoption(
+        "--no-claims-report",
+        action="store_true",
+        default=False,
+        help="do not write the claims report",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not any(line.split("(")[0].split(":")[0].strip() == "claim" for line in config.getini("markers")):
+        config.addinivalue_line("markers", _MARKER)
+    config.stash[_SESSION] = _Session()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    claim = _claim_from_marker(item)
+    if claim is not None:
+        item.stash[_ITEM] = _ItemState(claim)
+
+
+@pytest.fixture
+def claim(request: pytest.FixtureRequest):
+    """The :class:`Claim` declared by the test's ``@pytest.mark.claim``.
+
+    A test that passes without recording a verdict through a helper errors at teardown
+    (DESIGN rule 1: every check compares a measurement with the statement).
+    """
+    state = request.node.stash.get(_ITEM, None)
+    if state is None:
+        pytest.fail(f"{request.node.nodeid} uses the `claim` fixture without @pytest.mark.claim(...)", pytrace=False)
+    yield state.claim
+    if state.status == "pass" and state.claim.verdict is None:
+        pytest.fail(
+            f"{state.claim.id}: the check passed without recording a verdict; call claim.rate(), "
+            "claim.bound(), claim.frequency(), claim.identity(), claim.qualitative() or claim.erratum()",
+            pytrace=False,
+        )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    state = item.stash.get(_ITEM, None)
+    session = item.config.stash.get(_SESSION, None)
+    if state is None or session is None:
+        return
+    report = outcome.get_result()
+    state.update(report)
+    if report.when == "teardown":
+        if "claim" not in getattr(item, "fixturenames", ()):
+            state.notes.append("the test does not use the `claim` fixture, so no verdict was recorded")
+        session.records.append(state.record(item))
+
+
+def _report_dir(config: pytest.Config) -> Path:
+    option = config.getoption("--claims-report")
+    if option is None:
+        return config.rootpath / "reports"
+    path = Path(option)
+    return path if path.is_absolute() else config.invocation_params.dir / path
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    state = config.stash.get(_SESSION, None)
+    if state is None or config.getoption("--no-claims-report") or config.getoption("collectonly", False):
+        return
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller writes the report
+        return
+    if not state.records:
+        state.line = "claims report: no claim checks ran; nothing written"
+        return
+    report = build_report(merge_records(state.records))
+    directory = _report_dir(config)
+    try:
+        _, md_path = write_report(report, directory, root=config.rootpath)
+    except OSError as exc:
+        state.line = f"claims report could not be written to {directory}: {exc}"
+        return
+    try:
+        shown = md_path.resolve().relative_to(config.invocation_params.dir.resolve())
+    except ValueError:
+        shown = md_path
+    state.line = f"claims report: {shown.parent / 'claims.json'} and {shown} ({summary_line(report)})"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(_SESSION, None)
+    if state is not None and state.line:
+        terminalreporter.write_sep("-", state.line)
