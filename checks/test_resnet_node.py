@@ -18,7 +18,7 @@ from theory.claims import bound_verdict, identity_verdict, qualitative_verdict
 from theory.linear import gradient as linear_gradient
 from theory.linear import loss as linear_loss
 from theory.linear import product as linear_product
-from theory.plots import plot_bound, plot_rate, save_figure
+from theory.plots import new_axes, plot_bound, plot_rate, save_figure
 from theory.rates import BoundTracker, fit_rate, identity_error
 from theory.resnet import final_state, forward, gradient, interpolating_ode, reverse
 from theory.resnet.errors import (
@@ -33,14 +33,9 @@ from theory.resnet.errors import (
 SEEDS = range(5)  # five weight draws per depth: rates average over seeds (DESIGN rule 3)
 
 
-def _figure(nrows=1, ncols=1, width=5.0, height=3.8):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
-    return fig, axes.ravel()
+def _figure():
+    ax = new_axes()
+    return ax.figure, (ax,)
 
 
 # --------------------------------------------------------------------------- Proposition 1
@@ -91,8 +86,8 @@ def test_prop1_bound(claim):
     hunt()
     result = tracker.result()
     fig, (ax,) = _figure()
-    plot_bound((np.array(lhs), np.array(rhs)), ax=ax, xlabel="bound (e^L - 1) C_N / (2 N L)",
-               ylabel="max_n ||x_n - x(n/N)||", title="Prop. 1 over random ResNets")
+    plot_bound((np.array(lhs), np.array(rhs)), ax=ax, xlabel=r"bound $(e^L - 1)\,C_N / (2NL)$",
+               ylabel=r"$\max_n \|x_n - x(n/N)\|$", title="Prop. 1 over random ResNets")
     claim.bound(result, {"ratio_max": 1.0}, figure=save_figure(fig, "resnet-node/prop-1"))
 
 
@@ -150,7 +145,7 @@ def test_prop1_smooth_rate(claim):
             errors[i, j] = np.max(np.linalg.norm(forward(x0, theta[:-1], "tanh_out") - sol.x, axis=1))
     fit = fit_rate(grid, errors)
     fig, (ax,) = _figure()
-    plot_rate(fit, ax=ax, expected_slope=-1.0, label="smooth weights", ylabel="max_n ||x_n - x(n/N)||")
+    plot_rate(fit, ax=ax, expected_slope=-1.0, label="smooth weights", ylabel=r"$\max_n \|x_n - x(n/N)\|$")
     claim.rate(fit, {"slope": -1.0, "tol": 0.1}, figure=save_figure(fig, "resnet-node/prop-1/rate"))
 
 
@@ -194,9 +189,15 @@ _EXPECTED = {
     ("prop-6", "smooth"): {"slope_max": -2.9},
     ("prop-6", "iid"): {"slope": -2.0, "tol": 0.15},
 }
+# the slope each proposition proves (Delta_theta = O(1/N^2) for smooth weights, O(1) for i.i.d.)
+_PROVED = {("prop-3", "smooth"): -1, ("prop-3", "iid"): -1, ("prop-4", "smooth"): -2, ("prop-4", "iid"): -2,
+           ("prop-5", "smooth"): -2, ("prop-5", "iid"): -1, ("prop-6", "smooth"): -3, ("prop-6", "iid"): -2}
+_WHAT = {"prop-3": "Euler reconstruction", "prop-4": "Euler adjoint gradient",
+         "prop-5": "Heun reconstruction", "prop-6": "Heun adjoint gradient"}
 _SCHEME = {"prop-3": "euler", "prop-4": "euler", "prop-5": "heun", "prop-6": "heun"}
 _QUANTITY = {"prop-3": 1, "prop-5": 1, "prop-4": 2, "prop-6": 2}
-_YLABEL = {1: "max_n ||x_n - x~_n||", 2: "max_n ||grad~_n - grad_n||_F"}
+_YLABEL = {1: r"$\max_n \|x_n - \tilde x_n\|$",
+           2: r"$\max_n \|\tilde\nabla_{\theta_n} L - \nabla_{\theta_n} L\|_F$"}
 
 
 def _adjoint_rate(claim, prop, weights):
@@ -205,9 +206,10 @@ def _adjoint_rate(claim, prop, weights):
     fit = fit_rate(grid, errors[_QUANTITY[prop] - 1], floor=FLOOR)
     expected = _EXPECTED[(prop, weights)]
     fig, (ax,) = _figure()
-    guide = expected.get("slope", expected.get("slope_max"))
-    plot_rate(fit, ax=ax, expected_slope=guide, label=f"{scheme}, {weights} weights",
-              ylabel=_YLABEL[_QUANTITY[prop]], title=f"resnet-node {prop} ({weights} weights)")
+    proved = _PROVED[prop, weights]
+    guide_label = None if "slope" in expected else f"proved bound: slope {proved:g}"
+    plot_rate(fit, ax=ax, expected_slope=proved, expected_label=guide_label, label=f"{scheme.capitalize()}, {'i.i.d.' if weights == 'iid' else 'smooth'} weights",
+              ylabel=_YLABEL[_QUANTITY[prop]], title=f"resnet-node/{prop}: {_WHAT[prop]}")
     suffix = "" if weights == "smooth" else "/iid"
     cid = f"resnet-node/{prop}{suffix}"
     claim.rate(fit, expected, figure=save_figure(fig, cid))

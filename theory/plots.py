@@ -81,6 +81,7 @@ def plot_rate(
     ylabel: str = "error",
     title: str | None = None,
     color: Any = None,
+    expected_label: str | None = None,
 ):
     """Log-log plot of a :class:`~theory.rates.RateFit`: points, fitted line, predicted slope.
 
@@ -101,6 +102,9 @@ def plot_rate(
     xlabel, ylabel, title : str, optional
     color : matplotlib colour, optional
         Defaults to the next colour of the axes' cycle.
+    expected_label : str, optional
+        Legend label of the guide, e.g. ``"proved bound: slope -3"`` where the claim is an upper
+        bound on the rate; defaults to ``"predicted: slope <expected_slope>"``.
 
     Returns
     -------
@@ -137,7 +141,7 @@ def plot_rate(
             # darker than the fit, so that the dashes stay visible where the two lines coincide
             darker = 0.55 * np.asarray(mpl.colors.to_rgb(color))
             ax.plot(xs, centre_y * (xs / centre_x) ** expected_slope, "--", color=darker, lw=1.2, zorder=4,
-                    label=f"predicted: slope {expected_slope:g}")
+                    label=expected_label or f"predicted: slope {expected_slope:g}")
         ax.set_xscale("log", base=2 if _powers_of_two(grid) else 10)
         ax.set_yscale("log")
         if _powers_of_two(grid):
@@ -300,7 +304,7 @@ def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures
         raise ValueError(f"`fig` of theory.plots.save_figure must be a matplotlib Figure or Axes; got {fig!r}")
     Path(directory).mkdir(parents=True, exist_ok=True)
     path = Path(directory, claim_id.replace("/", "__") + ".png").as_posix()
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
     if "matplotlib.pyplot" in sys.modules:
         import matplotlib.pyplot as plt
 
