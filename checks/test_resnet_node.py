@@ -312,6 +312,23 @@ def test_prop5_erratum(claim):
 # --------------------------------------------------------------------------- Heun gradient formulas
 
 
+def _heun_linear_activations(x0, theta, y):
+    """x_n, y_n and the exact g_n = dL/dx_n of a linear HeunNet (f = theta x), L = ||x_N - y||^2 / 2.
+
+    Step n is x_{n+1} = M_n x_n with M_n = I + (theta_n + theta_{n+1})/(2N) + theta_{n+1} theta_n/(2N^2),
+    so g_n = M_n^T g_{n+1}.
+    """
+    N, d = theta.shape[0] - 1, theta.shape[1]
+    x = forward(x0, theta, "linear", "heun")
+    ys = x[:-1] + np.einsum("nij,nj->ni", theta[:-1], x[:-1]) / N
+    g = np.empty_like(x)
+    g[N] = x[N] - y
+    for n in range(N - 1, -1, -1):
+        M = np.eye(d) + (theta[n] + theta[n + 1]) / (2 * N) + theta[n + 1] @ theta[n] / (2 * N**2)
+        g[n] = M.T @ g[n + 1]
+    return x, ys, g
+
+
 def _printed_heun_gradient(x0, theta, y):
     """Thesis 2.A.9's formulas for the HeunNet parameter gradient, typed as printed, for the linear
     residual f(x, theta) = theta x (d_theta f(x)^T v = v x^T, d_x f = theta):
@@ -322,12 +339,7 @@ def _printed_heun_gradient(x0, theta, y):
     with g_n = dL/dx_n the exact activation gradients.
     """
     N = theta.shape[0] - 1
-    x = forward(x0, theta, "linear", "heun")
-    ys = x[:-1] + np.einsum("nij,nj->ni", theta[:-1], x[:-1]) / N
-    g = np.empty_like(x)  # exact dL/dx_n by backpropagating through each HeunNet step
-    g[N] = x[N] - y
-    for n in range(N - 1, -1, -1):
-        _, g[n] = gradient(x[n], theta[n:n + 2], x[n + 1] - g[n + 1], "linear", "heun")
+    x, ys, g = _heun_linear_activations(x0, theta, y)
     out = np.zeros_like(theta)
     for n in range(N):  # grad1 for n = 0..N-1
         v = g[n] + theta[n + 1].T @ g[n] / N

@@ -1,0 +1,222 @@
+"""Negative controls of the ``resnet-node`` checks (DESIGN rule 5, STYLE 19).
+
+Each control feeds a check's own predicate (the verdict function with the check's own expected
+figure) a setting that breaks the claim: a hypothesis violated, the scheme swapped, the 1/N scaling
+removed, or the printed form of a corrected statement. The predicate must answer ``fail``, with the
+measured figure outside the tolerance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from checks import test_resnet_node as chk
+from theory.claims import bound_verdict, erratum_verdict, identity_verdict, qualitative_verdict, rate_verdict
+from theory.linear import gradient as linear_gradient
+from theory.linear import product as linear_product
+from theory.rates import BoundTracker, fit_rate, identity_error
+from theory.resnet import final_state, forward, gradient, interpolating_ode
+from theory.resnet.errors import (
+    adjoint_gradient_error,
+    euler_constants,
+    heun_constants,
+    iid_weights,
+    reconstruction_error,
+    smooth_weights,
+)
+
+
+def _assert_fails(verdict):
+    assert verdict.status == "fail", verdict.message
+
+
+# --------------------------------------------------------------------------- Proposition 1
+
+
+def test_prop1_bound_rejects_unscaled_resnet():
+    """Classical ResNet x_{n+1} = x_n + f(x_n, theta_n) (no 1/N) against the ODE of the same theta."""
+    tracker = BoundTracker()
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        N, d = 8, 2
+        theta = smooth_weights(N, d, rng, scheme="heun", scale=0.5)
+        x0 = rng.standard_normal(d)
+        sol = interpolating_ode(x0, theta, "tanh_out", "weights")
+        x = forward(x0, N * theta[:-1], "tanh_out")  # step 1 instead of 1/N
+        tracker.add(float(np.max(np.linalg.norm(x - sol.x, axis=1))), sol.prop1_bound())
+    verdict = bound_verdict(tracker.result(), {"ratio_max": 1.0})
+    _assert_fails(verdict)
+    assert tracker.result().ratio > 10
+
+
+def test_prop1_tightness_rejects_quadratic_field():
+    """phi(x, s) = a s^2 is not a case of equality: the ratio gap/bound tends to 1/2, not 1."""
+    a = np.array([1.0, -2.0])
+    ratios = []
+    for N in (16, 64):
+        theta = a * (np.arange(N + 1)[:, None] / N) ** 2
+        sol = interpolating_ode(np.zeros(2), theta, "bias", "weights")
+        ratios.append(np.linalg.norm(forward(np.zeros(2), theta[:-1], "bias")[-1] - sol.x[-1]) / sol.prop1_bound())
+    _assert_fails(identity_verdict(identity_error(np.array(ratios), np.ones(2)), {"atol": 1e-9}))
+    assert abs(ratios[-1] - 0.5) < 0.02
+
+
+def test_prop1_non_smooth_rejects_smooth_weights():
+    """f(x, theta_n) = n / N (smooth in depth) closes the gap, so "gap stays 1/2" fails."""
+    gaps = []
+    for N in (4, 16, 64):
+        theta = np.arange(N + 1.0)[:, None] / N
+        sol = interpolating_ode([0.0], theta, "bias", "residuals")
+        gaps.append(abs(sol.x[-1, 0] - forward([0.0], theta[:-1], "bias")[-1, 0]))
+    _assert_fails(identity_verdict(identity_error(np.array(gaps), np.full(3, 0.5)), {"atol": 1e-9}))
+
+
+def test_prop1_rate_rejects_non_smooth_weights():
+    """Alternating weights with f = theta^2 and weight interpolation: the gap is 2/3 at every N (slope 0)."""
+    grid = np.array([8, 16, 32, 64, 128])
+    gaps = []
+    for N in grid:
+        theta = ((-1.0) ** np.arange(N + 1))[:, None]
+        sol = interpolating_ode([0.0], theta, "bias_sq", "weights")
+        gaps.append(abs(sol.x[-1, 0] - forward([0.0], theta[:-1], "bias_sq")[-1, 0]))
+    fit = fit_rate(grid, np.array(gaps))
+    _assert_fails(rate_verdict(fit, {"slope": -1.0, "tol": 0.1}))
+    assert abs(fit.slope) < 0.01
+
+
+# --------------------------------------------------------------------------- Propositions 3-6
+
+GRID = np.array([16, 32, 64, 128, 256])
+
+
+def _errors(scheme, weights, quantity, *, scale_of_N=None, seeds=range(3)):
+    gen = smooth_weights if weights == "smooth" else iid_weights
+    out = np.empty((len(seeds), GRID.size))
+    for i, seed in enumerate(seeds):
+        data = np.random.default_rng(10_000 + seed)
+        x0, y = data.standard_normal(4), data.standard_normal(4)
+        for j, N in enumerate(GRID):
+            scale = 1.0 if scale_of_N is None else scale_of_N(N)
+            theta = gen(int(N), 4, np.random.default_rng(seed), scheme=scheme, scale=scale)
+            if quantity == "reconstruction":
+                out[i, j] = reconstruction_error(x0, theta, "tanh_out", scheme)
+            else:
+                out[i, j] = adjoint_gradient_error(x0, theta, y, "tanh_out", scheme)[0]
+    return out
+
+
+@pytest.mark.parametrize(("prop", "weights", "quantity"), [
+    ("prop-3", "smooth", "reconstruction"), ("prop-3", "iid", "reconstruction"),
+    ("prop-4", "smooth", "gradient"), ("prop-4", "iid", "gradient"),
+])
+def test_euler_rates_reject_weights_growing_with_depth(prop, weights, quantity):
+    """Assumption 2 violated: ||theta_n|| = sqrt(N)/2 grows with N, so C_f, L_f are not uniform in N."""
+    errors = _errors("euler", weights, quantity, scale_of_N=lambda N: np.sqrt(N) / 2)
+    fit = fit_rate(GRID, errors)
+    verdict = rate_verdict(fit, chk._EXPECTED[(prop, weights)])
+    _assert_fails(verdict)
+    assert fit.slope > chk._EXPECTED[(prop, weights)]["slope"] + 0.5
+
+
+@pytest.mark.parametrize(("prop", "quantity"), [("prop-5", "reconstruction"), ("prop-6", "gradient")])
+def test_heun_smooth_rates_reject_euler(prop, quantity):
+    """Scheme swapped: Euler's reconstruction (slope -1) and gradient (-2) errors miss Heun's rates."""
+    fit = fit_rate(GRID, _errors("euler", "smooth", quantity))
+    _assert_fails(rate_verdict(fit, chk._EXPECTED[(prop, "smooth")]))
+
+
+@pytest.mark.parametrize(("prop", "quantity"), [("prop-5", "reconstruction"), ("prop-6", "gradient")])
+def test_heun_iid_rates_reject_smooth_weights(prop, quantity):
+    """The i.i.d. claims predict the slow rate caused by Delta_theta = O(1); smooth weights beat it."""
+    fit = fit_rate(GRID, _errors("heun", "smooth", quantity), floor=chk.FLOOR)
+    _assert_fails(rate_verdict(fit, chk._EXPECTED[(prop, "iid")]))
+
+
+def test_prop3_bound_rejects_unscaled_resnet():
+    """Constants of theta, network run without 1/N (theta -> N theta): the leading bound is exceeded."""
+    tracker = BoundTracker()
+    for seed in range(3):
+        theta = iid_weights(16, 2, np.random.default_rng(seed), scale=0.5)
+        x0 = np.random.default_rng(seed + 1).standard_normal(2)
+        tracker.add(reconstruction_error(x0, 16 * theta, "tanh_out", "euler"), euler_constants(theta, 2)["bound"])
+    _assert_fails(bound_verdict(tracker.result(), {"ratio_max": 1.0}))
+
+
+def test_prop5_bound_rejects_euler_reconstruction():
+    """Scheme swapped: Euler's O(1/N) reconstruction error against Heun's bound for smooth weights."""
+    tracker = BoundTracker()
+    for seed in range(3):
+        theta = smooth_weights(64, 3, np.random.default_rng(seed), scheme="heun")
+        x0 = np.random.default_rng(seed + 1).standard_normal(3)
+        err = reconstruction_error(x0, theta[:-1], "tanh_out", "euler")
+        tracker.add(err, heun_constants(theta, 3)["corrected"])
+    _assert_fails(bound_verdict(tracker.result(), {"ratio_max": 1.0}))
+
+
+# --------------------------------------------------------------------------- errata: the corrected forms
+# An erratum record passes only while the printed form fails; fed the corrected form, it must fail.
+
+
+def test_prop5_erratum_rejects_corrected_constant():
+    x_star = np.arctanh(1 / np.sqrt(3))
+    tracker = BoundTracker()
+    for eps in (1e-2, 1e-1):
+        theta = chk._alternating(256, eps)
+        tracker.add(reconstruction_error([x_star], theta, "tanh_out", "heun"), heun_constants(theta, 1)["corrected"])
+    _assert_fails(erratum_verdict(bound_verdict(tracker.result(), {"ratio_max": 1.0})))
+
+
+def test_prop6_erratum_rejects_corrected_gradient():
+    rng = np.random.default_rng(3)
+    theta = rng.standard_normal((9, 3, 3))
+    x0, y = rng.standard_normal((2, 3))
+    exact, _ = gradient(x0, theta, y, "linear", "heun")
+    # the corrected formulas, written out for f = theta x (grad1 with dL/dx_{n+1}, grad2 with theta_n, dL/dx_n)
+    N = 8
+    x, ys, g = chk._heun_linear_activations(x0, theta, y)
+    _, g0 = gradient(x0, theta, y, "linear", "heun")
+    np.testing.assert_allclose(g[0], g0, rtol=1e-12)  # the activation gradients are exact
+    corrected = np.zeros_like(theta)
+    for n in range(N):
+        corrected[n] += np.outer(g[n + 1] + theta[n + 1].T @ g[n + 1] / N, x[n]) / (2 * N)
+        corrected[n + 1] += np.outer(g[n + 1], ys[n]) / (2 * N)
+    printed_is_now_right = identity_verdict(identity_error(corrected, exact), {"rtol": 1e-8})
+    assert printed_is_now_right.status == "pass", printed_is_now_right.message
+    _assert_fails(erratum_verdict(printed_is_now_right))
+    # and the literal printed formulas really are the wrong ones
+    assert identity_verdict(identity_error(chk._printed_heun_gradient(x0, theta, y), exact),
+                            {"rtol": 1e-8}).status == "fail"
+
+
+def test_linear_gradient_checks_reject_printed_factor():
+    theta, Sigma, B = chk._linear_instance(0)
+    fd = chk._finite_difference_gradient(theta, Sigma, B)
+    _assert_fails(identity_verdict(identity_error(linear_gradient(theta, Sigma, B) / 2, fd), {"rtol": 1e-7}))
+    _assert_fails(erratum_verdict(identity_verdict(identity_error(linear_gradient(theta, Sigma, B), fd),
+                                                   {"rtol": 1e-7})))
+
+
+def test_linear_product_checks_reject_printed_order():
+    theta, _, _ = chk._linear_instance(1)
+    x0 = np.random.default_rng(11).standard_normal((5, theta.shape[1]))
+    net = final_state(x0, theta, "linear")
+    _assert_fails(identity_verdict(identity_error(net, x0 @ linear_product(theta[::-1]).T), {"rtol": 1e-13}))
+    _assert_fails(erratum_verdict(identity_verdict(identity_error(net, x0 @ linear_product(theta).T),
+                                                   {"rtol": 1e-13})))
+
+
+def test_assumption1_checks_reject_thesis_constant():
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((3, 3))
+    Sigma = G @ G.T + 0.1 * np.eye(3)
+    m, M = np.linalg.eigvalsh(Sigma)[[0, -1]]
+    _, thesis = chk._assumption1_thresholds(Sigma)
+    closes = np.sqrt(2 * np.e * M) * (np.e / m) * thesis
+    _assert_fails(identity_verdict(identity_error(np.array([closes]), np.array([0.25])), {"rtol": 1e-13}))
+    # with the paper's threshold the instance of the erratum is excluded: no contradiction, erratum fails
+    c, d, b = 1e-5, 3, 2.0
+    paper, _ = chk._assumption1_thresholds(c * np.eye(d))
+    root_loss0 = np.sqrt(c * d) * (b - 1)
+    printed = qualitative_verdict(not (root_loss0 < paper), "paper threshold")
+    _assert_fails(erratum_verdict(printed))
