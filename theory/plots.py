@@ -304,7 +304,7 @@ def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures
         raise ValueError(f"`fig` of theory.plots.save_figure must be a matplotlib Figure or Axes; got {fig!r}")
     Path(directory).mkdir(parents=True, exist_ok=True)
     path = Path(directory, claim_id.replace("/", "__") + ".png").as_posix()
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    fig.savefig(path, dpi=DPI)
     if "matplotlib.pyplot" in sys.modules:
         import matplotlib.pyplot as plt
 
