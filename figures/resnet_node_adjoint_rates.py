@@ -1,0 +1,57 @@
+"""Reconstruction and adjoint-gradient errors of Euler and Heun ResNets, smooth vs i.i.d. weights.
+
+The CPU analogue of Figure 3(c) of ``resnet-node`` (Props. 3-6): f(x, theta) = theta tanh(x), d = 4,
+five weight draws per depth, the same setups and ladders as the checks in checks/test_resnet_node.py.
+Writes figures/out/resnet-node__fig-3c.png and its copy in figures/gallery/.
+"""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from theory.plots import new_axes, plot_rate, save_figure
+from theory.rates import fit_rate
+from theory.resnet.errors import error_table
+
+SEEDS = range(5)
+FLOOR = 1e-13  # round-off of N reverse steps; points below are dropped and drawn open
+LADDERS = {
+    ("euler", "smooth"): 2 ** np.arange(4, 12),
+    ("euler", "iid"): 2 ** np.arange(4, 12),
+    ("heun", "smooth"): 2 ** np.arange(3, 10),
+    ("heun", "iid"): 2 ** np.arange(8, 15),  # the asymptotic regime starts near N = 256
+}
+PROVED = {  # (reconstruction, gradient) slopes the propositions prove
+    ("euler", "smooth"): (-1, -2), ("euler", "iid"): (-1, -2),
+    ("heun", "smooth"): (-2, -3), ("heun", "iid"): (-1, -2),
+}
+
+
+def main():
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 6.0), layout="constrained")
+    colors = {("euler", "smooth"): "C0", ("euler", "iid"): "C1", ("heun", "smooth"): "C2", ("heun", "iid"): "C3"}
+    for (scheme, weights), grid in LADDERS.items():
+        rec, grad = error_table(scheme, weights, grid, SEEDS)
+        for ax, errors, proved in zip(axes, (rec, grad), PROVED[scheme, weights]):
+            fit = fit_rate(grid, errors, floor=FLOOR)
+            label = f"{scheme.capitalize()}, {'i.i.d.' if weights == 'iid' else 'smooth'}"
+            plot_rate(fit, ax=ax, label=label, color=colors[scheme, weights], expected_slope=proved,
+                      expected_label=f"proved: slope {proved}")
+    axes[0].set_ylabel(r"$\max_n \|x_n - \tilde x_n\|$")
+    axes[0].set_title("reconstruction of the activations (Props. 3, 5)")
+    axes[1].set_ylabel(r"$\max_n \|\tilde\nabla_{\theta_n} L - \nabla_{\theta_n} L\|_F$")
+    axes[1].set_title("adjoint parameter gradient (Props. 4, 6)")
+    for ax in axes:
+        ax.set_xlabel("depth N")
+        ax.legend(fontsize=7.5, frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    path = save_figure(fig, "resnet-node/fig-3c")
+    Path("figures/gallery").mkdir(parents=True, exist_ok=True)
+    shutil.copy(path, Path("figures/gallery") / Path(path).name)
+    print(path)
+
+
+if __name__ == "__main__":
+    main()
