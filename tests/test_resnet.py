@@ -344,12 +344,18 @@ def test_batch_gradient_is_sum_of_single_gradients(family, scheme, method):
     # The batch kernel accumulates grad_theta over b inside each layer, the sum below after all
     # layers: the same terms in another order, so equal to a few ulps.
     assert_rel(g_theta, sum(s[0] for s in singles), 1e-14, "grad_theta")
-    # Each row's input gradient goes through exactly the same operations as the single call.
-    np.testing.assert_array_equal(g_x0, np.array([s[1] for s in singles]))
-    # Likewise the batched forward is row-wise identical to single calls.
+    # A batch of the matrix families is one BLAS product per layer (a single input: row dot
+    # products), so rows agree with single calls to a few ulps; the other families bit for bit.
+    exact = family in ("bias", "bias_sq") or family.startswith("mlp")
+    singles_x0 = np.array([s[1] for s in singles])
     traj = forward(x0, theta, res, scheme)
-    for b in range(B):
-        np.testing.assert_array_equal(traj[:, b], forward(x0[b], theta, res, scheme))
+    single_traj = np.stack([forward(x0[b], theta, res, scheme) for b in range(B)], axis=1)
+    if exact:
+        np.testing.assert_array_equal(g_x0, singles_x0)
+        np.testing.assert_array_equal(traj, single_traj)
+    else:
+        assert_rel(g_x0, singles_x0, 1e-13, "grad_x0")
+        assert_rel(traj, single_traj, 1e-13, "trajectory")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import operator
 
 import numpy as np
 
+from ._finite import all_finite
+
 __all__ = [
     "NonFiniteError",
     "as_float_array",
@@ -30,13 +32,15 @@ def _where(func: str | None) -> str:
     return f" of {func}" if func else ""
 
 
-def as_float_array(x, name, *, func=None, ndim=None, shape=None, finite=True, min_size=None):
-    """Return ``x`` as a fresh float64 C-contiguous array, or raise naming ``name``.
+def as_float_array(x, name, *, func=None, ndim=None, shape=None, finite=True, min_size=None, copy=False):
+    """Return ``x`` as a float64 C-contiguous array, or raise naming ``name``.
 
     Parameters
     ----------
     x : array_like
-        The user's input. It is copied, never modified.
+        The user's input, never modified: it is converted (a new array) only when its dtype or
+        layout differ, and otherwise passed through for reading. Callers that write into the
+        result ask for ``copy=True``.
     name : str
         Argument name used in error messages.
     func : str, optional
@@ -49,6 +53,8 @@ def as_float_array(x, name, *, func=None, ndim=None, shape=None, finite=True, mi
         Reject NaN and infinities.
     min_size : int, optional
         Smallest accepted number of elements.
+    copy : bool
+        Always return a new array.
     """
     where = _where(func)
     try:
@@ -68,8 +74,12 @@ def as_float_array(x, name, *, func=None, ndim=None, shape=None, finite=True, mi
             raise ValueError(f"`{name}`{where} must have shape {want}; got {arr.shape}.")
     if min_size is not None and arr.size < min_size:
         raise ValueError(f"`{name}`{where} must have at least {min_size} element(s); got shape {arr.shape}.")
-    out = np.array(arr, dtype=np.float64, order="C", copy=True)
-    if finite and not np.all(np.isfinite(out)):
+    out = np.ascontiguousarray(arr, np.float64)
+    # a read-only array would make Numba compile (and cache) a second specialisation of every
+    # kernel, with possibly different rounding in BLAS calls: kernels only ever see writeable arrays
+    if copy or not out.flags.writeable:
+        out = out.copy()
+    if finite and not all_finite(out):
         raise ValueError(f"`{name}`{where} must be finite; got NaN or inf.")
     return out
 
@@ -119,7 +129,7 @@ def check_choice(s, name, choices, *, func=None):
 
 def check_finite_output(arr, what, *, func=None, hint=""):
     """Raise :class:`NonFiniteError` when a kernel produced NaN or inf."""
-    if not np.all(np.isfinite(arr)):
+    if not all_finite(arr):
         extra = f" {hint}" if hint else ""
         raise NonFiniteError(f"{func or 'theory'}: {what} overflowed to NaN or inf.{extra}")
     return arr

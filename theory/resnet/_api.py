@@ -59,7 +59,7 @@ class _Problem:
         self.theta_shape = theta.shape
         m = self.residual.width
         self.m = m
-        self.work = np.empty((3, max(m, self.d)))
+        self.work = np.empty((3 + self.d + self.B, max(m, self.d)))
 
     def buffers(self, k):
         return [np.empty((self.B, self.d)) for _ in range(k)]

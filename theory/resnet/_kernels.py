@@ -22,57 +22,83 @@ Shapes used throughout:
   5     bias_sq      th * th (elementwise)           th (d,)
   ====  ===========  ==============================  ======================
 
-* ``work`` is caller-allocated scratch of shape ``(3, max(m, d))``; ``buf1`` .. ``buf4`` are
+* ``work`` is caller-allocated scratch of shape ``(3 + d + B, max(m, d))`` (rows 0-2 vectors,
+  rows 3 + d .. 3 + d + B a (B, d) block for batched products); ``buf1`` .. ``buf4`` are
   caller-allocated ``(B, d)`` buffers, except Heun's ``k1`` of shape ``(2, B, d)``. Nothing here allocates an array whose size grows with N.
 """
 
 import numpy as np
 from numba import njit
 
+from .._tanh import tanh
+
 LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
 
 
-@njit(cache=True)
-def _residual(code, m, x, th, out, work):
-    """out[b] = f(x[b], th) for every row b of the batch."""
+@njit(cache=True, error_model="numpy", inline="always")
+def _residual(code, m, x, th, out, work, activate):
+    """out[b] = f(x[b], th) for every row b of the batch.
+
+    With ``activate`` False the TANH family stops before its outer tanh (out = theta x), so that a
+    caller can fuse the tanh into its own update loop; the other families ignore the flag.
+
+    For the matrix families a single input uses row dot products; a batch uses one matrix product
+    (BLAS), so batch rows can differ from single calls in the last bit.
+    """
     B, d = x.shape
-    for b in range(B):
-        if code == LINEAR or code == TANH:
-            for i in range(d):
-                s = 0.0
+    if code == LINEAR or code == TANH or code == TANH_OUT:
+        if B == 1:
+            v = work[0]
+            if code == TANH_OUT:
                 for j in range(d):
-                    s += th[i * d + j] * x[b, j]
-                out[b, i] = s if code == LINEAR else np.tanh(s)
-        elif code == TANH_OUT:
-            for j in range(d):
-                work[0, j] = np.tanh(x[b, j])
-            for i in range(d):
-                s = 0.0
+                    v[j] = tanh(x[0, j])
+            else:
                 for j in range(d):
-                    s += th[i * d + j] * work[0, j]
-                out[b, i] = s
-        elif code == MLP:
-            off_w = d * m
-            off_b = 2 * d * m
+                    v[j] = x[0, j]
+            for i in range(d):
+                acc = 0.0
+                for j in range(d):
+                    acc += th[i * d + j] * v[j]
+                out[0, i] = acc
+        else:
+            mat = th.reshape((d, d))
+            if code == TANH_OUT:
+                T = work[3 + d:3 + d + B]
+                for b in range(B):
+                    for j in range(d):
+                        T[b, j] = tanh(x[b, j])
+                np.dot(T, mat.T, out)
+            else:
+                np.dot(x, mat.T, out)
+        if code == TANH and activate:
+            flat = out.reshape(B * d)
+            for i in range(B * d):
+                flat[i] = tanh(flat[i])
+    elif code == MLP:
+        off_w = d * m
+        off_b = 2 * d * m
+        for b in range(B):
             for k in range(m):
                 s = th[off_b + k]
                 for j in range(d):
                     s += th[off_w + k * d + j] * x[b, j]
-                work[0, k] = np.tanh(s)
+                work[0, k] = tanh(s)
             for i in range(d):
                 s = 0.0
                 for k in range(m):
                     s += th[i * m + k] * work[0, k]
                 out[b, i] = s
-        elif code == BIAS:
+    elif code == BIAS:
+        for b in range(B):
             for i in range(d):
                 out[b, i] = th[i]
-        else:  # BIAS_SQ
+    else:  # BIAS_SQ
+        for b in range(B):
             for i in range(d):
                 out[b, i] = th[i] * th[i]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _residual_vjp(code, m, x, th, g, gth, gx, work):
     """Vector-Jacobian products of f at (x[b], th) with cotangents g[b].
 
@@ -80,52 +106,50 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work):
     into ``gx[b]``.
     """
     B, d = x.shape
-    for b in range(B):
-        if code == LINEAR:
-            for i in range(d):
+    if code == LINEAR or code == TANH or code == TANH_OUT:
+        # f = theta v(x) or tanh(theta x): with h the cotangent of theta v (h = g, or
+        # g * (1 - tanh(theta x)^2) for TANH), d/dtheta = h v^T and d/dv = theta^T h.
+        v = work[0]
+        h = work[1]
+        for b in range(B):
+            if code == TANH_OUT:
                 for j in range(d):
-                    gth[i * d + j] += g[b, i] * x[b, j]
-            for j in range(d):
-                s = 0.0
+                    v[j] = tanh(x[b, j])
+            else:
+                for j in range(d):
+                    v[j] = x[b, j]
+            if code == TANH:
                 for i in range(d):
-                    s += th[i * d + j] * g[b, i]
-                gx[b, j] = s
-        elif code == TANH:
-            # h = g * (1 - tanh(theta x)^2); d/dtheta = h x^T; d/dx = theta^T h
-            for i in range(d):
-                s = 0.0
-                for j in range(d):
-                    s += th[i * d + j] * x[b, j]
-                t = np.tanh(s)
-                work[0, i] = g[b, i] * (1.0 - t * t)
-            for i in range(d):
-                for j in range(d):
-                    gth[i * d + j] += work[0, i] * x[b, j]
-            for j in range(d):
-                s = 0.0
+                    acc = 0.0
+                    for j in range(d):
+                        acc += th[i * d + j] * v[j]
+                    t = tanh(acc)
+                    h[i] = g[b, i] * (1.0 - t * t)
+            else:
                 for i in range(d):
-                    s += th[i * d + j] * work[0, i]
-                gx[b, j] = s
-        elif code == TANH_OUT:
-            # d/dtheta = g tanh(x)^T; d/dx = (theta^T g) * (1 - tanh(x)^2)
-            for j in range(d):
-                work[0, j] = np.tanh(x[b, j])
+                    h[i] = g[b, i]
             for i in range(d):
+                hi = h[i]
                 for j in range(d):
-                    gth[i * d + j] += g[b, i] * work[0, j]
+                    gth[i * d + j] += hi * v[j]
             for j in range(d):
-                s = 0.0
-                for i in range(d):
-                    s += th[i * d + j] * g[b, i]
-                gx[b, j] = s * (1.0 - work[0, j] * work[0, j])
-        elif code == MLP:
-            off_w = d * m
-            off_b = 2 * d * m
+                gx[b, j] = 0.0
+            for i in range(d):
+                hi = h[i]
+                for j in range(d):
+                    gx[b, j] += th[i * d + j] * hi
+            if code == TANH_OUT:  # chain rule through tanh(x)
+                for j in range(d):
+                    gx[b, j] *= 1.0 - v[j] * v[j]
+    elif code == MLP:
+        off_w = d * m
+        off_b = 2 * d * m
+        for b in range(B):
             for k in range(m):
                 s = th[off_b + k]
                 for j in range(d):
                     s += th[off_w + k * d + j] * x[b, j]
-                work[0, k] = np.tanh(s)
+                work[0, k] = tanh(s)
             # dV = g a^T; r = (V^T g) * (1 - a^2); dW = r x^T; db = r; dx = W^T r
             for i in range(d):
                 for k in range(m):
@@ -144,27 +168,34 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work):
                 for k in range(m):
                     s += th[off_w + k * d + j] * work[1, k]
                 gx[b, j] = s
-        elif code == BIAS:
+    elif code == BIAS:
+        for b in range(B):
             for i in range(d):
                 gth[i] += g[b, i]
                 gx[b, i] = 0.0
-        else:  # BIAS_SQ
+    else:  # BIAS_SQ
+        for b in range(B):
             for i in range(d):
                 gth[i] += 2.0 * th[i] * g[b, i]
                 gx[b, i] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _euler_step(code, m, x, th, h, out, fbuf, work):
     """out = x + h f(x, th) (h = 1/N forward, -1/N for the reverse-time scheme, Eq. (6))."""
-    _residual(code, m, x, th, fbuf, work)
     B, d = x.shape
-    for b in range(B):
-        for i in range(d):
-            out[b, i] = x[b, i] + h * fbuf[b, i]
+    _residual(code, m, x, th, fbuf, work, False)
+    if code == TANH:  # the outer tanh fused into the update
+        for b in range(B):
+            for i in range(d):
+                out[b, i] = x[b, i] + h * tanh(fbuf[b, i])
+    else:
+        for b in range(B):
+            for i in range(d):
+                out[b, i] = x[b, i] + h * fbuf[b, i]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _heun_step(code, m, x, th_a, th_b, h, out, k1, k2, work):
     """One Heun step, Eq. (8) for h = 1/N and Eq. (9) for h = -1/N.
 
@@ -174,17 +205,17 @@ def _heun_step(code, m, x, th_a, th_b, h, out, k1, k2, work):
     B, d = x.shape
     f1 = k1[0]
     y = k1[1]
-    _residual(code, m, x, th_a, f1, work)
+    _residual(code, m, x, th_a, f1, work, True)
     for b in range(B):
         for i in range(d):
             y[b, i] = x[b, i] + h * f1[b, i]
-    _residual(code, m, y, th_b, k2, work)
+    _residual(code, m, y, th_b, k2, work, True)
     for b in range(B):
         for i in range(d):
             out[b, i] = x[b, i] + 0.5 * h * (f1[b, i] + k2[b, i])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def euler_forward(code, m, x0, theta, traj, fbuf, work):
     """traj[n + 1] = traj[n] + f(traj[n], theta[n]) / N, traj[0] = x0 (Eq. (1)); traj (N + 1, B, d)."""
     N = theta.shape[0]
@@ -193,7 +224,7 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def heun_forward(code, m, x0, theta, traj, k1, k2, work):
     """HeunNet forward, Eq. (8): theta has N + 1 slices, traj (N + 1, B, d)."""
     N = theta.shape[0] - 1
@@ -202,7 +233,7 @@ def heun_forward(code, m, x0, theta, traj, k1, k2, work):
         _heun_step(code, m, traj[n], theta[n], theta[n + 1], 1.0 / N, traj[n + 1], k1, k2, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     """Reverse-time Euler, Eq. (6): traj[n] = traj[n + 1] - f(traj[n + 1], theta[n]) / N, traj[N] = xN."""
     N = theta.shape[0]
@@ -211,7 +242,7 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def heun_reverse(code, m, xN, theta, traj, k1, k2, work):
     """Reverse-time Heun, Eq. (9): the Heun step with step -1/N and the slices taken in reverse."""
     N = theta.shape[0] - 1
@@ -220,7 +251,7 @@ def heun_reverse(code, m, xN, theta, traj, k1, k2, work):
         _heun_step(code, m, traj[n + 1], theta[n + 1], theta[n], -1.0 / N, traj[n], k1, k2, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def euler_last(code, m, x, theta, fbuf, work):
     """Memory-free forward: overwrite x (B, d) with x_N of Eq. (1)."""
     N = theta.shape[0]
@@ -228,7 +259,7 @@ def euler_last(code, m, x, theta, fbuf, work):
         _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def heun_last(code, m, x, theta, k1, k2, work):
     """Memory-free HeunNet forward: overwrite x (B, d) with x_N of Eq. (8)."""
     N = theta.shape[0] - 1
@@ -236,7 +267,7 @@ def heun_last(code, m, x, theta, k1, k2, work):
         _heun_step(code, m, x, theta[n], theta[n + 1], 1.0 / N, x, k1, k2, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
     """Backpropagate through x' = x + f(x, th)/N (Eq. (3)): g <- g + J^T g / N, gth += d_th^T g / N."""
     B, d = x.shape
@@ -249,7 +280,7 @@ def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
             g[b, i] += gx[b, i]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _heun_step_vjp(code, m, x, th_a, th_b, N, g, gth_a, gth_b, y, cot, gy, gx, work):
     """Backpropagate through one HeunNet step from x = x_n (Eq. (8)).
 
@@ -258,7 +289,7 @@ def _heun_step_vjp(code, m, x, th_a, th_b, N, g, gth_a, gth_b, y, cot, gy, gx, w
     g <- g + dy + J_a(x)^T (g/(2N) + dy/N).
     """
     B, d = x.shape
-    _residual(code, m, x, th_a, y, work)
+    _residual(code, m, x, th_a, y, work, True)
     for b in range(B):
         for i in range(d):
             y[b, i] = x[b, i] + y[b, i] / N
@@ -273,7 +304,7 @@ def _heun_step_vjp(code, m, x, th_a, th_b, N, g, gth_a, gth_b, y, cot, gy, gx, w
             g[b, i] += gy[b, i] + gx[b, i]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def euler_backprop(code, m, traj, theta, g, gtheta, cot, gx, work):
     """Exact backpropagation, Eq. (3), through a stored trajectory; g (B, d) ends as dL/dx0."""
     N = theta.shape[0]
@@ -281,7 +312,7 @@ def euler_backprop(code, m, traj, theta, g, gtheta, cot, gx, work):
         _euler_step_vjp(code, m, traj[n], theta[n], N, g, gtheta[n], cot, gx, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def euler_adjoint(code, m, x, theta, g, gtheta, cot, gx, fbuf, work):
     """Memory-free adjoint, Eqs. (6)-(7): from x = x_N, reconstruct x_n backwards and backpropagate.
 
@@ -293,7 +324,7 @@ def euler_adjoint(code, m, x, theta, g, gtheta, cot, gx, fbuf, work):
         _euler_step_vjp(code, m, x, theta[n], N, g, gtheta[n], cot, gx, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def heun_backprop(code, m, traj, theta, g, gtheta, y, cot, gy, gx, work):
     """Exact backpropagation through a stored HeunNet trajectory (N + 1 parameter slices)."""
     N = theta.shape[0] - 1
@@ -302,7 +333,7 @@ def heun_backprop(code, m, traj, theta, g, gtheta, y, cot, gy, gx, work):
                        y, cot, gy, gx, work)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def heun_adjoint(code, m, x, theta, g, gtheta, y, cot, gy, gx, k1, k2, work):
     """Memory-free HeunNet adjoint: reconstruct x_n by Eq. (9), recompute y_n from it, backpropagate."""
     N = theta.shape[0] - 1

@@ -110,14 +110,14 @@ def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-1
         raise ValueError(f"`theta` of {func} must have shape {want}; got {theta.shape}.")
     N = theta.shape[0] - 1
     flat = np.ascontiguousarray(theta.reshape(N + 1, -1))
-    work = np.empty((3, max(res.width, d)))
+    work = np.empty((3 + d + 1, max(res.width, d)))
     xb = np.empty((1, d))
     out = np.empty((1, d))
     weights = interpolation == "weights"
 
     def f(x, th):
         xb[0] = x
-        _kernels._residual(res.code, res.width, xb, th, out, work)
+        _kernels._residual(res.code, res.width, xb, th, out, work, True)
         return out[0].copy()
 
     def phi(n, s, x):

@@ -1,0 +1,260 @@
+"""Speed and memory of ``theory.resnet`` against plain NumPy doing the same arithmetic.
+
+Forward speed (``bench_forward``)
+    One trajectory x_{n+1} = x_n + tanh(theta_n x_n)/N (Euler; Heun for completeness) through the
+    public :func:`theory.resnet.forward`, against a NumPy loop over the layers that stores the
+    trajectory into a preallocated array: ``x = x + np.tanh(theta[n] @ x) / N`` for one input,
+    ``X = X + np.tanh(X @ theta[n].T) / N`` for a batch. Both get the same float64 C-contiguous
+    arrays; the trajectories are compared before anything is timed (a benchmark of two different
+    computations would be meaningless). Reported ratio: NumPy median / theory median.
+
+Memory (``bench_memory``)
+    Peak memory traced by tracemalloc during :func:`theory.resnet.gradient` with
+    ``method="adjoint"`` and ``method="backprop"`` (tanh residual, Euler, one input), against N.
+    theta (N, d, d) and grad_theta (same shape) necessarily scale with N; the input theta exists
+    before the call and is not traced, grad_theta is an output and is. Three figures per call:
+
+    * ``peak``: the raw traced peak;
+    * ``working = peak - grad_theta bytes`` (8 N d^2): the working memory as the brief defines it;
+    * ``beyond_validation = working - peak(final_state)``: the peak of
+      :func:`theory.resnet.final_state` on the same inputs (same input validation, memory-free
+      forward pass, no gradient) is subtracted as an empirical baseline. In this version of the
+      package validation copies theta (8 N d^2 bytes) and builds an ``np.isfinite`` mask of it
+      (N d^2 bytes), both O(N); this column removes exactly that and shows what the gradient
+      itself adds: a constant for the adjoint, the (N + 1) d-float trajectory for backprop.
+
+    Log-log slopes against N are fitted for each column; the plot goes to ``out/resnet_memory.png``.
+
+All random draws come from ``numpy.random.default_rng(seed)``. Public names only (``theory.resnet``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from _harness import cold_first_call, loglog_slope, peak_memory, time_call
+from theory.resnet import final_state, forward, gradient
+
+__all__ = ["bench_compile", "bench_forward", "bench_memory", "make_problem", "numpy_forward", "plot_memory"]
+
+F8 = 8  # bytes per float64
+
+
+def make_problem(d, N, B=None, scheme="euler", seed=0):
+    """x0 of shape (d,) or (B, d) with unit-variance entries and theta with N (+1 for Heun) slices
+    of entries N(0, 1/d), so that theta_n x has O(1) entries and tanh works in its curved range."""
+    rng = np.random.default_rng(seed)
+    K = N + (1 if scheme == "heun" else 0)
+    theta = rng.standard_normal((K, d, d)) / np.sqrt(d)
+    x0 = rng.standard_normal(d if B is None else (B, d))
+    return x0, theta
+
+
+def numpy_forward(x0, theta, scheme="euler"):
+    """The anchor: the same tanh residual network as a plain NumPy loop over the layers."""
+    K = theta.shape[0]
+    N = K - (1 if scheme == "heun" else 0)
+    traj = np.empty((N + 1,) + x0.shape)
+    x = x0.copy()
+    traj[0] = x
+    single = x0.ndim == 1
+    if scheme == "euler":
+        if single:
+            for n in range(N):
+                x = x + np.tanh(theta[n] @ x) / N
+                traj[n + 1] = x
+        else:
+            for n in range(N):
+                x = x + np.tanh(x @ theta[n].T) / N
+                traj[n + 1] = x
+    elif scheme == "heun":  # Eq. (8): y = x + f(x, th_n)/N; x' = x + (f(x, th_n) + f(y, th_{n+1}))/(2N)
+        if single:
+            for n in range(N):
+                f1 = np.tanh(theta[n] @ x)
+                y = x + f1 / N
+                x = x + (f1 + np.tanh(theta[n + 1] @ y)) / (2 * N)
+                traj[n + 1] = x
+        else:
+            for n in range(N):
+                f1 = np.tanh(x @ theta[n].T)
+                y = x + f1 / N
+                x = x + (f1 + np.tanh(y @ theta[n + 1].T)) / (2 * N)
+                traj[n + 1] = x
+    else:
+        raise ValueError(f"unknown scheme {scheme!r}")
+    return traj
+
+
+def bench_forward(*, d=16, N=10_000, B=None, scheme="euler", seed=0, target=None, goal=None,
+                  warmup=2, min_time=0.5, max_rounds=200, min_rounds=5):
+    """Time theory.resnet.forward against :func:`numpy_forward`; returns a dict of results."""
+    x0, theta = make_problem(d, N, B, scheme, seed)
+    ours = forward(x0, theta, "tanh", scheme)
+    ref = numpy_forward(x0, theta, scheme)
+    max_abs_diff = float(np.max(np.abs(ours - ref)))
+    # The two loops differ only in summation order and x/N versus x*(1/N): rounding-level agreement.
+    if not max_abs_diff <= 1e-10 * max(1.0, float(np.max(np.abs(ref)))):
+        raise AssertionError(f"theory and NumPy trajectories disagree: max |diff| = {max_abs_diff:.3e}")
+    kw = dict(warmup=warmup, min_time=min_time, max_rounds=max_rounds, min_rounds=min_rounds)
+    t_theory = time_call(lambda: forward(x0, theta, "tanh", scheme), **kw)
+    t_numpy = time_call(lambda: numpy_forward(x0, theta, scheme), **kw)
+    ratio = t_numpy.median / t_theory.median
+    # A conservative spread of the ratio: slow quartile of one against fast quartile of the other.
+    ratio_range = [t_numpy.q1 / t_theory.q3, t_numpy.q3 / t_theory.q1]
+    batch = "single input" if B is None else f"batch of {B}"
+    return {
+        "name": f"forward {scheme} tanh, {batch}",
+        "kind": "speed",
+        "params": {"d": d, "N": N, "B": B, "scheme": scheme, "residual": "tanh", "seed": seed},
+        "theory": t_theory.as_dict(),
+        "numpy": t_numpy.as_dict(),
+        "ratio": ratio,
+        "ratio_range": ratio_range,
+        "ratio_definition": "numpy median / theory median",
+        "target": target,
+        "goal": goal,
+        "target_met": None if target is None else bool(ratio >= target),
+        "goal_met": None if goal is None else bool(ratio >= goal),
+        "max_abs_diff": max_abs_diff,
+    }
+
+
+_COLD = """
+import time
+import numpy as np
+from theory.resnet import {func}
+rng = np.random.default_rng(0)
+x0 = rng.standard_normal(4)
+theta = rng.standard_normal(({K}, 4, 4)) / 2.0
+t0 = time.perf_counter()
+{call}
+print(time.perf_counter() - t0)
+"""
+
+
+def bench_compile(names=None):
+    """First call of each public entry point in a fresh interpreter with an empty Numba cache: the
+    JIT compilation time that the in-process ``first_call`` of :func:`bench_forward` does not show
+    when Numba's on-disk cache (``cache=True``) already holds the kernels."""
+    cases = {
+        "forward euler": ("forward", 8, 'forward(x0, theta, "tanh")'),
+        "forward heun": ("forward", 9, 'forward(x0, theta, "tanh", "heun")'),
+        "gradient euler backprop": ("gradient", 8, 'gradient(x0, theta, x0, "tanh", method="backprop")'),
+        "gradient euler adjoint": ("gradient", 8, 'gradient(x0, theta, x0, "tanh", method="adjoint")'),
+    }
+    names = list(cases) if names is None else list(names)
+    out = {name: cold_first_call(_COLD.format(func=cases[name][0], K=cases[name][1], call=cases[name][2]))
+           for name in names}
+    return {"name": "cold JIT compile (first call, empty Numba cache, fresh interpreter)", "kind": "compile",
+            "seconds": out}
+
+
+def memory_needed(d, N, B=1):
+    """Bytes a gradient call at (d, N) needs in total: the input theta, the API's copy of it and its
+    isfinite mask, grad_theta, and the backprop trajectory with its mask."""
+    theta = N * d * d * F8
+    return theta + theta + theta // F8 + theta + (N + 1) * B * d * (F8 + 1)
+
+
+def bench_memory(*, grids, seed=0, budget_bytes=8 * 2**30):
+    """Peak traced memory of gradient(method="adjoint" | "backprop") against N.
+
+    ``grids`` maps d to the list of N to try; an N whose :func:`memory_needed` exceeds
+    ``budget_bytes`` is skipped and listed under ``skipped``. Returns a dict of results.
+    """
+    runs, skipped = [], []
+    for d, Ns in grids.items():
+        for N in Ns:
+            need = memory_needed(d, N)
+            if need > budget_bytes:
+                skipped.append({"d": d, "N": N, "needed_bytes": need, "budget_bytes": budget_bytes})
+                continue
+            x0, theta = make_problem(d, N, None, "euler", seed)
+            y = np.zeros(d)
+            base = peak_memory(lambda: final_state(x0, theta, "tanh"))
+            g_theta = N * d * d * F8
+            traj = (N + 1) * d * F8
+            for method in ("adjoint", "backprop"):
+                mem = peak_memory(lambda: gradient(x0, theta, y, "tanh", method=method))
+                runs.append({
+                    "d": d, "N": N, "method": method,
+                    "peak": mem.peak, "retained": mem.retained,
+                    "grad_theta_bytes": g_theta, "theta_bytes": g_theta, "trajectory_bytes": traj,
+                    "validation_peak": base.peak,
+                    "working": mem.peak - g_theta,
+                    "beyond_validation": mem.peak - g_theta - base.peak,
+                })
+            del x0, theta
+    slopes = []
+    for d in grids:
+        for method in ("adjoint", "backprop"):
+            sel = [r for r in runs if r["d"] == d and r["method"] == method]
+            if len(sel) < 2:
+                continue
+            Ns = [r["N"] for r in sel]
+            slopes.append({
+                "d": d, "method": method, "N": Ns,
+                "slope_peak": loglog_slope(Ns, [r["peak"] for r in sel]),
+                "slope_working": loglog_slope(Ns, [r["working"] for r in sel]),
+                "slope_beyond_validation": loglog_slope(Ns, [r["beyond_validation"] for r in sel]),
+            })
+    return {
+        "name": "gradient memory, adjoint vs backprop (tanh, Euler, one input)",
+        "kind": "memory",
+        "params": {"grids": {str(d): list(Ns) for d, Ns in grids.items()}, "seed": seed,
+                   "budget_bytes": budget_bytes},
+        "runs": runs,
+        "skipped": skipped,
+        "slopes": slopes,
+    }
+
+
+def plot_memory(result, path):
+    """Log-log working memory against N, both methods, one line per d; saved to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = result["runs"]
+    slopes = {(s["d"], s["method"]): s for s in result["slopes"]}
+    ds = sorted({r["d"] for r in runs})
+    colors = {"backprop": "#c0392b", "adjoint": "#1f5fa8"}
+    markers = {ds[0]: "o", ds[-1]: "s"} if len(ds) > 1 else {ds[0]: "o"}
+    plt.rcParams.update({"font.size": 10, "axes.titlesize": 10.5, "legend.fontsize": 8.5})
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.2), constrained_layout=True)
+    panels = (
+        ("working", "slope_working",
+         "(a) peak $-$ size of $\\nabla_\\theta$ (the public call)"),
+        ("beyond_validation", "slope_beyond_validation",
+         "(b) also minus the input-validation baseline\n(copy of $\\theta$ + isfinite mask)"),
+    )
+    for ax, (key, skey, title) in zip(axes, panels):
+        for d in ds:
+            for method in ("backprop", "adjoint"):
+                sel = [r for r in runs if r["d"] == d and r["method"] == method]
+                if not sel:
+                    continue
+                Ns = np.array([r["N"] for r in sel])
+                vals = np.array([r[key] for r in sel], dtype=float)
+                ok = vals > 0
+                s = slopes.get((d, method), {}).get(skey, float("nan"))
+                ax.loglog(Ns[ok], vals[ok], marker=markers.get(d, "o"), color=colors[method],
+                          linestyle="-" if d == ds[-1] else "--", markersize=5,
+                          label=f"{method}, d = {d} (slope {s:.2f})")
+        if key == "beyond_validation":
+            for d in ds:
+                Ns = np.array(sorted({r["N"] for r in runs if r["d"] == d}))
+                ax.loglog(Ns, (Ns + 1) * d * F8, color="0.55", linestyle=":", linewidth=1.2,
+                          label=f"trajectory size 8(N+1)d, d = {d}")
+        ax.set_xlabel("depth $N$")
+        ax.set_ylabel("bytes (tracemalloc)")
+        ax.set_title(title)
+        ax.grid(True, which="major", alpha=0.35)
+        ax.grid(True, which="minor", alpha=0.12)
+        ax.legend(loc="upper left", frameon=False)
+    fig.suptitle("theory.resnet.gradient: working memory against depth (tanh residual, Euler, one input)",
+                 fontsize=11)
+    fig.savefig(path, dpi=200)
+    plt.close(fig)
+    return path
