@@ -37,9 +37,8 @@ FULL = {
         dict(d=16, N=10_000, B=None, scheme="heun"),
         dict(d=16, N=10_000, B=256, scheme="heun"),
     ],
-    # d = 64 stops at N = 1e4: at N = 1e5, theta alone is 3.3 GB and a gradient call needs ~10 GB
-    # (input theta, the API's copy, grad_theta), over the 8 GB budget. d = 16 reaches N = 1e5.
-    # bench_memory checks each point against the budget itself and lists the skipped ones.
+    # d = 64 at N = 1e5: theta is 3.3 GB and grad_theta another 3.3 GB, inside the 8 GB budget.
+    # bench_memory checks each point against the budget itself and lists any skipped one.
     "memory": dict(grids={64: [100, 1_000, 10_000, 100_000], 16: [100, 1_000, 10_000, 100_000]},
                    budget_bytes=8 * 2**30),
     "timing": dict(warmup=2, min_time=0.5, max_rounds=200, min_rounds=5),
