@@ -1,0 +1,146 @@
+"""Reduced CPU reproductions of the experiments of ``resnet-node`` (Figures 1 and 4).
+
+Figure 1: a 1-D ResNet trained on x -> -x/2 must have crossing trajectories (an ODE flow cannot
+reverse orientation), one trained on x -> x/2 need not. Figure 4: on two moons, training with the
+adjoint's approximate gradients fails at small depth and matches backprop at large depth, and
+Heun needs fewer layers than Euler. The training code, the measurements and the pure verdicts
+are in :mod:`theory.resnet.training`; the negative controls in
+``tests/test_controls_resnet_node_experiments.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from theory.plots import save_figure
+from theory.resnet.training import (
+    FIG1_MSE_TOL,
+    FIG4_THRESHOLDS,
+    VARIANTS,
+    Fig1Setup,
+    Fig4Setup,
+    fig1_experiment,
+    fig1_verdict,
+    fig4_table,
+    fig4_verdict,
+)
+
+
+_STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "legend.fontsize": 8.5,
+          "xtick.labelsize": 9, "ytick.labelsize": 9, "axes.spines.top": False, "axes.spines.right": False}
+
+
+def _subplots(ncols, figsize):
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: the checks never open a window
+    import matplotlib.pyplot as plt
+
+    with matplotlib.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, ncols, figsize=figsize, layout="constrained", squeeze=False)
+    return matplotlib, fig, axes[0]
+
+
+# --------------------------------------------------------------------------- Figure 1
+
+
+def _fig1_figure(result):
+    mpl, fig, axes = _subplots(2, (9.0, 3.6))
+    N = result.N
+    layers = np.arange(N + 1)
+    colors = mpl.colormaps["coolwarm"](np.linspace(0.0, 1.0, result.x0.size))
+    with mpl.rc_context(_STYLE):
+        for ax, fit, label in ((axes[0], result.pos, r"$x \mapsto x/2$"), (axes[1], result.neg, r"$x \mapsto -x/2$")):
+            for i in range(result.x0.size):
+                ax.plot(layers, fit.trajectory[:, i], "-", color=colors[i], lw=0.9)
+            # the interpolating neural ODE of the same weights, every fourth input, for contrast
+            s = np.linspace(0.0, N, fit.ode_trajectory.shape[0])
+            for i in range(0, result.x0.size, 4):
+                ax.plot(s, fit.ode_trajectory[:, i], "-", color="k", lw=0.6, alpha=0.45,
+                        label="interpolating neural ODE" if i == 0 else None, zorder=3)
+            if fit.first_crossing is not None:
+                ax.axvline(fit.first_crossing, color="0.35", ls=":", lw=1.0)
+                ax.annotate(f"first crossing\n(layer {fit.first_crossing})", (fit.first_crossing, 0.02),
+                            xycoords=("data", "axes fraction"), xytext=(-4, 0), textcoords="offset points",
+                            ha="right", va="bottom", fontsize=8.5, color="0.3")
+            ax.legend(frameon=False, loc="upper right", handlelength=1.2)
+            ax.set_title(f"learn {label}: {fit.crossings} of {result.x0.size - 1} adjacent pairs cross\n"
+                         f"MSE {fit.mse:.1e}, max$_n$ |f$_n'$|/N = {fit.max_abs_fprime_over_N:.2g}", fontsize=10)
+            ax.set_xlabel("layer n")
+            ax.set_xlim(0, N)
+            ax.grid(True, color="0.9", lw=0.6)
+            ax.set_axisbelow(True)
+        axes[0].set_ylabel(r"activation $x_n$")
+        fig.suptitle(f"1-D ResNets of depth N = {N} (resnet-node Fig. 1); colour: input $x_0$", fontsize=11)
+    return fig
+
+
+@pytest.mark.claim("resnet-node/fig-1", kind="qualitative", aliases=("sander-thesis/fig-2.1",),
+                   title="Neural ODE trajectories never cross; a deep 1-D ResNet trained on x -> -x/2 must cross")
+def test_fig1_crossing_trajectories(claim):
+    """Criterion (:func:`theory.resnet.training.fig1_verdict`): both fits reach MSE < 1e-3; the
+    -x/2 network crosses and has a layer with f'_n <= -N (catalogue P10); the x/2 network and both
+    interpolating ODEs do not cross, and the ODE of the -x/2 network stays above the least MSE of
+    any increasing map (it cannot reverse orientation)."""
+    setup = Fig1Setup()
+    claim.expected = {"mse_max": FIG1_MSE_TOL, "crossings_neg": "> 0", "min_fprime_over_N_neg": "<= -1",
+                      "crossings_pos": 0, "ode_crossings": 0, "ode_mse_neg": ">= increasing-fit floor"}
+    result = fig1_experiment(setup)
+    measured = result.to_measured()
+    verdict = fig1_verdict(measured)
+    figure = save_figure(_fig1_figure(result), "resnet-node/fig-1")
+    claim.qualitative(verdict.passed, measured, verdict.message, figure=figure)
+
+
+# --------------------------------------------------------------------------- Figure 4
+
+_LABELS = {"euler-backprop": "ResNet, backprop", "euler-adjoint": "ResNet, adjoint",
+           "heun-backprop": "HeunNet, backprop", "heun-adjoint": "HeunNet, adjoint"}
+_STYLES = {"euler-backprop": ("C0", "-", "o"), "euler-adjoint": ("C0", "--", "s"),
+           "heun-backprop": ("C3", "-", "^"), "heun-adjoint": ("C3", "--", "D")}
+
+
+def _fig4_figure(table):
+    mpl, fig, (ax,) = _subplots(1, (5.4, 3.8))
+    depths = np.asarray(table.depths)
+    with mpl.rc_context(_STYLE):
+        for scheme, method in VARIANTS:
+            key = f"{scheme}-{method}"
+            color, ls, marker = _STYLES[key]
+            errs = 100 * table.errors[key]
+            ax.fill_between(depths, errs.min(axis=1), errs.max(axis=1), color=color, alpha=0.08 if ls == "-" else 0.15,
+                            lw=0)
+            ax.plot(depths, 100 * table.median(key), ls=ls, marker=marker, color=color, ms=5, label=_LABELS[key])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(depths)
+        ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: f"{int(round(v))}"))
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: f"{v:g}%"))
+        ax.set_xlabel("depth N")
+        ax.set_ylabel("test error (median, min-max band)")
+        ax.set_title(f"Two moons, {len(next(iter(table.errors.values()))[0])} seeds (resnet-node Fig. 4, reduced)")
+        ax.grid(True, which="both", color="0.9", lw=0.6)
+        ax.set_axisbelow(True)
+        ax.legend(frameon=False)
+    return fig
+
+
+@pytest.mark.slow
+@pytest.mark.claim("resnet-node/fig-4", kind="qualitative", aliases=("sander-thesis/fig-2.4",),
+                   title="Adjoint training fails at small depth, matches backprop at large depth; "
+                         "Heun needs fewer layers")
+def test_fig4_depth_experiment(claim):
+    """Two moons lifted to R^6, residual V tanh(W x + b) (width 16, V = 0 at init), linear head,
+    logistic loss, full-batch Adam lr 0.02, 300 steps, depths 2..16, median over 3 seeds, for
+    {Euler, Heun} x {backprop, adjoint}. Criterion: :func:`theory.resnet.training.fig4_verdict`."""
+    setup = Fig4Setup()
+    claim.expected = dict(FIG4_THRESHOLDS)
+    table = fig4_table(setup)
+    medians = {k: table.median(k) for k in table.errors}
+    verdict = fig4_verdict(table.depths, medians)
+    measured = table.to_measured()
+    measured.update({"seeds": list(setup.seeds), "steps": setup.steps, "lr": setup.lr, "n_train": setup.n_train,
+                     "n_test": setup.n_test, "noise": setup.noise, "d": setup.d, "width": setup.width})
+    figure = save_figure(_fig4_figure(table), "resnet-node/fig-4")
+    claim.qualitative(verdict.passed, measured, verdict.message, figure=figure)

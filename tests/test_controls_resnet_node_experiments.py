@@ -1,0 +1,144 @@
+"""Negative controls of the experiment checks of ``resnet-node`` (Figures 1 and 4), STYLE practice 19.
+
+Each control feeds the pure verdict of a check something that breaks the claim and asserts a
+``fail``; each also has a positive twin (the same construction, unbroken) that passes, so that a
+verdict rejecting everything would be caught. No training runs here: the Figure 1 networks are
+built by hand (one layer does all the work, the others are the identity) and the Figure 4 tables
+are synthetic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from theory.resnet import mlp
+from theory.resnet.training import (
+    Fig1Setup,
+    crossing_count,
+    fig1_measure,
+    fig1_verdict,
+    fig4_verdict,
+    init_mlp,
+)
+
+R = mlp(2)
+SETUP = Fig1Setup(N=4, width=2, n_points=17, ode_refine=2)  # small: each measurement takes < 1 s
+EPS = 0.01  # W of the working unit: tanh(EPS x) is linear to 3e-5 relative on [-1, 1]
+
+
+def _one_layer_net(slope, N=SETUP.N, layer=1):
+    """A depth-N 1-D ResNet whose layer ``layer`` maps x to about (1 + slope / N) x, others identity.
+
+    f(x, theta_layer) = V tanh(EPS x) with V = slope / EPS, so f' = slope near 0; the second hidden
+    unit and every other layer have V = 0.
+    """
+    V = np.zeros((N, 1, 2))
+    W = np.zeros((N, 2, 1))
+    W[:, :, 0] = EPS
+    V[layer, 0, 0] = slope / EPS
+    return R.pack(V, W, np.zeros((N, 2)))
+
+
+N = SETUP.N
+POS = _one_layer_net(-0.5 * N)  # layer map x -> x/2: increasing, fits x/2
+NEG = _one_layer_net(-1.5 * N)  # layer map x -> -x/2: reverses orientation, f' = -1.5 N
+
+
+def test_fig1_positive_control_passes():
+    measured = fig1_measure(POS, NEG, R, SETUP).to_measured()
+    verdict = fig1_verdict(measured)
+    assert verdict.status == "pass", verdict.message
+    assert measured["crossings_neg"] == SETUP.n_points - 1
+    assert measured["min_fprime_over_N_neg"] == pytest.approx(-1.5, rel=1e-3)
+
+
+def test_fig1_rejects_an_untrained_network():
+    """(a): V = 0 (the initialisation) is the identity, far from both targets: inconclusive, fail."""
+    untrained = init_mlp(R, N, 1, np.random.default_rng(0))
+    measured = fig1_measure(untrained, untrained, R, SETUP).to_measured()
+    verdict = fig1_verdict(measured)
+    assert verdict.status == "fail"
+    assert "(a)" in verdict.message and "inconclusive" in verdict.message
+    assert measured["mse_neg"] > 1e-3 and measured["mse_pos"] > 1e-3
+
+
+def test_fig1_rejects_a_monotone_network_in_place_of_the_reversing_one():
+    """(b): the -x/2 network replaced by an increasing one (here the x/2 network): no crossing."""
+    measured = fig1_measure(POS, POS, R, SETUP).to_measured()
+    verdict = fig1_verdict(measured)
+    assert verdict.status == "fail"
+    assert measured["crossings_neg"] == 0
+    assert "(b)" in verdict.message
+    # and a monotone network cannot fit -x/2: its MSE is at least the increasing-fit floor
+    assert measured["mse_neg"] >= measured["increasing_fit_floor_neg"]
+
+
+def _passing_measured():
+    return {"mse_pos": 1e-6, "mse_neg": 1e-6, "crossings_pos": 0, "crossings_neg": 32,
+            "min_fprime_over_N_neg": -3.0, "ode_crossings_pos": 0, "ode_crossings_neg": 0,
+            "ode_mse_neg": 0.1, "increasing_fit_floor_neg": 0.0885}
+
+
+@pytest.mark.parametrize(("change", "part"), [
+    ({"crossings_neg": 0}, "(b)"),  # a perfect -x/2 fit without crossings is impossible: must be flagged
+    ({"min_fprime_over_N_neg": -0.5}, "(b)"),  # crossing without a layer of slope <= -N contradicts P10
+    ({"crossings_pos": 3}, "(c)"),
+    ({"ode_crossings_neg": 1}, "(d)"),
+    ({"ode_mse_neg": 0.01}, "(d)"),  # an "ODE" beating every increasing map: not an ODE flow
+    ({"mse_pos": 2e-3}, "(a)"),
+])
+def test_fig1_verdict_rejects_each_broken_part(change, part):
+    assert fig1_verdict(_passing_measured()).status == "pass"
+    verdict = fig1_verdict({**_passing_measured(), **change})
+    assert verdict.status == "fail" and part in verdict.message
+
+
+def test_crossing_count_on_synthetic_trajectories():
+    x0 = np.linspace(-1, 1, 5)
+    n = np.arange(4)[:, None]
+    assert crossing_count(x0 * 0.8**n) == 0  # contraction: ordered
+    assert crossing_count(np.vstack([x0, x0, -x0 / 2])) == 4  # reversal at the last layer
+
+
+# --------------------------------------------------------------------------- Figure 4
+
+DEPTHS = (2, 4, 8, 16)
+# the catalogue's observed table (N <= 16), as fractions: the claim holds on it
+GOOD = {"euler-backprop": [0.012, 0.011, 0.012, 0.012], "euler-adjoint": [0.38, 0.105, 0.031, 0.013],
+        "heun-backprop": [0.011, 0.011, 0.013, 0.011], "heun-adjoint": [0.16, 0.019, 0.014, 0.013]}
+
+
+def test_fig4_positive_control_passes():
+    verdict = fig4_verdict(DEPTHS, GOOD)
+    assert verdict.status == "pass", verdict.message
+
+
+def test_fig4_rejects_adjoint_disagreeing_at_large_depth():
+    """(ii): the adjoint 8 points worse than backprop at N = 16 (as if its error did not vanish)."""
+    bad = {**GOOD, "heun-adjoint": [0.16, 0.019, 0.05, 0.09]}
+    verdict = fig4_verdict(DEPTHS, bad)
+    assert verdict.status == "fail"
+    part_ii = verdict.message.split(";")[1]
+    assert part_ii.strip().startswith("(ii) N=16") and part_ii.endswith("FAILS")
+
+
+def test_fig4_rejects_adjoint_that_never_fails():
+    """(i): adjoint as good as backprop at N = 2 (the approximation error would not matter)."""
+    bad = {**GOOD, "euler-adjoint": [0.02, 0.011, 0.012, 0.012], "heun-adjoint": [0.015, 0.011, 0.012, 0.012]}
+    verdict = fig4_verdict(DEPTHS, bad)
+    assert verdict.status == "fail" and "FAILS" in verdict.message.split(";")[0]
+
+
+def test_fig4_rejects_heun_worse_than_euler():
+    """(iii): scheme swapped (Heun-adjoint worse than Euler-adjoint at N = 4)."""
+    bad = {**GOOD, "heun-adjoint": [0.16, 0.2, 0.014, 0.013]}
+    verdict = fig4_verdict(DEPTHS, bad)
+    assert verdict.status == "fail" and "FAILS" in verdict.message.split(";")[2]
+
+
+def test_fig4_verdict_validates_its_table():
+    with pytest.raises(ValueError, match="contain 2 and 4"):
+        fig4_verdict((8, 16), {k: [0.1, 0.1] for k in GOOD})
+    with pytest.raises(ValueError, match="entries"):
+        fig4_verdict(DEPTHS, {**GOOD, "euler-adjoint": [0.1, 0.1]})
