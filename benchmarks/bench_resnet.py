@@ -222,38 +222,29 @@ def plot_memory(result, path):
     colors = {"backprop": "#c0392b", "adjoint": "#1f5fa8"}
     markers = {ds[0]: "o", ds[-1]: "s"} if len(ds) > 1 else {ds[0]: "o"}
     plt.rcParams.update({"font.size": 10, "axes.titlesize": 10.5, "legend.fontsize": 8.5})
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.2), constrained_layout=True)
-    panels = (
-        ("working", "slope_working",
-         "(a) peak $-$ size of $\\nabla_\\theta$ (the public call)"),
-        ("beyond_validation", "slope_beyond_validation",
-         "(b) also minus the input-validation baseline\n(copy of $\\theta$ + isfinite mask)"),
-    )
-    for ax, (key, skey, title) in zip(axes, panels):
-        for d in ds:
-            for method in ("backprop", "adjoint"):
-                sel = [r for r in runs if r["d"] == d and r["method"] == method]
-                if not sel:
-                    continue
-                Ns = np.array([r["N"] for r in sel])
-                vals = np.array([r[key] for r in sel], dtype=float)
-                ok = vals > 0
-                s = slopes.get((d, method), {}).get(skey, float("nan"))
-                ax.loglog(Ns[ok], vals[ok], marker=markers.get(d, "o"), color=colors[method],
-                          linestyle="-" if d == ds[-1] else "--", markersize=5,
-                          label=f"{method}, d = {d} (slope {s:.2f})")
-        if key == "beyond_validation":
-            for d in ds:
-                Ns = np.array(sorted({r["N"] for r in runs if r["d"] == d}))
-                ax.loglog(Ns, (Ns + 1) * d * F8, color="0.55", linestyle=":", linewidth=1.2,
-                          label=f"trajectory size 8(N+1)d, d = {d}")
-        ax.set_xlabel("depth $N$")
-        ax.set_ylabel("bytes (tracemalloc)")
-        ax.set_title(title)
-        ax.grid(True, which="major", alpha=0.35)
-        ax.grid(True, which="minor", alpha=0.12)
-        ax.legend(loc="upper left", frameon=False)
-    fig.suptitle("theory.resnet.gradient: working memory against depth (tanh residual, Euler, one input)",
+    fig, ax = plt.subplots(figsize=(6.0, 4.4), constrained_layout=True)
+    for d in ds:
+        for method in ("backprop", "adjoint"):
+            sel = [r for r in runs if r["d"] == d and r["method"] == method]
+            if not sel:
+                continue
+            Ns = np.array([r["N"] for r in sel])
+            vals = np.array([r["working"] for r in sel], dtype=float)
+            ok = vals > 0
+            s = slopes.get((d, method), {}).get("slope_working", float("nan"))
+            ax.loglog(Ns[ok], vals[ok], marker=markers.get(d, "o"), color=colors[method],
+                      linestyle="-" if d == ds[-1] else "--", markersize=5,
+                      label=f"{method}, d = {d} (slope {s:.2f})")
+    for d in ds:
+        Ns = np.array(sorted({r["N"] for r in runs if r["d"] == d}))
+        ax.loglog(Ns, (Ns + 1) * d * F8, color="0.55", linestyle=":", linewidth=1.2,
+                  label=f"trajectory size 8(N+1)d, d = {d}")
+    ax.set_xlabel("depth $N$")
+    ax.set_ylabel("peak $-$ size of $\\nabla_\\theta$ (bytes, tracemalloc)")
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", alpha=0.12)
+    ax.legend(loc="upper left", frameon=False, fontsize=8)
+    fig.suptitle("theory.resnet.gradient: working memory against depth\n(tanh residual, Euler, one input)",
                  fontsize=11)
     fig.savefig(path, dpi=200)
     plt.close(fig)
