@@ -35,6 +35,18 @@ from .._tanh import tanh
 LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
 
 
+@njit(cache=True, error_model="numpy")
+def _mlp_hidden(m, d, x_row, th, a):
+    """a = tanh(W x + b), the hidden layer of the perceptron family (W at d m, b at 2 d m in th)."""
+    off_w = d * m
+    off_b = 2 * d * m
+    for k in range(m):
+        s = th[off_b + k]
+        for j in range(d):
+            s += th[off_w + k * d + j] * x_row[j]
+        a[k] = tanh(s)
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def _residual(code, m, x, th, out, work, activate):
     """out[b] = f(x[b], th) for every row b of the batch.
@@ -75,14 +87,8 @@ def _residual(code, m, x, th, out, work, activate):
             for i in range(B * d):
                 flat[i] = tanh(flat[i])
     elif code == MLP:
-        off_w = d * m
-        off_b = 2 * d * m
         for b in range(B):
-            for k in range(m):
-                s = th[off_b + k]
-                for j in range(d):
-                    s += th[off_w + k * d + j] * x[b, j]
-                work[0, k] = tanh(s)
+            _mlp_hidden(m, d, x[b], th, work[0])
             for i in range(d):
                 s = 0.0
                 for k in range(m):
@@ -145,11 +151,7 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work):
         off_w = d * m
         off_b = 2 * d * m
         for b in range(B):
-            for k in range(m):
-                s = th[off_b + k]
-                for j in range(d):
-                    s += th[off_w + k * d + j] * x[b, j]
-                work[0, k] = tanh(s)
+            _mlp_hidden(m, d, x[b], th, work[0])
             # dV = g a^T; r = (V^T g) * (1 - a^2); dW = r x^T; db = r; dx = W^T r
             for i in range(d):
                 for k in range(m):
