@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import as_float_array, check_finite_output
 from . import _kernels
 
-__all__ = ["product", "loss", "gradient"]
+__all__ = ["data_moments", "gradient", "loss", "partial_products", "product"]
 
 
 def _theta(theta, func):
@@ -59,10 +59,74 @@ def product(theta):
     """
     theta = _theta(theta, "theory.linear.product")
     N, d, _ = theta.shape
-    before, after = np.empty((N, d, d)), np.empty((N, d, d))
-    _kernels.prefix_suffix(theta, before, after)
+    before, after = _partial(theta)
     Pi = (np.eye(d) + theta[N - 1] / N) @ before[N - 1]
     return check_finite_output(Pi, "the product", func="theory.linear.product")
+
+
+def _partial(theta):
+    N, d, _ = theta.shape
+    before, after = np.empty((N, d, d)), np.empty((N, d, d))
+    _kernels.prefix_suffix(theta, before, after, np.empty((d, d)))
+    return before, after
+
+
+def partial_products(theta):
+    r"""Products of the layers before and after each layer, for all layers in O(N d^3).
+
+    Returns
+    -------
+    before : ndarray, shape (N, d, d)
+        ``before[n - 1]`` = :math:`\Pi_{n:} = (I + \theta_{n-1}/N) \cdots (I + \theta_1/N)`.
+    after : ndarray, shape (N, d, d)
+        ``after[n - 1]`` = :math:`\Pi_{:n} = (I + \theta_N/N) \cdots (I + \theta_{n+1}/N)`.
+
+    So that Pi = after[n] (I + theta[n] / N) before[n] for every n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory.linear import partial_products, product
+    >>> theta = np.random.default_rng(0).standard_normal((5, 2, 2))
+    >>> before, after = partial_products(theta)
+    >>> bool(np.allclose(after[2] @ (np.eye(2) + theta[2] / 5) @ before[2], product(theta)))
+    True
+    """
+    theta = _theta(theta, "theory.linear.partial_products")
+    before, after = _partial(theta)
+    check_finite_output(before, "the products", func="theory.linear.partial_products")
+    check_finite_output(after, "the products", func="theory.linear.partial_products")
+    return before, after
+
+
+def data_moments(X, Y):
+    r"""Reduce data pairs (x_k, y_k) to (Sigma, B) of the loss ||Pi - B||^2_Sigma.
+
+    .. math:: \Sigma = \tfrac1n \sum_k x_k x_k^\top, \qquad B = \Big(\tfrac1n \sum_k y_k x_k^\top\Big)\Sigma^{-1},
+
+    so that :math:`\tfrac1n\sum_k \|\Pi x_k - y_k\|^2 = \|\Pi - B\|_\Sigma^2 - \|B\|_\Sigma^2 + \tfrac1n\sum_k\|y_k\|^2`
+    (the two losses differ by a constant, so their gradients are equal).
+
+    Parameters
+    ----------
+    X, Y : array_like, shape (n, d)
+        Inputs and targets; X must have rank d.
+
+    Returns
+    -------
+    Sigma, B : ndarray, shape (d, d)
+    """
+    func = "theory.linear.data_moments"
+    X = as_float_array(X, "X", func=func, ndim=2, min_size=1)
+    Y = as_float_array(Y, "Y", func=func, shape=X.shape)
+    n = X.shape[0]
+    Sigma = X.T @ X / n
+    if np.linalg.matrix_rank(Sigma) < X.shape[1]:
+        raise ValueError(f"`X` of {func} must have rank d = {X.shape[1]} (Sigma must be invertible); "
+                         f"got rank {np.linalg.matrix_rank(Sigma)}.")
+    C = Y.T @ X / n
+    B = np.linalg.solve(Sigma, C.T).T  # C Sigma^{-1}, Sigma symmetric
+    return Sigma, B
 
 
 def loss(theta, Sigma, B):
@@ -101,6 +165,7 @@ def gradient(theta, Sigma, B, *, return_loss=False):
     N, d, _ = theta.shape
     Sigma, B = _sigma_b(Sigma, B, d, func)
     before, after, grad = np.empty((N, d, d)), np.empty((N, d, d)), np.empty((N, d, d))
-    value = _kernels.gradient(theta, Sigma, B, before, after, grad)
+    A, E, T = np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
+    value = _kernels.gradient(theta, Sigma, B, before, after, grad, A, E, T)
     check_finite_output(grad, "the gradient", func=func)
     return (grad, float(value)) if return_loss else grad

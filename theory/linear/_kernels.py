@@ -1,7 +1,8 @@
 """Numba kernels of the deep linear ResNet (``resnet-node`` Section 3.2). Private; see ``_api.py``.
 
-Layer n (1-indexed in the paper, index n - 1 here) is the matrix A_n = I + theta_n / N. The
-end-to-end matrix is Pi = A_N ... A_1 (layer 1 acts first).
+Layer n (1-indexed in the paper, index n - 1 here) is the matrix A_n = I + theta_n / N; the
+end-to-end matrix is Pi = A_N ... A_1 (layer 1 acts first). All products are d x d and written as
+plain loops: for the small d of these experiments a loop beats a BLAS call per product.
 """
 
 import numpy as np
@@ -9,45 +10,121 @@ from numba import njit
 
 
 @njit(cache=True)
-def _layer(theta, n, N, out):
-    """out = I + theta[n] / N."""
-    d = theta.shape[1]
+def _matmul(A, B, out):
+    """out = A @ B for square matrices (out must not alias A or B)."""
+    d = A.shape[0]
     for i in range(d):
         for j in range(d):
-            out[i, j] = theta[n, i, j] / N
+            out[i, j] = 0.0
+        for k in range(d):
+            a = A[i, k]
+            for j in range(d):
+                out[i, j] += a * B[k, j]
+
+
+@njit(cache=True)
+def _layer(theta_n, N, out):
+    """out = I + theta_n / N."""
+    d = theta_n.shape[0]
+    for i in range(d):
+        for j in range(d):
+            out[i, j] = theta_n[i, j] / N
         out[i, i] += 1.0
 
 
 @njit(cache=True)
-def prefix_suffix(theta, before, after):
+def prefix_suffix(theta, before, after, A):
     """before[n] = A_{n-1} ... A_1 (layers before n), after[n] = A_N ... A_{n+1} (layers after n).
 
-    theta (N, d, d); before, after (N, d, d); index n here is layer n + 1. O(N d^3).
+    theta (N, d, d); before, after (N, d, d); A (d, d) scratch; index n here is layer n + 1.
+    Returns nothing; O(N d^3).
     """
     N, d, _ = theta.shape
-    A = np.empty((d, d))
-    before[0] = np.eye(d)
+    for i in range(d):
+        for j in range(d):
+            before[0, i, j] = 1.0 if i == j else 0.0
+            after[N - 1, i, j] = 1.0 if i == j else 0.0
     for n in range(1, N):
-        _layer(theta, n - 1, N, A)
-        before[n] = A @ before[n - 1]
-    after[N - 1] = np.eye(d)
+        _layer(theta[n - 1], N, A)
+        _matmul(A, before[n - 1], before[n])
     for n in range(N - 2, -1, -1):
-        _layer(theta, n + 1, N, A)
-        after[n] = after[n + 1] @ A
+        _layer(theta[n + 1], N, A)
+        _matmul(after[n + 1], A, after[n])
 
 
 @njit(cache=True)
-def gradient(theta, Sigma, B, before, after, grad):
-    """grad[n] = (2/N) after[n]^T (Pi - B) Sigma before[n]^T, the exact gradient of ||Pi - B||_Sigma^2.
+def gradient(theta, Sigma, B, before, after, grad, A, E, T):
+    """grad[n] = (2/N) after[n]^T (Pi - B) Sigma before[n]^T for every layer; returns the loss.
 
-    Returns the loss Tr((Pi - B) Sigma (Pi - B)^T).
+    The loss is Tr((Pi - B) Sigma (Pi - B)^T). ``A``, ``E``, ``T`` are (d, d) scratch; O(N d^3).
     """
     N, d, _ = theta.shape
-    prefix_suffix(theta, before, after)
-    A = np.empty((d, d))
-    _layer(theta, N - 1, N, A)
-    E = A @ before[N - 1] - B
-    ES = E @ Sigma
+    prefix_suffix(theta, before, after, A)
+    _layer(theta[N - 1], N, A)
+    _matmul(A, before[N - 1], E)  # Pi
+    for i in range(d):
+        for j in range(d):
+            E[i, j] -= B[i, j]
+    _matmul(E, Sigma, T)  # (Pi - B) Sigma
+    value = 0.0
+    for i in range(d):
+        for j in range(d):
+            value += T[i, j] * E[i, j]
+    scale = 2.0 / N
     for n in range(N):
-        grad[n] = (2.0 / N) * (after[n].T @ ES @ before[n].T)
-    return np.sum(ES * E)
+        # A = after[n]^T T, then grad[n] = scale * A before[n]^T
+        for i in range(d):
+            for j in range(d):
+                A[i, j] = 0.0
+            for k in range(d):
+                a = after[n, k, i]
+                for j in range(d):
+                    A[i, j] += a * T[k, j]
+        for i in range(d):
+            for j in range(d):
+                acc = 0.0
+                for k in range(d):
+                    acc += A[i, k] * before[n, j, k]
+                grad[n, i, j] = scale * acc
+    return value
+
+
+@njit(cache=True)
+def gradient_per_layer_products(theta, Sigma, B, grad, A, P, Q, R):
+    """The same gradient with the products before and after each layer recomputed: O(N^2 d^3).
+
+    The naive reference the benchmarks compare with (and an independent check in the tests).
+    """
+    N, d, _ = theta.shape
+    # Pi
+    for i in range(d):
+        for j in range(d):
+            P[i, j] = 1.0 if i == j else 0.0
+    for n in range(N):
+        _layer(theta[n], N, A)
+        _matmul(A, P, Q)
+        P[:, :] = Q
+    for i in range(d):
+        for j in range(d):
+            P[i, j] -= B[i, j]
+    E = P.copy()
+    _matmul(E, Sigma, R)  # (Pi - B) Sigma
+    for n in range(N):
+        # Q = product of the layers before n, P = product of the layers after n
+        for i in range(d):
+            for j in range(d):
+                Q[i, j] = 1.0 if i == j else 0.0
+                P[i, j] = 1.0 if i == j else 0.0
+        for k in range(n):
+            _layer(theta[k], N, A)
+            _matmul(A, Q, E)
+            Q[:, :] = E
+        for k in range(N - 1, n, -1):
+            _layer(theta[k], N, A)
+            _matmul(P, A, E)
+            P[:, :] = E
+        _matmul(P.T.copy(), R, E)
+        _matmul(E, Q.T.copy(), A)
+        for i in range(d):
+            for j in range(d):
+                grad[n, i, j] = 2.0 / N * A[i, j]

@@ -1,0 +1,314 @@
+r"""The rescaled gradient flow of the deep linear ResNet and the objects of Prop. 2 and Th. 1
+(``resnet-node`` Section 3.2; thesis Section 2.3.2 and Appendix 2.A.2-2.A.5).
+
+The flow is :math:`\dot\theta_n = -N \nabla_n` with :math:`\nabla_n` the exact gradient of
+:math:`\ell = \|\Pi - B\|_\Sigma^2` (factor 2 included; see ERRATA.md). It is integrated by SciPy's
+DOP853 (an adaptive Runge-Kutta method of order 8 with embedded error control) on the flattened
+weights, with the gradient kernel of :mod:`theory.linear._kernels` as right-hand side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval
+from . import _kernels
+from ._api import _sigma_b, _theta
+
+__all__ = [
+    "Assumption1",
+    "FlowInfo",
+    "assumption1",
+    "depth_embedding",
+    "flow_diagnostics",
+    "gradient_flow",
+    "initial_weights",
+    "prop2_constants",
+]
+
+
+class _Gradient:
+    """Preallocated buffers and the flat right-hand side -N grad of the flow."""
+
+    def __init__(self, N, d, Sigma, B):
+        self.N, self.d, self.Sigma, self.B = N, d, Sigma, B
+        self.before, self.after, self.grad = (np.empty((N, d, d)) for _ in range(3))
+        self.A, self.E, self.T = (np.empty((d, d)) for _ in range(3))
+        self.nfev = 0
+
+    def __call__(self, theta):
+        loss = _kernels.gradient(theta, self.Sigma, self.B, self.before, self.after, self.grad,
+                                 self.A, self.E, self.T)
+        return self.grad, loss
+
+    def rhs(self, _t, y):
+        self.nfev += 1
+        grad, _ = self(y.reshape(self.N, self.d, self.d))
+        return -self.N * grad.ravel()
+
+
+@dataclass(frozen=True)
+class FlowInfo:
+    """Quantities along the flow at the requested times.
+
+    Attributes
+    ----------
+    t : ndarray, shape (T,)
+    loss : ndarray, shape (T,)
+        :math:`\\ell(t) = \\|\\Pi(t) - B\\|_\\Sigma^2`.
+    max_weight : ndarray, shape (T,)
+        :math:`\\max_n \\|\\theta_n(t)\\|_F`.
+    layer_difference : ndarray, shape (T,)
+        :math:`N \\max_n \\|\\theta_{n+1}(t) - \\theta_n(t)\\|_F` (bounded in N by Prop. 2).
+    pl : ndarray, shape (T, N)
+        :math:`N^2 \\|\\nabla_n(t)\\|_F^2 / \\ell(t)`, the layer-wise PL ratio of the proof.
+    nfev : int
+        Right-hand-side evaluations of the integrator (0 when computed from given weights).
+    """
+
+    t: np.ndarray
+    loss: np.ndarray
+    max_weight: np.ndarray
+    layer_difference: np.ndarray
+    pl: np.ndarray
+    nfev: int = 0
+
+
+def flow_diagnostics(theta_t, Sigma, B, t=None):
+    """Loss, largest weight, N times the largest layer difference and the PL ratios of weights
+    ``theta_t`` of shape (T, N, d, d) (for instance the output of :func:`gradient_flow`).
+
+    Returns a :class:`FlowInfo`.
+    """
+    func = "theory.linear.flow_diagnostics"
+    theta_t = as_float_array(theta_t, "theta_t", func=func, ndim=4)
+    T, N, d, e = theta_t.shape
+    if d != e or N < 1 or T < 1:
+        raise ValueError(f"`theta_t` of {func} must have shape (T, N, d, d); got {theta_t.shape}.")
+    Sigma, B = _sigma_b(Sigma, B, d, func)
+    g = _Gradient(N, d, Sigma, B)
+    loss, pl = np.empty(T), np.empty((T, N))
+    for k in range(T):
+        grad, loss[k] = g(theta_t[k])
+        with np.errstate(divide="ignore", invalid="ignore"):  # a zero loss gives nan, reported as such
+            pl[k] = N**2 * np.sum(grad**2, axis=(1, 2)) / loss[k]
+    max_weight = np.max(np.sqrt(np.sum(theta_t**2, axis=(2, 3))), axis=1)
+    if N > 1:
+        diff = N * np.max(np.sqrt(np.sum(np.diff(theta_t, axis=1) ** 2, axis=(2, 3))), axis=1)
+    else:
+        diff = np.zeros(T)
+    times = np.arange(T, dtype=float) if t is None else as_float_array(t, "t", func=func, shape=(T,))
+    return FlowInfo(times, loss, max_weight, diff, pl)
+
+
+def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=False):
+    r"""Integrate the rescaled gradient flow :math:`\dot\theta_n = -N\nabla_n` of :math:`\|\Pi - B\|^2_\Sigma`.
+
+    Parameters
+    ----------
+    theta0 : array_like, shape (N, d, d)
+        Initial weights (``theta0[0]`` is theta_1).
+    Sigma : array_like, shape (d, d)
+        Symmetric positive definite.
+    B : array_like, shape (d, d)
+    t : array_like, shape (T,)
+        Non-decreasing times >= 0 at which to return the weights; the flow starts at t = 0.
+    rtol, atol : float
+        Tolerances of DOP853's local error control (per weight entry).
+    full_output : bool
+        Also return a :class:`FlowInfo` with the loss, weight norms, layer differences and PL
+        ratios at the times ``t``.
+
+    Returns
+    -------
+    theta_t : ndarray, shape (T, N, d, d)
+    info : FlowInfo, only with ``full_output=True``
+
+    Raises
+    ------
+    ValueError
+        Wrong shapes, Sigma not symmetric positive definite, times negative or decreasing, NaN.
+    RuntimeError
+        The integrator failed.
+
+    Notes
+    -----
+    Discrete gradient descent theta <- theta - eta grad L is this flow's Euler scheme with time
+    step eta / N. Claims ``resnet-node/prop-2``, ``thm-1``, ``lemma-1``, ``lemma-2``, ``fig-2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory.linear import gradient_flow, loss
+    >>> theta_t = gradient_flow(np.zeros((4, 2, 2)), np.eye(2), 1.1 * np.eye(2), [0.0, 5.0])
+    >>> bool(loss(theta_t[1], np.eye(2), 1.1 * np.eye(2)) < 1e-6)
+    True
+    """
+    func = "theory.linear.gradient_flow"
+    theta0 = _theta(theta0, func)
+    N, d, _ = theta0.shape
+    Sigma, B = _sigma_b(Sigma, B, d, func)
+    times = as_float_array(t, "t", func=func, ndim=1, min_size=1)
+    if times[0] < 0 or np.any(np.diff(times) < 0):
+        raise ValueError(f"`t` of {func} must be non-negative and non-decreasing; got {times}.")
+    rtol = check_interval(rtol, "rtol", 0.0, 1.0, func=func)
+    atol = check_interval(atol, "atol", 0.0, np.inf, func=func)
+    g = _Gradient(N, d, Sigma, B)
+    y0 = theta0.ravel().copy()
+    if times[-1] > 0:
+        sol = solve_ivp(g.rhs, (0.0, times[-1]), y0, method="DOP853", t_eval=times, rtol=rtol, atol=atol)
+        if not sol.success:
+            raise RuntimeError(f"{func}: DOP853 failed: {sol.message}")
+        theta_t = sol.y.T.reshape(len(times), N, d, d)
+    else:
+        theta_t = np.broadcast_to(theta0, (len(times), N, d, d)).copy()
+    check_finite_output(theta_t, "the weights", func=func, hint="The flow diverged; check Sigma and B.")
+    if not full_output:
+        return theta_t
+    info = flow_diagnostics(theta_t, Sigma, B, times)
+    return theta_t, FlowInfo(info.t, info.loss, info.max_weight, info.layer_difference, info.pl, g.nfev)
+
+
+@dataclass(frozen=True)
+class Assumption1:
+    """Assumption 1 of ``resnet-node`` at an initialisation.
+
+    Attributes
+    ----------
+    sqrt_loss : float
+        :math:`\\sqrt{\\ell(0)}`.
+    threshold : float
+        :math:`m / (4\\sqrt{2 M e^3})` (the paper's constant; see ERRATA.md for the thesis').
+    max_weight : float
+        :math:`\\max_n \\|\\theta_n(0)\\|_F`, required <= 1/4.
+    m, M : float
+        Extreme eigenvalues of Sigma.
+    holds : bool
+    """
+
+    sqrt_loss: float
+    threshold: float
+    max_weight: float
+    m: float
+    M: float
+    holds: bool
+
+
+def assumption1(theta0, Sigma, B):
+    r"""Check Assumption 1: :math:`\sqrt{\ell(0)} < m/(4\sqrt{2Me^3})` and :math:`\|\theta_n(0)\| \le 1/4`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory.linear import assumption1
+    >>> assumption1(np.zeros((8, 2, 2)), np.eye(2), 1.01 * np.eye(2)).holds
+    True
+    """
+    func = "theory.linear.assumption1"
+    theta0 = _theta(theta0, func)
+    N, d, _ = theta0.shape
+    Sigma, B = _sigma_b(Sigma, B, d, func)
+    eig = np.linalg.eigvalsh(Sigma)
+    m, M = float(eig[0]), float(eig[-1])
+    _, loss0 = _Gradient(N, d, Sigma, B)(theta0)
+    threshold = m / (4 * np.sqrt(2 * M * np.e**3))
+    max_weight = float(np.max(np.sqrt(np.sum(theta0**2, axis=(1, 2)))))
+    sqrt_loss = float(np.sqrt(loss0))
+    return Assumption1(sqrt_loss, float(threshold), max_weight, m, M, bool(sqrt_loss < threshold and max_weight <= 0.25))
+
+
+def prop2_constants(theta0, Sigma, B):
+    r"""The explicit constants that the proof of Prop. 2 gives, for the exact gradient.
+
+    With :math:`\ell_0 = \ell(0)`, m, M the extreme eigenvalues of Sigma and
+    :math:`C_0 = N \max_n \|\theta_{n+1}(0) - \theta_n(0)\|_F`, and while every
+    :math:`\|\theta_n\| \le 1/2`:
+
+    * PL: :math:`\tfrac{4}{e} m \ell \le N^2\|\nabla_n\|_F^2 \le 4 e M \ell` (``pl_low``, ``pl_high``,
+      as multiples of :math:`\ell`);
+    * loss: :math:`\ell(t) \le e^{-4mt/e}\ell_0` (``loss_rate`` = 4m/e);
+    * movement: :math:`\|\theta_n(t) - \theta_n(0)\|_F \le e^{3/2}\sqrt{M\ell_0}/m` (``movement``);
+    * smoothness: :math:`N\|\theta_{n+1}(t) - \theta_n(t)\|_F \le C_0 + 2e^{3/2}\sqrt{M\ell_0}/m` (``smoothness``);
+    * time-Lipschitz: :math:`\|\dot\theta_n\|_F \le 2\sqrt{e M \ell_0}` (``time_lipschitz``).
+
+    Returns a dict with these and ``l0``, ``m``, ``M``, ``C0``.
+    """
+    func = "theory.linear.prop2_constants"
+    theta0 = _theta(theta0, func)
+    N, d, _ = theta0.shape
+    Sigma, B = _sigma_b(Sigma, B, d, func)
+    eig = np.linalg.eigvalsh(Sigma)
+    m, M = float(eig[0]), float(eig[-1])
+    _, l0 = _Gradient(N, d, Sigma, B)(theta0)
+    C0 = float(N * np.max(np.sqrt(np.sum(np.diff(theta0, axis=0) ** 2, axis=(1, 2))))) if N > 1 else 0.0
+    movement = np.e**1.5 * np.sqrt(M * l0) / m
+    return {
+        "l0": float(l0), "m": m, "M": M, "C0": C0,
+        "pl_low": 4 * m / np.e, "pl_high": 4 * np.e * M, "loss_rate": 4 * m / np.e,
+        "movement": float(movement), "smoothness": float(C0 + 2 * movement),
+        "time_lipschitz": float(2 * np.sqrt(np.e * M * l0)),
+    }
+
+
+def initial_weights(N, d, kind, rng=None, *, scale=0.25):
+    r"""Initial weights of the deep linear ResNet, shape (N, d, d).
+
+    ``kind``:
+
+    * ``"zero"``: theta_n = 0;
+    * ``"constant"``: theta_n = scale G / ||G||_F for one Gaussian G (tied; C_0 = 0);
+    * ``"cosine"``: theta_n = scale cos(pi n / N) G / ||G||_F, smooth in depth (C_0 <= pi scale);
+    * ``"iid"``: theta_n = scale G_n / ||G_n||_F with G_n i.i.d. Gaussian (differences O(1): the
+      contrast case, outside the assumptions of Prop. 2).
+
+    With the default scale 1/4 every ||theta_n||_F <= 1/4, as Assumption 1 asks.
+    """
+    func = "theory.linear.initial_weights"
+    N = check_int(N, "N", func=func, minimum=1)
+    d = check_int(d, "d", func=func, minimum=1)
+    check_choice(kind, "kind", ("zero", "constant", "cosine", "iid"), func=func)
+    scale = check_interval(scale, "scale", 0.0, np.inf, func=func, closed="left")
+    if kind == "zero":
+        return np.zeros((N, d, d))
+    if rng is None:
+        raise ValueError(f"`rng` of {func} must be a numpy.random.Generator for kind {kind!r}.")
+    if kind == "iid":
+        G = rng.standard_normal((N, d, d))
+        return scale * G / np.sqrt(np.sum(G**2, axis=(1, 2)))[:, None, None]
+    G = rng.standard_normal((d, d))
+    G *= scale / np.linalg.norm(G)
+    if kind == "constant":
+        return np.broadcast_to(G, (N, d, d)).copy()
+    n = np.arange(1, N + 1)[:, None, None]
+    return np.cos(np.pi * n / N) * G
+
+
+def depth_embedding(theta_t, s):
+    r""":math:`\psi_N(s, t) = \theta_{\lfloor Ns \rfloor}(t)`, the piecewise-constant function of depth.
+
+    With 1-indexed weights the paper's formula needs theta_0 for s < 1/N; the convention here is
+    layer min(floor(N s) + 1, N), i.e. ``theta[..., min(floor(N s), N - 1), :, :]``, which agrees
+    with the paper for every s >= 1/N.
+
+    Parameters
+    ----------
+    theta_t : array_like, shape (..., N, d, d)
+    s : array_like, values in [0, 1]
+
+    Returns
+    -------
+    ndarray, shape (..., len(s), d, d)
+    """
+    func = "theory.linear.depth_embedding"
+    theta_t = np.asarray(theta_t, dtype=np.float64)
+    if theta_t.ndim < 3:
+        raise ValueError(f"`theta_t` of {func} must have shape (..., N, d, d); got {theta_t.shape}.")
+    s = as_float_array(s, "s", func=func, ndim=(0, 1))
+    if np.any((s < 0) | (s > 1)):
+        raise ValueError(f"`s` of {func} must lie in [0, 1].")
+    N = theta_t.shape[-3]
+    idx = np.minimum(np.floor(N * np.atleast_1d(s)).astype(int), N - 1)
+    return np.take(theta_t, idx, axis=-3)
