@@ -4,9 +4,12 @@ Usage::
 
     python benchmarks/run.py            # full sizes (a few minutes on a 2-core machine)
     python benchmarks/run.py --quick    # small sizes: a smoke test of the harness, still prints ratios
+    python benchmarks/run.py --only linear   # one family (resnet or linear); combines with --quick
 
 ``--quick`` writes ``results-quick.json`` and ``resnet_memory-quick.png`` so that it never overwrites
-the full results. Never part of ``make test``; pytest does not collect this directory.
+the full results; ``--only FAMILY`` writes ``results-FAMILY[-quick].json`` so that it never
+overwrites the results of both families. Never part of ``make test``; pytest does not collect this
+directory.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ if str(HERE) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+import bench_linear  # noqa: E402
 import bench_resnet  # noqa: E402
 from _harness import fmt_bytes, fmt_time, format_table, load_average, machine_info  # noqa: E402
 
@@ -44,6 +48,14 @@ FULL = {
                    budget_bytes=8 * 2**30),
     "timing": dict(warmup=2, min_time=0.5, max_rounds=200, min_rounds=5),
     "compile": None,  # every entry point
+    # theory.linear: gradient cost exponent 1.0 +- 0.1 over N = 256..16384 at d = 8; prefix/suffix
+    # products >= 50x the per-layer kernel at N = 4096; the flow at N = 1024 in seconds.
+    "linear": {
+        "scaling": dict(d=8, Ns=[256 * 2**k for k in range(7)], target=1.0, tolerance=0.1),
+        "naive": dict(d=8, N=4096, target=50.0, rounds=3),
+        "flow": dict(N=1024, d=8, t_end=20.0, n_times=21, B_size=0.6, rounds=2),
+        "compile": None,
+    },
 }
 QUICK = {
     "forward": [
@@ -55,6 +67,12 @@ QUICK = {
     "memory": dict(grids={16: [10, 100, 1_000]}, budget_bytes=2**30),
     "timing": dict(warmup=1, min_time=0.05, max_rounds=50, min_rounds=3),
     "compile": ["forward euler"],
+    "linear": {
+        "scaling": dict(d=8, Ns=[64 * 2**k for k in range(5)], target=1.0, tolerance=0.1),
+        "naive": dict(d=8, N=256, target=50.0, rounds=3),
+        "flow": dict(N=128, d=8, t_end=20.0, n_times=21, B_size=0.6, rounds=2),
+        "compile": ["linear gradient"],
+    },
 }
 
 
@@ -175,48 +193,153 @@ def print_compile(result):
     print()
 
 
+def _ci_text(r):
+    lo, hi = r["slope_ci"]
+    return f"[{lo:.3f}, {hi:.3f}]"
+
+
+def _faults(n):
+    return "-" if n is None else f"{n:.0f}"
+
+
+def print_linear_compile(result):
+    rows = [[name, fmt_time(t)] for name, t in result["seconds"].items()]
+    print(format_table(["entry point", "first call"], rows, title="Cold JIT compilation, theory.linear: first call "
+                       "in a fresh interpreter with an empty Numba cache (includes one tiny run, d = 4, N = 8)"))
+    print()
+
+
+def print_linear_scaling(r):
+    rows = []
+    for run in r["runs"]:
+        t = run["timing"]
+        rows.append([str(r["params"]["d"]), str(run["N"]), fmt_time(t["first_call"]),
+                     f"{fmt_time(t['median'])} ({fmt_time(t['iqr'])}, {t['rounds']})",
+                     fmt_time(run["per_layer"]), f"{run['per_layer_ratio']:.2f}",
+                     _faults(run["page_faults_per_call"]), fmt_time(run["kernel_per_layer"]),
+                     _faults(run["kernel_page_faults_per_call"])])
+    print(format_table(
+        ["d", "N", "1st call", "median (IQR, rounds)", "per layer", "per layer / anchor", "faults/call",
+         "kernel per layer", "kernel faults/call"],
+        rows, title="Gradient cost vs depth: theory.linear.gradient (prefix/suffix products)",
+        align=[">", ">", ">", ">", ">", ">", ">", ">", ">"]))
+    print(f"  Anchor: {r['anchor']}.")
+    target = f"{r['target']:g} +- {r['tolerance']:g}"
+    print(f"  Log-log exponent of median time vs N: {r['slope']:.3f}, {r['slope_ci_level']:.0%} bootstrap CI "
+          f"{_ci_text(r)}, R^2 {r['r2']:.4f}; target {target}: {'met' if r['target_met'] else 'NOT met'}"
+          f" (CI {'inside' if r['ci_within_target'] else 'not inside'} the target band).")
+    lo, hi = r["kernel_slope_ci"]
+    print(f"  'kernel per layer': {r['kernel_definition']}; its exponent {r['kernel_slope']:.3f}, "
+          f"CI [{lo:.3f}, {hi:.3f}].")
+    print("  The gap to the public call is its validation and its fresh grad/scratch arrays; 'faults/call' counts "
+          "the minor page faults of first touching them (getrusage over 5 extra calls).")
+    print()
+
+
+def print_linear_naive(r):
+    p, t, n = r["params"], r["theory"], r["naive"]
+    rows = [[str(p["d"]), str(p["N"]), fmt_time(t["first_call"]),
+             f"{fmt_time(t['median'])} ({fmt_time(t['iqr'])}, {t['rounds']})",
+             f"{fmt_time(n['median'])} ({fmt_time(n['iqr'])}, {n['rounds']})",
+             f"{r['ratio']:.1f}x", f"{r['ratio_range'][0]:.1f}-{r['ratio_range'][1]:.1f}", _target_text(r)]]
+    print(format_table(
+        ["d", "N", "theory 1st call", "theory median (IQR, rounds)", "naive median (IQR, rounds)",
+         "naive/theory", "ratio IQR span", "target"],
+        rows, title="Gradient: theory.linear.gradient (O(N d^3)) vs the per-layer kernel (O(N^2 d^3))",
+        align=[">", ">", ">", ">", ">", ">", ">", "<"]))
+    print("  naive = theory.linear._kernels.gradient_per_layer_products (recomputes the products for each layer).")
+    print("  'ratio IQR span' = naive q1 / theory q3 .. naive q3 / theory q1.")
+    print(f"  max |theory - naive| / max |naive| = {r['max_rel_diff']:.2e}; "
+          f"theory minor page faults per call: {_faults(r['theory_page_faults_per_call'])}")
+    print()
+
+
+def print_linear_flow(r):
+    p, t, g = r["params"], r["theory"], r["gradient"]
+    rows = [[str(p["d"]), str(p["N"]), f"[0, {p['t_end']:g}] ({p['n_times']})", fmt_time(t["first_call"]),
+             f"{fmt_time(t['median'])} ({fmt_time(t['iqr'])}, {t['rounds']})", str(r["nfev"]),
+             f"{r['loss_initial']:.3g}", f"{r['loss_final']:.3g}", fmt_time(g["median"]),
+             f"{r['overhead_ratio']:.2f}", f"< {p['limit_s']:g} s: {'met' if r['target_met'] else 'NOT met'}"]]
+    print(format_table(
+        ["d", "N", "t (points)", "1st call", "median (IQR, rounds)", "nfev", "loss(0)", "loss(end)",
+         "gradient", "flow/(nfev x gradient)", "target"],
+        rows, title="Gradient flow: theory.linear.gradient_flow (DOP853, rtol 1e-10, atol 1e-12, full_output)",
+        align=[">", ">", ">", ">", ">", ">", ">", ">", ">", ">", "<"]))
+    print(f"  theta0 = 0, Sigma = {p['Sigma']}, B = {p['B']} (||B||_F = {p['B_fro']:.3f}).")
+    print("  'gradient' is one public gradient call at the same N and d, timed in the same run.")
+    print()
+
+
+def run_linear(cfg, timing, quick=False):
+    """Every theory.linear benchmark of a configuration; prints the tables, returns the results."""
+    lin = cfg["linear"]
+    if quick:
+        print("theory.linear, quick mode: the targets are set for the full sizes; at these small N the fixed cost "
+              "of a call (input validation, allocation) weighs more, so a missed target here is expected.\n")
+    compile_result = bench_linear.bench_compile(lin["compile"])
+    print_linear_compile(compile_result)
+    scaling = bench_linear.bench_gradient_scaling(**lin["scaling"], timing=timing)
+    print_linear_scaling(scaling)
+    naive = bench_linear.bench_naive(**lin["naive"], timing=timing)
+    print_linear_naive(naive)
+    flow = bench_linear.bench_flow(**lin["flow"])
+    print_linear_flow(flow)
+    return [compile_result, scaling, naive, flow]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test of the harness")
+    parser.add_argument("--only", choices=["resnet", "linear"], help="run one family of benchmarks only")
     parser.add_argument("--out", type=Path, default=HERE / "out", help="output directory (default: benchmarks/out)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
     suffix = "-quick" if args.quick else ""
+    families = [args.only] if args.only else ["resnet", "linear"]
     args.out.mkdir(parents=True, exist_ok=True)
 
     started = time.perf_counter()
     info = machine_info()
     print_machine(info)
-    print(f"Mode: {'quick (smoke test, small sizes)' if args.quick else 'full'}\n")
+    print(f"Mode: {'quick (smoke test, small sizes)' if args.quick else 'full'}; families: {', '.join(families)}\n")
 
-    compile_result = bench_resnet.bench_compile(cfg["compile"])
-    print_compile(compile_result)
+    benchmarks, plot = [], None
+    if "resnet" in families:
+        compile_result = bench_resnet.bench_compile(cfg["compile"])
+        print_compile(compile_result)
 
-    forward_results = []
-    for spec in cfg["forward"]:
-        forward_results.append(bench_resnet.bench_forward(**spec, **cfg["timing"]))
-    print_forward(forward_results)
+        forward_results = []
+        for spec in cfg["forward"]:
+            forward_results.append(bench_resnet.bench_forward(**spec, **cfg["timing"]))
+        print_forward(forward_results)
 
-    memory = bench_resnet.bench_memory(**cfg["memory"])
-    print_memory(memory)
-    plot_path = args.out / f"resnet_memory{suffix}.png"
-    bench_resnet.plot_memory(memory, plot_path)
-    print(f"Plot: {plot_path}")
-    if not args.quick:  # the README shows the full-size memory curve from the gallery
-        gallery = HERE.parent / "figures" / "gallery" / "benchmark__resnet-memory.png"
-        gallery.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(plot_path, gallery)
+        memory = bench_resnet.bench_memory(**cfg["memory"])
+        print_memory(memory)
+        plot_path = args.out / f"resnet_memory{suffix}.png"
+        bench_resnet.plot_memory(memory, plot_path)
+        print(f"Plot: {plot_path}")
+        if not args.quick:  # the README shows the full-size memory curve from the gallery
+            gallery = HERE.parent / "figures" / "gallery" / "benchmark__resnet-memory.png"
+            gallery.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(plot_path, gallery)
+        benchmarks += [compile_result] + forward_results + [memory]
+        plot = str(plot_path.relative_to(HERE.parent)) if plot_path.is_relative_to(HERE.parent) else str(plot_path)
+        print()
+    if "linear" in families:
+        benchmarks += run_linear(cfg, cfg["timing"], quick=args.quick)
 
     doc = {
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "mode": "quick" if args.quick else "full",
+        "families": families,
         "machine": info,
-        "benchmarks": [compile_result] + forward_results + [memory],
+        "benchmarks": benchmarks,
         "load_average_end": load_average(),
-        "plot": str(plot_path.relative_to(HERE.parent)) if plot_path.is_relative_to(HERE.parent) else str(plot_path),
+        "plot": plot,
         "seconds": time.perf_counter() - started,
     }
-    json_path = args.out / f"results{suffix}.json"
+    only = f"-{args.only}" if args.only else ""
+    json_path = args.out / f"results{only}{suffix}.json"
     json_path.write_text(json.dumps(_clean(doc), indent=1, default=_json_default) + "\n")
     print(f"Results: {json_path} ({doc['seconds']:.0f} s)")
     return 0

@@ -70,7 +70,7 @@ def as_float_array(x, name, *, func=None, ndim=None, shape=None, finite=True, mi
             raise ValueError(f"`{name}`{where} must have {want} dimension(s); got shape {arr.shape}.")
     if shape is not None:
         if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
-            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
             raise ValueError(f"`{name}`{where} must have shape {want}; got {arr.shape}.")
     if min_size is not None and arr.size < min_size:
         raise ValueError(f"`{name}`{where} must have at least {min_size} element(s); got shape {arr.shape}.")

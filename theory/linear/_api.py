@@ -25,8 +25,11 @@ def _theta(theta, func):
 def _sigma_b(Sigma, B, d, func):
     Sigma = as_float_array(Sigma, "Sigma", func=func, shape=(d, d))
     B = as_float_array(B, "B", func=func, shape=(d, d))
-    if not np.allclose(Sigma, Sigma.T, rtol=1e-12, atol=1e-14 * np.abs(Sigma).max()):
-        raise ValueError(f"`Sigma` of {func} must be symmetric; got an asymmetry of {np.abs(Sigma - Sigma.T).max():.3g}.")
+    scale = np.abs(Sigma).max()
+    scaled = Sigma / scale if scale > 0 else Sigma  # relative asymmetry, computed without overflow
+    asym = np.abs(scaled - scaled.T).max()
+    if asym > 1e-12:
+        raise ValueError(f"`Sigma` of {func} must be symmetric; got a relative asymmetry of {asym:.3g}.")
     if np.linalg.eigvalsh(Sigma).min() <= 0.0:
         raise ValueError(f"`Sigma` of {func} must be positive definite; smallest eigenvalue "
                          f"{np.linalg.eigvalsh(Sigma).min():.3g}.")
@@ -120,12 +123,16 @@ def data_moments(X, Y):
     X = as_float_array(X, "X", func=func, ndim=2, min_size=1)
     Y = as_float_array(Y, "Y", func=func, shape=X.shape)
     n = X.shape[0]
-    Sigma = X.T @ X / n
+    with np.errstate(over="ignore", invalid="ignore"):
+        Sigma = X.T @ X / n
+        C = Y.T @ X / n
+    check_finite_output(Sigma, "X^T X / n", func=func, hint="Rescale `X`.")
+    check_finite_output(C, "Y^T X / n", func=func, hint="Rescale `X` or `Y`.")
     if np.linalg.matrix_rank(Sigma) < X.shape[1]:
         raise ValueError(f"`X` of {func} must have rank d = {X.shape[1]} (Sigma must be invertible); "
                          f"got rank {np.linalg.matrix_rank(Sigma)}.")
-    C = Y.T @ X / n
     B = np.linalg.solve(Sigma, C.T).T  # C Sigma^{-1}, Sigma symmetric
+    check_finite_output(B, "B", func=func)
     return Sigma, B
 
 
@@ -139,7 +146,7 @@ def loss(theta, Sigma, B):
     >>> loss(np.zeros((3, 2, 2)), np.eye(2), 2 * np.eye(2))
     2.0
     """
-    return gradient(theta, Sigma, B, return_loss=True)[1]
+    return _gradient(theta, Sigma, B, "theory.linear.loss")[1]
 
 
 def gradient(theta, Sigma, B, *, return_loss=False):
@@ -160,12 +167,19 @@ def gradient(theta, Sigma, B, *, return_loss=False):
     The documents print :math:`N\nabla_n` without the factor 2 (see ERRATA.md,
     ``resnet-node/prop-2/erratum``).
     """
-    func = "theory.linear.gradient"
+    grad, value = _gradient(theta, Sigma, B, "theory.linear.gradient")
+    return (grad, value) if return_loss else grad
+
+
+def _gradient(theta, Sigma, B, func):
     theta = _theta(theta, func)
     N, d, _ = theta.shape
     Sigma, B = _sigma_b(Sigma, B, d, func)
-    before, after, grad = np.empty((N, d, d)), np.empty((N, d, d)), np.empty((N, d, d))
-    A, E, T = np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
-    value = _kernels.gradient(theta, Sigma, B, before, after, grad, A, E, T)
-    check_finite_output(grad, "the gradient", func=func)
-    return (grad, float(value)) if return_loss else grad
+    before, grad = np.empty((N, d, d)), np.empty((N, d, d))
+    value = _kernels.gradient(theta, Sigma, B, before, grad, *(np.empty((d, d)) for _ in range(5)))
+    check_finite_output(np.array([value]), "the loss", func=func, hint=_HINT)
+    check_finite_output(grad, "the gradient", func=func, hint=_HINT)
+    return grad, float(value)
+
+
+_HINT = "Reduce the weights, Sigma or B."

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval
+from .._finite import all_finite
+from .._validation import (
+    NonFiniteError,
+    as_float_array,
+    check_choice,
+    check_finite_output,
+    check_int,
+    check_interval,
+)
 from . import _kernels
 from ._api import _sigma_b, _theta
 
@@ -30,23 +38,28 @@ __all__ = [
 ]
 
 
+_RTOL_MIN = 100 * np.finfo(float).eps
+
+
 class _Gradient:
     """Preallocated buffers and the flat right-hand side -N grad of the flow."""
 
     def __init__(self, N, d, Sigma, B):
         self.N, self.d, self.Sigma, self.B = N, d, Sigma, B
-        self.before, self.after, self.grad = (np.empty((N, d, d)) for _ in range(3))
-        self.A, self.E, self.T = (np.empty((d, d)) for _ in range(3))
+        self.before, self.grad = np.empty((N, d, d)), np.empty((N, d, d))
+        self.scratch = tuple(np.empty((d, d)) for _ in range(5))
         self.nfev = 0
 
-    def __call__(self, theta):
-        loss = _kernels.gradient(theta, self.Sigma, self.B, self.before, self.after, self.grad,
-                                 self.A, self.E, self.T)
-        return self.grad, loss
+    def __call__(self, theta, func):
+        loss = _kernels.gradient(theta, self.Sigma, self.B, self.before, self.grad, *self.scratch)
+        if not (np.isfinite(loss) and all_finite(self.grad)):
+            raise NonFiniteError(f"{func}: the loss or its gradient overflowed to NaN or inf. "
+                                 "Reduce the weights, Sigma or B.")
+        return self.grad, float(loss)
 
     def rhs(self, _t, y):
         self.nfev += 1
-        grad, _ = self(y.reshape(self.N, self.d, self.d))
+        grad, _ = self(y.reshape(self.N, self.d, self.d), "theory.linear.gradient_flow")
         return -self.N * grad.ravel()
 
 
@@ -89,19 +102,30 @@ def flow_diagnostics(theta_t, Sigma, B, t=None):
     if d != e or N < 1 or T < 1:
         raise ValueError(f"`theta_t` of {func} must have shape (T, N, d, d); got {theta_t.shape}.")
     Sigma, B = _sigma_b(Sigma, B, d, func)
+    times = np.arange(T, dtype=float) if t is None else _times(t, func, shape=(T,))
     g = _Gradient(N, d, Sigma, B)
     loss, pl = np.empty(T), np.empty((T, N))
     for k in range(T):
-        grad, loss[k] = g(theta_t[k])
-        with np.errstate(divide="ignore", invalid="ignore"):  # a zero loss gives nan, reported as such
+        grad, loss[k] = g(theta_t[k], func)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a zero loss gives nan: PL undefined there
             pl[k] = N**2 * np.sum(grad**2, axis=(1, 2)) / loss[k]
-    max_weight = np.max(np.sqrt(np.sum(theta_t**2, axis=(2, 3))), axis=1)
-    if N > 1:
-        diff = N * np.max(np.sqrt(np.sum(np.diff(theta_t, axis=1) ** 2, axis=(2, 3))), axis=1)
-    else:
-        diff = np.zeros(T)
-    times = np.arange(T, dtype=float) if t is None else as_float_array(t, "t", func=func, shape=(T,))
+    max_weight = np.max(_frobenius(theta_t, func), axis=1)
+    diff = N * np.max(_frobenius(np.diff(theta_t, axis=1), func), axis=1) if N > 1 else np.zeros(T)
     return FlowInfo(times, loss, max_weight, diff, pl)
+
+
+def _frobenius(a, func):
+    """Frobenius norms over the last two axes, without overflow warnings (an overflow raises)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.sqrt(np.sum(a * a, axis=(-2, -1)))
+    return check_finite_output(out, "a weight norm", func=func, hint="The weights are too large.")
+
+
+def _times(t, func, shape=None):
+    times = as_float_array(t, "t", func=func, ndim=1, min_size=1, shape=shape, copy=True)
+    if times[0] < 0 or np.any(np.diff(times) < 0):
+        raise ValueError(f"`t` of {func} must be non-negative and non-decreasing; got {times}.")
+    return times
 
 
 def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=False):
@@ -115,9 +139,11 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
         Symmetric positive definite.
     B : array_like, shape (d, d)
     t : array_like, shape (T,)
-        Non-decreasing times >= 0 at which to return the weights; the flow starts at t = 0.
+        Non-decreasing times >= 0 at which to return the weights (repeats allowed); the flow
+        starts at t = 0.
     rtol, atol : float
-        Tolerances of DOP853's local error control (per weight entry).
+        Tolerances of DOP853's local error control (per weight entry); rtol >= 100 eps (2.2e-14),
+        the smallest SciPy honours.
     full_output : bool
         Also return a :class:`FlowInfo` with the loss, weight norms, layer differences and PL
         ratios at the times ``t``.
@@ -151,18 +177,20 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
     theta0 = _theta(theta0, func)
     N, d, _ = theta0.shape
     Sigma, B = _sigma_b(Sigma, B, d, func)
-    times = as_float_array(t, "t", func=func, ndim=1, min_size=1)
-    if times[0] < 0 or np.any(np.diff(times) < 0):
-        raise ValueError(f"`t` of {func} must be non-negative and non-decreasing; got {times}.")
-    rtol = check_interval(rtol, "rtol", 0.0, 1.0, func=func)
+    times = _times(t, func)
+    # SciPy's DOP853 raises its tolerance to 100 eps silently; refuse what would not be honoured
+    rtol = check_interval(rtol, "rtol", _RTOL_MIN, 1.0, func=func, closed="left")
     atol = check_interval(atol, "atol", 0.0, np.inf, func=func)
+    if not isinstance(full_output, (bool, np.bool_)):
+        raise TypeError(f"`full_output` of {func} must be a bool; got {full_output!r}.")
     g = _Gradient(N, d, Sigma, B)
     y0 = theta0.ravel().copy()
-    if times[-1] > 0:
-        sol = solve_ivp(g.rhs, (0.0, times[-1]), y0, method="DOP853", t_eval=times, rtol=rtol, atol=atol)
+    unique, where = np.unique(times, return_inverse=True)  # solve_ivp needs strictly increasing t_eval
+    if unique[-1] > 0:
+        sol = solve_ivp(g.rhs, (0.0, unique[-1]), y0, method="DOP853", t_eval=unique, rtol=rtol, atol=atol)
         if not sol.success:
             raise RuntimeError(f"{func}: DOP853 failed: {sol.message}")
-        theta_t = sol.y.T.reshape(len(times), N, d, d)
+        theta_t = sol.y.T[where].reshape(len(times), N, d, d)
     else:
         theta_t = np.broadcast_to(theta0, (len(times), N, d, d)).copy()
     check_finite_output(theta_t, "the weights", func=func, hint="The flow diverged; check Sigma and B.")
@@ -213,9 +241,9 @@ def assumption1(theta0, Sigma, B):
     Sigma, B = _sigma_b(Sigma, B, d, func)
     eig = np.linalg.eigvalsh(Sigma)
     m, M = float(eig[0]), float(eig[-1])
-    _, loss0 = _Gradient(N, d, Sigma, B)(theta0)
+    _, loss0 = _Gradient(N, d, Sigma, B)(theta0, func)
     threshold = m / (4 * np.sqrt(2 * M * np.e**3))
-    max_weight = float(np.max(np.sqrt(np.sum(theta0**2, axis=(1, 2)))))
+    max_weight = float(np.max(_frobenius(theta0, func)))
     sqrt_loss = float(np.sqrt(loss0))
     return Assumption1(sqrt_loss, float(threshold), max_weight, m, M, bool(sqrt_loss < threshold and max_weight <= 0.25))
 
@@ -242,8 +270,8 @@ def prop2_constants(theta0, Sigma, B):
     Sigma, B = _sigma_b(Sigma, B, d, func)
     eig = np.linalg.eigvalsh(Sigma)
     m, M = float(eig[0]), float(eig[-1])
-    _, l0 = _Gradient(N, d, Sigma, B)(theta0)
-    C0 = float(N * np.max(np.sqrt(np.sum(np.diff(theta0, axis=0) ** 2, axis=(1, 2))))) if N > 1 else 0.0
+    _, l0 = _Gradient(N, d, Sigma, B)(theta0, func)
+    C0 = float(N * np.max(_frobenius(np.diff(theta0, axis=0), func))) if N > 1 else 0.0
     movement = np.e**1.5 * np.sqrt(M * l0) / m
     return {
         "l0": float(l0), "m": m, "M": M, "C0": C0,
@@ -275,6 +303,8 @@ def initial_weights(N, d, kind, rng=None, *, scale=0.25):
         return np.zeros((N, d, d))
     if rng is None:
         raise ValueError(f"`rng` of {func} must be a numpy.random.Generator for kind {kind!r}.")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"`rng` of {func} must be a numpy.random.Generator; got {type(rng).__name__}.")
     if kind == "iid":
         G = rng.standard_normal((N, d, d))
         return scale * G / np.sqrt(np.sum(G**2, axis=(1, 2)))[:, None, None]
@@ -303,9 +333,9 @@ def depth_embedding(theta_t, s):
     ndarray, shape (..., len(s), d, d)
     """
     func = "theory.linear.depth_embedding"
-    theta_t = np.asarray(theta_t, dtype=np.float64)
-    if theta_t.ndim < 3:
-        raise ValueError(f"`theta_t` of {func} must have shape (..., N, d, d); got {theta_t.shape}.")
+    theta_t = as_float_array(theta_t, "theta_t", func=func)
+    if theta_t.ndim < 3 or theta_t.shape[-3] < 1 or theta_t.shape[-1] != theta_t.shape[-2]:
+        raise ValueError(f"`theta_t` of {func} must have shape (..., N, d, d) with N >= 1; got {theta_t.shape}.")
     s = as_float_array(s, "s", func=func, ndim=(0, 1))
     if np.any((s < 0) | (s > 1)):
         raise ValueError(f"`s` of {func} must lie in [0, 1].")

@@ -53,13 +53,20 @@ def prefix_suffix(theta, before, after, A):
 
 
 @njit(cache=True)
-def gradient(theta, Sigma, B, before, after, grad, A, E, T):
+def gradient(theta, Sigma, B, before, grad, A, E, T, S, W):
     """grad[n] = (2/N) after[n]^T (Pi - B) Sigma before[n]^T for every layer; returns the loss.
 
-    The loss is Tr((Pi - B) Sigma (Pi - B)^T). ``A``, ``E``, ``T`` are (d, d) scratch; O(N d^3).
+    The loss is Tr((Pi - B) Sigma (Pi - B)^T). ``before`` (N, d, d) receives the prefix products;
+    the suffix product after[n] is carried in ``S`` during a backward sweep, so only the prefixes
+    are stored. ``A``, ``E``, ``T``, ``S``, ``W`` are (d, d) scratch; O(N d^3).
     """
     N, d, _ = theta.shape
-    prefix_suffix(theta, before, after, A)
+    for i in range(d):
+        for j in range(d):
+            before[0, i, j] = 1.0 if i == j else 0.0
+    for n in range(1, N):
+        _layer(theta[n - 1], N, A)
+        _matmul(A, before[n - 1], before[n])
     _layer(theta[N - 1], N, A)
     _matmul(A, before[N - 1], E)  # Pi
     for i in range(d):
@@ -70,22 +77,27 @@ def gradient(theta, Sigma, B, before, after, grad, A, E, T):
     for i in range(d):
         for j in range(d):
             value += T[i, j] * E[i, j]
+            S[i, j] = 1.0 if i == j else 0.0  # after[N - 1] = I
     scale = 2.0 / N
-    for n in range(N):
-        # A = after[n]^T T, then grad[n] = scale * A before[n]^T
+    for n in range(N - 1, -1, -1):
+        # W = S^T T, then grad[n] = scale * W before[n]^T
         for i in range(d):
             for j in range(d):
-                A[i, j] = 0.0
+                W[i, j] = 0.0
             for k in range(d):
-                a = after[n, k, i]
+                a = S[k, i]
                 for j in range(d):
-                    A[i, j] += a * T[k, j]
+                    W[i, j] += a * T[k, j]
         for i in range(d):
             for j in range(d):
                 acc = 0.0
                 for k in range(d):
-                    acc += A[i, k] * before[n, j, k]
+                    acc += W[i, k] * before[n, j, k]
                 grad[n, i, j] = scale * acc
+        if n > 0:  # after[n - 1] = after[n] A_n
+            _layer(theta[n], N, A)
+            _matmul(S, A, W)
+            S[:, :] = W
     return value
 
 
