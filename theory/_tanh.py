@@ -2,8 +2,9 @@ r"""A vectorisable float64 tanh for the Numba kernels.
 
 Numba lowers ``np.tanh`` on a scalar to a libm call, which blocks loop vectorisation and costs
 about 15-20 ns per element; this branch-free version lets LLVM vectorise the loops that call it
-(about 3 ns per element) and is within 2 ulp of the exact value (NumPy's tanh: 1 ulp);
-tests/test_tanh.py measures both against a 40-digit reference.
+(about 2 ns per element in a loop compiled with fused multiply-adds, fastmath={"contract"}) and
+is within 2 ulp of the exact value (NumPy's tanh: 1 ulp); tests/test_tanh.py measures both
+against a 40-digit reference.
 
 Method. With t = 2 min(|s|, 20) (beyond |s| = 20, tanh s rounds to +-1 in float64),
 
@@ -33,7 +34,7 @@ _LN2_LO = 1.9082149292705877e-10  # ln 2 - _LN2_HI
 _SATURATION = 20.0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", fastmath={"contract"}, inline="always")
 def tanh(s):
     """tanh of one float64, branch-free (see the module docstring for the method and accuracy)."""
     t = 2.0 * min(abs(s), _SATURATION)
