@@ -91,6 +91,10 @@ def bench_gradient_scaling(*, d=8, Ns=(256, 512, 1024, 2048, 4096, 8192, 16384),
     """Median time of theory.linear.gradient on a ladder of N; log-log exponent with a bootstrap CI."""
     kw = _timing_kw(timing or {})
     runs = []
+    # settle the machine on the workload first: the first ladder point was otherwise measured
+    # while the CPU was still leaving the compile phase (seen as a 1.8x slower first point)
+    theta, Sigma, B = make_problem(Ns[0], d, seed)
+    time_call(lambda: gradient(theta, Sigma, B), **kw)
     for N in Ns:
         theta, Sigma, B = make_problem(N, d, seed)
         t = time_call(lambda: gradient(theta, Sigma, B), **kw)
