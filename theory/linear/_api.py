@@ -62,9 +62,10 @@ def product(theta):
     """
     theta = _theta(theta, "theory.linear.product")
     N, d, _ = theta.shape
-    before, after = _partial(theta)
-    Pi = (np.eye(d) + theta[N - 1] / N) @ before[N - 1]
-    return check_finite_output(Pi, "the product", func="theory.linear.product")
+    before, _ = _partial(theta)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        Pi = (np.eye(d) + theta[N - 1] / N) @ before[N - 1]
+    return check_finite_output(Pi, "the product", func="theory.linear.product", hint=_HINT)
 
 
 def _partial(theta):

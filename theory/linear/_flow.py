@@ -78,6 +78,8 @@ class FlowInfo:
         :math:`N \\max_n \\|\\theta_{n+1}(t) - \\theta_n(t)\\|_F` (bounded in N by Prop. 2).
     pl : ndarray, shape (T, N)
         :math:`N^2 \\|\\nabla_n(t)\\|_F^2 / \\ell(t)`, the layer-wise PL ratio of the proof.
+    gradient_norm : ndarray, shape (T, N)
+        :math:`\\|\\nabla_n(t)\\|_F`.
     nfev : int
         Right-hand-side evaluations of the integrator (0 when computed from given weights).
     """
@@ -87,6 +89,7 @@ class FlowInfo:
     max_weight: np.ndarray
     layer_difference: np.ndarray
     pl: np.ndarray
+    gradient_norm: np.ndarray
     nfev: int = 0
 
 
@@ -104,14 +107,15 @@ def flow_diagnostics(theta_t, Sigma, B, t=None):
     Sigma, B = _sigma_b(Sigma, B, d, func)
     times = np.arange(T, dtype=float) if t is None else _times(t, func, shape=(T,))
     g = _Gradient(N, d, Sigma, B)
-    loss, pl = np.empty(T), np.empty((T, N))
+    loss, pl, gnorm = np.empty(T), np.empty((T, N)), np.empty((T, N))
     for k in range(T):
         grad, loss[k] = g(theta_t[k], func)
+        gnorm[k] = np.sqrt(np.sum(grad**2, axis=(1, 2)))
         with np.errstate(divide="ignore", invalid="ignore"):  # a zero loss gives nan: PL undefined there
-            pl[k] = N**2 * np.sum(grad**2, axis=(1, 2)) / loss[k]
+            pl[k] = N**2 * gnorm[k] ** 2 / loss[k]
     max_weight = np.max(_frobenius(theta_t, func), axis=1)
     diff = N * np.max(_frobenius(np.diff(theta_t, axis=1), func), axis=1) if N > 1 else np.zeros(T)
-    return FlowInfo(times, loss, max_weight, diff, pl)
+    return FlowInfo(times, loss, max_weight, diff, pl, gnorm)
 
 
 def _frobenius(a, func):
@@ -197,7 +201,8 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
     if not full_output:
         return theta_t
     info = flow_diagnostics(theta_t, Sigma, B, times)
-    return theta_t, FlowInfo(info.t, info.loss, info.max_weight, info.layer_difference, info.pl, g.nfev)
+    return theta_t, FlowInfo(info.t, info.loss, info.max_weight, info.layer_difference, info.pl,
+                             info.gradient_norm, g.nfev)
 
 
 @dataclass(frozen=True)
