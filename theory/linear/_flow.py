@@ -205,6 +205,16 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
                              info.gradient_norm, g.nfev)
 
 
+def _initial_state(theta0, Sigma, B, func):
+    """Validated theta0, the extreme eigenvalues m, M of Sigma and the initial loss."""
+    theta0 = _theta(theta0, func)
+    N, d, _ = theta0.shape
+    Sigma, B = _sigma_b(Sigma, B, d, func)
+    eig = np.linalg.eigvalsh(Sigma)
+    _, loss0 = _Gradient(N, d, Sigma, B)(theta0, func)
+    return theta0, float(eig[0]), float(eig[-1]), loss0
+
+
 @dataclass(frozen=True)
 class Assumption1:
     """Assumption 1 of ``resnet-node`` at an initialisation.
@@ -241,12 +251,7 @@ def assumption1(theta0, Sigma, B):
     True
     """
     func = "theory.linear.assumption1"
-    theta0 = _theta(theta0, func)
-    N, d, _ = theta0.shape
-    Sigma, B = _sigma_b(Sigma, B, d, func)
-    eig = np.linalg.eigvalsh(Sigma)
-    m, M = float(eig[0]), float(eig[-1])
-    _, loss0 = _Gradient(N, d, Sigma, B)(theta0, func)
+    theta0, m, M, loss0 = _initial_state(theta0, Sigma, B, func)
     threshold = m / (4 * np.sqrt(2 * M * np.e**3))
     max_weight = float(np.max(_frobenius(theta0, func)))
     sqrt_loss = float(np.sqrt(loss0))
@@ -270,12 +275,8 @@ def prop2_constants(theta0, Sigma, B):
     Returns a dict with these and ``l0``, ``m``, ``M``, ``C0``.
     """
     func = "theory.linear.prop2_constants"
-    theta0 = _theta(theta0, func)
-    N, d, _ = theta0.shape
-    Sigma, B = _sigma_b(Sigma, B, d, func)
-    eig = np.linalg.eigvalsh(Sigma)
-    m, M = float(eig[0]), float(eig[-1])
-    _, l0 = _Gradient(N, d, Sigma, B)(theta0, func)
+    theta0, m, M, l0 = _initial_state(theta0, Sigma, B, func)
+    N = theta0.shape[0]
     C0 = float(N * np.max(_frobenius(np.diff(theta0, axis=0), func))) if N > 1 else 0.0
     movement = np.e**1.5 * np.sqrt(M * l0) / m
     return {
