@@ -1,0 +1,50 @@
+"""Checks of "Scaling ResNets in the Large-depth Regime" (paper key ``scaling``).
+
+Numbering of the preprint (002); the thesis numbers (003, chapter 2) are recorded as aliases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from theory.fbm import fbm
+from theory.plots import new_axes, plot_rate, save_figure
+from theory.rates import fit_rate
+
+# --------------------------------------------------------------------------- Figure 6: fBm paths
+
+
+def variogram(paths, lags):
+    """Empirical E|B_{t + tau} - B_t|^2 over paths and start times, for integer step lags."""
+    return np.array([np.mean((paths[..., lag:] - paths[..., :-lag]) ** 2) for lag in lags])
+
+
+FIG6 = {"rough": 0.2, "brownian": 0.5, "smooth": 0.8}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, id=f"scaling/fig-6/{name}", marks=pytest.mark.claim(
+        f"scaling/fig-6/{name}", kind="rate", aliases=("marion-thesis/fig-2.6",),
+        title=f"fBm paths of Hurst index H = {hurst}: variogram E|B(t+tau) - B(t)|^2 = tau^(2H)"))
+    for name, hurst in FIG6.items()
+])
+def test_fig6_variogram(claim, name):
+    """Exact sampler (theory.fbm, Davies-Harte): 400 paths of 1000 steps on [0, 1]; lags of 1 to
+    256 steps (tau = lag / 1000). The slope of the log-log variogram must be 2H (+- 0.05: the
+    standard error of 400 paths is below 0.01)."""
+    hurst = FIG6[name]
+    n = 1000
+    paths = fbm(n, hurst, size=400, rng=np.random.default_rng(6))
+    lags = 2 ** np.arange(9)
+    fit = fit_rate(lags / n, variogram(paths, lags))
+    ax = new_axes()
+    plot_rate(fit, ax=ax, expected_slope=2 * hurst, xlabel=r"$\tau$",
+              ylabel=r"$\mathbb{E}|B^H_{t+\tau} - B^H_t|^2$", label=f"H = {hurst}",
+              title=f"scaling/fig-6: fBm variogram, H = {hurst}")
+    inset = ax.figure.add_axes([0.62, 0.2, 0.3, 0.22])
+    inset.plot(np.linspace(0, 1, n + 1), paths[0], lw=0.6)
+    inset.set_xticks([])
+    inset.set_yticks([])
+    claim.rate(fit, {"slope": 2 * hurst, "tol": 0.05}, figure=save_figure(ax.figure, f"scaling/fig-6/{name}"),
+               grid_label="tau")
