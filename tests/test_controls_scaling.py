@@ -1,0 +1,30 @@
+"""Negative controls of checks/test_scaling.py (Figure 6: the fBm variogram)."""
+
+import numpy as np
+import pytest
+
+from checks import test_scaling as chk
+from theory.claims import rate_verdict
+from theory.fbm import fbm
+from theory.rates import fit_rate
+
+
+@pytest.mark.parametrize("name", sorted(chk.FIG6))
+def test_fig6_rejects_brownian_paths_for_another_hurst(name):
+    """Paths of H = 1/2 (or of H = 0.8 for the Brownian claim) against the claim's slope 2H."""
+    hurst = chk.FIG6[name]
+    other = 0.8 if hurst == 0.5 else 0.5
+    paths = fbm(1000, other, size=400, rng=np.random.default_rng(6))
+    lags = 2 ** np.arange(9)
+    fit = fit_rate(lags / 1000, chk.variogram(paths, lags))
+    verdict = rate_verdict(fit, {"slope": 2 * hurst, "tol": 0.05})
+    assert verdict.status == "fail", verdict.message
+
+
+def test_fig6_rejects_a_random_walk_of_iid_steps_at_h_08():
+    """Cumulative sums of i.i.d. steps (what a sampler that ignored the correlations would give)."""
+    rng = np.random.default_rng(1)
+    paths = np.concatenate([np.zeros((400, 1)), np.cumsum(rng.standard_normal((400, 1000)), axis=1)], axis=1)
+    lags = 2 ** np.arange(9)
+    fit = fit_rate(lags / 1000, chk.variogram(paths, lags))
+    assert rate_verdict(fit, {"slope": 1.6, "tol": 0.05}).status == "fail"
