@@ -1,0 +1,188 @@
+"""Negative controls of checks/test_scaling_limits.py (DESIGN rule 5, STYLE 19).
+
+Each control feeds a check's own predicate (the shared verdict function with the check's expected
+figure, or the check module's pure predicate) a setting that breaks the claim: Brownian paths that
+are not coupled, i.i.d. weights where smoothness (A5) or long-range correlation is assumed, a wrong
+scaling exponent beta, a wrong weight variance. The predicate must answer ``fail``, with the
+measured figure outside the tolerance. Grids are reduced versions of the checks' (same predicate,
+fewer draws) so that the file runs in well under 30 s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from checks import test_scaling_limits as chk
+from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
+from theory.rates import BoundTracker, fit_rate, identity_error
+from theory.scaling import weights
+from theory.scaling.phase import phase_diagram
+
+# Prop. 10 at a reduced size: 100 paths (5 groups of 20), reference at 2^12, coarse L <= L_ref / 32.
+SMALL_P10 = {"paths": 100, "L_ref": 2**12, "grid": (8, 16, 32, 64, 128)}
+
+
+def _assert_fails(verdict):
+    assert verdict.status == "fail", verdict.message
+
+
+# --------------------------------------------------------------------------- Proposition 10
+
+
+def test_prop10_rejects_uncoupled_brownian_paths():
+    """The EM reference driven by an independent Brownian path: the 'error' is the distance between
+    two independent solutions, flat in L (slope ~ 0), so the strong rate 1/2 is rejected."""
+    fit = chk.strong_fit(1.0, 1.0, coupled=False, **SMALL_P10)
+    _assert_fails(rate_verdict(fit, chk.P10_EXPECTED))
+    assert abs(fit.slope) < 0.1
+
+
+def test_prop10_rejects_a_wrong_variance():
+    """Weights N(0, 1/d) against the SDE of diffusion sqrt(2/d) (the preprint's (12)): no convergence."""
+    fit = chk.strong_fit(1.0, 2.0, **SMALL_P10)
+    _assert_fails(rate_verdict(fit, chk.P10_EXPECTED))
+    assert fit.slope > -0.2
+
+
+def test_prop10_erratum_rejects_a_consistent_pair():
+    """The erratum's predicate fed the consistent pair (1/d, sqrt(1/d)): the printed form then holds
+    (rate 1/2, lower bound not significant), so the erratum record would fail, as it must."""
+    fit = chk.strong_fit(1.0, 1.0, **SMALL_P10)
+    bound, se = chk.coupling_free_bound(1.0, 1.0, **SMALL_P10)
+    printed = chk.prop10_printed_verdict(fit, bound, se)
+    assert printed.passed, printed.message
+    _assert_fails(erratum_verdict(printed))
+    assert bound < 4 * se
+
+
+# --------------------------------------------------------------------------- Proposition 11
+
+SMALL_P11 = {"seeds": range(2), "grid": 2 ** np.arange(4, 9)}
+
+
+def test_prop11_rejects_iid_weights():
+    """(A5) broken: every layer's V, W perturbed by i.i.d. N(0, 1/d) noise. The network still tends to the
+    ODE of the smooth part (law of large numbers), but at the CLT rate L^-1/2, not 1/L."""
+    fit = fit_rate(SMALL_P11["grid"], chk.ode_errors(noise=1.0, **SMALL_P11))
+    _assert_fails(rate_verdict(fit, chk.P11_EXPECTED))
+    assert fit.slope > -0.75
+
+
+def test_prop11_rejects_a_wrong_scaling():
+    """alpha = L^-1/2 instead of 1/L against the ODE (14): the network leaves the ODE as L grows."""
+    fit = fit_rate(SMALL_P11["grid"], chk.ode_errors(beta=0.5, **SMALL_P11))
+    _assert_fails(rate_verdict(fit, chk.P11_EXPECTED))
+    assert fit.slope > 0.0
+
+
+def test_prop11_constant_rejects_a_wrong_scaling():
+    """The network at beta = 0.9 against the ODE and the proof's constant: the error is O(L^0.1) while the
+    bound is O(1/L), so LHS/RHS exceeds 1."""
+    tracker = BoundTracker()
+    for seed in range(4):
+        for L in (10, 100, 1000):
+            err, bound = chk.tied_linear_instance(3, 1.0, L, seed, beta=0.9)
+            tracker.add(err, bound, instance={"seed": seed, "L": L})
+    _assert_fails(bound_verdict(tracker.result(), {"ratio_max": 1.0}))
+    assert tracker.result().ratio > 2.0
+
+
+# --------------------------------------------------------------------------- Propositions 12 and 13
+
+SMALL_P12 = {"seeds": range(2), "grid": 2 ** np.arange(6, 11)}
+
+
+@pytest.mark.parametrize("beta", chk.P12["betas"])
+def test_prop12_rejects_iid_weights(beta):
+    """i.i.d. Gaussian weights at beta > 1: the ratio decays like L^(1/2 - beta) (martingale, Cor. 4),
+    half an order faster than the smooth L^(1 - beta)."""
+    fit = fit_rate(SMALL_P12["grid"], chk.smooth_ratios(beta, law="gaussian", **SMALL_P12))
+    _assert_fails(rate_verdict(fit, {"slope": 1.0 - beta, "tol": 0.1}))
+    assert fit.slope < 1.0 - beta - 0.3
+
+
+def test_prop12_critical_rejects_iid_weights():
+    """i.i.d. weights at beta = 1: the ratio goes to 0 like L^-1/2 instead of staying at the ODE's."""
+    net, ode = chk.critical_ratios(seeds=range(2), law="gaussian")
+    result = identity_error(net, np.repeat(ode[:, None], net.shape[1], axis=1))
+    _assert_fails(identity_verdict(result, {"rtol": chk.P12_CRITICAL_RTOL}))
+    assert result.max_rel_err > 0.5
+
+
+def test_prop13_rejects_iid_weights():
+    """i.i.d. N(0, 1/d) layers instead of tied (smooth) ones at beta = 1/4: ln ||h_L|| grows like
+    L^(1 - 2 beta) (Cor. 4(ii)), exponent 1/2 instead of 3/4."""
+    grid = chk.P13["grid"][:-1]
+    logs, _ = chk.tied_log_ratios(0.25, seeds=range(3), grid=grid, law="gaussian")
+    fit = fit_rate(grid, logs)
+    _assert_fails(rate_verdict(fit, {"slope": 0.75, "tol": 0.1}))
+    assert abs(fit.slope - 0.5) < 0.15
+
+
+def test_prop13_explosion_rejects_a_wrong_scaling():
+    """beta = 1.2 > 1 (identity regime of Prop. 12): max_k ||h_k - h_0|| / ||h_0|| shrinks with L."""
+    logs, bound = chk.explosion_table(beta=1.2, grid=np.array([10, 100, 1000, 10_000]))
+    _assert_fails(chk.explosion_verdict(logs, bound))
+    assert np.all(logs[:, -1] < logs[:, 0])
+
+
+# --------------------------------------------------------------------------- Figures 4 and 5
+
+
+@pytest.mark.parametrize("quantity", ["hidden", "gradient"])
+def test_fig45_rejects_iid_weights(quantity):
+    """Uniform i.i.d. weights (Figures 1, 3) instead of the smooth init: at beta = 1 the ratio decays like
+    L^-1/2 (not flat) and at beta = 1/2 it stays O(1) (no explosion)."""
+    table = chk.fig45_table(quantity, law="uniform", seeds=range(4))
+    verdict, measured, _ = chk.fig45_verdict(table)
+    _assert_fails(verdict)
+    assert measured["slope_beta_1"] < -0.3
+    assert measured["median"]["beta=0.5"][-1] < 10.0
+
+
+# --------------------------------------------------------------------------- Figure 7 and E-2
+
+SMALL_BETA = tuple(np.round(np.arange(0.05, 1.3001, 0.1), 3))
+
+
+def test_fig7_rejects_literal_fbm_increments():
+    """Weights = literal increments of fBm on [0, 1] (standard deviation L^-H, catalogue 6.3): the scale
+    L^-H moves the boundary to max(0, 1/2 - H), outside the window."""
+    def literal(L, d, H, rng):
+        return weights(L, d, "fbm", H, rng) * float(L) ** (-H)
+
+    hurst = (0.3, 0.8)
+    pd = phase_diagram(hurst, SMALL_BETA, n_seeds=1, rng=np.random.default_rng(3), gradients=False,
+                       weights_fn=literal)
+    crit = pd.critical()
+    _assert_fails(chk.fig7_verdict(hurst, crit))
+    assert not np.any(np.isfinite(crit) & (crit > 0.3))
+
+
+def test_fig7_rejects_iid_weights():
+    """i.i.d. weights (the H = 1/2 sampler) for every H: beta* stays near 1/2, outside the window at H = 0.8."""
+    def iid(L, d, H, rng):
+        return weights(L, d, "gaussian", rng=rng)
+
+    hurst = (0.3, 0.8)
+    pd = phase_diagram(hurst, SMALL_BETA, n_seeds=1, rng=np.random.default_rng(3), gradients=False, weights_fn=iid)
+    crit = pd.critical()
+    _assert_fails(chk.fig7_verdict(hurst, crit))
+    assert crit[1] < 0.6
+
+
+def test_e2_rejects_iid_weights():
+    """i.i.d. weights where H = 0.8 is assumed: the slope is 1/2 - beta = -0.7, not H - beta = -0.4."""
+    fit = fit_rate(chk.E2["grid"], chk.e2_ratios(0.8, 1.2, law_hurst=0.5, seeds=range(3)))
+    _assert_fails(rate_verdict(fit, {"slope": -0.4, "tol": 0.1}))
+    assert fit.slope < -0.6
+
+
+def test_worst_rate_records_the_failing_case():
+    """A multi-case claim records its worst case: one good and one bad fit -> the bad one."""
+    grid = np.array([8, 16, 32, 64, 128])
+    good, bad = fit_rate(grid, 1.0 / grid), fit_rate(grid, grid**-0.2)
+    exp = {"slope": -1.0, "tol": 0.1}
+    assert chk.worst_rate([good, bad], [exp, exp]) == 1
+    assert chk.worst_rate([bad, good], [exp, exp]) == 0
