@@ -1,0 +1,286 @@
+"""Negative controls of ``checks/test_scaling_iid.py`` (DESIGN rule 5, STYLE 19).
+
+Each control feeds a check's own predicate (its tracker or item function and the verdict function
+with the check's expected figure) a setting that breaks the claim: an asymmetric or non-centered
+weight law, an activation outside Table 1 (a = 0, or b > 1), beta on the wrong side of 1/2, a
+mis-specified sub-Gaussian constant, or the printed form of a corrected statement. The predicate must
+answer ``fail``, with the measured figure outside the tolerance. Sizes are reduced to keep the file
+well under 30 s; every draw is seeded.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from checks import test_scaling_iid as chk
+from theory.claims import bound_verdict, erratum_verdict, frequency_verdict, identity_verdict, rate_verdict
+from theory.rates import identity_error
+
+OK = {"ratio_max": 1.0}
+
+
+def _fails(verdict):
+    assert verdict.status == "fail", verdict.message
+    return verdict
+
+
+# --------------------------------------------------------------------------- one layer
+
+
+def test_prop1_rejects_asymmetric_inner_weights():
+    """Centered but asymmetric W (Exp(1) - 1, the 003 wording 'centered'): at h = e_1,
+    E||ReLU(Wh)||^2/||h||^2 = E(X^2 1{X > 0}) = 2/e = 0.736, not 1/2."""
+    tracker, table = chk.prop1_tracker(laws=("centered_exponential",), sizes=((16, 5000),),
+                                       archs=(("res3", "relu"),))
+    _fails(bound_verdict(tracker.result(), OK))
+    e1 = [r for r in table if r["h"] == "e1"][0]
+    assert abs(e1["kappa"] - 2 / math.e) < 5 * e1["se"]
+
+
+def test_prop1_rejects_plain_relu_in_res1():
+    """res-1 with ReLU (a = 0, outside Table 1): at h = -(1, ..., 1), ||ReLU(h)||^2 = 0 < ||h||^2 / 2."""
+    tracker, _ = chk.prop1_tracker(laws=("gaussian",), sizes=((16, 200),), archs=(("res1", "relu"),))
+    _fails(bound_verdict(tracker.result(), OK))
+
+
+def test_lemma16_rejects_asymmetric_law():
+    _fails(bound_verdict(chk.lemma16_tracker(laws=("centered_exponential",), n=5000).result(), OK))
+
+
+def test_lemma16_erratum_is_not_confirmed_for_a_symmetric_law():
+    """Fed a symmetric law, the 'centered suffices' statement holds, so the erratum predicate must fail."""
+    printed = bound_verdict(chk.lemma16_tracker(laws=("uniform",), n=5000).result(), OK)
+    _fails(erratum_verdict(printed))
+
+
+def test_lemma17_rejects_non_centered_law():
+    """Entries N(0.5, 1)/sqrt(d): E||Wx||^2 gains d (0.5)^2 (sum x_j)^2 / d, e.g. 1/4 d at x = flat."""
+    tracker = chk.lemma17_tracker(laws=("shifted_gaussian",), scales=(1.0,), n=5000)
+    _fails(bound_verdict(tracker.result(), OK))
+
+
+def test_prop5_rejects_asymmetric_inner_weights():
+    """(A4) for res-3 with Exp(1) - 1 entries: at h = q = e_1, E(X^2 1{X > 0}) = 2/e, not 1/2."""
+    tracker, _ = chk.prop5_tracker(laws=("centered_exponential",), sizes=((16, 5000),), archs=(("res3", "relu"),))
+    _fails(bound_verdict(tracker.result(), OK))
+
+
+def test_prop5_rejects_plain_relu_in_res1():
+    """res-1 with ReLU: sigma' = 0 on the negative coordinates, so a q supported there has d_h g q = 0."""
+    tracker, _ = chk.prop5_tracker(laws=("gaussian",), sizes=((16, 200),), archs=(("res1", "relu"),))
+    _fails(bound_verdict(tracker.result(), OK))
+
+
+def test_prop5_atom_is_below_one_half():
+    """The recorded atom effect: Rademacher W and h = flat (d = 16) give kappa' = (1 - P(tie))/2 < 1/2."""
+    atom = chk.a4_atom(n=5000)
+    assert atom["kappa"] + 4 * atom["se"] < 0.5
+    assert abs(atom["kappa"] - atom["kappa_if_ties_excluded"]) < 5 * atom["se"]
+
+
+def test_lemma15_rejects_asymmetric_v():
+    """(E3) E(Y1 Y2 | h) = 0 needs E V^3 = 0: with Exp(1) - 1 entries of V and h = e_1,
+    E(Y1 Y2) = 4 alpha^3 d^{-3/2} != 0."""
+    tracker, _ = chk.lemma15_tracker(laws=("gaussian",), n=20_000, archs=(("res1", "identity"),),
+                                     v_law="centered_exponential")
+    verdict = _fails(bound_verdict(tracker.result(), OK))
+    assert "E3" in verdict.message
+
+
+# --------------------------------------------------------------------------- expectations over depth
+
+
+def _small_fig_table(betas=(0.25, 0.5, 1.0), depths=chk.FIG_DEPTHS, seeds=tuple(range(6)), **kw):
+    return chk.net_table(seeds, tuple((b, depths) for b in betas), seed0=77, **kw)
+
+
+def test_lemma14_rejects_activation_with_b_above_one():
+    """res-2 with leaky slope 1.5 (b = 1.5 > 1): E||g||^2 = (1 + 2.25)/2 ||h||^2 > ||h||^2, above the sandwich."""
+    configs = (("res2", "leaky_relu", 1.5, 0.5, 300, 1.625),)
+    table = chk.net_table(tuple(range(5)), ((0.5, (10,)),), seed0=78)
+    tracker, _ = chk.lemma14_tracker(table=table, fast=chk.fast_table(configs), configs=configs)
+    verdict = _fails(bound_verdict(tracker.result(), OK))
+    assert "upper" in verdict.message
+
+
+def test_lemma14_rejects_asymmetric_weights_as_exact():
+    """Lemma 14's exactness for res-3 (the lower end (1 + alpha^2/2)^L - 1 attained) needs symmetric W: with
+    Exp(1) - 1 entries and h_0 = e_1, one layer (L = 1, alpha = 1) gives E||V ReLU(W h_0)||^2 = 2/e, not 1/2."""
+    rng = np.random.default_rng(5)
+    d, n = 16, 20_000
+    W = chk.draw("centered_exponential", n, d, rng)
+    V = chk.draw("gaussian", n, d, rng)
+    h = np.zeros(d)
+    h[0] = 1.0
+    x = np.sum(np.einsum("nij,nj->ni", V, chk.branch(h, W, "res3")) ** 2, axis=1)  # L = 1, alpha = 1
+    tracker = chk.Tracker()
+    chk.equal(tracker, chk.mc_mean(x), chk._exact(1, 0.5, 0.5))
+    _fails(bound_verdict(tracker.result(), OK))
+
+
+def test_cor4_limit_rejects_identity_regime():
+    """beta = 3/4 data fed as beta = 1/2: E ratio^2 -> 0, not e^{1/2} - 1."""
+    t = chk.net_table(tuple(range(6)), ((0.75, (100, 300)),), seed0=79)
+    relabelled = chk.NetTable(((0.5, (100, 300)),), t.seeds, {0.5: t.log_h[0.75]}, {0.5: t.log_p[0.75]}, {})
+    fast = {(0, 100): chk.mc_mean(np.full(10, 0.005) + np.arange(10) * 1e-4),
+            (0, 1000): chk.mc_mean(np.full(10, 0.001) + np.arange(10) * 1e-5)}
+    tracker, _ = chk.cor4_limit_tracker(table=relabelled, fast=fast)
+    _fails(bound_verdict(tracker.result(), OK))
+
+
+def test_prop7_rejects_activation_with_b_above_one():
+    """res-2 with leaky slope 1.5: E||d_h g q||^2 = 1.625 ||q||^2 > ||q||^2, so E exceeds (1 + a^2)^L - 1."""
+    res3 = _small_fig_table(betas=(0.5,), depths=(10,), jac_betas=(0.5,))
+    tracker, _ = chk.prop7_tracker(res3=res3, extra=(("res2", "leaky_relu", 1.5, "uniform", 1.625),))
+    _fails(bound_verdict(tracker.result(), OK))
+
+
+def test_cor8_iii_rejects_activation_with_b_above_one():
+    res3 = chk.net_table(tuple(range(20)), ((0.5, (1, 2, 4)),), jac_betas=(0.5,), seed0=80)
+    bad = chk.net_table(tuple(range(20)), ((0.5, (1, 2, 4)),), arch="res2", activation="leaky_relu", slope=1.5,
+                        jac_betas=(0.5,), seed0=81)
+    _fails(bound_verdict(chk.cor8iii_tracker(res3, bad).result(), OK))
+
+
+def test_cor8_erratum_is_not_confirmed_where_the_printed_bound_holds():
+    """res-1 identity attains the upper end (1 + 1/L)^L - 1 >= e^{1/2} - 1: the printed lower bound holds
+    there, so the erratum predicate must not pass on it."""
+    res1 = chk.net_table(tuple(range(30)), ((0.5, (1, 2, 4, 8)),), law="gaussian", arch="res1",
+                         activation="identity", jac_betas=(0.5,), seed0=82)
+    printed = bound_verdict(chk.cor8_printed_tracker(res1).result(), OK)
+    _fails(erratum_verdict(printed))
+
+
+# --------------------------------------------------------------------------- high probability
+
+
+def test_prop2_rejects_beta_below_one_half():
+    """beta = 1/4 (L alpha^2 = L^{1/2} > 1, outside the premise): ||h_L - h_0||^2 grows like
+    exp(L^{1/2}/2) and exceeds 2 L alpha^2 / delta in most runs."""
+    table = chk.identity_table(seeds=tuple(range(20)), betas=(0.25,))
+    inst, res = chk.worst(chk.markov_items(table, "h"))
+    _fails(frequency_verdict(res, {"delta": res.delta}))
+
+
+def test_prop6_rejects_beta_below_one_half():
+    table = chk.identity_table(seeds=tuple(range(20)), betas=(0.25,))
+    inst, res = chk.worst(chk.markov_items(table, "p"))
+    _fails(frequency_verdict(res, {"delta": res.delta}))
+
+
+def _doubled_sigma_sample():
+    """res-1 with sigma(x) = 2 leaky(x) (b = 2 > 1, outside (A2)): alpha_L sigma = (2 alpha_L) leaky, i.e.
+    the nominal network at beta' = 1/2 - ln 2 / ln L."""
+    d, L = chk.RES1["d"], chk.RES1["L"]
+    return chk.res1_sample(d=d, L=L, beta=0.5 - math.log(2) / math.log(L), runs=200, seed=33)
+
+
+@pytest.mark.parametrize("form", ["proved", "stated"])
+def test_prop3_rejects_activation_with_b_above_one(form):
+    d, L = chk.RES1["d"], chk.RES1["L"]
+    items = chk.prop3_items(_doubled_sigma_sample(), d, L, 0.5, form)
+    inst, res = chk.worst(items)
+    _fails(frequency_verdict(res, {"delta": res.delta}))
+    assert inst["part"] == "(ii) upper"
+
+
+def test_cor4_iii_rejects_activation_with_b_above_one():
+    items = chk.cor4iii_items(_doubled_sigma_sample(), chk.RES1["d"])
+    inst, res = chk.worst(items)
+    _fails(frequency_verdict(res, {"delta": res.delta}))
+
+
+def test_cor4_threshold_rejects_the_printed_threshold():
+    """At the printed d = 99/(64 delta) the expression exp(3/8 - sqrt(11/(d delta))) is far from 1."""
+    deltas = np.array(chk.DELTAS)
+    printed = np.exp(3 / 8 - np.sqrt(11 / (99 / (64 * deltas) * deltas)))
+    _fails(identity_verdict(identity_error(printed, np.ones(deltas.size)), {"atol": 1e-12}))
+
+
+def test_cor4_threshold_erratum_rejects_the_corrected_threshold():
+    """Fed the corrected threshold (d just above 1408/(9 delta)), the statement 'non-trivial' holds, so
+    the erratum predicate must fail."""
+    rows = [math.expm1(3 / 8 - math.sqrt(22 / ((math.floor(1408 / (9 * dl)) + 1) * dl))) for dl in chk.DELTAS]
+    from theory.claims import qualitative_verdict
+
+    printed = qualitative_verdict(all(r > 0 for r in rows), f"bound of (iii) {rows}")
+    _fails(erratum_verdict(printed))
+
+
+# --------------------------------------------------------------------------- regimes and figures
+
+
+@pytest.mark.parametrize("what", ["h", "p"])
+def test_regimes_reject_wrong_scaling(what):
+    """beta = 3/4 networks fed as beta = 1: slope (1 - 1.5)/2 = -0.25, not -0.5 (Corollaries 4 and 8)."""
+    t = _small_fig_table(betas=(0.75,))
+    logs = chk._logs(t, what)
+    fits = chk.regime_fits({1.0: logs[0.75]}, {1.0: chk.FIG_DEPTHS})
+    fit, expected = fits[1.0]
+    _fails(rate_verdict(fit, expected, grid_label="L"))
+    assert abs(fit.slope + 0.25) < 0.1
+
+
+@pytest.mark.parametrize("what", ["h", "p"])
+def test_regimes_reject_critical_scaling_as_explosion(what):
+    """beta = 1/2 networks fed as beta = 1/4: ln ratio stays O(1), the slope of ln(ln ratio) is not 1/2."""
+    t = chk.net_table(tuple(range(6)), ((0.5, chk.EXPLOSION_DEPTHS),), seed0=83)
+    fits = chk.regime_fits({0.25: chk._logs(t, what)[0.5]}, {0.25: chk.EXPLOSION_DEPTHS})
+    _fails(rate_verdict(*fits[0.25], grid_label="L"))
+
+
+@pytest.mark.parametrize("what", ["h", "p"])
+def test_figures_1_3_reject_swapped_betas(what):
+    """The panels of beta = 1 and beta = 1/4 swapped (the scaling on the wrong side of 1/2)."""
+    t = _small_fig_table()
+    logs = chk._logs(t, what)
+    swapped = {1.0: logs[0.25], 0.25: logs[1.0], 0.5: logs[0.5]}
+    verdict, _ = chk.fig_verdict(swapped, {b: chk.FIG_DEPTHS for b in swapped})
+    _fails(verdict)
+
+
+def test_figures_1_3_reject_identity_scaling_as_critical():
+    t = _small_fig_table(betas=(0.25, 1.0, 0.75))
+    logs = {1.0: t.log_h[1.0], 0.25: t.log_h[0.25], 0.5: t.log_h[0.75]}
+    verdict, _ = chk.fig_verdict(logs, {b: chk.FIG_DEPTHS for b in logs})
+    _fails(verdict)
+
+
+def test_fig2_rejects_another_width():
+    """d = 40 instead of 100: ln r has variance 1/80 instead of 1/200, Q1 = 1.18 and Q3 = 1.38."""
+    r = chk.fig2_sample(runs=2000, d=40)
+    verdict, measured = chk.fig2_verdict(r, d=40)
+    _fails(verdict)
+    assert not measured["checks"]["Q1 = 1.21"]
+
+
+def test_fig2_rejects_normality_of_the_ratio_itself():
+    """The ratio itself (not its log) is skewed: the normality test rejects it at 10^4 runs."""
+    r = chk.fig2_sample()
+    verdict, measured = chk.fig2_verdict(r, transform=lambda x: x)
+    _fails(verdict)
+    assert measured["normality_p"] < chk.FIG2_P_MIN
+
+
+# --------------------------------------------------------------------------- Appendix C
+
+
+def test_lemma19_rejects_a_law_that_is_not_sub_gaussian():
+    """Laplace entries of unit variance are not 1-sub-Gaussian: (E e^{lam X})^2 = (1 - lam^2/2)^{-2}
+    exceeds e^{lam^2} as lam -> sqrt 2."""
+    _fails(bound_verdict(chk.lemma19_tracker(laws=("laplace",), n=20_000).result(), OK))
+
+
+def test_lemma20_rejects_misspecified_sub_gaussian_constant():
+    """Gaussian entries of variance 4/d (s = 2) checked with s = 1: Q(t sqrt(d)/2) > 2 exp(-d t^2/4)
+    for t sqrt(d) > 4.6."""
+    _fails(bound_verdict(chk.lemma20_tracker(laws=("gaussian",), scale=2.0).result(), OK))
+
+
+def test_lemma21_rejects_wrong_variance():
+    """Entries of variance 2/d (the lemma assumes 1/d): E||Vx||^4/||x||^4 = 4(1 + 2/d) > 1 + 128/d at d = 64."""
+    tracker = chk.lemma21_tracker(laws=("gaussian",), sizes=((64, 1000),), scale=math.sqrt(2.0))
+    _fails(bound_verdict(tracker.result(), OK))
