@@ -1,0 +1,483 @@
+"""Tests of :mod:`theory.implicit` (paper key ``implicit-reg``) against independent references.
+
+What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel"):
+
+1. ``forward`` against a plain-NumPy loop written from Eq. (3) (one sample, one layer at a time,
+   ``np.tanh``, ``scipy.special.erf`` for GELU), for every activation.
+2. ``loss_and_gradient`` against central finite differences of that NumPy loss, for every activation
+   and every parameter block (relative error < 1e-6).
+3. The printed slips of the backward equations: a NumPy backprop written from the corrected
+   Eqs. (13)-(16) agrees with finite differences; the printed Eq. (13) (no transpose) and the theses'
+   Eq. (3.15) (p_{k-1} for p_k) do not.
+4. ``initialize``: shapes, A/B layout, V = 0, weight-tying (paper) or independence (iid), N(0, 1)
+   entries (sample mean and variance within 5 standard errors).
+5. ``train``: the update is the depth-scaled step of Eq. (4); small steps decrease the loss
+   monotonically; frozen A, B stay the identity; clipped steps move each coordinate by <= lr clip.
+6. The contract: a table of bad inputs, accepted input kinds, no mutation, documented choices.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from scipy.special import erf
+
+import theory.implicit as implicit
+from theory._validation import NonFiniteError
+from theory.implicit import (
+    ACTIVATIONS,
+    INIT_KINDS,
+    METHODS,
+    Params,
+    forward,
+    initialize,
+    loss_and_gradient,
+    synthetic_data,
+    train,
+)
+
+# ---------------------------------------------------------------- independent NumPy reference
+
+
+def np_sigma(name, u):
+    return {
+        "tanh": np.tanh,
+        "gelu": lambda z: 0.5 * z * (1.0 + erf(z / np.sqrt(2.0))),
+        "sin": np.sin,
+        "relu": lambda z: np.maximum(z, 0.0),
+        "identity": lambda z: z,
+    }[name](u)
+
+
+def np_dsigma(name, u):
+    return {
+        "tanh": lambda z: 1.0 - np.tanh(z) ** 2,
+        "gelu": lambda z: 0.5 * (1.0 + erf(z / np.sqrt(2.0))) + z * np.exp(-z * z / 2) / np.sqrt(2 * np.pi),
+        "sin": np.cos,
+        "relu": lambda z: (z > 0).astype(float),
+        "identity": np.ones_like,
+    }[name](u)
+
+
+def np_forward(X, A, V, W, B, act):
+    """Eq. (3) by a plain loop over samples and layers."""
+    L, q, m = V.shape
+    n = X.shape[0]
+    h = np.zeros((L + 1, n, q))
+    for i in range(n):
+        hk = A @ X[i]
+        h[0, i] = hk
+        for k in range(L):  # V[k], W[k] = the paper's V_{k+1}, W_{k+1}
+            hk = hk + V[k] @ np_sigma(act, W[k] @ hk / np.sqrt(q)) / (L * np.sqrt(m))
+            h[k + 1, i] = hk
+    return h, h[L] @ B.T
+
+
+def np_loss(X, Y, A, V, W, B, act):
+    _, F = np_forward(X, A, V, W, B, act)
+    return np.sum((F - Y) ** 2) / X.shape[0]  # l = (1/n) sum ||F(x_i) - y_i||^2, no 1/2
+
+
+def np_backprop(X, Y, A, V, W, B, act, variant="corrected"):
+    """Per-sample Eqs. (13)-(16) with f(h, (V, W)) = V sigma(W h / sqrt q) / sqrt m and dense Jacobians.
+
+    variant "corrected": p_k = p_{k+1} + (1/L) (d1 f)^T p_{k+1}; dl/dZ_k uses h_{k-1} and p_k (004's (15)).
+    variant "printed13": p_k = p_{k+1} + (1/L) (d1 f) p_{k+1}, Eq. (13) as printed (no transpose).
+    variant "thesis15": dl/dZ_k uses h_{k-1} and p_{k-1}, the theses' Eq. (3.15).
+    """
+    L, q, m = V.shape
+    n = X.shape[0]
+    h, F = np_forward(X, A, V, W, B, act)
+    gA, gV, gW = np.zeros_like(A), np.zeros_like(V), np.zeros_like(W)
+    gB = 2.0 / n * (F - Y).T @ h[L]  # (16)
+    for i in range(n):
+        p = np.zeros((L + 1, q))
+        p[L] = 2.0 * B.T @ (F[i] - Y[i])  # (13), first line
+        for k in range(L - 1, -1, -1):  # layer k+1 maps h_k to h_{k+1}
+            u = W[k] @ h[k, i] / np.sqrt(q)
+            J = V[k] @ np.diag(np_dsigma(act, u)) @ W[k] / np.sqrt(m * q)  # d1 f(h_k, Z_{k+1}), (q, q)
+            p[k] = p[k + 1] + (J @ p[k + 1] if variant == "printed13" else J.T @ p[k + 1]) / L
+        for k in range(L):  # (15) for Z_{k+1}: d2 f(h_k, Z_{k+1})^T p_{k+1}
+            pk = p[k] if variant == "thesis15" else p[k + 1]
+            u = W[k] @ h[k, i] / np.sqrt(q)
+            gV[k] += np.outer(pk, np_sigma(act, u)) / (n * L * np.sqrt(m))
+            gW[k] += np.outer((V[k].T @ pk) * np_dsigma(act, u), h[k, i]) / (n * L * np.sqrt(m * q))
+        gA += np.outer(p[0], X[i]) / n  # (14)
+    return {"A": gA, "V": gV, "W": gW, "B": gB}
+
+
+def fd_gradient(X, Y, P, act, eps=1e-5):
+    """Central finite differences of np_loss with respect to every entry of every block."""
+    out = {}
+    for name in "AVWB":
+        g = np.zeros_like(P[name])
+        for idx in np.ndindex(P[name].shape):
+            plus = {k: v.copy() for k, v in P.items()}
+            minus = {k: v.copy() for k, v in P.items()}
+            plus[name][idx] += eps
+            minus[name][idx] -= eps
+            g[idx] = (np_loss(X, Y, **plus, act=act) - np_loss(X, Y, **minus, act=act)) / (2 * eps)
+        out[name] = g
+    return out
+
+
+def rel_err(a, b):
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+def random_params(rng, d=3, q=5, m=4, L=3, d_out=2, scale=1.0):
+    """Generic parameters (V != 0, W not tied) so that every gradient block is non-trivial."""
+    return {
+        "A": rng.standard_normal((q, d)),
+        "V": scale * rng.standard_normal((L, q, m)),
+        "W": rng.standard_normal((L, m, q)),
+        "B": rng.standard_normal((d_out, q)),
+    }
+
+
+# ---------------------------------------------------------------- 1. forward
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+def test_forward_matches_numpy_loop(act):
+    rng = np.random.default_rng(1)
+    P = random_params(rng, d=3, q=6, m=5, L=7, d_out=4, scale=3.0)
+    X = rng.standard_normal((8, 3))
+    h, F = forward(X, P, act)
+    h_ref, F_ref = np_forward(X, **P, act=act)
+    assert h.shape == (8, 8, 6) and F.shape == (8, 4)
+    np.testing.assert_allclose(h, h_ref, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(F, F_ref, rtol=1e-13, atol=1e-13)
+
+
+def test_forward_at_initialisation_is_identity_layers():
+    # V = 0: h_k = A x for every k; q >= d + d' gives F = B A x = 0 (Section 3); q = d = d' gives F = x.
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((5, 3))
+    h, F = forward(X, initialize(3, 4, 6, rng, q=5, d_out=2), "gelu")
+    assert np.all(h == h[0]) and np.all(F == 0.0)
+    h, F = forward(X, initialize(3, 4, 6, rng), "gelu")
+    assert np.array_equal(F, X)
+
+
+def test_single_layer_hand_case():
+    # L = 1, q = d = d' = m = 1, identity sigma: h_1 = x + v w x = (1 + v w) x; F = b (1 + v w) a x.
+    P = {"A": [[2.0]], "V": [[[3.0]]], "W": [[[0.5]]], "B": [[-1.0]]}
+    h, F = forward([[1.5]], P, "identity")
+    assert h[:, 0, 0].tolist() == [3.0, 3.0 * 2.5]
+    assert F[0, 0] == -7.5
+
+
+# ---------------------------------------------------------------- 2-3. gradients
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+def test_gradient_matches_finite_differences(act):
+    rng = np.random.default_rng(3)
+    P = random_params(rng)
+    X = rng.standard_normal((4, 3))
+    Y = rng.standard_normal((4, 2))
+    loss, g = loss_and_gradient(X, Y, P, act)
+    assert loss == pytest.approx(np_loss(X, Y, **P, act=act), rel=1e-13)
+    fd = fd_gradient(X, Y, P, act)
+    for name in "AVWB":
+        assert rel_err(getattr(g, name), fd[name]) < 1e-6, name
+
+
+@pytest.mark.parametrize("act", ["tanh", "gelu"])
+def test_gradient_matches_numpy_backprop_at_larger_depth(act):
+    rng = np.random.default_rng(4)
+    P = random_params(rng, d=2, q=4, m=6, L=16, d_out=3)
+    X, Y = rng.standard_normal((5, 2)), rng.standard_normal((5, 3))
+    _, g = loss_and_gradient(X, Y, P, act)
+    ref = np_backprop(X, Y, **P, act=act)
+    for name in "AVWB":
+        np.testing.assert_allclose(getattr(g, name), ref[name], rtol=1e-11, atol=1e-14)
+
+
+def test_printed_backward_slips_fail_finite_differences():
+    """Evidence for the corrections: only the corrected (13)/(15) matches central differences."""
+    rng = np.random.default_rng(5)
+    P = random_params(rng, scale=3.0)
+    X, Y = rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+    fd = fd_gradient(X, Y, P, "tanh")
+    good = np_backprop(X, Y, **P, act="tanh")
+    printed = np_backprop(X, Y, **P, act="tanh", variant="printed13")
+    thesis = np_backprop(X, Y, **P, act="tanh", variant="thesis15")
+    for name in "AVWB":
+        assert rel_err(good[name], fd[name]) < 1e-6
+    # (13) without transpose: p_0 .. p_{L-1} wrong, hence dl/dA and dl/dZ_k for k < L
+    assert rel_err(printed["A"], fd["A"]) > 1e-2
+    assert rel_err(printed["W"], fd["W"]) > 1e-2
+    # (3.15) with p_{k-1}: dl/dZ wrong
+    assert rel_err(thesis["V"], fd["V"]) > 1e-2 and rel_err(thesis["W"], fd["W"]) > 1e-2
+
+
+def test_relu_gradient_uses_zero_derivative_at_kink():
+    # u = W h / sqrt(q) = 0 exactly (W = 0): sigma'(0) = 0, so dl/dW = 0 and p passes unchanged.
+    rng = np.random.default_rng(6)
+    P = random_params(rng)
+    P["W"] = np.zeros_like(P["W"])
+    X, Y = rng.standard_normal((3, 3)), rng.standard_normal((3, 2))
+    _, g = loss_and_gradient(X, Y, P, "relu")
+    assert np.all(g.W == 0.0) and np.all(g.V == 0.0)
+
+
+# ---------------------------------------------------------------- 4. initialisation
+
+
+def test_initialize_paper_layout_and_tying():
+    rng = np.random.default_rng(7)
+    p = initialize(3, 4, 5, rng, q=6, d_out=2)
+    assert isinstance(p, Params)
+    assert (p.A.shape, p.V.shape, p.W.shape, p.B.shape) == ((6, 3), (5, 6, 4), (5, 4, 6), (2, 6))
+    assert (p.L, p.q, p.m, p.d, p.d_out) == (5, 6, 4, 3, 2)
+    assert np.array_equal(p.A, np.vstack([np.eye(3), np.zeros((3, 3))]))
+    assert np.array_equal(p.B, np.hstack([np.zeros((2, 4)), np.eye(2)]))
+    assert np.all(p.V == 0.0)
+    assert np.all(p.W == p.W[0]) and p.W.flags.c_contiguous and p.W.flags.writeable
+    assert np.all(p.B @ p.A == 0.0)  # q >= d + d': initial output 0
+
+
+@pytest.mark.parametrize("kind", INIT_KINDS)
+def test_initialize_variance(kind):
+    rng = np.random.default_rng(8)
+    p = initialize(40, 50, 4, rng, kind=kind)
+    w = p.W[0].ravel() if kind == "paper" else p.W.ravel()
+    N = w.size
+    # N(0, 1) entries: mean within 5 standard errors 5/sqrt(N); variance within 5 sqrt(2/N)
+    assert abs(w.mean()) < 5 / np.sqrt(N)
+    assert abs(w.var() - 1.0) < 5 * np.sqrt(2.0 / N)
+    if kind == "iid":
+        diffs = np.linalg.norm(p.W[1:] - p.W[:-1], axis=(1, 2))
+        # ||W_{k+1} - W_k||_F ~ sqrt(2 q m) = sqrt(4000) ~ 63: no smoothness in k
+        assert np.all(diffs > 50)
+
+
+def test_initialize_is_reproducible():
+    a = initialize(3, 4, 5, np.random.default_rng(9), kind="iid")
+    b = initialize(3, 4, 5, np.random.default_rng(9), kind="iid")
+    assert np.array_equal(a.W, b.W)
+
+
+def test_synthetic_data():
+    X, Y = synthetic_data(2000, 3, np.random.default_rng(10), d_out=2)
+    assert X.shape == (2000, 3) and Y.shape == (2000, 2)
+    assert np.all(np.abs(np.cov(np.hstack([X, Y]).T) - np.eye(5)) < 5 * np.sqrt(2 / 2000))
+
+
+# ---------------------------------------------------------------- 5. training
+
+
+def test_one_step_is_the_depth_scaled_step():
+    rng = np.random.default_rng(11)
+    P = random_params(rng, L=4)
+    X, Y = rng.standard_normal((3, 3)), rng.standard_normal((3, 2))
+    _, g = loss_and_gradient(X, Y, P, "sin")
+    new, losses = train(X, Y, P, "sin", lr=0.01, steps=1)
+    np.testing.assert_allclose(new.V, P["V"] - 0.01 * 4 * g.V, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(new.W, P["W"] - 0.01 * 4 * g.W, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(new.A, P["A"] - 0.01 * g.A, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(new.B, P["B"] - 0.01 * g.B, rtol=0, atol=1e-15)
+    assert losses.shape == (2,) and losses[1] == pytest.approx(loss_and_gradient(X, Y, new, "sin")[0])
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+@pytest.mark.parametrize("train_outer", [True, False])
+def test_loss_decreases_under_small_step_gd(act, train_outer):
+    # The reduced Section 5.1 setting: q = d = d', paper initialisation.
+    rng = np.random.default_rng(12)
+    X, Y = synthetic_data(20, 4, rng)
+    p0 = initialize(4, 8, 8, rng)
+    p, losses = train(X, Y, p0, act, lr=1e-2, steps=40, train_outer=train_outer)
+    assert losses.shape == (41,)
+    assert np.all(np.diff(losses) < 0) and losses[-1] < 0.95 * losses[0]
+    if not train_outer:
+        assert np.array_equal(p.A, np.eye(4)) and np.array_equal(p.B, np.eye(4))
+    assert np.all(p0.V == 0.0)  # the starting point is not modified
+
+
+def test_clipped_steps_are_bounded():
+    rng = np.random.default_rng(13)
+    P = random_params(rng, scale=5.0)
+    X, Y = 10 * rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+    new, _ = train(X, Y, P, "tanh", lr=0.1, steps=1, method="clipped", clip=0.5)
+    for name in "AVWB":
+        assert np.max(np.abs(getattr(new, name) - P[name])) <= 0.05 + 1e-15
+    assert np.max(np.abs(new.V - P["V"])) == pytest.approx(0.05)  # some coordinate is clipped
+
+
+def test_divergence_is_reported():
+    rng = np.random.default_rng(14)
+    X, Y = synthetic_data(5, 3, rng)
+    with pytest.raises(NonFiniteError, match=r"diverged at step \d+"):
+        train(X, 1e3 * Y, initialize(3, 4, 4, rng), "identity", lr=50.0, steps=200)
+
+
+def test_weight_tied_training_stays_smooth_in_depth():
+    # Prop 3: the tied init stays O(1/L)-smooth under GD (max successive difference x L ~ constant);
+    # i.i.d. init does not. Small qualitative check (the rate itself belongs to checks/).
+    def dmax(L, kind):
+        rng = np.random.default_rng(15)
+        X, Y = synthetic_data(10, 4, rng)
+        p, _ = train(X, Y, initialize(4, 8, L, rng, kind=kind), "gelu", lr=5e-2, steps=30, train_outer=False)
+        return np.max(np.linalg.norm(np.diff(p.V, axis=0), axis=(1, 2)) + np.linalg.norm(np.diff(p.W, axis=0), axis=(1, 2)))
+
+    d8, d32 = dmax(8, "paper"), dmax(32, "paper")
+    assert 3.0 < d8 / d32 < 5.0  # ~4 for a 1/L rate
+    assert dmax(8, "iid") > 10 * d8
+
+
+# ---------------------------------------------------------------- 6. contract
+
+
+def good():
+    rng = np.random.default_rng(16)
+    return rng.standard_normal((4, 3)), rng.standard_normal((4, 2)), random_params(rng)
+
+
+def _with(P, **kw):
+    Q = dict(P)
+    Q.update(kw)
+    return Q
+
+
+X0, Y0, P0 = good()
+NAN_X = X0.copy()
+NAN_X[0, 0] = np.nan
+NAN_V = P0["V"].copy()
+NAN_V[0, 0, 0] = np.nan
+
+BAD = [
+    # (function, args, kwargs, exception, message pattern)
+    (forward, (X0[:, :2], P0), {}, ValueError, r"`X` of theory.implicit.forward must have shape \(n, d\) .* d = 3"),
+    (forward, (X0, _with(P0, W=P0["W"][:, :, :4])), {}, ValueError, r"`params.W` .* \(L, m, q\) = \(3, 4, 5\)"),
+    (forward, (X0, _with(P0, V=P0["V"][:2])), {}, ValueError, r"`params.W` .* \(2, 4, 5\)"),
+    (forward, (X0, _with(P0, B=P0["B"][:, :4])), {}, ValueError, r"`params.B` .* q = 5"),
+    (forward, (X0, _with(P0, V=P0["V"][:, :4])), {}, ValueError, r"`params.V` .* q = 5"),
+    (forward, (X0, {"A": P0["A"]}), {}, ValueError, r"must hold the arrays A, V, W, B"),
+    (forward, (X0, [1, 2]), {}, TypeError, r"`params` .*Params or a mapping"),
+    (forward, (X0, P0, "swish"), {}, ValueError, r"`activation` .* must be one of"),
+    (forward, (X0, P0, None), {}, TypeError, r"`activation` .* must be a string"),
+    (forward, (NAN_X, P0), {}, ValueError, r"`X` .* must be finite"),
+    (forward, (X0, _with(P0, V=NAN_V)), {}, ValueError, r"`params.V` .* must be finite"),
+    (forward, (X0.astype(complex), P0), {}, TypeError, r"`X` .* real numeric"),
+    (forward, (X0[0], P0), {}, ValueError, r"`X` .* 2 dimension"),
+    (loss_and_gradient, (X0, Y0[:, :1], P0), {}, ValueError, r"`Y` .* \(4, 2\)"),
+    (loss_and_gradient, (X0, Y0[:3], P0), {}, ValueError, r"`Y` .* \(4, 2\)"),
+    (loss_and_gradient, (X0, np.full_like(Y0, np.inf), P0), {}, ValueError, r"`Y` .* must be finite"),
+    (train, (X0, Y0, P0), {"lr": 0.0, "steps": 1}, ValueError, r"`lr` .* \(0.0, inf\)"),
+    (train, (X0, Y0, P0), {"lr": -1.0, "steps": 1}, ValueError, r"`lr`"),
+    (train, (X0, Y0, P0), {"lr": np.nan, "steps": 1}, ValueError, r"`lr`"),
+    (train, (X0, Y0, P0), {"lr": 0.1, "steps": -1}, ValueError, r"`steps` .* >= 0"),
+    (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1.5}, TypeError, r"`steps` .* integer"),
+    (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1, "method": "adam"}, ValueError, r"`method`"),
+    (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1, "method": "clipped"}, ValueError, r"`clip` .* must be given"),
+    (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1, "clip": 1.0}, ValueError, r"`clip` .*clipped' only"),
+    (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1, "method": "clipped", "clip": 0.0}, ValueError, r"`clip`"),
+    (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1, "train_outer": 1}, TypeError, r"`train_outer`"),
+    (initialize, (3, 4, 5, np.random.default_rng(0)), {"kind": "smooth"}, ValueError, r"`kind`"),
+    (initialize, (3, 4, 0, np.random.default_rng(0)), {}, ValueError, r"`L` .* >= 1"),
+    (initialize, (3, 0, 5, np.random.default_rng(0)), {}, ValueError, r"`m` .* >= 1"),
+    (initialize, (3, 4, 5, np.random.default_rng(0)), {"q": 2}, ValueError, r"`q` .* >= 3"),
+    (initialize, (3, 4, 5, np.random.default_rng(0)), {"d_out": 4, "q": 3}, ValueError, r"`q` .* >= 4"),
+    (initialize, (3, 4, 5, 0), {}, TypeError, r"`rng` .*Generator"),
+    (initialize, (3.0, 4, 5, np.random.default_rng(0)), {}, TypeError, r"`d` .* integer"),
+    (synthetic_data, (0, 3, np.random.default_rng(0)), {}, ValueError, r"`n` .* >= 1"),
+    (synthetic_data, (5, 3, None), {}, TypeError, r"`rng`"),
+]
+
+
+@pytest.mark.parametrize("func, args, kwargs, exc, pattern", BAD, ids=[f"{b[0].__name__}-{i}" for i, b in enumerate(BAD)])
+def test_bad_inputs(func, args, kwargs, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        func(*args, **kwargs)
+
+
+def test_overflow_is_an_error_not_a_silent_inf():
+    P = _with(P0, V=1e305 * np.ones_like(P0["V"]))
+    with pytest.raises(NonFiniteError, match="hidden states overflowed"):
+        forward(X0, P, "identity")
+
+
+def test_loss_overflow_is_an_error_not_a_warning():
+    # finite states whose squared residual overflows: NonFiniteError, no RuntimeWarning (filterwarnings=error)
+    P = _with(P0, B=1e200 * np.ones_like(P0["B"]))
+    with pytest.raises(NonFiniteError, match="overflowed"):
+        loss_and_gradient(X0, Y0, P, "tanh")
+
+
+def test_input_kinds_and_no_mutation():
+    X, Y, P = good()
+    copies = [X.copy(), Y.copy()] + [P[k].copy() for k in "AVWB"]
+    ref = loss_and_gradient(X, Y, P, "tanh")
+    # lists, float32-exact values, Fortran order, strided views, read-only arrays, a Params object
+    X32 = X.astype(np.float32).astype(np.float64)
+    r32 = loss_and_gradient(X.astype(np.float32), Y, P, "tanh")
+    assert r32[0] == loss_and_gradient(X32, Y, P, "tanh")[0]
+    ro = {k: v.copy() for k, v in P.items()}
+    for v in ro.values():
+        v.setflags(write=False)
+    variants = [
+        (X.tolist(), Y.tolist(), {k: v.tolist() for k, v in P.items()}),
+        (np.asfortranarray(X), np.asfortranarray(Y), {k: np.asfortranarray(v) for k, v in P.items()}),
+        (np.repeat(X, 2, axis=0)[::2], Y, ro),
+        (X, Y, Params(**P)),
+    ]
+    for Xv, Yv, Pv in variants:
+        loss, g = loss_and_gradient(Xv, Yv, Pv, "tanh")
+        assert loss == ref[0]
+        for name in "AVWB":
+            assert np.array_equal(getattr(g, name), getattr(ref[1], name))
+            assert getattr(g, name).dtype == np.float64
+    train(X, Y, P, "tanh", lr=0.01, steps=2)
+    for a, b in zip([X, Y] + [P[k] for k in "AVWB"], copies):
+        assert np.array_equal(a, b)
+
+
+def test_documented_choices_are_accepted():
+    assert ACTIVATIONS == ("tanh", "gelu", "sin", "relu", "identity")
+    assert INIT_KINDS == ("paper", "iid") and METHODS == ("gd", "clipped")
+    for act in ACTIVATIONS:
+        forward(X0, P0, act)
+    for kind in INIT_KINDS:
+        initialize(2, 2, 2, np.random.default_rng(0), kind=kind)
+    for method in METHODS:
+        train(X0, Y0, P0, lr=1e-3, steps=1, method=method, clip=1.0 if method == "clipped" else None)
+    for name in implicit.__all__:
+        assert getattr(implicit, name).__doc__, name
+    for func in (forward, loss_and_gradient, train):
+        for act in ACTIVATIONS:
+            assert act in func.__doc__
+
+
+def test_runtime_of_a_section_5_1_sized_step():
+    # One GD step at the Figure 1 size (n = 100, d = q = 16, m = 32, L = 64) stays well under 0.5 s
+    # once compiled (O(L n q m) ~ 3e6 multiply-adds per pass).
+    rng = np.random.default_rng(17)
+    X, Y = synthetic_data(100, 16, rng)
+    p = initialize(16, 32, 64, rng)
+    train(X, Y, p, "gelu", lr=1e-2, steps=1)  # compile
+    t0 = time.perf_counter()
+    train(X, Y, p, "gelu", lr=1e-2, steps=5, train_outer=False)
+    assert (time.perf_counter() - t0) / 6 < 0.5
+
+_ARR = hnp.arrays(
+    dtype=st.sampled_from([np.float64, np.float32, np.int64, np.bool_, np.complex128]),
+    shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=_ARR, A=_ARR, V=_ARR, W=_ARR, B=_ARR)
+def test_arbitrary_inputs_raise_only_our_errors(X, A, V, W, B):
+    try:
+        loss_and_gradient(X, X, {"A": A, "V": V, "W": W, "B": B}, "tanh")
+    except (TypeError, ValueError) as exc:
+        assert re.search(r"`\w+(\.\w)?`|overflowed", str(exc)), str(exc)

@@ -1,0 +1,472 @@
+r"""Public API of the residual network of ``implicit-reg`` (Marion, Wu, Sander, Biau, "Implicit
+regularization of deep residual networks towards neural ODEs"), Sections 3 and 5.1.
+
+Model (Eq. (1), written out in Eq. (3)), with the paper's names: input dimension d, hidden width q,
+residual (inner) width m, output dimension d' (``d_out``), depth L, q >= max(d, d'):
+
+.. math::
+    h_0 = A x, \qquad
+    h_{k+1} = h_k + \frac{1}{L\sqrt m} V_{k+1}\,\sigma\Big(\frac{1}{\sqrt q} W_{k+1} h_k\Big),
+    \quad k = 0, \dots, L-1, \qquad F(x) = B h_L,
+
+loss :math:`\ell = \frac1n\sum_i \|F(x_i) - y_i\|^2` (no 1/2), gradient flow Eq. (4) with the
+depth-scaled metric (the residual weights move L times faster than A and B), clipped flow Eq. (5).
+
+Array index k of ``V`` and ``W`` stores the paper's layer k + 1 (V_1 .. V_L).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import numpy as np
+
+from .._validation import (
+    NonFiniteError,
+    as_float_array,
+    check_choice,
+    check_finite_output,
+    check_int,
+    check_interval,
+)
+from . import _kernels
+
+__all__ = ["ACTIVATIONS", "INIT_KINDS", "METHODS", "Params", "forward", "initialize", "loss_and_gradient",
+           "synthetic_data", "train"]
+
+ACTIVATIONS = ("tanh", "gelu", "sin", "relu", "identity")
+"""Accepted activation names (elementwise sigma); GELU is the exact x Phi(x)."""
+_CODES = {"tanh": _kernels.TANH, "gelu": _kernels.GELU, "sin": _kernels.SIN, "relu": _kernels.RELU,
+          "identity": _kernels.IDENTITY}
+INIT_KINDS = ("paper", "iid")
+"""Accepted ``kind`` of :func:`initialize`."""
+METHODS = ("gd", "clipped")
+"""Accepted ``method`` of :func:`train`: plain GD of Eq. (4), clipped GD of Eq. (5)."""
+
+_OVERFLOW_HINT = "Reduce the weights, the input or the learning rate."
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Params:
+    r"""Parameters of the network of Eq. (3) (also used for their gradients).
+
+    Attributes
+    ----------
+    A : ndarray, shape (q, d)
+        Input layer, :math:`h_0 = A x`.
+    V : ndarray, shape (L, q, m)
+        Outer residual weights; ``V[k]`` is the paper's :math:`V_{k+1}`.
+    W : ndarray, shape (L, m, q)
+        Inner residual weights; ``W[k]`` is the paper's :math:`W_{k+1}`.
+    B : ndarray, shape (d', q)
+        Output layer, :math:`F(x) = B h_L`.
+    """
+
+    A: np.ndarray
+    V: np.ndarray
+    W: np.ndarray
+    B: np.ndarray
+
+    @property
+    def L(self) -> int:
+        return self.V.shape[0]
+
+    @property
+    def q(self) -> int:
+        return self.A.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.V.shape[2]
+
+    @property
+    def d(self) -> int:
+        return self.A.shape[1]
+
+    @property
+    def d_out(self) -> int:
+        return self.B.shape[0]
+
+    def as_dict(self) -> dict:
+        """The four arrays, keyed "A", "V", "W", "B"."""
+        return {"A": self.A, "V": self.V, "W": self.W, "B": self.B}
+
+
+def _as_params(params, func, name="params") -> Params:
+    """Validated float64 C-contiguous copy of ``params`` (a :class:`Params` or a mapping A, V, W, B)."""
+    if isinstance(params, Params):
+        raw = params.as_dict()
+    elif isinstance(params, Mapping):
+        missing = [k for k in "AVWB" if k not in params]
+        if missing:
+            raise ValueError(f"`{name}` of {func} must hold the arrays A, V, W, B; missing {missing}.")
+        raw = {k: params[k] for k in "AVWB"}
+    else:
+        raise TypeError(f"`{name}` of {func} must be a theory.implicit.Params or a mapping with keys A, V, W, B; "
+                        f"got {type(params).__name__}.")
+    A = as_float_array(raw["A"], f"{name}.A", func=func, ndim=2, copy=True)
+    q, d = A.shape
+    if q < 1 or d < 1:
+        raise ValueError(f"`{name}.A` of {func} must have shape (q, d) with q, d >= 1; got {A.shape}.")
+    V = as_float_array(raw["V"], f"{name}.V", func=func, ndim=3, copy=True)
+    L, qv, m = V.shape
+    if L < 1 or m < 1 or qv != q:
+        raise ValueError(f"`{name}.V` of {func} must have shape (L, q, m) with L, m >= 1 and q = {q} from "
+                         f"`{name}.A`; got {V.shape}.")
+    W = as_float_array(raw["W"], f"{name}.W", func=func, ndim=3, copy=True)
+    if W.shape != (L, m, q):
+        raise ValueError(f"`{name}.W` of {func} must have shape (L, m, q) = ({L}, {m}, {q}) from `{name}.V`; "
+                         f"got {W.shape}.")
+    B = as_float_array(raw["B"], f"{name}.B", func=func, ndim=2, copy=True)
+    if B.shape[0] < 1 or B.shape[1] != q:
+        raise ValueError(f"`{name}.B` of {func} must have shape (d', q) with d' >= 1 and q = {q}; got {B.shape}.")
+    return Params(A, V, W, B)
+
+
+def _as_X(X, p: Params, func):
+    X = as_float_array(X, "X", func=func, ndim=2)
+    if X.shape[0] < 1 or X.shape[1] != p.d:
+        raise ValueError(f"`X` of {func} must have shape (n, d) with n >= 1 and d = {p.d} from `params.A`; "
+                         f"got {X.shape}.")
+    return X
+
+
+def _as_Y(Y, n, p: Params, func):
+    Y = as_float_array(Y, "Y", func=func, ndim=2)
+    if Y.shape != (n, p.d_out):
+        raise ValueError(f"`Y` of {func} must have shape (n, d') = ({n}, {p.d_out}) from `X` and `params.B`; "
+                         f"got {Y.shape}.")
+    return Y
+
+
+def _code(activation, func):
+    return _CODES[check_choice(activation, "activation", ACTIVATIONS, func=func)]
+
+
+def _forward(code, X, p: Params, func):
+    n = X.shape[0]
+    h = np.empty((p.L + 1, n, p.q))
+    pre = np.empty((p.L, n, p.m))
+    _kernels._forward(code, X, p.A, p.V, p.W, h, pre)
+    check_finite_output(h, "the hidden states", func=func, hint=_OVERFLOW_HINT)
+    F = h[p.L] @ p.B.T
+    check_finite_output(F, "the output", func=func, hint=_OVERFLOW_HINT)
+    return h, pre, F
+
+
+def _loss_grad(code, X, Y, p: Params, func):
+    n = X.shape[0]
+    h, pre, F = _forward(code, X, p, func)
+    # an overflow here is reported below, by name, as NonFiniteError (not as a RuntimeWarning)
+    with np.errstate(over="ignore", invalid="ignore"):
+        res = F - Y
+        loss = float(np.sum(res * res) / n)
+        P = (2.0 / n) * (res @ p.B)  # p_L of Eq. (13), 1/n of the loss included (n, q)
+        gV = np.empty_like(p.V)
+        gW = np.empty_like(p.W)
+        _kernels._backward(code, h, pre, p.V, p.W, P, gV, gW)
+        gA = P.T @ X  # Eq. (14)
+        gB = (2.0 / n) * (res.T @ h[p.L])  # Eq. (16)
+    grads = Params(gA, gV, gW, gB)
+    for name, arr in grads.as_dict().items():
+        check_finite_output(arr, f"the gradient with respect to {name}", func=func, hint=_OVERFLOW_HINT)
+    if not np.isfinite(loss):
+        raise NonFiniteError(f"{func}: the loss overflowed to NaN or inf. {_OVERFLOW_HINT}")
+    return loss, grads
+
+
+def forward(X, params, activation="tanh"):
+    r"""Hidden states and output of the residual network of ``implicit-reg`` Eq. (1)/(3).
+
+    .. math::
+        h_0 = A x, \quad
+        h_{k+1} = h_k + \frac{1}{L\sqrt m} V_{k+1}\sigma\Big(\frac{W_{k+1} h_k}{\sqrt q}\Big), \quad
+        F(x) = B h_L.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Inputs x_1 .. x_n, one per row.
+    params : Params or mapping with keys "A", "V", "W", "B"
+        A (q, d), V (L, q, m), W (L, m, q), B (d', q); ``V[k]``, ``W[k]`` are the paper's layer k + 1.
+    activation : {"tanh", "gelu", "sin", "relu", "identity"}
+        The elementwise sigma (see :data:`ACTIVATIONS`).
+
+    Returns
+    -------
+    h : ndarray, shape (L + 1, n, q)
+        h_0 .. h_L for every sample.
+    F : ndarray, shape (n, d')
+        The outputs F(x_i) = B h_L.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Wrong kinds, inconsistent shapes, non-finite input, unknown activation.
+    theory._validation.NonFiniteError
+        The states overflowed.
+
+    Notes
+    -----
+    O(L n q m) operations. The paper's theory assumes sigma C^2, Lipschitz, bounded, sigma(0) = 0
+    (tanh, sin); GELU is its experiments' choice (unbounded) and ReLU its counter-example (App. D).
+
+    References
+    ----------
+    ``implicit-reg`` Eq. (1), (3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory.implicit import initialize, forward
+    >>> p = initialize(3, 4, 5, np.random.default_rng(0))
+    >>> h, F = forward(np.ones((2, 3)), p)
+    >>> h.shape, F.shape, bool(np.all(h == 1.0))   # V = 0: every layer is the identity, F = x
+    ((6, 2, 3), (2, 3), True)
+    """
+    func = "theory.implicit.forward"
+    code = _code(activation, func)
+    p = _as_params(params, func)
+    X = _as_X(X, p, func)
+    h, _, F = _forward(code, X, p, func)
+    return h, F
+
+
+def loss_and_gradient(X, Y, params, activation="tanh"):
+    r"""Squared loss and its exact gradient by backpropagation (``implicit-reg`` Eqs. (13)-(16), corrected).
+
+    .. math::
+        \ell = \frac1n \sum_{i=1}^n \|F(x_i) - y_i\|^2, \qquad
+        p_{L,i} = 2 B^\top (F(x_i) - y_i), \qquad
+        p_{k,i} = p_{k+1,i} + \frac1L \partial_1 f(h_{k,i}, Z_{k+1})^\top p_{k+1,i},
+
+    :math:`\partial\ell/\partial A = \frac1n\sum_i p_{0,i} x_i^\top` (14),
+    :math:`\partial\ell/\partial Z_{k} = \frac1{nL}\sum_i \partial_2 f(h_{k-1,i}, Z_k)^\top p_{k,i}` (15),
+    :math:`\partial\ell/\partial B = \frac2n\sum_i (F(x_i) - y_i) h_{L,i}^\top` (16), with
+    :math:`f(h, (V, W)) = V\sigma(Wh/\sqrt q)/\sqrt m`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    Y : array_like, shape (n, d')
+    params : Params or mapping, see :func:`forward`
+    activation : {"tanh", "gelu", "sin", "relu", "identity"}
+
+    Returns
+    -------
+    loss : float
+    grads : Params
+        dl/dA (q, d), dl/dV (L, q, m), dl/dW (L, m, q), dl/dB (d', q): plain Euclidean gradients
+        (no depth factor; :func:`train` applies the factor L of Eq. (4)).
+
+    Raises
+    ------
+    TypeError, ValueError, theory._validation.NonFiniteError
+
+    Notes
+    -----
+    O(L n q m) time, O(L n (q + m)) memory (the states are stored). Corrections to the printing,
+    shown by tests/test_implicit.py against central finite differences: Eq. (13) prints
+    :math:`\partial_1 f\,p_{k+1}` where the transpose :math:`(\partial_1 f)^\top p_{k+1}` is needed;
+    the theses' version of Eq. (15) ((3.15)) prints :math:`p_{k-1,i}` instead of 004's :math:`p_{k,i}`.
+    ReLU uses :math:`\sigma'(0) = 0`.
+
+    References
+    ----------
+    ``implicit-reg`` Eqs. (13)-(16); catalogue notes, Section 1.6.
+    """
+    func = "theory.implicit.loss_and_gradient"
+    code = _code(activation, func)
+    p = _as_params(params, func)
+    X = _as_X(X, p, func)
+    Y = _as_Y(Y, X.shape[0], p, func)
+    return _loss_grad(code, X, Y, p, func)
+
+
+def initialize(d, m, L, rng, *, q=None, d_out=None, kind="paper"):
+    r"""Initial parameters of Section 3 of ``implicit-reg``.
+
+    :math:`A(0) = (I_d; 0_{(q-d)\times d})` (input into the first d coordinates),
+    :math:`B(0) = (0_{d'\times(q-d')}, I_{d'})` (reads the last d'), :math:`V_k(0) = 0` and
+
+    * ``kind="paper"``: :math:`W_k(0) = W` for every k, one matrix with i.i.d. N(0, 1) entries
+      (weight-tied; the 1/sqrt(q) of Eq. (3) makes W h / sqrt q of order one);
+    * ``kind="iid"``: independent N(0, 1) matrices W_k (the comparison of Table 1).
+
+    Parameters
+    ----------
+    d : int >= 1
+        Input dimension.
+    m : int >= 1
+        Residual (inner) width.
+    L : int >= 1
+        Depth.
+    rng : numpy.random.Generator
+    q : int, optional
+        Hidden width, q >= max(d, d'); default max(d, d') (the experiments' q = d = d', A = B = I).
+    d_out : int, optional
+        Output dimension d'; default d.
+    kind : {"paper", "iid"}
+
+    Returns
+    -------
+    Params
+        A (q, d), V (L, q, m) zeros, W (L, m, q), B (d', q).
+
+    Notes
+    -----
+    With q >= d + d', B(0) A(0) = 0 and the initial output is 0; with q = d = d' it is x.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = initialize(2, 3, 4, np.random.default_rng(0))
+    >>> p.W.shape, bool(np.all(p.W == p.W[0])), bool(np.all(p.V == 0))
+    ((4, 3, 2), True, True)
+    """
+    func = "theory.implicit.initialize"
+    d = check_int(d, "d", func=func, minimum=1)
+    m = check_int(m, "m", func=func, minimum=1)
+    L = check_int(L, "L", func=func, minimum=1)
+    d_out = d if d_out is None else check_int(d_out, "d_out", func=func, minimum=1)
+    q = max(d, d_out) if q is None else check_int(q, "q", func=func, minimum=max(d, d_out))
+    kind = check_choice(kind, "kind", INIT_KINDS, func=func)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"`rng` of {func} must be a numpy.random.Generator; got {type(rng).__name__}.")
+    A = np.zeros((q, d))
+    A[:d, :d] = np.eye(d)
+    B = np.zeros((d_out, q))
+    B[:, q - d_out:] = np.eye(d_out)
+    V = np.zeros((L, q, m))
+    if kind == "paper":
+        W = np.ascontiguousarray(np.broadcast_to(rng.standard_normal((m, q)), (L, m, q)))
+    else:
+        W = rng.standard_normal((L, m, q))
+    return Params(A, V, W, B)
+
+
+def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None, train_outer=True):
+    r"""Full-batch gradient descent with the depth-scaled metric of ``implicit-reg`` Eq. (4) (or (5)).
+
+    ``method="gd"`` (Euler steps of the gradient flow (4), flow time t = j lr after j steps):
+
+    .. math::
+        A \leftarrow A - \eta\,\partial_A\ell, \quad
+        Z_k \leftarrow Z_k - \eta\,L\,\partial_{Z_k}\ell, \quad
+        B \leftarrow B - \eta\,\partial_B\ell,
+
+    with :math:`\eta` = ``lr`` and :math:`Z_k = (V_k, W_k)`: the residual weights take the learning rate
+    L lr (the paper's "learning rate L x 1e-2" of Section 5.1 is lr = 1e-2 here), A and B take lr.
+    ``method="clipped"`` (Eq. (5)): :math:`Z_k \leftarrow Z_k + \eta\,\pi(-L\,\partial_{Z_k}\ell)` and
+    :math:`A \leftarrow A + \eta\,\pi(-\partial_A\ell)`, likewise B, with :math:`\pi` the coordinatewise
+    clipping to [-clip, clip] (applied after the factor L).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    Y : array_like, shape (n, d')
+    params : Params or mapping
+        Starting point (not modified).
+    activation : {"tanh", "gelu", "sin", "relu", "identity"}
+    lr : float > 0
+        Step eta.
+    steps : int >= 0
+    method : {"gd", "clipped"}
+    clip : float > 0, required for ``method="clipped"`` only
+    train_outer : bool
+        Train A and B as in Eq. (4) (default); False keeps them fixed, as in the experiments of
+        Section 5.1 / Appendix E (q = d = d', A = B = I).
+
+    Returns
+    -------
+    params : Params
+        After ``steps`` steps.
+    losses : ndarray, shape (steps + 1,)
+        The loss before each step and after the last.
+
+    Raises
+    ------
+    TypeError, ValueError
+    theory._validation.NonFiniteError
+        The iteration diverged (reduce ``lr``); the message gives the step.
+    """
+    func = "theory.implicit.train"
+    code = _code(activation, func)
+    lr = check_interval(lr, "lr", 0.0, np.inf, func=func)
+    steps = check_int(steps, "steps", func=func, minimum=0)
+    method = check_choice(method, "method", METHODS, func=func)
+    if method == "clipped":
+        if clip is None:
+            raise ValueError(f"`clip` of {func} must be given (a float > 0) with method='clipped'.")
+        clip = check_interval(clip, "clip", 0.0, np.inf, func=func)
+    elif clip is not None:
+        raise ValueError(f"`clip` of {func} applies to method='clipped' only; got clip={clip!r} with method='gd'.")
+    if not isinstance(train_outer, (bool, np.bool_)):
+        raise TypeError(f"`train_outer` of {func} must be a bool; got {train_outer!r}.")
+    p = _as_params(params, func)
+    X = _as_X(X, p, func)
+    Y = _as_Y(Y, X.shape[0], p, func)
+    A, V, W, B = p.A, p.V, p.W, p.B  # private copies, updated in place
+    L = p.L
+    losses = np.empty(steps + 1)
+    for j in range(steps + 1):
+        try:
+            loss, g = _loss_grad(code, X, Y, Params(A, V, W, B), func)
+        except NonFiniteError as exc:
+            raise NonFiniteError(f"{func}: diverged at step {j} of {steps} with lr = {lr}: {exc} "
+                                 f"Reduce `lr`.") from None
+        losses[j] = loss
+        if j == steps:
+            break
+        with np.errstate(over="ignore", invalid="ignore"):  # a blow-up is caught at the next evaluation
+            _step(method, lr, L, clip, train_outer, A, V, W, B, g)
+    return Params(A, V, W, B), losses
+
+
+def _step(method, lr, L, clip, train_outer, A, V, W, B, g):
+    """One in-place step of Eq. (4) (method "gd") or Eq. (5) (method "clipped")."""
+    if method == "gd":
+        V -= (lr * L) * g.V
+        W -= (lr * L) * g.W
+        if train_outer:
+            A -= lr * g.A
+            B -= lr * g.B
+    else:
+        V += lr * np.clip(-L * g.V, -clip, clip)
+        W += lr * np.clip(-L * g.W, -clip, clip)
+        if train_outer:
+            A += lr * np.clip(-g.A, -clip, clip)
+            B += lr * np.clip(-g.B, -clip, clip)
+
+
+def synthetic_data(n, d, rng, *, d_out=None):
+    r"""The synthetic sample of ``implicit-reg`` Section 5.1 / Appendix E.
+
+    :math:`x_i \sim N(0, I_d)` and :math:`y_i \sim N(0, I_{d'})`, all independent (x and y independent:
+    the experiments study optimisation only). The paper's settings: n = 100, d = 16, m = 32 (Figure 1,
+    500 steps, lr = 1e-2 in :func:`train`'s convention); n = 50, d = 16, m = 64, L = 64 (Figure 2,
+    80 000 steps, lr = 5e-3); q = d = d', GELU, ``train_outer=False``.
+
+    Parameters
+    ----------
+    n : int >= 1
+    d : int >= 1
+    rng : numpy.random.Generator
+    d_out : int, optional
+        d'; default d.
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+    Y : ndarray, shape (n, d')
+    """
+    func = "theory.implicit.synthetic_data"
+    n = check_int(n, "n", func=func, minimum=1)
+    d = check_int(d, "d", func=func, minimum=1)
+    d_out = d if d_out is None else check_int(d_out, "d_out", func=func, minimum=1)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"`rng` of {func} must be a numpy.random.Generator; got {type(rng).__name__}.")
+    X = rng.standard_normal((n, d))
+    Y = rng.standard_normal((n, d_out))
+    return X, Y
