@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theory.plots import save_figure
+from theory.plots import STYLE, save_figure, subplots
 from theory.resnet.training import (
     FIG1_MSE_TOL,
     FIG4_THRESHOLDS,
@@ -27,30 +27,15 @@ from theory.resnet.training import (
 )
 
 
-_STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "legend.fontsize": 8.5,
-          "xtick.labelsize": 9, "ytick.labelsize": 9, "axes.spines.top": False, "axes.spines.right": False}
-
-
-def _subplots(ncols, figsize):
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: the checks never open a window
-    import matplotlib.pyplot as plt
-
-    with matplotlib.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, ncols, figsize=figsize, layout="constrained", squeeze=False)
-    return matplotlib, fig, axes[0]
-
-
 # --------------------------------------------------------------------------- Figure 1
 
 
 def _fig1_figure(result):
-    mpl, fig, axes = _subplots(2, (9.0, 3.6))
+    mpl, fig, axes = subplots(2, (9.0, 3.6))
     N = result.N
     layers = np.arange(N + 1)
     colors = mpl.colormaps["coolwarm"](np.linspace(0.0, 1.0, result.x0.size))
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         for ax, fit, label in ((axes[0], result.pos, r"$x \mapsto x/2$"), (axes[1], result.neg, r"$x \mapsto -x/2$")):
             for i in range(result.x0.size):
                 ax.plot(layers, fit.trajectory[:, i], "-", color=colors[i], lw=0.9)
@@ -102,9 +87,9 @@ _STYLES = {"euler-backprop": ("C0", "-", "o"), "euler-adjoint": ("C0", "--", "s"
 
 
 def _fig4_figure(table):
-    mpl, fig, (ax,) = _subplots(1, (5.4, 3.8))
+    mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     depths = np.asarray(table.depths)
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         for scheme, method in VARIANTS:
             key = f"{scheme}-{method}"
             color, ls, marker = _STYLES[key]

@@ -38,7 +38,7 @@ import pytest
 from scipy import stats
 
 from theory.claims import bound_verdict, qualitative_verdict, rate_verdict
-from theory.plots import plot_rate, save_figure
+from theory.plots import STYLE, plot_rate, save_figure, subplots
 from theory.rates import BoundTracker, RateFit, fit_rate, frequency, identity_error
 from theory.scaling import jacobian, log_gradient_ratio, log_norm_ratio, weights
 from theory.scaling.statistics import (
@@ -150,20 +150,6 @@ def equal(tracker, est, exact, **instance):
 
 # --------------------------------------------------------------------------- figures
 
-_STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "legend.fontsize": 8,
-          "xtick.labelsize": 9, "ytick.labelsize": 9, "axes.spines.top": False, "axes.spines.right": False}
-
-
-def _subplots(ncols, figsize, nrows=1):
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: the checks never open a window
-    import matplotlib.pyplot as plt
-
-    with matplotlib.rc_context(_STYLE):
-        fig, axes = plt.subplots(nrows, ncols, figsize=figsize, layout="constrained", squeeze=False)
-    return matplotlib, fig, (axes[0] if nrows == 1 else axes)
-
 
 def _grid(ax):
     ax.grid(True, which="major", color="0.88", lw=0.6)
@@ -175,12 +161,12 @@ def _strip_figure(rows, group, title, floor=1e-4):
     instances or a function of them), by kind of comparison; log scale, values below ``floor`` drawn at it."""
     key = group if callable(group) else (lambda inst: inst[group])
     groups = list(dict.fromkeys(key(inst) for inst, _ in rows))
-    mpl, fig, (ax,) = _subplots(1, (max(6.4, 0.62 * len(groups) + 2.5), 3.8))
+    mpl, fig, (ax,) = subplots(1, (max(6.4, 0.62 * len(groups) + 2.5), 3.8))
     kinds = {"lower": ("v", "C0", -0.22, "lower bound: bound / (mean + 4 s.e.)"),
              "upper": ("^", "C3", 0.0, "upper bound: (mean - 4 s.e.) / bound"),
              "equal": ("o", "C2", 0.22, "exact value: |mean - value| / (4 s.e.)")}
     jitter = np.random.default_rng(0)
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         for test, (marker, color, dx, label) in kinds.items():
             pts = [(groups.index(key(inst)), r) for inst, r in rows if inst["test"] == test]
             if pts:
@@ -203,10 +189,10 @@ def _strip_figure(rows, group, title, floor=1e-4):
 def _kappa_figure(table, title, ylabel, exact_label="res-3: exactly 1/2"):
     """Monte-Carlo ratios (mean +- 4 s.e.) per instance, grouped by architecture, against [1/2, 1]."""
     archs = list(dict.fromkeys(r["arch"] for r in table))
-    mpl, fig, (ax,) = _subplots(1, (7.2, 3.8))
+    mpl, fig, (ax,) = subplots(1, (7.2, 3.8))
     laws = list(dict.fromkeys(r["law"] for r in table))
     ds = sorted(set(r["d"] for r in table))
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         ax.axhspan(0.5, 1.0, color="0.93", lw=0, label="(A2)/(A4): [1/2, 1]")
         ax.axhline(0.5, color="C2", lw=1, ls="--", label=exact_label)
         for a, arch in enumerate(archs):
@@ -650,13 +636,13 @@ def lemma14_tracker(table=None, fast=None, configs=LEMMA14_FAST):
 
 
 def _lemma14_figure(points, configs=LEMMA14_FAST):
-    mpl, fig, axes = _subplots(2, (10.0, 4.6))
+    mpl, fig, axes = subplots(2, (10.0, 4.6))
     Ls = np.geomspace(5, 2000, 200)
     styles = {"explicit": ("o", "k", "res-3, uniform, explicit (50 seeds)"),
               "res3 relu": ("s", "C0", "res-3, Gaussian, exact sampler"),
               "res2 identity": ("^", "C3", "res-2 identity (upper attained)"),
               "res2 leaky_relu": ("D", "C2", r"res-2 leaky 0.8: $(1 + 0.82\,\alpha_L^2)^L - 1$")}
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         for ax, beta in zip(axes, (0.5, 1.0)):
             lo = np.array([_exact(L, beta, 0.5) for L in Ls])
             hi = np.array([_exact(L, beta, 1.0) for L in Ls])
@@ -751,8 +737,8 @@ def worst(items):
 def _frequency_figure(hists, lines, series, title, xlabel, logx=True):
     """Left: the statistic's histograms with the statements' thresholds; right: violation frequency
     (Clopper-Pearson 95% interval) against delta, and the line freq = delta above which a statement fails."""
-    mpl, fig, (ax, bx) = _subplots(2, (10.0, 3.6))
-    with mpl.rc_context(_STYLE):
+    mpl, fig, (ax, bx) = subplots(2, (10.0, 3.6))
+    with mpl.rc_context(STYLE):
         allv = np.concatenate([np.asarray(v) for v in hists.values()])
         xs = [line[0] for line in lines]
         lo, hi = min([allv.min()] + xs), max([allv.max()] + xs)
@@ -1135,9 +1121,9 @@ def worst_regime(fits):
 
 
 def _regime_figure(fits, cid, what):
-    mpl, fig, axes = _subplots(3, (13.5, 3.7))
+    mpl, fig, axes = subplots(3, (13.5, 3.7))
     ylabels = {"h": r"$\|h_L - h_0\|/\|h_0\|$", "p": r"$\|p_0 - p_L\|/\|p_L\|$"}
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         for ax, beta in zip(axes, sorted(fits, reverse=True)):
             fit, exp = fits[beta]
             ylabel = ylabels[what] if beta >= 0.5 else r"$\ln$ " + ylabels[what]
@@ -1233,9 +1219,9 @@ def fig_verdict(logs, depths, criteria=FIG_CRITERIA):
 def _fig_figure(logs, depths, cid, ylabel):
     """The paper's layout: beta = 1 (left), 1/4 (middle), 1/2 (right); mean over seeds with its 95%
     bootstrap band (1000 resamples of the seeds), the exact res-3 RMS dashed."""
-    mpl, fig, axes = _subplots(3, (13.0, 3.6))
+    mpl, fig, axes = subplots(3, (13.0, 3.6))
     rng = np.random.default_rng(0)
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         for ax, beta in zip(axes, (1.0, 0.25, 0.5)):
             L = np.array(depths[beta], dtype=float)
             Ls = np.geomspace(L[0], L[-1], 100)
@@ -1337,8 +1323,8 @@ def fig2_verdict(r, d=FIG2["d"], L=FIG2["L"], beta=FIG2["beta"], printed=FIG2_PR
 
 
 def _fig2_figure(r, measured):
-    mpl, fig, (ax,) = _subplots(1, (6.4, 3.8))
-    with mpl.rc_context(_STYLE):
+    mpl, fig, (ax,) = subplots(1, (6.4, 3.8))
+    with mpl.rc_context(STYLE):
         ax.hist(r, bins=80, density=True, color="C0", alpha=0.55, label=f"{r.size} runs")
         x = np.linspace(r.min(), r.max(), 300)
         mu, s = np.log(r).mean(), np.log(r).std()
@@ -1451,9 +1437,9 @@ def cor8iii_tracker(res3, res1):
 
 
 def _cor8_figure(res3, res1, cid):
-    mpl, fig, (ax,) = _subplots(1, (6.4, 3.8))
+    mpl, fig, (ax,) = subplots(1, (6.4, 3.8))
     Ls = np.geomspace(1, 1e4, 200)
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         ax.plot(Ls, [_exact(L, 0.5, 0.5) for L in Ls], "-", color="C0", lw=1.2,
                 label=r"$(1 + 1/(2L))^L - 1$ (res-3, exact)")
         ax.plot(Ls, [_exact(L, 0.5, 1.0) for L in Ls], "-", color="C3", lw=1.2,

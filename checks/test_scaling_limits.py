@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from scipy.linalg import expm
 
 from theory.claims import qualitative_verdict, rate_verdict
-from theory.plots import new_axes, plot_bound, plot_rate, save_figure
+from theory.plots import STYLE, new_axes, plot_bound, plot_rate, save_figure, subplots
 from theory.rates import BoundTracker, fit_rate, identity_error
 from theory.scaling import (
     brownian_increments,
@@ -44,20 +44,6 @@ from theory.scaling import (
     weights,
 )
 from theory.scaling.phase import phase_diagram
-
-_STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "legend.fontsize": 8,
-          "xtick.labelsize": 9, "ytick.labelsize": 9, "axes.spines.top": False, "axes.spines.right": False}
-
-
-def _subplots(ncols, figsize):
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: the checks never open a window
-    import matplotlib.pyplot as plt
-
-    with matplotlib.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, ncols, figsize=figsize, layout="constrained", squeeze=False)
-    return matplotlib, fig, axes[0]
 
 
 def worst_rate(fits, expecteds):
@@ -181,7 +167,7 @@ def test_prop10(claim):
     keys = list(P10_VARIANCES)
     fits = [strong_fit(*P10_VARIANCES[k]) for k in keys]
     i = worst_rate(fits, [P10_EXPECTED] * len(fits))
-    mpl, fig, (ax,) = _subplots(1, (5.4, 3.8))
+    mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     for k, f in zip(keys, fits):
         plot_rate(f, ax=ax, expected_slope=-0.5 if f is fits[-1] else None, label=k, xlabel="L",
                   ylabel=r"$\mathbb{E}\,\|h_L - H_1\|$ (groups of 20 paths)",
@@ -232,7 +218,7 @@ def test_prop10_erratum(claim):
     bound, se = coupling_free_bound(v_net, v_sde)
     printed = prop10_printed_verdict(fit, bound, se)
     ok_fit = strong_fit(1.0, 1.0)
-    mpl, fig, (ax,) = _subplots(1, (8.4, 3.8))
+    mpl, fig, (ax,) = subplots(1, (8.4, 3.8))
     labels = {"xlabel": "L", "ylabel": r"$\mathbb{E}\,\|h_L - H_1\|$ (groups of 20 paths)",
               "title": "scaling/prop-10/erratum (thesis Prop. 2.10), d = 4"}
     plot_rate(fit, ax=ax, label="printed: N(0, 2/d) weights,\nSDE (2.12) with sqrt(1/d)", color="C3", **labels)
@@ -378,7 +364,7 @@ def test_prop12(claim):
     fits = [fit_rate(P12["grid"], smooth_ratios(b)) for b in betas]
     expected = [{"slope": 1.0 - b, "tol": 0.1} for b in betas]
     i = worst_rate(fits, expected)
-    mpl, fig, (ax,) = _subplots(1, (5.4, 3.8))
+    mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     for b, f in zip(betas, fits):
         plot_rate(f, ax=ax, expected_slope=1.0 - b, label=f"beta = {b:g}", xlabel="L",
                   ylabel=r"$\|h_L - h_0\| / \|h_0\|$",
@@ -473,7 +459,7 @@ def test_prop13(claim):
         consts.append(logs[:, -1] / (P13["grid"][-1] ** (1.0 - b) * lams))
     expected = [{"slope": 1.0 - b, "tol": 0.1} for b in betas]
     i = worst_rate(fits, expected)
-    mpl, fig, (ax,) = _subplots(1, (5.4, 3.8))
+    mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     for b, f in zip(betas, fits):
         plot_rate(f, ax=ax, expected_slope=1.0 - b, label=f"beta = {b:g}", xlabel="L",
                   ylabel=r"$\ln(\|h_L - h_0\| / \|h_0\|)$",
@@ -615,11 +601,11 @@ def fig45_verdict(table, grid=FIG45["grid"], expected=FIG45_EXPECTED):
 
 
 def _fig45_figure(table, fits, quantity, claim_id):
-    mpl, fig, axes = _subplots(3, (11.0, 3.5))
+    mpl, fig, axes = subplots(3, (11.0, 3.5))
     grid = FIG45["grid"]
     ylabel = r"$\|h_L - h_0\| / \|h_0\|$" if quantity == "hidden" else r"$\|p_0 - p_L\| / \|p_L\|$"
     fit_of = {2.0: fits[0], 1.0: fits[1]}
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         for ax, b in zip(axes, FIG45["betas"]):
             v = table[b]
             lo, med, hi = np.percentile(v, [10, 50, 90], axis=0)
@@ -701,7 +687,7 @@ def fig7_finite_L_offset(pd):
 
 
 def _fig7_figure(pd, crit_h, crit_g, claim_id):
-    mpl, fig, axes = _subplots(2, (10.0, 4.0))
+    mpl, fig, axes = subplots(2, (10.0, 4.0))
     H = pd.hurst
     b = pd.beta
     db = b[1] - b[0]
@@ -711,7 +697,7 @@ def _fig7_figure(pd, crit_h, crit_g, claim_id):
     b_edges = np.concatenate([b - db / 2, [b[-1] + db / 2]])
     cmap = mpl.colors.LinearSegmentedColormap.from_list("phase", ["#2166ac", "black", "#f4a300"])
     hh = np.linspace(0.0, 1.0, 101)
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(STYLE):
         for ax, q, crit, title in ((axes[0], "hidden", crit_h, r"$\log_{10}\|h_L - h_0\| / \|h_0\|$"),
                                    (axes[1], "gradient", crit_g, r"$\log_{10}\|p_0 - p_L\| / \|p_L\|$")):
             im = ax.pcolormesh(h_edges, b_edges, np.clip(pd.mean(q), -1, 1).T, cmap=cmap, vmin=-1, vmax=1)
@@ -793,7 +779,7 @@ def test_e2(claim):
     fits = [fit_rate(E2["grid"], e2_ratios(H, b)) for H, b in cases]
     expected = [{"slope": round(max(H, 0.5) - b, 4), "tol": 0.1} for H, b in cases]
     i = worst_rate(fits, expected)
-    mpl, fig, (ax,) = _subplots(1, (8.0, 4.0))
+    mpl, fig, (ax,) = subplots(1, (8.0, 4.0))
     for (H, b), f, e in zip(cases, fits, expected):
         plot_rate(f, ax=ax, expected_slope=e["slope"], label=f"H = {H:g}, beta = {b:g}", xlabel="L",
                   ylabel=r"$\|h_L - h_0\| / \|h_0\|$", title="scaling/e-2: res-3, fGn weights, d = 20")

@@ -47,6 +47,23 @@ def _matplotlib():
     return matplotlib
 
 
+STYLE = _STYLE  # the rc settings of every figure of the toolkit, for checks that draw their own panels
+
+
+def subplots(ncols: int = 1, figsize: tuple[float, float] = FIGSIZE, nrows: int = 1):
+    """A figure with a grid of axes in the module's style (constrained layout, Agg when headless).
+
+    Returns ``(matplotlib, fig, axes)``: the matplotlib module (for colour maps, tickers and
+    ``rc_context(STYLE)``), the figure, and the axes as a 1-D array when ``nrows == 1``, else 2-D.
+    """
+    mpl = _matplotlib()
+    import matplotlib.pyplot as plt
+
+    with mpl.rc_context(_STYLE):
+        fig, axes = plt.subplots(nrows, ncols, figsize=figsize, layout="constrained", squeeze=False)
+    return mpl, fig, (axes[0] if nrows == 1 else axes)
+
+
 def new_axes(figsize: tuple[float, float] = FIGSIZE):
     """A new figure with one axes, in the module's style; returns the axes."""
     mpl = _matplotlib()
