@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/run.py            # full sizes (a few minutes on a 2-core machine)
     python benchmarks/run.py --quick    # small sizes: a smoke test of the harness, still prints ratios
-    python benchmarks/run.py --only linear   # one family (resnet, linear, fbm or isotonic); combines with --quick
+    python benchmarks/run.py --only linear   # one family (resnet, linear, fbm, isotonic or implicit); combines with --quick
 
 ``--quick`` writes ``results-quick.json`` and ``resnet_memory-quick.png`` so that it never overwrites
 the full results; ``--only FAMILY`` writes ``results-FAMILY[-quick].json`` so that it never
@@ -30,6 +30,7 @@ if str(HERE) not in sys.path:
 import numpy as np  # noqa: E402
 
 import bench_fbm  # noqa: E402
+import bench_implicit  # noqa: E402
 import bench_isotonic  # noqa: E402
 import bench_linear  # noqa: E402
 import bench_resnet  # noqa: E402
@@ -292,12 +293,12 @@ def run_linear(cfg, timing, quick=False):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test of the harness")
-    parser.add_argument("--only", choices=["resnet", "linear", "fbm", "isotonic"], help="run one family of benchmarks only")
+    parser.add_argument("--only", choices=["resnet", "linear", "fbm", "isotonic", "implicit"], help="run one family of benchmarks only")
     parser.add_argument("--out", type=Path, default=HERE / "out", help="output directory (default: benchmarks/out)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
     suffix = "-quick" if args.quick else ""
-    families = [args.only] if args.only else ["resnet", "linear", "fbm", "isotonic"]
+    families = [args.only] if args.only else ["resnet", "linear", "fbm", "isotonic", "implicit"]
     args.out.mkdir(parents=True, exist_ok=True)
 
     started = time.perf_counter()
@@ -333,6 +334,8 @@ def main(argv=None):
         benchmarks += bench_fbm.run(quick=args.quick, timing=cfg["timing"])
     if "isotonic" in families:  # sizes and targets live in bench_isotonic.FULL / QUICK
         benchmarks += bench_isotonic.run(quick=args.quick, timing=cfg["timing"])
+    if "implicit" in families:  # sizes and targets live in bench_implicit.FULL / QUICK
+        benchmarks += bench_implicit.run(quick=args.quick, timing=cfg["timing"])
 
     doc = {
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

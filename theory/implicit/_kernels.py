@@ -1,7 +1,7 @@
 r"""Numba kernels of the residual network of ``implicit-reg`` Eq. (1)/(3) and its backpropagation.
 
 Private: float64 C-contiguous arrays and plain integers only, no validation, no defaults, no
-allocation of anything but a few length-m/length-q vectors. The validated interface is
+allocation of anything but (n, m) and (n, q) work blocks, whose size does not grow with L. The validated interface is
 :mod:`theory.implicit._api`.
 
 Model (paper key ``implicit-reg``, Eq. (3)), for one sample x of dimension d:
@@ -67,39 +67,44 @@ def _dsigma(code, u):
 
 
 @njit(**_JIT)
+def _activate(code, U, out, derivative):
+    """out = sigma(U) (or sigma'(U) with ``derivative``), elementwise over a C-contiguous (n, m) block."""
+    u = U.reshape(U.size)
+    o = out.reshape(out.size)
+    if derivative:
+        for i in range(u.size):
+            o[i] = _dsigma(code, u[i])
+    else:
+        for i in range(u.size):
+            o[i] = _sigma(code, u[i])
+
+
+@njit(**_JIT)
 def _forward(code, X, A, V, W, h, pre):
     """Fill h (L+1, n, q) and pre (L, n, m) with Eq. (3): h_0 = A x, h_{k+1} = h_k + V sigma(W h_k / sqrt q) / (L sqrt m).
 
+    One layer is two matrix products over the whole batch (BLAS): U = H_k W_{k+1}^T / sqrt(q) and
+    H_{k+1} = H_k + sigma(U) V_{k+1}^T / (L sqrt m), with H_k the (n, q) block of hidden states.
     O(L n q m) operations; X (n, d), A (q, d), V (L, q, m), W (L, m, q).
     """
     L, q, m = V.shape
     n, d = X.shape
     inv_sq = 1.0 / math.sqrt(q)
     step = 1.0 / (L * math.sqrt(m))
-    a = np.empty(m)
-    for i in range(n):
-        for r in range(q):
-            s = 0.0
-            for c in range(d):
-                s += A[r, c] * X[i, c]
-            h[0, i, r] = s
+    act = np.empty((n, m))
+    tmp = np.empty((n, q))
+    np.dot(X, A.T, h[0])
     for k in range(L):
-        Wk = W[k]
-        Vk = V[k]
+        np.dot(h[k], W[k].T, pre[k])
+        uk = pre[k]
         for i in range(n):
-            hk = h[k, i]
             for j in range(m):
-                s = 0.0
-                for r in range(q):
-                    s += Wk[j, r] * hk[r]
-                u = s * inv_sq
-                pre[k, i, j] = u
-                a[j] = _sigma(code, u)
+                uk[i, j] *= inv_sq
+        _activate(code, uk, act, False)
+        np.dot(act, V[k].T, tmp)
+        for i in range(n):
             for r in range(q):
-                s = 0.0
-                for j in range(m):
-                    s += Vk[r, j] * a[j]
-                h[k + 1, i, r] = hk[r] + step * s
+                h[k + 1, i, r] = h[k, i, r] + step * tmp[i, r]
 
 
 @njit(**_JIT)
@@ -116,45 +121,36 @@ def _backward(code, h, pre, V, W, p, gV, gW):
         p_k = p_{k+1} + \frac{W_{k+1}^\top r}{L\sqrt{mq}},
 
     i.e. p_k = p_{k+1} + (1/L) (d_1 f)^T p_{k+1} (the printed (13) omits the transpose) and
-    dl/dZ_{k+1} uses h_k with p_{k+1} (as 004's (15); the theses' (3.15) print p_{k-1}).
+    dl/dZ_{k+1} uses h_k with p_{k+1} (as 004's (15); the theses' (3.15) print p_{k-1}). Each
+    layer is four matrix products over the batch (BLAS), summed over the samples i:
+    G = P V, R = G * sigma'(U), dV = c_v P^T sigma(U), dW = c_w R^T H_k, P <- P + c_w R W.
     """
     L, q, m = V.shape
     n = p.shape[0]
     c_v = 1.0 / (L * math.sqrt(m))
     c_w = 1.0 / (L * math.sqrt(m * q))
-    g = np.empty(m)
-    a = np.empty(m)
+    G = np.empty((n, m))
+    act = np.empty((n, m))
+    der = np.empty((n, m))
+    tmp = np.empty((n, q))
     for k in range(L - 1, -1, -1):
-        Vk = V[k]
-        Wk = W[k]
+        np.dot(p, V[k], G)
+        _activate(code, pre[k], act, False)
+        _activate(code, pre[k], der, True)
+        for i in range(n):
+            for j in range(m):
+                G[i, j] *= der[i, j]
+        np.dot(p.T, act, gV[k])
+        np.dot(G.T, h[k], gW[k])
         gVk = gV[k]
         gWk = gW[k]
         for r in range(q):
             for j in range(m):
-                gVk[r, j] = 0.0
+                gVk[r, j] *= c_v
         for j in range(m):
             for r in range(q):
-                gWk[j, r] = 0.0
+                gWk[j, r] *= c_w
+        np.dot(G, W[k], tmp)
         for i in range(n):
-            pi = p[i]
-            hk = h[k, i]
-            uk = pre[k, i]
-            for j in range(m):
-                s = 0.0
-                for r in range(q):
-                    s += Vk[r, j] * pi[r]
-                g[j] = s * _dsigma(code, uk[j])
-                a[j] = _sigma(code, uk[j])
             for r in range(q):
-                pr = c_v * pi[r]
-                for j in range(m):
-                    gVk[r, j] += pr * a[j]
-            for j in range(m):
-                gj = c_w * g[j]
-                for r in range(q):
-                    gWk[j, r] += gj * hk[r]
-            for r in range(q):
-                s = 0.0
-                for j in range(m):
-                    s += Wk[j, r] * g[j]
-                pi[r] += c_w * s
+                p[i, r] += c_w * tmp[i, r]
