@@ -1,9 +1,10 @@
 """Weighted isotonic regression by pool adjacent violators (paper key ``topk``, Section 7.5).
 
-Public name: :func:`isotonic_regression` (p = 2; the p-norm regularised pooling for other p is not
-implemented yet and raises :class:`NotImplementedError`).
+Public names: :func:`isotonic_regression` (p = 2 weighted least squares, SciPy's blocks bit for bit;
+p != 2 the p-norm regularised pooling of Eqs. (7.5)-(7.6), a closed-form cubic per block for p = 4/3
+and a safeguarded root finder for other p) and :class:`ConvergenceWarning`.
 """
 
-from ._api import isotonic_regression
+from ._api import ConvergenceWarning, isotonic_regression
 
-__all__ = ["isotonic_regression"]
+__all__ = ["ConvergenceWarning", "isotonic_regression"]

@@ -6,19 +6,25 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 from .._validation import NonFiniteError, as_float_array, check_finite_output
 from . import _kernels
 
-__all__ = ["isotonic_regression"]
+__all__ = ["ConvergenceWarning", "isotonic_regression"]
 
 _FUNC = "theory.isotonic.isotonic_regression"
 
-#: Values of ``p`` implemented. The thesis' p-norm regularised pooling for p = 4/3 (a cubic per block) and
-#: general p (a safeguarded root finder per block) is not implemented yet: see the NotImplementedError.
-P_IMPLEMENTED = (2.0,)
+#: Values of ``p`` implemented: every p in (1, inf). p = 2 is weighted least squares (the weighted mean
+#: per block, SciPy's arithmetic); p = 4/3 (q = 4) pools by the closed-form cubic of catalogue A7.3;
+#: any other p by a safeguarded Newton-bisection root finder per block.
+P_IMPLEMENTED = "(1, inf)"
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """A per-block root finder (general p) reached ``max_iter`` before ``tol``."""
 
 
 def _check_p(p):
@@ -27,24 +33,40 @@ def _check_p(p):
     p = float(p)
     if not (math.isfinite(p) and p > 1.0):
         raise ValueError(f"`p` of {_FUNC} must lie in (1, inf); got {p}.")
-    if p not in P_IMPLEMENTED:
-        raise NotImplementedError(
-            f"`p` of {_FUNC}: only p = 2 (weighted least squares, the closed-form weighted mean per block) is "
-            f"implemented; got p = {p}. The p-norm regularised pooling of topk Section 7.5 (p = 4/3 by its "
-            f"closed-form cubic, general p by a safeguarded root finder) is unfinished.")
     return p
 
 
-def isotonic_regression(y, w=None, p=2.0, increasing=True):
-    r"""Weighted least-squares isotonic regression by pool adjacent violators, in O(n).
+def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=100, tol=4.0 * np.finfo(float).eps):
+    r"""Weighted isotonic regression with an :math:`\ell_q` loss (the p-norm regularised pooling of
+    ``topk`` Section 7.5) by pool adjacent violators.
+
+    p = 2 (default, ``c`` not given):
 
     .. math::
 
-        x^\star = \operatorname*{arg\,min}_{x_1 \le x_2 \le \dots \le x_n} \sum_{i=1}^n w_i (x_i - y_i)^2
+        x^\star = \operatorname*{arg\,min}_{x_1 \le x_2 \le \dots \le x_n} \sum_{i=1}^n w_i (x_i - y_i)^2 .
 
-    (``increasing=False``: :math:`x_1 \ge \dots \ge x_n`). This is Eq. (7.5) of ``topk`` with
-    :math:`R = \tfrac12\|\cdot\|^2` up to the direction of the order; each block's value is the
-    weighted mean of its ``y`` (the closed form of the pooling subproblem, Eq. (7.6), for p = 2).
+    General p in (1, inf), with :math:`q = p/(p-1)` and the optional linear term ``c`` (default 0):
+
+    .. math::
+
+        x^\star = \operatorname*{arg\,min}_{x_1 \le \dots \le x_n}
+            \sum_{i=1}^n \Big[\frac{w_i}{q}|x_i - y_i|^q + c_i x_i\Big]
+
+    (``increasing=False``: :math:`x_1 \ge \dots \ge x_n`). At p = 2 this has the same minimiser as the
+    first form with targets :math:`y_i - c_i/w_i`, so the fit is continuous in p at 2. This is Eq. (7.5)
+    of ``topk``, :math:`v^\star = \arg\min_{v_1\ge\dots\ge v_n}\sum_i h_i(v_i)`, for the relaxed top-k
+    mask (:math:`\varphi(x) = x`) with :math:`R = \frac{\lambda}{p}\|\cdot\|_p^p`, so that
+    :math:`h_i(v) = \frac1q\lambda^{1-q}|s_i - v|^q + w^{\rm perm}_i v`: multiply by
+    :math:`\lambda^{q-1}` and call with ``y = s``, ``w = None`` (ones), ``c = reg**(q-1) * w_perm``,
+    ``increasing=False``. Each block's value solves the pooling subproblem Eq. (7.6), i.e. the
+    increasing equation :math:`\sum_{i\in B} [w_i\,\mathrm{sign}(\gamma - y_i)|\gamma - y_i|^{q-1} + c_i] = 0`
+    (catalogue R7.10): for p = 4/3 (q = 4) a cubic, solved in closed form from merged centred weighted
+    moments without cancellation (catalogue A7.3; O(n) overall); for other p != 2 by a safeguarded
+    Newton-bisection on the bracket
+    :math:`[\min_B y - \max_B (c/w)_+^{1/(q-1)},\ \max_B y + \max_B(-c/w)_+^{1/(q-1)}]` (catalogue A7.2),
+    re-solved over the whole block at each merge (O(n^2) worst case). The magnitude operator's
+    :math:`w_i v^2/2` term (:math:`\varphi = x^2/2`) is not offered for p != 2.
 
     Parameters
     ----------
@@ -54,10 +76,18 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True):
     w : array_like, shape (n,), optional
         Positive finite weights, with a finite sum; default all ones. Never modified.
     p : float
-        Exponent of the pooling loss; only 2.0 is implemented (any other value in (1, inf) raises
-        :class:`NotImplementedError`).
+        Exponent of the regulariser R, in (1, inf); the loss exponent is q = p/(p - 1).
     increasing : bool
         Fit a nondecreasing (True) or nonincreasing (False) sequence.
+    c : array_like, shape (n,), optional, keyword-only
+        Finite linear term (default 0). At p = 2 it shifts the targets to ``y - c/w`` (one extra
+        rounding, so the fit equals SciPy's on the shifted targets).
+    max_iter : int >= 1, keyword-only
+        Cap on the iterations of each per-block root solve (general p only; p = 2 and 4/3 are closed
+        forms). Reaching it issues :class:`ConvergenceWarning`.
+    tol : float >= 0, keyword-only
+        A root solve stops when its bracket is at most ``tol * max(|lo|, |hi|)`` wide or spans adjacent
+        floats (default 4 eps: full float64 accuracy; general p only).
 
     Returns
     -------
@@ -75,8 +105,13 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True):
     ValueError
         ``y`` not 1-D or not finite; ``w`` of another shape, not finite, not positive, or with an
         infinite sum; ``p`` outside (1, inf).
-    NotImplementedError
-        ``p`` in (1, inf) other than 2.
+    NonFiniteError
+        p != 2 and a pooled value overflowed (inputs of extreme magnitude; p = 2 rescales instead).
+
+    Warns
+    -----
+    ConvergenceWarning
+        A root solve (p not in {2, 4/3}) reached ``max_iter``.
 
     Notes
     -----
@@ -121,20 +156,67 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True):
             if not np.all(np.isfinite(w_arr)):
                 raise ValueError(f"`w` of {_FUNC} must be finite; got NaN or inf.")
             raise ValueError(f"`w` of {_FUNC} must have a finite sum; got sum(w) = inf.")
-    _check_p(p)
+    p = _check_p(p)
+    if c is not None:
+        c_arr = as_float_array(np.atleast_1d(c) if np.ndim(c) == 0 and _is_real(c) else c, "c", func=_FUNC,
+                               shape=(n,))
+    if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (numbers.Integral, np.integer)):
+        raise TypeError(f"`max_iter` of {_FUNC} must be an integer; got {max_iter!r}.")
+    if max_iter < 1:
+        raise ValueError(f"`max_iter` of {_FUNC} must be >= 1; got {max_iter}.")
+    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"`tol` of {_FUNC} must be a real number; got {tol!r}.")
+    if not (math.isfinite(float(tol)) and float(tol) >= 0.0):
+        raise ValueError(f"`tol` of {_FUNC} must be finite and >= 0; got {tol}.")
     if n == 0:
         return np.empty(0), np.zeros(1, dtype=np.intp)
+    if p == 2.0 and c is not None:
+        # (w_i/2)(x_i - y_i)^2 + c_i x_i = (w_i/2)(x_i - (y_i - c_i/w_i))^2 + const: shift the targets
+        with np.errstate(over="ignore"):
+            y_arr = y_arr - (c_arr if unit else c_arr / w_arr)
+        check_finite_output(y_arr, "the shifted targets y - c/w", func=_FUNC,
+                            hint="Reduce the magnitude of `c` relative to `w`.")
     if not increasing:
         y_arr = y_arr[::-1].copy()  # fresh C-contiguous arrays: the kernel never sees the user's memory reversed
         if not unit:
             w_arr = w_arr[::-1].copy()
+        if c is not None:
+            c_arr = c_arr[::-1].copy()
 
-    x, blocks = _fit(y_arr, w_arr, unit, n)
+    if p == 2.0:
+        x, blocks = _fit(y_arr, w_arr, unit, n)
+    else:
+        x, blocks = _fit_pnorm(y_arr, np.ones(n) if unit else w_arr,
+                               np.zeros(n) if c is None else np.ascontiguousarray(c_arr, dtype=np.float64),
+                               p, int(max_iter), float(tol))
 
     if not increasing:
         x = x[::-1].copy()
         blocks = (n - blocks[::-1]).copy()
     return x, blocks
+
+
+def _fit_pnorm(y, w, c, p, max_iter, tol):
+    """p != 2: the cubic kernel for p = 4/3, the root-finding kernel otherwise; status to errors."""
+    n = y.size
+    x = np.empty(n)
+    r = np.empty(n + 1, dtype=np.intp)
+    q = p / (p - 1.0)
+    if p == 4.0 / 3.0:
+        nb, status = _kernels._pav_q4(y, w, c, x, np.empty((n, 5)), r)
+    else:
+        info = np.zeros(2)
+        nb, status = _kernels._pav_general(y, w, c, q - 1.0, max_iter, tol, x, r, info)
+        if status == _kernels.NOT_CONVERGED:
+            warnings.warn(
+                f"{_FUNC}: a per-block root finder (p = {p}) reached max_iter = {max_iter} before the "
+                f"relative bracket width tol = {tol}; the fit is the last bracket's midpoint. Increase "
+                f"`max_iter` or `tol`.", ConvergenceWarning, stacklevel=3)
+    if status == _kernels.NONFINITE:
+        raise NonFiniteError(f"`y` of {_FUNC} is too large in magnitude for p = {p}: a pooled value "
+                             f"overflowed to inf or NaN; rescale `y`, `w` and `c` towards unit magnitude.")
+    check_finite_output(x, "the fit x", func=_FUNC)
+    return x, r[: nb + 1].copy()
 
 
 def _is_real(v):

@@ -15,6 +15,8 @@ code  name               meaning
 ====  =================  ===========================================================
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -123,3 +125,221 @@ def _weights_status(w):
     if not (s - s == 0.0):
         return 2
     return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# p-norm regularised pooling (topk Section 7.5, Eqs. (7.5)-(7.6); catalogue R7.10, A7.2, A7.3)
+#
+# Problem solved by the two kernels below (increasing fit; the API reverses for decreasing ones):
+#
+#     x = argmin_{x_1 <= ... <= x_n} sum_i [ (w_i / q) |x_i - y_i|^q + c_i x_i ],   q = p / (p - 1).
+#
+# The pooled value gamma_B of a block B (Eq. (7.6)) is the unique root of the strictly increasing
+#     g_B(gamma) = sum_{i in B} [ w_i sign(gamma - y_i) |gamma - y_i|^(q-1) + c_i ].
+# Status codes: OK, NONFINITE as above; NOT_CONVERGED (2): a root finder hit ``max_iter``.
+# ---------------------------------------------------------------------------------------------------
+
+NOT_CONVERGED = 2
+
+
+@njit(**_JIT)
+def _cubic_root(P, Q):
+    """Unique real root of z^3 + P z + Q = 0 for P >= 0 (catalogue A7.3), without cancellation.
+
+    D = Q^2/4 + P^3/27, A = (sqrt(D) + |Q|/2)^(1/3), z = -Q / (A^2 + P/3 + (P/(3A))^2): the textbook
+    Cardano form A - P/(3A) subtracts two nearly equal numbers when P is large; this one has only
+    positive terms in the denominator. One Newton step polishes the result.
+    """
+    if Q == 0.0:
+        return 0.0
+    aq = abs(Q)
+    D = 0.25 * Q * Q + P * P * P / 27.0
+    A = (math.sqrt(D) + 0.5 * aq) ** (1.0 / 3.0)
+    t = P / (3.0 * A)
+    z = -Q / (A * A + P / 3.0 + t * t)
+    f = (z * z + P) * z + Q
+    fp = 3.0 * z * z + P
+    if fp > 0.0:
+        z -= f / fp
+    return z
+
+
+@njit(**_JIT)
+def _pav_q4(y, w, c, x, stats, r):
+    """Increasing fit of the p-norm problem above for p = 4/3 (q = 4), O(n) pool adjacent violators.
+
+    Shapes (n = y.size >= 1): y, w (> 0), c : (n,) float64 read only; x : (n,) float64 output (also
+    the stack of block values); stats : (n, 5) float64 scratch, per stack block (W, mu, M2, M3, C) =
+    sum w_i, weighted mean of y, centred weighted moments sum w_i d_i^2, sum w_i d_i^3 (d_i = y_i - mu),
+    sum c_i; r : (n + 1,) intp output block starts. Returns (nblocks, status).
+
+    Block value: with gamma = mu + z, g_B = W z^3 + 3 M2 z - M3 + C, so z solves z^3 + P z + Q = 0 with
+    P = 3 M2 / W >= 0, Q = (C - M3) / W (catalogue A7.3 with m -> W, lambda^3 W -> C). Moments are merged
+    exactly (Chan et al. pairwise update with weights): delta = mu_B - mu_A, W = W_A + W_B,
+    mu = mu_A + delta W_B / W, M2 = M2_A + M2_B + delta^2 W_A W_B / W,
+    M3 = M3_A + M3_B + delta^3 W_A W_B (W_A - W_B) / W^2 + 3 delta (W_A M2_B - W_B M2_A) / W.
+    Pooling on >= (adjacent blocks never share a value: SciPy's block convention).
+    """
+    n = y.size
+    b = -1
+    status = OK
+    for i in range(n):
+        b += 1
+        stats[b, 0] = w[i]
+        stats[b, 1] = y[i]
+        stats[b, 2] = 0.0
+        stats[b, 3] = 0.0
+        stats[b, 4] = c[i]
+        r[b] = i
+        x[b] = y[i] + _cubic_root(0.0, c[i] / w[i])
+        while b > 0 and x[b - 1] >= x[b]:
+            WA = stats[b - 1, 0]
+            muA = stats[b - 1, 1]
+            M2A = stats[b - 1, 2]
+            M3A = stats[b - 1, 3]
+            WB = stats[b, 0]
+            muB = stats[b, 1]
+            M2B = stats[b, 2]
+            M3B = stats[b, 3]
+            W = WA + WB
+            delta = muB - muA
+            fa = WA / W
+            fb = WB / W
+            mu = muA + delta * fb
+            M2 = M2A + M2B + delta * delta * WA * fb
+            M3 = M3A + M3B + delta * delta * delta * WA * fb * (fa - fb) + 3.0 * delta * (fa * M2B - fb * M2A)
+            C = stats[b - 1, 4] + stats[b, 4]
+            b -= 1
+            stats[b, 0] = W
+            stats[b, 1] = mu
+            stats[b, 2] = M2
+            stats[b, 3] = M3
+            stats[b, 4] = C
+            x[b] = mu + _cubic_root(3.0 * M2 / W, (C - M3) / W)
+    r[b + 1] = n
+    for k in range(b + 1):
+        v = x[k]
+        if not (v - v == 0.0):
+            status = NONFINITE
+    for k in range(b, -1, -1):
+        v = x[k]
+        for j in range(r[k + 1] - 1, r[k] - 1, -1):
+            x[j] = v
+    return b + 1, status
+
+
+@njit(**_JIT)
+def _g_block(y, w, c, lo, hi, gamma, qm1):
+    """g_B(gamma) = sum_{i=lo}^{hi-1} [w_i sign(gamma - y_i)|gamma - y_i|^qm1 + c_i] and its derivative
+    qm1 sum w_i |gamma - y_i|^(qm1 - 1) (inf where gamma = y_i and qm1 < 1)."""
+    g = 0.0
+    dg = 0.0
+    for i in range(lo, hi):
+        d = gamma - y[i]
+        a = abs(d)
+        t = w[i] * a ** qm1
+        g += (t if d >= 0.0 else -t) + c[i]
+        if a > 0.0:
+            dg += qm1 * t / a
+        elif qm1 < 1.0:
+            dg = math.inf
+    return g, dg
+
+
+@njit(**_JIT)
+def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
+    """Root of the increasing g_B on block y[lo:hi] by safeguarded Newton on a bracket.
+
+    Bracket: g_B <= 0 at y_min - max_i(c_i/w_i)_+^(1/qm1) and >= 0 at y_max + max_i(-c_i/w_i)_+^(1/qm1)
+    (each term there is at most, resp. at least, zero). Each iteration tries a Newton step from the
+    current point and bisects instead when the step leaves the open bracket, or when the bracket did
+    not halve over the last two iterations; the bracket is updated by the sign of g. Stops when g = 0,
+    the bracket width is <= tol * max(|lo|, |hi|) (or spans adjacent floats), or the Newton step is
+    <= tol/2 * max(|lo|, |hi|). Returns (gamma, iterations, converged).
+    """
+    ymin = y[lo]
+    ymax = y[lo]
+    up = 0.0
+    dn = 0.0
+    for i in range(lo, hi):
+        ymin = min(ymin, y[i])
+        ymax = max(ymax, y[i])
+        up = max(up, c[i] / w[i])
+        dn = max(dn, -c[i] / w[i])
+    a = ymin - up ** (1.0 / qm1)
+    bnd = ymax + dn ** (1.0 / qm1)
+    g, dg = _g_block(y, w, c, lo, hi, a, qm1)
+    if g >= 0.0:
+        return a, 0, True
+    g, dg = _g_block(y, w, c, lo, hi, bnd, qm1)
+    if g <= 0.0:
+        return bnd, 0, True
+    xk = 0.5 * (a + bnd)
+    width_old = bnd - a
+    for it in range(1, max_iter + 1):
+        g, dg = _g_block(y, w, c, lo, hi, xk, qm1)
+        if g == 0.0:
+            return xk, it, True
+        if g < 0.0:
+            a = xk
+        else:
+            bnd = xk
+        mid = 0.5 * (a + bnd)
+        scale = max(abs(a), abs(bnd))
+        if bnd - a <= tol * scale or mid <= a or mid >= bnd:
+            return mid, it, True
+        xn = xk - g / dg if (dg > 0.0 and dg < math.inf) else mid
+        if xn > a and xn < bnd:
+            if abs(xn - xk) <= 0.5 * tol * scale:  # Newton step below tol: converged
+                return xn, it, True
+            if it % 2 == 0:  # safeguard: bisect unless the bracket halved over the last two steps
+                if bnd - a > 0.5 * width_old:
+                    xn = mid
+                width_old = bnd - a
+            xk = xn
+        else:
+            xk = mid
+    return 0.5 * (a + bnd), max_iter, False
+
+
+@njit(**_JIT)
+def _pav_general(y, w, c, qm1, max_iter, tol, x, r, info):
+    """Increasing fit of the p-norm problem above for any q = 1 + qm1 > 1, by pool adjacent violators
+    with each pooled value re-solved over the whole block by :func:`_block_root` (O(n^2) worst case).
+
+    Shapes (n = y.size >= 1): y, w (> 0), c : (n,) float64 read only; x : (n,) float64 output (stack of
+    block values, then the fit); r : (n + 1,) intp output block starts; info : (2,) float64 output,
+    (total root-finder iterations, max iterations of one root solve). Singletons use the closed form
+    gamma = y_i - sign(c_i) (|c_i|/w_i)^(1/qm1). Pooling on >=. Returns (nblocks, status).
+    """
+    n = y.size
+    b = -1
+    status = OK
+    total = 0
+    worst = 0
+    for i in range(n):
+        b += 1
+        r[b] = i
+        ci = c[i]
+        s = (abs(ci) / w[i]) ** (1.0 / qm1)
+        x[b] = y[i] - s if ci >= 0.0 else y[i] + s
+        while b > 0 and x[b - 1] >= x[b]:
+            b -= 1
+            gam, its, ok = _block_root(y, w, c, r[b], i + 1, qm1, max_iter, tol)
+            total += its
+            worst = max(worst, its)
+            if not ok:
+                status = NOT_CONVERGED
+            x[b] = gam
+    r[b + 1] = n
+    info[0] = total
+    info[1] = worst
+    for k in range(b + 1):
+        v = x[k]
+        if not (v - v == 0.0):
+            status = NONFINITE
+    for k in range(b, -1, -1):
+        v = x[k]
+        for j in range(r[k + 1] - 1, r[k] - 1, -1):
+            x[j] = v
+    return b + 1, status

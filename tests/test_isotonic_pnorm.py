@@ -1,0 +1,222 @@
+"""p-norm regularised isotonic regression (topk Section 7.5, Eqs. (7.5)-(7.6); catalogue R7.10, A7.2,
+A7.3): x = argmin_{monotone x} sum_i [ w_i/q |x_i - y_i|^q + c_i x_i ], q = p/(p - 1).
+
+Checks: a generic constrained solver (SLSQP, n <= 6), KKT conditions, the p = 4/3 closed-form cubic
+against the general root finder, continuity at p = 2, ties and the block convention, the knobs
+max_iter/tol, reversal symmetry, the hard-regime closed form of R7.10.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from theory.isotonic import ConvergenceWarning, isotonic_regression
+from theory.isotonic import _kernels
+
+PS = [4 / 3, 1.5, 3.0]
+
+
+def objective(x, y, w, c, p):
+    q = p / (p - 1.0)
+    return np.sum(w / q * np.abs(x - y) ** q + c * x)
+
+
+def fprime(x, y, w, c, p):
+    q = p / (p - 1.0)
+    d = x - y
+    return w * np.sign(d) * np.abs(d) ** (q - 1.0) + c
+
+
+def slsqp(y, w, c, p, increasing):
+    n = y.size
+    sgn = 1.0 if increasing else -1.0
+    cons = [{"type": "ineq", "fun": (lambda x, i=i: sgn * (x[i + 1] - x[i])),
+             "jac": (lambda x, i=i: sgn * (np.eye(n)[i + 1] - np.eye(n)[i]))} for i in range(n - 1)]
+    x0 = np.full(n, np.mean(y))
+    res = minimize(objective, x0, args=(y, w, c, p), jac=lambda x, *a: fprime(x, *a), method="SLSQP",
+                   constraints=cons, options={"ftol": 1e-15, "maxiter": 1000})
+    return res.x
+
+
+def kkt_residual(x, blocks, y, w, c, p, increasing):
+    """Max violation of: sum_B f_i'(gamma) = 0 per block, prefix sums of f_i' <= 0 (increasing; >= 0
+    decreasing) inside each block (multipliers >= 0), and strict order between blocks."""
+    g = fprime(x, y, w, c, p)
+    q = p / (p - 1.0)
+    d = np.abs(x - y)
+    # g_B is known only to the rounding of gamma times its slope: for q < 2 the slope
+    # (q - 1) w |d|^(q - 2) is large near a data point, so the residual is scaled by it as well
+    with np.errstate(divide="ignore"):
+        slope = np.where(d > 0, (q - 1.0) * w * d ** (q - 2.0) * np.maximum(np.abs(x), d), 0.0)
+    scale = np.sum(w * d ** (q - 1.0) + np.abs(c) + slope) + 1e-300
+    worst = 0.0
+    sgn = 1.0 if increasing else -1.0
+    for a, b in zip(blocks[:-1], blocks[1:]):
+        pre = np.cumsum(g[a:b])
+        worst = max(worst, abs(pre[-1]) / scale, np.max(sgn * pre) / scale)
+        assert np.all(x[a:b] == x[a])
+    vals = x[blocks[:-1]]
+    assert np.all(sgn * np.diff(vals) > 0)  # adjacent blocks differ (pooling on >=)
+    return worst
+
+
+@pytest.mark.parametrize("p", PS)
+@pytest.mark.parametrize("increasing", [True, False])
+def test_against_slsqp(p, increasing):
+    rng = np.random.default_rng(1)
+    for _ in range(8):
+        n = rng.integers(2, 7)
+        y = rng.standard_normal(n)
+        w = rng.uniform(0.5, 2.0, n)
+        c = rng.uniform(-0.5, 0.5, n)
+        x, blocks = isotonic_regression(y, w, p=p, increasing=increasing, c=c)
+        xr = slsqp(y, w, c, p, increasing)
+        # objective: ours never worse than the generic solver (to its ftol), fit close to it
+        assert objective(x, y, w, c, p) <= objective(xr, y, w, c, p) + 1e-10
+        np.testing.assert_allclose(x, xr, atol=2e-5)  # SLSQP stops at ftol 1e-15 on the objective: ~sqrt
+
+
+@pytest.mark.parametrize("p", PS + [1.2, 6.0])
+@pytest.mark.parametrize("increasing", [True, False])
+def test_kkt(p, increasing):
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        n = 50
+        y = np.cumsum(rng.standard_normal(n)) * 0.3 + rng.standard_normal(n)
+        w = rng.uniform(0.2, 3.0, n)
+        c = rng.uniform(-1.0, 1.0, n)
+        x, blocks = isotonic_regression(y, w, p=p, increasing=increasing, c=c)
+        assert kkt_residual(x, blocks, y, w, c, p, increasing) < 1e-12
+
+
+def test_cubic_matches_root_finder():
+    # p = 4/3: the closed-form cubic (O(1) merges of centred moments) against the general root finder
+    rng = np.random.default_rng(3)
+    p = 4 / 3
+    worst = 0.0
+    for scale in (1e-3, 1.0, 5.0, 1e3):
+        for _ in range(30):
+            n = 40
+            y = scale * (rng.standard_normal(n) + 5.0)  # offset |y| ~ 5: raw power sums would cancel
+            w = rng.uniform(0.2, 3.0, n)
+            c = scale ** 3 * rng.uniform(-1.0, 1.0, n)
+            for inc in (True, False):
+                x1, b1 = isotonic_regression(y, w, p=p, increasing=inc, c=c)
+                xg = np.empty(n)
+                r = np.empty(n + 1, dtype=np.intp)
+                yy, ww, cc = (y, w, c) if inc else (y[::-1].copy(), w[::-1].copy(), c[::-1].copy())
+                nb, st = _kernels._pav_general(yy, ww, cc, 3.0, 100, 4 * np.finfo(float).eps, xg, r, np.zeros(2))
+                assert st == 0
+                if not inc:
+                    xg = xg[::-1]
+                np.testing.assert_array_equal(b1, r[: nb + 1] if inc else n - r[: nb + 1][::-1])
+                worst = max(worst, np.max(np.abs(x1 - xg)) / scale)
+    assert worst < 1e-13
+
+
+def test_cubic_root_cancellation_free():
+    # z^3 + P z + Q with P >> |Q|: textbook Cardano A - P/(3A) cancels; ours keeps full relative accuracy
+    for P, Q in [(1e8, 1e-6), (3.0, 1e-300), (0.0, -8.0), (1e-20, 27.0), (12.0, -16.0)]:
+        z = _kernels._cubic_root(P, Q)
+        f = (z * z + P) * z + Q
+        assert abs(f) <= 4e-16 * max(abs(z) ** 3, P * abs(z), abs(Q))
+    assert _kernels._cubic_root(0.0, -8.0) == 2.0
+    assert _kernels._cubic_root(12.0, -13.0) == pytest.approx(1.0, rel=1e-15)  # z^3 + 12 z - 13 = (z - 1)(z^2 + z + 13)
+
+
+def test_continuity_at_p2():
+    rng = np.random.default_rng(4)
+    n = 30
+    y = rng.standard_normal(n)
+    w = rng.uniform(0.5, 2.0, n)
+    c = rng.uniform(-0.3, 0.3, n)
+    x2, _ = isotonic_regression(y, w, p=2.0, c=c)
+    xs, _ = isotonic_regression(y - c / w, w)  # p = 2 with c: the shifted-target weighted LS fit
+    np.testing.assert_array_equal(x2, xs)
+    errs = []
+    for eps in (1e-2, 1e-3, 1e-4):
+        errs.append(np.max(np.abs(isotonic_regression(y, w, p=2.0 + eps, c=c)[0] - x2)))
+        errs.append(np.max(np.abs(isotonic_regression(y, w, p=2.0 - eps, c=c)[0] - x2)))
+    assert errs[-1] < 1e-3 and errs[-2] < 1e-3
+    assert errs[-1] < errs[0] / 10 and errs[-2] < errs[1] / 10  # O(|p - 2|)
+
+
+@pytest.mark.parametrize("p", PS)
+def test_ties_and_blocks(p):
+    # tied inputs get tied outputs; pooled values that tie are merged (adjacent blocks differ)
+    x, blocks = isotonic_regression([1.0, 1.0, 1.0], p=p)
+    assert x.tolist() == [1.0, 1.0, 1.0] and blocks.tolist() == [0, 3]
+    x, blocks = isotonic_regression([2.0, 0.0, 1.0, 1.0], p=p)
+    assert blocks.tolist() == [0, 4] and np.all(x == x[0]) and x[0] == pytest.approx(1.0, abs=1e-15)
+    x, blocks = isotonic_regression([0.0, 1.0, 2.0], p=p, increasing=False)
+    assert np.all(x == x[0]) and x[0] == pytest.approx(1.0, abs=1e-15) and blocks.tolist() == [0, 3]
+    x, blocks = isotonic_regression([0.0, 1.0, 2.0], p=p)
+    assert x.tolist() == [0.0, 1.0, 2.0] and blocks.tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("p", PS)
+def test_topk_mask_hard_regime(p):
+    # catalogue R7.10: mask, w_perm = 1_k, gap x_[k] - x_[k+1] >= reg -> singletons v_i = s_i - reg w_i,
+    # i.e. y = ((s - v)/reg)^(q-1) = w_perm exactly; via c = reg^(q-1) w_perm
+    q = p / (p - 1.0)
+    s = np.array([5.0, 4.0, 3.0, 1.0, 0.5])
+    wp = np.array([1.0, 1.0, 1.0, 0.0, 0.0])
+    reg = 1.5
+    v, blocks = isotonic_regression(s, p=p, c=reg ** (q - 1.0) * wp, increasing=False)
+    np.testing.assert_allclose(v, s - reg * wp, rtol=0, atol=1e-14)
+    ymask = np.sign(s - v) * (np.abs(s - v) / reg) ** (q - 1.0)
+    np.testing.assert_allclose(ymask, wp, atol=1e-14)
+
+
+def test_reversal_symmetry():
+    rng = np.random.default_rng(5)
+    y = rng.standard_normal(40)
+    w = rng.uniform(0.5, 2.0, 40)
+    c = rng.uniform(-0.5, 0.5, 40)
+    for p in PS:
+        xi, bi = isotonic_regression(y, w, p=p, c=c)
+        xd, bd = isotonic_regression(y[::-1], w[::-1], p=p, c=c[::-1], increasing=False)
+        np.testing.assert_array_equal(xi, xd[::-1])
+        np.testing.assert_array_equal(bi, 40 - bd[::-1])
+
+
+def test_knobs_max_iter_and_tol():
+    rng = np.random.default_rng(6)
+    y = rng.standard_normal(60)
+    x_ref, _ = isotonic_regression(y, p=3.0)
+    with pytest.warns(ConvergenceWarning, match="max_iter = 1"):
+        x1, _ = isotonic_regression(y, p=3.0, max_iter=1)
+    assert np.max(np.abs(x1 - x_ref)) > 1e-8  # max_iter is honoured
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        xt, _ = isotonic_regression(y, p=3.0, tol=1e-3)
+    assert 0 < np.max(np.abs(xt - x_ref)) < 1e-2  # tol is honoured
+    # p = 4/3 and 2 are closed forms: the knobs do not matter there
+    np.testing.assert_array_equal(isotonic_regression(y, p=4 / 3, max_iter=1)[0], isotonic_regression(y, p=4 / 3)[0])
+
+
+@pytest.mark.parametrize("kwargs, exc, pattern", [
+    (dict(y=[1.0, 2.0], p=3.0, c=[1.0]), ValueError, "`c` of .* must have shape"),
+    (dict(y=[1.0, 2.0], p=3.0, c=[1.0, np.nan]), ValueError, "`c` of "),
+    (dict(y=[1.0], p=3.0, max_iter=0), ValueError, "`max_iter` of "),
+    (dict(y=[1.0], p=3.0, max_iter=2.5), TypeError, "`max_iter` of "),
+    (dict(y=[1.0], p=3.0, tol=-1.0), ValueError, "`tol` of "),
+    (dict(y=[1.0], p=3.0, tol="a"), TypeError, "`tol` of "),
+])
+def test_bad_inputs(kwargs, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        isotonic_regression(**kwargs)
+
+
+def test_no_mutation_and_edges():
+    y = np.array([3.0, 1.0, 2.0])
+    c = np.array([0.1, 0.2, 0.3])
+    y0, c0 = y.copy(), c.copy()
+    for p in PS:
+        isotonic_regression(y, p=p, c=c, increasing=False)
+        assert isotonic_regression([], p=p)[1].tolist() == [0]
+        assert isotonic_regression(2.0, p=p)[0].tolist() == [2.0]
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(c, c0)
