@@ -220,3 +220,16 @@ def test_no_mutation_and_edges():
         assert isotonic_regression(2.0, p=p)[0].tolist() == [2.0]
     np.testing.assert_array_equal(y, y0)
     np.testing.assert_array_equal(c, c0)
+
+
+def test_root_near_zero_converges_relative_to_the_data_spread():
+    """Regression: p = 73 (q - 1 = 1/72) with y = (-1, 0, 0) puts the pooled root at about -2e-22;
+    a stopping rule relative to |root| alone never fired within max_iter (a ConvergenceWarning seen
+    by the Hypothesis fuzz in a fresh clone). The width is now measured against the data's spread."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x, blocks = isotonic_regression([-1.0, 0.0, 0.0], p=73.0, increasing=False)
+    assert list(blocks) == [0, 3]
+    assert abs(x[0]) <= 1e-15

@@ -254,8 +254,8 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
     (each term there is at most, resp. at least, zero). Each iteration tries a Newton step from the
     current point and bisects instead when the step leaves the open bracket, or when the bracket did
     not halve over the last two iterations; the bracket is updated by the sign of g. Stops when g = 0,
-    the bracket width is <= tol * max(|lo|, |hi|) (or spans adjacent floats), or the Newton step is
-    <= tol/2 * max(|lo|, |hi|). Returns (gamma, iterations, converged).
+    the bracket width is <= tol * max(|lo|, |hi|, y_max - y_min) (or spans adjacent floats), or the
+    Newton step is <= tol/2 times that scale. Returns (gamma, iterations, converged).
     """
     ymin = y[lo]
     ymax = y[lo]
@@ -276,6 +276,7 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
         return bnd, 0, True
     xk = 0.5 * (a + bnd)
     width_old = bnd - a
+    spread = ymax - ymin  # a root near 0 is resolved relative to the data's spread, not to |root|
     for it in range(1, max_iter + 1):
         g, dg = _g_block(y, w, c, lo, hi, xk, qm1)
         if g == 0.0:
@@ -285,7 +286,7 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
         else:
             bnd = xk
         mid = 0.5 * (a + bnd)
-        scale = max(abs(a), abs(bnd))
+        scale = max(abs(a), abs(bnd), spread)
         if bnd - a <= tol * scale or mid <= a or mid >= bnd:
             return mid, it, True
         xn = xk - g / dg if (dg > 0.0 and dg < math.inf) else mid
