@@ -31,6 +31,26 @@ _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
 
 
 @njit(**_JIT)
+def _expand(x, r, b):
+    """Expand the block stack x[0..b] (block k spans r[k]:r[k+1]) into the fit, in place; return
+    whether some block value is NaN or inf.
+
+    From the last block down: block k overwrites x[r[k]:r[k+1]], and r[k] >= k, so stack entries not
+    yet read are never overwritten.
+    """
+    nonfinite = False
+    for k in range(b + 1):
+        v = x[k]
+        if not (v - v == 0.0):  # inf or NaN
+            nonfinite = True
+    for k in range(b, -1, -1):
+        v = x[k]
+        for j in range(r[k + 1] - 1, r[k] - 1, -1):
+            x[j] = v
+    return nonfinite
+
+
+@njit(**_JIT)
 def _pav(y, w, unit, x, wb, r):
     """Increasing weighted isotonic regression, x = argmin_{x_1 <= ... <= x_n} sum_i w_i (x_i - y_i)^2.
 
@@ -96,18 +116,7 @@ def _pav(y, w, unit, x, wb, r):
         w_prev = wcur
         r[b + 1] = i + 1
         i += 1
-    status = OK
-    for k in range(b + 1):
-        v = x[k]
-        if not (v - v == 0.0):  # inf or NaN
-            status = NONFINITE
-    # expand the stack into the fit, from the last block down (block k overwrites x[r[k]:r[k+1]],
-    # and r[k] >= k, so stack entries not yet read are never overwritten)
-    for k in range(b, -1, -1):
-        v = x[k]
-        for j in range(r[k + 1] - 1, r[k] - 1, -1):
-            x[j] = v
-    return b + 1, status
+    return b + 1, NONFINITE if _expand(x, r, b) else OK
 
 
 @njit(**_JIT)
@@ -217,14 +226,8 @@ def _pav_q4(y, w, c, x, stats, r):
             stats[b, 4] = C
             x[b] = mu + _cubic_root(3.0 * M2 / W, (C - M3) / W)
     r[b + 1] = n
-    for k in range(b + 1):
-        v = x[k]
-        if not (v - v == 0.0):
-            status = NONFINITE
-    for k in range(b, -1, -1):
-        v = x[k]
-        for j in range(r[k + 1] - 1, r[k] - 1, -1):
-            x[j] = v
+    if _expand(x, r, b):
+        status = NONFINITE
     return b + 1, status
 
 
@@ -335,12 +338,6 @@ def _pav_general(y, w, c, qm1, max_iter, tol, x, r, info):
     r[b + 1] = n
     info[0] = total
     info[1] = worst
-    for k in range(b + 1):
-        v = x[k]
-        if not (v - v == 0.0):
-            status = NONFINITE
-    for k in range(b, -1, -1):
-        v = x[k]
-        for j in range(r[k + 1] - 1, r[k] - 1, -1):
-            x[j] = v
+    if _expand(x, r, b):
+        status = NONFINITE
     return b + 1, status
