@@ -35,6 +35,7 @@ from hypothesis.extra import numpy as hnp
 from scipy.integrate import solve_ivp
 
 import theory.linear as linear
+from _inputs import array_like, assert_outputs_equal
 from theory._validation import NonFiniteError
 from theory.linear import (
     Assumption1,
@@ -979,10 +980,7 @@ def test_accepted_input_kinds_give_identical_float64_outputs(variant):
         assert not args[0].flags.c_contiguous
     expected = _all_outputs(*base)
     got = _all_outputs(*args)
-    for key, value in expected.items():
-        assert got[key].dtype == np.float64, key
-        assert got[key].shape == value.shape, key
-        np.testing.assert_array_equal(got[key], value, err_msg=key)
+    assert_outputs_equal(got, expected)
 
 
 def test_user_arrays_are_not_modified_and_not_aliased():
@@ -1016,37 +1014,9 @@ _SHAPES = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)  # 0-4 
 _OUR_MESSAGE = re.compile(r"`(theta|Sigma|B|t|rtol|atol)` of theory\.linear\.(product|gradient|gradient_flow)")
 
 
-def _elements(dtype, bound):
-    if dtype == "float64":
-        return st.floats(-bound, bound) if bound else st.floats(allow_nan=True, allow_infinity=True)
-    if dtype == "float32":
-        b32 = float(np.float32(min(bound, 1e38))) if bound else None  # exactly representable
-        return st.floats(-b32, b32, width=32) if bound else st.floats(width=32)
-    if dtype == "int64":
-        b = min(int(bound), 2**63 - 1) if bound else 2**63 - 1
-        return st.integers(-b, b)
-    if dtype == "complex128":
-        return st.complex_numbers(max_magnitude=10.0)
-    return None  # bool
-
-
-@st.composite
-def _array_like(draw, shape=None, bound=None, numeric=False, nonfinite=False):
-    """An array of float64/float32/int64/bool, an int list, or (unless ``numeric``) complex or strings.
-    ``nonfinite``: sometimes (1 in 4) put one NaN or inf into a float64 array."""
-    kinds = ["float64", "float32", "int64", "bool", "int-list"]
-    kind = draw(st.sampled_from(kinds if numeric else kinds + ["complex128", "strings"]))
-    if shape is None:
-        shape = draw(_SHAPES)
-    if kind == "strings":
-        return draw(st.lists(st.text(max_size=2), max_size=4))
-    if kind == "int-list":
-        return draw(hnp.arrays(np.int64, shape, elements=st.integers(-3, 3))).tolist()
-    arr = draw(hnp.arrays(np.dtype(kind), shape, elements=_elements(kind, bound)))
-    if nonfinite and kind == "float64" and arr.size and draw(st.integers(0, 3)) == 0:
-        arr = arr.copy()
-        arr.flat[draw(st.integers(0, arr.size - 1))] = draw(st.sampled_from([np.nan, np.inf, -np.inf]))
-    return arr
+def _array_like(shape=None, bound=None, numeric=False, nonfinite=False):
+    """``_inputs.array_like`` with this module's shapes; integers bounded like the floats."""
+    return array_like(_SHAPES, shape, bound, numeric, nonfinite, int_bound=bound)
 
 
 @st.composite

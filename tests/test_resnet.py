@@ -27,10 +27,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from scipy.integrate import solve_ivp
 
 import theory.resnet as resnet
+from _inputs import array_like, assert_outputs_equal
 from theory._validation import NonFiniteError
 from theory.resnet import (
     RESIDUALS,
@@ -679,10 +679,7 @@ def test_accepted_input_kinds_give_identical_float64_outputs(variant, scheme):
         assert not args[1].flags.c_contiguous
     expected = _all_outputs(x0, theta, y, scheme=scheme)
     got = _all_outputs(*args, scheme=scheme)
-    for key, value in expected.items():
-        assert got[key].dtype == np.float64, key
-        assert got[key].shape == value.shape, key
-        np.testing.assert_array_equal(got[key], value, err_msg=key)
+    assert_outputs_equal(got, expected)
 
 
 def test_user_arrays_are_not_modified_and_not_aliased():
@@ -733,30 +730,9 @@ _RESIDUALS = st.sampled_from(["linear", "tanh", "tanh_out", "bias", "bias_sq", "
 _SCHEMES = st.sampled_from(["euler", "heun", "rk4", None])
 
 
-def _elements(dtype, bound):
-    if dtype == "float64":
-        return st.floats(-bound, bound) if bound else st.floats(allow_nan=True, allow_infinity=True)
-    if dtype == "float32":
-        return st.floats(-bound, bound, width=32) if bound else st.floats(width=32)
-    if dtype == "int64":
-        return st.integers(-10**6, 10**6) if bound else st.integers(-(2**63), 2**63 - 1)
-    if dtype == "complex128":
-        return st.complex_numbers(max_magnitude=10.0)
-    return None  # bool
-
-
-@st.composite
-def _array_like(draw, shape=None, bound=None, numeric=False):
-    """An array of any of the dtypes the brief lists, or a list of strings (``numeric``: real only)."""
-    kinds = ["float64", "float32", "int64", "bool", "int-list"]
-    kind = draw(st.sampled_from(kinds if numeric else kinds + ["complex128", "strings"]))
-    if shape is None:
-        shape = draw(_SHAPES)
-    if kind == "strings":
-        return draw(st.lists(st.text(max_size=2), max_size=4))
-    if kind == "int-list":
-        return draw(hnp.arrays(np.int64, shape, elements=st.integers(-3, 3))).tolist()
-    return draw(hnp.arrays(np.dtype(kind), shape, elements=_elements(kind, bound)))
+def _array_like(shape=None, bound=None, numeric=False):
+    """``_inputs.array_like`` with this module's shapes."""
+    return array_like(_SHAPES, shape, bound, numeric)
 
 
 @st.composite

@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from scipy.linalg import expm
 
 import theory.scaling as scaling
+from _inputs import array_like, assert_outputs_equal
 from theory._validation import NonFiniteError
 from theory.scaling import (
     ACTIVATIONS,
@@ -808,9 +808,7 @@ def test_accepted_input_kinds_give_identical_float64_outputs(variant):
         assert not args[1].flags.c_contiguous
     expected = _all_outputs(*arrays)
     got = _all_outputs(*args)
-    for key, value in expected.items():
-        assert got[key].dtype == np.float64, key
-        np.testing.assert_array_equal(got[key], value, err_msg=key)
+    assert_outputs_equal(got, expected)
 
 
 def test_user_arrays_are_not_modified_and_not_aliased():
@@ -871,31 +869,9 @@ def _has_fbm():
 _SHAPES = st.lists(st.integers(0, 3), min_size=0, max_size=4).map(tuple)
 
 
-def _elements(dtype, bound):
-    if dtype == "float64":
-        return st.floats(-bound, bound) if bound else st.floats(allow_nan=True, allow_infinity=True)
-    if dtype == "float32":
-        return st.floats(-bound, bound, width=32) if bound else st.floats(width=32)
-    if dtype == "int64":
-        return st.integers(-10**6, 10**6) if bound else st.integers(-(2**63), 2**63 - 1)
-    if dtype == "complex128":
-        return st.complex_numbers(max_magnitude=10.0)
-    return None  # bool
-
-
-@st.composite
-def _array_like(draw, shape=None, bound=None, numeric=False):
-    kinds = ["float64", "float32", "int64", "bool", "int-list"]
-    kind = draw(st.sampled_from(kinds if numeric else kinds + ["complex128", "strings", "none"]))
-    if shape is None:
-        shape = draw(_SHAPES)
-    if kind == "none":
-        return None
-    if kind == "strings":
-        return draw(st.lists(st.text(max_size=2), max_size=4))
-    if kind == "int-list":
-        return draw(hnp.arrays(np.int64, shape, elements=st.integers(-3, 3))).tolist()
-    return draw(hnp.arrays(np.dtype(kind), shape, elements=_elements(kind, bound)))
+def _array_like(shape=None, bound=None, numeric=False):
+    """``_inputs.array_like`` with this module's shapes."""
+    return array_like(_SHAPES, shape, bound, numeric, extra_kinds=("none",))
 
 
 _FUNCS = ["forward", "backward", "jacobian", "log_norm_ratio", "log_gradient_ratio", "forward_normalized",
