@@ -7,6 +7,6 @@ and :mod:`theory.plots`; the command-line entry point is :mod:`theory.cli`.
 
 __version__ = "0.1.0"
 
-from ._validation import NonFiniteError  # noqa: E402  (raised by every kernel API on overflow)
+from ._errors import NonFiniteError  # noqa: E402  (raised by every kernel API on overflow)
 
 __all__ = ["NonFiniteError", "__version__"]

@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 
+from ._errors import NonFiniteError
 from ._finite import all_finite
 
 __all__ = [
@@ -22,10 +23,6 @@ __all__ = [
     "check_int",
     "check_interval",
 ]
-
-
-class NonFiniteError(ValueError, FloatingPointError):
-    """A computation overflowed to NaN or inf; the message says what and what to change."""
 
 
 def _where(func: str | None) -> str:
