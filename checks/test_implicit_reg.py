@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from theory.claims import qualitative_verdict, rate_verdict
+from theory.claims import rate_verdict
 from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
 from theory.plots import new_axes, plot_rate, save_figure
 from theory.rates import fit_rate, identity_error

@@ -20,7 +20,7 @@ from theory.linear import loss as linear_loss
 from theory.linear import product as linear_product
 from theory.plots import new_axes, plot_bound, plot_rate, save_figure
 from theory.rates import BoundTracker, fit_rate, identity_error
-from theory.resnet import final_state, forward, gradient, interpolating_ode, reverse
+from theory.resnet import final_state, forward, gradient, interpolating_ode
 from theory.resnet.errors import (
     error_table,
     euler_constants,

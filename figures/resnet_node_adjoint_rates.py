@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from theory.plots import new_axes, plot_rate, save_figure
+from theory.plots import plot_rate, save_figure
 from theory.rates import fit_rate
 from theory.resnet.errors import error_table
 

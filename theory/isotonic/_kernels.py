@@ -17,7 +17,6 @@ code  name               meaning
 
 import math
 
-import numpy as np
 from numba import njit
 
 OK, NONFINITE = 0, 1

@@ -5,7 +5,6 @@ end-to-end matrix is Pi = A_N ... A_1 (layer 1 acts first). All products are d x
 plain loops: for the small d of these experiments a loop beats a BLAS call per product.
 """
 
-import numpy as np
 from numba import njit
 
 

@@ -15,7 +15,6 @@ equal outputs anyway), sign(0) = +1 in the magnitude Jacobian (a one-sided choic
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
