@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from theory.implicit import Params, initialize, loss_and_gradient, synthetic_data
-from theory.pl import hermite_coefficient, hermite_coefficients, integrated_pl
+from theory.pl import hermite_coefficient, hermite_coefficients, init_ratio, integrated_pl, prop5_constants
 from theory.plots import new_axes, plot_rate, save_figure
 from theory.rates import fit_rate, frequency, identity_error
 
@@ -182,18 +182,6 @@ def pl_lhs(g: Params, L, depth_factor=True):
     return float(np.sum(g.A**2) + f * (np.sum(g.V**2) + np.sum(g.W**2)) + np.sum(g.B**2))
 
 
-def pl_ratio_init_closed_form(X, Y, p: Params, activation="sin"):
-    r"""G/l at V = 0 (every h_k = A x, F = B A x = 0 when q >= d + d'): with r = F - Y, P = (2/n) r B,
-    S = sigma(X A^T W^T / sqrt q): G = ||P^T X||^2 + ||P^T S||^2 / m + ||(2/n) r^T X A^T||^2."""
-    n, m = X.shape[0], p.m
-    H = X @ p.A.T
-    r = H @ p.B.T - Y
-    P = (2.0 / n) * r @ p.B
-    S = ACTS[activation](H @ p.W[0].T / np.sqrt(p.q))
-    G = np.sum((P.T @ X) ** 2) + np.sum((P.T @ S) ** 2) / m + np.sum(((2.0 / n) * r.T @ H) ** 2)
-    return float(G / (np.sum(r**2) / n))
-
-
 def p5_ratios(seeds=range(5), depth_factor=True, activation="sin"):
     """(backprop ratios per (seed, L), closed-form ratio per seed repeated over L)."""
     got, ref = [], []
@@ -203,14 +191,8 @@ def p5_ratios(seeds=range(5), depth_factor=True, activation="sin"):
             p = initialize(P5_D, P5_M, L, np.random.default_rng(100 + s), q=P5_Q, d_out=P5_DOUT)
             loss, g = loss_and_gradient(X, Y, p, activation)
             got.append(pl_lhs(g, L, depth_factor) / loss)
-            ref.append(pl_ratio_init_closed_form(X, Y, p, activation))
+            ref.append(init_ratio(X, Y, p, activation))
     return np.array(got), np.array(ref)
-
-
-def prop5_constants(activation="sin", r=R_ORDER, k_sigma=1.0):
-    """c4 of Prop. 5 (B.5): |eta_r|^3 / (2^14 K^2 e^{6 sqrt2 K})."""
-    eta = abs(float(hermite_coefficient(activation, r)))
-    return eta**3 / (2**14 * k_sigma**2 * np.exp(6 * np.sqrt(2) * k_sigma))
 
 
 @pytest.mark.claim("implicit-reg/prop-5", kind="identity", aliases=_aliases("prop-3.6"),
@@ -218,7 +200,7 @@ def prop5_constants(activation="sin", r=R_ORDER, k_sigma=1.0):
                          "its closed form, and above Prop. 5's mu = c4/(n sqrt(nq))")
 def test_prop5_init_ratio(claim):
     got, ref = p5_ratios()
-    mu_bound = prop5_constants() / (P5_N * np.sqrt(P5_N * P5_Q))
+    mu_bound = prop5_constants("sin", R_ORDER).mu(P5_N, P5_Q)
     claim.measured["depths"] = list(P5_DEPTHS)
     claim.measured["ratios"] = got.tolist()
     claim.measured["prop5_mu"] = float(mu_bound)

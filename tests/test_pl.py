@@ -464,4 +464,178 @@ def test_pl_contract(call, exc, msg):
 def test_public_surface():
     assert sorted(pl.__all__) == sorted(["ACTIVATIONS", "RMAX", "BallPL", "IntegratedPL", "TrajectoryPL", "ball_pl",
                                          "hermite_coefficient", "hermite_coefficients", "integrated_pl", "pl_ratio",
-                                         "trajectory_pl"])
+                                         "trajectory_pl", "CertifiedPL", "Prop5Constants", "backward_states",
+                                         "certified_ratio", "init_ratio", "prop5_constants"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# 4. Estimators specific to the network of implicit-reg (Definition 1, Proposition 5, Appendix B.5)
+# ---------------------------------------------------------------------------------------------------
+
+from theory.implicit import Params, initialize, loss_and_gradient  # noqa: E402
+from theory.pl import backward_states, certified_ratio, init_ratio, prop5_constants  # noqa: E402
+
+
+def implicit_sample(n=8, d=4, d_out=2, q=7, seed=0, target_scale=0.3):
+    """X (n, d) with rows of norm sqrt(q) (Prop. 5's normalisation), Gaussian targets."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X *= np.sqrt(q) / np.linalg.norm(X, axis=1, keepdims=True)
+    return X, target_scale * rng.standard_normal((n, d_out))
+
+
+def definition1_ratio(X, Y, p, act):
+    """G / l of Definition 1 from backpropagation (factor L on the residual blocks)."""
+    loss, g = loss_and_gradient(X, Y, p, act)
+    return (np.sum(g.A**2) + p.L * (np.sum(g.V**2) + np.sum(g.W**2)) + np.sum(g.B**2)) / loss
+
+
+def random_implicit_params(rng, L, m, d=4, d_out=2, q=7, scale=1.0):
+    return Params(np.eye(q, d) + 0.3 * scale * rng.standard_normal((q, d)), scale * rng.standard_normal((L, q, m)),
+                  rng.standard_normal((L, m, q)), np.eye(d_out, q, q - d_out) + 0.3 * scale * rng.standard_normal((d_out, q)))
+
+
+def test_prop5_constants_catalogue_values():
+    """sin and tanh at r = 3 (|eta_3| = e^{-1/2}/sqrt 6 and 0.1484372): the values of the B.5 formulas."""
+    c = prop5_constants("sin")
+    eta = math.exp(-0.5) / math.sqrt(6.0)
+    assert c.r == 3 and c.eta == pytest.approx(eta, rel=1e-14) and c.k_sigma == 1.0 and c.m_sigma == 1.0
+    e = math.exp(2 * math.sqrt(2))
+    assert c.c1 == pytest.approx(2**10 * e**2 / eta**2, rel=1e-14)
+    assert c.c2 == pytest.approx(128 * e / eta, rel=1e-14)
+    assert c.c3 == pytest.approx(eta / (32 * math.sqrt(2)), rel=1e-14)
+    assert c.c4 == pytest.approx(eta**3 / (2**14 * e**3), rel=1e-14)
+    assert c.c4 == pytest.approx(c.C3**2 * eta**3 / (2 * c.C2), rel=1e-14)  # the two printed forms agree
+    assert (f"{c.c1:.3g}", f"{c.c2:.4g}", f"{c.c3:.3g}", f"{c.c4:.3g}") == ("4.78e+06", "8746", "0.00547", "1.91e-10")
+    t = prop5_constants("tanh")
+    assert (t.r, f"{t.c1:.3g}", f"{t.c4:.3g}") == (3, "1.33e+07", "4.12e-11")
+    assert prop5_constants("gelu").r == 2 and prop5_constants("relu").r == 2
+    assert prop5_constants("gelu").k_sigma == pytest.approx(float(ndtr(math.sqrt(2)) + math.sqrt(2) * math.exp(-1) / SQRT2PI))
+    assert prop5_constants("sin", r=5).eta == pytest.approx(math.exp(-0.5) / math.sqrt(120), rel=1e-14)
+
+
+def test_prop5_constants_derived_quantities():
+    c = prop5_constants("sin")
+    n, q, m, d = 16, 10, 64, 8
+    assert c.radius(n, q) == pytest.approx(c.c3 / math.sqrt(n * q))
+    assert c.mu(n, q) == pytest.approx(c.c4 / (n * math.sqrt(n * q)))
+    assert c.radius(n, q) <= c.proof_radius(n, q) * (1 + 1e-15)
+    delta = (math.exp(-q * m / 16) + n * math.exp(-3 * m * c.eta**2 / (64 * n))
+             + 2 * n**2 * math.exp(-d / (2 * 1.0 * n ** (2 / 3))))
+    assert c.delta(n, m, q, d) == pytest.approx(delta, rel=1e-14)
+    assert c.delta(n, m, q, d) > 1  # vacuous at CPU sizes (documented)
+    assert c.delta(2, 10**9, 10, 10**6, v_x=0.5) < 1e-6  # small once m and d are huge
+    ok = c.assumptions(n, m, 8, q, 6, 2)
+    assert ok == {"q >= d + d'": True, "m >= c1 n": False, "L >= c2 sqrt(nq)": False}
+
+
+@pytest.mark.parametrize("act", ["sin", "tanh", "gelu"])
+@pytest.mark.parametrize("kind", ["paper", "iid"])
+def test_init_ratio_equals_backprop_at_every_depth(act, kind):
+    X, Y = implicit_sample()
+    for L in (1, 3, 16):
+        p = initialize(4, 12, L, np.random.default_rng(L), q=7, d_out=2, kind=kind)
+        assert init_ratio(X, Y, p, act) == pytest.approx(definition1_ratio(X, Y, p, act), rel=1e-12)
+
+
+def test_init_ratio_reduced_form_of_the_catalogue():
+    """With the paper's A, B and q >= d + d': G/l = (8/n^2 ||Y^T X||^2 + 4/(n^2 m) ||Y^T S||^2) / (||Y||^2/n),
+    independent of L for the tied W."""
+    X, Y = implicit_sample(n=10, q=9)
+    n, m = 10, 20
+    ratios = []
+    for L in (1, 5, 40):
+        p = initialize(4, m, L, np.random.default_rng(3), q=9, d_out=2)
+        S = np.sin(X @ p.A.T @ p.W[0].T / 3.0)
+        ref = (8 / n**2 * np.sum((Y.T @ X) ** 2) + 4 / (n**2 * m) * np.sum((Y.T @ S) ** 2)) / (np.sum(Y**2) / n)
+        ratios.append(init_ratio(X, Y, p, "sin"))
+        assert ratios[-1] == pytest.approx(ref, rel=1e-12)
+    assert max(ratios) - min(ratios) <= 1e-12 * max(ratios)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), L=st.integers(1, 6), extra=st.integers(0, 6),
+       act=st.sampled_from(["sin", "tanh", "gelu"]), scale=st.sampled_from([0.0, 0.1, 1.0, 3.0]))
+def test_certificate_below_v_part_below_ratio(seed, L, extra, act, scale):
+    """Lemma 18 chain at arbitrary points: certificate <= L sum ||dV||^2 / l <= G / l (rounding 1e-12)."""
+    rng = np.random.default_rng(seed)
+    n = 6
+    X, Y = implicit_sample(n=n, seed=seed % 1000)
+    p = random_implicit_params(rng, L, n + extra, scale=scale)
+    res = certified_ratio(X, Y, p, act)
+    assert res.certificate <= res.ratio_v * (1 + 1e-12) + 1e-300
+    assert res.ratio_v <= res.ratio * (1 + 1e-12)
+    assert res.ratio == pytest.approx(definition1_ratio(X, Y, p, act), rel=1e-12)
+    assert res.s_min.shape == res.p_norms.shape == (L,) and np.all(res.s_min >= 0)
+
+
+@pytest.mark.parametrize("act", ["sin", "tanh", "gelu", "relu", "identity"])
+def test_backward_states_reproduce_the_gradient(act):
+    """dl/dV_k = p_k S_k^T / (L sqrt m) and dl/dA = p_0^T X: the states behind the certificate are those of
+    backpropagation (an independent path through loss_and_gradient's Numba kernel)."""
+    rng = np.random.default_rng(11)
+    X, Y = implicit_sample()
+    p = random_implicit_params(rng, 5, 9)
+    h, P = backward_states(X, Y, p, act)
+    _, g = loss_and_gradient(X, Y, p, act)
+    sig = {"sin": np.sin, "tanh": np.tanh, "gelu": lambda u: u * ndtr(u), "relu": lambda u: np.maximum(u, 0),
+           "identity": lambda u: u}[act]
+    for k in range(5):
+        S = sig(h[k] @ p.W[k].T / math.sqrt(7))
+        np.testing.assert_allclose(P[k + 1].T @ S / (5 * 3.0), g.V[k], rtol=1e-11, atol=1e-14)
+    np.testing.assert_allclose(P[0].T @ X, g.A, rtol=1e-11, atol=1e-14)
+
+
+def test_certificate_at_init_is_the_singular_value_bound():
+    """At V = 0 every p_k = p_L with ||p_L||_F^2 = 4 l / n (B orthonormal rows, F = 0): the certificate is
+    4 s_min(S)^2 / (n m), the bound of the catalogue's item 1."""
+    X, Y = implicit_sample(n=8, q=7)
+    p = initialize(4, 16, 6, np.random.default_rng(5), q=7, d_out=2)
+    res = certified_ratio(X, Y, p, "sin")
+    S = np.sin(X @ p.A.T @ p.W[0].T / math.sqrt(7))
+    s = np.linalg.svd(S, compute_uv=False)[-1]
+    assert res.certificate == pytest.approx(4 * s**2 / (8 * 16), rel=1e-12)
+    assert np.all(res.s_min == res.s_min[0])
+
+
+def test_zero_loss_is_reported_not_divided():
+    X, Y = implicit_sample()
+    p = initialize(4, 12, 3, np.random.default_rng(0), q=7, d_out=2)
+    with pytest.raises(ValueError, match=r"init_ratio: the loss is 0\.0 .* undefined at a zero loss"):
+        init_ratio(X, np.zeros_like(Y), p, "sin")  # F = 0 at init with q >= d + d'
+    with pytest.raises(ValueError, match=r"certified_ratio: the loss is 0\.0"):
+        certified_ratio(X, np.zeros_like(Y), p, "sin")
+
+
+_IX, _IY = implicit_sample()
+_IP = initialize(4, 12, 3, np.random.default_rng(0), q=7, d_out=2)
+_IPV = Params(_IP.A, _IP.V + 0.1, _IP.W, _IP.B)
+_INARROW = initialize(4, 5, 3, np.random.default_rng(0), q=7, d_out=2)
+IMPLICIT_BAD = [
+    (lambda: prop5_constants("identity"), ValueError, r"'identity' has eta_r = 0"),
+    (lambda: prop5_constants("swish"), ValueError, r"`activation` of theory\.pl\.prop5_constants must be one of"),
+    (lambda: prop5_constants(3), TypeError, r"`activation` .* string"),
+    (lambda: prop5_constants("sin", r=1), ValueError, r"`r` .* >= 2"),
+    (lambda: prop5_constants("sin", r=2), ValueError, r"`r` .* eta_2\(sin\) = 0"),
+    (lambda: prop5_constants("gelu", r=3), ValueError, r"eta_3\(gelu\) = 0"),
+    (lambda: prop5_constants("sin", r=2.5), TypeError, r"`r` .* integer"),
+    (lambda: prop5_constants("gelu").delta(4, 8, 8, 4), ValueError, r"bounded activation; 'gelu' is unbounded"),
+    (lambda: prop5_constants("sin").delta(0, 8, 8, 4), ValueError, r"`n` .* >= 1"),
+    (lambda: prop5_constants("sin").delta(4, 8, 8, 4, v_x=0.0), ValueError, r"`v_x` .* \(0\.0, inf\)"),
+    (lambda: prop5_constants("sin").mu(4.5, 8), TypeError, r"`n` .* integer"),
+    (lambda: init_ratio(_IX, _IY, _IPV, "sin"), ValueError, r"`params\.V` of theory\.pl\.init_ratio must be exactly 0"),
+    (lambda: init_ratio(_IX, _IY, _IP, "swish"), ValueError, r"`activation` of theory\.pl\.init_ratio"),
+    (lambda: init_ratio(_IX[:, :3], _IY, _IP, "sin"), ValueError, r"`X` of theory\.pl\.init_ratio must have shape"),
+    (lambda: init_ratio(_IX, _IY[:, :1], _IP, "sin"), ValueError, r"`Y` of theory\.pl\.init_ratio must have shape"),
+    (lambda: init_ratio(_IX, _IY * np.nan, _IP, "sin"), ValueError, r"`Y` .* finite"),
+    (lambda: init_ratio(_IX, _IY, "params", "sin"), TypeError, r"`params` of theory\.pl\.init_ratio"),
+    (lambda: certified_ratio(_IX, _IY, _INARROW, "sin"), ValueError, r"certified_ratio: the certificate needs m >= n .* m = 5, n = 8"),
+    (lambda: certified_ratio(_IX, _IY, {"A": _IP.A}, "sin"), ValueError, r"`params` .* missing"),
+    (lambda: backward_states(_IX, _IY, _IP, None), TypeError, r"`activation` of theory\.pl\.backward_states"),
+]
+
+
+@pytest.mark.parametrize("call,exc,msg", IMPLICIT_BAD)
+def test_implicit_pl_contract(call, exc, msg):
+    with pytest.raises(exc, match=msg):
+        call()
