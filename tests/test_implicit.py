@@ -382,7 +382,13 @@ BAD = [
     (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1, "clip": 1.0}, ValueError, r"`clip` .*clipped' only"),
     (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1, "method": "clipped", "clip": 0.0}, ValueError, r"`clip`"),
     (train, (X0, Y0, P0), {"lr": 0.1, "steps": 1, "train_outer": 1}, TypeError, r"`train_outer`"),
-    (initialize, (3, 4, 5, np.random.default_rng(0)), {"kind": "smooth"}, ValueError, r"`kind`"),
+    (initialize, (3, 4, 5, np.random.default_rng(0)), {"kind": "gp"}, ValueError, r"`kind`"),
+    (initialize, (3, 4, 5, np.random.default_rng(0)), {"lengthscale": 0.1}, ValueError, r"`lengthscale` .*smooth' only"),
+    (initialize, (3, 4, 5, np.random.default_rng(0)), {"kind": "smooth", "lengthscale": 0.0}, ValueError,
+     r"`lengthscale` .* \(0\.0, inf\)"),
+    (initialize, (3, 4, 5, np.random.default_rng(0)), {"kind": "smooth", "lengthscale": "a"}, TypeError, r"`lengthscale`"),
+    (initialize, (3, 4, 5, np.random.default_rng(0)), {"kind": "smooth", "lengthscale": 1e-3}, ValueError,
+     r"`lengthscale` .* too small"),
     (initialize, (3, 4, 0, np.random.default_rng(0)), {}, ValueError, r"`L` .* >= 1"),
     (initialize, (3, 0, 5, np.random.default_rng(0)), {}, ValueError, r"`m` .* >= 1"),
     (initialize, (3, 4, 5, np.random.default_rng(0)), {"q": 2}, ValueError, r"`q` .* >= 3"),
@@ -443,7 +449,7 @@ def test_input_kinds_and_no_mutation():
 
 def test_documented_choices_are_accepted():
     assert ACTIVATIONS == ("tanh", "gelu", "sin", "relu", "identity")
-    assert INIT_KINDS == ("paper", "iid") and METHODS == ("gd", "clipped")
+    assert INIT_KINDS == ("paper", "iid", "smooth") and METHODS == ("gd", "clipped")
     for act in ACTIVATIONS:
         forward(X0, P0, act)
     for kind in INIT_KINDS:
@@ -481,3 +487,83 @@ def test_arbitrary_inputs_raise_only_our_errors(X, A, V, W, B):
         loss_and_gradient(X, X, {"A": A, "V": V, "W": W, "B": B}, "tanh")
     except (TypeError, ValueError) as exc:
         assert re.search(r"`\w+(\.\w)?`|overflowed", str(exc)), str(exc)
+
+
+
+# ---------------------------------------------------------------- smooth initialisation (Section 4.3)
+
+
+def se_kernel(s, ell):
+    return np.exp(-((s[:, None] - s[None, :]) ** 2) / (2 * ell**2))
+
+
+class _UnitCoefficients(np.random.Generator):
+    """A Generator whose standard_normal returns the identity: initialize(kind="smooth") then returns the
+    basis functions phi_j(k/L) themselves in the first columns of V (V = Phi @ Z with Z = I)."""
+
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        return np.eye(*size)
+
+
+@pytest.mark.parametrize("ell", [0.5, 0.1, 0.03])
+@pytest.mark.parametrize("L", [7, 64, 300])
+def test_smooth_basis_reproduces_the_kernel_exactly(ell, L):
+    """Phi Phi^T = K(k/L, k'/L) to rounding (the Gram matrix itself is numerically singular here)."""
+    q, m = 20, 250  # q m >= the number of series terms J (J ~ 1/(4 ell^2) + 12/(2 ell) + ...)
+    p = initialize(2, m, L, _UnitCoefficients(np.random.PCG64(0)), q=q, kind="smooth", lengthscale=ell)
+    phi = p.V.reshape(L, q * m)
+    s = np.arange(1, L + 1) / L
+    np.testing.assert_allclose(phi @ phi.T, se_kernel(s, ell), rtol=0, atol=max(1e-14, 2e-15 / ell**2))
+    assert np.all(phi[:, -1] == 0)  # J < q m: the unused columns are exactly 0
+
+
+def test_smooth_sample_covariance_across_depth_matches_the_kernel():
+    """Sample statistics over 2 x 10^4 independent entry paths: mean 0, covariance K(s, s') within 5 standard
+    errors sqrt((1 + K^2)/N) of a Gaussian covariance estimate."""
+    L, ell, q, m = 12, 0.15, 100, 100
+    p = initialize(2, m, L, np.random.default_rng(21), q=q, kind="smooth", lengthscale=ell)
+    paths = np.hstack([p.V.reshape(L, -1), p.W.reshape(L, -1)])  # (L, N) samples of (f(1/L), ..., f(1))
+    N = paths.shape[1]
+    K = se_kernel(np.arange(1, L + 1) / L, ell)
+    assert np.max(np.abs(paths.mean(axis=1))) < 5 / np.sqrt(N)
+    C = paths @ paths.T / N
+    assert np.all(np.abs(C - K) < 5 * np.sqrt((1 + K**2) / N))
+    assert K.min() < 0.01  # the grid spans decorrelated points too
+
+
+@pytest.mark.parametrize("L, Lbig", [(4, 8), (5, 15), (16, 64), (3, 300)])
+def test_smooth_init_one_path_for_every_depth(L, Lbig):
+    """Same seed, same (d, m, q, d', lengthscale): layer k of depth L is the value at s = k/L of the same
+    function as layer j of depth Lbig with j/Lbig = k/L (array index j - 1 = r (k) - 1, r = Lbig / L)."""
+    a = initialize(3, 5, L, np.random.default_rng(4), q=6, kind="smooth", lengthscale=0.2)
+    b = initialize(3, 5, Lbig, np.random.default_rng(4), q=6, kind="smooth", lengthscale=0.2)
+    r = Lbig // L
+    np.testing.assert_allclose(a.V, b.V[r - 1::r], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(a.W, b.W[r - 1::r], rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(a.A, b.A)
+    np.testing.assert_array_equal(a.B, b.B)
+    c = initialize(3, 5, L, np.random.default_rng(5), q=6, kind="smooth", lengthscale=0.2)
+    assert not np.allclose(a.W, c.W)  # another seed, another path
+
+
+def test_smooth_init_is_lipschitz_in_depth():
+    """Successive layers differ by O(1/(L ell)) (a smooth path), against sqrt(2) for i.i.d. layers."""
+    ell = 0.2
+    rel = []
+    for L in (16, 64, 256):
+        p = initialize(4, 30, L, np.random.default_rng(6), q=30, kind="smooth", lengthscale=ell)
+        dw = np.linalg.norm(np.diff(p.W, axis=0), axis=(1, 2)) / np.sqrt(30 * 30)
+        rel.append(dw.max() * L)
+    # RMS derivative of the SE process is 1/ell: L max_k |W_{k+1} - W_k| / sqrt(qm) ~ 1/ell, flat in L
+    assert max(rel) / min(rel) < 1.5 and 0.3 / ell < np.median(rel) < 3 / ell
+
+
+def test_smooth_init_forward_is_finite_and_depth_consistent():
+    """The smooth network discretises one neural ODE: outputs at L and 4L agree to O(1/L) (Prop. 2)."""
+    X, _ = synthetic_data(5, 3, np.random.default_rng(8))
+    outs = []
+    for L in (32, 128, 512):
+        p = initialize(3, 8, L, np.random.default_rng(9), kind="smooth", lengthscale=0.3)
+        outs.append(forward(X, p, "tanh")[1])
+    e1, e2 = np.abs(outs[0] - outs[2]).max(), np.abs(outs[1] - outs[2]).max()
+    assert np.isfinite(outs[2]).all() and 0 < e2 < e1 / 2.5  # ~ /4 per factor 4 (reference bias included)
