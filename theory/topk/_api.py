@@ -1,11 +1,27 @@
 r"""Public API of the regularised top-k operators (paper key ``topk``: thesis Chapter 7).
 
 Notation of the chapter: :math:`\mathbf 1_k=(1,\dots,1,0,\dots,0)` (k ones), :math:`P(\mathbf w)` the
-permutahedron, :math:`R(\mathbf y)=\frac{\lambda}{p}\|\mathbf y\|_p^p` (``reg`` is :math:`\lambda`),
-:math:`\sigma` the sorting permutation (descending), :math:`\mathbf s` the sorted input. For p = 2 the
-chapter's reduction (Propositions 7.5/7.6, Eqs. (7.5)-(7.6)) is a decreasing weighted least-squares
-isotonic regression, solved by :func:`theory.isotonic.isotonic_regression`; the operator is then
-:math:`\mathbf y^*=\nabla R^*(\mathbf x-\mathbf u^*)=(\mathbf x-\mathbf u^*)/\lambda` (Proposition 7.2).
+permutahedron, :math:`R(\mathbf y)=\frac{\lambda}{p}\|\mathbf y\|_p^p` (``reg`` is :math:`\lambda`,
+p in (1, inf)), :math:`q=p/(p-1)` the conjugate exponent,
+:math:`R^*(\mathbf z)=\sum_i\frac1q\lambda^{1-q}|z_i|^q`, :math:`\sigma` the sorting permutation
+(descending), :math:`\mathbf s` the sorted input. The chapter's reduction (Propositions 7.5/7.6,
+Eqs. (7.5)-(7.6)) is a decreasing isotonic problem
+:math:`\mathbf v^*=\arg\min_{v_1\ge\dots\ge v_n}\sum_i r^*(s_i-v_i)+w_i\varphi(v_i)`, and the operator
+is :math:`\mathbf y^*=\nabla R^*(\mathbf x-\mathbf u^*)` (Proposition 7.2), i.e.
+:math:`y_i=\lambda^{1-q}\,\mathrm{sign}(x_i-u_i)|x_i-u_i|^{q-1}`.
+
+* Mask (:math:`\varphi(x)=x`): multiplying by :math:`\lambda^{q-1}` and writing
+  :math:`t_i=(s_i-s_{k-1})/\lambda` (shift and scale, exact reformulation), Eq. (7.5) is
+  :func:`theory.isotonic.isotonic_regression` ``(t, p=p, c=1_k, increasing=False)``:
+  :math:`\min\sum_i\frac1q|t_i-v_i|^q+(\mathbf 1_k)_iv_i`, and :math:`y_i=\mathrm{sign}(t_i-v_i)|t_i-v_i|^{q-1}`.
+* Magnitude (:math:`\varphi(x)=x^2/2`): p = 2 is the weighted least-squares isotonic regression of
+  :math:`s_i/(1+\lambda w_i)` with weights :math:`1+\lambda w_i` (Example of §7.5); other p use the
+  kernel :func:`theory.topk._kernels._mag_pnorm` (the isotonic module has no quadratic term), on
+  :math:`\mathbf s/c` with :math:`\lambda c^{p-2}` for a power of two c (the operator satisfies
+  :math:`\mathbf y(c\mathbf x;\lambda)=c\,\mathbf y(\mathbf x;\lambda c^{p-2})`).
+
+With :math:`\mathbf w=\mathbf 1_k` at most one block pools (around sorted positions k-1 and k; see
+:mod:`theory.topk._fast`), so only a window of the largest entries is sorted.
 
 Conventions owned here (STYLE 7): stable descending sort (ties keep input order; tied inputs get
 equal outputs anyway), sign(0) = +1 in the magnitude Jacobian (a one-sided choice; see
@@ -15,113 +31,32 @@ equal outputs anyway), sign(0) = +1 in the magnitude Jacobian (a one-sided choic
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval
-from ..isotonic import isotonic_regression
+from ..isotonic import ConvergenceWarning, isotonic_regression
 from . import _kernels
+from ._fast import solve_windowed
 
-__all__ = ["jacobian", "topk_magnitude", "topk_mask"]
+__all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp"]
 
-#: Values of ``p`` implemented. p = 4/3 (a cubic per block, catalogue A7.3) and general p in (1, inf)
-#: (a root finder per block) need the p-norm pooling of :mod:`theory.isotonic`, not implemented yet.
-P_IMPLEMENTED = (2.0,)
+#: Values of ``p`` implemented: every p in (1, inf).
+P_IMPLEMENTED = "(1, inf)"
+
+_CLIP = 4.0  # |t| clip of the mask's normalised scores; block members lie in [-2, 1] (see _mask_solver)
+_EPS = np.finfo(float).eps
 
 
 def _validate(x, k, reg, p, func):
-    """Coerce and check (x, k, reg, p); return (x float64 1-D copy-safe, k, reg, p)."""
+    """Coerce and check (x, k, reg, p); return (x float64 1-D, k, reg, p)."""
     x = as_float_array(x, "x", func=func, ndim=1, min_size=2)
     n = x.shape[0]
     k = check_int(k, "k", func=func, minimum=1, maximum=n - 1)
     reg = check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
     p = check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
-    if p not in P_IMPLEMENTED:
-        raise NotImplementedError(
-            f"`p` of {func}: only p = 2 is implemented; got p = {p}. Missing for p != 2: the p-norm "
-            f"pooling of the isotonic subproblem (topk Eq. (7.6): a cubic per block for p = 4/3, a "
-            f"safeguarded root finder for general p, in theory.isotonic) and the weights "
-            f"|gamma - s_j|^(q-2) of the Jacobian (Proposition 7.8).")
     return x, k, reg, p
-
-
-def _refine_blocks(t, omega, v, blocks):
-    """Split PAV blocks where the order constraint is tight but inactive (zero KKT multiplier).
-
-    The isotonic module pools blocks whose values tie (SciPy's convention), which leaves the fit
-    unchanged but not its derivative: for x = (3, 0, 0), k = 1 the two zeros form one block although
-    the mask is locally constant there. Inside a block B of value gamma the multiplier of the
-    constraint v_a >= v_{a+1} is mu_a = sum_{i in B, i <= a} omega_i (t_i - gamma); a split where
-    mu_a = 0 (to rounding, relative 1e-12 of sum_B omega_i (|t_i| + |gamma|)) keeps v optimal and gives
-    the Jacobian of the finer piece (at an exact kink both pieces are valid one-sided Jacobians).
-    """
-    n = t.shape[0]
-    res = omega * (t - v)
-    mag = omega * (np.abs(t) + np.abs(v))
-    cs = np.cumsum(res)
-    cm = np.cumsum(mag)
-    size = np.diff(blocks)
-    start_cs = np.repeat(np.concatenate(([0.0], cs))[blocks[:-1]], size)
-    start_cm = np.repeat(np.concatenate(([0.0], cm))[blocks[:-1]], size)
-    total_m = np.repeat(cm[blocks[1:] - 1], size) - start_cm
-    mu = cs - start_cs
-    last = np.zeros(n, dtype=bool)
-    last[blocks[1:] - 1] = True
-    split = (~last) & (np.abs(mu) <= 1e-12 * total_m)
-    cuts = np.flatnonzero(split) + 1
-    return np.union1d(blocks, cuts).astype(np.intp)
-
-
-def _solve(x, k, reg, mode):
-    """Run the reduction of Section 7.5 for p = 2; return (y, order, blocks, denom, sgn)."""
-    n = x.shape[0]
-    w = np.zeros(n)
-    w[:k] = 1.0  # 1_k, sorted descending as Eq. (7.5) requires
-    if mode == "mask":
-        # Proposition 7.5 (phi(x) = x): h_i(v) = (s_i - v)^2 / (2 reg) + w_i v, so Eq. (7.5) is the
-        # decreasing isotonic regression of s - reg w (block value = mean of s_i - reg w_i, R7.10).
-        order = np.argsort(-x, kind="stable")
-        s = x[order]
-        t = s - reg * w
-        v, blocks = isotonic_regression(t, increasing=False)
-        blocks = _refine_blocks(t, np.ones(n), v, blocks)
-        sgn = np.ones(n)
-        size = np.diff(blocks)
-        denom = size.astype(np.float64)  # |B_r|
-        starts = blocks[:-1]
-        sbar = np.repeat(np.add.reduceat(s, starts) / size, size)
-        kbar = np.repeat(np.add.reduceat(w, starts) / size, size)
-        # y = (s - v)/reg with v = gamma_B = mean_B(s) - reg mean_B(w), rearranged so that a singleton
-        # block gives y = w_i exactly (no cancellation in (s - (s - reg))/reg)
-        ys = (s - sbar) / reg + kbar
-    else:
-        # Proposition 7.6 (phi(x) = x^2/2): s = |x| sorted, h_i(v) = (s_i - v)^2 / (2 reg) + w_i v^2 / 2
-        # = (1 + reg w_i)/(2 reg) (v - s_i/(1 + reg w_i))^2 + const: weighted isotonic regression of
-        # targets s_i/(1 + reg w_i), weights 1 + reg w_i; block value gamma_B = sum_B s / sum_B (1 + reg w)
-        # (the Example of Section 7.5, Appendix 7.A.6); gamma_B >= 0 since s >= 0, so the
-        # non-negativity of Proposition 7.6 holds without clipping.
-        a = np.abs(x)
-        order = np.argsort(-a, kind="stable")
-        s = a[order]
-        omega = 1.0 + reg * w
-        v, blocks = isotonic_regression(s / omega, w=omega, increasing=False)
-        blocks = _refine_blocks(s / omega, omega, v, blocks)
-        sgn = np.where(x < 0.0, -1.0, 1.0)
-        size = np.diff(blocks)
-        starts = blocks[:-1]
-        kB = np.add.reduceat(w, starts)
-        denom = size + reg * kB  # sum_{j in B_r} (1 + reg w_j)
-        ssum = np.repeat(np.add.reduceat(s, starts), size)
-        # y = (s - gamma_B)/reg = (|B| s_i - sum_B s)/(reg denom) + k_B s_i/denom: a singleton gives
-        # s_i w_i/(1 + reg w_i) in one rounding (no cancellation)
-        d = np.repeat(denom, size)
-        ys = (np.repeat(size, size) * s - ssum) / (reg * d) + np.repeat(kB, size) * s / d
-        ys = np.maximum(ys, 0.0)  # >= 0 in exact arithmetic (y_i = x_i z_i/(1 + reg z_i), catalogue A7.6); guards rounding
-    y = np.empty(n)
-    y[order] = ys  # un-sort: u* = v*_{sigma^{-1}} (Propositions 7.5/7.6)
-    if mode == "magnitude":
-        y = np.where(x < 0.0, -y, y)  # u* = sign(x) o v*_{sigma^{-1}}, hence y* = sign(x) o (|x| - v*)/reg
-    return y, order, blocks, denom, sgn
 
 
 def _check_rescale(rescale, func):
@@ -130,22 +65,273 @@ def _check_rescale(rescale, func):
     return bool(rescale)
 
 
+def _margin(n, v):
+    """Rounding allowance of a pooled tie of up to n equal values v (running sums of p = 2 PAV)."""
+    return 8.0 * n * _EPS * max(1.0, abs(v))
+
+
+def _splits(res, scale):
+    """Cut points (relative, in 1..m-1) of a pooled block where the running KKT multiplier
+    cumsum(res) vanishes (to 1e-12 of ``scale``): there the order constraint is tight but inactive, the
+    fit is unchanged by a split, and the finer blocks give the derivative (one-sided at a kink)."""
+    mu = np.cumsum(res)[:-1]
+    return np.flatnonzero(np.abs(mu) <= 1e-12 * scale) + 1
+
+
+class _Sol:
+    """Forward solution on the accepted window and what the Jacobian needs (window coordinates)."""
+
+    __slots__ = ("n", "order", "y", "sgn", "diag", "rk", "seg", "factor", "yr")
+
+
+def _mask_solver(x, k, reg, p):
+    """Window solver of the mask. Normalised scores t = (s - s_{k-1})/reg clipped to [-4, 4]: the
+    operator is shift invariant and y(x; reg) = y(x/reg; 1), and block members satisfy |t - gamma| <= 1
+    with gamma in [-1, 0] (y_{k-1} <= 1, y_k >= 0), so clipping only moves entries outside the block."""
+    n = x.shape[0]
+    q = p / (p - 1.0)
+
+    def solve(order, nxt):
+        s = x[order]
+        K = s.shape[0]
+        with np.errstate(over="ignore"):
+            t = (s - s[k - 1]) / reg
+        np.clip(t, -_CLIP, _CLIP, out=t)
+        w = np.zeros(K)
+        w[:k] = 1.0
+        v, blocks = isotonic_regression(t, p=p, c=w, increasing=False)
+        r = int(np.searchsorted(blocks, k - 1, side="right")) - 1
+        a0, b0 = int(blocks[r]), int(blocks[r + 1])
+        if nxt is not None:
+            with np.errstate(over="ignore"):
+                tn = min(max((nxt - s[k - 1]) / reg, -_CLIP), _CLIP)
+            if not (tn == -_CLIP or v[k - 1] > tn + _margin(n, tn)):
+                return None
+        yw = w.copy()
+        if b0 > k:  # the boundary block: y = sign(t - gamma)|t - gamma|^(q-1), in [0, 1]
+            d = t[a0:b0] - v[a0]
+            yb = d if p == 2.0 else np.sign(d) * np.abs(d) ** (q - 1.0)
+            yw[a0:b0] = np.clip(yb, 0.0, 1.0)
+        else:
+            a0 = b0 = k
+        return order, yw, (t, w, v[a0] if b0 > a0 else 0.0, a0, b0)
+
+    return solve
+
+
+def _mag2_solver(ax, k, reg):
+    """Window solver of the magnitude for p = 2 (weighted least squares, Example of §7.5)."""
+    n = ax.shape[0]
+
+    def solve(order, nxt):
+        s = ax[order]
+        K = s.shape[0]
+        w = np.zeros(K)
+        w[:k] = 1.0
+        omega = 1.0 + reg * w
+        v, blocks = isotonic_regression(s / omega, w=omega, increasing=False)
+        r = int(np.searchsorted(blocks, k - 1, side="right")) - 1
+        a0, b0 = int(blocks[r]), int(blocks[r + 1])
+        if nxt is not None and not v[k - 1] > nxt * (1.0 + 8.0 * n * _EPS):  # nxt >= 0; pooled zeros are exact
+            return None
+        yw = np.zeros(K)
+        yw[:k] = s[:k] / (1.0 + reg)  # singletons: s_i w_i/(1 + reg w_i), one rounding
+        if b0 > k:
+            size = b0 - a0
+            kB = k - a0
+            denom = size + reg * kB  # sum_{j in B} (1 + reg w_j)
+            sb = s[a0:b0]
+            # y = (s - gamma)/reg = (|B| s_i - sum_B s)/(reg denom) + k_B s_i/denom (no cancellation
+            # for a singleton); >= 0 in exact arithmetic (catalogue A7.6), clipped against rounding
+            yb = (size * sb - np.sum(sb)) / (reg * denom) + kB * sb / denom
+            yw[a0:b0] = np.maximum(yb, 0.0)
+            gam = v[a0]
+        else:
+            a0 = b0 = k
+            gam = 0.0
+        return order, yw, (s, w, gam, a0, b0)
+
+    return solve
+
+
+def _mag_scale(ax_top, reg, p, func):
+    """Power of two c ~ s_{k-1} and the equivalent reg * c^(p-2) (y(cx; reg) = c y(x; reg c^(p-2)))."""
+    e = math.frexp(ax_top)[1] if ax_top > 0.0 else 0
+    with np.errstate(over="ignore", under="ignore"):
+        lam = float(reg * np.power(2.0, e * (p - 2.0)))
+    if not (math.isfinite(lam) and lam > 0.0):
+        raise ValueError(f"`reg` of {func}: reg = {reg} is out of range for p = {p} at the scale of `x` "
+                         f"(|x|_[k] ~ 2^{e}): the equivalent reg * |x|_[k]^(p-2) over- or underflows. "
+                         f"Rescale `x` towards unit magnitude.")
+    return e, lam
+
+
+def _magp_solver(ax, k, reg, p, func):
+    """Window solver of the magnitude for p != 2 (kernel _mag_pnorm on s/c with reg c^(p-2))."""
+    q = p / (p - 1.0)
+
+    def solve(order, nxt):
+        s = ax[order]
+        K = s.shape[0]
+        e, lam = _mag_scale(float(s[k - 1]), reg, p, func)
+        sc = np.ldexp(s, -e)
+        yw = np.empty(K)
+        info = np.zeros(4)
+        _kernels._mag_pnorm(sc, k, lam, p - 1.0, q - 1.0, yw, info)
+        a0, b0, gam, status = int(info[0]), int(info[1]), float(info[2]), int(info[3])
+        if nxt is not None and b0 > a0 and b0 >= K:
+            return None  # the block may reach past the window
+        if status != _kernels.OK:
+            warnings.warn(f"{func}: a per-block root solve (p = {p}) reached its iteration cap; the "
+                          f"result is the last bracket's midpoint.", ConvergenceWarning, stacklevel=4)
+        w = np.zeros(K)
+        w[:k] = 1.0
+        return order, yw, (sc, w, gam, a0, b0, e, lam)
+
+    return solve
+
+
+def _forward(x, k, reg, p, mode, func, full=False):
+    """Solve; return (y (n,), order (window), window y, extra) for the mask or the magnitude."""
+    n = x.shape[0]
+    if mode == "mask":
+        a = x
+        solver = _mask_solver(x, k, reg, p)
+        # members satisfy s_j > s_{k-1} - reg (t > gamma >= -1): a first window that usually suffices
+        kth = np.partition(x, n - k)[n - k]
+        K0 = int(np.count_nonzero(x > kth - reg)) + 8 if not full else n
+    else:
+        a = np.abs(x)
+        solver = _mag2_solver(a, k, reg) if p == 2.0 else _magp_solver(a, k, reg, p, func)
+        K0 = 4 * k + 64
+    order, yw, extra = solve_windowed(a, k, solver, K0, full=full)
+    if mode == "magnitude" and p != 2.0:
+        yw = np.ldexp(yw, extra[5])
+    y = np.zeros(n)
+    y[order] = yw
+    if mode == "magnitude":
+        y = np.where(x < 0.0, -y, y)  # u* = sign(x) o v*_{sigma^{-1}} (Proposition 7.6)
+    return y, order, yw, extra
+
+
+def _rescaled(x, y, yw, order, extra, reg, p):
+    """The public code's variant sign(x)(|y| + |x| - |u|) = y + reg sign(y)|y|^(p-1) ((1 + reg) y at p = 2)."""
+    if p == 2.0:
+        return (1.0 + reg) * y
+    sc_y = np.ldexp(yw, -extra[5])
+    lam = extra[6]
+    add = np.ldexp(lam * sc_y ** (p - 1.0), extra[5])
+    out = np.zeros_like(y)
+    out[order] = yw + add
+    return np.where(x < 0.0, -out, out)
+
+
+def _structure(x, k, reg, p, mode, order, yw, extra, rescale):
+    """Block structure of the Jacobian in window coordinates: J_win = F D (diag(diag) - sum_r
+    rk_r rk_r^T/den_r) D, D = diag(sgn), F = diag(factor) (rescale; ones otherwise)."""
+    K = order.shape[0]
+    q = p / (p - 1.0)
+    diag = np.zeros(K)
+    rk = np.zeros(K)
+    factor = np.ones(K)
+    sgn = np.ones(K) if mode == "mask" else np.where(x[order] < 0.0, -1.0, 1.0)
+    seg = (np.zeros(0, np.intp), np.zeros(0, np.intp), np.zeros(0))
+    if mode == "mask":
+        t, w, gam, a0, b0 = extra
+        if b0 > a0:
+            d = np.abs(t[a0:b0] - gam)
+            alpha = (np.full(b0 - a0, 1.0 / reg) if p == 2.0 else (q - 1.0) * d ** (q - 2.0) / reg)
+            res = w[a0:b0] - yw[a0:b0]  # first-order residuals w_j - y_j of the block (in y units)
+            scale = float(np.sum(w[a0:b0] + yw[a0:b0]))
+            seg = _segments(a0, b0, alpha, res, scale, np.zeros(b0 - a0), diag, rk, single=lambda j: 0.0)
+    else:
+        if p == 2.0:
+            s, w, gam, a0, b0 = extra
+            lam, ysc = reg, yw
+            single_w1 = np.full(K, 1.0 / (1.0 + reg))
+            alpha_all = None
+            if rescale:
+                factor[:] = 1.0 + reg
+        else:
+            s, w, gam, a0, b0, e, lam = extra
+            ysc = np.ldexp(yw, -e)
+            with np.errstate(divide="ignore", over="ignore"):
+                # g + lam g^(p-1) = s: dg/ds = 1/(1 + lam (p-1) g^(p-2)) (0 at g = 0 for p < 2, 1 for p > 2)
+                single_w1 = 1.0 / (1.0 + lam * (p - 1.0) * ysc ** (p - 2.0))
+                if rescale:
+                    factor = np.where(ysc > 0.0, 1.0 + lam * (p - 1.0) * ysc ** (p - 2.0), 1.0)
+        top = min(a0, k) if b0 > a0 else k
+        diag[:top] = single_w1[:top]
+        if b0 > a0:
+            d = s[a0:b0] - gam
+            with np.errstate(divide="ignore"):
+                alpha = (np.full(b0 - a0, 1.0 / lam) if p == 2.0
+                         else (q - 1.0) * lam ** (1.0 - q) * np.abs(d) ** (q - 2.0))
+            res = w[a0:b0] * gam - ysc[a0:b0]  # residuals w_j gamma - y_j (the singleton value is gamma)
+            scale = float(np.sum(w[a0:b0] * abs(gam) + ysc[a0:b0]))
+            seg = _segments(a0, b0, alpha, res, scale, w[a0:b0], diag, rk,
+                            single=lambda j: single_w1[j] if w[j] > 0.0 else 0.0)
+    sol = _Sol()
+    sol.order, sol.sgn, sol.diag, sol.rk, sol.seg, sol.factor = order, sgn, diag, rk, seg, factor
+    return sol
+
+
+def _segments(a0, b0, alpha, res, scale, wB, diag, rk, single):
+    """Split the block [a0, b0) at vanishing multipliers; fill diag/rk (multi-entry segments: diag =
+    rk = alpha, den = sum alpha + sum w; singletons: their own derivative). Return (lo, hi, den) of
+    the multi-entry segments."""
+    cuts = np.concatenate(([0], _splits(res, scale), [b0 - a0]))
+    lo, hi, den = [], [], []
+    for c0, c1 in zip(cuts[:-1], cuts[1:]):
+        if c1 - c0 == 1:
+            diag[a0 + c0] = single(a0 + c0)
+            continue
+        al = alpha[c0:c1]
+        diag[a0 + c0:a0 + c1] = al
+        rk[a0 + c0:a0 + c1] = al
+        lo.append(a0 + c0)
+        hi.append(a0 + c1)
+        den.append(float(np.sum(al)) + float(np.sum(wB[c0:c1])))
+    return np.array(lo, np.intp), np.array(hi, np.intp), np.array(den, np.float64)
+
+
+def _apply(sol, vec, n, transpose):
+    """J @ vec (transpose False) or vec @ J (True) in O(n) from the block structure."""
+    v = vec[sol.order]
+    if transpose:
+        v = v * sol.factor
+    v = v * sol.sgn
+    out_w = sol.diag * v
+    lo, hi, den = sol.seg
+    for r in range(lo.shape[0]):  # one segment in practice (a few where multipliers vanish)
+        a, b = lo[r], hi[r]
+        out_w[a:b] -= sol.rk[a:b] * (float(np.dot(sol.rk[a:b], v[a:b])) / den[r])
+    out_w *= sol.sgn
+    if not transpose:
+        out_w *= sol.factor
+    out = np.zeros(n)
+    out[sol.order] = out_w
+    return out
+
+
 def topk_mask(x, k, reg=1.0, p=2.0):
     r"""Regularised top-k mask (the relaxed topkmask of ``topk`` Section 7.4, :math:`\varphi(x)=x`).
 
     .. math::
 
         \mathbf y^* = \operatorname*{arg\,max}_{\mathbf y \in P(\mathbf 1_k)}
-            \langle \mathbf y, \mathbf x\rangle - \frac{\lambda}{2}\|\mathbf y\|_2^2
-          = \Pi_{P(\mathbf 1_k)}(\mathbf x/\lambda),
+            \langle \mathbf y, \mathbf x\rangle - \frac{\lambda}{p}\|\mathbf y\|_p^p,
         \qquad P(\mathbf 1_k) = \{\mathbf y\in[0,1]^n : \textstyle\sum_i y_i = k\},
 
-    where :math:`\lambda` = ``reg``. Computed by the reduction of Proposition 7.5: with
-    :math:`\sigma` = argsort(-x) and :math:`\mathbf s=\mathbf x_\sigma`,
-    :math:`\mathbf v^*=\arg\min_{v_1\ge\dots\ge v_n}\sum_i\frac{1}{2\lambda}(s_i-v_i)^2+(\mathbf 1_k)_iv_i`
-    (Eq. (7.5)), i.e. the decreasing isotonic regression of :math:`\mathbf s-\lambda\mathbf 1_k`,
-    :math:`\mathbf u^*=\mathbf v^*_{\sigma^{-1}}` and :math:`\mathbf y^*=(\mathbf x-\mathbf u^*)/\lambda`
-    (Proposition 7.2).
+    where :math:`\lambda` = ``reg`` (for p = 2 the projection :math:`\Pi_{P(\mathbf 1_k)}(\mathbf x/\lambda)`).
+    Computed by the reduction of Proposition 7.5: with :math:`\sigma` = argsort(-x),
+    :math:`\mathbf s=\mathbf x_\sigma`, :math:`q=p/(p-1)`,
+    :math:`\mathbf v^*=\arg\min_{v_1\ge\dots\ge v_n}\sum_i\frac{\lambda^{1-q}}{q}|s_i-v_i|^q+(\mathbf 1_k)_iv_i`
+    (Eq. (7.5); each pooled value solves Eq. (7.6): the mean of :math:`s_i-\lambda(\mathbf 1_k)_i` for
+    p = 2, a cubic for p = 4/3, a monotone root otherwise), :math:`\mathbf u^*=\mathbf v^*_{\sigma^{-1}}`
+    and :math:`y_i=\lambda^{1-q}\mathrm{sign}(x_i-u_i)|x_i-u_i|^{q-1}` (Proposition 7.2), through
+    :func:`theory.isotonic.isotonic_regression` with the linear term ``c`` :math:`=\mathbf 1_k` on
+    the scores :math:`(s_i-s_{k-1})/\lambda`.
 
     Parameters
     ----------
@@ -156,12 +342,12 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     reg : float
         Regularisation strength :math:`\lambda > 0`.
     p : float
-        Exponent of the regulariser, in (1, inf); only 2 is implemented.
+        Exponent of the regulariser, in (1, inf).
 
     Returns
     -------
     y : ndarray, shape (n,), float64
-        In :math:`[0, 1]^n`, summing to k.
+        In :math:`[0, 1]^n`, summing to k (to rounding).
 
     Raises
     ------
@@ -170,21 +356,31 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     ValueError
         ``x`` not 1-D, n < 2, or NaN/inf in ``x``; ``k`` outside 1..n-1; ``reg`` <= 0, NaN or inf;
         ``p`` <= 1, NaN or inf.
-    NotImplementedError
-        ``p`` in (1, inf) other than 2.
+
+    Warns
+    -----
+    ConvergenceWarning
+        (p not in {2, 4/3}) a per-block root solve of the isotonic module reached its iteration cap.
 
     Notes
     -----
-    Limits (p = 2, catalogue R7.10 and R7.15a): ``y`` is the hard top-k indicator exactly when
-    :math:`\lambda \le x_{[k]} - x_{[k+1]}`; it is the affine map
+    Only the entries pooled with the k-th largest can be fractional (:mod:`theory.topk._fast`): the
+    k - a largest are exactly 1, the rest after the pooled block exactly 0. The work is a partial sort
+    of a window of the largest entries (grown until it holds the pooled block), so the cost is O(n)
+    plus O(K log K) for a window of K entries; the result equals the full-sort computation bit for bit.
+
+    Limits: ``y`` is the hard top-k indicator exactly when :math:`\lambda \le x_{[k]} - x_{[k+1]}`, for
+    every p (catalogue R7.10); for p = 2 it is the affine map
     :math:`\frac kn\mathbf 1 + (\mathbf x-\bar x\mathbf 1)/\lambda` exactly when
-    :math:`\lambda \ge \max\{(\bar x-\min x)\,n/k,\ (\max x-\bar x)\,n/(n-k)\}`.
-    Permutation equivariant and shift invariant. Piecewise affine, continuous, differentiable
-    almost everywhere (kinks where the isotonic blocks change).
+    :math:`\lambda \ge \max\{(\bar x-\min x)\,n/k,\ (\max x-\bar x)\,n/(n-k)\}` (R7.15a).
+    Permutation equivariant and shift invariant. For p = 2 piecewise affine, continuous,
+    differentiable almost everywhere; for 1 < p < 2 continuously differentiable (R7.14).
+    Scores far from the k-th largest (more than 4 ``reg`` away) are clipped before the isotonic
+    solve; they are outside the pooled block and their outputs are exact either way.
 
     References
     ----------
-    ``topk``: Eq. (7.2); Propositions 7.2 and 7.5; Eqs. (7.5)-(7.6).
+    ``topk``: Eq. (7.2); Propositions 7.2 and 7.5; Eqs. (7.5)-(7.6); catalogue R7.10, R7.15.
 
     Examples
     --------
@@ -192,10 +388,13 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     [1.0, 0.0, 1.0, 0.0]
     >>> topk_mask([1.0, 1.0, 0.0], k=1, reg=0.5).tolist()
     [0.5, 0.5, 0.0]
+    >>> y = topk_mask([1.0, 0.5, 0.0], k=1, reg=1.0, p=4/3)   # y_i = (x_i - tau)^3, (1 - tau)^3 + (0.5 - tau)^3 = 1
+    >>> [round(v, 6) for v in y.tolist()]
+    [0.8993, 0.1007, 0.0]
     """
     func = "theory.topk.topk_mask"
-    x, k, reg, _ = _validate(x, k, reg, p, func)
-    y, *_ = _solve(x, k, reg, "mask")
+    x, k, reg, p = _validate(x, k, reg, p, func)
+    y, *_ = _forward(x, k, reg, p, "mask", func)
     return check_finite_output(y, "the mask", func=func, hint="Increase `reg` or rescale `x`.")
 
 
@@ -205,15 +404,18 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     .. math::
 
         \mathbf y^* = \nabla_1 f_{\varphi,R}(\mathbf x,\mathbf 1_k),\qquad
-        f_{\varphi,R}(\mathbf x,\mathbf w) = \min_{\mathbf u}\ \frac{1}{2\lambda}\|\mathbf x-\mathbf u\|^2
+        f_{\varphi,R}(\mathbf x,\mathbf w) = \min_{\mathbf u}\ R^*(\mathbf x-\mathbf u)
             + \tfrac12 \textstyle\sum_{i\le k} (\mathbf u^2)_{[i]},
 
-    with :math:`\varphi(x)=\frac12x^2`, :math:`R=\frac\lambda2\|\cdot\|^2` (Proposition 7.2), so
-    :math:`\mathbf y^*=(\mathbf x-\mathbf u^*)/\lambda`. Reduction (Proposition 7.6): :math:`\sigma` =
-    argsort(-|x|), :math:`\mathbf s=|\mathbf x|_\sigma`,
-    :math:`\mathbf v^*=\arg\min_{v_1\ge\dots\ge v_n}\sum_i\frac{1}{2\lambda}(s_i-v_i)^2+\frac12(\mathbf 1_k)_iv_i^2`
-    (Eq. (7.5)), block values :math:`\gamma_B^*=\sum_{i\in B}s_i/\sum_{i\in B}(1+\lambda(\mathbf 1_k)_i)`
-    (Example of §7.5), :math:`\mathbf u^*=\mathrm{sign}(\mathbf x)\circ\mathbf v^*_{\sigma^{-1}}`.
+    with :math:`\varphi(x)=\frac12x^2`, :math:`R=\frac\lambda p\|\cdot\|_p^p`,
+    :math:`R^*(\mathbf z)=\sum_i\frac1q\lambda^{1-q}|z_i|^q`, :math:`q=p/(p-1)` (Proposition 7.2), so
+    :math:`y_i=\lambda^{1-q}\mathrm{sign}(x_i-u_i)|x_i-u_i|^{q-1}`. Reduction (Proposition 7.6):
+    :math:`\sigma` = argsort(-|x|), :math:`\mathbf s=|\mathbf x|_\sigma`,
+    :math:`\mathbf v^*=\arg\min_{v_1\ge\dots\ge v_n}\sum_i\frac{\lambda^{1-q}}q|s_i-v_i|^q+\frac12(\mathbf 1_k)_iv_i^2`
+    (Eq. (7.5)), :math:`\mathbf u^*=\mathrm{sign}(\mathbf x)\circ\mathbf v^*_{\sigma^{-1}}`. A pooled
+    block B has the value :math:`\gamma_B` solving
+    :math:`\sum_{i\in B}\lambda^{q-1}(\mathbf 1_k)_i\gamma-\mathrm{sign}(s_i-\gamma)|s_i-\gamma|^{q-1}=0`
+    (Eq. (7.6)); for p = 2, :math:`\gamma_B=\sum_{B}s_i/\sum_{B}(1+\lambda(\mathbf 1_k)_i)` (Example of §7.5).
 
     Parameters
     ----------
@@ -224,13 +426,14 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     reg : float
         :math:`\lambda > 0`.
     p : float
-        In (1, inf); only 2 is implemented.
+        In (1, inf).
     rescale : bool, keyword only
-        Return :math:`(1+\lambda)\mathbf y^*` instead of :math:`\mathbf y^*` (p = 2). This is the
-        variant of the public code (``sign(x)(|y| + |x| - |u|)``), which equals the hard
-        topkmag in the singleton regime and tends to ``x`` as :math:`\lambda\to\infty`; the thesis
-        operator (default) is :math:`\mathrm{topkmag}(\mathbf x)/(1+\lambda)` there and tends to 0
-        like :math:`\mathbf x/\lambda` (catalogue R7.9, R7.15b).
+        Return :math:`\mathrm{sign}(\mathbf x)\circ(|\mathbf y^*|+|\mathbf x|-|\mathbf u^*|)
+        =\mathbf y^*+\lambda\,\mathrm{sign}(\mathbf y^*)|\mathbf y^*|^{p-1}` (:math:`(1+\lambda)\mathbf y^*`
+        for p = 2) instead of :math:`\mathbf y^*`: the variant of the public code, equal to the hard
+        topkmag in the singleton regime. The thesis operator (default) is smaller there
+        (:math:`|y_i|=g` with :math:`g+\lambda g^{p-1}=|x_i|`) and tends to 0 as
+        :math:`\lambda\to\infty` (catalogue R7.9, R7.15b).
 
     Returns
     -------
@@ -240,48 +443,79 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
 
     Raises
     ------
-    TypeError, ValueError, NotImplementedError
-        As :func:`topk_mask`; ``rescale`` not a bool raises TypeError.
+    TypeError, ValueError
+        As :func:`topk_mask`; ``rescale`` not a bool raises TypeError; for p != 2, a ValueError when
+        :math:`\lambda|x|_{[k]}^{p-2}` over- or underflows (extreme magnitudes).
+
+    Warns
+    -----
+    ConvergenceWarning
+        (p != 2) a per-block root solve reached its iteration cap.
 
     Notes
     -----
-    Exactly :math:`\mathrm{topkmag}(\mathbf x)/(1+\lambda)` iff
-    :math:`\lambda<|x|_{[k]}/|x|_{[k+1]}-1` (catalogue R7.9). Permutation equivariant, odd,
-    positively 1-homogeneous.
+    Singleton regime (catalogue R7.10): exactly the top-k entries are nonzero, with
+    :math:`|y_i|=g`, :math:`g+\lambda g^{p-1}=|x_i|` (p = 2: :math:`\mathrm{topkmag}(\mathbf x)/(1+\lambda)`), iff
+    :math:`|x|_{[k]}>|x|_{[k+1]}+\lambda|x|_{[k+1]}^{p-1}`. Permutation equivariant, odd; positively
+    1-homogeneous for p = 2 (in general :math:`\mathbf y(c\mathbf x;\lambda)=c\,\mathbf y(\mathbf x;\lambda c^{p-2})`).
+    As for the mask only a window of the largest magnitudes is sorted. For p != 2 the pooled
+    value is found by a safeguarded root solve over exactly the block's members.
 
     References
     ----------
-    ``topk``: Eqs. (7.3)-(7.4); Propositions 7.2 and 7.6; Eqs. (7.5)-(7.6); Example of §7.5.
+    ``topk``: Eqs. (7.3)-(7.4); Propositions 7.2 and 7.6; Eqs. (7.5)-(7.6); Example of §7.5;
+    catalogue R7.9, R7.10, A7.6.
 
     Examples
     --------
     >>> topk_magnitude([3.0, -2.0, 0.5], k=2, reg=1.0).tolist()
     [1.5, -1.0, 0.0]
+    >>> topk_magnitude([3.0, -2.0, 0.5], k=2, reg=1.0, rescale=True).tolist()
+    [3.0, -2.0, 0.0]
+    >>> y = topk_magnitude([3.0, -2.0, 0.5], k=2, reg=0.5, p=4/3)   # g + 0.5 g^(1/3) = |x_i|
+    >>> [round(v, 6) for v in y.tolist()]
+    [2.336522, -1.435913, 0.0]
     """
     func = "theory.topk.topk_magnitude"
     rescale = _check_rescale(rescale, func)
-    x, k, reg, _ = _validate(x, k, reg, p, func)
-    y, *_ = _solve(x, k, reg, "magnitude")
+    x, k, reg, p = _validate(x, k, reg, p, func)
+    y, order, yw, extra = _forward(x, k, reg, p, "magnitude", func)
     if rescale:
-        y = (1.0 + reg) * y
+        y = _rescaled(x, y, yw, order, extra, reg, p)
     return check_finite_output(y, "the output", func=func, hint="Increase `reg` or rescale `x`.")
+
+
+def _prepare(x, k, reg, p, mode, rescale, func):
+    mode = check_choice(mode, "mode", ("mask", "magnitude"), func=func)
+    rescale = _check_rescale(rescale, func)
+    if rescale and mode == "mask":
+        raise ValueError(f"`rescale` of {func} applies only to mode='magnitude'; got rescale=True with mode='mask'.")
+    x, k, reg, p = _validate(x, k, reg, p, func)
+    _, order, yw, extra = _forward(x, k, reg, p, mode, func)
+    return x, _structure(x, k, reg, p, mode, order, yw, extra, rescale)
 
 
 def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     r"""Exact Jacobian :math:`\partial\mathbf y^*/\partial\mathbf x` of :func:`topk_mask` or
-    :func:`topk_magnitude`, from the isotonic blocks (``topk`` Proposition 7.8, corrected).
+    :func:`topk_magnitude`, from the pooled blocks (``topk`` Proposition 7.8, corrected).
 
-    For p = 2, in sorted coordinates :math:`\partial v_a^*/\partial s_b = 1/d_r` when a and b lie in
-    the same block :math:`B_r` and 0 otherwise (block averaging), with
-    :math:`d_r = |B_r|` (mask) or :math:`d_r=\sum_{j\in B_r}(1+\lambda(\mathbf 1_k)_j)` (magnitude).
-    Then :math:`J_{\mathbf u}=D\,\Pi_\sigma^\top J_{\mathbf v}\Pi_\sigma D` with
-    :math:`D=\mathrm{diag}(\mathrm{sign}\,\mathbf x)` (magnitude; :math:`D=I` for the mask) and
+    In sorted coordinates, for a pooled block B with value :math:`\gamma` (Proposition 7.8 with the
+    corrections of catalogue R7.13): with :math:`\omega_j=|\gamma-s_j|^{q-2}`,
+    :math:`\partial\gamma/\partial s_i=\omega_i/\sum_{j\in B}\omega_j` (mask) and
+    :math:`(q-1)\omega_i/\sum_{j\in B}[(q-1)\omega_j+\lambda^{q-1}(\mathbf 1_k)_j]` (magnitude), 0 for
+    :math:`i\notin B`. With :math:`\mathbf y^*=\nabla R^*(\mathbf x-\mathbf u^*)` this gives, with
+    :math:`\alpha_j=(q-1)\lambda^{1-q}|s_j-\gamma|^{q-2}` (mask: :math:`(q-1)|t_j-\gamma|^{q-2}/\lambda`
+    in the normalised scores),
 
     .. math::
 
-        J = \frac{1}{\lambda}\,(I - J_{\mathbf u})
+        J_B = D\Big(\mathrm{diag}(\alpha_B) - \frac{\alpha_B\alpha_B^\top}
+              {\sum_{j\in B}\alpha_j + [\text{magnitude}]\sum_{j\in B}(\mathbf 1_k)_j}\Big)D,
 
-    (times :math:`1+\lambda` when ``rescale``). No linear system and no unrolling.
+    D = diag(sign x) (magnitude) or I (mask); a magnitude singleton among the k largest has
+    :math:`\partial y_i/\partial x_i=1/(1+\lambda(p-1)|y_i|^{p-2})` (:math:`1/(1+\lambda)` for p = 2),
+    every other entry 0 (times :math:`1+\lambda(p-1)|y_i|^{p-2}` row-wise when ``rescale``). For p = 2
+    this is :math:`(I-\text{block average})/\lambda` (mask). No linear system and no unrolling.
 
     Parameters
     ----------
@@ -296,13 +530,17 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     -------
     J : ndarray, shape (n, n), float64
         ``J[i, j]`` = :math:`\partial y_i/\partial x_j`. Symmetric positive semidefinite (the Hessian of
-        the convex :math:`f_{\varphi,R}`); for the mask each row sums to 0 (shift invariance).
+        the convex :math:`f_{\varphi,R}`) unless ``rescale``; for the mask each row sums to 0 (shift
+        invariance). For matrix-free products use :func:`jvp` and :func:`vjp` (O(n)).
 
     Raises
     ------
-    TypeError, ValueError, NotImplementedError
+    TypeError, ValueError
         As :func:`topk_mask`; ``mode`` not one of the two names (ValueError) or not a string
         (TypeError); ``rescale=True`` with ``mode="mask"`` (ValueError).
+    NonFiniteError
+        The derivative is infinite: p > 2 at an input where a pooled entry is exactly at 0
+        (:math:`|s_j-\gamma|^{q-2}` with q < 2).
 
     Notes
     -----
@@ -310,16 +548,14 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     "p > 0"; the conjugate exponent q = p/(p-1) and the weights :math:`|\gamma-s_j|^{q-2}` need
     p > 1. The printed magnitude formula also drops the :math:`\lambda^{q-1}w_j` term of the
     denominator (with the lambda-scaled regulariser); for p = 2 it is the :math:`\lambda w_j` of
-    :math:`d_r` above. Used form: the corrected one.
+    the block sum :math:`\sum_B(1+\lambda w_j)`. Used form: the corrected one.
 
-    The operator is piecewise affine; at a kink (a tie between entries in different blocks, or an
-    input where PAV would change its blocks) this returns the Jacobian of the piece selected by the
-    stable sort and the PAV blocks (an element of the Clarke generalized Jacobian). The blocks are
-    those of :func:`theory.isotonic.isotonic_regression` split wherever the order constraint has a
-    zero KKT multiplier (tied values that need not be pooled), so ties where the operator is smooth,
-    e.g. x = (3, 0, 0), k = 1, get the true derivative. In the magnitude
-    mode sign(0) is taken as +1, which gives the one-sided derivative from x_i > 0 (for an entry
-    outside the top block this is 0, the right answer).
+    At a kink (p = 2: ties between entries in different blocks, or an input where the pooled block
+    would change) this returns the Jacobian of the piece selected by the stable sort and the
+    pooled block (an element of the Clarke generalized Jacobian). The block is split wherever the
+    order constraint has a zero KKT multiplier (ties that need not be pooled), so ties where the
+    operator is smooth, e.g. x = (3, 0, 0), k = 1, get the true derivative. In the magnitude mode
+    sign(0) is taken as +1.
 
     References
     ----------
@@ -333,16 +569,106 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [[0.5, -0.5, 0.0], [-0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
     """
     func = "theory.topk.jacobian"
-    mode = check_choice(mode, "mode", ("mask", "magnitude"), func=func)
-    rescale = _check_rescale(rescale, func)
-    if rescale and mode == "mask":
-        raise ValueError(f"`rescale` of {func} applies only to mode='magnitude'; got rescale=True with mode='mask'.")
-    x, k, reg, _ = _validate(x, k, reg, p, func)
-    _, order, blocks, denom, sgn = _solve(x, k, reg, mode)
+    x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     n = x.shape[0]
     J = np.empty((n, n))
-    _kernels._block_jacobian(np.ascontiguousarray(order, dtype=np.intp), np.ascontiguousarray(blocks, dtype=np.intp),
-                             np.ascontiguousarray(denom), sgn, reg, J)
-    if rescale:
-        J *= 1.0 + reg
-    return check_finite_output(J, "the Jacobian", func=func, hint="Increase `reg`.")
+    lo, hi, den = sol.seg
+    _kernels._fill_jacobian(np.ascontiguousarray(sol.order, dtype=np.intp), sol.sgn, sol.diag, sol.rk,
+                            lo, hi, den, J)
+    if np.any(sol.factor != 1.0):
+        f = np.ones(n)
+        f[sol.order] = sol.factor
+        J *= f[:, None]
+    return check_finite_output(J, "the Jacobian", func=func,
+                               hint="The derivative is infinite here (p > 2 with an output at 0).")
+
+
+def _vector(v, name, n, func):
+    return as_float_array(v, name, func=func, shape=(n,))
+
+
+def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
+    r"""Jacobian-vector product :math:`J\,\dot{\mathbf x}` of :func:`topk_mask` / :func:`topk_magnitude`
+    without forming J (catalogue A7.8).
+
+    With the block structure of :func:`jacobian`, in sorted and sign-adjusted coordinates
+    :math:`(J\dot{\mathbf s})_i=\alpha_i\big(\dot s_i-\sum_{j\in B}\alpha_j\dot s_j/d_B\big)` for i in the
+    pooled block B (:math:`d_B=\sum_B\alpha_j` plus :math:`\sum_B(\mathbf 1_k)_j` for the magnitude),
+    the singleton derivative times :math:`\dot s_i` for a magnitude singleton among the k largest, and
+    0 elsewhere. Cost: the forward pass (O(n) plus the sort of a window of the largest entries) and
+    O(n) for the product; memory O(n).
+
+    Parameters
+    ----------
+    x, k, reg, p, mode, rescale
+        As :func:`jacobian`.
+    tangent : array_like, shape (n,)
+        Finite direction :math:`\dot{\mathbf x}`.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``jacobian(x, k, reg, p, mode) @ tangent`` (to rounding).
+
+    Raises
+    ------
+    TypeError, ValueError, NonFiniteError
+        As :func:`jacobian`; ``tangent`` of another shape or not finite (ValueError).
+
+    References
+    ----------
+    ``topk``: Proposition 7.8; catalogue R7.13, A7.8.
+
+    Examples
+    --------
+    >>> jvp([1.0, 0.5, 0.0], 1, [1.0, 0.0, 0.0], reg=1.0).tolist()
+    [0.5, -0.5, 0.0]
+    """
+    func = "theory.topk.jvp"
+    x, sol = _prepare(x, k, reg, p, mode, rescale, func)
+    v = _vector(tangent, "tangent", x.shape[0], func)
+    out = _apply(sol, v, x.shape[0], transpose=False)
+    return check_finite_output(out, "the product", func=func,
+                               hint="The derivative is infinite here (p > 2 with an output at 0).")
+
+
+def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
+    r"""Vector-Jacobian product :math:`\bar{\mathbf y}^\top J` of :func:`topk_mask` /
+    :func:`topk_magnitude` without forming J (catalogue A7.8).
+
+    J is symmetric (the Hessian of the convex :math:`f_{\varphi,R}`), so this is the product of
+    :func:`jvp`; with ``rescale`` the row factors :math:`1+\lambda(p-1)|y_i|^{p-2}` multiply the
+    cotangent first. Cost O(n) after the forward pass.
+
+    Parameters
+    ----------
+    x, k, reg, p, mode, rescale
+        As :func:`jacobian`.
+    cotangent : array_like, shape (n,)
+        Finite :math:`\bar{\mathbf y}`.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``cotangent @ jacobian(x, k, reg, p, mode)`` (to rounding).
+
+    Raises
+    ------
+    TypeError, ValueError, NonFiniteError
+        As :func:`jvp` (naming ``cotangent``).
+
+    References
+    ----------
+    ``topk``: Proposition 7.8; catalogue R7.13, A7.8.
+
+    Examples
+    --------
+    >>> vjp([3.0, -2.0, 0.5], 2, [1.0, 1.0, 1.0], reg=1.0, mode="magnitude").tolist()
+    [0.5, 0.5, 0.0]
+    """
+    func = "theory.topk.vjp"
+    x, sol = _prepare(x, k, reg, p, mode, rescale, func)
+    v = _vector(cotangent, "cotangent", x.shape[0], func)
+    out = _apply(sol, v, x.shape[0], transpose=True)
+    return check_finite_output(out, "the product", func=func,
+                               hint="The derivative is infinite here (p > 2 with an output at 0).")

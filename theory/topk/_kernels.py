@@ -1,42 +1,217 @@
-"""Numba kernel of the block-averaging Jacobian of the regularised top-k operators for p = 2
-(paper key ``topk``, Proposition 7.8 with the corrections of the catalogue note R7.13).
+"""Numba kernels of the regularised top-k operators (paper key ``topk``, Sections 7.4-7.5 and
+Proposition 7.8 with the corrections of the catalogue note R7.13).
+
+* :func:`_mag_pnorm`: the magnitude operator (phi(x) = x^2/2) for any p in (1, inf), on a window of
+  sorted magnitudes; the isotonic module has no quadratic term, so the pooled block is found here
+  from the block structure of the problem (see the function).
+* :func:`_fill_jacobian`: the dense Jacobian from its block structure (diagonal plus one rank-one
+  term per pooled block).
 
 Private: float64/intp C-contiguous arrays and plain floats only, no validation, no defaults; the
-caller allocates the output. The public interface is :mod:`theory.topk._api`.
+caller allocates the outputs. The public interface is :mod:`theory.topk._api`.
 """
+
+import math
 
 from numba import njit
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
 
+OK, NOT_CONVERGED = 0, 1
+
 
 @njit(**_JIT)
-def _block_jacobian(order, blocks, denom, sgn, reg, J):
-    """Fill J (n, n) with (I - J_u) / reg, J_u the Jacobian of u* = sign(x) o v*_{sigma^{-1}}.
+def _g_block(s, lo, hi, k, lq, qm1, gam):
+    """G_B(gamma) = sum_{j in [lo, hi)} [lq w_j gamma - sign(s_j - gamma)|s_j - gamma|^qm1] with
+    w_j = 1 for j < k, else 0, and its derivative (inf where gamma = s_j and qm1 < 1)."""
+    g = 0.0
+    dg = 0.0
+    nw = 0
+    for j in range(lo, hi):
+        d = s[j] - gam
+        if j < k:
+            nw += 1
+        if d > 0.0:
+            t = d ** qm1
+            g -= t
+            dg += qm1 * t / d
+        elif d < 0.0:
+            t = (-d) ** qm1
+            g += t
+            dg += qm1 * t / (-d)
+        elif qm1 < 1.0:
+            dg = math.inf
+    g += lq * gam * nw
+    dg += lq * nw
+    return g, dg
 
-    In sorted coordinates J_v is block diagonal: for a, b in the same isotonic block B_r,
-    dv_a/ds_b = 1 / denom[r] (p = 2: denom = |B_r| for the mask, sum_{j in B_r} (1 + reg w_j) for
-    the magnitude), and 0 across blocks. Un-sorting: J_u[order[a], order[b]] =
-    sgn[order[a]] sgn[order[b]] J_v[a, b] (sgn = 1 for the mask).
 
-    Parameters (n = order.size, m = blocks.size - 1)
-    ------------------------------------------------
-    order : (n,) intp, the sorting permutation sigma (s = x[order] or |x|[order]).
-    blocks : (m + 1,) intp, block starts in sorted coordinates, then n.
-    denom : (m,) float64, the per-block denominators above.
-    sgn : (n,) float64, entries +-1, in original coordinates.
-    reg : float, lambda > 0.
-    J : (n, n) float64, output, overwritten.
+@njit(**_JIT)
+def _root_block(s, lo, hi, k, lq, qm1):
+    """Root of the increasing G_B over the members [lo, hi) only (a function of the members' values:
+    the same members give the same bits). Bracket [0, s_lo] (G_B(0) <= 0 <= G_B(s_lo) as s >= 0 is
+    sorted descending); safeguarded Newton (bisection when the step leaves the bracket or the bracket
+    did not halve over two steps); stops at a zero, adjacent floats, or a step below eps |gamma|.
+    Returns (gamma, converged)."""
+    a = 0.0
+    b = s[lo]
+    g, dg = _g_block(s, lo, hi, k, lq, qm1, a)
+    if g >= 0.0:
+        return a, True
+    g, dg = _g_block(s, lo, hi, k, lq, qm1, b)
+    if g <= 0.0:
+        return b, True
+    xk = 0.5 * (a + b)
+    width_old = b - a
+    eps = 2.220446049250313e-16
+    for it in range(1, 400):
+        g, dg = _g_block(s, lo, hi, k, lq, qm1, xk)
+        if g == 0.0:
+            return xk, True
+        if g < 0.0:
+            a = xk
+        else:
+            b = xk
+        mid = 0.5 * (a + b)
+        if mid <= a or mid >= b:
+            return mid, True
+        xn = xk - g / dg if (dg > 0.0 and dg < math.inf) else mid
+        if xn > a and xn < b:
+            if abs(xn - xk) <= eps * abs(xn):
+                return xn, True
+            if it % 2 == 0:
+                if b - a > 0.5 * width_old:
+                    xn = mid
+                width_old = b - a
+            xk = xn
+        else:
+            xk = mid
+    return 0.5 * (a + b), False
+
+
+@njit(**_JIT)
+def _f_window(s, K, k, lq, qm1, gam):
+    """F(gamma) = sum_{j<k} max(0, lq gamma - (s_j - gamma)_+^qm1) - sum_{j>=k} (s_j - gamma)_+^qm1 over
+    the window s[:K] (increasing in gamma; its root is the pooled value of the boundary block)."""
+    f = 0.0
+    j = k - 1
+    while j >= 0:
+        d = s[j] - gam
+        t = lq * gam - (d ** qm1 if d > 0.0 else 0.0)
+        if t <= 0.0:
+            break
+        f += t
+        j -= 1
+    j = k
+    while j < K and s[j] > gam:
+        f -= (s[j] - gam) ** qm1
+        j += 1
+    return f
+
+
+@njit(**_JIT)
+def _members(s, K, k, lq, qm1, gam):
+    """Boundary block [a, b) for the value gamma: k - 1 and k always; j < k - 1 while its term of F is
+    positive (it would violate the order as a singleton), j > k while s_j > gamma."""
+    a = k - 1
+    while a > 0:
+        d = s[a - 1] - gam
+        if lq * gam - (d ** qm1 if d > 0.0 else 0.0) > 0.0:
+            a -= 1
+        else:
+            break
+    b = k + 1
+    while b < K and s[b] > gam:
+        b += 1
+    return a, b
+
+
+@njit(**_JIT)
+def _mag_pnorm(s, k, lam, pm1, qm1, y, info):
+    """Magnitude operator, R = (lam/p)||.||_p^p, q = p/(p - 1), on sorted magnitudes s (descending,
+    >= 0, window of K = s.size >= k + 1 entries; w = 1_k).
+
+    Eq. (7.5) with h_j(v) = r*(s_j - v) + w_j v^2/2, r*(z) = lam^(1-q)|z|^q/q. The unconstrained
+    minimisers are g_j (g + lam g^(p-1) = s_j) for j < k and s_j for j >= k: two decreasing runs, so
+    PAV pools at most one block, around k - 1 and k, and every other entry is a singleton. That block
+    is absent (hard regime, catalogue R7.10) iff s_{k-1} > s_k + lam s_k^(p-1). Otherwise its value
+    gamma is the root of the increasing F of :func:`_f_window` (its members are the entries whose
+    first-order term is active at gamma), found by bisection; then gamma is re-solved over exactly the
+    members (:func:`_root_block`) and the membership recomputed until it is stable, so that the result
+    depends only on the members (a window that contains them gives the same bits as the full array).
+
+    Output: y[:K] = |y*| in sorted order; y_j = g_j for j < a, lam^(1-q)(s_j - gamma)^(q-1) on [a, b),
+    0 after. info (4,) float64: a, b (a = b = k: hard regime), gamma, status (0 OK, 1 a root solve hit
+    its iteration cap).
     """
-    n = order.shape[0]
+    K = s.size
+    lq = lam ** qm1
+    status = OK
+    sk = s[k]
+    hard = s[k - 1] > sk + lam * sk ** pm1 if sk > 0.0 else s[k - 1] > 0.0
+    a = k
+    b = k
+    gam = 0.0
+    if not hard:
+        lo = 0.0
+        hi = s[k - 1]
+        for _ in range(2200):
+            mid = 0.5 * (lo + hi)
+            if mid <= lo or mid >= hi:
+                break
+            f = _f_window(s, K, k, lq, qm1, mid)
+            if f == 0.0:
+                lo = mid
+                hi = mid
+                break
+            if f < 0.0:
+                lo = mid
+            else:
+                hi = mid
+        gam = 0.5 * (lo + hi)
+        a, b = _members(s, K, k, lq, qm1, gam)
+        for _ in range(50):
+            gam, ok = _root_block(s, a, b, k, lq, qm1)
+            if not ok:
+                status = NOT_CONVERGED
+            a2, b2 = _members(s, K, k, lq, qm1, gam)
+            if a2 == a and b2 == b:
+                break
+            a = a2
+            b = b2
+    # singletons j < a: g_j solves lam^(1-q)(s_j - g)^(q-1) = g, the block root with B = {j}
+    for j in range(a):
+        g, ok = _root_block(s, j, j + 1, k, lq, qm1)
+        if not ok:
+            status = NOT_CONVERGED
+        y[j] = g
+    c = lam ** (-qm1)
+    for j in range(a, b):
+        d = s[j] - gam
+        y[j] = c * d ** qm1 if d > 0.0 else 0.0
+    for j in range(b, K):
+        y[j] = 0.0
+    info[0] = a
+    info[1] = b
+    info[2] = gam
+    info[3] = status
+
+
+@njit(**_JIT)
+def _fill_jacobian(order, sgn, diag, rk, seg_lo, seg_hi, seg_den, J):
+    """J (n, n) <- D (diag(diag) - sum_r rk_r rk_r^T / den_r) D in original coordinates: window position
+    a is entry order[a], D = diag(sgn) (window), rk_r the restriction of rk to segment r = [seg_lo[r],
+    seg_hi[r]). Entries outside the window are 0."""
+    n = J.shape[0]
     for i in range(n):
         for j in range(n):
             J[i, j] = 0.0
-        J[i, i] = 1.0 / reg
-    for r in range(blocks.shape[0] - 1):
-        c = 1.0 / (denom[r] * reg)
-        for a in range(blocks[r], blocks[r + 1]):
+    for a in range(order.shape[0]):
+        J[order[a], order[a]] = diag[a]
+    for r in range(seg_lo.shape[0]):
+        inv = 1.0 / seg_den[r]
+        for a in range(seg_lo[r], seg_hi[r]):
             ia = order[a]
-            for b in range(blocks[r], blocks[r + 1]):
+            for b in range(seg_lo[r], seg_hi[r]):
                 ib = order[b]
-                J[ia, ib] -= sgn[ia] * sgn[ib] * c
+                J[ia, ib] -= (sgn[a] * sgn[b]) * ((rk[a] * rk[b]) * inv)  # symmetric bit for bit

