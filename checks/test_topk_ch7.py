@@ -38,9 +38,10 @@ def lmo_brute_force(x, w):
     return best, arg
 
 
-def lmo_sorting(x, w):
-    """Prop. 7.1: f = sum_i w_i x_[i] (w sorted decreasingly), y = w_{rank(x)} (rank 1 = largest)."""
-    ws = np.sort(w)[::-1]
+def lmo_sorting(x, w, sort_w=True):
+    """Prop. 7.1: f = sum_i w_i x_[i] (w sorted decreasingly), y = w_{rank(x)} (rank 1 = largest).
+    ``sort_w=False`` drops the proposition's assumption w_1 >= ... >= w_n (for the negative control)."""
+    ws = np.sort(w)[::-1] if sort_w else w
     rank = np.empty(x.size, dtype=np.intp)
     rank[np.argsort(-x, kind="stable")] = np.arange(x.size)
     return float(ws @ np.sort(x)[::-1]), ws[rank]

@@ -1,0 +1,201 @@
+"""Negative controls of the checks in checks/test_topk_ch7.py (DESIGN rule 5, STYLE 19).
+
+Each control feeds a check's own predicate (its verdict with its own tolerance) a setting that breaks the
+claim: an assumption dropped, a solver stopped early or swapped for the printed one, a wrong constant, a
+shifted threshold, the corrected form passed off as the printed one. The predicate must answer ``fail``.
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+
+from checks import test_topk as chk71
+from checks import test_topk_ch7 as chk
+from theory.claims import bound_verdict, erratum_verdict, identity_verdict, qualitative_verdict
+from theory.rates import bound_ratio, identity_error
+from theory.topk import (dual_coordinate_ascent, dykstra, dykstra_printed, fenchel_young_gradient,
+                         fenchel_young_loss, topk_magnitude, topk_mask)
+
+
+def _assert_fails(verdict):
+    assert verdict.status == "fail", verdict.message
+
+
+def test_prop71_rejects_unsorted_weights():
+    """Prop. 7.1 assumes w sorted decreasingly: with w as drawn, sum_i w_i x_[i] is not the maximum."""
+    rng = np.random.default_rng(1)
+    comp, ref = [], []
+    for _ in range(10):
+        x, w = rng.standard_normal(5), rng.standard_normal(5)
+        f_b, y_b = chk.lmo_brute_force(x, w)
+        f_s, y_s = chk.lmo_sorting(x, w, sort_w=False)
+        comp.append(np.concatenate(([f_s], y_s)))
+        ref.append(np.concatenate(([f_b], y_b)))
+    _assert_fails(identity_verdict(identity_error(np.concatenate(comp), np.concatenate(ref)), {"atol": 1e-13}))
+
+
+def test_prop73_rejects_wrong_k():
+    """The z-route for k against the direct conjugate for k + 1 (P(1_k) swapped for P(1_{k+1}))."""
+    rng = np.random.default_rng(2)
+    comp, ref = [], []
+    for n, k in ((5, 2), (7, 3), (9, 1)):
+        y = rng.standard_normal(n)
+        comp.append(chk.ksupport_by_z(y, k))
+        ref.append(chk.conjugate_direct(y, k + 1))
+    _assert_fails(identity_verdict(identity_error(np.array(comp), np.array(ref)), {"rtol": 1e-9}))
+
+
+def test_pav_rejects_unconverged_reference():
+    """Dykstra stopped after 5 iterations (tol=None) is not the PAV solution at the check's tolerance."""
+    rng = np.random.default_rng(3)
+    errs = []
+    for n, k, reg in ((20, 3, 1.0), (40, 5, 2.0)):
+        x = rng.standard_normal(n)
+        v, s = chk.pav_v(x, k, reg, 2.0, "mask")
+        r = dykstra(x, k, reg, max_iter=5, tol=None)
+        errs.append(np.max(np.abs(r.v - v)) / max(1.0, np.max(np.abs(s))))
+    _assert_fails(identity_verdict(identity_error(np.array(errs), 0.0), {"atol": chk.PAV_ATOL}))
+
+
+def test_pav_rejects_wrong_p():
+    """Dual ascent at p = 1.5 against PAV at p = 4/3 (the exponent of the linear-term scaling swapped)."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(8)
+    v, s = chk.pav_v(x, 3, 0.7, 4.0 / 3.0, "mask")
+    r = dual_coordinate_ascent(x, 3, 0.7, 1.5)
+    _assert_fails(identity_verdict(identity_error(np.array([np.max(np.abs(r.v - v))]), 0.0), {"atol": chk.PAV_ATOL}))
+
+
+def test_dual_ascent_is_dykstra_rejects_printed_iterates():
+    """The printed Algorithm 7.7's iterates are not the dual ascent's."""
+    x = np.random.default_rng(5).standard_normal(12)
+    a = dykstra_printed(x, 3, 1.5, max_iter=60, tol=None, record=True)
+    b = dual_coordinate_ascent(x, 3, 1.5, 2.0, max_iter=60, tol=None, record=True)
+    err = np.max(np.abs(a.iterates[1:] - b.iterates[1:]))
+    _assert_fails(identity_verdict(identity_error(np.array([err]), 0.0), {"atol": 1e-12}))
+
+
+def test_alg77_rate_rejects_printed_algorithm():
+    """The printed iteration's error to v* stalls at O(1): no 1e3 drop over the grid."""
+    curves = {reg: (grid, chk.dykstra_error_curves(reg, grid, solver=dykstra_printed, seeds=range(2)))
+              for reg, grid in chk.DYK_GRIDS.items()}
+    ok, measured = chk.alg77_rate_predicate(curves)
+    assert not ok, measured
+
+
+def test_alg77_rate_rejects_flat_errors():
+    """Errors that do not decay (a solver that stopped moving) are rejected."""
+    grid = chk.DYK_GRIDS[1.0]
+    ok, _ = chk.alg77_rate_predicate({1.0: (grid, np.full((3, grid.size), 0.2))})
+    assert not ok
+
+
+def test_alg77_corrected_rejects_printed():
+    err_star, _ = chk.printed_alg77_errors(chk.alg77_cases()[:2])
+    _assert_fails(identity_verdict(identity_error(err_star, 0.0), {"atol": chk.ALG77_ATOL}))
+
+
+def test_alg77_erratum_rejects_corrected_algorithm():
+    """Fed the corrected Dykstra as the 'printed' algorithm, the erratum record must fail."""
+    errs = []
+    for x, k, reg in chk.alg77_cases()[:2]:
+        r = dykstra(x, k, reg, max_iter=400_000)
+        errs.append(np.max(np.abs(r.y - topk_mask(x, k, reg))))
+    printed = identity_verdict(identity_error(np.array(errs), 0.0), {"atol": chk.ALG77_ATOL})
+    assert printed.status == "pass"
+    _assert_fails(erratum_verdict(printed))
+
+
+def test_bound_rejects_reg_outside_regime():
+    """Near-tie |x|_[k] ~ |x|_[k+1] with reg above the regime: the relaxed operator pools, error ~ |x|/2."""
+    x = np.array([1.0, 0.999, 0.1])
+    reg = 0.01  # threshold 1/0.999 - 1 ~ 1e-3
+    assert reg > chk.magnitude_threshold(x, 1)
+    err = np.max(np.abs(topk_magnitude(x, 1, reg) - chk.hard_topkmag(x, 1)))
+    _assert_fails(bound_verdict(bound_ratio([err], [reg * np.max(np.abs(x))]), {"ratio_max": 1.0}))
+
+
+def test_bound_rejects_halved_constant():
+    """Constant 1/2 instead of 1 in the regime: the exact error lambda/(1+lambda)|x|_[1] exceeds it."""
+    rng = np.random.default_rng(6)
+    lhs, rhs = [], []
+    for _ in range(10):
+        x = rng.standard_normal(6)
+        reg = 0.5 * chk.magnitude_threshold(x, 2)
+        lhs.append(np.max(np.abs(topk_magnitude(x, 2, reg) - chk.hard_topkmag(x, 2))))
+        rhs.append(0.5 * reg * np.max(np.abs(x)))
+    _assert_fails(bound_verdict(bound_ratio(lhs, rhs), {"ratio_max": 1.0}))
+
+
+def test_example_regime_rejects_shifted_threshold():
+    """An operator whose singleton regime extends to twice the threshold."""
+    inputs = chk.magnitude_regime_inputs()
+    comp = np.array([chk.magnitude_regime_table(x, k, op=lambda x, k, r: topk_magnitude(x, k, 0.5 * r) * (1 + 0.5 * r)
+                                                / (1 + r)) for x, k in inputs])
+    pred = np.tile((chk.EXAMPLE_RATIOS <= 1.0).astype(float), (len(inputs), 1))
+    _assert_fails(identity_verdict(identity_error(comp, pred), {"atol": 0.0}))
+
+
+def test_p_domain_erratum_rejects_p_above_one():
+    """For p = 2 (inside the corrected domain) the curve is continuous: the 'printed' verdict passes and
+    the erratum record fails."""
+    s_grid = np.linspace(0.0, 5.0, 1001)
+    ok, jump = chk.continuity_predicate(s_grid, chk71.fig71_curve(s_grid))
+    printed = qualitative_verdict(bool(ok), f"max jump {jump}")
+    assert printed.status == "pass"
+    _assert_fails(erratum_verdict(printed))
+
+
+def test_p_domain_vertex_enumeration_is_not_a_relaxation():
+    """The p <= 1 maximiser is a k-hot vertex: the hard mask, for every reg (sum |y|^p = k on vertices)."""
+    x = np.array([3.0, 1.0, 0.4, 0.5])
+    for p in (0.5, 1.0):
+        for reg in (0.1, 1.0, 10.0):
+            y, _ = chk.relaxed_mask_small_p(x, 2, reg, p)
+            np.testing.assert_array_equal(y, [1.0, 1.0, 0.0, 0.0])
+
+
+def test_fy_rejects_gradient_without_target():
+    """grad = y* (the -t term dropped) against finite differences of the loss."""
+    rng = np.random.default_rng(7)
+    res = []
+    for n, k in ((4, 1), (6, 2)):
+        x = rng.standard_normal(n)
+        t = np.zeros(n)
+        t[:k] = 1.0
+        g = fenchel_young_gradient(x, t, k, 1.0) + t
+        g_fd = chk.fd_gradient(lambda z: fenchel_young_loss(z, t, k, 1.0, form="fy"), x, chk.FY_H)
+        res.append(g - g_fd)
+    _assert_fails(identity_verdict(identity_error(np.concatenate(res), 0.0), {"atol": chk.FY_ATOL}))
+
+
+def test_fy_rejects_printed_loss_as_fy():
+    """The printed loss (no R(t) term) in place of L: negative values break L >= 0."""
+    x = np.array([0.5, 2.0, -1.0, 0.3])
+    t = np.array([0.0, 1.0, 0.0, 0.0])
+    loss = fenchel_young_loss(x, t, 1, 1.0)
+    _assert_fails(identity_verdict(identity_error(np.array([max(0.0, -loss)]), 0.0), {"atol": chk.FY_ATOL}))
+
+
+def test_fy_erratum_rejects_fy_form():
+    """Fed the Fenchel-Young form with targets in P(1_k) as the 'printed' loss, the erratum record fails."""
+    rng = np.random.default_rng(8)
+    vals = []
+    for n, k in ((5, 2), (10, 3)):
+        x = rng.standard_normal(n)
+        t = np.zeros(n)
+        t[rng.permutation(n)[:k]] = 1.0
+        vals += [fenchel_young_loss(x - c, t, k, 1.0, form="fy") for c in (0.0, 10.0, 100.0, 1000.0)]
+    printed = identity_verdict(identity_error(np.maximum(0.0, -np.array(vals)), 0.0), {"atol": 1e-12})
+    assert printed.status == "pass"
+    _assert_fails(erratum_verdict(printed))
+
+
+def test_helpers_cover_every_claim():
+    """Every claim of the check module has a control above (names listed here by hand)."""
+    claims = {m.args[0] for f in vars(chk).values() if callable(f)
+              for m in getattr(f, "pytestmark", []) if m.name == "claim"}
+    assert claims == {"topk/prop-7.1", "topk/prop-7.3", "topk/sec-7.5/pav", "topk/app-7.A.8", "topk/alg-7.7/rate",
+                      "topk/alg-7.7", "topk/alg-7.7/erratum", "topk/sec-7.5/bound", "topk/sec-7.5/example",
+                      "topk/prop-7.8/p-domain/erratum", "topk/sec-7.6", "topk/sec-7.6/erratum"}
