@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from checks import test_implicit_reg_general as chk
 from theory.claims import bound_verdict, frequency_verdict, rate_verdict
-from theory.rates import fit_rate, frequency
+from theory.rates import bound_ratio, fit_rate, frequency
 
 
 def _assert_fails(verdict):
@@ -77,3 +77,47 @@ def test_prop11_bound_rejects_order_two_form():
     """The right-hand sides divided by L (an O(1/L^2) claim) are exceeded at large L."""
     result, _, _ = chk.p11_hunt(max_examples=25, shrink="L")
     _assert_fails(bound_verdict(result, chk.EXPECTED_P11_BOUND))
+
+
+# --------------------------------------------------------------------------- Proposition 7
+
+def _p7_runs():
+    return chk.p7_hunt_all()
+
+
+def test_prop7_norm_rejects_bound_without_training_term():
+    """M = M_0 (the term T M_pi dropped): the trained weights leave that ball."""
+    runs = _p7_runs()
+    result = bound_ratio([res["max_norm"] for _, res in runs], [res["constants"]["M0"] for _, res in runs])
+    _assert_fails(bound_verdict(result, chk.EXPECTED_P7))
+
+
+def test_prop7_displacement_rejects_unscaled_clip_level():
+    """M_pi = clip (forgetting that the clipped gradient has q d, 2 q m, d' q coordinates) is exceeded."""
+    lhs, rhs = [], []
+    for inst, res in _p7_runs():
+        clip = inst[3]
+        lhs += [res["speed"][b] for b in ("A", "Z", "B")]
+        rhs += [clip] * 3
+    _assert_fails(bound_verdict(bound_ratio(lhs, rhs), chk.EXPECTED_P7_DISPLACEMENT))
+
+
+def test_prop7_intermediate_rejects_order_two_increment():
+    """||p_k - p_{k-1}|| <= K_1 ||p_k|| / L^2 (one power of L too many) fails for L >= 8."""
+    lhs = [res["ratios"]["dp (K1/L)"] * inst[1] for inst, res in _p7_runs()]
+    _assert_fails(bound_verdict(bound_ratio(lhs, 1.0), chk.EXPECTED_P7))
+
+
+def test_prop7_gronwall_rejects_bound_without_growth():
+    """Weight-tied init: ||Z_{k+1}(t) - Z_k(t)|| <= ||Z_{k+1}(0) - Z_k(0)|| = 0 (no beta t / L term) fails."""
+    D = chk.p7_differences(0, 16, "paper", **chk.P7_RATE_RUN)
+    _assert_fails(bound_verdict(bound_ratio(D[1:], np.full(D.size - 1, max(D[0], 1e-300))), chk.EXPECTED_P7))
+
+
+def test_prop7_rate_rejects_iid_init():
+    """i.i.d. W_k (Z^init not a Lipschitz function): the consecutive differences do not shrink with L
+    (their max over the L - 1 pairs even grows slowly)."""
+    table, _, _ = chk.p7_rate_table("iid", seeds=range(2))
+    fit = fit_rate(chk.P7_GRID, table)
+    _assert_fails(rate_verdict(fit, chk.EXPECTED_P7_RATE))
+    assert fit.ci[0] > -0.2
