@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from checks import test_topk as chk
-from theory.claims import erratum_verdict, identity_verdict
-from theory.rates import identity_error
+from theory.claims import erratum_verdict, identity_verdict, rate_verdict
+from theory.rates import fit_rate, identity_error
 from theory.topk import jacobian, topk_mask
 
 
@@ -119,4 +119,19 @@ def test_fig71_rejects_hard_curve():
     """The unregularised (jump) curve: two discontinuities, not four kinks."""
     s = np.linspace(0.0, 5.0, 1001)
     ok, measured = chk.fig71_predicate(s, chk.fig71_curve(s, reg=1e-9))
+    assert not ok, measured
+
+
+def test_fig71_smooth_rejects_kinked_curve():
+    """p = 2 (kinks): the jump of the difference quotient stays 1/(2 reg) as h shrinks, slope 0, not 1."""
+    fit = fit_rate(chk.FIG71_STEPS, chk.fig71_jumps(2.0))
+    _assert_fails(rate_verdict(fit, chk.FIG71_SMOOTH, grid_label="h"))
+
+
+def test_fig71_smooth_rejects_smooth_but_dense_curve():
+    """A C^1 curve without exact zeros (a sigmoid) fails the sparsity part of the predicate."""
+    s = np.linspace(0.0, 5.0, 1001)
+    curve = 1.0 / (1.0 + np.exp(4 * (s - 1.0))) + 1.0 / (1.0 + np.exp(-4 * (s - 4.0)))
+    fit = fit_rate(chk.FIG71_STEPS, chk.FIG71_STEPS * 3.0)  # a perfect slope-1 jump sequence
+    ok, measured = chk.fig71_smooth_predicate(fit, curve, s, 0.0)
     assert not ok, measured
