@@ -176,8 +176,15 @@ def pav_errors(x, k, reg, general_p=True):
         out[f"ascent/{mode}/p=2"] = np.max(np.abs(r.v - v)) / scale
     for p in PAV_P_MASK[1:] if general_p else ():
         v, s = pav_v(x, k, reg, p, "mask")
+        scale = max(1.0, float(np.max(np.abs(s))))
         r = dual_coordinate_ascent(x, k, reg, p, "mask", max_iter=400_000)
-        out[f"ascent/mask/p={p:.4g}"] = np.max(np.abs(r.v - v)) / max(1.0, float(np.max(np.abs(s))))
+        out[f"ascent/mask/p={p:.4g}"] = np.max(np.abs(r.v - v)) / scale
+        # operator outputs of theory.topk (PAV path) against the ascent's, mask and magnitude; y is
+        # reg^(1-q) |x - u|^(q-1): compared relative to max(1, |y|)
+        for mode, op in (("mask", topk_mask), ("magnitude", topk_magnitude)):
+            r = r if mode == "mask" else dual_coordinate_ascent(x, k, reg, p, mode, max_iter=400_000)
+            y = op(x, k, reg, p)
+            out[f"ascent/{mode}/p={p:.4g}/y"] = np.max(np.abs(r.y - y)) / max(1.0, float(np.max(np.abs(y))))
     return out
 
 
@@ -478,7 +485,7 @@ def test_prop78_p_domain_erratum(claim):
 
 # --------------------------------------------------------------------------- §7.6: smooth top-k loss
 
-FY_P = (2.0,)  # the p that theory.topk.topk_mask implements
+FY_P = (2.0, 4.0 / 3.0)
 
 
 def fd_gradient(f, x, h):
@@ -528,8 +535,8 @@ def test_fy_loss(claim):
 def printed_loss_shift_slopes(cases, shifts=np.array([0.0, 10.0, 100.0, 1000.0])):
     """(values, slopes): the printed loss at x - c 1 and its slope in c (least squares), one-hot t."""
     values, slopes = [], []
-    for x, t, k, reg in cases:
-        vals = np.array([fenchel_young_loss(x - c, t, k, reg) for c in shifts])
+    for x, t, k, reg, p in cases:
+        vals = np.array([fenchel_young_loss(x - c, t, k, reg, p) for c in shifts])
         values.append(vals)
         slopes.append(np.polyfit(shifts, vals, 1)[0])
     return np.array(values), np.array(slopes)
@@ -540,7 +547,8 @@ def fy_erratum_cases():
     out = []
     for n, k in ((5, 2), (10, 3), (100, 3), (100, 10)):
         x = rng.standard_normal(n)
-        out.append((x, np.eye(n)[rng.integers(n)], k, float(10 ** rng.uniform(-1, 1))))
+        for p in FY_P:
+            out.append((x, np.eye(n)[rng.integers(n)], k, float(10 ** rng.uniform(-1, 1)), p))
     return out
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from theory.topk import fenchel_young_gradient, fenchel_young_loss, topk_mask
 
-P_VALUES = [2.0]  # the p that theory.topk.topk_mask implements
+P_VALUES = [2.0, 4.0 / 3.0]
 
 
 @st.composite
@@ -68,8 +68,9 @@ def test_fy_form_nonnegative_zero_iff_prediction(inst, data):
     scale = reg + np.max(np.abs(x))
     assert loss >= -1e-12 * scale * k
     assert abs(fenchel_young_loss(x, y, k, reg, p, form="fy")) <= 1e-12 * scale * k
-    # strong convexity of R (modulus reg for p = 2): L >= reg/2 |t - y|^2
-    assert loss >= reg / 2 * np.sum((t - y) ** 2) - 1e-12 * scale * k
+    # strong convexity of R on [0, 1]^n (R'' = reg (p - 1) y^(p-2) >= reg (p - 1) for p <= 2):
+    # L >= reg (p - 1)/2 |t - y|^2
+    assert loss >= reg * (p - 1) / 2 * np.sum((t - y) ** 2) - 1e-12 * scale * k
 
 
 @settings(max_examples=40, deadline=None)
