@@ -490,6 +490,151 @@ def test_arbitrary_inputs_raise_only_our_errors(X, A, V, W, B):
 
 
 
+# ---------------------------------------------------------------- 7. the fused kernel: NumPy anchor, determinism, threads
+
+
+def np_batch_loss_and_gradient(X, Y, P, act):
+    """Loss and gradients vectorised over the batch (one matrix product per layer and quantity), as the anchor
+    of benchmarks/bench_implicit.py but for every activation: H_{k+1} = H_k + sigma(H_k W^T / sqrt q) V^T / (L sqrt m),
+    P_k = P_{k+1} + ((P_{k+1} V) * sigma'(U_k)) W / (L sqrt(m q)), dl/dV = P^T S / (L sqrt m), dl/dW = R^T H / (L sqrt(mq))."""
+    A, V, W, B = P["A"], P["V"], P["W"], P["B"]
+    L, q, m = V.shape
+    n = X.shape[0]
+    H = [X @ A.T]
+    U = []
+    for k in range(L):
+        U.append(H[k] @ W[k].T / np.sqrt(q))
+        H.append(H[k] + np_sigma(act, U[k]) @ V[k].T / (L * np.sqrt(m)))
+    res = H[L] @ B.T - Y
+    Pk = 2.0 / n * res @ B
+    gV, gW = np.empty_like(V), np.empty_like(W)
+    for k in range(L - 1, -1, -1):
+        R = (Pk @ V[k]) * np_dsigma(act, U[k])
+        gV[k] = Pk.T @ np_sigma(act, U[k]) / (L * np.sqrt(m))
+        gW[k] = R.T @ H[k] / (L * np.sqrt(m * q))
+        Pk = Pk + R @ W[k] / (L * np.sqrt(m * q))
+    grads = {"A": Pk.T @ X, "V": gV, "W": gW, "B": 2.0 / n * res.T @ H[L]}
+    return float(np.sum(res * res) / n), grads
+
+
+def _two_chunk_problem(n, seed=30, d=5, q=12, m=32, L=24, d_out=3):
+    """Generic parameters (V != 0) at a size where the samples are split into two chunks (two threads)."""
+    rng = np.random.default_rng(seed)
+    P = random_params(rng, d=d, q=q, m=m, L=L, d_out=d_out, scale=2.0)
+    X, Y = rng.standard_normal((n, d)), rng.standard_normal((n, d_out))
+    assert implicit._api._chunks(n, Params(**P)) == 2
+    return X, Y, P
+
+
+def _equal_results(a, b):
+    return a[0] == b[0] and all(np.array_equal(getattr(a[1], k), getattr(b[1], k)) for k in "AVWB")
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+@pytest.mark.parametrize("n", [30, 31])  # two equal chunks; a last chunk padded with a zero row
+def test_gradient_matches_batch_vectorised_numpy(act, n):
+    X, Y, P = _two_chunk_problem(n)
+    loss, g = loss_and_gradient(X, Y, P, act)
+    loss_ref, ref = np_batch_loss_and_gradient(X, Y, P, act)
+    assert loss == pytest.approx(loss_ref, rel=1e-13)
+    for name in "AVWB":
+        scale = max(1.0, np.max(np.abs(ref[name])))
+        assert np.max(np.abs(getattr(g, name) - ref[name])) <= 1e-12 * scale, name
+
+
+@pytest.mark.parametrize("act", ["tanh", "relu"])
+def test_one_and_two_chunks_agree(act):
+    X, Y, P = _two_chunk_problem(31)
+    p = Params(**{k: np.asarray(v, dtype=float) for k, v in P.items()})
+    code = implicit._api._CODES[act]
+    one = implicit._api._loss_grad(code, X, Y, p, "f", chunks=1)
+    two = implicit._api._loss_grad(code, X, Y, p, "f", chunks=2)
+    assert one[0] == pytest.approx(two[0], rel=1e-14)
+    for name in "AVWB":
+        np.testing.assert_allclose(getattr(one[1], name), getattr(two[1], name), rtol=1e-13, atol=1e-15)
+
+
+def test_gradient_is_bitwise_reproducible():
+    X, Y, P = _two_chunk_problem(32)
+    first = loss_and_gradient(X, Y, P, "tanh")
+    for _ in range(20):
+        assert _equal_results(loss_and_gradient(X, Y, P, "tanh"), first)
+
+
+class _NeverStarted:
+    """A stand-in worker whose jobs never start: the calling thread must cancel them and compute them itself."""
+
+    submitted = 0
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        type(self).submitted += 1
+        return Future()  # pending: cancel() succeeds
+
+
+def test_gradient_does_not_depend_on_the_threads(monkeypatch):
+    """Two threads, the calling thread alone (NUMBA_NUM_THREADS = 1) and a worker that never starts its jobs
+    (a busy machine) give bitwise equal results, for every activation."""
+    from theory.implicit import _kernels
+
+    X, Y, P = _two_chunk_problem(33)
+    _NeverStarted.submitted = 0
+    runs = {}
+    for act in ACTIVATIONS:
+        runs[act] = loss_and_gradient(X, Y, P, act)
+        assert _equal_results(loss_and_gradient(X, Y, P, act), runs[act])
+    with monkeypatch.context() as mp:
+        mp.setattr(_kernels.config, "NUMBA_NUM_THREADS", 1)
+        assert _kernels._worker() is None
+        for act in ACTIVATIONS:
+            assert _equal_results(loss_and_gradient(X, Y, P, act), runs[act]), act
+    with monkeypatch.context() as mp:
+        mp.setattr(_kernels, "_worker", lambda: _NeverStarted())
+        for act in ACTIVATIONS:
+            assert _equal_results(loss_and_gradient(X, Y, P, act), runs[act]), act
+    assert _NeverStarted.submitted == 2 * len(ACTIVATIONS)  # chunk 1, then the second half of the layers
+
+
+def test_gradient_with_one_numba_thread_in_a_fresh_interpreter(tmp_path):
+    """NUMBA_NUM_THREADS=1 set before Numba is imported gives the same bits as this process."""
+    import os
+    import subprocess
+    import sys
+
+    X, Y, P = _two_chunk_problem(32)
+    np.savez(tmp_path / "in.npz", X=X, Y=Y, **P)
+    code = (
+        "import numpy as np, sys; from theory.implicit import loss_and_gradient; "
+        f"z = np.load(r'{tmp_path / 'in.npz'}'); "
+        "l, g = loss_and_gradient(z['X'], z['Y'], {k: z[k] for k in 'AVWB'}, 'tanh'); "
+        f"np.savez(r'{tmp_path / 'out.npz'}', loss=l, A=g.A, V=g.V, W=g.W, B=g.B)"
+    )
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+    out = np.load(tmp_path / "out.npz")
+    loss, g = loss_and_gradient(X, Y, P, "tanh")
+    assert float(out["loss"]) == loss
+    for name in "AVWB":
+        assert np.array_equal(out[name], getattr(g, name)), name
+
+
+def test_training_matches_a_numpy_gd_loop():
+    """train (the fused kernel at every step) follows GD of Eq. (4) written with the NumPy anchor."""
+    X, Y, P = _two_chunk_problem(30)
+    p, losses = train(X, Y, P, "tanh", lr=0.02, steps=15)
+    Q = {k: np.array(v, dtype=float) for k, v in P.items()}
+    L = Q["V"].shape[0]
+    for j in range(16):
+        loss, g = np_batch_loss_and_gradient(X, Y, Q, "tanh")
+        assert losses[j] == pytest.approx(loss, rel=1e-12)
+        if j < 15:
+            for name, factor in (("A", 1.0), ("V", L), ("W", L), ("B", 1.0)):
+                Q[name] = Q[name] - 0.02 * factor * g[name]
+    for name in "AVWB":
+        np.testing.assert_allclose(getattr(p, name), Q[name], rtol=1e-12, atol=1e-13)
+
+
 # ---------------------------------------------------------------- smooth initialisation (Section 4.3)
 
 

@@ -144,30 +144,69 @@ def _code(activation, func):
     return _CODES[check_choice(activation, "activation", ACTIVATIONS, func=func)]
 
 
+# Work n L m q from which the samples are split into two chunks whose forward and backward passes run
+# in two threads; below it, one chunk in one thread. The split depends on the sizes only (never on the
+# number of threads), and so do the results (see theory.implicit._kernels).
+_PARALLEL_WORK = 1 << 18
+
+
+def _chunks(n, p: Params):
+    return 2 if n >= 2 and n * p.L * p.m * p.q >= _PARALLEL_WORK else 1
+
+
+def _split(A, chunks):
+    """The rows of A (n, k) as ``chunks`` consecutive blocks (chunks, n0, k), the last one zero-padded."""
+    n = A.shape[0]
+    n0 = -(-n // chunks)
+    if n0 * chunks == n:
+        return A.reshape(chunks, n0, A.shape[1])
+    out = np.zeros((chunks * n0, A.shape[1]))
+    out[:n] = A
+    return out.reshape(chunks, n0, A.shape[1])
+
+
+def _rows(a, n):
+    """(..., C, n0, k) chunked rows back to the (..., n, k) rows of the n samples."""
+    return a.reshape(a.shape[:-3] + (a.shape[-3] * a.shape[-2], a.shape[-1]))[..., :n, :]
+
+
 def _forward(code, X, p: Params, func):
     n = X.shape[0]
-    h = np.empty((p.L + 1, n, p.q))
-    pre = np.empty((p.L, n, p.m))
-    _kernels._forward(code, X, p.A, p.V, p.W, h, pre)
+    L, q, m = p.V.shape
+    h = np.empty((L + 1, 1, n, q))
+    pre = np.empty((L, 1, n, m))
+    _kernels._forward(code, X.reshape(1, n, -1), p.A, p.V, p.W, h, pre, np.empty((L, 1, n, m)), np.empty((1, n, q)))
+    h, pre = h[:, 0], pre[:, 0]
     check_finite_output(h, "the hidden states", func=func, hint=_OVERFLOW_HINT)
-    F = h[p.L] @ p.B.T
+    F = h[L] @ p.B.T
     check_finite_output(F, "the output", func=func, hint=_OVERFLOW_HINT)
     return h, pre, F
 
 
-def _loss_grad(code, X, Y, p: Params, func):
+def _loss_grad(code, X, Y, p: Params, func, chunks=None):
+    """Loss and gradients: one fused kernel (forward pass, Eq. (13) backward, Eq. (15)), then Eqs. (14), (16)."""
     n = X.shape[0]
-    h, pre, F = _forward(code, X, p, func)
+    L, q, m = p.V.shape
+    chunks = _chunks(n, p) if chunks is None else chunks
+    Xc, Yc = _split(X, chunks), _split(Y, chunks)
+    n0 = Xc.shape[1]
+    h = np.empty((L + 1, chunks, n0, q))
+    P = np.empty((L + 1, chunks, n0, q))
+    pre = np.empty((L, chunks, n0, m))
+    act = np.empty((L, chunks, n0, m))
+    R = np.empty((L, chunks, n0, m))
+    res = np.empty((chunks, n0, p.d_out))
+    gV = np.empty_like(p.V)
+    gW = np.empty_like(p.W)
+    _kernels.loss_grad(code, n, Xc, Yc, p.A, p.B, p.V, p.W, h, pre, act, P, R, res, np.empty((chunks, n0, q)), gV, gW)
+    check_finite_output(h, "the hidden states", func=func, hint=_OVERFLOW_HINT)
+    check_finite_output(res, "the output", func=func, hint=_OVERFLOW_HINT)
     # an overflow here is reported below, by name, as NonFiniteError (not as a RuntimeWarning)
     with np.errstate(over="ignore", invalid="ignore"):
-        res = F - Y
+        res = _rows(res, n)
         loss = float(np.sum(res * res) / n)
-        P = (2.0 / n) * (res @ p.B)  # p_L of Eq. (13), 1/n of the loss included (n, q)
-        gV = np.empty_like(p.V)
-        gW = np.empty_like(p.W)
-        _kernels._backward(code, h, pre, p.V, p.W, P, gV, gW)
-        gA = P.T @ X  # Eq. (14)
-        gB = (2.0 / n) * (res.T @ h[p.L])  # Eq. (16)
+        gA = _rows(P[0], n).T @ X  # Eq. (14): sum_i p_{0,i} x_i^T
+        gB = (2.0 / n) * (res.T @ _rows(h[L], n))  # Eq. (16)
     grads = Params(gA, gV, gW, gB)
     for name, arr in grads.as_dict().items():
         check_finite_output(arr, f"the gradient with respect to {name}", func=func, hint=_OVERFLOW_HINT)
