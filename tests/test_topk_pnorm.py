@@ -193,3 +193,174 @@ def test_jvp_vjp_match_jacobian(p, mode, rescale):
         tol = 1e-13 * max(1.0, np.abs(J).max()) * n
         np.testing.assert_allclose(jvp(x, k, v, reg, p, mode, rescale=rescale), J @ v, atol=tol, rtol=0)
         np.testing.assert_allclose(vjp(x, k, v, reg, p, mode, rescale=rescale), v @ J, atol=tol, rtol=0)
+
+
+# ---------------------------------------------------------------- 4. window (partial sort) vs full sort
+
+def _x_strategy(max_n=40):
+    """Scores with heavy ties (values drawn from a small pool), a wide range of magnitudes, k near n."""
+    @st.composite
+    def draw(draw_):
+        n = draw_(st.integers(2, max_n))
+        kind = draw_(st.sampled_from(["pool", "normal", "wide", "clustered"]))
+        seed = draw_(st.integers(0, 2**32 - 1))
+        rng = np.random.default_rng(seed)
+        if kind == "pool":
+            x = rng.choice(rng.normal(size=int(rng.integers(1, 5))), size=n)
+        elif kind == "normal":
+            x = rng.normal(size=n)
+        elif kind == "wide":
+            x = rng.choice([-1.0, 1.0], size=n) * 10.0 ** rng.uniform(-300, 300, size=n)
+        else:
+            x = 1.0 + 1e-9 * rng.integers(0, 3, size=n)
+        k = draw_(st.sampled_from([1, max(1, n // 2), n - 1, max(1, n - 2)]))
+        return x, min(k, n - 1)
+    return draw()
+
+
+@settings(max_examples=200, deadline=None)
+@given(xk=_x_strategy(), reg=st.sampled_from([1e-3, 0.1, 1.0, 7.0, 1e4]), p=st.sampled_from(PS),
+       mode=st.sampled_from(["mask", "magnitude"]))
+def test_window_equals_full_sort_bitwise(xk, reg, p, mode):
+    x, k = xk
+    func = "test"
+    try:
+        full, *_ = _forward(x, k, reg, p, mode, func, full=True)
+    except (ValueError, NonFiniteError):
+        return  # out of range at this scale: the public functions raise (tested below)
+    fast, *_ = _forward(x, k, reg, p, mode, func)
+    np.testing.assert_array_equal(fast, full)
+
+
+def test_window_equals_full_sort_large():
+    rng = np.random.default_rng(8)
+    for n, k, ps in [(20_000, 10, (2.0, 4.0 / 3.0)), (20_000, 300, (2.0, 4.0 / 3.0)), (5_000, 4_990, (2.0, 3.0)),
+                     (3_000, 30, (1.5, 3.0))]:
+        for x in (rng.normal(size=n), np.round(rng.normal(size=n), 2)):  # the second with many ties
+            for p in ps:
+                for mode in ("mask", "magnitude"):
+                    for reg in (0.05, 1.0):
+                        full, *_ = _forward(x, k, reg, p, mode, "test", full=True)
+                        fast, *_ = _forward(x, k, reg, p, mode, "test")
+                        np.testing.assert_array_equal(fast, full)
+
+
+# ---------------------------------------------------------------- 5. properties
+
+@settings(max_examples=150, deadline=None)
+@given(xk=_x_strategy(), reg=st.floats(1e-3, 1e3), p=st.sampled_from(PS), seed=st.integers(0, 2**32 - 1))
+def test_properties(xk, reg, p, seed):
+    x, k = xk
+    n = x.size
+    rng = np.random.default_rng(seed)
+    try:
+        y = topk_mask(x, k, reg, p)
+    except NonFiniteError:
+        assume(False)
+    assert np.all(y >= 0.0) and np.all(y <= 1.0)
+    assert abs(y.sum() - k) <= 1e-9 * k
+    perm = rng.permutation(n)
+    np.testing.assert_array_equal(topk_mask(x[perm], k, reg, p), y[perm])  # stable order: exact
+    if np.max(np.abs(x)) < 1e6:
+        c = float(rng.uniform(-10, 10))
+        np.testing.assert_allclose(topk_mask(x + c, k, reg, p), y, atol=1e-6)  # shift invariance
+        assert abs(y.sum() - k) <= 1e-12 * n
+    try:
+        m = topk_magnitude(x, k, reg, p)
+    except (ValueError, NonFiniteError):
+        return
+    assert np.all(np.abs(m) <= np.abs(x)) and np.all(np.sign(m) * np.sign(x) >= 0)
+    a = np.abs(x[x != 0])
+    if a.size and 1e-100 < a.min() and a.max() < 1e100:  # else the true output may underflow to 0
+        assert np.count_nonzero(m) >= min(k, a.size)
+    np.testing.assert_array_equal(topk_magnitude(-x, k, reg, p), -m)  # odd
+    np.testing.assert_array_equal(topk_magnitude(x[perm], k, reg, p), m[perm])
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(3, 12), seed=st.integers(0, 2**32 - 1), reg=st.floats(0.05, 20.0),
+       p=st.sampled_from(PS))
+def test_oracles_hypothesis(n, seed, reg, p):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n) * float(rng.choice([1e-3, 1.0, 1e3]))
+    k = int(rng.integers(1, n))
+    np.testing.assert_allclose(topk_mask(x, k, reg, p), mask_oracle(x, k, reg, p), atol=1e-10)
+    np.testing.assert_allclose(topk_magnitude(x, k, reg, p), magnitude_oracle(x, k, reg, p),
+                               atol=1e-10 * max(1.0, np.abs(x).max()))
+
+
+@pytest.mark.parametrize("p", PS)
+def test_extreme_magnitudes(p):
+    # 1e+-300: the mask works in the normalised scores (x - x_[k])/reg, the magnitude at the scale of
+    # |x|_[k] (a power of two); what cannot be represented raises a clear error instead of NaN
+    x = np.array([3e300, -1e300, 2e300, 1e-300, 0.0, -2e-300])
+    y = topk_mask(x, 2, 1.0, p)
+    np.testing.assert_array_equal(y, [1.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(topk_mask(x, 2, 1e300, p) > 0, [True, False, True, False, False, False])
+    tiny = np.array([3e-300, 1e-300, 2e-300, -1e-300])
+    np.testing.assert_allclose(topk_mask(tiny, 2, 1e-300, p), mask_oracle(tiny * 1e300, 2, 1.0, p), atol=1e-9)
+    try:
+        m = topk_magnitude(x, 2, 0.5, p)
+    except ValueError as exc:
+        assert "`reg`" in str(exc)
+    else:
+        assert np.all(np.isfinite(m)) and np.count_nonzero(m[[0, 1, 2]]) >= 2 and np.all(m[3:] == 0.0)
+    m = topk_magnitude(tiny, 2, 0.5, p) if p == 2.0 else topk_magnitude(tiny, 2, 0.5 * 1e-300 ** (2 - p), p)
+    np.testing.assert_allclose(m / 1e-300, topk_magnitude(tiny * 1e300, 2, 0.5, p), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- 6. bad inputs
+
+BAD = [
+    ({"x": [1.0, np.nan, 0.0]}, ValueError, "`x`"),
+    ({"x": [1.0, -np.inf, 0.0]}, ValueError, "`x`"),
+    ({"x": [[1.0, 2.0]]}, ValueError, "`x`"),
+    ({"x": [1.0]}, ValueError, "`x`"),
+    ({"x": "abc"}, TypeError, "`x`"),
+    ({"k": 0}, ValueError, "`k`"),
+    ({"k": 3}, ValueError, "`k`"),
+    ({"k": 2.0}, TypeError, "`k`"),
+    ({"k": True}, TypeError, "`k`"),
+    ({"reg": -0.5}, ValueError, "`reg`"),
+    ({"reg": 0.0}, ValueError, "`reg`"),
+    ({"reg": np.nan}, ValueError, "`reg`"),
+    ({"reg": "1"}, TypeError, "`reg`"),
+    ({"p": 1.0}, ValueError, "`p`"),
+    ({"p": 0.9}, ValueError, "`p`"),
+    ({"p": -2.0}, ValueError, "`p`"),
+    ({"p": np.nan}, ValueError, "`p`"),
+    ({"p": np.inf}, ValueError, "`p`"),
+    ({"p": None}, TypeError, "`p`"),
+    ({"v": [1.0, 2.0]}, ValueError, "tangent|cotangent"),
+    ({"v": [1.0, np.nan, 2.0]}, ValueError, "tangent|cotangent"),
+    ({"v": [[1.0, 2.0, 3.0]]}, ValueError, "tangent|cotangent"),
+    ({"v": ["a", "b", "c"]}, TypeError, "tangent|cotangent"),
+    ({"mode": "top"}, ValueError, "`mode`"),
+    ({"mode": 1}, TypeError, "`mode`"),
+]
+
+
+@pytest.mark.parametrize("func", ["jvp", "vjp", "topk_mask", "topk_magnitude", "jacobian"])
+@pytest.mark.parametrize("bad,exc,match", BAD)
+def test_bad_inputs(func, bad, exc, match):
+    args = {"x": [3.0, 1.0, 2.0], "k": 1, "reg": 1.0, "p": 1.5, "v": [1.0, 0.0, 0.0], "mode": "mask"}
+    args.update(bad)
+    if func in ("topk_mask", "topk_magnitude") and ("v" in bad or "mode" in bad):
+        return
+    if func == "jacobian" and "v" in bad:
+        return
+    with pytest.raises(exc, match=match):
+        if func in ("jvp", "vjp"):
+            {"jvp": jvp, "vjp": vjp}[func](args["x"], args["k"], args["v"], args["reg"], args["p"], args["mode"])
+        elif func == "jacobian":
+            jacobian(args["x"], args["k"], args["reg"], args["p"], args["mode"])
+        else:
+            {"topk_mask": topk_mask, "topk_magnitude": topk_magnitude}[func](args["x"], args["k"], args["reg"],
+                                                                             args["p"])
+
+
+def test_rescale_flag_checks():
+    with pytest.raises(ValueError, match="`rescale`"):
+        jvp([3.0, 1.0, 2.0], 1, [1.0, 0.0, 0.0], mode="mask", rescale=True)
+    with pytest.raises(TypeError, match="`rescale`"):
+        vjp([3.0, 1.0, 2.0], 1, [1.0, 0.0, 0.0], mode="magnitude", rescale="yes")

@@ -133,7 +133,7 @@ def _mag2_solver(ax, k, reg):
         r = int(np.searchsorted(blocks, k - 1, side="right")) - 1
         a0, b0 = int(blocks[r]), int(blocks[r + 1])
         if nxt is not None and not v[k - 1] > nxt * (1.0 + 8.0 * n * _EPS):  # nxt >= 0; pooled zeros are exact
-            return None
+            return float(v[k - 1]) * (1.0 - 1e-9)  # the window's block value bounds the full one below
         yw = np.zeros(K)
         yw[:k] = s[:k] / (1.0 + reg)  # singletons: s_i w_i/(1 + reg w_i), one rounding
         if b0 > k:
@@ -167,20 +167,22 @@ def _mag_scale(ax_top, reg, p, func):
 
 
 def _magp_solver(ax, k, reg, p, func):
-    """Window solver of the magnitude for p != 2 (kernel _mag_pnorm on s/c with reg c^(p-2))."""
+    """Window solver of the magnitude for p != 2 (kernel _mag_pnorm at the scale of |x|_[k])."""
     q = p / (p - 1.0)
 
     def solve(order, nxt):
         s = ax[order]
         K = s.shape[0]
         e, lam = _mag_scale(float(s[k - 1]), reg, p, func)
-        sc = np.ldexp(s, -e)
+        with np.errstate(over="ignore"):
+            sc = np.ldexp(s, -e)  # an overflow (an entry far above |x|_[k]) is a singleton: harmless
         yw = np.empty(K)
         info = np.zeros(4)
-        _kernels._mag_pnorm(sc, k, lam, p - 1.0, q - 1.0, yw, info)
+        _kernels._mag_pnorm(s, sc, e, k, reg, lam, p - 1.0, q - 1.0, yw, info)
         a0, b0, gam, status = int(info[0]), int(info[1]), float(info[2]), int(info[3])
         if nxt is not None and b0 > a0 and b0 >= K:
-            return None  # the block may reach past the window
+            # the block may reach past the window; its value on the window bounds the full one below
+            return float(np.ldexp(gam, e)) * (1.0 - 1e-9)
         if status != _kernels.OK:
             warnings.warn(f"{func}: a per-block root solve (p = {p}) reached its iteration cap; the "
                           f"result is the last bracket's midpoint.", ConvergenceWarning, stacklevel=4)
@@ -191,39 +193,55 @@ def _magp_solver(ax, k, reg, p, func):
     return solve
 
 
+def _g_singleton(s, reg, p):
+    """g with g + reg g^(p-1) = s >= 0 (the value of a magnitude singleton among the k largest)."""
+    if p == 2.0:
+        return s / (1.0 + reg)
+    return _kernels._singleton(s, reg, p - 1.0, 1.0 / (p - 1.0))[0]
+
+
 def _forward(x, k, reg, p, mode, func, full=False):
-    """Solve; return (y (n,), order (window), window y, extra) for the mask or the magnitude."""
+    """Solve; return (y (n,), order (window), window y, extra) for the mask or the magnitude.
+
+    First window, a proven superset of the pooled block: mask, members have t_j > gamma >= t_{k-1} - 1,
+    i.e. x_j > x_[k] - reg; magnitude, gamma exceeds the singleton value g of |x|_[k] (a left member
+    has y_j < gamma), so members have |x_j| > gamma > g(|x|_[k]).
+    """
     n = x.shape[0]
     if mode == "mask":
         a = x
         solver = _mask_solver(x, k, reg, p)
-        # members satisfy s_j > s_{k-1} - reg (t > gamma >= -1): a first window that usually suffices
-        kth = np.partition(x, n - k)[n - k]
-        K0 = int(np.count_nonzero(x > kth - reg)) + 8 if not full else n
     else:
         a = np.abs(x)
         solver = _mag2_solver(a, k, reg) if p == 2.0 else _magp_solver(a, k, reg, p, func)
-        K0 = 4 * k + 64
-    order, yw, extra = solve_windowed(a, k, solver, K0, full=full)
-    if mode == "magnitude" and p != 2.0:
-        yw = np.ldexp(yw, extra[5])
-    y = np.zeros(n)
-    y[order] = yw
+    thr0 = -np.inf
+    if not full:
+        kth = float(np.partition(a, n - k)[n - k])
+        thr0 = kth - reg if mode == "mask" else _g_singleton(kth, reg, p) * (1.0 - 1e-12)
+    order, yw, extra = solve_windowed(a, k, solver, thr0, full=full)
     if mode == "magnitude":
-        y = np.where(x < 0.0, -y, y)  # u* = sign(x) o v*_{sigma^{-1}} (Proposition 7.6)
+        yw_signed = np.where(x[order] < 0.0, -yw, yw)  # u* = sign(x) o v*_{sigma^{-1}} (Proposition 7.6)
+    else:
+        yw_signed = yw
+    y = np.zeros(n)
+    y[order] = yw_signed
     return y, order, yw, extra
 
 
 def _rescaled(x, y, yw, order, extra, reg, p):
-    """The public code's variant sign(x)(|y| + |x| - |u|) = y + reg sign(y)|y|^(p-1) ((1 + reg) y at p = 2)."""
+    """The public code's variant sign(x)(|y| + |x| - |u|) = y + reg sign(y)|y|^(p-1) ((1 + reg) y at
+    p = 2): |x_j| exactly for a singleton among the k largest, |y_j| + (s_j - gamma) in the block."""
     if p == 2.0:
         return (1.0 + reg) * y
-    sc_y = np.ldexp(yw, -extra[5])
-    lam = extra[6]
-    add = np.ldexp(lam * sc_y ** (p - 1.0), extra[5])
+    sc, w, gam, a0, b0, e, lam = extra
+    top = a0 if b0 > a0 else int(np.sum(w))
+    out_w = np.zeros(yw.shape[0])
+    out_w[:top] = np.abs(x[order[:top]])
+    if b0 > a0:
+        out_w[a0:b0] = yw[a0:b0] + np.ldexp(np.maximum(sc[a0:b0] - gam, 0.0), e)
     out = np.zeros_like(y)
-    out[order] = yw + add
-    return np.where(x < 0.0, -out, out)
+    out[order] = np.where(x[order] < 0.0, -out_w, out_w)
+    return out
 
 
 def _structure(x, k, reg, p, mode, order, yw, extra, rescale):
@@ -249,19 +267,21 @@ def _structure(x, k, reg, p, mode, order, yw, extra, rescale):
             s, w, gam, a0, b0 = extra
             lam, ysc = reg, yw
             single_w1 = np.full(K, 1.0 / (1.0 + reg))
-            alpha_all = None
             if rescale:
                 factor[:] = 1.0 + reg
         else:
             s, w, gam, a0, b0, e, lam = extra
-            ysc = np.ldexp(yw, -e)
+            ysc = np.zeros(K)
+            ysc[a0:b0] = np.ldexp(yw[a0:b0], -e)  # block members, at the scale of |x|_[k]
             with np.errstate(divide="ignore", over="ignore"):
-                # g + lam g^(p-1) = s: dg/ds = 1/(1 + lam (p-1) g^(p-2)) (0 at g = 0 for p < 2, 1 for p > 2)
-                single_w1 = 1.0 / (1.0 + lam * (p - 1.0) * ysc ** (p - 2.0))
-                if rescale:
+                # g + reg g^(p-1) = s: dg/ds = 1/(1 + reg (p-1) g^(p-2)) (0 at g = 0 for p < 2, 1 for p > 2)
+                single_w1 = 1.0 / (1.0 + reg * (p - 1.0) * yw ** (p - 2.0))
+                if rescale:  # rows of the block times 1 + reg (p-1) y^(p-2); singletons: d|x|/dx = 1 below
                     factor = np.where(ysc > 0.0, 1.0 + lam * (p - 1.0) * ysc ** (p - 2.0), 1.0)
         top = min(a0, k) if b0 > a0 else k
         diag[:top] = single_w1[:top]
+        if rescale and p != 2.0:
+            diag[:top] = 1.0  # the rescaled singleton is |x_j| itself
         if b0 > a0:
             d = s[a0:b0] - gam
             with np.errstate(divide="ignore"):

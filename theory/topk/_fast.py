@@ -28,34 +28,47 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["solve_windowed", "top_window"]
+__all__ = ["solve_windowed", "window_above"]
 
 
-def top_window(a, K):
-    """Indices of the entries of ``a`` strictly above its (K+1)-th largest value, in stable descending
-    order, and that value; with K >= n the full stable argsort and None."""
-    n = a.shape[0]
-    if K >= n:
+def window_above(a, thr):
+    """Indices of the entries of ``a`` strictly above ``thr``, in stable descending order (the full
+    stable order restricted to them), and the largest entry not above it (None when every entry is:
+    then the window is the full array)."""
+    above = a > thr
+    cand = np.flatnonzero(above)
+    if cand.shape[0] == a.shape[0]:
         return np.argsort(-a, kind="stable"), None
-    nxt = np.partition(a, n - K - 1)[n - K - 1]
-    cand = np.flatnonzero(a > nxt)
-    return cand[np.argsort(-a[cand], kind="stable")], float(nxt)
+    nxt = float(np.max(a, where=~above, initial=-np.inf))
+    return cand[np.argsort(-a[cand], kind="stable")], nxt
 
 
-def solve_windowed(a, k, solver, K0, full=False):
-    """Run ``solver(order, nxt)`` on growing windows until it accepts one (returns non-None).
+def _kth_largest(a, K):
+    n = a.shape[0]
+    return float(np.partition(a, n - K)[n - K])
 
-    ``a``: the sorted quantity (x for the mask, |x| for the magnitude); ``K0``: first window size;
-    ``full``: skip the window (the full stable argsort; the reference the window must reproduce).
+
+def solve_windowed(a, k, solver, thr0, full=False):
+    """Run ``solver(order, nxt)`` on growing windows {a > thr} until it accepts one (returns a tuple).
+
+    ``a``: the sorted quantity (x for the mask, |x| for the magnitude); ``thr0``: first threshold
+    (the callers pass a proven lower bound on what the pooled block can contain, so the first window
+    is normally accepted); ``full``: skip the window (the full stable argsort; the reference the window
+    must reproduce). A rejecting solver returns None (then the window size doubles) or a float, a lower
+    bound on the pooled value (the window's own pooled value, which can only grow when more entries
+    join the block), below which the next threshold is put.
     """
     n = a.shape[0]
-    K = n if full else max(int(K0), k + 1)
+    thr = -np.inf if full else thr0
     while True:
-        order, nxt = top_window(a, K)
-        if order.shape[0] > k:
-            out = solver(order, nxt)
-            if out is not None:
-                return out
-        if K >= n:  # unreachable: the full window is always accepted
+        order, nxt = window_above(a, thr) if thr > -np.inf else (np.argsort(-a, kind="stable"), None)
+        out = solver(order, nxt) if order.shape[0] > k else None
+        if isinstance(out, tuple):
+            return out
+        if nxt is None:  # unreachable: the full window is always accepted
             raise RuntimeError("theory.topk: the full window was rejected")
-        K = min(n, 2 * K)
+        K = order.shape[0]
+        new = _kth_largest(a, min(n, 2 * K + 1)) if 2 * K + 1 < n else -np.inf
+        if out is not None:
+            new = min(new, out)
+        thr = min(new, float(np.nextafter(nxt, -np.inf)))  # strictly below the entry left out

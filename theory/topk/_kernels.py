@@ -13,6 +13,7 @@ caller allocates the outputs. The public interface is :mod:`theory.topk._api`.
 
 import math
 
+import numpy as np
 from numba import njit
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
@@ -64,7 +65,7 @@ def _root_block(s, lo, hi, k, lq, qm1):
     xk = 0.5 * (a + b)
     width_old = b - a
     eps = 2.220446049250313e-16
-    for it in range(1, 400):
+    for it in range(1, 4400):  # bisection alone needs < 2200 halvings to reach adjacent floats
         g, dg = _g_block(s, lo, hi, k, lq, qm1, xk)
         if g == 0.0:
             return xk, True
@@ -127,39 +128,57 @@ def _members(s, K, k, lq, qm1, gam):
 
 
 @njit(**_JIT)
-def _mag_pnorm(s, k, lam, pm1, qm1, y, info):
-    """Magnitude operator, R = (lam/p)||.||_p^p, q = p/(p - 1), on sorted magnitudes s (descending,
-    >= 0, window of K = s.size >= k + 1 entries; w = 1_k).
+def _singleton(s, reg, pm1, qm1):
+    """g >= 0 with g + reg g^(p-1) = s >= 0 (a magnitude singleton among the k largest), solved at
+    the scale of s: s = 2^e s', reg' = reg 2^(e(p-2)), g = 2^e g' (y(cx; reg) = c y(x; reg c^(p-2))).
+    Returns (g, converged)."""
+    if s == 0.0:
+        return 0.0, True
+    m, e = math.frexp(s)
+    lam = reg * 2.0 ** (e * (pm1 - 1.0))
+    if lam > 1e300:
+        lam = 1e300
+    buf = np.empty(1)
+    buf[0] = m
+    g, ok = _root_block(buf, 0, 1, 1, lam ** qm1, qm1)
+    return math.ldexp(g, e), ok
 
-    Eq. (7.5) with h_j(v) = r*(s_j - v) + w_j v^2/2, r*(z) = lam^(1-q)|z|^q/q. The unconstrained
-    minimisers are g_j (g + lam g^(p-1) = s_j) for j < k and s_j for j >= k: two decreasing runs, so
+
+@njit(**_JIT)
+def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
+    """Magnitude operator, R = (reg/p)||.||_p^p, q = p/(p - 1), on sorted magnitudes s (descending,
+    >= 0, window of K = s.size >= k + 1 entries; w = 1_k); sc = s / 2^e and lam = reg 2^(e(p-2)) the
+    same problem at the scale of s_{k-1} (entries of sc may overflow to inf: they are singletons).
+
+    Eq. (7.5) with h_j(v) = r*(s_j - v) + w_j v^2/2, r*(z) = reg^(1-q)|z|^q/q. The unconstrained
+    minimisers are g_j (g + reg g^(p-1) = s_j) for j < k and s_j for j >= k: two decreasing runs, so
     PAV pools at most one block, around k - 1 and k, and every other entry is a singleton. That block
-    is absent (hard regime, catalogue R7.10) iff s_{k-1} > s_k + lam s_k^(p-1). Otherwise its value
+    is absent (hard regime, catalogue R7.10) iff s_{k-1} > s_k + reg s_k^(p-1). Otherwise its value
     gamma is the root of the increasing F of :func:`_f_window` (its members are the entries whose
     first-order term is active at gamma), found by bisection; then gamma is re-solved over exactly the
     members (:func:`_root_block`) and the membership recomputed until it is stable, so that the result
     depends only on the members (a window that contains them gives the same bits as the full array).
 
-    Output: y[:K] = |y*| in sorted order; y_j = g_j for j < a, lam^(1-q)(s_j - gamma)^(q-1) on [a, b),
-    0 after. info (4,) float64: a, b (a = b = k: hard regime), gamma, status (0 OK, 1 a root solve hit
-    its iteration cap).
+    Output: y[:K] = |y*| in sorted order (unscaled); y_j = g_j for j < a (each at its own scale),
+    reg^(1-q)(s_j - gamma)^(q-1) on [a, b), 0 after. info (4,) float64: a, b (a = b = k: hard
+    regime), gamma (scaled), status (0 OK, 1 a root solve hit its iteration cap).
     """
-    K = s.size
+    K = sc.size
     lq = lam ** qm1
     status = OK
-    sk = s[k]
-    hard = s[k - 1] > sk + lam * sk ** pm1 if sk > 0.0 else s[k - 1] > 0.0
+    sk = sc[k]
+    hard = sc[k - 1] > sk + lam * sk ** pm1 if sk > 0.0 else sc[k - 1] > 0.0
     a = k
     b = k
     gam = 0.0
     if not hard:
         lo = 0.0
-        hi = s[k - 1]
+        hi = sc[k - 1]
         for _ in range(2200):
             mid = 0.5 * (lo + hi)
             if mid <= lo or mid >= hi:
                 break
-            f = _f_window(s, K, k, lq, qm1, mid)
+            f = _f_window(sc, K, k, lq, qm1, mid)
             if f == 0.0:
                 lo = mid
                 hi = mid
@@ -169,26 +188,25 @@ def _mag_pnorm(s, k, lam, pm1, qm1, y, info):
             else:
                 hi = mid
         gam = 0.5 * (lo + hi)
-        a, b = _members(s, K, k, lq, qm1, gam)
+        a, b = _members(sc, K, k, lq, qm1, gam)
         for _ in range(50):
-            gam, ok = _root_block(s, a, b, k, lq, qm1)
+            gam, ok = _root_block(sc, a, b, k, lq, qm1)
             if not ok:
                 status = NOT_CONVERGED
-            a2, b2 = _members(s, K, k, lq, qm1, gam)
+            a2, b2 = _members(sc, K, k, lq, qm1, gam)
             if a2 == a and b2 == b:
                 break
             a = a2
             b = b2
-    # singletons j < a: g_j solves lam^(1-q)(s_j - g)^(q-1) = g, the block root with B = {j}
     for j in range(a):
-        g, ok = _root_block(s, j, j + 1, k, lq, qm1)
+        g, ok = _singleton(s[j], reg, pm1, qm1)
         if not ok:
             status = NOT_CONVERGED
         y[j] = g
     c = lam ** (-qm1)
     for j in range(a, b):
-        d = s[j] - gam
-        y[j] = c * d ** qm1 if d > 0.0 else 0.0
+        d = sc[j] - gam
+        y[j] = math.ldexp(c * d ** qm1, e) if d > 0.0 else 0.0
     for j in range(b, K):
         y[j] = 0.0
     info[0] = a
