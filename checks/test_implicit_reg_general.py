@@ -696,3 +696,302 @@ def test_prop7_rate(claim):
                   fontsize=8)
     ax2.legend(fontsize=7)
     claim.rate(fit, EXPECTED_P7_RATE, figure=save_figure(fig, "implicit-reg/prop-7/rate"), grid_label="L")
+
+
+# ============================================================================ Proposition 8
+
+# Setting where the unclipped flow converges (catalogue "setup A" reduced, Thm 6 regime): sin, n = 8 inputs
+# of norm sqrt q in d = 8, small targets, q = 10 >= d + d' (F = 0 at init), m = 32, A and B trained.
+P8_N, P8_D, P8_DOUT, P8_Q, P8_M = 8, 8, 2, 10, 32
+P8_LR, P8_STEPS, P8_EVERY = 0.1, 600, 10  # flow time 60; lr * (largest curvature ~ 12.4) / 2 ~ 0.6 < 1
+P8_GRID = np.array([4, 8, 16, 32, 64])
+P8_SEEDS = range(2)
+EXPECTED_P8 = {"ratio_max": 1.0}
+EXPECTED_P8_BOUNDED = {"slope": 0.0, "tol": 0.1}
+EXPECTED_P8_DIFF = {"slope": -1.0, "tol": 0.15}
+EXPECTED_P8_CONV = {"rate_fraction_min": 0.9, "r2_min": 0.99}
+
+
+def p8_data(seed, target_scale=0.1, n=P8_N, d=P8_D):
+    """x_i Gaussian rescaled to ||x_i|| = sqrt q (Prop. 5's normalisation), y_i = target_scale N(0, I)."""
+    rng = np.random.default_rng(4000 + seed)
+    X = rng.standard_normal((n, d))
+    X *= np.sqrt(P8_Q) / np.linalg.norm(X, axis=1, keepdims=True)
+    return X, target_scale * rng.standard_normal((n, P8_DOUT))
+
+
+@functools.lru_cache(maxsize=None)
+def p8_run(seed, L, lr=P8_LR, steps=P8_STEPS, every=P8_EVERY, m=P8_M, activation="sin", target_scale=0.1,
+           depth_factor=True, kind="paper"):
+    r"""Unclipped GD of Eq. (4) from the paper's init; the PL ratio G/l of Definition 1 at every step.
+
+    Returns t, losses, G (per step), and at every ``every`` steps the snapshots (A, V, W, B).
+    ``depth_factor=False`` drops the factor L of the residual learning rate; ``kind="iid"`` draws
+    independent W_k (negative controls)."""
+    X, Y = p8_data(seed, target_scale)
+    p = initialize(P8_D, m, L, np.random.default_rng(200 + seed), q=P8_Q, d_out=P8_DOUT, kind=kind)
+    A, V, W, B = (a.copy() for a in (p.A, p.V, p.W, p.B))
+    f = L if depth_factor else 1
+    losses, G, snaps = np.empty(steps + 1), np.empty(steps + 1), []
+    for j in range(steps + 1):
+        losses[j], g = loss_and_gradient(X, Y, Params(A, V, W, B), activation)
+        G[j] = np.sum(g.A**2) + L * (np.sum(g.V**2) + np.sum(g.W**2)) + np.sum(g.B**2)
+        if j % every == 0:
+            snaps.append((A.copy(), V.copy(), W.copy(), B.copy()))
+        if j < steps:
+            A -= lr * g.A
+            B -= lr * g.B
+            V -= lr * f * g.V
+            W -= lr * f * g.W
+    return lr * np.arange(steps + 1), losses, G, tuple(snaps)
+
+
+def p8_distance(s, r):
+    """Blockwise distance max(||A - A'||_F, max_k ||Z_k - Z_k'||, ||B - B'||_F) (sum-norm on Z_k)."""
+    return max(np.linalg.norm(s[0] - r[0]), float(np.max(_sum_norm(s[1] - r[1], s[2] - r[2]))),
+               np.linalg.norm(s[3] - r[3]))
+
+
+def p8_loss_ratios(t, losses, G):
+    r"""l_j / (exp(-mu_j t_j) l_0), j >= 1, with mu_j = min_{i <= j} G_i / l_i the PL ratio certified on the
+    sampled trajectory over [0, t_j] (Prop. 8 (v)); and the same with the trapezoidal integral of G/l.
+
+    Both ends of each GD step count: with the left end only, the first step (G/l = 8..12 at init, the fast
+    A/B phase, lr G/l ~ 1) is a discretisation artefact of GD, not a property of the flow."""
+    mu = G / losses
+    mu_hat = np.minimum.accumulate(mu)[1:]
+    lr = t[1] - t[0]
+    certified = losses[1:] / (np.exp(-mu_hat * t[1:]) * losses[0])
+    integrated = losses[1:] / (np.exp(-np.cumsum(0.5 * lr * (mu[:-1] + mu[1:]))) * losses[0])
+    return certified, integrated, mu_hat
+
+
+def p8_table(quantity, grid=P8_GRID, seeds=P8_SEEDS, **kw):
+    """sup over the snapshots of ``quantity(snapshots)`` per (seed, L)."""
+    return np.array([[quantity(p8_run(s, int(L), **kw)[3]) for L in grid] for s in seeds])
+
+
+def p8_sup_displacement(snaps):
+    return max(p8_distance(s, snaps[0]) for s in snaps)
+
+
+def p8_sup_difference(snaps):
+    return max(float(np.max(_sum_norm(np.diff(s[1], axis=0), np.diff(s[2], axis=0)))) for s in snaps)
+
+
+def p8_mu22_log10(seed, L, M=1.0):
+    r"""log10 of the threshold mu of (22) for this model (tanh/sin constants K_sigma = M_sigma = 1), for the
+    record: max(M_B K, M_B M_X, M_A M_X) 8 e^K / M sqrt(l(0)) with M_A = ||A^init||_2 + M, M_Z = sup||Z^init|| + M,
+    K_1 <= M_Z^2/(4 sqrt(mq)), K_2 <= 1 + M_Z e^{K_1} M_A M_X / sqrt(mq) (as in :func:`p7_constants`)."""
+    X, Y = p8_data(seed)
+    p = initialize(P8_D, P8_M, L, np.random.default_rng(200 + seed), q=P8_Q, d_out=P8_DOUT)
+    M_X = float(np.max(np.linalg.norm(X, axis=1)))
+    MA, MB = np.linalg.norm(p.A, 2) + M, np.linalg.norm(p.B, 2) + M
+    MZ = float(np.linalg.norm(p.W[0])) + M
+    s = math.sqrt(P8_M * P8_Q)
+    K1 = MZ**2 / (4 * s)
+    K = max(K1, 1.0 + MZ * math.exp(K1) * MA * M_X / s)
+    l0 = float(np.mean(np.sum(Y**2, axis=1)))
+    return (math.log(max(MB * K, MB * M_X, MA * M_X) * 8 / M * math.sqrt(l0)) + K) / math.log(10)
+
+
+@pytest.mark.claim("implicit-reg/prop-8", kind="bound", aliases=_aliases("prop-3.9"),
+                   title="Unclipped GD under a PL ratio certified along the trajectory: l(t) <= exp(-mu t) l(0)")
+def test_prop8_loss(claim):
+    tracker, integ, mus, finals = BoundTracker(), 0.0, [], []
+    ax = new_axes()
+    for s in P8_SEEDS:
+        for L in P8_GRID:
+            t, losses, G, _ = p8_run(s, int(L))
+            cert, integrated, mu_hat = p8_loss_ratios(t, losses, G)
+            tracker.add(cert, 1.0, {"seed": s, "L": int(L)})
+            integ = max(integ, float(np.max(integrated)))
+            mus.append(float(mu_hat[-1]))
+            finals.append(float(losses[-1]))
+            if s == 0:
+                ax.semilogy(t, losses, label=f"L = {L}", lw=1)
+        t, losses, G, _ = p8_run(s, int(P8_GRID[-1]))
+        ax.semilogy(t, losses[0] * np.exp(-np.r_[G[0] / losses[0], p8_loss_ratios(t, losses, G)[2]] * t), "k--", lw=1,
+                    label=r"$e^{-\hat\mu t}\ell(0)$" if s == 0 else None)
+    ax.set_xlabel("flow time t = lr x step")
+    ax.set_ylabel("training loss")
+    ax.set_title("implicit-reg/prop-8: sin, small targets, A and B trained")
+    ax.legend(fontsize=7)
+    claim.measured["certified_mu"] = [min(mus), max(mus)]
+    claim.measured["final_loss"] = [min(finals), max(finals)]
+    claim.measured["max_ratio_integrated_form"] = integ
+    claim.measured["log10_mu_of_eq22"] = p8_mu22_log10(0, int(P8_GRID[0]))
+    claim.bound(tracker.result(), EXPECTED_P8, figure=save_figure(ax.figure, "implicit-reg/prop-8"))
+
+
+@pytest.mark.claim("implicit-reg/prop-8/bounded", kind="rate", aliases=_aliases("prop-3.9"),
+                   title="Under PL the parameters stay in a ball around init uniformly in t and L: "
+                         "sup_t max-block ||theta(t) - theta(0)|| does not grow with L")
+def test_prop8_bounded(claim):
+    fit = fit_rate(P8_GRID, p8_table(p8_sup_displacement))
+    ax = new_axes()
+    plot_rate(fit, ax=ax, expected_slope=0.0, label="sup over t <= 60", xlabel="depth L",
+              ylabel=r"$\sup_t \max(\|A - A_0\|, \|Z_k - Z_k(0)\|, \|B - B_0\|)$", title="implicit-reg/prop-8/bounded")
+    claim.rate(fit, EXPECTED_P8_BOUNDED, figure=save_figure(ax.figure, "implicit-reg/prop-8/bounded"), grid_label="L")
+
+
+@pytest.mark.claim("implicit-reg/prop-8/differences", kind="rate", aliases=_aliases("prop-3.9"),
+                   title="Under PL, sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| <= K~/L (uniform in t)")
+def test_prop8_differences(claim):
+    table = p8_table(p8_sup_difference)
+    fit = fit_rate(P8_GRID, table)
+    claim.measured["L_times_sup_difference"] = (fit.mean_errors() * P8_GRID).tolist()
+    ax = new_axes()
+    plot_rate(fit, ax=ax, expected_slope=-1.0, label="sup over t <= 60", xlabel="depth L",
+              ylabel=r"$\sup_t \max_k \|Z_{k+1}(t) - Z_k(t)\|$", title="implicit-reg/prop-8/differences")
+    claim.rate(fit, EXPECTED_P8_DIFF, figure=save_figure(ax.figure, "implicit-reg/prop-8/differences"), grid_label="L")
+
+
+def p8_convergence(t, losses, G, snaps, every=P8_EVERY, window=(0.1, 0.9)):
+    """Fitted exponential decay rate of the increments ||theta(t + dt) - theta(t)|| (dt = ``every`` steps) on
+    the window of flow times, against half the certified PL ratio. Increments decay like theta_inf - theta(t)
+    when the convergence is exponential, and need no estimate of theta_inf."""
+    ts = t[::every][: len(snaps) - 1]
+    inc = np.array([p8_distance(a, b) for a, b in zip(snaps[1:], snaps[:-1])])
+    T = t[-1]
+    keep = (ts >= window[0] * T) & (ts <= window[1] * T) & (inc > 0)
+    y = np.log(inc[keep])
+    slope, icpt = np.polyfit(ts[keep], y, 1)
+    r2 = 1.0 - np.sum((y - slope * ts[keep] - icpt) ** 2) / np.sum((y - y.mean()) ** 2)
+    mu_hat = float(np.min(G / losses))
+    return {"rate": float(-slope), "half_mu": mu_hat / 2, "r2": float(r2), "ts": ts, "dist": inc}
+
+
+def p8_convergence_predicate(results, expected=EXPECTED_P8_CONV):
+    """(ok, message): every run's parameters converge at least at fraction * mu/2, with an exponential fit."""
+    frac = min(r["rate"] / r["half_mu"] for r in results)
+    r2 = min(r["r2"] for r in results)
+    ok = frac >= expected["rate_fraction_min"] and r2 >= expected["r2_min"]
+    return bool(ok), (f"min over runs of (fitted decay rate of ||theta(t + dt) - theta(t)||) / (mu_hat/2) = {frac:.3f} "
+                      f"(>= {expected['rate_fraction_min']}), min r^2 {r2:.4f} (>= {expected['r2_min']})")
+
+
+@pytest.mark.claim("implicit-reg/prop-8/convergence", kind="qualitative", aliases=_aliases("prop-3.9"),
+                   title="Under PL the parameters converge exponentially, ||theta_inf - theta(t)|| ~ e^{-mu t/2}, "
+                         "uniformly in L")
+def test_prop8_convergence(claim):
+    results = [p8_convergence(*p8_run(s, int(L))) for s in P8_SEEDS for L in P8_GRID]
+    claim.expected = dict(EXPECTED_P8_CONV)
+    ok, msg = p8_convergence_predicate(results)
+    ax = new_axes()
+    for L, r in zip(P8_GRID, results[: len(P8_GRID)]):
+        ax.semilogy(r["ts"], r["dist"], label=f"L = {L}: rate {r['rate']:.4f}")
+    r = results[0]
+    ax.semilogy(r["ts"], r["dist"][0] * np.exp(-r["half_mu"] * r["ts"]), "k--", label=rf"$e^{{-\hat\mu t/2}}$, "
+                rf"$\hat\mu/2$ = {r['half_mu']:.4f}")
+    ax.set_xlabel("flow time t")
+    ax.set_ylabel(r"$\max$-block $\|\theta(t + \delta t) - \theta(t)\|$, $\delta t$ = 1")
+    ax.set_title("implicit-reg/prop-8/convergence (seed 0)")
+    ax.legend(fontsize=7)
+    measured = {"rates": [r["rate"] for r in results], "half_mu": [r["half_mu"] for r in results],
+                "r2": [r["r2"] for r in results]}
+    claim.qualitative(ok, measured, msg, figure=save_figure(ax.figure, "implicit-reg/prop-8/convergence"))
+
+
+# ---------------------------------------------------------------------------- Prop. 8 with a certified PL
+
+# An instance of the general model (12) where the hypothesis of Prop. 8 is certified in the whole ball:
+# f = 0 (Z^init = 0; the toolkit's network with V = W = 0 is this model, since sigma(0) = 0 keeps the
+# gradients of V and W at 0), so the network is F(x) = B A x. With n <= d, B in the M-ball around
+# B^init = (0, I) and Lemma 18: G >= ||dl/dA||^2 >= (4/n) s_min(B)^2 s_min(X)^2 l >= (4/n)(1 - M)^2 s_min(X)^2 l,
+# a PL constant on the ball for every L; (22) with K = 0 asks for max(M_B, M_A) M_X (8/M) sqrt(l(0)).
+P8C = {"n": 4, "d": 8, "d_out": 2, "q": 10, "M": 0.5, "target_scale": 1e-3, "L": 4, "lr": 0.02, "steps": 1000}
+
+
+@functools.lru_cache(maxsize=None)
+def p8_certified(seed, target_scale=P8C["target_scale"], M=P8C["M"], corrected_norms=False):
+    """GD on the f = 0 instance; returns the certificate, mu of (22), the trajectory of A, B and the losses."""
+    c = P8C
+    rng = np.random.default_rng(5000 + seed)
+    X = rng.standard_normal((c["n"], c["d"]))
+    X *= np.sqrt(c["q"]) / np.linalg.norm(X, axis=1, keepdims=True)
+    Y = target_scale * rng.standard_normal((c["n"], c["d_out"]))
+    p0 = initialize(c["d"], 1, c["L"], rng, q=c["q"], d_out=c["d_out"])
+    p0 = Params(p0.A, p0.V, np.zeros_like(p0.W), p0.B)  # Z^init = 0: f = 0 along the whole flow
+    M_X = float(np.max(np.linalg.norm(X, axis=1)))
+    M_A, M_B = np.linalg.norm(p0.A, 2) + M, np.linalg.norm(p0.B, 2) + M
+    l0 = float(np.mean(np.sum(Y**2, axis=1)))
+    mu22 = max(M_B * 0.0, M_B * M_X, M_A * M_X) * 8.0 / M * math.sqrt(l0)  # (22) with K = 0
+    mu_cert = 4.0 / c["n"] * (1.0 - M) ** 2 * _smin(X.T) ** 2
+    A, B, losses, p = [p0.A], [p0.B], [], p0
+    for _ in range(c["steps"]):
+        p, ls = train(X, Y, p, "sin", lr=c["lr"], steps=1)
+        losses.append(ls[0])
+        A.append(p.A)
+        B.append(p.B)
+    losses.append(ls[1])
+    assert np.all(p.V == 0) and np.all(p.W == 0)  # f stayed 0
+    if corrected_norms:  # the corrected (i) in the Frobenius norm, for the control of the erratum record
+        M_A, M_B = np.linalg.norm(p0.A) + M, np.linalg.norm(p0.B) + M
+    return {"mu22": mu22, "mu_cert": mu_cert, "A": np.array(A), "B": np.array(B), "losses": np.array(losses),
+            "A0": p0.A, "B0": p0.B, "M": M, "M_A": M_A, "M_B": M_B, "t": c["lr"] * np.arange(c["steps"] + 1)}
+
+
+def p8_certified_sides(r):
+    """(name, LHS, RHS) of Prop. 8's conclusions with its printed constants (and (i) corrected), f = 0 instance."""
+    A, B, A0, B0, M, t = r["A"], r["B"], r["A0"], r["B0"], r["M"], r["t"]
+    nA = np.linalg.norm(A - A[-1], axis=(1, 2))
+    nB = np.linalg.norm(B - B[-1], axis=(1, 2))
+    return [
+        ("(v) loss", r["losses"][1:], r["losses"][0] * np.exp(-r["mu22"] * t[1:])),
+        ("ball A", np.linalg.norm(A - A0, axis=(1, 2)), np.full(t.size, M / 2)),
+        ("ball B", np.linalg.norm(B - B0, axis=(1, 2)), np.full(t.size, M / 2)),
+        ("(iv) A", nA, M / 2 * np.exp(-r["mu22"] * t / 2)),
+        ("(iv) B", nB, M / 2 * np.exp(-r["mu22"] * t / 2)),
+        ("(i) ||A||_2", np.linalg.norm(A, 2, axis=(1, 2)), np.full(t.size, r["M_A"])),
+        ("(i) ||B||_2", np.linalg.norm(B, 2, axis=(1, 2)), np.full(t.size, r["M_B"])),
+        ("(i) ||A||_F vs ||A^init||_F + M", np.linalg.norm(A, axis=(1, 2)), np.full(t.size, np.linalg.norm(A0) + M)),
+        ("(i) ||B||_F vs ||B^init||_F + M", np.linalg.norm(B, axis=(1, 2)), np.full(t.size, np.linalg.norm(B0) + M)),
+    ]
+
+
+def p8_printed_norm_sides(r):
+    """Prop. 8 (i) as printed: ||A(t)||_F <= ||A^init||_2 + M, ||B(t)||_F <= ||B^init||_2 + M."""
+    return [("printed ||A||_F", np.linalg.norm(r["A"], axis=(1, 2)), np.full(r["t"].size, r["M_A"])),
+            ("printed ||B||_F", np.linalg.norm(r["B"], axis=(1, 2)), np.full(r["t"].size, r["M_B"]))]
+
+
+P8C_SEEDS = range(3)
+
+
+def _p8c_tracker(sides_of, seeds=P8C_SEEDS, **kw):
+    tracker, per = BoundTracker(), {}
+    for s in seeds:
+        for name, lhs, rhs in sides_of(p8_certified(s, **kw)):
+            per[name] = max(per.get(name, 0.0), tracker.add(lhs, rhs, {"seed": s, "bound": name}))
+    return tracker.result(), per
+
+
+@pytest.mark.claim("implicit-reg/prop-8/certified", kind="bound", aliases=_aliases("prop-3.9"),
+                   title="f = 0 instance with PL certified on the M-ball at mu >= mu of (22): l <= e^{-mu t} l(0), "
+                         "stays within M/2, ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2}, (i) corrected")
+def test_prop8_certified(claim):
+    hyp = [(p8_certified(s)["mu_cert"], p8_certified(s)["mu22"]) for s in P8C_SEEDS]
+    claim.measured["pl_certificate_over_mu22"] = [float(a / b) for a, b in hyp]
+    result, per = _p8c_tracker(p8_certified_sides)
+    claim.measured["ratio_per_bound"] = per
+    ax = new_axes(figsize=(7.5, 4.2))
+    names = list(per)
+    ax.barh(range(len(names)), [per[k] for k in names], color="C0")
+    ax.axvline(1.0, color="0.2", ls="--", lw=1, label="bound")
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_xlabel("max LHS/RHS over t and 3 seeds")
+    ax.set_title("implicit-reg/prop-8/certified (f = 0, printed constants)")
+    fig = save_figure(ax.figure, "implicit-reg/prop-8/certified")
+    if min(a / b for a, b in hyp) < 1.0:
+        raise AssertionError(f"implicit-reg/prop-8/certified: the PL certificate is below mu of (22): {hyp}")
+    claim.bound(result, EXPECTED_P8, figure=fig)
+
+
+@pytest.mark.claim("implicit-reg/prop-8/erratum", kind="erratum", aliases=_aliases("prop-3.9"),
+                   title="Prop. 8 (i) as printed, ||A(t)||_F <= ||A^init||_2 + M, fails at t = 0 for A^init = (I; 0) "
+                         "with M < sqrt(d) - 1 (correct: ||A||_2 <= ||A^init||_2 + M or ||A||_F <= ||A^init||_F + M)")
+def test_prop8_erratum(claim):
+    result, per = _p8c_tracker(p8_printed_norm_sides)
+    claim.measured["ratio_per_bound"] = per
+    claim.erratum(bound_verdict(result, EXPECTED_P8), result, EXPECTED_P8)

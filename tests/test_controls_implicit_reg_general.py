@@ -14,8 +14,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from checks import test_implicit_reg_general as chk
-from theory.claims import bound_verdict, frequency_verdict, rate_verdict
-from theory.rates import bound_ratio, fit_rate, frequency
+from theory.claims import bound_verdict, erratum_verdict, frequency_verdict, rate_verdict
+from theory.rates import BoundTracker, bound_ratio, fit_rate, frequency
 
 
 def _assert_fails(verdict):
@@ -121,3 +121,54 @@ def test_prop7_rate_rejects_iid_init():
     fit = fit_rate(chk.P7_GRID, table)
     _assert_fails(rate_verdict(fit, chk.EXPECTED_P7_RATE))
     assert fit.ci[0] > -0.2
+
+
+# --------------------------------------------------------------------------- Proposition 8
+
+def test_prop8_loss_rejects_uncertified_rate():
+    """The largest PL ratio seen (not the certified minimum) overstates the decay: the loss bound fails."""
+    tracker = BoundTracker()
+    for L in (4, 64):
+        t, losses, G, _ = chk.p8_run(0, L)
+        tracker.add(losses[1:], losses[0] * np.exp(-np.max(G / losses) * t[1:]))
+    _assert_fails(bound_verdict(tracker.result(), chk.EXPECTED_P8))
+
+
+def test_prop8_bounded_rejects_layer_summed_displacement():
+    """Measured in the sum over layers (not the max over k), the displacement grows like L."""
+    def summed(snaps):
+        return max(float(np.sum(chk._sum_norm(s[1] - snaps[0][1], s[2] - snaps[0][2]))) for s in snaps)
+    fit = fit_rate(chk.P8_GRID, chk.p8_table(summed))
+    _assert_fails(rate_verdict(fit, chk.EXPECTED_P8_BOUNDED))
+    assert fit.slope > 0.8
+
+
+def test_prop8_differences_reject_iid_init():
+    """i.i.d. W_k: sup_t max_k ||Z_{k+1} - Z_k|| ~ sqrt(2 q m) at every depth."""
+    fit = fit_rate(chk.P8_GRID, chk.p8_table(chk.p8_sup_difference, seeds=range(1), steps=50, kind="iid"))
+    _assert_fails(rate_verdict(fit, chk.EXPECTED_P8_DIFF))
+    assert fit.ci[0] > -0.2
+
+
+def test_prop8_convergence_rejects_rate_mu():
+    """Parameters converge like sqrt(loss), i.e. at mu/2: claiming e^{-mu t} for them is rejected."""
+    results = [chk.p8_convergence(*chk.p8_run(0, L)) for L in (4, 64)]
+    doubled = [{**r, "half_mu": 2 * r["half_mu"]} for r in results]
+    ok, msg = chk.p8_convergence_predicate(doubled)
+    assert not ok, msg
+
+
+def test_prop8_certified_rejects_large_targets():
+    """Targets 100x larger: mu of (22) grows like sqrt(l(0)) above the PL certificate, and the loss no
+    longer decays at that mu."""
+    r = chk.p8_certified(0, target_scale=0.1)
+    assert r["mu_cert"] < r["mu22"]
+    result = bound_ratio(r["losses"][1:], r["losses"][0] * np.exp(-r["mu22"] * r["t"][1:]))
+    _assert_fails(bound_verdict(result, chk.EXPECTED_P8))
+
+
+def test_prop8_erratum_rejects_corrected_statement():
+    """With ||A^init||_F + M (the corrected Frobenius form) the norm bound holds: no erratum to record."""
+    result, _ = chk._p8c_tracker(chk.p8_printed_norm_sides, corrected_norms=True)
+    assert bound_verdict(result, chk.EXPECTED_P8).status == "pass"
+    _assert_fails(erratum_verdict(bound_verdict(result, chk.EXPECTED_P8)))
