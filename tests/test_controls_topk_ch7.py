@@ -198,4 +198,82 @@ def test_helpers_cover_every_claim():
               for m in getattr(f, "pytestmark", []) if m.name == "claim"}
     assert claims == {"topk/prop-7.1", "topk/prop-7.3", "topk/sec-7.5/pav", "topk/app-7.A.8", "topk/alg-7.7/rate",
                       "topk/alg-7.7", "topk/alg-7.7/erratum", "topk/sec-7.5/bound", "topk/sec-7.5/example",
-                      "topk/prop-7.8/p-domain/erratum", "topk/sec-7.6", "topk/sec-7.6/erratum"}
+                      "topk/prop-7.8/p-domain/erratum", "topk/sec-7.6", "topk/sec-7.6/erratum", "topk/prop-7.4",
+                      "topk/prop-7.4/erratum", "topk/sec-7.5/hard/pnorm", "topk/sec-7.5/bound/pnorm",
+                      "topk/prop-7.8/pnorm", "topk/sec-7.4/sparsity"}
+
+
+# --------------------------------------------------------------------------- Prop. 7.4, regimes for any p, Prop. 7.8 for any p, sparsity
+
+
+def test_prop74_rejects_shifted_phi():
+    """phi = x^2/2 + 1 (inf phi = 1): the biconjugate misses f*_phi by n - k."""
+    comp, ref = [], []
+    for y, k in chk.prop74_cases()[:2]:
+        comp.append(chk.biconjugate(y, k, chk.phi_shifted, -1.0, lambda x: x))
+        ref.append(chk.ksupport_by_z(y, k) - k)
+    _assert_fails(identity_verdict(identity_error(np.array(comp), np.array(ref)), {"rtol": chk.PROP74_RTOL}))
+
+
+def test_prop74_erratum_rejects_phi_with_zero_minimum():
+    """Fed phi = x^2/2 (where the proposition holds) as the 'printed' case, the erratum record fails."""
+    comp, ref = [], []
+    for y, k in chk.prop74_cases()[:2]:
+        comp.append(chk.biconjugate(y, k, chk.phi_half_square, 0.0, lambda x: x))
+        ref.append(chk.ksupport_by_z(y, k))
+    printed = identity_verdict(identity_error(np.array(comp), np.array(ref)), {"rtol": chk.PROP74_RTOL})
+    assert printed.status == "pass"
+    _assert_fails(erratum_verdict(printed))
+
+
+def test_hard_regime_pnorm_rejects_p2_threshold():
+    """The p = 2 magnitude threshold |x|_[k]/|x|_[k+1] - 1 used at p = 4/3 (scheme swapped): equality breaks."""
+    x, k, p = np.array([2.0, 1.5, 0.3, -0.1]), 1, 4.0 / 3.0
+    lam2 = np.sort(np.abs(x))[::-1][0] / np.sort(np.abs(x))[::-1][1] - 1.0
+    lam_p = chk.magnitude_threshold_p(x, k, p)
+    assert lam2 != lam_p
+    rows = []
+    for r in chk.REGIME_RATIOS_P:
+        reg = r * lam2
+        rows.append(float(np.max(np.abs(topk_magnitude(x, k, reg, p) - chk.hard_magnitude_values(x, k, reg, p)))
+                          <= 1e-12 * 2.0))
+    pred = (chk.REGIME_RATIOS_P <= 1.0).astype(float)
+    _assert_fails(identity_verdict(identity_error(np.array(rows), pred), {"atol": 0.0}))
+
+
+def test_bound_pnorm_rejects_p2_bound():
+    """The p = 2 bound reg |x|_inf applied at p = 4/3 with |x| < 1: the error reg g^(1/3) exceeds it."""
+    rng = np.random.default_rng(9)
+    lhs, rhs = [], []
+    for _ in range(10):
+        x = 0.1 * rng.standard_normal(6)
+        reg = 0.5 * chk.magnitude_threshold_p(x, 2, 4.0 / 3.0)
+        lhs.append(np.max(np.abs(topk_magnitude(x, 2, reg, 4.0 / 3.0) - chk.hard_topkmag(x, 2))))
+        rhs.append(reg * np.max(np.abs(x)))
+    _assert_fails(bound_verdict(bound_ratio(lhs, rhs), {"ratio_max": 1.0}))
+
+
+def test_prop78_pnorm_rejects_p2_weights():
+    """The p = 2 Jacobian (block averaging) for the p = 4/3 operator."""
+    from theory.topk import jacobian
+
+    rng = np.random.default_rng(10)
+    res = []
+    for n, k, reg in ((5, 2, 0.5), (7, 3, 2.0)):
+        x = rng.standard_normal(n)
+        h = 1e-6 * max(1.0, np.max(np.abs(x)))
+        J = jacobian(x, k, reg, 2.0)
+        Jfd = np.array([(topk_mask(x + h * e, k, reg, 4 / 3) - topk_mask(x - h * e, k, reg, 4 / 3)) / (2 * h)
+                        for e in np.eye(n)]).T
+        res.append(np.max(np.abs(J - Jfd)))
+    _assert_fails(identity_verdict(identity_error(np.array(res), 0.0), {"atol": chk.PNORM_JAC_ATOL}))
+
+
+def test_sparsity_rejects_dense_relaxation():
+    """k * softmax(x / reg) (an entropic relaxation, in P(1_k) when its entries stay <= 1) has no exact zero."""
+    def dense(x, k, reg, p):
+        e = np.exp((x - x.max()) / reg)
+        return np.minimum(k * e / e.sum(), 1.0)
+
+    bad = [chk.sparsity_violations(x, k, reg, p, op_mask=dense) for x, k, reg, p in chk.sparsity_instances()[:10]]
+    _assert_fails(identity_verdict(identity_error(np.array(bad, dtype=float), 0.0), {"atol": 0.0}))
