@@ -200,7 +200,7 @@ def test_helpers_cover_every_claim():
                       "topk/alg-7.7", "topk/alg-7.7/erratum", "topk/sec-7.5/bound", "topk/sec-7.5/example",
                       "topk/prop-7.8/p-domain/erratum", "topk/sec-7.6", "topk/sec-7.6/erratum", "topk/prop-7.4",
                       "topk/prop-7.4/erratum", "topk/sec-7.5/hard/pnorm", "topk/sec-7.5/bound/pnorm",
-                      "topk/prop-7.8/pnorm", "topk/sec-7.4/sparsity"}
+                      "topk/prop-7.8/pnorm", "topk/sec-7.4/sparsity", "topk/prop-7.2/duality"}
 
 
 # --------------------------------------------------------------------------- Prop. 7.4, regimes for any p, Prop. 7.8 for any p, sparsity
@@ -277,3 +277,15 @@ def test_sparsity_rejects_dense_relaxation():
 
     bad = [chk.sparsity_violations(x, k, reg, p, op_mask=dense) for x, k, reg, p in chk.sparsity_instances()[:10]]
     _assert_fails(identity_verdict(identity_error(np.array(bad, dtype=float), 0.0), {"atol": 0.0}))
+
+
+def test_prop72_duality_rejects_rescaled_magnitude():
+    """The (1 + reg)-rescaled magnitude output (public-code variant) is not the dual solution: the gap opens."""
+    rng = np.random.default_rng(11)
+    gaps = []
+    for n, k, reg in ((5, 2, 0.5), (7, 3, 2.0)):
+        x = rng.standard_normal(n)
+        g, _ = chk.primal_dual_gap(x, k, reg, 2.0, "magnitude", rng,
+                                   op=lambda x, k, r, p: topk_magnitude(x, k, r, p, rescale=True))
+        gaps.append(abs(g))
+    _assert_fails(identity_verdict(identity_error(np.array(gaps), 0.0), {"atol": 1e-12}))
