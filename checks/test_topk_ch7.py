@@ -2,7 +2,7 @@
 conjugate of f_phi (Prop. 7.3), exactness of PAV against two independent solvers (§7.5, App. 7.A.8),
 Dykstra's algorithm (Algorithm 7.7, corrected, its rate, and the printed form), the approximation error of
 the magnitude operator (Example of §7.5, App. 7.A.6), the domain p > 1 of Prop. 7.8, and the smooth top-k
-loss of §7.6. Setups and suspected errata: catalogue icl-ar-topk.md (R7.1, R7.4, R7.9-R7.12, R7.13, A7.4,
+loss of §7.6. Setups and suspected errata: catalogue icl-ar-topk.md (R7.1-R7.5, R7.9-R7.14, A7.4,
 A7.5, A7.7). Each test computes the claim's quantity with theory.topk / theory.isotonic, records it and
 asserts through the shared verdicts (theory.claims).
 """
@@ -857,3 +857,40 @@ def test_prop72_duality(claim):
     # the gap must vanish; the margins must be >= 0 (their negative parts are compared with 0)
     vals = np.concatenate((np.abs(gaps), np.maximum(0.0, -np.array(margins))))
     claim.identity(identity_error(vals, 0.0, n_instances=len(gaps)), {"atol": 1e-12})
+
+
+# --------------------------------------------------------------------------- Eqs. (7.2) and (7.4): LP forms
+
+
+def lp_argmax_p1k(z, k):
+    """argmax_{y in P(1_k)} <z, y> by scipy's HiGHS LP over {0 <= y <= 1, sum y = k}."""
+    from scipy.optimize import linprog
+
+    n = z.size
+    res = linprog(-z, A_eq=np.ones((1, n)), b_eq=[k], bounds=[(0.0, 1.0)] * n, method="highs")
+    return res.x
+
+
+def lp_forms_errors(x, k):
+    """(|LP argmax - topkmask(x)|, |x o LP argmax(x^2/2) - topkmag(x)|) for tie-free x (Eqs. (7.2), (7.4))."""
+    hard = np.zeros(x.size)
+    hard[np.argsort(-x, kind="stable")[:k]] = 1.0
+    e72 = float(np.max(np.abs(lp_argmax_p1k(x, k) - hard)))
+    e74 = float(np.max(np.abs(x * lp_argmax_p1k(0.5 * x**2, k) - hard_topkmag(x, k))))
+    return e72, e74
+
+
+@pytest.mark.claim("topk/eq-7.2", kind="identity",
+                   title="Eqs. (7.2)/(7.4): topkmask(x) is the LP argmax over P(1_k) = {y ∈ [0,1]^n, Σy = k}, and "
+                         "x ∘ argmax_{P(1_k)}⟨x²/2, y⟩ (chain rule (7.3), φ = x²/2) is topkmag(x)")
+def test_eq72_lp(claim):
+    errs = []
+
+    @settings(max_examples=40, deadline=None)
+    @given(n=st.integers(2, 12), data=st.data(), seed=st.integers(0, 2**16))
+    def hunt(n, data, seed):
+        k = data.draw(st.integers(1, n - 1))
+        errs.extend(lp_forms_errors(np.random.default_rng(seed).standard_normal(n), k))
+
+    hunt()
+    claim.identity(identity_error(np.array(errs), 0.0, n_instances=len(errs) // 2), {"atol": 1e-9})

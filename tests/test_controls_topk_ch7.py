@@ -200,7 +200,8 @@ def test_helpers_cover_every_claim():
                       "topk/alg-7.7", "topk/alg-7.7/erratum", "topk/sec-7.5/bound", "topk/sec-7.5/example",
                       "topk/prop-7.8/p-domain/erratum", "topk/sec-7.6", "topk/sec-7.6/erratum", "topk/prop-7.4",
                       "topk/prop-7.4/erratum", "topk/sec-7.5/hard/pnorm", "topk/sec-7.5/bound/pnorm",
-                      "topk/prop-7.8/pnorm", "topk/sec-7.4/sparsity", "topk/prop-7.2/duality"}
+                      "topk/prop-7.8/pnorm", "topk/sec-7.4/sparsity", "topk/prop-7.2/duality",
+                      "topk/eq-7.2"}
 
 
 # --------------------------------------------------------------------------- Prop. 7.4, regimes for any p, Prop. 7.8 for any p, sparsity
@@ -289,3 +290,15 @@ def test_prop72_duality_rejects_rescaled_magnitude():
                                    op=lambda x, k, r, p: topk_magnitude(x, k, r, p, rescale=True))
         gaps.append(abs(g))
     _assert_fails(identity_verdict(identity_error(np.array(gaps), 0.0), {"atol": 1e-12}))
+
+
+def test_eq72_rejects_unit_simplex():
+    """The LP over the simplex (sum y = 1, the top-1 polytope) instead of P(1_k), k > 1."""
+    rng = np.random.default_rng(12)
+    errs = []
+    for n, k in ((5, 2), (8, 3)):
+        x = rng.standard_normal(n)
+        hard = np.zeros(n)
+        hard[np.argsort(-x)[:k]] = 1.0
+        errs.append(np.max(np.abs(chk.lp_argmax_p1k(x, 1) - hard)))
+    _assert_fails(identity_verdict(identity_error(np.array(errs), 0.0), {"atol": 1e-9}))
