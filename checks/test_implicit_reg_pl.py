@@ -14,6 +14,24 @@ Numbering of the ICLR paper (004); the theses number them Lemma 3.24, Prop 3.6, 
   recorded against the proposition's lower bound c4 / (n sqrt(nq)) (true, and loose by ~10 orders).
 * Thm 6: along GD of Eq. (4) (Euler steps of the flow) dl/dt = -G holds up to O(lr) (rate check,
   slope +1 in lr), and at large t log l decays linearly with slope -mean(G/l) (exponential convergence).
+* Prop 5 against width (prop-5/width): n = 16, d = 32, sin; the proof's certificate (theory.pl.certified_ratio:
+  (1/(L m l)) sum_k s_min(S_k)^2 ||p_k||^2) is 0 for m < n (rank), >= eta_3^2/(16 n) from m = 2n along a
+  short training (the proof's s_min >= sqrt(m) eta_r / 8 with ||p_k||^2 = 4 l / n), the PL ratio at init is
+  width-independent (its A, B part dominates), and both are 10^10 .. 10^13 times Prop. 5's mu.
+* Prop 5 against n (prop-5/samples): the worst case over target directions of the V-part PL ratio at init,
+  4 s_min(S)^2 / (n m), with m = 4n and d = 2n (so that Lemma 21's delta stays small): slope -1 in n,
+  beating the proof's n^-3/2 (fixed q; n^-2 here since q grows with n): the proof loses a factor
+  sqrt(nq) by keeping only the first L eta_r / (C2 sqrt(nq)) layers.
+* Prop 5, ball version (prop-5/ball): theory.pl.ball_pl (random + adversarial) on a Euclidean ball inside
+  Definition 1's ball of radius M = c3 / sqrt(nq) around the init, in the metric of the flow; the
+  certificate at each argmin is below the ratio there, and the ball's constant is above Prop. 5's mu.
+* Thm 6 (i)-(iv) (thm-6/long-time, /depth-limit, /smoothness), Setup A of the catalogue resized (A, B
+  trained, small targets y = 0.01 N, ||x_i|| = sqrt q, sin, n = 8, d = 16, q = 18, m = 32, lr = 0.02, flow
+  time 8): increments decay like e^{-mu t/2} with mu the measured PL ratio, the loss follows
+  exp(-int G/l), the relative interpolation error is < 1e-3 at T; weights (sup over t), hidden states and
+  outputs at depths L and 2L differ by O(1/L), and max_{t,k} ||Z_{k+1} - Z_k|| = O(1/L). With d >= n the
+  A, B blocks can fit the data alone, and they do most of it: Z moves by ~1e-3 (recorded) and successive
+  layers differ by ~1e-8, yet its depth structure is the one the theorem predicts.
 """
 
 from __future__ import annotations
@@ -23,8 +41,18 @@ import functools
 import numpy as np
 import pytest
 
-from theory.implicit import Params, initialize, loss_and_gradient, synthetic_data
-from theory.pl import hermite_coefficient, hermite_coefficients, init_ratio, integrated_pl, prop5_constants
+from theory.claims import rate_verdict
+from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
+from theory.pl import (
+    backward_states,
+    ball_pl,
+    certified_ratio,
+    hermite_coefficient,
+    hermite_coefficients,
+    init_ratio,
+    integrated_pl,
+    prop5_constants,
+)
 from theory.plots import new_axes, plot_rate, save_figure
 from theory.rates import fit_rate, frequency, identity_error
 
@@ -281,3 +309,412 @@ def test_thm6_exponential(claim):
     claim.expected = dict(EXPECTED_T6_EXP)
     ok, msg = exponential_predicate(res)
     claim.qualitative(ok, res, msg)
+
+
+# --------------------------------------------------------------------------- Prop. 5 against width m and sample size n
+
+ETA3 = abs(float(hermite_coefficient("sin", R_ORDER)))
+P5W_N, P5W_D, P5W_DOUT, P5W_L = 16, 32, 2, 4
+P5W_Q = P5W_D + P5W_DOUT
+P5W_RATIOS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+P5W_TRAIN = {"lr": 0.1, "chunk": 10, "chunks": 5}  # flow time 5, A and B trained (Eq. (4))
+EXPECTED_P5W = {"below_n_max": 1e-10, "from_2n_min_n_cert_over_eta2": 1.0 / 16.0, "init_ratio_over_mu_min": 1.0}
+
+
+def sphere_sample(n, d, d_out, q, seed, target_scale=0.01):
+    """x_i uniform on the sphere of radius sqrt(q) in R^d (Prop. 5's normalisation), y_i ~ N(0, s^2 I)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X *= np.sqrt(q) / np.linalg.norm(X, axis=1, keepdims=True)
+    return X, target_scale * rng.standard_normal((n, d_out))
+
+
+def certificate_any_width(X, Y, p, activation="sin"):
+    """The certificate of theory.pl.certified_ratio, also for m < n: (1/(L m l)) sum_k lambda_min(S_k S_k^T)_+
+    ||p_k||^2 with S_k (n x m) (for m < n, S_k S_k^T has rank <= m < n and lambda_min is 0 up to rounding,
+    clipped at 0). For m >= n it equals certified_ratio(...).certificate (checked in the claim)."""
+    if p.m >= X.shape[0]:
+        return certified_ratio(X, Y, p, activation).certificate
+    h, P = backward_states(X, Y, p, activation)
+    loss = float(loss_and_gradient(X, Y, p, activation)[0])
+    total = 0.0
+    for k in range(p.L):
+        S = ACTS[activation](h[k] @ p.W[k].T / np.sqrt(p.q))
+        total += max(float(np.linalg.eigvalsh(S @ S.T)[0]), 0.0) * float(np.sum(P[k + 1] ** 2))
+    return total / (p.L * p.m * loss)
+
+
+def width_table(ratios=P5W_RATIOS, seeds=range(3), n=P5W_N, d=P5W_D, activation="sin"):
+    """Per (seed, m/n): the PL ratio at init (init_ratio) and min / max of the certificate along a short GD run."""
+    q = d + P5W_DOUT
+    init = np.empty((len(seeds), len(ratios)))
+    cmin = np.empty_like(init)
+    cmax = np.empty_like(init)
+    for i, s in enumerate(seeds):
+        X, Y = sphere_sample(n, d, P5W_DOUT, q, 300 + s)
+        for j, ratio in enumerate(ratios):
+            p = initialize(d, int(round(ratio * n)), P5W_L, np.random.default_rng(400 + s), q=q, d_out=P5W_DOUT)
+            init[i, j] = init_ratio(X, Y, p, activation)
+            certs = []
+            for _ in range(P5W_TRAIN["chunks"] + 1):
+                certs.append(certificate_any_width(X, Y, p, activation))
+                p, _ = train(X, Y, p, activation, lr=P5W_TRAIN["lr"], steps=P5W_TRAIN["chunk"])
+            cmin[i, j], cmax[i, j] = min(certs), max(certs)
+    return init, cmin, cmax
+
+
+def width_predicate(ratios, init, cmin, n, mu, eta, expected=EXPECTED_P5W):
+    """(ok, message): certificate 0 below m = n, n cert / eta^2 >= 1/16 from m = 2n along training, and the
+    PL ratio at init above Prop. 5's mu at every width."""
+    ratios = np.asarray(ratios)
+    below = float(np.max(np.abs(cmin[:, ratios < 1.0]))) if (ratios < 1.0).any() else 0.0
+    above = float(np.min(cmin[:, ratios >= 2.0])) * n / eta**2
+    init_over_mu = float(np.min(init)) / mu
+    ok = (below <= expected["below_n_max"] and above >= expected["from_2n_min_n_cert_over_eta2"]
+          and init_over_mu >= expected["init_ratio_over_mu_min"])
+    msg = (f"certificate below m = n: max {below:.1e} (<= {expected['below_n_max']:g}); from m = 2n: min n cert / "
+           f"eta_3^2 = {above:.3g} (>= {expected['from_2n_min_n_cert_over_eta2']:.4g}); min PL ratio at init / "
+           f"Prop. 5's mu = {init_over_mu:.3g}")
+    return bool(ok), msg
+
+
+@pytest.mark.claim("implicit-reg/prop-5/width", kind="qualitative", aliases=_aliases("prop-3.6"),
+                   title="PL against width: the proof's certificate is 0 for m < n, >= eta_3^2/(16 n) from m = 2n "
+                         "along training, and every estimate is far above mu = c4/(n sqrt(nq))")
+def test_prop5_width(claim):
+    c = prop5_constants("sin", R_ORDER)
+    mu = c.mu(P5W_N, P5W_Q)
+    init, cmin, cmax = width_table()
+    # the general-width helper and theory.pl.certified_ratio agree where both apply (one point)
+    X, Y = sphere_sample(P5W_N, P5W_D, P5W_DOUT, P5W_Q, 300)
+    p = initialize(P5W_D, 2 * P5W_N, P5W_L, np.random.default_rng(400), q=P5W_Q, d_out=P5W_DOUT)
+    h, P = backward_states(X, Y, p, "sin")
+    loss = loss_and_gradient(X, Y, p, "sin")[0]
+    S = np.sin(h[0] @ p.W[0].T / np.sqrt(P5W_Q))
+    via_eig = np.linalg.eigvalsh(S @ S.T)[0] * sum(np.sum(P[k + 1] ** 2) for k in range(P5W_L)) / (P5W_L * 2 * P5W_N * loss)
+    agree = identity_error(via_eig, certified_ratio(X, Y, p, "sin").certificate)
+    claim.expected = {**EXPECTED_P5W, "helper_rtol": 1e-9}
+    ok, msg = width_predicate(P5W_RATIOS, init, cmin, P5W_N, mu, ETA3)
+    ok = ok and agree.max_rel_err <= 1e-9
+    from_2n = np.asarray(P5W_RATIOS) >= 2.0
+    measured = {"n": P5W_N, "d": P5W_D, "q": P5W_Q, "L": P5W_L, "m_over_n": list(P5W_RATIOS),
+                "init_ratio_median": np.median(init, axis=0).tolist(),
+                "certificate_min_along_training": np.min(cmin, axis=0).tolist(),
+                "certificate_max_along_training": np.max(cmax, axis=0).tolist(),
+                "prop5_mu": mu, "eta3_sq_over_16n": ETA3**2 / (16 * P5W_N),
+                "min_certificate_over_prop5_mu_from_2n": float(np.min(cmin[:, from_2n]) / mu),
+                "min_init_ratio_over_prop5_mu": float(np.min(init) / mu), "helper_vs_certified_rel_err": agree.max_rel_err}
+    ax = new_axes()
+    r = np.asarray(P5W_RATIOS)
+    ax.loglog(r, np.median(init, axis=0), "s-", label="PL ratio $G/\\ell$ at init (init_ratio)")
+    ax.loglog(r, np.maximum(np.min(cmin, axis=0), 1e-14), "o-", label="certificate, min along training")
+    ax.axhline(ETA3**2 / (16 * P5W_N), ls=":", color="k", label=r"$\eta_3^2/(16n)$ (proof, ball)")
+    ax.axhline(mu, ls="--", color="r", label=r"Prop. 5: $\mu = c_4/(n\sqrt{nq})$")
+    ax.axvline(1.0, color="grey", lw=0.5)
+    ax.set_xticks(r, [f"{v:g}" for v in r])
+    ax.minorticks_off()
+    ax.set_xlabel("m / n   (n = 16, d = 32, sin; 0 drawn at 1e-14)")
+    ax.set_ylabel("PL ratio")
+    ax.set_title("implicit-reg/prop-5/width")
+    ax.legend(fontsize=7)
+    fig = save_figure(ax.figure, "implicit-reg/prop-5/width")
+    claim.qualitative(ok, measured, msg + f"; helper vs certified_ratio {agree.max_rel_err:.1e}", figure=fig)
+
+
+P5N_SIZES = (8, 12, 16, 24, 32, 48, 64)
+P5N_SEEDS = range(6)
+P5N_DOUT = 2
+EXPECTED_P5N = {"slope": -1.0, "tol": 0.2}  # n^-1 asymptotically; lambda_min of the kernel still drifts
+P5N_PROOF_EXPONENT = -1.5  # mu = c4 / (n sqrt(nq)) at fixed q
+
+
+def samples_table(sizes=P5N_SIZES, seeds=P5N_SEEDS, d_of_n=lambda n: 2 * n, m_over_n=4, activation="sin"):
+    """Certificate at init (= the worst case over target directions of the V-part PL ratio at V = 0,
+    4 s_min(S)^2 / (n m)) and the full PL ratio at init, per (seed, n), with d = d_of_n(n), q = d + 2, m = 4 n."""
+    cert = np.empty((len(seeds), len(sizes)))
+    full = np.empty_like(cert)
+    for i, s in enumerate(seeds):
+        for j, n in enumerate(sizes):
+            d = d_of_n(n)
+            q = d + P5N_DOUT
+            X, Y = sphere_sample(n, d, P5N_DOUT, q, 1000 * n + s)
+            p = initialize(d, m_over_n * n, 1, np.random.default_rng(7 * n + s), q=q, d_out=P5N_DOUT)
+            res = certified_ratio(X, Y, p, activation)
+            cert[i, j], full[i, j] = res.certificate, res.ratio
+    return cert, full
+
+
+@pytest.mark.claim("implicit-reg/prop-5/samples", kind="rate", aliases=_aliases("prop-3.6"),
+                   title="Local PL constant at init against n (m = 4n, d = 2n): ~ n^-1, beating the proof's "
+                         "n^-3/2 lower bound")
+def test_prop5_samples(claim):
+    cert, full = samples_table()
+    fit = fit_rate(P5N_SIZES, cert)
+    fit_full = fit_rate(P5N_SIZES, full)
+    c = prop5_constants("sin", R_ORDER)
+    mus = np.array([c.mu(n, 2 * n + P5N_DOUT) for n in P5N_SIZES])
+    claim.measured["estimator"] = "4 s_min(S)^2/(n m) at init = min over target directions of the V-part PL ratio"
+    claim.measured["proof_exponent_fixed_q"] = P5N_PROOF_EXPONENT
+    claim.measured["proof_exponent_q_prop_n"] = -2.0
+    claim.measured["beats_proof_exponent"] = bool(fit.ci[0] > P5N_PROOF_EXPONENT)
+    claim.measured["full_ratio_slope"], claim.measured["full_ratio_ci"] = fit_full.slope, list(fit_full.ci)
+    claim.measured["min_certificate_over_prop5_mu"] = float(np.min(cert / mus))
+    ax = new_axes()
+    plot_rate(fit, ax=ax, expected_slope=-1.0, label="certificate at init (worst target)", xlabel="sample size n",
+              ylabel="PL constant", title="implicit-reg/prop-5/samples (m = 4n, d = 2n, sin)")
+    ax.loglog(P5N_SIZES, mus * (cert[:, 0].mean() / mus[0]), ":", color="r",
+              label="proof's $c_4/(n\\sqrt{nq})$, rescaled to the first point")
+    ax.legend(fontsize=7)
+    claim.rate(fit, EXPECTED_P5N, figure=save_figure(ax.figure, "implicit-reg/prop-5/samples"), grid_label="n")
+
+
+# --------------------------------------------------------------------------- Prop. 5, ball version (Definition 1)
+
+P5B_N, P5B_D, P5B_DOUT, P5B_M, P5B_L = 4, 6, 1, 8, 2
+P5B_Q = P5B_D + P5B_DOUT
+P5B_RADII = (1.0, 30.0, 1000.0)  # multiples of M = c3 / sqrt(nq)
+P5B_SEARCH = {"n_random": 32, "n_adversarial": 1, "n_steps": 4}
+
+
+def _blocks(p):
+    return np.concatenate([p.A.ravel(), p.V.ravel(), p.W.ravel(), p.B.ravel()])
+
+
+def _unblocks(w, p):
+    sizes = np.cumsum([p.A.size, p.V.size, p.W.size])
+    A, V, W, B = np.split(w, sizes)
+    return Params(A.reshape(p.A.shape), V.reshape(p.V.shape), W.reshape(p.W.shape), B.reshape(p.B.shape))
+
+
+def ball_run(X, Y, center, radius, seed, activation="sin"):
+    """theory.pl.ball_pl on the Euclidean ball of radius M / sqrt 2 around ``center``, in the metric of the
+    flow (4): the gradient is returned with the Z blocks scaled by sqrt(L), so that ||grad||^2 / l = G / l of
+    Definition 1. The Euclidean ball lies inside Definition 1's ball of radius M (per Z_k block,
+    ||V_k|| + ||W_k|| <= sqrt 2 (||V_k||^2 + ||W_k||^2)^{1/2}). Returns the BallPL result and the proof's
+    certificate at every argmin (certified_ratio), which is a pointwise lower bound."""
+    L = center.L
+    scale = np.concatenate([np.ones(center.A.size), np.full(center.V.size + center.W.size, np.sqrt(L)),
+                            np.ones(center.B.size)])
+
+    def loss_fn(w):
+        return loss_and_gradient(X, Y, _unblocks(w, center), activation)[0]
+
+    def grad_fn(w):
+        return _blocks(loss_and_gradient(X, Y, _unblocks(w, center), activation)[1]) * scale
+
+    res = ball_pl(loss_fn, grad_fn, _blocks(center), radius / np.sqrt(2.0), rng=seed, **P5B_SEARCH)
+    cert = certified_ratio(X, Y, _unblocks(res.argmin, center), activation)
+    return res, cert
+
+
+def ball_table(X, Y, center, M, radii=P5B_RADII, seed=0):
+    rows = []
+    for k in radii:
+        res, cert = ball_run(X, Y, center, k * M, seed)
+        rows.append({"radius_over_M": k, "mu_random": res.mu_random, "mu_adversarial": res.mu_adversarial,
+                     "mu_min": res.mu_min, "certificate_at_argmin": cert.certificate, "ratio_at_argmin": cert.ratio,
+                     "n_evaluations": res.n_evaluations})
+    return rows
+
+
+def ball_predicate(rows, mu, rtol=1e-9):
+    """(ok, message): at every radius, certificate at the argmin <= ratio there = mu_min (pointwise chain of
+    the proof) and, on the ball of radius M, the measured constant >= Prop. 5's mu."""
+    chain = all(r["certificate_at_argmin"] <= r["ratio_at_argmin"] * (1 + rtol) and
+                abs(r["ratio_at_argmin"] - r["mu_min"]) <= rtol * r["mu_min"] for r in rows)
+    at_M = rows[0]
+    ok = chain and at_M["mu_min"] >= mu
+    msg = (f"certificate <= ratio at every argmin: {chain}; ball of radius M: mu_min {at_M['mu_min']:.4g} "
+           f"(random {at_M['mu_random']:.4g}, adversarial {at_M['mu_adversarial']:.4g}) vs Prop. 5's mu {mu:.3g}; "
+           f"radius {rows[-1]['radius_over_M']:g} M: mu_min {rows[-1]['mu_min']:.4g}")
+    return bool(ok), msg
+
+
+@pytest.mark.claim("implicit-reg/prop-5/ball", kind="qualitative", aliases=_aliases("prop-3.6"),
+                   title="(M, mu)-local PL on the ball M = c3/sqrt(nq): certificate <= adversarial <= random "
+                         "estimates, and the measured ball constant >= mu = c4/(n sqrt(nq))")
+def test_prop5_ball(claim):
+    c = prop5_constants("sin", R_ORDER)
+    M, mu = c.radius(P5B_N, P5B_Q), c.mu(P5B_N, P5B_Q)
+    X, Y = sphere_sample(P5B_N, P5B_D, P5B_DOUT, P5B_Q, 11)
+    center = initialize(P5B_D, P5B_M, P5B_L, np.random.default_rng(12), q=P5B_Q, d_out=P5B_DOUT)
+    rows = ball_table(X, Y, center, M)
+    claim.expected = {"certificate_le_ratio_rtol": 1e-9, "mu_min_at_M_over_prop5_mu_min": 1.0}
+    ok, msg = ball_predicate(rows, mu)
+    measured = {"M": M, "prop5_mu": mu, "init_ratio": init_ratio(X, Y, center, "sin"), "rows": rows,
+                "mu_min_at_M_over_prop5_mu": rows[0]["mu_min"] / mu}
+    ax = new_axes()
+    k = np.array([r["radius_over_M"] for r in rows])
+    ax.loglog(k, [r["mu_random"] for r in rows], "s-", label="random search (upper estimate)")
+    ax.loglog(k, [r["mu_adversarial"] for r in rows], "o-", label="adversarial search (upper estimate)")
+    ax.loglog(k, [r["certificate_at_argmin"] for r in rows], "^-", label="certificate at the argmin (lower)")
+    ax.axhline(mu, ls="--", color="r", label=r"Prop. 5: $\mu = c_4/(n\sqrt{nq})$")
+    ax.set_xlabel("ball radius / M,  M = c3/sqrt(nq)")
+    ax.set_ylabel("PL ratio G / l")
+    ax.set_title("implicit-reg/prop-5/ball (n = 4, m = 8, L = 2, sin)")
+    ax.legend(fontsize=7)
+    claim.qualitative(ok, measured, msg, figure=save_figure(ax.figure, "implicit-reg/prop-5/ball"))
+
+
+# --------------------------------------------------------------------------- Theorem 6 (i)-(iv): limits in t and L
+
+T6L = {"n": 8, "d": 16, "d_out": 2, "q": 18, "m": 32, "lr": 0.02, "chunk": 20, "chunks": 20}  # flow time 8
+T6L_DEPTHS = (2, 4, 8, 16, 32)  # each compared with 2L
+EXPECTED_T6_LONG = {"increment_slope_rtol": 0.05, "r2_min": 0.99, "loss_decay_slack": 0.9, "interp_rel_max": 1e-3}
+EXPECTED_T6_DEPTH = {"slope": -1.0, "tol": 0.1}
+
+
+def t6_runs(kind="paper", depths=T6L_DEPTHS, chunks=T6L["chunks"], data="sphere"):
+    return _t6_runs(kind, tuple(depths) + (2 * depths[-1],), int(chunks), data)
+
+
+@functools.lru_cache(maxsize=None)
+def _t6_runs(kind, depths, chunks, data):
+    """GD of Eq. (4) (A, B trained) from the init of Section 3 (or i.i.d.), recorded every ``chunk`` steps:
+    {L: (times, list of Params, losses, G)}. data="sphere": Setup A's data (||x|| = sqrt q, y = 0.01 N);
+    "conflict": x_2 = x_1 with y_2 = -y_1 (no interpolation possible)."""
+    X, Y = sphere_sample(T6L["n"], T6L["d"], T6L["d_out"], T6L["q"], 21)
+    if data == "conflict":
+        X[1], Y[1] = X[0], -Y[0]
+    out = {}
+    for L in depths:
+        p = initialize(T6L["d"], T6L["m"], L, np.random.default_rng(22), q=T6L["q"], d_out=T6L["d_out"], kind=kind)
+        snaps, losses, G = [p], [], []
+        for _ in range(chunks):
+            p, _ = train(X, Y, p, "sin", lr=T6L["lr"], steps=T6L["chunk"])
+            snaps.append(p)
+        for s in snaps:
+            loss, g = loss_and_gradient(X, Y, s, "sin")
+            losses.append(loss)
+            G.append(pl_lhs(g, L))
+        t = T6L["lr"] * T6L["chunk"] * np.arange(chunks + 1)
+        out[L] = (t, snaps, np.array(losses), np.array(G), X, Y)
+    return out
+
+
+def _flat(p):
+    return np.concatenate([p.A.ravel(), p.V.ravel(), p.W.ravel(), p.B.ravel()])
+
+
+def long_time_stats(t, snaps, losses, G, Y, start=0.5):
+    """Increments ||theta(t_{j+1}) - theta(t_j)|| (all blocks) on the last half: log-slope and r^2, against
+    -mean(G/l)/2 (Prop. 8 (iv): ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2}); loss decay on the second half
+    against exp(-int G/l dt) (trapezoid; Prop. 8 (v) with the trajectory's own PL ratio); relative interpolation error sqrt(l(T) / l(0)) = ||F - Y||_F / ||Y||_F
+    (F(0) = 0 here)."""
+    inc = np.array([np.linalg.norm(_flat(b) - _flat(a)) for a, b in zip(snaps[:-1], snaps[1:])])
+    tm = 0.5 * (t[:-1] + t[1:])
+    k = int(start * inc.size)
+    slope, icpt = np.polyfit(tm[k:], np.log(inc[k:]), 1)
+    resid = np.log(inc[k:]) - (slope * tm[k:] + icpt)
+    r2 = 1.0 - np.sum(resid**2) / np.sum((np.log(inc[k:]) - np.log(inc[k:]).mean()) ** 2)
+    mu = G / losses
+    j = int(start * t.size)  # second half: mu varies slowly there, so the trapezoid rule is accurate
+    int_mu = float(np.sum(0.5 * (mu[j + 1:] + mu[j:-1]) * np.diff(t[j:])))
+    return {"increment_slope": float(slope), "minus_half_mean_mu": float(-0.5 * mu[-(inc.size - k):].mean()),
+            "r2": float(r2), "log_loss_drop": float(np.log(losses[j] / losses[-1])), "int_mu": int_mu,
+            "interp_rel": float(np.sqrt(losses[-1] / losses[0])), "final_loss": float(losses[-1]),
+            "mu_final": float(mu[-1])}
+
+
+def long_time_predicate(stats, expected=EXPECTED_T6_LONG):
+    s = stats
+    ok = (abs(s["increment_slope"] / s["minus_half_mean_mu"] - 1) <= expected["increment_slope_rtol"]
+          and s["r2"] >= expected["r2_min"] and s["log_loss_drop"] >= expected["loss_decay_slack"] * s["int_mu"]
+          and s["interp_rel"] <= expected["interp_rel_max"])
+    msg = (f"increment log-slope {s['increment_slope']:.4g} vs -mean(G/l)/2 {s['minus_half_mean_mu']:.4g}, r^2 "
+           f"{s['r2']:.4f}; log l(T/2)/l(T) {s['log_loss_drop']:.3g} vs int G/l dt {s['int_mu']:.3g}; "
+           f"||F - Y|| / ||Y|| at T: {s['interp_rel']:.2e} (<= {expected['interp_rel_max']:g})")
+    return bool(ok), msg
+
+
+@pytest.mark.claim("implicit-reg/thm-6/long-time", kind="qualitative", aliases=_aliases("thm-3.7"),
+                   title="Thm 6 (i)-(iv) in t: parameter increments decay like e^{-mu t/2} with mu the PL ratio, "
+                         "and the network interpolates the data (small targets, every L)")
+def test_thm6_long_time(claim):
+    runs = t6_runs()
+    claim.expected = dict(EXPECTED_T6_LONG)
+    results, oks, msgs = {}, [], []
+    for L in T6L_DEPTHS:
+        t, snaps, losses, G, X, Y = runs[L]
+        st = long_time_stats(t, snaps, losses, G, Y)
+        ok, msg = long_time_predicate(st)
+        results[f"L={L}"] = st
+        oks.append(ok)
+        msgs.append(f"L = {L}: {msg}")
+    ax = new_axes()
+    for L in T6L_DEPTHS:
+        t, snaps, losses, G, X, Y = runs[L]
+        inc = [np.linalg.norm(_flat(b) - _flat(a)) for a, b in zip(snaps[:-1], snaps[1:])]
+        ax.semilogy(0.5 * (t[:-1] + t[1:]), inc, "o-", ms=3, label=f"L = {L}: increments")
+    t, _, losses, G, _, _ = runs[T6L_DEPTHS[-1]]
+    st = results[f"L={T6L_DEPTHS[-1]}"]
+    ax.semilogy(t, np.exp(st["minus_half_mean_mu"] * (t - t[-1])) * inc[-1], "k--", label="slope -mean(G/l)/2")
+    ax.semilogy(t, losses / losses[0], "r:", label="loss l(t)/l(0)")
+    ax.set_xlabel("flow time t")
+    ax.set_ylabel("||theta(t + 0.4) - theta(t)||, l(t)/l(0)")
+    ax.set_title("implicit-reg/thm-6/long-time (n = 8, m = 32, sin)")
+    ax.legend(fontsize=7)
+    fig = save_figure(ax.figure, "implicit-reg/thm-6/long-time")
+    claim.qualitative(all(oks), results, "; ".join(m for ok, m in zip(oks, msgs) if not ok) or msgs[-1], figure=fig)
+
+
+def depth_distances(runs, depths=T6L_DEPTHS):
+    """Per L: sup over recorded t of ||A^L - A^2L|| + ||B^L - B^2L|| + max_k ||Z^L_k - Z^2L_2k|| (sum norm,
+    matched at s = k/L), and at the final time max_{k,i} ||h^L_k(x_i) - h^2L_2k(x_i)|| and max_i ||F^L - F^2L||."""
+    par, hid, out = [], [], []
+    for L in depths:
+        a, b = runs[L], runs[2 * L]
+        e = 0.0
+        for pa, pb in zip(a[1], b[1]):
+            z = np.max(np.linalg.norm(pa.V - pb.V[1::2], axis=(1, 2)) + np.linalg.norm(pa.W - pb.W[1::2], axis=(1, 2)))
+            e = max(e, np.linalg.norm(pa.A - pb.A) + np.linalg.norm(pa.B - pb.B) + z)
+        par.append(e)
+        ha, Fa = forward(a[4], a[1][-1], "sin")
+        hb, Fb = forward(b[4], b[1][-1], "sin")
+        hid.append(float(np.max(np.linalg.norm(ha - hb[::2], axis=2))))
+        out.append(float(np.max(np.linalg.norm(Fa - Fb, axis=1))))
+    return np.array(par), np.array(hid), np.array(out)
+
+
+@pytest.mark.claim("implicit-reg/thm-6/depth-limit", kind="rate", aliases=_aliases("thm-3.7"),
+                   title="Thm 6 (i)-(iii) in L: weights (uniformly in t) and hidden states at depth L and 2L differ "
+                         "by O(1/L)")
+def test_thm6_depth_limit(claim):
+    par, hid, out = depth_distances(t6_runs())
+    fit = fit_rate(T6L_DEPTHS, par)
+    fit_h = fit_rate(T6L_DEPTHS, hid)
+    fit_f = fit_rate(T6L_DEPTHS, out)
+    ok_h = rate_verdict(fit_h, EXPECTED_T6_DEPTH)
+    claim.measured["hidden_states_slope"], claim.measured["hidden_states_ci"] = fit_h.slope, list(fit_h.ci)
+    claim.measured["outputs_slope"], claim.measured["outputs_ci"] = fit_f.slope, list(fit_f.ci)
+    claim.measured["hidden_states_verdict"] = ok_h.status
+    runs = t6_runs()
+    claim.measured["max_Z_displacement"] = {f"L={L}": float(np.max(
+        np.linalg.norm(runs[L][1][-1].V - runs[L][1][0].V, axis=(1, 2))
+        + np.linalg.norm(runs[L][1][-1].W - runs[L][1][0].W, axis=(1, 2)))) for L in T6L_DEPTHS}
+    ax = new_axes()
+    plot_rate(fit, ax=ax, expected_slope=-1.0, label="weights: sup over t", xlabel="depth L")
+    plot_rate(fit_h, ax=ax, label="hidden states: max over k, i at T", xlabel="depth L")
+    plot_rate(fit_f, ax=ax, label="outputs: max over i at T", xlabel="depth L", ylabel="distance between depths L and 2L",
+              title="implicit-reg/thm-6/depth-limit")
+    fig = save_figure(ax.figure, "implicit-reg/thm-6/depth-limit")
+    if ok_h.status != "pass":  # the hidden states are part of the claim
+        fit = fit_h
+    claim.rate(fit, EXPECTED_T6_DEPTH, figure=fig, grid_label="L")
+
+
+def smoothness(runs, depths=T6L_DEPTHS):
+    """max over recorded t and k of ||V_{k+1} - V_k||_F + ||W_{k+1} - W_k||_F (Prop. 8 (ii))."""
+    return np.array([max(float(np.max(np.linalg.norm(np.diff(p.V, axis=0), axis=(1, 2))
+                                      + np.linalg.norm(np.diff(p.W, axis=0), axis=(1, 2)))) for p in runs[L][1])
+                     for L in depths])
+
+
+@pytest.mark.claim("implicit-reg/thm-6/smoothness", kind="rate", aliases=_aliases("thm-3.7"),
+                   title="Along the unclipped flow, max_{t,k} ||Z_{k+1} - Z_k|| = O(1/L) uniformly in t (Prop. 8 (ii))")
+def test_thm6_smoothness(claim):
+    fit = fit_rate(T6L_DEPTHS, smoothness(t6_runs()))
+    ax = new_axes()
+    plot_rate(fit, ax=ax, expected_slope=-1.0, label="weight-tied init, sin, A and B trained", xlabel="depth L",
+              ylabel=r"$\max_{t,k}\|Z_{k+1}-Z_k\|$", title="implicit-reg/thm-6/smoothness")
+    claim.rate(fit, EXPECTED_T6_DEPTH, figure=save_figure(ax.figure, "implicit-reg/thm-6/smoothness"), grid_label="L")

@@ -58,3 +58,62 @@ def test_thm6_exponential_rejects_missing_depth_factor():
     _, _, G1 = chk.gd_run(**chk.T6_LONG, depth_factor=False)
     ok, msg = chk.exponential_predicate(chk.exponential_phase(t, losses, G1))
     assert not ok, msg
+
+
+# ---------------------------------------------------------------- Prop. 5 against width and sample size, ball; Thm 6 limits
+
+
+def test_prop5_width_rejects_identity_activation():
+    """sigma = identity with d = 8 < n = 16: the features have rank <= 8 < n at every width, so the
+    certificate is 0 (up to rounding) even from m = 2n on."""
+    init, cmin, _ = chk.width_table(ratios=(0.5, 2.0, 4.0), seeds=range(1), d=8, activation="identity")
+    c = chk.prop5_constants("sin", chk.R_ORDER)
+    ok, msg = chk.width_predicate((0.5, 2.0, 4.0), init, cmin, chk.P5W_N, c.mu(chk.P5W_N, 10), chk.ETA3)
+    assert not ok, msg
+    assert np.max(cmin) < 1e-20
+
+
+def test_prop5_samples_rejects_fixed_input_dimension():
+    """d = 8 fixed while n grows (Lemma 21 needs d >~ n^{2/r} log n: its delta -> 1): the worst-case PL
+    constant at init falls like n^-2, outside the predicted n^-1."""
+    cert, _ = chk.samples_table(sizes=(8, 12, 16, 24, 32), seeds=range(2), d_of_n=lambda n: 8)
+    fit = fit_rate((8, 12, 16, 24, 32), cert)
+    _assert_fails(rate_verdict(fit, chk.EXPECTED_P5N))
+    assert fit.slope < -1.5
+
+
+def test_prop5_ball_rejects_a_stationary_centre():
+    """x_2 = x_1 with y_2 = -y_1, other targets 0 (i.i.d. distinct inputs violated): at the init the gradient
+    cancels exactly while the loss is positive, so the ball's PL constant is 0 < mu."""
+    c = chk.prop5_constants("sin", chk.R_ORDER)
+    X, Y = chk.sphere_sample(chk.P5B_N, chk.P5B_D, chk.P5B_DOUT, chk.P5B_Q, 11)
+    X[1], Y[1] = X[0], -Y[0]
+    Y[2:] = 0.0
+    center = chk.initialize(chk.P5B_D, chk.P5B_M, chk.P5B_L, np.random.default_rng(12), q=chk.P5B_Q, d_out=chk.P5B_DOUT)
+    rows = chk.ball_table(X, Y, center, c.radius(chk.P5B_N, chk.P5B_Q), radii=(1.0,))
+    ok, msg = chk.ball_predicate(rows, c.mu(chk.P5B_N, chk.P5B_Q))
+    assert not ok, msg
+    assert rows[0]["mu_min"] < 1e-25  # exactly 0 up to the rounding of the gradient sums
+
+
+def test_thm6_long_time_rejects_conflicting_labels():
+    """x_2 = x_1 with y_2 = -y_1: no parameter interpolates the data; the loss stalls at a positive value."""
+    runs = chk.t6_runs(depths=(2,), data="conflict")
+    t, snaps, losses, G, X, Y = runs[2]
+    ok, msg = chk.long_time_predicate(chk.long_time_stats(t, snaps, losses, G, Y))
+    assert not ok, msg
+
+
+def test_thm6_depth_limit_rejects_iid_init():
+    """i.i.d. layers are no discretisation of a path: depth L and 2L stay O(1) apart."""
+    runs = chk.t6_runs(kind="iid", chunks=2)
+    par, hid, _ = chk.depth_distances(runs)
+    _assert_fails(rate_verdict(fit_rate(chk.T6L_DEPTHS, par), chk.EXPECTED_T6_DEPTH))
+    _assert_fails(rate_verdict(fit_rate(chk.T6L_DEPTHS, hid), chk.EXPECTED_T6_DEPTH))
+
+
+def test_thm6_smoothness_rejects_iid_init():
+    """i.i.d. layers: ||Z_{k+1} - Z_k|| ~ sqrt(2 q m) at every L, no 1/L."""
+    fit = fit_rate(chk.T6L_DEPTHS, chk.smoothness(chk.t6_runs(kind="iid", chunks=2)))
+    _assert_fails(rate_verdict(fit, chk.EXPECTED_T6_DEPTH))
+    assert abs(fit.slope) < 0.2
