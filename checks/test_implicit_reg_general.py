@@ -100,7 +100,7 @@ def lemma18_hunt(strategy=None, max_examples=300, enforce=True):
     tracker = BoundTracker()
     per = {}
 
-    @settings(max_examples=max_examples)
+    @settings(max_examples=max_examples, deadline=None)
     @given(strategy if strategy is not None else lemma18_instances())
     def hunt(inst):
         for name, lhs, rhs in lemma18_sides(inst, enforce):
@@ -344,7 +344,7 @@ def p11_hunt(max_examples=40, shrink=None):
     """Running max of LHS/RHS over Hypothesis-drawn instances; (BoundResult, per-bound max, rows (L, bound, ratio))."""
     tracker, per, rows = BoundTracker(), {}, []
 
-    @settings(max_examples=max_examples)
+    @settings(max_examples=max_examples, deadline=None)
     @given(p11_instances())
     def hunt(inst):
         for name, lhs, rhs in p11_bound_sides(inst, inst["L"] if shrink == "L" else 1.0):
@@ -560,7 +560,7 @@ def p7_hunt_all(max_examples=25):
     """The Hypothesis-drawn clipped-GD runs shared by the Prop. 7 bound records: list of (instance, run)."""
     runs = []
 
-    @settings(max_examples=max_examples)
+    @settings(max_examples=max_examples, deadline=None)
     @given(p7_instances())
     def hunt(inst):
         res = p7_run(*inst)
