@@ -166,21 +166,19 @@ def _split(A, chunks):
 
 
 def _rows(a, n):
-    """(..., C, n0, k) chunked rows back to the (..., n, k) rows of the n samples."""
-    return a.reshape(a.shape[:-3] + (a.shape[-3] * a.shape[-2], a.shape[-1]))[..., :n, :]
+    """(C, n0, k) chunked rows back to the (n, k) rows of the n samples."""
+    return a.reshape(a.shape[0] * a.shape[1], a.shape[2])[:n]
 
 
 def _forward(code, X, p: Params, func):
     n = X.shape[0]
     L, q, m = p.V.shape
-    h = np.empty((L + 1, 1, n, q))
-    pre = np.empty((L, 1, n, m))
-    _kernels._forward(code, X.reshape(1, n, -1), p.A, p.V, p.W, h, pre, np.empty((L, 1, n, m)), np.empty((1, n, q)))
-    h, pre = h[:, 0], pre[:, 0]
+    h = np.empty((L + 1, n, q))
+    _kernels._forward(code, X, p.A, p.V, p.W, h, np.empty((L, n, m)), np.empty((n, q)))
     check_finite_output(h, "the hidden states", func=func, hint=_OVERFLOW_HINT)
     F = h[L] @ p.B.T
     check_finite_output(F, "the output", func=func, hint=_OVERFLOW_HINT)
-    return h, pre, F
+    return h, None, F
 
 
 def _loss_grad(code, X, Y, p: Params, func, chunks=None):
@@ -189,24 +187,20 @@ def _loss_grad(code, X, Y, p: Params, func, chunks=None):
     L, q, m = p.V.shape
     chunks = _chunks(n, p) if chunks is None else chunks
     Xc, Yc = _split(X, chunks), _split(Y, chunks)
-    n0 = Xc.shape[1]
-    h = np.empty((L + 1, chunks, n0, q))
-    P = np.empty((L + 1, chunks, n0, q))
-    pre = np.empty((L, chunks, n0, m))
-    act = np.empty((L, chunks, n0, m))
-    R = np.empty((L, chunks, n0, m))
-    res = np.empty((chunks, n0, p.d_out))
+    h, act, der, res, P, G, tmp, gV1, gW1 = _kernels.workspace(L, chunks, Xc.shape[1], q, m, p.d_out)
     gV = np.empty_like(p.V)
     gW = np.empty_like(p.W)
-    _kernels.loss_grad(code, n, Xc, Yc, p.A, p.B, p.V, p.W, h, pre, act, P, R, res, np.empty((chunks, n0, q)), gV, gW)
-    check_finite_output(h, "the hidden states", func=func, hint=_OVERFLOW_HINT)
+    _kernels.loss_grad(code, n, Xc, Yc, p.A, p.B, p.V, p.W, h, act, der, res, P, G, tmp, gV, gW, gV1, gW1)
+    hL = _rows(h[:, L], n)
+    # a non-finite h_k makes h_L non-finite (the residual connection carries it forward)
+    check_finite_output(hL, "the hidden states", func=func, hint=_OVERFLOW_HINT)
     check_finite_output(res, "the output", func=func, hint=_OVERFLOW_HINT)
     # an overflow here is reported below, by name, as NonFiniteError (not as a RuntimeWarning)
     with np.errstate(over="ignore", invalid="ignore"):
         res = _rows(res, n)
         loss = float(np.sum(res * res) / n)
-        gA = _rows(P[0], n).T @ X  # Eq. (14): sum_i p_{0,i} x_i^T
-        gB = (2.0 / n) * (res.T @ _rows(h[L], n))  # Eq. (16)
+        gA = _rows(P, n).T @ X  # Eq. (14): sum_i p_{0,i} x_i^T
+        gB = (2.0 / n) * (res.T @ hL)  # Eq. (16)
     grads = Params(gA, gV, gW, gB)
     for name, arr in grads.as_dict().items():
         check_finite_output(arr, f"the gradient with respect to {name}", func=func, hint=_OVERFLOW_HINT)

@@ -12,30 +12,31 @@ Model (paper key ``implicit-reg``, Eq. (3)), for one sample x of dimension d:
 
 Layout. The n samples are split into C chunks of n0 consecutive samples (C = 1 or 2, fixed by the
 caller from the problem size alone, never from the number of threads; when C does not divide n,
-the last chunk ends with zero rows of X and Y, whose states stay exactly zero since sigma(0) = 0
-for every activation here). Array index k of V and W stores the paper's layer k + 1. Shapes:
+the last chunk ends with zero rows of X and Y, whose states and gradient terms stay exactly zero
+since sigma(0) = 0 for every activation here). Array index k of V and W stores the paper's layer
+k + 1. Shapes:
 
 * ``Xc`` (C, n0, d), ``Yc`` (C, n0, d'): inputs and targets; ``A`` (q, d), ``V`` (L, q, m),
   ``W`` (L, m, q), ``B`` (d', q);
-* ``h`` (L + 1, C, n0, q): the hidden states h_0 .. h_L; ``h[k]`` reshaped to (C n0, q) is the
-  whole batch in sample order;
-* ``pre``, ``act`` (L, C, n0, m): u_k = W_{k+1} h_k / sqrt(q) and sigma(u_k), stored by the
-  forward pass so that the backward pass never evaluates sigma again;
-* ``p`` (L + 1, C, n0, q): the backward states p_0 .. p_L; ``r`` (L, C, n0, m):
-  r_k = (V_{k+1}^T p_{k+1}) * sigma'(u_k); ``res`` (C, n0, d'): the residuals F(x_i) - y_i;
-  ``tmp`` (C, n0, q): one work block per chunk.
+* ``h`` (C, L + 1, n0, q): the hidden states h_0 .. h_L of each chunk;
+* ``act`` (C, L, n0, m): sigma(u_k), u_k = W_{k+1} h_k / sqrt(q), stored by the forward pass so
+  that the backward pass never evaluates sigma again (for tanh sigma' = 1 - sigma^2; the other
+  activations store sigma'(u_k) in ``der`` (C, L, n0, m) during the forward pass);
+* ``res`` (C, n0, d'): the residuals F(x_i) - y_i; ``p`` (C, n0, q): the backward state, p_L on
+  entry to the recursion and p_0 on exit; ``g`` (C, n0, m), ``tmp`` (C, n0, q): work blocks.
 
-The matrix products are BLAS calls (``np.dot``) on whole chunks (the recursions over the layers)
-or on the whole batch (each layer's parameter gradient), the elementwise work is fused loops.
+Each layer costs five BLAS products on the chunk's (n0, q) and (n0, m) blocks (``np.dot``; two
+forward, three backward) plus two for its parameter gradients, and fused elementwise loops;
+nothing is evaluated twice and nothing but the states and sigma(u) is stored.
 
-Threads. :func:`loss_grad` runs the recursions of chunk 1 in a worker thread while the calling
-thread runs chunk 0, then splits the layers' gradients the same way (the kernels release the GIL).
-Which thread computes a block never changes its arithmetic, so the results do not depend on the
-threads: repeated calls are bitwise equal, and so are runs with ``NUMBA_NUM_THREADS=1`` (which
-keeps everything in the calling thread). If the worker has not started its block by the time the
-calling thread is done with its own (a busy machine), the calling thread cancels it and computes
-it itself: a loaded machine costs at most the one-thread time, never a wait for a descheduled
-thread.
+Threads. :func:`loss_grad` runs chunk 1 (forward pass, backward pass and its share of the
+parameter gradients) in a worker thread while the calling thread runs chunk 0, then adds the two
+shares in a fixed order. Which thread computes a chunk never changes its arithmetic, so the
+results do not depend on the threads: repeated calls are bitwise equal, and so are runs with
+``NUMBA_NUM_THREADS=1`` (which keeps both chunks in the calling thread). If the worker has not
+started chunk 1 by the time the calling thread is done with chunk 0 (a busy machine), the calling
+thread cancels it and computes it itself: a loaded machine costs at most the one-thread time,
+never a wait for a descheduled thread.
 
 Activation codes: 0 tanh, 1 gelu (exact, x Phi(x)), 2 sin, 3 relu (derivative 1[u > 0]), 4 identity.
 """
@@ -88,21 +89,26 @@ def _dsigma(code, u):
 
 
 @njit(**_JIT)
-def _activate(code, U, scale, S):
-    """U *= scale, then S = sigma(U), in one fused pass over (n0, m) blocks (tanh's loop is vectorised)."""
-    rows, m = U.shape
+def _activate(code, S, scale, D, derivative):
+    """S = sigma(scale S) in place over an (n0, m) block, and D = sigma'(scale S) when ``derivative``.
+
+    tanh needs no D (the backward pass uses 1 - S^2); its loop is vectorised.
+    """
+    rows, m = S.shape
     if code == TANH:
         for i in range(rows):
             for j in range(m):
-                u = U[i, j] * scale
-                U[i, j] = u
-                S[i, j] = tanh(u)
+                S[i, j] = tanh(S[i, j] * scale)
+    elif derivative:
+        for i in range(rows):
+            for j in range(m):
+                u = S[i, j] * scale
+                S[i, j] = _sigma(code, u)
+                D[i, j] = _dsigma(code, u)
     else:
         for i in range(rows):
             for j in range(m):
-                u = U[i, j] * scale
-                U[i, j] = u
-                S[i, j] = _sigma(code, u)
+                S[i, j] = _sigma(code, S[i, j] * scale)
 
 
 @njit(**_JIT)
@@ -114,103 +120,108 @@ def _axpy_rows(x, alpha, t, out):
 
 
 @njit(**_JIT)
-def _forward_chunk(code, c, X, A, V, W, h, pre, act, tmp):
-    r"""Eq. (3) for chunk c: h[:, c], pre[:, c], act[:, c] (zero padding rows stay zero: sigma(0) = 0).
+def _forward_chunk(code, X, A, V, W, h, act, der, tmp, derivative):
+    r"""Eq. (3) for one chunk: h (L+1, n0, q), act (L, n0, m) and, with ``derivative``, der.
 
-    H_0 = X A^T; per layer U = H_k W_{k+1}^T / sqrt(q), S = sigma(U),
-    H_{k+1} = H_k + S V_{k+1}^T / (L sqrt m): two BLAS products and one fused pass, O(n0 q m).
+    H_0 = X A^T; per layer S = sigma(H_k W_{k+1}^T / sqrt(q)) (into ``act``; with ``derivative``,
+    for the activations other than tanh, sigma' of the same argument into ``der``) and
+    H_{k+1} = H_k + S V_{k+1}^T / (L sqrt m). Two BLAS products and one fused pass per layer.
     """
     L, q, m = V.shape
     inv_sq = 1.0 / math.sqrt(q)
     step = 1.0 / (L * math.sqrt(m))
-    np.dot(X, A.T, h[0, c])
+    np.dot(X, A.T, h[0])
     for k in range(L):
-        np.dot(h[k, c], W[k].T, pre[k, c])
-        _activate(code, pre[k, c], inv_sq, act[k, c])
-        np.dot(act[k, c], V[k].T, tmp)
-        _axpy_rows(h[k, c], step, tmp, h[k + 1, c])
+        S = act[k]
+        np.dot(h[k], W[k].T, S)
+        _activate(code, S, inv_sq, der[k], derivative)
+        np.dot(S, V[k].T, tmp)
+        _axpy_rows(h[k], step, tmp, h[k + 1])
 
 
 @njit(**_JIT)
-def _backward_chunk(code, c, n, Y, B, V, W, h, pre, act, p, r, res, tmp):
-    r"""Residual and the corrected Eq. (13) for chunk c.
+def _backward_chunk(code, n, Y, B, V, W, h, act, der, res, P, G, tmp, gV, gW):
+    r"""Residual, the corrected Eq. (13) and this chunk's share of Eq. (15), for one chunk.
 
-    res = H_L B^T - Y, p_L = (2/n) res B (the 1/n of the loss included); for k = L-1 .. 0:
-    R = (P_{k+1} V_{k+1}) * sigma'(U_k) (tanh: sigma' = 1 - S^2 from the stored S),
-    P_k = P_{k+1} + R W_{k+1} / (L sqrt(m q)); three BLAS products and two fused passes per layer.
+    res = H_L B^T - Y, P = p_L = (2/n) res B (the 1/n of the loss included); for k = L-1 .. 0,
+    with P = p_{k+1}:
+
+    .. math::
+        G = P V_{k+1}, \quad R = G \odot \sigma'(U_k), \quad
+        gV_k = P^\top \sigma(U_k), \quad gW_k = R^\top H_k, \quad
+        P \leftarrow P + \frac{R\,W_{k+1}}{L\sqrt{mq}},
+
+    (tanh: sigma' = 1 - S^2 from the stored S; the others: the stored sigma'). gV and gW are the
+    sums over the chunk's samples without the factors 1/(L sqrt m), 1/(L sqrt(mq)) (applied by
+    :func:`_combine`). On exit P = p_0. This is p_k = p_{k+1} + (1/L) (d_1 f)^T p_{k+1} (the printed
+    (13) omits the transpose), and dl/dZ_{k+1} uses h_k with p_{k+1} (as 004's (15); the theses'
+    (3.15) print p_{k-1}). Five BLAS products and two fused passes per layer.
     """
     L, q, m = V.shape
     dout = B.shape[0]
     c_w = 1.0 / (L * math.sqrt(m * q))
     n0 = res.shape[0]
-    np.dot(h[L, c], B.T, res)
+    np.dot(h[L], B.T, res)
     for i in range(n0):
         for t in range(dout):
             res[i, t] -= Y[i, t]
     np.dot(res, B, tmp)
-    pL = p[L, c]
     for i in range(n0):
         for t in range(q):
-            pL[i, t] = (2.0 / n) * tmp[i, t]
+            P[i, t] = (2.0 / n) * tmp[i, t]
     for k in range(L - 1, -1, -1):
-        R = r[k, c]
-        np.dot(p[k + 1, c], V[k], R)
+        S = act[k]
+        np.dot(P, V[k], G)
+        np.dot(P.T, S, gV[k])
         if code == TANH:
-            S = act[k, c]
             for i in range(n0):
                 for j in range(m):
                     s = S[i, j]
-                    R[i, j] *= 1.0 - s * s
+                    G[i, j] *= 1.0 - s * s
         else:
-            U = pre[k, c]
+            D = der[k]
             for i in range(n0):
                 for j in range(m):
-                    R[i, j] *= _dsigma(code, U[i, j])
-        np.dot(R, W[k], tmp)
-        _axpy_rows(p[k + 1, c], c_w, tmp, p[k, c])
+                    G[i, j] *= D[i, j]
+        np.dot(G.T, h[k], gW[k])
+        np.dot(G, W[k], tmp)
+        _axpy_rows(P, c_w, tmp, P)
 
 
 @njit(**_JIT, nogil=True)
-def _forward(code, Xc, A, V, W, h, pre, act, tmp):
-    """The forward pass of every chunk, in the calling thread (shapes in the module docstring)."""
-    for c in range(Xc.shape[0]):
-        _forward_chunk(code, c, Xc[c], A, V, W, h, pre, act, tmp[c])
+def _forward(code, X, A, V, W, h, act, tmp):
+    """The forward pass of one chunk holding every sample, in the calling thread (for ``forward``)."""
+    _forward_chunk(code, X, A, V, W, h, act, act, tmp, False)
 
 
 @njit(**_JIT, nogil=True)
-def _chunk_pass(code, c, n, Xc, Yc, A, B, V, W, h, pre, act, p, r, res, tmp):
-    """Forward pass, residual and backward recursion of chunk c (releases the GIL)."""
-    _forward_chunk(code, c, Xc[c], A, V, W, h, pre, act, tmp[c])
-    _backward_chunk(code, c, n, Yc[c], B, V, W, h, pre, act, p, r, res[c], tmp[c])
+def _chunk_pass(code, n, X, Y, A, B, V, W, h, act, der, res, P, G, tmp, gV, gW):
+    """Forward pass, residual, backward recursion and gradient shares of one chunk (releases the GIL)."""
+    _forward_chunk(code, X, A, V, W, h, act, der, tmp, code != TANH)
+    _backward_chunk(code, n, Y, B, V, W, h, act, der, res, P, G, tmp, gV, gW)
 
 
 @njit(**_JIT, nogil=True)
-def _layer_gradients(k0, k1, p, act, r, h, gV, gW):
-    r"""Parameter gradients of the layers k0 .. k1-1 over the whole batch (releases the GIL).
-
-    .. math::
-        \frac{\partial\ell}{\partial V_{k+1}} = \frac{1}{L\sqrt m}\sum_i p_{k+1,i}\,\sigma(u_{k,i})^\top,
-        \qquad
-        \frac{\partial\ell}{\partial W_{k+1}} = \frac{1}{L\sqrt{mq}}\sum_i r_{k,i}\,h_{k,i}^\top,
-
-    i.e. dl/dZ_{k+1} uses h_k with p_{k+1} (as 004's Eq. (15); the theses' (3.15) print p_{k-1}):
-    two BLAS products of the (q or m) x n by n x (m or q) blocks per layer, then the scalings.
-    """
+def _combine(gV, gW, gV1, gW1, two):
+    r"""gV = (gV + gV1) / (L sqrt m), gW = (gW + gW1) / (L sqrt(m q)) (without the second terms when
+    not ``two``): the gradients of Eq. (15) from the chunks' shares, added in the order chunk 0, chunk 1."""
     L, q, m = gV.shape
-    N = h.shape[1] * h.shape[2]
     c_v = 1.0 / (L * math.sqrt(m))
     c_w = 1.0 / (L * math.sqrt(m * q))
-    for k in range(k0, k1):
-        gVk = gV[k]
-        gWk = gW[k]
-        np.dot(p[k + 1].reshape(N, q).T, act[k].reshape(N, m), gVk)
-        np.dot(r[k].reshape(N, m).T, h[k].reshape(N, q), gWk)
-        for t in range(q):
-            for j in range(m):
-                gVk[t, j] *= c_v
-        for j in range(m):
-            for t in range(q):
-                gWk[j, t] *= c_w
+    a = gV.reshape(gV.size)
+    b = gW.reshape(gW.size)
+    if two:
+        a1 = gV1.reshape(gV1.size)
+        b1 = gW1.reshape(gW1.size)
+        for i in range(a.size):
+            a[i] = c_v * (a[i] + a1[i])
+        for i in range(b.size):
+            b[i] = c_w * (b[i] + b1[i])
+    else:
+        for i in range(a.size):
+            a[i] = c_v * a[i]
+        for i in range(b.size):
+            b[i] = c_w * b[i]
 
 
 _POOL = None
@@ -228,34 +239,50 @@ def _worker():
     return _POOL
 
 
-def _both(fn, args_here, args_there):
-    """fn(*args_here) in this thread and fn(*args_there) in the worker, or here if it has not started."""
-    pool = _worker()
-    if pool is None:
-        fn(*args_here)
-        fn(*args_there)
-        return
-    job = pool.submit(fn, *args_there)
-    fn(*args_here)
-    if job.cancel():  # the worker never started it (a busy machine): no waiting for it
-        fn(*args_there)
-    else:
-        job.result()
-
-
-def loss_grad(code, n, Xc, Yc, A, B, V, W, h, pre, act, p, r, res, tmp, gV, gW):
+def loss_grad(code, n, Xc, Yc, A, B, V, W, h, act, der, res, P, G, tmp, gV, gW, gV1, gW1):
     r"""Forward pass, backpropagation (corrected Eqs. (13), (15)) and the parameter gradients, in place.
 
-    On exit ``res`` holds the residuals, ``p[0]`` the states p_0 (for dl/dA, Eq. (14)), ``gV`` and
-    ``gW`` the gradients of :func:`_layer_gradients`. With two chunks the chunks, then the two
-    halves of the layers, run in two threads (see the module docstring); the arithmetic is the same.
+    On exit ``res`` holds the residuals, ``P`` the states p_0 (for dl/dA, Eq. (14)), ``gV`` (L, q, m)
+    and ``gW`` (L, m, q) the gradients of V and W. With two chunks, chunk 1 runs in the worker thread
+    (its gradient shares in ``gV1``, ``gW1``) while this thread runs chunk 0, or here after it if the
+    worker has not started it; the arithmetic is the same either way.
     """
-    L = V.shape[0]
+    def chunk(c, gv, gw):
+        return (code, n, Xc[c], Yc[c], A, B, V, W, h[c], act[c], der[c], res[c], P[c], G[c], tmp[c], gv, gw)
+
     if Xc.shape[0] == 1:
-        _chunk_pass(code, 0, n, Xc, Yc, A, B, V, W, h, pre, act, p, r, res, tmp)
-        _layer_gradients(0, L, p, act, r, h, gV, gW)
+        _chunk_pass(*chunk(0, gV, gW))
+        _combine(gV, gW, gV1, gW1, False)
         return
-    rest = (n, Xc, Yc, A, B, V, W, h, pre, act, p, r, res, tmp)
-    _both(_chunk_pass, (code, 0) + rest, (code, 1) + rest)
-    half = L // 2
-    _both(_layer_gradients, (0, half, p, act, r, h, gV, gW), (half, L, p, act, r, h, gV, gW))
+    pool = _worker()
+    job = None if pool is None else pool.submit(_chunk_pass, *chunk(1, gV1, gW1))
+    _chunk_pass(*chunk(0, gV, gW))
+    if job is None or job.cancel():  # one thread, or the worker never started it: here, now
+        _chunk_pass(*chunk(1, gV1, gW1))
+    else:
+        job.result()
+    _combine(gV, gW, gV1, gW1, True)
+
+
+_WORKSPACE = threading.local()
+_WORKSPACE_BYTES = 64 << 20
+"""Largest work space (bytes) kept between calls, one per calling thread: reusing it spares the page
+faults of fresh memory (about 0.2 ms per MB here, a fifth of the compute time at the benchmark size)."""
+
+
+def workspace(L, chunks, n0, q, m, d_out):
+    """Work blocks (h, act, der, res, P, G, tmp, gV1, gW1) for :func:`loss_grad`, reused while the shapes repeat.
+
+    Every entry is written by each call before it is read (``der`` only for the activations other
+    than tanh, ``gV1``, ``gW1`` only with two chunks); none is handed to the user.
+    """
+    key = (L, chunks, n0, q, m, d_out)
+    kept = getattr(_WORKSPACE, "kept", None)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    extra = L if chunks > 1 else 1
+    blocks = (np.empty((chunks, L + 1, n0, q)), np.empty((chunks, L, n0, m)), np.empty((chunks, L, n0, m)),
+              np.empty((chunks, n0, d_out)), np.empty((chunks, n0, q)), np.empty((chunks, n0, m)),
+              np.empty((chunks, n0, q)), np.empty((extra, q, m)), np.empty((extra, m, q)))
+    _WORKSPACE.kept = (key, blocks) if sum(b.nbytes for b in blocks) <= _WORKSPACE_BYTES else None
+    return blocks
