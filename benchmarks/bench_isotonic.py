@@ -6,6 +6,9 @@ For n = 10^3 .. 10^6, in the same run: the public :func:`theory.isotonic.isotoni
 ``U(0.5, 2)``. Before timing, x and blocks of both are compared: they must be equal bit for bit.
 Reported: the first call of ours (JIT compile or cache load), medians with IQR, and
 ratio = SciPy median / ours (> 1: ours faster). Target at n = 10^6: ratio >= 1 (goal 1.5).
+Extra anchor (the ``bench`` extra): scikit-learn's ``IsotonicRegression`` (``fit_transform`` on
+x = 0..n-1, ``increasing=True``, the same weights), timed and compared (fit equal to ours within
+1e-12 relative; its blocks are not exposed); skipped with a note when scikit-learn is not installed.
 All draws come from ``numpy.random.default_rng(seed)``. Public names only.
 """
 
@@ -16,6 +19,11 @@ from scipy.optimize import isotonic_regression as scipy_isotonic
 
 from _harness import fmt_time, format_table, time_call
 from theory.isotonic import isotonic_regression
+
+try:  # extra anchor of the `bench` extra; the benchmark runs without it
+    from sklearn.isotonic import IsotonicRegression as _SkIsotonic
+except ImportError:  # pragma: no cover - depends on the environment
+    _SkIsotonic = None
 
 __all__ = ["bench_vs_scipy", "run"]
 
@@ -42,16 +50,26 @@ def bench_vs_scipy(*, ns, target, goal, seed=0, **timing):
             identical = bool(np.array_equal(x, ref.x) and np.array_equal(blocks, ref.blocks))
             ours = time_call(lambda: isotonic_regression(y, w), **timing)
             anchor = time_call(lambda: scipy_isotonic(y, weights=w), **timing)
-            runs.append({"n": n, "weighted": weighted, "blocks": int(blocks.size - 1), "identical": identical,
-                         "theory": ours.as_dict(), "scipy": anchor.as_dict(),
-                         "ratio": anchor.median / ours.median,
-                         "ratio_range": [anchor.q1 / ours.q3, anchor.q3 / ours.q1]})
+            run_ = {"n": n, "weighted": weighted, "blocks": int(blocks.size - 1), "identical": identical,
+                    "theory": ours.as_dict(), "scipy": anchor.as_dict(),
+                    "ratio": anchor.median / ours.median,
+                    "ratio_range": [anchor.q1 / ours.q3, anchor.q3 / ours.q1], "sklearn": None}
+            if _SkIsotonic is not None:
+                t = np.arange(n, dtype=np.float64)
+                sk = lambda: _SkIsotonic(increasing=True).fit_transform(t, y, sample_weight=w)  # noqa: E731
+                fit = sk()
+                agree = float(np.max(np.abs(fit - x)) / max(1.0, float(np.max(np.abs(x)))))
+                st = time_call(sk, **timing)
+                run_["sklearn"] = {"timing": st.as_dict(), "ratio": st.median / ours.median, "max_rel_diff": agree,
+                                   "agrees": agree <= 1e-12}
+            runs.append(run_)
     largest = [r for r in runs if r["n"] == max(ns)]
     worst = min(r["ratio"] for r in largest)
     return {"family": FAMILY, "name": "isotonic_vs_scipy", "params": {"ns": ns, "seed": seed},
             "runs": runs, "target": target, "goal": goal, "ratio_at_largest": worst,
             "target_met": worst >= target, "goal_met": worst >= goal,
-            "all_identical": all(r["identical"] for r in runs)}
+            "all_identical": all(r["identical"] for r in runs),
+            "sklearn": None if _SkIsotonic is None else __import__("sklearn").__version__}
 
 
 def print_vs_scipy(r):
@@ -76,6 +94,19 @@ def print_vs_scipy(r):
           f"{r['target']:g}: {'met' if r['target_met'] else 'NOT met'}; goal >= {r['goal']:g}: "
           f"{'met' if r['goal_met'] else 'NOT met'}. Outputs identical everywhere: "
           f"{'yes' if r['all_identical'] else 'NO'}.")
+    print()
+    if r.get("sklearn") is None:
+        print("  scikit-learn not installed: its IsotonicRegression anchor is skipped (pip install -e .[bench]).")
+        print()
+        return
+    rows = [[str(run["n"]), "yes" if run["weighted"] else "no",
+             f"{fmt_time(run['theory']['median'])}", f"{fmt_time(run['sklearn']['timing']['median'])} "
+             f"({fmt_time(run['sklearn']['timing']['iqr'])}, {run['sklearn']['timing']['rounds']})",
+             f"{run['sklearn']['ratio']:.2f}x", f"{run['sklearn']['max_rel_diff']:.1e}"] for run in r["runs"]]
+    print(format_table(["n", "weights", "theory median", "sklearn median (IQR, rounds)", "sklearn/theory",
+                        "max |diff| (rel.)"], rows,
+                       title=f"Extra anchor: sklearn.isotonic.IsotonicRegression {r['sklearn']} (fit_transform, "
+                             "x = 0..n-1)", align=[">", "<", ">", ">", ">", ">"]))
     print()
 
 

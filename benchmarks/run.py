@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/run.py            # full sizes (a few minutes on a 2-core machine)
     python benchmarks/run.py --quick    # small sizes: a smoke test of the harness, still prints ratios
-    python benchmarks/run.py --only linear   # one family (resnet, linear, fbm, isotonic or implicit); combines with --quick
+    python benchmarks/run.py --only linear   # one family (resnet, linear, fbm, isotonic, implicit or topk); combines with --quick
 
 ``--quick`` writes ``results-quick.json`` and ``resnet_memory-quick.png`` so that it never overwrites
 the full results; ``--only FAMILY`` writes ``results-FAMILY[-quick].json`` so that it never
@@ -34,6 +34,7 @@ import bench_implicit  # noqa: E402
 import bench_isotonic  # noqa: E402
 import bench_linear  # noqa: E402
 import bench_resnet  # noqa: E402
+import bench_topk  # noqa: E402
 from _harness import fmt_bytes, fmt_time, format_table, load_average, machine_info  # noqa: E402
 
 # Targets of the brief: one trajectory at d = 16, N = 1e4 at least 5x NumPy (goal 10x); a batch of
@@ -293,12 +294,12 @@ def run_linear(cfg, timing, quick=False):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test of the harness")
-    parser.add_argument("--only", choices=["resnet", "linear", "fbm", "isotonic", "implicit"], help="run one family of benchmarks only")
+    parser.add_argument("--only", choices=["resnet", "linear", "fbm", "isotonic", "implicit", "topk"], help="run one family of benchmarks only")
     parser.add_argument("--out", type=Path, default=HERE / "out", help="output directory (default: benchmarks/out)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
     suffix = "-quick" if args.quick else ""
-    families = [args.only] if args.only else ["resnet", "linear", "fbm", "isotonic", "implicit"]
+    families = [args.only] if args.only else ["resnet", "linear", "fbm", "isotonic", "implicit", "topk"]
     args.out.mkdir(parents=True, exist_ok=True)
 
     started = time.perf_counter()
@@ -336,6 +337,8 @@ def main(argv=None):
         benchmarks += bench_isotonic.run(quick=args.quick, timing=cfg["timing"])
     if "implicit" in families:  # sizes and targets live in bench_implicit.FULL / QUICK
         benchmarks += bench_implicit.run(quick=args.quick, timing=cfg["timing"])
+    if "topk" in families:  # sizes and targets live in bench_topk.FULL / QUICK
+        benchmarks += bench_topk.run(quick=args.quick, timing=cfg["timing"])
 
     doc = {
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -23,8 +23,8 @@ is :math:`\mathbf y^*=\nabla R^*(\mathbf x-\mathbf u^*)` (Proposition 7.2), i.e.
 With :math:`\mathbf w=\mathbf 1_k` at most one block pools (around sorted positions k-1 and k; see
 :mod:`theory.topk._fast`), so only a window of the largest entries is sorted.
 
-Conventions owned here (STYLE 7): stable descending sort (ties keep input order; tied inputs get
-equal outputs anyway), sign(0) = +1 in the magnitude Jacobian (a one-sided choice; see
+Conventions owned here (STYLE 7): descending sort, any order among ties (tied inputs get equal
+outputs, so the result does not depend on it), sign(0) = +1 in the magnitude Jacobian (a one-sided choice; see
 :func:`jacobian`), the optional rescaling of the magnitude operator.
 """
 
@@ -205,7 +205,7 @@ def _forward(x, k, reg, p, mode, func, full=False):
 
     First window, a proven superset of the pooled block: mask, members have t_j > gamma >= t_{k-1} - 1,
     i.e. x_j > x_[k] - reg; magnitude, gamma exceeds the singleton value g of |x|_[k] (a left member
-    has y_j < gamma), so members have |x_j| > gamma > g(|x|_[k]).
+    has y_j < gamma), so members have |x_j| > gamma > g(|x|_[k]) (capped at the 4k + 64 largest).
     """
     n = x.shape[0]
     if mode == "mask":
@@ -215,9 +215,16 @@ def _forward(x, k, reg, p, mode, func, full=False):
         a = np.abs(x)
         solver = _mag2_solver(a, k, reg) if p == 2.0 else _magp_solver(a, k, reg, p, func)
     thr0 = -np.inf
-    if not full:
-        kth = float(np.partition(a, n - k)[n - k])
-        thr0 = kth - reg if mode == "mask" else _g_singleton(kth, reg, p) * (1.0 - 1e-12)
+    if not full and mode == "mask":
+        thr0 = float(np.partition(a, n - k)[n - k]) - reg
+    elif not full:
+        # the proven bound g(|x|_[k]) can be loose for large reg: start no lower than the (4k + 64)-th
+        # largest; a rejected window then returns its block value, a tight lower bound
+        K = min(n, 4 * k + 64)
+        top = np.partition(a, n - K)[n - K:]  # the K largest, the K-th first
+        kth = float(np.partition(top, K - k)[K - k])
+        thr0 = max(_g_singleton(kth, reg, p) * (1.0 - 1e-12),
+                   float(np.nextafter(top[0], -np.inf)) if K < n else -np.inf)
     order, yw, extra = solve_windowed(a, k, solver, thr0, full=full)
     if mode == "magnitude":
         yw_signed = np.where(x[order] < 0.0, -yw, yw)  # u* = sign(x) o v*_{sigma^{-1}} (Proposition 7.6)
@@ -571,7 +578,7 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     the block sum :math:`\sum_B(1+\lambda w_j)`. Used form: the corrected one.
 
     At a kink (p = 2: ties between entries in different blocks, or an input where the pooled block
-    would change) this returns the Jacobian of the piece selected by the stable sort and the
+    would change) this returns the Jacobian of the piece selected by the sort and the
     pooled block (an element of the Clarke generalized Jacobian). The block is split wherever the
     order constraint has a zero KKT multiplier (ties that need not be pooled), so ties where the
     operator is smooth, e.g. x = (3, 0, 0), k = 1, get the true derivative. In the magnitude mode

@@ -20,8 +20,7 @@ multipliers). Otherwise double K. The result equals the full-sort solution becau
 arithmetic on the window does not depend on the entries after it: pool adjacent violators processes
 them as separate blocks that never merge with the window's (guaranteed by a margin of n eps above
 the left-out value, which covers the rounding of pooled ties), and the magnitude solver for p != 2
-re-solves the block over its members only. The window is the set {a_i > t} for the (K+1)-th largest
-value t, so ties never straddle its edge and its stable order is the full stable order restricted.
+re-solves the block over its members only. The window is a set {a_i > t}, so ties never straddle its edge.
 """
 
 from __future__ import annotations
@@ -32,15 +31,19 @@ __all__ = ["solve_windowed", "window_above"]
 
 
 def window_above(a, thr):
-    """Indices of the entries of ``a`` strictly above ``thr``, in stable descending order (the full
-    stable order restricted to them), and the largest entry not above it (None when every entry is:
-    then the window is the full array)."""
+    """Indices of the entries of ``a`` strictly above ``thr``, in descending order, and the largest
+    entry not above it (None when every entry is: then the window is the full array).
+
+    The order among equal entries is NumPy's default (unstable, vectorised) argsort's: the solvers see
+    only the sorted values and the positions, which are the same for every order of the ties, and
+    tied entries receive equal outputs, so the result does not depend on it (tested bit for bit
+    through permutation equivariance); a stable sort is several times slower on large windows."""
     above = a > thr
     cand = np.flatnonzero(above)
     if cand.shape[0] == a.shape[0]:
-        return np.argsort(-a, kind="stable"), None
+        return np.argsort(-a), None
     nxt = float(np.max(a, where=~above, initial=-np.inf))
-    return cand[np.argsort(-a[cand], kind="stable")], nxt
+    return cand[np.argsort(-a[cand])], nxt
 
 
 def _kth_largest(a, K):
@@ -53,22 +56,23 @@ def solve_windowed(a, k, solver, thr0, full=False):
 
     ``a``: the sorted quantity (x for the mask, |x| for the magnitude); ``thr0``: first threshold
     (the callers pass a proven lower bound on what the pooled block can contain, so the first window
-    is normally accepted); ``full``: skip the window (the full stable argsort; the reference the window
-    must reproduce). A rejecting solver returns None (then the window size doubles) or a float, a lower
+    is normally accepted); ``full``: skip the window (the full argsort; the reference the window must
+    reproduce). A rejecting solver returns None (then the window size doubles) or a float, a lower
     bound on the pooled value (the window's own pooled value, which can only grow when more entries
     join the block), below which the next threshold is put.
     """
     n = a.shape[0]
     thr = -np.inf if full else thr0
     while True:
-        order, nxt = window_above(a, thr) if thr > -np.inf else (np.argsort(-a, kind="stable"), None)
+        order, nxt = window_above(a, thr) if thr > -np.inf else (np.argsort(-a), None)
         out = solver(order, nxt) if order.shape[0] > k else None
         if isinstance(out, tuple):
             return out
         if nxt is None:  # unreachable: the full window is always accepted
             raise RuntimeError("theory.topk: the full window was rejected")
         K = order.shape[0]
-        new = _kth_largest(a, min(n, 2 * K + 1)) if 2 * K + 1 < n else -np.inf
-        if out is not None:
-            new = min(new, out)
+        if out is None:
+            new = _kth_largest(a, 2 * K + 1) if 2 * K + 1 < n else -np.inf
+        else:
+            new = out
         thr = min(new, float(np.nextafter(nxt, -np.inf)))  # strictly below the entry left out

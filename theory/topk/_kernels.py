@@ -93,21 +93,32 @@ def _root_block(s, lo, hi, k, lq, qm1):
 @njit(**_JIT)
 def _f_window(s, K, k, lq, qm1, gam):
     """F(gamma) = sum_{j<k} max(0, lq gamma - (s_j - gamma)_+^qm1) - sum_{j>=k} (s_j - gamma)_+^qm1 over
-    the window s[:K] (increasing in gamma; its root is the pooled value of the boundary block)."""
+    the window s[:K] (increasing in gamma; its root is the pooled value of the boundary block), and
+    its derivative. Only the active terms are visited (scans outwards from k - 1 and k)."""
     f = 0.0
+    df = 0.0
     j = k - 1
     while j >= 0:
         d = s[j] - gam
-        t = lq * gam - (d ** qm1 if d > 0.0 else 0.0)
-        if t <= 0.0:
-            break
-        f += t
+        if d > 0.0:
+            pw = d ** qm1
+            t = lq * gam - pw
+            if t <= 0.0:
+                break
+            f += t
+            df += lq + qm1 * pw / d
+        else:
+            f += lq * gam
+            df += lq
         j -= 1
     j = k
     while j < K and s[j] > gam:
-        f -= (s[j] - gam) ** qm1
+        d = s[j] - gam
+        pw = d ** qm1
+        f -= pw
+        df += qm1 * pw / d
         j += 1
-    return f
+    return f, df
 
 
 @njit(**_JIT)
@@ -172,21 +183,38 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
     b = k
     gam = 0.0
     if not hard:
+        # safeguarded Newton on F over [0, s_{k-1}] (F(0) <= 0 <= F(s_{k-1})): bisect when a step leaves
+        # the bracket or the bracket did not halve over two steps; the result only seeds the membership
         lo = 0.0
         hi = sc[k - 1]
-        for _ in range(2200):
+        xk = 0.5 * (lo + hi)
+        width_old = hi - lo
+        for it in range(1, 4400):
+            f, df = _f_window(sc, K, k, lq, qm1, xk)
+            if f == 0.0:
+                lo = xk
+                hi = xk
+                break
+            if f < 0.0:
+                lo = xk
+            else:
+                hi = xk
             mid = 0.5 * (lo + hi)
             if mid <= lo or mid >= hi:
                 break
-            f = _f_window(sc, K, k, lq, qm1, mid)
-            if f == 0.0:
-                lo = mid
-                hi = mid
-                break
-            if f < 0.0:
-                lo = mid
+            xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
+            if xn > lo and xn < hi:
+                if abs(xn - xk) <= 2.220446049250313e-16 * abs(xn):
+                    lo = xn
+                    hi = xn
+                    break
+                if it % 2 == 0:
+                    if hi - lo > 0.5 * width_old:
+                        xn = mid
+                    width_old = hi - lo
+                xk = xn
             else:
-                hi = mid
+                xk = mid
         gam = 0.5 * (lo + hi)
         a, b = _members(sc, K, k, lq, qm1, gam)
         for _ in range(50):
