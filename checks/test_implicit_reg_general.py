@@ -465,9 +465,15 @@ def _log(x):
 
 
 def _ratio(log_lhs, log_rhs):
-    """max exp(log_lhs - log_rhs), 0 where the left side is 0 (log -inf) or the right side overflows."""
-    with np.errstate(over="ignore"):
-        return float(np.max(np.exp(np.asarray(log_lhs) - np.asarray(log_rhs), dtype=float), initial=0.0))
+    """max exp(log_lhs - log_rhs); 0 where the left side is 0 (log -inf: the bound holds) or the right side
+    overflows to +inf. A NaN (a NaN input) raises instead of vanishing in the maximum."""
+    log_lhs, log_rhs = np.broadcast_arrays(np.asarray(log_lhs, dtype=float), np.asarray(log_rhs, dtype=float))
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = np.where(log_lhs == -np.inf, -np.inf, log_lhs - log_rhs)
+        out = np.exp(diff)
+    if np.isnan(out).any():
+        raise FloatingPointError("a NaN entered a bound ratio of Prop. 7")
+    return float(np.max(out, initial=0.0))
 
 
 def _sum_norm(V, W):
