@@ -421,7 +421,7 @@ def test_prop5_width(claim):
     claim.qualitative(ok, measured, msg + f"; helper vs certified_ratio {agree.max_rel_err:.1e}", figure=fig)
 
 
-P5N_SIZES = (8, 12, 16, 24, 32, 48, 64)
+P5N_SIZES = (6, 9, 12, 18, 24, 36, 48)
 P5N_SEEDS = range(6)
 P5N_DOUT = 2
 EXPECTED_P5N = {"slope": -1.0, "tol": 0.2}  # n^-1 asymptotically; lambda_min of the kernel still drifts
@@ -560,6 +560,10 @@ def test_prop5_ball(claim):
 
 T6L = {"n": 8, "d": 16, "d_out": 2, "q": 18, "m": 32, "lr": 0.02, "chunk": 20, "chunks": 20}  # flow time 8
 T6L_DEPTHS = (2, 4, 8, 16, 32)  # each compared with 2L
+# interp_rel_max: ||F - Y|| / ||Y|| at T. The PL bound with the ratio measured after the transient (G/l >= 2.8
+# from t ~ 1 on) predicts exp(-2.8 (T - 1) / 2) ~ 1e-4.3 at T = 8; 1e-3 leaves a factor 20 for the transient and
+# GD's discretisation and still means the targets (scale 0.01) are fitted to ~1e-5 in absolute terms.
+# loss_decay_slack: GD with lr G/l ~ 0.06 follows exp(-int G/l) to a few per cent (descent lemma).
 EXPECTED_T6_LONG = {"increment_slope_rtol": 0.05, "r2_min": 0.99, "loss_decay_slack": 0.9, "interp_rel_max": 1e-3}
 EXPECTED_T6_DEPTH = {"slope": -1.0, "tol": 0.1}
 
