@@ -395,6 +395,9 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     k - a largest are exactly 1, the rest after the pooled block exactly 0. The work is a partial sort
     of a window of the largest entries (grown until it holds the pooled block), so the cost is O(n)
     plus O(K log K) for a window of K entries; the result equals the full-sort computation bit for bit.
+    The isotonic solve is O(K) for p = 2 and p = 4/3 (closed-form pooling); for other p the isotonic
+    module re-solves the pooled value over the whole block at each merge, O(B^2) for a block of B
+    entries (large ``reg`` relative to the spread of x makes B large).
 
     Limits: ``y`` is the hard top-k indicator exactly when :math:`\lambda \le x_{[k]} - x_{[k+1]}`, for
     every p (catalogue R7.10); for p = 2 it is the affine map
