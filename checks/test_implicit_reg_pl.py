@@ -41,7 +41,7 @@ import functools
 import numpy as np
 import pytest
 
-from theory.claims import rate_verdict
+from theory.claims import qualitative_verdict, rate_verdict
 from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
 from theory.pl import (
     backward_states,
@@ -722,3 +722,28 @@ def test_thm6_smoothness(claim):
     plot_rate(fit, ax=ax, expected_slope=-1.0, label="weight-tied init, sin, A and B trained", xlabel="depth L",
               ylabel=r"$\max_{t,k}\|Z_{k+1}-Z_k\|$", title="implicit-reg/thm-6/smoothness")
     claim.rate(fit, EXPECTED_T6_DEPTH, figure=save_figure(ax.figure, "implicit-reg/thm-6/smoothness"), grid_label="L")
+
+
+# --------------------------------------------------------------------------- Prop. 5 constants as printed (signed eta_r)
+
+
+def printed_prop5_constants(activation="sin", r=R_ORDER, k_sigma=1.0):
+    """c2, c3, c4 of Appendix B.5 with eta_r as printed (signed): c2 = 128 K^2 e^{2 sqrt2 K} / eta_r,
+    c3 = min(eta_r / (32 sqrt2 K), 1/2), c4 = eta_r^3 / (2^14 K^2 e^{6 sqrt2 K})."""
+    eta = float(hermite_coefficient(activation, r))
+    e = np.exp(2 * np.sqrt(2) * k_sigma)
+    return {"eta_r": eta, "c2": 128 * k_sigma**2 * e / eta, "c3": min(eta / (32 * np.sqrt(2) * k_sigma), 0.5),
+            "c4": eta**3 / (2**14 * k_sigma**2 * e**3)}
+
+
+@pytest.mark.claim("implicit-reg/prop-5/erratum", kind="erratum", aliases=_aliases("prop-3.6"),
+                   title="B.5 prints c2, c3, c4 (and Lemma 21's bound sqrt(m) eta_r / 4) with the signed eta_r: for "
+                         "sin and tanh at their first admissible order r = 3, eta_3 < 0 and they are negative")
+def test_prop5_constants_erratum(claim):
+    printed = {a: printed_prop5_constants(a) for a in ("sin", "tanh")}
+    ok = all(v["c2"] > 0 and v["c3"] > 0 and v["c4"] > 0 for v in printed.values())
+    measured = {a: {**v, "corrected_c3": prop5_constants(a, R_ORDER).c3, "corrected_c4": prop5_constants(a, R_ORDER).c4}
+                for a, v in printed.items()}
+    msg = "; ".join(f"{a}: eta_3 = {v['eta_r']:.4g}, printed c3 = {v['c3']:.3g}, c4 = {v['c4']:.3g}"
+                    for a, v in printed.items())
+    claim.erratum(qualitative_verdict(ok, msg), measured, {"c1..c4": "> 0 (Prop. 5)"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from checks import test_implicit_reg_pl as chk
-from theory.claims import frequency_verdict, identity_verdict, rate_verdict
+from theory.claims import erratum_verdict, frequency_verdict, identity_verdict, qualitative_verdict, rate_verdict
 from theory.pl import hermite_coefficient
 from theory.rates import fit_rate, frequency, identity_error
 
@@ -117,3 +117,11 @@ def test_thm6_smoothness_rejects_iid_init():
     fit = fit_rate(chk.T6L_DEPTHS, chk.smoothness(chk.t6_runs(kind="iid", chunks=2)))
     _assert_fails(rate_verdict(fit, chk.EXPECTED_T6_DEPTH))
     assert abs(fit.slope) < 0.2
+
+
+def test_prop5_erratum_rejects_a_positive_order():
+    """With r = 5 for sin (eta_5 = e^{-1/2}/sqrt(120) > 0) the printed constants are positive: the erratum
+    record would then fail, as it must when the printed form holds."""
+    v = chk.printed_prop5_constants("sin", r=5)
+    printed = qualitative_verdict(v["c2"] > 0 and v["c3"] > 0 and v["c4"] > 0, "r = 5")
+    _assert_fails(erratum_verdict(printed))
