@@ -603,7 +603,8 @@ def _flat(p):
 def long_time_stats(t, snaps, losses, G, Y, start=0.5):
     """Increments ||theta(t_{j+1}) - theta(t_j)|| (all blocks) on the last half: log-slope and r^2, against
     -mean(G/l)/2 (Prop. 8 (iv): ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2}); loss decay on the second half
-    against exp(-int G/l dt) (trapezoid; Prop. 8 (v) with the trajectory's own PL ratio); relative interpolation error sqrt(l(T) / l(0)) = ||F - Y||_F / ||Y||_F
+    against exp(-int G/l dt) (trapezoid; Prop. 8 (v) with the trajectory's own PL ratio); relative
+    interpolation error sqrt(l(T) / l(0)) = ||F - Y||_F / ||Y||_F
     (F(0) = 0 here)."""
     inc = np.array([np.linalg.norm(_flat(b) - _flat(a)) for a, b in zip(snaps[:-1], snaps[1:])])
     tm = 0.5 * (t[:-1] + t[1:])

@@ -150,7 +150,8 @@ class Prop5Constants:
         func = "theory.pl.Prop5Constants.assumptions"
         n, m, L, q, d, d_out = (check_int(v, k, func=func, minimum=1) for v, k in
                                 zip((n, m, L, q, d, d_out), ("n", "m", "L", "q", "d", "d_out")))
-        return {"q >= d + d'": q >= d + d_out, "m >= c1 n": m >= self.c1 * n, "L >= c2 sqrt(nq)": L >= self.c2 * math.sqrt(n * q)}
+        return {"q >= d + d'": q >= d + d_out, "m >= c1 n": m >= self.c1 * n,
+                "L >= c2 sqrt(nq)": L >= self.c2 * math.sqrt(n * q)}
 
 
 def _nq(n, q, where):
