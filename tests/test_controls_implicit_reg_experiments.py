@@ -1,0 +1,170 @@
+"""Negative controls of checks/test_implicit_reg_experiments.py (DESIGN rule 5, STYLE 19).
+
+Each control feeds a check's own predicate (its verdict function with the check's own expected
+figure) a setting that breaks the claim: i.i.d. instead of weight-tied initialisation, training times
+in the wrong order, a sample that cannot be interpolated, a smooth activation where the claim is
+about ReLU, the printed form where the claim is the corrected one (and the corrected form where the
+erratum record expects the printed one to fail), a state outside Appendix D's regime, weights outside
+the assumptions of B.5. Short ladders and horizons keep them cheap; the effects are of order one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from checks import test_implicit_reg_experiments as chk
+from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
+from theory.implicit import initialize, synthetic_data, train
+from theory.rates import bound_ratio, fit_rate, identity_error
+
+GRID = np.array([8, 16, 32, 64])
+SEEDS = range(1)
+
+
+def _assert_fails(verdict):
+    assert verdict.status == "fail", verdict.message
+
+
+def _iid_tables():
+    return chk.fig1_tables("gelu", "iid", grid=GRID, seeds=SEEDS, ref=256)
+
+
+# --------------------------------------------------------------------------- Figure 1
+
+
+def test_fig1_left_rejects_iid_init():
+    """From i.i.d. W_k the successive differences stay ~ sqrt(2qm): no 1/L law at any training time."""
+    left, _ = _iid_tables()
+    ok, fits, message = chk.panel_verdict(GRID, left)
+    assert not ok, message
+    assert all(abs(f.slope) < 0.2 for f in fits)
+
+
+def test_fig1_right_rejects_iid_init():
+    """From i.i.d. init the weights at depth L do not approach those at depth L_ref."""
+    _, right = _iid_tables()
+    ok, fits, message = chk.panel_verdict(GRID, right)
+    assert not ok, message
+
+
+def test_fig1_rejects_decreasing_training_times():
+    """The monotonicity half of the predicate: the tied-init table with its training times reversed."""
+    left, right = chk.fig1_tables("gelu", "paper", grid=GRID, seeds=SEEDS, ref=256)
+    for table in (left, right):
+        assert chk.panel_verdict(GRID, table)[0]
+        ok, _, message = chk.panel_verdict(GRID, table[::-1])
+        assert not ok and "increasing in T at every L: False" in message
+
+
+def test_horizon_rejects_iid_init():
+    left, _ = _iid_tables()
+    _assert_fails(rate_verdict(fit_rate(GRID, left[-1]), chk.EXPECTED_FIG1))
+
+
+def test_horizon_erratum_rejects_the_steps_reading():
+    """The erratum record must fail if the flow-time-500 figure showed the 1/L law: fed the flow-time-5 table."""
+    left, _ = chk.fig1_tables("gelu", "paper", grid=GRID, seeds=SEEDS, ref=256)
+    _assert_fails(erratum_verdict(rate_verdict(fit_rate(GRID, left[-1]), chk.EXPECTED_FIG1)))
+
+
+# --------------------------------------------------------------------------- Figure 2
+
+
+def test_fig2_rejects_iid_init():
+    """Independent layers: the roughness rho is ~sqrt(3) at both depths (ratio ~1, above 0.7)."""
+    rho = np.array([[[chk.roughness(getattr(p, z)) for p in chk.fig2_run(L, kind="iid", record=(25, 50))[1][1:]]
+                     for z in "VW"] for L in chk.FIG2_DEPTHS])
+    ok, ratio = chk.fig2_smooth_ok(rho)
+    assert not ok
+    assert np.all(ratio > 0.9) and np.all(rho > 1.5)
+
+
+def test_fig2_loss_rejects_uninterpolable_sample():
+    """Two equal inputs with different targets (the distinct-sample hypothesis behind Thm 6 broken):
+    the loss stalls above zero."""
+    rng = np.random.default_rng(5)
+    X, Y = synthetic_data(chk.FIG2_N, 8, rng)
+    X[1] = X[0]
+    p = initialize(8, chk.FIG2_M, 16, np.random.default_rng(0))
+    _, losses = train(X, Y, p, "gelu", lr=chk.FIG2_LR, steps=2000, train_outer=False)
+    ratio, rate, r2 = chk.loss_decay(losses)
+    assert not chk.loss_decay_ok(ratio, rate, r2)
+    floor = np.sum((Y[0] - Y[1]) ** 2) / (2 * chk.FIG2_N)  # both outputs at the mean of the two targets
+    assert losses[-1] >= 0.99 * floor
+
+
+# --------------------------------------------------------------------------- Table 1
+
+
+def test_table1_rejects_iid_in_place_of_tied():
+    grid = chk.TABLE1_GRID
+    tied, _ = chk.table1_row("gelu", "iid", seeds=SEEDS)
+    iid, _ = chk.table1_row("identity", "iid", seeds=SEEDS)
+    ok, ratio = chk.table1_smooth_ok(fit_rate(grid, tied), fit_rate(grid, iid), tied, iid)
+    assert not ok and ratio < 2.0
+
+
+def test_table1_relu_rejects_gelu():
+    """The ReLU rows' predicate must be false for a C^2 activation from tied init."""
+    grid = chk.TABLE1_GRID
+    fit_max = fit_rate(grid, chk.base.difference_table("gelu", grid=grid, seeds=SEEDS))
+    iid, _ = chk.table1_row("gelu", "iid", seeds=SEEDS)
+    assert not chk.table1_relu_ok(fit_max, fit_rate(grid, iid))
+
+
+# --------------------------------------------------------------------------- Eqs. (13), (15), (44)
+
+
+def test_eq13_rejects_printed_and_erratum_rejects_corrected():
+    _assert_fails(identity_verdict(chk.backprop_errors("printed13")[0], chk.EXPECTED_BACKPROP))
+    good = identity_verdict(chk.backprop_errors("corrected")[0], chk.EXPECTED_BACKPROP)
+    _assert_fails(erratum_verdict(good))
+
+
+def test_eq15_rejects_thesis_form_and_erratum_rejects_corrected():
+    _assert_fails(identity_verdict(chk.backprop_errors("thesis15", blocks="VW")[0], chk.EXPECTED_BACKPROP))
+    good = identity_verdict(chk.backprop_errors("corrected", blocks="VW")[0], chk.EXPECTED_BACKPROP)
+    _assert_fails(erratum_verdict(good))
+
+
+def test_backprop_variant_validates_variant():
+    p, X, Y, act = chk.backprop_instances(1)[0]
+    try:
+        chk.backprop_variant(X, Y, p, act, variant="transposed")
+    except ValueError as exc:
+        assert "`variant`" in str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("an unknown variant was accepted")
+
+
+def test_eq44_rejects_printed_and_erratum_rejects_corrected():
+    grid = chk.ADJ_GRID[:5]
+    _assert_fails(rate_verdict(fit_rate(grid, chk.adjoint_errors("printed", grid=grid, seeds=range(1))),
+                               chk.EXPECTED_ADJ))
+    good = rate_verdict(fit_rate(grid, chk.adjoint_errors("corrected", grid=grid, seeds=range(1))), chk.EXPECTED_ADJ)
+    assert good.status == "pass", good.message
+    _assert_fails(erratum_verdict(good))
+
+
+# --------------------------------------------------------------------------- B.5 and Appendix D
+
+
+def test_b5_rejects_large_residual_weights():
+    """||V_k||_F = 1e4 (the assumption ||V_k||_F <= 1 of (47) broken): ||h_k - A x|| exceeds the bound."""
+    inst = {"d": 2, "d_out": 1, "q": 3, "n": 4, "m": 6, "L": 4, "v_radius": 1e4, "aligned": True, "seed": 1}
+    lhs, rhs_qn, _ = chk.b5_sides(inst)
+    _assert_fails(bound_verdict(bound_ratio(lhs, rhs_qn), {"ratio_max": 1.0}))
+
+
+def test_appd_gradient_rejects_state_outside_regime():
+    """Odd weights positive: the odd layers are active and the closed form (even layers only) is wrong."""
+    L, x, c = 4, 1.5, 2.0
+    w = np.full(2 * L, 0.3)
+    g, exact, _ = chk.appd_gradients(L, w, x, c)
+    _assert_fails(identity_verdict(identity_error(g, exact), chk.EXPECTED_APPD_GRAD))
+
+
+def test_appd_erratum_rejects_exact_gradient():
+    L, w, x, c = chk.appd_states(1)[0]
+    g, exact, _ = chk.appd_gradients(L, w, x, c)
+    _assert_fails(erratum_verdict(identity_verdict(identity_error(exact, g), chk.EXPECTED_APPD_GRAD)))
