@@ -1,0 +1,60 @@
+"""Reduced reproductions of Figures 1 and 2 of ``implicit-reg`` (Section 5.1, Appendix E).
+
+Figure 1 (large-depth limit): GELU, n = 20, q = d = d' = 8, m = 16, A = B = I frozen, GD with lr 0.05
+(residual weights L lr) to flow time 5 (the paper's 500 steps of lr L x 1e-2), three seeds.
+Left: max_{k, t <= T} ||Z_{k+1}(t) - Z_k(t)|| against L for T = 1.25, 2.5, 5. Right: the L^2(ds)
+distance of the depth embedding Z^L(T) to Z^{1024}(T) (the paper: L = 2^14).
+Figure 2 (long-time limit): GELU, n = 5, m = 32, L = 64 (the paper's depth), lr 0.1 to flow time 400
+(the paper's 80 000 steps of 5e-3): one entry of V_k and of W_k against k at eight training times
+(lighter = later), and the loss.
+
+The runs are those of checks/test_implicit_reg_experiments.py (same settings, same seeds). Writes
+figures/out/implicit-reg__fig-1__reduced.png and implicit-reg__fig-2__reduced.png and copies them to
+figures/gallery/. Prints wall and CPU seconds.
+"""
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the runs live in the checks package
+
+from checks import test_implicit_reg_experiments as exp  # noqa: E402
+from theory.plots import save_figure, subplots  # noqa: E402
+
+FIG2_DEPTH = 64
+
+
+def figure_1():
+    left, right = exp.fig1_tables()
+    _, fig, axes = subplots(ncols=2, figsize=(11, 4.6))
+    for ax, table, ylabel, title in (
+        (axes[0], left, r"$\max_{k,\,t\leq T}\ \|Z_{k+1}(t) - Z_k(t)\|$", "successive weights: 1/L"),
+        (axes[1], right, r"$\|\mathcal{Z}^L(T) - \mathcal{Z}^{1024}(T)\|_{L^2(ds)}$",
+         "distance to the deep reference: 1/L"),
+    ):
+        _, fits, _ = exp.panel_verdict(exp.FIG1_GRID, table)
+        exp._plot_panel(ax, fits, ylabel, title)
+        ax.legend(frameon=False, fontsize=7, loc="lower left")
+    fig.suptitle("implicit-reg Figure 1 (reduced): GELU, n = 20, d = 8, m = 16, 3 seeds; T = training time")
+    return save_figure(fig, "implicit-reg/fig-1/reduced")
+
+
+def figure_2():
+    return exp.fig2_figure(FIG2_DEPTH, "implicit-reg/fig-2/reduced")
+
+
+def main():
+    wall, cpu = time.perf_counter(), time.process_time()
+    paths = [figure_1(), figure_2()]
+    Path("figures/gallery").mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        shutil.copy(path, Path("figures/gallery") / Path(path).name)
+        print(path)
+    print(f"Figures 1 and 2 (reduced): {time.perf_counter() - wall:.1f} s wall, "
+          f"{time.process_time() - cpu:.1f} s CPU")
+
+
+if __name__ == "__main__":
+    main()
