@@ -144,21 +144,22 @@ def _backward_chunk(code, n, Y, B, V, W, h, act, der, res, P, G, tmp, gV, gW):
     r"""Residual, the corrected Eq. (13) and this chunk's share of Eq. (15), for one chunk.
 
     res = H_L B^T - Y, P = p_L = (2/n) res B (the 1/n of the loss included); for k = L-1 .. 0,
-    with P = p_{k+1}:
+    with P = p_{k+1}, c_v = 1/(L sqrt m), c_w = 1/(L sqrt(m q)):
 
     .. math::
-        G = P V_{k+1}, \quad R = G \odot \sigma'(U_k), \quad
-        gV_k = P^\top \sigma(U_k), \quad gW_k = R^\top H_k, \quad
-        P \leftarrow P + \frac{R\,W_{k+1}}{L\sqrt{mq}},
+        R = c_w (P V_{k+1}) \odot \sigma'(U_k), \quad
+        gV_k = (c_v P)^\top \sigma(U_k), \quad gW_k = R^\top H_k, \quad
+        P \leftarrow P + R\,W_{k+1},
 
-    (tanh: sigma' = 1 - S^2 from the stored S; the others: the stored sigma'). gV and gW are the
-    sums over the chunk's samples without the factors 1/(L sqrt m), 1/(L sqrt(mq)) (applied by
-    :func:`_combine`). On exit P = p_0. This is p_k = p_{k+1} + (1/L) (d_1 f)^T p_{k+1} (the printed
-    (13) omits the transpose), and dl/dZ_{k+1} uses h_k with p_{k+1} (as 004's (15); the theses'
-    (3.15) print p_{k-1}). Five BLAS products and two fused passes per layer.
+    (tanh: sigma' = 1 - S^2 from the stored S; the others: the stored sigma'), the sums over the
+    chunk's samples of the gradients' terms; on exit P = p_0. This is
+    p_k = p_{k+1} + (1/L) (d_1 f)^T p_{k+1} (the printed (13) omits the transpose), and dl/dZ_{k+1}
+    uses h_k with p_{k+1} (as 004's (15); the theses' (3.15) print p_{k-1}). Five BLAS products and
+    three fused passes per layer.
     """
     L, q, m = V.shape
     dout = B.shape[0]
+    c_v = 1.0 / (L * math.sqrt(m))
     c_w = 1.0 / (L * math.sqrt(m * q))
     n0 = res.shape[0]
     np.dot(h[L], B.T, res)
@@ -172,20 +173,23 @@ def _backward_chunk(code, n, Y, B, V, W, h, act, der, res, P, G, tmp, gV, gW):
     for k in range(L - 1, -1, -1):
         S = act[k]
         np.dot(P, V[k], G)
-        np.dot(P.T, S, gV[k])
+        for i in range(n0):
+            for t in range(q):
+                tmp[i, t] = c_v * P[i, t]
+        np.dot(tmp.T, S, gV[k])
         if code == TANH:
             for i in range(n0):
                 for j in range(m):
                     s = S[i, j]
-                    G[i, j] *= 1.0 - s * s
+                    G[i, j] *= c_w * (1.0 - s * s)
         else:
             D = der[k]
             for i in range(n0):
                 for j in range(m):
-                    G[i, j] *= D[i, j]
+                    G[i, j] *= c_w * D[i, j]
         np.dot(G.T, h[k], gW[k])
         np.dot(G, W[k], tmp)
-        _axpy_rows(P, c_w, tmp, P)
+        _axpy_rows(P, 1.0, tmp, P)
 
 
 @njit(**_JIT, nogil=True)
@@ -202,26 +206,16 @@ def _chunk_pass(code, n, X, Y, A, B, V, W, h, act, der, res, P, G, tmp, gV, gW):
 
 
 @njit(**_JIT, nogil=True)
-def _combine(gV, gW, gV1, gW1, two):
-    r"""gV = (gV + gV1) / (L sqrt m), gW = (gW + gW1) / (L sqrt(m q)) (without the second terms when
-    not ``two``): the gradients of Eq. (15) from the chunks' shares, added in the order chunk 0, chunk 1."""
-    L, q, m = gV.shape
-    c_v = 1.0 / (L * math.sqrt(m))
-    c_w = 1.0 / (L * math.sqrt(m * q))
+def _combine(gV, gW, gV1, gW1):
+    """gV += gV1, gW += gW1: the gradients of Eq. (15) from the two chunks' shares (chunk 0 + chunk 1)."""
     a = gV.reshape(gV.size)
+    a1 = gV1.reshape(gV1.size)
+    for i in range(a.size):
+        a[i] += a1[i]
     b = gW.reshape(gW.size)
-    if two:
-        a1 = gV1.reshape(gV1.size)
-        b1 = gW1.reshape(gW1.size)
-        for i in range(a.size):
-            a[i] = c_v * (a[i] + a1[i])
-        for i in range(b.size):
-            b[i] = c_w * (b[i] + b1[i])
-    else:
-        for i in range(a.size):
-            a[i] = c_v * a[i]
-        for i in range(b.size):
-            b[i] = c_w * b[i]
+    b1 = gW1.reshape(gW1.size)
+    for i in range(b.size):
+        b[i] += b1[i]
 
 
 _POOL = None
@@ -252,7 +246,6 @@ def loss_grad(code, n, Xc, Yc, A, B, V, W, h, act, der, res, P, G, tmp, gV, gW, 
 
     if Xc.shape[0] == 1:
         _chunk_pass(*chunk(0, gV, gW))
-        _combine(gV, gW, gV1, gW1, False)
         return
     pool = _worker()
     job = None if pool is None else pool.submit(_chunk_pass, *chunk(1, gV1, gW1))
@@ -261,7 +254,7 @@ def loss_grad(code, n, Xc, Yc, A, B, V, W, h, act, der, res, P, G, tmp, gV, gW, 
         _chunk_pass(*chunk(1, gV1, gW1))
     else:
         job.result()
-    _combine(gV, gW, gV1, gW1, True)
+    _combine(gV, gW, gV1, gW1)
 
 
 _WORKSPACE = threading.local()
