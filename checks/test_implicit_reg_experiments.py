@@ -271,7 +271,8 @@ def test_fig2_weights(claim):
                 "rho_ratio_max": float(np.nanmax(ratio)), "rho_ratio_min": float(np.nanmin(ratio)),
                 "L_times_max_difference": lip.tolist(), "V_change_per_chunk": drift}
     message = (f"rho(L = {FIG2_DEPTHS[1]}) / rho(L = {FIG2_DEPTHS[0]}) in [{np.nanmin(ratio):.3f}, "
-               f"{np.nanmax(ratio):.3f}] over t, V, W and {len(FIG2_SEEDS)} seeds (predicted 1/2, white noise 1), max rho at "
+               f"{np.nanmax(ratio):.3f}] over t, V, W and {len(FIG2_SEEDS)} seeds (predicted 1/2, white noise 1), "
+               f"max rho at "
                f"L = {FIG2_DEPTHS[1]}: {rho[1].max():.3f}; L max_k ||Z_(k+1) - Z_k|| at the last time "
                f"{lip[1, -1]:.1f}; sup|V| change between recorded times from {drift[0]:.2g} to {drift[-1]:.2g}")
     claim.qualitative(ok, measured, message, figure=fig2_figure(FIG2_DEPTHS[1], "implicit-reg/fig-2"))
@@ -411,8 +412,9 @@ def test_table1_smooth_activations(claim):
     claim.expected = {"tied": EXPECTED_TABLE1_SMOOTH, "iid": EXPECTED_TABLE1_IID, "iid_over_tied_min": TABLE1_ORDER}
     measured = {**_table1_record(rows), "iid_over_tied_at_L128": ratios,
                 "note": "CIFAR-10 accuracies of Table 1 need a GPU; not reproduced here"}
+    expected = {"paper": EXPECTED_TABLE1_SMOOTH, "iid": EXPECTED_TABLE1_IID}
     message = "; ".join(f"{a}/{'tied' if k == 'paper' else 'iid'}: "
-                        f"{rate_verdict(f, EXPECTED_TABLE1_SMOOTH if k == 'paper' else EXPECTED_TABLE1_IID, grid_label='L').message}"
+                        f"{rate_verdict(f, expected[k], grid_label='L').message}"
                         for (a, k), (_, _, f) in rows.items())
     message += f"; i.i.d./tied at L = 128: {', '.join(f'{a} {r:.1f}' for a, r in ratios.items())}"
     claim.qualitative(all(oks), measured, message, figure=_table1_figure(rows, "implicit-reg/table-1"))
