@@ -1,4 +1,4 @@
-"""Copy the gallery figures that the checks draw (the phase diagram of ``scaling``, Fig. 7).
+"""Copy the gallery figures that the checks draw (``scaling`` Fig. 7, ``topk`` Fig. 7.1).
 
 Runs the check that draws each figure (without writing a claims report) and copies its PNG from
 figures/out/ to figures/gallery/. Run from the repository root, as `theory plots` does.
@@ -12,6 +12,7 @@ import pytest
 
 FIGURES = {
     "scaling__fig-7.png": "checks/test_scaling_limits.py::test_fig7",
+    "topk__fig-7.1.png": "checks/test_topk.py::test_fig71",
 }
 
 
