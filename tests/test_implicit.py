@@ -14,6 +14,11 @@ What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel"):
 5. ``train``: the update is the depth-scaled step of Eq. (4); small steps decrease the loss
    monotonically; frozen A, B stay the identity; clipped steps move each coordinate by <= lr clip.
 6. The contract: a table of bad inputs, accepted input kinds, no mutation, documented choices.
+7. The fused kernel at a size where the batch is split into two chunks run in two threads: agreement
+   with a batch-vectorised NumPy step (the benchmark's anchor, every activation, 1e-12), one and two
+   chunks agree, repeated calls are bitwise equal, and so are the results with the worker thread,
+   without it (``NUMBA_NUM_THREADS=1``, in this process and in a fresh interpreter) and with a worker
+   that never starts (the calling thread takes its chunk back); ``train`` follows a NumPy GD loop.
 """
 
 from __future__ import annotations
@@ -517,7 +522,7 @@ def np_batch_loss_and_gradient(X, Y, P, act):
     return float(np.sum(res * res) / n), grads
 
 
-def _two_chunk_problem(n, seed=30, d=5, q=12, m=32, L=24, d_out=3):
+def _two_chunk_problem(n, seed=30, d=5, q=16, m=72, L=24, d_out=3):
     """Generic parameters (V != 0) at a size where the samples are split into two chunks (two threads)."""
     rng = np.random.default_rng(seed)
     P = random_params(rng, d=d, q=q, m=m, L=L, d_out=d_out, scale=2.0)

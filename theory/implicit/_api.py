@@ -144,14 +144,16 @@ def _code(activation, func):
     return _CODES[check_choice(activation, "activation", ACTIVATIONS, func=func)]
 
 
-# Work n L m q from which the samples are split into two chunks whose forward and backward passes run
-# in two threads; below it, one chunk in one thread. The split depends on the sizes only (never on the
-# number of threads), and so do the results (see theory.implicit._kernels).
-_PARALLEL_WORK = 1 << 18
+# Work per layer n m q from which the samples are split into two chunks whose forward and backward
+# passes run in two threads; below it, one chunk in one thread (the worker's start, some 50 us, and
+# the smaller matrix products cost more than they save: measured on 2 cores, one chunk is faster at
+# n m q <= 16384, two are 1.2x faster at 32768 and 1.4x at 51200). The split depends on the sizes
+# only (never on the number of threads), and so do the results (see theory.implicit._kernels).
+_PARALLEL_WORK = 1 << 15
 
 
 def _chunks(n, p: Params):
-    return 2 if n >= 2 and n * p.L * p.m * p.q >= _PARALLEL_WORK else 1
+    return 2 if n >= 2 and n * p.m * p.q >= _PARALLEL_WORK else 1
 
 
 def _split(A, chunks):

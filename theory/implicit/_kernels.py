@@ -249,11 +249,14 @@ def loss_grad(code, n, Xc, Yc, A, B, V, W, h, act, der, res, P, G, tmp, gV, gW, 
         return
     pool = _worker()
     job = None if pool is None else pool.submit(_chunk_pass, *chunk(1, gV1, gW1))
-    _chunk_pass(*chunk(0, gV, gW))
-    if job is None or job.cancel():  # one thread, or the worker never started it: here, now
+    try:
+        _chunk_pass(*chunk(0, gV, gW))
+    finally:  # never leave the worker writing into the work space after returning or raising
+        here = job is None or job.cancel()  # one thread, or the worker never started chunk 1
+        if not here:
+            job.result()
+    if here:
         _chunk_pass(*chunk(1, gV1, gW1))
-    else:
-        job.result()
     _combine(gV, gW, gV1, gW1)
 
 
