@@ -4,13 +4,17 @@
 Public names: :func:`topk_mask`, :func:`topk_magnitude`, :func:`jacobian`, and the O(n) products
 :func:`jvp`, :func:`vjp` (every p in (1, inf)); the loss of §7.6, :func:`fenchel_young_loss` and
 :func:`fenchel_young_gradient`; slow reference solvers of the isotonic subproblem for tests,
-:func:`dykstra`, :func:`dykstra_printed` (Algorithm 7.7 as printed) and :func:`dual_coordinate_ascent`.
+:func:`dykstra`, :func:`dykstra_printed` (Algorithm 7.7 as printed) and :func:`dual_coordinate_ascent`;
+the soft sort and soft rank of §7.3 on the same isotonic core, :func:`soft_sort`, :func:`soft_rank`,
+:func:`soft_sort_jvp`, :func:`soft_rank_jvp`.
 """
 
 from ._api import jacobian, jvp, topk_magnitude, topk_mask, vjp
 from ._fenchel_young import fenchel_young_gradient, fenchel_young_loss
 from ._reference import ReferenceResult, dual_coordinate_ascent, dykstra, dykstra_printed
+from ._soft import soft_rank, soft_rank_jvp, soft_sort, soft_sort_jvp
 
 __all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp",
            "fenchel_young_gradient", "fenchel_young_loss",
-           "ReferenceResult", "dual_coordinate_ascent", "dykstra", "dykstra_printed"]
+           "ReferenceResult", "dual_coordinate_ascent", "dykstra", "dykstra_printed",
+           "soft_rank", "soft_rank_jvp", "soft_sort", "soft_sort_jvp"]

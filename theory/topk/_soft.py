@@ -1,0 +1,436 @@
+r"""Soft sort and soft rank: p-norm regularised linear programs over the permutahedron, solved on the
+isotonic core of :func:`theory.isotonic.isotonic_regression` (paper key ``topk``: thesis Chapter 7,
+§7.3 "LP formulations", §7.4 "recovering the previous framework", Propositions 7.2 and 7.5; the p = 2
+case is the quadratic soft sort and soft rank of Blondel, Teboul, Berthet and Djolonga (2020),
+"Fast differentiable sorting and ranking", ICML).
+
+Notation. :math:`\boldsymbol\rho=(n,n-1,\dots,1)`, :math:`P(\mathbf w)` the permutahedron of
+:math:`\mathbf w`, :math:`R(\mathbf y)=\frac\lambda p\|\mathbf y\|_p^p` (``reg`` is :math:`\lambda`),
+:math:`q=p/(p-1)`, :math:`g(y)=\mathrm{sign}(y)|y|^{p-1}=\nabla(\frac1p|y|^p)` and its inverse
+:math:`g^{-1}(z)=\mathrm{sign}(z)|z|^{q-1}`. Section 7.3 writes the hard operators as linear programs,
+:math:`\mathrm{sort}(\mathbf x)=\arg\max_{\mathbf y\in P(\mathbf x)}\langle\boldsymbol\rho,\mathbf y\rangle`
+and :math:`\mathrm{rank}(\mathbf x)=\arg\max_{\mathbf y\in P(\boldsymbol\rho)}\langle-\mathbf x,\mathbf y\rangle`
+(descending: rank 1 is the largest). Subtracting R inside the max (the φ = identity case of
+Proposition 7.2) gives the soft operators; dividing by λ,
+
+.. math::
+
+    \mathrm{softsort}(\mathbf x)=\arg\max_{\mathbf y\in P(\mathbf x)}\langle\boldsymbol\rho/\lambda,\mathbf y\rangle
+        -\tfrac1p\|\mathbf y\|_p^p,\qquad
+    \mathrm{softrank}(\mathbf x)=\arg\max_{\mathbf y\in P(\boldsymbol\rho)}\langle-\mathbf x/\lambda,\mathbf y\rangle
+        -\tfrac1p\|\mathbf y\|_p^p .
+
+Reduction (Proposition 7.5 with the LP's linear vector a, generator w): sort a decreasingly
+(:math:`\mathbf s=\mathbf a_\sigma`), solve the decreasing isotonic problem
+:math:`\mathbf v=\arg\min_{v_1\ge\dots\ge v_n}\sum_i\frac1q|s_i-v_i|^q+w_{[i]}v_i` and return
+:math:`y_{\sigma_i}=g^{-1}(s_i-v_i)`. A singleton block has :math:`y=w_{[i]}` exactly (its first-order
+condition); a pooled block B with value :math:`\gamma` has
+:math:`y_i=g^{-1}(s_i-\gamma)`, :math:`\sum_B y_i=\sum_B w_{[i]}`. For p = 2 this is the Euclidean
+projection :math:`\Pi_{P(\mathbf w)}(\mathbf a)` and a block is an average:
+sort, :math:`y_i=\mathrm{mean}_B(\mathbf x_{\rm sorted})+(\rho_i-\mathrm{mean}_B\boldsymbol\rho)/\lambda`;
+rank, :math:`y_{\sigma_i}=\mathrm{mean}_B\boldsymbol\rho+(s_i-\mathrm{mean}_B\mathbf s)`, :math:`\mathbf s`
+the sorted :math:`-\mathbf x/\lambda`. These forms are used here (no cancellation of large targets).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import as_float_array, check_finite_output, check_interval
+from ..isotonic import isotonic_regression
+
+__all__ = ["soft_rank", "soft_rank_jvp", "soft_sort", "soft_sort_jvp"]
+
+#: lower clamp of the normalised reg of soft_sort: below 1/2 the output is the hard sort (see _sort_core),
+#: so any value in (0, 1/2] gives the same result; 2^-900 keeps rho/reg finite for every n < 2^100
+_LAM_FLOOR = 2.0**-900
+
+#: root-solve settings passed to the isotonic module for p != 2, 4/3. tol = 0 disables its "Newton step
+#: below tol" exit, which can stop falsely for p > 2 (q < 2) when an iterate lands next to a target: the
+#: derivative sum |gamma - t_j|^(q-2) is huge there, so the step is tiny although g_B is far from 0
+#: (seen with all targets t = rho/reg within 1e-300 of each other). The solve then stops only at g = 0 or
+#: on a bracket of adjacent floats; the cap allows the bisection safeguard to reach them.
+_ROOT = {"tol": 0.0, "max_iter": 3000}
+
+def _validate(x, reg, p, descending, func):
+    x = as_float_array(x, "x", func=func, ndim=1, min_size=1)
+    reg = check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
+    p = check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
+    if not isinstance(descending, (bool, np.bool_)):
+        raise TypeError(f"`descending` of {func} must be a bool; got {descending!r}.")
+    return x, reg, p, bool(descending)
+
+
+def _ginv(z, p):
+    """g^{-1}(z) = sign(z)|z|^(q-1), the gradient of |z|^q/q."""
+    if p == 2.0:
+        return z
+    q = p / (p - 1.0)
+    return np.sign(z) * np.abs(z) ** (q - 1.0)
+
+
+def _block_ids(blocks, n):
+    """Block index of each position (SciPy's block convention: starts, then n)."""
+    return np.repeat(np.arange(blocks.size - 1), np.diff(blocks))
+
+
+def _block_mean(a, blocks):
+    """Per-position mean of ``a`` over its block."""
+    sums = np.add.reduceat(a, blocks[:-1])
+    return np.repeat(sums / np.diff(blocks), np.diff(blocks))
+
+
+class _Sorted:
+    """Solution in sorted coordinates: order (positions -> input indices), blocks, the isotonic fit,
+    the decreasing targets s of the isotonic problem and the normalised output ys."""
+
+    __slots__ = ("order", "blocks", "v", "s", "ys", "p")
+
+
+def _sort_core(x, reg, p, func):
+    r"""Descending soft sort. With :math:`c=2^e\ge\max|x|` (exact scaling) the operator satisfies
+    :math:`\mathrm{softsort}(c\mathbf x';\lambda)=c\,\mathrm{softsort}(\mathbf x';\lambda c^{p-1})`; on
+    :math:`|\mathbf x'|<1`, :math:`|g(x')|<1`, so the hard threshold :math:`1/\max_i(g(s_i)-g(s_{i+1}))`
+    exceeds 1/2 and clamping the normalised reg at 2^-900 changes nothing."""
+    n = x.shape[0]
+    order = np.argsort(-x, kind="stable")
+    s = x[order]
+    amax = float(np.max(np.abs(s)))
+    e = math.frexp(amax)[1] if amax > 0.0 else 0
+    sc = np.ldexp(s, -e)
+    ex = e * (p - 1.0)  # lam = reg 2^ex, exponent applied exactly by ldexp (no intermediate overflow)
+    E = math.floor(ex)
+    try:
+        lam = math.ldexp(reg * 2.0 ** (ex - E), E)
+    except OverflowError:
+        lam = math.inf
+    if not math.isfinite(lam):
+        raise ValueError(f"`reg` of {func}: reg * max|x|^(p-1) overflows (reg = {reg}, p = {p}, max|x| ~ 2^{e}); "
+                         f"rescale `x` towards unit magnitude or lower `reg`.")
+    lam = max(lam, _LAM_FLOOR)
+    rho = np.arange(n, 0, -1, dtype=np.float64)
+    t = rho / lam
+    sol = _Sorted()
+    sol.order, sol.p = order, p
+    if p == 2.0:
+        v, blocks = isotonic_regression(t - sc, increasing=False)
+        # y_i = mean_B(s) + (rho_i - mean_B rho)/lam, rho_i - mean_B rho = (a + b - 1)/2 - i (exact)
+        starts = np.repeat(blocks[:-1], np.diff(blocks))
+        ends = np.repeat(blocks[1:], np.diff(blocks))
+        centred = 0.5 * (starts + ends - 1) - np.arange(n)
+        ys = _block_mean(sc, blocks) + centred / lam
+    else:
+        v, blocks = isotonic_regression(t, p=p, c=sc, increasing=False, **_ROOT)
+        ys = _ginv(t - v, p)
+        single = np.flatnonzero(np.diff(blocks) == 1)
+        ys[blocks[single]] = sc[blocks[single]]  # a singleton's first-order condition: y_i = s_i exactly
+    sol.blocks, sol.v, sol.s = blocks, v, t
+    sol.ys = ys
+    return sol, np.ldexp(ys, e)
+
+
+def _rank_core(x, reg, p, func):
+    """Descending soft rank: the isotonic problem on s = sorted(-x/reg) with the linear term rho."""
+    n = x.shape[0]
+    with np.errstate(over="ignore", under="ignore"):
+        z = -x / reg
+    if not np.all(np.isfinite(z)):
+        raise ValueError(f"`reg` of {func}: x / reg overflows (reg = {reg}, max|x| = {np.max(np.abs(x))!r}); "
+                         f"increase `reg` or rescale `x`.")
+    order = np.argsort(x, kind="stable")  # decreasing z
+    s = z[order]
+    rho = np.arange(n, 0, -1, dtype=np.float64)
+    if p == 2.0:
+        v, blocks = isotonic_regression(s - rho, increasing=False)
+        ys = _block_mean(rho, blocks) + (s - _block_mean(s, blocks))
+        single = np.flatnonzero(np.diff(blocks) == 1)
+        ys[blocks[single]] = rho[blocks[single]]
+    else:
+        v, blocks = isotonic_regression(s, p=p, c=rho, increasing=False, **_ROOT)
+        ys = _ginv(s - v, p)
+        single = np.flatnonzero(np.diff(blocks) == 1)
+        ys[blocks[single]] = rho[blocks[single]]  # singleton: y_i = rho_i exactly (the hard rank)
+    sol = _Sorted()
+    sol.order, sol.blocks, sol.v, sol.s, sol.ys, sol.p = order, blocks, v, s, ys, p
+    out = np.empty(n)
+    out[order] = ys
+    return sol, out
+
+
+def soft_sort(x, reg=1.0, p=2.0, descending=True):
+    r"""Soft sort: the p-norm regularised sorting LP over the permutahedron of x (``topk`` §7.3-7.5).
+
+    .. math::
+
+        \mathrm{softsort}_{\lambda,p}(\mathbf x)=\arg\max_{\mathbf y\in P(\mathbf x)}
+            \langle\boldsymbol\rho,\mathbf y\rangle-\frac\lambda p\|\mathbf y\|_p^p,
+        \qquad\boldsymbol\rho=(n,\dots,1),
+
+    computed by the reduction of Proposition 7.5 (module docstring): with
+    :math:`\mathbf s=\mathrm{sort}(\mathbf x)` (decreasing) and :math:`\mathbf t=\boldsymbol\rho/\lambda`,
+    :math:`\mathbf v=\arg\min_{v_1\ge\dots\ge v_n}\sum_i\frac1q|t_i-v_i|^q+s_iv_i` and
+    :math:`y_i=\mathrm{sign}(t_i-v_i)|t_i-v_i|^{q-1}`. For p = 2 it is the Euclidean projection
+    :math:`\Pi_{P(\mathbf x)}(\boldsymbol\rho/\lambda)`, Blondel et al. (2020)'s quadratic soft sort, and
+    on each pooled block B, :math:`y_i=\mathrm{mean}_B\mathbf s+(\rho_i-\mathrm{mean}_B\boldsymbol\rho)/\lambda`.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        Finite reals, n >= 1. Never modified.
+    reg : float
+        :math:`\lambda>0`.
+    p : float
+        In (1, inf).
+    descending : bool
+        True: largest first (the thesis convention). False: increasing order, the reverse of the
+        descending output (:math:`P(\mathbf x)` and R are permutation invariant).
+
+    Returns
+    -------
+    y : ndarray, shape (n,), float64
+        In :math:`P(\mathbf x)`: sorted (decreasing, or increasing), summing to :math:`\sum x` (to rounding).
+
+    Raises
+    ------
+    TypeError
+        ``x`` not a real array; ``reg``/``p`` not real numbers; ``descending`` not a bool.
+    ValueError
+        ``x`` not 1-D, empty or not finite; ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
+        :math:`\lambda\max|x|^{p-1}` overflows (p > 1 with extreme magnitudes; rescale x).
+
+    Warns
+    -----
+    ConvergenceWarning
+        (p not in {2, 4/3}) a per-block root solve of the isotonic module reached its iteration cap.
+
+    Notes
+    -----
+    Exact regimes, with :math:`g(y)=\mathrm{sign}(y)|y|^{p-1}` and :math:`x_{[i]}` the i-th largest:
+
+    * hard sort, every p: the output is :math:`\mathrm{sort}(\mathbf x)` bit for bit iff
+      :math:`\lambda\le1/\max_i\big(g(x_{[i]})-g(x_{[i+1]})\big)` (all blocks singletons:
+      :math:`v_i=\rho_i/\lambda-g(x_{[i]})` must be non-increasing); p = 2: :math:`\lambda\le1/\max_i(x_{[i]}-x_{[i+1]})`.
+      If all entries are equal, :math:`P(\mathbf x)` is a point and the output is x for every λ.
+    * affine, p = 2: :math:`y_i=\bar x+(\rho_i-\frac{n+1}2)/\lambda` iff
+      :math:`\lambda\ge\max_{1\le k<n}\frac{k(n-k)}{2\sum_{i\le k}(x_{[i]}-\bar x)}` (this point lies in
+      :math:`P(\mathbf x)` iff each top-k partial sum is dominated; it is then the projection).
+
+    Scale: :math:`\mathrm{softsort}(c\mathbf x;\lambda)=c\,\mathrm{softsort}(\mathbf x;\lambda c^{p-1})`
+    (c > 0); p = 2 is also shift equivariant. Cost O(n log n) for p in {2, 4/3}; for other p the isotonic
+    module re-solves each pooled block at every merge (O(B^2) for a block of B entries).
+
+    References
+    ----------
+    ``topk``: §7.3 (LP formulations with the reversing permutation), §7.4 (recovering the previous
+    framework), Propositions 7.2 and 7.5. Blondel et al. (2020), "Fast differentiable sorting and
+    ranking" (the p = 2 operator).
+
+    Examples
+    --------
+    >>> soft_sort([1.0, 3.0, 2.0], reg=0.5).tolist()          # reg <= 1/max gap = 1: the hard sort
+    [3.0, 2.0, 1.0]
+    >>> soft_sort([0.0, 1.0], reg=4.0).tolist()               # affine: 0.5 +- 0.5/4
+    [0.625, 0.375]
+    """
+    func = "theory.topk.soft_sort"
+    x, reg, p, descending = _validate(x, reg, p, descending, func)
+    _, y = _sort_core(x, reg, p, func)
+    if not descending:
+        y = y[::-1].copy()
+    return check_finite_output(y, "the soft sort", func=func, hint="Rescale `x` towards unit magnitude.")
+
+
+def soft_rank(x, reg=1.0, p=2.0, descending=True):
+    r"""Soft rank: the p-norm regularised ranking LP over the permutahedron of ρ (``topk`` §7.3-7.5).
+
+    .. math::
+
+        \mathrm{softrank}_{\lambda,p}(\mathbf x)=\arg\max_{\mathbf y\in P(\boldsymbol\rho)}
+            \langle-\mathbf x,\mathbf y\rangle-\frac\lambda p\|\mathbf y\|_p^p,
+        \qquad\boldsymbol\rho=(n,\dots,1),
+
+    rank 1 for the largest entry (descending). Reduction (Proposition 7.5): σ sorts x increasingly,
+    :math:`\mathbf s=-\mathbf x_\sigma/\lambda` (decreasing),
+    :math:`\mathbf v=\arg\min_{v_1\ge\dots\ge v_n}\sum_i\frac1q|s_i-v_i|^q+\rho_iv_i`,
+    :math:`y_{\sigma_i}=\mathrm{sign}(s_i-v_i)|s_i-v_i|^{q-1}`. For p = 2 it is
+    :math:`\Pi_{P(\boldsymbol\rho)}(-\mathbf x/\lambda)`, Blondel et al. (2020)'s quadratic soft rank;
+    on a pooled block, :math:`y_{\sigma_i}=\mathrm{mean}_B\boldsymbol\rho+s_i-\mathrm{mean}_B\mathbf s`.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        Finite reals, n >= 1. Never modified.
+    reg : float
+        :math:`\lambda>0`.
+    p : float
+        In (1, inf).
+    descending : bool
+        True: rank 1 for the largest (thesis convention). False: rank 1 for the smallest, i.e.
+        ``soft_rank(-x)``.
+
+    Returns
+    -------
+    y : ndarray, shape (n,), float64
+        In :math:`P(\boldsymbol\rho)`: entries in [1, n], summing to n(n+1)/2 (to rounding).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`soft_sort`; a ValueError when x / reg overflows.
+
+    Warns
+    -----
+    ConvergenceWarning
+        (p not in {2, 4/3}) a per-block root solve reached its iteration cap.
+
+    Notes
+    -----
+    Exact regimes, with :math:`x_{(1)}\le\dots\le x_{(n)}` the increasing order statistics:
+
+    * hard rank, every p: the output is :math:`\mathrm{rank}(\mathbf x)` bit for bit iff
+      :math:`\lambda\le\min_{1\le i<n}\frac{x_{(i+1)}-x_{(i)}}{(n-i+1)^{p-1}-(n-i)^{p-1}}`
+      (singletons need :math:`v_i=s_i-\rho_i^{p-1}` non-increasing); p = 2: λ at most the smallest gap.
+      Ties in x give threshold 0: tied entries always share an averaged rank.
+    * affine, p = 2: :math:`\mathbf y=\frac{n+1}2\mathbf 1+(\bar x\mathbf 1-\mathbf x)/\lambda` iff
+      :math:`\lambda\ge\max_{1\le k<n}\frac{2\sum_{i\le k}(\bar x-x_{(i)})}{k(n-k)}`.
+
+    Permutation equivariant; for p = 2 shift invariant and :math:`\mathrm{softrank}(c\mathbf x;c\lambda)=
+    \mathrm{softrank}(\mathbf x;\lambda)`. Cost as :func:`soft_sort`.
+
+    References
+    ----------
+    ``topk``: §7.3, §7.4, Propositions 7.2 and 7.5. Blondel et al. (2020) (the p = 2 operator).
+
+    Examples
+    --------
+    >>> soft_rank([1.0, 3.0, 2.0], reg=0.5).tolist()          # reg <= min gap = 1: the hard rank
+    [3.0, 1.0, 2.0]
+    >>> soft_rank([0.0, 1.0], reg=4.0).tolist()               # affine: 1.5 +- 0.5/4
+    [1.625, 1.375]
+    """
+    func = "theory.topk.soft_rank"
+    x, reg, p, descending = _validate(x, reg, p, descending, func)
+    _, y = _rank_core(-x if not descending else x, reg, p, func)
+    return check_finite_output(y, "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
+
+
+def _alpha(d, p):
+    """(q-1)|d|^(q-2), the derivative of g^{-1} at d (inf at d = 0 when p > 2)."""
+    if p == 2.0:
+        return np.ones_like(d)
+    q = p / (p - 1.0)
+    with np.errstate(divide="ignore"):
+        return (q - 1.0) * np.abs(d) ** (q - 2.0)
+
+
+def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
+    r"""Jacobian-vector product of :func:`soft_sort` from its pooled blocks (``topk`` Proposition 7.8,
+    φ = identity, applied to the sort's isotonic problem).
+
+    In sorted coordinates (:math:`\dot{\mathbf s}=\dot{\mathbf x}_\sigma`), a pooled block B has
+    :math:`\sum_{B}y_i=\sum_B s_i` and :math:`y_i=g^{-1}(t_i-\gamma)` with t fixed, so
+    :math:`\dot y_i=\alpha_i\sum_{j\in B}\dot s_j/\sum_{j\in B}\alpha_j`,
+    :math:`\alpha_j=|t_j-\gamma|^{q-2}` (p = 2: the block average of :math:`\dot{\mathbf s}`); a singleton
+    has :math:`\dot y_i=\dot s_i`. Where some :math:`\alpha_j` is infinite (p > 2, an output at 0) the
+    block's derivative goes to those entries, equally (the limit). Cost O(n) after the forward pass.
+
+    Parameters
+    ----------
+    x, reg, p, descending
+        As :func:`soft_sort`.
+    tangent : array_like, shape (n,)
+        Finite direction :math:`\dot{\mathbf x}`.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        :math:`J\dot{\mathbf x}`, J the Jacobian of the piece selected by the sort and the blocks (at a
+        kink, an element of the Clarke generalized Jacobian; ties of v are pooled).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`soft_sort`; ``tangent`` of another shape or not finite.
+
+    Examples
+    --------
+    >>> soft_sort_jvp([0.0, 1.0], [1.0, 0.0], reg=4.0).tolist()   # one block: the average
+    [0.5, 0.5]
+    """
+    func = "theory.topk.soft_sort_jvp"
+    x, reg, p, descending = _validate(x, reg, p, descending, func)
+    dx = as_float_array(tangent, "tangent", func=func, shape=(x.shape[0],))
+    sol, _ = _sort_core(x, reg, p, func)
+    ds = dx[sol.order]
+    blocks = sol.blocks
+    alpha = _alpha(sol.s - sol.v, p)
+    ids = _block_ids(blocks, x.shape[0])
+    inf = np.isinf(alpha)
+    if np.any(inf):
+        has_inf = np.add.reduceat(inf.astype(float), blocks[:-1]) > 0
+        alpha = np.where(has_inf[ids], inf.astype(float), alpha)
+    num = np.add.reduceat(ds, blocks[:-1])  # sum_B ds
+    den = np.add.reduceat(alpha, blocks[:-1])
+    out = alpha * (num / den)[ids]
+    single = np.diff(blocks) == 1
+    out[single[ids]] = ds[single[ids]]
+    if not descending:
+        out = out[::-1].copy()
+    return check_finite_output(out, "the product", func=func)
+
+
+def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
+    r"""Jacobian-vector product of :func:`soft_rank` from its pooled blocks (``topk`` Proposition 7.8,
+    φ = identity).
+
+    In sorted coordinates (:math:`\dot{\mathbf s}=-\dot{\mathbf x}_\sigma/\lambda`), a pooled block B with
+    value γ has :math:`\partial\gamma/\partial s_j=\alpha_j/\sum_B\alpha`,
+    :math:`\alpha_j=(q-1)|s_j-\gamma|^{q-2}`, so
+    :math:`\dot y_i=\alpha_i\big(\dot s_i-\sum_{j\in B}\alpha_j\dot s_j/\sum_{j\in B}\alpha_j\big)`
+    (p = 2: :math:`\dot s_i` minus the block average); singletons have :math:`\dot y_i=0` (the hard rank is
+    locally constant). The Jacobian is symmetric negative semidefinite. Cost O(n) after the forward pass.
+
+    Parameters
+    ----------
+    x, reg, p, descending
+        As :func:`soft_rank`.
+    tangent : array_like, shape (n,)
+        Finite direction.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`soft_rank`; ``tangent`` of another shape or not finite.
+    NonFiniteError
+        The derivative is infinite (p > 2 with a pooled output at 0 cannot occur for ranks >= 1 except
+        through rounding; reported rather than returned).
+
+    Examples
+    --------
+    >>> soft_rank_jvp([0.0, 1.0], [1.0, 0.0], reg=4.0).tolist()
+    [-0.125, 0.125]
+    """
+    func = "theory.topk.soft_rank_jvp"
+    x, reg, p, descending = _validate(x, reg, p, descending, func)
+    dx = as_float_array(tangent, "tangent", func=func, shape=(x.shape[0],))
+    if not descending:
+        x, dx = -x, -dx
+    sol, _ = _rank_core(x, reg, p, func)
+    ds = -dx[sol.order] / reg
+    blocks = sol.blocks
+    ids = _block_ids(blocks, x.shape[0])
+    alpha = _alpha(sol.s - sol.v, p)
+    num = np.add.reduceat(alpha * ds, blocks[:-1])
+    den = np.add.reduceat(alpha, blocks[:-1])
+    outs = alpha * (ds - (num / den)[ids])
+    single = np.diff(blocks) == 1
+    outs[single[ids]] = 0.0
+    out = np.empty_like(outs)
+    out[sol.order] = outs
+    return check_finite_output(out, "the product", func=func, hint="The derivative is infinite here.")
