@@ -302,3 +302,27 @@ def test_eq72_rejects_unit_simplex():
         hard[np.argsort(-x)[:k]] = 1.0
         errs.append(np.max(np.abs(chk.lp_argmax_p1k(x, 1) - hard)))
     _assert_fails(identity_verdict(identity_error(np.array(errs), 0.0), {"atol": 1e-9}))
+
+
+# --------------------------------------------------------------------------- §7.3 soft sort and soft rank
+
+def test_soft_sort_rejects_wrong_reg():
+    """The isotonic soft sort/rank at reg against the permutahedron LP solved at 2 reg."""
+    rng = np.random.default_rng(13)
+    errs = []
+    for n, reg, p in ((4, 0.7, 2.0), (5, 1.5, 4.0 / 3.0), (6, 3.0, 3.0)):
+        errs.extend(chk.soft_lp_errors(rng.standard_normal(n), reg, p, ref_reg=2.0 * reg))
+    _assert_fails(identity_verdict(identity_error(np.array(errs), 0.0), {"atol": chk.SOFT_LP_ATOL}))
+
+
+def test_soft_sort_rejects_p2_thresholds_for_other_p():
+    """The p = 2 hard thresholds (1/max gap for the sort, min gap for the rank) used at p = 3 and 4/3:
+    the regime table no longer matches the prediction (exact below, not above)."""
+    tables, preds = [], []
+    for p in (3.0, 4.0 / 3.0):
+        for x in chk.soft_hard_inputs()[2:6]:
+            ts = 1.0 / np.max(-np.diff(np.sort(x)[::-1]))
+            tr = chk.hard_rank_threshold(x, p, power=1.0)
+            tables.append(chk.soft_hard_table(x, p, thr_sort=ts, thr_rank=tr))
+            preds.append(np.tile((chk.SOFT_RATIOS <= 1.0).astype(float), (2, 1)))
+    _assert_fails(identity_verdict(identity_error(np.array(tables), np.array(preds)), {"atol": chk.SOFT_LP_ATOL}))

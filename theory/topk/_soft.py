@@ -211,7 +211,8 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
 
     * hard sort, every p: the output is :math:`\mathrm{sort}(\mathbf x)` bit for bit iff
       :math:`\lambda\le1/\max_i\big(g(x_{[i]})-g(x_{[i+1]})\big)` (all blocks singletons:
-      :math:`v_i=\rho_i/\lambda-g(x_{[i]})` must be non-increasing); p = 2: :math:`\lambda\le1/\max_i(x_{[i]}-x_{[i+1]})`.
+      :math:`v_i=\rho_i/\lambda-g(x_{[i]})` must be non-increasing); p = 2:
+      :math:`\lambda\le1/\max_i(x_{[i]}-x_{[i+1]})`.
       If all entries are equal, :math:`P(\mathbf x)` is a point and the output is x for every λ.
     * affine, p = 2: :math:`y_i=\bar x+(\rho_i-\frac{n+1}2)/\lambda` iff
       :math:`\lambda\ge\max_{1\le k<n}\frac{k(n-k)}{2\sum_{i\le k}(x_{[i]}-\bar x)}` (this point lies in
@@ -219,7 +220,9 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
 
     Scale: :math:`\mathrm{softsort}(c\mathbf x;\lambda)=c\,\mathrm{softsort}(\mathbf x;\lambda c^{p-1})`
     (c > 0); p = 2 is also shift equivariant. Cost O(n log n) for p in {2, 4/3}; for other p the isotonic
-    module re-solves each pooled block at every merge (O(B^2) for a block of B entries).
+    module re-solves each pooled block at every merge (O(B^2) for a block of B entries). For p > 2 an
+    output near 0 in a pooled block is computed as :math:`|t_i-\gamma|^{q-1}` with q - 1 < 1, so a rounding
+    error e of :math:`t_i-\gamma` shows as about :math:`e^{q-1}` (intrinsic conditioning).
 
     References
     ----------
