@@ -499,9 +499,10 @@ def test_arbitrary_inputs_raise_only_our_errors(X, A, V, W, B):
 
 
 def np_batch_loss_and_gradient(X, Y, P, act):
-    """Loss and gradients vectorised over the batch (one matrix product per layer and quantity), as the anchor
-    of benchmarks/bench_implicit.py but for every activation: H_{k+1} = H_k + sigma(H_k W^T / sqrt q) V^T / (L sqrt m),
-    P_k = P_{k+1} + ((P_{k+1} V) * sigma'(U_k)) W / (L sqrt(m q)), dl/dV = P^T S / (L sqrt m), dl/dW = R^T H / (L sqrt(mq))."""
+    """Loss and gradients vectorised over the batch (one matrix product per layer and quantity), as the
+    anchor of benchmarks/bench_implicit.py but for every activation:
+    H_{k+1} = H_k + sigma(U_k) V^T / (L sqrt m) with U_k = H_k W^T / sqrt q; R = (P_{k+1} V) * sigma'(U_k),
+    P_k = P_{k+1} + R W / (L sqrt(m q)), dl/dV = P_{k+1}^T sigma(U_k) / (L sqrt m), dl/dW = R^T H_k / (L sqrt(m q))."""
     A, V, W, B = P["A"], P["V"], P["W"], P["B"]
     L, q, m = V.shape
     n = X.shape[0]
