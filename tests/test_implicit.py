@@ -495,7 +495,7 @@ def test_arbitrary_inputs_raise_only_our_errors(X, A, V, W, B):
 
 
 
-# ---------------------------------------------------------------- 7. the fused kernel: NumPy anchor, determinism, threads
+# ---------------------------------------------------------------- 7. fused kernel: NumPy anchor, determinism, threads
 
 
 def np_batch_loss_and_gradient(X, Y, P, act):
