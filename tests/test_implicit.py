@@ -625,6 +625,31 @@ def test_gradient_with_one_numba_thread_in_a_fresh_interpreter(tmp_path):
         assert np.array_equal(out[name], getattr(g, name)), name
 
 
+def test_results_do_not_share_memory_between_calls():
+    """The work space is reused between calls of the same shapes; no returned array lives in it."""
+    X, Y, P = _two_chunk_problem(31)
+    loss, g = loss_and_gradient(X, Y, P, "gelu")
+    kept = (loss, {name: getattr(g, name).copy() for name in "AVWB"})
+    h, F = forward(X, P, "gelu")
+    h_kept, F_kept = h.copy(), F.copy()
+    for act in ACTIVATIONS:  # same shapes, other values
+        loss_and_gradient(2.0 * X, Y - 1.0, P, act)
+        forward(X - 1.0, P, act)
+    assert loss == kept[0] and all(np.array_equal(getattr(g, k), kept[1][k]) for k in "AVWB")
+    assert np.array_equal(h, h_kept) and np.array_equal(F, F_kept)
+
+
+@pytest.mark.parametrize("act, scale, where", [("identity", 1e305, "hidden states"), ("tanh", 1e200, "overflowed")])
+def test_overflow_with_two_chunks_is_reported(act, scale, where):
+    """Overflow in the states (seen at h_L) or in the output, with the batch split into two threads' chunks."""
+    X, Y, P = _two_chunk_problem(33)
+    P = dict(P, V=scale * np.ones_like(P["V"])) if where == "hidden states" else dict(P, B=scale * np.ones_like(P["B"]))
+    with pytest.raises(NonFiniteError, match=where):
+        loss_and_gradient(X, Y, P, act)
+    with pytest.raises(NonFiniteError, match=where):
+        train(X, Y, P, act, lr=1e-3, steps=2)
+
+
 def test_training_matches_a_numpy_gd_loop():
     """train (the fused kernel at every step) follows GD of Eq. (4) written with the NumPy anchor."""
     X, Y, P = _two_chunk_problem(30)
