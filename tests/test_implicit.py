@@ -179,6 +179,24 @@ def test_single_layer_hand_case():
     assert F[0, 0] == -7.5
 
 
+@pytest.mark.parametrize("n", [4, 64])  # one chunk, and two chunks (the threaded path)
+def test_inputs_are_read_not_written(n):
+    # forward and loss_and_gradient read the caller's arrays in place (no defensive copy): they must
+    # leave them bitwise unchanged and return arrays that share no memory with them.
+    rng = np.random.default_rng(30)
+    P = random_params(rng, d=3, q=16, m=64, L=4, d_out=2)
+    X, Y = rng.standard_normal((n, 3)), rng.standard_normal((n, 2))
+    before = {k: v.copy() for k, v in P.items()}
+    x_before, y_before = X.copy(), Y.copy()
+    h, F = forward(X, P, "tanh")
+    _, g = loss_and_gradient(X, Y, P, "tanh")
+    for k in "AVWB":
+        assert np.array_equal(P[k], before[k]), k
+        for out in (h, F, getattr(g, k)):
+            assert not np.shares_memory(out, P[k]), k
+    assert np.array_equal(X, x_before) and np.array_equal(Y, y_before)
+
+
 # ---------------------------------------------------------------- 2-3. gradients
 
 

@@ -93,8 +93,12 @@ class Params:
         return {"A": self.A, "V": self.V, "W": self.W, "B": self.B}
 
 
-def _as_params(params, func, name="params") -> Params:
-    """Validated float64 C-contiguous copy of ``params`` (a :class:`Params` or a mapping A, V, W, B)."""
+def _as_params(params, func, name="params", copy=True) -> Params:
+    """Validated float64 C-contiguous ``params`` (a :class:`Params` or a mapping A, V, W, B).
+
+    ``copy=True`` returns new arrays (for callers that update them in place, as :func:`train`);
+    ``copy=False`` passes arrays that are already float64 and C-contiguous through for reading.
+    """
     if isinstance(params, Params):
         raw = params.as_dict()
     elif isinstance(params, Mapping):
@@ -105,20 +109,20 @@ def _as_params(params, func, name="params") -> Params:
     else:
         raise TypeError(f"`{name}` of {func} must be a theory.implicit.Params or a mapping with keys A, V, W, B; "
                         f"got {type(params).__name__}.")
-    A = as_float_array(raw["A"], f"{name}.A", func=func, ndim=2, copy=True)
+    A = as_float_array(raw["A"], f"{name}.A", func=func, ndim=2, copy=copy)
     q, d = A.shape
     if q < 1 or d < 1:
         raise ValueError(f"`{name}.A` of {func} must have shape (q, d) with q, d >= 1; got {A.shape}.")
-    V = as_float_array(raw["V"], f"{name}.V", func=func, ndim=3, copy=True)
+    V = as_float_array(raw["V"], f"{name}.V", func=func, ndim=3, copy=copy)
     L, qv, m = V.shape
     if L < 1 or m < 1 or qv != q:
         raise ValueError(f"`{name}.V` of {func} must have shape (L, q, m) with L, m >= 1 and q = {q} from "
                          f"`{name}.A`; got {V.shape}.")
-    W = as_float_array(raw["W"], f"{name}.W", func=func, ndim=3, copy=True)
+    W = as_float_array(raw["W"], f"{name}.W", func=func, ndim=3, copy=copy)
     if W.shape != (L, m, q):
         raise ValueError(f"`{name}.W` of {func} must have shape (L, m, q) = ({L}, {m}, {q}) from `{name}.V`; "
                          f"got {W.shape}.")
-    B = as_float_array(raw["B"], f"{name}.B", func=func, ndim=2, copy=True)
+    B = as_float_array(raw["B"], f"{name}.B", func=func, ndim=2, copy=copy)
     if B.shape[0] < 1 or B.shape[1] != q:
         raise ValueError(f"`{name}.B` of {func} must have shape (d', q) with d' >= 1 and q = {q}; got {B.shape}.")
     return Params(A, V, W, B)
@@ -262,7 +266,7 @@ def forward(X, params, activation="tanh"):
     """
     func = "theory.implicit.forward"
     code = _code(activation, func)
-    p = _as_params(params, func)
+    p = _as_params(params, func, copy=False)  # read only
     X = _as_X(X, p, func)
     h, _, F = _forward(code, X, p, func)
     return h, F
@@ -313,7 +317,7 @@ def loss_and_gradient(X, Y, params, activation="tanh"):
     """
     func = "theory.implicit.loss_and_gradient"
     code = _code(activation, func)
-    p = _as_params(params, func)
+    p = _as_params(params, func, copy=False)  # read only
     X = _as_X(X, p, func)
     Y = _as_Y(Y, X.shape[0], p, func)
     return _loss_grad(code, X, Y, p, func)
