@@ -298,3 +298,76 @@ def test_fuzz_only_our_errors(y, w, p, increasing):
         return
     assert x.dtype == np.float64 and np.all(np.isfinite(x))
     assert blocks[0] == 0 and blocks[-1] == x.size
+
+
+# ---------------------------------------------------------------------------------------------------
+# 4. Validation fused into the p = 2 kernel (finiteness of y, positivity and finite sum of w)
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_kernel_weight_status():
+    y = np.array([3.0, 1.0, 2.0, 0.5, 4.0])
+    for w, want in [([1.0, 1.0, 0.0, 1.0, 1.0], _kernels.BAD_WEIGHT),   # absorbed by a look-ahead
+                    ([1.0, -1.0, 1.0, 1.0, 1.0], _kernels.BAD_WEIGHT),  # pooled on arrival
+                    ([1.0, 1.0, 1.0, 1.0, np.nan], _kernels.BAD_WEIGHT),  # pushed
+                    ([-0.0, 1.0, 1.0, 1.0, 1.0], _kernels.BAD_WEIGHT),  # first element
+                    ([1e308, 1.0, 1.0, 1.0, 1e308], _kernels.WEIGHT_SUM),
+                    ([1.0, 1.0, 1.0, 1.0, 1.0], _kernels.OK)]:
+        with np.errstate(all="ignore"):
+            _, status = _kernels._pav(y, np.array(w), False, np.empty(5), np.empty(5), np.empty(6, dtype=np.intp))
+        assert status == want, (w, status)
+    # the same weights with unit=True are ignored
+    _, status = _kernels._pav(y, np.array([-1.0]), True, np.empty(5), np.empty(5), np.empty(6, dtype=np.intp))
+    assert status == _kernels.OK
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("increasing", [True, False])
+def test_nonfinite_y_found_by_the_kernel(bad, weighted, increasing):
+    # every position of a sequence that pools heavily (pushed, pooled, absorbed, popped elements),
+    # also next to values near the overflow threshold (the rescaling path must not hide the NaN)
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal(25)[::-1].copy()
+    for scale in (1.0, 1.5e308 / np.max(np.abs(base))):
+        for j in range(base.size):
+            y = base * scale
+            y[j] = bad
+            w = rng.uniform(0.5, 2.0, y.size) if weighted else None
+            with pytest.raises(ValueError, match="`y` of " + FUNC + " must be finite"):
+                isotonic_regression(y, w, increasing=increasing)
+
+
+def test_error_precedence_unchanged():
+    # y is reported before w, w before p, as when every check ran up front
+    with pytest.raises(ValueError, match="`y` of " + FUNC + " must be finite"):
+        isotonic_regression([1.0, np.nan], w=[1.0, -1.0])
+    with pytest.raises(ValueError, match="`y` of " + FUNC + " must be finite"):
+        isotonic_regression([np.inf, 1.0], w=[1e308, 1e308])
+    with pytest.raises(ValueError, match="`w` of " + FUNC + " must be finite"):
+        isotonic_regression([1.0, 2.0], w=[np.inf, 1.0])
+    with pytest.raises(ValueError, match="`w` of " + FUNC + " must be positive"):
+        isotonic_regression([1.0, 2.0, 0.0], w=[1.0, 0.0, 2.0], increasing=False)
+    with pytest.raises(ValueError, match="`y` of " + FUNC + " must be finite"):
+        isotonic_regression([1.0, np.nan], p=3.0)
+    with pytest.raises(ValueError, match="`w` of " + FUNC + " must be positive"):
+        isotonic_regression([1.0, 2.0], w=[1.0, 0.0], p=3.0)
+
+
+def test_large_n_nonfinite_and_bad_weight_at_the_end():
+    rng = np.random.default_rng(12)
+    n = 200_000
+    y = np.linspace(0.0, 3.0, n) + rng.standard_normal(n)
+    w = rng.uniform(0.5, 2.0, n)
+    y_bad = y.copy()
+    y_bad[-1] = np.nan
+    with pytest.raises(ValueError, match="`y` of " + FUNC + " must be finite"):
+        isotonic_regression(y_bad, w)
+    w_bad = w.copy()
+    w_bad[-1] = 0.0
+    with pytest.raises(ValueError, match="`w` of " + FUNC + " must be positive"):
+        isotonic_regression(y, w_bad)
+    x, blocks = isotonic_regression(y, w)
+    xs, bs = scipy_ref(y, w)
+    np.testing.assert_array_equal(x, xs)
+    np.testing.assert_array_equal(blocks, bs)

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import NonFiniteError, as_float_array, check_finite_output
+from .._validation import NonFiniteError, all_finite, as_float_array, check_finite_output
 from . import _kernels
 
 __all__ = ["ConvergenceWarning", "isotonic_regression"]
@@ -139,7 +139,12 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=1
     """
     if not isinstance(increasing, (bool, np.bool_)):
         raise TypeError(f"`increasing` of {_FUNC} must be a bool; got {increasing!r}.")
-    y_arr = as_float_array(np.atleast_1d(y) if np.ndim(y) == 0 and _is_real(y) else y, "y", func=_FUNC, ndim=1)
+    # p = 2 without c (the common case): the finiteness of y and the checks of w are fused into the
+    # kernel's single pass; a kernel status other than OK sends the call through _validate_y_w, which
+    # raises exactly what the checks made up front would have raised, in the same order.
+    fused = c is None and _is_real(p) and p == 2
+    y_arr = as_float_array(np.atleast_1d(y) if np.ndim(y) == 0 and _is_real(y) else y, "y", func=_FUNC, ndim=1,
+                           finite=not fused)
     n = y_arr.shape[0]
     unit = w is None
     if unit:
@@ -147,15 +152,8 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=1
     else:
         w_arr = as_float_array(np.atleast_1d(w) if np.ndim(w) == 0 and _is_real(w) else w, "w", func=_FUNC,
                                shape=(n,), finite=False)
-        code = _kernels._weights_status(w_arr) if n else 0  # one fused pass: positive, finite, finite sum
-        if code == 1:
-            if not np.all(np.isfinite(w_arr)):
-                raise ValueError(f"`w` of {_FUNC} must be finite; got NaN or inf.")
-            raise ValueError(f"`w` of {_FUNC} must be positive; got min(w) = {w_arr.min()!r}.")
-        if code == 2:
-            if not np.all(np.isfinite(w_arr)):
-                raise ValueError(f"`w` of {_FUNC} must be finite; got NaN or inf.")
-            raise ValueError(f"`w` of {_FUNC} must have a finite sum; got sum(w) = inf.")
+        if not fused and n:
+            _validate_y_w(y_arr, w_arr, _kernels._weights_status(w_arr), check_y=False)
     p = _check_p(p)
     if c is not None:
         c_arr = as_float_array(np.atleast_1d(c) if np.ndim(c) == 0 and _is_real(c) else c, "c", func=_FUNC,
@@ -184,7 +182,7 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=1
             c_arr = c_arr[::-1].copy()
 
     if p == 2.0:
-        x, blocks = _fit(y_arr, w_arr, unit, n)
+        x, blocks = _fit(y_arr, w_arr, unit, n, y_checked=not fused)
     else:
         x, blocks = _fit_pnorm(y_arr, np.ones(n) if unit else w_arr,
                                np.zeros(n) if c is None else np.ascontiguousarray(c_arr, dtype=np.float64),
@@ -223,13 +221,39 @@ def _is_real(v):
     return isinstance(v, (numbers.Real, np.number)) and not isinstance(v, (bool, np.bool_))
 
 
-def _fit(y, w, unit, n):
-    """Run the kernel; on overflow rerun on y scaled by a power of two (exact), then scale back."""
+def _validate_y_w(y, w, code, *, check_y):
+    """Raise the error of an invalid ``y`` (when ``check_y``) or of invalid weights (``code`` from
+    :func:`_kernels._weights_status`: 1 some w_i not > 0, 2 an infinite sum); return if all is valid."""
+    if check_y and not all_finite(y):
+        raise ValueError(f"`y` of {_FUNC} must be finite; got NaN or inf.")
+    if code == 1:
+        if not np.all(np.isfinite(w)):
+            raise ValueError(f"`w` of {_FUNC} must be finite; got NaN or inf.")
+        raise ValueError(f"`w` of {_FUNC} must be positive; got min(w) = {w.min()!r}.")
+    if code == 2:
+        if not np.all(np.isfinite(w)):
+            raise ValueError(f"`w` of {_FUNC} must be finite; got NaN or inf.")
+        raise ValueError(f"`w` of {_FUNC} must have a finite sum; got sum(w) = inf.")
+
+
+def _fit(y, w, unit, n, *, y_checked):
+    """Run the kernel; on overflow rerun on y scaled by a power of two (exact), then scale back.
+
+    Unless ``y_checked``, y may hold NaN or inf and w is unchecked: the kernel validates w on the fly,
+    and a non-finite y shows as a non-finite block value (a NaN or inf element makes its block's sum
+    non-finite), so y is checked only when the kernel reports one. Status OK implies that every block
+    value, hence x, is finite: no further pass over x.
+    """
     x = np.empty(n)
     wb = np.empty(n)
     r = np.empty(n + 1, dtype=np.intp)
     nb, status = _kernels._pav(y, w, unit, x, wb, r)
+    if status == _kernels.BAD_WEIGHT or status == _kernels.WEIGHT_SUM:
+        _validate_y_w(y, w, 1 if status == _kernels.BAD_WEIGHT else 2, check_y=not y_checked)
+        raise AssertionError("unreachable: the kernel reported invalid weights that pass validation")
     if status == _kernels.NONFINITE:
+        if not y_checked:
+            _validate_y_w(y, w, 0, check_y=True)
         # max|y| * sum(w) bounds every pooled weighted sum; scale it under 2^1000 (frexp: no overflow)
         e_y = math.frexp(float(np.max(np.abs(y))))[1]
         e_w = math.frexp(float(n) if unit else float(np.sum(w)))[1]
@@ -238,7 +262,7 @@ def _fit(y, w, unit, n):
         if status != _kernels.OK:  # cannot happen with the bound above; never let inf or NaN out silently
             raise NonFiniteError(f"{_FUNC}: a pooled weighted sum overflowed even after rescaling y by 2^{k}.")
         x = np.ldexp(x, -k)
-    check_finite_output(x, "the fit x", func=_FUNC)
+        check_finite_output(x, "the fit x", func=_FUNC)
     return x, r[: nb + 1].copy()
 
 

@@ -12,6 +12,8 @@ code  name               meaning
 ====  =================  ===========================================================
 0     OK                 x holds the solution, r[:nblocks + 1] the block starts and n
 1     NONFINITE          a pooled weighted sum overflowed: some block value is inf/NaN
+3     BAD_WEIGHT         some w_i is not > 0 (NaN included); x and r are meaningless
+4     WEIGHT_SUM         the running total of the weights is not finite; x and r meaningless
 ====  =================  ===========================================================
 """
 
@@ -20,6 +22,7 @@ import math
 from numba import njit
 
 OK, NONFINITE = 0, 1
+BAD_WEIGHT, WEIGHT_SUM = 3, 4  # _pav only: validation of the weights fused into the pass
 
 # The house flags (theory.resnet._kernels) minus "contract": with it LLVM may fuse S + w * y into one
 # fused multiply-add (one rounding instead of two), and the pooled sums would then differ in the last
@@ -55,9 +58,11 @@ def _pav(y, w, unit, x, wb, r):
 
     Parameters (shapes with n = y.size >= 1)
     ----------------------------------------
-    y : (n,) float64, read only.
-    w : (n,) float64 positive weights, read only; ignored (any size) when ``unit`` is True, which
-        means w_i = 1 for every i.
+    y : (n,) float64, read only; not validated (a NaN or inf makes some block value non-finite, which
+        is reported as NONFINITE).
+    w : (n,) float64 weights, read only; ignored (any size) when ``unit`` is True, which means w_i = 1
+        for every i. Validated on the fly: every w_i is read once, in increasing i, so the running
+        total accumulates in the order of :func:`_weights_status`.
     unit : bool.
     x : (n,) float64 output, the fitted values. Also used as the stack of block values.
     wb : (n,) float64 scratch, the stack of block weights W_B = sum_{i in B} w_i.
@@ -65,7 +70,9 @@ def _pav(y, w, unit, x, wb, r):
 
     Returns
     -------
-    (nblocks, status) : number of blocks and a status code (module docstring).
+    (nblocks, status) : number of blocks and a status code: BAD_WEIGHT if some w_i is not > 0 (NaN
+    included), else WEIGHT_SUM if sum(w) is not finite, else NONFINITE if some block value is inf or
+    NaN, else OK. Only with OK are x and r the fit.
 
     Method: pool adjacent violators with a stack of blocks (x[0..b], wb[0..b], r[0..b+1]), in the
     single-pass form of Busing (2022, J. Stat. Softw. 102(1), Algorithm 1): a new element that
@@ -78,7 +85,10 @@ def _pav(y, w, unit, x, wb, r):
     are its maximal constant runs, SciPy's convention. The arithmetic (S restarted from the stored
     mean times weight when a violation is found, then accumulated term by term) follows Busing's
     Algorithm 1 and SciPy's ``pava``, so that x and r agree with ``scipy.optimize.isotonic_regression``
-    bit for bit.
+    bit for bit. The comparisons of a running mean S/W with a neighbour go through :func:`_mean_ge`
+    and :func:`_mean_le` (same outcome as comparing the rounded quotient; the loop exits, which are
+    hard to predict, then wait for a multiplication instead of a division); the quotient itself is
+    computed only where a block value is stored.
     """
     n = y.size
     r[0] = 0
@@ -86,6 +96,8 @@ def _pav(y, w, unit, x, wb, r):
     b = 0
     x_prev = y[0]
     w_prev = 1.0 if unit else w[0]
+    tot = w_prev
+    bad = not (w_prev > 0.0)
     x[0] = x_prev
     wb[0] = w_prev
     i = 1
@@ -93,6 +105,8 @@ def _pav(y, w, unit, x, wb, r):
         b += 1
         xb = y[i]
         wcur = 1.0 if unit else w[i]
+        tot += wcur
+        bad |= not (wcur > 0.0)
         if x_prev >= xb:  # violation (or tie) with the top block: pool
             b -= 1
             sb = w_prev * x_prev + wcur * xb
@@ -101,6 +115,8 @@ def _pav(y, w, unit, x, wb, r):
             while i < n - 1 and xb >= y[i + 1]:  # look-ahead: absorb following elements
                 i += 1
                 wi = 1.0 if unit else w[i]
+                tot += wi
+                bad |= not (wi > 0.0)
                 sb += wi * y[i]
                 wcur += wi
                 xb = sb / wcur
@@ -115,6 +131,10 @@ def _pav(y, w, unit, x, wb, r):
         w_prev = wcur
         r[b + 1] = i + 1
         i += 1
+    if bad:
+        return b + 1, BAD_WEIGHT
+    if not (tot - tot == 0.0):
+        return b + 1, WEIGHT_SUM
     return b + 1, NONFINITE if _expand(x, r, b) else OK
 
 
