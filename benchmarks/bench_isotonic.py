@@ -10,9 +10,30 @@ Extra anchor (the ``bench`` extra): scikit-learn's ``IsotonicRegression`` (``fit
 x = 0..n-1, ``increasing=True``, the same weights), timed and compared (fit equal to ours within
 1e-12 relative; its blocks are not exposed); skipped with a note when scikit-learn is not installed.
 All draws come from ``numpy.random.default_rng(seed)``. Public names only.
+
+Fairness of the measurement (both sides get the same conditions, whatever ran before):
+
+* Allocator state. Both functions allocate n-sized float64 buffers per call (SciPy: a copy of y, the
+  weights or ones, the block array; ours: x and two stacks). glibc serves such buffers either from
+  fresh ``mmap`` pages, which are zero-filled on first touch at every call (about 1700 minor page
+  faults, 2 ms, per SciPy call at n = 10^6), or from the heap, reused without faults, and which of
+  the two depends on its dynamic mmap threshold, raised by the largest block freed so far. Before
+  this fix the state therefore depended on history: the first timed case at each n (unweighted)
+  paid the faults, a case timed after scikit-learn's large buffers had been freed did not, which
+  made the weighted case look faster than the unweighted one. :func:`_settle_allocator` now frees
+  one block larger than all the buffers of the next calls before each case, so that both sides run
+  in the steady state of a long-lived process (heap reuse, no first-touch faults); the minor page
+  faults per call of each side are measured (``getrusage``) and printed to show it.
+* Order and drift. Each side is timed ``REPEATS`` times, alternately (ours, SciPy, SciPy, ours,
+  ...), and the rounds are pooled; the ratio is also computed per repeat and its range reported
+  ("ratio spread"), so that a load change on the shared machine shows instead of biasing one side.
+* Input conversion: both receive the same float64 C-contiguous arrays (no conversion on either side
+  beyond SciPy's own copies, which are part of its call).
 """
 
 from __future__ import annotations
+
+import resource
 
 import numpy as np
 from scipy.optimize import isotonic_regression as scipy_isotonic
@@ -28,6 +49,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 __all__ = ["bench_vs_scipy", "run"]
 
 FAMILY = "isotonic"
+REPEATS = 3  # alternating timings of each side per case
 FULL = {"ns": [10**3, 10**4, 10**5, 10**6], "target": 1.0, "goal": 1.5}
 QUICK = {"ns": [10**3, 10**4], "target": 1.0, "goal": 1.5}
 
@@ -39,7 +61,43 @@ def make_problem(n, seed=0):
     return y, w
 
 
-def bench_vs_scipy(*, ns, target, goal, seed=0, **timing):
+def _settle_allocator(n):
+    """Free one block larger than every buffer of an n-sized call (see the module docstring): glibc's
+    dynamic mmap threshold then lies above those buffers, so both sides reuse heap memory."""
+    block = np.empty(4 * (n + 1))
+    block.fill(0.0)
+    del block
+
+
+def _faults_per_call(fn, calls=5):
+    """Minor page faults per call of ``fn`` (after one untimed call)."""
+    fn()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(calls):
+        fn()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
+
+
+def _alternating(ours_fn, anchor_fn, repeats, timing):
+    """Time both sides ``repeats`` times each in ABBA order; pool the rounds, keep per-repeat ratios."""
+    ours, anchor = [], []
+    for k in range(repeats):
+        pair = ((ours, ours_fn), (anchor, anchor_fn)) if k % 2 == 0 else ((anchor, anchor_fn), (ours, ours_fn))
+        for out, fn in pair:
+            out.append(time_call(fn, **timing))
+    return ours, anchor
+
+
+def _pooled(timings):
+    """One timing dict from several runs of the same call: first call of the first run, pooled rounds."""
+    times = np.concatenate([t.times for t in timings])
+    q1, med, q3 = (float(v) for v in np.percentile(times, [25, 50, 75]))
+    return {"first_call": timings[0].first_call, "median": med, "q1": q1, "q3": q3, "iqr": q3 - q1,
+            "min": float(times.min()), "mean": float(times.mean()), "rounds": int(times.size),
+            "repeats": len(timings), "repeat_medians": [t.median for t in timings]}
+
+
+def bench_vs_scipy(*, ns, target, goal, seed=0, repeats=REPEATS, **timing):
     runs = []
     for n in ns:
         y, w0 = make_problem(n, seed)
@@ -48,24 +106,30 @@ def bench_vs_scipy(*, ns, target, goal, seed=0, **timing):
             x, blocks = isotonic_regression(y, w)
             ref = scipy_isotonic(y, weights=w)
             identical = bool(np.array_equal(x, ref.x) and np.array_equal(blocks, ref.blocks))
-            ours = time_call(lambda: isotonic_regression(y, w), **timing)
-            anchor = time_call(lambda: scipy_isotonic(y, weights=w), **timing)
+            ours_fn = lambda: isotonic_regression(y, w)  # noqa: E731
+            anchor_fn = lambda: scipy_isotonic(y, weights=w)  # noqa: E731
+            _settle_allocator(n)
+            faults = {"theory": _faults_per_call(ours_fn), "scipy": _faults_per_call(anchor_fn)}
+            ours_runs, anchor_runs = _alternating(ours_fn, anchor_fn, repeats, timing)
+            ours, anchor = _pooled(ours_runs), _pooled(anchor_runs)
+            per_repeat = [a.median / o.median for o, a in zip(ours_runs, anchor_runs)]
             run_ = {"n": n, "weighted": weighted, "blocks": int(blocks.size - 1), "identical": identical,
-                    "theory": ours.as_dict(), "scipy": anchor.as_dict(),
-                    "ratio": anchor.median / ours.median,
-                    "ratio_range": [anchor.q1 / ours.q3, anchor.q3 / ours.q1], "sklearn": None}
+                    "theory": ours, "scipy": anchor, "faults_per_call": faults,
+                    "ratio": anchor["median"] / ours["median"],
+                    "ratio_range": [anchor["q1"] / ours["q3"], anchor["q3"] / ours["q1"]],
+                    "ratio_spread": [min(per_repeat), max(per_repeat)], "sklearn": None}
             if _SkIsotonic is not None:
                 t = np.arange(n, dtype=np.float64)
                 sk = lambda: _SkIsotonic(increasing=True).fit_transform(t, y, sample_weight=w)  # noqa: E731
                 fit = sk()
                 agree = float(np.max(np.abs(fit - x)) / max(1.0, float(np.max(np.abs(x)))))
                 st = time_call(sk, **timing)
-                run_["sklearn"] = {"timing": st.as_dict(), "ratio": st.median / ours.median, "max_rel_diff": agree,
+                run_["sklearn"] = {"timing": st.as_dict(), "ratio": st.median / ours["median"], "max_rel_diff": agree,
                                    "agrees": agree <= 1e-12}
             runs.append(run_)
     largest = [r for r in runs if r["n"] == max(ns)]
     worst = min(r["ratio"] for r in largest)
-    return {"family": FAMILY, "name": "isotonic_vs_scipy", "params": {"ns": ns, "seed": seed},
+    return {"family": FAMILY, "name": "isotonic_vs_scipy", "params": {"ns": ns, "seed": seed, "repeats": repeats},
             "runs": runs, "target": target, "goal": goal, "ratio_at_largest": worst,
             "target_met": worst >= target, "goal_met": worst >= goal,
             "all_identical": all(r["identical"] for r in runs),
@@ -81,15 +145,21 @@ def print_vs_scipy(r):
                      f"{fmt_time(t['median'])} ({fmt_time(t['iqr'])}, {t['rounds']})",
                      f"{fmt_time(s['median'])} ({fmt_time(s['iqr'])}, {s['rounds']})",
                      f"{run['ratio']:.2f}x", f"{run['ratio_range'][0]:.2f}-{run['ratio_range'][1]:.2f}",
+                     f"{run['ratio_spread'][0]:.2f}-{run['ratio_spread'][1]:.2f}",
+                     f"{run['faults_per_call']['theory']:.0f} / {run['faults_per_call']['scipy']:.0f}",
                      "yes" if run["identical"] else "NO"])
     print(format_table(
         ["n", "weights", "blocks", "theory 1st call", "theory median (IQR, rounds)",
-         "scipy median (IQR, rounds)", "scipy/theory", "ratio IQR span", "x, blocks identical"],
+         "scipy median (IQR, rounds)", "scipy/theory", "ratio IQR span", "ratio spread",
+         "faults/call (theory / scipy)", "x, blocks identical"],
         rows, title="Isotonic regression (p = 2): theory.isotonic.isotonic_regression vs "
                     "scipy.optimize.isotonic_regression",
-        align=[">", "<", ">", ">", ">", ">", ">", ">", "<"]))
+        align=[">", "<", ">", ">", ">", ">", ">", ">", ">", ">", "<"]))
     print("  y = linspace(0, 3, n) + N(0, 1); weights U(0.5, 2). 'ratio IQR span' = scipy q1 / theory q3 .. "
           "scipy q3 / theory q1.")
+    print(f"  Each side timed {r['params']['repeats']} times alternately (ABBA), rounds pooled; 'ratio spread' = "
+          "min .. max of the per-repeat median ratios. Allocator settled before each case (both sides reuse heap")
+    print("  memory: minor page faults per call shown).")
     print(f"  Worst ratio at n = {max(r['params']['ns'])}: {r['ratio_at_largest']:.2f}x; target >= "
           f"{r['target']:g}: {'met' if r['target_met'] else 'NOT met'}; goal >= {r['goal']:g}: "
           f"{'met' if r['goal_met'] else 'NOT met'}. Outputs identical everywhere: "
