@@ -371,3 +371,33 @@ def test_large_n_nonfinite_and_bad_weight_at_the_end():
     xs, bs = scipy_ref(y, w)
     np.testing.assert_array_equal(x, xs)
     np.testing.assert_array_equal(blocks, bs)
+
+
+def test_fast_path_same_as_generic_path():
+    # float64 C-contiguous arrays with p = 2 and valid defaults skip the generic conversion; any other
+    # spelling of the same call (lists, p = 2 as an int, np.float64 tol, strided views) takes the generic
+    # path: identical fits, blocks and errors
+    rng = np.random.default_rng(13)
+    y = rng.standard_normal(300) + np.linspace(0.0, 2.0, 300)
+    w = rng.uniform(0.5, 2.0, 300)
+    for ww in (None, w):
+        for inc in (True, False):
+            x0, b0 = isotonic_regression(y, ww, increasing=inc)
+            wl = None if ww is None else ww.tolist()
+            x1, b1 = isotonic_regression(y.tolist(), wl, p=2, increasing=inc, tol=np.float64(1e-12), max_iter=3)
+            x2, b2 = isotonic_regression(np.repeat(y, 2)[::2], None if ww is None else np.repeat(ww, 2)[::2],
+                                         increasing=inc)
+            xs, bs = scipy_ref(y, ww, increasing=inc)
+            for x, b in ((x0, b0), (x1, b1), (x2, b2)):
+                np.testing.assert_array_equal(x, xs)
+                np.testing.assert_array_equal(b, bs)
+    for kwargs, exc, pattern in [(dict(max_iter=0), ValueError, "`max_iter`"),
+                                 (dict(max_iter=2.0), TypeError, "`max_iter`"),
+                                 (dict(tol=-1.0), ValueError, "`tol`"), (dict(tol=np.nan), ValueError, "`tol`"),
+                                 (dict(w=w[:-1]), ValueError, "`w` of .* must have shape"),
+                                 (dict(w=-w), ValueError, "`w` of .* must be positive")]:
+        with pytest.raises(exc, match=pattern):
+            isotonic_regression(y, **kwargs)
+    y_ro = y.copy()
+    y_ro.flags.writeable = False  # generic path (a read-only array is copied): same result
+    np.testing.assert_array_equal(isotonic_regression(y_ro)[0], isotonic_regression(y)[0])

@@ -139,41 +139,50 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=1
     """
     if not isinstance(increasing, (bool, np.bool_)):
         raise TypeError(f"`increasing` of {_FUNC} must be a bool; got {increasing!r}.")
-    # p = 2 without c (the common case): the finiteness of y and the checks of w are fused into the
-    # kernel's single pass; a kernel status other than OK sends the call through _validate_y_w, which
-    # raises exactly what the checks made up front would have raised, in the same order.
-    fused = c is None and _is_real(p) and p == 2
-    y_arr = as_float_array(np.atleast_1d(y) if np.ndim(y) == 0 and _is_real(y) else y, "y", func=_FUNC, ndim=1,
-                           finite=not fused)
-    n = y_arr.shape[0]
-    unit = w is None
-    if unit:
-        w_arr = np.empty(0)
+    if (c is None and p.__class__ is float and p == 2.0 and max_iter.__class__ is int and max_iter >= 1
+            and isinstance(tol, float) and 0.0 <= tol < math.inf and _plain(y) and y.shape[0] > 0
+            and (w is None or (_plain(w) and w.shape == y.shape))):
+        # the common call (float64 C-contiguous writeable 1-D arrays, p = 2, valid max_iter and tol):
+        # every check of the generic path below holds already, except the finiteness of y and the
+        # checks of w, which the kernel makes (fused validation, as in the generic path at p = 2)
+        y_arr, n, unit, fused = y, y.shape[0], w is None, True
+        w_arr = _NO_WEIGHTS if unit else w
     else:
-        w_arr = as_float_array(np.atleast_1d(w) if np.ndim(w) == 0 and _is_real(w) else w, "w", func=_FUNC,
-                               shape=(n,), finite=False)
-        if not fused and n:
-            _validate_y_w(y_arr, w_arr, _kernels._weights_status(w_arr), check_y=False)
-    p = _check_p(p)
-    if c is not None:
-        c_arr = as_float_array(np.atleast_1d(c) if np.ndim(c) == 0 and _is_real(c) else c, "c", func=_FUNC,
-                               shape=(n,))
-    if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (numbers.Integral, np.integer)):
-        raise TypeError(f"`max_iter` of {_FUNC} must be an integer; got {max_iter!r}.")
-    if max_iter < 1:
-        raise ValueError(f"`max_iter` of {_FUNC} must be >= 1; got {max_iter}.")
-    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"`tol` of {_FUNC} must be a real number; got {tol!r}.")
-    if not (math.isfinite(float(tol)) and float(tol) >= 0.0):
-        raise ValueError(f"`tol` of {_FUNC} must be finite and >= 0; got {tol}.")
-    if n == 0:
-        return np.empty(0), np.zeros(1, dtype=np.intp)
-    if p == 2.0 and c is not None:
-        # (w_i/2)(x_i - y_i)^2 + c_i x_i = (w_i/2)(x_i - (y_i - c_i/w_i))^2 + const: shift the targets
-        with np.errstate(over="ignore"):
-            y_arr = y_arr - (c_arr if unit else c_arr / w_arr)
-        check_finite_output(y_arr, "the shifted targets y - c/w", func=_FUNC,
-                            hint="Reduce the magnitude of `c` relative to `w`.")
+        # generic path. At p = 2 without c the finiteness of y and the checks of w are fused into the
+        # kernel's single pass; a kernel status other than OK sends the call through _validate_y_w, which
+        # raises what the checks made up front would have raised, y before w.
+        fused = c is None and _is_real(p) and p == 2
+        y_arr = as_float_array(np.atleast_1d(y) if np.ndim(y) == 0 and _is_real(y) else y, "y", func=_FUNC, ndim=1,
+                               finite=not fused)
+        n = y_arr.shape[0]
+        unit = w is None
+        if unit:
+            w_arr = np.empty(0)
+        else:
+            w_arr = as_float_array(np.atleast_1d(w) if np.ndim(w) == 0 and _is_real(w) else w, "w", func=_FUNC,
+                                   shape=(n,), finite=False)
+            if not fused and n:
+                _validate_y_w(y_arr, w_arr, _kernels._weights_status(w_arr), check_y=False)
+        p = _check_p(p)
+        if c is not None:
+            c_arr = as_float_array(np.atleast_1d(c) if np.ndim(c) == 0 and _is_real(c) else c, "c", func=_FUNC,
+                                   shape=(n,))
+        if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (numbers.Integral, np.integer)):
+            raise TypeError(f"`max_iter` of {_FUNC} must be an integer; got {max_iter!r}.")
+        if max_iter < 1:
+            raise ValueError(f"`max_iter` of {_FUNC} must be >= 1; got {max_iter}.")
+        if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (numbers.Real, np.floating, np.integer)):
+            raise TypeError(f"`tol` of {_FUNC} must be a real number; got {tol!r}.")
+        if not (math.isfinite(float(tol)) and float(tol) >= 0.0):
+            raise ValueError(f"`tol` of {_FUNC} must be finite and >= 0; got {tol}.")
+        if n == 0:
+            return np.empty(0), np.zeros(1, dtype=np.intp)
+        if p == 2.0 and c is not None:
+            # (w_i/2)(x_i - y_i)^2 + c_i x_i = (w_i/2)(x_i - (y_i - c_i/w_i))^2 + const: shift the targets
+            with np.errstate(over="ignore"):
+                y_arr = y_arr - (c_arr if unit else c_arr / w_arr)
+            check_finite_output(y_arr, "the shifted targets y - c/w", func=_FUNC,
+                                hint="Reduce the magnitude of `c` relative to `w`.")
     if not increasing:
         y_arr = y_arr[::-1].copy()  # fresh C-contiguous arrays: the kernel never sees the user's memory reversed
         if not unit:
@@ -215,6 +224,16 @@ def _fit_pnorm(y, w, c, p, max_iter, tol):
                              f"overflowed to inf or NaN; rescale `y`, `w` and `c` towards unit magnitude.")
     check_finite_output(x, "the fit x", func=_FUNC)
     return x, r[: nb + 1].copy()
+
+
+_F64 = np.dtype(np.float64)
+_NO_WEIGHTS = np.empty(0)  # the kernel's (ignored) weights argument when w is None; never written
+
+
+def _plain(a):
+    """``a`` is a writeable C-contiguous 1-D float64 ndarray (what as_float_array would pass through)."""
+    return a.__class__ is np.ndarray and a.dtype is _F64 and a.ndim == 1 and a.flags.c_contiguous \
+        and a.flags.writeable
 
 
 def _is_real(v):
