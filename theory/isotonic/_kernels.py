@@ -52,7 +52,6 @@ def _expand(x, r, b):
     return nonfinite
 
 
-@njit(**_JIT)
 def _pav(y, w, unit, x, wb, r):
     """Increasing weighted isotonic regression, x = argmin_{x_1 <= ... <= x_n} sum_i w_i (x_i - y_i)^2.
 
@@ -61,60 +60,104 @@ def _pav(y, w, unit, x, wb, r):
     y : (n,) float64, read only; not validated (a NaN or inf makes some block value non-finite, which
         is reported as NONFINITE).
     w : (n,) float64 weights, read only; ignored (any size) when ``unit`` is True, which means w_i = 1
-        for every i. Validated on the fly: every w_i is read once, in increasing i, so the running
-        total accumulates in the order of :func:`_weights_status`.
-    unit : bool.
+        for every i. Validated on the fly by :func:`_pav_w`.
+    unit : bool. Selects the kernel: :func:`_pav_unit` (True) or :func:`_pav_w` (False), compiled
+        separately so that neither tests ``unit`` inside its loop.
     x : (n,) float64 output, the fitted values. Also used as the stack of block values.
     wb : (n,) float64 scratch, the stack of block weights W_B = sum_{i in B} w_i.
     r : (n + 1,) intp output, block starts: block k is x[r[k]:r[k + 1]], r[0] = 0, r[nblocks] = n.
 
     Returns
     -------
-    (nblocks, status) : number of blocks and a status code: BAD_WEIGHT if some w_i is not > 0 (NaN
-    included), else WEIGHT_SUM if sum(w) is not finite, else NONFINITE if some block value is inf or
-    NaN, else OK. Only with OK are x and r the fit.
+    (nblocks, status) : number of blocks and a status code: with weights, BAD_WEIGHT if some w_i is
+    not > 0 (NaN included), else WEIGHT_SUM if sum(w) is not finite; else NONFINITE if some block
+    value is inf or NaN, else OK. Only with OK are x and r the fit.
 
-    Method: pool adjacent violators with a stack of blocks (x[0..b], wb[0..b], r[0..b+1]), in the
-    single-pass form of Busing (2022, J. Stat. Softw. 102(1), Algorithm 1): a new element that
-    violates the order with the top block is pooled with it; the pooled block then absorbs the
-    following elements while it is >= them (look-ahead) and the stack's blocks while they are >= it
-    (look-back). A block's value is the weighted mean gamma_B = S_B / W_B, the p = 2 closed form of
-    the pooling subproblem Eq. (7.6). Every element is pushed once and popped at most once: O(n).
+    Method: pool adjacent violators with a stack of blocks, in the single-pass form of Busing (2022,
+    J. Stat. Softw. 102(1), Algorithm 1): a new element that violates the order with the top block
+    is pooled with it; the pooled block then absorbs the following elements while it is >= them
+    (look-ahead) and the stack's blocks while they are >= it (look-back). A block's value is the
+    weighted mean gamma_B = S_B / W_B, the p = 2 closed form of the pooling subproblem Eq. (7.6).
+    Every element is pushed once and popped at most once: O(n). The top block stays in registers
+    (value, weight) and is written to the stack (x[:b], wb[:b]) only when a new block is pushed on it.
 
     Ties: blocks are pooled on >= (not >), so adjacent blocks never share a value: the fit's blocks
     are its maximal constant runs, SciPy's convention. The arithmetic (S restarted from the stored
     mean times weight when a violation is found, then accumulated term by term) follows Busing's
     Algorithm 1 and SciPy's ``pava``, so that x and r agree with ``scipy.optimize.isotonic_regression``
-    bit for bit. The comparisons of a running mean S/W with a neighbour go through :func:`_mean_ge`
-    and :func:`_mean_le` (same outcome as comparing the rounded quotient; the loop exits, which are
-    hard to predict, then wait for a multiplication instead of a division); the quotient itself is
-    computed only where a block value is stored.
+    bit for bit (with w_i = 1 the products w_i y_i are y_i exactly, so :func:`_pav_unit` omits them).
     """
+    if unit:
+        return _pav_unit(y, x, wb, r)
+    return _pav_w(y, w, x, wb, r)
+
+
+@njit(**_JIT)
+def _pav_unit(y, x, wb, r):
+    """:func:`_pav` with w_i = 1: the same operations, with 1 * y_i = y_i written y_i."""
     n = y.size
     r[0] = 0
     r[1] = 1
-    b = 0
+    b = 0  # the top block (index b) lives in x_prev, w_prev; x[:b], wb[:b] hold the blocks below it
     x_prev = y[0]
-    w_prev = 1.0 if unit else w[0]
-    tot = w_prev
-    bad = not (w_prev > 0.0)
-    x[0] = x_prev
-    wb[0] = w_prev
+    w_prev = 1.0
     i = 1
     while i < n:
-        b += 1
         xb = y[i]
-        wcur = 1.0 if unit else w[i]
+        if x_prev >= xb:  # violation (or tie) with the top block: pool
+            sb = w_prev * x_prev + xb
+            wcur = 1.0 + w_prev
+            xb = sb / wcur
+            while i < n - 1 and xb >= y[i + 1]:  # look-ahead: absorb following elements
+                i += 1
+                sb += y[i]
+                wcur += 1.0
+                xb = sb / wcur
+            while b > 0 and x[b - 1] >= xb:  # look-back: pop blocks of the stack
+                b -= 1
+                sb += wb[b] * x[b]
+                wcur += wb[b]
+                xb = sb / wcur
+        else:  # push: the old top goes to the stack
+            x[b] = x_prev
+            wb[b] = w_prev
+            b += 1
+            wcur = 1.0
+        x_prev = xb
+        w_prev = wcur
+        r[b + 1] = i + 1
+        i += 1
+    x[b] = x_prev
+    wb[b] = w_prev
+    return b + 1, NONFINITE if _expand(x, r, b) else OK
+
+
+@njit(**_JIT)
+def _pav_w(y, w, x, wb, r):
+    """:func:`_pav` with weights, validated on the fly: every w_i is read once, in increasing i, so
+    the running total accumulates in the order of :func:`_weights_status`; status BAD_WEIGHT or
+    WEIGHT_SUM as documented there (checked before the fit's own status)."""
+    n = y.size
+    r[0] = 0
+    r[1] = 1
+    b = 0  # the top block (index b) lives in x_prev, w_prev; x[:b], wb[:b] hold the blocks below it
+    x_prev = y[0]
+    w_prev = w[0]
+    tot = w_prev
+    bad = not (w_prev > 0.0)
+    i = 1
+    while i < n:
+        xb = y[i]
+        wcur = w[i]
         tot += wcur
         bad |= not (wcur > 0.0)
         if x_prev >= xb:  # violation (or tie) with the top block: pool
-            b -= 1
             sb = w_prev * x_prev + wcur * xb
             wcur += w_prev
             xb = sb / wcur
             while i < n - 1 and xb >= y[i + 1]:  # look-ahead: absorb following elements
                 i += 1
-                wi = 1.0 if unit else w[i]
+                wi = w[i]
                 tot += wi
                 bad |= not (wi > 0.0)
                 sb += wi * y[i]
@@ -125,12 +168,16 @@ def _pav(y, w, unit, x, wb, r):
                 sb += wb[b] * x[b]
                 wcur += wb[b]
                 xb = sb / wcur
-        x[b] = xb
+        else:  # push: the old top goes to the stack
+            x[b] = x_prev
+            wb[b] = w_prev
+            b += 1
         x_prev = xb
-        wb[b] = wcur
         w_prev = wcur
         r[b + 1] = i + 1
         i += 1
+    x[b] = x_prev
+    wb[b] = w_prev
     if bad:
         return b + 1, BAD_WEIGHT
     if not (tot - tot == 0.0):
