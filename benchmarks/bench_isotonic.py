@@ -3,12 +3,14 @@
 For n = 10^3 .. 10^6, in the same run: the public :func:`theory.isotonic.isotonic_regression` and
 ``scipy.optimize.isotonic_regression`` (the anchor) on the same input, y_i = trend + noise
 (``linspace(0, 3, n) + N(0, 1)``: many pooled blocks of varied length), unweighted and with weights
-``U(0.5, 2)``. Before timing, x and blocks of both are compared: they must be equal bit for bit.
+``U(0.5, 2)``, cycling through several such inputs (below). Before timing, x and blocks of both are
+compared on every input: they must be equal bit for bit.
 Reported: the first call of ours (JIT compile or cache load), medians with IQR, and
 ratio = SciPy median / ours (> 1: ours faster). Target at n = 10^6: ratio >= 1 (goal 1.5).
 Extra anchor (the ``bench`` extra): scikit-learn's ``IsotonicRegression`` (``fit_transform`` on
 x = 0..n-1, ``increasing=True``, the same weights), timed and compared (fit equal to ours within
-1e-12 relative; its blocks are not exposed); skipped with a note when scikit-learn is not installed.
+1e-12 relative; its blocks are not exposed), on the first input only; skipped with a note when
+scikit-learn is not installed.
 All draws come from ``numpy.random.default_rng(seed)``. Public names only.
 
 Fairness of the measurement (both sides get the same conditions, whatever ran before):
@@ -27,12 +29,20 @@ Fairness of the measurement (both sides get the same conditions, whatever ran be
 * Order and drift. Each side is timed ``REPEATS`` times, alternately (ours, SciPy, SciPy, ours,
   ...), and the rounds are pooled; the ratio is also computed per repeat and its range reported
   ("ratio spread"), so that a load change on the shared machine shows instead of biasing one side.
+* Branch predictor. PAV's branches depend on the data; timing rounds that repeat one input let the
+  CPU's branch predictor learn that input's branch sequence, which made the calls at n = 10^3 and
+  10^4 2 to 4 times faster than on unseen data (kernel alone, n = 10^4: 50 us on one repeated
+  input, 124 us when cycling through 16 inputs) and favoured whichever code the predictor happened
+  to learn better. Each call now takes the next of ``_pool_size(n)`` inputs drawn with seeds
+  seed, seed + 1, ... (16 up to n = 2.5 10^5, 4 at n = 10^6), the same sequence for both sides;
+  x and blocks are compared with SciPy's on every one of them.
 * Input conversion: both receive the same float64 C-contiguous arrays (no conversion on either side
   beyond SciPy's own copies, which are part of its call).
 """
 
 from __future__ import annotations
 
+import itertools
 import resource
 
 import numpy as np
@@ -69,6 +79,19 @@ def _settle_allocator(n):
     del block
 
 
+def _pool_size(n):
+    """Number of distinct inputs cycled through at size n (see the module docstring): 16, fewer when
+    16 inputs would exceed 32 MB (4 at n = 10^6)."""
+    return max(2, min(16, (4 * 10**6) // n))
+
+
+def _cycling(fn, problems, weighted):
+    """A callable that applies ``fn(y, w)`` to the next input of ``problems`` at each call."""
+    args = [(yk, wk if weighted else None) for yk, wk in problems]
+    it = itertools.cycle(args)
+    return lambda: fn(*next(it))
+
+
 def _faults_per_call(fn, calls=5):
     """Minor page faults per call of ``fn`` (after one untimed call)."""
     fn()
@@ -100,14 +123,19 @@ def _pooled(timings):
 def bench_vs_scipy(*, ns, target, goal, seed=0, repeats=REPEATS, **timing):
     runs = []
     for n in ns:
-        y, w0 = make_problem(n, seed)
+        problems = [make_problem(n, seed + k) for k in range(_pool_size(n))]
+        y, w0 = problems[0]
         for weighted in (False, True):
             w = w0 if weighted else None
             x, blocks = isotonic_regression(y, w)
-            ref = scipy_isotonic(y, weights=w)
-            identical = bool(np.array_equal(x, ref.x) and np.array_equal(blocks, ref.blocks))
-            ours_fn = lambda: isotonic_regression(y, w)  # noqa: E731
-            anchor_fn = lambda: scipy_isotonic(y, weights=w)  # noqa: E731
+            identical = True
+            for yk, wk in problems:
+                wk = wk if weighted else None
+                xk, bk = isotonic_regression(yk, wk)
+                ref = scipy_isotonic(yk, weights=wk)
+                identical &= bool(np.array_equal(xk, ref.x) and np.array_equal(bk, ref.blocks))
+            ours_fn = _cycling(lambda yk, wk: isotonic_regression(yk, wk), problems, weighted)
+            anchor_fn = _cycling(lambda yk, wk: scipy_isotonic(yk, weights=wk), problems, weighted)
             _settle_allocator(n)
             faults = {"theory": _faults_per_call(ours_fn), "scipy": _faults_per_call(anchor_fn)}
             ours_runs, anchor_runs = _alternating(ours_fn, anchor_fn, repeats, timing)
@@ -149,7 +177,7 @@ def print_vs_scipy(r):
                      f"{run['faults_per_call']['theory']:.0f} / {run['faults_per_call']['scipy']:.0f}",
                      "yes" if run["identical"] else "NO"])
     print(format_table(
-        ["n", "weights", "blocks", "theory 1st call", "theory median (IQR, rounds)",
+        ["n", "weights", "blocks (1st input)", "theory 1st call", "theory median (IQR, rounds)",
          "scipy median (IQR, rounds)", "scipy/theory", "ratio IQR span", "ratio spread",
          "faults/call (theory / scipy)", "x, blocks identical"],
         rows, title="Isotonic regression (p = 2): theory.isotonic.isotonic_regression vs "
