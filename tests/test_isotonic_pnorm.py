@@ -233,3 +233,24 @@ def test_root_near_zero_converges_relative_to_the_data_spread():
         x, blocks = isotonic_regression([-1.0, 0.0, 0.0], p=73.0, increasing=False)
     assert list(blocks) == [0, 3]
     assert abs(x[0]) <= 1e-15
+
+
+@pytest.mark.parametrize("p", [3.0, 6.0])
+def test_tiny_newton_step_next_to_a_target_is_not_convergence(p):
+    """Regression: for p > 2 the derivative |gamma - y_i|^(q - 2) of a block's equation blows up next
+    to a target, so a Newton iterate landing there takes a tiny step while the equation is far from
+    solved. With targets ~1e-300 the root finder stopped at -2.2e-151 (residual 0.25) instead of the
+    root -1/144 = -0.0069 (p = 3); a small step is now accepted only after a sign change around it."""
+    y = np.array([3e-300, 2e-300, 1e-300])
+    c = np.array([0.75, 0.25, -0.75])
+    w = np.ones(3)
+    x, blocks = isotonic_regression(y, p=p, c=c, increasing=False)
+    assert list(blocks) == [0, 3]
+    q = p / (p - 1.0)
+    root = -((0.25 / 3.0) ** (1.0 / (q - 1.0)))  # the three targets are 0 to within 3e-300
+    assert x[0] == pytest.approx(root, rel=1e-12)
+    assert kkt_residual(x, blocks, y, w, c, p, False) < 1e-12
+    # the same with the targets shifted away from 0 by a generic offset and back
+    for shift in (1e-3, -0.5, 7.0):
+        xs, _ = isotonic_regression(y + shift, p=p, c=c, increasing=False)
+        assert xs[0] - shift == pytest.approx(root, rel=1e-9, abs=1e-12)

@@ -19,6 +19,7 @@ code  name               meaning
 
 import math
 
+import numpy as np
 from numba import njit
 
 OK, NONFINITE = 0, 1
@@ -324,7 +325,9 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
     current point and bisects instead when the step leaves the open bracket, or when the bracket did
     not halve over the last two iterations; the bracket is updated by the sign of g. Stops when g = 0,
     the bracket width is <= tol * max(|lo|, |hi|, y_max - y_min) (or spans adjacent floats), or the
-    Newton step is <= tol/2 times that scale. Returns (gamma, iterations, converged).
+    Newton step is <= tol/2 times that scale and g changes sign within that distance of the Newton
+    point (checked by two evaluations: near a target the derivative blows up for p > 2 and a tiny
+    step alone proves nothing). Returns (gamma, iterations, converged).
     """
     ymin = y[lo]
     ymax = y[lo]
@@ -360,8 +363,24 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
             return mid, it, True
         xn = xk - g / dg if (dg > 0.0 and dg < math.inf) else mid
         if xn > a and xn < bnd:
-            if abs(xn - xk) <= 0.5 * tol * scale:  # Newton step below tol: converged
-                return xn, it, True
+            if abs(xn - xk) <= 0.5 * tol * scale:
+                # A Newton step below tol is not proof of convergence: next to a target y_i the
+                # derivative |gamma - y_i|^(qm1 - 1) blows up for qm1 < 1 (p > 2) and the step is tiny
+                # however far the root is. Accept xn only when g changes sign within tol/2 * scale of
+                # it; otherwise shrink the bracket to the side the root is on and go on.
+                delta = 0.5 * tol * scale
+                left = max(a, min(xn - delta, np.nextafter(xn, -math.inf)))
+                right = min(bnd, max(xn + delta, np.nextafter(xn, math.inf)))
+                gl, _ = _g_block(y, w, c, lo, hi, left, qm1)
+                gr, _ = _g_block(y, w, c, lo, hi, right, qm1)
+                if gl <= 0.0 and gr >= 0.0:
+                    return xn, it, True
+                if gl > 0.0:
+                    bnd = left
+                else:
+                    a = right
+                xk = 0.5 * (a + bnd)
+                continue
             if it % 2 == 0:  # safeguard: bisect unless the bracket halved over the last two steps
                 if bnd - a > 0.5 * width_old:
                     xn = mid

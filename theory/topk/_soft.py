@@ -47,12 +47,6 @@ __all__ = ["soft_rank", "soft_rank_jvp", "soft_sort", "soft_sort_jvp"]
 #: so any value in (0, 1/2] gives the same result; 2^-900 keeps rho/reg finite for every n < 2^100
 _LAM_FLOOR = 2.0**-900
 
-#: root-solve settings passed to the isotonic module for p != 2, 4/3. tol = 0 disables its "Newton step
-#: below tol" exit, which can stop falsely for p > 2 (q < 2) when an iterate lands next to a target: the
-#: derivative sum |gamma - t_j|^(q-2) is huge there, so the step is tiny although g_B is far from 0
-#: (seen with all targets t = rho/reg within 1e-300 of each other). The solve then stops only at g = 0 or
-#: on a bracket of adjacent floats; the cap allows the bisection safeguard to reach them.
-_ROOT = {"tol": 0.0, "max_iter": 3000}
 
 def _validate(x, reg, p, descending, func):
     x = as_float_array(x, "x", func=func, ndim=1, min_size=1)
@@ -122,7 +116,7 @@ def _sort_core(x, reg, p, func):
         centred = 0.5 * (starts + ends - 1) - np.arange(n)
         ys = _block_mean(sc, blocks) + centred / lam
     else:
-        v, blocks = isotonic_regression(t, p=p, c=sc, increasing=False, **_ROOT)
+        v, blocks = isotonic_regression(t, p=p, c=sc, increasing=False)
         ys = _ginv(t - v, p)
         single = np.flatnonzero(np.diff(blocks) == 1)
         ys[blocks[single]] = sc[blocks[single]]  # a singleton's first-order condition: y_i = s_i exactly
@@ -148,7 +142,7 @@ def _rank_core(x, reg, p, func):
         single = np.flatnonzero(np.diff(blocks) == 1)
         ys[blocks[single]] = rho[blocks[single]]
     else:
-        v, blocks = isotonic_regression(s, p=p, c=rho, increasing=False, **_ROOT)
+        v, blocks = isotonic_regression(s, p=p, c=rho, increasing=False)
         ys = _ginv(s - v, p)
         single = np.flatnonzero(np.diff(blocks) == 1)
         ys[blocks[single]] = rho[blocks[single]]  # singleton: y_i = rho_i exactly (the hard rank)
