@@ -201,7 +201,7 @@ def test_helpers_cover_every_claim():
                       "topk/prop-7.8/p-domain/erratum", "topk/sec-7.6", "topk/sec-7.6/erratum", "topk/prop-7.4",
                       "topk/prop-7.4/erratum", "topk/sec-7.5/hard/pnorm", "topk/sec-7.5/bound/pnorm",
                       "topk/prop-7.8/pnorm", "topk/sec-7.4/sparsity", "topk/prop-7.2/duality",
-                      "topk/eq-7.2"}
+                      "topk/eq-7.2", "topk/sec-7.3/soft-sort"}
 
 
 # --------------------------------------------------------------------------- Prop. 7.4, regimes for any p, Prop. 7.8 for any p, sparsity
