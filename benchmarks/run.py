@@ -36,6 +36,7 @@ import bench_linear  # noqa: E402
 import bench_resnet  # noqa: E402
 import bench_topk  # noqa: E402
 from _harness import fmt_bytes, fmt_time, format_table, load_average, machine_info  # noqa: E402
+from plot_sorting import plot_sorting  # noqa: E402
 
 # Targets of the brief: one trajectory at d = 16, N = 1e4 at least 5x NumPy (goal 10x); a batch of
 # 256 at least as fast as NumPy's BLAS-backed loop. Heun has no target ("for completeness").
@@ -339,6 +340,13 @@ def main(argv=None):
         benchmarks += bench_implicit.run(quick=args.quick, timing=cfg["timing"])
     if "topk" in families:  # sizes and targets live in bench_topk.FULL / QUICK
         benchmarks += bench_topk.run(quick=args.quick, timing=cfg["timing"])
+    if "topk" in families or "isotonic" in families:
+        by_name = {b.get("name"): b for b in benchmarks}
+        sorting = plot_sorting(by_name.get("topk_mask_scaling"), by_name.get("isotonic_vs_scipy"),
+                               args.out / f"sorting{'-' + args.only if args.only else ''}{suffix}.png")
+        print(f"Plot: {sorting}")
+        if not args.quick and {"topk", "isotonic"} <= set(families):  # both panels: the README's figure
+            shutil.copy(sorting, HERE.parent / "figures" / "gallery" / "benchmark__sorting.png")
 
     doc = {
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
