@@ -317,7 +317,7 @@ def _g_block(y, w, c, lo, hi, gamma, qm1):
 
 
 @njit(**_JIT)
-def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
+def _block_root_bracket(y, w, c, lo, hi, qm1, max_iter, tol):
     """Root of the increasing g_B on block y[lo:hi] by safeguarded Newton on a bracket.
 
     Bracket: g_B <= 0 at y_min - max_i(c_i/w_i)_+^(1/qm1) and >= 0 at y_max + max_i(-c_i/w_i)_+^(1/qm1)
@@ -342,17 +342,17 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
     bnd = ymax + dn ** (1.0 / qm1)
     g, dg = _g_block(y, w, c, lo, hi, a, qm1)
     if g >= 0.0:
-        return a, 0, True
+        return a, a, a, 0, True
     g, dg = _g_block(y, w, c, lo, hi, bnd, qm1)
     if g <= 0.0:
-        return bnd, 0, True
+        return bnd, bnd, bnd, 0, True
     xk = 0.5 * (a + bnd)
     width_old = bnd - a
     spread = ymax - ymin  # a root near 0 is resolved relative to the data's spread, not to |root|
     for it in range(1, max_iter + 1):
         g, dg = _g_block(y, w, c, lo, hi, xk, qm1)
         if g == 0.0:
-            return xk, it, True
+            return xk, xk, xk, it, True
         if g < 0.0:
             a = xk
         else:
@@ -360,7 +360,7 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
         mid = 0.5 * (a + bnd)
         scale = max(abs(a), abs(bnd), spread)
         if bnd - a <= tol * scale or mid <= a or mid >= bnd:
-            return mid, it, True
+            return mid, a, bnd, it, True
         xn = xk - g / dg if (dg > 0.0 and dg < math.inf) else mid
         if xn > a and xn < bnd:
             if abs(xn - xk) <= 0.5 * tol * scale:
@@ -374,7 +374,7 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
                 gl, _ = _g_block(y, w, c, lo, hi, left, qm1)
                 gr, _ = _g_block(y, w, c, lo, hi, right, qm1)
                 if gl <= 0.0 and gr >= 0.0:
-                    return xn, it, True
+                    return xn, left, right, it, True
                 if gl > 0.0:
                     bnd = left
                 else:
@@ -388,13 +388,22 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
             xk = xn
         else:
             xk = mid
-    return 0.5 * (a + bnd), max_iter, False
+    return 0.5 * (a + bnd), a, bnd, max_iter, False
 
 
 @njit(**_JIT)
-def _pav_general(y, w, c, qm1, max_iter, tol, x, r, info):
-    """Increasing fit of the p-norm problem above for any q = 1 + qm1 > 1, by pool adjacent violators
-    with each pooled value re-solved over the whole block by :func:`_block_root` (O(n^2) worst case).
+def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
+    """Root of the increasing g_B on block y[lo:hi] by :func:`_block_root_bracket` (which see);
+    returns (gamma, iterations, converged)."""
+    gam, _, _, its, ok = _block_root_bracket(y, w, c, lo, hi, qm1, max_iter, tol)
+    return gam, its, ok
+
+
+@njit(**_JIT)
+def _pav_general_stack(y, w, c, qm1, max_iter, tol, x, r, info):
+    """Reference for :func:`_pav_general` (same arguments and result up to round-off): plain pool
+    adjacent violators with each pooled value re-solved over the whole block by :func:`_block_root`,
+    O(B^2) root-solve work for a block of B entries that grows one element at a time.
 
     Shapes (n = y.size >= 1): y, w (> 0), c : (n,) float64 read only; x : (n,) float64 output (stack of
     block values, then the fit); r : (n + 1,) intp output block starts; info : (2,) float64 output,
@@ -420,6 +429,135 @@ def _pav_general(y, w, c, qm1, max_iter, tol, x, r, info):
             if not ok:
                 status = NOT_CONVERGED
             x[b] = gam
+    r[b + 1] = n
+    info[0] = total
+    info[1] = worst
+    if _expand(x, r, b):
+        status = NONFINITE
+    return b + 1, status
+
+
+@njit(**_JIT)
+def _cut(y, w, c, lo, hi, theta, qm1):
+    """Largest maximiser j in [lo, hi] of D_j = sum_{i=lo}^{j-1} f_i'(theta), f_i'(v) = w_i sign(v - y_i)
+    |v - y_i|^qm1 + c_i (D_lo = 0): the isotonic fit of the segment is <= theta on [lo, j) and > theta
+    on [j, hi)."""
+    d = 0.0
+    best = 0.0
+    jb = lo
+    for i in range(lo, hi):
+        e = theta - y[i]
+        t = w[i] * abs(e) ** qm1
+        d += (t if e >= 0.0 else -t) + c[i]
+        if d >= best:
+            best = d
+            jb = i + 1
+    return jb
+
+
+@njit(**_JIT)
+def _pav_general(y, w, c, qm1, max_iter, tol, x, r, info):
+    """Increasing fit of the p-norm problem above for any q = 1 + qm1 > 1, by recursive splitting at
+    the segment's own pooled value (threshold decomposition), then a pool-adjacent-violators pass over
+    the pieces that merges what round-off split.
+
+    Shapes (n = y.size >= 1): y, w (> 0), c : (n,) float64 read only; x : (n,) float64 output (stack of
+    block values, then the fit); r : (n + 1,) intp output block starts; info : (2,) float64 output,
+    (total root-finder iterations, max iterations of one root solve). Returns (nblocks, status).
+
+    Method. With f_i(v) = (w_i/q)|v - y_i|^q + c_i v (strictly convex) and D_j(theta) = sum_{i<j}
+    f_i'(theta) over a segment [lo, hi), the level set {i : x*_i <= theta} of the segment's isotonic
+    fit x* is the prefix [lo, j*) with j* the largest maximiser of D_j(theta) over j in [lo, hi] (the
+    cut form of the problem at one threshold: the upper sets of a chain are its suffixes). The fit
+    then decomposes: the order constraint between x*_{j*-1} <= theta < x*_{j*} is slack, so each side
+    is solved on its own; this holds for every theta, so no decision rests on the accuracy of a root.
+    We take the two ends left <= right of the last bracket of the segment's pooled value gamma (root of
+    g = D_hi, :func:`_block_root_bracket`; g(left) <= 0 <= g(right)): a cut strictly inside the segment
+    at theta = right, else at theta = left, splits it (left side processed first); if neither cuts,
+    the whole fit lies in (left, right] (or equals left when g(left) = 0), so the segment is one block,
+    of value gamma solved over exactly its members (the value the stack form computes last for that
+    block). A segment whose singleton values
+    y_i - sign(c_i)(|c_i|/w_i)^(1/qm1) strictly increase is its own fit (n singletons, no root solve).
+    Cost: one root solve and one O(B) pass per segment; O(n log n) root-solve work when the splits
+    are balanced, which they are unless the pooled values sit in a few extreme entries (then up to
+    O(n^2), like the stack form).
+
+    The pieces come out left to right and go through the stack pass of :func:`_pav_general_stack`
+    (pool on >=, re-solve the merged block over its members), which merges two pieces only when
+    round-off put a split inside a block: adjacent blocks never share a value.
+    """
+    n = y.size
+    status = OK
+    total = 0
+    worst = 0
+    segs = np.empty((n + 1, 2), dtype=np.intp)  # segment stack: the top is processed first
+    ns = 1
+    segs[0, 0] = 0
+    segs[0, 1] = n
+    b = -1  # output block stack, as in _pav_general_stack
+    while ns > 0:
+        ns -= 1
+        lo = segs[ns, 0]
+        hi = segs[ns, 1]
+        # singleton values; a strictly increasing run of them is its own fit
+        inc = True
+        prev = -math.inf
+        for i in range(lo, hi):
+            ci = c[i]
+            s = (abs(ci) / w[i]) ** (1.0 / qm1)
+            m = y[i] - s if ci >= 0.0 else y[i] + s
+            if not (m > prev):
+                inc = False
+                break
+            prev = m
+        if inc:
+            pend_lo = lo
+            pend_hi = hi
+            single = True
+        else:
+            gam, left, right, its, ok = _block_root_bracket(y, w, c, lo, hi, qm1, max_iter, tol)
+            total += its
+            worst = max(worst, its)
+            if not ok:
+                status = NOT_CONVERGED
+            j = _cut(y, w, c, lo, hi, right, qm1)  # g_B(right) >= 0: j > lo
+            if j == hi:
+                j = _cut(y, w, c, lo, hi, left, qm1)
+                if j == lo or j == hi:  # the whole fit lies in (left, right] (or equals left): one block
+                    j = hi
+            if j < hi:
+                segs[ns, 0] = j  # right part below, left part on top: pieces come out left to right
+                segs[ns, 1] = hi
+                segs[ns + 1, 0] = lo
+                segs[ns + 1, 1] = j
+                ns += 2
+                continue
+            pend_lo = lo
+            pend_hi = hi
+            single = False
+        # emit the pieces [pend_lo, pend_hi) (singletons, or one block of value gam) onto the stack
+        i = pend_lo
+        while i < pend_hi:
+            b += 1
+            if single:
+                r[b] = i
+                ci = c[i]
+                s = (abs(ci) / w[i]) ** (1.0 / qm1)
+                x[b] = y[i] - s if ci >= 0.0 else y[i] + s
+                end = i + 1
+            else:
+                r[b] = pend_lo
+                x[b] = gam
+                end = pend_hi
+            while b > 0 and x[b - 1] >= x[b]:
+                b -= 1
+                g2, its, ok = _block_root(y, w, c, r[b], end, qm1, max_iter, tol)
+                total += its
+                worst = max(worst, its)
+                if not ok:
+                    status = NOT_CONVERGED
+                x[b] = g2
+            i = end
     r[b + 1] = n
     info[0] = total
     info[1] = worst
