@@ -65,7 +65,10 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=1
     moments without cancellation (catalogue A7.3; O(n) overall); for other p != 2 by a safeguarded
     Newton-bisection on the bracket
     :math:`[\min_B y - \max_B (c/w)_+^{1/(q-1)},\ \max_B y + \max_B(-c/w)_+^{1/(q-1)}]` (catalogue A7.2),
-    re-solved over the whole block at each merge (O(n^2) worst case). The magnitude operator's
+    with the blocks found by splitting each segment at its own pooled value (threshold decomposition:
+    one root solve per segment, O(n log n) root-solve work for balanced splits; the same result, bit
+    for bit, as re-solving each block at every pool-adjacent-violators merge, which is O(B^2) for a
+    block of B entries). The magnitude operator's
     :math:`w_i v^2/2` term (:math:`\varphi = x^2/2`) is not offered for p != 2.
 
     Parameters

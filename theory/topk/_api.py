@@ -47,6 +47,7 @@ P_IMPLEMENTED = "(1, inf)"
 
 _CLIP = 4.0  # |t| clip of the mask's normalised scores; block members lie in [-2, 1] (see _mask_solver)
 _EPS = np.finfo(float).eps
+_ISO_MAX_ITER, _ISO_TOL = 100, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
 
 
 def _validate(x, k, reg, p, func):
@@ -84,7 +85,7 @@ class _Sol:
     __slots__ = ("n", "order", "y", "sgn", "diag", "rk", "seg", "factor", "yr")
 
 
-def _mask_solver(x, k, reg, p):
+def _mask_solver(x, k, reg, p, func):
     """Window solver of the mask. Normalised scores t = (s - s_{k-1})/reg clipped to [-4, 4]: the
     operator is shift invariant and y(x; reg) = y(x/reg; 1), and block members satisfy |t - gamma| <= 1
     with gamma in [-1, 0] (y_{k-1} <= 1, y_k >= 0), so clipping only moves entries outside the block."""
@@ -99,22 +100,38 @@ def _mask_solver(x, k, reg, p):
         np.clip(t, -_CLIP, _CLIP, out=t)
         w = np.zeros(K)
         w[:k] = 1.0
-        v, blocks = isotonic_regression(t, p=p, c=w, increasing=False)
-        r = int(np.searchsorted(blocks, k - 1, side="right")) - 1
-        a0, b0 = int(blocks[r]), int(blocks[r + 1])
+        if p == 2.0 or p == 4.0 / 3.0:  # O(K) closed-form pooling
+            v, blocks = isotonic_regression(t, p=p, c=w, increasing=False)
+            r = int(np.searchsorted(blocks, k - 1, side="right")) - 1
+            a0, b0 = int(blocks[r]), int(blocks[r + 1])
+            vk = float(v[k - 1])
+            gam = float(v[a0])
+        else:  # the one pooled block directly (catalogue A7.6), O(block) per root-finder step
+            info = np.zeros(4)
+            _kernels._mask_pnorm(t, k, q - 1.0, _ISO_MAX_ITER, _ISO_TOL, np.empty(K), np.empty(K),
+                                 np.empty(K), info)
+            a0, b0, gam = int(info[0]), int(info[1]), float(info[2])
+            if int(info[3]) != _kernels.OK:
+                warnings.warn(f"{func}: a per-block root solve (p = {p}) reached its iteration cap; the "
+                              f"result is the last bracket's midpoint.", ConvergenceWarning, stacklevel=4)
+            vk = gam if b0 > a0 else float(t[k - 1]) - 1.0
         if nxt is not None:
             with np.errstate(over="ignore"):
                 tn = min(max((nxt - s[k - 1]) / reg, -_CLIP), _CLIP)
-            if not (tn == -_CLIP or v[k - 1] > tn + _margin(n, tn)):
-                return None
+            if not (tn == -_CLIP or vk > tn + _margin(n, tn)):
+                if p == 2.0 or p == 4.0 / 3.0:
+                    return None
+                # entries left out only add terms to sum_j min{1, (t_j - gamma)_+^(q-1)} = k, so the
+                # window's pooled value bounds the full one below: the next window is {x > that}
+                return float(s[k - 1]) + reg * (vk - 1e-9)
         yw = w.copy()
         if b0 > k:  # the boundary block: y = sign(t - gamma)|t - gamma|^(q-1), in [0, 1]
-            d = t[a0:b0] - v[a0]
+            d = t[a0:b0] - gam
             yb = d if p == 2.0 else np.sign(d) * np.abs(d) ** (q - 1.0)
             yw[a0:b0] = np.clip(yb, 0.0, 1.0)
         else:
             a0 = b0 = k
-        return order, yw, (t, w, v[a0] if b0 > a0 else 0.0, a0, b0)
+        return order, yw, (t, w, gam if b0 > a0 else 0.0, a0, b0)
 
     return solve
 
@@ -210,13 +227,18 @@ def _forward(x, k, reg, p, mode, func, full=False):
     n = x.shape[0]
     if mode == "mask":
         a = x
-        solver = _mask_solver(x, k, reg, p)
+        solver = _mask_solver(x, k, reg, p, func)
     else:
         a = np.abs(x)
         solver = _mag2_solver(a, k, reg) if p == 2.0 else _magp_solver(a, k, reg, p, func)
     thr0 = -np.inf
     if not full and mode == "mask":
         thr0 = float(np.partition(a, n - k)[n - k]) - reg
+        if p != 2.0 and p != 4.0 / 3.0 and n > 4 * k + 64:
+            # large reg: start no lower than the (4k + 64)-th largest; a rejected window returns its
+            # pooled value, a lower bound of the full one, so the second window holds the block
+            K = 4 * k + 64
+            thr0 = max(thr0, float(np.nextafter(np.partition(a, n - K)[n - K], -np.inf)))
     elif not full:
         # the proven bound g(|x|_[k]) can be loose for large reg: start no lower than the (4k + 64)-th
         # largest; a rejected window then returns its block value, a tight lower bound
@@ -395,9 +417,11 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     k - a largest are exactly 1, the rest after the pooled block exactly 0. The work is a partial sort
     of a window of the largest entries (grown until it holds the pooled block), so the cost is O(n)
     plus O(K log K) for a window of K entries; the result equals the full-sort computation bit for bit.
-    The isotonic solve is O(K) for p = 2 and p = 4/3 (closed-form pooling); for other p the isotonic
-    module re-solves the pooled value over the whole block at each merge, O(B^2) for a block of B
-    entries (large ``reg`` relative to the spread of x makes B large).
+    The isotonic solve is O(K) for p = 2 and p = 4/3 (closed-form pooling); for other p the one pooled
+    block is located directly from the threshold equation :math:`\sum_j\min\{1,((x_j-\tau)_+/\lambda)^{q-1}\}=k`
+    (catalogue A7.6; Newton over the block's terms only) and its value re-solved over its members by
+    the isotonic module's root finder (the same bits as the isotonic path), O(B) per root-finder step
+    for a block of B entries.
 
     Limits: ``y`` is the hard top-k indicator exactly when :math:`\lambda \le x_{[k]} - x_{[k+1]}`, for
     every p (catalogue R7.10); for p = 2 it is the affine map

@@ -20,7 +20,7 @@ multipliers). Otherwise double K. The result equals the full-sort solution becau
 arithmetic on the window does not depend on the entries after it: pool adjacent violators processes
 them as separate blocks that never merge with the window's (guaranteed by a margin of n eps above
 the left-out value, which covers the rounding of pooled ties), and the magnitude solver for p != 2
-re-solves the block over its members only. The window is a set {a_i > t}, so ties never straddle its edge.
+and the mask solver for p not in {2, 4/3} re-solve the block over its members only. The window is a set {a_i > t}, so ties never straddle its edge.
 """
 
 from __future__ import annotations

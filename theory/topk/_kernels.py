@@ -4,6 +4,9 @@ Proposition 7.8 with the corrections of the catalogue note R7.13).
 * :func:`_mag_pnorm`: the magnitude operator (phi(x) = x^2/2) for any p in (1, inf), on a window of
   sorted magnitudes; the isotonic module has no quadratic term, so the pooled block is found here
   from the block structure of the problem (see the function).
+* :func:`_mask_pnorm`: the mask operator for p not in {2, 4/3}: the one pooled block is located by
+  the threshold equation of the catalogue's A7.6 and its value solved over its members by the
+  isotonic module's own per-block root finder (the same bits as the isotonic path on those members).
 * :func:`_fill_jacobian`: the dense Jacobian from its block structure (diagonal plus one rank-one
   term per pooled block).
 
@@ -15,6 +18,8 @@ import math
 
 import numpy as np
 from numba import njit
+
+from ..isotonic._kernels import _block_root as _iso_block_root
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
 
@@ -261,3 +266,128 @@ def _fill_jacobian(order, sgn, diag, rk, seg_lo, seg_hi, seg_den, J):
             for b in range(seg_lo[r], seg_hi[r]):
                 ib = order[b]
                 J[ia, ib] -= (sgn[a] * sgn[b]) * ((rk[a] * rk[b]) * inv)  # symmetric bit for bit
+
+
+@njit(**_JIT)
+def _mask_phi(t, K, k, qm1, gam):
+    """F(gamma) = (k - a) - sum_{j in [a, k)} (t_j - gamma)^qm1 - sum_{j >= k, t_j > gamma}
+    (t_j - gamma)^qm1 with a = #{j < k : t_j - gamma >= 1}, i.e. k - sum_j min{1, (t_j - gamma)_+^qm1}
+    (catalogue A7.6, increasing in gamma), for gamma in [t_{k-1} - 1, t_k] on the sorted window t[:K];
+    and its derivative. Only the terms that are not constant are visited (outwards from k - 1 and k)."""
+    f = 0.0
+    df = 0.0
+    j = k - 1
+    while j >= 0:
+        d = t[j] - gam
+        if d >= 1.0:
+            break
+        f += 1.0
+        if d > 0.0:
+            pw = d ** qm1
+            f -= pw
+            df += qm1 * pw / d
+        elif qm1 < 1.0:
+            df = math.inf
+        j -= 1
+    j = k
+    while j < K and t[j] > gam:
+        d = t[j] - gam
+        pw = d ** qm1
+        f -= pw
+        df += qm1 * pw / d
+        j += 1
+    return f, df
+
+
+@njit(**_JIT)
+def _mask_members(t, K, k, gam):
+    """Pooled block [a, b) for the value gamma, with the isotonic kernel's pooling on ties: k - 1 and k
+    always; j < k - 1 while its singleton value t_j - 1 is <= gamma, j > k while t_j >= gamma."""
+    a = k - 1
+    while a > 0 and t[a - 1] - 1.0 <= gam:
+        a -= 1
+    b = k + 1
+    while b < K and t[b] >= gam:
+        b += 1
+    return a, b
+
+
+@njit(**_JIT)
+def _mask_pnorm(t, k, qm1, max_iter, tol, ybuf, wbuf, cbuf, info):
+    """Mask operator for any p (q = p/(p - 1), qm1 = q - 1) on the sorted window t (descending, the
+    normalised scores (s - s_{k-1})/reg, K = t.size >= k + 1; w = 1_k).
+
+    The isotonic form (Eq. (7.5), decreasing fit of t with linear term c = 1_k) has singleton values
+    t_j - 1 (j < k) and t_j (j >= k): two decreasing runs, so pool adjacent violators pools at most one
+    block, around k - 1 and k (:mod:`theory.topk._fast`), and none iff t_{k-1} - 1 > t_k (hard regime).
+    Otherwise its value gamma is the root in [t_{k-1} - 1, t_k] of the increasing F of
+    :func:`_mask_phi` (catalogue A7.6: sum_j min{1, (t_j - gamma)_+^(q-1)} = k), found by safeguarded
+    Newton over the active terms only (O(block) per step, no pass over the window); then gamma is
+    re-solved over exactly the block's members by the isotonic kernel's _block_root, on the members in
+    the order and with the arguments the isotonic path gives them (reversed, w = 1, c = 1 on j < k),
+    and the membership recomputed until stable. The result depends on the members only: a window that
+    contains them gives the bits of the full array, and the same bits as the isotonic path whenever
+    its block is the same.
+
+    ybuf, wbuf, cbuf: (K,) float64 scratch. info (4,) float64 output: a, b (a = b = k: hard regime),
+    gamma, status (0 OK, 1 a root solve hit its iteration cap).
+    """
+    K = t.size
+    status = OK
+    lo = t[k - 1] - 1.0
+    hi = t[k]
+    if lo > hi:
+        info[0] = k
+        info[1] = k
+        info[2] = 0.0
+        info[3] = OK
+        return
+    xk = 0.5 * (lo + hi)
+    width_old = hi - lo
+    for it in range(1, 4400):
+        f, df = _mask_phi(t, K, k, qm1, xk)
+        if f == 0.0:
+            lo = xk
+            hi = xk
+            break
+        if f < 0.0:
+            lo = xk
+        else:
+            hi = xk
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
+        if xn > lo and xn < hi:
+            if abs(xn - xk) <= 2.220446049250313e-16 * max(abs(xn), 1.0):
+                lo = xn
+                hi = xn
+                break
+            if it % 2 == 0:
+                if hi - lo > 0.5 * width_old:
+                    xn = mid
+                width_old = hi - lo
+            xk = xn
+        else:
+            xk = mid
+    gam = 0.5 * (lo + hi)
+    a, b = _mask_members(t, K, k, gam)
+    for _ in range(50):
+        m = b - a
+        for i in range(m):
+            j = b - 1 - i
+            ybuf[i] = t[j]
+            wbuf[i] = 1.0
+            cbuf[i] = 1.0 if j < k else 0.0
+        gam, its, ok = _iso_block_root(ybuf, wbuf, cbuf, 0, m, qm1, max_iter, tol)
+        if not ok:
+            status = NOT_CONVERGED
+        a2, b2 = _mask_members(t, K, k, gam)
+        if a2 == a and b2 == b:
+            break
+        a = a2
+        b = b2
+    info[0] = a
+    info[1] = b
+    info[2] = gam
+    info[3] = status
