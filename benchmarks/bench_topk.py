@@ -7,6 +7,9 @@
 2. Scaling of ``topk_mask`` over n = 10^3 .. 10^6 (k = 100, or n/10 when that is smaller), with the
    ``np.sort`` time beside it and the log-log slope of ours against n.
 3. ``jvp`` and ``vjp`` (O(n) after the forward pass) against the forward call, at n = 10^4 and 10^6.
+4. ``topk_mask`` for p = 1.5 (a per-block root solve instead of closed-form pooling) at n = 10^6,
+   k = 100, reg = 1 and 10, with the number of non-zeros (the pooled block's size); times only, no
+   target.
 
 Before timing, the window result is compared with the full-sort computation (bit for bit). All
 draws come from ``numpy.random.default_rng(seed)``. Public names only, except the full-sort
@@ -21,11 +24,13 @@ from _harness import fmt_time, format_table, loglog_slope, time_call
 from theory.topk import jvp, topk_magnitude, topk_mask, vjp
 from theory.topk._api import _forward
 
-__all__ = ["bench_products", "bench_scaling", "bench_vs_sort", "run"]
+__all__ = ["bench_pnorm", "bench_products", "bench_scaling", "bench_vs_sort", "run"]
 
 FAMILY = "topk"
-FULL = {"n": 10**6, "k": 100, "target": 2.0, "ns": [10**3, 10**4, 10**5, 10**6], "products_ns": [10**4, 10**6]}
-QUICK = {"n": 10**5, "k": 100, "target": 2.0, "ns": [10**3, 10**4, 10**5], "products_ns": [10**4]}
+FULL = {"n": 10**6, "k": 100, "target": 2.0, "ns": [10**3, 10**4, 10**5, 10**6], "products_ns": [10**4, 10**6],
+        "pnorm_n": 10**6}
+QUICK = {"n": 10**5, "k": 100, "target": 2.0, "ns": [10**3, 10**4, 10**5], "products_ns": [10**4],
+         "pnorm_n": 10**5}
 
 
 def make_problem(n, seed=0):
@@ -85,6 +90,18 @@ def bench_products(*, ns, k, seed=0, reg=1.0, **timing):
             "runs": runs}
 
 
+def bench_pnorm(*, n, k, seed=0, p=1.5, regs=(1.0, 10.0), **timing):
+    x = make_problem(n, seed)
+    runs = []
+    for reg in regs:
+        y = topk_mask(x, k, reg, p)
+        ours = time_call(lambda: topk_mask(x, k, reg, p), **timing)
+        runs.append({"reg": reg, "nonzeros": int(np.count_nonzero(y)), "theory": ours.as_dict(),
+                     "identical_to_full_sort": _identical(x, k, reg, p, "mask")})
+    return {"family": FAMILY, "name": "topk_mask_pnorm", "params": {"n": n, "k": k, "p": p, "seed": seed},
+            "runs": runs, "target": None}
+
+
 def _med(t):
     return f"{fmt_time(t['median'])} ({fmt_time(t['iqr'])}, {t['rounds']})"
 
@@ -124,6 +141,16 @@ def print_products(r):
     print()
 
 
+def print_pnorm(r):
+    p = r["params"]
+    rows = [[f"{run['reg']:g}", str(run["nonzeros"]), fmt_time(run["theory"]["first_call"]), _med(run["theory"]),
+             "yes" if run["identical_to_full_sort"] else "NO"] for run in r["runs"]]
+    print(format_table(["reg", "nonzeros", "1st call", "median (IQR, rounds)", "= full sort"], rows,
+                       title=f"topk_mask, p = {p['p']:g}: n = {p['n']}, k = {p['k']}, x ~ N(0, 1) (no target)",
+                       align=[">", ">", ">", ">", "<"]))
+    print()
+
+
 def run(*, quick=False, timing=None):
     """Every theory.topk benchmark of a configuration; prints the tables, returns the results."""
     cfg = QUICK if quick else FULL
@@ -134,7 +161,9 @@ def run(*, quick=False, timing=None):
     print_scaling(b)
     c = bench_products(ns=cfg["products_ns"], k=cfg["k"], **timing)
     print_products(c)
-    return [a, b, c]
+    d = bench_pnorm(n=cfg["pnorm_n"], k=cfg["k"], **timing)
+    print_pnorm(d)
+    return [a, b, c, d]
 
 
 if __name__ == "__main__":

@@ -299,6 +299,17 @@ def _pav_q4(y, w, c, x, stats, r):
 
 
 @njit(**_JIT)
+def _pw(a, qm1):
+    """a^qm1 for a >= 0: a * a for qm1 = 2 (p = 3/2) and sqrt(a) for qm1 = 1/2 (p = 3), both correctly
+    rounded and several times faster than the general power; a^qm1 otherwise."""
+    if qm1 == 2.0:
+        return a * a
+    if qm1 == 0.5:
+        return math.sqrt(a)
+    return a ** qm1
+
+
+@njit(**_JIT)
 def _g_block(y, w, c, lo, hi, gamma, qm1):
     """g_B(gamma) = sum_{i=lo}^{hi-1} [w_i sign(gamma - y_i)|gamma - y_i|^qm1 + c_i] and its derivative
     qm1 sum w_i |gamma - y_i|^(qm1 - 1) (inf where gamma = y_i and qm1 < 1)."""
@@ -307,7 +318,7 @@ def _g_block(y, w, c, lo, hi, gamma, qm1):
     for i in range(lo, hi):
         d = gamma - y[i]
         a = abs(d)
-        t = w[i] * a ** qm1
+        t = w[i] * _pw(a, qm1)
         g += (t if d >= 0.0 else -t) + c[i]
         if a > 0.0:
             dg += qm1 * t / a
@@ -447,7 +458,7 @@ def _cut(y, w, c, lo, hi, theta, qm1):
     jb = lo
     for i in range(lo, hi):
         e = theta - y[i]
-        t = w[i] * abs(e) ** qm1
+        t = w[i] * _pw(abs(e), qm1)
         d += (t if e >= 0.0 else -t) + c[i]
         if d >= best:
             best = d

@@ -122,8 +122,10 @@ def _mask_solver(x, k, reg, p, func):
                 if p == 2.0 or p == 4.0 / 3.0:
                     return None
                 # entries left out only add terms to sum_j min{1, (t_j - gamma)_+^(q-1)} = k, so the
-                # window's pooled value bounds the full one below: the next window is {x > that}
-                return float(s[k - 1]) + reg * (vk - 1e-9)
+                # window's pooled value bounds the full one below; verified Newton steps on that sum over
+                # all of x tighten it (O(n) each): the next window is {x > the bound}
+                lb = _kernels._mask_lower_bound(x, float(s[k - 1]), reg, q - 1.0, float(k), vk)
+                return float(s[k - 1]) + reg * (lb - 1e-9)
         yw = w.copy()
         if b0 > k:  # the boundary block: y = sign(t - gamma)|t - gamma|^(q-1), in [0, 1]
             d = t[a0:b0] - gam
@@ -234,11 +236,13 @@ def _forward(x, k, reg, p, mode, func, full=False):
     thr0 = -np.inf
     if not full and mode == "mask":
         thr0 = float(np.partition(a, n - k)[n - k]) - reg
-        if p != 2.0 and p != 4.0 / 3.0 and n > 4 * k + 64:
-            # large reg: start no lower than the (4k + 64)-th largest; a rejected window returns its
-            # pooled value, a lower bound of the full one, so the second window holds the block
-            K = 4 * k + 64
-            thr0 = max(thr0, float(np.nextafter(np.partition(a, n - K)[n - K], -np.inf)))
+        if p != 2.0 and p != 4.0 / 3.0:
+            # the pooled value gamma >= t_{k-1} - 1 = -1 (normalised units) gives the window above;
+            # verified Newton steps on sum_j min{1, (t_j - gamma)_+^(q-1)} = k over all of x (O(n)
+            # each) raise that bound towards gamma, so that for large reg the window is about the block
+            x0 = thr0 + reg
+            lb = _kernels._mask_lower_bound(x, x0, reg, 1.0 / (p - 1.0), float(k), -1.0)
+            thr0 = max(thr0, x0 + reg * (lb - 1e-9))
     elif not full:
         # the proven bound g(|x|_[k]) can be loose for large reg: start no lower than the (4k + 64)-th
         # largest; a rejected window then returns its block value, a tight lower bound

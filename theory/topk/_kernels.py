@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from ..isotonic._kernels import _block_root as _iso_block_root
+from ..isotonic._kernels import _pw
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
 
@@ -283,7 +284,7 @@ def _mask_phi(t, K, k, qm1, gam):
             break
         f += 1.0
         if d > 0.0:
-            pw = d ** qm1
+            pw = _pw(d, qm1)
             f -= pw
             df += qm1 * pw / d
         elif qm1 < 1.0:
@@ -292,7 +293,7 @@ def _mask_phi(t, K, k, qm1, gam):
     j = k
     while j < K and t[j] > gam:
         d = t[j] - gam
-        pw = d ** qm1
+        pw = _pw(d, qm1)
         f -= pw
         df += qm1 * pw / d
         j += 1
@@ -391,3 +392,50 @@ def _mask_pnorm(t, k, qm1, max_iter, tol, ybuf, wbuf, cbuf, info):
     info[1] = b
     info[2] = gam
     info[3] = status
+
+
+@njit(**_JIT)
+def _mask_phi_all(x, x0, reg, qm1, gam):
+    """Phi(gamma) = sum_j min{1, (t_j - gamma)_+^qm1} over all of x, t = (x - x0)/reg (unsorted, one
+    pass; catalogue A7.6), and its derivative (-inf where some t_j = gamma and qm1 < 1). Evaluated as
+    (x_j - c)/reg with c = x0 + reg gamma: only a bound is derived from it (see _mask_lower_bound)."""
+    c = x0 + reg * gam
+    top = c + reg
+    inv = 1.0 / reg
+    f = 0.0
+    df = 0.0
+    for i in range(x.size):
+        xi = x[i]
+        if xi <= c:
+            if xi == c and qm1 < 1.0:
+                df = -math.inf
+            continue
+        if xi >= top:
+            f += 1.0
+            continue
+        d = (xi - c) * inv
+        pw = _pw(d, qm1)
+        f += pw
+        df -= qm1 * pw / d
+    return f, df
+
+
+@njit(**_JIT)
+def _mask_lower_bound(x, x0, reg, qm1, k, gam):
+    """A lower bound >= gam of the mask's pooled value (normalised units) from a lower bound gam:
+    Phi is decreasing with Phi = k at the pooled value, so any g with Phi(g) >= k is one (up to the
+    rounding of Phi's arguments, which the caller's margin covers). Up to six Newton steps from gam,
+    each kept only when Phi(candidate) >= k is verified (one O(n) pass per step)."""
+    lb = gam
+    f, df = _mask_phi_all(x, x0, reg, qm1, lb)
+    for _ in range(6):
+        if not (f > k and df < 0.0 and df > -math.inf):
+            break
+        cand = lb - (f - k) / df
+        fc, dfc = _mask_phi_all(x, x0, reg, qm1, cand)
+        if not (fc >= k and cand > lb):
+            break
+        lb = cand
+        f = fc
+        df = dfc
+    return lb
