@@ -47,6 +47,7 @@ P_IMPLEMENTED = "(1, inf)"
 
 _CLIP = 4.0  # |t| clip of the mask's normalised scores; block members lie in [-2, 1] (see _mask_solver)
 _EPS = np.finfo(float).eps
+_LB_SLACK = 1e-6  # normalised units below a lower bound of the mask's pooled value (>> _margin's rounding)
 _ISO_MAX_ITER, _ISO_TOL = 100, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
 
 
@@ -124,8 +125,8 @@ def _mask_solver(x, k, reg, p, func):
                 # entries left out only add terms to sum_j min{1, (t_j - gamma)_+^(q-1)} = k, so the
                 # window's pooled value bounds the full one below; verified Newton steps on that sum over
                 # all of x tighten it (O(n) each): the next window is {x > the bound}
-                lb = _kernels._mask_lower_bound(x, float(s[k - 1]), reg, q - 1.0, float(k), vk)
-                return float(s[k - 1]) + reg * (lb - 1e-9)
+                lb = _kernels._mask_lower_bound(x, float(s[k - 1]), reg, q - 1.0, float(k), vk, 0.0)
+                return float(s[k - 1]) + reg * (lb - _LB_SLACK)
         yw = w.copy()
         if b0 > k:  # the boundary block: y = sign(t - gamma)|t - gamma|^(q-1), in [0, 1]
             d = t[a0:b0] - gam
@@ -241,8 +242,8 @@ def _forward(x, k, reg, p, mode, func, full=False):
             # verified Newton steps on sum_j min{1, (t_j - gamma)_+^(q-1)} = k over all of x (O(n)
             # each) raise that bound towards gamma, so that for large reg the window is about the block
             x0 = thr0 + reg
-            lb = _kernels._mask_lower_bound(x, x0, reg, 1.0 / (p - 1.0), float(k), -1.0)
-            thr0 = max(thr0, x0 + reg * (lb - 1e-9))
+            lb = _kernels._mask_lower_bound(x, x0, reg, 1.0 / (p - 1.0), float(k), -1.0, 0.0)
+            thr0 = max(thr0, x0 + reg * (lb - _LB_SLACK))
     elif not full:
         # the proven bound g(|x|_[k]) can be loose for large reg: start no lower than the (4k + 64)-th
         # largest; a rejected window then returns its block value, a tight lower bound

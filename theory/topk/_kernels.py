@@ -421,21 +421,28 @@ def _mask_phi_all(x, x0, reg, qm1, gam):
 
 
 @njit(**_JIT)
-def _mask_lower_bound(x, x0, reg, qm1, k, gam):
-    """A lower bound >= gam of the mask's pooled value (normalised units) from a lower bound gam:
-    Phi is decreasing with Phi = k at the pooled value, so any g with Phi(g) >= k is one (up to the
-    rounding of Phi's arguments, which the caller's margin covers). Up to six Newton steps from gam,
-    each kept only when Phi(candidate) >= k is verified (one O(n) pass per step)."""
+def _mask_lower_bound(x, x0, reg, qm1, k, gam, ub):
+    """A lower bound >= gam of the mask's pooled value (normalised units), given lower and upper
+    bounds gam <= ub: Phi is decreasing with Phi = k at the pooled value, so any g with Phi(g) >= k is
+    a lower bound and any g with Phi(g) < k an upper bound. Up to eight steps (one O(n) pass each):
+    Newton from a new lower bound when it lands inside the bracket, else bisection; stops once the
+    bracket is below 1e-3 wide (the bound only sizes a window)."""
     lb = gam
     f, df = _mask_phi_all(x, x0, reg, qm1, lb)
-    for _ in range(6):
-        if not (f > k and df < 0.0 and df > -math.inf):
+    if not (f > k):
+        return lb
+    for _ in range(8):
+        if ub - lb <= 1e-3:
             break
-        cand = lb - (f - k) / df
+        cand = lb - (f - k) / df if (df < 0.0 and df > -math.inf) else ub
+        if not (cand > lb and cand < ub):
+            cand = 0.5 * (lb + ub)
         fc, dfc = _mask_phi_all(x, x0, reg, qm1, cand)
-        if not (fc >= k and cand > lb):
-            break
-        lb = cand
-        f = fc
-        df = dfc
+        if fc >= k:
+            lb = cand
+            f = fc
+            df = dfc
+        else:
+            ub = cand
+            df = math.inf  # the Newton step overshot, or a bisection fell short: bisect next
     return lb
