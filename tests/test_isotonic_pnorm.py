@@ -266,8 +266,9 @@ def _run_kernel(kernel, y, w, c, qm1, max_iter=200, tol=4 * np.finfo(float).eps)
 
 
 def test_split_kernel_equals_stack_pav_bitwise():
-    """The threshold-splitting kernel (_pav_general) against the stack form of pool adjacent violators
-    (_pav_general_stack, which re-solves every merged block): same blocks, same bits, over random
+    """The threshold-splitting kernel (_pav_general_split) and the kernel in use (_pav_general: the stack
+    form under a work budget, else the splitting form) against the stack form of pool adjacent
+    violators (_pav_general_stack, which re-solves every merged block): same blocks, same bits, over random
     instances with ties, weights, linear terms, scales 1e-3..1e3 and q - 1 from 0.1 (p = 11) to 9."""
     rng = np.random.default_rng(7)
     for trial in range(1500):
@@ -279,10 +280,11 @@ def test_split_kernel_equals_stack_pav_bitwise():
         c = rng.standard_normal(n) * (trial % 4 != 0)
         qm1 = [2.0, 0.5, 1.0 / 3.0, 3.0, 0.1, 9.0][trial % 6]
         x1, r1, s1, _ = _run_kernel(_kernels._pav_general_stack, y, w, c, qm1)
-        x2, r2, s2, _ = _run_kernel(_kernels._pav_general, y, w, c, qm1)
-        assert s1 == s2 == _kernels.OK
-        assert np.array_equal(r1, r2), trial
-        assert np.array_equal(x1, x2), trial
+        for kernel in (_kernels._pav_general_split, _kernels._pav_general):
+            x2, r2, s2, _ = _run_kernel(kernel, y, w, c, qm1)
+            assert s1 == s2 == _kernels.OK
+            assert np.array_equal(r1, r2), trial
+            assert np.array_equal(x1, x2), trial
 
 
 @pytest.mark.parametrize("p", [1.5, 3.0])
@@ -324,3 +326,25 @@ def test_topk_like_many_blocks_large(p):
         x, blocks = isotonic_regression(y, p=p, c=cc, increasing=inc)
         assert time.perf_counter() - t0 < 2.0
         assert kkt_residual(x, blocks, y, w, cc, p, inc) < 1e-12
+
+
+@pytest.mark.parametrize("qm1", [2.0, 0.5])
+def test_hybrid_many_small_blocks_and_overflowing_spread(qm1):
+    """Inputs of many small blocks (adjacent pairs swapped in an increasing sequence: linear, quartic,
+    exponential up to e^600) stay on the stack form (linear work) and agree with it; with a spread
+    whose block equation overflows over the whole input (y up to 1e153, qm1 = 2), the splitting form
+    hands the segment to the stack form instead of cutting at NaN (it looped forever before)."""
+    n = 3000
+    i = np.arange(n, dtype=float)
+    for y in (i, i ** 4, np.exp(i * 600.0 / n), np.exp(np.arange(1000) * 0.5)[:708]):
+        y = y.copy()
+        y[0::2], y[1::2] = y[1::2].copy(), y[0::2].copy()
+        w = np.ones(y.size)
+        c = np.zeros(y.size)
+        x1, r1, s1, _ = _run_kernel(_kernels._pav_general_stack, y, w, c, qm1)
+        for kernel in (_kernels._pav_general_split, _kernels._pav_general):
+            x2, r2, s2, _ = _run_kernel(kernel, y, w, c, qm1)
+            assert s2 == s1
+            assert np.array_equal(r1, r2)
+            assert np.array_equal(x1, x2)
+        assert r1.size - 1 == y.size // 2

@@ -411,21 +411,16 @@ def _block_root(y, w, c, lo, hi, qm1, max_iter, tol):
 
 
 @njit(**_JIT)
-def _pav_general_stack(y, w, c, qm1, max_iter, tol, x, r, info):
-    """Reference for :func:`_pav_general` (same arguments and result up to round-off): plain pool
-    adjacent violators with each pooled value re-solved over the whole block by :func:`_block_root`,
-    O(B^2) root-solve work for a block of B entries that grows one element at a time.
-
-    Shapes (n = y.size >= 1): y, w (> 0), c : (n,) float64 read only; x : (n,) float64 output (stack of
-    block values, then the fit); r : (n + 1,) intp output block starts; info : (2,) float64 output,
-    (total root-finder iterations, max iterations of one root solve). Singletons use the closed form
-    gamma = y_i - sign(c_i) (|c_i|/w_i)^(1/qm1). Pooling on >=. Returns (nblocks, status).
-    """
+def _pav_stack_budget(y, w, c, qm1, max_iter, tol, x, r, info, budget):
+    """:func:`_pav_general_stack` that gives up once its root-solve work (sum over merges of the block
+    size times the root finder's evaluations) exceeds ``budget`` (< 0: never). Returns (nblocks,
+    status, finished); x, r, info are meaningful only when finished."""
     n = y.size
     b = -1
     status = OK
     total = 0
     worst = 0
+    work = 0
     for i in range(n):
         b += 1
         r[b] = i
@@ -437,6 +432,9 @@ def _pav_general_stack(y, w, c, qm1, max_iter, tol, x, r, info):
             gam, its, ok = _block_root(y, w, c, r[b], i + 1, qm1, max_iter, tol)
             total += its
             worst = max(worst, its)
+            work += (its + 3) * (i + 1 - r[b])
+            if budget >= 0 and work > budget:
+                return 0, OK, False
             if not ok:
                 status = NOT_CONVERGED
             x[b] = gam
@@ -445,14 +443,30 @@ def _pav_general_stack(y, w, c, qm1, max_iter, tol, x, r, info):
     info[1] = worst
     if _expand(x, r, b):
         status = NONFINITE
-    return b + 1, status
+    return b + 1, status, True
+
+
+@njit(**_JIT)
+def _pav_general_stack(y, w, c, qm1, max_iter, tol, x, r, info):
+    """Reference for :func:`_pav_general` (same arguments and result up to round-off): plain pool
+    adjacent violators with each pooled value re-solved over the whole block by :func:`_block_root`,
+    O(B^2) root-solve work for a block of B entries that grows one element at a time (linear when
+    the blocks stay small).
+
+    Shapes (n = y.size >= 1): y, w (> 0), c : (n,) float64 read only; x : (n,) float64 output (stack of
+    block values, then the fit); r : (n + 1,) intp output block starts; info : (2,) float64 output,
+    (total root-finder iterations, max iterations of one root solve). Singletons use the closed form
+    gamma = y_i - sign(c_i) (|c_i|/w_i)^(1/qm1). Pooling on >=. Returns (nblocks, status).
+    """
+    nb, status, _ = _pav_stack_budget(y, w, c, qm1, max_iter, tol, x, r, info, -1)
+    return nb, status
 
 
 @njit(**_JIT)
 def _cut(y, w, c, lo, hi, theta, qm1):
     """Largest maximiser j in [lo, hi] of D_j = sum_{i=lo}^{j-1} f_i'(theta), f_i'(v) = w_i sign(v - y_i)
     |v - y_i|^qm1 + c_i (D_lo = 0): the isotonic fit of the segment is <= theta on [lo, j) and > theta
-    on [j, hi)."""
+    on [j, hi). Returns -1 if a partial sum overflows (the cut is then unknown)."""
     d = 0.0
     best = 0.0
     jb = lo
@@ -463,11 +477,29 @@ def _cut(y, w, c, lo, hi, theta, qm1):
         if d >= best:
             best = d
             jb = i + 1
+    if not (d - d == 0.0):
+        return -1
     return jb
+
+
+_STACK_WORK = 64  # per element: the stack form's root-solve work allowed before the splitting form
 
 
 @njit(**_JIT)
 def _pav_general(y, w, c, qm1, max_iter, tol, x, r, info):
+    """Increasing fit of the p-norm problem above for any q = 1 + qm1 > 1 (arguments and result as
+    :func:`_pav_general_stack`): the stack form while its root-solve work stays below 64 n element
+    evaluations (linear: small blocks, e.g. pairs), else the splitting form :func:`_pav_general_split`
+    from the start (O(n log n) for balanced splits, where the stack form is O(B^2) in a block of B).
+    Both give the same blocks and bits (tests/test_isotonic_pnorm.py)."""
+    nb, status, done = _pav_stack_budget(y, w, c, qm1, max_iter, tol, x, r, info, _STACK_WORK * y.size)
+    if done:
+        return nb, status
+    return _pav_general_split(y, w, c, qm1, max_iter, tol, x, r, info)
+
+
+@njit(**_JIT)
+def _pav_general_split(y, w, c, qm1, max_iter, tol, x, r, info):
     """Increasing fit of the p-norm problem above for any q = 1 + qm1 > 1, by recursive splitting at
     the segment's own pooled value (threshold decomposition), then a pool-adjacent-violators pass over
     the pieces that merges what round-off split.
@@ -492,6 +524,9 @@ def _pav_general(y, w, c, qm1, max_iter, tol, x, r, info):
     Cost: one root solve and one O(B) pass per segment; O(n log n) root-solve work when the splits
     are balanced, which they are unless the pooled values sit in a few extreme entries (then up to
     O(n^2), like the stack form).
+
+    If the segment's root or a cut's partial sums overflow (a spread of y near the float range), the
+    segment is handed to the stack pass element by element, i.e. solved by the stack form.
 
     The pieces come out left to right and go through the stack pass of :func:`_pav_general_stack`
     (pool on >=, re-solve the merged block over its members), which merges two pieces only when
@@ -531,21 +566,30 @@ def _pav_general(y, w, c, qm1, max_iter, tol, x, r, info):
             worst = max(worst, its)
             if not ok:
                 status = NOT_CONVERGED
-            j = _cut(y, w, c, lo, hi, right, qm1)  # g_B(right) >= 0: j > lo
-            if j == hi:
-                j = _cut(y, w, c, lo, hi, left, qm1)
-                if j == lo or j == hi:  # the whole fit lies in (left, right] (or equals left): one block
-                    j = hi
-            if j < hi:
+            j = -1
+            if gam - gam == 0.0:
+                j = _cut(y, w, c, lo, hi, right, qm1)  # g_B(right) >= 0: j > lo
+                if j == hi:
+                    j = _cut(y, w, c, lo, hi, left, qm1)
+                    if j == lo or j == hi:  # the whole fit lies in (left, right] (or equals left): one block
+                        j = hi
+            if j < 0:
+                # g_B overflowed over the segment (a huge spread of y): no cut is known, so the segment
+                # goes through the stack form element by element, whose blocks may stay finite
+                pend_lo = lo
+                pend_hi = hi
+                single = True
+            elif j > lo and j < hi:
                 segs[ns, 0] = j  # right part below, left part on top: pieces come out left to right
                 segs[ns, 1] = hi
                 segs[ns + 1, 0] = lo
                 segs[ns + 1, 1] = j
                 ns += 2
                 continue
-            pend_lo = lo
-            pend_hi = hi
-            single = False
+            else:
+                pend_lo = lo
+                pend_hi = hi
+                single = False
         # emit the pieces [pend_lo, pend_hi) (singletons, or one block of value gam) onto the stack
         i = pend_lo
         while i < pend_hi:
