@@ -39,11 +39,11 @@ def _g_block(s, lo, hi, k, lq, qm1, gam):
         if j < k:
             nw += 1
         if d > 0.0:
-            t = d ** qm1
+            t = _pw(d, qm1)
             g -= t
             dg += qm1 * t / d
         elif d < 0.0:
-            t = (-d) ** qm1
+            t = _pw(-d, qm1)
             g += t
             dg += qm1 * t / (-d)
         elif qm1 < 1.0:
@@ -107,7 +107,7 @@ def _f_window(s, K, k, lq, qm1, gam):
     while j >= 0:
         d = s[j] - gam
         if d > 0.0:
-            pw = d ** qm1
+            pw = _pw(d, qm1)
             t = lq * gam - pw
             if t <= 0.0:
                 break
@@ -120,7 +120,7 @@ def _f_window(s, K, k, lq, qm1, gam):
     j = k
     while j < K and s[j] > gam:
         d = s[j] - gam
-        pw = d ** qm1
+        pw = _pw(d, qm1)
         f -= pw
         df += qm1 * pw / d
         j += 1
@@ -134,7 +134,7 @@ def _members(s, K, k, lq, qm1, gam):
     a = k - 1
     while a > 0:
         d = s[a - 1] - gam
-        if lq * gam - (d ** qm1 if d > 0.0 else 0.0) > 0.0:
+        if lq * gam - (_pw(d, qm1) if d > 0.0 else 0.0) > 0.0:
             a -= 1
         else:
             break
@@ -240,7 +240,7 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
     c = lam ** (-qm1)
     for j in range(a, b):
         d = sc[j] - gam
-        y[j] = math.ldexp(c * d ** qm1, e) if d > 0.0 else 0.0
+        y[j] = math.ldexp(c * _pw(d, qm1), e) if d > 0.0 else 0.0
     for j in range(b, K):
         y[j] = 0.0
     info[0] = a
