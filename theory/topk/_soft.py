@@ -214,7 +214,8 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
 
     Scale: :math:`\mathrm{softsort}(c\mathbf x;\lambda)=c\,\mathrm{softsort}(\mathbf x;\lambda c^{p-1})`
     (c > 0); p = 2 is also shift equivariant. Cost O(n log n) for p in {2, 4/3}; for other p the isotonic
-    module re-solves each pooled block at every merge (O(B^2) for a block of B entries). For p > 2 an
+    module solves one root per segment of its threshold decomposition (a few milliseconds at n = 1e4,
+    quadratic only for very unbalanced splits). For p > 2 an
     output near 0 in a pooled block is computed as :math:`|t_i-\gamma|^{q-1}` with q - 1 < 1, so a rounding
     error e of :math:`t_i-\gamma` shows as about :math:`e^{q-1}` (intrinsic conditioning).
 
