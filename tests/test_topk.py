@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.optimize import brentq, minimize
 
+from _fd import central_jacobian
 from theory.topk import jacobian, topk_magnitude, topk_mask
 
 
@@ -111,15 +112,6 @@ def test_hand_worked_values():
 
 # ---------------------------------------------------------------- 2. Jacobian
 
-def _fd_jacobian(f, x, h=1e-6):
-    n = x.size
-    J = np.empty((n, n))
-    for j in range(n):
-        e = np.zeros(n)
-        e[j] = h
-        J[:, j] = (f(x + e) - f(x - e)) / (2 * h)
-    return J
-
 
 @pytest.mark.parametrize("mode", ["mask", "magnitude"])
 @pytest.mark.parametrize("seed", range(5))
@@ -133,7 +125,7 @@ def test_jacobian_finite_differences(mode, seed):
     J = jacobian(x, k, reg, mode=mode)
     # piecewise affine: central differences are exact up to rounding (~1e-16/h/reg) unless a kink
     # lies within h of x, which these seeded draws avoid (a kink would show as an O(1/reg) error)
-    np.testing.assert_allclose(J, _fd_jacobian(lambda z: op(z, k, reg), x), atol=1e-7)
+    np.testing.assert_allclose(J, central_jacobian(lambda z: op(z, k, reg), x), atol=1e-7)
     np.testing.assert_allclose(J, J.T, atol=1e-15)
     assert np.linalg.eigvalsh(0.5 * (J + J.T)).min() >= -1e-12
     if mode == "mask":
@@ -144,7 +136,7 @@ def test_jacobian_rescaled_magnitude():
     rng = np.random.default_rng(9)
     x = rng.normal(size=6)
     J = jacobian(x, 2, 0.5, mode="magnitude", rescale=True)
-    fd = _fd_jacobian(lambda z: topk_magnitude(z, 2, 0.5, rescale=True), x)
+    fd = central_jacobian(lambda z: topk_magnitude(z, 2, 0.5, rescale=True), x)
     np.testing.assert_allclose(J, fd, atol=1e-7)
 
 
@@ -289,4 +281,4 @@ def test_jacobian_at_ties(mode, x, k, reg):
     # one block, which must not leak into the Jacobian (blocks are refined by their KKT multipliers)
     x = np.asarray(x)
     op = topk_mask if mode == "mask" else topk_magnitude
-    np.testing.assert_allclose(jacobian(x, k, reg, mode=mode), _fd_jacobian(lambda z: op(z, k, reg), x), atol=1e-7)
+    np.testing.assert_allclose(jacobian(x, k, reg, mode=mode), central_jacobian(lambda z: op(z, k, reg), x), atol=1e-7)

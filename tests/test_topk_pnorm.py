@@ -23,6 +23,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
+from _fd import central_jacobian
 from theory._validation import NonFiniteError
 from theory.topk import jacobian, jvp, topk_magnitude, topk_mask, vjp
 from theory.topk._api import _forward
@@ -56,15 +57,6 @@ def magnitude_oracle(x, k, reg, p):
     for i in np.flatnonzero(z(c) >= 1.0):
         out[i] = brentq(lambda g: g + reg * g ** (p - 1.0) - a[i], 0.0, a[i], xtol=1e-300, rtol=RTOL)
     return np.sign(x) * out
-
-
-def _fd_jacobian(f, x, h=1e-6):
-    J = np.empty((x.size, x.size))
-    for j in range(x.size):
-        e = np.zeros(x.size)
-        e[j] = h
-        J[:, j] = (f(x + e) - f(x - e)) / (2 * h)
-    return J
 
 
 # ---------------------------------------------------------------- 1. oracles
@@ -157,7 +149,7 @@ def test_jacobian_finite_differences(p, mode):
         reg = float(rng.choice([0.3, 1.0, 3.0]))
         x = rng.normal(size=n)
         J = jacobian(x, k, reg, p, mode)
-        fd = _fd_jacobian(lambda z: op(z, k, reg, p), x)
+        fd = central_jacobian(lambda z: op(z, k, reg, p), x)
         worst = max(worst, np.max(np.abs(J - fd)) / max(1.0, np.max(np.abs(J))))
         np.testing.assert_allclose(J, J.T, atol=1e-15, rtol=0)
         assert np.linalg.eigvalsh(0.5 * (J + J.T)).min() >= -1e-10 * max(1.0, np.abs(J).max())
@@ -172,7 +164,7 @@ def test_jacobian_rescaled_magnitude(p):
     for _ in range(4):
         x = rng.normal(size=7)
         J = jacobian(x, 3, 0.7, p, "magnitude", rescale=True)
-        fd = _fd_jacobian(lambda z: topk_magnitude(z, 3, 0.7, p, rescale=True), x)
+        fd = central_jacobian(lambda z: topk_magnitude(z, 3, 0.7, p, rescale=True), x)
         np.testing.assert_allclose(J, fd, atol=1e-6 * max(1.0, np.abs(J).max()))
 
 
@@ -376,7 +368,7 @@ def test_jacobian_at_ties_every_p(p, mode, x, k, reg):
     x = np.asarray(x)
     op = topk_mask if mode == "mask" else topk_magnitude
     J = jacobian(x, k, reg, p, mode)
-    np.testing.assert_allclose(J, _fd_jacobian(lambda z: op(z, k, reg, p), x), atol=1e-6)
+    np.testing.assert_allclose(J, central_jacobian(lambda z: op(z, k, reg, p), x), atol=1e-6)
     v = np.linspace(-1.0, 1.0, x.size)
     np.testing.assert_allclose(jvp(x, k, v, reg, p, mode), J @ v, atol=1e-12)
     np.testing.assert_allclose(vjp(x, k, v, reg, p, mode), v @ J, atol=1e-12)
