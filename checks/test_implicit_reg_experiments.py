@@ -542,14 +542,18 @@ def _fd_cases():
     return [(p, X, Y, act, fd_gradient(X, Y, p, act)) for p, X, Y, act in backprop_instances()]
 
 
+def _flat(g: Params, blocks="AVWB"):
+    """The listed gradient blocks as one vector."""
+    return np.concatenate([getattr(g, b).ravel() for b in blocks])
+
+
 def backprop_errors(variant, blocks="AVWB"):
     """Gradients of a variant and central differences over the listed blocks, both divided by ||g_FD||
     per instance (so that an absolute error is relative in norm); and ||g - g_FD|| / ||g_FD|| per instance."""
     comp, ref, errs = [], [], []
     for p, X, Y, act, fd in _fd_cases():
-        g = backprop_variant(X, Y, p, act, variant)[1]
-        a = np.concatenate([getattr(g, b).ravel() for b in blocks])
-        r = np.concatenate([getattr(fd, b).ravel() for b in blocks])
+        a = _flat(backprop_variant(X, Y, p, act, variant)[1], blocks)
+        r = _flat(fd, blocks)
         scale = np.linalg.norm(r)
         comp.append(a / scale)
         ref.append(r / scale)
@@ -566,9 +570,7 @@ EXPECTED_BACKPROP = {"atol": 1e-7}  # entries relative to ||g_FD||; central diff
 def test_eq13_corrected(claim):
     result, errs = backprop_errors("corrected")
     claim.measured["per_instance_relative_error"] = errs.tolist()
-    kernel = [np.linalg.norm(np.concatenate([getattr(loss_and_gradient(X, Y, p, a)[1], b).ravel() for b in "AVWB"])
-                             - np.concatenate([getattr(fd, b).ravel() for b in "AVWB"]))
-              / np.linalg.norm(np.concatenate([getattr(fd, b).ravel() for b in "AVWB"]))
+    kernel = [np.linalg.norm(_flat(loss_and_gradient(X, Y, p, a)[1]) - _flat(fd)) / np.linalg.norm(_flat(fd))
               for p, X, Y, a, fd in _fd_cases()]
     claim.measured["kernel_relative_error"] = [float(e) for e in kernel]
     claim.identity(result, EXPECTED_BACKPROP)
