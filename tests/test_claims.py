@@ -217,8 +217,34 @@ def test_record_as_dict_key_order():
     data = record(aliases=["sander-thesis/prop-2.9"], seconds=1.5, figure="figures/out/x.png").as_dict()
     assert list(data)[:10] == ["id", "paper", "aliases", "title", "kind", "status", "expected",
                                "measured", "figure", "seconds"]
-    assert list(data)[10:] == ["message", "test", "notes"]
+    assert list(data)[10:] == ["message", "test", "notes", "proxy", "wrong_in"]
     assert data["aliases"] == ["sander-thesis/prop-2.9"] and data["notes"] == []
+    assert data["proxy"] is None and data["wrong_in"] is None
+
+
+def test_record_proxy_and_wrong_in():
+    rec = record(proxy="m/n <= 8 where the proposition needs m >= 4.8e6 n")
+    assert rec.as_dict()["proxy"].startswith("m/n")
+    with pytest.raises(ValueError, match="proxy"):
+        record(proxy="  ")
+    err = record(claim_id="scaling/cor-4/erratum", kind="erratum")
+    assert err.wrong_in == "statement"  # the default for an erratum
+    assert record(claim_id="scaling/cor-4/erratum", kind="erratum", wrong_in="proof").wrong_in == "proof"
+    with pytest.raises(ValueError, match="wrong_in"):
+        record(claim_id="scaling/cor-4/erratum", kind="erratum", wrong_in="typo")
+    with pytest.raises(ValueError, match="erratum records only"):
+        record(wrong_in="proof")
+
+
+def test_erratum_verdict_asserts_both_halves():
+    printed_fails, printed_holds = Verdict("fail", "p"), Verdict("pass", "p")
+    corrected_holds, corrected_fails = Verdict("pass", "c"), Verdict("fail", "c")
+    assert erratum_verdict(printed_fails, corrected_holds).status == "pass"
+    assert erratum_verdict(printed_fails, corrected_fails).status == "fail"
+    assert "corrected statement FAILS too" in erratum_verdict(printed_fails, corrected_fails).message
+    assert erratum_verdict(printed_holds, corrected_holds).status == "fail"
+    with pytest.raises(ValueError, match="corrected_verdict"):
+        erratum_verdict(printed_fails, "pass")
 
 
 @pytest.mark.parametrize(

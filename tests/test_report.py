@@ -91,6 +91,18 @@ def test_summary_counts():
     assert summary_line(report) == "4 claims: 2 pass, 1 fail, 1 skip"
 
 
+def test_proxies_are_counted_and_shown_apart():
+    report = fixed_report([record("implicit-reg/prop-5", proxy="m/n <= 8; the proposition needs m >= 4.8e6 n"),
+                           record("implicit-reg/prop-2"),
+                           record("implicit-reg/prop-8/erratum", kind="erratum", wrong_in="proof")])
+    assert summary_line(report).endswith("(1 pass is a proxy outside the hypotheses, verifying nothing)")
+    text = render_markdown(report)
+    row = next(line for line in text.splitlines() if line.startswith("| `implicit-reg/prop-5` "))
+    assert "pass (proxy)" in row
+    assert "  - proxy (does not verify the statement): m/n <= 8; the proposition needs m >= 4.8e6 n" in text
+    assert "`implicit-reg/prop-8/erratum` (error in the proof)" in text
+
+
 def test_render_markdown_from_json_alone(tmp_path):
     records = [
         record("resnet-node/prop-3", aliases=("sander-thesis/prop-2.9",), figure="figures/out/resnet-node__prop-3.png",
@@ -264,6 +276,9 @@ def test_plugin_merges_duplicate_claims(strict_pytester, tmp_path):
         ('"resnet-node/prop-3", kind="rate"', "is missing title"),
         ('"resnet-node/prop-3", kind="rate", title="t", tol=1', "unknown keyword 'tol'"),
         ('"resnet-node/prop-3", kind="erratum", title="t"', "kind 'erratum' goes with IDs ending in '/erratum'"),
+        ('"resnet-node/prop-3", kind="rate", title="t", proxy=""', "proxy must be a non-empty reason"),
+        ('"resnet-node/prop-3", kind="rate", title="t", wrong_in="proof"', "wrong_in is for erratum claims only"),
+        ('"resnet-node/prop-3/erratum", kind="erratum", title="t", wrong_in="typo"', "must be one of statement"),
     ],
 )
 def test_plugin_rejects_bad_markers_naming_the_test(strict_pytester, tmp_path, marker, message):
@@ -352,3 +367,41 @@ def test_plugin_notes_nonfinite_measurements(strict_pytester, tmp_path):
     assert claim["status"] == "fail" and claim["measured"]["ratio"] is None and claim["measured"]["worst"] == 1
     assert claim["notes"] == ["measured ratio is nan (written as null)"]
     assert claim["message"].startswith("max LHS/RHS nan over 2 instances")
+
+
+def test_plugin_records_proxy_wrong_in_and_both_erratum_halves(strict_pytester, tmp_path):
+    strict_pytester.makepyfile(
+        test_halves='''
+        import numpy as np
+        import pytest
+        from theory.claims import rate_verdict
+        from theory.rates import fit_rate
+
+        N = np.array([8, 16, 32, 64, 128])
+
+        @pytest.mark.claim("implicit-reg/prop-5", kind="rate", title="t", proxy="m/n = 8, far below 4.8e6")
+        def test_proxy(claim):
+            claim.rate(fit_rate(N, 1.0 / N), {"slope": -1.0, "tol": 0.1})
+
+        @pytest.mark.claim("implicit-reg/prop-8/erratum", kind="erratum", title="t", wrong_in="proof")
+        def test_both_halves_hold(claim):
+            fit = fit_rate(N, 1.0 / N)
+            claim.erratum(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}), fit, {"slope": -2.0, "tol": 0.1},
+                          corrected=rate_verdict(fit, {"slope": -1.0, "tol": 0.1}))
+
+        @pytest.mark.claim("implicit-reg/prop-7/erratum", kind="erratum", title="t")
+        def test_corrected_half_fails(claim):
+            fit = fit_rate(N, 1.0 / N)
+            claim.erratum(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}), fit, {"slope": -2.0, "tol": 0.1},
+                          corrected=rate_verdict(fit, {"slope": -3.0, "tol": 0.1}))
+        '''
+    )
+    run(strict_pytester, tmp_path).assert_outcomes(passed=2, failed=1)
+    claims = {c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())["claims"]}
+    assert claims["implicit-reg/prop-5"]["proxy"] == "m/n = 8, far below 4.8e6"
+    assert claims["implicit-reg/prop-8/erratum"]["wrong_in"] == "proof"
+    assert claims["implicit-reg/prop-8/erratum"]["status"] == "pass"
+    assert "corrected statement holds" in claims["implicit-reg/prop-8/erratum"]["message"]
+    assert claims["implicit-reg/prop-7/erratum"]["wrong_in"] == "statement"
+    assert claims["implicit-reg/prop-7/erratum"]["status"] == "fail"
+    assert "corrected statement FAILS too" in claims["implicit-reg/prop-7/erratum"]["message"]

@@ -29,6 +29,7 @@ __all__ = [
     "PAPER_KEYS",
     "KINDS",
     "STATUSES",
+    "WRONG_IN",
     "parse_claim_id",
     "Verdict",
     "rate_verdict",
@@ -55,6 +56,10 @@ PAPER_KEYS = (
 )
 KINDS = ("bound", "rate", "identity", "frequency", "qualitative", "erratum")
 STATUSES = ("pass", "fail", "skip")
+#: Where a printed erratum lies: the statement itself is false ("statement"); a step or constant of
+#: the proof is wrong while the statement still holds ("proof"); a displayed formula, algorithm or
+#: definition used by the text is wrong ("formula").
+WRONG_IN = ("statement", "proof", "formula")
 
 # <label>-<number>[/<qualifier>...]: prop-3, lemma-20, prop-7.8, thm-A.2b, prop-3/iid, sec-3.2/gradient/erratum
 _LOCAL = re.compile(r"[a-z]+-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)*")
@@ -358,35 +363,52 @@ def qualitative_verdict(ok: bool, message: str) -> Verdict:
     return _verdict(bool(ok), message)
 
 
-def erratum_verdict(printed_verdict: Verdict) -> Verdict:
-    """Verdict of an erratum record: it passes iff the printed statement fails (DESIGN rule 6).
+def erratum_verdict(printed_verdict: Verdict, corrected_verdict: Verdict | None = None) -> Verdict:
+    """Verdict of an erratum record: both halves of DESIGN rule 6.
+
+    The record passes iff the printed statement fails numerically **and** the corrected statement
+    holds on the same kind of instances. Without ``corrected_verdict`` only the first half is
+    decided, and the message says so.
 
     Parameters
     ----------
     printed_verdict : Verdict
         The verdict of the statement as printed, e.g. ``rate_verdict(fit, printed_expected)``.
+    corrected_verdict : Verdict, optional
+        The verdict of the corrected statement, e.g. ``rate_verdict(fit, corrected_expected)``.
 
     Examples
     --------
-    >>> erratum_verdict(Verdict("fail", "slope -0.50, expected -1.00 ± 0.10")).message
-    'printed statement fails, as documented: slope -0.50, expected -1.00 ± 0.10'
+    >>> printed = Verdict("fail", "slope -0.50, expected -1.00 ± 0.10")
+    >>> corrected = Verdict("pass", "slope -0.50, expected -0.50 ± 0.10")
+    >>> erratum_verdict(printed, corrected).message
+    'printed statement fails, as documented: slope -0.50, expected -1.00 ± 0.10; corrected statement holds: slope -0.50, expected -0.50 ± 0.10'
+    >>> erratum_verdict(printed, Verdict("fail", "ratio 3.1, expected ≤ 1")).status
+    'fail'
     """
-    if not isinstance(printed_verdict, Verdict):
-        raise ValueError(
-            f"`printed_verdict` of theory.claims.erratum_verdict must be a Verdict; got {printed_verdict!r}"
-        )
+    for name, value in (("printed_verdict", printed_verdict), ("corrected_verdict", corrected_verdict)):
+        if value is not None and not isinstance(value, Verdict):
+            raise ValueError(f"`{name}` of theory.claims.erratum_verdict must be a Verdict; got {value!r}")
+    if printed_verdict is None:
+        raise ValueError("`printed_verdict` of theory.claims.erratum_verdict must be a Verdict; got None")
     if printed_verdict.status == "fail":
-        return Verdict("pass", f"printed statement fails, as documented: {printed_verdict.message}")
-    return Verdict(
-        "fail",
-        f"printed statement holds numerically, so the erratum is not confirmed: {printed_verdict.message}",
-    )
+        first = f"printed statement fails, as documented: {printed_verdict.message}"
+    else:
+        first = f"printed statement holds numerically, so the erratum is not confirmed: {printed_verdict.message}"
+    if corrected_verdict is None:
+        return Verdict("pass" if printed_verdict.status == "fail" else "fail", first)
+    if corrected_verdict.status == "pass":
+        second = f"corrected statement holds: {corrected_verdict.message}"
+    else:
+        second = f"corrected statement FAILS too: {corrected_verdict.message}"
+    ok = printed_verdict.status == "fail" and corrected_verdict.status == "pass"
+    return Verdict("pass" if ok else "fail", f"{first}; {second}")
 
 
 # --------------------------------------------------------------------------- records
 
 _KEYS = ("id", "paper", "aliases", "title", "kind", "status", "expected", "measured",
-         "figure", "seconds", "message", "test", "notes")
+         "figure", "seconds", "message", "test", "notes", "proxy", "wrong_in")
 
 
 @dataclass(frozen=True)
@@ -407,6 +429,14 @@ class ClaimRecord:
         One of :data:`KINDS`.
     status : str
         One of :data:`STATUSES`; follows the pytest outcome (a crash is a fail).
+    proxy : str or None
+        Set when the check's instances lie outside the statement's hypotheses (sizes far below
+        what a theorem needs, say): the reason, in one line. Such a record measures the same
+        quantity in a reachable regime; whatever its status it never counts as verifying the
+        statement, and the report lists it apart.
+    wrong_in : str or None
+        Erratum records only: one of :data:`WRONG_IN` (the printed statement is false, a proof
+        step or constant is wrong while the statement holds, or a displayed formula is wrong).
     expected, measured : dict
         What the statement predicts and what the check measured.
     figure : str or None
@@ -434,6 +464,8 @@ class ClaimRecord:
     message: str = ""
     test: str | None = None
     notes: tuple[str, ...] = field(default=())
+    proxy: str | None = None
+    wrong_in: str | None = None
 
     def __post_init__(self) -> None:
         paper, _ = parse_claim_id(self.id)
@@ -445,6 +477,17 @@ class ClaimRecord:
             raise ValueError(
                 f"ClaimRecord {self.id!r} has unknown status {self.status!r}; known: {', '.join(STATUSES)}"
             )
+        if self.proxy is not None and (not isinstance(self.proxy, str) or not self.proxy.strip()):
+            raise ValueError(f"ClaimRecord {self.id!r}: `proxy` must be None or a non-empty reason; got {self.proxy!r}")
+        if self.kind == "erratum":
+            if self.wrong_in is None:
+                object.__setattr__(self, "wrong_in", "statement")
+            elif self.wrong_in not in WRONG_IN:
+                raise ValueError(
+                    f"ClaimRecord {self.id!r} has unknown wrong_in {self.wrong_in!r}; known: {', '.join(WRONG_IN)}"
+                )
+        elif self.wrong_in is not None:
+            raise ValueError(f"ClaimRecord {self.id!r}: `wrong_in` is for erratum records only")
         object.__setattr__(self, "aliases", tuple(self.aliases))
         object.__setattr__(self, "notes", tuple(self.notes))
 
@@ -501,6 +544,8 @@ def merge_records(records: Iterable[ClaimRecord]) -> list[ClaimRecord]:
                 message=worst.message,
                 test=first.test,
                 notes=tuple(notes),
+                proxy=next((r.proxy for r in group if r.proxy), None),
+                wrong_in=first.wrong_in,
             )
         )
     return merged

@@ -30,6 +30,7 @@ import pytest
 
 from theory.claims import (
     KINDS,
+    WRONG_IN,
     ClaimRecord,
     Verdict,
     bound_verdict,
@@ -45,8 +46,11 @@ from theory.report import build_report, summary_line, write_report
 
 __all__ = ["Claim"]
 
-_MARKER = "claim(id, kind, title, aliases=()): declares the claim a check measures (see theory.claims)"
-_MARKER_ARGS = ("id", "kind", "title", "aliases")
+_MARKER = (
+    "claim(id, kind, title, aliases=(), proxy=None, wrong_in=None): declares the claim a check "
+    "measures (see theory.claims)"
+)
+_MARKER_ARGS = ("id", "kind", "title", "aliases", "proxy", "wrong_in")
 
 
 class Claim:
@@ -62,6 +66,11 @@ class Claim:
         argument, except in :meth:`qualitative`, which keeps it as set by the check.
     figure : str or None
         Path of the figure, relative to the repository root.
+    proxy : str or None
+        From the marker, or set by the check: why its instances lie outside the statement's
+        hypotheses. A proxy record never counts as verifying the statement.
+    wrong_in : str or None
+        Erratum records: where the printed error lies (:data:`theory.claims.WRONG_IN`).
     verdict : Verdict or None
         The verdict of the last helper call.
     notes : list of str
@@ -75,8 +84,18 @@ class Claim:
     :class:`theory.rates.BoundTracker`, then calls :meth:`bound` once.
     """
 
-    def __init__(self, claim_id: str, kind: str, title: str, aliases: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        claim_id: str,
+        kind: str,
+        title: str,
+        aliases: tuple[str, ...] = (),
+        proxy: str | None = None,
+        wrong_in: str | None = None,
+    ) -> None:
         self.id = claim_id
+        self.proxy = proxy
+        self.wrong_in = wrong_in
         self.paper, _ = parse_claim_id(claim_id)
         self.kind = kind
         self.title = title
@@ -117,15 +136,29 @@ class Claim:
         __tracebackhide__ = True
         return self._conclude("qualitative", measured, self.expected, figure, lambda: qualitative_verdict(ok, message))
 
-    def erratum(self, printed_verdict: Verdict, measured: Any, expected: dict, figure: str | None = None) -> Verdict:
-        """Record the printed statement's check; assert that it fails (DESIGN rule 6).
+    def erratum(
+        self,
+        printed_verdict: Verdict,
+        measured: Any,
+        expected: dict,
+        figure: str | None = None,
+        *,
+        corrected: Verdict | None = None,
+    ) -> Verdict:
+        """Record an erratum; assert that the printed form fails and the corrected form holds.
 
         ``printed_verdict`` is the verdict of the statement as printed (e.g.
-        ``rate_verdict(fit, printed)``), ``measured`` the measurement (dict or result object)
-        and ``expected`` the printed prediction.
+        ``rate_verdict(fit, printed)``), ``corrected`` the verdict of the corrected statement on
+        the same kind of instances, ``measured`` the measurement (dict or result object) and
+        ``expected`` the printed prediction. The record passes only when both halves do
+        (:func:`theory.claims.erratum_verdict`).
         """
         __tracebackhide__ = True
-        return self._conclude("erratum", measured, expected, figure, lambda: erratum_verdict(printed_verdict))
+        if corrected is None:
+            self.notes.append("only the printed half is asserted here; the corrected form is checked by its own record")
+        return self._conclude(
+            "erratum", measured, expected, figure, lambda: erratum_verdict(printed_verdict, corrected)
+        )
 
     def _conclude(self, kind: str, result: Any, expected: Any, figure: Any, verdict_of) -> Verdict:
         __tracebackhide__ = True
@@ -213,6 +246,8 @@ class _ItemState:
             message=self.message,
             test=item.nodeid,
             notes=tuple(notes),
+            proxy=claim.proxy,
+            wrong_in=claim.wrong_in,
         )
 
 
@@ -280,7 +315,15 @@ def _claim_from_marker(item: pytest.Item) -> Claim | None:
     aliases = (aliases,) if isinstance(aliases, str) else aliases
     if not isinstance(aliases, (tuple, list)) or not all(isinstance(a, str) and "/" in a for a in aliases):
         raise pytest.UsageError(f"{where}: aliases must be IDs like 'sander-thesis/prop-2.9'; got {aliases!r}")
-    return Claim(claim_id, kind, title.strip(), tuple(aliases))
+    proxy = values.get("proxy")
+    if proxy is not None and (not isinstance(proxy, str) or not proxy.strip()):
+        raise pytest.UsageError(f"{where}: proxy must be a non-empty reason (the hypotheses the instances violate)")
+    wrong_in = values.get("wrong_in")
+    if wrong_in is not None and (kind != "erratum" or wrong_in not in WRONG_IN):
+        raise pytest.UsageError(
+            f"{where}: wrong_in is for erratum claims only and must be one of {', '.join(WRONG_IN)}; got {wrong_in!r}"
+        )
+    return Claim(claim_id, kind, title.strip(), tuple(aliases), proxy=proxy, wrong_in=wrong_in)
 
 
 # --------------------------------------------------------------------------- hooks

@@ -25,6 +25,7 @@ __all__ = [
     "collect_environment",
     "build_report",
     "count_statuses",
+    "count_proxies",
     "summary_line",
     "render_markdown",
     "write_report",
@@ -146,17 +147,29 @@ def count_statuses(report: Mapping) -> dict:
     return counts
 
 
+def count_proxies(report: Mapping) -> int:
+    """Number of passing records marked as proxies (instances outside the statement's hypotheses)."""
+    return sum(1 for c in report["claims"] if c.get("proxy") and c.get("status") == "pass")
+
+
 def summary_line(report: Mapping) -> str:
-    """One line: ``"12 claims: 10 pass, 1 fail, 1 skip"``.
+    """One line: ``"12 claims: 10 pass, 1 fail, 1 skip"``, and how many passes are proxies.
 
     Examples
     --------
     >>> summary_line({"claims": [{"status": "pass"}, {"status": "skip"}]})
     '2 claims: 1 pass, 0 fail, 1 skip'
+    >>> summary_line({"claims": [{"status": "pass"}, {"status": "pass", "proxy": "m << 4.8e6 n"}]})
+    '2 claims: 2 pass, 0 fail, 0 skip (1 pass is a proxy outside the hypotheses, verifying nothing)'
     """
     counts = count_statuses(report)
     total = sum(counts.values())
-    return f"{total} claim{'s' if total != 1 else ''}: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+    line = f"{total} claim{'s' if total != 1 else ''}: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+    proxies = count_proxies(report)
+    if proxies:
+        line += (f" ({proxies} pass{'es are proxies' if proxies != 1 else ' is a proxy'}"
+                 " outside the hypotheses, verifying nothing)")
+    return line
 
 
 # --------------------------------------------------------------------------- Markdown
@@ -281,11 +294,15 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
         predicted = _predicted(c.get("expected") or {})
         if c.get("kind") == "erratum" and predicted:
             predicted = f"printed: {predicted} (should fail)"
+        if c.get("kind") == "erratum" and c.get("wrong_in"):
+            claim += f" (error in the {c['wrong_in']})"
         verdict = {"pass": "pass", "fail": "**FAIL**", "skip": "skip"}.get(c["status"], c["status"])
+        if c.get("proxy"):
+            verdict += " (proxy)"
         cells = [claim, c.get("title", ""), predicted, _measured(c.get("measured") or {}),
                  verdict, _link(c.get("figure"), link_base)]
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
-    details = [c for c in report["claims"] if c["status"] != "pass" or c.get("notes")]
+    details = [c for c in report["claims"] if c["status"] != "pass" or c.get("notes") or c.get("proxy")]
     if details:
         lines += ["", "## Details", ""]
         for c in details:
@@ -293,6 +310,8 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
             if c.get("test"):
                 text += f" [`{c['test']}`]"
             lines.append(text)
+            if c.get("proxy"):
+                lines.append(f"  - proxy (does not verify the statement): {' '.join(str(c['proxy']).split())}")
             lines += [f"  - note: {' '.join(str(n).split())}" for n in c.get("notes") or []]
     return "\n".join(lines) + "\n"
 
