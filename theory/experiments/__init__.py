@@ -1,0 +1,8 @@
+"""Experiments as library functions: one definition for checks, figures, benchmarks and sweeps.
+
+One module per paper key (``theory.experiments.scaling``, ...). An experiment is a pure function
+``measure(config) -> result`` with a frozen, validated config dataclass and named presets
+(``"check"``: what ``pytest checks/`` runs; ``"paper"``: the documents' own sizes); its verdict
+function (measured against predicted) sits beside it, so that checks/, the negative controls in
+tests/ and the figure scripts import the package and never checks/.
+"""
