@@ -20,7 +20,7 @@ from theory.claims import (
     qualitative_verdict,
     rate_verdict,
 )
-from theory.rates import BoundResult, FrequencyResult, IdentityResult, RateFit, bound_ratio, fit_rate, frequency
+from theory.rates import BoundResult, FrequencyResult, IdentityResult, RateFit, bound_ratio, fit_rate, frequency, identity_error
 
 N = np.array([8, 16, 32, 64, 128, 256, 512, 1024])
 
@@ -234,6 +234,18 @@ def test_record_proxy_and_wrong_in():
         record(claim_id="scaling/cor-4/erratum", kind="erratum", wrong_in="typo")
     with pytest.raises(ValueError, match="erratum records only"):
         record(wrong_in="proof")
+
+
+def test_identity_verdict_relative_only_where_the_reference_is_nonzero():
+    zero_ref = identity_error([1e-20, 1.0], [0.0, 1.0])
+    atol_only = identity_verdict(zero_ref, {"atol": 1e-12})
+    assert atol_only.passed and "inf" not in atol_only.message and "rel" not in atol_only.message.split(",")[0]
+    assert identity_verdict(zero_ref, {"rtol": 1e-12}).status == "fail"  # a zero reference must match exactly
+    assert identity_verdict(zero_ref, {"rtol": 1e-12, "atol": 1e-18}).passed
+    all_zero = identity_verdict(identity_error([0.0, 0.0], [0.0, 0.0]), {"rtol": 1e-12})
+    assert all_zero.passed and "n/a (zero reference)" in all_zero.message
+    tiny = identity_verdict(identity_error([6.8e-15, 1.0], [0.0, 1.0]), {"atol": 1e-7})
+    assert "6.80e-15 of max |reference|" in tiny.message  # normwise, not 'rel 1.00e+00'
 
 
 def test_erratum_verdict_asserts_both_halves():

@@ -268,7 +268,12 @@ def test_frequency_validation(violations, kwargs, message):
 def test_identity_error_abs_rel_and_zero_reference():
     r = identity_error([1.0, 0.0, -2.0], [1.0, 0.0, -2.5])
     assert (r.max_abs_err, r.max_rel_err, r.n_instances) == (0.5, 0.2, 3)
-    assert identity_error([1e-20], [0.0]).max_rel_err == math.inf
+    # relative errors only where the reference is nonzero; a zero reference's error is absolute
+    zero = identity_error([1e-20], [0.0])
+    assert math.isnan(zero.max_rel_err) and math.isnan(zero.norm_rel_err) and zero.zero_ref_abs_err == 1e-20
+    mixed = identity_error([1.0, 3e-15], [1.0 + 2e-16, 0.0])
+    assert mixed.max_rel_err == pytest.approx(2e-16, rel=0.2) and mixed.zero_ref_abs_err == 3e-15
+    assert identity_error([1.0, 1e-15], [2.0, 0.0]).norm_rel_err == 0.5
     assert identity_error(np.inf, np.inf).max_abs_err == 0.0
     assert math.isnan(identity_error([np.nan, 1.0], [1.0, 1.0]).max_abs_err)
     assert identity_error(np.ones((4, 3, 3)), np.ones((4, 3, 3))).n_instances == 4
@@ -279,7 +284,11 @@ def test_identity_merge_and_measured():
     b = identity_error([2.0], [2.0 + 4e-16])
     merged = a.merge(b)
     assert merged.n_instances == 4 and merged.max_abs_err == pytest.approx(4.44e-16, rel=0.01)
-    assert list(merged.to_measured()) == ["max_abs_err", "max_rel_err", "n_instances"]
+    assert list(merged.to_measured()) == ["max_abs_err", "max_rel_err", "norm_rel_err", "zero_ref_abs_err",
+                                          "n_instances"]
+    # an undefined relative error (zero reference) does not hide a defined one
+    merged = identity_error([1e-20], [0.0]).merge(identity_error([1.5], [1.0]))
+    assert merged.max_rel_err == 0.5 and merged.zero_ref_abs_err == 1e-20
 
 
 @pytest.mark.parametrize(

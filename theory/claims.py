@@ -333,18 +333,28 @@ def identity_verdict(result: Any, expected: Mapping) -> Verdict:
     if not exp:
         raise ValueError(f"`expected` of {where} needs 'atol' and/or 'rtol'")
     abs_err, rel_err = float(result.max_abs_err), float(result.max_rel_err)
-    ok = True
+    norm_rel = float(getattr(result, "norm_rel_err", math.nan))
+    zero_err = float(getattr(result, "zero_ref_abs_err", 0.0))
+    ok = _finite(abs_err)
     parts = []
     if "atol" in exp:
-        ok = ok and _finite(abs_err) and abs_err <= exp["atol"]
+        ok = ok and abs_err <= exp["atol"]
         parts.append(f"abs ≤ {_g(exp['atol'], '.2g')}")
     if "rtol" in exp:
-        ok = ok and _finite(rel_err) and rel_err <= exp["rtol"]
+        # relative errors exist only where the reference is nonzero; entries with a zero reference
+        # must then match within atol (or exactly, without atol)
+        ok = ok and (math.isnan(rel_err) or rel_err <= exp["rtol"])
+        ok = ok and zero_err <= exp.get("atol", 0.0)
         parts.append(f"rel ≤ {_g(exp['rtol'], '.2g')}")
-    message = (
-        f"max abs error {_g(abs_err, '.2e')}, max rel error {_g(rel_err, '.2e')} "
-        f"over {result.n_instances} instances, expected {', '.join(parts)}"
-    )
+    text = [f"max abs error {_g(abs_err, '.2e')}"]
+    if "rtol" in exp:
+        text.append("max rel error " + ("n/a (zero reference)" if math.isnan(rel_err) and _finite(abs_err)
+                                        else _g(rel_err, ".2e")))
+        if zero_err > 0:
+            text.append(f"abs error {_g(zero_err, '.2e')} where the reference is zero")
+    elif _finite(norm_rel):
+        text.append(f"{_g(norm_rel, '.2e')} of max |reference|")
+    message = f"{', '.join(text)} over {result.n_instances} instances, expected {', '.join(parts)}"
     return _verdict(ok, message)
 
 

@@ -561,32 +561,52 @@ class IdentityResult:
     Attributes
     ----------
     max_abs_err : float
-        ``max |computed - reference|``.
+        ``max |computed - reference|`` over every entry.
     max_rel_err : float
-        ``max |computed - reference| / |reference|`` (entries with a zero reference count as
-        0 when matched exactly, else as infinity).
+        ``max |computed - reference| / |reference|`` over the entries whose reference is
+        nonzero; NaN (written null, shown "n/a") when every reference entry is zero.
     n_instances : int
         Number of instances compared.
+    norm_rel_err : float
+        ``max |computed - reference| / max |reference|``, the normwise relative error; NaN when
+        the reference is identically zero.
+    zero_ref_abs_err : float
+        ``max |computed|`` over the entries whose reference is zero (0 when there are none):
+        the part of the absolute error that no relative error can express.
     """
 
     max_abs_err: float
     max_rel_err: float
     n_instances: int
+    norm_rel_err: float = math.nan
+    zero_ref_abs_err: float = 0.0
 
     def to_measured(self) -> dict:
-        """The report's ``measured`` dict: max_abs_err, max_rel_err, n_instances."""
+        """The report's ``measured`` dict: max_abs_err, max_rel_err, norm_rel_err, n_instances."""
         return {
             "max_abs_err": to_plain(self.max_abs_err),
             "max_rel_err": to_plain(self.max_rel_err),
+            "norm_rel_err": to_plain(self.norm_rel_err),
+            "zero_ref_abs_err": to_plain(self.zero_ref_abs_err),
             "n_instances": self.n_instances,
         }
 
     def merge(self, other: IdentityResult) -> IdentityResult:
-        """Combine with the result over further instances (NaN wins)."""
+        """Combine with the result over further instances (NaN wins, except an undefined relative error)."""
+
+        def worst(a: float, b: float, undefined_is_nan: bool) -> float:
+            if undefined_is_nan and (math.isnan(a) or math.isnan(b)):
+                # NaN here means "no nonzero reference", unless the absolute error is NaN too
+                return b if math.isnan(a) else a
+            return float(np.max([a, b]))
+
+        abs_nan = math.isnan(self.max_abs_err) or math.isnan(other.max_abs_err)
         return IdentityResult(
             float(np.max([self.max_abs_err, other.max_abs_err])),
-            float(np.max([self.max_rel_err, other.max_rel_err])),
+            math.nan if abs_nan else worst(self.max_rel_err, other.max_rel_err, True),
             self.n_instances + other.n_instances,
+            math.nan if abs_nan else worst(self.norm_rel_err, other.norm_rel_err, True),
+            float(np.max([self.zero_ref_abs_err, other.zero_ref_abs_err])),
         )
 
 
@@ -631,5 +651,14 @@ def identity_error(computed: Any, reference: Any, *, n_instances: int | None = N
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         diff = np.where(c == r, 0.0, np.abs(c - r))  # equal infinities match
         scale = np.abs(r)
-        rel = np.where(diff == 0, 0.0, diff / np.where(scale > 0, scale, 0.0))
-    return IdentityResult(float(np.max(diff)), float(np.max(rel)), int(n_instances))
+        nonzero = scale > 0
+        rel = np.where(diff == 0, 0.0, diff / np.where(nonzero, scale, 1.0))
+        max_abs = float(np.max(diff))
+        if math.isnan(max_abs):
+            max_rel = norm_rel = math.nan
+        else:
+            max_rel = float(np.max(rel[nonzero])) if nonzero.any() else math.nan
+            top = float(np.max(scale))
+            norm_rel = max_abs / top if top > 0 else math.nan
+        zero_err = float(np.max(diff[~nonzero])) if (~nonzero).any() else 0.0
+    return IdentityResult(max_abs, max_rel, int(n_instances), norm_rel, zero_err)

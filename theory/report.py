@@ -245,10 +245,9 @@ def _measured(measured: Mapping) -> str:
             f"({measured.get('violations', '?')}/{measured.get('runs', '?')})"
         )
     if "max_abs_err" in measured:
-        return (
-            f"abs {_num(measured['max_abs_err'], '.2e')}, rel {_num(measured.get('max_rel_err'), '.2e')} "
-            f"(n = {measured.get('n_instances', '?')})"
-        )
+        rel = measured.get("norm_rel_err", measured.get("max_rel_err"))
+        rel_text = f"rel {_num(rel, '.2e')}" if rel is not None else "rel n/a (zero reference)"
+        return f"abs {_num(measured['max_abs_err'], '.2e')}, {rel_text} (n = {measured.get('n_instances', '?')})"
     return _generic(measured)
 
 
