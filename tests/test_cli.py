@@ -28,6 +28,9 @@ def test_report_pass_only_exits_0(tmp_path, capsys):
     write_fake_report(tmp_path, ["pass", "pass", "skip"])
     assert main(["report", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("SKIP topk/prop-3") and "3 claims: 2 pass, 0 fail, 1 skip" in out
+    assert main(["report", "--dir", str(tmp_path), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
     assert out.startswith("# Claims report") and "**3 claims: 2 pass, 0 fail, 1 skip**" in out
 
 
@@ -115,7 +118,143 @@ def test_check_runs_pytest_on_checks_and_writes_the_report(tmp_path):
     run = subprocess.run([sys.executable, "-m", "theory.cli", "check", "-p", "no:cacheprovider", "-q",
                           "checks/test_topk.py::test_holds"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "(1 claim: 1 pass, 0 fail, 0 skip)" in run.stdout
+    # cumulative: the subset run replaces topk/prop-1's record and keeps topk/prop-2's
+    assert "(2 claims: 1 pass, 1 fail, 0 skip)" in run.stdout
+    assert "partial run: 1 of 2 claims measured now" in run.stdout
+    assert "PASS topk/prop-1" in run.stdout
+
+
+MINI_SETUP = """
+[tool:pytest]
+addopts = -m "not slow" -p no:cacheprovider
+markers =
+    slow: heavy
+    claim(id, kind, title, aliases=(), proxy=None, wrong_in=None): claim
+"""
+
+MINI_CHECKS = """
+import pytest
+from theory.rates import bound_ratio
+
+@pytest.mark.claim("topk/prop-7.2", kind="bound", title="a")
+def test_a(claim):
+    claim.bound(bound_ratio([0.5], [1.0]), {"ratio_max": 1.0})
+
+@pytest.mark.claim("topk/prop-7.8", kind="bound", title="b")
+def test_b(claim):
+    claim.bound(bound_ratio([0.25], [1.0]), {"ratio_max": 1.0})
+
+@pytest.mark.slow
+@pytest.mark.claim("topk/fig-7.1", kind="bound", title="slow")
+def test_slow(claim):
+    claim.bound(bound_ratio([0.5], [1.0]), {"ratio_max": 1.0})
+
+@pytest.mark.claim("resnet-node/prop-1", kind="bound", title="c")
+def test_c(claim):
+    claim.bound(bound_ratio([0.5], [1.0]), {"ratio_max": 1.0})
+"""
+
+
+@pytest.fixture
+def mini(tmp_path):
+    """A small checkout: setup.cfg deselecting slow checks, three topk claims (one slow), one resnet-node claim."""
+    (tmp_path / "setup.cfg").write_text(MINI_SETUP)
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "conftest.py").write_text('pytest_plugins = ["theory.pytest_plugin"]\n')
+    (checks / "test_mixed.py").write_text(textwrap.dedent(MINI_CHECKS))
+
+    def run(*args, cwd=tmp_path):
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        return subprocess.run([sys.executable, "-m", "theory.cli", *args], cwd=cwd, env=env,
+                              capture_output=True, text=True)
+
+    run.root = tmp_path
+    return run
+
+
+def _ids(root):
+    return [c["id"] for c in json.loads((root / "reports" / "claims.json").read_text())["claims"]]
+
+
+def test_check_paper_then_claim_keeps_the_report_whole(mini):
+    done = mini("check", "--paper", "topk")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _ids(mini.root) == ["topk/prop-7.2", "topk/prop-7.8"]  # the slow one is not named
+    done = mini("check", "--claim", "resnet-node/prop-1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _ids(mini.root) == ["resnet-node/prop-1", "topk/prop-7.2", "topk/prop-7.8"]
+    shown = mini("report")
+    assert "partial: 1 of 3 claims measured by the last run" in shown.stdout
+    assert all(len(line) <= 100 for line in shown.stdout.splitlines())
+    report = json.loads((mini.root / "reports" / "claims.json").read_text())
+    assert report["last_run"]["claims"] == ["resnet-node/prop-1"]
+    assert all(c["measured_at"] for c in report["claims"])
+
+
+def test_check_named_slow_claim_runs_and_slow_adds_them(mini):
+    done = mini("check", "--claim", "topk/fig-7.1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _ids(mini.root) == ["topk/fig-7.1"]
+    done = mini("check", "--paper", "topk", "--slow")
+    assert "3 passed" in done.stdout, done.stdout
+
+
+def test_check_unknown_claim_or_paper_exits_2(mini):
+    done = mini("check", "--claim", "topk/prop-9.9")
+    assert done.returncode == 2 and "no check declares this claim ID" in done.stdout + done.stderr
+    done = mini("check", "--paper", "nope")
+    assert done.returncode == 2 and "invalid choice" in done.stderr
+    done = mini("check", "--claim", "nope/prop-1")
+    assert done.returncode == 2 and "unknown paper key" in done.stderr
+
+
+def test_check_list(mini):
+    done = mini("check", "--list", "--paper", "topk")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "3 claims"
+    assert any(line.startswith("topk/fig-7.1") and " slow " in line for line in lines)
+    assert not (mini.root / "reports").exists()
+
+
+def test_check_from_a_subfolder_with_relative_paths(mini):
+    done = mini("check", "-q", "test_mixed.py::test_b", cwd=mini.root / "checks")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _ids(mini.root) == ["topk/prop-7.8"]
+
+
+def test_pytest_k_matches_claim_ids_and_paper_keys(mini):
+    done = mini("check", "-k", "topk/prop-7.8")
+    assert "1 passed" in done.stdout and _ids(mini.root) == ["topk/prop-7.8"]
+    done = mini("check", "-k", "resnet-node")
+    assert "1 passed" in done.stdout
+
+
+def test_report_drops_records_of_removed_checks(mini):
+    assert mini("check").returncode == 0
+    source = (mini.root / "checks" / "test_mixed.py").read_text().replace("def test_c(", "def test_renamed(")
+    (mini.root / "checks" / "test_mixed.py").write_text(source)
+    done = mini("check", "--paper", "topk")
+    assert "dropped 1 record(s) whose check no longer exists: resnet-node/prop-1" in done.stdout
+    assert "resnet-node/prop-1" not in _ids(mini.root)
+
+
+def test_report_formats_and_malformed_reports(mini):
+    assert mini("check").returncode == 0
+    assert json.loads(mini("report", "--format", "json").stdout)["claims"]
+    assert mini("report", "--format", "markdown").stdout.startswith("# Claims report")
+    path = mini.root / "reports" / "claims.json"
+    for bad in ('{"claims": [{"id": "topk/prop-7.2"}]}', "[1, 2, 3]", '{"claims": [3]}', "not json"):
+        path.write_text(bad)
+        done = mini("report")
+        assert done.returncode == 2 and "claims.json" in done.stderr and "Traceback" not in done.stderr, bad
+
+
+def test_check_help_shows_our_options_first():
+    run = subprocess.run([sys.executable, "-m", "theory.cli", "check", "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.startswith("usage: theory check")
+    assert "--paper KEY" in run.stdout and "--pytest-help" in run.stdout and len(run.stdout.splitlines()) < 40
 
 
 @pytest.mark.parametrize("command", ["report", "plots"])

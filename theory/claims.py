@@ -418,7 +418,7 @@ def erratum_verdict(printed_verdict: Verdict, corrected_verdict: Verdict | None 
 # --------------------------------------------------------------------------- records
 
 _KEYS = ("id", "paper", "aliases", "title", "kind", "status", "expected", "measured",
-         "figure", "seconds", "message", "test", "notes", "proxy", "wrong_in")
+         "figure", "seconds", "message", "test", "notes", "proxy", "wrong_in", "measured_at", "commit")
 
 
 @dataclass(frozen=True)
@@ -447,6 +447,9 @@ class ClaimRecord:
     wrong_in : str or None
         Erratum records only: one of :data:`WRONG_IN` (the printed statement is false, a proof
         step or constant is wrong while the statement holds, or a displayed formula is wrong).
+    measured_at, commit : str or None
+        When (ISO time, UTC) and on which git commit the check ran; the report keeps the records
+        of the claims a run did not select, so these tell which run measured each record.
     expected, measured : dict
         What the statement predicts and what the check measured.
     figure : str or None
@@ -476,6 +479,8 @@ class ClaimRecord:
     notes: tuple[str, ...] = field(default=())
     proxy: str | None = None
     wrong_in: str | None = None
+    measured_at: str | None = None
+    commit: str | None = None
 
     def __post_init__(self) -> None:
         paper, _ = parse_claim_id(self.id)
@@ -556,6 +561,8 @@ def merge_records(records: Iterable[ClaimRecord]) -> list[ClaimRecord]:
                 notes=tuple(notes),
                 proxy=next((r.proxy for r in group if r.proxy), None),
                 wrong_in=first.wrong_in,
+                measured_at=first.measured_at,
+                commit=first.commit,
             )
         )
     return merged

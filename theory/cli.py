@@ -2,11 +2,13 @@
 
 Usage::
 
-    theory check [pytest arguments]     # pytest checks/, report to reports/
-    theory report [--dir DIR] [--quiet] # the Markdown table; exit 1 if a claim fails
-    theory plots                        # run every figures/*.py with the Agg backend
+    theory check [--paper KEY] [--claim ID] [--slow] [--list] [pytest arguments]
+    theory report [--dir DIR] [--format table|markdown|json] [--quiet]
+    theory plots [NAME ...]
 
-``python -m theory.cli ...`` does the same.
+``python -m theory.cli ...`` does the same. Exit codes: 0 all selected claims pass, 1 a claim
+fails, 2 the input or the environment is wrong (no checkout, an unknown claim ID, a malformed
+report).
 """
 
 from __future__ import annotations
@@ -39,36 +41,116 @@ def find_root(start: str | os.PathLike | None = None) -> Path | None:
     return None
 
 
-def _names_a_path(args: list[str], root: Path) -> bool:
-    """Whether the pytest arguments name a test path (then ``checks`` is not added)."""
+def _absolute_paths(args: list[str], here: Path) -> list[str]:
+    """Pytest arguments with the test paths made absolute (they are typed relative to ``here``)."""
+    out = []
     for arg in args:
-        if arg.startswith("-"):
-            continue
-        target = arg.split("::")[0]
-        if "::" in arg or (Path(target).exists() or (root / target).exists()):
-            return True
-    return False
+        target, sep, rest = arg.partition("::")
+        if not arg.startswith("-") and target and (here / target).exists():
+            arg = str((here / target).resolve()) + sep + rest
+        out.append(arg)
+    return out
+
+
+def _names_a_path(args: list[str]) -> bool:
+    """Whether the pytest arguments name a test path (then ``checks`` is not added)."""
+    return any(not a.startswith("-") and ("::" in a or Path(a.split("::")[0]).is_absolute()) for a in args)
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    from theory.claims import PAPER_KEYS
+
+    parser = argparse.ArgumentParser(
+        prog="theory check",
+        allow_abbrev=False,
+        description="Run the claim checks (pytest on checks/) and update reports/claims.json and claims.md. "
+        "The report is cumulative: a run replaces the records of the claims it ran and keeps the others.",
+        epilog="Every other argument goes to pytest (a test path, -x, -k EXPR, -q, ...); "
+        "`theory check --pytest-help` prints pytest's own options.",
+    )
+    parser.add_argument("--paper", action="append", default=[], metavar="KEY", choices=PAPER_KEYS,
+                        help=f"run the claims of this paper key (repeatable): {', '.join(PAPER_KEYS)}")
+    parser.add_argument("--claim", action="append", default=[], metavar="ID",
+                        help="run the check of this claim, ID as the report prints it, e.g. topk/prop-7.8 "
+                        "(repeatable; a slow check runs when named)")
+    parser.add_argument("--slow", action="store_true", help="include the heavy reproductions marked slow")
+    parser.add_argument("--list", action="store_true",
+                        help="print the claim IDs (with --paper: of those papers), their tests and whether "
+                        "they are slow; run nothing")
+    parser.add_argument("--pytest-help", action="store_true", help="print pytest's help and exit")
+    return parser
+
+
+def _run_pytest(args: list[str], root: Path) -> int:
+    import pytest
+
+    previous = os.getcwd()
+    os.chdir(root)
+    try:
+        return int(pytest.main(args))
+    finally:
+        os.chdir(previous)
+
+
+def _list_claims(pytest_args: list[str], root: Path) -> int:
+    import contextlib
+    import io
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "claims.json"
+        captured = io.StringIO()
+        with contextlib.redirect_stdout(captured):
+            code = _run_pytest(pytest_args + ["--collect-only", "-q", f"--claims-list={out}"], root)
+        if code not in (0, 5) or not out.is_file():
+            _say(captured.getvalue().rstrip(), sys.stderr)
+            _say(f"theory check --list: collecting the checks failed (pytest exit code {code})", sys.stderr)
+            return 2
+        listing = json.loads(out.read_text(encoding="utf-8"))
+    width = max([len(c["id"]) for c in listing] + [5])
+    for c in sorted({c["id"]: c for c in listing}.values(), key=lambda c: c["id"]):
+        _say(f"{c['id']:<{width}}  {'slow' if c['slow'] else '    '}  {c['test']}")
+    _say(f"{len({c['id'] for c in listing})} claims")
+    return 0
 
 
 def _check(args: list[str]) -> int:
+    options, rest = _check_parser().parse_known_args(args)
+    if options.pytest_help:
+        import pytest
+
+        return int(pytest.main(["--help"])) and 2
     root = find_root()
     if root is None:
         _say(f"theory check: no checks/ directory at or above {os.getcwd()}; run it inside the repository", sys.stderr)
         return 2
-    import pytest
+    from theory.claims import parse_claim_id
 
+    for claim_id in options.claim:
+        try:
+            parse_claim_id(claim_id)
+        except ValueError as exc:
+            _say(f"theory check: --claim {exc}", sys.stderr)
+            return 2
+    rest = _absolute_paths(rest, Path.cwd())
     pytest_args = ["-p", "theory.pytest_plugin"]
-    if not any(a.startswith("--claims-report") or a == "--no-claims-report" for a in args):
+    if not any(a.startswith("--claims-report") or a == "--no-claims-report" for a in rest):
         # one word: a separate DIR would be read as a test path before `-p` loads the plugin
         pytest_args.append(f"--claims-report={root / 'reports'}")
-    if not _names_a_path(args, root):
-        pytest_args.append("checks")
-    previous = os.getcwd()
-    os.chdir(root)
-    try:
-        return int(pytest.main(pytest_args + args))
-    finally:
-        os.chdir(previous)
+    pytest_args += [f"--paper={key}" for key in options.paper]
+    pytest_args += [f"--claim={claim_id}" for claim_id in options.claim]
+    pytest_args += ["--slow"] if options.slow else []
+    if not _names_a_path(rest):
+        pytest_args.append(str(root / "checks"))
+    if options.list:
+        return _list_claims(pytest_args + rest, root)
+    code = _run_pytest(pytest_args + rest, root)
+    if code in (0, 1):
+        return code
+    if code == 5:
+        _say("theory check: no claim check was selected; `theory check --list` prints the claim IDs", sys.stderr)
+    return 2
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -87,13 +169,27 @@ def _report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _say(f"theory report: {exc}; run `theory check` to write a new one", sys.stderr)
         return 2
+    from theory.report import _git_commit, freshness, render_table
+
     failed = [c for c in report["claims"] if c.get("status") == "fail"]
+    status = freshness(report, _git_commit())
     if args.quiet:
         _say(f"{summary_line(report)} ({directory / 'claims.md'})")
+        for line in status:
+            _say(line)
         for c in failed:
             _say(f"FAIL {c['id']}: {' '.join(str(c.get('message', '')).split())}")
-    else:
+    elif args.format == "markdown":
         _say(render_markdown(report).rstrip("\n"))
+    elif args.format == "json":
+        import json
+
+        _say(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        _say(render_table(report))
+        _say(summary_line(report))
+        for line in status:
+            _say(line)
     return 1 if failed else 0
 
 
@@ -136,10 +232,12 @@ def _plots(args: argparse.Namespace) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="theory", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("check", help="run pytest on checks/ and write reports/claims.{json,md}; "
-                   "further arguments go to pytest", add_help=False)
+    sub.add_parser("check", help="run the claim checks and update reports/claims.{json,md}; "
+                   "`theory check --help` for its options", add_help=False)
     report = sub.add_parser("report", help="print the claims report; exit 1 if a claim fails, 2 if none exists")
     report.add_argument("--dir", default=None, help="report directory (default: reports/ in the repository)")
+    report.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                        help="table: one line per claim, failures first (default); markdown: claims.md; json")
     report.add_argument("--quiet", action="store_true", help="print only the summary line and the failing claims")
     sub.add_parser("plots", help="run every figures/*.py script with the Agg backend")
     return parser

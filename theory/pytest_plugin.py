@@ -21,6 +21,8 @@ setup error is a ``fail``); at the end of the session the report is written to
 
 from __future__ import annotations
 
+import datetime
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ import pytest
 
 from theory.claims import (
     KINDS,
+    PAPER_KEYS,
     WRONG_IN,
     ClaimRecord,
     Verdict,
@@ -42,7 +45,16 @@ from theory.claims import (
     qualitative_verdict,
     rate_verdict,
 )
-from theory.report import build_report, summary_line, write_report
+from theory.report import (
+    build_report,
+    claim_line,
+    collect_environment,
+    load_report,
+    merge_with_previous,
+    render_table,
+    summary_line,
+    write_report,
+)
 
 __all__ = ["Claim"]
 
@@ -330,11 +342,16 @@ def _claim_from_marker(item: pytest.Item) -> Claim | None:
 
 
 class _Session:
-    """Records collected during a run, and the line the terminal summary prints."""
+    """Records collected during a run, and the lines the terminal summary prints."""
 
     def __init__(self) -> None:
         self.records: list[ClaimRecord] = []
         self.line: str | None = None
+        self.table: str | None = None
+        self.extra_lines: list[str] = []
+        self.started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        self.environment: dict | None = None
+        self.slow_cleared = False
 
 
 _SESSION = pytest.StashKey[_Session]()
@@ -356,12 +373,110 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="do not write the claims report",
     )
+    group.addoption(
+        "--claim",
+        action="append",
+        default=[],
+        metavar="ID",
+        dest="claim_ids",
+        help="run the check of this claim ID exactly as the report prints it (repeatable; slow ones too)",
+    )
+    group.addoption(
+        "--paper",
+        action="append",
+        default=[],
+        metavar="KEY",
+        dest="claim_papers",
+        help=f"run the claims of this paper key (repeatable): {', '.join(PAPER_KEYS)}",
+    )
+    group.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        dest="claim_slow",
+        help="include the heavy reproductions marked slow",
+    )
+    group.addoption(
+        "--claims-list",
+        default=None,
+        metavar="FILE",
+        help="write the selected claims (ID, test, slow) as JSON to FILE instead of running them",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if not any(line.split("(")[0].split(":")[0].strip() == "claim" for line in config.getini("markers")):
         config.addinivalue_line("markers", _MARKER)
-    config.stash[_SESSION] = _Session()
+    state = _Session()
+    config.stash[_SESSION] = state
+    for key in config.getoption("claim_papers", None) or []:
+        if key not in PAPER_KEYS:
+            raise pytest.UsageError(f"--paper {key!r} is not a paper key; known keys: {', '.join(PAPER_KEYS)}")
+    for claim_id in config.getoption("claim_ids", None) or []:
+        try:
+            parse_claim_id(claim_id)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--claim: {exc}") from None
+    named = config.getoption("claim_ids", None) or config.getoption("claim_slow", False)
+    listing = config.getoption("claims_list", None)
+    # setup.cfg deselects slow checks with -m "not slow"; a claim named on the command line, --slow and
+    # --claims-list must see them, so that default is lifted here and the plugin decides instead
+    if (named or listing) and (getattr(config.option, "markexpr", "") or "").strip() == "not slow":
+        config.option.markexpr = ""
+        state.slow_cleared = True
+
+
+def _selected(item: pytest.Item, claim_id: str, paper: str, config: pytest.Config, slow_cleared: bool) -> bool:
+    ids = config.getoption("claim_ids", None) or []
+    papers = config.getoption("claim_papers", None) or []
+    slow = item.get_closest_marker("slow") is not None
+    if claim_id in ids:
+        return True
+    if ids and not papers:
+        return False
+    if papers and paper not in papers:
+        return False
+    if slow and slow_cleared and not (config.getoption("claim_slow", False) or config.getoption("claims_list", None)):
+        return False
+    return True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    """Claim IDs and paper keys as keywords (for -k), then the --claim/--paper/--slow selection."""
+    state = config.stash.get(_SESSION, None)
+    ids = config.getoption("claim_ids", None) or []
+    selecting = bool(ids or config.getoption("claim_papers", None) or (state and state.slow_cleared))
+    keep, drop, found, listing = [], [], set(), []
+    for item in items:
+        mark = item.get_closest_marker("claim")
+        claim_id = (mark.args[0] if mark and mark.args else mark.kwargs.get("id")) if mark else None
+        paper = None
+        if isinstance(claim_id, str):
+            paper = claim_id.partition("/")[0]
+            item.extra_keyword_matches.add(claim_id)
+            item.extra_keyword_matches.add(paper)
+        if not selecting:
+            keep.append(item)
+        elif claim_id is not None and _selected(item, claim_id, paper, config, bool(state and state.slow_cleared)):
+            keep.append(item)
+            found.add(claim_id)
+        else:
+            drop.append(item)
+        if claim_id is not None and (item in keep[-1:]):
+            listing.append({"id": claim_id, "test": item.nodeid, "slow": item.get_closest_marker("slow") is not None})
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise pytest.UsageError(
+            f"--claim {', '.join(missing)}: no check declares this claim ID; `theory check --list` prints them all"
+        )
+    list_file = config.getoption("claims_list", None)
+    if list_file:
+        Path(list_file).write_text(json.dumps(listing, indent=1) + "\n", encoding="utf-8")
+        drop, keep = drop + keep, []
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -420,16 +535,45 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if hasattr(config, "workerinput"):  # an xdist worker: the controller writes the report
         return
+    if config.getoption("claims_list", None):
+        return
     if not state.records:
         state.line = "claims report: no claim checks ran; nothing written"
         return
-    report = build_report(merge_records(state.records))
+    environment = collect_environment()
+    commit = environment.get("git_commit")
+    run = [
+        ClaimRecord(**{**r.as_dict(), "measured_at": state.started, "commit": commit})
+        for r in merge_records(state.records)
+    ]
+    this_run = build_report(run, generated=state.started, environment=environment)
     directory = _report_dir(config)
+    previous, note = None, None
+    if (directory / "claims.json").is_file():
+        try:
+            previous = load_report(directory)
+        except (ValueError, OSError) as exc:
+            note = f"the previous report was unreadable and is replaced ({exc})"
+    root = config.rootpath
+    claims, dropped = merge_with_previous(this_run["claims"], previous, lambda rec: _check_exists(rec, root))
+    report = {**{k: v for k, v in this_run.items() if k != "claims"},
+              "last_run": {"at": state.started, "commit": commit, "claims": [r.id for r in run]},
+              "claims": claims}
     try:
         _, md_path = write_report(report, directory, root=config.rootpath)
     except OSError as exc:
         state.line = f"claims report could not be written to {directory}: {exc}"
         return
+    state.table = render_table(report, ids=[r.id for r in run])
+    if note:
+        state.extra_lines.append(note)
+    if dropped:
+        state.extra_lines.append(f"dropped {len(dropped)} record(s) whose check no longer exists: {', '.join(dropped)}")
+    kept = len(claims) - len(run)
+    if kept:
+        state.extra_lines.append(
+            f"partial run: {len(run)} of {len(claims)} claims measured now; the other {kept} keep their earlier records"
+        )
     try:
         shown = md_path.resolve().relative_to(config.invocation_params.dir.resolve())
     except ValueError:
@@ -437,7 +581,30 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.line = f"claims report: {shown.parent / 'claims.json'} and {shown} ({summary_line(report)})"
 
 
+def _check_exists(record: dict, root: Path) -> bool:
+    """Whether the check that measured an older record is still in the checkout."""
+    test = record.get("test")
+    if not isinstance(test, str) or "::" not in test:
+        return False
+    path, _, name = test.partition("::")
+    name = name.split("::")[-1].split("[")[0]
+    file = root / path
+    if not file.is_file():
+        return False
+    text = file.read_text(encoding="utf-8", errors="replace")
+    local = str(record.get("id", "")).partition("/")[2]
+    return f"def {name}(" in text and local.rsplit("/erratum", 1)[0].split("/")[0] in text
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(_SESSION, None)
-    if state is not None and state.line:
+    if state is None:
+        return
+    if state.table:
+        terminalreporter.write_sep("-", "claims measured by this run (predicted | measured)")
+        for line in state.table.splitlines():
+            terminalreporter.write_line(line)
+    for line in state.extra_lines:
+        terminalreporter.write_line(line)
+    if state.line:
         terminalreporter.write_sep("-", state.line)

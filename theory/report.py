@@ -30,6 +30,10 @@ __all__ = [
     "render_markdown",
     "write_report",
     "load_report",
+    "merge_with_previous",
+    "freshness",
+    "render_table",
+    "claim_line",
 ]
 
 _RESERVED = ("generated", "version", "environment", "claims")
@@ -278,6 +282,10 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
     str
     """
     lines = ["# Claims report", "", f"**{summary_line(report)}**", ""]
+    env_head = (report.get("environment") or {}).get("git_commit")
+    lines += [f"*{line}*" for line in freshness(report, env_head)]
+    if lines[-1] != "":
+        lines.append("")
     env = report.get("environment") or {}
     stamp = [f"generated {report.get('generated', '?')}", f"theory {report.get('version', '?')}"]
     stamp += [f"{k} {env[k]}" for k in ("python", "numpy", "scipy", "numba") if env.get(k)]
@@ -313,6 +321,121 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
                 lines.append(f"  - proxy (does not verify the statement): {' '.join(str(c['proxy']).split())}")
             lines += [f"  - note: {' '.join(str(n).split())}" for n in c.get("notes") or []]
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+_VERDICT = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}
+
+
+def claim_line(claim: Mapping, width: int = 100) -> str:
+    """One claim in one line of at most ``width`` characters: verdict, ID, predicted, measured.
+
+    Examples
+    --------
+    >>> claim_line({"id": "resnet-node/prop-3", "status": "pass", "kind": "rate",
+    ...             "expected": {"slope": -1.0, "tol": 0.1},
+    ...             "measured": {"slope": -0.99, "ci": [-1.0, -0.98], "grid": [8, 512]}})
+    'PASS resnet-node/prop-3                 slope -1.00 ± 0.10 | slope -0.99 [-1.00, -0.98], 8..512'
+    """
+    verdict = _VERDICT.get(claim.get("status"), str(claim.get("status")).upper())
+    if claim.get("proxy") and claim.get("status") == "pass":
+        verdict = "PROXY"
+    predicted = _predicted(claim.get("expected") or {})
+    if claim.get("kind") == "erratum" and predicted:
+        predicted = f"printed {predicted}"
+    measured = _measured(claim.get("measured") or {})
+    if claim.get("status") == "skip":
+        measured = " ".join(str(claim.get("message") or "").split())
+    text = f"{verdict:<5}{claim['id']:<35} {predicted} | {measured}".rstrip(" |")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_table(report: Mapping, *, ids: Iterable[str] | None = None, width: int = 100) -> str:
+    """The claims as terminal lines of at most ``width`` columns, failures first.
+
+    Parameters
+    ----------
+    report : dict
+        The report document.
+    ids : iterable of str, optional
+        Only these claims (default: all).
+    width : int
+        Line width.
+    """
+    wanted = None if ids is None else set(ids)
+    claims = [c for c in report["claims"] if wanted is None or c["id"] in wanted]
+    order = {"fail": 0, "skip": 1, "pass": 2}
+    claims.sort(key=lambda c: (order.get(c.get("status"), 0), c["id"]))
+    return "\n".join(claim_line(c, width) for c in claims)
+
+
+# --------------------------------------------------------------------------- cumulative report
+
+
+def merge_with_previous(
+    records: Iterable[Mapping], previous: Mapping | None, still_exists
+) -> tuple[list[dict], list[str]]:
+    """The records of this run plus those of ``previous`` that this run did not measure.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        This run's records (JSON-safe dicts, as in a report's ``claims``).
+    previous : dict or None
+        The report on disk before this run.
+    still_exists : callable
+        ``still_exists(record) -> bool``: whether the check of an older record still exists; a
+        record whose check was removed or renamed is dropped.
+
+    Returns
+    -------
+    (claims, dropped) : list of dict, list of str
+        All records (this run's win), and the IDs of the older records dropped.
+    """
+    claims = {c["id"]: dict(c) for c in records}
+    dropped = []
+    if previous:
+        env = previous.get("environment") or {}
+        for old in previous.get("claims") or []:
+            if not isinstance(old, Mapping) or "id" not in old or old["id"] in claims:
+                continue
+            if not still_exists(old):
+                dropped.append(old["id"])
+                continue
+            old = dict(old)
+            old.setdefault("measured_at", previous.get("generated"))
+            old.setdefault("commit", env.get("git_commit"))
+            claims[old["id"]] = old
+    return [claims[k] for k in sorted(claims)], dropped
+
+
+def freshness(report: Mapping, head: str | None = None) -> list[str]:
+    """Lines saying whether the report is partial or stale (empty when it is neither).
+
+    ``partial``: the last run measured fewer claims than the report holds. ``stale``: some
+    records were measured on another commit than ``head`` (the checkout's commit now).
+
+    Examples
+    --------
+    >>> report = {"last_run": {"claims": ["topk/prop-7.2"]},
+    ...           "claims": [{"id": "topk/prop-7.2", "commit": "abc"}, {"id": "topk/prop-7.4", "commit": "old"}]}
+    >>> freshness(report, head="abc")
+    ['partial: 1 of 2 claims measured by the last run', 'stale: 1 claim measured on an older commit than abc']
+    """
+    lines = []
+    claims = report.get("claims") or []
+    last = report.get("last_run") or {}
+    ran = last.get("claims")
+    if isinstance(ran, list) and len(ran) < len(claims):
+        lines.append(f"partial: {len(ran)} of {len(claims)} claims measured by the last run")
+    if head:
+        stale = sum(1 for c in claims if c.get("commit") and c.get("commit") != head)
+        if stale:
+            lines.append(f"stale: {stale} claim{'s' if stale != 1 else ''} measured on an older commit than "
+                         f"{head[:12]}")
+    return lines
 
 
 # --------------------------------------------------------------------------- files
@@ -368,4 +491,13 @@ def load_report(path: str | os.PathLike) -> dict:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
     if not isinstance(report, dict) or not isinstance(report.get("claims"), list):
         raise ValueError(f"{path} is not a claims report (no 'claims' list)")
+    for i, claim in enumerate(report["claims"]):
+        if not isinstance(claim, dict):
+            raise ValueError(f"{path} is not a claims report: claims[{i}] is {type(claim).__name__}, not a record")
+        missing = [key for key in ("id", "status") if not isinstance(claim.get(key), str)]
+        if missing:
+            raise ValueError(f"{path} is not a claims report: claims[{i}] has no {' or '.join(missing)}")
+        if claim["status"] not in STATUSES:
+            raise ValueError(f"{path} is not a claims report: claims[{i}] ({claim['id']}) has status "
+                             f"{claim['status']!r}, not one of {', '.join(STATUSES)}")
     return report
