@@ -261,3 +261,16 @@ def test_check_help_shows_our_options_first():
 def test_module_entry_point_help(command):
     run = subprocess.run([sys.executable, "-m", "theory.cli", command, "--help"], capture_output=True, text=True)
     assert run.returncode == 0 and "usage: theory" in run.stdout
+
+
+def test_import_theory_gives_its_subpackages_lazily():
+    code = ("import sys, theory; assert 'numba' not in sys.modules; "
+            "print(theory.isotonic.isotonic_regression([3.0, 1.0])[0].tolist()); "
+            "assert 'isotonic' in dir(theory)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[2.0, 2.0]"
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        import theory
+
+        theory.nope

@@ -10,3 +10,22 @@ __version__ = "0.1.0"
 from ._errors import NonFiniteError  # noqa: E402  (raised by every kernel API on overflow)
 
 __all__ = ["NonFiniteError", "__version__"]
+
+# Subpackages load on first access (``import theory; theory.isotonic``), as SciPy's do, so that
+# ``import theory`` and the ``theory`` command stay fast and Numba loads only when a kernel is used.
+_SUBMODULES = frozenset({
+    "claims", "cli", "experiments", "fbm", "implicit", "isotonic", "linear", "pl", "plots", "rates",
+    "report", "resnet", "scaling", "topk",
+})
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"theory.{name}")
+    raise AttributeError(f"module 'theory' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SUBMODULES)
