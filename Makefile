@@ -36,7 +36,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 figures: $(STAMP)
-	$(PY) -m theory.cli plots
+	$(PY) -m theory.cli plots --gallery
 
 clean:
 	rm -rf $(VENV) reports figures/out

@@ -88,6 +88,32 @@ def test_plots_runs_every_script_and_reports(tmp_path, monkeypatch, capsys):
     (figures / "b_bad.py").write_text("raise SystemExit(3)\n")
     assert main(["plots"]) == 1
     assert "figures/b_bad.py: FAILED (exit code 3)" in capsys.readouterr().out
+    assert main(["plots", "a_good"]) == 0 and "1 of 1 figure scripts ran" in capsys.readouterr().out
+    assert main(["plots", "nope"]) == 2 and "no figure script nope" in capsys.readouterr().err
+
+
+def test_plots_touch_the_gallery_only_when_asked(tmp_path, monkeypatch, capsys):
+    (tmp_path / "checks").mkdir()
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "fig.py").write_text(textwrap.dedent('''
+        """Draw one figure.
+
+        Run time: about 2 s on 2 cores.
+        """
+        from pathlib import Path
+        from theory.plots import to_gallery
+        Path("figures/out").mkdir(parents=True, exist_ok=True)
+        Path("figures/out/x.png").write_bytes(b"png")
+        to_gallery("figures/out/x.png")
+    '''))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("THEORY_GALLERY", "1")  # ignored without --gallery
+    assert main(["plots"]) == 0 and not (figures / "gallery").exists()
+    assert main(["plots", "--gallery"]) == 0 and (figures / "gallery" / "x.png").is_file()
+    capsys.readouterr()
+    assert main(["plots", "--list"]) == 0
+    assert capsys.readouterr().out.split() == ["fig", "about", "2", "s", "Draw", "one", "figure."]
 
 
 def test_check_runs_pytest_on_checks_and_writes_the_report(tmp_path):

@@ -202,19 +202,53 @@ def _snapshot(directory: Path) -> dict[Path, int]:
     return {p: p.stat().st_mtime_ns for p in directory.rglob("*") if p.suffix in _IMAGES and p.is_file()}
 
 
+def _figure_scripts(root: Path | None = None) -> list[tuple[str, str, str]]:
+    """(name, first docstring line, run time) of each figures/*.py script, read without running it."""
+    import ast
+
+    root = root or find_root()
+    if root is None or not (root / "figures").is_dir():
+        return []
+    scripts = []
+    for path in sorted((root / "figures").glob("*.py")):
+        try:
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        except (SyntaxError, OSError, UnicodeDecodeError):
+            doc = ""
+        lines = [line.strip() for line in doc.splitlines()]
+        runtime = next((line.split(":", 1)[1].strip().rstrip(".").removesuffix(" on 2 cores") for line in lines
+                        if line.lower().startswith("run time:")), "?")
+        scripts.append((path.stem, lines[0] if lines else "", runtime))
+    return scripts
+
+
 def _plots(args: argparse.Namespace) -> int:
     root = find_root()
     if root is None or not (root / "figures").is_dir():
         _say(f"theory plots: no figures/ directory in the repository at or above {os.getcwd()}", sys.stderr)
         return 2
-    scripts = sorted((root / "figures").glob("*.py"))
-    if not scripts:
+    known = {name: (doc, runtime) for name, doc, runtime in _figure_scripts(root)}
+    if args.list:
+        for name, (doc, runtime) in known.items():
+            _say(f"{name:<28} {runtime:<10} {doc}")
+        return 0
+    unknown = [n for n in args.names if n.removesuffix(".py") not in known]
+    if unknown:
+        _say(f"theory plots: no figure script {', '.join(unknown)}; known: {', '.join(known)}", sys.stderr)
+        return 2
+    names = [n.removesuffix(".py") for n in args.names] or list(known)
+    if not names:
         _say("theory plots: no figure scripts in figures/")
         return 0
     env = {**os.environ, "MPLBACKEND": "Agg"}
+    if args.gallery:
+        env["THEORY_GALLERY"] = "1"
+    else:
+        env.pop("THEORY_GALLERY", None)
     out = root / "figures"
     failures = 0
-    for script in scripts:
+    for stem in names:
+        script = root / "figures" / f"{stem}.py"
         before = _snapshot(out)
         done = subprocess.run([sys.executable, str(script)], cwd=root, env=env)
         after = _snapshot(out)
@@ -225,7 +259,7 @@ def _plots(args: argparse.Namespace) -> int:
             _say(f"{name}: FAILED (exit code {done.returncode})")
         else:
             _say(f"{name}: wrote {', '.join(written) if written else 'no figure'}")
-    _say(f"{len(scripts) - failures} of {len(scripts)} figure scripts ran")
+    _say(f"{len(names) - failures} of {len(names)} figure scripts ran")
     return 1 if failures else 0
 
 
@@ -239,7 +273,19 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                         help="table: one line per claim, failures first (default); markdown: claims.md; json")
     report.add_argument("--quiet", action="store_true", help="print only the summary line and the failing claims")
-    sub.add_parser("plots", help="run every figures/*.py script with the Agg backend")
+    scripts = _figure_scripts()
+    listing = "\n".join(f"  {name:<27} {runtime:<11} {doc[:58]}" for name, doc, runtime in scripts)
+    plots = sub.add_parser(
+        "plots",
+        help="run the figure scripts of figures/ (output under figures/out/)",
+        description="Run the figure scripts of figures/ with the Agg backend. They write under\n"
+        "figures/out/ only; --gallery also refreshes the committed copies in figures/gallery/.",
+        epilog=("figure scripts (name, run time, what it draws):\n" + listing) if listing else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    plots.add_argument("names", nargs="*", metavar="NAME", help="run only these scripts (default: all)")
+    plots.add_argument("--list", action="store_true", help="list the scripts with their run time and exit")
+    plots.add_argument("--gallery", action="store_true", help="also copy the gallery figures to figures/gallery/")
     return parser
 
 

@@ -104,8 +104,8 @@ def plot_rate(
 
     Every point (all seeds) is drawn; dropped points (at the floor) as open markers. The fitted
     line is labelled ``fit: slope -1.01 [-1.03, -0.99]``; with ``expected_slope`` a dashed guide
-    of that slope through the geometric centre of the kept points is labelled
-    ``predicted: slope -1``. Several fits can share one ``ax``, each in its own colour.
+    of that slope, drawn above every kept point (its height carries no meaning, only its slope),
+    is labelled ``guide: slope -1, predicted``. Several fits can share one ``ax``, each in its own colour.
 
     Parameters
     ----------
@@ -120,8 +120,9 @@ def plot_rate(
     color : matplotlib colour, optional
         Defaults to the next colour of the axes' cycle.
     expected_label : str, optional
-        Legend label of the guide, e.g. ``"proved bound: slope -3"`` where the claim is an upper
-        bound on the rate; defaults to ``"predicted: slope <expected_slope>"``.
+        Legend label of the guide, e.g. ``"slope -3, proved rate (faster is allowed)"`` where the
+        claim bounds the rate; defaults to ``"slope <expected_slope>, predicted"``; prefixed with
+        ``"guide: "``.
 
     Returns
     -------
@@ -154,11 +155,18 @@ def plot_rate(
         ax.plot(xs, np.exp(fit.intercept) * xs**fit.slope, "-", color=color,
                 label=f"fit: slope {fit.slope:.2f} [{low:.2f}, {high:.2f}]")
         if expected_slope is not None:
-            centre_x, centre_y = np.exp(xk.mean()), np.exp(yk.mean())
-            # darker than the fit, so that the dashes stay visible where the two lines coincide
+            # a slope guide, not a bound on the values: drawn above every kept point (shifted by a
+            # constant factor), so that it never hides under the fitted line and no point sits
+            # "above" it; only its slope is compared with the fit
+            centre_x = np.exp(xk.mean())
+            shape = (x[kept] / centre_x) ** expected_slope
+            level = 2.0 * float(np.max(errors[kept] / shape))
             darker = 0.55 * np.asarray(mpl.colors.to_rgb(color))
-            ax.plot(xs, centre_y * (xs / centre_x) ** expected_slope, "--", color=darker, lw=1.2, zorder=4,
-                    label=expected_label or f"predicted: slope {expected_slope:g}")
+            text = expected_label or f"slope {expected_slope:g}, predicted"
+            if not text.startswith("guide"):
+                text = f"guide: {text}"
+            ax.plot(xs, level * (xs / centre_x) ** expected_slope, "--", color=darker, lw=1.2, zorder=4,
+                    label=text)
         ax.set_xscale("log", base=2 if _powers_of_two(grid) else 10)
         ax.set_yscale("log")
         if _powers_of_two(grid):
@@ -327,3 +335,24 @@ def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures
 
         plt.close(fig)
     return path
+
+
+def to_gallery(path: str | os.PathLike, gallery: str | os.PathLike = "figures/gallery") -> str | None:
+    """Copy a figure into the committed gallery, only when ``THEORY_GALLERY=1`` is set.
+
+    ``theory plots`` writes under figures/out/ alone; ``theory plots --gallery`` (and
+    ``make figures``) set the variable to refresh the figures shown in the README.
+
+    Returns
+    -------
+    str or None
+        The gallery path written, or None when the variable is not set.
+    """
+    if os.environ.get("THEORY_GALLERY") != "1":
+        return None
+    import shutil
+
+    target = Path(gallery) / Path(path).name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(path, target)
+    return target.as_posix()
