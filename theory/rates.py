@@ -417,7 +417,8 @@ def bound_ratio(lhs: Any, rhs: Any, instances: Any = None) -> BoundResult:
         raise ValueError(
             f"`instances` of {where} must have one entry per instance ({lhs.size}); got {len(instances)}"
         )
-    ratios = lhs / rhs
+    with np.errstate(over="ignore"):  # a ratio beyond 1e308 is inf: the bound fails, as it should
+        ratios = lhs / rhs
     nan = np.isnan(ratios)
     i = int(np.argmax(nan)) if nan.any() else int(np.argmax(ratios))
     worst = instances[i] if instances is not None else i

@@ -201,7 +201,26 @@ def _generic(d: Mapping, skip: tuple = ()) -> str:
 
 
 def _predicted(expected: Mapping) -> str:
-    """The ``expected`` dict of any kind in a few words."""
+    """The ``expected`` dict of any kind in a few words (key = value for an unexpected layout)."""
+    if not isinstance(expected, Mapping):
+        return _short(expected)
+    try:
+        return _predicted_known(expected)
+    except (TypeError, ValueError, KeyError, IndexError):
+        return _generic(expected)
+
+
+def _measured(measured: Mapping) -> str:
+    """The ``measured`` dict of any kind in a few words (key = value for an unexpected layout)."""
+    if not isinstance(measured, Mapping):
+        return _short(measured)
+    try:
+        return _measured_known(measured)
+    except (TypeError, ValueError, KeyError, IndexError):
+        return _generic(measured)
+
+
+def _predicted_known(expected: Mapping) -> str:
     if not expected:
         return ""
     parts, used = [], set()
@@ -227,8 +246,7 @@ def _predicted(expected: Mapping) -> str:
     return "; ".join(parts + ([rest] if rest else []))
 
 
-def _measured(measured: Mapping) -> str:
-    """The ``measured`` dict of any kind in a few words."""
+def _measured_known(measured: Mapping) -> str:
     if not measured:
         return ""
     if "slope" in measured:
@@ -470,6 +488,13 @@ def write_report(
     return json_path, md_path
 
 
+_FIELD_TYPES = {
+    "title": str, "kind": str, "message": str, "figure": str, "test": str, "proxy": str, "wrong_in": str,
+    "commit": str, "measured_at": str, "paper": str, "aliases": list, "notes": list, "expected": dict,
+    "measured": dict, "seconds": (int, float),
+}
+
+
 def load_report(path: str | os.PathLike) -> dict:
     """Read a claims report: ``path`` is ``claims.json`` or the directory holding it.
 
@@ -491,7 +516,22 @@ def load_report(path: str | os.PathLike) -> dict:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
     if not isinstance(report, dict) or not isinstance(report.get("claims"), list):
         raise ValueError(f"{path} is not a claims report (no 'claims' list)")
+    for key, kind in (("environment", dict), ("last_run", dict), ("generated", str), ("version", str)):
+        if report.get(key) is not None and not isinstance(report[key], kind):
+            raise ValueError(f"{path} is not a claims report: '{key}' is {type(report[key]).__name__}, "
+                             f"not {kind.__name__}")
+    last = report.get("last_run") or {}
+    if "claims" in last and not (isinstance(last["claims"], list) and all(isinstance(c, str) for c in last["claims"])):
+        raise ValueError(f"{path} is not a claims report: 'last_run.claims' is not a list of claim IDs")
     for i, claim in enumerate(report["claims"]):
+        if isinstance(claim, dict):
+            for key, kinds in _FIELD_TYPES.items():
+                if claim.get(key) is not None and not isinstance(claim[key], kinds):
+                    raise ValueError(f"{path} is not a claims report: claims[{i}].{key} is "
+                                     f"{type(claim[key]).__name__}")
+            for key in ("aliases", "notes"):
+                if claim.get(key) is not None and not all(isinstance(a, str) for a in claim[key]):
+                    raise ValueError(f"{path} is not a claims report: claims[{i}].{key} must hold strings")
         if not isinstance(claim, dict):
             raise ValueError(f"{path} is not a claims report: claims[{i}] is {type(claim).__name__}, not a record")
         missing = [key for key in ("id", "status") if not isinstance(claim.get(key), str)]
