@@ -510,7 +510,7 @@ def test_assumption1(claim):
     config = A1.ASSUMPTION1_PRESETS["check"]
     rows = []
 
-    @settings(max_examples=16)
+    @settings(max_examples=40)
     @given(_assumption1_instances())
     def hunt(inst):
         ratios = A1.conclusion_ratios(*inst.build(), decay=config.decay, t_points=config.t_points)
