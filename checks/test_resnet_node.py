@@ -31,7 +31,7 @@ from theory.resnet.errors import (
     smooth_weights,
 )
 
-SEEDS = range(5)  # five weight draws per depth: rates average over seeds (DESIGN rule 3)
+SEEDS = range(5)  # five weight draws per depth: rates average over seeds
 
 
 def _figure():

@@ -1,4 +1,4 @@
-"""Negative controls of the ``resnet-node`` checks (DESIGN rule 5, STYLE 19).
+"""Negative controls of the ``resnet-node`` checks.
 
 Each control feeds a check's own predicate (the verdict function with the check's own expected
 figure) a setting that breaks the claim: a hypothesis violated, the scheme swapped, the 1/N scaling

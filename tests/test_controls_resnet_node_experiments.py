@@ -1,4 +1,4 @@
-"""Negative controls of the experiment checks of ``resnet-node`` (Figures 1 and 4), STYLE practice 19.
+"""Negative controls of the experiment checks of ``resnet-node`` (Figures 1, 3(c) and 4, Assumption 1).
 
 Each control feeds the pure verdict of a check something that breaks the claim and asserts a
 ``fail``; each also has a positive twin (the same construction, unbroken) that passes, so that a
@@ -104,7 +104,7 @@ def test_crossing_count_on_synthetic_trajectories():
 # --------------------------------------------------------------------------- Figure 4
 
 DEPTHS = (2, 4, 8, 16)
-# the catalogue's observed table (N <= 16), as fractions: the claim holds on it
+# test errors of the reduced setting (N <= 16), as fractions: the claim holds on them
 GOOD = {"euler-backprop": [0.012, 0.011, 0.012, 0.012], "euler-adjoint": [0.38, 0.105, 0.031, 0.013],
         "heun-backprop": [0.011, 0.011, 0.013, 0.011], "heun-adjoint": [0.16, 0.019, 0.014, 0.013]}
 
