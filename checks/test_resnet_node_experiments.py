@@ -1,9 +1,10 @@
-"""Reduced CPU reproductions of the experiments of ``resnet-node`` (Figures 1 and 4).
+"""Reduced CPU reproductions of the experiments of ``resnet-node`` (Figures 1, 3(c) and 4).
 
 Figure 1: a 1-D ResNet trained on x -> -x/2 must have crossing trajectories (an ODE flow cannot
 reverse orientation), one trained on x -> x/2 need not. Figure 4: on two moons, training with the
 adjoint's approximate gradients fails at small depth and matches backprop at large depth, and
-Heun needs fewer layers than Euler. The training code, the measurements and the pure verdicts
+Heun needs fewer layers than Euler. Figure 3(c): the relative error of the adjoint gradients
+falls with depth, faster for the HeunNet (:mod:`theory.experiments.resnet_node`). The training code, the measurements and the pure verdicts
 are in :mod:`theory.resnet.training`; the negative controls in
 ``tests/test_controls_resnet_node_experiments.py``.
 """
@@ -13,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theory.plots import STYLE, save_figure, subplots
+from theory.experiments.resnet_node import FIG3C_EXPECTED, FIG3C_PRESETS, fig3c, fig3c_verdict
+from theory.plots import STYLE, plot_rate, save_figure, subplots
 from theory.resnet.training import (
     FIG1_MSE_TOL,
     FIG4_THRESHOLDS,
@@ -65,7 +67,8 @@ def _fig1_figure(result):
                    title="Neural ODE trajectories never cross; a deep 1-D ResNet trained on x -> -x/2 must cross")
 def test_fig1_crossing_trajectories(claim):
     """Criterion (:func:`theory.resnet.training.fig1_verdict`): both fits reach MSE < 1e-3; the
-    -x/2 network crosses and has a layer with f'_n <= -N (catalogue P10); the x/2 network and both
+    -x/2 network crosses and has a layer with f'_n <= -N (a layer map 1 + f'_n/N that reverses
+    orientation); the x/2 network and both
     interpolating ODEs do not cross, and the ODE of the -x/2 network stays above the least MSE of
     any increasing map (it cannot reverse orientation)."""
     setup = Fig1Setup()
@@ -129,3 +132,46 @@ def test_fig4_depth_experiment(claim):
                      "n_test": setup.n_test, "noise": setup.noise, "d": setup.d, "width": setup.width})
     figure = save_figure(_fig4_figure(table), "resnet-node/fig-4")
     claim.qualitative(verdict.passed, measured, verdict.message, figure=figure)
+
+
+# --------------------------------------------------------------------------- Figure 3(c)
+
+
+def _fig3c_figure(result):
+    mpl, fig, (ax,) = subplots(1, (6.4, 4.6))
+    depths = np.asarray(result.config.depths, dtype=float)
+    styles = {"euler": ("C0", 0.9, "ResNet (Euler)", FIG3C_EXPECTED["euler_slope"], "slope -1, predicted (Prop. 4)"),
+              "heun": ("C3", 1.1, "HeunNet", FIG3C_EXPECTED["heun_proved"],
+                       "slope -2, predicted (bound of Prop. 6)")}
+    with mpl.rc_context(STYLE):
+        for scheme, (color, shift, label, slope, guide) in styles.items():
+            # every parameter tensor of every seed, shifted sideways so that the two clouds separate
+            for row in result.errors[scheme]:
+                for N, errs in zip(depths, row):
+                    ax.plot(np.full(errs.size, N * shift), errs, ".", color=color, ms=2.5, alpha=0.18, zorder=1)
+            plot_rate(result.fits[scheme], ax=ax, expected_slope=slope, expected_label=guide, color=color,
+                      label=f"{label}: median over parameters (one point per seed)")
+        ax.plot([], [], ".", color="0.5", alpha=0.5, label="one parameter tensor ($V_n$, $W_n$ or $b_n$)")
+        ax.set_xlabel("depth N")
+        ax.set_ylabel(r"relative error $\|\tilde g - g\|_F / \|g\|_F$")
+        ax.set_title("resnet-node/fig-3c (reduced): adjoint vs true gradient,\n"
+                     f"$V\\tanh(Wx+b)$, d = {result.config.d}, m = {result.config.width}, {result.config.weights} weights",
+                     fontsize=10)
+        ax.legend(fontsize=7, frameon=False, loc="lower left")
+    return fig
+
+
+@pytest.mark.claim("resnet-node/fig-3c", kind="qualitative", aliases=("sander-thesis/fig-2.3c",),
+                   title="Relative error of the adjoint gradients falls with depth (ResNet O(1/N), HeunNet "
+                         "O(1/N^2) or better) and the HeunNet's is below the ResNet's")
+def test_fig3c_adjoint_gradient_errors(claim):
+    """Reduced Figure 3(c): every parameter tensor's relative error between the adjoint and the
+    exact gradient, depths 4 ... 128, three weight paths smooth in depth. Criterion:
+    :func:`theory.experiments.resnet_node.fig3c_verdict`."""
+    config = FIG3C_PRESETS["check"]
+    claim.expected = {"decreasing_in_N": True, "euler_slope": "-1 ± 0.15 (Prop. 4)",
+                      "heun_slope": "<= -1.9 (Prop. 6 proves -2 for smooth weights)", "heun_below_euler": True}
+    result = fig3c(config)
+    verdict = fig3c_verdict(result)
+    figure = save_figure(_fig3c_figure(result), "resnet-node/fig-3c")
+    claim.qualitative(verdict.passed, result.to_measured(), verdict.message, figure=figure)

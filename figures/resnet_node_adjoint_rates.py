@@ -1,8 +1,9 @@
 """Reconstruction and adjoint-gradient errors of Euler and Heun ResNets, smooth vs i.i.d. weights.
 
-The CPU analogue of Figure 3(c) of ``resnet-node`` (Props. 3-6): f(x, theta) = theta tanh(x), d = 4,
-five weight draws per depth, the same setups and ladders as the checks in checks/test_resnet_node.py.
-Writes figures/out/resnet-node__fig-3c.png (copied to figures/gallery/ by ``theory plots --gallery``).
+The rates of Props. 3-6 of ``resnet-node`` together: f(x, theta) = theta tanh(x), d = 4, five
+weight draws per depth, the same setups and ladders as the checks of those propositions. (The
+reduced Figure 3(c) itself is the claim ``resnet-node/fig-3c``.) Writes
+figures/out/resnet-node__adjoint-rates.png (copied to figures/gallery/ by ``theory plots --gallery``).
 
 Run time: about 5 s on 2 cores.
 """
@@ -31,7 +32,7 @@ def main():
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 6.0), layout="constrained")
-    fig.suptitle("resnet-node/fig-3c (CPU analogue): Euler and Heun, smooth and i.i.d. weights; "
+    fig.suptitle("resnet-node/prop-3 ... prop-6: Euler and Heun, smooth and i.i.d. weights; "
                  "dashed: slope guides of the proved rates (faster is allowed)", fontsize=10)
     colors = {("euler", "smooth"): "C0", ("euler", "iid"): "C1", ("heun", "smooth"): "C2", ("heun", "iid"): "C3"}
     for (scheme, weights), grid in LADDERS.items():
@@ -42,13 +43,13 @@ def main():
             plot_rate(fit, ax=ax, label=label, color=colors[scheme, weights], expected_slope=proved,
                       expected_label=f"slope {proved}, proved")
     axes[0].set_ylabel(r"$\max_n \|x_n - \tilde x_n\|$")
-    axes[0].set_title("reconstruction of the activations (Props. 3, 5)")
+    axes[0].set_title("resnet-node/prop-3, prop-5: reconstruction of the activations")
     axes[1].set_ylabel(r"$\max_n \|\tilde\nabla_{\theta_n} L - \nabla_{\theta_n} L\|_F$")
-    axes[1].set_title("adjoint parameter gradient (Props. 4, 6)")
+    axes[1].set_title("resnet-node/prop-4, prop-6: adjoint parameter gradient")
     for ax in axes:
         ax.set_xlabel("depth N")
         ax.legend(fontsize=7.5, frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14))
-    path = save_figure(fig, "resnet-node/fig-3c")
+    path = save_figure(fig, "resnet-node/adjoint-rates")
     print(path, to_gallery(path) or "")
 
 

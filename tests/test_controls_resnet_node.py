@@ -1,4 +1,4 @@
-"""Negative controls of the ``resnet-node`` checks (DESIGN rule 5, STYLE 19).
+"""Negative controls of the ``resnet-node`` checks.
 
 Each control feeds a check's own predicate (the verdict function with the check's own expected
 figure) a setting that breaks the claim: a hypothesis violated, the scheme swapped, the 1/N scaling
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from checks import test_resnet_node as chk
-from theory.claims import bound_verdict, erratum_verdict, identity_verdict, qualitative_verdict, rate_verdict
+from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.linear import gradient as linear_gradient
 from theory.linear import product as linear_product
 from theory.rates import BoundTracker, fit_rate, identity_error
@@ -158,65 +158,48 @@ def test_prop5_bound_rejects_euler_reconstruction():
 # An erratum record passes only while the printed form fails; fed the corrected form, it must fail.
 
 
-def test_prop5_erratum_rejects_corrected_constant():
-    x_star = np.arctanh(1 / np.sqrt(3))
-    tracker = BoundTracker()
-    for eps in (1e-2, 1e-1):
-        theta = chk._alternating(256, eps)
-        tracker.add(reconstruction_error([x_star], theta, "tanh_out", "heun"), heun_constants(theta, 1)["corrected"])
-    _assert_fails(erratum_verdict(bound_verdict(tracker.result(), {"ratio_max": 1.0})))
+def test_prop5_erratum_fails_when_printed_holds_or_corrected_fails():
+    """Fed the corrected bound as the printed one, the record fails (the 'printed' form holds); fed
+    the printed bound as the corrected one, it fails too (the 'corrected' form fails)."""
+    printed, corrected = chk._prop5_erratum_trackers(depths=(256,))
+    printed_v = bound_verdict(printed.result(), {"ratio_max": 1.0})
+    corrected_v = bound_verdict(corrected.result(), {"ratio_max": 1.0})
+    assert erratum_verdict(printed_v, corrected_v).status == "pass"
+    _assert_fails(erratum_verdict(corrected_v, corrected_v))
+    _assert_fails(erratum_verdict(printed_v, printed_v))
 
 
-def test_prop6_erratum_rejects_corrected_gradient():
-    rng = np.random.default_rng(3)
-    theta = rng.standard_normal((9, 3, 3))
-    x0, y = rng.standard_normal((2, 3))
+def test_prop6_erratum_fails_when_printed_holds_or_corrected_fails():
+    x0, theta, y = chk._prop6_instance()
     exact, _ = gradient(x0, theta, y, "linear", "heun")
-    # the corrected formulas, written out for f = theta x (grad1 with dL/dx_{n+1}, grad2 with theta_n, dL/dx_n)
-    N = 8
-    x, ys, g = chk._heun_linear_activations(x0, theta, y)
     _, g0 = gradient(x0, theta, y, "linear", "heun")
+    _, _, g = chk._heun_linear_activations(x0, theta, y)
     np.testing.assert_allclose(g[0], g0, rtol=1e-12)  # the activation gradients are exact
-    corrected = np.zeros_like(theta)
-    for n in range(N):
-        corrected[n] += np.outer(g[n + 1] + theta[n + 1].T @ g[n + 1] / N, x[n]) / (2 * N)
-        corrected[n + 1] += np.outer(g[n + 1], ys[n]) / (2 * N)
-    printed_is_now_right = identity_verdict(identity_error(corrected, exact), {"rtol": 1e-8})
-    assert printed_is_now_right.status == "pass", printed_is_now_right.message
-    _assert_fails(erratum_verdict(printed_is_now_right))
-    # and the literal printed formulas really are the wrong ones
-    assert identity_verdict(identity_error(chk._printed_heun_gradient(x0, theta, y), exact),
-                            {"rtol": 1e-8}).status == "fail"
+    corrected = identity_verdict(identity_error(chk._corrected_heun_gradient(x0, theta, y), exact), {"rtol": 1e-8})
+    printed = identity_verdict(identity_error(chk._printed_heun_gradient(x0, theta, y), exact), {"rtol": 1e-8})
+    assert corrected.status == "pass" and printed.status == "fail"
+    _assert_fails(erratum_verdict(corrected, corrected))  # printed form holding
+    _assert_fails(erratum_verdict(printed, printed))  # corrected form failing
 
 
-def test_linear_gradient_checks_reject_printed_factor():
+def test_linear_gradient_erratum_fails_when_printed_holds_or_corrected_fails():
     theta, Sigma, B = chk._linear_instance(0)
     fd = chk._finite_difference_gradient(theta, Sigma, B)
-    _assert_fails(identity_verdict(identity_error(linear_gradient(theta, Sigma, B) / 2, fd), {"rtol": 1e-7}))
-    _assert_fails(erratum_verdict(identity_verdict(identity_error(linear_gradient(theta, Sigma, B), fd),
-                                                   {"rtol": 1e-7})))
+    right = identity_verdict(identity_error(linear_gradient(theta, Sigma, B), fd), {"rtol": 1e-7})
+    wrong = identity_verdict(identity_error(linear_gradient(theta, Sigma, B) / 2, fd), {"rtol": 1e-7})
+    assert right.status == "pass"
+    _assert_fails(wrong)
+    _assert_fails(erratum_verdict(right, right))
+    _assert_fails(erratum_verdict(wrong, wrong))
 
 
-def test_linear_product_checks_reject_printed_order():
+def test_linear_product_erratum_fails_when_printed_holds_or_corrected_fails():
     theta, _, _ = chk._linear_instance(1)
     x0 = np.random.default_rng(11).standard_normal((5, theta.shape[1]))
     net = final_state(x0, theta, "linear")
-    _assert_fails(identity_verdict(identity_error(net, x0 @ linear_product(theta[::-1]).T), {"rtol": 1e-13}))
-    _assert_fails(erratum_verdict(identity_verdict(identity_error(net, x0 @ linear_product(theta).T),
-                                                   {"rtol": 1e-13})))
-
-
-def test_assumption1_checks_reject_thesis_constant():
-    rng = np.random.default_rng(0)
-    G = rng.standard_normal((3, 3))
-    Sigma = G @ G.T + 0.1 * np.eye(3)
-    m, M = np.linalg.eigvalsh(Sigma)[[0, -1]]
-    _, thesis = chk._assumption1_thresholds(Sigma)
-    closes = np.sqrt(2 * np.e * M) * (np.e / m) * thesis
-    _assert_fails(identity_verdict(identity_error(np.array([closes]), np.array([0.25])), {"rtol": 1e-13}))
-    # with the paper's threshold the instance of the erratum is excluded: no contradiction, erratum fails
-    c, d, b = 1e-5, 3, 2.0
-    paper, _ = chk._assumption1_thresholds(c * np.eye(d))
-    root_loss0 = np.sqrt(c * d) * (b - 1)
-    printed = qualitative_verdict(not (root_loss0 < paper), "paper threshold")
-    _assert_fails(erratum_verdict(printed))
+    wrong = identity_verdict(identity_error(net, x0 @ linear_product(theta[::-1]).T), {"rtol": 1e-13})
+    right = identity_verdict(identity_error(net, x0 @ linear_product(theta).T), {"rtol": 1e-13})
+    assert right.status == "pass"
+    _assert_fails(wrong)
+    _assert_fails(erratum_verdict(right, right))
+    _assert_fails(erratum_verdict(wrong, wrong))

@@ -1,4 +1,4 @@
-"""Negative controls of the experiment checks of ``resnet-node`` (Figures 1 and 4), STYLE practice 19.
+"""Negative controls of the experiment checks of ``resnet-node`` (Figures 1, 3(c) and 4, Assumption 1).
 
 Each control feeds the pure verdict of a check something that breaks the claim and asserts a
 ``fail``; each also has a positive twin (the same construction, unbroken) that passes, so that a
@@ -104,7 +104,7 @@ def test_crossing_count_on_synthetic_trajectories():
 # --------------------------------------------------------------------------- Figure 4
 
 DEPTHS = (2, 4, 8, 16)
-# the catalogue's observed table (N <= 16), as fractions: the claim holds on it
+# test errors of the reduced setting (N <= 16), as fractions: the claim holds on them
 GOOD = {"euler-backprop": [0.012, 0.011, 0.012, 0.012], "euler-adjoint": [0.38, 0.105, 0.031, 0.013],
         "heun-backprop": [0.011, 0.011, 0.013, 0.011], "heun-adjoint": [0.16, 0.019, 0.014, 0.013]}
 
@@ -142,3 +142,107 @@ def test_fig4_verdict_validates_its_table():
         fig4_verdict((8, 16), {k: [0.1, 0.1] for k in GOOD})
     with pytest.raises(ValueError, match="entries"):
         fig4_verdict(DEPTHS, {**GOOD, "euler-adjoint": [0.1, 0.1]})
+
+
+# --------------------------------------------------------------------------- Assumption 1 (theory.experiments)
+
+from theory.claims import erratum_verdict  # noqa: E402
+from theory.experiments import resnet_node as rn  # noqa: E402
+
+SMALL_A1 = rn.Assumption1Config(n_instances=8, break_ladder=(4.0, 4.5, 6.0))
+
+
+def test_assumption1_positive_control_passes():
+    result = rn.assumption1(SMALL_A1)
+    verdict = rn.assumption1_verdict(result)
+    assert verdict.status == "pass", verdict.message
+    assert result.n_outside == 0 and result.max_rho < 1
+    assert result.break_factor == 4.5  # the scalar family leaves the ball between 4 and 4.5 thresholds
+
+
+def test_assumption1_rejects_instances_beyond_the_threshold():
+    """The same draws with sqrt(l(0)) scaled 12 times (up to 10.8 thresholds): a conclusion breaks,
+    and the check's predicate rejects it on the conclusions alone (not only on n_outside)."""
+    result = rn.assumption1(rn.Assumption1Config(n_instances=8, rho_scale=12.0, break_ladder=(4.0,)))
+    assert result.bound.ratio > 1.0
+    assert rn.assumption1_verdict(result).status == "fail"
+    inside_only = rn.Assumption1Result(result.instances, result.bound, result.max_ball, result.max_movement,
+                                       result.max_loss, result.max_rho, 0, result.break_family, result.break_factor)
+    assert rn.assumption1_verdict(inside_only).status == "fail"
+
+
+def test_assumption1_rejects_an_instance_just_past_the_break():
+    inst = rn.Assumption1Instance(d=1, N=16, kappa=1.0, M=1.0, init="aligned", rho=4.5, seed=0, sign=1.0)
+    ratios = rn.conclusion_ratios(*inst.build())
+    assert ratios["ball"] > 1.0 and ratios["movement"] > 1.0
+    result = rn.with_instances(rn.assumption1(SMALL_A1), [{**inst.as_dict(), **ratios}])
+    assert rn.assumption1_verdict(result).status == "fail"
+
+
+def test_assumption1_erratum_fails_when_printed_holds_or_corrected_fails():
+    """Swapping the halves: the paper-constant instances as 'printed' (they hold) and the
+    thesis-constant ones as 'corrected' (they fail) each make the record fail."""
+    result = rn.assumption1_erratum()
+    printed, corrected = rn.assumption1_erratum_verdicts(result)
+    assert erratum_verdict(printed, corrected).status == "pass"
+    assert erratum_verdict(corrected, corrected).status == "fail"
+    assert erratum_verdict(printed, printed).status == "fail"
+    assert result.thesis.ratio > 1 > result.paper.ratio
+
+
+def test_assumption1_config_validation():
+    with pytest.raises(ValueError, match="rho_scale"):
+        rn.Assumption1Config(rho_scale=0.0)
+    with pytest.raises(ValueError, match="scales"):
+        rn.ErratumConfig(scales=(0.5,))
+    with pytest.raises(ValueError, match="init"):
+        rn.Assumption1Instance(d=1, N=2, kappa=1.0, M=1.0, init="ones", rho=0.5, seed=0)
+    with pytest.raises(TypeError, match="config"):
+        rn.assumption1({"n_instances": 3})
+
+
+# --------------------------------------------------------------------------- Figure 3(c)
+
+
+def test_fig3c_positive_control_passes():
+    result = rn.fig3c(rn.Fig3cConfig(depths=(4, 8, 16, 32, 64), seeds=(0,), batch=16))
+    assert rn.fig3c_verdict(result).status == "pass", rn.fig3c_verdict(result).message
+
+
+def test_fig3c_rejects_iid_weights():
+    """Weights i.i.d. across layers (Delta_theta = O(1)): Prop. 6 then gives the HeunNet only a
+    relative error O(1/N); the measured slope misses the smooth-weight prediction."""
+    result = rn.fig3c(rn.Fig3cConfig(weights="iid"))
+    verdict = rn.fig3c_verdict(result)
+    assert verdict.status == "fail", verdict.message
+    assert result.fits["heun"].slope > rn.FIG3C_EXPECTED["heun_slope_max"] + 0.3
+
+
+def test_fig3c_rejects_swapped_schemes():
+    """The ResNet's errors in place of the HeunNet's and vice versa: (c) and (d) fail."""
+    result = rn.fig3c(rn.Fig3cConfig(depths=(4, 8, 16, 32, 64), seeds=(0,), batch=16))
+    swapped = rn.Fig3cResult(result.config, {"euler": result.errors["heun"], "heun": result.errors["euler"]},
+                             {"euler": result.medians["heun"], "heun": result.medians["euler"]},
+                             {"euler": result.fits["heun"], "heun": result.fits["euler"]})
+    verdict = rn.fig3c_verdict(swapped)
+    assert verdict.status == "fail"
+    assert "below 1 everywhere: NO" in verdict.message
+
+
+def test_fig3c_rejects_depth_independent_errors():
+    """An adjoint error that does not shrink with depth (the same medians at every N) fails (a)."""
+    result = rn.fig3c(rn.Fig3cConfig(depths=(4, 8, 16, 32, 64), seeds=(0,), batch=16))
+    flat = {s: np.repeat(result.medians[s][:, :1], 5, axis=1) for s in ("euler", "heun")}
+    from theory.rates import fit_rate
+    fits = {s: fit_rate(np.array(result.config.depths), flat[s] * (1 + 1e-3 * np.arange(5))) for s in flat}
+    verdict = rn.fig3c_verdict(rn.Fig3cResult(result.config, result.errors, flat, fits))
+    assert verdict.status == "fail"
+    assert "decreasing in N: Euler NO" in verdict.message
+
+
+def test_fig3c_config_validation():
+    with pytest.raises(ValueError, match="depths"):
+        rn.Fig3cConfig(depths=(4, 8, 8, 16, 32))
+    with pytest.raises(ValueError, match="weights"):
+        rn.Fig3cConfig(weights="random")
+    assert set(rn.FIG3C_PRESETS) >= {"check", "paper"} and set(rn.ASSUMPTION1_PRESETS) >= {"check", "paper"}

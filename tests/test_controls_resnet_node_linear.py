@@ -105,16 +105,14 @@ def test_fig2_criterion_rejects_iid_init():
     _fails(qualitative_verdict(decreasing and abs(slope + 1.0) <= 0.2, f"slope {slope:.2f}"))
 
 
-def test_pl_erratum_rejects_the_corrected_constants():
-    """The same worst cases against the corrected pair (4/e, 4e) for the exact gradient: they hold,
-    so an erratum record built on them must fail."""
-    N, Sigma, B = 64, np.eye(1), np.array([[3.0]])
-    tracker = BoundTracker()
-    for sign in (1.0, -1.0):
-        grad, loss = gradient(np.full((N, 1, 1), 0.49 * sign), Sigma, B, return_loss=True)
-        ratio = N**2 * np.sum(grad**2, axis=(1, 2)) / loss
-        tracker.add(float(ratio.max()), 4 * np.e)
-        tracker.add(4 / np.e, float(ratio.min()))
-    corrected = bound_verdict(tracker.result(), {"ratio_max": 1.0})
-    assert corrected.status == "pass", corrected.message
-    _fails(erratum_verdict(corrected))
+def test_pl_erratum_fails_when_printed_holds_or_corrected_fails():
+    """The record fails when the 'printed' half holds (the corrected pair fed in its place) and when
+    the 'corrected' half fails (extremes from weights outside the ball, |theta_n| = 0.9, where no
+    pair of the proof applies)."""
+    exact_max, exact_min = chk.pl_extremes()
+    printed, corrected, _, _ = chk.pl_erratum_verdicts(exact_max, exact_min)
+    assert erratum_verdict(printed, corrected).status == "pass"
+    _fails(erratum_verdict(corrected, corrected))
+    _, outside, _, _ = chk.pl_erratum_verdicts(*chk.pl_extremes(eps=0.9))
+    _fails(outside)
+    _fails(erratum_verdict(printed, outside))
