@@ -48,7 +48,7 @@ P_IMPLEMENTED = "(1, inf)"
 _CLIP = 4.0  # |t| clip of the mask's normalised scores; block members lie in [-2, 1] (see _mask_solver)
 _EPS = np.finfo(float).eps
 _LB_SLACK = 1e-6  # normalised units below a lower bound of the mask's pooled value (>> _margin's rounding)
-_ISO_MAX_ITER, _ISO_TOL = 100, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
+_ISO_MAX_ITER, _ISO_TOL = 400, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
 
 
 def _validate(x, k, reg, p, func):
