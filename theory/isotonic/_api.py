@@ -36,7 +36,8 @@ def _check_p(p):
     return p
 
 
-def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=100, tol=4.0 * np.finfo(float).eps):
+def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=400, tol=4.0 * np.finfo(float).eps,
+                        weights=None):
     r"""Weighted isotonic regression with an :math:`\ell_q` loss (the p-norm regularised pooling of
     ``topk`` Section 7.5) by pool adjacent violators.
 
@@ -87,10 +88,16 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=1
         rounding, so the fit equals SciPy's on the shifted targets).
     max_iter : int >= 1, keyword-only
         Cap on the iterations of each per-block root solve (general p only; p = 2 and 4/3 are closed
-        forms). Reaching it issues :class:`ConvergenceWarning`.
+        forms). Reaching it issues :class:`ConvergenceWarning`. Default 400: the safeguarded
+        iteration at least halves its bracket every two steps, so about 2 x 60 steps reach full
+        accuracy from any start (100 did not always suffice for large p).
     tol : float >= 0, keyword-only
         A root solve stops when its bracket is at most ``tol * max(|lo|, |hi|)`` wide or spans adjacent
         floats (default 4 eps: full float64 accuracy; general p only).
+
+    weights : array_like, shape (n,), optional, keyword-only
+        The same as ``w`` (the name of ``scipy.optimize.isotonic_regression``); passing both is a
+        TypeError.
 
     Returns
     -------
@@ -140,6 +147,10 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=1
     >>> isotonic_regression([3, 1, 2], increasing=False)[0].tolist()
     [3.0, 1.5, 1.5]
     """
+    if weights is not None:  # SciPy's keyword
+        if w is not None:
+            raise TypeError(f"{_FUNC} got both `w` and `weights`; pass the weights once.")
+        w = weights
     if not isinstance(increasing, (bool, np.bool_)):
         raise TypeError(f"`increasing` of {_FUNC} must be a bool; got {increasing!r}.")
     if (c is None and p.__class__ is float and p == 2.0 and max_iter.__class__ is int and max_iter >= 1
@@ -212,6 +223,24 @@ def _fit_pnorm(y, w, c, p, max_iter, tol):
     x = np.empty(n)
     r = np.empty(n + 1, dtype=np.intp)
     q = p / (p - 1.0)
+    # Outside 2^-64 <= max|y| < 2^64, scale to max|y| ~ 1 by a power of two 2^e (exact): with y = 2^e y', x = 2^e x' and the objective
+    # divided by 2^(eq), the linear term becomes c' = c 2^(-e(q-1)). Without it |x - y|^(q-1) under- or
+    # overflows for tiny or huge y (p = 1.5: y ~ 1e-200 gave a fit wrong in every digit).
+    amax = float(np.max(np.abs(y)))
+    e = math.frexp(amax)[1] if amax > 0.0 else 0
+    if abs(e) > 64:  # moderate magnitudes are solved as given (bits independent of max|y|)
+        ex = -e * (q - 1.0)
+        E = math.floor(ex)
+        with np.errstate(over="ignore", under="ignore"):
+            c2 = np.ldexp(c * 2.0 ** (ex - E), E) if math.isfinite(ex) and abs(E) < 1 << 30 else c * np.nan
+        if bool(np.all(np.isfinite(c2))) and bool(np.all((c2 != 0.0) | (c == 0.0))):
+            x, r_out = _fit_pnorm_raw(np.ldexp(y, -e), w, np.ascontiguousarray(c2), p, max_iter, tol, x, r, q)
+            return np.ldexp(x, e), r_out
+    return _fit_pnorm_raw(y, w, c, p, max_iter, tol, x, r, q)
+
+
+def _fit_pnorm_raw(y, w, c, p, max_iter, tol, x, r, q):
+    n = y.size
     if p == 4.0 / 3.0:
         nb, status = _kernels._pav_q4(y, w, c, x, np.empty((n, 5)), r)
     else:

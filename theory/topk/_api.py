@@ -48,7 +48,7 @@ P_IMPLEMENTED = "(1, inf)"
 _CLIP = 4.0  # |t| clip of the mask's normalised scores; block members lie in [-2, 1] (see _mask_solver)
 _EPS = np.finfo(float).eps
 _LB_SLACK = 1e-6  # normalised units below a lower bound of the mask's pooled value (>> _margin's rounding)
-_ISO_MAX_ITER, _ISO_TOL = 100, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
+_ISO_MAX_ITER, _ISO_TOL = 400, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
 
 
 def _validate(x, k, reg, p, func):
@@ -128,7 +128,11 @@ def _mask_solver(x, k, reg, p, func):
                 lb = _kernels._mask_lower_bound(x, float(s[k - 1]), reg, q - 1.0, float(k), vk, 0.0)
                 return float(s[k - 1]) + reg * (lb - _LB_SLACK)
         yw = w.copy()
-        if b0 > k:  # the boundary block: y = sign(t - gamma)|t - gamma|^(q-1), in [0, 1]
+        if b0 > k and not (p == 2.0 or p == 4.0 / 3.0):
+            # the block's outputs in the anchored form (every digit also where t - gamma < eps |gamma|)
+            a0, b0, yb = _mask_refine(t, k, p, a0, b0, gam, func)
+            yw[a0:b0] = np.clip(yb, 0.0, 1.0)
+        elif b0 > k:  # the boundary block: y = sign(t - gamma)|t - gamma|^(q-1), in [0, 1]
             d = t[a0:b0] - gam
             yb = d if p == 2.0 else np.sign(d) * np.abs(d) ** (q - 1.0)
             yw[a0:b0] = np.clip(yb, 0.0, 1.0)
@@ -137,6 +141,43 @@ def _mask_solver(x, k, reg, p, func):
         return order, yw, (t, w, gam if b0 > a0 else 0.0, a0, b0)
 
     return solve
+
+
+def _mask_refine(t, k, p, a, b, gam, func):
+    """Outputs of the mask's pooled block [a, b) (sorted normalised scores t) in the anchored form of
+    :mod:`theory.topk._kernels` (unknown: the output of the smallest member for p >= 2, of the largest
+    for p < 2; every other output through the exact difference of its score from the anchor's), with
+    the membership re-checked on the anchored outputs: j < k joins while y_j < 1, j >= k while y_j > 0
+    (ties move together). The block sum is k - a. Returns (a, b, y[a:b])."""
+    r = p - 1.0
+    K = t.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        d = t[a:b] - gam
+        y0 = np.sign(d) * np.abs(d) ** (1.0 / r)
+    eta = float(y0[-1] if r >= 1.0 else y0[0])
+    buf = np.empty(K)
+    for _ in range(4 * K + 8):
+        m = b - 1 if r >= 1.0 else a
+        eta, ok = _kernels._anchored_root(t, a, b, m, r, float(k - a), eta)
+        if not ok:
+            warnings.warn(f"{func}: the anchored root solve (p = {p}) did not converge; the result is its "
+                          f"last estimate.", ConvergenceWarning, stacklevel=5)
+        lo, hi = max(a - 1, 0), min(b + 1, K)
+        _kernels._anchored_fill(t, lo, hi, m, eta, r, buf)
+        na, nb = a, b
+        if a > 0 and buf[a - 1] < 1.0:
+            na = a - 1
+        elif buf[a] > 1.0 and a < k - 1:
+            na = a + 1
+        if b < K and buf[b] > 0.0:
+            nb = b + 1
+        elif buf[b - 1] < 0.0 and b > k + 1:
+            nb = b - 1
+        if na == a and nb == b:
+            break
+        a, b = na, nb
+    _kernels._anchored_fill(t, a, b, m, eta, r, buf)
+    return a, b, buf[a:b].copy()
 
 
 def _mag2_solver(ax, k, reg):
@@ -292,7 +333,10 @@ def _structure(x, k, reg, p, mode, order, yw, extra, rescale):
         t, w, gam, a0, b0 = extra
         if b0 > a0:
             d = np.abs(t[a0:b0] - gam)
-            alpha = (np.full(b0 - a0, 1.0 / reg) if p == 2.0 else (q - 1.0) * d ** (q - 2.0) / reg)
+            with np.errstate(divide="ignore", over="ignore"):
+                # d^(q-2) = y^(1-(p-1)) = y^(2-p): from the anchored outputs (accurate where t - gamma is not)
+                alpha = (np.full(b0 - a0, 1.0 / reg) if p == 2.0
+                         else (q - 1.0) * yw[a0:b0] ** (2.0 - p) / reg)
             res = w[a0:b0] - yw[a0:b0]  # first-order residuals w_j - y_j of the block (in y units)
             scale = float(np.sum(w[a0:b0] + yw[a0:b0]))
             seg = _segments(a0, b0, alpha, res, scale, np.zeros(b0 - a0), diag, rk, single=lambda j: 0.0)

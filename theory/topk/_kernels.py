@@ -446,3 +446,186 @@ def _mask_lower_bound(x, x0, reg, qm1, k, gam, ub):
             ub = cand
             df = math.inf  # the Newton step overshot, or a bisection fell short: bisect next
     return lb
+
+
+# ---------------------------------------------------------------------------------------------------
+# Accurate outputs of one pooled block (every p): the anchored form of the block equation.
+#
+# A pooled block B of the decreasing isotonic problem has outputs y_i = g^{-1}(t_i - gamma), with
+# g(v) = sign(v)|v|^r, r = p - 1 (so g^{-1}(z) = sign(z)|z|^(1/r), 1/r = q - 1), and sum_B y_i = C.
+# Writing gamma itself loses every digit of an output whose gap t_i - gamma is below eps |gamma|
+# (p > 2: y = |gap|^(1/r) amplifies an absolute error e of the gap to e^(1/r); p -> 1: y = gap^(1/r)
+# with 1/r huge multiplies a relative error of the gap by 1/r). The anchored form takes as unknown
+# the output eta = y_m of one member m (the anchor) and writes every other output through the exact
+# difference u_i = t_i - t_m:  y_i = g^{-1}(u_i + g(eta)) = eta (1 + u_i/g(eta))^(1/r), evaluated in
+# logarithms (no overflow or underflow of g(eta) = sign(eta)|eta|^r for any r). With the anchor the
+# member of smallest |gap| (r >= 1) or of largest |gap| (r < 1) the ratio u_i/g(eta) is >= -1/2 for
+# every member, resp. small, so each output carries a relative error of a few eps (1 + |log y|).
+# ---------------------------------------------------------------------------------------------------
+
+
+@njit(**_JIT)
+def _anchored_y(u, eta, leta, r):
+    """y = g^{-1}(u + g(eta)) (see above) and dy/deta = (|eta|/|y|)^(r-1); leta = log|eta|."""
+    if eta == 0.0:
+        if u == 0.0:
+            return 0.0, (1.0 if r == 1.0 else (math.inf if r > 1.0 else 0.0))
+        au = abs(u) ** (1.0 / r)
+        y = au if u > 0.0 else -au
+        return y, (0.0 if r > 1.0 else (1.0 if r == 1.0 else math.inf))
+    if u == 0.0:
+        return eta, 1.0
+    L = math.log(abs(u)) - r * leta  # log |u / g(eta)|
+    neg = (u < 0.0) != (eta < 0.0)  # u / g(eta) < 0
+    flip = False
+    if L <= 0.0:
+        e = math.exp(L)
+        if neg:
+            if e >= 1.0:
+                return 0.0, (math.inf if r > 1.0 else (1.0 if r == 1.0 else 0.0))
+            lg = math.log1p(-e)
+        else:
+            lg = math.log1p(e)
+    else:
+        e = math.exp(-L)
+        if neg:
+            flip = True
+            lg = L + math.log1p(-e) if e < 1.0 else -math.inf
+        else:
+            lg = L + math.log1p(e)
+    m = lg / r
+    if m == -math.inf:
+        return 0.0, (math.inf if r > 1.0 else (1.0 if r == 1.0 else 0.0))
+    ay = abs(eta) * math.exp(m) if m < 700.0 else math.exp(leta + m)
+    y = -ay if ((eta < 0.0) != flip) else ay
+    if ay == 0.0:
+        d = math.inf if r > 1.0 else (1.0 if r == 1.0 else 0.0)
+    else:
+        d = math.exp((r - 1.0) * (leta - math.log(ay)))
+    return y, d
+
+
+@njit(**_JIT)
+def _anchored_sum(t, lo, hi, tm, eta, r, C):
+    """F(eta) = sum_{i in [lo, hi)} y_i(eta) - C and dF/deta (anchor value tm)."""
+    leta = math.log(abs(eta)) if eta != 0.0 else 0.0
+    f = -C
+    df = 0.0
+    for i in range(lo, hi):
+        y, d = _anchored_y(t[i] - tm, eta, leta, r)
+        f += y
+        df += d
+    return f, df
+
+
+@njit(**_JIT)
+def _anchored_root(t, lo, hi, m, r, C, eta0):
+    """Root eta of the increasing F of :func:`_anchored_sum` with anchor t[m], near eta0: bracket by
+    geometric expansion from eta0, then safeguarded Newton (bisection in the sign, then in the ratio of
+    the ends when they span a factor > 4) down to a relative width of 4 eps or adjacent floats.
+    Returns (eta, converged)."""
+    tm = t[m]
+    f0, df0 = _anchored_sum(t, lo, hi, tm, eta0, r, C)
+    if f0 == 0.0:
+        return eta0, True
+    step = max(abs(eta0) * 2.0 ** -20, 2.0 ** -1000)
+    a = eta0
+    b = eta0
+    fa = f0
+    fb = f0
+    ok = False
+    for _ in range(600):
+        if f0 < 0.0:
+            b = eta0 + step
+            fb, _d = _anchored_sum(t, lo, hi, tm, b, r, C)
+            if fb >= 0.0:
+                ok = True
+                break
+            a = b
+            fa = fb
+        else:
+            a = eta0 - step
+            fa, _d = _anchored_sum(t, lo, hi, tm, a, r, C)
+            if fa <= 0.0:
+                ok = True
+                break
+            b = a
+            fb = fa
+        step *= 16.0
+        if not (step < 1e300):
+            break
+    if not ok:
+        return eta0, False
+    if fa == 0.0:
+        return a, True
+    if fb == 0.0:
+        return b, True
+    xk = eta0 if (eta0 > a and eta0 < b) else 0.5 * a + 0.5 * b
+    width_old = b - a
+    for it in range(1, 3000):
+        f, df = _anchored_sum(t, lo, hi, tm, xk, r, C)
+        if f == 0.0:
+            return xk, True
+        if f < 0.0:
+            a = xk
+        else:
+            b = xk
+        if a < 0.0 and b > 0.0:
+            mid = 0.0
+        elif a >= 0.0 and (a == 0.0 or b > 4.0 * a):
+            mid = b * 2.0 ** -30 if a == 0.0 else math.sqrt(a) * math.sqrt(b)
+            if not (mid > a and mid < b):
+                mid = 0.5 * a + 0.5 * b
+        elif b <= 0.0 and (b == 0.0 or a < 4.0 * b):
+            mid = a * 2.0 ** -30 if b == 0.0 else -math.sqrt(-a) * math.sqrt(-b)
+            if not (mid > a and mid < b):
+                mid = 0.5 * a + 0.5 * b
+        else:
+            mid = 0.5 * a + 0.5 * b
+        if b - a <= 4.0 * 2.220446049250313e-16 * max(abs(a), abs(b)) or not (mid > a and mid < b):
+            fa2, _d = _anchored_sum(t, lo, hi, tm, a, r, C)
+            fb2, _d = _anchored_sum(t, lo, hi, tm, b, r, C)
+            return (a if abs(fa2) <= abs(fb2) else b), True
+        xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
+        if xn > a and xn < b:
+            if it % 2 == 0:
+                if b - a > 0.5 * width_old:
+                    xn = mid
+                width_old = b - a
+            xk = xn
+        else:
+            xk = mid
+    return 0.5 * a + 0.5 * b, False
+
+
+@njit(**_JIT)
+def _anchored_fill(t, lo, hi, m, eta, r, out):
+    """out[i] = y_i(eta) for i in [lo, hi) (anchor t[m])."""
+    tm = t[m]
+    leta = math.log(abs(eta)) if eta != 0.0 else 0.0
+    for i in range(lo, hi):
+        out[i], _d = _anchored_y(t[i] - tm, eta, leta, r)
+
+
+@njit(**_JIT)
+def _anchored_blocks(t, blocks, csum, r, y0, out):
+    """Accurate outputs of every pooled block (blocks: starts then n; csum[j]: the block's target sum;
+    y0: first estimate of the outputs, sign(t - gamma)|t - gamma|^(1/r)). The anchor of a block is
+    the member with the smallest (r >= 1) or largest (r < 1) |y0|. Singletons are copied from y0.
+    Returns the number of blocks whose root solve did not converge."""
+    bad = 0
+    for j in range(blocks.size - 1):
+        lo = blocks[j]
+        hi = blocks[j + 1]
+        if hi - lo == 1:
+            out[lo] = y0[lo]
+            continue
+        m = lo
+        for i in range(lo, hi):
+            if (abs(y0[i]) < abs(y0[m])) if r >= 1.0 else (abs(y0[i]) > abs(y0[m])):
+                m = i
+        eta, ok = _anchored_root(t, lo, hi, m, r, csum[j], y0[m])
+        if not ok:
+            bad += 1
+        _anchored_fill(t, lo, hi, m, eta, r, out)
+    return bad

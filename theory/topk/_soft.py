@@ -35,11 +35,13 @@ the sorted :math:`-\mathbf x/\lambda`. These forms are used here (no cancellatio
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .._validation import as_float_array, check_finite_output, check_interval
-from ..isotonic import isotonic_regression
+from ..isotonic import ConvergenceWarning, isotonic_regression
+from . import _kernels
 
 __all__ = ["soft_rank", "soft_rank_jvp", "soft_sort", "soft_sort_jvp"]
 
@@ -63,6 +65,27 @@ def _ginv(z, p):
         return z
     q = p / (p - 1.0)
     return np.sign(z) * np.abs(z) ** (q - 1.0)
+
+
+def _anchored(t, v, c, blocks, p, func):
+    """Outputs y_i = g^{-1}(t_i - v_i) of the decreasing isotonic fit v (blocks: starts then n), each
+    pooled block re-solved in the anchored form of :mod:`theory.topk._kernels` (its sum is the sum of
+    the linear term c over the block; the anchor is the member of smallest |y| for p >= 2, largest
+    for p < 2, and every other output goes through the exact difference of targets), so that an
+    output whose gap t_i - v_i is below eps |v_i| keeps its digits. A singleton's output is c_i
+    exactly (its first-order condition)."""
+    with np.errstate(over="ignore", under="ignore"):
+        y0 = _ginv(t - v, p)
+    blocks = np.ascontiguousarray(blocks, dtype=np.intp)
+    csum = np.add.reduceat(c, blocks[:-1])
+    out = np.empty(t.shape[0])
+    bad = _kernels._anchored_blocks(np.ascontiguousarray(t), blocks, csum, p - 1.0, y0, out)
+    if bad:
+        warnings.warn(f"{func}: {bad} anchored block root solve(s) (p = {p}) did not converge; the result "
+                      f"is the last estimate.", ConvergenceWarning, stacklevel=4)
+    single = np.flatnonzero(np.diff(blocks) == 1)
+    out[blocks[single]] = c[blocks[single]]
+    return out
 
 
 def _block_ids(blocks, n):
@@ -117,9 +140,7 @@ def _sort_core(x, reg, p, func):
         ys = _block_mean(sc, blocks) + centred / lam
     else:
         v, blocks = isotonic_regression(t, p=p, c=sc, increasing=False)
-        ys = _ginv(t - v, p)
-        single = np.flatnonzero(np.diff(blocks) == 1)
-        ys[blocks[single]] = sc[blocks[single]]  # a singleton's first-order condition: y_i = s_i exactly
+        ys = _anchored(t, v, sc, blocks, p, func)
     sol.blocks, sol.v, sol.s = blocks, v, t
     sol.ys = ys
     return sol, np.ldexp(ys, e)
@@ -143,9 +164,7 @@ def _rank_core(x, reg, p, func):
         ys[blocks[single]] = rho[blocks[single]]
     else:
         v, blocks = isotonic_regression(s, p=p, c=rho, increasing=False)
-        ys = _ginv(s - v, p)
-        single = np.flatnonzero(np.diff(blocks) == 1)
-        ys[blocks[single]] = rho[blocks[single]]  # singleton: y_i = rho_i exactly (the hard rank)
+        ys = _anchored(s, v, rho, blocks, p, func)
     sol = _Sorted()
     sol.order, sol.blocks, sol.v, sol.s, sol.ys, sol.p = order, blocks, v, s, ys, p
     out = np.empty(n)
