@@ -355,18 +355,18 @@ def claim_line(claim: Mapping, width: int = 100) -> str:
     >>> claim_line({"id": "resnet-node/prop-3", "status": "pass", "kind": "rate",
     ...             "expected": {"slope": -1.0, "tol": 0.1},
     ...             "measured": {"slope": -0.99, "ci": [-1.0, -0.98], "grid": [8, 512]}})
-    'PASS resnet-node/prop-3                  slope -1.00 ± 0.10 | slope -0.99 [-1.00, -0.98], 8..512'
+    'PASS  resnet-node/prop-3                   slope -1.00 ± 0.10 | slope -0.99 [-1.00, -0.98], 8..512'
     """
     verdict = _VERDICT.get(claim.get("status"), str(claim.get("status")).upper())
     if claim.get("proxy") and claim.get("status") == "pass":
         verdict = "PROXY"
     predicted = _predicted(claim.get("expected") or {})
-    if claim.get("kind") == "erratum" and predicted:
+    if claim.get("kind") == "erratum" and predicted and not predicted.startswith("printed"):
         predicted = f"printed {predicted}"
     measured = _measured(claim.get("measured") or {})
     if claim.get("status") == "skip":
         measured = " ".join(str(claim.get("message") or "").split())
-    text = f"{verdict:<5}{claim['id']:<35} {predicted} | {measured}".rstrip(" |")
+    text = f"{verdict:<6}{claim['id']:<36} {predicted} | {measured}".rstrip(" |")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
