@@ -58,12 +58,28 @@ def test_prop78_symmetric_psd_rejects_literal_printed_jacobian():
 
 
 def test_prop78_erratum_rejects_corrected_form():
-    """Fed the corrected Jacobian as the 'printed' one, the erratum record must fail."""
+    """Fed the corrected Jacobian as the 'printed' one (so the printed form holds), the erratum record must fail."""
     errs = [reg * np.max(np.abs(jacobian(x, k, reg, mode=mode) - chk.fd_jacobian(x, k, reg, mode, h)))
             for x, k, reg, mode, h in _smooth_cases()]
     printed = identity_verdict(identity_error(np.array(errs), 0.0), {"atol": chk.FD_ATOL})
     assert printed.status == "pass"
-    _assert_fails(erratum_verdict(printed))
+    _assert_fails(erratum_verdict(printed, printed))
+
+
+def test_prop78_erratum_rejects_failing_correction():
+    """The printed readings fail, but a 'corrected' Jacobian that is wrong too (the (1 + reg)-rescaled one) makes the
+    erratum record fail: both halves are asserted."""
+    x = np.array([3.0, 2.9, 2.8, 0.1, -0.2])
+    k, reg = 2, 1.0
+    h = chk.FD_STEP * 3.0
+    Jfd = chk.fd_jacobian(x, k, reg, "magnitude", h)
+    inst = {"k": k, "reg": reg, "mode": "magnitude"}
+    printed, corrected, _ = chk.prop78_erratum_verdicts([(inst, x, h, jacobian(x, k, reg, mode="magnitude"), Jfd)])
+    assert printed.status == "fail" and corrected.status == "pass"
+    bad = identity_verdict(identity_error(reg * jacobian(x, k, reg, mode="magnitude", rescale=True), reg * Jfd),
+                           {"atol": chk.FD_ATOL})
+    _assert_fails(erratum_verdict(printed, bad))
+    assert erratum_verdict(printed, corrected).status == "pass"
 
 
 def test_prop78_erratum_printed_forms_fail_on_pooled_block():

@@ -104,7 +104,19 @@ def test_alg77_erratum_rejects_corrected_algorithm():
         errs.append(np.max(np.abs(r.y - topk_mask(x, k, reg))))
     printed = identity_verdict(identity_error(np.array(errs), 0.0), {"atol": chk.ALG77_ATOL})
     assert printed.status == "pass"
-    _assert_fails(erratum_verdict(printed))
+    _assert_fails(erratum_verdict(printed, printed))
+
+
+def test_alg77_erratum_rejects_failing_correction():
+    """The printed algorithm fails; a 'corrected' half run with the printed solver fails too, so the record fails."""
+    cases = chk.alg77_cases()[:2]
+    err_star, _ = chk.printed_alg77_errors(cases)
+    printed = identity_verdict(identity_error(err_star, 0.0), {"atol": chk.ALG77_ATOL})
+    bad = identity_verdict(identity_error(chk.corrected_alg77_errors(cases, solver=dykstra_printed), 0.0),
+                           {"atol": chk.ALG77_ATOL})
+    good = identity_verdict(identity_error(chk.corrected_alg77_errors(cases), 0.0), {"atol": chk.ALG77_ATOL})
+    _assert_fails(erratum_verdict(printed, bad))
+    assert erratum_verdict(printed, good).status == "pass"
 
 
 def test_bound_rejects_reg_outside_regime():
@@ -144,7 +156,19 @@ def test_p_domain_erratum_rejects_p_above_one():
     ok, jump = chk.continuity_predicate(s_grid, chk71.fig71_curve(s_grid))
     printed = qualitative_verdict(bool(ok), f"max jump {jump}")
     assert printed.status == "pass"
-    _assert_fails(erratum_verdict(printed))
+    _assert_fails(erratum_verdict(printed, printed))
+
+
+def test_p_domain_erratum_rejects_discontinuous_correction():
+    """If the operator were discontinuous for p > 1 as well (here: the hard mask, reg -> 0), the corrected half fails
+    and so does the record."""
+    s_grid = np.linspace(0.0, 5.0, 1001)
+    ok, jump = chk.continuity_predicate(s_grid, chk71.fig71_curve(s_grid, reg=1e-9))
+    bad = qualitative_verdict(bool(ok), f"max jump {jump}")
+    printed = qualitative_verdict(False, "p <= 1 jumps")
+    _assert_fails(erratum_verdict(printed, bad))
+    jumps = chk.p_domain_corrected_jumps(s_grid, ps=(2.0,))
+    assert erratum_verdict(printed, qualitative_verdict(jumps["p=2"] <= 0.05, "p = 2")).status == "pass"
 
 
 def test_p_domain_vertex_enumeration_is_not_a_relaxation():
@@ -189,7 +213,19 @@ def test_fy_erratum_rejects_fy_form():
         vals += [fenchel_young_loss(x - c, t, k, 1.0, form="fy") for c in (0.0, 10.0, 100.0, 1000.0)]
     printed = identity_verdict(identity_error(np.maximum(0.0, -np.array(vals)), 0.0), {"atol": 1e-12})
     assert printed.status == "pass"
-    _assert_fails(erratum_verdict(printed))
+    _assert_fails(erratum_verdict(printed, printed))
+
+
+def test_fy_erratum_rejects_failing_correction():
+    """k-hot targets without the R(t) term (the printed loss): shift invariant but negative, so the corrected half
+    fails and the record with it."""
+    cases = chk.fy_erratum_cases()[:4]
+    vals = chk.corrected_loss_shift_values(cases, form="printed")
+    resid = np.concatenate((np.maximum(0.0, -vals).ravel(),
+                            (np.abs(vals - vals[:, :1]) / np.maximum(1.0, np.abs(vals[:, :1]))).ravel()))
+    bad = identity_verdict(identity_error(resid, 0.0), {"atol": 1e-9})
+    printed = identity_verdict(identity_error(np.array([1.0]), 0.0), {"atol": 1e-12})
+    _assert_fails(erratum_verdict(printed, bad))
 
 
 def test_helpers_cover_every_claim():
@@ -224,7 +260,18 @@ def test_prop74_erratum_rejects_phi_with_zero_minimum():
         ref.append(chk.ksupport_by_z(y, k))
     printed = identity_verdict(identity_error(np.array(comp), np.array(ref)), {"rtol": chk.PROP74_RTOL})
     assert printed.status == "pass"
-    _assert_fails(erratum_verdict(printed))
+    _assert_fails(erratum_verdict(printed, printed))
+
+
+def test_prop74_erratum_rejects_wrong_constant():
+    """The corrected constant -(n - k) inf(phi) replaced by -n inf(phi): the corrected half fails, so the record does."""
+    comp, ref, nk = chk.prop74_erratum_sides()
+    n = nk + np.array([k for _, k in chk.prop74_cases()])
+    printed = identity_verdict(identity_error(comp, ref), {"rtol": chk.PROP74_RTOL})
+    bad = identity_verdict(identity_error(comp, ref - n), {"rtol": chk.PROP74_RTOL})
+    good = identity_verdict(identity_error(comp, ref - nk), {"rtol": chk.PROP74_RTOL})
+    _assert_fails(erratum_verdict(printed, bad))
+    assert erratum_verdict(printed, good).status == "pass"
 
 
 def test_hard_regime_pnorm_rejects_p2_threshold():

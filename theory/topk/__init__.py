@@ -18,3 +18,6 @@ __all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp",
            "fenchel_young_gradient", "fenchel_young_loss",
            "ReferenceResult", "dual_coordinate_ascent", "dykstra", "dykstra_printed",
            "soft_rank", "soft_rank_jvp", "soft_sort", "soft_sort_jvp"]
+from ._ksupport import ksupport_negentropy, ksupport_norm_squared  # noqa: E402  (App. 7.B.1, Prop. 7.3)
+
+__all__ += ["ksupport_negentropy", "ksupport_norm_squared"]
