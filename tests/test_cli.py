@@ -28,7 +28,7 @@ def test_report_pass_only_exits_0(tmp_path, capsys):
     write_fake_report(tmp_path, ["pass", "pass", "skip"])
     assert main(["report", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("SKIP topk/prop-3") and "3 claims: 2 pass, 0 fail, 1 skip" in out
+    assert out.splitlines()[0].startswith("SKIP  topk/prop-3") and "3 claims: 2 pass, 0 fail, 1 skip" in out
     assert main(["report", "--dir", str(tmp_path), "--format", "markdown"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# Claims report") and "**3 claims: 2 pass, 0 fail, 1 skip**" in out
@@ -147,7 +147,7 @@ def test_check_runs_pytest_on_checks_and_writes_the_report(tmp_path):
     # cumulative: the subset run replaces topk/prop-1's record and keeps topk/prop-2's
     assert "(2 claims: 1 pass, 1 fail, 0 skip)" in run.stdout
     assert "partial run: 1 of 2 claims measured now" in run.stdout
-    assert "PASS topk/prop-1" in run.stdout
+    assert "PASS  topk/prop-1" in run.stdout
 
 
 MINI_SETUP = """
