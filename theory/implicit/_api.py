@@ -313,7 +313,7 @@ def loss_and_gradient(X, Y, params, activation="tanh"):
 
     References
     ----------
-    ``implicit-reg`` Eqs. (13)-(16); catalogue notes, Section 1.6.
+    ``implicit-reg`` Eqs. (13)-(16).
     """
     func = "theory.implicit.loss_and_gradient"
     code = _code(activation, func)
