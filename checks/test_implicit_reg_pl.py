@@ -568,7 +568,7 @@ def test_prop5_ball(claim):
     ax.set_yscale("log")
     ax.set_xlabel("ball radius / M,  M = c3/sqrt(nq)")
     ax.set_ylabel("PL ratio G / l")
-    ax.set_title("implicit-reg/prop-5/ball (proxy: n = 4, m = 8, L = 2, sin)")
+    ax.set_title("implicit-reg/prop-5/ball (proxy, n = 4, m = 8, L = 2)")
     ax.legend(fontsize=7)
     claim.qualitative(verdict.passed, measured, verdict.message,
                       figure=save_figure(ax.figure, "implicit-reg/prop-5/ball"))
