@@ -416,10 +416,10 @@ BAD = [
     (initialize, (3, 0, 5, np.random.default_rng(0)), {}, ValueError, r"`m` .* >= 1"),
     (initialize, (3, 4, 5, np.random.default_rng(0)), {"q": 2}, ValueError, r"`q` .* >= 3"),
     (initialize, (3, 4, 5, np.random.default_rng(0)), {"d_out": 4, "q": 3}, ValueError, r"`q` .* >= 4"),
-    (initialize, (3, 4, 5, 0), {}, TypeError, r"`rng` .*Generator"),
+    (initialize, (3, 4, 5, 0.5), {}, TypeError, r"`rng` .*Generator"),  # None, an int seed or a Generator
     (initialize, (3.0, 4, 5, np.random.default_rng(0)), {}, TypeError, r"`d` .* integer"),
     (synthetic_data, (0, 3, np.random.default_rng(0)), {}, ValueError, r"`n` .* >= 1"),
-    (synthetic_data, (5, 3, None), {}, TypeError, r"`rng`"),
+    (synthetic_data, (5, 3, "seed"), {}, TypeError, r"`rng`"),
 ]
 
 
