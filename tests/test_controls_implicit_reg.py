@@ -1,4 +1,4 @@
-"""Negative controls of the ``implicit-reg`` checks (DESIGN rule 5, STYLE 19).
+"""Negative controls of the ``implicit-reg`` checks (each control breaks the claim and asserts that the check rejects it).
 
 Each control feeds a check's own predicate (its verdict function with the check's own expected
 figure) a setting that breaks the claim: i.i.d. instead of weight-tied initialisation, the
@@ -85,5 +85,5 @@ def test_appendix_d_rejects_gelu():
     """The closed form (56) is ReLU's: with GELU the odd layers train too and the even ones miss w*."""
     result, jumps = chk.appendix_d_result("gelu", grid=(4, 8))
     _assert_fails(identity_verdict(result, chk.EXPECTED_APPD))
-    # and the catalogue's contrast: L max |w_{k+1} - w_k| stays O(1) with GELU (it doubles with L for ReLU)
+    # and the contrast: L max |w_{k+1} - w_k| stays O(1) with GELU (it doubles with L for ReLU)
     assert 8 * jumps[1] < 1.2 * (4 * jumps[0])

@@ -1,4 +1,4 @@
-"""Negative controls of checks/test_implicit_reg_experiments.py (DESIGN rule 5, STYLE 19).
+"""Negative controls of checks/test_implicit_reg_experiments.py (each control breaks the claim and asserts that the check rejects it).
 
 Each control feeds a check's own predicate (its verdict function with the check's own expected
 figure) a setting that breaks the claim: i.i.d. instead of weight-tied initialisation, training times
@@ -64,7 +64,10 @@ def test_horizon_rejects_iid_init():
 def test_horizon_erratum_rejects_the_steps_reading():
     """The erratum record must fail if the flow-time-500 figure showed the 1/L law: fed the flow-time-5 table."""
     left, _ = chk.fig1_tables("gelu", "paper", grid=GRID, seeds=SEEDS, ref=256)
-    _assert_fails(erratum_verdict(rate_verdict(fit_rate(GRID, left[-1]), chk.EXPECTED_FIG1)))
+    good = rate_verdict(fit_rate(GRID, left[-1]), chk.EXPECTED_FIG1)
+    iid, _ = _iid_tables()
+    bad = rate_verdict(fit_rate(GRID, iid[-1]), chk.EXPECTED_FIG1)  # a table without the 1/L law
+    _both_halves(bad, good)
 
 
 # --------------------------------------------------------------------------- Figure 2
@@ -115,16 +118,25 @@ def test_table1_relu_rejects_gelu():
 # --------------------------------------------------------------------------- Eqs. (13), (15), (44)
 
 
+def _both_halves(bad, good):
+    """The erratum record passes only for (printed fails, corrected holds): it fails when the printed form holds
+    (printed := the correct variant) and when the corrected form fails (corrected := the wrong variant)."""
+    assert bad.status == "fail" and good.status == "pass", (bad.message, good.message)
+    assert erratum_verdict(bad, good).status == "pass"
+    _assert_fails(erratum_verdict(good, good))
+    _assert_fails(erratum_verdict(bad, bad))
+
+
 def test_eq13_rejects_printed_and_erratum_rejects_corrected():
-    _assert_fails(identity_verdict(chk.backprop_errors("printed13")[0], chk.EXPECTED_BACKPROP))
-    good = identity_verdict(chk.backprop_errors("corrected")[0], chk.EXPECTED_BACKPROP)
-    _assert_fails(erratum_verdict(good))
+    bad = identity_verdict(chk.backprop_errors("printed13", blocks="AVW")[0], chk.EXPECTED_BACKPROP)
+    good = identity_verdict(chk.backprop_errors("corrected", blocks="AVW")[0], chk.EXPECTED_BACKPROP)
+    _both_halves(bad, good)
 
 
 def test_eq15_rejects_thesis_form_and_erratum_rejects_corrected():
-    _assert_fails(identity_verdict(chk.backprop_errors("thesis15", blocks="VW")[0], chk.EXPECTED_BACKPROP))
+    bad = identity_verdict(chk.backprop_errors("thesis15", blocks="VW")[0], chk.EXPECTED_BACKPROP)
     good = identity_verdict(chk.backprop_errors("corrected", blocks="VW")[0], chk.EXPECTED_BACKPROP)
-    _assert_fails(erratum_verdict(good))
+    _both_halves(bad, good)
 
 
 def test_backprop_variant_validates_variant():
@@ -139,11 +151,9 @@ def test_backprop_variant_validates_variant():
 
 def test_eq44_rejects_printed_and_erratum_rejects_corrected():
     grid = chk.ADJ_GRID[:5]
-    _assert_fails(rate_verdict(fit_rate(grid, chk.adjoint_errors("printed", grid=grid, seeds=range(1))),
-                               chk.EXPECTED_ADJ))
+    bad = rate_verdict(fit_rate(grid, chk.adjoint_errors("printed", grid=grid, seeds=range(1))), chk.EXPECTED_ADJ)
     good = rate_verdict(fit_rate(grid, chk.adjoint_errors("corrected", grid=grid, seeds=range(1))), chk.EXPECTED_ADJ)
-    assert good.status == "pass", good.message
-    _assert_fails(erratum_verdict(good))
+    _both_halves(bad, good)
 
 
 # --------------------------------------------------------------------------- B.5 and Appendix D
@@ -166,5 +176,7 @@ def test_appd_gradient_rejects_state_outside_regime():
 
 def test_appd_erratum_rejects_exact_gradient():
     L, w, x, c = chk.appd_states(1)[0]
-    g, exact, _ = chk.appd_gradients(L, w, x, c)
-    _assert_fails(erratum_verdict(identity_verdict(identity_error(exact, g), chk.EXPECTED_APPD_GRAD)))
+    g, exact, printed = chk.appd_gradients(L, w, x, c)
+    bad = identity_verdict(identity_error(printed, g), chk.EXPECTED_APPD_GRAD)
+    good = identity_verdict(identity_error(exact, g), chk.EXPECTED_APPD_GRAD)
+    _both_halves(bad, good)

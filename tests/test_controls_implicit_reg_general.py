@@ -1,4 +1,4 @@
-"""Negative controls of the ``implicit-reg`` general-model checks (DESIGN rule 5, STYLE 19).
+"""Negative controls of the ``implicit-reg`` general-model checks (each control breaks the claim and asserts that the check rejects it).
 
 Each control feeds a check's own predicate (the verdict function with the check's own expected figure)
 a setting that breaks the claim: a hypothesis of the statement violated (m < r in Lemma 18, M_W < sqrt 2
@@ -168,7 +168,14 @@ def test_prop8_certified_rejects_large_targets():
 
 
 def test_prop8_erratum_rejects_corrected_statement():
-    """With ||A^init||_F + M (the corrected Frobenius form) the norm bound holds: no erratum to record."""
-    result, _ = chk._p8c_tracker(chk.p8_printed_norm_sides, corrected_norms=True)
-    assert bound_verdict(result, chk.EXPECTED_P8).status == "pass"
-    _assert_fails(erratum_verdict(bound_verdict(result, chk.EXPECTED_P8)))
+    """The record needs both halves: printed (i) failing and corrected (i) holding on the same runs. With the
+    printed bound replaced by the corrected Frobenius form it holds (record fails); with the corrected half fed
+    the printed bound (which fails) the record fails too."""
+    bad, _ = chk._p8c_tracker(chk.p8_printed_norm_sides)
+    good, _ = chk._p8c_tracker(chk.p8_corrected_norm_sides)
+    swapped, _ = chk._p8c_tracker(chk.p8_printed_norm_sides, corrected_norms=True)
+    vb, vg, vs = (bound_verdict(r, chk.EXPECTED_P8) for r in (bad, good, swapped))
+    assert vb.status == "fail" and vg.status == "pass" and vs.status == "pass"
+    assert erratum_verdict(vb, vg).status == "pass"
+    _assert_fails(erratum_verdict(vs, vg))
+    _assert_fails(erratum_verdict(vb, vb))

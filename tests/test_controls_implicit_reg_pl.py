@@ -1,4 +1,4 @@
-"""Negative controls of the ``implicit-reg`` PL checks (DESIGN rule 5, STYLE 19).
+"""Negative controls of the ``implicit-reg`` PL checks (each control breaks the claim and asserts that the check rejects it).
 
 Each control feeds a check's own predicate a setting that breaks the claim: m < n for Lemma 21, the
 identity activation (rank <= d < n) for the transition, the factor L of Definition 1 dropped for
@@ -64,13 +64,26 @@ def test_thm6_exponential_rejects_missing_depth_factor():
 
 
 def test_prop5_width_rejects_identity_activation():
-    """sigma = identity with d = 8 < n = 16: the features have rank <= 8 < n at every width, so the
-    certificate is 0 (up to rounding) even from m = 2n on."""
-    init, cmin, _ = chk.width_table(ratios=(0.5, 2.0, 4.0), seeds=range(1), d=8, activation="identity")
+    """sigma = identity with d = 8 < n = 16: the features have rank <= 8 < n at every width, so the smallest
+    eigenvalue of S S^T stays at float64 noise level from m = 2n on (measured, not clipped)."""
+    ratios = (0.5, 2.0, 4.0)
+    init, noise, cmin, chain = chk.width_table(ratios=ratios, seeds=range(1), d=8, activation="identity")
     c = chk.prop5_constants("sin", chk.R_ORDER)
-    ok, msg = chk.width_predicate((0.5, 2.0, 4.0), init, cmin, chk.P5W_N, c.mu(chk.P5W_N, 10), chk.ETA3)
+    ok, msg = chk.width_predicate(ratios, init, noise, cmin, chain, chk.P5W_N, c.mu(chk.P5W_N, 10), chk.ETA3)
     assert not ok, msg
-    assert np.max(cmin) < 1e-20
+    assert np.max(noise) < chk.EXPECTED_P5W["below_n_noise_max"]
+
+
+def test_prop5_width_rank_measure_sees_full_rank():
+    """The rank measurement can fail: with m = n/2 but the predicate told the widths are 2n (ratios relabelled)
+    the full-rank threshold is missed, and with m = 2n relabelled as n/2 the noise bound is missed."""
+    init, noise, cmin, chain = chk.width_table(ratios=(0.5, 2.0), seeds=range(1))
+    c = chk.prop5_constants("sin", chk.R_ORDER)
+    mu = c.mu(chk.P5W_N, chk.P5W_Q)
+    assert chk.width_predicate((0.5, 2.0), init, noise, cmin, chain, chk.P5W_N, mu, chk.ETA3)[0]
+    swapped = noise[:, ::-1]
+    ok, msg = chk.width_predicate((0.5, 2.0), init, swapped, cmin, chain, chk.P5W_N, mu, chk.ETA3)
+    assert not ok and "rank deficient" in msg
 
 
 def test_prop5_samples_rejects_fixed_input_dimension():
@@ -83,17 +96,35 @@ def test_prop5_samples_rejects_fixed_input_dimension():
 
 
 def test_prop5_ball_rejects_a_stationary_centre():
-    """x_2 = x_1 with y_2 = -y_1, other targets 0 (i.i.d. distinct inputs violated): at the init the gradient
-    cancels exactly while the loss is positive, so the ball's PL constant is 0 < mu."""
-    c = chk.prop5_constants("sin", chk.R_ORDER)
-    X, Y = chk.sphere_sample(chk.P5B_N, chk.P5B_D, chk.P5B_DOUT, chk.P5B_Q, 11)
+    """x_2 = x_1 with y_2 = -y_1, other targets 0: the initialisation is a stationary point of positive loss, so
+    the PL constant of the ball is 0 < mu; the same search (theory.experiments.implicit_reg) reports it."""
+    from theory.experiments import implicit_reg as E
+
+    cfg = E.PRESETS["check"]["prop5_ball"]
+    consts = chk.prop5_constants(cfg.activation)
+    rng = np.random.default_rng(cfg.seed)
+    X, Y = E.sphere_sample(cfg.n, cfg.d, cfg.d_out, cfg.q, rng)
+    center = chk.initialize(cfg.d, cfg.m, cfg.L, rng, q=cfg.q, d_out=cfg.d_out)
     X[1], Y[1] = X[0], -Y[0]
     Y[2:] = 0.0
-    center = chk.initialize(chk.P5B_D, chk.P5B_M, chk.P5B_L, np.random.default_rng(12), q=chk.P5B_Q, d_out=chk.P5B_DOUT)
-    rows = chk.ball_table(X, Y, center, c.radius(chk.P5B_N, chk.P5B_Q), radii=(1.0,))
-    ok, msg = chk.ball_predicate(rows, c.mu(chk.P5B_N, chk.P5B_Q))
-    assert not ok, msg
-    assert rows[0]["mu_min"] < 1e-25  # exactly 0 up to the rounding of the gradient sums
+    res = E._search(X, Y, center, consts.radius(cfg.n, cfg.q), cfg.activation, 4, 5, rng)
+    rows = [{"radius_over_M": 1.0, "mu_min": res["mu_min"], "mu_starts": res["mu_starts"], "ratio_center": res["ratio_center"],
+             "n_evaluations": res["n_evaluations"], "fd_rel_err": 0.0}]
+    result = E.Prop5BallResult(M=consts.radius(cfg.n, cfg.q), mu=consts.mu(cfg.n, cfg.q), rows=rows,
+                               power={"mu_min": 0.0, "mu_starts": 1.0, "ratio_center": 1.0}, hypotheses={})
+    _assert_fails(E.prop5_ball_verdict(result))
+    assert res["mu_min"] < 1e-25
+
+
+def test_prop5_ball_rejects_a_powerless_search():
+    """The power half of the verdict: a search that does not get below its starting points (0 descent steps
+    would) fails, whatever it finds on the statement's ball."""
+    from theory.experiments import implicit_reg as E
+
+    result = E.Prop5BallResult(M=1e-3, mu=1e-11, rows=[{"radius_over_M": 1.0, "mu_min": 15.0, "mu_starts": 17.0,
+                                                         "ratio_center": 19.0, "n_evaluations": 10, "fd_rel_err": 0.0}],
+                               power={"mu_min": 5e-4, "mu_starts": 5.3e-4, "ratio_center": 0.04}, hypotheses={})
+    _assert_fails(E.prop5_ball_verdict(result))
 
 
 def test_thm6_long_time_rejects_conflicting_labels():
@@ -120,8 +151,14 @@ def test_thm6_smoothness_rejects_iid_init():
 
 
 def test_prop5_erratum_rejects_a_positive_order():
-    """With r = 5 for sin (eta_5 = e^{-1/2}/sqrt(120) > 0) the printed constants are positive: the erratum
-    record would then fail, as it must when the printed form holds."""
+    """With r = 5 for sin (eta_5 = e^{-1/2}/sqrt(120) > 0) the printed constants are positive: the record fails
+    as it must when the printed form holds; and it fails when the corrected half fails (mu above the ratio)."""
     v = chk.printed_prop5_constants("sin", r=5)
-    printed = qualitative_verdict(v["c2"] > 0 and v["c3"] > 0 and v["c4"] > 0, "r = 5")
-    _assert_fails(erratum_verdict(printed))
+    printed_holds = qualitative_verdict(v["c2"] > 0 and v["c3"] > 0 and v["c4"] > 0, "r = 5")
+    corrected_holds = qualitative_verdict(True, "corrected constants positive, mu below the ratio")
+    _assert_fails(erratum_verdict(printed_holds, corrected_holds))
+    w = chk.printed_prop5_constants("sin", r=3)
+    printed_fails = qualitative_verdict(w["c4"] > 0, "r = 3")
+    got, _ = chk.p5_ratios(seeds=range(1))
+    too_big_mu = 10.0 * got.max()  # a "corrected" mu that is not a lower bound of the measured ratio
+    _assert_fails(erratum_verdict(printed_fails, qualitative_verdict(bool(too_big_mu < got.min()), "mu too big")))

@@ -1,6 +1,6 @@
 """Tests of :mod:`theory.implicit` (paper key ``implicit-reg``) against independent references.
 
-What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel"):
+What is checked (independent references, property tests, input validation):
 
 1. ``forward`` against a plain-NumPy loop written from Eq. (3) (one sample, one layer at a time,
    ``np.tanh``, ``scipy.special.erf`` for GELU), for every activation.
@@ -92,7 +92,7 @@ def np_loss(X, Y, A, V, W, B, act):
 def np_backprop(X, Y, A, V, W, B, act, variant="corrected"):
     """Per-sample Eqs. (13)-(16) with f(h, (V, W)) = V sigma(W h / sqrt q) / sqrt m and dense Jacobians.
 
-    variant "corrected": p_k = p_{k+1} + (1/L) (d1 f)^T p_{k+1}; dl/dZ_k uses h_{k-1} and p_k (004's (15)).
+    variant "corrected": p_k = p_{k+1} + (1/L) (d1 f)^T p_{k+1}; dl/dZ_k uses h_{k-1} and p_k (the paper's Eq. (15)).
     variant "printed13": p_k = p_{k+1} + (1/L) (d1 f) p_{k+1}, Eq. (13) as printed (no transpose).
     variant "thesis15": dl/dZ_k uses h_{k-1} and p_{k-1}, the theses' Eq. (3.15).
     """
@@ -416,10 +416,10 @@ BAD = [
     (initialize, (3, 0, 5, np.random.default_rng(0)), {}, ValueError, r"`m` .* >= 1"),
     (initialize, (3, 4, 5, np.random.default_rng(0)), {"q": 2}, ValueError, r"`q` .* >= 3"),
     (initialize, (3, 4, 5, np.random.default_rng(0)), {"d_out": 4, "q": 3}, ValueError, r"`q` .* >= 4"),
-    (initialize, (3, 4, 5, 0), {}, TypeError, r"`rng` .*Generator"),
+    (initialize, (3, 4, 5, 0.5), {}, TypeError, r"`rng` .*Generator"),  # None, an int seed or a Generator
     (initialize, (3.0, 4, 5, np.random.default_rng(0)), {}, TypeError, r"`d` .* integer"),
     (synthetic_data, (0, 3, np.random.default_rng(0)), {}, ValueError, r"`n` .* >= 1"),
-    (synthetic_data, (5, 3, None), {}, TypeError, r"`rng`"),
+    (synthetic_data, (5, 3, "seed"), {}, TypeError, r"`rng`"),
 ]
 
 

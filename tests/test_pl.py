@@ -1,11 +1,11 @@
 """Tests of :mod:`theory.pl` (paper key ``implicit-reg``: Hermite coefficients of Section B / Lemma 21 /
 Prop. 5; PL estimators for Definition 1 and Prop. 8).
 
-What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel"):
+What is checked (independent references, property tests, input validation):
 
 1. hermite_coefficient against (a) an independent scipy.integrate.quad of sigma(z) He_r(z) phi(z) / sqrt(r!)
    (scipy's eval_hermitenorm, panels of width 1/2 split at the kink 0), (b) Gauss-Hermite for tanh, (c) the
-   literal values of the catalogue and hand-derived closed forms, (d) Parseval sum_r eta_r^2 = E[sigma(Z)^2]
+   published literal values and hand-derived closed forms, (d) Parseval sum_r eta_r^2 = E[sigma(Z)^2]
    (to rounding for smooth activations; at the predicted r^{-3/2} rate for the kinked ones), (e) the linearity
    leaky_relu = s identity + (1 - s) relu, parity, vectorisation.
 2. PL estimators on least squares l(w) = ||Xw - y||^2 / 2, y in range(X), whose PL constant on any ball
@@ -100,7 +100,7 @@ KNOWN = [
     ("relu", 3, 0.0), ("relu", 4, -1 / math.sqrt(48 * math.pi)), ("relu", 5, 0.0),
     # ReLU r = 6: phi(0) He_4(0) / sqrt(720) = 3 / sqrt(2 pi 720)
     ("relu", 6, 3 / math.sqrt(2 * math.pi * 720)),
-    # GELU (catalogue 3.5): 1/(2 sqrt pi), 1/2, 3/(4 sqrt(2 pi)), 0, -5/(8 sqrt(24 pi))
+    # GELU: 1/(2 sqrt pi), 1/2, 3/(4 sqrt(2 pi)), 0, -5/(8 sqrt(24 pi))
     ("gelu", 0, 1 / (2 * math.sqrt(math.pi))), ("gelu", 1, 0.5), ("gelu", 2, 3 / (4 * SQRT2PI)),
     ("gelu", 3, 0.0), ("gelu", 4, -5 / (8 * math.sqrt(24 * math.pi))),
     # sin: e^{-1/2} sin(r pi / 2) / sqrt(r!)
@@ -117,8 +117,8 @@ def test_hermite_known_values(activation, r, value):
     assert hermite_coefficient(activation, r) == pytest.approx(value, rel=4e-16, abs=1e-300)
 
 
-def test_tanh_catalogue_values():
-    # catalogue implicit-reg 3.5 (10 digits, from Gauss-Hermite(200))
+def test_tanh_reference_values():
+    # reference values (10 digits, from Gauss-Hermite(200))
     got = hermite_coefficient("tanh", [1, 3, 5])
     np.testing.assert_allclose(got, [0.6057055096, -0.1484371908, 0.0625475238], rtol=0, atol=6e-11)
     assert (hermite_coefficients("tanh", 40)[0::2] == 0).all()
@@ -495,7 +495,7 @@ def random_implicit_params(rng, L, m, d=4, d_out=2, q=7, scale=1.0):
                   rng.standard_normal((L, m, q)), np.eye(d_out, q, q - d_out) + 0.3 * scale * rng.standard_normal((d_out, q)))
 
 
-def test_prop5_constants_catalogue_values():
+def test_prop5_constants_reference_values():
     """sin and tanh at r = 3 (|eta_3| = e^{-1/2}/sqrt 6 and 0.1484372): the values of the B.5 formulas."""
     c = prop5_constants("sin")
     eta = math.exp(-0.5) / math.sqrt(6.0)
@@ -538,7 +538,7 @@ def test_init_ratio_equals_backprop_at_every_depth(act, kind):
         assert init_ratio(X, Y, p, act) == pytest.approx(definition1_ratio(X, Y, p, act), rel=1e-12)
 
 
-def test_init_ratio_reduced_form_of_the_catalogue():
+def test_init_ratio_reduced_form():
     """With the paper's A, B and q >= d + d': G/l = (8/n^2 ||Y^T X||^2 + 4/(n^2 m) ||Y^T S||^2) / (||Y||^2/n),
     independent of L for the tied W."""
     X, Y = implicit_sample(n=10, q=9)
@@ -588,7 +588,7 @@ def test_backward_states_reproduce_the_gradient(act):
 
 def test_certificate_at_init_is_the_singular_value_bound():
     """At V = 0 every p_k = p_L with ||p_L||_F^2 = 4 l / n (B orthonormal rows, F = 0): the certificate is
-    4 s_min(S)^2 / (n m), the bound of the catalogue's item 1."""
+    4 s_min(S)^2 / (n m), the bound used by the proof of Prop. 5."""
     X, Y = implicit_sample(n=8, q=7)
     p = initialize(4, 16, 6, np.random.default_rng(5), q=7, d_out=2)
     res = certified_ratio(X, Y, p, "sin")

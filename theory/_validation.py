@@ -104,7 +104,10 @@ def check_interval(v, name, low, high, *, func=None, closed="neither"):
     where = _where(func)
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"`{name}`{where} must be a real number; got {v!r}.")
-    v = float(v)
+    try:
+        v = float(v)
+    except OverflowError:  # a Python int beyond the float range
+        raise ValueError(f"`{name}`{where} must lie in the float64 range; got an integer of {len(str(v))} digits.") from None
     left = "[" if closed in ("left", "both") else "("
     right = "]" if closed in ("right", "both") else ")"
     ok_low = v >= low if left == "[" else v > low

@@ -47,6 +47,30 @@ METHODS = ("gd", "clipped")
 _OVERFLOW_HINT = "Reduce the weights, the input or the learning rate."
 
 
+#: Largest number of float64 entries a public function allocates (8 GB); larger sizes are refused up front.
+MAX_ENTRIES = 10**9
+#: Default work budget of :func:`train`, in floating-point operations (about 10 minutes at a few Gflop/s).
+DEFAULT_MAX_FLOPS = 2e12
+
+
+def _as_rng(rng, func):
+    """None (fresh entropy), an int seed >= 0 or a numpy.random.Generator, as everywhere in the package."""
+    if rng is None or isinstance(rng, np.random.Generator):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)):
+        raise TypeError(f"`rng` of {func} must be None, an int seed or a numpy.random.Generator; "
+                        f"got {type(rng).__name__}.")
+    if rng < 0:
+        raise ValueError(f"`rng` of {func} must be a non-negative seed; got {rng}.")
+    return np.random.default_rng(int(rng))
+
+
+def _check_entries(count, what, func):
+    if count > MAX_ENTRIES:
+        size = f"{count:.3e}" if count < 10**300 else f"a {len(str(count))}-digit number of"
+        raise ValueError(f"{func}: {what} would hold {size} float64 entries (> {MAX_ENTRIES:.0e}); reduce the sizes.")
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Params:
     r"""Parameters of the network of Eq. (3) (also used for their gradients).
@@ -313,7 +337,7 @@ def loss_and_gradient(X, Y, params, activation="tanh"):
 
     References
     ----------
-    ``implicit-reg`` Eqs. (13)-(16); catalogue notes, Section 1.6.
+    ``implicit-reg`` Eqs. (13)-(16).
     """
     func = "theory.implicit.loss_and_gradient"
     code = _code(activation, func)
@@ -362,7 +386,7 @@ def initialize(d, m, L, rng, *, q=None, d_out=None, kind="paper", lengthscale=No
         Residual (inner) width.
     L : int >= 1
         Depth.
-    rng : numpy.random.Generator
+    rng : None, int or numpy.random.Generator
     q : int, optional
         Hidden width, q >= max(d, d'); default max(d, d') (the experiments' q = d = d', A = B = I).
     d_out : int, optional
@@ -405,8 +429,8 @@ def initialize(d, m, L, rng, *, q=None, d_out=None, kind="paper", lengthscale=No
     elif lengthscale is not None:
         raise ValueError(f"`lengthscale` of {func} applies to kind='smooth' only; got lengthscale={lengthscale!r} "
                          f"with kind={kind!r}.")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"`rng` of {func} must be a numpy.random.Generator; got {type(rng).__name__}.")
+    rng = _as_rng(rng, func)
+    _check_entries(2 * L * q * m + q * d + d_out * q, "the parameters (`L`, `m`, `d`, `q`)", func)
     A = np.zeros((q, d))
     A[:d, :d] = np.eye(d)
     B = np.zeros((d_out, q))
@@ -446,7 +470,8 @@ def initialize(d, m, L, rng, *, q=None, d_out=None, kind="paper", lengthscale=No
     return Params(A, V, W, B)
 
 
-def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None, train_outer=True):
+def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None, train_outer=True,
+          max_flops=DEFAULT_MAX_FLOPS):
     r"""Full-batch gradient descent with the depth-scaled metric of ``implicit-reg`` Eq. (4) (or (5)).
 
     ``method="gd"`` (Euler steps of the gradient flow (4), flow time t = j lr after j steps):
@@ -477,6 +502,10 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
     train_outer : bool
         Train A and B as in Eq. (4) (default); False keeps them fixed, as in the experiments of
         Section 5.1 / Appendix E (q = d = d', A = B = I).
+    max_flops : float > 0
+        Work budget: the run is refused (ValueError naming `steps`, with the estimate) when
+        ``(steps + 1) * 12 n L q m`` floating-point operations exceed it; pass a larger value (or ``inf``) to
+        run a longer training on purpose.
 
     Returns
     -------
@@ -507,6 +536,13 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
     p = _as_params(params, func)
     X = _as_X(X, p, func)
     Y = _as_Y(Y, X.shape[0], p, func)
+    max_flops = check_interval(max_flops, "max_flops", 0.0, np.inf, func=func, closed="right")
+    cost = (steps + 1) * 12 * X.shape[0] * p.L * p.q * p.m  # exact int: no overflow for huge `steps`
+    if cost > max_flops:
+        cost = float(cost) if cost < 10**300 else float("inf")
+        raise ValueError(f"`steps` of {func} = {steps} would cost about {cost:.3g} floating-point operations "
+                         f"(~{cost / 2e9:.3g} s at 2 Gflop/s), above max_flops = {max_flops:.3g}; reduce `steps` or "
+                         f"pass a larger `max_flops` to run it on purpose.")
     A, V, W, B = p.A, p.V, p.W, p.B  # private copies, updated in place
     L = p.L
     losses = np.empty(steps + 1)
@@ -552,7 +588,7 @@ def synthetic_data(n, d, rng, *, d_out=None):
     ----------
     n : int >= 1
     d : int >= 1
-    rng : numpy.random.Generator
+    rng : None, int or numpy.random.Generator
     d_out : int, optional
         d'; default d.
 
@@ -565,8 +601,8 @@ def synthetic_data(n, d, rng, *, d_out=None):
     n = check_int(n, "n", func=func, minimum=1)
     d = check_int(d, "d", func=func, minimum=1)
     d_out = d if d_out is None else check_int(d_out, "d_out", func=func, minimum=1)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"`rng` of {func} must be a numpy.random.Generator; got {type(rng).__name__}.")
+    rng = _as_rng(rng, func)
+    _check_entries(n * (d + d_out), "the sample (`n`, `d`, `d_out`)", func)
     X = rng.standard_normal((n, d))
     Y = rng.standard_normal((n, d_out))
     return X, Y

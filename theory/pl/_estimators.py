@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._errors import NonFiniteError
 from .._validation import as_float_array, check_int, check_interval
 
 __all__ = ["BallPL", "IntegratedPL", "TrajectoryPL", "ball_pl", "integrated_pl", "pl_ratio", "trajectory_pl"]
@@ -50,6 +51,7 @@ def _check_losses(losses, name, func):
                          f"loss is nonnegative. Report such a point instead of dividing by it.")
 
 
+@np.errstate(all="ignore")
 def pl_ratio(loss, grad):
     r"""PL ratio :math:`\|\nabla\ell(w)\|^2 / \ell(w)` at one point.
 
@@ -87,7 +89,7 @@ def pl_ratio(loss, grad):
     g = as_float_array(grad, "grad", func=func)
     out = float(np.dot(g.ravel(), g.ravel()) / loss)
     if not np.isfinite(out):
-        raise ValueError(f"theory.pl.pl_ratio: ||grad||^2 / loss overflowed (loss = {loss!r}); rescale the loss.")
+        raise NonFiniteError(f"theory.pl.pl_ratio: ||grad||^2 / loss overflowed (loss = {loss!r}); rescale the loss.")
     return out
 
 
@@ -113,6 +115,7 @@ class TrajectoryPL:
         return {"mu_min": self.mu_min, "argmin": self.argmin, "n_steps": int(self.ratios.size)}
 
 
+@np.errstate(all="ignore")
 def trajectory_pl(losses, grad_norms_sq):
     r"""Per-step PL ratios :math:`\mu_k = \|\nabla\ell(w_k)\|^2/\ell(w_k)` and their minimum.
 
@@ -148,7 +151,7 @@ def trajectory_pl(losses, grad_norms_sq):
         raise ValueError(f"`grad_norms_sq` of {func} must be >= 0 (squared norms); entry {i} is {g[i]!r}.")
     ratios = g / losses
     if not np.isfinite(ratios).all():
-        raise ValueError(f"{func}: grad_norms_sq / losses overflowed; rescale the loss.")
+        raise NonFiniteError(f"{func}: grad_norms_sq / losses overflowed; rescale the loss.")
     k = int(np.argmin(ratios))
     return TrajectoryPL(ratios=ratios, mu_min=float(ratios[k]), argmin=k)
 
@@ -191,6 +194,7 @@ class IntegratedPL:
                 "max_relative_residual": self.max_relative_residual}
 
 
+@np.errstate(all="ignore")
 def integrated_pl(t, losses, grad_norms_sq=None):
     r"""Implied PL rate :math:`\mu(t) = -\frac{d}{dt}\log\ell(t)` and the identity
     :math:`\frac{d\ell}{dt} = -\|\nabla\ell\|^2` along a gradient-flow trajectory.
@@ -250,8 +254,16 @@ def integrated_pl(t, losses, grad_norms_sq=None):
     if g is not None:
         num = dl + g
         residual = np.divide(num, g, out=np.zeros_like(num), where=g > 0)
-        residual[(g == 0) & (num != 0)] = np.inf
+        bad = np.flatnonzero((g == 0) & (num != 0))
+        if bad.size:
+            raise ValueError(f"`grad_norms_sq` of {func} is 0 at t[{int(bad[0])}] while the loss changes there "
+                             f"(dl/dt = {dl[bad[0]]!r}): the trajectory is not a gradient flow of this loss.")
         max_res = float(np.abs(residual).max())
+    outputs = (mu, dl, mu_avg) + (() if residual is None else (residual,))
+    if not all(np.isfinite(a).all() for a in outputs):
+        raise NonFiniteError(f"{func}: the finite differences overflowed to NaN or inf (losses span "
+                             f"{losses.min():.3g}..{losses.max():.3g} over t in {t[0]:.3g}..{t[-1]:.3g}); rescale "
+                             f"the losses or the times.")
     return IntegratedPL(t=t, mu=mu, mu_average=mu_avg, mu_min=float(mu.min()), dloss_dt=dl, residual=residual,
                         max_relative_residual=max_res)
 
@@ -322,7 +334,7 @@ class _Ratio:
         g = g.ravel()
         out = float(g @ g) / loss
         if not np.isfinite(out):
-            raise ValueError(f"{self.func}: ||grad||^2 / loss overflowed at w = {x.ravel().tolist()}.")
+            raise NonFiniteError(f"{self.func}: ||grad||^2 / loss overflowed at w = {x.ravel().tolist()}.")
         return out
 
 
@@ -356,6 +368,7 @@ def _descend(ratio, w, value, center, radius, n_steps, h):
     return w, value
 
 
+@np.errstate(all="ignore")
 def ball_pl(loss_fn, grad_fn, center, radius, *, n_random=256, n_adversarial=4, n_steps=1000, fd_step=1e-6,
             rng=None):
     r"""Smallest PL ratio :math:`\|\nabla\ell(w)\|^2/\ell(w)` found on the ball

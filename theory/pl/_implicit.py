@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
+from .._errors import NonFiniteError
 from .._validation import check_choice, check_int, check_interval
 from ..implicit import _api as _implicit
 from ._hermite import hermite_coefficient
@@ -136,27 +137,35 @@ class Prop5Constants:
         if not math.isfinite(self.m_sigma):
             raise ValueError(f"{func}: Proposition 5 assumes a bounded activation; {self.activation!r} is unbounded "
                              f"(M_sigma = inf), so its delta is undefined.")
-        n = check_int(n, "n", func=func, minimum=1)
-        m = check_int(m, "m", func=func, minimum=1)
-        q = check_int(q, "q", func=func, minimum=1)
-        d = check_int(d, "d", func=func, minimum=1)
+        n = check_int(n, "n", func=func, minimum=1, maximum=_SIZE_MAX)
+        m = check_int(m, "m", func=func, minimum=1, maximum=_SIZE_MAX)
+        q = check_int(q, "q", func=func, minimum=1, maximum=_SIZE_MAX)
+        d = check_int(d, "d", func=func, minimum=1, maximum=_SIZE_MAX)
         v_x = check_interval(v_x, "v_x", 0.0, np.inf, func=func)
-        return float(math.exp(-q * m / 16.0) + n * math.exp(-3.0 * m * self.eta**2 / (64.0 * self.m_sigma**2 * n))
+        with np.errstate(all="ignore"):
+            out = float(math.exp(-q * m / 16.0) + n * math.exp(-3.0 * m * self.eta**2 / (64.0 * self.m_sigma**2 * n))
                      + 2.0 * n**2 * math.exp(-d / (2.0 * v_x * n ** (2.0 / self.r))))
+        if not math.isfinite(out):
+            raise NonFiniteError(f"{func}: delta overflowed (v_x = {v_x!r}); it is >= 1 (vacuous) at these sizes.")
+        return out
 
     def assumptions(self, n, m, L, q, d, d_out):
         r"""Which size hypotheses of Proposition 5 hold: :math:`q \ge d + d'`, :math:`m \ge c_1 n`,
         :math:`L \ge c_2\sqrt{nq}` (dict of bools)."""
         func = "theory.pl.Prop5Constants.assumptions"
-        n, m, L, q, d, d_out = (check_int(v, k, func=func, minimum=1) for v, k in
+        n, m, L, q, d, d_out = (check_int(v, k, func=func, minimum=1, maximum=_SIZE_MAX) for v, k in
                                 zip((n, m, L, q, d, d_out), ("n", "m", "L", "q", "d", "d_out")))
         return {"q >= d + d'": q >= d + d_out, "m >= c1 n": m >= self.c1 * n,
                 "L >= c2 sqrt(nq)": L >= self.c2 * math.sqrt(n * q)}
 
 
+_SIZE_MAX = 10**15  # sizes beyond this are no network anyone trains; larger ints would overflow float conversions
+
+
 def _nq(n, q, where):
     func = f"theory.pl.{where}"
-    return check_int(n, "n", func=func, minimum=1), check_int(q, "q", func=func, minimum=1)
+    return (check_int(n, "n", func=func, minimum=1, maximum=_SIZE_MAX),
+            check_int(q, "q", func=func, minimum=1, maximum=_SIZE_MAX))
 
 
 def prop5_constants(activation="sin", r=None):
@@ -244,6 +253,7 @@ def _positive_loss(loss, func):
                          f"zero loss (the data are interpolated). Report this point rather than divide by it.")
 
 
+@np.errstate(all="ignore")
 def init_ratio(X, Y, params, activation="sin"):
     r"""Closed form of the PL ratio :math:`G/\ell` of Definition 1 at V = 0 (the initialisation of Section 3).
 
@@ -300,10 +310,11 @@ def init_ratio(X, Y, params, activation="sin"):
     for k in range(L):
         S = _sigma(activation, H @ p.W[k].T / math.sqrt(q))
         gv += float(np.sum((P.T @ S) ** 2))
-    G = float(np.sum((P.T @ X) ** 2)) + gv / (L * m) + float(np.sum((R.T @ H) ** 2)) * 4.0 / n**2
-    out = G / loss
+    with np.errstate(all="ignore"):
+        G = float(np.sum((P.T @ X) ** 2)) + gv / (L * m) + float(np.sum((R.T @ H) ** 2)) * 4.0 / n**2
+        out = G / loss
     if not math.isfinite(out):
-        raise ValueError(f"{func}: G / l overflowed; rescale the data.")
+        raise NonFiniteError(f"{func}: G / l overflowed; rescale the data.")
     return out
 
 
@@ -338,6 +349,7 @@ class CertifiedPL:
                 "min_s_min": float(self.s_min.min())}
 
 
+@np.errstate(all="ignore")
 def backward_states(X, Y, params, activation="sin"):
     r"""Hidden states h and matrix backward states :math:`\mathbf p_k = \partial\ell/\partial\mathbf h_k`,
     k = 0..L, both returned as rows, shape (L + 1, n, q) (the transposes of the proof's q x n matrices):
@@ -354,6 +366,7 @@ def backward_states(X, Y, params, activation="sin"):
     return h, P
 
 
+@np.errstate(all="ignore")
 def _backward(X, Y, p, activation, func):
     h, F = _implicit.forward(X, p, activation)
     n, L, q, m = X.shape[0], p.L, p.q, p.m
@@ -368,6 +381,7 @@ def _backward(X, Y, p, activation, func):
     return h, F, P
 
 
+@np.errstate(all="ignore")
 def certified_ratio(X, Y, params, activation="sin"):
     r"""The lower bound on the PL ratio that the proof of Proposition 5 builds, at any parameter point.
 
@@ -425,7 +439,12 @@ def certified_ratio(X, Y, params, activation="sin"):
         S = _sigma(activation, h[k] @ p.W[k].T / math.sqrt(q))  # (n, m): the proof's S_{k+1}^T
         s_min[k] = np.linalg.svd(S, compute_uv=False)[n - 1]
         p_norms[k] = np.linalg.norm(P[k + 1])
-    gv = L * float(np.sum(g.V**2))
-    G = float(np.sum(g.A**2) + L * (np.sum(g.V**2) + np.sum(g.W**2)) + np.sum(g.B**2))
-    cert = float(np.sum(s_min**2 * p_norms**2)) / (L * m * loss)
+    with np.errstate(all="ignore"):
+        gv = L * float(np.sum(g.V**2))
+        G = float(np.sum(g.A**2) + L * (np.sum(g.V**2) + np.sum(g.W**2)) + np.sum(g.B**2))
+        cert = float(np.sum(s_min**2 * p_norms**2)) / (L * m * loss)
+        values = (cert, gv / loss, G / loss)
+    if not all(math.isfinite(v) for v in values):
+        raise NonFiniteError(f"{func}: the PL ratio or its certificate overflowed to NaN or inf (loss {loss:.3g}); "
+                             f"rescale the data or the weights.")
     return CertifiedPL(certificate=cert, ratio_v=gv / loss, ratio=G / loss, loss=loss, s_min=s_min, p_norms=p_norms)

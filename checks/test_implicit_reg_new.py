@@ -1,0 +1,94 @@
+"""Checks of ``implicit-reg``: Theorem 14 (the general-f version of Theorem 4, Appendix A.5) and reduced
+Figures 3 and 4 (Section 5.2, Appendix E). The experiments live in theory.experiments.implicit_reg; these
+checks compose them and record the claims.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from theory.experiments.implicit_reg import (
+    EXPECTED_FIG3,
+    EXPECTED_FIG4,
+    EXPECTED_THM14,
+    PRESETS,
+    fig3,
+    fig3_verdict,
+    fig4,
+    fig4_verdict,
+    thm14,
+    thm14_verdict,
+)
+from theory.plots import new_axes, plot_rate, save_figure, subplots
+
+CHECK = PRESETS["check"]
+_FIG_PROXY = ("the figure trains convolutional ResNets with batch normalisation (L = 256) on CIFAR-10 with SGD and "
+              "cross-entropy; here the dense model (3), GELU, synthetic Gaussian data, squared loss, full-batch GD")
+
+
+def _aliases(number):
+    return (f"marion-thesis/{number}", f"sander-thesis/{number}")
+
+
+@pytest.mark.claim("implicit-reg/thm-14", kind="rate", aliases=_aliases("thm-3.14"),
+                   title="Thm 14 (general f, clipped GD of Eq. (5), smooth init): ||Z^L(T) - Z^2L(T)||_{L^2(ds)} = O(1/L) "
+                         "for f = a tanh(Wh), Zh, V(sin(Wh + b) - sin b)")
+def test_thm14(claim):
+    result = thm14(CHECK["thm14"])
+    verdict, fits = thm14_verdict(result)
+    claim.measured["per_family"] = {f: {"slope": fit.slope, "ci": list(fit.ci)} for f, fit in fits.items()}
+    claim.measured["output_slopes"] = {f: float(np.polyfit(np.log(result.depths), np.log(o.mean(axis=0)), 1)[0])
+                                       for f, o in result.outputs.items()}
+    ax = new_axes()
+    for fam, fit in fits.items():
+        plot_rate(fit, ax=ax, expected_slope=-1.0 if fam == "gain" else None, label=f"f = {fam}", xlabel="depth L",
+                  ylabel=r"$\|\mathcal{Z}^L(T) - \mathcal{Z}^{2L}(T)\|_{L^2(ds)}$", title="implicit-reg/thm-14")
+    fig = save_figure(ax.figure, "implicit-reg/thm-14")
+    worst = max(fits.values(), key=lambda f: abs(f.slope - EXPECTED_THM14["slope"]))
+    claim.rate(worst, EXPECTED_THM14, figure=fig, grid_label="L")
+    assert verdict.passed, verdict.message
+
+
+@pytest.mark.claim("implicit-reg/fig-3", kind="qualitative", aliases=_aliases("fig-3.3"), proxy=_FIG_PROXY,
+                   title="Fig. 3 message (reduced): trained inner-weight entries are smooth across layers from the "
+                         "weight-tied init and rough from an i.i.d. init")
+def test_fig3(claim):
+    result = fig3(CHECK["fig3"])
+    verdict = fig3_verdict(result)
+    claim.expected = dict(EXPECTED_FIG3)
+    measured = {"rho_tied": result.rho["tied"].tolist(), "rho_iid": result.rho["iid"].tolist(),
+                "loss_ratio": result.loss_ratio}
+    _, fig, (a, b) = subplots(ncols=2, figsize=(11, 4))
+    k = np.arange(1, result.entries["tied"].shape[0] + 1)
+    for j in range(2):
+        a.plot(k, result.entries["tied"][:, j], label=f"entry {j + 1}")
+        b.plot(k, result.entries["iid"][:, j], label=f"entry {j + 1}")
+    a.set_title("implicit-reg/fig-3: weight-tied init (smooth)")
+    b.set_title("i.i.d. init (rough)")
+    for ax in (a, b):
+        ax.set_xlabel("layer k")
+        ax.set_ylabel("trained W entry")
+        ax.legend(fontsize=7)
+    claim.qualitative(verdict.passed, measured, verdict.message, figure=save_figure(fig, "implicit-reg/fig-3"))
+
+
+@pytest.mark.claim("implicit-reg/fig-4", kind="qualitative", aliases=_aliases("fig-3.4"), proxy=_FIG_PROXY,
+                   title="Fig. 4 message (reduced): mean_k ||Z_(k+1) - Z_k||_F after training is >= 10x smaller from a "
+                         "smooth init than from an i.i.d. one, for both weight matrices")
+def test_fig4(claim):
+    result = fig4(CHECK["fig4"])
+    verdict = fig4_verdict(result)
+    claim.expected = dict(EXPECTED_FIG4)
+    measured = {k: v.tolist() for k, v in result.mean_diff.items()}
+    ax = new_axes()
+    x = np.arange(2)
+    for off, kind in ((-0.2, "smooth"), (0.2, "iid")):
+        v = result.mean_diff[kind]
+        ax.bar(x + off, v.mean(axis=0), width=0.4, yerr=v.std(axis=0), label=f"{kind} init")
+    ax.set_yscale("log")
+    ax.set_xticks(x, ["i = 1 (W)", "i = 2 (V)"])
+    ax.set_ylabel(r"mean$_k \|Z_{k+1} - Z_k\|_F$ after training")
+    ax.set_title("implicit-reg/fig-4 (5 runs, L = 64)")
+    ax.legend()
+    claim.qualitative(verdict.passed, measured, verdict.message, figure=save_figure(ax.figure, "implicit-reg/fig-4"))
