@@ -1,4 +1,4 @@
-"""Suite-wide configuration: Hypothesis profiles (STYLE 14).
+"""Suite-wide configuration: Hypothesis profiles.
 
 ``ci`` (default): derandomised, no example database, no deadline (JIT compiles), reproduction blob
 printed. ``explore``: random and longer, for local hunting; select with HYPOTHESIS_PROFILE=explore.

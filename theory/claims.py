@@ -3,13 +3,13 @@
 A claim ID is ``<paper-key>/<label>-<number>`` with the paper's own numbering
 (``resnet-node/prop-3``, ``topk/prop-7.8``), optionally followed by qualifiers naming one part
 of the statement (``resnet-node/prop-3/iid``, ``resnet-node/prop-1/tightness``), and by
-``/erratum`` for the record showing that a printed statement fails (DESIGN.md, "Paper keys and
-claim IDs" and rule 6).
+``/erratum`` for the record showing that a printed statement fails and its correction holds
+(see ERRATA.md).
 
 Each verdict function takes a measurement from :mod:`theory.rates` and the claim's
 ``expected`` dict and returns a :class:`Verdict` whose message is the record in one line. They
-are pure, so negative controls in ``tests/`` call them directly (STYLE practice 19); the
-``claim`` fixture of :mod:`theory.pytest_plugin` asserts through them (STYLE practice 15).
+are pure, so negative controls in ``tests/`` call them directly; the ``claim`` fixture of
+:mod:`theory.pytest_plugin` records the measurement first and then asserts through them.
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ def qualitative_verdict(ok: bool, message: str) -> Verdict:
 
 
 def erratum_verdict(printed_verdict: Verdict, corrected_verdict: Verdict | None = None) -> Verdict:
-    """Verdict of an erratum record: both halves of DESIGN rule 6.
+    """Verdict of an erratum record: the printed form fails and the corrected form holds.
 
     The record passes iff the printed statement fails numerically **and** the corrected statement
     holds on the same kind of instances. Without ``corrected_verdict`` only the first half is
@@ -423,7 +423,7 @@ _KEYS = ("id", "paper", "aliases", "title", "kind", "status", "expected", "measu
 
 @dataclass(frozen=True)
 class ClaimRecord:
-    """One row of the claims report (DESIGN.md, "The claims report").
+    """One row of the claims report (README, "The claims report").
 
     Attributes
     ----------

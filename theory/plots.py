@@ -1,4 +1,4 @@
-"""Plots of the claim measurements: rates, bounds, frequencies (STYLE practice 20).
+"""Plots of the claim measurements: rates, bounds, frequencies.
 
 The functions take result objects from :mod:`theory.rates`, compute nothing, draw on a given
 ``ax`` (or a new figure) and return the axes. Matplotlib is imported inside the functions, so

@@ -13,7 +13,7 @@ Loaded by ``checks/conftest.py`` (``pytest_plugins = ["theory.pytest_plugin"]``)
 
 The helper fills ``claim.expected``, ``claim.measured`` and ``claim.figure``, computes the
 verdict with :mod:`theory.claims`, then asserts it, so the record exists before the assertion
-(STYLE practice 15). A hook wrapper on ``pytest_runtest_makereport`` turns each claim test into
+(a failing check still leaves its record). A hook wrapper on ``pytest_runtest_makereport`` turns each claim test into
 a :class:`theory.claims.ClaimRecord` whose status follows the pytest outcome (a crash or a
 setup error is a ``fail``); at the end of the session the report is written to
 ``--claims-report DIR`` (default ``reports/`` under the rootdir) unless ``--no-claims-report``.
@@ -491,7 +491,7 @@ def claim(request: pytest.FixtureRequest):
     """The :class:`Claim` declared by the test's ``@pytest.mark.claim``.
 
     A test that passes without recording a verdict through a helper errors at teardown
-    (DESIGN rule 1: every check compares a measurement with the statement).
+    (every check compares a measurement with the statement).
     """
     state = request.node.stash.get(_ITEM, None)
     if state is None:

@@ -1,6 +1,6 @@
 """Measurements behind the claim checks: convergence rates, bound ratios, frequencies, identities.
 
-Each function measures one kind of claim (DESIGN.md, rules 2-4) and returns a frozen result
+Each function measures one kind of claim (a rate, a bound, a frequency, an identity) and returns a frozen result
 object with documented fields. ``to_measured()`` on a result returns exactly the ``measured``
 dict of the claims report: plain Python numbers and lists, non-finite floats as ``None``.
 
@@ -237,8 +237,8 @@ def fit_rate(
 
     Notes
     -----
-    DESIGN.md rule 3 and STYLE practice 12: the grid should lie in the asymptotic regime, with
-    at least 5 sizes; this function requires 3 kept sizes and leaves the rest to the check.
+    The grid should lie in the asymptotic regime, with at least 5 sizes; this function requires
+    3 kept sizes and leaves the rest to the check.
 
     Examples
     --------
@@ -428,8 +428,8 @@ def bound_ratio(lhs: Any, rhs: Any, instances: Any = None) -> BoundResult:
 class BoundTracker:
     """Running maximum of LHS/RHS over instances drawn one by one (e.g. by Hypothesis).
 
-    The recorded ratio is the maximum over every instance added, never a shrunk case
-    (STYLE practice 13).
+    The recorded ratio is the maximum over every instance added, never a case Hypothesis shrank
+    to after a failure.
 
     Examples
     --------

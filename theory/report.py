@@ -1,9 +1,9 @@
 """The claims report: records to a JSON document to a Markdown table, all pure functions.
 
 ``build_report`` turns :class:`theory.claims.ClaimRecord` objects into the document of
-DESIGN.md ("The claims report"); ``render_markdown`` renders that document, and nothing else,
+the README ("The claims report"); ``render_markdown`` renders that document, and nothing else,
 as the table a person reads first; ``write_report`` and ``load_report`` are the only functions
-touching files. The pytest layer is :mod:`theory.pytest_plugin` (STYLE practice 16).
+touching files. The pytest layer is :mod:`theory.pytest_plugin`.
 """
 
 from __future__ import annotations
