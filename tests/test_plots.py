@@ -115,3 +115,20 @@ def test_save_figure_size_and_validation(in_tmp):
 def test_importing_theory_plots_does_not_import_matplotlib():
     code = "import sys, theory.plots, theory.claims, theory.report; assert 'matplotlib' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_save_figure_puts_the_claim_id_in_the_title(in_tmp):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.set_title("Gap between the ResNet and the ODE")
+    save_figure(fig, "resnet-node/prop-1")
+    assert fig._suptitle.get_text() == "resnet-node/prop-1"
+    fig, ax = plt.subplots()
+    ax.set_title("scaling/fig-7: critical beta")
+    fig.suptitle("overview")
+    save_figure(fig, "scaling/fig-7/fine")
+    assert fig._suptitle.get_text() == "overview"  # an axes title already names it

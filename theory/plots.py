@@ -303,8 +303,24 @@ def plot_frequency(
     return ax
 
 
+def _title_with_claim(fig: Any, claim_id: str) -> None:
+    """Put the claim ID into the figure's title when no title carries it yet."""
+    paper, local = claim_id.split("/", 1)
+    base = f"{paper}/{local.split('/')[0]}"
+    suptitle = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    titles = [suptitle] + [ax.get_title(loc) for ax in fig.axes for loc in ("center", "left", "right")]
+    if any(base in t for t in titles):
+        return
+    text = f"{claim_id}: {suptitle}" if suptitle else claim_id
+    size = fig._suptitle.get_fontsize() if suptitle else 10
+    fig.suptitle(text, fontsize=size)
+
+
 def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures/out") -> str:
     """Save a figure as ``<directory>/<claim id, '/' as '__'>.png`` at 150 dpi and close it.
+
+    A figure none of whose titles names the claim gets the claim ID as its (super)title, so that
+    every saved figure says which claim it shows.
 
     Parameters
     ----------
@@ -327,6 +343,7 @@ def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures
         fig = getattr(fig, "figure", fig)
     if not hasattr(fig, "savefig"):
         raise ValueError(f"`fig` of theory.plots.save_figure must be a matplotlib Figure or Axes; got {fig!r}")
+    _title_with_claim(fig, claim_id)
     Path(directory).mkdir(parents=True, exist_ok=True)
     path = Path(directory, claim_id.replace("/", "__") + ".png").as_posix()
     fig.savefig(path, dpi=DPI)
