@@ -209,7 +209,7 @@ def _adjoint_rate(claim, prop, weights):
     expected = _EXPECTED[(prop, weights)]
     fig, (ax,) = _figure()
     proved = _PROVED[prop, weights]
-    guide_label = None if "slope" in expected else f"proved bound: slope {proved:g}"
+    guide_label = None if "slope" in expected else f"slope {proved:g}, proved rate (faster is allowed)"
     plot_rate(fit, ax=ax, expected_slope=proved, expected_label=guide_label, label=f"{scheme.capitalize()}, {'i.i.d.' if weights == 'iid' else 'smooth'} weights",
               ylabel=_YLABEL[_QUANTITY[prop]], title=f"resnet-node/{prop}: {_WHAT[prop]}")
     suffix = "" if weights == "smooth" else "/iid"
