@@ -300,3 +300,13 @@ def test_import_theory_gives_its_subpackages_lazily():
         import theory
 
         theory.nope
+
+
+def test_plain_pytest_runs_a_slow_check_named_by_node_id(mini):
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "checks/test_mixed.py::test_slow"], cwd=mini.root,
+                          env=env, capture_output=True, text=True)
+    assert "1 passed" in done.stdout, done.stdout + done.stderr
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "checks/test_mixed.py"], cwd=mini.root,
+                          env=env, capture_output=True, text=True)
+    assert "3 passed, 1 deselected" in done.stdout, done.stdout + done.stderr

@@ -352,6 +352,7 @@ class _Session:
         self.started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         self.environment: dict | None = None
         self.slow_cleared = False
+        self.named_nodes: list[str] = []
 
 
 _SESSION = pytest.StashKey[_Session]()
@@ -417,7 +418,9 @@ def pytest_configure(config: pytest.Config) -> None:
             parse_claim_id(claim_id)
         except ValueError as exc:
             raise pytest.UsageError(f"--claim: {exc}") from None
-    named = config.getoption("claim_ids", None) or config.getoption("claim_slow", False)
+    # a test named by its node ID (path::test) runs even when it is marked slow
+    state.named_nodes = [a.split("::", 1)[1].split("[")[0] for a in config.args if "::" in a]
+    named = config.getoption("claim_ids", None) or config.getoption("claim_slow", False) or state.named_nodes
     listing = config.getoption("claims_list", None)
     # setup.cfg deselects slow checks with -m "not slow"; a claim named on the command line, --slow and
     # --claims-list must see them, so that default is lifted here and the plugin decides instead
@@ -437,7 +440,9 @@ def _selected(item: pytest.Item, claim_id: str, paper: str, config: pytest.Confi
     if papers and paper not in papers:
         return False
     if slow and slow_cleared and not (config.getoption("claim_slow", False) or config.getoption("claims_list", None)):
-        return False
+        named_nodes = getattr(config.stash.get(_SESSION, None), "named_nodes", [])
+        base = item.nodeid.split("[")[0]
+        return any(base.endswith("::" + name) for name in named_nodes)
     return True
 
 
@@ -458,7 +463,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.extra_keyword_matches.add(paper)
         if not selecting:
             keep.append(item)
-        elif claim_id is not None and _selected(item, claim_id, paper, config, bool(state and state.slow_cleared)):
+        elif _selected(item, claim_id, paper, config, bool(state and state.slow_cleared)):
             keep.append(item)
             found.add(claim_id)
         else:
