@@ -203,7 +203,8 @@ def coupling_free_bound(v_net, v_sde, **kw):
     return abs(float(diff.mean())), float(diff.std(ddof=1) / np.sqrt(diff.size))
 
 
-@pytest.mark.claim("scaling/prop-10/erratum", kind="erratum", aliases=("marion-thesis/prop-2.10",),
+@pytest.mark.claim("scaling/prop-10/erratum", kind="erratum", wrong_in="statement",
+                   aliases=("marion-thesis/prop-2.10",),
                    title="Thesis Prop. 2.10 as printed: N(0, 2/d) weights converge to SDE (2.12) of diffusion "
                          "sqrt(1/d). False: that pair's strong error stays ~0.7 for every L")
 def test_prop10_erratum(claim):
@@ -220,6 +221,7 @@ def test_prop10_erratum(claim):
     bound, se = coupling_free_bound(v_net, v_sde)
     printed = prop10_printed_verdict(fit, bound, se)
     ok_fit = strong_fit(1.0, 1.0)
+    corrected = rate_verdict(ok_fit, P10_EXPECTED, grid_label="L")
     mpl, fig, (ax,) = subplots(1, (8.4, 3.8))
     labels = {"xlabel": "L", "ylabel": r"$\mathbb{E}\,\|h_L - H_1\|$ (groups of 20 paths)",
               "title": "scaling/prop-10/erratum (thesis Prop. 2.10), d = 4"}
@@ -234,7 +236,7 @@ def test_prop10_erratum(claim):
                            "lower_bound_se": se, "corrected_slope": ok_fit.slope})
     claim.erratum(printed, {}, {"slope": -0.5, "tol": 0.1, "printed_weight_variance_times_d": 2.0,
                                 "printed_sde_diffusion_squared_times_d": 1.0},
-                  figure=save_figure(fig, "scaling/prop-10/erratum"))
+                  figure=save_figure(fig, "scaling/prop-10/erratum"), corrected=corrected)
 
 
 # =========================================================================== Proposition 11

@@ -54,8 +54,21 @@ def test_prop10_erratum_rejects_a_consistent_pair():
     bound, se = chk.coupling_free_bound(1.0, 1.0, **SMALL_P10)
     printed = chk.prop10_printed_verdict(fit, bound, se)
     assert printed.passed, printed.message
-    _assert_fails(erratum_verdict(printed))
+    corrected = rate_verdict(fit, chk.P10_EXPECTED, grid_label="L")
+    assert corrected.passed, corrected.message
+    _assert_fails(erratum_verdict(printed, corrected))
     assert bound < 4 * se
+
+
+def test_prop10_erratum_fails_when_the_corrected_pair_fails():
+    """Printed half as documented (2/d weights against diffusion sqrt(1/d)); corrected half fed uncoupled
+    Brownian paths (no strong convergence): the record must fail."""
+    fit = chk.strong_fit(2.0, 1.0, **SMALL_P10)
+    bound, se = chk.coupling_free_bound(2.0, 1.0, **SMALL_P10)
+    printed = chk.prop10_printed_verdict(fit, bound, se)
+    assert not printed.passed, printed.message
+    corrected = rate_verdict(chk.strong_fit(1.0, 1.0, coupled=False, **SMALL_P10), chk.P10_EXPECTED)
+    _assert_fails(erratum_verdict(printed, corrected))
 
 
 # --------------------------------------------------------------------------- Proposition 11
