@@ -44,7 +44,16 @@ from theory.scaling import (
     sde_em,
     weights,
 )
-from theory.experiments.scaling import FIG7_PRESETS, fig7, fig7_verdict, linearized_mean_square
+from theory.experiments.scaling import (
+    FIG7_PRESETS,
+    FIG8_ACCEPT,
+    FIG8_PRESETS,
+    fig7,
+    fig7_verdict,
+    fig8,
+    fig8_verdict,
+    linearized_mean_square,
+)
 from theory.scaling.phase import phase_diagram
 
 
@@ -706,6 +715,55 @@ def test_fig7(claim):
                    title="Figure 7 at the paper's range of Hurst indices (0.05 .. 0.97), finer beta grid")
 def test_fig7_fine(claim):
     _fig7(claim, "scaling/fig-7/fine", FIG7_PRESETS["paper"])
+
+
+# Figure 8 (thesis Figures 2.8 and 1.1): one coordinate of the weights against the layer index after
+# training. The experiment and its verdict are theory.experiments.scaling.fig8 / fig8_verdict.
+FIG8_PROXY = ("synthetic regression (tanh teacher, 64 Gaussian inputs) instead of MNIST, L = 200 and d = 12 "
+              "instead of L = 1000, 70 full-batch Adam steps instead of 10 epochs")
+
+
+def _fig8_figure(result, claim_id):
+    c = result.config
+    k = np.arange(1, c.L + 1) / c.L
+    mpl, fig, axes = subplots(len(c.setups) + 1, (3.3 * (len(c.setups) + 1), 3.5))
+    with mpl.rc_context(STYLE):
+        for s, (law, beta) in enumerate(c.setups):
+            ax = axes[s]
+            ax.plot(k, result.path_init[s], "-", color="0.65", lw=0.8, label="at initialisation")
+            ax.plot(k, result.path_trained[s], "-", color=f"C{s}", lw=1.0, label="after training")
+            ax.set(xlabel="layer k / L", title=f"{law} init, β = {beta:g}: exponent "
+                   f"{result.exponent_init[s]:.2f} → {result.exponent_trained[s]:.2f}")
+            ax.title.set_fontsize(8.5)
+            ax.legend(frameon=False, fontsize=7)
+        axes[0].set_ylabel("one coordinate of $V_k$")
+        ax = axes[-1]
+        for s, (law, beta) in enumerate(c.setups):
+            e = result.exponent_curve[s]
+            ax.plot(e[:, 0], e[:, 1], "o-", ms=3, color=f"C{s}", label=f"{law}, β = {beta:g}")
+        ax.axhspan(FIG8_ACCEPT["smooth_min"], 2.2, color="C0", alpha=0.08, lw=0, label="smooth class (≥ 1.5)")
+        ax.axhspan(-0.2, FIG8_ACCEPT["iid_max"], color="C1", alpha=0.08, lw=0, label="i.i.d. class (≤ 0.5)")
+        ax.axhline(1.0, color="0.5", ls=":", lw=1, label="Brownian path (1)")
+        ax.set(xlabel="Adam step", ylabel="variogram exponent (lags 1-8)", ylim=(-0.2, 2.2),
+               title="regularity during training")
+        ax.title.set_fontsize(8.5)
+        ax.legend(frameon=False, fontsize=6.5, loc="center right")
+        fig.suptitle(f"{claim_id}: res-3, L = {c.L}, d = {c.d}, trained on a synthetic task (reduced)", fontsize=10)
+    return save_figure(fig, claim_id)
+
+
+@pytest.mark.claim("scaling/fig-8", kind="qualitative", aliases=("marion-thesis/fig-2.8", "marion-thesis/fig-1.1"),
+                   proxy=FIG8_PROXY,
+                   title="After training, the weights keep the regularity of their initialisation in the layer "
+                         "index: smooth init (beta = 1) stays smooth, i.i.d. inits stay rough")
+def test_fig8(claim):
+    """res-3, three (initialisation, beta): smooth (RBF) with beta = 1, i.i.d. Gaussian with beta = 1/2 and
+    with beta = 1. Regularity = variogram exponent of k -> theta_k over lags 1..8 (0 i.i.d., 1 Brownian,
+    2 smooth), median over the coordinates of V and W; training must halve the loss and move the weights."""
+    result = fig8(FIG8_PRESETS["check"])
+    verdict, measured = fig8_verdict(result)
+    claim.expected = dict(FIG8_ACCEPT)
+    claim.qualitative(verdict.passed, measured, verdict.message, figure=_fig8_figure(result, "scaling/fig-8"))
 
 
 # E-2 (derived in the catalogue, run there with 3 depths): in the identity regime the slope of

@@ -19,7 +19,7 @@ from checks import test_scaling_limits as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.rates import BoundTracker, fit_rate, identity_error
 from theory.scaling import weights
-from theory.experiments.scaling import Fig7Config, fig7, fig7_verdict
+from theory.experiments.scaling import FIG8_ACCEPT, Fig7Config, Fig8Config, fig7, fig7_verdict, fig8, fig8_verdict
 
 # Prop. 10 at a reduced size: 100 paths (5 groups of 20), reference at 2^12, coarse L <= L_ref / 32.
 SMALL_P10 = {"paths": 100, "L_ref": 2**12, "grid": (8, 16, 32, 64, 128)}
@@ -203,3 +203,30 @@ def test_worst_rate_records_the_failing_case():
     exp = {"slope": -1.0, "tol": 0.1}
     assert chk.worst_rate([good, bad], [exp, exp]) == 1
     assert chk.worst_rate([bad, good], [exp, exp]) == 0
+
+
+# --------------------------------------------------------------------------- Figure 8
+
+SMALL_FIG8 = Fig8Config(L=120, d=8, n=48, steps=50, lr=0.004)
+
+
+def test_fig8_small_configuration_passes():
+    """The reduced configuration of the controls passes with nominal training (so the controls below fail
+    for the reason they name)."""
+    verdict, _ = fig8_verdict(fig8(SMALL_FIG8))
+    assert verdict.passed, verdict.message
+
+
+def test_fig8_rejects_updates_rough_in_the_layer_index():
+    """Every Adam step adds i.i.d. noise (1.5 lr per weight, independent across layers): the smooth
+    initialisation leaves the smooth class (variogram exponent below 1.5)."""
+    verdict, measured = fig8_verdict(fig8(replace(SMALL_FIG8, update_noise=1.5)))
+    _assert_fails(verdict)
+    assert measured["exponent_trained"][0] < FIG8_ACCEPT["smooth_min"]
+
+
+def test_fig8_rejects_no_training():
+    """Learning rate 0: the weights keep their structure trivially, and the verdict must not accept it."""
+    verdict, measured = fig8_verdict(fig8(replace(SMALL_FIG8, lr=0.0)))
+    _assert_fails(verdict)
+    assert max(measured["relative_change"]) == 0.0

@@ -61,6 +61,13 @@ __all__ = [
     "fig7_verdict",
     "linearized_mean_square",
     "crossing",
+    "Fig8Config",
+    "Fig8Result",
+    "FIG8_PRESETS",
+    "FIG8_ACCEPT",
+    "fig8",
+    "fig8_verdict",
+    "variogram_exponent",
 ]
 
 QUANTITIES = ("hidden", "gradient")
@@ -321,4 +328,189 @@ def fig7_verdict(result: Fig7Result) -> tuple[Verdict, dict]:
         **{f"first_order_level0_{q}": result.linear_zero[q].tolist() for q in QUANTITIES},
         **{f"closed_form_exponent_L1e4_{q}": result.asymptotic[q].tolist() for q in QUANTITIES},
     }
+    return qualitative_verdict(bool(ok), "; ".join(parts)), measured
+
+
+# =========================================================================== Figure 8
+
+LAWS_FIG8 = ("smooth", "gaussian", "uniform")
+
+
+@dataclass(frozen=True)
+class Fig8Config:
+    """Configuration of the Figure 8 experiment: train res-3 from three (initialisation, beta) choices
+    and compare the regularity in the layer index k of the weights before and after training.
+
+    Attributes
+    ----------
+    setups : tuple of (str, float)
+        (weight law of :func:`theory.scaling.weights` among "smooth", "gaussian", "uniform"; beta).
+        The figure's message: a smooth initialisation (with beta = 1) stays smooth, i.i.d. ones stay rough.
+    L : int
+        Depth (the paper: 1000).
+    d : int
+        Width of the residual stack.
+    n_in : int
+        Input dimension; h_0 = A x with A uniform of fan-in n_in (Table 2), fixed.
+    n : int
+        Training samples (full batch), x ~ N(0, I).
+    steps : int
+        Adam steps (the paper: Adam, 10 epochs of MNIST).
+    lr : float
+        Adam learning rate (beta1 = 0.9, beta2 = 0.999, eps = 1e-8).
+    update_noise : float
+        Standard deviation of i.i.d. Gaussian noise added to every weight at every step, relative to lr
+        (0 for the claim; the negative controls use it to train with updates that are rough in k).
+    seed : int
+        Seed of every draw (data, teacher, read-out, weights, plotted coordinate).
+    """
+
+    setups: tuple = (("smooth", 1.0), ("gaussian", 0.5), ("gaussian", 1.0))
+    L: int = 200
+    d: int = 12
+    n_in: int = 16
+    n: int = 64
+    steps: int = 70
+    lr: float = 0.002
+    update_noise: float = 0.0
+    seed: int = 8
+
+    def __post_init__(self):
+        where = "theory.experiments.scaling.Fig8Config"
+        setups = tuple((str(law), float(beta)) for law, beta in self.setups)
+        if not setups or any(law not in LAWS_FIG8 or not (beta >= 0 and math.isfinite(beta)) for law, beta in setups):
+            raise ValueError(f"`setups` of {where} must be (law in {LAWS_FIG8}, beta >= 0) pairs; got {self.setups!r}")
+        object.__setattr__(self, "setups", setups)
+        for name, low in (("L", 8), ("d", 2), ("n_in", 1), ("n", 2), ("steps", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+                raise ValueError(f"`{name}` of {where} must be an int >= {low}; got {v!r}")
+        if not (math.isfinite(self.lr) and self.lr >= 0):
+            raise ValueError(f"`lr` of {where} must be a finite number >= 0; got {self.lr!r}")
+        if not (math.isfinite(self.update_noise) and self.update_noise >= 0):
+            raise ValueError(f"`update_noise` of {where} must be a finite number >= 0; got {self.update_noise!r}")
+
+
+FIG8_PRESETS = {
+    # what the check runs: L = 200, d = 12, 64 samples, 70 Adam steps at lr 2e-3 (~6 s)
+    "check": Fig8Config(),
+    # the paper's depth L = 1000 (its data set, MNIST, is not used: a synthetic teacher instead)
+    "paper": Fig8Config(L=1000, d=30, n_in=64, n=256, steps=500),
+}
+
+
+@dataclass(frozen=True)
+class Fig8Result:
+    """Per setup (lists in the order of ``config.setups``): losses before/after, relative weight
+    change ||theta_T - theta_0|| / ||theta_0||, :func:`variogram_exponent` of (V, W) before/after, and one
+    coordinate path of V before/after (shape (L,)) for the figure. ``losses`` holds the loss curve of
+    each setup, ``exponent_curve`` the exponent every 10 steps (step, exponent)."""
+
+    config: Fig8Config
+    loss_init: list
+    loss_final: list
+    relative_change: list
+    exponent_init: list
+    exponent_trained: list
+    path_init: list
+    path_trained: list
+    losses: list
+    exponent_curve: list
+
+
+#: Lags (in layers) of the variogram whose log-log slope is the regularity exponent.
+FIG8_LAGS = (1, 2, 4, 8)
+
+
+def variogram_exponent(theta, lags=FIG8_LAGS):
+    r"""Median over coordinates of the least-squares slope of :math:`\log \frac1{L-\ell}\sum_k
+    (\theta_{k+\ell} - \theta_k)^2` against :math:`\log\ell` over ``lags``, for layer weights ``theta`` of
+    shape (L, ...): twice the Hölder index of the path k -> theta_k at the scale of a few layers.
+    About 0 for weights i.i.d. across layers (flat variogram), 1 for a Brownian path (fGn increments
+    of H = 1/2 summed), 2 for a differentiable path sampled finely (the smooth initialisation)."""
+    t = np.asarray(theta, dtype=float).reshape(theta.shape[0], -1)
+    lags = np.asarray(lags)
+    vg = np.array([np.mean((t[lag:] - t[:-lag]) ** 2, axis=0) for lag in lags])
+    x = np.log(lags) - np.mean(np.log(lags))
+    slopes = x @ np.log(np.maximum(vg, np.finfo(float).tiny)) / (x @ x)
+    return float(np.median(slopes))
+
+
+def fig8(config: Fig8Config) -> Fig8Result:
+    """Run the Figure 8 experiment of ``config`` (pure: no files, no globals)."""
+    from theory.scaling.training import loss_and_gradient
+
+    if not isinstance(config, Fig8Config):
+        raise TypeError(f"`config` of theory.experiments.scaling.fig8 must be a Fig8Config; got {type(config).__name__}")
+    c = config
+    rng = np.random.default_rng(c.seed)
+    A = rng.uniform(-math.sqrt(3 / c.n_in), math.sqrt(3 / c.n_in), (c.d, c.n_in))
+    X = rng.standard_normal((c.n, c.n_in))
+    teacher = rng.standard_normal(c.n_in)
+    y = np.tanh(2.0 * X @ teacher / np.linalg.norm(teacher))
+    H0 = X @ A.T
+    b = rng.standard_normal(c.d) / math.sqrt(c.d)
+    coord = tuple(rng.integers(0, c.d, 2))
+    out = {k: [] for k in ("loss_init", "loss_final", "relative_change", "exponent_init", "exponent_trained",
+                           "path_init", "path_trained", "losses", "exponent_curve")}
+    for law, beta in c.setups:
+        g = np.random.default_rng([c.seed, LAWS_FIG8.index(law), int(round(1000 * beta))])
+        theta = np.stack([weights(c.L, c.d, law, rng=g), weights(c.L, c.d, law, rng=g)])  # V, W
+        theta0 = theta.copy()
+        m = np.zeros_like(theta)
+        v = np.zeros_like(theta)
+        curve = []
+        ecurve = [(0, variogram_exponent(theta0.transpose(1, 0, 2, 3)))]
+        for t in range(1, c.steps + 1):
+            loss, gV, gW = loss_and_gradient(H0, theta[0], theta[1], b, y, beta)
+            curve.append(loss)
+            grad = np.stack([gV, gW])
+            m = 0.9 * m + 0.1 * grad
+            v = 0.999 * v + 0.001 * grad * grad
+            step = c.lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+            theta = theta - step
+            if c.update_noise:
+                theta = theta + c.lr * c.update_noise * g.standard_normal(theta.shape)
+            if t % 10 == 0 or t == c.steps:
+                ecurve.append((t, variogram_exponent(theta.transpose(1, 0, 2, 3))))
+        final, _, _ = loss_and_gradient(H0, theta[0], theta[1], b, y, beta)
+        curve.append(final)
+        out["loss_init"].append(curve[0])
+        out["loss_final"].append(final)
+        out["relative_change"].append(float(np.linalg.norm(theta - theta0) / np.linalg.norm(theta0)))
+        out["exponent_init"].append(ecurve[0][1])
+        out["exponent_trained"].append(ecurve[-1][1])
+        out["exponent_curve"].append(np.array(ecurve))
+        out["path_init"].append(theta0[0][:, coord[0], coord[1]].copy())
+        out["path_trained"].append(theta[0][:, coord[0], coord[1]].copy())
+        out["losses"].append(np.array(curve))
+    return Fig8Result(c, **out)
+
+
+#: Acceptance of Figure 8's message, fixed before the check was run, with their reasons. Training must
+#: do something: final loss at most half the initial one, weights moved by at least 5% (else "the
+#: structure is kept" is empty). The regularity classes of the variogram exponent are 0 (i.i.d.), 1
+#: (Brownian) and 2 (smooth); the thresholds are the midpoints: a trained smooth initialisation must stay
+#: in the smooth class (exponent >= 1.5, "ODE-like"), a trained i.i.d. one in the i.i.d. class (<= 0.5).
+FIG8_ACCEPT = {"loss_ratio_max": 0.5, "relative_change_min": 0.05, "smooth_min": 1.5, "iid_max": 0.5}
+
+
+def fig8_verdict(result: Fig8Result, accept=FIG8_ACCEPT) -> tuple[Verdict, dict]:
+    """Verdict of :func:`fig8` under :data:`FIG8_ACCEPT`; returns (verdict, measured dict)."""
+    c = result.config
+    parts, ok = [], True
+    for s, (law, beta) in enumerate(c.setups):
+        ratio = result.loss_final[s] / result.loss_init[s]
+        e0, e1 = result.exponent_init[s], result.exponent_trained[s]
+        in_class = e1 >= accept["smooth_min"] if law == "smooth" else e1 <= accept["iid_max"]
+        good = ratio <= accept["loss_ratio_max"] and result.relative_change[s] >= accept["relative_change_min"]
+        ok &= bool(good and in_class)
+        bound = f">= {accept['smooth_min']:g}" if law == "smooth" else f"<= {accept['iid_max']:g}"
+        parts.append(f"{law} init, beta = {beta:g}: loss x{ratio:.3f}, weights moved {result.relative_change[s]:.2f}, "
+                     f"variogram exponent {e0:.2f} -> {e1:.2f} (expected {bound})")
+    measured = {"setups": [list(s) for s in c.setups], "L": c.L, "d": c.d, "n": c.n, "steps": c.steps, "lr": c.lr,
+                "update_noise": c.update_noise, "loss_init": result.loss_init, "loss_final": result.loss_final,
+                "relative_change": result.relative_change, "exponent_init": result.exponent_init,
+                "exponent_trained": result.exponent_trained,
+                "exponent_every_10_steps": [e.tolist() for e in result.exponent_curve]}
     return qualitative_verdict(bool(ok), "; ".join(parts)), measured
