@@ -1,7 +1,8 @@
 r"""Checks of the i.i.d.-initialisation results of ``scaling`` (Section 2, Appendices A-C).
 
 "Scaling ResNets in the Large-depth Regime" (Marion, Fermanian, Biau, Vert): numbering of the
-preprint (002); the thesis numbers (003, chapter 2) are recorded as aliases ``marion-thesis/...``.
+preprint (2022); the thesis numbers (P. Marion's thesis, chapter 2) are recorded as aliases
+``marion-thesis/...``.
 
 * One layer at fixed h: Proposition 1 ((A2)), Proposition 5 ((A4)), Lemmas 15, 16, 17.
 * Expectations over depth: Lemma 14 (hidden states), Proposition 7 (gradients), both exact for res-3
@@ -445,7 +446,7 @@ LEMMA15_ARCHS = (("res1", "identity"), ("res1", "leaky_relu"), ("res2", "leaky_r
 
 
 def lemma15_tracker(laws=IID_LAWS, d=16, alpha=0.1, n=40_000, archs=LEMMA15_ARCHS, v_law=None, seed=15):
-    """(E1)-(E7) of Lemma 15 (corrected labels, catalogue §6.2) at fixed h, by Monte Carlo over (V, W).
+    """(E1)-(E7) of Lemma 15 (labels as the proof uses them) at fixed h, by Monte Carlo over (V, W).
 
     Y1 = alpha^2 ||V g||^2 / ||h||^2, Y2 = 2 alpha <h, V g> / ||h||^2. ``v_law`` overrides the law of V
     (the controls feed an asymmetric one).
@@ -478,7 +479,7 @@ def lemma15_tracker(laws=IID_LAWS, d=16, alpha=0.1, n=40_000, archs=LEMMA15_ARCH
                 upper(tracker, e["Y2^4"], 2048 * S**4 * alpha**4 / d**2, item="E5", **inst)
                 upper(tracker, e["Y1^4"], C * (3072 * S**6 / d**2 + 384 * S**4 / d + 1) * alpha**8, item="E6", **inst)
                 upper(tracker, e["Y1^2"], math.sqrt(C) * (128 * S**4 / d + 1) * alpha**4, item="E7", **inst)
-                # derived exact values (catalogue §2, Lemma 15): res-3 E Y1 = alpha^2/2, E Y2^2 = 2 alpha^2/d;
+                # exact values derived from the proof of Lemma 15: res-3 E Y1 = alpha^2/2, E Y2^2 = 2 alpha^2/d;
                 # res-1 identity E Y2^2 = 4 alpha^2/d, so (E4) is attained
                 if arch == "res3":
                     equal(tracker, e["Y1"], alpha**2 / 2, item="E2 exact", **inst)
@@ -492,8 +493,8 @@ def lemma15_tracker(laws=IID_LAWS, d=16, alpha=0.1, n=40_000, archs=LEMMA15_ARCH
 @_claim("lemma-15", "bound", "Conditional moments (E1)-(E7) of Y_k1 = a^2||Vg||^2/||h||^2, Y_k2 = 2a<h,Vg>/||h||^2")
 def test_lemma15(claim):
     """d = 16, alpha = 0.1, 4e4 draws of (V, W) per law, h in {e_1, random}; res-1 (identity: the case
-    where (E4) is attained; leaky 0.8), res-2 (leaky 0.8), res-3. Labels as corrected in the catalogue
-    (§6.2): (E3) is E(Y1 Y2) = 0, (E5) bounds E Y2^4, (E7) bounds E Y1^2."""
+    where (E4) is attained; leaky 0.8), res-2 (leaky 0.8), res-3. Labels as the proof of Lemma 15 uses
+    them: (E3) is E(Y1 Y2) = 0, (E5) bounds E Y2^4, (E7) bounds E Y1^2."""
     tracker, table = lemma15_tracker()
     ratios = {}
     for inst, ratio in tracker.rows:
@@ -618,7 +619,7 @@ def lemma14_tracker(table=None, fast=None, configs=LEMMA14_FAST):
     table = fig_table() if table is None else table
     points = []
     for beta in table.betas:
-        if beta < 0.5:  # heavy log-normal tail: the mean of 50 draws is not a usable estimate (catalogue)
+        if beta < 0.5:  # heavy log-normal tail: the mean of 50 draws is not a usable estimate
             continue
         for k, L in enumerate(table.depths(beta)):
             est = mc_mean(np.exp(2 * table.log_h[beta][:, k]))
@@ -686,7 +687,7 @@ def test_lemma14(claim):
     beta in {0.5, 1}), and the exact-in-law Gaussian sampler (4000 runs res-3, 2000 runs res-2 identity,
     the case where the upper bound is attained, and res-2 leaky 0.8, whose exact value
     (1 + 0.82 a^2)^L - 1 lies inside) at L in {10, 100, 1000}. beta = 1/4 is left out: the mean of a
-    log-normal with variance ~ L^{1/2} is not estimable from these samples (catalogue §2, Lemma 14)."""
+    log-normal with variance ~ L^{1/2} is not estimable from these samples."""
     tracker, points = lemma14_tracker()
     claim.measured["means"] = [{"source": s, "beta": b, "L": L, "mean": e.mean, "se": e.se,
                                 "exact_res3": _exact(L, b, 0.5)} for s, b, L, e in points]
@@ -1154,7 +1155,7 @@ def predicted_slope(beta):
     """Slope in log L predicted by the exact res-3 expectation (1 + L^{-2 beta}/2)^L - 1 (Lemma 14, Prop. 7).
 
     beta > 1/2: ratio ~ L^{(1 - 2 beta)/2} / sqrt(2), slope (1 - 2 beta)/2 of ln(ratio);
-    beta = 1/2: flat, slope 0; beta < 1/2: ln(ratio) ~ L^{1 - 2 beta} (1/2 - 1/d)/2 (catalogue §2,
+    beta = 1/2: flat, slope 0; beta < 1/2: ln(ratio) ~ L^{1 - 2 beta} (1/2 - 1/d)/2 (proof of
     Corollary 4), slope 1 - 2 beta of ln(ln ratio).
     """
     if beta > 0.5:
@@ -1360,7 +1361,7 @@ def test_fig3(claim):
 #: Figure 2a: beta = 1/2, L = 1000, d = 100, 10^4 runs (exact-in-law sampler, Gaussian weights: the law
 #: enters the quartiles only at order L alpha^4 = 1/L, since E Y1 and E Y2^2 are law-free).
 FIG2 = {"d": 100, "L": 1000, "beta": 0.5, "runs": 10_000}
-#: Printed numbers (003 text; 002 is garbled): Q1 = 1.21 and Q3 = 1.34 empirical, bounds 0.87 and 2.06.
+#: Printed numbers (the thesis' text; the preprint's is cut): Q1 = 1.21 and Q3 = 1.34 empirical, bounds 0.87 and 2.06.
 FIG2_PRINTED = {"q1": 1.21, "q3": 1.34, "q1_bound": 0.87, "q3_bound": 2.06}
 #: Tolerance on the printed quartiles: two decimals (0.01, rounded or truncated) plus the half-width of
 #: the 95% order-statistic interval. Normality of the log: D'Agostino-Pearson test at level 0.01.
@@ -1702,7 +1703,7 @@ def lemma21_tracker(laws=IID_LAWS, sizes=LEMMA21_SIZES, scale=1.0, s=S, seed=21)
 @_claim("lemma-21", "bound", "E||Vx||^4/||x||^4 <= 1 + 128 s^4/d and E||Vx||^8/||x||^8 <= 1 + 384 s^4/d + 3072 s^6/d^2")
 def test_lemma21(claim):
     """d in {2, 4, 16, 64}, x in {e_1, flat, -flat, random}, the three (A1) laws; Gaussian exact moments
-    within 4 s.e. The printed proof expands ||Vx||^8 as a cube (catalogue §6.2): the bound is checked
+    within 4 s.e. The printed proof expands ||Vx||^8 as a cube: the bound is checked
     numerically here, its proof is not."""
     tracker = lemma21_tracker()
     fig = _strip_figure(tracker.rows, lambda inst: f"E||Vx||^{inst['moment']}, d={inst['d']}",

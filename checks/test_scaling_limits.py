@@ -1,7 +1,8 @@
 """Checks of the continuous-depth limits and the phase diagram of ``scaling`` (Sections 3 and 4).
 
 "Scaling ResNets in the Large-depth Regime" (Marion, Fermanian, Biau, Vert): numbering of the
-preprint (002); the thesis numbers (003, chapter 2) are recorded as aliases ``marion-thesis/...``.
+preprint (2022); the thesis numbers (P. Marion's thesis, chapter 2) are recorded as aliases
+``marion-thesis/...``.
 
 * Proposition 10: res-1 with i.i.d. Gaussian weights and beta = 1/2 converges to the neural SDE (12)
   at strong rate 1/2 (``scaling/prop-10``); the thesis pairs N(0, 2/d) weights with the SDE of
@@ -83,7 +84,7 @@ def trig_process(d, rng, modes=4):
     Entries :math:`\sqrt{2/(M d)}\sum_{m<M} a_m \cos(\pi m t + \phi_m)` with :math:`a_m \sim \mathcal N(0, 1)`
     and :math:`\phi_m \sim \mathcal U(0, 2\pi)`, independent over entries: Lipschitz and bounded
     (assumption (A5)), variance about 1/d like :func:`theory.scaling.weights`, and evaluable at any t,
-    as the neural-ODE reference needs (catalogue A6: trigonometric sums, not grid samples).
+    as the neural-ODE reference needs (trigonometric sums, not grid samples).
     The callable takes a scalar t (returns (d, d)) or an array of times (returns (n, d, d)).
     """
     amp = rng.standard_normal((modes, d, d)) * np.sqrt(2.0 / (modes * d))
@@ -106,7 +107,7 @@ def on_grid(path, L):
 
 # =========================================================================== Proposition 10
 
-# Setup (catalogue P-10, run there: slope -0.475 with L = 8..256): d = 4, leaky ReLU of slope 0.8
+# Setup: d = 4, leaky ReLU of slope 0.8
 # (Lipschitz, Table 1), reference Euler-Maruyama at L_ref = 2^13 on the same Brownian path, coarse
 # L = 16..256 = L_ref / 32 at most (a finer coarse level would bias the slope towards 0 through the
 # reference's own error). 400 paths in 20 groups of 20: each row of the fit is a group mean, so the
@@ -347,7 +348,7 @@ def test_prop11_constant(claim):
 
 # res-3 (the architecture of Figures 4, 5, 7) with trigonometric V, W (A5), d = 8, 3 draws.
 # ||h_L - h_0|| = L^{1-beta} ||int V_t ReLU(W_t h_0) dt|| (1 + O(L^{1-beta})): the relative correction is
-# 1/8 at beta = 1.5, L = 64, so the ladder starts at 64 (catalogue P-12: measured -0.494, -0.996).
+# 1/8 at beta = 1.5, L = 64, so the ladder starts at 64.
 P12 = {"d": 8, "grid": 2 ** np.arange(6, 13), "seeds": range(3), "betas": (1.5, 2.0)}
 
 
@@ -429,8 +430,8 @@ def test_prop12_critical(claim):
 # Weight-tied linear res-1, h_L = (I + L^-beta Vbar)^L h_0: ln ||h_L - h_0|| / ||h_0|| ~ L^{1-beta} max Re
 # lambda(Vbar). Vbar drawn (d = 6, N(0, 1/d) entries) until its eigenvalue of largest real part is real
 # and positive (Prop. 13 asks a positive eigenvalue; a complex leading pair makes the log norm oscillate).
-# L from 300: the O(1) term ln |<h_0, y>| and -lambda^2 L^{1-2 beta}/2 bias the slope below (catalogue:
-# ratio to the prediction 0.75..1.03 at L = 100). beta = 0.25 and 0.5.
+# L from 300: the O(1) term ln |<h_0, y>| and -lambda^2 L^{1-2 beta}/2 bias the slope below (ratio to
+# the prediction 0.75..1.03 at L = 100). beta = 0.25 and 0.5.
 P13 = {"d": 6, "grid": np.array([300, 1000, 3000, 10_000, 30_000, 100_000]), "seeds": range(4),
        "betas": (0.25, 0.5)}
 
@@ -766,7 +767,7 @@ def test_fig8(claim):
     claim.qualitative(verdict.passed, measured, verdict.message, figure=_fig8_figure(result, "scaling/fig-8"))
 
 
-# E-2 (derived in the catalogue, run there with 3 depths): in the identity regime the slope of
+# E-2 (a consequence of Section 4.1 stated for this toolkit): in the identity regime the slope of
 # log(||h_L - h_0|| / ||h_0||) in log L is max(H, 1/2) - beta. res-3, d = 20, L = 100 .. 1600, 6 draws x 4
 # inputs; beta = 1.2 for H = 0.2, 0.5 (both -0.7), 0.8 (-0.4), 0.95 (-0.25). For H > 1/2 the sum of the
 # layer increments has variance a L^{2H} + b L, so the apparent slope lies a little below H - beta at

@@ -1,4 +1,4 @@
-"""Negative controls of ``checks/test_scaling_iid.py`` (DESIGN rule 5, STYLE 19).
+"""Negative controls of ``checks/test_scaling_iid.py``.
 
 Each control feeds a check's own predicate (its tracker or item function and the verdict function
 with the check's expected figure) a setting that breaks the claim: an asymmetric or non-centered
@@ -30,7 +30,7 @@ def _fails(verdict):
 
 
 def test_prop1_rejects_asymmetric_inner_weights():
-    """Centered but asymmetric W (Exp(1) - 1, the 003 wording 'centered'): at h = e_1,
+    """Centered but asymmetric W (Exp(1) - 1, the thesis' wording 'centered'): at h = e_1,
     E||ReLU(Wh)||^2/||h||^2 = E(X^2 1{X > 0}) = 2/e = 0.736, not 1/2."""
     tracker, table = chk.prop1_tracker(laws=("centered_exponential",), sizes=((16, 5000),),
                                        archs=(("res3", "relu"),))

@@ -1,4 +1,4 @@
-"""Negative controls of checks/test_scaling_limits.py (DESIGN rule 5, STYLE 19).
+"""Negative controls of checks/test_scaling_limits.py.
 
 Each control feeds a check's own predicate (the shared verdict function with the check's expected
 figure, or the check module's pure predicate) a setting that breaks the claim: Brownian paths that
@@ -18,7 +18,6 @@ import pytest
 from checks import test_scaling_limits as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.rates import BoundTracker, fit_rate, identity_error
-from theory.scaling import weights
 from theory.experiments.scaling import FIG8_ACCEPT, Fig7Config, Fig8Config, fig7, fig7_verdict, fig8, fig8_verdict
 
 # Prop. 10 at a reduced size: 100 paths (5 groups of 20), reference at 2^12, coarse L <= L_ref / 32.

@@ -44,7 +44,7 @@ Figure 8 (thesis Figure 2.8 and Figure 1.1), :func:`fig8` and :func:`fig8_verdic
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
