@@ -264,7 +264,7 @@ def fig7(config: Fig7Config) -> Fig7Result:
     for i, H in enumerate(c.hurst):
         pd = phase_diagram([H], betas[i], L=c.L, d=c.d, n_seeds=c.draws, rng=rng, weights_fn=draw_fn)
         for q in QUANTITIES:
-            vals = pd._values(q)[0]  # (nB, draws) log10 ratios
+            vals = (pd.hidden if q == "hidden" else pd.gradient)[0]  # (nB, draws) log10 ratios
             curves[q][i] = _rms_log10(vals)
             resampled = _rms_log10(vals[:, idx].transpose(1, 0, 2))  # (n_boot, nB)
             for lev in levels:
