@@ -1,6 +1,7 @@
 """Checks of "Scaling ResNets in the Large-depth Regime" (paper key ``scaling``).
 
-Numbering of the preprint (002); the thesis numbers (003, chapter 2) are recorded as aliases.
+Numbering of the preprint (2022); the thesis numbers (P. Marion's thesis, chapter 2) are recorded
+as aliases.
 """
 
 from __future__ import annotations

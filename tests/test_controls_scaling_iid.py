@@ -1,4 +1,4 @@
-"""Negative controls of ``checks/test_scaling_iid.py`` (DESIGN rule 5, STYLE 19).
+"""Negative controls of ``checks/test_scaling_iid.py``.
 
 Each control feeds a check's own predicate (its tracker or item function and the verdict function
 with the check's expected figure) a setting that breaks the claim: an asymmetric or non-centered
@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from checks import test_scaling_iid as chk
-from theory.claims import bound_verdict, erratum_verdict, frequency_verdict, identity_verdict, rate_verdict
-from theory.rates import identity_error
+from theory.claims import bound_verdict, erratum_verdict, frequency_verdict, rate_verdict
 
 OK = {"ratio_max": 1.0}
 
@@ -31,7 +30,7 @@ def _fails(verdict):
 
 
 def test_prop1_rejects_asymmetric_inner_weights():
-    """Centered but asymmetric W (Exp(1) - 1, the 003 wording 'centered'): at h = e_1,
+    """Centered but asymmetric W (Exp(1) - 1, the thesis' wording 'centered'): at h = e_1,
     E||ReLU(Wh)||^2/||h||^2 = E(X^2 1{X > 0}) = 2/e = 0.736, not 1/2."""
     tracker, table = chk.prop1_tracker(laws=("centered_exponential",), sizes=((16, 5000),),
                                        archs=(("res3", "relu"),))
@@ -51,9 +50,21 @@ def test_lemma16_rejects_asymmetric_law():
 
 
 def test_lemma16_erratum_is_not_confirmed_for_a_symmetric_law():
-    """Fed a symmetric law, the 'centered suffices' statement holds, so the erratum predicate must fail."""
+    """Fed a symmetric law as the printed half, the 'centered suffices' statement holds, so the erratum
+    record must fail (the corrected half holding does not rescue it)."""
     printed = bound_verdict(chk.lemma16_tracker(laws=("uniform",), n=5000).result(), OK)
-    _fails(erratum_verdict(printed))
+    corrected = bound_verdict(chk.lemma16_tracker(laws=("gaussian",), n=5000).result(), OK)
+    assert corrected.passed, corrected.message
+    _fails(erratum_verdict(printed, corrected))
+
+
+def test_lemma16_erratum_fails_when_the_corrected_form_fails():
+    """The printed half fails as documented (asymmetric law), but the 'corrected' half is fed an
+    asymmetric law too (Laplace shifted to be non-symmetric is not available; the centered exponential
+    again): the record must fail."""
+    bad = bound_verdict(chk.lemma16_tracker(laws=("centered_exponential",), n=5000).result(), OK)
+    assert not bad.passed
+    _fails(erratum_verdict(bad, bad))
 
 
 def test_lemma17_rejects_non_centered_law():
@@ -151,7 +162,21 @@ def test_cor8_erratum_is_not_confirmed_where_the_printed_bound_holds():
     res1 = chk.net_table(tuple(range(30)), ((0.5, (1, 2, 4, 8)),), law="gaussian", arch="res1",
                          activation="identity", jac_betas=(0.5,), seed0=82)
     printed = bound_verdict(chk.cor8_printed_tracker(res1).result(), OK)
-    _fails(erratum_verdict(printed))
+    res3 = chk.net_table(tuple(range(20)), ((0.5, (1, 2, 4)),), jac_betas=(0.5,), seed0=80)
+    corrected = bound_verdict(chk.cor8iii_tracker(res3, res1).result(), OK)
+    assert corrected.passed, corrected.message
+    _fails(erratum_verdict(printed, corrected))
+
+
+def test_cor8_erratum_fails_when_the_corrected_form_fails():
+    """Printed half failing as documented (res-3), corrected half fed res-2 leaky with slope 1.5 (b > 1,
+    outside (A2): above (1 + 1/L)^L - 1): the record must fail."""
+    res3 = chk.net_table(tuple(range(20)), ((0.5, (1, 2, 4)),), jac_betas=(0.5,), seed0=80)
+    bad = chk.net_table(tuple(range(20)), ((0.5, (1, 2, 4)),), arch="res2", activation="leaky_relu", slope=1.5,
+                        jac_betas=(0.5,), seed0=81)
+    printed = bound_verdict(chk.cor8_printed_tracker(res3).result(), OK)
+    assert not printed.passed, printed.message
+    _fails(erratum_verdict(printed, bound_verdict(chk.cor8iii_tracker(res3, bad).result(), OK)))
 
 
 # --------------------------------------------------------------------------- high probability
@@ -193,21 +218,43 @@ def test_cor4_iii_rejects_activation_with_b_above_one():
     _fails(frequency_verdict(res, {"delta": res.delta}))
 
 
-def test_cor4_threshold_rejects_the_printed_threshold():
-    """At the printed d = 99/(64 delta) the expression exp(3/8 - sqrt(11/(d delta))) is far from 1."""
-    deltas = np.array(chk.DELTAS)
-    printed = np.exp(3 / 8 - np.sqrt(11 / (99 / (64 * deltas) * deltas)))
-    _fails(identity_verdict(identity_error(printed, np.ones(deltas.size)), {"atol": 1e-12}))
+def _small_wide_sample(beta=0.5, runs=60, seed=44):
+    """res-1 leaky 0.8 at d = 256, L = 2800 (the threshold check's setting), fewer runs."""
+    return chk.res1_sample(d=256, L=2800, beta=beta, runs=runs, seed=seed)
 
 
-def test_cor4_threshold_erratum_rejects_the_corrected_threshold():
-    """Fed the corrected threshold (d just above 1408/(9 delta)), the statement 'non-trivial' holds, so
-    the erratum predicate must fail."""
-    rows = [math.expm1(3 / 8 - math.sqrt(22 / ((math.floor(1408 / (9 * dl)) + 1) * dl))) for dl in chk.DELTAS]
-    from theory.claims import qualitative_verdict
+def test_cor4_threshold_rejects_a_width_below_the_corrected_threshold():
+    """d = 256 at delta = 0.5 (below 1408/(9 delta) = 312.9): the bound is trivial, the predicate fails."""
+    items = chk.cor4_threshold_items(_small_wide_sample(), 256, (0.5,))
+    _fails(chk.nontrivial_lower_bound_verdict(items))
+    assert items[0][0]["lower_bound"] < 0
 
-    printed = qualitative_verdict(all(r > 0 for r in rows), f"bound of (iii) {rows}")
-    _fails(erratum_verdict(printed))
+
+def test_cor4_threshold_rejects_identity_scaling():
+    """beta = 3/4 (outside (iii)): ||h_L - h_0||^2/||h_0||^2 ~ L^{-1/2} falls below the positive bound in
+    every run, so the violation frequency exceeds delta."""
+    items = chk.cor4_threshold_items(_small_wide_sample(beta=0.75), 256, chk.THRESHOLD_ABOVE)
+    _fails(chk.nontrivial_lower_bound_verdict(items))
+    assert all(res.freq > res.delta for _, res in items)
+
+
+def test_cor4_threshold_erratum_is_not_confirmed_where_the_printed_statement_holds():
+    """Fed instances at/above the corrected threshold as its printed half, the printed statement holds,
+    so the erratum record must fail."""
+    above = chk.cor4_threshold_items(_small_wide_sample(), 256, chk.THRESHOLD_ABOVE)
+    printed = chk.nontrivial_lower_bound_verdict(above)
+    assert printed.passed, printed.message
+    _fails(erratum_verdict(printed, printed))
+
+
+def test_cor4_threshold_erratum_fails_when_the_corrected_form_fails():
+    """Printed half as documented (d = 256, delta = 0.5, trivial bound); corrected half on beta = 3/4 runs
+    (violated): the record must fail."""
+    printed = chk.nontrivial_lower_bound_verdict(chk.cor4_threshold_items(_small_wide_sample(), 256, (0.5,)))
+    corrected = chk.nontrivial_lower_bound_verdict(
+        chk.cor4_threshold_items(_small_wide_sample(beta=0.75), 256, chk.THRESHOLD_ABOVE))
+    assert not printed.passed
+    _fails(erratum_verdict(printed, corrected))
 
 
 # --------------------------------------------------------------------------- regimes and figures

@@ -1,4 +1,4 @@
-"""Negative controls of checks/test_scaling_limits.py (DESIGN rule 5, STYLE 19).
+"""Negative controls of checks/test_scaling_limits.py.
 
 Each control feeds a check's own predicate (the shared verdict function with the check's expected
 figure, or the check module's pure predicate) a setting that breaks the claim: Brownian paths that
@@ -10,14 +10,15 @@ fewer draws) so that the file runs in well under 30 s.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from checks import test_scaling_limits as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.rates import BoundTracker, fit_rate, identity_error
-from theory.scaling import weights
-from theory.scaling.phase import phase_diagram
+from theory.experiments.scaling import FIG8_ACCEPT, Fig7Config, Fig8Config, fig7, fig7_verdict, fig8, fig8_verdict
 
 # Prop. 10 at a reduced size: 100 paths (5 groups of 20), reference at 2^12, coarse L <= L_ref / 32.
 SMALL_P10 = {"paths": 100, "L_ref": 2**12, "grid": (8, 16, 32, 64, 128)}
@@ -52,8 +53,21 @@ def test_prop10_erratum_rejects_a_consistent_pair():
     bound, se = chk.coupling_free_bound(1.0, 1.0, **SMALL_P10)
     printed = chk.prop10_printed_verdict(fit, bound, se)
     assert printed.passed, printed.message
-    _assert_fails(erratum_verdict(printed))
+    corrected = rate_verdict(fit, chk.P10_EXPECTED, grid_label="L")
+    assert corrected.passed, corrected.message
+    _assert_fails(erratum_verdict(printed, corrected))
     assert bound < 4 * se
+
+
+def test_prop10_erratum_fails_when_the_corrected_pair_fails():
+    """Printed half as documented (2/d weights against diffusion sqrt(1/d)); corrected half fed uncoupled
+    Brownian paths (no strong convergence): the record must fail."""
+    fit = chk.strong_fit(2.0, 1.0, **SMALL_P10)
+    bound, se = chk.coupling_free_bound(2.0, 1.0, **SMALL_P10)
+    printed = chk.prop10_printed_verdict(fit, bound, se)
+    assert not printed.passed, printed.message
+    corrected = rate_verdict(chk.strong_fit(1.0, 1.0, coupled=False, **SMALL_P10), chk.P10_EXPECTED)
+    _assert_fails(erratum_verdict(printed, corrected))
 
 
 # --------------------------------------------------------------------------- Proposition 11
@@ -143,33 +157,35 @@ def test_fig45_rejects_iid_weights(quantity):
 
 # --------------------------------------------------------------------------- Figure 7 and E-2
 
-SMALL_BETA = tuple(np.round(np.arange(0.05, 1.3001, 0.1), 3))
+# Figure 7 at a reduced size (2 Hurst indices, 8 draws): the closed-form crossing must fall outside the
+# bootstrap interval when the weights' Hurst index is not the one the prediction uses.
+SMALL_FIG7 = Fig7Config(hurst=(0.5, 0.9), draws=8, n_boot=300)
 
 
-def test_fig7_rejects_literal_fbm_increments():
-    """Weights = literal increments of fBm on [0, 1] (standard deviation L^-H, catalogue 6.3): the scale
-    L^-H moves the boundary to max(0, 1/2 - H), outside the window."""
-    def literal(L, d, H, rng):
-        return weights(L, d, "fbm", H, rng) * float(L) ** (-H)
-
-    hurst = (0.3, 0.8)
-    pd = phase_diagram(hurst, SMALL_BETA, n_seeds=1, rng=np.random.default_rng(3), gradients=False,
-                       weights_fn=literal)
-    crit = pd.critical()
-    _assert_fails(chk.fig7_verdict(hurst, crit))
-    assert not np.any(np.isfinite(crit) & (crit > 0.3))
+def test_fig7_rejects_a_hurst_index_shifted_by_005():
+    """Weights of Hurst index H + 0.05 checked against the prediction for H: the identity-side
+    crossing moves up by ~0.02 (H = 1/2) and ~0.07 (H = 0.9), outside the draws' interval."""
+    verdict, measured = fig7_verdict(fig7(replace(SMALL_FIG7, hurst_shift=0.05)))
+    _assert_fails(verdict)
+    lo, hi = np.array(measured["hidden_level-1_ci"]).T
+    pred = np.array(measured["hidden_level-1_closed_form"])
+    assert lo[1] > pred[1]
 
 
-def test_fig7_rejects_iid_weights():
-    """i.i.d. weights (the H = 1/2 sampler) for every H: beta* stays near 1/2, outside the window at H = 0.8."""
-    def iid(L, d, H, rng):
-        return weights(L, d, "gaussian", rng=rng)
+def test_fig7_rejects_iid_weights_where_h_09_is_claimed():
+    """The H = 1/2 (i.i.d.) law where H = 0.9 is claimed: the identity-side crossing stays near
+    1/2's (0.78), far below the closed form of H = 0.9 (1.13)."""
+    cfg = replace(SMALL_FIG7, hurst=(0.9,), hurst_shift=-0.4)
+    verdict, measured = fig7_verdict(fig7(cfg))
+    _assert_fails(verdict)
+    assert measured["hidden_level-1_crossing"][0] < measured["hidden_level-1_closed_form"][0] - 0.2
 
-    hurst = (0.3, 0.8)
-    pd = phase_diagram(hurst, SMALL_BETA, n_seeds=1, rng=np.random.default_rng(3), gradients=False, weights_fn=iid)
-    crit = pd.critical()
-    _assert_fails(chk.fig7_verdict(hurst, crit))
-    assert crit[1] < 0.6
+
+def test_fig7_accepts_the_nominal_kernel():
+    """The same reduced configuration with the nominal kernel passes (the controls above are not
+    failing for lack of draws)."""
+    verdict, _ = fig7_verdict(fig7(SMALL_FIG7))
+    assert verdict.passed, verdict.message
 
 
 def test_e2_rejects_iid_weights():
@@ -186,3 +202,30 @@ def test_worst_rate_records_the_failing_case():
     exp = {"slope": -1.0, "tol": 0.1}
     assert chk.worst_rate([good, bad], [exp, exp]) == 1
     assert chk.worst_rate([bad, good], [exp, exp]) == 0
+
+
+# --------------------------------------------------------------------------- Figure 8
+
+SMALL_FIG8 = Fig8Config(L=120, d=8, n=48, steps=50, lr=0.004)
+
+
+def test_fig8_small_configuration_passes():
+    """The reduced configuration of the controls passes with nominal training (so the controls below fail
+    for the reason they name)."""
+    verdict, _ = fig8_verdict(fig8(SMALL_FIG8))
+    assert verdict.passed, verdict.message
+
+
+def test_fig8_rejects_updates_rough_in_the_layer_index():
+    """Every Adam step adds i.i.d. noise (1.5 lr per weight, independent across layers): the smooth
+    initialisation leaves the smooth class (variogram exponent below 1.5)."""
+    verdict, measured = fig8_verdict(fig8(replace(SMALL_FIG8, update_noise=1.5)))
+    _assert_fails(verdict)
+    assert measured["exponent_trained"][0] < FIG8_ACCEPT["smooth_min"]
+
+
+def test_fig8_rejects_no_training():
+    """Learning rate 0: the weights keep their structure trivially, and the verdict must not accept it."""
+    verdict, measured = fig8_verdict(fig8(replace(SMALL_FIG8, lr=0.0)))
+    _assert_fails(verdict)
+    assert max(measured["relative_change"]) == 0.0
