@@ -190,7 +190,7 @@ def test_crash(claim):
 def test_erratum(claim):
     fit = fit_rate(N, 2.0 / N)
     printed = {"slope": -2.0, "tol": 0.1}
-    claim.erratum(rate_verdict(fit, printed), fit, printed)
+    claim.erratum(rate_verdict(fit, printed), fit, printed, corrected=rate_verdict(fit, {"slope": -1.0, "tol": 0.1}))
 
 
 def test_without_claim():
@@ -389,6 +389,11 @@ def test_plugin_records_proxy_wrong_in_and_both_erratum_halves(strict_pytester, 
             claim.erratum(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}), fit, {"slope": -2.0, "tol": 0.1},
                           corrected=rate_verdict(fit, {"slope": -1.0, "tol": 0.1}))
 
+        @pytest.mark.claim("implicit-reg/prop-2/erratum", kind="erratum", title="t")
+        def test_one_half_only_is_refused(claim):
+            fit = fit_rate(N, 1.0 / N)
+            claim.erratum(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}), fit, {"slope": -2.0, "tol": 0.1})
+
         @pytest.mark.claim("implicit-reg/prop-7/erratum", kind="erratum", title="t")
         def test_corrected_half_fails(claim):
             fit = fit_rate(N, 1.0 / N)
@@ -396,8 +401,10 @@ def test_plugin_records_proxy_wrong_in_and_both_erratum_halves(strict_pytester, 
                           corrected=rate_verdict(fit, {"slope": -3.0, "tol": 0.1}))
         '''
     )
-    run(strict_pytester, tmp_path).assert_outcomes(passed=2, failed=1)
+    run(strict_pytester, tmp_path).assert_outcomes(passed=2, failed=2)
     claims = {c["id"]: c for c in json.loads((tmp_path / "claims.json").read_text())["claims"]}
+    assert claims["implicit-reg/prop-2/erratum"]["status"] == "fail"
+    assert "asserts both halves" in claims["implicit-reg/prop-2/erratum"]["message"]
     assert claims["implicit-reg/prop-5"]["proxy"] == "m/n = 8, far below 4.8e6"
     assert claims["implicit-reg/prop-8/erratum"]["wrong_in"] == "proof"
     assert claims["implicit-reg/prop-8/erratum"]["status"] == "pass"

@@ -166,8 +166,11 @@ class Claim:
         (:func:`theory.claims.erratum_verdict`).
         """
         __tracebackhide__ = True
-        if corrected is None:
-            self.notes.append("only the printed half is asserted here; the corrected form is checked by its own record")
+        if not isinstance(corrected, Verdict):
+            raise ValueError(
+                f"{self.id}: an erratum record asserts both halves; pass corrected=<the corrected statement's "
+                f"verdict on the same instances>; got {corrected!r}"
+            )
         return self._conclude(
             "erratum", measured, expected, figure, lambda: erratum_verdict(printed_verdict, corrected)
         )
