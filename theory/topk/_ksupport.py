@@ -182,7 +182,7 @@ def ksupport_negentropy(y, k, *, return_z=False):
 
     Examples
     --------
-    >>> round(ksupport_negentropy([0.4, 0.35, 0.25], 2), 12) == round(-np.log(2.0), 12)  # max <= 1/k
+    >>> round(ksupport_negentropy([0.4, 0.35, 0.25], 2), 12) == round(-float(np.log(2.0)), 12)  # max <= 1/k
     True
     >>> float(ksupport_negentropy([0.7, 0.2, 0.1], 2))  # m = 1: 0.7 log 0.7 + 0.3 log 0.3
     -0.6108643020548935
@@ -195,7 +195,7 @@ def ksupport_negentropy(y, k, *, return_z=False):
     head = a[:m]
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         xlogx = np.where(head > 0.0, head * np.log(np.where(head > 0.0, head, 1.0)), 0.0)
-        value = float(np.sum(xlogx)) + (tail * np.log(tail / (k - m)) if tail > 0.0 else 0.0)
+        value = float(np.sum(xlogx)) + (float(tail * np.log(tail / (k - m))) if tail > 0.0 else 0.0)
     check_finite_output(np.array([value]), "the k-support negentropy", func=func, hint="Rescale `y`.")
     if return_z:
         return value, _z_of(y, order, m, nu, k)
