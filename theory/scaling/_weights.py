@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from .._validation import as_float_array, check_choice, check_int, check_interval
+from .._validation import as_generator as _as_generator
 
 __all__ = ["LAWS", "SMOOTH_LENGTHSCALE", "weights"]
 
@@ -23,20 +24,9 @@ SMOOTH_LENGTHSCALE = 0.1
 
 
 def as_generator(rng, func):
-    """``rng`` as a :class:`numpy.random.Generator`: a Generator, or None for fresh entropy.
-
-    Integer seeds are refused on purpose (as in :mod:`theory.fbm`): ``weights(L, d, law, rng=0)`` for
-    V and again for W would silently give W = V. Build one generator with
-    ``np.random.default_rng(seed)`` and pass it to every call.
-    """
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None:
-        return np.random.default_rng()
-    raise TypeError(
-        f"`rng` of {func} must be a numpy.random.Generator or None; got {type(rng).__name__}. "
-        "Use rng=np.random.default_rng(seed)."
-    )
+    """``rng`` as a :class:`numpy.random.Generator` (NumPy's convention: None, an int seed or a
+    Generator; see :func:`theory._validation.as_generator`)."""
+    return _as_generator(rng, "rng", func)
 
 
 #: Pivoted-Cholesky stopping tolerance of the smooth law: every marginal variance is within it of 1

@@ -30,6 +30,7 @@ from scipy import stats
 from .._validation import (
     NonFiniteError,
     as_float_array,
+    as_generator,
     check_choice,
     check_int,
     check_interval,
@@ -314,9 +315,7 @@ def fast_norms(L, d, beta, runs, *, arch="res3", activation="relu", slope=0.8, h
     if activation not in _HOMOGENEOUS:
         raise ValueError(f"`activation` of {func} must be one of {list(_HOMOGENEOUS)} (positively "
                          f"homogeneous); got {activation!r}.")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"`rng` of {func} must be a numpy.random.Generator (seeded, for reproducibility); "
-                        f"got {type(rng).__name__}. Use rng=np.random.default_rng(seed).")
+    rng = as_generator(rng, "rng", func)
     alpha = float(L) ** (-beta)
     if arch == "res1":
         if h0 is None:
