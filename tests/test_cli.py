@@ -122,3 +122,54 @@ def test_check_runs_pytest_on_checks_and_writes_the_report(tmp_path):
 def test_module_entry_point_help(command):
     run = subprocess.run([sys.executable, "-m", "theory.cli", command, "--help"], capture_output=True, text=True)
     assert run.returncode == 0 and "usage: theory" in run.stdout
+
+
+# Malformed claims.json: before, a claim without a status, a claim that is not an object, a claim
+# with a field of the wrong form ended in a traceback with exit 1 (which means "a claim failed").
+_GOOD = {"id": "topk/prop-1", "paper": "topk", "title": "t", "kind": "bound", "status": "pass",
+         "expected": {"ratio_max": 1.0}, "measured": {"ratio": 0.5, "n_instances": 3}}
+
+
+@pytest.mark.parametrize("content, pattern", [
+    ("{not json", r"is not valid JSON"),
+    (b"\xff\xfe\x00{", r"is not (UTF-8 text|valid JSON)"),
+    ("[1, 2, 3]", r"is not a claims report \(no 'claims' list\)"),
+    ('{"claims": [1, 2]}', r"claim 0 is not an object; got int"),
+    ('{"claims": [{"id": "a/b"}]}', r"claim 0 \(a/b\) has status None"),
+    ('{"claims": [{"status": "pass"}]}', r"claim 0 has no string 'id'"),
+    (json.dumps({"claims": [{**_GOOD, "status": "maybe"}]}), r"has status 'maybe'"),
+    (json.dumps({"claims": [{**_GOOD, "expected": [1]}]}), r"'expected' must be an object"),
+    (json.dumps({"claims": [{**_GOOD, "aliases": "x"}]}), r"'aliases' and 'notes' must be lists"),
+    (json.dumps({"claims": [_GOOD], "environment": 3}), r"'environment' must be an object"),
+    # well-formed records whose measured dict lacks a field the table reads: caught when rendering
+    (json.dumps({"claims": [{**_GOOD, "kind": "rate", "measured": {"slope": 1.0, "ci": 5}}]}),
+     r"is malformed \(TypeError"),
+])
+@pytest.mark.parametrize("quiet", [False, True])
+def test_report_on_a_malformed_file_exits_2_naming_the_file(tmp_path, capsys, content, pattern, quiet):
+    target = tmp_path / "claims.json"
+    if isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        target.write_text(content)
+    code = main(["report", "--dir", str(tmp_path)] + (["--quiet"] if quiet else []))
+    err = capsys.readouterr().err
+    if quiet and "malformed" in pattern:  # --quiet reads only id, status, message: nothing to catch
+        assert code == 0
+        return
+    assert code == 2, err
+    assert str(target) in err and "theory report:" in err
+    assert __import__("re").search(pattern, err), err
+
+
+def test_report_on_a_directory_named_claims_json_exits_2(tmp_path, capsys):
+    (tmp_path / "claims.json").mkdir()
+    assert main(["report", "--dir", str(tmp_path)]) == 2
+
+
+def test_bad_arguments_exit_2_without_traceback(capsys):
+    for argv in (["report", "--bogus"], ["nonsense"], ["plots", "extra"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+        assert "Traceback" not in capsys.readouterr().err

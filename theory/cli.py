@@ -88,12 +88,19 @@ def _report(args: argparse.Namespace) -> int:
         _say(f"theory report: {exc}; run `theory check` to write a new one", sys.stderr)
         return 2
     failed = [c for c in report["claims"] if c.get("status") == "fail"]
-    if args.quiet:
-        _say(f"{summary_line(report)} ({directory / 'claims.md'})")
-        for c in failed:
-            _say(f"FAIL {c['id']}: {' '.join(str(c.get('message', '')).split())}")
-    else:
-        _say(render_markdown(report).rstrip("\n"))
+    try:
+        if args.quiet:
+            lines = [f"{summary_line(report)} ({directory / 'claims.md'})"]
+            lines += [f"FAIL {c['id']}: {' '.join(str(c.get('message', '')).split())}" for c in failed]
+        else:
+            lines = [render_markdown(report).rstrip("\n")]
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        # a field of an unexpected form (a hand-edited or foreign file): exit 2 is "no usable report"
+        _say(f"theory report: {directory / 'claims.json'} is malformed ({type(exc).__name__}: {exc}); "
+             "run `theory check` to write a new one", sys.stderr)
+        return 2
+    for line in lines:
+        _say(line)
     return 1 if failed else 0
 
 

@@ -348,6 +348,25 @@ def load_report(path: str | os.PathLike) -> dict:
         report = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text: {exc}") from exc
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read: {exc}") from exc
     if not isinstance(report, dict) or not isinstance(report.get("claims"), list):
         raise ValueError(f"{path} is not a claims report (no 'claims' list)")
+    for i, claim in enumerate(report["claims"]):
+        where = f"{path}: claim {i}"
+        if not isinstance(claim, dict):
+            raise ValueError(f"{where} is not an object; got {type(claim).__name__} {claim!r:.60}")
+        if not isinstance(claim.get("id"), str):
+            raise ValueError(f"{where} has no string 'id'")
+        if claim.get("status") not in STATUSES:
+            raise ValueError(f"{where} ({claim['id']}) has status {claim.get('status')!r}, not one of {list(STATUSES)}")
+        for key in ("expected", "measured", "environment"):
+            if claim.get(key) is not None and not isinstance(claim[key], dict):
+                raise ValueError(f"{where} ({claim['id']}): '{key}' must be an object; got {type(claim[key]).__name__}")
+        if not isinstance(claim.get("aliases") or [], list) or not isinstance(claim.get("notes") or [], list):
+            raise ValueError(f"{where} ({claim['id']}): 'aliases' and 'notes' must be lists")
+    if report.get("environment") is not None and not isinstance(report["environment"], dict):
+        raise ValueError(f"{path}: 'environment' must be an object")
     return report
