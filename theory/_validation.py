@@ -7,6 +7,7 @@ got (5, 3, 4)." A wrong kind raises :class:`TypeError`; a wrong value raises :cl
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 
@@ -179,6 +180,14 @@ def check_bool(v, name, *, func=None):
     if not isinstance(v, (bool, np.bool_)):
         raise TypeError(f"`{name}`{_where(func)} must be a bool; got {v!r}.")
     return bool(v)
+
+
+def check_array_memory(shape, names, *, func=None, factor=1):
+    """:func:`check_memory` for ``factor`` float64 arrays of ``shape``, naming the largest of the
+    sizes in ``names`` (a dict: argument name -> its value)."""
+    nbytes = 8 * factor * math.prod(int(s) for s in shape)
+    name = max(names, key=lambda k: names[k])
+    check_memory(nbytes, name, names[name], func=func, hint=f"The output has shape {tuple(shape)}.")
 
 
 def format_bytes(n):
