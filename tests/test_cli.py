@@ -310,3 +310,56 @@ def test_plain_pytest_runs_a_slow_check_named_by_node_id(mini):
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "checks/test_mixed.py"], cwd=mini.root,
                           env=env, capture_output=True, text=True)
     assert "3 passed, 1 deselected" in done.stdout, done.stdout + done.stderr
+
+
+# Malformed claims.json: before, a claim without a status, a claim that is not an object, a claim
+# with a field of the wrong form ended in a traceback with exit 1 (which means "a claim failed").
+_GOOD = {"id": "topk/prop-1", "paper": "topk", "title": "t", "kind": "bound", "status": "pass",
+         "expected": {"ratio_max": 1.0}, "measured": {"ratio": 0.5, "n_instances": 3}}
+
+
+@pytest.mark.parametrize("content, pattern", [
+    ("{not json", r"is not valid JSON"),
+    (b"\xff\xfe\x00{", r"is not (UTF-8 text|valid JSON)"),
+    ("[1, 2, 3]", r"is not a claims report \(no 'claims' list\)"),
+    ('{"claims": [1, 2]}', r"claims\[0\] is int, not a record"),
+    ('{"claims": [{"id": "a/b"}]}', r"claims\[0\] has no status"),
+    ('{"claims": [{"status": "pass"}]}', r"claims\[0\] has no id"),
+    (json.dumps({"claims": [{**_GOOD, "status": "maybe"}]}), r"has status 'maybe'"),
+    (json.dumps({"claims": [{**_GOOD, "expected": [1]}]}), r"claims\[0\].expected is list"),
+    (json.dumps({"claims": [{**_GOOD, "aliases": "x"}]}), r"claims\[0\].aliases is str"),
+    (json.dumps({"claims": [_GOOD], "environment": 3}), r"'environment' is int, not dict"),
+])
+@pytest.mark.parametrize("quiet", [False, True])
+def test_report_on_a_malformed_file_exits_2_naming_the_file(tmp_path, capsys, content, pattern, quiet):
+    target = tmp_path / "claims.json"
+    if isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        target.write_text(content)
+    code = main(["report", "--dir", str(tmp_path)] + (["--quiet"] if quiet else []))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert str(target) in err and "theory report:" in err
+    assert __import__("re").search(pattern, err), err
+
+
+def test_report_on_a_directory_named_claims_json_exits_2(tmp_path, capsys):
+    (tmp_path / "claims.json").mkdir()
+    assert main(["report", "--dir", str(tmp_path)]) == 2
+
+
+def test_bad_arguments_exit_2_without_traceback(capsys):
+    for argv in (["report", "--bogus"], ["nonsense"], ["report", "--format", "yaml"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+        assert "Traceback" not in capsys.readouterr().err
+
+
+def test_report_renders_a_measured_dict_of_an_unexpected_form(tmp_path, capsys):
+    # a record whose measured dict has a field of another form: shown as key = value, not a traceback
+    content = json.dumps({"claims": [{**_GOOD, "kind": "rate", "measured": {"slope": 1.0, "ci": 5}}]})
+    (tmp_path / "claims.json").write_text(content)
+    assert main(["report", "--dir", str(tmp_path)]) == 0
+    assert "slope = 1; ci = 5" in capsys.readouterr().out

@@ -509,13 +509,14 @@ BAD_CALLS = [
     ("fgn-size-nested", lambda: fgn(4, 0.5, size=((2,),), rng=R), TypeError, rf"`size` of {FG} must be an int or a tuple"),
     ("fbm-size-negative", lambda: fbm(4, 0.5, size=(-1,), rng=R), ValueError, rf"`size` of {FB} must hold non-negative"),
     # --- rng
-    ("fgn-rng-int", lambda: fgn(4, 0.5, rng=0), TypeError,
-     rf"`rng` of {FG} must be a numpy\.random\.Generator or None; got int\. Use rng=np\.random\.default_rng\(seed\)"),
+    ("fgn-rng-negative", lambda: fgn(4, 0.5, rng=-1), ValueError, rf"`rng` of {FG} must be a non-negative int seed"),
     ("fgn-rng-randomstate", lambda: fgn(4, 0.5, rng=np.random.RandomState(0)), TypeError,
-     rf"`rng` of {FG} must be a numpy\.random\.Generator or None; got RandomState"),
-    ("fgn-rng-seedsequence", lambda: fgn(4, 0.5, rng=np.random.SeedSequence(0)), TypeError,
-     rf"`rng` of {FG} must be a numpy\.random\.Generator"),
-    ("fbm-rng-string", lambda: fbm(4, 0.5, rng="seed"), TypeError, rf"`rng` of {FB} must be a numpy\.random\.Generator"),
+     rf"`rng` of {FG} must be None, an int seed or a numpy\.random\.Generator; got RandomState"),
+    ("fgn-rng-float", lambda: fgn(4, 0.5, rng=1.0), TypeError, rf"`rng` of {FG} must be None, an int seed"),
+    ("fbm-rng-string", lambda: fbm(4, 0.5, rng="seed"), TypeError, rf"`rng` of {FB} must be None, an int seed"),
+    ("fgn-n-huge", lambda: fgn(10**12, 0.5, rng=R), ValueError,
+     rf"`n` of {FG} = 1000000000000 needs 43\.7 TiB of memory, above the limit of 16\.0 GiB"),
+    ("fbm-size-huge", lambda: fbm(4, 0.5, size=(10**6, 10**6), rng=R), ValueError, rf"`size` of {FB} = .* needs"),
     # --- length
     ("fbm-length-0", lambda: fbm(4, 0.5, length=0.0, rng=R), ValueError,
      rf"`length` of {FB} must lie in \(0\.0, inf\); got 0\.0"),
@@ -605,3 +606,10 @@ def test_accepted_scalar_kinds_give_identical_outputs():
     expected = fbm(8, 0.75, size=2, length=2.0, rng=np.random.default_rng(3))
     for length in (2, np.float32(2.0), np.int64(2)):
         np.testing.assert_array_equal(fbm(8, 0.75, size=2, length=length, rng=np.random.default_rng(3)), expected)
+
+
+def test_rng_follows_numpys_convention():
+    # an int seed (or a SeedSequence) is np.random.default_rng(seed), as in NumPy (before: TypeError)
+    np.testing.assert_array_equal(fgn(8, 0.3, size=2, rng=4), fgn(8, 0.3, size=2, rng=np.random.default_rng(4)))
+    np.testing.assert_array_equal(fbm(8, 0.3, rng=np.random.SeedSequence(2)),
+                                  fbm(8, 0.3, rng=np.random.default_rng(np.random.SeedSequence(2))))

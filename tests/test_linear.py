@@ -577,13 +577,14 @@ def test_initial_weights_deterministic_by_seed(kind):
     assert not np.array_equal(a, c)
 
 
-def test_initial_weights_zero_needs_no_rng_and_others_do():
+def test_initial_weights_rng_follows_numpys_convention():
+    # None (fresh entropy), an int seed or a Generator, as np.random.default_rng (before: None and
+    # int seeds were refused while theory.scaling accepted None)
     np.testing.assert_array_equal(initial_weights(3, 2, "zero"), np.zeros((3, 2, 2)))
     np.testing.assert_array_equal(initial_weights(3, 2, "zero", np.random.default_rng(0)), np.zeros((3, 2, 2)))
     for kind in KINDS[1:]:
-        pattern = rf"`rng` of theory\.linear\.initial_weights must be a numpy\.random\.Generator for kind '{kind}'"
-        with pytest.raises(ValueError, match=pattern):
-            initial_weights(3, 2, kind)
+        assert initial_weights(3, 2, kind).shape == (3, 2, 2)
+        np.testing.assert_array_equal(initial_weights(3, 2, kind, 5), initial_weights(3, 2, kind, np.random.default_rng(5)))
     # scale = 0 is allowed (closed interval at 0).
     np.testing.assert_array_equal(initial_weights(3, 2, "iid", np.random.default_rng(0), scale=0.0), 0.0)
 
@@ -765,13 +766,13 @@ BAD_CALLS = [
     ("flow-t-string", lambda: gradient_flow(TH, I2, I2, ["0", "1"]), TypeError,
      rf"`t` of {GF} must be a real numeric array"),
     ("flow-theta0-nonsquare", lambda: gradient_flow(np.zeros((2, 2, 3)), I2, I2, T2), ValueError,
-     rf"`theta` of {GF} must have shape \(N, d, d\) with N, d >= 1; got \(2, 2, 3\)"),
+     rf"`theta0` of {GF} must have shape \(N, d, d\) with N, d >= 1; got \(2, 2, 3\)"),
     ("flow-theta0-N0", lambda: gradient_flow(np.zeros((0, 2, 2)), I2, I2, T2), ValueError,
-     rf"`theta` of {GF} must have shape"),
+     rf"`theta0` of {GF} must have shape"),
     ("flow-theta0-nan", lambda: gradient_flow(_with(TH, 0, np.nan), I2, I2, T2), ValueError,
-     rf"`theta` of {GF} must be finite"),
+     rf"`theta0` of {GF} must be finite"),
     ("flow-theta0-complex", lambda: gradient_flow(TH + 0j, I2, I2, T2), TypeError,
-     rf"`theta` of {GF} must be a real numeric array"),
+     rf"`theta0` of {GF} must be a real numeric array"),
     ("flow-Sigma-asymmetric", lambda: gradient_flow(TH, [[1.0, 0.1], [0.0, 1.0]], I2, T2), ValueError,
      rf"`Sigma` of {GF} must be symmetric"),
     ("flow-Sigma-indefinite", lambda: gradient_flow(TH, -I2, I2, T2), ValueError,
@@ -825,28 +826,28 @@ BAD_CALLS = [
      rf"`t` of {FD} must be non-negative"),
     # --- assumption1 / prop2_constants
     ("a1-theta0-nonsquare", lambda: assumption1(np.zeros((2, 1, 2)), I2, I2), ValueError,
-     rf"`theta` of {A1} must have shape \(N, d, d\) with N, d >= 1; got \(2, 1, 2\)"),
-    ("a1-theta0-N0", lambda: assumption1(np.zeros((0, 2, 2)), I2, I2), ValueError, rf"`theta` of {A1} must have shape"),
+     rf"`theta0` of {A1} must have shape \(N, d, d\) with N, d >= 1; got \(2, 1, 2\)"),
+    ("a1-theta0-N0", lambda: assumption1(np.zeros((0, 2, 2)), I2, I2), ValueError, rf"`theta0` of {A1} must have shape"),
     ("a1-Sigma-indefinite", lambda: assumption1(TH, -I2, I2), ValueError,
      rf"`Sigma` of {A1} must be positive definite"),
     ("a1-Sigma-asymmetric", lambda: assumption1(TH, [[1.0, 0.2], [0.0, 1.0]], I2), ValueError,
      rf"`Sigma` of {A1} must be symmetric"),
     ("a1-B-mismatch", lambda: assumption1(TH, I2, np.eye(1)), ValueError, rf"`B` of {A1} must have shape \(2, 2\)"),
     ("a1-theta0-inf", lambda: assumption1(_with(TH, 0, np.inf), I2, I2), ValueError,
-     rf"`theta` of {A1} must be finite"),
+     rf"`theta0` of {A1} must be finite"),
     ("a1-Sigma-complex", lambda: assumption1(TH, I2 + 0j, I2), TypeError,
      rf"`Sigma` of {A1} must be a real numeric array"),
     ("p2-theta0-nonsquare", lambda: prop2_constants(np.zeros((2, 2, 1)), I2, I2), ValueError,
-     rf"`theta` of {P2} must have shape \(N, d, d\) with N, d >= 1; got \(2, 2, 1\)"),
+     rf"`theta0` of {P2} must have shape \(N, d, d\) with N, d >= 1; got \(2, 2, 1\)"),
     ("p2-theta0-N0", lambda: prop2_constants(np.zeros((0, 2, 2)), I2, I2), ValueError,
-     rf"`theta` of {P2} must have shape"),
+     rf"`theta0` of {P2} must have shape"),
     ("p2-Sigma-indefinite", lambda: prop2_constants(TH, np.zeros((2, 2)), I2), ValueError,
      rf"`Sigma` of {P2} must be positive definite"),
     ("p2-Sigma-asymmetric", lambda: prop2_constants(TH, [[1.0, 0.0], [0.3, 1.0]], I2), ValueError,
      rf"`Sigma` of {P2} must be symmetric"),
     ("p2-B-nan", lambda: prop2_constants(TH, I2, _with(I2, 0, np.nan)), ValueError, rf"`B` of {P2} must be finite"),
     ("p2-theta0-string", lambda: prop2_constants("theta", I2, I2), TypeError,
-     rf"`theta` of {P2} must be a real numeric array"),
+     rf"`theta0` of {P2} must be a real numeric array"),
     # --- initial_weights
     ("iw-kind-unknown", lambda: initial_weights(3, 2, "gaussian", RNG), ValueError,
      rf"`kind` of {IW} must be one of \['constant', 'cosine', 'iid', 'zero'\]; got 'gaussian'"),
@@ -866,10 +867,18 @@ BAD_CALLS = [
      rf"`scale` of {IW} must lie in"),
     ("iw-scale-string", lambda: initial_weights(3, 2, "iid", RNG, scale="0.25"), TypeError,
      rf"`scale` of {IW} must be a real number"),
-    ("iw-rng-missing", lambda: initial_weights(3, 2, "cosine"), ValueError,
-     rf"`rng` of {IW} must be a numpy\.random\.Generator for kind 'cosine'"),
-    ("iw-rng-int", lambda: initial_weights(3, 2, "iid", 0), TypeError,
-     rf"`rng` of {IW} must be a numpy\.random\.Generator"),
+    ("iw-N-huge", lambda: initial_weights(10**12, 2, "cosine"), ValueError,
+     rf"`N` of {IW} = 1000000000000 needs 29\.1 TiB of memory, above the limit of 16\.0 GiB"),
+    ("flow-t-stiff", lambda: gradient_flow(TH, I2, I2, [0.0, 1e6]), ValueError,
+     rf"`t` of {GF} ends at 1e\+06: the flow from `theta0` has stiffness rho = .* above max_steps = 50000"),
+    ("flow-max-steps-zero", lambda: gradient_flow(TH, I2, I2, T2, max_steps=0), ValueError, rf"`max_steps` of {GF}"),
+    ("flow-progress-bad", lambda: gradient_flow(TH, I2, I2, T2, progress=3), TypeError, rf"`progress` of {GF}"),
+    ("grad-return-loss-list", lambda: gradient(TH, I2, I2, return_loss=[]), TypeError,
+     r"`return_loss` of theory\.linear\.gradient must be a bool"),
+    ("iw-rng-float", lambda: initial_weights(3, 2, "iid", 0.5), TypeError,
+     rf"`rng` of {IW} must be None, an int seed or a numpy\.random\.Generator; got float"),
+    ("iw-rng-negative", lambda: initial_weights(3, 2, "iid", -1), ValueError,
+     rf"`rng` of {IW} must be a non-negative int seed"),
     # --- depth_embedding
     ("de-s-negative", lambda: depth_embedding(THT, -0.1), ValueError, rf"`s` of {DE} must lie in \[0, 1\]"),
     ("de-s-above-one", lambda: depth_embedding(THT, [0.5, 1.0000001]), ValueError,
@@ -1011,7 +1020,7 @@ def test_user_arrays_are_not_modified_and_not_aliased():
 # --- Hypothesis: arbitrary shapes and dtypes reach only TypeError / ValueError ---------------------
 
 _SHAPES = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)  # 0-4 dims, sizes 0-4
-_OUR_MESSAGE = re.compile(r"`(theta|Sigma|B|t|rtol|atol)` of theory\.linear\.(product|gradient|gradient_flow)")
+_OUR_MESSAGE = re.compile(r"`(theta|theta0|Sigma|B|t|rtol|atol)` of theory\.linear\.(product|gradient|gradient_flow)")
 
 
 def _array_like(shape=None, bound=None, numeric=False, nonfinite=False):

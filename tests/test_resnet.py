@@ -879,3 +879,17 @@ def test_no_regex_in_table_is_vacuous():
     # Every message pattern must match something specific: guard against a pattern like ".*".
     for row in BAD_CALLS:
         assert len(re.sub(r"[.*\\]", "", row[3])) >= 10, row[0]
+
+
+def test_error_weight_generators_take_numpys_rng_and_refuse_huge_sizes():
+    # before: rng=None or an int seed gave AttributeError ('NoneType' has no 'standard_normal'),
+    # d = -1 a NumPy error without the argument's name, depth = 10**12 a MemoryError
+    from theory.resnet.errors import iid_weights, smooth_weights
+
+    for gen in (iid_weights, smooth_weights):
+        np.testing.assert_array_equal(gen(4, 2, 7), gen(4, 2, np.random.default_rng(7)))
+        assert gen(4, 2, None).shape == (4, 2, 2)
+        with pytest.raises(ValueError, match=r"`d` of theory\.resnet\.errors\.\w+ must be >= 1"):
+            gen(4, -1, 0)
+        with pytest.raises(ValueError, match=r"`depth` of .* = 1000000000000 needs 29\.1 TiB of memory"):
+            gen(10**12, 2, 0)

@@ -108,7 +108,9 @@ def test_two_moons_noise_level():
 
 def test_two_moons_validation():
     with pytest.raises(TypeError, match="`rng`"):
-        two_moons(10, 0.1, 0)
+        two_moons(10, 0.1, 0.5)
+    # NumPy's rng convention: an int is a seed (before: TypeError)
+    np.testing.assert_array_equal(two_moons(6, 0.1, 3)[0], two_moons(6, 0.1, np.random.default_rng(3))[0])
     with pytest.raises(ValueError, match="`noise`"):
         two_moons(10, -0.1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="`n`"):

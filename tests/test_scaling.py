@@ -20,6 +20,8 @@ What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel"):
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -724,10 +726,15 @@ BAD_CALLS = [
     ("weights-lengthscale-zero", lambda: weights(3, 2, "smooth", lengthscale=0.0), ValueError,
      r"`lengthscale` of .* must lie in \(0\.0, inf\)"),
     ("weights-rng-bad", lambda: weights(3, 2, "gaussian", rng="seed"), TypeError,
-     r"`rng` of .* must be a numpy\.random\.Generator or None; got str\. Use rng=np\.random\.default_rng\(seed\)"),
+     r"`rng` of .* must be None, an int seed or a numpy\.random\.Generator; got str"),
     ("weights-rng-legacy", lambda: weights(3, 2, "gaussian", rng=np.random.RandomState(0)), TypeError, r"`rng` of"),
-    ("weights-rng-int", lambda: weights(3, 2, "gaussian", rng=0), TypeError, r"`rng` of .* got int"),
-    ("brownian-rng-int", lambda: brownian_increments(4, 2, rng=0), TypeError, r"`rng` of .*brownian_increments"),
+    # NumPy's convention: an int is a seed (before: TypeError); a negative one is refused
+    ("weights-rng-negative", lambda: weights(3, 2, "gaussian", rng=-1), ValueError, r"`rng` of .* non-negative int"),
+    ("brownian-rng-float", lambda: brownian_increments(4, 2, rng=0.5), TypeError, r"`rng` of .*brownian_increments"),
+    ("weights-L-huge", lambda: weights(10**12, 2, "gaussian"), ValueError,
+     r"`L` of theory\.scaling\.weights = 1000000000000 needs 58\.2 TiB of memory"),
+    ("weights-smooth-L-huge", lambda: weights(10**6, 1, "smooth"), ValueError, r"`L` of .* needs 14\.6 TiB"),
+    ("brownian-n-huge", lambda: brownian_increments(10**12, 1), ValueError, r"`n` of .* needs 7\.3 TiB"),
     ("sde-increments-not-square", lambda: sde_em(H3, np.ones((4, 3, 2))), ValueError,
      r"`increments` of theory\.scaling\.sde_em must have shape \(n, d, d\)"),
     ("sde-increments-d", lambda: sde_em(H3, np.ones((4, 2, 2))), ValueError,
@@ -930,3 +937,15 @@ def test_arbitrary_inputs_raise_only_type_or_value_errors(call):
         out = np.asarray(out)
         assert out.dtype == np.float64
         assert np.all(np.isfinite(out) | (out == -np.inf))  # -inf: a log ratio of an exact identity map
+
+
+@pytest.mark.parametrize("ell", [5e-324, 1e-300, 1e300, 1.7e308])
+def test_smooth_weights_with_extreme_lengthscale_are_finite(ell):
+    # before: divide by zero (RuntimeWarning, then NaN) for ell near 1e-300 and OverflowError near 1e300.
+    # Limits: i.i.d. Gaussian across layers as ell -> 0, one shared matrix as ell -> inf.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        V = weights(6, 2, "smooth", rng=np.random.default_rng(0), lengthscale=ell)
+    assert np.all(np.isfinite(V))
+    if ell > 1:
+        np.testing.assert_allclose(V, np.broadcast_to(V[0], V.shape), rtol=1e-12)

@@ -152,7 +152,9 @@ _GEN = np.random.default_rng
     ({"gradients": 1}, TypeError, "`gradients`"),
     ({"weights_fn": 3}, TypeError, "`weights_fn`"),
     ({"weights_fn": lambda L, d, H, rng: np.zeros((L, d))}, ValueError, "weights_fn"),
-    ({"rng": 0}, TypeError, "`rng`"),
+    ({"rng": 1.5}, TypeError, "`rng`"),  # an int is a seed (NumPy's convention); a float is not
+    ({"n_seeds": 10**12}, ValueError, r"`n_seeds` of .* needs about .* floating-point operations, above the budget"),
+    ({"L": 10**12}, ValueError, r"`L` of .* needs .* of memory"),
 ])
 def test_phase_diagram_bad_input(kwargs, exc, pattern):
     args = {"hurst": [0.5], "beta": [0.5, 1.0], "L": 10, "d": 3, "n_seeds": 1, "rng": _GEN(0), **kwargs}

@@ -7,6 +7,7 @@ got (5, 3, 4)." A wrong kind raises :class:`TypeError`; a wrong value raises :cl
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 
@@ -16,8 +17,14 @@ from ._errors import NonFiniteError
 from ._finite import all_finite
 
 __all__ = [
+    "MAX_BYTES",
+    "MAX_WORK",
     "NonFiniteError",
     "as_float_array",
+    "as_generator",
+    "check_memory",
+    "check_work",
+    "check_bool",
     "check_choice",
     "check_finite_output",
     "check_int",
@@ -133,3 +140,89 @@ def check_finite_output(arr, what, *, func=None, hint=""):
         extra = f" {hint}" if hint else ""
         raise NonFiniteError(f"{func or 'theory'}: {what} overflowed to NaN or inf.{extra}")
     return arr
+
+
+# ------------------------------------------------------------------------------------ rng and limits
+
+#: Largest block of memory one call may ask for, in bytes: a fixed cap of 16 GiB (not a fraction of
+#: the free memory, so that a call is refused or accepted alike on every machine). A call that would
+#: need more is refused before it allocates, naming the argument and the memory it would need.
+MAX_BYTES = 2**34
+
+#: Default work budget of one call, in floating-point operations (multiply-adds, or right-hand-side
+#: evaluations times their cost): 10**11, about a minute of one core. Functions whose cost is not
+#: fixed by the size of their output estimate it up front and refuse a larger one, unless the caller
+#: raises the budget with their ``max_work`` keyword.
+MAX_WORK = 10**11
+
+
+def as_generator(rng, name="rng", func=None):
+    """``rng`` as a :class:`numpy.random.Generator`, with NumPy's convention.
+
+    ``None`` gives fresh OS entropy; an int >= 0 (or a :class:`numpy.random.SeedSequence`,
+    a bit generator) seeds a new generator, ``np.random.default_rng(rng)``; a Generator is used as
+    is (and advanced). A bool, a float, a negative int or anything else raises naming ``name``.
+    Passing the same int to two calls gives the same draws in both: pass one Generator to draws
+    that must be independent.
+    """
+    where = _where(func)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+        if rng < 0:
+            raise ValueError(f"`{name}`{where} must be a non-negative int seed; got {int(rng)}.")
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"`{name}`{where} must be None, an int seed or a numpy.random.Generator; "
+                    f"got {type(rng).__name__}.")
+
+
+def check_bool(v, name, *, func=None):
+    """Return ``v`` as a bool if it is one (Python or NumPy), else raise naming ``name``."""
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"`{name}`{_where(func)} must be a bool; got {v!r}.")
+    return bool(v)
+
+
+def check_array_memory(shape, names, *, func=None, factor=1):
+    """:func:`check_memory` for ``factor`` float64 arrays of ``shape``, naming the largest of the
+    sizes in ``names`` (a dict: argument name -> its value)."""
+    nbytes = 8 * factor * math.prod(int(s) for s in shape)
+    name = max(names, key=lambda k: names[k])
+    check_memory(nbytes, name, names[name], func=func, hint=f"The output has shape {tuple(shape)}.")
+
+
+def format_bytes(n):
+    """``n`` bytes in the largest binary unit that keeps the figure >= 1 (e.g. '8.0 TiB')."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} PiB"  # pragma: no cover
+
+
+def check_memory(nbytes, name, value, *, func=None, hint=""):
+    """Refuse a call whose arrays would need more than :data:`MAX_BYTES`, naming ``name`` = ``value``.
+
+    ``nbytes`` may be an exact Python int or a float estimate (it never overflows)."""
+    if nbytes > MAX_BYTES:
+        extra = f" {hint}" if hint else ""
+        raise ValueError(f"`{name}`{_where(func)} = {value!r} needs {format_bytes(nbytes)} of memory, above the "
+                         f"limit of {format_bytes(MAX_BYTES)} (theory._validation.MAX_BYTES).{extra}")
+
+
+def check_work(ops, name, value, *, func=None, max_work=None, hint=""):
+    """Refuse a call whose estimated cost ``ops`` (floating-point operations) exceeds ``max_work``
+    (default :data:`MAX_WORK`), naming ``name`` = ``value`` and giving the estimate.
+
+    Returns the budget used, validated (``max_work`` must be a positive number)."""
+    where = _where(func)
+    budget = MAX_WORK if max_work is None else check_interval(max_work, "max_work", 0.0, np.inf, func=func)
+    if not ops <= budget:
+        extra = f" {hint}" if hint else ""
+        raise ValueError(f"`{name}`{where} = {value!r} needs about {float(ops):.2g} floating-point operations, above "
+                         f"the budget max_work = {budget:.2g}; pass a larger `max_work` to run it anyway, or a "
+                         f"smaller `{name}`.{extra}")
+    return budget

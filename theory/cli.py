@@ -173,23 +173,25 @@ def _report(args: argparse.Namespace) -> int:
 
     failed = [c for c in report["claims"] if c.get("status") == "fail"]
     status = freshness(report, _git_commit())
-    if args.quiet:
-        _say(f"{summary_line(report)} ({directory / 'claims.md'})")
-        for line in status:
-            _say(line)
-        for c in failed:
-            _say(f"FAIL {c['id']}: {' '.join(str(c.get('message', '')).split())}")
-    elif args.format == "markdown":
-        _say(render_markdown(report).rstrip("\n"))
-    elif args.format == "json":
-        import json
+    try:
+        if args.quiet:
+            lines = [f"{summary_line(report)} ({directory / 'claims.md'})", *status]
+            lines += [f"FAIL {c['id']}: {' '.join(str(c.get('message', '')).split())}" for c in failed]
+        elif args.format == "markdown":
+            lines = [render_markdown(report).rstrip("\n")]
+        elif args.format == "json":
+            import json
 
-        _say(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        _say(render_table(report))
-        _say(summary_line(report))
-        for line in status:
-            _say(line)
+            lines = [json.dumps(report, indent=2, ensure_ascii=False)]
+        else:
+            lines = [render_table(report), summary_line(report), *status]
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        # a field of an unexpected form (a hand-edited or foreign file): exit 2 is "no usable report"
+        _say(f"theory report: {directory / 'claims.json'} is malformed ({type(exc).__name__}: {exc}); "
+             "run `theory check` to write a new one", sys.stderr)
+        return 2
+    for line in lines:
+        _say(line)
     return 1 if failed else 0
 
 

@@ -514,6 +514,10 @@ def load_report(path: str | os.PathLike) -> dict:
         report = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text: {exc}") from exc
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read: {exc}") from exc
     if not isinstance(report, dict) or not isinstance(report.get("claims"), list):
         raise ValueError(f"{path} is not a claims report (no 'claims' list)")
     for key, kind in (("environment", dict), ("last_run", dict), ("generated", str), ("version", str)):

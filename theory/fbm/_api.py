@@ -27,7 +27,14 @@ import numbers
 
 import numpy as np
 
-from .._validation import as_float_array, check_finite_output, check_int, check_interval
+from .._validation import (
+    as_float_array,
+    as_generator,
+    check_finite_output,
+    check_int,
+    check_interval,
+    check_memory,
+)
 from ._kernels import _autocovariance
 
 __all__ = ["autocovariance", "fgn", "fbm"]
@@ -71,20 +78,8 @@ def _check_size(size, func):
 
 
 def _check_rng(rng, func):
-    """A ``numpy.random.Generator``, or a fresh unseeded one for ``None``.
-
-    Integer seeds are refused on purpose: passing the same int to successive calls would silently
-    give identical, not independent, samples. Build the generator once with
-    ``np.random.default_rng(seed)`` and pass it to every call.
-    """
-    if rng is None:
-        return np.random.default_rng()
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"`rng` of {func} must be a numpy.random.Generator or None; got {type(rng).__name__}. "
-            "Use rng=np.random.default_rng(seed)."
-        )
-    return rng
+    """NumPy's convention: None, an int seed or a Generator (:func:`theory._validation.as_generator`)."""
+    return as_generator(rng, "rng", func)
 
 
 # --------------------------------------------------------------------------------- embedding
@@ -179,8 +174,13 @@ def _sample(n, hurst, size, rng, func):
     hurst = _check_hurst(hurst, func)
     shape = _check_size(size, func)
     rng = _check_rng(rng, func)
-    w = _weights(n, hurst)
     m = math.prod(shape)
+    # the normal draws, their transform and the output: three float64 arrays of m * 2n entries (the
+    # embedding's eigenvalues, 2n more, count when m = 0)
+    name, value = ("n", n) if m <= 2 * n else ("size", size)
+    check_memory(3 * 8 * max(m, 1) * 2 * n, name, value, func=func,
+                 hint=f"The samples have shape {(*shape, n)}.")
+    w = _weights(n, hurst)
     if m == 0:
         return np.empty((0, 2 * n)), n, hurst, shape
     z = rng.standard_normal((m, 2 * n))

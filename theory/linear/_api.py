@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_float_array, check_finite_output
+from .._validation import as_float_array, check_bool, check_finite_output
 from . import _kernels
 
 __all__ = ["data_moments", "gradient", "loss", "partial_products", "product"]
 
 
-def _theta(theta, func):
-    theta = as_float_array(theta, "theta", func=func, ndim=3)
+def _theta(theta, func, name="theta"):
+    theta = as_float_array(theta, name, func=func, ndim=3)
     N, d, e = theta.shape
     if N < 1 or d < 1 or d != e:
-        raise ValueError(f"`theta` of {func} must have shape (N, d, d) with N, d >= 1; got {theta.shape}.")
+        raise ValueError(f"`{name}` of {func} must have shape (N, d, d) with N, d >= 1; got {theta.shape}.")
     return theta
 
 
@@ -168,6 +168,7 @@ def gradient(theta, Sigma, B, *, return_loss=False):
     The documents print :math:`N\nabla_n` without the factor 2 (see ERRATA.md,
     ``resnet-node/prop-2/erratum``).
     """
+    return_loss = check_bool(return_loss, "return_loss", func="theory.linear.gradient")
     grad, value = _gradient(theta, Sigma, B, "theory.linear.gradient")
     return (grad, value) if return_loss else grad
 

@@ -18,10 +18,13 @@ from .._finite import all_finite
 from .._validation import (
     NonFiniteError,
     as_float_array,
+    as_generator,
+    check_bool,
     check_choice,
     check_finite_output,
     check_int,
     check_interval,
+    check_memory,
 )
 from . import _kernels
 from ._api import _sigma_b, _theta
@@ -40,6 +43,15 @@ __all__ = [
 
 _RTOL_MIN = 100 * np.finfo(float).eps
 
+#: Default step budget of :func:`gradient_flow`: DOP853 steps (12 right-hand-side evaluations each,
+#: about 0.13 ms per step at N = 4, d = 2, so some 7 s).
+MAX_FLOW_STEPS = 50_000
+
+#: Length of DOP853's stability interval on the negative real axis (about -6.0): an explicit step h
+#: is stable only while h rho <= 6 for the largest eigenvalue rho of the flow's Jacobian.
+_DOP853_STABILITY = 6.0
+_DOP853_STAGES = 12
+
 
 class _Gradient:
     """Preallocated buffers and the flat right-hand side -N grad of the flow."""
@@ -49,6 +61,7 @@ class _Gradient:
         self.before, self.grad = np.empty((N, d, d)), np.empty((N, d, d))
         self.scratch = tuple(np.empty((d, d)) for _ in range(5))
         self.nfev = 0
+        self.max_steps, self.max_nfev, self.t_end, self.progress = 0, np.inf, 0.0, None
 
     def __call__(self, theta, func):
         loss = _kernels.gradient(theta, self.Sigma, self.B, self.before, self.grad, *self.scratch)
@@ -57,10 +70,32 @@ class _Gradient:
                                  "Reduce the weights, Sigma or B.")
         return self.grad, float(loss)
 
-    def rhs(self, _t, y):
+    def rhs(self, t, y):
         self.nfev += 1
+        if self.nfev > self.max_nfev:
+            raise ValueError(f"`t` of theory.linear.gradient_flow: the flow took more than max_steps = "
+                             f"{self.max_steps} DOP853 steps before t = {t:.6g} (of {self.t_end:.6g}); the flow is "
+                             "stiffer than estimated. Pass a larger `max_steps` or a shorter horizon.")
+        if self.progress is not None and self.nfev % 1000 == 0:
+            self.progress(float(t), self.t_end)
         grad, _ = self(y.reshape(self.N, self.d, self.d), "theory.linear.gradient_flow")
         return -self.N * grad.ravel()
+
+    def stiffness(self, theta0, func, iterations=20):
+        """The spectral radius rho of the flow's Jacobian -N Hess(loss) at ``theta0``, by power
+        iteration on finite-difference Jacobian-vector products (seeded, deterministic)."""
+        f0 = -self.N * self(theta0, func)[0].ravel().copy()
+        v = np.random.default_rng(0).standard_normal(theta0.size)
+        v /= np.linalg.norm(v)
+        eps = 1e-6 * max(1.0, float(np.max(np.abs(theta0))))
+        rho = 0.0
+        for _ in range(iterations):
+            jv = (-self.N * self(theta0 + eps * v.reshape(theta0.shape), func)[0].ravel() - f0) / eps
+            rho = float(np.linalg.norm(jv))
+            if not (np.isfinite(rho) and rho > 0.0):
+                return rho if np.isfinite(rho) else np.inf
+            v = jv / rho
+        return rho
 
 
 @dataclass(frozen=True)
@@ -110,9 +145,11 @@ def flow_diagnostics(theta_t, Sigma, B, t=None):
     loss, pl, gnorm = np.empty(T), np.empty((T, N)), np.empty((T, N))
     for k in range(T):
         grad, loss[k] = g(theta_t[k], func)
-        gnorm[k] = np.sqrt(np.sum(grad**2, axis=(1, 2)))
-        with np.errstate(divide="ignore", invalid="ignore"):  # a zero loss gives nan: PL undefined there
+        gnorm[k] = _frobenius(grad, func)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a zero loss gives nan: PL undefined there
             pl[k] = N**2 * gnorm[k] ** 2 / loss[k]
+        if np.any(np.isinf(pl[k])):
+            raise NonFiniteError(f"{func}: the PL ratio N^2 |grad|^2 / loss overflowed to inf. Rescale Sigma and B.")
     max_weight = np.max(_frobenius(theta_t, func), axis=1)
     diff = N * np.max(_frobenius(np.diff(theta_t, axis=1), func), axis=1) if N > 1 else np.zeros(T)
     return FlowInfo(times, loss, max_weight, diff, pl, gnorm)
@@ -132,7 +169,8 @@ def _times(t, func, shape=None):
     return times
 
 
-def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=False):
+def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=False, max_steps=MAX_FLOW_STEPS,
+                  progress=None):
     r"""Integrate the rescaled gradient flow :math:`\dot\theta_n = -N\nabla_n` of :math:`\|\Pi - B\|^2_\Sigma`.
 
     Parameters
@@ -151,6 +189,14 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
     full_output : bool
         Also return a :class:`FlowInfo` with the loss, weight norms, layer differences and PL
         ratios at the times ``t``.
+    max_steps : int
+        Budget of DOP853 steps (default :data:`MAX_FLOW_STEPS` = 50 000, some 7 s at N = 4, d = 2). The number
+        needed is estimated up front as ``t[-1] * rho / 6``, rho the spectral radius of the flow's
+        Jacobian at ``theta0`` (power iteration) and 6 the length of DOP853's stability interval;
+        a larger estimate is refused before integrating, and the integration stops with an error
+        once it has spent ``12 * max_steps`` right-hand-side evaluations.
+    progress : callable, optional
+        ``progress(t_reached, t_end)``, called every 1000 right-hand-side evaluations.
 
     Returns
     -------
@@ -160,7 +206,8 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
     Raises
     ------
     ValueError
-        Wrong shapes, Sigma not symmetric positive definite, times negative or decreasing, NaN.
+        Wrong shapes, Sigma not symmetric positive definite, times negative or decreasing, NaN;
+        a horizon ``t[-1]`` whose estimated number of steps exceeds ``max_steps``.
     RuntimeError
         The integrator failed.
 
@@ -178,23 +225,38 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
     True
     """
     func = "theory.linear.gradient_flow"
-    theta0 = _theta(theta0, func)
+    theta0 = _theta(theta0, func, "theta0")
     N, d, _ = theta0.shape
     Sigma, B = _sigma_b(Sigma, B, d, func)
     times = _times(t, func)
     # SciPy's DOP853 raises its tolerance to 100 eps silently; refuse what would not be honoured
     rtol = check_interval(rtol, "rtol", _RTOL_MIN, 1.0, func=func, closed="left")
     atol = check_interval(atol, "atol", 0.0, np.inf, func=func)
-    if not isinstance(full_output, (bool, np.bool_)):
-        raise TypeError(f"`full_output` of {func} must be a bool; got {full_output!r}.")
+    full_output = check_bool(full_output, "full_output", func=func)
+    max_steps = check_int(max_steps, "max_steps", func=func, minimum=1)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"`progress` of {func} must be callable or None; got {type(progress).__name__}.")
+    check_memory(8 * times.size * theta0.size, "t", f"{times.size} times", func=func,
+                 hint=f"The output has shape ({times.size}, {N}, {d}, {d}).")
     g = _Gradient(N, d, Sigma, B)
     y0 = theta0.ravel().copy()
     unique, where = np.unique(times, return_inverse=True)  # solve_ivp needs strictly increasing t_eval
     if unique[-1] > 0:
+        rho = g.stiffness(theta0, func)
+        steps = unique[-1] * rho / _DOP853_STABILITY
+        if not steps <= max_steps:
+            raise ValueError(
+                f"`t` of {func} ends at {unique[-1]:.6g}: the flow from `theta0` has stiffness rho = {rho:.3g} "
+                f"(largest eigenvalue of its Jacobian), so DOP853 needs about {steps:.3g} steps "
+                f"(t * rho / {_DOP853_STABILITY:g}), above max_steps = {max_steps}. Pass a larger `max_steps` "
+                "(about 0.13 ms per step at N = 4, d = 2), a shorter horizon, or smaller weights.")
+        g.max_steps, g.max_nfev, g.t_end, g.progress = max_steps, _DOP853_STAGES * max_steps + 2, float(unique[-1]), progress
         sol = solve_ivp(g.rhs, (0.0, unique[-1]), y0, method="DOP853", t_eval=unique, rtol=rtol, atol=atol)
         if not sol.success:
             raise RuntimeError(f"{func}: DOP853 failed: {sol.message}")
         theta_t = sol.y.T[where].reshape(len(times), N, d, d)
+        if progress is not None:
+            progress(g.t_end, g.t_end)
     else:
         theta_t = np.broadcast_to(theta0, (len(times), N, d, d)).copy()
     check_finite_output(theta_t, "the weights", func=func, hint="The flow diverged; check Sigma and B.")
@@ -207,7 +269,7 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
 
 def _initial_state(theta0, Sigma, B, func):
     """Validated theta0, the extreme eigenvalues m, M of Sigma and the initial loss."""
-    theta0 = _theta(theta0, func)
+    theta0 = _theta(theta0, func, "theta0")
     N, d, _ = theta0.shape
     Sigma, B = _sigma_b(Sigma, B, d, func)
     eig = np.linalg.eigvalsh(Sigma)
@@ -278,13 +340,17 @@ def prop2_constants(theta0, Sigma, B):
     theta0, m, M, l0 = _initial_state(theta0, Sigma, B, func)
     N = theta0.shape[0]
     C0 = float(N * np.max(_frobenius(np.diff(theta0, axis=0), func))) if N > 1 else 0.0
-    movement = np.e**1.5 * np.sqrt(M * l0) / m
-    return {
-        "l0": float(l0), "m": m, "M": M, "C0": C0,
-        "pl_low": 4 * m / np.e, "pl_high": 4 * np.e * M, "loss_rate": 4 * m / np.e,
-        "movement": float(movement), "smoothness": float(C0 + 2 * movement),
-        "time_lipschitz": float(2 * np.sqrt(np.e * M * l0)),
-    }
+    with np.errstate(over="ignore"):
+        movement = np.e**1.5 * np.sqrt(M * l0) / m
+        out = {
+            "l0": float(l0), "m": m, "M": M, "C0": C0,
+            "pl_low": 4 * m / np.e, "pl_high": 4 * np.e * M, "loss_rate": 4 * m / np.e,
+            "movement": float(movement), "smoothness": float(C0 + 2 * movement),
+            "time_lipschitz": float(2 * np.sqrt(np.e * M * l0)),
+        }
+    check_finite_output(np.array(list(out.values())), "a constant", func=func,
+                        hint="Sigma is too ill-conditioned or the loss too large.")
+    return out
 
 
 def initial_weights(N, d, kind, rng=None, *, scale=0.25):
@@ -305,12 +371,11 @@ def initial_weights(N, d, kind, rng=None, *, scale=0.25):
     d = check_int(d, "d", func=func, minimum=1)
     check_choice(kind, "kind", ("zero", "constant", "cosine", "iid"), func=func)
     scale = check_interval(scale, "scale", 0.0, np.inf, func=func, closed="left")
+    check_memory(8 * N * d * d, "N" if N >= d * d else "d", N if N >= d * d else d, func=func,
+                 hint=f"The weights have shape ({N}, {d}, {d}).")
     if kind == "zero":
         return np.zeros((N, d, d))
-    if rng is None:
-        raise ValueError(f"`rng` of {func} must be a numpy.random.Generator for kind {kind!r}.")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"`rng` of {func} must be a numpy.random.Generator; got {type(rng).__name__}.")
+    rng = as_generator(rng, "rng", func)
     if kind == "iid":
         G = rng.standard_normal((N, d, d))
         return scale * G / np.sqrt(np.sum(G**2, axis=(1, 2)))[:, None, None]

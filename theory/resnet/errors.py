@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_float_array, check_int, check_interval
+from .._validation import as_float_array, as_generator, check_int, check_interval, check_memory
 from ._api import forward, gradient, reverse
 from ._schemes import resolve_scheme
 
@@ -34,9 +34,15 @@ def _unit_op(M):
     return M / np.linalg.norm(M, 2)
 
 
-def _slices(depth, scheme, func):
+def _slices(depth, d, rng, scheme, scale, func):
+    """Validated (N, K, d, rng, scale) of the weight generators; K = N (+ 1 for Heun)."""
     depth = check_int(depth, "depth", func=func, minimum=1)
-    return depth, depth + resolve_scheme(scheme, func).extra_slices
+    d = check_int(d, "d", func=func, minimum=1)
+    K = depth + resolve_scheme(scheme, func).extra_slices
+    check_memory(8 * K * d * d, "depth" if K >= d * d else "d", depth if K >= d * d else d, func=func,
+                 hint=f"The weights have shape ({K}, {d}, {d}).")
+    scale = check_interval(scale, "scale", 0.0, np.inf, func=func)
+    return depth, K, d, as_generator(rng, "rng", func), scale
 
 
 def smooth_weights(depth, d, rng, *, scheme="euler", scale=1.0):
@@ -47,8 +53,7 @@ def smooth_weights(depth, d, rng, *, scheme="euler", scale=1.0):
     times ``scale``; K = N for Euler and N + 1 for Heun. The same generator state gives the same
     path for every depth, which is what a rate in N needs. Returns shape (K, d, d).
     """
-    N, K = _slices(depth, scheme, "theory.resnet.errors.smooth_weights")
-    scale = check_interval(scale, "scale", 0.0, np.inf, func="theory.resnet.errors.smooth_weights")
+    N, K, d, rng, scale = _slices(depth, d, rng, scheme, scale, "theory.resnet.errors.smooth_weights")
     A, B1, B2 = (scale * _unit_op(rng.standard_normal((d, d))) for _ in range(3))
     s = np.arange(K)[:, None, None] / N
     return A + 0.5 * s * B1 + 0.5 * np.sin(2 * np.pi * s) * B2
@@ -61,8 +66,7 @@ def iid_weights(depth, d, rng, *, scheme="euler", scale=1.0):
     Consecutive differences are O(1), so Delta_theta of Proposition 5 does not vanish with N.
     Returns shape (K, d, d).
     """
-    N, K = _slices(depth, scheme, "theory.resnet.errors.iid_weights")
-    scale = check_interval(scale, "scale", 0.0, np.inf, func="theory.resnet.errors.iid_weights")
+    N, K, d, rng, scale = _slices(depth, d, rng, scheme, scale, "theory.resnet.errors.iid_weights")
     A = scale * _unit_op(rng.standard_normal((d, d)))
     M = rng.standard_normal((K, d, d))
     M /= np.linalg.norm(M, 2, axis=(1, 2))[:, None, None]

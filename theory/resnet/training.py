@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
-from .._validation import as_float_array, check_choice, check_int, check_interval
+from .._validation import as_float_array, as_generator, check_choice, check_int, check_interval, check_memory, check_work
 from ..claims import Verdict, qualitative_verdict
 from ._api import final_state, forward, gradient
 from ._ode import interpolating_ode
@@ -175,8 +175,7 @@ def two_moons(n: int, noise: float, rng: np.random.Generator):
     func = "theory.resnet.training.two_moons"
     n = check_int(n, "n", func=func, minimum=2)
     noise = check_interval(noise, "noise", 0.0, math.inf, func=func, closed="left")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"`rng` of {func} must be a numpy.random.Generator; got {type(rng).__name__}.")
+    rng = as_generator(rng, "rng", func)
     n0 = n // 2
     labels = np.r_[np.zeros(n0, dtype=np.int64), np.ones(n - n0, dtype=np.int64)]
     t = rng.uniform(0.0, np.pi, n)

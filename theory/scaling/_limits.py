@@ -20,6 +20,7 @@ from scipy.integrate import solve_ivp
 from .._validation import (
     NonFiniteError,
     as_float_array,
+    check_array_memory,
     check_choice,
     check_finite_output,
     check_int,
@@ -56,6 +57,7 @@ def brownian_increments(n, d, rng=None):
     func = "theory.scaling.brownian_increments"
     n = check_int(n, "n", func=func, minimum=1)
     d = check_int(d, "d", func=func, minimum=1)
+    check_array_memory((n, d, d), {"n": n, "d": d}, func=func)
     gen = as_generator(rng, func)
     return gen.standard_normal((n, d, d)) * np.sqrt(1.0 / n)
 

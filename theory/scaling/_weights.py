@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-from .._validation import as_float_array, check_choice, check_int, check_interval
+from .._validation import as_float_array, check_array_memory, check_choice, check_int, check_interval
+from .._validation import as_generator as _as_generator
 
 __all__ = ["LAWS", "SMOOTH_LENGTHSCALE", "weights"]
 
@@ -23,20 +24,9 @@ SMOOTH_LENGTHSCALE = 0.1
 
 
 def as_generator(rng, func):
-    """``rng`` as a :class:`numpy.random.Generator`: a Generator, or None for fresh entropy.
-
-    Integer seeds are refused on purpose (as in :mod:`theory.fbm`): ``weights(L, d, law, rng=0)`` for
-    V and again for W would silently give W = V. Build one generator with
-    ``np.random.default_rng(seed)`` and pass it to every call.
-    """
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None:
-        return np.random.default_rng()
-    raise TypeError(
-        f"`rng` of {func} must be a numpy.random.Generator or None; got {type(rng).__name__}. "
-        "Use rng=np.random.default_rng(seed)."
-    )
+    """``rng`` as a :class:`numpy.random.Generator` (NumPy's convention: None, an int seed or a
+    Generator; see :func:`theory._validation.as_generator`)."""
+    return _as_generator(rng, "rng", func)
 
 
 #: Pivoted-Cholesky stopping tolerance of the smooth law: every marginal variance is within it of 1
@@ -64,7 +54,9 @@ def _rbf_factor(L, lengthscale):
         i = int(np.argmax(resid))
         if resid[i] <= _RBF_TOL:
             break
-        col = np.exp(-((s - s[i]) ** 2) / (2.0 * lengthscale**2)) - F[:, :r] @ F[i, :r]
+        with np.errstate(over="ignore"):  # a length-scale near 1e-300 overflows z to inf: exp(-inf) = 0
+            z = (s - s[i]) / lengthscale  # not ell**2, which overflows (OverflowError) for ell near 1e300
+            col = np.exp(-0.5 * (z * z)) - F[:, :r] @ F[i, :r]
         col /= np.sqrt(resid[i])
         F[:, r] = col
         resid -= col * col
@@ -153,6 +145,8 @@ def weights(L, d, law, hurst=None, rng=None, *, lengthscale=None):
     L = check_int(L, "L", func=func, minimum=1)
     d = check_int(d, "d", func=func, minimum=1)
     law = check_choice(law, "law", LAWS, func=func)
+    # the smooth law also builds an (L, L) kernel matrix
+    check_array_memory((L, max(d * d, L if law == "smooth" else 1)), {"L": L, "d": d}, func=func, factor=2)
     if law == "fbm":
         if hurst is None:
             raise ValueError(f"`hurst` of {func} is required for law 'fbm': a Hurst index in (0, 1).")

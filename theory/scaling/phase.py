@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_float_array, check_choice, check_int
+from .._validation import as_float_array, check_array_memory, check_choice, check_int, check_work
 from ._api import log_gradient_ratio, log_norm_ratio
 from ._weights import as_generator, weights
 
@@ -139,7 +139,7 @@ def _fbm_weights(L, d, hurst, rng):
     return weights(L, d, "fbm", hurst, rng)
 
 
-def phase_diagram(hurst, beta, *, L=1000, d=40, n_seeds=2, n_inputs=1, rng=None, gradients=True,
+def phase_diagram(hurst, beta, *, L=1000, d=40, n_seeds=2, n_inputs=1, rng=None, gradients=True, max_work=None,
                   weights_fn=None):
     r"""Grid of :math:`\log_{10}` hidden-state and gradient ratios of res-3 over (H, beta) (Figure 7).
 
@@ -161,6 +161,10 @@ def phase_diagram(hurst, beta, *, L=1000, d=40, n_seeds=2, n_inputs=1, rng=None,
         Weight draws per Hurst index.
     n_inputs : int
         Inputs per weight draw; each cell stores the mean of their log ratios.
+    max_work : float, optional
+        Budget in floating-point operations (default 1e11, :data:`theory._validation.MAX_WORK`),
+        estimated as len(hurst) n_seeds (80 L d^2 + len(beta) L (4 d^2 n_inputs (x2 with gradients)
+        + 2000)); a larger estimate is refused up front.
     rng : numpy.random.Generator or None
         Every draw, in the order H, draw, (V, W, inputs).
     gradients : bool
@@ -203,10 +207,16 @@ def phase_diagram(hurst, beta, *, L=1000, d=40, n_seeds=2, n_inputs=1, rng=None,
     d = check_int(d, "d", func=func, minimum=1)
     n_seeds = check_int(n_seeds, "n_seeds", func=func, minimum=1)
     n_inputs = check_int(n_inputs, "n_inputs", func=func, minimum=1)
+    check_array_memory((3, L + 1, max(d * d, n_inputs * d)), {"L": L, "d": d, "n_inputs": n_inputs}, func=func)
     if not isinstance(gradients, (bool, np.bool_)):
         raise TypeError(f"`gradients` of {func} must be a bool; got {gradients!r}.")
     if weights_fn is not None and not callable(weights_fn):
         raise TypeError(f"`weights_fn` of {func} must be callable or None; got {type(weights_fn).__name__}.")
+    # per draw: two fGn weight tensors (FFTs, ~40 L d^2) and per beta a forward (and backward) pass
+    per_draw = 80.0 * L * d * d + bs.size * L * (4.0 * d * d * n_inputs * (2 if gradients else 1) + 2e3)
+    name = max({"n_seeds": n_seeds, "L": L}.items(), key=lambda kv: kv[1])[0]
+    check_work(hs.size * n_seeds * per_draw, name, n_seeds if name == "n_seeds" else L, func=func,
+               max_work=max_work)
     gen = as_generator(rng, func)
     draw = _fbm_weights if weights_fn is None else weights_fn
 
