@@ -80,21 +80,23 @@ def interpolant_distance(p: Params, r: Params) -> float:
     return float(np.sqrt(np.sum(widths * gap**2)))
 
 
-def trained(L, seed, activation="tanh", kind="paper", lr=LR, steps=STEPS, clip=CLIP):
+def trained(L, seed, activation="tanh", kind="paper", lr=LR, steps=STEPS, clip=CLIP, train_outer=False):
     """Clipped GD of Eq. (5) from the initialisation of Section 3 (``kind="paper"``: V = 0, one shared W) or i.i.d.
 
     Cached: the Prop. 3 and Thm 4 checks share the runs. Returns (p(0), p(T), losses, stats) with
     ``stats`` the :class:`theory.implicit.TrainStats` of the run (largest unclipped update coordinate,
-    number of steps where the clip was active).
+    number of steps where the clip was active). ``train_outer=False`` (default) keeps A = B = I, as in Section
+    5.1: the flow of Eq. (5) with the bounded Lipschitz operator pi = 0 on the A and B blocks (pi acts on each
+    block's own space, so Eq. (5) has one operator per block); True trains them with the same clip.
     """
-    return _trained(int(L), int(seed), activation, kind, float(lr), int(steps), float(clip))
+    return _trained(int(L), int(seed), activation, kind, float(lr), int(steps), float(clip), bool(train_outer))
 
 
 @functools.lru_cache(maxsize=None)
-def _trained(L, seed, activation, kind, lr, steps, clip):
+def _trained(L, seed, activation, kind, lr, steps, clip, train_outer):
     X, Y = _data(seed)
     p0 = initialize(D, M, int(L), np.random.default_rng(seed), kind=kind)
-    p, losses, stats = train(X, Y, p0, activation, lr=lr, steps=steps, train_outer=False, method="clipped",
+    p, losses, stats = train(X, Y, p0, activation, lr=lr, steps=steps, train_outer=train_outer, method="clipped",
                              clip=clip, return_stats=True)
     return p0, p, losses, stats
 
@@ -191,6 +193,28 @@ def test_prop3_bounded(claim):
     plot_rate(fit, ax=ax, expected_slope=0.0, label="tanh, weight-tied init", xlabel="depth L",
               ylabel=r"$\max_k \|Z_k(T) - Z_k(0)\|$", title="implicit-reg/prop-3/bounded")
     claim.rate(fit, EXPECTED_BOUNDED, figure=save_figure(fig, "implicit-reg/prop-3/bounded"), grid_label="L")
+
+
+def clip_was_active(runs):
+    """True when the clip changed at least one step of at least one run (the record below needs it)."""
+    return any(r.clipped_steps > 0 for r in runs)
+
+
+@pytest.mark.claim("implicit-reg/prop-3/active-clip", kind="rate", aliases=_aliases("prop-3.3"),
+                   title="Clipped GD of Eq. (5) with A and B trained and the clip at 1 active (asserted): "
+                         "max_k ||Z_{k+1} - Z_k|| = O(1/L) (tanh, weight-tied init)")
+def test_prop3_active_clip(claim):
+    errors = difference_table("tanh", train_outer=True)
+    runs = run_stats("tanh", train_outer=True)
+    claim.measured.update(clip_summary(runs))
+    claim.measured["runs_with_active_clip"] = sum(r.clipped_steps > 0 for r in runs)
+    claim.measured["L_times_difference"] = (errors * GRID).tolist()
+    if not clip_was_active(runs):
+        raise AssertionError("implicit-reg/prop-3/active-clip: the clip was never active; this record is meant to "
+                             "exercise the clipped flow")
+    fit = fit_rate(GRID, errors)
+    claim.rate(fit, EXPECTED_PROP3, figure=_plot_differences(fit, "implicit-reg/prop-3/active-clip",
+                                                             "tanh, A and B trained, clip active"), grid_label="L")
 
 
 @pytest.mark.claim("implicit-reg/prop-3/iid", kind="rate", aliases=_aliases("prop-3.3"),

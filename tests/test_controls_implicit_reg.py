@@ -113,3 +113,13 @@ def test_clip_assertion_rejects_an_active_clip():
     free = chk.trained(int(GRID[0]), SEEDS[0], **SHORT)
     assert chk.clip_never_active([free[3]])
     assert np.max(np.abs(free[1].W - runs[0][1].W)) > 1e-3  # the active clip changed the trained weights
+
+
+def test_prop3_active_clip_rejects_an_inactive_clip_and_iid_init():
+    """The active-clip record needs the clip to act: at the default clip with A and B fixed it never does,
+    and its predicate must be false; from i.i.d. init (clip active) the O(1/L) rate must fail."""
+    assert not chk.clip_was_active([chk.trained(int(L), s, **SHORT)[3] for L in GRID[:2] for s in SEEDS])
+    runs = [chk.trained(int(L), s, train_outer=True, **SHORT)[3] for L in GRID[:2] for s in SEEDS]
+    assert chk.clip_was_active(runs)
+    fit = fit_rate(GRID, chk.difference_table("tanh", "iid", grid=GRID, seeds=SEEDS, train_outer=True, **SHORT))
+    _assert_fails(rate_verdict(fit, chk.EXPECTED_PROP3))
