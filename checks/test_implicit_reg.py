@@ -14,7 +14,8 @@ and K depend on pi). Every run also reports the largest coordinate of its update
 clipping: it stays below ``CLIP`` (about 0.46 for tanh, 0.63 for GELU and ReLU, 0.51 from i.i.d. init,
 attained at t = 0), so the clip is never active and the runs coincide with plain GD of Eq. (4); the checks
 assert this (:func:`clip_never_active`), so that the figures compare with the unclipped experiments of
-Section 5.1.
+Section 5.1. A and B stay fixed: in Eq. (5) each block has its own bounded Lipschitz operator, here 0 on
+A and B. The ``prop-3/active-clip`` record trains A and B too, with the same clip, which then acts.
 """
 
 from __future__ import annotations
