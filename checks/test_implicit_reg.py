@@ -6,8 +6,16 @@ statements 3.x and are recorded as aliases. Every check trains or runs the model
 the shared verdict functions of ``theory.claims``.
 
 Common synthetic setting (a reduced Section 5.1 / Appendix E): n = 20 Gaussian
-samples, q = d = d' = 8, m = 16, A = B = I not trained, full-batch GD of Eq. (4) with lr = 0.05
-(the residual weights take L lr), 200 steps, i.e. flow time T = 10. Depths L = 8 .. 256.
+samples, q = d = d' = 8, m = 16, A = B = I not trained, full-batch clipped GD of Eq. (5) (Euler steps of
+the clipped flow, the setting of Prop. 3 and Thm 4) with pi the coordinatewise clip at ``CLIP`` = 1 and
+lr = 0.05 (the residual weights take L lr), 200 steps, i.e. flow time T = 10. Depths L = 8 .. 256.
+The clip level is fixed before the runs and does not depend on L, as the statements require (their M
+and K depend on pi). Every run also reports the largest coordinate of its update direction before
+clipping: it stays below ``CLIP`` (about 0.46 for tanh, 0.63 for GELU and ReLU, 0.51 from i.i.d. init,
+attained at t = 0), so the clip is never active and the runs coincide with plain GD of Eq. (4); the checks
+assert this (:func:`clip_never_active`), so that the figures compare with the unclipped experiments of
+Section 5.1. A and B stay fixed: in Eq. (5) each block has its own bounded Lipschitz operator, here 0 on
+A and B. The ``prop-3/active-clip`` record trains A and B too, with the same clip, which then acts.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from theory.rates import fit_rate, identity_error
 
 N_SAMPLES, D, M = 20, 8, 16
 LR, STEPS = 0.05, 200  # flow time T = LR * STEPS = 10
+CLIP = 1.0  # pi of Eq. (5): each coordinate of the update direction clipped to [-1, 1]; fixed for every L
 GRID = np.array([8, 16, 32, 64, 128, 256])
 SEEDS = range(5)  # five (data, W) draws per depth; rates average over seeds
 
@@ -72,20 +81,54 @@ def interpolant_distance(p: Params, r: Params) -> float:
     return float(np.sqrt(np.sum(widths * gap**2)))
 
 
-def trained(L, seed, activation="tanh", kind="paper", lr=LR, steps=STEPS):
-    """Train from the initialisation of Section 3 (``kind="paper"``: V = 0, one shared W) or i.i.d.
+def trained(L, seed, activation="tanh", kind="paper", lr=LR, steps=STEPS, clip=CLIP, train_outer=False):
+    """Clipped GD of Eq. (5) from the initialisation of Section 3 (``kind="paper"``: V = 0, one shared W) or i.i.d.
 
-    Cached: the Prop. 3 and Thm 4 checks share the runs. Returns (p(0), p(T), losses).
+    Cached: the Prop. 3 and Thm 4 checks share the runs. Returns (p(0), p(T), losses, stats) with
+    ``stats`` the :class:`theory.implicit.TrainStats` of the run (largest unclipped update coordinate,
+    number of steps where the clip was active). ``train_outer=False`` (default) keeps A = B = I, as in Section
+    5.1: the flow of Eq. (5) with the bounded Lipschitz operator pi = 0 on the A and B blocks (pi acts on each
+    block's own space, so Eq. (5) has one operator per block); True trains them with the same clip.
     """
-    return _trained(int(L), int(seed), activation, kind, float(lr), int(steps))
+    return _trained(int(L), int(seed), activation, kind, float(lr), int(steps), float(clip), bool(train_outer))
 
 
 @functools.lru_cache(maxsize=None)
-def _trained(L, seed, activation, kind, lr, steps):
+def _trained(L, seed, activation, kind, lr, steps, clip, train_outer):
     X, Y = _data(seed)
     p0 = initialize(D, M, int(L), np.random.default_rng(seed), kind=kind)
-    p, losses = train(X, Y, p0, activation, lr=lr, steps=steps, train_outer=False)
-    return p0, p, losses
+    p, losses, stats = train(X, Y, p0, activation, lr=lr, steps=steps, train_outer=train_outer, method="clipped",
+                             clip=clip, return_stats=True)
+    return p0, p, losses, stats
+
+
+def clip_summary(runs, clip=CLIP):
+    """Over the runs' :class:`~theory.implicit.TrainStats`: the largest update coordinate before clipping, the
+    clip level and the total number of steps where the clip was active."""
+    runs = list(runs)
+    return {"max_update_coordinate": max(r.max_update for r in runs), "clip": float(clip),
+            "clip_active_steps": int(sum(r.clipped_steps for r in runs))}
+
+
+def clip_never_active(runs, clip=CLIP):
+    """True when no step of any run had a coordinate of its update direction above ``clip``: the clipped
+    runs of Eq. (5) are then exactly the plain runs of Eq. (4)."""
+    s = clip_summary(runs, clip)
+    return s["clip_active_steps"] == 0 and s["max_update_coordinate"] <= clip
+
+
+def record_clip(claim, runs, clip=CLIP):
+    """Record the clip statistics of the runs and assert that the clip was never active."""
+    runs = list(runs)
+    claim.measured.update(clip_summary(runs, clip))
+    if not clip_never_active(runs, clip):
+        raise AssertionError(f"{claim.id}: the clip at {clip} was active ({clip_summary(runs, clip)}); the runs "
+                             f"differ from plain GD of Eq. (4), the figures no longer compare with Section 5.1")
+
+
+def run_stats(activation="tanh", kind="paper", grid=GRID, seeds=SEEDS, **kw):
+    """The TrainStats of every run of a difference table."""
+    return [trained(int(L), s, activation, kind, **kw)[3] for L in grid for s in seeds]
 
 
 def difference_table(activation, kind="paper", grid=GRID, seeds=SEEDS, **kw):
@@ -120,36 +163,68 @@ def _plot_differences(fit, cid, label):
 @pytest.mark.parametrize("activation", [
     pytest.param("tanh", id="tanh", marks=pytest.mark.claim(
         "implicit-reg/prop-3", kind="rate", aliases=_aliases("prop-3.3"),
-        title="Weight-tied init, tanh: after training, max_k ||Z_{k+1} - Z_k|| = O(1/L)")),
+        title="Weight-tied init, tanh, clipped GD of Eq. (5) (clip 1, never active): after training, "
+              "max_k ||Z_{k+1} - Z_k|| = O(1/L)")),
     pytest.param("gelu", id="gelu", marks=pytest.mark.claim(
         "implicit-reg/prop-3/gelu", kind="rate", aliases=_aliases("prop-3.3"),
-        title="Weight-tied init, GELU (the experiments' activation): max_k ||Z_{k+1} - Z_k|| = O(1/L)")),
+        title="Weight-tied init, GELU (the experiments' activation), clipped GD of Eq. (5) (clip 1, never active): "
+              "max_k ||Z_{k+1} - Z_k|| = O(1/L). GELU is unbounded, outside Section 3's assumptions on sigma, "
+              "but f = V GELU(W h / sqrt q) / sqrt m meets those of the general model (12) (C^2, f(0, .) = 0, "
+              "Lipschitz in h on compacts), and Prop. 7, of which Prop. 3 is the case of model (3), gives the "
+              "same conclusion")),
 ])
 def test_prop3_smooth_differences(claim, activation):
     fit = _prop3_fit(activation)
     claim.measured["L_times_difference"] = (fit.errors * GRID).tolist()
     claim.measured["final_loss_L256"] = [float(trained(256, s, activation)[2][-1]) for s in SEEDS]
+    record_clip(claim, run_stats(activation))
     cid = "implicit-reg/prop-3" + ("" if activation == "tanh" else "/gelu")
     claim.rate(fit, EXPECTED_PROP3, figure=_plot_differences(fit, cid, f"{activation}, weight-tied init"),
                grid_label="L")
 
 
 @pytest.mark.claim("implicit-reg/prop-3/bounded", kind="rate", aliases=_aliases("prop-3.3"),
-                   title="The residual weights stay in a ball around init whose radius does not depend on L")
+                   title="Clipped GD of Eq. (5) (clip 1, never active): the residual weights stay in a ball around init "
+                         "whose radius does not depend on L")
 def test_prop3_bounded(claim):
     disp = np.array([[max_displacement(*trained(int(L), s)[:2]) for L in GRID] for s in SEEDS])
     fit = fit_rate(GRID, disp)
+    record_clip(claim, run_stats("tanh"))
     fig, ax = _figure()
     plot_rate(fit, ax=ax, expected_slope=0.0, label="tanh, weight-tied init", xlabel="depth L",
               ylabel=r"$\max_k \|Z_k(T) - Z_k(0)\|$", title="implicit-reg/prop-3/bounded")
     claim.rate(fit, EXPECTED_BOUNDED, figure=save_figure(fig, "implicit-reg/prop-3/bounded"), grid_label="L")
 
 
+def clip_was_active(runs):
+    """True when the clip changed at least one step of at least one run (the record below needs it)."""
+    return any(r.clipped_steps > 0 for r in runs)
+
+
+@pytest.mark.claim("implicit-reg/prop-3/active-clip", kind="rate", aliases=_aliases("prop-3.3"),
+                   title="Clipped GD of Eq. (5) with A and B trained and the clip at 1 active (asserted): "
+                         "max_k ||Z_{k+1} - Z_k|| = O(1/L) (tanh, weight-tied init)")
+def test_prop3_active_clip(claim):
+    errors = difference_table("tanh", train_outer=True)
+    runs = run_stats("tanh", train_outer=True)
+    claim.measured.update(clip_summary(runs))
+    claim.measured["runs_with_active_clip"] = sum(r.clipped_steps > 0 for r in runs)
+    claim.measured["L_times_difference"] = (errors * GRID).tolist()
+    if not clip_was_active(runs):
+        raise AssertionError("implicit-reg/prop-3/active-clip: the clip was never active; this record is meant to "
+                             "exercise the clipped flow")
+    fit = fit_rate(GRID, errors)
+    claim.rate(fit, EXPECTED_PROP3, figure=_plot_differences(fit, "implicit-reg/prop-3/active-clip",
+                                                             "tanh, A and B trained, clip active"), grid_label="L")
+
+
 @pytest.mark.claim("implicit-reg/prop-3/iid", kind="rate", aliases=_aliases("prop-3.3"),
-                   title="Contrast (Table 1): from i.i.d. init the consecutive differences do not shrink (slope 0)")
+                   title="Contrast (Table 1), clipped GD (clip 1, never active): from i.i.d. init the consecutive "
+                         "differences do not shrink (slope 0)")
 def test_prop3_iid_contrast(claim):
     fit = _prop3_fit("tanh", "iid")
     claim.measured["mean_difference_over_sqrt_2qm"] = float(np.mean(fit.errors) / np.sqrt(2 * D * M))
+    record_clip(claim, run_stats("tanh", "iid"))
     claim.rate(fit, EXPECTED_IID, figure=_plot_differences(fit, "implicit-reg/prop-3/iid", "tanh, i.i.d. init"),
                grid_label="L")
 
@@ -160,12 +235,13 @@ def relu_breaks_rate(fit, expected=EXPECTED_PROP3):
 
 
 @pytest.mark.claim("implicit-reg/prop-3/relu", kind="qualitative", aliases=_aliases("prop-3.3"),
-                   title="ReLU (not C^2, App. D / Table 1): the O(1/L) law of Prop. 3 fails; the slope is "
-                         "seed dependent and above -0.85")
+                   title="ReLU (not C^2, App. D / Table 1), clipped GD (clip 1, never active): the O(1/L) law of "
+                         "Prop. 3 fails; the slope is seed dependent and above -0.85")
 def test_prop3_relu(claim):
     errors = difference_table("relu")
     fit = fit_rate(GRID, errors)
     per_seed = [float(fit_rate(GRID, row).slope) for row in errors]
+    record_clip(claim, run_stats("relu"))
     claim.expected = {"slope_ci_above": EXPECTED_PROP3["slope"] + EXPECTED_PROP3["tol"]}
     ok = relu_breaks_rate(fit)
     fig = _plot_differences(fit, "implicit-reg/prop-3/relu", "ReLU, weight-tied init")
@@ -260,13 +336,15 @@ def doubling_distances(activation="tanh", kind="paper", grid=THM4_GRID, seeds=SE
 
 
 @pytest.mark.claim("implicit-reg/thm-4", kind="rate", aliases=_aliases("thm-3.4"),
-                   title="Trained weights converge as L grows: ||Z^L(T) - Z^{2L}(T)||_{L^2} = O(1/L)")
+                   title="Clipped GD of Eq. (5) (clip 1, never active): trained weights converge as L grows, "
+                         "||Z^L(T) - Z^{2L}(T)||_{L^2} = O(1/L)")
 def test_thm4_depth_doubling(claim):
     dz, df = doubling_distances()
     fit = fit_rate(THM4_GRID, dz)
     fit_out = fit_rate(THM4_GRID, df)
     claim.measured["output_doubling_slope"] = float(fit_out.slope)
     claim.measured["output_doubling_ci"] = [float(c) for c in fit_out.ci]
+    record_clip(claim, run_stats("tanh"))
     fig, ax = _figure()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label=r"weights $\|\mathcal{Z}^L - \mathcal{Z}^{2L}\|_{L^2}$",
               xlabel="depth L", ylabel="distance L vs 2L", title="implicit-reg/thm-4: tanh, T = 10")

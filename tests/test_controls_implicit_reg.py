@@ -87,3 +87,39 @@ def test_appendix_d_rejects_gelu():
     _assert_fails(identity_verdict(result, chk.EXPECTED_APPD))
     # and the contrast: L max |w_{k+1} - w_k| stays O(1) with GELU (it doubles with L for ReLU)
     assert 8 * jumps[1] < 1.2 * (4 * jumps[0])
+
+
+def test_clip_assertion_rejects_an_active_clip():
+    """The Prop. 3 / Thm 4 checks run clipped GD of Eq. (5) and assert that the clip is never active (so the
+    runs equal plain GD of Eq. (4)). A clip level of 0.1, below the largest update coordinate (~0.46 for tanh,
+    at t = 0), is active: the predicate must be false, the recording helper must raise, and the trajectory
+    must differ from the one at the checks' clip level."""
+    low = 0.1
+    runs = [chk.trained(int(L), s, clip=low, **SHORT) for L in GRID[:2] for s in SEEDS]
+    stats = [r[3] for r in runs]
+    assert not chk.clip_never_active(stats, low)
+    summary = chk.clip_summary(stats, low)
+    assert summary["clip_active_steps"] > 0 and summary["max_update_coordinate"] > low
+
+    class _Claim:
+        id, measured = "implicit-reg/prop-3", {}
+
+    try:
+        chk.record_clip(_Claim(), stats, low)
+    except AssertionError as exc:
+        assert "was active" in str(exc)
+    else:
+        raise AssertionError("record_clip accepted runs where the clip was active")
+    free = chk.trained(int(GRID[0]), SEEDS[0], **SHORT)
+    assert chk.clip_never_active([free[3]])
+    assert np.max(np.abs(free[1].W - runs[0][1].W)) > 1e-3  # the active clip changed the trained weights
+
+
+def test_prop3_active_clip_rejects_an_inactive_clip_and_iid_init():
+    """The active-clip record needs the clip to act: at the default clip with A and B fixed it never does,
+    and its predicate must be false; from i.i.d. init (clip active) the O(1/L) rate must fail."""
+    assert not chk.clip_was_active([chk.trained(int(L), s, **SHORT)[3] for L in GRID[:2] for s in SEEDS])
+    runs = [chk.trained(int(L), s, train_outer=True, **SHORT)[3] for L in GRID[:2] for s in SEEDS]
+    assert chk.clip_was_active(runs)
+    fit = fit_rate(GRID, chk.difference_table("tanh", "iid", grid=GRID, seeds=SEEDS, train_outer=True, **SHORT))
+    _assert_fails(rate_verdict(fit, chk.EXPECTED_PROP3))

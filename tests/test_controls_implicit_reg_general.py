@@ -134,6 +134,63 @@ def test_prop8_loss_rejects_uncertified_rate():
     _assert_fails(bound_verdict(tracker.result(), chk.EXPECTED_P8))
 
 
+def test_prop8_hypothesis_rejects_large_targets():
+    """Targets 1000x larger: the threshold of (22) grows like sqrt(l(0)) above the PL certificate of the ball,
+    so the records' hypothesis assertion must reject the instance (they would then be proxies)."""
+    hyps = [chk.p8_hypotheses(s, target_scale=1e3 * chk.P8_TARGET) for s in chk.P8_SEEDS]
+    assert not chk.p8_hypotheses_hold(hyps)
+    assert chk.p8_hypotheses_hold([chk.p8_hypotheses(s) for s in chk.P8_SEEDS])
+
+
+def test_prop8_hypothesis_rejects_a_wide_ball():
+    """M = 0.3: the input Jacobians may leave the identity by more than the data's conditioning allows, the
+    certificate's c turns negative and nothing is certified."""
+    hyps = [chk.p8_hypotheses(s, M=0.3) for s in chk.P8_SEEDS]
+    assert not chk.p8_hypotheses_hold(hyps)
+    assert min(h["c"] for h in hyps) <= 0
+
+
+def _ball_point(p0, M, rng, mode):
+    """A point of Definition 1's block ball around p0 (sum-norm on each Z_k): uniform directions on the
+    boundary, or V_k aligned with the top singular pair of W (the largest Jacobian perturbation)."""
+    def unit(shape):
+        g = rng.standard_normal(shape)
+        return g / np.linalg.norm(g)
+    A = p0.A + M * rng.uniform() * unit(p0.A.shape)
+    B = p0.B + M * rng.uniform() * unit(p0.B.shape)
+    V, W = np.empty_like(p0.V), np.empty_like(p0.W)
+    for k in range(p0.L):
+        a = M * rng.uniform()
+        if mode == "aligned":
+            u, _, vt = np.linalg.svd(p0.W[k])
+            V[k] = a * rng.choice([-1.0, 1.0]) * np.outer(vt[0], u[:, 0])
+        else:
+            V[k] = a * unit(p0.V[k].shape)
+        W[k] = p0.W[k] + (M - a) * unit(p0.W[k].shape)
+    return chk.Params(A, V, W, B)
+
+
+def test_prop8_certificate_is_a_lower_bound_on_the_ball():
+    """The PL certificate of the Prop. 8 records (a proof, valid for every target) must lie below G/l at
+    every sampled point of the block ball, for several depths and for targets of order one (nonlinear regime);
+    the same sampling finds points below a constant 50x the certificate's (the search has power)."""
+    rng = np.random.default_rng(7)
+    worst = np.inf
+    for s in chk.P8_SEEDS:
+        h = chk.p8_hypotheses(s)
+        for L in (1, 4, 32):
+            p0 = chk.p8_init(s, L)
+            for scale in (chk.P8_TARGET, 1.0):
+                X, Y = chk.p8_data(s, target_scale=scale)
+                for i in range(40):
+                    p = _ball_point(p0, chk.P8_BALL, rng, "aligned" if i % 2 else "uniform")
+                    loss, g = chk.loss_and_gradient(X, Y, p, "sin")
+                    G = np.sum(g.A**2) + L * (np.sum(g.V**2) + np.sum(g.W**2)) + np.sum(g.B**2)
+                    worst = min(worst, G / loss / h["mu_cert"])
+    assert worst >= 1.0, worst
+    assert worst < 50.0, worst
+
+
 def test_prop8_bounded_rejects_layer_summed_displacement():
     """Measured in the sum over layers (not the max over k), the displacement grows like L."""
     def summed(snaps):

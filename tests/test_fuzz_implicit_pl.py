@@ -17,7 +17,7 @@ import theory.implicit as I
 import theory.pl as P
 
 # names of __all__ that are data or types rather than functions (covered through the functions that return them)
-NOT_FUNCTIONS = {"ACTIVATIONS", "INIT_KINDS", "METHODS", "Params", "RMAX", "BallPL", "CertifiedPL", "IntegratedPL",
+NOT_FUNCTIONS = {"ACTIVATIONS", "INIT_KINDS", "METHODS", "Params", "TrainStats", "RMAX", "BallPL", "CertifiedPL", "IntegratedPL",
                  "Prop5Constants", "TrajectoryPL"}
 
 SCALES = [1e-300, 1e-150, 1e-8, 1.0, 1e8, 1e150, 1e300]
@@ -55,7 +55,9 @@ def _calls(c):
         "initialize": [lambda: I.initialize(3, big, 2, None), lambda: I.initialize(3, 2, big, 0),
                        lambda: I.initialize(junk, 2, 2, 0), lambda: I.initialize(3, 2, 2, junk)],
         "synthetic_data": [lambda: I.synthetic_data(big, 2, 1), lambda: I.synthetic_data(1, 1, junk)],
-        "train": [lambda: I.train(X, Y, p, act, lr=s, steps=2), lambda: I.train(X, Y, p, lr=0.1, steps=big),
+        "train": [lambda: I.train(X, Y, p, act, lr=s, steps=2),
+                  lambda: I.train(X, Y, p, act, lr=s, steps=2, method="clipped", clip=s, return_stats=True),
+                  lambda: I.train(X, Y, p, lr=0.1, steps=big),
                   lambda: I.train(X, Y, p, lr=junk, steps=1)],
         "backward_states": [lambda: P.backward_states(X, Y, p, act)],
         "certified_ratio": [lambda: P.certified_ratio(X, Y, p, act)],

@@ -761,3 +761,27 @@ def test_smooth_init_forward_is_finite_and_depth_consistent():
         outs.append(forward(X, p, "tanh")[1])
     e1, e2 = np.abs(outs[0] - outs[2]).max(), np.abs(outs[1] - outs[2]).max()
     assert np.isfinite(outs[2]).all() and 0 < e2 < e1 / 2.5  # ~ /4 per factor 4 (reference bias included)
+
+
+def test_train_stats_and_inactive_clip_equals_gd():
+    """``return_stats``: the largest update coordinate and the count of clipped steps; a clip above every
+    coordinate leaves the run of Eq. (5) identical to the run of Eq. (4), a lower one changes it."""
+    rng = np.random.default_rng(11)
+    X, Y = synthetic_data(6, 3, rng)
+    p0 = initialize(3, 4, 8, rng)
+    gd, lg, sg = train(X, Y, p0, "tanh", lr=0.05, steps=20, return_stats=True)
+    assert sg.clipped_steps == 0 and sg.steps == 20 and sg.max_update > 0
+    hi, lh, sh = train(X, Y, p0, "tanh", lr=0.05, steps=20, method="clipped", clip=2 * sg.max_update,
+                       return_stats=True)
+    assert sh.clipped_steps == 0 and sh.max_update == sg.max_update
+    for a, b in zip((gd.A, gd.V, gd.W, gd.B), (hi.A, hi.V, hi.W, hi.B)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(lg, lh)
+    lo, _, sl = train(X, Y, p0, "tanh", lr=0.05, steps=20, method="clipped", clip=0.5 * sg.max_update,
+                      return_stats=True)
+    assert 0 < sl.clipped_steps <= 20
+    assert np.max(np.abs(lo.V - gd.V)) > 0
+    two = train(X, Y, p0, "tanh", lr=0.05, steps=2)
+    assert len(two) == 2  # default: (params, losses)
+    with pytest.raises(TypeError, match="return_stats"):
+        train(X, Y, p0, "tanh", lr=0.05, steps=2, return_stats=1)

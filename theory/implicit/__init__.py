@@ -3,7 +3,7 @@ neural ODEs"): the model of Eq. (1)/(3), its backpropagation (Eqs. (13)-(16), co
 initialisation of Section 3 and gradient descent with the depth-scaled metric of Eq. (4)/(5).
 
 Public names: :func:`forward`, :func:`loss_and_gradient`, :func:`initialize`, :func:`train`,
-:func:`synthetic_data`, :class:`Params`, :data:`ACTIVATIONS`, :data:`INIT_KINDS`, :data:`METHODS`.
+:func:`synthetic_data`, :class:`Params`, :class:`TrainStats`, :data:`ACTIVATIONS`, :data:`INIT_KINDS`, :data:`METHODS`.
 """
 
 from ._api import (
@@ -11,6 +11,7 @@ from ._api import (
     INIT_KINDS,
     METHODS,
     Params,
+    TrainStats,
     forward,
     initialize,
     loss_and_gradient,
@@ -23,6 +24,7 @@ __all__ = [
     "INIT_KINDS",
     "METHODS",
     "Params",
+    "TrainStats",
     "forward",
     "initialize",
     "loss_and_gradient",

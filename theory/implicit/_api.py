@@ -471,7 +471,7 @@ def initialize(d, m, L, rng, *, q=None, d_out=None, kind="paper", lengthscale=No
 
 
 def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None, train_outer=True,
-          max_flops=DEFAULT_MAX_FLOPS):
+          max_flops=DEFAULT_MAX_FLOPS, return_stats=False):
     r"""Full-batch gradient descent with the depth-scaled metric of ``implicit-reg`` Eq. (4) (or (5)).
 
     ``method="gd"`` (Euler steps of the gradient flow (4), flow time t = j lr after j steps):
@@ -506,6 +506,9 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
         Work budget: the run is refused (ValueError naming `steps`, with the estimate) when
         ``(steps + 1) * 12 n L q m`` floating-point operations exceed it; pass a larger value (or ``inf``) to
         run a longer training on purpose.
+    return_stats : bool
+        Also return a :class:`TrainStats` (default False): the largest coordinate of the unclipped update
+        direction over the run and, for ``method="clipped"``, the number of steps where the clip was active.
 
     Returns
     -------
@@ -513,6 +516,8 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
         After ``steps`` steps.
     losses : ndarray, shape (steps + 1,)
         The loss before each step and after the last.
+    stats : TrainStats
+        Only with ``return_stats=True``.
 
     Raises
     ------
@@ -533,6 +538,8 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
         raise ValueError(f"`clip` of {func} applies to method='clipped' only; got clip={clip!r} with method='gd'.")
     if not isinstance(train_outer, (bool, np.bool_)):
         raise TypeError(f"`train_outer` of {func} must be a bool; got {train_outer!r}.")
+    if not isinstance(return_stats, (bool, np.bool_)):
+        raise TypeError(f"`return_stats` of {func} must be a bool; got {return_stats!r}.")
     p = _as_params(params, func)
     X = _as_X(X, p, func)
     Y = _as_Y(Y, X.shape[0], p, func)
@@ -546,6 +553,7 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
     A, V, W, B = p.A, p.V, p.W, p.B  # private copies, updated in place
     L = p.L
     losses = np.empty(steps + 1)
+    max_update, active = 0.0, 0
     for j in range(steps + 1):
         try:
             loss, g = _loss_grad(code, X, Y, Params(A, V, W, B), func)
@@ -555,9 +563,44 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
         losses[j] = loss
         if j == steps:
             break
+        if return_stats:
+            top = _largest_update(L, train_outer, g)
+            max_update = max(max_update, top)
+            active += int(method == "clipped" and top > clip)
         with np.errstate(over="ignore", invalid="ignore"):  # a blow-up is caught at the next evaluation
             _step(method, lr, L, clip, train_outer, A, V, W, B, g)
+    if return_stats:
+        return Params(A, V, W, B), losses, TrainStats(max_update, active, steps)
     return Params(A, V, W, B), losses
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainStats:
+    r"""What :func:`train` measured along its run (``return_stats=True``).
+
+    Attributes
+    ----------
+    max_update : float
+        :math:`\max_j \max(\|L\,\partial_{Z_k}\ell\|_\infty, \|\partial_A\ell\|_\infty, \|\partial_B\ell\|_\infty)` over the
+        steps taken (A and B only when trained): the largest coordinate of the update direction before clipping.
+    clipped_steps : int
+        Number of steps where at least one coordinate exceeded ``clip`` (``method="clipped"``; 0 for "gd").
+        Zero means the clipped run of Eq. (5) coincides with the plain run of Eq. (4).
+    steps : int
+        Number of steps taken.
+    """
+
+    max_update: float
+    clipped_steps: int
+    steps: int
+
+
+def _largest_update(L, train_outer, g):
+    """Largest absolute coordinate of the unclipped update direction of one step."""
+    top = L * max(float(np.max(np.abs(g.V))), float(np.max(np.abs(g.W))))
+    if train_outer:
+        top = max(top, float(np.max(np.abs(g.A))), float(np.max(np.abs(g.B))))
+    return top
 
 
 def _step(method, lr, L, clip, train_outer, A, V, W, B, g):
