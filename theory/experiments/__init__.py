@@ -4,5 +4,15 @@ One module per paper key (``theory.experiments.scaling``, ...). An experiment is
 ``measure(config) -> result`` with a frozen, validated config dataclass and named presets
 (``"check"``: what ``pytest checks/`` runs; ``"paper"``: the documents' own sizes); its verdict
 function (measured against predicted) sits beside it, so that checks/, the negative controls in
-tests/ and the figure scripts import the package and never checks/.
+tests/ and the figure scripts import the package and never checks/. Each module registers its
+experiments by name (:func:`register`); :func:`experiment` finds one, :func:`experiments` lists
+them::
+
+    from theory.experiments import experiment
+    fig7 = experiment("scaling.fig7")
+    result = fig7.run("check", draws=4)        # the "check" preset with one field replaced
 """
+
+from ._registry import Experiment, experiment, experiments, register
+
+__all__ = ["Experiment", "experiment", "experiments", "register"]

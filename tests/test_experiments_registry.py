@@ -1,0 +1,46 @@
+"""The experiment registry: lookup, presets, overrides and their validation."""
+
+import dataclasses
+
+import pytest
+
+from theory.experiments import Experiment, experiment, experiments, register
+
+
+@dataclasses.dataclass(frozen=True)
+class Cfg:
+    n: int = 3
+    scale: float = 1.0
+
+    def __post_init__(self):
+        if self.n < 1:
+            raise ValueError(f"`n` of Cfg must be >= 1; got {self.n}")
+
+
+def measure(cfg):
+    return cfg.n * cfg.scale
+
+
+def test_register_run_and_override():
+    exp = register("topk.toy", config=Cfg, presets={"check": Cfg(), "paper": Cfg(n=100)}, measure=measure,
+                   claims=("topk/prop-7.2",))
+    assert experiment("topk.toy") is exp and "topk.toy" in experiments()
+    assert exp.fields == ("n", "scale")
+    assert exp.run() == 3.0 and exp.run("paper") == 100.0 and exp.run(scale=2.0) == 6.0
+    with pytest.raises(ValueError, match="has no parameter nope; its parameters: n, scale"):
+        exp.config_for(nope=1)
+    with pytest.raises(ValueError, match="`preset` of experiment 'topk.toy' must be one of"):
+        exp.config_for("gpu")
+    with pytest.raises(ValueError, match="`n` of Cfg must be >= 1"):
+        exp.run(n=0)
+
+
+def test_bad_registrations_and_lookups():
+    with pytest.raises(ValueError, match="needs a 'paper' preset"):
+        Experiment("topk.x", Cfg, {"check": Cfg()}, measure)
+    with pytest.raises(TypeError, match="is not a Cfg"):
+        Experiment("topk.x", Cfg, {"check": Cfg(), "paper": 3}, measure)
+    with pytest.raises(ValueError, match="must be '<module>.<name>'"):
+        register("nowhere.x", config=Cfg, presets={"check": Cfg(), "paper": Cfg()}, measure=measure)
+    with pytest.raises(ValueError, match="no experiment named 'scaling.nope'; known:"):
+        experiment("scaling.nope")

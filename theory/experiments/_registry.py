@@ -1,0 +1,155 @@
+"""The registry of experiments: one name per measurement, shared by checks, figures, sweeps and the oracle.
+
+An :class:`Experiment` bundles a frozen config dataclass (validated on construction), its named
+presets (at least ``"check"``: what ``pytest checks/`` runs within its budget, and ``"paper"``: the
+documents' own sizes), the pure ``measure(config) -> result`` function, and optionally the
+verdict beside it (result -> :class:`theory.claims.Verdict` or the measurement a claim helper
+takes) and a ``summary(result) -> dict`` of plain numbers for sweeps and tables.
+
+Modules of :mod:`theory.experiments` register their experiments at import with :func:`register`;
+:func:`experiment` looks one up by name (importing the modules on first use) and
+:func:`experiments` lists them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["Experiment", "register", "experiment", "experiments", "MODULES"]
+
+#: the modules that register experiments, imported on the first look-up
+MODULES = ("resnet_node", "scaling", "implicit_reg", "topk")
+
+_REGISTRY: dict[str, Experiment] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """One measurement as a library function.
+
+    Attributes
+    ----------
+    name : str
+        ``"<module>.<name>"``, e.g. ``"scaling.fig7"``.
+    config : type
+        The frozen dataclass of its parameters; constructing one validates it.
+    presets : mapping of str to config
+        Named configurations, at least ``"check"`` and ``"paper"``.
+    measure : callable
+        ``measure(config) -> result``: pure (no globals, no files, no assertions).
+    verdict : callable or None
+        ``verdict(result)``: the comparison with the statement, as the check records it.
+    claims : tuple of str
+        The claim IDs whose checks run this experiment.
+    summary : callable or None
+        ``summary(result) -> dict`` of plain numbers (for sweeps, tables and exports).
+    """
+
+    name: str
+    config: type
+    presets: Mapping[str, Any]
+    measure: Callable[[Any], Any]
+    verdict: Callable[[Any], Any] | None = None
+    claims: tuple[str, ...] = ()
+    summary: Callable[[Any], dict] | None = None
+
+    def __post_init__(self) -> None:
+        if not dataclasses.is_dataclass(self.config) or not isinstance(self.config, type):
+            raise TypeError(f"`config` of experiment {self.name!r} must be a dataclass type; got {self.config!r}")
+        for key in ("check", "paper"):
+            if key not in self.presets:
+                raise ValueError(f"experiment {self.name!r} needs a {key!r} preset; has {sorted(self.presets)}")
+        for key, preset in self.presets.items():
+            if not isinstance(preset, self.config):
+                raise TypeError(f"preset {key!r} of experiment {self.name!r} is not a {self.config.__name__}")
+        object.__setattr__(self, "presets", dict(self.presets))
+        object.__setattr__(self, "claims", tuple(self.claims))
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Names of the config's fields (the parameters a sweep may vary)."""
+        return tuple(f.name for f in dataclasses.fields(self.config))
+
+    def config_for(self, preset: str = "check", **overrides: Any) -> Any:
+        """The preset's config with some fields replaced (validated again).
+
+        Raises
+        ------
+        ValueError
+            For an unknown preset or a field the config does not have.
+        """
+        if preset not in self.presets:
+            raise ValueError(
+                f"`preset` of experiment {self.name!r} must be one of {sorted(self.presets)}; got {preset!r}"
+            )
+        unknown = sorted(set(overrides) - set(self.fields))
+        if unknown:
+            raise ValueError(
+                f"experiment {self.name!r} has no parameter {', '.join(unknown)}; its parameters: "
+                f"{', '.join(self.fields)}"
+            )
+        return dataclasses.replace(self.presets[preset], **overrides)
+
+    def run(self, preset: str = "check", **overrides: Any) -> Any:
+        """``measure(config_for(preset, **overrides))``."""
+        return self.measure(self.config_for(preset, **overrides))
+
+
+def register(
+    name: str,
+    *,
+    config: type,
+    presets: Mapping[str, Any],
+    measure: Callable[[Any], Any],
+    verdict: Callable[[Any], Any] | None = None,
+    claims: tuple[str, ...] = (),
+    summary: Callable[[Any], dict] | None = None,
+) -> Experiment:
+    """Register an experiment under ``name`` (``"<module>.<name>"``) and return it.
+
+    Registering the same name again with the same measure function is a no-op (module reloads);
+    with another function it is an error.
+    """
+    module = name.partition(".")[0]
+    if module not in MODULES or "." not in name:
+        raise ValueError(f"experiment name {name!r} must be '<module>.<name>' with a module of {MODULES}")
+    entry = Experiment(name, config, presets, measure, verdict, claims, summary)
+    previous = _REGISTRY.get(name)
+    if previous is not None and previous.measure.__qualname__ != measure.__qualname__:
+        raise ValueError(f"experiment {name!r} is registered twice, by {previous.measure} and {measure}")
+    _REGISTRY[name] = entry
+    return entry
+
+
+def _load_all() -> None:
+    for module in MODULES:
+        importlib.import_module(f"theory.experiments.{module}")
+
+
+def experiment(name: str) -> Experiment:
+    """The experiment registered under ``name``.
+
+    Raises
+    ------
+    ValueError
+        If there is none; the message lists the known names.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"`name` of theory.experiments.experiment must be a string; got {type(name).__name__}")
+    if name not in _REGISTRY:
+        module = name.partition(".")[0]
+        if module in MODULES:
+            importlib.import_module(f"theory.experiments.{module}")
+    if name not in _REGISTRY:
+        _load_all()
+        raise ValueError(f"no experiment named {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+def experiments() -> list[str]:
+    """Names of every registered experiment, sorted."""
+    _load_all()
+    return sorted(_REGISTRY)
