@@ -58,9 +58,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory.claims import Verdict, qualitative_verdict
+from theory.claims import Verdict, qualitative_verdict, rate_verdict
 from theory.fbm import autocovariance
-from theory.scaling import weights
+from theory.rates import RateFit
+from theory.scaling import log_norm_ratio, weights
 from theory.scaling.phase import phase_diagram
 
 __all__ = [
@@ -730,9 +731,6 @@ def e2(config: E2Config) -> E2Result:
     layers (:func:`theory.scaling.log_norm_ratio`). The measured curve is the RMS of the ratio over
     draws and inputs; its slope in log L is fitted by least squares and bootstrapped over draws.
     """
-    from theory.rates import RateFit
-    from theory.scaling import log_norm_ratio
-
     if not isinstance(config, E2Config):
         raise TypeError(f"`config` of theory.experiments.scaling.e2 must be an E2Config; got {type(config).__name__}")
     c = config
@@ -803,8 +801,6 @@ def e2_verdict(result: E2Result) -> tuple[Verdict, dict, int]:
     the measured slope (:func:`e2_expected` and :func:`theory.claims.rate_verdict`). Returns the
     verdict, the measured dict (every case, with the asymptotic slope beside) and the index of the
     worst case (farthest outside, or least inside, its interval), which a rate record shows."""
-    from theory.claims import rate_verdict
-
     c = result.config
     expected = e2_expected(result)
     verdicts = [rate_verdict(f, e, grid_label="L") for f, e in zip(result.fits, expected)]
