@@ -10,6 +10,7 @@ fewer draws) so that the file runs in well under 30 s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -18,7 +19,19 @@ import pytest
 from checks import test_scaling_limits as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.rates import BoundTracker, fit_rate, identity_error
-from theory.experiments.scaling import FIG8_ACCEPT, Fig7Config, Fig8Config, fig7, fig7_verdict, fig8, fig8_verdict
+from theory.experiments.scaling import (
+    FIG8_ACCEPT,
+    E2Config,
+    Fig7Config,
+    Fig8Config,
+    e2,
+    e2_closed_form,
+    e2_verdict,
+    fig7,
+    fig7_verdict,
+    fig8,
+    fig8_verdict,
+)
 
 # Prop. 10 at a reduced size: 100 paths (5 groups of 20), reference at 2^12, coarse L <= L_ref / 32.
 SMALL_P10 = {"paths": 100, "L_ref": 2**12, "grid": (8, 16, 32, 64, 128)}
@@ -188,11 +201,82 @@ def test_fig7_accepts_the_nominal_kernel():
     assert verdict.passed, verdict.message
 
 
+# E-2 at a reduced size (H = 1/2 and 0.8, 48 draws): the check's predicate (closed-form finite-L slope
+# inside the draws' 99% bootstrap interval) must reject weights of the wrong regularity.
+SMALL_E2 = E2Config(hurst=(0.5, 0.8), draws=48)
+
+
+def _e2_case(measured, H):
+    return measured["cases"][f"H={H:g},beta={SMALL_E2.beta:g}"]
+
+
+def test_e2_accepts_the_nominal_kernel():
+    """The reduced configuration with fGn weights of the claimed index passes (the controls below do not
+    fail for lack of draws)."""
+    verdict, measured, _ = e2_verdict(e2(SMALL_E2))
+    assert verdict.passed, verdict.message
+    assert all(c["inside"] for c in measured["cases"].values())
+
+
+def test_e2_rejects_a_hurst_index_shifted_by_005():
+    """Regression (the fixed-margin version accepted this): weights of Hurst index H + 0.05 checked against
+    the prediction for H. At H = 0.8 the closed-form slope moves from -0.446 to ~-0.397 on L = 64..1024,
+    twice the interval's half-width, so the shifted weights fail; the earlier criterion
+    |slope - (max(H, 1/2) - beta)| <= 0.1 accepts them."""
+    result = e2(replace(SMALL_E2, hurst_shift=0.05))
+    verdict, measured, worst = e2_verdict(result)
+    _assert_fails(verdict)
+    case = _e2_case(measured, 0.8)
+    assert not case["inside"] and case["ci"][0] > case["closed_form_slope"]
+    assert SMALL_E2.hurst[worst] == 0.8
+    fit = result.fits[SMALL_E2.hurst.index(0.8)]
+    assert rate_verdict(fit, {"slope": 0.8 - SMALL_E2.beta, "tol": 0.1}).passed  # the old criterion
+
+
 def test_e2_rejects_iid_weights():
-    """i.i.d. weights where H = 0.8 is assumed: the slope is 1/2 - beta = -0.7, not H - beta = -0.4."""
-    fit = fit_rate(chk.E2["grid"], chk.e2_ratios(0.8, 1.2, law_hurst=0.5, seeds=range(3)))
-    _assert_fails(rate_verdict(fit, {"slope": -0.4, "tol": 0.1}))
-    assert fit.slope < -0.6
+    """i.i.d. Gaussian weights (He) where H = 0.8 is claimed: the slope is 1/2 - beta = -0.7, far from the
+    closed form of H = 0.8 (-0.446); at H = 1/2 the i.i.d. law is the claimed one and passes."""
+    verdict, measured, _ = e2_verdict(e2(replace(SMALL_E2, law="gaussian")))
+    _assert_fails(verdict)
+    assert _e2_case(measured, 0.8)["slope"] < -0.6
+    assert _e2_case(measured, 0.5)["inside"]
+
+
+def test_e2_closed_form_against_the_double_sum():
+    """e2_closed_form against the explicit double sum over layers of rho kappa_1(rho) with rho the fGn
+    autocovariance matrix (small L), and its slope at H = 1/2 (S_L = L/2): exactly 1/2 - beta."""
+    from theory.fbm import autocovariance
+
+    def kappa1(r):
+        r = np.clip(r, -1, 1)
+        return (np.sqrt(1 - r * r) + r * (np.pi - np.arccos(r))) / (2 * np.pi)
+
+    grid = (5, 9, 17, 33)
+    for H in (0.3, 0.7, 0.9):
+        rms, _ = e2_closed_form(grid, H, 1.1)
+        for L, r in zip(grid, rms):
+            k = np.arange(L)
+            R = autocovariance(np.abs(k[:, None] - k[None, :]), H)
+            assert r == pytest.approx(L**-1.1 * math.sqrt(np.sum(R * kappa1(R))), rel=1e-12)
+    assert e2_closed_form((64, 128, 256, 512, 1024), 0.5, 1.2)[1] == pytest.approx(-0.7, abs=1e-12)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"hurst": ()}, "`hurst`"), ({"hurst": (0.5, 1.0)}, "`hurst`"), ({"hurst": ("a",)}, "`hurst`"),
+    ({"beta": 0.8}, "`beta`"), ({"beta": float("nan")}, "`beta`"), ({"grid": (64, 128, 256, 512)}, "`grid`"),
+    ({"grid": (64, 128, 128, 512, 1024)}, "`grid`"), ({"grid": (64, 128, 256.0, 512, 1024)}, "`grid`"),
+    ({"d": 0}, "`d`"), ({"draws": 4}, "`draws`"), ({"inputs": True}, "`inputs`"), ({"n_boot": 10}, "`n_boot`"),
+    ({"ci_level": 1.0}, "`ci_level`"), ({"seed": -1}, "`seed`"), ({"law": "smooth"}, "`law`"),
+    ({"hurst_shift": 0.15}, "`hurst_shift`"), ({"law": "gaussian", "hurst_shift": 0.05}, "`hurst_shift`"),
+])
+def test_e2_config_validates_its_fields(kw, match):
+    with pytest.raises(ValueError, match=match):
+        E2Config(**kw)
+
+
+def test_e2_rejects_a_config_of_another_type():
+    with pytest.raises(TypeError, match="`config`"):
+        e2(SMALL_E2.__dict__)
 
 
 def test_worst_rate_records_the_failing_case():

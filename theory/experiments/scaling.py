@@ -1,5 +1,5 @@
 r"""Experiments of paper key ``scaling`` (Marion, Fermanian, Biau, Vert, "Scaling ResNets in the
-Large-depth Regime"; chapter 2 of P. Marion's thesis): Figures 7 and 8 as library functions.
+Large-depth Regime"; chapter 2 of P. Marion's thesis): Figures 7 and 8 and claim E-2 as library functions.
 
 Figure 7 (thesis Figure 2.7), :func:`fig7` and :func:`fig7_verdict`
     res-3, :math:`h_{k+1} = h_k + L^{-\beta} V_{k+1}\mathrm{ReLU}(W_{k+1} h_k)`, whose weight sequences
@@ -35,6 +35,16 @@ Figure 7 (thesis Figure 2.7), :func:`fig7` and :func:`fig7_verdict`
     bootstrap interval over weight draws, for both panels and every H. It also records the crossing
     of level 0 (the figure's colour boundary) with its interval, as measured.
 
+Claim E-2 (the identity side of Figure 7 as a rate), :func:`e2` and :func:`e2_verdict`
+    Section 4.1 reads the critical beta as :math:`\max(H, 1/2)`; on the identity side,
+    :math:`\beta > \max(H, 1/2)`, the ratio :math:`\|h_L - h_0\|/\|h_0\|` then decays like
+    :math:`L^{\max(H, 1/2) - \beta}`. Its RMS is :math:`L^{-\beta}\sqrt{S_L}` to first order, with the
+    hidden-state sum :math:`S_L` above (:func:`e2_closed_form`), so the least-squares slope on a finite
+    depth grid is predicted in closed form; for H > 1/2 it lies below the asymptotic slope by about
+    0.04 on L = 64..1024 (at H = 0.8: -0.446 against -0.4), as much as the change from H to H + 0.05,
+    so a fixed margin around the asymptotic slope cannot tell the two apart. The verdict asks the
+    closed-form slope to lie in the bootstrap interval (over weight draws) of the measured one.
+
 Figure 8 (thesis Figure 2.8 and Figure 1.1), :func:`fig8` and :func:`fig8_verdict`
     One coordinate of the weights as a function of the layer index after training: smooth
     initialisation with beta = 1 stays smooth (ODE-like), i.i.d. initialisations stay rough.
@@ -48,9 +58,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory.claims import Verdict, qualitative_verdict
+from theory.claims import Verdict, qualitative_verdict, rate_verdict
 from theory.fbm import autocovariance
-from theory.scaling import weights
+from theory.rates import RateFit
+from theory.scaling import log_norm_ratio, weights
 from theory.scaling.phase import phase_diagram
 
 __all__ = [
@@ -68,6 +79,13 @@ __all__ = [
     "fig8",
     "fig8_verdict",
     "variogram_exponent",
+    "E2Config",
+    "E2Result",
+    "E2_PRESETS",
+    "e2",
+    "e2_closed_form",
+    "e2_expected",
+    "e2_verdict",
 ]
 
 QUANTITIES = ("hidden", "gradient")
@@ -514,3 +532,295 @@ def fig8_verdict(result: Fig8Result, accept=FIG8_ACCEPT) -> tuple[Verdict, dict]
                 "exponent_trained": result.exponent_trained,
                 "exponent_every_10_steps": [e.tolist() for e in result.exponent_curve]}
     return qualitative_verdict(bool(ok), "; ".join(parts)), measured
+
+
+# =========================================================================== claim E-2 (Figure 7's identity side)
+
+LAWS_E2 = ("fbm", "gaussian", "uniform", "rademacher")
+
+
+def e2_closed_form(grid, hurst, beta):
+    r"""Closed-form prediction of E-2 on a depth grid: the first-order RMS ratio and its fitted slope.
+
+    In the identity regime the RMS of :math:`\|h_L - h_0\|/\|h_0\|` of res-3 with fGn weights of
+    Hurst index H is :math:`L^{-\beta}\sqrt{S_L}` to first order in :math:`\alpha_L^2`, with
+    :math:`S_L` the double sum of :func:`linearized_mean_square` (hidden states; the module
+    docstring gives it). Since :math:`S_L \sim c_H L^{2\max(H, 1/2)}`, the slope of the log RMS in
+    log L tends to :math:`\max(H, 1/2) - \beta`; at finite L the least-squares slope over ``grid``
+    differs from it where :math:`S_L` is not yet a pure power (visibly for H > 1/2, where a term
+    linear in L competes with the :math:`L^{2H}` one).
+
+    Parameters
+    ----------
+    grid : sequence of int
+        Depths L >= 1 (at least 2 distinct).
+    hurst : float
+        Hurst index in (0, 1).
+    beta : float
+        Scaling exponent, :math:`\alpha_L = L^{-\beta}`.
+
+    Returns
+    -------
+    rms : ndarray, shape (len(grid),)
+        :math:`L^{-\beta}\sqrt{S_L}` at each depth.
+    slope : float
+        Least-squares slope of log rms against log L over the grid (the finite-L prediction).
+
+    Examples
+    --------
+    >>> rms, slope = e2_closed_form([100, 400, 1600], 0.5, 1.0)   # S_L = L/2 at H = 1/2
+    >>> round(slope, 12)
+    -0.5
+    """
+    where = "theory.experiments.scaling.e2_closed_form"
+    g = np.asarray(grid)
+    if g.ndim != 1 or g.size < 2 or not np.issubdtype(g.dtype, np.integer) or np.any(g < 1) \
+            or np.unique(g).size != g.size:
+        raise ValueError(f"`grid` of {where} must be at least 2 distinct ints >= 1; got {grid!r}")
+    if not (isinstance(beta, (int, float, np.floating, np.integer)) and not isinstance(beta, bool)
+            and math.isfinite(beta)):
+        raise ValueError(f"`beta` of {where} must be a finite number; got {beta!r}")
+    if isinstance(hurst, bool) or not isinstance(hurst, (int, float, np.integer, np.floating)) \
+            or not (0.0 < hurst < 1.0):
+        raise ValueError(f"`hurst` of {where} must be a number in (0, 1); got {hurst!r}")
+    S = np.array([linearized_mean_square(int(L), float(hurst), 1, "hidden") for L in g])
+    x = np.log(g.astype(float))
+    y = 0.5 * np.log(S) - float(beta) * x
+    xc = x - x.mean()
+    return np.exp(y), float(xc @ (y - y.mean()) / (xc @ xc))
+
+
+@dataclass(frozen=True)
+class E2Config:
+    r"""Configuration of claim E-2: slope in log L of the RMS of :math:`\|h_L - h_0\|/\|h_0\|` for
+    res-3 with fGn weights, in the identity regime :math:`\beta > \max(H, 1/2)`.
+
+    Attributes
+    ----------
+    hurst : tuple of float
+        Hurst indices in (0, 1), one case each.
+    beta : float
+        Scaling exponent, the same for every case; must exceed max(H, 1/2) for every H (the
+        identity regime, where the first-order closed form applies).
+    grid : tuple of int
+        Depths, strictly increasing, at least 5 (a geometric ladder). The weights of one draw are
+        drawn once at the largest depth and the network of depth L uses their first L layers
+        (a prefix of fGn is fGn), so each draw gives a whole curve.
+    d : int
+        Width.
+    inputs : int
+        Gaussian inputs :math:`h_0` per weight draw.
+    draws : int
+        Independent weight draws (V, W, inputs) per case, at least 8; the bootstrap resamples them.
+    n_boot : int
+        Bootstrap resamples of the draws, at least 100.
+    ci_level : float
+        Level of the percentile interval of the slope, in (0, 1).
+    seed : int
+        Seed (>= 0) of the numpy Generators; a case's draws depend on (seed, H) only, not on the
+        other cases, so a reduced configuration repeats the draws of the full one.
+    hurst_shift : float
+        The weights are drawn with Hurst index H + hurst_shift while the prediction uses H (0 for
+        the claim; the negative controls mis-specify the law with it). Law "fbm" only.
+    law : {"fbm", "gaussian", "uniform", "rademacher"}
+        Weight law of :func:`theory.scaling.weights`; "fbm" for the claim, an i.i.d. law for the
+        negative controls (the prediction still uses H).
+    """
+
+    hurst: tuple = (0.2, 0.5, 0.8, 0.9)
+    beta: float = 1.2
+    grid: tuple = (64, 128, 256, 512, 1024)
+    d: int = 12
+    inputs: int = 12
+    draws: int = 64
+    n_boot: int = 1000
+    ci_level: float = 0.99
+    seed: int = 2
+    hurst_shift: float = 0.0
+    law: str = "fbm"
+
+    def __post_init__(self):
+        where = "theory.experiments.scaling.E2Config"
+        try:
+            hs = tuple(float(h) for h in self.hurst)
+        except (TypeError, ValueError):
+            raise ValueError(f"`hurst` of {where} must be a tuple of numbers in (0, 1); got {self.hurst!r}") from None
+        if not hs or any(not (0.0 < h < 1.0) for h in hs) or len(set(hs)) != len(hs):
+            raise ValueError(f"`hurst` of {where} must be a non-empty tuple of distinct values in (0, 1); "
+                             f"got {self.hurst!r}")
+        object.__setattr__(self, "hurst", hs)
+        b = self.beta
+        if isinstance(b, bool) or not isinstance(b, (int, float, np.integer, np.floating)) or not math.isfinite(b):
+            raise ValueError(f"`beta` of {where} must be a finite number; got {b!r}")
+        object.__setattr__(self, "beta", float(b))
+        if any(self.beta <= max(h, 0.5) for h in hs):
+            raise ValueError(f"`beta` of {where} must exceed max(H, 1/2) for every H (identity regime); "
+                             f"got beta = {self.beta!r} with hurst = {hs!r}")
+        g = tuple(self.grid) if isinstance(self.grid, (tuple, list, np.ndarray)) else None
+        if g is None or len(g) < 5 or any(isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 2
+                                          for L in g) or np.any(np.diff(g) <= 0):
+            raise ValueError(f"`grid` of {where} must be a strictly increasing tuple of at least 5 ints >= 2; "
+                             f"got {self.grid!r}")
+        object.__setattr__(self, "grid", tuple(int(L) for L in g))
+        for name, low in (("d", 1), ("inputs", 1), ("draws", 8), ("n_boot", 100), ("seed", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+                raise ValueError(f"`{name}` of {where} must be an int >= {low}; got {v!r}")
+        c = self.ci_level
+        if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) or not (0.0 < c < 1.0):
+            raise ValueError(f"`ci_level` of {where} must lie in (0, 1); got {c!r}")
+        if self.law not in LAWS_E2:
+            raise ValueError(f"`law` of {where} must be one of {LAWS_E2}; got {self.law!r}")
+        s = self.hurst_shift
+        if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) or not math.isfinite(s):
+            raise ValueError(f"`hurst_shift` of {where} must be a finite number; got {s!r}")
+        object.__setattr__(self, "hurst_shift", float(s))
+        if self.law != "fbm" and self.hurst_shift != 0.0:
+            raise ValueError(f"`hurst_shift` of {where} applies to law 'fbm' only; got {s!r} with law {self.law!r}")
+        if any(not (0.0 < h + self.hurst_shift < 1.0) for h in hs):
+            raise ValueError(f"`hurst_shift` of {where} must keep every H + shift in (0, 1); got {s!r}")
+
+
+E2_PRESETS = {
+    # what the check runs: 4 cases (rough, Brownian, two smooth), d = 12, 12 inputs, 64 draws of
+    # depth 1024 per case: the 99% interval of a slope is about +- 0.015 (H <= 1/2) to +- 0.026
+    # (H = 0.8), half the change of the closed-form slope from H to H + 0.05 for H > 1/2 (~0.05);
+    # the cost is the fGn draws (2 d^2 L normals per draw); ~6-10 s warm on 2 shared cores
+    "check": E2Config(),
+    # the paper's width (d = 40, Table 3) and a longer ladder up to L = 4096, more draws
+    "paper": E2Config(hurst=(0.2, 0.5, 0.6, 0.7, 0.8, 0.9), grid=(128, 256, 512, 1024, 2048, 4096), d=40,
+                      inputs=16, draws=128),
+}
+
+
+@dataclass(frozen=True)
+class E2Result:
+    """Per case (tuples in the order of ``config.hurst``).
+
+    ``fits`` the :class:`theory.rates.RateFit` of the log RMS over draws and inputs against log L
+    (``errors`` the RMS curve, ``ci`` the bootstrap interval over draws); ``rms_ci`` the pointwise
+    bootstrap intervals of the RMS (G, 2); ``slope_geometric`` the slope of the mean log ratio
+    (the statistic of earlier versions, not what the closed form predicts); ``closed_form_rms``
+    the first-order RMS curves; ``predicted`` their fitted slopes over the grid (finite L);
+    ``asymptotic`` max(H, 1/2) - beta; ``local_exponent`` the closed form's local slope
+    ln(S_{4L}/S_L)/(2 ln 4) - beta at L = 10^5 (-> the asymptotic slope).
+    """
+
+    config: E2Config
+    fits: tuple
+    rms_ci: tuple
+    slope_geometric: tuple
+    closed_form_rms: tuple
+    predicted: tuple
+    asymptotic: tuple
+    local_exponent: tuple
+
+
+def _ls_slopes(x, Y):
+    """Least-squares slopes of the rows of Y (..., G) on x (G,)."""
+    xc = x - x.mean()
+    return (Y - Y.mean(axis=-1, keepdims=True)) @ xc / (xc @ xc)
+
+
+def e2(config: E2Config) -> E2Result:
+    r"""Run claim E-2 for ``config`` (pure: no files, no globals).
+
+    For each case H and each draw: V, W of depth max(grid) from :func:`theory.scaling.weights`,
+    ``inputs`` Gaussian :math:`h_0`; for each L of the grid the log ratio
+    :math:`\log(\|h_L - h_0\|/\|h_0\|)` of res-3 with :math:`\alpha_L = L^{-\beta}` and the first L
+    layers (:func:`theory.scaling.log_norm_ratio`). The measured curve is the RMS of the ratio over
+    draws and inputs; its slope in log L is fitted by least squares and bootstrapped over draws.
+    """
+    if not isinstance(config, E2Config):
+        raise TypeError(f"`config` of theory.experiments.scaling.e2 must be an E2Config; got {type(config).__name__}")
+    c = config
+    grid = np.array(c.grid)
+    x = np.log(grid.astype(float))
+    Lmax = int(grid[-1])
+    alpha = (1.0 - c.ci_level) / 2.0
+    fits, rms_ci, geo, cf_rms, pred, asym, local = [], [], [], [], [], [], []
+    for H in c.hurst:
+        key = int(round(1e6 * H))
+        rng = np.random.default_rng([c.seed, key])
+        logs = np.empty((c.draws, grid.size, c.inputs))
+        for s in range(c.draws):
+            if c.law == "fbm":
+                V = weights(Lmax, c.d, "fbm", H + c.hurst_shift, rng=rng)
+                W = weights(Lmax, c.d, "fbm", H + c.hurst_shift, rng=rng)
+            else:
+                V, W = weights(Lmax, c.d, c.law, rng=rng), weights(Lmax, c.d, c.law, rng=rng)
+            h0 = rng.standard_normal((c.inputs, c.d))
+            for j, L in enumerate(grid):
+                logs[s, j] = log_norm_ratio(h0, V[:L], W[:L], beta=c.beta, arch="res3")
+        if not np.all(np.isfinite(logs)):
+            raise ValueError(f"theory.experiments.scaling.e2: a ratio was 0 or not finite at H = {H:g} "
+                             "(h_L = h_0 exactly or an overflow); widen d or change beta")
+        # mean over inputs of the squared ratio, per draw and depth, scaled by its maximum for safety
+        m = logs.max()
+        sq = np.mean(np.exp(2.0 * (logs - m)), axis=2)  # (draws, G)
+        y = m + 0.5 * np.log(sq.mean(axis=0))
+        slope = float(_ls_slopes(x, y))
+        intercept = float(y.mean() - slope * x.mean())
+        resid = y - intercept - slope * x
+        r2 = 1.0 - float(resid @ resid) / float((y - y.mean()) @ (y - y.mean()))
+        boot = np.random.default_rng([c.seed, key, 1])
+        idx = boot.integers(0, c.draws, size=(c.n_boot, c.draws))
+        yb = m + 0.5 * np.log(sq[idx].mean(axis=1))  # (n_boot, G)
+        sb = _ls_slopes(x, yb)
+        ci = tuple(float(v) for v in np.quantile(sb, [alpha, 1.0 - alpha]))
+        fits.append(RateFit(slope=slope, intercept=intercept, ci=ci, r2=r2, grid=grid, errors=np.exp(y),
+                            dropped=(), level=c.ci_level))
+        rms_ci.append(np.exp(np.quantile(yb, [alpha, 1.0 - alpha], axis=0).T))
+        geo.append(float(_ls_slopes(x, logs.mean(axis=(0, 2)))))
+        rms, p = e2_closed_form(grid, H, c.beta)
+        cf_rms.append(rms)
+        pred.append(p)
+        asym.append(max(H, 0.5) - c.beta)
+        big = 10**5
+        local.append(math.log(linearized_mean_square(4 * big, H, 1) / linearized_mean_square(big, H, 1))
+                     / (2 * math.log(4)) - c.beta)
+    return E2Result(c, tuple(fits), tuple(rms_ci), tuple(geo), tuple(cf_rms), tuple(pred), tuple(asym),
+                    tuple(local))
+
+
+def e2_expected(result: E2Result) -> list:
+    """The rate expectation of each case: ``{"slope": closed-form finite-L slope, "tol": t}`` with t
+    the distance from the measured slope to the end of its bootstrap interval on the prediction's
+    side (>= 0), so that :func:`theory.claims.rate_verdict` passes iff the prediction lies in the
+    interval: the acceptance window is the scatter of the draws, not a fixed margin."""
+    out = []
+    for fit, p in zip(result.fits, result.predicted):
+        lo, hi = fit.ci
+        tol = (fit.slope - lo) if p < fit.slope else (hi - fit.slope)
+        out.append({"slope": round(float(p), 6), "tol": round(max(float(tol), 0.0), 6)})
+    return out
+
+
+def e2_verdict(result: E2Result) -> tuple[Verdict, dict, int]:
+    """Pass iff, for every case, the closed-form finite-L slope lies inside the bootstrap interval of
+    the measured slope (:func:`e2_expected` and :func:`theory.claims.rate_verdict`). Returns the
+    verdict, the measured dict (every case, with the asymptotic slope beside) and the index of the
+    worst case (farthest outside, or least inside, its interval), which a rate record shows."""
+    c = result.config
+    expected = e2_expected(result)
+    verdicts = [rate_verdict(f, e, grid_label="L") for f, e in zip(result.fits, expected)]
+    excess = [abs(f.slope - e["slope"]) - e["tol"] for f, e in zip(result.fits, expected)]
+    worst = int(np.argmax(excess))
+    ok = all(v.passed for v in verdicts)
+    cases = {}
+    for H, f, e, g, a, loc, v in zip(c.hurst, result.fits, expected, result.slope_geometric, result.asymptotic,
+                                     result.local_exponent, verdicts):
+        cases[f"H={H:g},beta={c.beta:g}"] = {
+            "slope": round(f.slope, 4), "ci": [round(f.ci[0], 4), round(f.ci[1], 4)],
+            "closed_form_slope": round(e["slope"], 4), "inside": v.passed,
+            "asymptotic_slope": round(a, 4), "closed_form_local_slope_L1e5": round(loc, 4),
+            "finite_L_minus_asymptotic": round(e["slope"] - a, 4),
+            "slope_of_mean_log": round(g, 4)}
+    message = "; ".join(
+        f"H={H:g}: slope {f.slope:.3f} [{f.ci[0]:.3f}, {f.ci[1]:.3f}] vs closed form {e['slope']:.3f} "
+        f"({'inside' if v.passed else 'OUTSIDE'}; asymptotic {a:.2f})"
+        for H, f, e, a, v in zip(c.hurst, result.fits, expected, result.asymptotic, verdicts))
+    measured = {"cases": cases, "recorded_case": f"H={c.hurst[worst]:g},beta={c.beta:g}",
+                "d": c.d, "inputs": c.inputs, "draws": c.draws, "ci_level": c.ci_level, "law": c.law,
+                "hurst_shift": c.hurst_shift}
+    return qualitative_verdict(ok, message), measured, worst
