@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks import test_topk as chk71
+from theory.experiments import topk as chk71
 from checks import test_topk_ch7 as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, qualitative_verdict
 from theory.rates import bound_ratio, identity_error
