@@ -20,7 +20,7 @@ __all__ = [
     "fy_outcome", "fy_verdict", "printed_loss_shift_slopes", "fy_erratum_cases", "corrected_loss_shift_values",
     "FyErratumConfig", "FY_ERRATUM_PRESETS", "fy_erratum", "primal_dual_gap", "DualityConfig", "DUALITY_PRESETS",
     "duality", "duality_outcome", "duality_verdict", "lp_argmax_p1k", "lp_forms_errors", "LpConfig", "LP_PRESETS",
-    "lp_forms", "lp_forms_verdict",
+    "lp_forms", "lp_forms_outcome", "lp_forms_verdict",
 ]
 
 # =========================================================================== §7.6: smooth top-k loss
