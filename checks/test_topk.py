@@ -161,7 +161,7 @@ def test_fig71_smooth(claim):
     ax.plot(steps, result.jumps_p2, "s-", color="C3", label=f"p = 2: kink, 1/(2λ) = {1 / (2 * result.reg):.3f}")
     ax.xaxis.set_minor_formatter("")  # the log axis' minor labels overlap at this width
     ax.set_xticks(steps, [f"{h:g}" for h in steps])
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(0.0, 0.92))
     figure = save_figure(ax.figure, "topk/fig-7.1/smooth")
     claim.rate(result.fit, ex.FIG71_SMOOTH, figure=figure, grid_label="h")
     assert result.ok, result.extras  # sparsity and the oracle values (recorded above)
