@@ -69,7 +69,7 @@ for _name, _cfg, _presets, _measure, _verdict, _claims, _summary in (
     ("prop78", _op.JacobianConfig, _op.JACOBIAN_PRESETS, _op.jacobian_cases, _op.prop78_verdict, ("topk/prop-7.8",),
      _prop78_summary),
     ("prop78_psd", _op.JacobianConfig, _op.JACOBIAN_PRESETS, _op.jacobian_cases, _op.prop78_psd_verdict,
-     ("topk/prop-7.8/symmetric-psd",), _prop78_summary),
+     ("topk/prop-7.8/symmetric-psd",), lambda r: _op.prop78_psd_outcome(r.cases).extras if r.cases else {}),
     ("prop78_erratum", _op.JacobianConfig, _op.JACOBIAN_PRESETS, _op.prop78_erratum, erratum_outcome_verdict,
      ("topk/prop-7.8/erratum",), _E),
     ("prop72", _op.Prop72Config, _op.PROP72_PRESETS, _op.prop72, _op.prop72_verdict, ("topk/prop-7.2",), _I),

@@ -82,6 +82,7 @@ PROP71_PRESETS = {"check": LmoConfig(), "paper": LmoConfig(n=8, draws=200)}
 
 
 def prop71_outcome(pairs) -> Outcome:
+    """Pooled [f, y] of the sorting LMO against brute force over the (computed, reference) pairs (Prop. 7.1)."""
     return Outcome(identity_error(np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs]),
                                   n_instances=len(pairs)))
 
@@ -179,10 +180,12 @@ PROP73_PRESETS = {"check": Prop73Config(), "paper": Prop73Config(n_range=(3, 200
 def prop73_outcome(comp, ref) -> Outcome:
     # the direct route is a bounded scalar maximisation (xatol 1e-14 relative): its value is accurate to
     # about 1e-10 relative; the closed form and the z-route agree to rounding
+    """The closed form against the three references of Prop. 7.3, pooled (n_instances = len(comp) / 3)."""
     return Outcome(identity_error(np.array(comp), np.array(ref), n_instances=len(comp) // 3))
 
 
 def prop73(config: Prop73Config) -> Outcome:
+    """Draw (y, k) by ``config`` and compare the squared k-support norm / 2 with the three references (Prop. 7.3)."""
     rng = np.random.default_rng(config.seed)
     comp, ref = [], []
     for _ in range(config.draws):
@@ -248,10 +251,12 @@ def prop74_cases(shapes=((3, 1), (4, 2), (5, 2), (5, 3)), seed=74):
 
 
 def phi_half_square(x):
+    """φ(x) = x²/2 (min φ = 0: Prop. 7.4 holds as printed)."""
     return 0.5 * x**2
 
 
 def phi_shifted(x):
+    """φ(x) = x²/2 + 1 (convex, min φ = 1: the counterexample of the Prop. 7.4 erratum)."""
     return 0.5 * x**2 + 1.0  # convex, min 1: phi^*(y) = y^2/2 - 1, phi^*(0) = -1
 
 

@@ -96,11 +96,13 @@ FY_PRESETS = {"check": FyConfig(), "paper": FyConfig(n_range=(2, 400), draws=300
 
 
 def fy_outcome(res) -> Outcome:
+    """The residuals of :func:`fy_residuals` pooled against 0 (§7.6)."""
     return Outcome(identity_error(np.concatenate(res), 0.0, n_instances=len(res)),
                    {"compared": "reg*(grad - FD), max(0, -L), |L(x, y*(x))|"})
 
 
 def fy_loss(config: FyConfig) -> Outcome:
+    """Draw instances by ``config`` and measure :func:`fy_instance` on each (§7.6, Fenchel-Young form)."""
     rng = np.random.default_rng(config.seed)
     res = []
     for _ in range(config.draws):
@@ -111,6 +113,7 @@ def fy_loss(config: FyConfig) -> Outcome:
 
 
 def fy_verdict(result: Outcome) -> Verdict:
+    """Pass iff gradient, sign and zero residuals vanish to FY_ATOL."""
     return identity_verdict(result.result, {"atol": FY_ATOL})
 
 
@@ -266,12 +269,14 @@ DUALITY_PRESETS = {"check": DualityConfig(), "paper": DualityConfig(ps=(1.25, 4.
 
 def duality_outcome(gaps, margins) -> Outcome:
     # the gap must vanish; the margins must be >= 0 (their negative parts are compared with 0)
+    """Duality gaps (must vanish) and weak-duality margins (must be >= 0) of Prop. 7.2, as one identity."""
     vals = np.concatenate((np.abs(gaps), np.maximum(0.0, -np.array(margins))))
     return Outcome(identity_error(vals, 0.0, n_instances=len(gaps)),
                    {"max_abs_gap": float(np.max(np.abs(gaps))), "min_weak_duality_margin": float(min(margins))})
 
 
 def duality(config: DualityConfig) -> Outcome:
+    """Draw instances by ``config`` and measure :func:`primal_dual_gap` on each (Prop. 7.2)."""
     rng = np.random.default_rng(config.seed)
     gaps, margins = [], []
     for _ in range(config.draws):
@@ -286,6 +291,7 @@ def duality(config: DualityConfig) -> Outcome:
 
 
 def duality_verdict(result: Outcome) -> Verdict:
+    """Pass iff the gap vanishes and weak duality holds to 1e-12."""
     return identity_verdict(result.result, {"atol": 1e-12})
 
 
@@ -337,6 +343,7 @@ LP_PRESETS = {"check": LpConfig(), "paper": LpConfig(n_range=(2, 400), draws=200
 
 
 def lp_forms(config: LpConfig) -> Outcome:
+    """Draw tie-free x by ``config`` and measure :func:`lp_forms_errors` (Eqs. (7.2), (7.4))."""
     rng = np.random.default_rng(config.seed)
     errs = []
     for _ in range(config.draws):
@@ -346,8 +353,10 @@ def lp_forms(config: LpConfig) -> Outcome:
 
 
 def lp_forms_outcome(errs) -> Outcome:
+    """The LP-form errors (pairs) pooled against 0."""
     return Outcome(identity_error(np.array(errs), 0.0, n_instances=len(errs) // 2))
 
 
 def lp_forms_verdict(result: Outcome) -> Verdict:
+    """Pass iff both LP forms equal the hard operators to 1e-9."""
     return identity_verdict(result.result, {"atol": 1e-9})

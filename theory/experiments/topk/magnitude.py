@@ -129,6 +129,7 @@ MAGNITUDE_BOUND_EXPECTED = {"ratio_max": 1.0}
 
 
 def magnitude_bound_verdict(result) -> Verdict:
+    """Pass iff the largest LHS/RHS is <= 1 (§7.5 bound, or its p-norm form)."""
     from theory.claims import bound_verdict
 
     return bound_verdict(result, MAGNITUDE_BOUND_EXPECTED)
@@ -147,6 +148,7 @@ def magnitude_regime_table(x, k, op=topk_magnitude, ratios=EXAMPLE_RATIOS):
 
 
 def magnitude_regime_inputs(ns=(3, 5, 8, 12), k_max=4, seed=75):
+    """(x, k) with x ~ N(0, I_n) for n in ``ns`` and k in 1..min(n - 1, k_max)."""
     rng = np.random.default_rng(seed)
     return [(rng.standard_normal(n), k) for n in ns for k in range(1, n) if k <= k_max]
 
@@ -196,6 +198,7 @@ def magnitude_example(config: ExampleConfig, *, op=topk_magnitude) -> Outcome:
 
 
 def magnitude_example_verdict(result: Outcome) -> Verdict:
+    """Pass iff equality with topkmag/(1 + λ) holds exactly at ratios <= 1 and nowhere else."""
     return identity_verdict(result.result, {"atol": 0.0})
 
 
@@ -234,6 +237,7 @@ def hard_regime_table_p(x, k, p, op_mask=topk_mask, op_mag=topk_magnitude, ratio
 
 
 def hard_regime_inputs_p(ns=(3, 6, 10), k_max=3, seed=710):
+    """(x, k) with x ~ N(0, I_n) for n in ``ns`` and k in 1..min(n - 1, k_max)."""
     rng = np.random.default_rng(seed)
     return [(rng.standard_normal(n), k) for n in ns for k in range(1, n) if k <= k_max]
 
@@ -279,6 +283,7 @@ HARD_P_PRESETS = {"check": HardPConfig(), "paper": HardPConfig(ps=(1.25, 4.0 / 3
 
 
 def hard_regime_p(config: HardPConfig) -> Outcome:
+    """The 0/1 table (p, input, operator, ratio) of exact equality with the hard-regime forms, against the prediction."""
     ratios = np.array(config.ratios, dtype=float)
     inputs = hard_regime_inputs_p(config.ns, config.k_max, config.seed)
     comp = np.array([hard_regime_table_p(x, k, p, ratios=ratios) for p in config.ps for x, k in inputs])
@@ -289,6 +294,7 @@ def hard_regime_p(config: HardPConfig) -> Outcome:
 
 
 def hard_regime_p_verdict(result: Outcome) -> Verdict:
+    """Pass iff both hard regimes hold exactly below their thresholds and nowhere above."""
     return identity_verdict(result.result, {"atol": 0.0})
 
 
@@ -315,6 +321,7 @@ def jacobian_pnorm_instance(x, k, reg, p, mode):
 
 
 def prop78_pnorm_outcome(res, asym, neg) -> Outcome:
+    """Finite-difference errors, asymmetries and negative eigenvalue parts (Prop. 7.8, p != 2) pooled against 0."""
     extras = {"max_fd_error": float(max(res)), "max_asymmetry": float(max(asym)), "max_negative_eig": float(max(neg)),
               "compared": "|J - J_fd| / max(1, |J|), |J - J^T|, negative part of the eigenvalues"}
     return Outcome(identity_error(np.array(list(res) + list(asym) + list(neg)), 0.0, n_instances=len(res)), extras)
@@ -359,6 +366,7 @@ PROP78_PNORM_PRESETS = {"check": JacobianPConfig(), "paper": JacobianPConfig(ps=
 
 
 def prop78_pnorm(config: JacobianPConfig) -> Outcome:
+    """Draw instances by ``config`` and measure :func:`jacobian_pnorm_instance` on each."""
     rng = np.random.default_rng(config.seed)
     res, asym, neg = [], [], []
     for _ in range(config.draws):
@@ -375,6 +383,7 @@ def prop78_pnorm(config: JacobianPConfig) -> Outcome:
 
 
 def prop78_pnorm_verdict(result: Outcome) -> Verdict:
+    """Pass iff the Jacobian matches central differences and is symmetric PSD to PNORM_JAC_ATOL."""
     return identity_verdict(result.result, {"atol": PNORM_JAC_ATOL})
 
 
@@ -433,12 +442,14 @@ SPARSITY_PRESETS = {"check": SparsityConfig(), "paper": SparsityConfig(draws=200
 
 
 def sparsity(config: SparsityConfig, *, op_mask=topk_mask) -> Outcome:
+    """Violations of the sparsity facts of §7.4 (:func:`sparsity_violations`) on the drawn instances; ``op_mask``: controls."""
     bad = [sparsity_violations(x, k, reg, p, op_mask=op_mask)
            for x, k, reg, p in sparsity_instances(config.draws, config.n_range, config.seed)]
     return Outcome(identity_error(np.array(bad, dtype=float), 0.0, n_instances=len(bad)))
 
 
 def sparsity_verdict(result: Outcome) -> Verdict:
+    """Pass iff no instance violates a sparsity fact."""
     return identity_verdict(result.result, {"atol": 0.0})
 
 

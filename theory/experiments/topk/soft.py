@@ -97,6 +97,7 @@ def soft_hard_table(x, p, thr_sort=None, thr_rank=None, ratios=SOFT_RATIOS):
 
 
 def soft_hard_inputs(ns=(2, 4, 7, 12), scales=(0.5, 3.0), seed=730):
+    """x ~ s N(0, I_n) for n in ``ns`` and s in ``scales``."""
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(n) * s for n in ns for s in scales]
 
@@ -157,6 +158,7 @@ def soft_sort_rank_outcome(errs, ps=SOFT_P, ns=(2, 4, 7, 12)) -> Outcome:
 
 
 def soft_sort_rank(config: SoftConfig) -> Outcome:
+    """Draw instances by ``config``: soft sort/rank against the permutahedron LP, and the hard-regime table (§7.3)."""
     rng = np.random.default_rng(config.seed)
     errs = []
     for _ in range(config.draws):
@@ -167,4 +169,5 @@ def soft_sort_rank(config: SoftConfig) -> Outcome:
 
 
 def soft_sort_rank_verdict(result: Outcome) -> Verdict:
+    """Pass iff the LP errors are below SOFT_LP_ATOL and the regime table matches the prediction exactly."""
     return identity_verdict(result.result, {"atol": SOFT_LP_ATOL})

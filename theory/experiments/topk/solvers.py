@@ -131,6 +131,7 @@ def pav_outcome(worst: dict, n_instances: int) -> Outcome:
 
 
 def pav(config: PavConfig) -> Outcome:
+    """Draw instances by ``config`` and record the worst :func:`pav_errors` per solver (§7.5, (7.5) solved exactly)."""
     rng = np.random.default_rng(config.seed)
     worst = {}
     for i in range(config.draws):
@@ -204,6 +205,7 @@ APP7A8_EXPECTED = {"atol": 1e-12}
 
 
 def app7a8_verdict(result: Outcome) -> Verdict:
+    """Pass iff the two solvers' iterates agree to 1e-12 (App. 7.A.8)."""
     return identity_verdict(result.result, APP7A8_EXPECTED)
 
 
@@ -410,6 +412,7 @@ ALG77_EXPECTED = {"atol": ALG77_ATOL}
 
 
 def alg77_verdict(result: Outcome) -> Verdict:
+    """Pass iff the corrected Algorithm 7.7 reaches the PAV outputs to ALG77_ATOL."""
     return identity_verdict(result.result, ALG77_EXPECTED)
 
 
