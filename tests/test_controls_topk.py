@@ -1,4 +1,4 @@
-"""Negative controls of the ``topk`` checks (DESIGN rule 5, STYLE 19).
+"""Negative controls of the ``topk`` checks (every check has one).
 
 Each control feeds a check's own predicate (the verdict with the check's own tolerance) a setting that
 breaks the claim: the wrong operator or scaling, the printed form of a corrected statement, a shifted
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks import test_topk as chk
+from theory.experiments import topk as chk
 from theory.claims import erratum_verdict, identity_verdict, rate_verdict
 from theory.rates import fit_rate, identity_error
 from theory.topk import jacobian, topk_mask

@@ -102,3 +102,87 @@ def test_fig79_rejects_plain_negentropy():
     result = ex.fig79(ex.Fig79Config(resolution=20), value=lambda y, k: _shannon(y, k) if k != 3 else _shannon(y, 3))
     assert result.flat_mismatch > 0
     _assert_fails(ex.fig79_verdict(result))
+
+
+# --------------------------------------------------------------------------- the registry and the experiments' own verdicts
+
+from theory.experiments import experiment, experiments  # noqa: E402
+from theory.topk import dykstra_printed, topk_mask  # noqa: E402
+
+
+def test_every_topk_claim_is_registered():
+    """The 35 claims of the three check modules each have a registered experiment with "check" and "paper"."""
+    names = [n for n in experiments() if n.startswith("topk.")]
+    claims = {c for n in names for c in experiment(n).claims}
+    assert len(claims) == 35, sorted(claims)
+    for n in names:
+        e = experiment(n)
+        assert {"check", "paper"} <= set(e.presets) and e.verdict is not None and e.summary is not None
+
+
+def test_configs_reject_bad_fields():
+    import pytest
+
+    for bad in (lambda: ex.JacobianConfig(draws=0), lambda: ex.Prop72Config(n_range=(3, 12)),
+                lambda: ex.RegimeConfig(side="soft"), lambda: ex.Fig71Config(p_smooth=2.5),
+                lambda: ex.LmoConfig(n=9), lambda: ex.Prop74Config(shapes=((3, 3),)), lambda: ex.PavConfig(draws=-1),
+                lambda: ex.Alg77RateConfig(k=400), lambda: ex.Alg77Config(regs=(0.0,)),
+                lambda: ex.MagnitudeBoundConfig(ps=(1.0,)), lambda: ex.HardPConfig(ns=()),
+                lambda: ex.JacobianPConfig(ps=(2.0,)), lambda: ex.SparsityConfig(n_range=(2, 5)),
+                lambda: ex.PDomainConfig(small_ps=(1.5,)), lambda: ex.FyConfig(log10_reg=(1.0, -1.0)),
+                lambda: ex.FyErratumConfig(shifts=(0.0,)), lambda: ex.DualityConfig(draws=True),
+                lambda: ex.LpConfig(n_range=(1, 5)), lambda: ex.SoftConfig(n_range=(2, 9)),
+                lambda: ex.DualDykstraConfig(cases=((3, 3, 1.0),))):
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_regime_verdict_rejects_shifted_threshold():
+    """An operator whose hard regime extends to twice the threshold fails the experiment's verdict."""
+    cfg = ex.REGIME_PRESETS["hard"]["check"]
+    assert ex.regime_verdict(ex.regimes(cfg)).passed
+    _assert_fails(ex.regime_verdict(ex.regimes(cfg, op=lambda x, k, r: topk_mask(x, k, 0.5 * r))))
+
+
+def test_fig71_verdict_rejects_hard_curve():
+    """The unregularised mask (reg -> 0): jumps, not four kinks."""
+    _assert_fails(ex.fig71_verdict(ex.fig71(ex.FIG71_PRESETS["check"], op=lambda x, k, r: topk_mask(x, k, 1e-9))))
+
+
+def test_app7a8_rejects_printed_iterates():
+    """The printed Algorithm 7.7's iterates are not Dykstra's."""
+    cfg = dataclasses.replace(ex.APP7A8_PRESETS["check"], cases=((12, 3, 1.5),))
+    _assert_fails(ex.app7a8_verdict(ex.app7a8(cfg, solver=dykstra_printed)))
+
+
+def test_alg77_erratum_record_fails_with_printed_solver_as_correction():
+    cfg = dataclasses.replace(ex.ALG77_PRESETS["check"], shapes=((8, 2),))
+    assert ex.erratum_outcome_verdict(ex.alg77_erratum(cfg)).passed
+    _assert_fails(ex.erratum_outcome_verdict(ex.alg77_erratum(cfg, corrected_solver=dykstra_printed)))
+
+
+def test_fy_erratum_record_fails_when_correction_is_the_printed_loss():
+    cfg = dataclasses.replace(ex.FY_ERRATUM_PRESETS["check"], shapes=((5, 2), (10, 3)))
+    assert ex.erratum_outcome_verdict(ex.fy_erratum(cfg)).passed
+    _assert_fails(ex.erratum_outcome_verdict(ex.fy_erratum(cfg, form="printed")))
+
+
+def test_prop74_verdict_rejects_shifted_phi():
+    """φ = x²/2 + 1: the biconjugate misses f*_φ by n − k (the printed statement fails), the erratum holds."""
+    cfg = dataclasses.replace(ex.PROP74_PRESETS["check"], shapes=((3, 1), (4, 2)))
+    assert ex.prop74_verdict(ex.prop74(cfg)).passed
+    _assert_fails(ex.prop74_verdict(ex.prop74(dataclasses.replace(cfg, inf_phi=1.0))))
+
+
+def test_sparsity_verdict_rejects_dense_relaxation():
+    def dense(x, k, reg, p):
+        e = np.exp((x - x.max()) / reg)
+        return np.minimum(k * e / e.sum(), 1.0)
+
+    _assert_fails(ex.sparsity_verdict(ex.sparsity(ex.SparsityConfig(draws=10), op_mask=dense)))
+
+
+def test_measures_are_seeded():
+    """Two runs of a registered experiment give the same summary."""
+    e = experiment("topk.prop71")
+    assert e.summary(e.run("check", draws=5)) == e.summary(e.run("check", draws=5))

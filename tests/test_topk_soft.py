@@ -1,5 +1,5 @@
 """Tests of theory.topk.soft_sort / soft_rank and their JVPs (``topk`` §7.3, Props. 7.2/7.5): against the
-permutahedron LP solved by SLSQP (checks.test_topk_ch7.permutahedron_lp), against Blondel et al.'s p = 2
+permutahedron LP solved by SLSQP (theory.experiments.topk.permutahedron_lp), against Blondel et al.'s p = 2
 closed form computed with SciPy's PAVA, properties (order, sums, permutations, reversal, scaling), the
 exact hard and affine regimes, extreme magnitudes, central finite differences and input validation."""
 
@@ -11,8 +11,8 @@ import scipy.optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.test_topk_ch7 import (SOFT_P, hard_rank_of, hard_rank_threshold, hard_sort_threshold,
-                                  permutahedron_lp)
+from theory.experiments.topk import (SOFT_P, hard_rank_of, hard_rank_threshold, hard_sort_threshold,
+                                     permutahedron_lp)
 from theory.topk import soft_rank, soft_rank_jvp, soft_sort, soft_sort_jvp
 
 P_ALL = SOFT_P + (5.0,)

@@ -1,4 +1,4 @@
-r"""Experiments of paper key ``topk`` (M. E. Sander's thesis, chapter 7, "Fast, differentiable and sparse top-k").
+r"""The isotonic reductions (Props. 7.5, 7.6), Figs. 7.3, 7.8, 7.9 and App. 7.B.1 of M. E. Sander's thesis, chapter 7.
 
 Each experiment is a frozen config (validated, every field documented), named presets (``"check"``: what
 ``pytest checks/`` runs within its budget; ``"paper"``: the thesis' own sizes or a larger sweep), a pure
@@ -40,6 +40,8 @@ __all__ = [
     "App7B1Config", "App7B1Result", "APP7B1_PRESETS", "app7b1", "app7b1_verdict", "negentropy_by_z_solver",
     "negentropy_by_conjugate_solver",
     "Fig79Config", "Fig79Result", "FIG79_PRESETS", "fig79", "fig79_verdict", "simplex_grid",
+    "REDUCTION_TOL", "FIG73_SLOPE_TOL", "FIG73_HALFWIDTH_RTOL", "FIG78_SLOPE_RTOL", "FIG78_KINK_RTOL", "APP7B1_RTOL",
+    "primal_objective", "fig78_entry_exponent", "fig78_kink_slope", "fig78_endpoint_tol",
 ]
 
 
