@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_int
 from . import _kernels
 
 __all__ = ["Residual", "RESIDUALS", "mlp", "resolve_residual"]
@@ -36,6 +37,22 @@ class Residual:
     code: int
     formula: str
     width: int = 0
+
+    def __post_init__(self):
+        func = "theory.resnet.Residual"
+        for key in ("name", "formula"):
+            if not isinstance(getattr(self, key), str):
+                raise TypeError(f"`{key}` of {func} must be a string; got {type(getattr(self, key)).__name__}.")
+        codes = {r.code for r in RESIDUALS.values()} | {_kernels.MLP} if "RESIDUALS" in globals() else None
+        code = check_int(self.code, "code", func=func)
+        if codes is not None and code not in codes:
+            raise ValueError(f"`code` of {func} must be a kernel code, one of {sorted(codes)}; got {code}.")
+        width = check_int(self.width, "width", func=func, minimum=0)
+        if (code == _kernels.MLP) != (width >= 1):
+            raise ValueError(f"`width` of {func} must be >= 1 for the perceptron family (code {_kernels.MLP}) and 0 "
+                             f"for the others; got {width} with code {code}.")
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "width", width)
 
     def param_shape(self, d: int) -> tuple[int, ...]:
         """Shape of one layer's parameters for states in R^d."""
@@ -116,9 +133,8 @@ def mlp(width: int) -> Residual:
     One layer's parameters are the flat vector (V.ravel(), W.ravel(), b) of length 2 d m + m; build
     it with :meth:`Residual.pack`.
     """
-    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
-        raise ValueError(f"`width` of theory.resnet.mlp must be a positive integer; got {width!r}.")
-    return Residual("mlp", _kernels.MLP, "f(x, theta) = V tanh(W x + b)", int(width))
+    width = check_int(width, "width", func="theory.resnet.mlp", minimum=1)
+    return Residual("mlp", _kernels.MLP, "f(x, theta) = V tanh(W x + b)", width)
 
 
 def resolve_residual(residual, func: str) -> Residual:
