@@ -251,6 +251,8 @@ def test_overflows_are_non_finite_errors():
     # before: overflow warnings, or inf/NaN returned
     with pytest.raises(NonFiniteError, match="logistic_head"):
         training.logistic_head(np.full((2, 1), 1e308), np.array([10.0]), 0.0, np.array([0.0, 1.0]))
+    with pytest.raises(NonFiniteError, match="`noise`"):  # found by the fuzzing (explore profile)
+        training.two_moons(8, 1.7e308, 0)
     with pytest.raises(NonFiniteError, match="increasing_fit_floor"):
         training.increasing_fit_floor([1.7e308, -1.7e308])
     with pytest.raises(NonFiniteError, match="grad_xN"):

@@ -196,7 +196,9 @@ def two_moons(n: int, noise: float, rng: np.random.Generator):
     X = np.where(labels[:, None] == 0,
                  np.c_[np.cos(t), np.sin(t)],
                  np.c_[1.0 - np.cos(t), 0.5 - np.sin(t)])
-    X = X + noise * rng.standard_normal((n, 2))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        X = X + noise * rng.standard_normal((n, 2))
+    check_finite_output(X, "the noisy points", func=func, hint="Reduce `noise`.")
     order = rng.permutation(n)
     return X[order], labels[order]
 
