@@ -64,6 +64,18 @@ def test_error_table_validates_grid_and_seeds():
         errors.error_table("euler", "smooth", [2], [0], d=0)
 
 
+def test_error_table_residual_and_weight_overflow():
+    # before: "bias" reached forward, whose message named `theta`, not an argument of error_table
+    with pytest.raises(ValueError, match="`residual` of .*error_table must be a family with \\(d, d\\)"):
+        errors.error_table("euler", "smooth", [2], [0], residual="bias")
+    # before: inf weights with an overflow warning
+    with pytest.raises(NonFiniteError, match="`scale`"):
+        errors.smooth_weights(4, 2, 0, scale=1.7e308 * 0.99)
+    table = training.Fig4Table((2,), {"euler-backprop": np.zeros((1, 2))})
+    with pytest.raises(ValueError, match="`variant` of"):  # before: KeyError
+        table.median("heun")
+
+
 def test_error_table_refuses_huge_depths_up_front():
     # before: ran (or tried to allocate) for ever
     with pytest.raises(ValueError, match="`grid` of .* needs about .* max_work"):

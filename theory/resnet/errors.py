@@ -18,6 +18,7 @@ import numpy as np
 from .._validation import (as_float_array, as_generator, check_choice, check_finite_output, check_int, check_interval,
                            check_memory, check_work)
 from ._api import forward, gradient, reverse
+from ._residuals import resolve_residual
 from ._schemes import resolve_scheme
 
 __all__ = [
@@ -57,7 +58,9 @@ def smooth_weights(depth, d, rng, *, scheme="euler", scale=1.0):
     N, K, d, rng, scale = _slices(depth, d, rng, scheme, scale, "theory.resnet.errors.smooth_weights")
     A, B1, B2 = (scale * _unit_op(rng.standard_normal((d, d))) for _ in range(3))
     s = np.arange(K)[:, None, None] / N
-    return A + 0.5 * s * B1 + 0.5 * np.sin(2 * np.pi * s) * B2
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        out = A + 0.5 * s * B1 + 0.5 * np.sin(2 * np.pi * s) * B2
+    return check_finite_output(out, "the weights", func="theory.resnet.errors.smooth_weights", hint="Reduce `scale`.")
 
 
 def iid_weights(depth, d, rng, *, scheme="euler", scale=1.0):
@@ -71,7 +74,9 @@ def iid_weights(depth, d, rng, *, scheme="euler", scale=1.0):
     A = scale * _unit_op(rng.standard_normal((d, d)))
     M = rng.standard_normal((K, d, d))
     M /= np.linalg.norm(M, 2, axis=(1, 2))[:, None, None]
-    return A + 0.5 * scale * M
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        out = A + 0.5 * scale * M
+    return check_finite_output(out, "the weights", func="theory.resnet.errors.iid_weights", hint="Reduce `scale`.")
 
 
 def reconstruction_error(x0, theta, residual, scheme="euler"):
@@ -227,6 +232,9 @@ def error_table(scheme, weights, grid, seeds, *, d=4, residual="tanh_out", max_w
     check_choice(weights, "weights", tuple(gen), func=func)
     resolve_scheme(scheme, func)
     d = check_int(d, "d", func=func, minimum=1)
+    if resolve_residual(residual, func).param_shape(d) != (d, d):
+        raise ValueError(f"`residual` of {func} must be a family with (d, d) weight slices ('linear', 'tanh' or "
+                         f"'tanh_out'); got {getattr(residual, 'name', residual)!r}.")
     grid, seeds = _int_list(grid, "grid", func, 1), _int_list(seeds, "seeds", func, 0)
     ops = 30.0 * d * d * len(seeds) * float(sum(grid))
     check_work(ops, "grid", max(grid), func=func, max_work=max_work,

@@ -985,6 +985,9 @@ class Fig4Table:
 
     def median(self, variant: str) -> np.ndarray:
         """Median over the seeds, per depth."""
+        if not isinstance(variant, str) or variant not in self.errors:
+            raise ValueError(f"`variant` of theory.resnet.training.Fig4Table.median must be one of "
+                             f"{sorted(self.errors)}; got {variant!r}.")
         return np.median(self.errors[variant], axis=1)
 
     def to_measured(self) -> dict:
