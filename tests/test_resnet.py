@@ -1,6 +1,6 @@
 """Tests of :mod:`theory.resnet` (paper key ``resnet-node``) against independent references.
 
-What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel"):
+What is checked:
 
 1. A plain-NumPy reference written from the formulas (loops over layers, one state at a time, dense
    Jacobians) for forward/reverse Euler and Heun, every residual family, single input and batch. Its
@@ -538,7 +538,7 @@ def test_prop1_bound_formula_lipschitz_branch():
 
 
 # ---------------------------------------------------------------------------------------------------
-# 6. The contract (STYLE 18)
+# 6. The contract
 # ---------------------------------------------------------------------------------------------------
 
 X3 = np.array([0.1, -0.2, 0.3])

@@ -15,12 +15,12 @@ Everything here is plain NumPy on top of the public kernels of :mod:`theory.resn
   experiment of Figure 4 (``resnet-node/fig-4``).
 
 The verdict functions take measured numbers only, so the negative controls of
-``tests/test_controls_resnet_node_experiments.py`` feed them broken inputs without training
-(STYLE practice 19).
+``tests/test_controls_resnet_node_experiments.py`` feed them broken inputs without training.
 
 References: ``resnet-node`` (Sander et al., "Do Residual Neural Networks discretize Neural
-ODEs?"), Figure 1, Section 5 and Figure 4; catalogue P10 (a 1-D ResNet whose layers all have
-Lip(f_n) < N is increasing).
+ODEs?"), Figure 1, Section 5 and Figure 4; and the elementary fact behind Figure 1 that a 1-D
+ResNet whose layers all have Lip(f_n) < N is increasing (each layer x -> x + f_n(x)/N has a positive
+derivative), so trajectories can cross only through a layer of slope f'_n <= -N.
 """
 
 from __future__ import annotations
@@ -473,7 +473,7 @@ FIG1_MSE_TOL = 1e-3
 
 @dataclass(frozen=True)
 class Fig1Setup:
-    """Setting of the reduced Figure 1 (the paper gives no training details; catalogue Sec. 4).
+    """Setting of the reduced Figure 1 (the paper gives no training details).
 
     Attributes
     ----------
@@ -481,7 +481,7 @@ class Fig1Setup:
         Depth. 32: with this schedule the -x/2 fit converged (MSE < 1e-3) for 20 of 20 seeds at
         N = 32 (lr 0.1 and 0.05), about 2 s per fit. N = 64 converged for 10 of 10 seeds with this
         schedule but 9 of 10 with small variants of it (W scale 2; warm-up 1500 of 3000 steps), and
-        takes twice as long, which leaves no margin under the 20 s budget of DESIGN rule 7.
+        takes twice as long, which leaves no margin under the 20 s budget of one check.
     width : int
         Hidden width m of the residual V tanh(W x + b).
     n_points : int
@@ -635,7 +635,7 @@ class Fig1Fit:
     min_fprime_over_N, max_abs_fprime_over_N : float
         min and max |.| of f'(x, theta_n) / N over the layers n and a grid of the interval spanned
         by the layer's inputs x_n (plus the x_n themselves). A flip between layers n and n + 1
-        forces f'(xi, theta_n) <= -N at some xi between two inputs (mean value theorem, P10).
+        forces f'(xi, theta_n) <= -N at some xi between two inputs (mean value theorem).
     ode_trajectory : ndarray, shape (ode_refine N + 1, B)
         The "weights" interpolating ODE of the network (its last slice repeated as theta_N).
     ode_crossings : int
@@ -689,7 +689,7 @@ class Fig1Result:
                 f"ode_crossings_{tag}": fit.ode_crossings,
                 f"ode_mse_{tag}": fit.ode_mse,
             })
-        return out  # timings stay in self.seconds: the report must not change between runs (rule 8)
+        return out  # timings stay in self.seconds: the report must not change between runs
 
 
 def _derivative_extremes(theta, trajectory, residual, grid: int = 257):
@@ -815,7 +815,7 @@ def fig1_verdict(measured: Mapping, *, mse_tol: float = FIG1_MSE_TOL) -> Verdict
     Pass iff all hold:
 
     (a) both fits have ``mse_pos``, ``mse_neg`` < ``mse_tol`` (else the experiment is inconclusive);
-    (b) the -x/2 network has crossing trajectories (``crossings_neg`` > 0) and, as P10 requires
+    (b) the -x/2 network has crossing trajectories (``crossings_neg`` > 0) and, as the 1-D fact of the module docstring requires
         of any flip, a layer slope ``min_fprime_over_N_neg`` <= -1, i.e. f'_n <= -N somewhere;
     (c) the x/2 network has none (``crossings_pos`` == 0);
     (d) neither interpolating ODE has crossings (``ode_crossings_pos`` == ``ode_crossings_neg`` == 0)
@@ -883,7 +883,7 @@ FIG4_MAX_WORK = 5 * 10**11
 
 @dataclass(frozen=True)
 class Fig4Setup:
-    """Setting of the reduced Figure 4 (catalogue Sec. 4, "CPU reduced reproduction").
+    """Setting of the reduced Figure 4 (a reduced reproduction that runs on a CPU).
 
     Two moons (noise 0.15, 512 train / 1024 test points) lifted to d = 6 by zero padding; residual
     V tanh(W x + b) of width 16, V = 0 and W, b standard normal i.i.d. across slices; a linear head
