@@ -86,6 +86,16 @@ def _weights(draw):
             "scheme": draw(st.sampled_from(["euler", "heun"])), "scale": draw(st.floats(0.0, 2.0))}
 
 
+def _pack(V, W, b):
+    """:meth:`Residual.pack` of the perceptron family of width 2."""
+    return resnet.mlp(2).pack(V, W, b)
+
+
+def _unpack(theta, d):
+    """:meth:`Residual.unpack` of the perceptron family of width 2."""
+    return resnet.mlp(2).unpack(theta, d)
+
+
 def _adam_step(params, grad, lr):
     """Two steps of Adam (the second with ``lr``): the state update and the override."""
     opt = training.Adam(0.1)
@@ -173,6 +183,11 @@ SPECS = {
     "Residual": Spec(resnet.Residual, lambda draw: {"name": "x", "code": 0, "formula": "f", "width": 0}),
     "Scheme": Spec(resnet.Scheme, lambda draw: {"name": "heun", "order": 2, "extra_slices": 1, "forward": "a",
                                                  "reverse": "b"}),
+    "Residual.pack": Spec(_pack, lambda draw: (lambda r, k, d: {
+        "V": r.standard_normal((k, d, 2)), "W": r.standard_normal((k, 2, d)), "b": r.standard_normal((k, 2))})(
+        seed(draw), draw(st.integers(1, 3)), draw(st.integers(1, 3)))),
+    "Residual.unpack": Spec(_unpack, lambda draw: (lambda d: {
+        "theta": seed(draw).standard_normal((draw(st.integers(1, 3)), 6 * d)), "d": d})(draw(st.integers(1, 3)))),
     # theory.resnet.errors
     "smooth_weights": Spec(errors.smooth_weights, _weights),
     "iid_weights": Spec(errors.iid_weights, _weights),
@@ -226,7 +241,7 @@ SPECS = {
 
 def test_every_public_function_is_fuzzed():
     names = public_callables(resnet) | public_callables(errors) | public_callables(training)
-    assert names - EXCLUDED == set(SPECS) - {"Adam.step"}
+    assert names - EXCLUDED == {k for k in SPECS if "." not in k}  # plus the methods Adam.step, Residual.(un)pack
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))

@@ -315,3 +315,15 @@ def test_messages_print_plain_numbers(call):
         call()
     text = str(info.value)
     assert "np.float" not in text and "np.int" not in text and "np.str_" not in text, text
+
+
+def test_pack_and_unpack_check_shapes():
+    r = resnet.mlp(2)
+    # before: W of the wrong shape was concatenated silently (a slice of the wrong length)
+    with pytest.raises(ValueError, match=r"`W` of theory.resnet.Residual.pack must have shape \(1, 2, 2\)"):
+        r.pack(np.zeros((1, 2, 2)), np.zeros((1, 3, 2)), np.zeros((1, 2)))
+    # before: a reshape error without an argument name
+    with pytest.raises(ValueError, match="`theta` of theory.resnet.Residual.unpack"):
+        r.unpack(np.zeros((1, 7)), 1)
+    V, W, b = r.unpack(r.pack(np.ones((3, 1, 2)), 2 * np.ones((3, 2, 1)), 3 * np.ones((3, 2))), 1)
+    assert V.shape == (3, 1, 2) and W.shape == (3, 2, 1) and b.shape == (3, 2)

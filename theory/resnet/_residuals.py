@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import as_float_array, check_int
 from . import _kernels
 
 __all__ = ["Residual", "RESIDUALS", "mlp", "resolve_residual"]
@@ -66,16 +66,27 @@ class Residual:
         """Flatten perceptron weights V (..., d, m), W (..., m, d), b (..., m) into (..., P)."""
         if self.code != _kernels.MLP:
             raise TypeError(f"pack applies to the 'mlp' family only; this residual is {self.name!r}.")
-        V, W, b = (np.asarray(a, dtype=np.float64) for a in (V, W, b))
-        lead = V.shape[:-2]
+        func = "theory.resnet.Residual.pack"
+        m = self.width
+        V = as_float_array(V, "V", func=func, ndim=tuple(range(2, 33)))
+        lead, d = V.shape[:-2], V.shape[-2]
+        if V.shape[-1] != m or d < 1:
+            raise ValueError(f"`V` of {func} must have shape (..., d, {m}) with d >= 1; got {V.shape}.")
+        W = as_float_array(W, "W", func=func, shape=(*lead, m, d))
+        b = as_float_array(b, "b", func=func, shape=(*lead, m))
         return np.concatenate([V.reshape(lead + (-1,)), W.reshape(lead + (-1,)), b.reshape(lead + (-1,))], axis=-1)
 
     def unpack(self, theta, d: int):
         """Inverse of :meth:`pack`: return (V, W, b)."""
         if self.code != _kernels.MLP:
             raise TypeError(f"unpack applies to the 'mlp' family only; this residual is {self.name!r}.")
+        func = "theory.resnet.Residual.unpack"
         m = self.width
-        theta = np.asarray(theta)
+        d = check_int(d, "d", func=func, minimum=1)
+        theta = as_float_array(theta, "theta", func=func, ndim=tuple(range(1, 33)))
+        if theta.shape[-1] != 2 * d * m + m:
+            raise ValueError(f"`theta` of {func} must have shape (..., {2 * d * m + m}) = (..., 2 d m + m) for d = {d}, "
+                             f"m = {m}; got {theta.shape}.")
         lead = theta.shape[:-1]
         V = theta[..., : d * m].reshape(lead + (d, m))
         W = theta[..., d * m : 2 * d * m].reshape(lead + (m, d))
