@@ -475,6 +475,10 @@ FIG1_MSE_TOL = 1e-3
 class Fig1Setup:
     """Setting of the reduced Figure 1 (the paper gives no training details).
 
+    Every field is validated when the setup is built (ints >= their minimum: N, width, steps,
+    ode_refine >= 1, n_points >= 2, warmup, seed >= 0; lr > 0 finite); the cost of a run is checked
+    by :func:`fig1_experiment` (``max_work``).
+
     Attributes
     ----------
     N : int
@@ -889,6 +893,10 @@ class Fig4Setup:
     V tanh(W x + b) of width 16, V = 0 and W, b standard normal i.i.d. across slices; a linear head
     (w ~ N(0, 1/d), c = 0) with the logistic loss; full-batch Adam, lr 0.02, 300 steps, on the head
     and the residual weights together; the final test error is reported, median over the seeds.
+
+    Every field is validated when the setup is built (depths >= 1 and seeds >= 0, non-empty tuples
+    of ints; width, steps >= 1; d, n_train, n_test >= 2; lr > 0 and noise >= 0 finite); the cost
+    of a run is checked by :func:`train_moons` and :func:`fig4_table` (``max_work``).
     """
 
     depths: tuple[int, ...] = (2, 4, 8, 16)
