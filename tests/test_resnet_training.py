@@ -271,7 +271,7 @@ def test_refine_slices_keeps_the_ode():
 
 
 def test_contracting_network_is_increasing_p10():
-    """Catalogue P10: if every layer has Lip(f_n) < N the 1-D ResNet is increasing, so no crossing."""
+    """If every layer has Lip(f_n) < N the 1-D ResNet is increasing, so no crossing."""
     r = mlp(4)
     rng = np.random.default_rng(7)
     N = 6

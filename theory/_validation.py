@@ -29,11 +29,18 @@ __all__ = [
     "check_finite_output",
     "check_int",
     "check_interval",
+    "plain",
 ]
 
 
 def _where(func: str | None) -> str:
     return f" of {func}" if func else ""
+
+
+def plain(v):
+    """``v`` with NumPy scalars turned into Python numbers (``.item()``), so that a message formats
+    ``np.float64(0.5)`` as ``0.5``; anything else is returned unchanged."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def as_float_array(x, name, *, func=None, ndim=None, shape=None, finite=True, min_size=None, copy=False):
@@ -92,12 +99,12 @@ def check_int(k, name, *, func=None, minimum=None, maximum=None):
     """Return ``k`` as a Python int, or raise naming ``name``."""
     where = _where(func)
     if isinstance(k, (bool, np.bool_)):
-        raise TypeError(f"`{name}`{where} must be an integer; got {k!r}.")
+        raise TypeError(f"`{name}`{where} must be an integer; got {plain(k)!r}.")
     if not isinstance(k, (numbers.Integral, np.integer)):
         try:
             k = operator.index(k)
         except TypeError:
-            raise TypeError(f"`{name}`{where} must be an integer; got {k!r}.") from None
+            raise TypeError(f"`{name}`{where} must be an integer; got {plain(k)!r}.") from None
     k = int(k)
     if minimum is not None and k < minimum:
         raise ValueError(f"`{name}`{where} must be >= {minimum}; got {k}.")
@@ -110,7 +117,7 @@ def check_interval(v, name, low, high, *, func=None, closed="neither"):
     """Return ``v`` as a float inside the interval (``closed`` in 'neither', 'left', 'right', 'both')."""
     where = _where(func)
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"`{name}`{where} must be a real number; got {v!r}.")
+        raise TypeError(f"`{name}`{where} must be a real number; got {plain(v)!r}.")
     try:
         v = float(v)
     except OverflowError:  # a Python int beyond the float range
@@ -128,9 +135,9 @@ def check_choice(s, name, choices, *, func=None):
     """Return ``s`` if it is one of ``choices`` (strings), else raise naming ``name``."""
     where = _where(func)
     if not isinstance(s, str):
-        raise TypeError(f"`{name}`{where} must be a string, one of {sorted(choices)}; got {s!r}.")
+        raise TypeError(f"`{name}`{where} must be a string, one of {sorted(choices)}; got {plain(s)!r}.")
     if s not in choices:
-        raise ValueError(f"`{name}`{where} must be one of {sorted(choices)}; got {s!r}.")
+        raise ValueError(f"`{name}`{where} must be one of {sorted(choices)}; got {plain(s)!r}.")
     return s
 
 
@@ -181,7 +188,7 @@ def as_generator(rng, name="rng", func=None):
 def check_bool(v, name, *, func=None):
     """Return ``v`` as a bool if it is one (Python or NumPy), else raise naming ``name``."""
     if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"`{name}`{_where(func)} must be a bool; got {v!r}.")
+        raise TypeError(f"`{name}`{_where(func)} must be a bool; got {plain(v)!r}.")
     return bool(v)
 
 
@@ -209,7 +216,7 @@ def check_memory(nbytes, name, value, *, func=None, hint=""):
     ``nbytes`` may be an exact Python int or a float estimate (it never overflows)."""
     if nbytes > MAX_BYTES:
         extra = f" {hint}" if hint else ""
-        raise ValueError(f"`{name}`{_where(func)} = {value!r} needs {format_bytes(nbytes)} of memory, above the "
+        raise ValueError(f"`{name}`{_where(func)} = {plain(value)!r} needs {format_bytes(nbytes)} of memory, above the "
                          f"limit of {format_bytes(MAX_BYTES)} (theory._validation.MAX_BYTES).{extra}")
 
 
@@ -222,7 +229,7 @@ def check_work(ops, name, value, *, func=None, max_work=None, hint=""):
     budget = MAX_WORK if max_work is None else check_interval(max_work, "max_work", 0.0, np.inf, func=func)
     if not ops <= budget:
         extra = f" {hint}" if hint else ""
-        raise ValueError(f"`{name}`{where} = {value!r} needs about {float(ops):.2g} floating-point operations, above "
+        raise ValueError(f"`{name}`{where} = {plain(value)!r} needs about {float(ops):.2g} floating-point operations, above "
                          f"the budget max_work = {budget:.2g}; pass a larger `max_work` to run it anyway, or a "
                          f"smaller `{name}`.{extra}")
     return budget

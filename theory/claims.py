@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from theory._validation import plain
 from theory.rates import to_plain
 
 __all__ = [
@@ -143,10 +144,10 @@ class Verdict:
 
 def _number(value: Any, name: str, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"`expected[{name!r}]` of {where} must be a number; got {value!r}")
+        raise ValueError(f"`expected[{name!r}]` of {where} must be a number; got {plain(value)!r}")
     value = float(value)
     if not math.isfinite(value):
-        raise ValueError(f"`expected[{name!r}]` of {where} must be finite; got {value!r}")
+        raise ValueError(f"`expected[{name!r}]` of {where} must be finite; got {plain(value)!r}")
     return value
 
 

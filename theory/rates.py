@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ._validation import plain
+
 __all__ = [
     "RateFit",
     "fit_rate",
@@ -102,9 +104,9 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 def _level(level: Any, where: str) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)):
-        raise ValueError(f"`level` of {where} must be a number in (0, 1); got {level!r}")
+        raise ValueError(f"`level` of {where} must be a number in (0, 1); got {plain(level)!r}")
     if not 0.0 < float(level) < 1.0:
-        raise ValueError(f"`level` of {where} must be in (0, 1); got {level!r}")
+        raise ValueError(f"`level` of {where} must be in (0, 1); got {plain(level)!r}")
     return float(level)
 
 
@@ -266,14 +268,14 @@ def fit_rate(
     if np.any(np.isfinite(errors) & (errors < 0)):
         raise ValueError(f"`errors` of {where} must be non-negative; got a minimum of {np.nanmin(errors)}")
     if isinstance(floor, bool) or not isinstance(floor, (int, float, np.floating)):
-        raise ValueError(f"`floor` of {where} must be a non-negative number; got {floor!r}")
+        raise ValueError(f"`floor` of {where} must be a non-negative number; got {plain(floor)!r}")
     if not (math.isfinite(floor) and floor >= 0):
-        raise ValueError(f"`floor` of {where} must be finite and non-negative; got {floor!r}")
+        raise ValueError(f"`floor` of {where} must be finite and non-negative; got {plain(floor)!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"`n_boot` of {where} must be a positive integer; got {n_boot!r}")
+        raise ValueError(f"`n_boot` of {where} must be a positive integer; got {plain(n_boot)!r}")
     level = _level(level, where)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"`seed` of {where} must be a non-negative integer; got {seed!r}")
+        raise ValueError(f"`seed` of {where} must be a non-negative integer; got {plain(seed)!r}")
 
     rows = np.atleast_2d(errors)
     n_seeds, n_grid = rows.shape
@@ -412,7 +414,7 @@ def bound_ratio(lhs: Any, rhs: Any, instances: Any = None) -> BoundResult:
     if lhs.size == 0:
         raise ValueError(f"`lhs` and `rhs` of {where} must hold at least one instance")
     if not np.all(np.isfinite(rhs)) or np.any(rhs <= 0):
-        raise ValueError(f"`rhs` of {where} must be positive and finite; got a minimum of {np.nanmin(rhs)!r}")
+        raise ValueError(f"`rhs` of {where} must be positive and finite; got a minimum of {plain(np.nanmin(rhs))!r}")
     if instances is not None and len(instances) != lhs.size:
         raise ValueError(
             f"`instances` of {where} must have one entry per instance ({lhs.size}); got {len(instances)}"
@@ -542,7 +544,7 @@ def frequency(violations: Any, delta: float | None = None, level: float = 0.95) 
         raise ValueError(f"`violations` of {where} must hold at least one run")
     if delta is not None:
         if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating)) or not 0 <= delta <= 1:
-            raise ValueError(f"`delta` of {where} must be in [0, 1]; got {delta!r}")
+            raise ValueError(f"`delta` of {where} must be in [0, 1]; got {plain(delta)!r}")
         delta = float(delta)
     level = _level(level, where)
     k = int(array.sum())

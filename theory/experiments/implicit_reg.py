@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import plain
+
 from theory.claims import Verdict, qualitative_verdict, rate_verdict
 from theory.implicit import Params, initialize, loss_and_gradient, synthetic_data, train
 from theory.pl import prop5_constants
@@ -42,16 +44,16 @@ __all__ = [
 
 def _pos_int(value, name, cls, minimum=1):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` of {cls} must be an int; got {value!r}.")
+        raise TypeError(f"`{name}` of {cls} must be an int; got {plain(value)!r}.")
     if value < minimum:
-        raise ValueError(f"`{name}` of {cls} must be >= {minimum}; got {value!r}.")
+        raise ValueError(f"`{name}` of {cls} must be >= {minimum}; got {plain(value)!r}.")
 
 
 def _pos_float(value, name, cls, allow_zero=False):
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` of {cls} must be a real number; got {value!r}.")
+        raise TypeError(f"`{name}` of {cls} must be a real number; got {plain(value)!r}.")
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"`{name}` of {cls} must be finite and {'>= 0' if allow_zero else '> 0'}; got {value!r}.")
+        raise ValueError(f"`{name}` of {cls} must be finite and {'>= 0' if allow_zero else '> 0'}; got {plain(value)!r}.")
 
 
 # =========================================================================== Prop. 5: the ball of Definition 1

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._validation import plain
+
 from .._validation import (
     NonFiniteError,
     as_float_array,
@@ -537,9 +539,9 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
     elif clip is not None:
         raise ValueError(f"`clip` of {func} applies to method='clipped' only; got clip={clip!r} with method='gd'.")
     if not isinstance(train_outer, (bool, np.bool_)):
-        raise TypeError(f"`train_outer` of {func} must be a bool; got {train_outer!r}.")
+        raise TypeError(f"`train_outer` of {func} must be a bool; got {plain(train_outer)!r}.")
     if not isinstance(return_stats, (bool, np.bool_)):
-        raise TypeError(f"`return_stats` of {func} must be a bool; got {return_stats!r}.")
+        raise TypeError(f"`return_stats` of {func} must be a bool; got {plain(return_stats)!r}.")
     p = _as_params(params, func)
     X = _as_X(X, p, func)
     Y = _as_Y(Y, X.shape[0], p, func)

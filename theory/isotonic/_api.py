@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import NonFiniteError, all_finite, as_float_array, check_finite_output
+from .._validation import NonFiniteError, all_finite, as_float_array, check_finite_output, plain
 from . import _kernels
 
 __all__ = ["ConvergenceWarning", "isotonic_regression"]
@@ -29,7 +29,7 @@ class ConvergenceWarning(RuntimeWarning):
 
 def _check_p(p):
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"`p` of {_FUNC} must be a real number; got {p!r}.")
+        raise TypeError(f"`p` of {_FUNC} must be a real number; got {plain(p)!r}.")
     p = float(p)
     if not (math.isfinite(p) and p > 1.0):
         raise ValueError(f"`p` of {_FUNC} must lie in (1, inf); got {p}.")
@@ -152,7 +152,7 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=4
             raise TypeError(f"{_FUNC} got both `w` and `weights`; pass the weights once.")
         w = weights
     if not isinstance(increasing, (bool, np.bool_)):
-        raise TypeError(f"`increasing` of {_FUNC} must be a bool; got {increasing!r}.")
+        raise TypeError(f"`increasing` of {_FUNC} must be a bool; got {plain(increasing)!r}.")
     if (c is None and p.__class__ is float and p == 2.0 and max_iter.__class__ is int and max_iter >= 1
             and isinstance(tol, float) and 0.0 <= tol < math.inf and _plain(y) and y.shape[0] > 0
             and (w is None or (_plain(w) and w.shape == y.shape))):
@@ -182,11 +182,11 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=4
             c_arr = as_float_array(np.atleast_1d(c) if np.ndim(c) == 0 and _is_real(c) else c, "c", func=_FUNC,
                                    shape=(n,))
         if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (numbers.Integral, np.integer)):
-            raise TypeError(f"`max_iter` of {_FUNC} must be an integer; got {max_iter!r}.")
+            raise TypeError(f"`max_iter` of {_FUNC} must be an integer; got {plain(max_iter)!r}.")
         if max_iter < 1:
             raise ValueError(f"`max_iter` of {_FUNC} must be >= 1; got {max_iter}.")
         if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (numbers.Real, np.floating, np.integer)):
-            raise TypeError(f"`tol` of {_FUNC} must be a real number; got {tol!r}.")
+            raise TypeError(f"`tol` of {_FUNC} must be a real number; got {plain(tol)!r}.")
         if not (math.isfinite(float(tol)) and float(tol) >= 0.0):
             raise ValueError(f"`tol` of {_FUNC} must be finite and >= 0; got {tol}.")
         if n == 0:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import NonFiniteError
-from .._validation import as_float_array, check_int, check_interval
+from .._validation import as_float_array, check_int, check_interval, plain
 
 __all__ = ["BallPL", "IntegratedPL", "TrajectoryPL", "ball_pl", "integrated_pl", "pl_ratio", "trajectory_pl"]
 
@@ -89,7 +89,7 @@ def pl_ratio(loss, grad):
     g = as_float_array(grad, "grad", func=func)
     out = float(np.dot(g.ravel(), g.ravel()) / loss)
     if not np.isfinite(out):
-        raise NonFiniteError(f"theory.pl.pl_ratio: ||grad||^2 / loss overflowed (loss = {loss!r}); rescale the loss.")
+        raise NonFiniteError(f"theory.pl.pl_ratio: ||grad||^2 / loss overflowed (loss = {plain(loss)!r}); rescale the loss.")
     return out
 
 
@@ -257,7 +257,7 @@ def integrated_pl(t, losses, grad_norms_sq=None):
         bad = np.flatnonzero((g == 0) & (num != 0))
         if bad.size:
             raise ValueError(f"`grad_norms_sq` of {func} is 0 at t[{int(bad[0])}] while the loss changes there "
-                             f"(dl/dt = {dl[bad[0]]!r}): the trajectory is not a gradient flow of this loss.")
+                             f"(dl/dt = {plain(dl[bad[0]])!r}): the trajectory is not a gradient flow of this loss.")
         max_res = float(np.abs(residual).max())
     outputs = (mu, dl, mu_avg) + (() if residual is None else (residual,))
     if not all(np.isfinite(a).all() for a in outputs):
@@ -319,7 +319,7 @@ class _Ratio:
             raise TypeError(f"`loss_fn` of {self.func} must return a real number; got {type(loss).__name__}.")
         loss = float(loss)
         if not np.isfinite(loss) or loss < 0:
-            raise ValueError(f"`loss_fn` of {self.func} must return a finite nonnegative loss; got {loss!r} at "
+            raise ValueError(f"`loss_fn` of {self.func} must return a finite nonnegative loss; got {plain(loss)!r} at "
                              f"w = {x.ravel().tolist()}.")
         if loss == 0.0:
             raise ValueError(f"`loss_fn` of {self.func} returned 0 at w = {x.ravel().tolist()}: the PL ratio is "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_float_array, check_choice, check_finite_output, check_int
+from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_memory, check_work
 from ._residuals import resolve_residual
 from ._schemes import KERNELS, resolve_scheme
 
@@ -21,7 +21,8 @@ _OVERFLOW_HINT = "Reduce the weights or the input, or increase the depth N."
 class _Problem:
     """Validated inputs of one call: arrays as float64 C-contiguous copies, batch-shaped."""
 
-    def __init__(self, func, x, x_name, theta, residual, scheme, depth=None):
+    def __init__(self, func, x, x_name, theta, residual, scheme, depth=None, *, max_work=None, passes=1,
+                 trajectory=True):
         self.func = func
         self.scheme = resolve_scheme(scheme, func)
         self.residual = resolve_residual(residual, func)
@@ -59,6 +60,16 @@ class _Problem:
         self.theta_shape = theta.shape
         m = self.residual.width
         self.m = m
+        # cost and memory, estimated up front (Python arithmetic, once per call: the kernels are untouched)
+        per_row = 2 * (2 * self.d * m + m) if m else (2 * self.d * self.d if len(pshape) == 2 else self.d)
+        steps = N * (2 if self.scheme.extra_slices else 1)
+        ops = passes * steps * self.B * per_row
+        if trajectory:
+            check_memory(8 * (N + 1) * self.B * self.d, "theta" if N >= self.B else x_name,
+                         N if N >= self.B else self.B, func=func,
+                         hint=f"The trajectory has shape ({N + 1}, {self.B}, {self.d}).")
+        check_work(ops, "theta" if N >= self.B else x_name, N if N >= self.B else self.B, func=func,
+                   max_work=max_work, hint=f"Depth N = {N}, batch B = {self.B}, d = {self.d}.")
         self.work = np.empty((3 + self.d + self.B, max(m, self.d)))
 
     def buffers(self, k):
@@ -87,7 +98,7 @@ def _run_trajectory(p: _Problem, which: int, start):
     return p.shape_traj(traj)
 
 
-def forward(x0, theta, residual, scheme="euler", *, depth=None):
+def forward(x0, theta, residual, scheme="euler", *, depth=None, max_work=None):
     r"""Trajectory of a depth-N residual network with step 1/N.
 
     Euler (``resnet-node`` Eq. (1)): :math:`x_{n+1} = x_n + \tfrac1N f(x_n, \theta_n)`.
@@ -109,6 +120,11 @@ def forward(x0, theta, residual, scheme="euler", *, depth=None):
     depth : int, optional
         Expected depth N; when given, the number of slices is checked against it (useful to catch
         a Heun call with N slices instead of N + 1).
+    max_work : float, optional
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, 1e11): the
+        cost, about N B (2 d^2) per pass (N B 2 (2 d m + m) for ``mlp(m)``, twice that for Heun), is
+        estimated up front and a larger call is refused with the estimate. A trajectory above 16 GiB
+        (``MAX_BYTES``) is refused too.
 
     Returns
     -------
@@ -134,11 +150,11 @@ def forward(x0, theta, residual, scheme="euler", *, depth=None):
     >>> forward([1.0], theta, "linear")[-1]        # (1 + 1/8)^4
     array([1.60180664])
     """
-    p = _Problem("theory.resnet.forward", x0, "x0", theta, residual, scheme, depth)
+    p = _Problem("theory.resnet.forward", x0, "x0", theta, residual, scheme, depth, max_work=max_work)
     return _run_trajectory(p, 0, p.x)
 
 
-def reverse(xN, theta, residual, scheme="euler", *, depth=None):
+def reverse(xN, theta, residual, scheme="euler", *, depth=None, max_work=None):
     r"""Memory-free reconstruction of the activations by the reverse-time scheme.
 
     Euler (Eq. (6)): :math:`\tilde x_N = x_N`, :math:`\tilde x_n = \tilde x_{n+1} - \tfrac1N f(\tilde x_{n+1}, \theta_n)`.
@@ -167,13 +183,16 @@ def reverse(xN, theta, residual, scheme="euler", *, depth=None):
     >>> float(reverse(x[-1], theta, "linear")[0, 0]) == (7 / 8) ** 4 * (9 / 8) ** 4   # exact in binary
     True
     """
-    p = _Problem("theory.resnet.reverse", xN, "xN", theta, residual, scheme, depth)
+    p = _Problem("theory.resnet.reverse", xN, "xN", theta, residual, scheme, depth, max_work=max_work)
     return _run_trajectory(p, 1, p.x)
 
 
-def final_state(x0, theta, residual, scheme="euler", *, depth=None):
-    """The output x_N of :func:`forward` without storing the trajectory (memory O(B d))."""
-    p = _Problem("theory.resnet.final_state", x0, "x0", theta, residual, scheme, depth)
+def final_state(x0, theta, residual, scheme="euler", *, depth=None, max_work=None):
+    """The output x_N of :func:`forward` without storing the trajectory (memory O(B d)).
+
+    Arguments as in :func:`forward`."""
+    p = _Problem("theory.resnet.final_state", x0, "x0", theta, residual, scheme, depth, max_work=max_work,
+                 trajectory=False)
     x = p.x.copy()
     kernel = KERNELS[p.scheme.name][2]
     if p.scheme.name == "euler":
@@ -186,7 +205,7 @@ def final_state(x0, theta, residual, scheme="euler", *, depth=None):
     return p.shape_x(x)
 
 
-def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth=None):
+def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth=None, max_work=None):
     r"""Gradient of :math:`\tfrac12\|x_N - y\|^2` (summed over a batch) in theta and in x0.
 
     ``method="backprop"`` stores the trajectory and applies the exact backpropagation of Eq. (3)
@@ -204,8 +223,8 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         As in :func:`forward`.
     y : array_like, same shape as x0
         Target.
-    residual, scheme, depth
-        As in :func:`forward`.
+    residual, scheme, depth, max_work
+        As in :func:`forward` (the cost is about 3 passes for backprop, 5 for the adjoint).
     method : {"backprop", "adjoint"}
 
     Returns
@@ -228,8 +247,10 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
     True
     """
     func = "theory.resnet.gradient"
-    p = _Problem(func, x0, "x0", theta, residual, scheme, depth)
     check_choice(method, "method", ("backprop", "adjoint"), func=func)
+    # backprop: forward + backward (about 3 passes); adjoint: forward + reverse + backward (about 5)
+    p = _Problem(func, x0, "x0", theta, residual, scheme, depth, max_work=max_work,
+                 passes=3 if method == "backprop" else 5, trajectory=method == "backprop")
     target = as_float_array(y, "y", func=func)
     if target.shape != p.shape_x(p.x).shape:
         raise ValueError(f"`y` of {func} must have the shape of `x0`, {p.shape_x(p.x).shape}; got {target.shape}.")

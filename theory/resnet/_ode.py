@@ -17,11 +17,40 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval
+from .._errors import NonFiniteError
+from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, check_work
 from . import _kernels
 from ._residuals import resolve_residual
 
 __all__ = ["ODESolution", "interpolating_ode"]
+
+#: floating-point operations charged per right-hand-side evaluation, at least: one evaluation is a
+#: Python call (tens of microseconds), whatever the size of the residual
+_EVAL_OVERHEAD = 20_000
+
+
+def ode_work(cells, lipschitz, samples, residual, d):
+    """Rough cost, in floating-point operations, of :func:`interpolating_ode` on ``cells`` cells.
+
+    DOP853 takes 12 right-hand-side evaluations per step; a smooth cell needs a few tens of steps at
+    tight tolerance, and stability of an explicit scheme needs steps h <= ~4 / L, i.e. at least
+    L / 4 steps over [0, 1] for a Lipschitz constant L; the curvature samples take 4 evaluations
+    each. Each evaluation is charged its flops or :data:`_EVAL_OVERHEAD`, whichever is larger.
+    """
+    m = residual.width
+    per_eval = max(_EVAL_OVERHEAD, 2 * (2 * d * m + m) if m else 2 * d * d)
+    evals = 12.0 * (30.0 * cells + lipschitz / 4.0) + 4.0 * cells * (samples + 1.0)
+    return evals * per_eval
+
+
+def _lipschitz_estimate(res, theta, d):
+    """:meth:`Residual.lipschitz_x`, or inf where the weights are too large to compute it."""
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            L = res.lipschitz_x(theta, d)
+    except np.linalg.LinAlgError:
+        return float("inf")
+    return L if np.isfinite(L) else float("inf")
 
 
 @dataclass(frozen=True)
@@ -59,7 +88,8 @@ class ODESolution:
         return float(np.expm1(L) * C / (2 * N * L))
 
 
-def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-12, atol=1e-12, samples=8):
+def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-12, atol=1e-12, samples=8,
+                      max_work=None):
     r"""Solve the neural ODE that interpolates a residual network (Definition 1).
 
     Parameters
@@ -72,10 +102,16 @@ def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-1
         As in :func:`theory.resnet.forward`.
     interpolation : {"weights", "residuals"}
     rtol, atol : float
-        DOP853 tolerances on each cell.
+        DOP853 tolerances on each cell: rtol in [100 eps, 1) (SciPy's floor, eps = 2.2e-16),
+        atol > 0.
     samples : int
         Intervals per cell; ||d^2x/ds^2|| is evaluated at their samples + 1 end points by
         fourth-order central differences of phi along the direction (phi, 1).
+    max_work : float, optional
+        Budget in floating-point operations (default 1e11). The cost is estimated up front from N,
+        ``samples`` and the Lipschitz constant L of the field (an explicit solver needs about L / 4
+        steps: large weights make the ODE stiff), each evaluation counted at least 2e4 operations
+        (its Python overhead); a larger call is refused with the estimate.
 
     Returns
     -------
@@ -98,7 +134,7 @@ def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-1
     func = "theory.resnet.interpolating_ode"
     res = resolve_residual(residual, func)
     check_choice(interpolation, "interpolation", ("weights", "residuals"), func=func)
-    rtol = check_interval(rtol, "rtol", 0.0, 1.0, func=func)
+    rtol = check_interval(rtol, "rtol", 100 * np.finfo(float).eps, 1.0, func=func, closed="left")
     atol = check_interval(atol, "atol", 0.0, np.inf, func=func)
     samples = check_int(samples, "samples", func=func, minimum=1)
     x0 = as_float_array(x0, "x0", func=func, ndim=1, min_size=1)
@@ -109,6 +145,10 @@ def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-1
         want = "(N + 1, " + ", ".join(str(p) for p in pshape) + ") with N >= 1"
         raise ValueError(f"`theta` of {func} must have shape {want}; got {theta.shape}.")
     N = theta.shape[0] - 1
+    L_est = _lipschitz_estimate(res, theta, d)
+    name, value = ("samples", samples) if samples > 30 else ("theta", f"array of shape {theta.shape}")
+    check_work(ode_work(N, L_est, samples, res, d), name, value, func=func, max_work=max_work,
+               hint=f"N = {N} cells, {samples} curvature samples per cell, Lipschitz constant about {L_est:.3g}.")
     flat = np.ascontiguousarray(theta.reshape(N + 1, -1))
     work = np.empty((3 + d + 1, max(res.width, d)))
     xb = np.empty((1, d))
@@ -134,19 +174,28 @@ def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-1
     curvature = 0.0
     # fourth-order central differences along (phi, 1): truncation O(h^4), round-off O(eps / h)
     h = 1e-3 / N
-    for n in range(N):
-        s0, s1 = n / N, (n + 1) / N
-        sol = solve_ivp(lambda s, x, n=n: phi(n, s, x), (s0, s1), xs[n], method="DOP853",
-                        rtol=rtol, atol=atol, dense_output=True)
-        if not sol.success:
-            raise RuntimeError(f"{func}: DOP853 failed on cell {n}: {sol.message}")
-        nfev += sol.nfev
-        xs[n + 1] = sol.y[:, -1]
-        for s in np.linspace(s0, s1, samples + 1):
-            x = sol.sol(s)
-            v = phi(n, s, x)
-            acc = (8 * (phi(n, s + h, x + h * v) - phi(n, s - h, x - h * v))
-                   - (phi(n, s + 2 * h, x + 2 * h * v) - phi(n, s - 2 * h, x - 2 * h * v))) / (12 * h)
-            curvature = max(curvature, float(np.linalg.norm(acc)))
-    check_finite_output(xs, "the ODE solution", func=func)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        for n in range(N):
+            s0, s1 = n / N, (n + 1) / N
+            sol = solve_ivp(lambda s, x, n=n: phi(n, s, x), (s0, s1), xs[n], method="DOP853",
+                            rtol=rtol, atol=atol, dense_output=True)
+            if not sol.success:
+                if not np.all(np.isfinite(sol.y)):
+                    raise NonFiniteError(f"{func}: the ODE solution overflowed to NaN or inf on cell {n}; reduce "
+                                         f"`x0` or `theta`.")
+                raise ValueError(f"`theta` of {func}: DOP853 failed on cell {n} ({sol.message}); the field is "
+                                 f"too stiff or too large for an explicit solver: reduce `theta` or `x0`.")
+            nfev += sol.nfev
+            xs[n + 1] = sol.y[:, -1]
+            if not np.all(np.isfinite(xs[n + 1])):
+                break
+            for s in np.linspace(s0, s1, samples + 1):
+                x = sol.sol(s)
+                v = phi(n, s, x)
+                acc = (8 * (phi(n, s + h, x + h * v) - phi(n, s - h, x - h * v))
+                       - (phi(n, s + 2 * h, x + 2 * h * v) - phi(n, s - 2 * h, x - 2 * h * v))) / (12 * h)
+                curvature = max(curvature, float(np.linalg.norm(acc)))
+    check_finite_output(xs, "the ODE solution", func=func, hint="Reduce `x0` or `theta`.")
+    check_finite_output(np.asarray([curvature]), "the curvature sup ||d^2x/ds^2||", func=func,
+                        hint="Reduce `x0` or `theta`.")
     return ODESolution(np.arange(N + 1) / N, xs, res.lipschitz_x(theta, d), curvature, nfev)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import as_float_array, check_int
 from . import _kernels
 
 __all__ = ["Residual", "RESIDUALS", "mlp", "resolve_residual"]
@@ -37,6 +38,22 @@ class Residual:
     formula: str
     width: int = 0
 
+    def __post_init__(self):
+        func = "theory.resnet.Residual"
+        for key in ("name", "formula"):
+            if not isinstance(getattr(self, key), str):
+                raise TypeError(f"`{key}` of {func} must be a string; got {type(getattr(self, key)).__name__}.")
+        codes = {r.code for r in RESIDUALS.values()} | {_kernels.MLP} if "RESIDUALS" in globals() else None
+        code = check_int(self.code, "code", func=func)
+        if codes is not None and code not in codes:
+            raise ValueError(f"`code` of {func} must be a kernel code, one of {sorted(codes)}; got {code}.")
+        width = check_int(self.width, "width", func=func, minimum=0)
+        if (code == _kernels.MLP) != (width >= 1):
+            raise ValueError(f"`width` of {func} must be >= 1 for the perceptron family (code {_kernels.MLP}) and 0 "
+                             f"for the others; got {width} with code {code}.")
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "width", width)
+
     def param_shape(self, d: int) -> tuple[int, ...]:
         """Shape of one layer's parameters for states in R^d."""
         if self.code in (_kernels.LINEAR, _kernels.TANH, _kernels.TANH_OUT):
@@ -49,16 +66,27 @@ class Residual:
         """Flatten perceptron weights V (..., d, m), W (..., m, d), b (..., m) into (..., P)."""
         if self.code != _kernels.MLP:
             raise TypeError(f"pack applies to the 'mlp' family only; this residual is {self.name!r}.")
-        V, W, b = (np.asarray(a, dtype=np.float64) for a in (V, W, b))
-        lead = V.shape[:-2]
+        func = "theory.resnet.Residual.pack"
+        m = self.width
+        V = as_float_array(V, "V", func=func, ndim=tuple(range(2, 33)))
+        lead, d = V.shape[:-2], V.shape[-2]
+        if V.shape[-1] != m or d < 1:
+            raise ValueError(f"`V` of {func} must have shape (..., d, {m}) with d >= 1; got {V.shape}.")
+        W = as_float_array(W, "W", func=func, shape=(*lead, m, d))
+        b = as_float_array(b, "b", func=func, shape=(*lead, m))
         return np.concatenate([V.reshape(lead + (-1,)), W.reshape(lead + (-1,)), b.reshape(lead + (-1,))], axis=-1)
 
     def unpack(self, theta, d: int):
         """Inverse of :meth:`pack`: return (V, W, b)."""
         if self.code != _kernels.MLP:
             raise TypeError(f"unpack applies to the 'mlp' family only; this residual is {self.name!r}.")
+        func = "theory.resnet.Residual.unpack"
         m = self.width
-        theta = np.asarray(theta)
+        d = check_int(d, "d", func=func, minimum=1)
+        theta = as_float_array(theta, "theta", func=func, ndim=tuple(range(1, 33)))
+        if theta.shape[-1] != 2 * d * m + m:
+            raise ValueError(f"`theta` of {func} must have shape (..., {2 * d * m + m}) = (..., 2 d m + m) for d = {d}, "
+                             f"m = {m}; got {theta.shape}.")
         lead = theta.shape[:-1]
         V = theta[..., : d * m].reshape(lead + (d, m))
         W = theta[..., d * m : 2 * d * m].reshape(lead + (m, d))
@@ -116,9 +144,8 @@ def mlp(width: int) -> Residual:
     One layer's parameters are the flat vector (V.ravel(), W.ravel(), b) of length 2 d m + m; build
     it with :meth:`Residual.pack`.
     """
-    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
-        raise ValueError(f"`width` of theory.resnet.mlp must be a positive integer; got {width!r}.")
-    return Residual("mlp", _kernels.MLP, "f(x, theta) = V tanh(W x + b)", int(width))
+    width = check_int(width, "width", func="theory.resnet.mlp", minimum=1)
+    return Residual("mlp", _kernels.MLP, "f(x, theta) = V tanh(W x + b)", width)
 
 
 def resolve_residual(residual, func: str) -> Residual:

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._validation import check_int
 from . import _kernels
+
+#: parameter slices beyond N per scheme with kernels
+_EXTRA = {"euler": 0, "heun": 1}
 
 __all__ = ["Scheme", "SCHEMES", "resolve_scheme"]
 
@@ -33,6 +37,22 @@ class Scheme:
     extra_slices: int
     forward: str
     reverse: str
+
+    def __post_init__(self):
+        func = "theory.resnet.Scheme"
+        if not isinstance(self.name, str):
+            raise TypeError(f"`name` of {func} must be a string; got {type(self.name).__name__}.")
+        if self.name not in _EXTRA:
+            raise ValueError(f"`name` of {func} must be one of {sorted(_EXTRA)} (the schemes with kernels); "
+                             f"got {self.name!r}.")
+        check_int(self.order, "order", func=func, minimum=1)
+        extra = check_int(self.extra_slices, "extra_slices", func=func)
+        if extra != _EXTRA[self.name]:
+            raise ValueError(f"`extra_slices` of {func} must be {_EXTRA[self.name]} for the {self.name!r} scheme; "
+                             f"got {extra}.")
+        for key in ("forward", "reverse"):
+            if not isinstance(getattr(self, key), str):
+                raise TypeError(f"`{key}` of {func} must be a string (a formula); got {type(getattr(self, key)).__name__}.")
 
     def depth(self, n_slices: int) -> int:
         """Depth N for ``n_slices`` parameter slices."""

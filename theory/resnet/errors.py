@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_float_array, as_generator, check_int, check_interval, check_memory
+from .._validation import (as_float_array, as_generator, check_choice, check_finite_output, check_int, check_interval,
+                           check_memory, check_work)
 from ._api import forward, gradient, reverse
+from ._residuals import resolve_residual
 from ._schemes import resolve_scheme
 
 __all__ = [
@@ -56,7 +58,9 @@ def smooth_weights(depth, d, rng, *, scheme="euler", scale=1.0):
     N, K, d, rng, scale = _slices(depth, d, rng, scheme, scale, "theory.resnet.errors.smooth_weights")
     A, B1, B2 = (scale * _unit_op(rng.standard_normal((d, d))) for _ in range(3))
     s = np.arange(K)[:, None, None] / N
-    return A + 0.5 * s * B1 + 0.5 * np.sin(2 * np.pi * s) * B2
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        out = A + 0.5 * s * B1 + 0.5 * np.sin(2 * np.pi * s) * B2
+    return check_finite_output(out, "the weights", func="theory.resnet.errors.smooth_weights", hint="Reduce `scale`.")
 
 
 def iid_weights(depth, d, rng, *, scheme="euler", scale=1.0):
@@ -70,7 +74,9 @@ def iid_weights(depth, d, rng, *, scheme="euler", scale=1.0):
     A = scale * _unit_op(rng.standard_normal((d, d)))
     M = rng.standard_normal((K, d, d))
     M /= np.linalg.norm(M, 2, axis=(1, 2))[:, None, None]
-    return A + 0.5 * scale * M
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        out = A + 0.5 * scale * M
+    return check_finite_output(out, "the weights", func="theory.resnet.errors.iid_weights", hint="Reduce `scale`.")
 
 
 def reconstruction_error(x0, theta, residual, scheme="euler"):
@@ -84,10 +90,15 @@ def reconstruction_error(x0, theta, residual, scheme="euler"):
     >>> float(reconstruction_error([1.0], theta, "linear")) == 1 - (63 / 64) ** 4
     True
     """
+    func = "theory.resnet.errors.reconstruction_error"
     x = forward(x0, theta, residual, scheme)
     xt = reverse(x[-1], theta, residual, scheme)
-    diff = (x - xt).reshape(x.shape[0], -1, x.shape[-1])
-    return float(np.max(np.linalg.norm(diff, axis=-1)))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        diff = (x - xt).reshape(x.shape[0], -1, x.shape[-1])
+        err = np.max(np.linalg.norm(diff, axis=-1))
+    check_finite_output(np.asarray([err]), "the reconstruction error max_n ||x_n - x~_n||", func=func,
+                        hint="Reduce the weights or the input `x0`.")
+    return float(err)
 
 
 def adjoint_gradient_error(x0, theta, y, residual, scheme="euler"):
@@ -103,9 +114,27 @@ def adjoint_gradient_error(x0, theta, y, residual, scheme="euler"):
     exact, _ = gradient(x0, theta, y, residual, scheme, "backprop")
     approx, _ = gradient(x0, theta, y, residual, scheme, "adjoint")
     K = exact.shape[0]
-    err = np.linalg.norm((approx - exact).reshape(K, -1), axis=1)
-    ref = np.linalg.norm(exact.reshape(K, -1), axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        err = np.linalg.norm((approx - exact).reshape(K, -1), axis=1)
+        ref = np.linalg.norm(exact.reshape(K, -1), axis=1)
+    check_finite_output(np.r_[err, ref], "the gradient error", func="theory.resnet.errors.adjoint_gradient_error",
+                        hint="Reduce the weights or the input `x0`.")
     return float(err.max()), float(ref.max())
+
+
+def _constants_input(theta, d, func, min_slices):
+    theta = as_float_array(theta, "theta", func=func, ndim=3)
+    if theta.shape[0] < min_slices or theta.shape[1] != theta.shape[2] or theta.shape[1] < 1:
+        need = "N + 1 >= 2" if min_slices == 2 else "N >= 1"
+        raise ValueError(f"`theta` of {func} must have shape ({need.split(' >=')[0]}, d, d) with {need} square "
+                         f"slices; got {theta.shape}.")
+    d = check_int(d, "d", func=func, minimum=1)
+    if d != theta.shape[1]:
+        raise ValueError(f"`d` of {func} must equal the state dimension of `theta`, {theta.shape[1]}; got {d}.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        ops = np.linalg.norm(theta, 2, axis=(1, 2))
+    check_finite_output(ops, "the operator norms of `theta`", func=func, hint="Reduce `theta`.")
+    return theta, d, float(np.max(ops))
 
 
 def heun_constants(theta, d):
@@ -124,31 +153,52 @@ def heun_constants(theta, d):
     ``corrected`` = (e^{L'_f} - 1) C'_f Delta_theta / (L'_f N) with C'_f = L'_theta L_theta / 4
     (the thesis' constant), and ``printed`` with the paper's C'_f = L'_f L_theta / 4.
     """
-    theta = as_float_array(theta, "theta", func="theory.resnet.errors.heun_constants", ndim=3)
+    func = "theory.resnet.errors.heun_constants"
+    theta, d, L_f = _constants_input(theta, d, func, 2)
     N = theta.shape[0] - 1
-    L_f = float(np.max(np.linalg.norm(theta, 2, axis=(1, 2))))
-    Lp_f = L_f * (1 + L_f / (2 * N))
-    L_theta, Lp_theta = float(np.sqrt(d)), 1.0
-    delta = float(np.max(np.sum(np.diff(theta, axis=0) ** 2, axis=(1, 2))))
-    growth = np.expm1(Lp_f) / (Lp_f * N) if Lp_f > 0 else 1.0 / N
-    return {
-        "L_f": L_f, "Lp_f": Lp_f, "L_theta": L_theta, "Lp_theta": Lp_theta, "delta_theta": delta,
-        "corrected": float(growth * 0.25 * Lp_theta * L_theta * delta),
-        "printed": float(growth * 0.25 * Lp_f * L_theta * delta),
-    }
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        Lp_f = L_f * (1 + L_f / (2 * N))
+        L_theta, Lp_theta = float(np.sqrt(d)), 1.0
+        delta = float(np.max(np.sum(np.diff(theta, axis=0) ** 2, axis=(1, 2))))
+        growth = np.expm1(Lp_f) / (Lp_f * N) if Lp_f > 0 else 1.0 / N
+        out = {
+            "L_f": L_f, "Lp_f": float(Lp_f), "L_theta": L_theta, "Lp_theta": Lp_theta, "delta_theta": delta,
+            "corrected": float(growth * 0.25 * Lp_theta * L_theta * delta),
+            "printed": float(growth * 0.25 * Lp_f * L_theta * delta),
+        }
+    check_finite_output(np.asarray(list(out.values())), "a constant (e^{L'_f} or Delta_theta)", func=func,
+                        hint="Reduce `theta`.")
+    return out
 
 
 def euler_constants(theta, d):
     r"""Constants of Proposition 3 for f(x, theta) = theta tanh(x): C_f = sqrt(d) max ||theta_n||_op,
     L_f = max ||theta_n||_op, and the leading bound (e^{L_f} - 1) C_f / N."""
-    theta = as_float_array(theta, "theta", func="theory.resnet.errors.euler_constants", ndim=3)
+    func = "theory.resnet.errors.euler_constants"
+    theta, d, L_f = _constants_input(theta, d, func, 1)
     N = theta.shape[0]
-    L_f = float(np.max(np.linalg.norm(theta, 2, axis=(1, 2))))
-    C_f = float(np.sqrt(d)) * L_f
-    return {"L_f": L_f, "C_f": C_f, "bound": float(np.expm1(L_f) * C_f / N)}
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        C_f = float(np.sqrt(d)) * L_f
+        out = {"L_f": L_f, "C_f": C_f, "bound": float(np.expm1(L_f) * C_f / N)}
+    check_finite_output(np.asarray(list(out.values())), "the bound (e^{L_f} - 1) C_f / N", func=func,
+                        hint="Reduce `theta`.")
+    return out
 
 
-def error_table(scheme, weights, grid, seeds, *, d=4, residual="tanh_out"):
+def _int_list(values, name, func, minimum):
+    """``values`` as a non-empty list of Python ints >= ``minimum``, or raise naming ``name``."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"`{name}` of {func} must be a sequence of ints; got {type(values).__name__}.")
+    try:
+        items = list(np.asarray(values, dtype=object).ravel()) if isinstance(values, np.ndarray) else list(values)
+    except TypeError:
+        raise TypeError(f"`{name}` of {func} must be a sequence of ints; got {type(values).__name__}.") from None
+    if not items:
+        raise ValueError(f"`{name}` of {func} must hold at least one value; got none.")
+    return [check_int(v, f"{name}[{i}]", func=func, minimum=minimum) for i, v in enumerate(items)]
+
+
+def error_table(scheme, weights, grid, seeds, *, d=4, residual="tanh_out", max_work=None):
     r"""Reconstruction and adjoint-gradient errors over a depth grid and several seeds.
 
     For each seed s and depth N: weights from ``smooth_weights`` or ``iid_weights`` drawn with
@@ -159,18 +209,43 @@ def error_table(scheme, weights, grid, seeds, *, d=4, residual="tanh_out"):
     -------
     reconstruction, gradient : ndarray, shape (len(seeds), len(grid))
         :func:`reconstruction_error` and the first output of :func:`adjoint_gradient_error`.
+
+    Parameters
+    ----------
+    scheme : {"euler", "heun"}
+    weights : {"smooth", "iid"}
+    grid : sequence of int
+        Depths N >= 1 (at least one).
+    seeds : sequence of int
+        Seeds >= 0 (at least one).
+    d : int
+        State dimension, >= 1.
+    residual : str or Residual
+        A family with (d, d) slices: ``"linear"``, ``"tanh"`` or ``"tanh_out"``.
+    max_work : float, optional
+        Budget in floating-point operations (default 1e11); the cost, about
+        30 d^2 len(seeds) sum(grid) for the four trajectories and two gradients per cell, is
+        estimated up front and a larger table is refused with the estimate.
     """
     func = "theory.resnet.errors.error_table"
     gen = {"smooth": smooth_weights, "iid": iid_weights}
-    if weights not in gen:
-        raise ValueError(f"`weights` of {func} must be one of ['iid', 'smooth']; got {weights!r}.")
+    check_choice(weights, "weights", tuple(gen), func=func)
+    resolve_scheme(scheme, func)
+    d = check_int(d, "d", func=func, minimum=1)
+    if resolve_residual(residual, func).param_shape(d) != (d, d):
+        raise ValueError(f"`residual` of {func} must be a family with (d, d) weight slices ('linear', 'tanh' or "
+                         f"'tanh_out'); got {getattr(residual, 'name', residual)!r}.")
+    grid, seeds = _int_list(grid, "grid", func, 1), _int_list(seeds, "seeds", func, 0)
+    ops = 30.0 * d * d * len(seeds) * float(sum(grid))
+    check_work(ops, "grid", max(grid), func=func, max_work=max_work,
+               hint=f"{len(seeds)} seed(s), depths up to {max(grid)}, d = {d}.")
     rec = np.empty((len(seeds), len(grid)))
     grad = np.empty_like(rec)
     for i, seed in enumerate(seeds):
         data = np.random.default_rng(10_000 + seed)
         x0, y = data.standard_normal(d), data.standard_normal(d)
         for j, N in enumerate(grid):
-            theta = gen[weights](int(N), d, np.random.default_rng(seed), scheme=scheme)
+            theta = gen[weights](N, d, np.random.default_rng(seed), scheme=scheme)
             rec[i, j] = reconstruction_error(x0, theta, residual, scheme)
             grad[i, j] = adjoint_gradient_error(x0, theta, y, residual, scheme)[0]
     return rec, grad

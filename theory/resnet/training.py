@@ -15,12 +15,12 @@ Everything here is plain NumPy on top of the public kernels of :mod:`theory.resn
   experiment of Figure 4 (``resnet-node/fig-4``).
 
 The verdict functions take measured numbers only, so the negative controls of
-``tests/test_controls_resnet_node_experiments.py`` feed them broken inputs without training
-(STYLE practice 19).
+``tests/test_controls_resnet_node_experiments.py`` feed them broken inputs without training.
 
 References: ``resnet-node`` (Sander et al., "Do Residual Neural Networks discretize Neural
-ODEs?"), Figure 1, Section 5 and Figure 4; catalogue P10 (a 1-D ResNet whose layers all have
-Lip(f_n) < N is increasing).
+ODEs?"), Figure 1, Section 5 and Figure 4; and the elementary fact behind Figure 1 that a 1-D
+ResNet whose layers all have Lip(f_n) < N is increasing (each layer x -> x + f_n(x)/N has a positive
+derivative), so trajectories can cross only through a layer of slope f'_n <= -N.
 """
 
 from __future__ import annotations
@@ -32,10 +32,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
-from .._validation import as_float_array, as_generator, check_choice, check_int, check_interval, check_memory, check_work
+from .._errors import NonFiniteError
+from .._validation import (as_float_array, as_generator, check_array_memory, check_choice, check_finite_output,
+                           check_int, check_interval, check_memory, check_work)
 from ..claims import Verdict, qualitative_verdict
 from ._api import final_state, forward, gradient
-from ._ode import interpolating_ode
+from ._kernels import MLP
+from ._ode import interpolating_ode, ode_work
 from ._residuals import Residual, mlp, resolve_residual
 
 __all__ = [
@@ -64,6 +67,7 @@ __all__ = [
     "fig4_table",
     "fig4_verdict",
     "FIG4_THRESHOLDS",
+    "FIG4_MAX_WORK",
     "VARIANTS",
 ]
 
@@ -128,17 +132,24 @@ class Adam:
         if grad.shape != params.shape:
             raise ValueError(f"`grad` of {func} must have the shape of `params`, {params.shape}; got {grad.shape}.")
         lr = self.lr if lr is None else check_interval(lr, "lr", 0.0, math.inf, func=func, closed="left")
-        if self.m is None:
-            self.m = np.zeros_like(params)
-            self.v = np.zeros_like(params)
-        elif self.m.shape != params.shape:
+        if self.m is not None and self.m.shape != params.shape:
             raise ValueError(f"`params` of {func} changed shape from {self.m.shape} to {params.shape}.")
-        self.t += 1
-        self.m = self.beta1 * self.m + (1.0 - self.beta1) * grad
-        self.v = self.beta2 * self.v + (1.0 - self.beta2) * grad * grad
-        m_hat = self.m / (1.0 - self.beta1**self.t)
-        v_hat = self.v / (1.0 - self.beta2**self.t)
-        return params - lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        m0 = np.zeros_like(params) if self.m is None else self.m
+        v0 = np.zeros_like(params) if self.v is None else self.v
+        t = self.t + 1
+        # the state is committed only if the step is finite: a refused step leaves the optimiser as it was
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+            m = self.beta1 * m0 + (1.0 - self.beta1) * grad
+            v = self.beta2 * v0 + (1.0 - self.beta2) * grad * grad
+            m_hat = m / (1.0 - self.beta1**t)
+            v_hat = v / (1.0 - self.beta2**t)
+            out = params - lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        if not (np.all(np.isfinite(v)) and np.all(np.isfinite(out))):
+            raise NonFiniteError(f"{func}: the step overflowed to NaN or inf (|`grad`| above ~1e154 overflows "
+                                 f"the second moment g^2; or `params` +- `lr` leaves the float range). Rescale "
+                                 f"the loss or lower the learning rate.")
+        self.m, self.v, self.t = m, v, t
+        return out
 
 
 # --------------------------------------------------------------------------- data and head
@@ -158,7 +169,9 @@ def two_moons(n: int, noise: float, rng: np.random.Generator):
         Number of points, >= 2: ``n // 2`` of class 0 and ``n - n // 2`` of class 1.
     noise : float
         Standard deviation of the noise, >= 0.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        NumPy's convention (:func:`theory._validation.as_generator`): None for fresh entropy, an int
+        >= 0 or a SeedSequence as a seed, a Generator used as is.
 
     Returns
     -------
@@ -175,6 +188,7 @@ def two_moons(n: int, noise: float, rng: np.random.Generator):
     func = "theory.resnet.training.two_moons"
     n = check_int(n, "n", func=func, minimum=2)
     noise = check_interval(noise, "noise", 0.0, math.inf, func=func, closed="left")
+    check_memory(8 * 12 * n, "n", n, func=func, hint="Two moons keep about 12 floats per point.")
     rng = as_generator(rng, "rng", func)
     n0 = n // 2
     labels = np.r_[np.zeros(n0, dtype=np.int64), np.ones(n - n0, dtype=np.int64)]
@@ -182,7 +196,9 @@ def two_moons(n: int, noise: float, rng: np.random.Generator):
     X = np.where(labels[:, None] == 0,
                  np.c_[np.cos(t), np.sin(t)],
                  np.c_[1.0 - np.cos(t), 0.5 - np.sin(t)])
-    X = X + noise * rng.standard_normal((n, 2))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        X = X + noise * rng.standard_normal((n, 2))
+    check_finite_output(X, "the noisy points", func=func, hint="Reduce `noise`.")
     order = rng.permutation(n)
     return X[order], labels[order]
 
@@ -192,6 +208,7 @@ def lift(X, d: int) -> np.ndarray:
     func = "theory.resnet.training.lift"
     X = as_float_array(X, "X", func=func, ndim=2)
     d = check_int(d, "d", func=func, minimum=X.shape[1])
+    check_array_memory((X.shape[0], d), {"d": d}, func=func, factor=2)
     return np.concatenate([X, np.zeros((X.shape[0], d - X.shape[1]))], axis=1)
 
 
@@ -228,10 +245,15 @@ def logistic_head(xN, w, c: float, labels):
     y = as_float_array(labels, "labels", func=func, shape=(B,))
     if not np.all((y == 0) | (y == 1)):
         raise ValueError(f"`labels` of {func} must be 0 or 1.")
-    z = xN @ w + c
-    loss = float(np.mean(np.logaddexp(0.0, z) - y * z))
-    dz = (expit(z) - y) / B
-    return loss, np.outer(dz, w), xN.T @ dz, float(dz.sum())
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        z = xN @ w + c
+        loss = float(np.mean(np.logaddexp(0.0, z) - y * z))
+        dz = (expit(z) - y) / B
+        out = loss, np.outer(dz, w), xN.T @ dz, float(dz.sum())
+    if not (math.isfinite(loss) and np.all(np.isfinite(out[1])) and np.all(np.isfinite(out[2]))):
+        raise NonFiniteError(f"{func}: the logits x_N w + c or the gradients overflowed to NaN or inf; rescale "
+                             f"`xN` or `w`.")
+    return out
 
 
 def loss_gradient(x0, theta, grad_xN, residual, scheme="euler", method="backprop", *, xN=None):
@@ -257,17 +279,36 @@ def loss_gradient(x0, theta, grad_xN, residual, scheme="euler", method="backprop
     grad_theta : ndarray, shape of theta
     grad_x0 : ndarray, shape (B, d)
     """
+    func = "theory.resnet.training.loss_gradient"
     if xN is None:
         xN = final_state(x0, theta, residual, scheme)
-    xN = np.asarray(xN, dtype=np.float64)
-    g = as_float_array(grad_xN, "grad_xN", func="theory.resnet.training.loss_gradient", shape=xN.shape)
-    return gradient(x0, theta, xN - g, residual, scheme, method)
+    else:
+        x = as_float_array(x0, "x0", func=func, ndim=(1, 2))
+        xN = as_float_array(xN, "xN", func=func, shape=x.shape)
+    g = as_float_array(grad_xN, "grad_xN", func=func, shape=xN.shape)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        target = xN - g
+    check_finite_output(target, "the target x_N - `grad_xN`", func=func, hint="Rescale `grad_xN`.")
+    return gradient(x0, theta, target, residual, scheme, method)
 
 
 def init_mlp(residual: Residual, n_slices: int, d: int, rng: np.random.Generator) -> np.ndarray:
     """Slices of the perceptron family with V = 0 (the network starts as the identity) and W, b
-    standard normal, i.i.d. across slices; shape (n_slices, 2 d m + m)."""
+    standard normal, i.i.d. across slices; shape (n_slices, 2 d m + m).
+
+    ``residual`` is :func:`theory.resnet.mlp` (m); ``n_slices``, ``d`` >= 1; ``rng`` follows
+    NumPy's convention (a Generator, an int >= 0 seed or None)."""
+    func = "theory.resnet.training.init_mlp"
+    residual = resolve_residual(residual, func)
+    if residual.code != MLP:
+        raise ValueError(f"`residual` of {func} must be the perceptron family theory.resnet.mlp(width); "
+                         f"got {residual.name!r}.")
+    n_slices = check_int(n_slices, "n_slices", func=func, minimum=1)
+    d = check_int(d, "d", func=func, minimum=1)
     m = residual.width
+    sizes = {"n_slices": n_slices, "d": d}
+    check_array_memory((n_slices, 2 * (2 * d * m + m)), sizes, func=func)
+    rng = as_generator(rng, "rng", func)
     V = np.zeros((n_slices, d, m))
     W = rng.standard_normal((n_slices, m, d))
     b = rng.standard_normal((n_slices, m))
@@ -297,12 +338,28 @@ def layer_derivative(x, theta_n, residual) -> np.ndarray:
     """
     func = "theory.resnet.training.layer_derivative"
     x = as_float_array(x, "x", func=func, ndim=1, min_size=1)
-    one = np.asarray(theta_n, dtype=np.float64)[None]
+    res = resolve_residual(residual, func)
+    pshape = res.param_shape(1)
+    one = as_float_array(theta_n, "theta_n", func=func)
+    if one.shape not in (pshape, (1,) * len(pshape)) or one.size != int(np.prod(pshape)):
+        raise ValueError(f"`theta_n` of {func} must be one slice of shape {pshape} (d = 1) for the "
+                         f"{res.name!r} residual; got {one.shape}.")
+    one = one.reshape((1,) + pshape)
     xs = x[:, None]
-    x1 = final_state(xs, one, residual)
-    _, g = gradient(xs, one, x1 - 1.0, residual)
-    # g = (x1 - y) (1 + f') with x1 - y = 1 up to the rounding of x1 - 1; divide it out exactly
-    return g[:, 0] / (x1 - (x1 - 1.0))[:, 0] - 1.0
+    try:
+        x1 = final_state(xs, one, res)
+        # g = (x1 - y) (1 + f'): y = x1 - delta with delta = 1, or a few ulps of x1 where 1 is below
+        # the spacing of x1, so that x1 - y is exact and non-zero; it is divided out exactly
+        with np.errstate(over="ignore", invalid="ignore"):
+            delta = np.maximum(1.0, 4.0 * np.spacing(np.abs(x1)))
+            y = x1 - delta
+        _, g = gradient(xs, one, y, res)
+    except NonFiniteError as exc:
+        raise NonFiniteError(f"{func}: {exc} (from `x` and `theta_n`)") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = g[:, 0] / (x1 - y)[:, 0] - 1.0
+    check_finite_output(out, "the derivative f'(x, theta_n)", func=func, hint="Rescale `x` or `theta_n`.")
+    return out
 
 
 def _trajectories_1d(trajectories, func: str) -> np.ndarray:
@@ -377,10 +434,14 @@ def increasing_fit_floor(y) -> float:
         while len(means) > 1 and means[-2] > means[-1]:
             m2, s2 = means.pop(), sizes.pop()
             m1, s1 = means.pop(), sizes.pop()
-            means.append((m1 * s1 + m2 * s2) / (s1 + s2))
+            means.append(m1 + (m2 - m1) * (s2 / (s1 + s2)))  # the weighted mean, without overflow of m s
             sizes.append(s1 + s2)
     z = np.repeat(means, sizes)
-    return float(np.mean((z - y) ** 2))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        out = np.mean((z - y) ** 2)
+    check_finite_output(np.asarray([out]), "the mean squared error", func="theory.resnet.training.increasing_fit_floor",
+                        hint="Rescale `y`.")
+    return float(out)
 
 
 def refine_slices(theta, k: int) -> np.ndarray:
@@ -395,6 +456,7 @@ def refine_slices(theta, k: int) -> np.ndarray:
     if theta.ndim < 1 or theta.shape[0] < 2:
         raise ValueError(f"`theta` of {func} must hold N + 1 >= 2 slices; got shape {theta.shape}.")
     N = theta.shape[0] - 1
+    check_array_memory((k * N + 1, *theta.shape[1:]), {"k": k}, func=func, factor=3)
     s = np.arange(k * N + 1) / k
     n = np.minimum(np.floor(s).astype(int), N - 1)
     w = (s - n).reshape((-1,) + (1,) * (theta.ndim - 1))
@@ -411,7 +473,11 @@ FIG1_MSE_TOL = 1e-3
 
 @dataclass(frozen=True)
 class Fig1Setup:
-    """Setting of the reduced Figure 1 (the paper gives no training details; catalogue Sec. 4).
+    """Setting of the reduced Figure 1 (the paper gives no training details).
+
+    Every field is validated when the setup is built (ints >= their minimum: N, width, steps,
+    ode_refine >= 1, n_points >= 2, warmup, seed >= 0; lr > 0 finite); the cost of a run is checked
+    by :func:`fig1_experiment` (``max_work``).
 
     Attributes
     ----------
@@ -419,7 +485,7 @@ class Fig1Setup:
         Depth. 32: with this schedule the -x/2 fit converged (MSE < 1e-3) for 20 of 20 seeds at
         N = 32 (lr 0.1 and 0.05), about 2 s per fit. N = 64 converged for 10 of 10 seeds with this
         schedule but 9 of 10 with small variants of it (W scale 2; warm-up 1500 of 3000 steps), and
-        takes twice as long, which leaves no margin under the 20 s budget of DESIGN rule 7.
+        takes twice as long, which leaves no margin under the 20 s budget of one check.
     width : int
         Hidden width m of the residual V tanh(W x + b).
     n_points : int
@@ -443,21 +509,113 @@ class Fig1Setup:
     seed: int = 0
     ode_refine: int = 4
 
+    def __post_init__(self):
+        _validate_fields(self, "theory.resnet.training.Fig1Setup", ints={
+            "N": 1, "width": 1, "n_points": 2, "warmup": 0, "steps": 1, "seed": 0, "ode_refine": 1},
+            positive=("lr",))
 
-def fit_1d(x0, target, residual: Residual, theta0, setup: Fig1Setup):
-    """Full-batch Adam on the mean squared error of a 1-D Euler ResNet (returns theta, losses)."""
-    x0 = np.asarray(x0, dtype=np.float64).reshape(-1, 1)
-    target = np.asarray(target, dtype=np.float64).reshape(-1, 1)
+
+def _validate_fields(obj, func, *, ints=(), positive=(), nonnegative=(), int_tuples=()):
+    """Validate and normalise (to Python ints and floats) the fields of a frozen setup dataclass."""
+    for name, minimum in dict(ints).items():
+        object.__setattr__(obj, name, check_int(getattr(obj, name), name, func=func, minimum=minimum))
+    for name in positive:
+        object.__setattr__(obj, name, check_interval(getattr(obj, name), name, 0.0, math.inf, func=func))
+    for name in nonnegative:
+        object.__setattr__(obj, name, check_interval(getattr(obj, name), name, 0.0, math.inf, func=func,
+                                                     closed="left"))
+    for name, minimum in dict(int_tuples).items():
+        value = getattr(obj, name)
+        if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list, np.ndarray)):
+            raise TypeError(f"`{name}` of {func} must be a tuple of ints; got {type(value).__name__}.")
+        items = tuple(check_int(v, f"{name}[{i}]", func=func, minimum=minimum) for i, v in enumerate(value))
+        if not items:
+            raise ValueError(f"`{name}` of {func} must hold at least one value; got none.")
+        object.__setattr__(obj, name, items)
+
+
+def _check_setup(setup, cls, func):
+    if not isinstance(setup, cls):
+        raise TypeError(f"`setup` of {func} must be a {cls.__name__}; got {type(setup).__name__}.")
+    return setup
+
+
+def _check_progress(progress, func):
+    if progress is not None and not callable(progress):
+        raise TypeError(f"`progress` of {func} must be None or a callable progress(done, total); "
+                        f"got {type(progress).__name__}.")
+    return progress
+
+
+def _mlp_row_cost(residual, d):
+    """Floating-point operations of one residual evaluation on one input (about 2 (2 d m + m))."""
+    m = residual.width
+    return 2 * (2 * d * m + m) if m else 2 * d * d
+
+
+def _fit_1d_work(N, B, residual, steps):
+    # per step: gradient (forward + backward, about 3 passes) and final_state (1 pass)
+    return 4.0 * steps * N * B * _mlp_row_cost(residual, 1)
+
+
+def fit_1d(x0, target, residual: Residual, theta0, setup: Fig1Setup, *, progress=None, max_work=None):
+    """Full-batch Adam on the mean squared error of a 1-D Euler ResNet (returns theta, losses).
+
+    Parameters
+    ----------
+    x0, target : array_like, shape (B,) or (B, 1)
+        Inputs and targets (B >= 1).
+    residual : str or Residual
+    theta0 : array_like, shape (N, P)
+        Initial slices (d = 1).
+    setup : Fig1Setup
+        ``lr``, ``warmup`` and ``steps`` are used.
+    progress : callable, optional
+        Called as ``progress(step, steps)`` after each step (e.g. to print or to abort by raising).
+    max_work : float, optional
+        Budget in floating-point operations (default 1e11): the cost, about
+        4 steps N B 2 (2 d m + m), is estimated up front and a longer training is refused.
+
+    Returns
+    -------
+    theta : ndarray, shape of theta0
+    losses : ndarray, shape (steps,)
+        The mean squared error before each step.
+    """
+    func = "theory.resnet.training.fit_1d"
+    setup = _check_setup(setup, Fig1Setup, func)
+    progress = _check_progress(progress, func)
+    res = resolve_residual(residual, func)
+    x0 = as_float_array(x0, "x0", func=func, ndim=(1, 2), min_size=1)
+    if x0.ndim == 2 and x0.shape[1] != 1:
+        raise ValueError(f"`x0` of {func} must hold 1-D inputs, shape (B,) or (B, 1); got {x0.shape}.")
+    x0 = x0.reshape(-1, 1)
     B = x0.shape[0]
-    theta = np.array(theta0, dtype=np.float64)
+    target = as_float_array(target, "target", func=func, ndim=(1, 2))
+    if target.size != B or (target.ndim == 2 and target.shape[1] != 1):
+        raise ValueError(f"`target` of {func} must have the shape of `x0`, ({B},) or ({B}, 1); got {target.shape}.")
+    target = target.reshape(-1, 1)
+    pshape = res.param_shape(1)
+    theta = as_float_array(theta0, "theta0", func=func, copy=True)
+    if theta.ndim != 1 + len(pshape) or theta.shape[1:] != pshape or theta.shape[0] < 1:
+        raise ValueError(f"`theta0` of {func} must have shape (N, {', '.join(map(str, pshape))}) with N >= 1 for the "
+                         f"{res.name!r} residual and d = 1; got {theta.shape}.")
+    N, steps = theta.shape[0], setup.steps
+    check_memory(8 * steps, "setup.steps", steps, func=func, hint="The losses are kept, one float per step.")
+    check_work(_fit_1d_work(N, B, res, steps), "setup.steps", steps, func=func, max_work=max_work,
+               hint=f"Depth N = {N}, B = {B} inputs.")
     opt = Adam(setup.lr)
-    losses = np.empty(setup.steps)
-    for t in range(setup.steps):
-        gtheta, _ = gradient(x0, theta, target, residual)  # of 1/2 sum (x_N - y)^2
-        xN = final_state(x0, theta, residual)
-        losses[t] = float(np.mean((xN - target) ** 2))
+    losses = np.empty(steps)
+    for t in range(steps):
+        gtheta, _ = gradient(x0, theta, target, res)  # of 1/2 sum (x_N - y)^2
+        xN = final_state(x0, theta, res)
+        with np.errstate(over="ignore", invalid="ignore"):
+            losses[t] = float(np.mean((xN - target) ** 2))
+        check_finite_output(losses[t:t + 1], f"the loss at step {t}", func=func, hint="Lower `setup.lr`.")
         lr = setup.lr * min(1.0, (t + 1) / setup.warmup) if setup.warmup else setup.lr
         theta = opt.step(theta, gtheta * (2.0 / B), lr=lr)  # gradient of the MSE
+        if progress is not None:
+            progress(t + 1, steps)
     return theta, losses
 
 
@@ -481,7 +639,7 @@ class Fig1Fit:
     min_fprime_over_N, max_abs_fprime_over_N : float
         min and max |.| of f'(x, theta_n) / N over the layers n and a grid of the interval spanned
         by the layer's inputs x_n (plus the x_n themselves). A flip between layers n and n + 1
-        forces f'(xi, theta_n) <= -N at some xi between two inputs (mean value theorem, P10).
+        forces f'(xi, theta_n) <= -N at some xi between two inputs (mean value theorem).
     ode_trajectory : ndarray, shape (ode_refine N + 1, B)
         The "weights" interpolating ODE of the network (its last slice repeated as theta_N).
     ode_crossings : int
@@ -535,7 +693,7 @@ class Fig1Result:
                 f"ode_crossings_{tag}": fit.ode_crossings,
                 f"ode_mse_{tag}": fit.ode_mse,
             })
-        return out  # timings stay in self.seconds: the report must not change between runs (rule 8)
+        return out  # timings stay in self.seconds: the report must not change between runs
 
 
 def _derivative_extremes(theta, trajectory, residual, grid: int = 257):
@@ -550,53 +708,107 @@ def _derivative_extremes(theta, trajectory, residual, grid: int = 257):
     return lo, hi
 
 
-def _measure_fit(name, x0, target, theta, residual, setup, losses) -> Fig1Fit:
+def _mse(a, b, what):
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, by name
+        out = np.mean((a - b) ** 2)
+    check_finite_output(np.asarray([out]), what, func="theory.resnet.training.fig1_measure",
+                        hint="Reduce `theta_pos` or `theta_neg`.")
+    return float(out)
+
+
+def _measure_fit(name, x0, target, theta, residual, setup, losses, max_work) -> Fig1Fit:
     N = theta.shape[0]
     traj = forward(x0[:, None], theta, residual)[:, :, 0]
-    mse = float(np.mean((traj[-1] - target) ** 2))
+    mse = _mse(traj[-1], target, "the network's mean squared error")
     lo, hi = _derivative_extremes(theta, traj, residual)
     ode_theta = refine_slices(np.concatenate([theta, theta[-1:]]), setup.ode_refine)
     # samples=1: the curvature constant of Prop. 1 is not needed here, and it costs a third of the time
-    ode = np.stack([interpolating_ode([x], ode_theta, residual, "weights", samples=1).x[:, 0] for x in x0], axis=1)
+    ode = np.stack([interpolating_ode([x], ode_theta, residual, "weights", samples=1, max_work=max_work).x[:, 0]
+                    for x in x0], axis=1)
     return Fig1Fit(name, theta, traj, mse, crossing_count(traj), first_crossing_layer(traj), lo / N, hi / N,
-                   ode, crossing_count(ode), float(np.mean((ode[-1] - target) ** 2)),
+                   ode, crossing_count(ode), _mse(ode[-1], target, "the ODE's mean squared error"),
                    np.asarray([] if losses is None else losses, dtype=float))
 
 
+def _measure_work(N, B, residual, setup, lipschitz=0.0):
+    """Estimated cost of :func:`fig1_measure`: the ODEs of both networks dominate (B solves each)."""
+    cells = setup.ode_refine * N
+    derivative = N * (257 + B) * 4 * _mlp_row_cost(residual, 1)
+    return 2.0 * (B * ode_work(cells, lipschitz, 1, residual, 1) + derivative)
+
+
 def fig1_measure(theta_pos, theta_neg, residual, setup: Fig1Setup = Fig1Setup(), *, losses=(None, None),
-                 seconds=None) -> Fig1Result:
+                 seconds=None, max_work=None) -> Fig1Result:
     """Measure two given 1-D Euler ResNets as the x/2 and the -x/2 networks of Figure 1.
 
     ``theta_pos`` and ``theta_neg`` (shape (N, P) each, d = 1) are evaluated on the
     ``setup.n_points`` inputs of [-1, 1]; the ODEs are read on ``setup.ode_refine`` N + 1 times.
-    The negative controls use it on hand-built or untrained networks.
+    The negative controls use it on hand-built or untrained networks. ``losses`` is a pair of loss
+    curves (1-D arrays, or None) stored in the fits; ``seconds`` a mapping of timings stored as is.
+    ``max_work`` (default 1e11 floating-point operations) bounds the estimated cost of the 2 B ODE
+    solves (see :func:`theory.resnet.interpolating_ode`).
     """
-    x0 = np.linspace(-1.0, 1.0, setup.n_points)
-    residual = resolve_residual(residual, "theory.resnet.training.fig1_measure")
-    pos = _measure_fit("x/2", x0, 0.5 * x0, np.asarray(theta_pos, dtype=float), residual, setup, losses[0])
-    neg = _measure_fit("-x/2", x0, -0.5 * x0, np.asarray(theta_neg, dtype=float), residual, setup, losses[1])
+    func = "theory.resnet.training.fig1_measure"
+    setup = _check_setup(setup, Fig1Setup, func)
+    residual = resolve_residual(residual, func)
+    pshape = residual.param_shape(1)
+    thetas = []
+    for name, theta in (("theta_pos", theta_pos), ("theta_neg", theta_neg)):
+        theta = as_float_array(theta, name, func=func)
+        if theta.ndim != 1 + len(pshape) or theta.shape[1:] != pshape or theta.shape[0] < 1:
+            raise ValueError(f"`{name}` of {func} must have shape (N, {', '.join(map(str, pshape))}) with N >= 1 "
+                             f"for the {residual.name!r} residual and d = 1; got {theta.shape}.")
+        thetas.append(theta)
+    if thetas[0].shape != thetas[1].shape:
+        raise ValueError(f"`theta_neg` of {func} must have the shape of `theta_pos`, {thetas[0].shape}; "
+                         f"got {thetas[1].shape}.")
+    if isinstance(losses, (str, bytes)) or not isinstance(losses, (tuple, list)) or len(losses) != 2:
+        raise TypeError(f"`losses` of {func} must be a pair (pos, neg) of loss curves or None; got "
+                        f"{type(losses).__name__}{'' if not hasattr(losses, '__len__') else f' of length {len(losses)}'}.")
+    losses = tuple(None if v is None else as_float_array(v, f"losses[{i}]", func=func, ndim=1)
+                   for i, v in enumerate(losses))
+    if seconds is not None and not isinstance(seconds, Mapping):
+        raise TypeError(f"`seconds` of {func} must be None or a mapping; got {type(seconds).__name__}.")
+    N, B = thetas[0].shape[0], setup.n_points
+    check_work(_measure_work(N, B, residual, setup), "setup.n_points", B, func=func, max_work=max_work,
+               hint=f"2 x {B} ODE solves on {setup.ode_refine * N} cells each.")
+    x0 = np.linspace(-1.0, 1.0, B)
+    pos = _measure_fit("x/2", x0, 0.5 * x0, thetas[0], residual, setup, losses[0], max_work)
+    neg = _measure_fit("-x/2", x0, -0.5 * x0, thetas[1], residual, setup, losses[1], max_work)
     return Fig1Result(setup, x0, pos, neg, increasing_fit_floor(-0.5 * x0), dict(seconds or {}))
 
 
-def fig1_experiment(setup: Fig1Setup = Fig1Setup()) -> Fig1Result:
+def fig1_experiment(setup: Fig1Setup = Fig1Setup(), *, progress=None, max_work=None) -> Fig1Result:
     """Train 1-D Euler ResNets on x/2 and -x/2 and measure crossings, slopes and the ODE limits.
 
     See :class:`Fig1Setup` for the setting and :func:`fig1_verdict` for the criterion.
+    ``progress``, if given, is called as ``progress(done, total)`` after each training step of the two
+    fits (total = 2 ``setup.steps``). ``max_work`` (default 1e11 floating-point operations) bounds
+    the estimated cost of the two fits and of the measurement; a larger setup is refused up front.
     """
     import time
 
+    func = "theory.resnet.training.fig1_experiment"
+    setup = _check_setup(setup, Fig1Setup, func)
+    progress = _check_progress(progress, func)
     residual = mlp(setup.width)
+    ops = 2 * _fit_1d_work(setup.N, setup.n_points, residual, setup.steps)
+    ops += _measure_work(setup.N, setup.n_points, residual, setup)
+    check_work(ops, "setup.steps", setup.steps, func=func, max_work=max_work,
+               hint=f"Two fits of {setup.steps} steps at depth N = {setup.N} and 2 x {setup.n_points} ODE solves.")
+    budget = max_work
     x0 = np.linspace(-1.0, 1.0, setup.n_points)
     theta0 = init_mlp(residual, setup.N, 1, np.random.default_rng(setup.seed))
     thetas, losses, seconds = [], [], {}
-    for name, sign in (("x/2", 0.5), ("-x/2", -0.5)):
+    for k, (name, sign) in enumerate((("x/2", 0.5), ("-x/2", -0.5))):
         start = time.perf_counter()
-        theta, loss = fit_1d(x0, sign * x0, residual, theta0, setup)
+        inner = None if progress is None else (lambda t, total, k=k: progress(k * total + t, 2 * total))
+        theta, loss = fit_1d(x0, sign * x0, residual, theta0, setup, progress=inner, max_work=budget)
         seconds[f"train {name}"] = round(time.perf_counter() - start, 2)
         thetas.append(theta)
         losses.append(loss)
     start = time.perf_counter()
-    result = fig1_measure(*thetas, residual, setup, losses=tuple(losses))
+    result = fig1_measure(*thetas, residual, setup, losses=tuple(losses), max_work=budget)
     seconds["measure"] = round(time.perf_counter() - start, 2)
     return Fig1Result(result.setup, result.x0, result.pos, result.neg, result.floor_neg, seconds)
 
@@ -607,7 +819,7 @@ def fig1_verdict(measured: Mapping, *, mse_tol: float = FIG1_MSE_TOL) -> Verdict
     Pass iff all hold:
 
     (a) both fits have ``mse_pos``, ``mse_neg`` < ``mse_tol`` (else the experiment is inconclusive);
-    (b) the -x/2 network has crossing trajectories (``crossings_neg`` > 0) and, as P10 requires
+    (b) the -x/2 network has crossing trajectories (``crossings_neg`` > 0) and, as the 1-D fact of the module docstring requires
         of any flip, a layer slope ``min_fprime_over_N_neg`` <= -1, i.e. f'_n <= -N somewhere;
     (c) the x/2 network has none (``crossings_pos`` == 0);
     (d) neither interpolating ODE has crossings (``ode_crossings_pos`` == ``ode_crossings_neg`` == 0)
@@ -615,7 +827,18 @@ def fig1_verdict(measured: Mapping, *, mse_tol: float = FIG1_MSE_TOL) -> Verdict
         floor ``increasing_fit_floor_neg`` (minus 1e-9 relative, for rounding), which is far above
         ``mse_tol``.
     """
-    get = lambda k: float(measured[k])  # noqa: E731
+    func = "theory.resnet.training.fig1_verdict"
+    if not isinstance(measured, Mapping):
+        raise TypeError(f"`measured` of {func} must be a mapping (Fig1Result.to_measured()); "
+                        f"got {type(measured).__name__}.")
+    mse_tol = check_interval(mse_tol, "mse_tol", 0.0, math.inf, func=func)
+    keys = ("mse_pos", "mse_neg", "crossings_pos", "crossings_neg", "min_fprime_over_N_neg", "ode_crossings_pos",
+            "ode_crossings_neg", "ode_mse_neg", "increasing_fit_floor_neg")
+    missing = [k for k in keys if k not in measured]
+    if missing:
+        raise ValueError(f"`measured` of {func} lacks the key(s) {missing}.")
+    values = {k: check_interval(measured[k], f"measured[{k!r}]", -math.inf, math.inf, func=func) for k in keys}
+    get = values.__getitem__
     mse_ok = get("mse_pos") < mse_tol and get("mse_neg") < mse_tol
     parts = [f"MSE x/2 {get('mse_pos'):.2g}, -x/2 {get('mse_neg'):.2g} (need < {mse_tol:g})",
              f"crossings x/2 {int(get('crossings_pos'))}, -x/2 {int(get('crossings_neg'))}",
@@ -656,14 +879,24 @@ FIG4_THRESHOLDS = {
 }
 
 
+#: Default work budget of :func:`fig4_table`, in floating-point operations: the table of the
+#: default :class:`Fig4Setup` is estimated at 1.7e11 (48 trainings of 300 steps), above the 1e11 of
+#: one call elsewhere (``theory._validation.MAX_WORK``), so the table gets a budget of its own.
+FIG4_MAX_WORK = 5 * 10**11
+
+
 @dataclass(frozen=True)
 class Fig4Setup:
-    """Setting of the reduced Figure 4 (catalogue Sec. 4, "CPU reduced reproduction").
+    """Setting of the reduced Figure 4 (a reduced reproduction that runs on a CPU).
 
     Two moons (noise 0.15, 512 train / 1024 test points) lifted to d = 6 by zero padding; residual
     V tanh(W x + b) of width 16, V = 0 and W, b standard normal i.i.d. across slices; a linear head
     (w ~ N(0, 1/d), c = 0) with the logistic loss; full-batch Adam, lr 0.02, 300 steps, on the head
     and the residual weights together; the final test error is reported, median over the seeds.
+
+    Every field is validated when the setup is built (depths >= 1 and seeds >= 0, non-empty tuples
+    of ints; width, steps >= 1; d, n_train, n_test >= 2; lr > 0 and noise >= 0 finite); the cost
+    of a run is checked by :func:`train_moons` and :func:`fig4_table` (``max_work``).
     """
 
     depths: tuple[int, ...] = (2, 4, 8, 16)
@@ -676,17 +909,42 @@ class Fig4Setup:
     lr: float = 0.02
     steps: int = 300
 
+    def __post_init__(self):
+        _validate_fields(self, "theory.resnet.training.Fig4Setup",
+                         ints={"width": 1, "d": 2, "n_train": 2, "n_test": 2, "steps": 1},
+                         positive=("lr",), nonnegative=("noise",), int_tuples={"depths": 1, "seeds": 0})
 
-def train_moons(N: int, scheme: str, method: str, seed: int, setup: Fig4Setup = Fig4Setup()) -> dict:
+
+def _moons_work(N, scheme, method, setup):
+    """Estimated floating-point operations of :func:`train_moons`."""
+    row = _mlp_row_cost(mlp(setup.width), setup.d) * (2 if scheme == "heun" else 1)
+    passes = 1 + (3 if method == "backprop" else 5)  # final_state, then the gradient
+    return float(N) * row * (setup.steps * passes * setup.n_train + setup.n_train + setup.n_test)
+
+
+def train_moons(N: int, scheme: str, method: str, seed: int, setup: Fig4Setup = Fig4Setup(), *, progress=None,
+                max_work=None) -> dict:
     """Train one ResNet of Figure 4; returns its final test error, train loss and train error.
 
     Data and initialisation depend on ``seed`` only (not on the scheme or the method), so the four
     variants of one seed start from the same point on the same data.
+
+    ``seed`` is an int >= 0. ``progress``, if given, is called as ``progress(step, steps)`` after each
+    step. ``max_work`` (default 1e11 floating-point operations) bounds the estimated cost, about
+    N 2 (2 d m + m) n_train (1 + 3) steps for backprop (1 + 5 for the adjoint, twice for Heun); a
+    longer training is refused up front with the estimate.
     """
     func = "theory.resnet.training.train_moons"
     N = check_int(N, "N", func=func, minimum=1)
     check_choice(scheme, "scheme", ("euler", "heun"), func=func)
     check_choice(method, "method", ("backprop", "adjoint"), func=func)
+    seed = check_int(seed, "seed", func=func, minimum=0)
+    setup = _check_setup(setup, Fig4Setup, func)
+    progress = _check_progress(progress, func)
+    check_memory(8.0 * (N + 2) * max(setup.n_train, setup.n_test) * setup.d, "N", N, func=func,
+                 hint="Two trajectories of the training set are kept.")
+    check_work(_moons_work(N, scheme, method, setup), "N", N, func=func, max_work=max_work,
+               hint=f"{setup.steps} steps on {setup.n_train} points, width {setup.width}, d = {setup.d}.")
     residual = mlp(setup.width)
     data_rng = np.random.default_rng([seed, 0])
     X, y = two_moons(setup.n_train, setup.noise, data_rng)
@@ -701,13 +959,15 @@ def train_moons(N: int, scheme: str, method: str, seed: int, setup: Fig4Setup = 
     size = theta.size
     opt = Adam(setup.lr)
     loss = math.nan
-    for _ in range(setup.steps):
+    for step in range(setup.steps):
         theta = params[:size].reshape(theta.shape)
         w, c = params[size:-1], params[-1]
         xN = final_state(X, theta, residual, scheme)
         loss, gx, gw, gc = logistic_head(xN, w, c, y)
         gtheta, _ = loss_gradient(X, theta, gx, residual, scheme, method, xN=xN)
         params = opt.step(params, np.concatenate([gtheta.ravel(), gw, [gc]]))
+        if progress is not None:
+            progress(step + 1, setup.steps)
     theta = params[:size].reshape(theta.shape)
     w, c = params[size:-1], params[-1]
     z_test = final_state(Xt, theta, residual, scheme) @ w + c
@@ -733,6 +993,9 @@ class Fig4Table:
 
     def median(self, variant: str) -> np.ndarray:
         """Median over the seeds, per depth."""
+        if not isinstance(variant, str) or variant not in self.errors:
+            raise ValueError(f"`variant` of theory.resnet.training.Fig4Table.median must be one of "
+                             f"{sorted(self.errors)}; got {variant!r}.")
         return np.median(self.errors[variant], axis=1)
 
     def to_measured(self) -> dict:
@@ -743,12 +1006,36 @@ class Fig4Table:
         }
 
 
-def fig4_table(setup: Fig4Setup = Fig4Setup()) -> Fig4Table:
-    """Run every (scheme, method, depth, seed) of :class:`Fig4Setup`."""
-    errors = {}
+def fig4_table(setup: Fig4Setup = Fig4Setup(), *, progress=None, max_work=None) -> Fig4Table:
+    """Run every (scheme, method, depth, seed) of :class:`Fig4Setup`.
+
+    ``progress``, if given, is called as ``progress(done, total)`` after each trained network
+    (total = 4 len(depths) len(seeds)). ``max_work`` (default :data:`FIG4_MAX_WORK`, 5e11
+    floating-point operations: the default setup costs about 1.7e11) bounds the estimated cost of
+    the whole table (the sum over its trainings, see :func:`train_moons`); a larger table is refused
+    up front with the estimate.
+    """
+    func = "theory.resnet.training.fig4_table"
+    setup = _check_setup(setup, Fig4Setup, func)
+    progress = _check_progress(progress, func)
+    ops = len(setup.seeds) * sum(_moons_work(N, s, m, setup) for s, m in VARIANTS for N in setup.depths)
+    check_work(ops, "setup.depths", max(setup.depths), func=func,
+               max_work=FIG4_MAX_WORK if max_work is None else max_work,
+               hint=f"{len(VARIANTS)} variants x {len(setup.depths)} depths x {len(setup.seeds)} seeds of "
+                    f"{setup.steps} steps.")
+    errors, done, total = {}, 0, len(VARIANTS) * len(setup.depths) * len(setup.seeds)
+    budget = max(ops, 1.0)  # each training is within the budget of the whole table, checked above
     for scheme, method in VARIANTS:
-        errors[f"{scheme}-{method}"] = np.array(
-            [[train_moons(N, scheme, method, s, setup)["test_error"] for s in setup.seeds] for N in setup.depths])
+        rows = []
+        for N in setup.depths:
+            row = []
+            for s in setup.seeds:
+                row.append(train_moons(N, scheme, method, s, setup, max_work=budget)["test_error"])
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            rows.append(row)
+        errors[f"{scheme}-{method}"] = np.array(rows)
     return Fig4Table(tuple(setup.depths), errors)
 
 
@@ -769,11 +1056,27 @@ def fig4_verdict(depths: Sequence[int], medians: Mapping, thresholds: Mapping = 
     or > ``small_depth_abs``; (ii) |adjoint - backprop| < ``large_depth_gap`` at the largest depth
     for both schemes; (iii) Heun-adjoint <= Euler-adjoint at depths 2 and 4.
     """
-    depths = [int(n) for n in depths]
+    func = "theory.resnet.training.fig4_verdict"
+    if isinstance(depths, (str, bytes)) or not hasattr(depths, "__iter__"):
+        raise TypeError(f"`depths` of {func} must be a sequence of ints; got {type(depths).__name__}.")
+    depths = [check_int(n, f"depths[{i}]", func=func, minimum=1) for i, n in enumerate(depths)]
+    if not isinstance(medians, Mapping):
+        raise TypeError(f"`medians` of {func} must be a mapping of variant -> median errors; got {type(medians).__name__}.")
+    if not isinstance(thresholds, Mapping):
+        raise TypeError(f"`thresholds` of {func} must be a mapping (see FIG4_THRESHOLDS); got {type(thresholds).__name__}.")
+    missing = [f"{s}-{m}" for s, m in VARIANTS if f"{s}-{m}" not in medians]
+    if missing:
+        raise ValueError(f"`medians` of {func} lacks the variant(s) {missing}.")
+    missing = [k for k in FIG4_THRESHOLDS if k not in thresholds]
+    if missing:
+        raise ValueError(f"`thresholds` of {func} lacks the key(s) {missing}.")
+    thresholds = {k: check_interval(thresholds[k], f"thresholds[{k!r}]", 0.0, math.inf, func=func, closed="left")
+                  for k in FIG4_THRESHOLDS}
     if sorted(depths) != depths or 2 not in depths or 4 not in depths:
         raise ValueError(f"`depths` of theory.resnet.training.fig4_verdict must be increasing and contain 2 and 4; "
                          f"got {depths}.")
-    med = {f"{s}-{m}": np.asarray(medians[f"{s}-{m}"], dtype=float) for s, m in VARIANTS}
+    med = {f"{s}-{m}": as_float_array(medians[f"{s}-{m}"], f"medians[{f'{s}-{m}'!r}]", func=func)
+           for s, m in VARIANTS}
     for k, v in med.items():
         if v.shape != (len(depths),):
             raise ValueError(f"`medians[{k!r}]` of theory.resnet.training.fig4_verdict must have "

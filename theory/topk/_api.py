@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval
+from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain
 from ..isotonic import ConvergenceWarning, isotonic_regression
 from . import _kernels
 from ._fast import solve_windowed
@@ -63,7 +63,7 @@ def _validate(x, k, reg, p, func):
 
 def _check_rescale(rescale, func):
     if not isinstance(rescale, (bool, np.bool_)):
-        raise TypeError(f"`rescale` of {func} must be a bool; got {rescale!r}.")
+        raise TypeError(f"`rescale` of {func} must be a bool; got {plain(rescale)!r}.")
     return bool(rescale)
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_float_array, check_finite_output, check_int
+from .._validation import as_float_array, check_finite_output, check_int, plain
 
 __all__ = ["ksupport_negentropy", "ksupport_norm_squared"]
 
@@ -66,7 +66,7 @@ def _prepare(y, k, func, nonnegative):
         i = int(np.flatnonzero(y < 0.0)[0])
         raise ValueError(
             f"`y` of {func} must be non-negative (the k-support negentropy is +inf outside the non-negative "
-            f"orthant); got y[{i}] = {y[i]!r}."
+            f"orthant); got y[{i}] = {plain(y[i])!r}."
         )
     return y, k
 

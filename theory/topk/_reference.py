@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval
+from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain
 from ..isotonic import ConvergenceWarning
 
 __all__ = ["ReferenceResult", "dual_coordinate_ascent", "dykstra", "dykstra_printed"]
@@ -247,7 +247,7 @@ def _check_knobs(max_iter, tol, record, func):
     if tol is not None:
         tol = check_interval(tol, "tol", 0.0, math.inf, func=func, closed="left")
     if not isinstance(record, (bool, np.bool_)):
-        raise TypeError(f"`record` of {func} must be a bool; got {record!r}.")
+        raise TypeError(f"`record` of {func} must be a bool; got {plain(record)!r}.")
     return max_iter, tol, bool(record)
 
 
@@ -416,7 +416,7 @@ def dykstra_printed(x, k, reg=1.0, *, max_iter=10_000, tol=4e-15, record=False):
 
 def _check_p(p, func):
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"`p` of {func} must be a real number; got {p!r}.")
+        raise TypeError(f"`p` of {func} must be a real number; got {plain(p)!r}.")
     return check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
 
 

@@ -39,7 +39,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import as_float_array, check_finite_output, check_interval
+from .._validation import as_float_array, check_finite_output, check_interval, plain
 from ..isotonic import ConvergenceWarning, isotonic_regression
 from . import _kernels
 
@@ -55,7 +55,7 @@ def _validate(x, reg, p, descending, func):
     reg = check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
     p = check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
     if not isinstance(descending, (bool, np.bool_)):
-        raise TypeError(f"`descending` of {func} must be a bool; got {descending!r}.")
+        raise TypeError(f"`descending` of {func} must be a bool; got {plain(descending)!r}.")
     return x, reg, p, bool(descending)
 
 

@@ -25,6 +25,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._validation import plain
 from scipy.optimize import minimize
 
 from theory.claims import Verdict
@@ -100,7 +102,7 @@ class ReductionConfig:
         if not self.n_values or any(not isinstance(n, (int, np.integer)) or not 2 <= n <= 5 for n in self.n_values):
             raise ValueError(f"`n_values` of ReductionConfig must be integers in 2..5; got {self.n_values!r}")
         if not isinstance(self.draws, (int, np.integer)) or self.draws < 1:
-            raise ValueError(f"`draws` of ReductionConfig must be an integer >= 1; got {self.draws!r}")
+            raise ValueError(f"`draws` of ReductionConfig must be an integer >= 1; got {plain(self.draws)!r}")
         if not self.ps or any(not 1.0 < float(p) <= 3.0 for p in self.ps):
             raise ValueError(f"`ps` of ReductionConfig must lie in (1, 3]; got {self.ps!r}")
         lo, hi = self.log10_reg
@@ -444,15 +446,15 @@ class Fig73Config:
 
     def __post_init__(self):
         if not self.reg > 0.0 or not math.isfinite(self.reg):
-            raise ValueError(f"`reg` of Fig73Config must be positive and finite; got {self.reg!r}")
+            raise ValueError(f"`reg` of Fig73Config must be positive and finite; got {plain(self.reg)!r}")
         if not 1.0 < self.p_smooth < 2.0:
-            raise ValueError(f"`p_smooth` of Fig73Config must lie in (1, 2); got {self.p_smooth!r}")
+            raise ValueError(f"`p_smooth` of Fig73Config must lie in (1, 2); got {plain(self.p_smooth)!r}")
         if not self.extent > 1.0:
-            raise ValueError(f"`extent` of Fig73Config must be > 1; got {self.extent!r}")
+            raise ValueError(f"`extent` of Fig73Config must be > 1; got {plain(self.extent)!r}")
         if not isinstance(self.grid, (int, np.integer)) or self.grid < 21 or self.grid % 2 == 0:
-            raise ValueError(f"`grid` of Fig73Config must be an odd integer >= 21; got {self.grid!r}")
+            raise ValueError(f"`grid` of Fig73Config must be an odd integer >= 21; got {plain(self.grid)!r}")
         if not abs(self.cut_x2) < 0.5:
-            raise ValueError(f"`cut_x2` of Fig73Config must satisfy |cut_x2| < 1/2; got {self.cut_x2!r}")
+            raise ValueError(f"`cut_x2` of Fig73Config must satisfy |cut_x2| < 1/2; got {plain(self.cut_x2)!r}")
         h = np.asarray(self.steps, dtype=float)
         if h.size < 3 or np.any(h <= 0) or np.any(np.diff(h) >= 0):
             raise ValueError(f"`steps` of Fig73Config must be >= 3 positive decreasing steps; got {self.steps!r}")
@@ -619,11 +621,11 @@ class Fig78Config:
 
     def __post_init__(self):
         if not 0.0 < self.reg < 1.0:
-            raise ValueError(f"`reg` of Fig78Config must lie in (0, 1); got {self.reg!r}")
+            raise ValueError(f"`reg` of Fig78Config must lie in (0, 1); got {plain(self.reg)!r}")
         if not self.ps or any(not 1.2 <= float(p) <= 5.0 for p in self.ps):
             raise ValueError(f"`ps` of Fig78Config must lie in [1.2, 5]; got {self.ps!r}")
         if not isinstance(self.curve_points, (int, np.integer)) or self.curve_points < 11:
-            raise ValueError(f"`curve_points` of Fig78Config must be an integer >= 11; got {self.curve_points!r}")
+            raise ValueError(f"`curve_points` of Fig78Config must be an integer >= 11; got {plain(self.curve_points)!r}")
         lo, hi = self.h_range
         if not 1e-10 <= lo < hi <= 0.1:
             raise ValueError(f"`h_range` of Fig78Config must be (low, high) with 1e-10 <= low < high <= 0.1; got {self.h_range!r}")
@@ -631,7 +633,7 @@ class Fig78Config:
         if not 1e-12 <= lo < hi <= 1e-2:
             raise ValueError(f"`delta_range` of Fig78Config must be (low, high) with 1e-12 <= low < high <= 1e-2; got {self.delta_range!r}")
         if not isinstance(self.n_steps, (int, np.integer)) or self.n_steps < 4:
-            raise ValueError(f"`n_steps` of Fig78Config must be an integer >= 4; got {self.n_steps!r}")
+            raise ValueError(f"`n_steps` of Fig78Config must be an integer >= 4; got {plain(self.n_steps)!r}")
 
 
 FIG78_PRESETS = {"check": Fig78Config(), "paper": Fig78Config(ps=(1.2, 1.25, 4.0 / 3.0, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0),
@@ -849,7 +851,7 @@ class App7B1Config:
         if not self.n_values or any(not isinstance(n, (int, np.integer)) or not 2 <= n <= 8 for n in self.n_values):
             raise ValueError(f"`n_values` of App7B1Config must be integers in 2..8; got {self.n_values!r}")
         if not isinstance(self.draws, (int, np.integer)) or self.draws < 1:
-            raise ValueError(f"`draws` of App7B1Config must be an integer >= 1; got {self.draws!r}")
+            raise ValueError(f"`draws` of App7B1Config must be an integer >= 1; got {plain(self.draws)!r}")
 
 
 APP7B1_PRESETS = {"check": App7B1Config(), "paper": App7B1Config(draws=400)}
@@ -937,9 +939,9 @@ class Fig79Config:
 
     def __post_init__(self):
         if not isinstance(self.resolution, (int, np.integer)) or self.resolution < 10 or self.resolution % 2:
-            raise ValueError(f"`resolution` of Fig79Config must be an even integer >= 10; got {self.resolution!r}")
+            raise ValueError(f"`resolution` of Fig79Config must be an even integer >= 10; got {plain(self.resolution)!r}")
         if self.k not in (1, 2, 3):
-            raise ValueError(f"`k` of Fig79Config must be 1, 2 or 3; got {self.k!r}")
+            raise ValueError(f"`k` of Fig79Config must be 1, 2 or 3; got {plain(self.k)!r}")
 
 
 FIG79_PRESETS = {"check": Fig79Config(), "paper": Fig79Config(resolution=300)}
