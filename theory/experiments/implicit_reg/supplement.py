@@ -37,6 +37,8 @@ __all__ = [
     "Fig3Config", "Fig3Result", "fig3", "fig3_verdict",
     "Fig4Config", "Fig4Result", "fig4", "fig4_verdict",
     "PRESETS", "definition1_project", "roughness",
+    "BALL_POWER_FACTOR", "BALL_FD_RTOL", "EXPECTED_THM14", "EXPECTED_FIG3", "EXPECTED_FIG4",
+    "sphere_sample", "embedding_distance", "general_loss_and_gradient", "f_forward", "f_vjp",
 ]
 
 
