@@ -33,7 +33,7 @@ from theory.claims import Verdict, qualitative_verdict, rate_verdict
 from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
 from theory.rates import fit_rate, identity_error
 
-from ._common import choice, float_tuple, int_tuple, pos_float, pos_int
+from ._common import choice, int_tuple, pos_float, pos_int
 
 # --------------------------------------------------------------------------- common setting
 

@@ -37,11 +37,11 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.stats import chi2
 
-from theory.claims import Verdict, bound_verdict, qualitative_verdict
+from theory.claims import bound_verdict
 from theory.implicit import Params, forward, initialize, loss_and_gradient, train
 from theory.rates import BoundTracker, bound_ratio, fit_rate, frequency
 
-from ._common import choice, float_tuple, int_tuple, pos_float, pos_int
+from ._common import choice, int_tuple, pos_float, pos_int
 
 
 def _smin(a):

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.special import erf
 
-from theory.claims import Verdict, identity_verdict, qualitative_verdict, rate_verdict
+from theory.claims import Verdict, identity_verdict, rate_verdict
 from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
 from theory.plots import plot_rate, save_figure, subplots
 from theory.rates import fit_rate, identity_error
