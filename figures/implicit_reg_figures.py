@@ -8,35 +8,33 @@ Figure 2 (long-time limit): GELU, n = 5, m = 32, L = 64 (the paper's depth), lr 
 (the paper's 80 000 steps of 5e-3): one entry of V_k and of W_k against k at eight training times
 (lighter = later), and the loss.
 
-The runs are those of checks/test_implicit_reg_experiments.py (same settings, same seeds). Writes
+The runs are those of the ``"check"`` presets of theory.experiments.implicit_reg.section5 (the settings and
+seeds of the checks). Writes
 figures/out/implicit-reg__fig-1__reduced.png and implicit-reg__fig-2__reduced.png (copied to
 figures/gallery/ by ``theory plots --gallery``). Prints wall and CPU seconds.
 
 Run time: about 6 s on 2 cores.
 """
 
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the runs live in the checks package
-
-from checks import test_implicit_reg_experiments as exp  # noqa: E402
-from theory.plots import save_figure, subplots, to_gallery  # noqa: E402
+from theory.experiments.implicit_reg import section5 as exp
+from theory.plots import save_figure, subplots, to_gallery
 
 FIG2_DEPTH = 64
 
 
 def figure_1():
-    left, right = exp.fig1_tables()
+    result = exp.measure_fig1(exp.PRESETS["fig1"]["check"])
+    left, right = result.left, result.right
     _, fig, axes = subplots(ncols=2, figsize=(11, 4.6))
     for ax, table, ylabel, title in (
         (axes[0], left, r"$\max_{k,\,t\leq T}\ \|Z_{k+1}(t) - Z_k(t)\|$", "successive weights: 1/L"),
         (axes[1], right, r"$\|\mathcal{Z}^L(T) - \mathcal{Z}^{1024}(T)\|_{L^2(ds)}$",
          "distance to the deep reference: 1/L"),
     ):
-        _, fits, _ = exp.panel_verdict(exp.FIG1_GRID, table)
-        exp._plot_panel(ax, fits, ylabel, title)
+        _, fits, _ = exp.panel_verdict(result.grid, table, times=result.times)
+        exp.plot_fig1_panel(ax, fits, ylabel, title, times=result.times)
         ax.legend(frameon=False, fontsize=7, loc="lower left")
     fig.suptitle("implicit-reg Figure 1 (reduced): GELU, n = 20, d = 8, m = 16, 3 seeds; T = training time")
     return save_figure(fig, "implicit-reg/fig-1/reduced")

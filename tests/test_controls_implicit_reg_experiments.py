@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks import test_implicit_reg_experiments as chk
+from theory.experiments.implicit_reg import section5 as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.implicit import initialize, synthetic_data, train
 from theory.rates import bound_ratio, fit_rate, identity_error

@@ -11,11 +11,72 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from hypothesis import given, settings, target
 from hypothesis import strategies as st
 
-from checks import test_implicit_reg_general as chk
+from theory.experiments.implicit_reg import general as chk
 from theory.claims import bound_verdict, erratum_verdict, frequency_verdict, rate_verdict
 from theory.rates import BoundTracker, bound_ratio, fit_rate, frequency
+
+
+# --------------------------------------------------------------------------- Hypothesis drivers (the checks' searches)
+
+
+def lemma18_hunt(strategy, max_examples=300, enforce=True):
+    """Running max of LHS/RHS per statement of Lemma 18 over ``strategy``'s instances."""
+    tracker = BoundTracker()
+    per = {}
+
+    @settings(max_examples=max_examples, deadline=None)
+    @given(strategy)
+    def hunt(inst):
+        for name, lhs, rhs in chk.lemma18_sides(inst, enforce):
+            ratio = tracker.add(lhs, max(rhs, 1e-300), {**inst, "statement": name})
+            per[name] = max(per.get(name, 0.0), ratio)
+            target(ratio, label=name)
+
+    hunt()
+    return tracker.result(), per
+
+
+_P11_INSTANCES = st.fixed_dictionaries({
+    "seed": st.integers(0, 10_000), "L": st.sampled_from([2, 3, 5, 10, 40, 200, 1000]),
+    "scale": st.sampled_from([0.3, 1.0, 2.0]), "omega": st.sampled_from([1.0, 3.0, 6.0]), "perturb": st.booleans()})
+
+
+def p11_hunt(max_examples=40, shrink=None):
+    """Running max of LHS/RHS of (35)-(36) over drawn problems; ``shrink="L"`` divides the right sides by L."""
+    tracker = BoundTracker()
+
+    @settings(max_examples=max_examples, deadline=None)
+    @given(_P11_INSTANCES)
+    def hunt(inst):
+        for name, lhs, rhs in chk.p11_bound_sides(inst, inst["L"] if shrink == "L" else 1.0):
+            target(tracker.add(lhs, rhs, {**inst, "bound": name}), label=name)
+
+    hunt()
+    return tracker.result(), None, None
+
+
+_P7_INSTANCES = st.tuples(st.integers(0, 1000), st.sampled_from([1, 2, 4, 8, 16, 32]),
+                          st.sampled_from(["paper", "smooth"]), st.sampled_from([0.05, 0.2, 1.0]),
+                          st.sampled_from([0.02, 0.05]), st.sampled_from([10, 40]))
+_P7_RUNS = []
+
+
+def _p7_runs(max_examples=25):
+    """Clipped-GD runs of Prop. 7 on drawn instances (drawn once per session)."""
+    if not _P7_RUNS:
+
+        @settings(max_examples=max_examples, deadline=None)
+        @given(_P7_INSTANCES)
+        def hunt(inst):
+            res = chk.p7_run(*inst)
+            target(max(res["ratios"][k] for k in ("norm (17)", "h (21)", "dp (K1/L)", "dh (K1/L)")))
+            _P7_RUNS.append((inst, res))
+
+        hunt()
+    return _P7_RUNS
 
 
 def _assert_fails(verdict):
@@ -29,7 +90,7 @@ def test_lemma18_rejects_product_bound_without_m_ge_r():
     narrow = st.builds(lambda m, extra, n, seed: {"m": m, "r": m + extra, "n": n, "kind": "gaussian",
                                                   "scale": 1.0, "seed": seed},
                        st.integers(1, 4), st.integers(1, 4), st.integers(1, 8), st.integers(0, 10_000))
-    result, per = chk.lemma18_hunt(narrow, max_examples=60, enforce=False)
+    result, per = lemma18_hunt(narrow, max_examples=60, enforce=False)
     _assert_fails(bound_verdict(result, chk.EXPECTED_L18))
     assert per["left"] > 1.01
 
@@ -75,15 +136,11 @@ def test_prop11_rejects_reversed_index_map():
 
 def test_prop11_bound_rejects_order_two_form():
     """The right-hand sides divided by L (an O(1/L^2) claim) are exceeded at large L."""
-    result, _, _ = chk.p11_hunt(max_examples=25, shrink="L")
+    result, _, _ = p11_hunt(max_examples=25, shrink="L")
     _assert_fails(bound_verdict(result, chk.EXPECTED_P11_BOUND))
 
 
 # --------------------------------------------------------------------------- Proposition 7
-
-def _p7_runs():
-    return chk.p7_hunt_all()
-
 
 def test_prop7_norm_rejects_bound_without_training_term():
     """M = M_0 (the term T M_pi dropped): the trained weights leave that ball."""

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from theory.experiments import implicit_reg as E
+from theory.experiments.implicit_reg import supplement as E
 
 
 def _assert_fails(verdict):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks import test_implicit_reg_pl as chk
+from theory.experiments.implicit_reg import pl as chk
 from theory.claims import erratum_verdict, frequency_verdict, identity_verdict, qualitative_verdict, rate_verdict
 from theory.pl import hermite_coefficient
 from theory.rates import fit_rate, frequency, identity_error
@@ -98,7 +98,7 @@ def test_prop5_samples_rejects_fixed_input_dimension():
 def test_prop5_ball_rejects_a_stationary_centre():
     """x_2 = x_1 with y_2 = -y_1, other targets 0: the initialisation is a stationary point of positive loss, so
     the PL constant of the ball is 0 < mu; the same search (theory.experiments.implicit_reg) reports it."""
-    from theory.experiments import implicit_reg as E
+    from theory.experiments.implicit_reg import supplement as E
 
     cfg = E.PRESETS["check"]["prop5_ball"]
     consts = chk.prop5_constants(cfg.activation)
@@ -119,7 +119,7 @@ def test_prop5_ball_rejects_a_stationary_centre():
 def test_prop5_ball_rejects_a_powerless_search():
     """The power half of the verdict: a search that does not get below its starting points (0 descent steps
     would) fails, whatever it finds on the statement's ball."""
-    from theory.experiments import implicit_reg as E
+    from theory.experiments.implicit_reg import supplement as E
 
     result = E.Prop5BallResult(M=1e-3, mu=1e-11, rows=[{"radius_over_M": 1.0, "mu_min": 15.0, "mu_starts": 17.0,
                                                          "ratio_center": 19.0, "n_evaluations": 10, "fd_rel_err": 0.0}],

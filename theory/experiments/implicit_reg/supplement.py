@@ -39,6 +39,8 @@ __all__ = [
     "Fig3Config", "Fig3Result", "fig3", "fig3_verdict",
     "Fig4Config", "Fig4Result", "fig4", "fig4_verdict",
     "PRESETS", "definition1_project", "roughness",
+    "BALL_POWER_FACTOR", "BALL_FD_RTOL", "EXPECTED_THM14", "EXPECTED_FIG3", "EXPECTED_FIG4",
+    "sphere_sample", "embedding_distance", "general_loss_and_gradient", "f_forward", "f_vjp",
 ]
 
 
@@ -763,3 +765,31 @@ PRESETS = {
         "fig4": Fig4Config(n=100, d=16, m=32, L=256, lr=0.01, steps=500, lengthscale=0.1),
     },
 }
+
+
+# =========================================================================== registry
+
+def _register():
+    from theory.experiments import register
+
+    def presets(name):
+        return {key: table[name] for key, table in PRESETS.items()}
+
+    register("implicit_reg.prop5_ball", config=Prop5BallConfig, presets=presets("prop5_ball"), measure=prop5_ball,
+             verdict=prop5_ball_verdict, claims=("implicit-reg/prop-5/ball",),
+             summary=lambda r: {"M": r.M, "mu": r.mu, "mu_min_at_M": r.rows[0]["mu_min"],
+                                "power_mu_min": r.power["mu_min"], "power_mu_starts": r.power["mu_starts"]})
+    register("implicit_reg.thm14", config=Thm14Config, presets=presets("thm14"), measure=thm14,
+             verdict=thm14_verdict, claims=("implicit-reg/thm-14",),
+             summary=lambda r: {f: float(fit_rate(np.array(r.depths), w).slope) for f, w in r.weights.items()})
+    register("implicit_reg.fig3", config=Fig3Config, presets=presets("fig3"), measure=fig3, verdict=fig3_verdict,
+             claims=("implicit-reg/fig-3",),
+             summary=lambda r: {"rho_tied_max": float(r.rho["tied"].max()),
+                                "rho_iid_median": float(np.median(r.rho["iid"]))})
+    register("implicit_reg.fig4", config=Fig4Config, presets=presets("fig4"), measure=fig4, verdict=fig4_verdict,
+             claims=("implicit-reg/fig-4",),
+             summary=lambda r: {"iid_over_smooth": (r.mean_diff["iid"].mean(axis=0)
+                                                    / r.mean_diff["smooth"].mean(axis=0)).tolist()})
+
+
+_register()

@@ -1,0 +1,23 @@
+r"""Experiments of ``implicit-reg`` (Marion, Wu, Sander, Biau, "Implicit regularization of deep residual
+networks towards neural ODEs", ICLR 2024; chapter 3 of Marion's and of Sander's theses number the same
+statements 3.x).
+
+Every claim's measurement, as pure functions with a frozen config (presets ``"check"``: what
+``pytest checks/`` runs; ``"paper"``: the paper's sizes), a ``measure`` function and its verdict:
+
+* :mod:`.core`: Propositions 2 and 3, Theorem 4 and the ReLU counter-example of Appendix D;
+* :mod:`.section5`: the experiments of Section 5 (Figures 1 and 2, Table 1, the horizon of Section 5.1),
+  the backpropagation formulas (13), (15) and the adjoint (44), the bound (B.5) and Appendix D's gradient;
+* :mod:`.general`: Lemmas 18 and 20, Propositions 7, 8 and 11 (the general model (12), Appendix A);
+* :mod:`.pl`: Lemma 21, Proposition 5 and Theorem 6 (the PL condition, Section 4);
+* :mod:`.supplement`: Theorem 14, reduced Figures 3 and 4, and the search of Proposition 5's ball.
+
+Each module registers its experiments under ``"implicit_reg.<name>"`` (:func:`theory.experiments.experiment`).
+The names of :mod:`.supplement` are re-exported here.
+"""
+
+from . import core, general, pl, section5, supplement  # noqa: F401  (registration)
+from .supplement import *  # noqa: F401,F403
+from .supplement import PRESETS, __all__ as _supplement_all  # noqa: F401
+
+__all__ = ["core", "section5", "general", "pl", "supplement", *_supplement_all]
