@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import plain
+from theory._validation import plain
 
 from theory.claims import Verdict, qualitative_verdict, rate_verdict
 from theory.implicit import Params, initialize, loss_and_gradient, synthetic_data, train

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import plain
+from theory._validation import plain
 from scipy.optimize import minimize
 
 from theory.claims import Verdict
