@@ -45,7 +45,7 @@ def _prop1_instances(draw):
 def test_prop1_bound(claim):
     rows = []
 
-    @settings(max_examples=40)
+    @settings(**rn.SEARCH_SETTINGS)
     @given(_prop1_instances())
     def hunt(inst):
         err, bound = rn.prop1_instance(rn.Prop1Instance(**inst))
@@ -251,7 +251,7 @@ def test_assumption1(claim):
     config = rn.ASSUMPTION1_PRESETS["check"]
     rows = []
 
-    @settings(max_examples=40)
+    @settings(**rn.SEARCH_SETTINGS)
     @given(_assumption1_instances())
     def hunt(inst):
         ratios = rn.conclusion_ratios(*inst.build(), decay=config.decay, t_points=config.t_points)

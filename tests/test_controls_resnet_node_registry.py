@@ -110,3 +110,13 @@ def test_fig2_verdict_rejects_a_distance_that_does_not_decrease():
     from theory.rates import fit_rate
     result = rn.Fig2Result(config, t, flat, False, fit_rate(np.array(config.depths), flat[:, 1:].mean(axis=1)))
     assert rn.fig2_verdict(result).status == "fail"
+
+
+def test_bound_searches_have_no_deadline_and_are_reproducible():
+    """Regression: the Hypothesis searches of prop-1 and assumption-1 ran with the default 200 ms
+    deadline (DeadlineExceeded on a loaded machine with a fresh example database) and depended on
+    that database (two machines gave different reports)."""
+    from hypothesis import settings
+
+    s = settings(**rn.SEARCH_SETTINGS)
+    assert s.deadline is None and s.derandomize and s.database is None and s.max_examples == 40
