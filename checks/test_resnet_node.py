@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 import pytest
 from hypothesis import given, note, settings, target
 from hypothesis import strategies as st

@@ -175,6 +175,8 @@ def test_lemma1(claim):
 
 
 @pytest.mark.claim("resnet-node/fig-2", kind="qualitative", aliases=("sander-thesis/fig-2.2",),
+                   proxy="Assumption 1 fails in the large regime (sqrt(l(0)) ~ 1.1 against a threshold ~ 0.04): "
+                         "the figure's behaviour observed beyond Th. 1, not a test of it",
                    title="Heatmap of ||Psi_N(t,.) - Psi(t,.)||_2 over depth and training time: decreasing in N at every t")
 def test_fig2_heatmap(claim):
     """Large regime (the figure's point is visible there; the theorem does not cover it). The limit

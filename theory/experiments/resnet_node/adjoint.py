@@ -36,7 +36,7 @@ import numpy as np
 
 from theory.claims import Verdict, bound_verdict, identity_verdict, qualitative_verdict, rate_verdict
 from theory.experiments._registry import register
-from theory.rates import BoundResult, BoundTracker, IdentityResult, RateFit, fit_rate, identity_error
+from theory.rates import BoundResult, BoundTracker, IdentityResult, fit_rate, identity_error
 from theory.resnet import forward, gradient, mlp
 from theory.resnet.errors import (
     error_table,
@@ -475,6 +475,8 @@ def prop6_erratum_verdicts(result: Prop6ErratumResult) -> tuple[Verdict, Verdict
             identity_verdict(result.corrected, PROP6_ERRATUM_EXPECTED))
 
 
+# The documents give no sizes for the explicit bounds and the errata of Props. 3-6: the "paper"
+# presets below are larger settings of the same kind, for sweeps.
 register("resnet_node.prop3_bound", config=Prop3BoundConfig,
          presets={"check": Prop3BoundConfig(), "paper": Prop3BoundConfig(seeds=tuple(range(100)), depths=(64, 256, 1024, 4096))},
          measure=prop3_bound, verdict=bound_claim_verdict, claims=("resnet-node/prop-3/bound",),

@@ -54,7 +54,7 @@ a ``flow`` argument so that a caller may share flows between experiments (a memo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import expm
@@ -1296,6 +1296,9 @@ def assumption1_erratum_verdicts(result: ErratumResult) -> tuple[Verdict, Verdic
 
 
 # =========================================================================== registration
+# The paper gives no sizes for its linear experiments (Fig. 2 shows depths and training times
+# without listing them): the "paper" presets are longer depth ladders, more seeds and deeper
+# references, for sweeps.
 
 register("resnet_node.sec32_gradient", config=Sec32GradientConfig,
          presets={"check": Sec32GradientConfig(), "paper": Sec32GradientConfig(seeds=tuple(range(10)), N=16, d=5)},
