@@ -4,9 +4,9 @@ Figure 1: a 1-D ResNet trained on x -> -x/2 must have crossing trajectories (an 
 reverse orientation), one trained on x -> x/2 need not. Figure 4: on two moons, training with the
 adjoint's approximate gradients fails at small depth and matches backprop at large depth, and
 Heun needs fewer layers than Euler. Figure 3(c): the relative error of the adjoint gradients
-falls with depth, faster for the HeunNet (:mod:`theory.experiments.resnet_node`). The training code, the measurements and the pure verdicts
-are in :mod:`theory.resnet.training`; the negative controls in
-``tests/test_controls_resnet_node_experiments.py``.
+falls with depth, faster for the HeunNet. The experiments, their presets and verdicts are in
+:mod:`theory.experiments.resnet_node` (the training code in :mod:`theory.resnet.training`); a test
+runs the ``"check"`` preset, records the claim and draws the figure.
 """
 
 from __future__ import annotations
@@ -14,19 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theory.experiments.resnet_node import FIG3C_EXPECTED, FIG3C_PRESETS, fig3c, fig3c_verdict
+from theory.experiments import resnet_node as rn
 from theory.plots import STYLE, plot_rate, save_figure, subplots
-from theory.resnet.training import (
-    FIG1_MSE_TOL,
-    FIG4_THRESHOLDS,
-    VARIANTS,
-    Fig1Setup,
-    Fig4Setup,
-    fig1_experiment,
-    fig1_verdict,
-    fig4_table,
-    fig4_verdict,
-)
+from theory.resnet.training import VARIANTS
 
 
 # --------------------------------------------------------------------------- Figure 1
@@ -71,14 +61,11 @@ def test_fig1_crossing_trajectories(claim):
     orientation); the x/2 network and both
     interpolating ODEs do not cross, and the ODE of the -x/2 network stays above the least MSE of
     any increasing map (it cannot reverse orientation)."""
-    setup = Fig1Setup()
-    claim.expected = {"mse_max": FIG1_MSE_TOL, "crossings_neg": "> 0", "min_fprime_over_N_neg": "<= -1",
-                      "crossings_pos": 0, "ode_crossings": 0, "ode_mse_neg": ">= increasing-fit floor"}
-    result = fig1_experiment(setup)
-    measured = result.to_measured()
-    verdict = fig1_verdict(measured)
+    claim.expected = dict(rn.FIG1_EXPECTED)
+    result = rn.fig1(rn.FIG1_PRESETS["check"])
+    verdict = rn.fig1_verdict(result)
     figure = save_figure(_fig1_figure(result), "resnet-node/fig-1")
-    claim.qualitative(verdict.passed, measured, verdict.message, figure=figure)
+    claim.qualitative(verdict.passed, result.to_measured(), verdict.message, figure=figure)
 
 
 # --------------------------------------------------------------------------- Figure 4
@@ -122,16 +109,11 @@ def test_fig4_depth_experiment(claim):
     """Two moons lifted to R^6, residual V tanh(W x + b) (width 16, V = 0 at init), linear head,
     logistic loss, full-batch Adam lr 0.02, 300 steps, depths 2..16, median over 3 seeds, for
     {Euler, Heun} x {backprop, adjoint}. Criterion: :func:`theory.resnet.training.fig4_verdict`."""
-    setup = Fig4Setup()
-    claim.expected = dict(FIG4_THRESHOLDS)
-    table = fig4_table(setup)
-    medians = {k: table.median(k) for k in table.errors}
-    verdict = fig4_verdict(table.depths, medians)
-    measured = table.to_measured()
-    measured.update({"seeds": list(setup.seeds), "steps": setup.steps, "lr": setup.lr, "n_train": setup.n_train,
-                     "n_test": setup.n_test, "noise": setup.noise, "d": setup.d, "width": setup.width})
-    figure = save_figure(_fig4_figure(table), "resnet-node/fig-4")
-    claim.qualitative(verdict.passed, measured, verdict.message, figure=figure)
+    claim.expected = dict(rn.FIG4_EXPECTED)
+    result = rn.fig4(rn.FIG4_PRESETS["check"])
+    verdict = rn.fig4_verdict(result)
+    figure = save_figure(_fig4_figure(result.table), "resnet-node/fig-4")
+    claim.qualitative(verdict.passed, result.to_measured(), verdict.message, figure=figure)
 
 
 # --------------------------------------------------------------------------- Figure 3(c)
@@ -140,8 +122,8 @@ def test_fig4_depth_experiment(claim):
 def _fig3c_figure(result):
     mpl, fig, (ax,) = subplots(1, (6.4, 4.6))
     depths = np.asarray(result.config.depths, dtype=float)
-    styles = {"euler": ("C0", 0.9, "ResNet (Euler)", FIG3C_EXPECTED["euler_slope"], "slope -1, predicted (Prop. 4)"),
-              "heun": ("C3", 1.1, "HeunNet", FIG3C_EXPECTED["heun_proved"],
+    styles = {"euler": ("C0", 0.9, "ResNet (Euler)", rn.FIG3C_EXPECTED["euler_slope"], "slope -1, predicted (Prop. 4)"),
+              "heun": ("C3", 1.1, "HeunNet", rn.FIG3C_EXPECTED["heun_proved"],
                        "slope -2, predicted (bound of Prop. 6)")}
     with mpl.rc_context(STYLE):
         for scheme, (color, shift, label, slope, guide) in styles.items():
@@ -168,10 +150,10 @@ def test_fig3c_adjoint_gradient_errors(claim):
     """Reduced Figure 3(c): every parameter tensor's relative error between the adjoint and the
     exact gradient, depths 4 ... 128, three weight paths smooth in depth. Criterion:
     :func:`theory.experiments.resnet_node.fig3c_verdict`."""
-    config = FIG3C_PRESETS["check"]
+    config = rn.FIG3C_PRESETS["check"]
     claim.expected = {"decreasing_in_N": True, "euler_slope": "-1 ± 0.15 (Prop. 4)",
                       "heun_slope": "<= -1.9 (Prop. 6 proves -2 for smooth weights)", "heun_below_euler": True}
-    result = fig3c(config)
-    verdict = fig3c_verdict(result)
+    result = rn.fig3c(config)
+    verdict = rn.fig3c_verdict(result)
     figure = save_figure(_fig3c_figure(result), "resnet-node/fig-3c")
     claim.qualitative(verdict.passed, result.to_measured(), verdict.message, figure=figure)

@@ -11,12 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from checks import test_resnet_node as chk
-from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
-from theory.linear import gradient as linear_gradient
-from theory.linear import product as linear_product
+from theory.claims import erratum_verdict, identity_verdict, rate_verdict
+from theory.experiments import resnet_node as rn
 from theory.rates import BoundTracker, fit_rate, identity_error
-from theory.resnet import final_state, forward, gradient, interpolating_ode
+from theory.resnet import forward, gradient, interpolating_ode
 from theory.resnet.errors import (
     adjoint_gradient_error,
     euler_constants,
@@ -45,7 +43,7 @@ def test_prop1_bound_rejects_unscaled_resnet():
         sol = interpolating_ode(x0, theta, "tanh_out", "weights")
         x = forward(x0, N * theta[:-1], "tanh_out")  # step 1 instead of 1/N
         tracker.add(float(np.max(np.linalg.norm(x - sol.x, axis=1))), sol.prop1_bound())
-    verdict = bound_verdict(tracker.result(), {"ratio_max": 1.0})
+    verdict = rn.bound_claim_verdict(tracker.result())
     _assert_fails(verdict)
     assert tracker.result().ratio > 10
 
@@ -58,7 +56,7 @@ def test_prop1_tightness_rejects_quadratic_field():
         theta = a * (np.arange(N + 1)[:, None] / N) ** 2
         sol = interpolating_ode(np.zeros(2), theta, "bias", "weights")
         ratios.append(np.linalg.norm(forward(np.zeros(2), theta[:-1], "bias")[-1] - sol.x[-1]) / sol.prop1_bound())
-    _assert_fails(identity_verdict(identity_error(np.array(ratios), np.ones(2)), {"atol": 1e-9}))
+    _assert_fails(identity_verdict(identity_error(np.array(ratios), np.ones(2)), rn.PROP1_IDENTITY_EXPECTED))
     assert abs(ratios[-1] - 0.5) < 0.02
 
 
@@ -69,7 +67,7 @@ def test_prop1_non_smooth_rejects_smooth_weights():
         theta = np.arange(N + 1.0)[:, None] / N
         sol = interpolating_ode([0.0], theta, "bias", "residuals")
         gaps.append(abs(sol.x[-1, 0] - forward([0.0], theta[:-1], "bias")[-1, 0]))
-    _assert_fails(identity_verdict(identity_error(np.array(gaps), np.full(3, 0.5)), {"atol": 1e-9}))
+    _assert_fails(identity_verdict(identity_error(np.array(gaps), np.full(3, 0.5)), rn.PROP1_IDENTITY_EXPECTED))
 
 
 def test_prop1_rate_rejects_non_smooth_weights():
@@ -81,7 +79,7 @@ def test_prop1_rate_rejects_non_smooth_weights():
         sol = interpolating_ode([0.0], theta, "bias_sq", "weights")
         gaps.append(abs(sol.x[-1, 0] - forward([0.0], theta[:-1], "bias_sq")[-1, 0]))
     fit = fit_rate(grid, np.array(gaps))
-    _assert_fails(rate_verdict(fit, {"slope": -1.0, "tol": 0.1}))
+    _assert_fails(rn.prop1_rate_verdict(fit))
     assert abs(fit.slope) < 0.01
 
 
@@ -114,23 +112,23 @@ def test_euler_rates_reject_weights_growing_with_depth(prop, weights, quantity):
     """Assumption 2 violated: ||theta_n|| = sqrt(N)/2 grows with N, so C_f, L_f are not uniform in N."""
     errors = _errors("euler", weights, quantity, scale_of_N=lambda N: np.sqrt(N) / 2)
     fit = fit_rate(GRID, errors)
-    verdict = rate_verdict(fit, chk._EXPECTED[(prop, weights)])
+    verdict = rate_verdict(fit, rn.ADJOINT_EXPECTED[(prop, weights)])
     _assert_fails(verdict)
-    assert fit.slope > chk._EXPECTED[(prop, weights)]["slope"] + 0.5
+    assert fit.slope > rn.ADJOINT_EXPECTED[(prop, weights)]["slope"] + 0.5
 
 
 @pytest.mark.parametrize(("prop", "quantity"), [("prop-5", "reconstruction"), ("prop-6", "gradient")])
 def test_heun_smooth_rates_reject_euler(prop, quantity):
     """Scheme swapped: Euler's reconstruction (slope -1) and gradient (-2) errors miss Heun's rates."""
     fit = fit_rate(GRID, _errors("euler", "smooth", quantity))
-    _assert_fails(rate_verdict(fit, chk._EXPECTED[(prop, "smooth")]))
+    _assert_fails(rate_verdict(fit, rn.ADJOINT_EXPECTED[(prop, "smooth")]))
 
 
 @pytest.mark.parametrize(("prop", "quantity"), [("prop-5", "reconstruction"), ("prop-6", "gradient")])
 def test_heun_iid_rates_reject_smooth_weights(prop, quantity):
     """The i.i.d. claims predict the slow rate caused by Delta_theta = O(1); smooth weights beat it."""
-    fit = fit_rate(GRID, _errors("heun", "smooth", quantity), floor=chk.FLOOR)
-    _assert_fails(rate_verdict(fit, chk._EXPECTED[(prop, "iid")]))
+    fit = fit_rate(GRID, _errors("heun", "smooth", quantity), floor=rn.FLOOR)
+    _assert_fails(rate_verdict(fit, rn.ADJOINT_EXPECTED[(prop, "iid")]))
 
 
 def test_prop3_bound_rejects_unscaled_resnet():
@@ -140,7 +138,7 @@ def test_prop3_bound_rejects_unscaled_resnet():
         theta = iid_weights(16, 2, np.random.default_rng(seed), scale=0.5)
         x0 = np.random.default_rng(seed + 1).standard_normal(2)
         tracker.add(reconstruction_error(x0, 16 * theta, "tanh_out", "euler"), euler_constants(theta, 2)["bound"])
-    _assert_fails(bound_verdict(tracker.result(), {"ratio_max": 1.0}))
+    _assert_fails(rn.bound_claim_verdict(tracker.result()))
 
 
 def test_prop5_bound_rejects_euler_reconstruction():
@@ -151,7 +149,7 @@ def test_prop5_bound_rejects_euler_reconstruction():
         x0 = np.random.default_rng(seed + 1).standard_normal(3)
         err = reconstruction_error(x0, theta[:-1], "tanh_out", "euler")
         tracker.add(err, heun_constants(theta, 3)["corrected"])
-    _assert_fails(bound_verdict(tracker.result(), {"ratio_max": 1.0}))
+    _assert_fails(rn.bound_claim_verdict(tracker.result()))
 
 
 # --------------------------------------------------------------------------- errata: the corrected forms
@@ -161,32 +159,25 @@ def test_prop5_bound_rejects_euler_reconstruction():
 def test_prop5_erratum_fails_when_printed_holds_or_corrected_fails():
     """Fed the corrected bound as the printed one, the record fails (the 'printed' form holds); fed
     the printed bound as the corrected one, it fails too (the 'corrected' form fails)."""
-    printed, corrected = chk._prop5_erratum_trackers(depths=(256,))
-    printed_v = bound_verdict(printed.result(), {"ratio_max": 1.0})
-    corrected_v = bound_verdict(corrected.result(), {"ratio_max": 1.0})
+    printed_v, corrected_v = rn.prop5_erratum_verdicts(rn.prop5_erratum(rn.Prop5ErratumConfig(depths=(256,))))
     assert erratum_verdict(printed_v, corrected_v).status == "pass"
     _assert_fails(erratum_verdict(corrected_v, corrected_v))
     _assert_fails(erratum_verdict(printed_v, printed_v))
 
 
 def test_prop6_erratum_fails_when_printed_holds_or_corrected_fails():
-    x0, theta, y = chk._prop6_instance()
-    exact, _ = gradient(x0, theta, y, "linear", "heun")
+    x0, theta, y = rn.prop6_instance(rn.Prop6ErratumConfig())
     _, g0 = gradient(x0, theta, y, "linear", "heun")
-    _, _, g = chk._heun_linear_activations(x0, theta, y)
+    _, _, g = rn.heun_linear_activations(x0, theta, y)
     np.testing.assert_allclose(g[0], g0, rtol=1e-12)  # the activation gradients are exact
-    corrected = identity_verdict(identity_error(chk._corrected_heun_gradient(x0, theta, y), exact), {"rtol": 1e-8})
-    printed = identity_verdict(identity_error(chk._printed_heun_gradient(x0, theta, y), exact), {"rtol": 1e-8})
+    printed, corrected = rn.prop6_erratum_verdicts(rn.prop6_erratum(rn.Prop6ErratumConfig()))
     assert corrected.status == "pass" and printed.status == "fail"
     _assert_fails(erratum_verdict(corrected, corrected))  # printed form holding
     _assert_fails(erratum_verdict(printed, printed))  # corrected form failing
 
 
 def test_linear_gradient_erratum_fails_when_printed_holds_or_corrected_fails():
-    theta, Sigma, B = chk._linear_instance(0)
-    fd = chk._finite_difference_gradient(theta, Sigma, B)
-    right = identity_verdict(identity_error(linear_gradient(theta, Sigma, B), fd), {"rtol": 1e-7})
-    wrong = identity_verdict(identity_error(linear_gradient(theta, Sigma, B) / 2, fd), {"rtol": 1e-7})
+    wrong, right = rn.sec32_gradient_erratum_verdicts(rn.sec32_gradient_erratum(rn.Sec32GradientConfig(seeds=(0,))))
     assert right.status == "pass"
     _assert_fails(wrong)
     _assert_fails(erratum_verdict(right, right))
@@ -194,11 +185,9 @@ def test_linear_gradient_erratum_fails_when_printed_holds_or_corrected_fails():
 
 
 def test_linear_product_erratum_fails_when_printed_holds_or_corrected_fails():
-    theta, _, _ = chk._linear_instance(1)
-    x0 = np.random.default_rng(11).standard_normal((5, theta.shape[1]))
-    net = final_state(x0, theta, "linear")
-    wrong = identity_verdict(identity_error(net, x0 @ linear_product(theta[::-1]).T), {"rtol": 1e-13})
-    right = identity_verdict(identity_error(net, x0 @ linear_product(theta).T), {"rtol": 1e-13})
+    result = rn.sec32_product(rn.Sec32ProductConfig())
+    wrong, right = rn.sec32_product_erratum_verdicts(result)
+    assert rn.sec32_product_verdict(result).status == "pass"
     assert right.status == "pass"
     _assert_fails(wrong)
     _assert_fails(erratum_verdict(right, right))

@@ -1,0 +1,122 @@
+"""The ``resnet-node`` experiments as library functions: every claim registered, presets valid,
+configs validated, measurements pure, and the verdicts beside them reject broken results."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from theory.experiments import experiment, experiments
+from theory.experiments import resnet_node as rn
+
+#: every claim of the paper key (the checks record exactly these)
+CLAIMS = {
+    "resnet-node/prop-1", "resnet-node/prop-1/tightness", "resnet-node/prop-1/non-smooth", "resnet-node/prop-1/rate",
+    "resnet-node/prop-3", "resnet-node/prop-3/iid", "resnet-node/prop-4", "resnet-node/prop-4/iid",
+    "resnet-node/prop-5", "resnet-node/prop-5/iid", "resnet-node/prop-6", "resnet-node/prop-6/iid",
+    "resnet-node/prop-3/bound", "resnet-node/prop-5/bound", "resnet-node/prop-5/erratum", "resnet-node/prop-6/erratum",
+    "resnet-node/sec-3.2/gradient", "resnet-node/sec-3.2/gradient/erratum", "resnet-node/sec-3.2/product",
+    "resnet-node/sec-3.2/product/erratum", "resnet-node/assumption-1", "resnet-node/assumption-1/erratum",
+    "resnet-node/prop-2", "resnet-node/prop-2/loss", "resnet-node/prop-2/smoothness", "resnet-node/prop-2/pl",
+    "resnet-node/prop-2/pl/erratum", "resnet-node/prop-2/large", "resnet-node/prop-2/iid", "resnet-node/prop-2/limit",
+    "resnet-node/thm-1", "resnet-node/thm-1/product", "resnet-node/lemma-2", "resnet-node/lemma-1",
+    "resnet-node/fig-1", "resnet-node/fig-2", "resnet-node/fig-3c", "resnet-node/fig-4",
+}
+
+NAMES = [n for n in experiments() if n.startswith("resnet_node.")]
+
+
+def test_every_claim_is_registered_once():
+    claims = [c for name in NAMES for c in experiment(name).claims]
+    assert set(claims) == CLAIMS
+    assert len(claims) == len(set(claims))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_presets_are_valid_configs(name):
+    exp = experiment(name)
+    assert {"check", "paper"} <= set(exp.presets) and exp.verdict is not None and exp.summary is not None
+    for preset in exp.presets.values():
+        assert dataclasses.replace(preset) == preset  # validated again on copy
+
+
+@pytest.mark.parametrize(("cls", "field", "value"), [
+    (rn.Prop1Config, "n_instances", 0), (rn.Prop1Config, "scale_range", (2.0, 1.0)),
+    (rn.Prop1TightnessConfig, "depths", ()), (rn.Prop1NonSmoothConfig, "depths", (0, 4)),
+    (rn.Prop1RateConfig, "depths", (8, 16, 32)), (rn.AdjointRatesConfig, "scheme", "rk4"),
+    (rn.AdjointRatesConfig, "weights", "random"), (rn.AdjointRatesConfig, "floor", -1.0),
+    (rn.Prop3BoundConfig, "seeds", (-1,)), (rn.Prop5BoundConfig, "depths", ()),
+    (rn.Prop5ErratumConfig, "eps_values", (2.0,)), (rn.Prop6ErratumConfig, "N", 0),
+    (rn.Sec32GradientConfig, "h", 0.0), (rn.Sec32ProductConfig, "batch", 0),
+    (rn.LinearFlowConfig, "inits", ("ones",)), (rn.LinearFlowConfig, "t_points", 1),
+    (rn.PLErratumConfig, "eps", -0.1), (rn.LayerDifferenceConfig, "at", "mean"),
+    (rn.DoublingConfig, "regime", "small"), (rn.DoublingConfig, "reference", -1),
+    (rn.Lemma1Config, "pairs", 0), (rn.Fig2Config, "reference", 0), (rn.Fig1Config, "N", 0),
+    (rn.Fig1Config, "lr", 0.0), (rn.Fig4Config, "depths", (8, 16)), (rn.Fig4Config, "d", 1),
+])
+def test_configs_reject_bad_fields(cls, field, value):
+    with pytest.raises(ValueError, match=f"`{field}`"):
+        cls(**{field: value})
+
+
+def test_measure_rejects_a_foreign_config():
+    with pytest.raises(TypeError, match="config"):
+        rn.prop2(rn.Fig2Config())
+    with pytest.raises(TypeError, match="Lemma1Config"):
+        rn.Lemma1Config(flows=rn.Fig2Config())
+
+
+def test_measurements_are_deterministic():
+    a = rn.prop5_erratum(rn.Prop5ErratumConfig(depths=(256,)))
+    b = rn.prop5_erratum(rn.Prop5ErratumConfig(depths=(256,)))
+    assert a.to_measured() == b.to_measured()
+    assert experiment("resnet_node.prop1_tightness").run().to_measured() == rn.prop1_tightness().to_measured()
+
+
+def test_fig_configs_match_the_training_setups():
+    """The wrappers pass every field through to theory.resnet.training unchanged."""
+    for config in (rn.FIG1_PRESETS["check"], rn.FIG4_PRESETS["check"]):
+        setup = config.setup()
+        assert all(getattr(setup, f.name) == getattr(config, f.name) for f in dataclasses.fields(config))
+    assert rn.FIG1_PRESETS["paper"].N == 300  # the paper's Figure 1 networks have 300 layers
+
+
+def test_prop2_verdict_rejects_instances_outside_the_assumption():
+    rows = (((0, "zero", 8), {"weight": 0.5, "loss": 0.5, "smoothness": 0.5, "pl": 0.5, "tail": 0.5}),)
+    assert all(v.status == "pass" for v in rn.prop2_verdict(rn.Prop2Result(rows, 0)).values())
+    assert all(v.status == "fail" for v in rn.prop2_verdict(rn.Prop2Result(rows, 1)).values())
+    broken = (((0, "zero", 8), {"weight": 1.2, "loss": 0.5, "smoothness": 0.5, "pl": 0.5, "tail": 0.5}),)
+    verdicts = rn.prop2_verdict(rn.Prop2Result(broken, 0))
+    assert verdicts["resnet-node/prop-2"].status == "fail" and verdicts["resnet-node/prop-2/loss"].status == "pass"
+
+
+def test_adjoint_rates_verdict_rejects_swapped_weights():
+    """Heun errors of smooth weights read as the i.i.d. claims (slow rate predicted): rejected."""
+    config = rn.AdjointRatesConfig("heun", "smooth", depths=(8, 16, 32, 64, 128), seeds=(0,))
+    result = rn.adjoint_rates(config)
+    assert all(v.status == "pass" for v in rn.adjoint_rates_verdict(result).values())
+    swapped = dataclasses.replace(result, config=dataclasses.replace(config, weights="iid"))
+    verdicts = rn.adjoint_rates_verdict(swapped)
+    assert set(verdicts) == {"resnet-node/prop-5/iid", "resnet-node/prop-6/iid"}
+    assert all(v.status == "fail" for v in verdicts.values())
+
+
+def test_fig2_verdict_rejects_a_distance_that_does_not_decrease():
+    config = rn.Fig2Config()
+    t = np.linspace(0, 1, config.t_points)
+    flat = np.ones((len(config.depths), config.t_points))
+    from theory.rates import fit_rate
+    result = rn.Fig2Result(config, t, flat, False, fit_rate(np.array(config.depths), flat[:, 1:].mean(axis=1)))
+    assert rn.fig2_verdict(result).status == "fail"
+
+
+def test_bound_searches_have_no_deadline_and_are_reproducible():
+    """Regression: the Hypothesis searches of prop-1 and assumption-1 ran with the default 200 ms
+    deadline (DeadlineExceeded on a loaded machine with a fresh example database) and depended on
+    that database (two machines gave different reports)."""
+    from hypothesis import settings
+
+    s = settings(**rn.SEARCH_SETTINGS)
+    assert s.deadline is None and s.derandomize and s.database is None and s.max_examples == 40

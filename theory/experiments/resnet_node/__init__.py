@@ -1,0 +1,42 @@
+r"""Experiments of ``resnet-node`` (Sander, Ablin, Peyré, NeurIPS 2022, "Do Residual Neural Networks
+discretize Neural ODEs?"; chapter 2 of Sander's thesis) as pure library functions.
+
+Every claim of the paper key has its measurement here: a frozen config (validated on
+construction), named presets (``"check"``: exactly what ``pytest checks/`` runs; ``"paper"``: the
+documents' sizes where they give them, a larger setting for sweeps otherwise), a ``measure``
+function returning a result, and the verdict beside it. All are registered by name
+(``theory.experiments.experiment("resnet_node.fig3c")``). The submodules:
+
+* :mod:`~theory.experiments.resnet_node.ode`: Prop. 1, a ResNet against its interpolating ODE;
+* :mod:`~theory.experiments.resnet_node.adjoint`: the memory-free adjoint method, Props. 3-6 and
+  Figure 3(c);
+* :mod:`~theory.experiments.resnet_node.linear`: the deep linear ResNet, Section 3.2, Assumption 1,
+  Prop. 2, Th. 1, Lemmas 1-2 and Figure 2;
+* :mod:`~theory.experiments.resnet_node.trained`: the training experiments, Figures 1 and 4.
+
+Their public names are re-exported here.
+"""
+
+from __future__ import annotations
+
+from . import adjoint, linear, ode, trained
+from .adjoint import *  # noqa: F401,F403
+from .adjoint import __all__ as _adjoint_all
+from .linear import *  # noqa: F401,F403
+from .linear import __all__ as _linear_all
+from .ode import *  # noqa: F401,F403
+from .ode import __all__ as _ode_all
+from .trained import *  # noqa: F401,F403
+from .trained import __all__ as _trained_all
+
+#: settings of the Hypothesis searches of the bound checks (Prop. 1, Assumption 1): 40 examples; no
+#: deadline (one flow or ODE solve may take longer than Hypothesis' default 200 ms on a loaded
+#: machine, which failed the check with DeadlineExceeded); derandomized and without the example
+#: database, so that two runs on any machine give the same report
+SEARCH_SETTINGS = {"max_examples": 40, "deadline": None, "derandomize": True, "database": None}
+
+#: presets by claim (the registry holds the same per experiment name)
+PRESETS = {"assumption-1": linear.ASSUMPTION1_PRESETS, "assumption-1/erratum": linear.ERRATUM_PRESETS,
+           "fig-3c": adjoint.FIG3C_PRESETS, "fig-1": trained.FIG1_PRESETS, "fig-4": trained.FIG4_PRESETS}
+
+__all__ = ["PRESETS", "SEARCH_SETTINGS", "adjoint", "linear", "ode", "trained", *_adjoint_all, *_linear_all, *_ode_all, *_trained_all]

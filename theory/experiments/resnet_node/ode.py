@@ -1,0 +1,383 @@
+r"""Proposition 1 of ``resnet-node`` (thesis Prop. 2.2): a ResNet against its interpolating neural ODE.
+
+For a ResNet :math:`x_{n+1} = x_n + f(x_n, \theta_n)/N` and a neural ODE
+:math:`\dot x = \varphi(x, s)` that interpolates it (:math:`\varphi(\cdot, n/N) = f(\cdot, \theta_n)`),
+Prop. 1 bounds :math:`\max_n \|x_n - x(n/N)\| \le (e^L - 1) C_N / (2NL)`, with L the Lipschitz
+constant of :math:`\varphi` in x and :math:`C_N` a bound on the time derivative of
+:math:`\varphi` along the solution. Four measurements:
+
+* :func:`prop1_instance` / :func:`prop1`: the gap and the bound on one network (the per-instance
+  computation of a bound search) and on a seeded draw of networks;
+* :func:`prop1_tightness`: :math:`\varphi(x, s) = a s + b` attains the bound;
+* :func:`prop1_non_smooth`: without smoothness in depth the gap does not vanish (1/2 and 2/3);
+* :func:`prop1_rate`: with weights smooth in depth the gap is O(1/N).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from theory.claims import Verdict, bound_verdict, identity_verdict, rate_verdict
+from theory.experiments._registry import register
+from theory.rates import BoundResult, BoundTracker, IdentityResult, RateFit, fit_rate, identity_error
+from theory.resnet import forward, interpolating_ode
+from theory.resnet.errors import iid_weights, smooth_weights
+
+from ._common import _check_choice, _check_float, _check_int, _check_ints, _require
+
+__all__ = [
+    "PROP1_PRESETS", "PROP1_RATE_PRESETS",
+    "PROP1_EXPECTED", "PROP1_RATE_EXPECTED", "PROP1_IDENTITY_EXPECTED",
+    "Prop1Instance", "Prop1Config", "Prop1Result", "prop1_instance", "prop1", "prop1_from_rows", "prop1_verdict",
+    "Prop1TightnessConfig", "Prop1TightnessResult", "prop1_tightness", "prop1_tightness_verdict",
+    "Prop1NonSmoothConfig", "Prop1NonSmoothResult", "prop1_non_smooth", "prop1_non_smooth_verdict",
+    "Prop1RateConfig", "prop1_rate", "prop1_rate_verdict",
+]
+
+#: expected figures of the records: largest gap/bound ratio; rate of the smooth case; identities
+PROP1_EXPECTED = {"ratio_max": 1.0}
+PROP1_RATE_EXPECTED = {"slope": -1.0, "tol": 0.1}
+PROP1_IDENTITY_EXPECTED = {"atol": 1e-9}
+
+_RESIDUALS = ("tanh_out", "tanh", "linear")
+
+
+@dataclass(frozen=True)
+class Prop1Instance:
+    """One network of the bound search of Prop. 1 (inside its assumptions: phi C^1 in x, globally Lipschitz).
+
+    Attributes
+    ----------
+    residual : {"tanh_out", "tanh", "linear"}
+        The residual family f(x, theta).
+    weights : {"smooth", "iid"}
+        :func:`theory.resnet.errors.smooth_weights` or ``iid_weights``.
+    interpolation : {"weights", "residuals"}
+        How the ODE interpolates the layers (linearly in the weights or in the residuals).
+    d : int
+        State dimension.
+    N : int
+        Depth.
+    scale : float
+        Multiplies the weights (> 0).
+    seed : int
+        Seed of the generator drawing the weights and then x_0.
+    """
+
+    residual: str
+    weights: str
+    interpolation: str
+    d: int
+    N: int
+    scale: float
+    seed: int
+
+    def __post_init__(self):
+        where = "theory.experiments.resnet_node.Prop1Instance"
+        _check_choice(self.residual, "residual", where, _RESIDUALS)
+        _check_choice(self.weights, "weights", where, ("smooth", "iid"))
+        _check_choice(self.interpolation, "interpolation", where, ("weights", "residuals"))
+        _check_int(self.d, "d", where, 1)
+        _check_int(self.N, "N", where, 1)
+        _check_float(self.scale, "scale", where, 0.0, 100.0, closed_low=False)
+        _check_int(self.seed, "seed", where, 0)
+
+
+def prop1_instance(inst: Prop1Instance) -> tuple[float, float]:
+    r"""``(gap, bound)``: :math:`\max_n \|x_n - x(n/N)\|` and :math:`(e^L - 1) C_N / (2NL)` of one network."""
+    _require(inst, Prop1Instance, "prop1_instance")
+    rng = np.random.default_rng(inst.seed)
+    gen = smooth_weights if inst.weights == "smooth" else iid_weights
+    # the interpolating ODE needs theta_0 .. theta_N: draw the Heun-sized family, Euler uses N of them
+    theta = gen(inst.N, inst.d, rng, scheme="heun", scale=inst.scale)
+    x0 = rng.standard_normal(inst.d)
+    sol = interpolating_ode(x0, theta, inst.residual, inst.interpolation)
+    x = forward(x0, theta[:-1], inst.residual)
+    err = float(np.max(np.linalg.norm(x - sol.x, axis=1)))
+    return err, sol.prop1_bound()
+
+
+@dataclass(frozen=True)
+class Prop1Config:
+    """A seeded draw of networks for :func:`prop1` (the check searches the same space with Hypothesis).
+
+    Attributes
+    ----------
+    n_instances : int
+        Number of networks.
+    dims : tuple of int
+        Dimensions drawn from.
+    depths : tuple of int
+        Depths drawn from.
+    scale_range : tuple of float
+        (low, high) of the uniform weight scale.
+    seed : int
+        Seed of the generator drawing the instances.
+    """
+
+    n_instances: int = 40
+    dims: tuple = (1, 2, 3, 4)
+    depths: tuple = (2, 4, 8, 16, 32)
+    scale_range: tuple = (0.1, 2.0)
+    seed: int = 0
+
+    def __post_init__(self):
+        where = "theory.experiments.resnet_node.Prop1Config"
+        _check_int(self.n_instances, "n_instances", where, 1)
+        _check_ints(self.dims, "dims", where, 1)
+        _check_ints(self.depths, "depths", where, 1)
+        if (not isinstance(self.scale_range, tuple) or len(self.scale_range) != 2
+                or not 0 < self.scale_range[0] <= self.scale_range[1] <= 100):
+            raise ValueError(f"`scale_range` of {where} must be a tuple (low, high) with 0 < low <= high <= 100; "
+                             f"got {self.scale_range!r}")
+        _check_int(self.seed, "seed", where, 0)
+
+    def instances(self) -> list:
+        """The drawn :class:`Prop1Instance` list (deterministic in ``seed``)."""
+        rng = np.random.default_rng(self.seed)
+        return [Prop1Instance(residual=str(rng.choice(_RESIDUALS)), weights=str(rng.choice(["smooth", "iid"])),
+                              interpolation=str(rng.choice(["weights", "residuals"])), d=int(rng.choice(self.dims)),
+                              N=int(rng.choice(self.depths)), scale=float(rng.uniform(*self.scale_range)),
+                              seed=int(rng.integers(0, 2**16))) for _ in range(self.n_instances)]
+
+
+PROP1_PRESETS = {
+    "check": Prop1Config(),
+    # the documents give no sizes for Prop. 1; a wider draw for sweeps
+    "paper": Prop1Config(n_instances=400, dims=(1, 2, 4, 8), depths=(2, 4, 8, 16, 32, 64, 128, 256)),
+}
+
+
+@dataclass(frozen=True)
+class Prop1Result:
+    """Gaps and bounds of the networks of a bound search.
+
+    Attributes
+    ----------
+    bound : BoundResult
+        Largest gap/bound ratio and the instance attaining it.
+    lhs, rhs : ndarray
+        Every gap and every bound (for the figure).
+    """
+
+    bound: BoundResult
+    lhs: np.ndarray
+    rhs: np.ndarray
+
+    def to_measured(self) -> dict:
+        return self.bound.to_measured()
+
+
+def prop1_from_rows(rows) -> Prop1Result:
+    """Collect ``(instance_dict, gap, bound)`` rows (e.g. from a Hypothesis search) into a result."""
+    tracker = BoundTracker()
+    lhs, rhs = [], []
+    for inst, err, bound in rows:
+        tracker.add(err, bound, instance=inst)
+        lhs.append(err)
+        rhs.append(bound)
+    return Prop1Result(tracker.result(), np.array(lhs), np.array(rhs))
+
+
+def prop1(config: Prop1Config = PROP1_PRESETS["check"]) -> Prop1Result:
+    """Gap and bound of Prop. 1 on each network of the seeded draw."""
+    _require(config, Prop1Config, "prop1")
+    rows = []
+    for inst in config.instances():
+        rows.append((dict(inst.__dict__), *prop1_instance(inst)))
+    return prop1_from_rows(rows)
+
+
+def prop1_verdict(result: Prop1Result) -> Verdict:
+    """Pass iff every gap is at most its bound."""
+    return bound_verdict(result.bound, PROP1_EXPECTED)
+
+
+# --------------------------------------------------------------------------- tightness
+
+
+@dataclass(frozen=True)
+class Prop1TightnessConfig:
+    """phi(x, s) = a s + b (the ``bias`` family with weights a n/N + b), a, b, x_0 standard normal.
+
+    Attributes
+    ----------
+    seed : int
+        Seed of the generator drawing a, b, x_0.
+    d : int
+        Dimension.
+    depths : tuple of int
+        Depths N.
+    """
+
+    seed: int = 7
+    d: int = 3
+    depths: tuple = (4, 16, 64, 256)
+
+    def __post_init__(self):
+        where = "theory.experiments.resnet_node.Prop1TightnessConfig"
+        _check_int(self.seed, "seed", where, 0)
+        _check_int(self.d, "d", where, 1)
+        _check_ints(self.depths, "depths", where, 1)
+
+
+@dataclass(frozen=True)
+class Prop1TightnessResult:
+    """``identity``: gap/bound ratios against 1; ``gap_minus_predicted``: largest entry of
+    x_N - x(1) - (-a/(2N)) over the depths."""
+
+    identity: IdentityResult
+    gap_minus_predicted: float
+
+    def to_measured(self) -> dict:
+        return {**self.identity.to_measured(), "gap_minus_predicted": self.gap_minus_predicted}
+
+
+def prop1_tightness(config: Prop1TightnessConfig = Prop1TightnessConfig()) -> Prop1TightnessResult:
+    """Gap of the Euler ResNet to the ODE x(s) = b s + a s^2/2 and its ratio to the bound of Prop. 1."""
+    _require(config, Prop1TightnessConfig, "prop1_tightness")
+    rng = np.random.default_rng(config.seed)
+    a, b, x0 = rng.standard_normal((3, config.d))
+    ratios, gaps, predicted = [], [], []
+    for N in config.depths:
+        theta = a * (np.arange(N + 1)[:, None] / N) + b  # f(x, theta_n) = a n/N + b, "bias" family
+        sol = interpolating_ode(x0, theta, "bias", "weights")
+        x = forward(x0, theta[:-1], "bias")
+        # the gap at every n is a n / (2 N^2) (Taylor remainder of x(s) = b s + a s^2 / 2 at each Euler
+        # step), the bound C_N/(2N) with C_N = ||a||
+        gaps.append(x[-1] - sol.x[-1])
+        predicted.append(-a / (2 * N))
+        ratios.append(np.linalg.norm(x[-1] - sol.x[-1]) / sol.prop1_bound())
+    return Prop1TightnessResult(identity_error(np.array(ratios), np.ones(len(ratios))),
+                                float(np.max(np.abs(np.array(gaps) - np.array(predicted)))))
+
+
+def prop1_tightness_verdict(result: Prop1TightnessResult) -> Verdict:
+    """Pass iff gap/bound = 1 at every depth (to 1e-9)."""
+    return identity_verdict(result.identity, PROP1_IDENTITY_EXPECTED)
+
+
+# --------------------------------------------------------------------------- non-smooth weights
+
+
+@dataclass(frozen=True)
+class Prop1NonSmoothConfig:
+    """Two 1-D networks whose weights are not smooth in depth.
+
+    Attributes
+    ----------
+    depths : tuple of int
+        Depths N. (a): f(x, theta_n) = n with residual interpolation (gap 1/2 = C_N/(2N));
+        (b): f(x, theta) = theta^2 with theta_n = (-1)^n and weight interpolation (gap 2/3).
+    """
+
+    depths: tuple = (4, 16, 64, 256)
+
+    def __post_init__(self):
+        _check_ints(self.depths, "depths", "theory.experiments.resnet_node.Prop1NonSmoothConfig", 1)
+
+
+@dataclass(frozen=True)
+class Prop1NonSmoothResult:
+    """Gaps of (a) and (b) per depth, (a)'s ratio to the bound, and the identity against (1/2, 2/3)."""
+
+    identity: IdentityResult
+    grid: tuple
+    gap_a: tuple
+    gap_b: tuple
+    bound_ratio_a: tuple
+
+    def to_measured(self) -> dict:
+        return {**self.identity.to_measured(), "grid": list(self.grid), "gap_a": list(self.gap_a),
+                "gap_b": list(self.gap_b), "bound_ratio_a": list(self.bound_ratio_a)}
+
+
+def prop1_non_smooth(config: Prop1NonSmoothConfig = Prop1NonSmoothConfig()) -> Prop1NonSmoothResult:
+    """Gaps of two networks with weights of order 1 differences between layers (see the config)."""
+    _require(config, Prop1NonSmoothConfig, "prop1_non_smooth")
+    gaps_a, gaps_b, ratios = [], [], []
+    for N in config.depths:
+        theta = np.arange(N + 1.0)[:, None]
+        sol = interpolating_ode([0.0], theta, "bias", "residuals")
+        gaps_a.append(abs(sol.x[-1, 0] - forward([0.0], theta[:-1], "bias")[-1, 0]))
+        ratios.append(gaps_a[-1] / sol.prop1_bound())
+        theta = ((-1.0) ** np.arange(N + 1))[:, None]
+        sol = interpolating_ode([0.0], theta, "bias_sq", "weights")
+        gaps_b.append(abs(sol.x[-1, 0] - forward([0.0], theta[:-1], "bias_sq")[-1, 0]))
+    n = len(config.depths)
+    result = identity_error(np.r_[gaps_a, gaps_b], np.r_[[0.5] * n, [2 / 3] * n])
+    return Prop1NonSmoothResult(result, tuple(config.depths), tuple(gaps_a), tuple(gaps_b), tuple(ratios))
+
+
+def prop1_non_smooth_verdict(result: Prop1NonSmoothResult) -> Verdict:
+    """Pass iff the gaps are 1/2 and 2/3 at every depth (to 1e-9)."""
+    return identity_verdict(result.identity, PROP1_IDENTITY_EXPECTED)
+
+
+# --------------------------------------------------------------------------- rate for smooth weights
+
+
+@dataclass(frozen=True)
+class Prop1RateConfig:
+    """Gap of f(x, theta) = theta tanh(x) to its weight-interpolating ODE, weights smooth in depth.
+
+    Attributes
+    ----------
+    depths : tuple of int
+        Increasing depths (at least 5).
+    seeds : tuple of int
+        Weight path ``default_rng(seed)``, x_0 from ``default_rng(100 + seed)``.
+    d : int
+        Dimension.
+    """
+
+    depths: tuple = (8, 16, 32, 64, 128, 256)
+    seeds: tuple = (0, 1, 2)
+    d: int = 4
+
+    def __post_init__(self):
+        where = "theory.experiments.resnet_node.Prop1RateConfig"
+        _check_ints(self.depths, "depths", where, 1, increasing=True, min_len=5)
+        _check_ints(self.seeds, "seeds", where, 0)
+        _check_int(self.d, "d", where, 1)
+
+
+PROP1_RATE_PRESETS = {"check": Prop1RateConfig(),
+                      # no sizes in the documents; a longer ladder and more seeds for sweeps
+                      "paper": Prop1RateConfig(depths=(8, 16, 32, 64, 128, 256, 512, 1024), seeds=tuple(range(10)))}
+
+
+def prop1_rate(config: Prop1RateConfig = PROP1_RATE_PRESETS["check"]) -> RateFit:
+    r"""Fit of :math:`\max_n \|x_n - x(n/N)\|` against N (one row per seed)."""
+    _require(config, Prop1RateConfig, "prop1_rate")
+    grid = np.array(config.depths)
+    errors = np.empty((len(config.seeds), grid.size))
+    for i, seed in enumerate(config.seeds):
+        for j, N in enumerate(grid):
+            theta = smooth_weights(int(N), config.d, np.random.default_rng(seed), scheme="heun")
+            x0 = np.random.default_rng(100 + seed).standard_normal(config.d)
+            sol = interpolating_ode(x0, theta, "tanh_out", "weights")
+            errors[i, j] = np.max(np.linalg.norm(forward(x0, theta[:-1], "tanh_out") - sol.x, axis=1))
+    return fit_rate(grid, errors)
+
+
+def prop1_rate_verdict(fit: RateFit) -> Verdict:
+    """Pass iff the slope is -1 +- 0.1."""
+    return rate_verdict(fit, PROP1_RATE_EXPECTED)
+
+
+register("resnet_node.prop1", config=Prop1Config, presets=PROP1_PRESETS, measure=prop1, verdict=prop1_verdict,
+         claims=("resnet-node/prop-1",), summary=lambda r: {"ratio": r.bound.ratio, "n_instances": r.bound.n_instances})
+register("resnet_node.prop1_tightness", config=Prop1TightnessConfig,
+         presets={"check": Prop1TightnessConfig(), "paper": Prop1TightnessConfig(depths=(4, 16, 64, 256, 1024))},
+         measure=prop1_tightness, verdict=prop1_tightness_verdict, claims=("resnet-node/prop-1/tightness",),
+         summary=lambda r: {"max_abs_err": r.identity.max_abs_err, "gap_minus_predicted": r.gap_minus_predicted})
+register("resnet_node.prop1_non_smooth", config=Prop1NonSmoothConfig,
+         presets={"check": Prop1NonSmoothConfig(), "paper": Prop1NonSmoothConfig(depths=(4, 16, 64, 256, 1024))},
+         measure=prop1_non_smooth, verdict=prop1_non_smooth_verdict, claims=("resnet-node/prop-1/non-smooth",),
+         summary=lambda r: {"max_abs_err": r.identity.max_abs_err})
+register("resnet_node.prop1_rate", config=Prop1RateConfig, presets=PROP1_RATE_PRESETS, measure=prop1_rate,
+         verdict=prop1_rate_verdict, claims=("resnet-node/prop-1/rate",),
+         summary=lambda r: {"slope": r.slope, "ci_low": r.ci[0], "ci_high": r.ci[1]})
