@@ -9,19 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from theory.experiments._scaling_fbm import FIG6, variogram
 from theory.fbm import fbm
 from theory.plots import new_axes, plot_rate, save_figure
 from theory.rates import fit_rate
 
 # --------------------------------------------------------------------------- Figure 6: fBm paths
-
-
-def variogram(paths, lags):
-    """Empirical E|B_{t + tau} - B_t|^2 over paths and start times, for integer step lags."""
-    return np.array([np.mean((paths[..., lag:] - paths[..., :-lag]) ** 2) for lag in lags])
-
-
-FIG6 = {"rough": 0.2, "brownian": 0.5, "smooth": 0.8}
 
 
 @pytest.mark.parametrize("name", [
