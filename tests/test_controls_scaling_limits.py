@@ -147,6 +147,49 @@ def test_prop13_rejects_iid_weights():
     assert abs(fit.slope - 0.5) < 0.15
 
 
+@pytest.mark.parametrize("shift", [0.05, -0.05])
+@pytest.mark.parametrize("presets", [chk.PROP12_PRESETS, chk.PROP13_PRESETS], ids=["prop-12", "prop-13"])
+def test_prop12_13_reject_beta_shifted_by_005(presets, shift):
+    """The finite-L prediction at beta +- 0.05 must fall outside the measured slope's interval for some
+    beta; the former fixed window |slope - (1 - beta')| <= 0.1 accepted that shift (a regression test of
+    the window: it shows the old predicate passing where the new one fails)."""
+    result = chk.smooth_rate(replace(presets["check"], beta_shift=shift))
+    verdict, measured, _ = chk.smooth_rate_verdict(result)
+    _assert_fails(verdict)
+    assert not any(case["inside"] for case in measured["cases"].values())
+    old = [abs(f.slope - (1.0 - (b + shift))) <= 0.1 for b, f in zip(result.config.betas, result.fits)]
+    assert all(old)
+
+
+@pytest.mark.parametrize("presets", [chk.PROP12_PRESETS, chk.PROP13_PRESETS], ids=["prop-12", "prop-13"])
+def test_prop12_13_reject_iid_weights_through_the_verdict(presets):
+    """i.i.d. Gaussian layers (a broken (A5)) on a shorter ladder: the package verdict fails (for
+    Proposition 13 at beta = 1/4 only: at beta = 1/2 the i.i.d. log ratio is O(1) and may be negative)."""
+    c = presets["check"]
+    result = chk.smooth_rate(replace(c, law="gaussian", grid=c.grid[:5], seeds=c.seeds[:3], betas=c.betas[:1]))
+    _assert_fails(chk.smooth_rate_verdict(result)[0])
+
+
+@pytest.mark.parametrize("field, value", [("grid", (64, 32, 128)), ("grid", (64, 128)), ("seeds", (1,)),
+                                          ("betas", ()), ("betas", (0.9,)), ("d", 0), ("law", "fbm"),
+                                          ("prop", "14"), ("beta_shift", float("nan"))])
+def test_smooth_rate_config_rejects(field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(chk.PROP12_PRESETS["check"], **{field: value})
+
+
+def test_prop13_config_rejects_beta_above_one():
+    with pytest.raises(ValueError, match="betas"):
+        replace(chk.PROP13_PRESETS["check"], betas=(1.5,))
+
+
+def test_prop12_13_registered():
+    from theory.experiments import experiment
+
+    assert experiment("scaling.prop12").presets["check"] == chk.PROP12_PRESETS["check"]
+    assert experiment("scaling.prop13").claims == ("scaling/prop-13",)
+
+
 def test_prop13_explosion_rejects_a_wrong_scaling():
     """beta = 1.2 > 1 (identity regime of Prop. 12): max_k ||h_k - h_0|| / ||h_0|| shrinks with L."""
     logs, bound = chk.explosion_table(beta=1.2, grid=np.array([10, 100, 1000, 10_000]))

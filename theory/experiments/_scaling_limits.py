@@ -10,11 +10,13 @@ Figures 4 and 5. Numbering of the preprint (2022); the thesis numbers are the ch
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import expm
 
 from theory.claims import qualitative_verdict, rate_verdict
+from theory.experiments._registry import register
 from theory.rates import fit_rate
 from theory.scaling import (
     brownian_increments,
@@ -448,3 +450,240 @@ def sampler_comparison(hurst=(0.9, 0.95), n_seeds=6, seed=11):
                             weights_fn=wrong)
     return {"hurst": list(hurst), "exact": exact.critical().tolist(),
             "zero_middle_clipped": clipped.critical().tolist()}
+
+
+# =========================================================================== Propositions 12 and 13 as experiments
+#
+# The statements give the asymptotic exponent 1 - beta; at the checks' depths the least-squares slope
+# of a finite ladder sits a little off it (by 0.017 for Proposition 13 at beta = 0.25, where the CI of
+# the draws is +- 0.004), so a fixed margin of 0.1 around 1 - beta cannot tell beta from beta + 0.05.
+# Each experiment therefore predicts the finite-L slope on the same grid and the same weight draws,
+# from an expansion computed independently of the network kernels, and the verdict asks that
+# prediction to lie in the bootstrap interval (over draws) of the measured slope.
+
+
+def _check_ladder(name, grid, seeds, betas, d):
+    grid = np.asarray(grid)
+    if grid.ndim != 1 or grid.size < 3 or np.any(grid < 1) or np.any(np.diff(grid) <= 0):
+        raise ValueError(f"`grid` of {name} must be at least 3 increasing positive depths; got {grid.tolist()}")
+    if len(seeds) < 2:
+        raise ValueError(f"`seeds` of {name} must hold at least 2 seeds (the bootstrap resamples them); got {seeds}")
+    if len(betas) < 1:
+        raise ValueError(f"`betas` of {name} must not be empty")
+    if not isinstance(d, int) or d < 1:
+        raise ValueError(f"`d` of {name} must be a positive int; got {d!r}")
+
+
+def _pooled_slope(grid, values):
+    """Least-squares slope of log(values) on log(grid), every row pooled (the slope of :func:`fit_rate`)."""
+    x = np.tile(np.log(np.asarray(grid, dtype=np.float64)), values.shape[0])
+    return float(np.polyfit(x, np.log(values).ravel(), 1)[0])
+
+
+def prop12_expansion(beta, seeds, grid, d):
+    r"""Second-order expansion of :math:`\|h_L - h_0\|/\|h_0\|` for res-3 with smooth weights (NumPy only).
+
+    With :math:`\alpha = L^{-\beta}`, :math:`u_k = V_k\,\mathrm{ReLU}(W_k h_0)` and
+    :math:`D_k = \mathrm{diag}(1\{W_k h_0 > 0\})`,
+
+    .. math:: h_L - h_0 = \alpha\sum_k u_k + \alpha^2 \sum_k V_k D_k W_k \sum_{j<k} u_j + O(\alpha^3 L^3),
+
+    the expansion behind the bound :math:`\|h_L - h_0\| \le C L^{1-\beta}` in the proof of Proposition 12
+    (thesis Prop. 2.12); the neglected term is :math:`L^{2 - 2\beta}` relative to the first (1.6% at
+    beta = 1.5, L = 64). Same weight paths and :math:`h_0` as :func:`smooth_ratios` (seeded alike).
+    Returns the (seeds, grid) array of predicted ratios.
+    """
+    out = np.empty((len(seeds), len(grid)))
+    for i, seed in enumerate(seeds):
+        rng = np.random.default_rng(seed)
+        Vp, Wp = trig_process(d, rng), trig_process(d, rng)
+        h0 = rng.standard_normal(d)
+        for j, L in enumerate(grid):
+            V, W = on_grid(Vp, int(L)), on_grid(Wp, int(L))
+            a = float(L) ** (-beta)
+            pre = W @ h0
+            u = np.einsum("kij,kj->ki", V, np.maximum(pre, 0.0))
+            before = np.cumsum(u, axis=0) - u
+            second = np.einsum("kij,kj->ki", V, (pre > 0) * np.einsum("kij,kj->ki", W, before)).sum(axis=0)
+            out[i, j] = np.linalg.norm(a * u.sum(axis=0) + a * a * second) / np.linalg.norm(h0)
+    return out
+
+
+def prop13_expansion(beta, seeds, grid, d):
+    r"""Leading eigen-mode of :math:`\ln(\|h_L - h_0\|/\|h_0\|)` for tied linear res-1 (NumPy only).
+
+    :math:`h_L = (I + L^{-\beta}\bar V)^L h_0`; with :math:`h_0 = \sum_i c_i y_i` on the eigenvectors of
+    :math:`\bar V` and :math:`\lambda_1` its (real, positive) eigenvalue of largest real part,
+
+    .. math:: \ln\frac{\|h_L - h_0\|}{\|h_0\|} = L\ln(1 + L^{-\beta}\lambda_1) + \ln\frac{\|c_1 y_1\|}{\|h_0\|} + o(1),
+
+    whose first term is :math:`\lambda_1 L^{1-\beta} - \lambda_1^2 L^{1 - 2\beta}/2 + \dots`, the rate of
+    Proposition 13 (thesis Prop. 2.13) with its finite-L corrections; the o(1) (the other modes and
+    :math:`h_0` itself) decays like :math:`e^{-(\lambda_1 - \mathrm{Re}\,\lambda_2)L^{1-\beta}}`. Same draws as
+    :func:`tied_log_ratios`. Returns the (seeds, grid) array of predicted logs.
+    """
+    out = np.empty((len(seeds), len(grid)))
+    for i, seed in enumerate(seeds):
+        Vbar, lam, h0 = tied_matrix(d, seed)
+        vals, vecs = np.linalg.eig(Vbar)
+        k = int(np.argmax(vals.real))
+        c = np.linalg.solve(vecs, h0.astype(complex))
+        amp = np.linalg.norm((c[k] * vecs[:, k]).real) / np.linalg.norm(h0)
+        grid_f = np.asarray(grid, dtype=np.float64)
+        out[i] = grid_f * np.log1p(grid_f ** (-beta) * lam) + np.log(amp)
+    return out
+
+
+@dataclass(frozen=True)
+class SmoothRateConfig:
+    """Depth ladders of Proposition 12 (``prop="12"``) or 13 (``prop="13"``).
+
+    Attributes
+    ----------
+    prop : str
+        ``"12"``: res-3, smooth trigonometric weights, ratio :math:`\\|h_L - h_0\\|/\\|h_0\\|` (beta > 1);
+        ``"13"``: tied linear res-1, :math:`\\ln` of that ratio (beta < 1).
+    d : int
+        Width.
+    grid : tuple of int
+        Depths L (increasing, at least 3).
+    seeds : tuple of int
+        One weight draw (and :math:`h_0`) per seed; the bootstrap resamples them (at least 2).
+    betas : tuple of float
+        Scaling exponents, one rate fit each (> 1 for ``"12"``, in (0, 1) for ``"13"``).
+    beta_shift : float
+        The prediction is evaluated at beta + beta_shift (0 for the claim; 0.05 in the negative controls,
+        which must then fail).
+    law : str
+        ``"trig"`` (``"12"``) or ``"tied"`` (``"13"``) for the claim; ``"gaussian"`` draws i.i.d. layers
+        (a broken (A5), for the controls).
+    """
+
+    prop: str
+    d: int
+    grid: tuple
+    seeds: tuple
+    betas: tuple
+    beta_shift: float = 0.0
+    law: str = ""
+
+    def __post_init__(self):
+        if self.prop not in ("12", "13"):
+            raise ValueError(f"`prop` of SmoothRateConfig must be '12' or '13'; got {self.prop!r}")
+        _check_ladder("SmoothRateConfig", self.grid, self.seeds, self.betas, self.d)
+        for b in self.betas:
+            if not (b > 1.0 if self.prop == "12" else 0.0 < b < 1.0):
+                raise ValueError(f"`betas` of SmoothRateConfig (prop {self.prop}) must be "
+                                 f"{'> 1' if self.prop == '12' else 'in (0, 1)'}; got {b!r}")
+        if not np.isfinite(self.beta_shift):
+            raise ValueError(f"`beta_shift` of SmoothRateConfig must be finite; got {self.beta_shift!r}")
+        default = "trig" if self.prop == "12" else "tied"
+        if self.law == "":
+            object.__setattr__(self, "law", default)
+        if self.law not in (default, "gaussian"):
+            raise ValueError(f"`law` of SmoothRateConfig (prop {self.prop}) must be {default!r} or 'gaussian'; "
+                             f"got {self.law!r}")
+
+
+PROP12_PRESETS = {
+    # the check: L = 64..4096 (below 64 the second-order term of the expansion exceeds 1/8), 3 draws
+    "check": SmoothRateConfig("12", P12["d"], tuple(int(L) for L in P12["grid"]), tuple(P12["seeds"]),
+                              tuple(P12["betas"])),
+    # the paper states Prop. 12 without an experiment; Figures 4 and 5 (Section 3.2) use d = 40 and
+    # depths up to 1000 with 10 initialisations: that width, a ladder to 2^14
+    "paper": SmoothRateConfig("12", 40, tuple(2 ** k for k in range(6, 15)), tuple(range(10)), (1.5, 2.0)),
+}
+
+PROP13_PRESETS = {
+    "check": SmoothRateConfig("13", P13["d"], tuple(int(L) for L in P13["grid"]), tuple(P13["seeds"]),
+                              tuple(P13["betas"])),
+    # no experiment in the paper for Prop. 13; the width of Figures 4 and 5 (d = 40), 10 draws
+    "paper": SmoothRateConfig("13", 40, (300, 1000, 3000, 10_000, 30_000, 100_000, 300_000), tuple(range(10)),
+                              (0.25, 0.5)),
+}
+
+
+@dataclass(frozen=True)
+class SmoothRateResult:
+    """Rate fits of one :class:`SmoothRateConfig`: ``values[i]`` (seeds, grid) are the measured ratios
+    (``"12"``) or log ratios (``"13"``) at ``betas[i]``, ``fits[i]`` their fit, ``predicted[i]`` the
+    least-squares slope of the expansion (:func:`prop12_expansion` / :func:`prop13_expansion`) at
+    beta + beta_shift, ``asymptotic[i]`` = 1 - beta; ``lams`` the top eigenvalues per seed (``"13"``)."""
+
+    config: SmoothRateConfig
+    values: tuple
+    fits: tuple
+    predicted: tuple
+    asymptotic: tuple
+    lams: tuple = ()
+
+
+def smooth_rate(config: SmoothRateConfig) -> SmoothRateResult:
+    """Measure the ladders of Proposition 12 or 13 and their finite-L predictions."""
+    c = config
+    grid = np.asarray(c.grid)
+    values, fits, predicted, lams = [], [], [], ()
+    for b in c.betas:
+        if c.prop == "12":
+            v = smooth_ratios(b, c.seeds, grid, c.d, c.law)
+            pred = prop12_expansion(b + c.beta_shift, c.seeds, grid, c.d)
+        else:
+            v, lam = tied_log_ratios(b, c.seeds, grid, c.d, c.law)
+            lams = tuple(float(x) for x in lam)
+            pred = prop13_expansion(b + c.beta_shift, c.seeds, grid, c.d)
+        values.append(v)
+        fits.append(fit_rate(grid, v))
+        predicted.append(_pooled_slope(grid, pred))
+    return SmoothRateResult(c, tuple(values), tuple(fits), tuple(predicted),
+                            tuple(1.0 - b for b in c.betas), lams)
+
+
+def smooth_rate_expected(result: SmoothRateResult) -> list:
+    """``{"slope": predicted finite-L slope, "tol": t}`` per beta, t the distance from the measured slope
+    to the end of its bootstrap interval on the prediction's side: :func:`theory.claims.rate_verdict`
+    then passes iff the prediction lies in the interval (the window is the scatter of the draws)."""
+    out = []
+    for fit, p in zip(result.fits, result.predicted):
+        lo, hi = fit.ci
+        tol = (fit.slope - lo) if p < fit.slope else (hi - fit.slope)
+        out.append({"slope": round(float(p), 6), "tol": round(max(float(tol), 0.0), 6)})
+    return out
+
+
+def smooth_rate_verdict(result: SmoothRateResult):
+    """Pass iff every beta's predicted finite-L slope lies in the bootstrap interval of the measured one.
+
+    Returns (verdict, measured dict with every case and its asymptotic slope 1 - beta beside, index of
+    the worst case: farthest outside, or least inside, its interval)."""
+    c = result.config
+    expected = smooth_rate_expected(result)
+    verdicts = [rate_verdict(f, e, grid_label="L") for f, e in zip(result.fits, expected)]
+    excess = [abs(f.slope - e["slope"]) - e["tol"] for f, e in zip(result.fits, expected)]
+    worst = int(np.argmax(excess))
+    cases = {f"beta={b:g}": {"slope": round(f.slope, 4), "ci": [round(f.ci[0], 4), round(f.ci[1], 4)],
+                             "finite_L_slope": round(e["slope"], 4), "inside": v.passed,
+                             "asymptotic_slope": round(a, 4), "finite_L_minus_asymptotic": round(e["slope"] - a, 4)}
+             for b, f, e, v, a in zip(c.betas, result.fits, expected, verdicts, result.asymptotic)}
+    message = "; ".join(
+        f"beta={b:g}: slope {f.slope:.4f} [{f.ci[0]:.4f}, {f.ci[1]:.4f}] vs finite-L {e['slope']:.4f} "
+        f"({'inside' if v.passed else 'OUTSIDE'}; asymptotic {a:.2f})"
+        for b, f, e, v, a in zip(c.betas, result.fits, expected, verdicts, result.asymptotic))
+    measured = {"cases": cases, "recorded_case": f"beta={c.betas[worst]:g}", "d": c.d, "draws": len(c.seeds),
+                "beta_shift": c.beta_shift, "law": c.law}
+    if c.prop == "13":
+        gmax = c.grid[-1]
+        measured["ratio_to_L^(1-beta)_max_Re_lambda_at_L_max"] = {
+            f"beta={b:g}": np.round(v[:, -1] / (gmax ** (1.0 - b) * np.asarray(result.lams)), 4).tolist()
+            for b, v in zip(c.betas, result.values)}
+    return qualitative_verdict(all(v.passed for v in verdicts), message), measured, worst
+
+
+def _summary(result):
+    return {f"slope_beta_{b:g}": f.slope for b, f in zip(result.config.betas, result.fits)} | {
+        f"finite_L_slope_beta_{b:g}": p for b, p in zip(result.config.betas, result.predicted)}
+
+
+register("scaling.prop12", config=SmoothRateConfig, presets=PROP12_PRESETS, measure=smooth_rate,
+         verdict=smooth_rate_verdict, claims=("scaling/prop-12",), summary=_summary)
+register("scaling.prop13", config=SmoothRateConfig, presets=PROP13_PRESETS, measure=smooth_rate,
+         verdict=smooth_rate_verdict, claims=("scaling/prop-13",), summary=_summary)
