@@ -188,6 +188,9 @@ def test_prop12_13_registered():
 
     assert experiment("scaling.prop12").presets["check"] == chk.PROP12_PRESETS["check"]
     assert experiment("scaling.prop13").claims == ("scaling/prop-13",)
+    for name, claim in (("scaling.fig7", "scaling/fig-7"), ("scaling.fig8", "scaling/fig-8"), ("scaling.e2", "scaling/e-2")):
+        assert claim in experiment(name).claims
+        assert experiment(name).verdict is not None
 
 
 def test_prop13_explosion_rejects_a_wrong_scaling():
