@@ -178,8 +178,9 @@ def test_prop12(claim):
     result = smooth_rate(PROP12_PRESETS["check"])
     verdict, measured, i = smooth_rate_verdict(result)
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
-    for b, f in zip(result.config.betas, result.fits):
-        plot_rate(f, ax=ax, expected_slope=1.0 - b, label=f"beta = {b:g}", xlabel="L",
+    for b, f, p in zip(result.config.betas, result.fits, result.predicted):
+        plot_rate(f, ax=ax, expected_slope=p, label=f"beta = {b:g}", xlabel="L",
+                  expected_label=f"guide: finite-L slope {p:.3f}, predicted (asymptotic {1.0 - b:g})",
                   ylabel=r"$\|h_L - h_0\| / \|h_0\|$",
                   title="scaling/prop-12: res-3, smooth (trigonometric) weights, d = 8")
     ax.legend(frameon=False, fontsize=7.5)
@@ -220,8 +221,9 @@ def test_prop13(claim):
     result = smooth_rate(PROP13_PRESETS["check"])
     verdict, measured, i = smooth_rate_verdict(result)
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
-    for b, f in zip(result.config.betas, result.fits):
-        plot_rate(f, ax=ax, expected_slope=1.0 - b, label=f"beta = {b:g}", xlabel="L",
+    for b, f, p in zip(result.config.betas, result.fits, result.predicted):
+        plot_rate(f, ax=ax, expected_slope=p, label=f"beta = {b:g}", xlabel="L",
+                  expected_label=f"guide: finite-L slope {p:.3f}, predicted (asymptotic {1.0 - b:g})",
                   ylabel=r"$\ln(\|h_L - h_0\| / \|h_0\|)$",
                   title="scaling/prop-13: tied linear res-1, d = 6 (log domain)")
     ax.legend(frameon=False, fontsize=7.5)
