@@ -43,7 +43,7 @@ def critical_beta(beta, values):
 
     .. math:: \beta^* = \beta_i + (\beta_{i+1} - \beta_i)\,\frac{v_i}{v_i - v_{i+1}},
 
-    the zero of the piecewise-linear interpolant on that interval (catalogue A10).
+    the zero of the piecewise-linear interpolant on that interval.
 
     Parameters
     ----------
