@@ -22,6 +22,8 @@ modules, which the negative controls in ``tests/test_controls_scaling_limits.py`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, note, settings, target
@@ -48,6 +50,9 @@ from theory.experiments.scaling import (
 from theory.experiments._scaling_limits import (
     FIG45,
     FIG45_EXPECTED,
+    FIG45_PRESETS,
+    fig45,
+    fig45_result_verdict,
     FIG8_PROXY,
     P10,
     P10_EXPECTED,
@@ -63,8 +68,6 @@ from theory.experiments._scaling_limits import (
     critical_ratios,
     explosion_table,
     explosion_verdict,
-    fig45_table,
-    fig45_verdict,
     ode_errors,
     PROP12_PRESETS,
     PROP13_PRESETS,
@@ -296,8 +299,9 @@ def _fig45_figure(table, fits, quantity, claim_id):
         title="Smooth init, res-3: ||p_0 - p_L||/||p_L|| ~ L^-1 at beta = 2, flat at beta = 1, explodes at 1/2")),
 ])
 def test_fig45(claim, quantity):
-    table = fig45_table(quantity)
-    verdict, measured, fits = fig45_verdict(table)
+    result = fig45(replace(FIG45_PRESETS["check"], quantity=quantity))
+    table = result.table
+    verdict, measured, fits = fig45_result_verdict(result)
     cid = "scaling/fig-4" if quantity == "hidden" else "scaling/fig-5"
     claim.expected = dict(FIG45_EXPECTED)
     claim.qualitative(verdict.passed, measured, verdict.message, figure=_fig45_figure(table, fits, quantity, cid))

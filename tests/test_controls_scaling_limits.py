@@ -188,7 +188,7 @@ def test_prop12_13_registered():
 
     assert experiment("scaling.prop12").presets["check"] == chk.PROP12_PRESETS["check"]
     assert experiment("scaling.prop13").claims == ("scaling/prop-13",)
-    for name, claim in (("scaling.fig7", "scaling/fig-7"), ("scaling.fig8", "scaling/fig-8"), ("scaling.e2", "scaling/e-2")):
+    for name, claim in (("scaling.fig45", "scaling/fig-5"), ("scaling.fig7", "scaling/fig-7"), ("scaling.fig8", "scaling/fig-8"), ("scaling.e2", "scaling/e-2")):
         assert claim in experiment(name).claims
         assert experiment(name).verdict is not None
 
@@ -359,3 +359,16 @@ def test_fig8_rejects_no_training():
     verdict, measured = fig8_verdict(fig8(replace(SMALL_FIG8, lr=0.0)))
     _assert_fails(verdict)
     assert max(measured["relative_change"]) == 0.0
+
+
+@pytest.mark.parametrize("field, value", [("quantity", "both"), ("law", "fbm"), ("betas", (2.0, 1.0)),
+                                          ("grid", (10, 30)), ("seeds", (1,)), ("d", 0)])
+def test_fig45_config_rejects(field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(chk.FIG45_PRESETS["check"], **{field: value})
+
+
+def test_fig45_experiment_rejects_iid_weights():
+    """The registered experiment with i.i.d. uniform weights (4 draws) fails its verdict."""
+    result = chk.fig45(replace(chk.FIG45_PRESETS["check"], law="uniform", seeds=tuple(range(4))))
+    _assert_fails(chk.fig45_result_verdict(result)[0])

@@ -687,3 +687,77 @@ register("scaling.prop12", config=SmoothRateConfig, presets=PROP12_PRESETS, meas
          verdict=smooth_rate_verdict, claims=("scaling/prop-12",), summary=_summary)
 register("scaling.prop13", config=SmoothRateConfig, presets=PROP13_PRESETS, measure=smooth_rate,
          verdict=smooth_rate_verdict, claims=("scaling/prop-13",), summary=_summary)
+
+
+# --------------------------------------------------------------------------- Figures 4 and 5 as an experiment
+
+
+@dataclass(frozen=True)
+class Fig45Config:
+    """Figures 4 (``quantity="hidden"``) and 5 (``"gradient"``): res-3 with smooth weights over depths.
+
+    Attributes
+    ----------
+    quantity : str
+        ``"hidden"`` (:math:`\\|h_L - h_0\\|/\\|h_0\\|`, Figure 4) or ``"gradient"``
+        (:math:`\\|p_0 - p_L\\|/\\|p_L\\|`, Figure 5).
+    law : str
+        Law of V and W (:func:`theory.scaling.weights`): ``"smooth"`` for the claim, an i.i.d. law for
+        the controls.
+    d : int
+        Width (the paper: 40).
+    grid : tuple of int
+        Depths L (increasing, at least 3).
+    seeds : tuple of int
+        One weight draw per seed (and per L).
+    betas : tuple of float
+        Must hold 2.0 (identity, slope -1), 1.0 (flat) and 0.5 (explosion), which the verdict reads.
+    """
+
+    quantity: str = "hidden"
+    law: str = "smooth"
+    d: int = FIG45["d"]
+    grid: tuple = tuple(int(L) for L in FIG45["grid"])
+    seeds: tuple = tuple(FIG45["seeds"])
+    betas: tuple = tuple(FIG45["betas"])
+
+    def __post_init__(self):
+        where = "theory.experiments._scaling_limits.Fig45Config"
+        if self.quantity not in ("hidden", "gradient"):
+            raise ValueError(f"`quantity` of {where} must be 'hidden' or 'gradient'; got {self.quantity!r}")
+        if self.law not in ("smooth", "gaussian", "uniform", "rademacher"):
+            raise ValueError(f"`law` of {where} must be 'smooth' or an i.i.d. law; got {self.law!r}")
+        _check_ladder(where, self.grid, self.seeds, self.betas, self.d)
+        if not {2.0, 1.0, 0.5} <= set(float(b) for b in self.betas):
+            raise ValueError(f"`betas` of {where} must contain 2, 1 and 0.5; got {self.betas!r}")
+
+
+FIG45_PRESETS = {
+    # the check and the paper coincide (Section 3.2, Figures 4 and 5: d = 40, L from 10 to 1000, 10 draws)
+    "check": Fig45Config(),
+    "paper": Fig45Config(),
+}
+
+
+@dataclass(frozen=True)
+class Fig45Result:
+    """``table[beta]`` the ratios (seeds, L) of :func:`fig45_table`."""
+
+    config: Fig45Config
+    table: dict
+
+
+def fig45(config: Fig45Config) -> Fig45Result:
+    """Measure the ratios of Figure 4 or 5 for ``config``."""
+    c = config
+    return Fig45Result(c, fig45_table(c.quantity, c.law, c.seeds, np.asarray(c.grid), c.d, c.betas))
+
+
+def fig45_result_verdict(result: Fig45Result):
+    """:func:`fig45_verdict` of the result: (verdict, measured, (fit at beta = 2, fit at beta = 1))."""
+    return fig45_verdict(result.table, np.asarray(result.config.grid))
+
+
+register("scaling.fig45", config=Fig45Config, presets=FIG45_PRESETS, measure=fig45, verdict=fig45_result_verdict,
+         claims=("scaling/fig-4", "scaling/fig-5"),
+         summary=lambda r: {k: v for k, v in fig45_result_verdict(r)[1].items() if k.startswith("slope")})
