@@ -30,7 +30,7 @@ from hypothesis import given, note, settings, target
 from hypothesis import strategies as st
 from theory.claims import rate_verdict
 from theory.plots import STYLE, new_axes, plot_bound, plot_rate, save_figure, subplots
-from theory.rates import BoundTracker, fit_rate, identity_error
+from theory.rates import BoundTracker, fit_rate
 from theory.scaling import forward
 from theory.experiments.scaling import (
     E2_PRESETS,
@@ -62,12 +62,13 @@ from theory.experiments._scaling_limits import (
     P12,
     P12_CRITICAL_RTOL,
     P13,
-    P13_EXPLOSION,
     _cases,
     coupling_free_bound,
-    critical_ratios,
-    explosion_table,
-    explosion_verdict,
+    CRITICAL_PRESETS,
+    EXPLOSION_PRESETS,
+    critical,
+    explosion,
+    explosion_result_verdict,
     ode_errors,
     PROP12_PRESETS,
     PROP13_PRESETS,
@@ -197,9 +198,8 @@ def test_prop12(claim):
                    title="Smooth weights, beta = 1: ||h_L - h_0|| / ||h_0|| stays bounded, converging to the "
                          "neural ODE's ||H_1 - H_0|| / ||H_0||")
 def test_prop12_critical(claim):
-    grid = np.array([256, 1024, 4096])
-    net, ode = critical_ratios(grid=tuple(grid))
-    result = identity_error(net, np.repeat(ode[:, None], grid.size, axis=1))
+    res = critical(CRITICAL_PRESETS["check"])
+    grid, net, ode, result = np.asarray(res.config.grid), res.net, res.ode, res.error
     ax = new_axes()
     for i in range(len(ode)):
         ax.plot(grid, np.abs(net[i] - ode[i]) / ode[i], "o-", label=f"draw {i}: ODE ratio {ode[i]:.3f}")
@@ -240,9 +240,9 @@ def test_prop13(claim):
                    title="Linear res-1, smooth weights with V_0^T having a positive eigenvalue, beta < 1: "
                          "max_k ||h_k - h_0|| / ||h_0|| -> infinity")
 def test_prop13_explosion(claim):
-    logs, bound = explosion_table()
-    grid = P13_EXPLOSION["grid"]
-    verdict = explosion_verdict(logs, bound)
+    res = explosion(EXPLOSION_PRESETS["check"])
+    logs, bound, grid = res.logs, res.bound, np.asarray(res.config.grid)
+    verdict = explosion_result_verdict(res)
     ax = new_axes()
     for i in range(logs.shape[0]):
         (line,) = ax.plot(grid, logs[i] / np.log(10), "o-", label=f"draw {i}")

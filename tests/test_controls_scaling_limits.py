@@ -372,3 +372,30 @@ def test_fig45_experiment_rejects_iid_weights():
     """The registered experiment with i.i.d. uniform weights (4 draws) fails its verdict."""
     result = chk.fig45(replace(chk.FIG45_PRESETS["check"], law="uniform", seeds=tuple(range(4))))
     _assert_fails(chk.fig45_result_verdict(result)[0])
+
+
+def test_prop12_critical_experiment_rejects_iid_weights():
+    """The registered experiment with i.i.d. Gaussian layers (2 draws) fails its verdict."""
+    result = chk.critical(replace(chk.CRITICAL_PRESETS["check"], law="gaussian", seeds=(0, 1)))
+    _assert_fails(chk.critical_verdict(result))
+
+
+def test_prop13_explosion_experiment_rejects_beta_one():
+    """beta = 0.999 (almost the critical 1): the ratio stays bounded, no explosion."""
+    result = chk.explosion(replace(chk.EXPLOSION_PRESETS["check"], beta=0.999))
+    _assert_fails(chk.explosion_result_verdict(result))
+
+
+@pytest.mark.parametrize("presets, field, value", [
+    (chk.CRITICAL_PRESETS, "rtol", 0.0), (chk.CRITICAL_PRESETS, "law", "fbm"), (chk.CRITICAL_PRESETS, "grid", (256,)),
+    (chk.EXPLOSION_PRESETS, "beta", 1.0), (chk.EXPLOSION_PRESETS, "seeds", (0,)), (chk.EXPLOSION_PRESETS, "d", -1)])
+def test_critical_and_explosion_configs_reject(presets, field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(presets["check"], **{field: value})
+
+
+def test_critical_and_explosion_registered():
+    from theory.experiments import experiment
+
+    assert experiment("scaling.prop12_critical").claims == ("scaling/prop-12/critical",)
+    assert experiment("scaling.prop13_explosion").claims == ("scaling/prop-13/explosion",)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import expm
 
-from theory.claims import qualitative_verdict, rate_verdict
+from theory.claims import identity_verdict, qualitative_verdict, rate_verdict
 from theory.experiments._registry import register
-from theory.rates import fit_rate
+from theory.rates import fit_rate, identity_error
 from theory.scaling import (
     brownian_increments,
     coupled_weights,
@@ -761,3 +761,136 @@ def fig45_result_verdict(result: Fig45Result):
 register("scaling.fig45", config=Fig45Config, presets=FIG45_PRESETS, measure=fig45, verdict=fig45_result_verdict,
          claims=("scaling/fig-4", "scaling/fig-5"),
          summary=lambda r: {k: v for k, v in fig45_result_verdict(r)[1].items() if k.startswith("slope")})
+
+
+# --------------------------------------------------------------------------- Propositions 12 (critical) and 13
+# (explosion) as experiments
+
+
+@dataclass(frozen=True)
+class CriticalConfig:
+    """Proposition 12 at beta = 1: res-3 with smooth weights against the neural ODE (14).
+
+    Attributes
+    ----------
+    d : int
+        Width.
+    grid : tuple of int
+        Depths L (increasing, at least 3).
+    seeds : tuple of int
+        One smooth weight path (and h_0) per seed, at least 2.
+    rtol : float
+        Tolerance on the relative gap |r_L - r_ODE| / r_ODE (> 0): the network is O(1/L) from the ODE,
+        so 2% at L >= 256 leaves a 5x margin.
+    law : str
+        ``"trig"`` (smooth paths, the claim) or ``"gaussian"`` (i.i.d. layers, for the controls).
+    """
+
+    d: int = P12["d"]
+    grid: tuple = (256, 1024, 4096)
+    seeds: tuple = tuple(P12["seeds"])
+    rtol: float = P12_CRITICAL_RTOL
+    law: str = "trig"
+
+    def __post_init__(self):
+        where = "theory.experiments._scaling_limits.CriticalConfig"
+        _check_ladder(where, self.grid, self.seeds, (1.0,), self.d)
+        if not self.rtol > 0:
+            raise ValueError(f"`rtol` of {where} must be positive; got {self.rtol!r}")
+        if self.law not in ("trig", "gaussian"):
+            raise ValueError(f"`law` of {where} must be 'trig' or 'gaussian'; got {self.law!r}")
+
+
+CRITICAL_PRESETS = {
+    "check": CriticalConfig(),
+    # no experiment in the paper for Prop. 12; the width of Figures 4 and 5 (d = 40), depths to 2^14
+    "paper": CriticalConfig(d=40, grid=(256, 1024, 4096, 16_384), seeds=tuple(range(10))),
+}
+
+
+@dataclass(frozen=True)
+class CriticalResult:
+    """``net`` the ratios (seeds, grid), ``ode`` the neural ODE's ratio per seed, ``error`` their
+    :func:`theory.rates.identity_error`."""
+
+    config: CriticalConfig
+    net: np.ndarray
+    ode: np.ndarray
+    error: object
+
+
+def critical(config: CriticalConfig) -> CriticalResult:
+    """Measure the ratios of res-3 at beta = 1 and of the neural ODE (:func:`critical_ratios`)."""
+    c = config
+    net, ode = critical_ratios(c.seeds, c.grid, c.d, 1.0, c.law)
+    return CriticalResult(c, net, ode, identity_error(net, np.repeat(ode[:, None], len(c.grid), axis=1)))
+
+
+def critical_verdict(result: CriticalResult):
+    """:func:`theory.claims.identity_verdict` of the relative gap with ``rtol``."""
+    return identity_verdict(result.error, {"rtol": result.config.rtol})
+
+
+@dataclass(frozen=True)
+class ExplosionConfig:
+    """Proposition 13, explosion side: linear res-1 with one smooth weight path, beta < 1.
+
+    Attributes
+    ----------
+    d : int
+        Width.
+    grid : tuple of int
+        Depths L (increasing, at least 3).
+    seeds : tuple of int
+        One weight path per seed (redrawn until path(0)^T has a real positive eigenvalue), at least 2.
+    beta : float
+        Scaling exponent in (0, 1).
+    """
+
+    d: int = P13_EXPLOSION["d"]
+    grid: tuple = tuple(int(L) for L in P13_EXPLOSION["grid"])
+    seeds: tuple = tuple(P13_EXPLOSION["seeds"])
+    beta: float = P13_EXPLOSION["beta"]
+
+    def __post_init__(self):
+        where = "theory.experiments._scaling_limits.ExplosionConfig"
+        _check_ladder(where, self.grid, self.seeds, (self.beta,), self.d)
+        if not 0.0 < self.beta < 1.0:
+            raise ValueError(f"`beta` of {where} must lie in (0, 1); got {self.beta!r}")
+
+
+EXPLOSION_PRESETS = {
+    "check": ExplosionConfig(),
+    # no experiment in the paper for Prop. 13; the width of Figures 4 and 5 (d = 40), 10 paths
+    "paper": ExplosionConfig(d=40, seeds=tuple(range(10))),
+}
+
+
+@dataclass(frozen=True)
+class ExplosionResult:
+    """``logs`` ln max_k ||h_k - h_0|| / ||h_0|| (seeds, grid); ``bound`` the log of the proof's lower
+    bound (-inf where it is not positive)."""
+
+    config: ExplosionConfig
+    logs: np.ndarray
+    bound: np.ndarray
+
+
+def explosion(config: ExplosionConfig) -> ExplosionResult:
+    """Measure the explosion table (:func:`explosion_table`)."""
+    c = config
+    logs, bound = explosion_table(c.beta, c.seeds, np.asarray(c.grid), c.d)
+    return ExplosionResult(c, logs, bound)
+
+
+def explosion_result_verdict(result: ExplosionResult):
+    """:func:`explosion_verdict` of the result."""
+    return explosion_verdict(result.logs, result.bound)
+
+
+register("scaling.prop12_critical", config=CriticalConfig, presets=CRITICAL_PRESETS, measure=critical,
+         verdict=critical_verdict, claims=("scaling/prop-12/critical",),
+         summary=lambda r: {"max_rel_err": float(r.error.max_rel_err)})
+register("scaling.prop13_explosion", config=ExplosionConfig, presets=EXPLOSION_PRESETS, measure=explosion,
+         verdict=explosion_result_verdict, claims=("scaling/prop-13/explosion",),
+         summary=lambda r: {"log10_max_ratio_at_L_max_min": float(np.min(r.logs[:, -1]) / np.log(10))})
