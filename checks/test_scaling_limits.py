@@ -14,37 +14,24 @@ preprint (2022); the thesis numbers (P. Marion's thesis, chapter 2) are recorded
 * Figures 4 and 5 (smooth init, res-3) and Figure 7 with claim E-2 (fGn weights, phase diagram and
   the identity-side slope; the experiments are theory.experiments.scaling.fig7 and .e2).
 
-Each test computes the claim's quantity with the toolkit's kernels (theory.scaling), records what
-it measured and asserts through the shared verdict functions (theory.claims) or the pure
-predicates of this module, which the negative controls in
-``tests/test_controls_scaling_limits.py`` feed broken settings.
+Each test composes the measurements of :mod:`theory.experiments._scaling_limits` and
+:mod:`theory.experiments.scaling` (the toolkit's kernels, theory.scaling), records what it measured
+and asserts through the shared verdict functions (theory.claims) or the pure predicates of those
+modules, which the negative controls in ``tests/test_controls_scaling_limits.py`` feed broken settings.
 """
 
 from __future__ import annotations
 
-import functools
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import given, note, settings, target
 from hypothesis import strategies as st
-from scipy.linalg import expm
-
-from theory.claims import qualitative_verdict, rate_verdict
+from theory.claims import rate_verdict
 from theory.plots import STYLE, new_axes, plot_bound, plot_rate, save_figure, subplots
-from theory.rates import BoundTracker, fit_rate, identity_error
-from theory.scaling import (
-    brownian_increments,
-    coupled_weights,
-    forward,
-    forward_normalized,
-    log_gradient_ratio,
-    log_norm_ratio,
-    neural_ode,
-    norm_ratio,
-    sde_em,
-    weights,
-)
+from theory.rates import BoundTracker, fit_rate
+from theory.scaling import forward
 from theory.experiments.scaling import (
     E2_PRESETS,
     FIG7_PRESETS,
@@ -60,120 +47,40 @@ from theory.experiments.scaling import (
     fig8_verdict,
     linearized_mean_square,
 )
-from theory.scaling.phase import phase_diagram
-
-
-def worst_rate(fits, expecteds):
-    """Index of the fit farthest outside (or least inside) its tolerance: the one a claim records.
-
-    A claim with several cases (two betas, two variances) records every slope in ``measured`` and
-    asserts on the worst case, so that it passes only when every case passes.
-    """
-    def excess(fit, exp):
-        s = fit.slope
-        return np.inf if not np.isfinite(s) else abs(s - exp["slope"]) - exp["tol"]
-
-    return int(np.argmax([excess(f, e) for f, e in zip(fits, expecteds)]))
-
-
-def _cases(fits, keys):
-    return {k: {"slope": round(f.slope, 4), "ci": [round(c, 4) for c in f.ci]} for k, f in zip(keys, fits)}
-
-
-# --------------------------------------------------------------------------- smooth weight paths
-
-
-def trig_process(d, rng, modes=4):
-    r"""A smooth random weight path t -> (d, d) on [0, 1] satisfying (A5).
-
-    Entries :math:`\sqrt{2/(M d)}\sum_{m<M} a_m \cos(\pi m t + \phi_m)` with :math:`a_m \sim \mathcal N(0, 1)`
-    and :math:`\phi_m \sim \mathcal U(0, 2\pi)`, independent over entries: Lipschitz and bounded
-    (assumption (A5)), variance about 1/d like :func:`theory.scaling.weights`, and evaluable at any t,
-    as the neural-ODE reference needs (trigonometric sums, not grid samples).
-    The callable takes a scalar t (returns (d, d)) or an array of times (returns (n, d, d)).
-    """
-    amp = rng.standard_normal((modes, d, d)) * np.sqrt(2.0 / (modes * d))
-    phase = rng.uniform(0.0, 2.0 * np.pi, (modes, d, d))
-    freq = np.pi * np.arange(modes)[:, None, None]
-
-    def path(t):
-        t = np.asarray(t, dtype=np.float64)
-        return np.sum(amp * np.cos(freq * t[..., None, None, None] + phase), axis=-3)
-
-    path.derivative = lambda t: np.sum(
-        -amp * freq * np.sin(freq * np.asarray(t, dtype=np.float64)[..., None, None, None] + phase), axis=-3)
-    return path
-
-
-def on_grid(path, L):
-    """Layer weights V_k = path(k / L), k = 1..L, shape (L, d, d) (model (13), (A5) thesis indexing)."""
-    return np.ascontiguousarray(path(np.arange(1, L + 1) / L))
-
-
-# =========================================================================== Proposition 10
-
-# Setup: d = 4, leaky ReLU of slope 0.8
-# (Lipschitz, Table 1), reference Euler-Maruyama at L_ref = 2^13 on the same Brownian path, coarse
-# L = 16..256 = L_ref / 32 at most (a finer coarse level would bias the slope towards 0 through the
-# reference's own error). 400 paths in 20 groups of 20: each row of the fit is a group mean, so the
-# slope is that of log E||h_L - H_1|| and the bootstrap resamples groups of paths.
-P10 = {"d": 4, "L_ref": 2**13, "grid": np.array([16, 32, 64, 128, 256]), "paths": 400, "groups": 20}
-P10_EXPECTED = {"slope": -0.5, "tol": 0.1}
-# the variance conventions v of N(0, v/d): the preprint's (11)-(12) use v = 2, the thesis' (2.11)-(2.12) v = 1
-P10_VARIANCES = {"preprint (11)-(12), v = 2": (2.0, 2.0), "thesis (2.11)-(2.12), v = 1": (1.0, 1.0)}
-
-
-@functools.lru_cache(maxsize=None)
-def strong_errors(v_net, v_sde, coupled=True, paths=P10["paths"], L_ref=P10["L_ref"], grid=tuple(P10["grid"]),
-                  seed=10):
-    r"""Strong errors ||h_L - H_1|| of res-1 (beta = 1/2) against the EM reference of the SDE.
-
-    The network has N(0, v_net/d) weights :math:`V_{k+1} = \sqrt{v_{net} L/d}\,S_k^\top` built from the
-    Brownian increments (:func:`theory.scaling.coupled_weights`); the reference is the
-    Euler-Maruyama scheme of :math:`dH^\top = \sqrt{v_{sde}/d}\,\sigma(H^\top)d\mathbf B` at step
-    1/L_ref on the same path (``coupled``) or on an independent one (a broken coupling).
-
-    Returns
-    -------
-    errors : ndarray, shape (paths, G)
-    norm_net : ndarray, shape (paths, G)
-        ||h_L|| of the network at each L.
-    norm_sde : ndarray, shape (paths,)
-        ||H_1|| of the reference.
-    """
-    d = P10["d"]
-    rng = np.random.default_rng(seed)
-    grid = np.asarray(grid)
-    errors = np.empty((paths, grid.size))
-    norm_net = np.empty((paths, grid.size))
-    norm_sde = np.empty(paths)
-    for p in range(paths):
-        h0 = rng.standard_normal(d)
-        h0 /= np.linalg.norm(h0)
-        dB = brownian_increments(L_ref, d, rng=rng)
-        ref_path = dB if coupled else brownian_increments(L_ref, d, rng=rng)
-        H1 = sde_em(h0, ref_path, "leaky_relu", v_sde)[-1]
-        norm_sde[p] = np.linalg.norm(H1)
-        for j, L in enumerate(grid):
-            V = coupled_weights(dB, v_net, factor=L_ref // int(L))
-            hL = forward(h0, V, None, beta=0.5, arch="res1", activation="leaky_relu")[-1]
-            errors[p, j] = np.linalg.norm(hL - H1)
-            norm_net[p, j] = np.linalg.norm(hL)
-    return errors, norm_net, norm_sde
-
-
-def grouped_means(errors, groups=P10["groups"]):
-    """Means over consecutive groups of paths, shape (groups, G): the rows of the rate fit."""
-    return errors.reshape(groups, -1, errors.shape[-1]).mean(axis=1)
-
-
-def strong_fit(v_net, v_sde, coupled=True, **kw):
-    """Rate fit of the strong errors of :func:`strong_errors` (keywords as there), rows = groups of 20 paths."""
-    if "grid" in kw:
-        kw["grid"] = tuple(int(g) for g in kw["grid"])
-    errors, _, _ = strong_errors(v_net, v_sde, coupled, **kw)
-    grid = np.asarray(kw.get("grid", P10["grid"]))
-    return fit_rate(grid, grouped_means(errors, kw.get("paths", P10["paths"]) // 20))
+from theory.experiments._scaling_limits import (
+    FIG45,
+    FIG45_EXPECTED,
+    FIG45_PRESETS,
+    fig45,
+    fig45_result_verdict,
+    FIG8_PROXY,
+    P10,
+    P10_EXPECTED,
+    P10_VARIANCES,
+    P11,
+    P11_EXPECTED,
+    P12,
+    P12_CRITICAL_RTOL,
+    P13,
+    _cases,
+    coupling_free_bound,
+    CRITICAL_PRESETS,
+    EXPLOSION_PRESETS,
+    critical,
+    explosion,
+    explosion_result_verdict,
+    ode_errors,
+    PROP12_PRESETS,
+    PROP13_PRESETS,
+    prop10_printed_verdict,
+    smooth_rate,
+    smooth_rate_expected,
+    smooth_rate_verdict,
+    strong_errors,
+    strong_fit,
+    tied_linear_instance,
+    worst_rate,
+)
 
 
 @pytest.mark.claim("scaling/prop-10", kind="rate", aliases=("marion-thesis/prop-2.10",),
@@ -192,30 +99,6 @@ def test_prop10(claim):
     claim.measured.update({"cases": _cases(fits, keys), "recorded_case": keys[i], "paths": P10["paths"],
                            "L_ref": P10["L_ref"], "d": P10["d"], "activation": "leaky_relu (slope 0.8)"})
     claim.rate(fits[i], P10_EXPECTED, figure=save_figure(fig, "scaling/prop-10"), grid_label="L")
-
-
-def prop10_printed_verdict(fit, lower_bound, lower_se, expected=P10_EXPECTED):
-    """Does "E||h_L - H_1|| <= c / sqrt(L)" hold for the pair (weights, SDE) that produced the data?
-
-    It fails when (a) the strong error on the natural coupling does not decay at rate 1/2 and (b) the
-    coupling-free lower bound |E||h_L|| - E||H_1||| <= E||h_L - H_1|| (valid for every coupling of the
-    two laws) is positive beyond 4 standard errors at the largest L: no coupling can then make the
-    error vanish.
-    """
-    rate = rate_verdict(fit, expected, grid_label="L")
-    significant = lower_bound > 4.0 * lower_se
-    holds = rate.passed or not significant
-    return qualitative_verdict(
-        bool(holds),
-        f"strong error {rate.message}; coupling-free lower bound |E||h_L|| - E||H_1||| = "
-        f"{lower_bound:.3f} ± {lower_se:.3f} at L = {int(fit.grid[-1])}")
-
-
-def coupling_free_bound(v_net, v_sde, **kw):
-    """|E||h_L|| - E||H_1||| at the largest L, and its standard error (paths independent)."""
-    _, norm_net, norm_sde = strong_errors(v_net, v_sde, True, **kw)
-    diff = norm_net[:, -1] - norm_sde
-    return abs(float(diff.mean())), float(diff.std(ddof=1) / np.sqrt(diff.size))
 
 
 @pytest.mark.claim("scaling/prop-10/erratum", kind="erratum", wrong_in="statement",
@@ -254,39 +137,6 @@ def test_prop10_erratum(claim):
                   figure=save_figure(fig, "scaling/prop-10/erratum"), corrected=corrected)
 
 
-# =========================================================================== Proposition 11
-
-# Model (13): res-2 with tanh (Lipschitz and smooth, so that DOP853 reaches its tolerance; ReLU kinks
-# degrade it to ~1e-10), d = 6, V and W trigonometric paths (A5), beta = 1. Errors 1e-2 .. 1e-4, far
-# above the reference's 1e-12 tolerance. max_k ||H_{k/L} - h_k|| over the layers, three path draws.
-P11 = {"d": 6, "grid": 2 ** np.arange(4, 11), "seeds": range(3)}
-P11_EXPECTED = {"slope": -1.0, "tol": 0.1}
-
-
-def ode_errors(seeds=P11["seeds"], grid=P11["grid"], d=P11["d"], beta=1.0, noise=0.0):
-    """max_k ||H_{k/L} - h_k|| of the network (13) with alpha = L^-beta against the ODE (14).
-
-    ``noise`` > 0 adds i.i.d. N(0, noise^2/d) perturbations to every layer's V and W: weights that are no
-    longer discretisations of a smooth path (a broken (A5), for the controls).
-    """
-    grid = np.asarray(grid)
-    errors = np.empty((len(seeds), grid.size))
-    for i, seed in enumerate(seeds):
-        rng = np.random.default_rng(seed)
-        Vp, Wp = trig_process(d, rng), trig_process(d, rng)
-        h0 = rng.standard_normal(d)
-        t = np.arange(grid[-1] + 1) / grid[-1]
-        H = neural_ode(h0, Vp, Wp, t, arch="res2", activation="tanh")
-        for j, L in enumerate(grid):
-            V, W = on_grid(Vp, L), on_grid(Wp, L)
-            if noise:
-                V = V + noise * rng.standard_normal(V.shape) / np.sqrt(d)
-                W = W + noise * rng.standard_normal(W.shape) / np.sqrt(d)
-            h = forward(h0, V, W, beta=beta, arch="res2", activation="tanh")
-            errors[i, j] = np.max(np.linalg.norm(h - H[:: grid[-1] // L], axis=1))
-    return errors
-
-
 @pytest.mark.claim("scaling/prop-11", kind="rate", aliases=("marion-thesis/prop-2.11",),
                    title="Smooth weights (A5), beta = 1: max_k ||H_{k/L} - h_k|| <= c/L (neural ODE (14))")
 def test_prop11(claim):
@@ -295,33 +145,6 @@ def test_prop11(claim):
     plot_rate(fit, ax=ax, expected_slope=-1.0, label="res-2 tanh, trigonometric weights", xlabel="L",
               ylabel=r"$\max_k \|H_{k/L} - h_k\|$", title="scaling/prop-11: ResNet (13) vs neural ODE (14)")
     claim.rate(fit, P11_EXPECTED, figure=save_figure(ax.figure, "scaling/prop-11"), grid_label="L")
-
-
-def tied_linear_instance(d, scale, L, seed, h0_norm=1.0, beta=1.0):
-    """Weight-tied linear case of Prop. 11: error max_k ||e^{Vk/L} h0 - (I + V/L)^k h0|| and the bound.
-
-    psi(h, t) = V h: K_1 = ||V||_op (Lipschitz in h; psi does not depend on t), K_2 = sup_t ||V H_t||
-    (the Lipschitz constant of t -> H_t, evaluated on the grid k/L refined 8 times), and the proof's
-    bound e^{K_1} (K_2 + 1) K_1 / (2L) (Appendix A.10). The bound is not homogeneous in h_0 (the
-    "+ 1"): for d = 1, Vbar = lambda > 0 the ratio is about lambda |h_0| / (lambda e^lambda |h_0| + 1),
-    close to 1 for small lambda and large |h_0|, so the hunt also varies ||h_0||. ``beta`` != 1 runs
-    the network with alpha = L^-beta against the same ODE (a wrong scaling, for the controls).
-    """
-    rng = np.random.default_rng(seed)
-    Vbar = scale * rng.standard_normal((d, d)) / np.sqrt(d)
-    h0 = rng.standard_normal(d)
-    h0 *= h0_norm / np.linalg.norm(h0)
-    h = forward(h0, np.broadcast_to(Vbar, (L, d, d)), None, beta=beta, arch="res1", activation="identity")
-    ts = np.arange(8 * L + 1) / (8 * L)
-    step = expm(Vbar / (8 * L))
-    H = np.empty((ts.size, d))
-    H[0] = h0
-    for k in range(1, ts.size):
-        H[k] = step @ H[k - 1]
-    err = float(np.max(np.linalg.norm(h - H[::8], axis=1)))
-    K1 = float(np.linalg.norm(Vbar, 2))
-    K2 = float(np.max(np.linalg.norm(H @ Vbar.T, axis=1)))
-    return err, np.exp(K1) * (K2 + 1.0) * K1 / (2.0 * L)
 
 
 @pytest.mark.claim("scaling/prop-11/constant", kind="bound", aliases=("marion-thesis/prop-2.11",),
@@ -349,73 +172,34 @@ def test_prop11_constant(claim):
     claim.bound(tracker.result(), {"ratio_max": 1.0}, figure=save_figure(ax.figure, "scaling/prop-11/constant"))
 
 
-# =========================================================================== Proposition 12
-
-# res-3 (the architecture of Figures 4, 5, 7) with trigonometric V, W (A5), d = 8, 3 draws.
-# ||h_L - h_0|| = L^{1-beta} ||int V_t ReLU(W_t h_0) dt|| (1 + O(L^{1-beta})): the relative correction is
-# 1/8 at beta = 1.5, L = 64, so the ladder starts at 64.
-P12 = {"d": 8, "grid": 2 ** np.arange(6, 13), "seeds": range(3), "betas": (1.5, 2.0)}
-
-
-def smooth_ratios(beta, seeds=P12["seeds"], grid=P12["grid"], d=P12["d"], law="trig"):
-    """||h_L - h_0|| / ||h_0|| of res-3 with alpha = L^-beta; weights on one smooth path per seed
-    (``law="trig"``) or i.i.d. Gaussian (``law="gaussian"``, a broken (A5) for the controls)."""
-    out = np.empty((len(seeds), len(grid)))
-    for i, seed in enumerate(seeds):
-        rng = np.random.default_rng(seed)
-        Vp, Wp = trig_process(d, rng), trig_process(d, rng)
-        h0 = rng.standard_normal(d)
-        for j, L in enumerate(grid):
-            if law == "trig":
-                V, W = on_grid(Vp, L), on_grid(Wp, L)
-            else:
-                V, W = weights(L, d, law, rng=rng), weights(L, d, law, rng=rng)
-            out[i, j] = norm_ratio(forward(h0, V, W, beta=beta, arch="res3"))
-    return out
-
-
 @pytest.mark.claim("scaling/prop-12", kind="rate", aliases=("marion-thesis/prop-2.12",),
                    title="Smooth weights, beta > 1: ||h_L - h_0|| / ||h_0|| -> 0 like L^(1 - beta)")
 def test_prop12(claim):
-    """Statement (i) proves -> 0; its proof gives ||h_L - h_0|| <= C_3 L^{1-beta}, and the slope is
-    exactly 1 - beta at leading order: beta = 1.5 (slope -1/2) and beta = 2 (slope -1)."""
-    betas = P12["betas"]
-    fits = [fit_rate(P12["grid"], smooth_ratios(b)) for b in betas]
-    expected = [{"slope": 1.0 - b, "tol": 0.1} for b in betas]
-    i = worst_rate(fits, expected)
+    """Statement (i) proves -> 0; its proof gives ||h_L - h_0|| <= C_3 L^{1-beta}, the slope 1 - beta at
+    leading order: beta = 1.5 (slope -1/2) and beta = 2 (slope -1). The finite-L slope of the
+    second-order expansion on the same grid and draws must lie in the bootstrap interval of the
+    measured one (:func:`theory.experiments._scaling_limits.smooth_rate_verdict`)."""
+    result = smooth_rate(PROP12_PRESETS["check"])
+    verdict, measured, i = smooth_rate_verdict(result)
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
-    for b, f in zip(betas, fits):
-        plot_rate(f, ax=ax, expected_slope=1.0 - b, label=f"beta = {b:g}", xlabel="L",
+    for b, f, p in zip(result.config.betas, result.fits, result.predicted):
+        plot_rate(f, ax=ax, expected_slope=p, label=f"beta = {b:g}", xlabel="L",
+                  expected_label=f"guide: finite-L slope {p:.3f}, predicted (asymptotic {1.0 - b:g})",
                   ylabel=r"$\|h_L - h_0\| / \|h_0\|$",
                   title="scaling/prop-12: res-3, smooth (trigonometric) weights, d = 8")
     ax.legend(frameon=False, fontsize=7.5)
-    claim.measured.update({"cases": _cases(fits, [f"beta={b:g}" for b in betas]),
-                           "recorded_case": f"beta={betas[i]:g}"})
-    claim.rate(fits[i], expected[i], figure=save_figure(fig, "scaling/prop-12"), grid_label="L")
-
-
-def critical_ratios(seeds=P12["seeds"], grid=(256, 1024, 4096), d=P12["d"], beta=1.0, law="trig"):
-    """Ratios ||h_L - h_0|| / ||h_0|| at alpha = L^-beta and the neural ODE's ||H_1 - H_0|| / ||H_0||."""
-    net = smooth_ratios(beta, seeds, grid, d, law)
-    ode = np.empty(len(seeds))
-    for i, seed in enumerate(seeds):
-        rng = np.random.default_rng(seed)
-        Vp, Wp = trig_process(d, rng), trig_process(d, rng)
-        h0 = rng.standard_normal(d)
-        ode[i] = np.linalg.norm(neural_ode(h0, Vp, Wp, 1.0, arch="res3") - h0) / np.linalg.norm(h0)
-    return net, ode
-
-
-P12_CRITICAL_RTOL = 0.02  # the network is O(1/L) from the ODE; 2% at L >= 256 leaves a 5x margin
+    claim.measured.update(measured)
+    claim.rate(result.fits[i], smooth_rate_expected(result)[i], figure=save_figure(fig, "scaling/prop-12"),
+               grid_label="L")
+    assert verdict.passed, verdict.message
 
 
 @pytest.mark.claim("scaling/prop-12/critical", kind="identity", aliases=("marion-thesis/prop-2.12",),
                    title="Smooth weights, beta = 1: ||h_L - h_0|| / ||h_0|| stays bounded, converging to the "
                          "neural ODE's ||H_1 - H_0|| / ||H_0||")
 def test_prop12_critical(claim):
-    grid = np.array([256, 1024, 4096])
-    net, ode = critical_ratios(grid=tuple(grid))
-    result = identity_error(net, np.repeat(ode[:, None], grid.size, axis=1))
+    res = critical(CRITICAL_PRESETS["check"])
+    grid, net, ode, result = np.asarray(res.config.grid), res.net, res.ode, res.error
     ax = new_axes()
     for i in range(len(ode)):
         ax.plot(grid, np.abs(net[i] - ode[i]) / ode[i], "o-", label=f"draw {i}: ODE ratio {ode[i]:.3f}")
@@ -430,129 +214,35 @@ def test_prop12_critical(claim):
     claim.identity(result, {"rtol": P12_CRITICAL_RTOL}, figure=save_figure(ax.figure, "scaling/prop-12/critical"))
 
 
-# =========================================================================== Proposition 13
-
-# Weight-tied linear res-1, h_L = (I + L^-beta Vbar)^L h_0: ln ||h_L - h_0|| / ||h_0|| ~ L^{1-beta} max Re
-# lambda(Vbar). Vbar drawn (d = 6, N(0, 1/d) entries) until its eigenvalue of largest real part is real
-# and positive (Prop. 13 asks a positive eigenvalue; a complex leading pair makes the log norm oscillate).
-# L from 300: the O(1) term ln |<h_0, y>| and -lambda^2 L^{1-2 beta}/2 bias the slope below (ratio to
-# the prediction 0.75..1.03 at L = 100). beta = 0.25 and 0.5.
-P13 = {"d": 6, "grid": np.array([300, 1000, 3000, 10_000, 30_000, 100_000]), "seeds": range(4),
-       "betas": (0.25, 0.5)}
-
-
-def tied_matrix(d, seed):
-    """Vbar with N(0, 1/d) entries whose eigenvalue of largest real part is real and positive."""
-    rng = np.random.default_rng(seed)
-    while True:
-        Vbar = rng.standard_normal((d, d)) / np.sqrt(d)
-        lam = np.linalg.eigvals(Vbar)
-        top = lam[np.argmax(lam.real)]
-        if abs(top.imag) < 1e-12 and top.real > 0:
-            return Vbar, float(top.real), rng.standard_normal(d)
-
-
-def tied_log_ratios(beta, seeds=P13["seeds"], grid=P13["grid"], d=P13["d"], law="tied"):
-    """ln(||h_L - h_0|| / ||h_0||) (log domain) and max Re lambda per seed; ``law="gaussian"``
-    replaces the tied weights by i.i.d. N(0, 1/d) layers (a broken (A5), for the controls)."""
-    out = np.empty((len(seeds), len(grid)))
-    lams = np.empty(len(seeds))
-    for i, seed in enumerate(seeds):
-        Vbar, lams[i], h0 = tied_matrix(d, seed)
-        rng = np.random.default_rng(1000 + seed)
-        for j, L in enumerate(grid):
-            V = np.broadcast_to(Vbar, (L, d, d)) if law == "tied" else weights(L, d, law, rng=rng)
-            out[i, j] = log_norm_ratio(h0, V, None, beta=beta, arch="res1", activation="identity")
-    return out, lams
-
-
 @pytest.mark.claim("scaling/prop-13", kind="rate", aliases=("marion-thesis/prop-2.13",),
                    title="Linear res-1, tied smooth weights, beta < 1: ln(||h_L - h_0||/||h_0||) ~ L^(1-beta) "
                          "max Re lambda(Vbar) -> infinity")
 def test_prop13(claim):
-    betas = P13["betas"]
-    fits, consts = [], []
-    for b in betas:
-        logs, lams = tied_log_ratios(b)
-        fits.append(fit_rate(P13["grid"], logs))
-        consts.append(logs[:, -1] / (P13["grid"][-1] ** (1.0 - b) * lams))
-    expected = [{"slope": 1.0 - b, "tol": 0.1} for b in betas]
-    i = worst_rate(fits, expected)
+    """beta = 0.25 and 0.5; the finite-L slope of the leading eigen-mode, L ln(1 + L^-beta lambda_1) +
+    ln |c_1|, on the same grid and draws must lie in the bootstrap interval of the measured slope
+    (:func:`theory.experiments._scaling_limits.smooth_rate_verdict`); 1 - beta is recorded beside."""
+    result = smooth_rate(PROP13_PRESETS["check"])
+    verdict, measured, i = smooth_rate_verdict(result)
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
-    for b, f in zip(betas, fits):
-        plot_rate(f, ax=ax, expected_slope=1.0 - b, label=f"beta = {b:g}", xlabel="L",
+    for b, f, p in zip(result.config.betas, result.fits, result.predicted):
+        plot_rate(f, ax=ax, expected_slope=p, label=f"beta = {b:g}", xlabel="L",
+                  expected_label=f"guide: finite-L slope {p:.3f}, predicted (asymptotic {1.0 - b:g})",
                   ylabel=r"$\ln(\|h_L - h_0\| / \|h_0\|)$",
                   title="scaling/prop-13: tied linear res-1, d = 6 (log domain)")
     ax.legend(frameon=False, fontsize=7.5)
-    claim.measured.update({
-        "cases": _cases(fits, [f"beta={b:g}" for b in betas]), "recorded_case": f"beta={betas[i]:g}",
-        "ratio_to_L^(1-beta)_max_Re_lambda_at_L_max": {f"beta={b:g}": np.round(c, 4).tolist()
-                                                        for b, c in zip(betas, consts)}})
-    claim.rate(fits[i], expected[i], figure=save_figure(fig, "scaling/prop-13"), grid_label="L")
-
-
-def log_max_change(u, log_norm):
-    """ln max_k ||h_k - h_0|| / ||h_0|| from the log domain (h_k = e^{log_norm_k} u_k), no overflow."""
-    s = log_norm - log_norm[0]
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
-        small = np.exp(-np.abs(s))[:, None]
-        diff = np.where((s >= 0)[:, None], u - small * u[0], small * u - u[0])
-        logs = np.where(s >= 0, s, 0.0) + np.log(np.linalg.norm(diff, axis=1))
-    return float(np.max(logs))
-
-
-# Non-tied smooth weights: V_k = path(k/L) with path(0)^T having a positive real eigenvalue; beta = 0.5,
-# L = 10 .. 10^5. The proof (A.13) gives, for L large enough, max_k ||h_k - h_0|| / ||h_0|| >
-# |<h_0, y>| / (2 c alpha_L ||h_0||) - 1 with y the unit eigenvector and c the Lipschitz constant of the path.
-P13_EXPLOSION = {"d": 4, "grid": np.array([10, 100, 1000, 10_000, 100_000]), "seeds": range(3), "beta": 0.5}
-
-
-def explosion_table(beta=P13_EXPLOSION["beta"], seeds=P13_EXPLOSION["seeds"], grid=P13_EXPLOSION["grid"],
-                    d=P13_EXPLOSION["d"]):
-    """ln max_k ||h_k - h_0|| / ||h_0|| (seeds x grid) and the log of the proof's lower bound."""
-    logs = np.empty((len(seeds), len(grid)))
-    bound = np.empty_like(logs)
-    for i, seed in enumerate(seeds):
-        rng = np.random.default_rng(500 + seed)
-        while True:  # Prop. 13 assumes path(0)^T has a positive eigenvalue
-            path = trig_process(d, rng)
-            lam, vecs = np.linalg.eig(path(0.0).T)
-            real = np.flatnonzero((np.abs(lam.imag) < 1e-12) & (lam.real > 0))
-            if real.size:
-                break
-        y = np.real(vecs[:, real[np.argmax(lam.real[real])]])
-        y /= np.linalg.norm(y)
-        h0 = rng.standard_normal(d)
-        ts = np.linspace(0.0, 1.0, 4001)
-        c = float(np.max([np.linalg.norm(path.derivative(t), 2) for t in ts]))
-        for j, L in enumerate(grid):
-            u, log_norm = forward_normalized(h0, on_grid(path, L), None, beta=beta, arch="res1",
-                                             activation="identity")
-            logs[i, j] = log_max_change(u, log_norm)
-            rhs = abs(h0 @ y) / (2.0 * c * L ** (-beta) * np.linalg.norm(h0)) - 1.0
-            bound[i, j] = np.log(rhs) if rhs > 0 else -np.inf
-    return logs, bound
-
-
-def explosion_verdict(logs, bound):
-    """Explosion: ln max_k ratio strictly increasing in L for every draw, above ln 10^3 at the largest L,
-    and above the proof's lower bound at the largest L."""
-    increasing = bool(np.all(np.diff(logs, axis=1) > 0))
-    large = bool(np.all(logs[:, -1] > np.log(1e3)))
-    above = bool(np.all(logs[:, -1] > bound[:, -1]))
-    return qualitative_verdict(
-        increasing and large and above,
-        f"ln max_k ratio at L = max: {np.round(logs[:, -1], 1).tolist()} (increasing in L: {increasing}; "
-        f"> ln 1e3: {large}); proof's lower bound ln {np.round(bound[:, -1], 2).tolist()} (exceeded: {above})")
+    claim.measured.update(measured)
+    claim.rate(result.fits[i], smooth_rate_expected(result)[i], figure=save_figure(fig, "scaling/prop-13"),
+               grid_label="L")
+    assert verdict.passed, verdict.message
 
 
 @pytest.mark.claim("scaling/prop-13/explosion", kind="qualitative", aliases=("marion-thesis/prop-2.13",),
                    title="Linear res-1, smooth weights with V_0^T having a positive eigenvalue, beta < 1: "
                          "max_k ||h_k - h_0|| / ||h_0|| -> infinity")
 def test_prop13_explosion(claim):
-    logs, bound = explosion_table()
-    grid = P13_EXPLOSION["grid"]
-    verdict = explosion_verdict(logs, bound)
+    res = explosion(EXPLOSION_PRESETS["check"])
+    logs, bound, grid = res.logs, res.bound, np.asarray(res.config.grid)
+    verdict = explosion_result_verdict(res)
     ax = new_axes()
     for i in range(logs.shape[0]):
         (line,) = ax.plot(grid, logs[i] / np.log(10), "o-", label=f"draw {i}")
@@ -571,52 +261,6 @@ def test_prop13_explosion(claim):
         "grid": grid.tolist(), "log10_max_ratio": np.round(logs / np.log(10), 3).tolist(),
         "proof_bound_at_L_max_positive_part": [float(f"{b:.4g}") for b in bound_raw[:, -1]]},
         verdict.message, figure=save_figure(ax.figure, "scaling/prop-13/explosion"))
-
-
-# =========================================================================== Figures 4 and 5
-
-# Reduced reproduction (Table 2 for Figures 4-5): res-3, d = 40, smooth init (weights(..., "smooth"),
-# RBF length-scale 0.1, values at k/L), beta in {2, 0.5, 1} (the paper's panel order), L = 10 .. 1000,
-# 10 draws (the paper: 50) with a fresh weight draw per (draw, L) as in the paper, log domain.
-FIG45 = {"d": 40, "grid": np.array([10, 30, 100, 300, 1000]), "seeds": range(10), "betas": (2.0, 0.5, 1.0)}
-FIG45_EXPECTED = {"slope_beta_2": -1.0, "slope_beta_1": 0.0, "tol": 0.1, "explosion_beta_0.5_min_ratio": 10.0}
-
-
-def fig45_table(quantity, law="smooth", seeds=FIG45["seeds"], grid=FIG45["grid"], d=FIG45["d"],
-                betas=FIG45["betas"]):
-    """Ratios (beta -> (seeds, L)) of ``"hidden"`` ||h_L - h_0||/||h_0|| or ``"gradient"``
-    ||p_0 - p_L||/||p_L||, log domain; ``law`` of V and W (``"smooth"``, or an i.i.d. law for the controls)."""
-    out = {b: np.empty((len(seeds), len(grid))) for b in betas}
-    for i, seed in enumerate(seeds):
-        for j, L in enumerate(grid):
-            rng = np.random.default_rng([seed, int(L)])
-            V, W = weights(L, d, law, rng=rng), weights(L, d, law, rng=rng)
-            h0, pL = rng.standard_normal(d), rng.standard_normal(d)
-            for b in betas:
-                if quantity == "hidden":
-                    out[b][i, j] = log_norm_ratio(h0, V, W, beta=b, arch="res3")
-                else:
-                    out[b][i, j] = log_gradient_ratio(h0, V, W, pL, beta=b, arch="res3")
-    return {b: np.exp(v) for b, v in out.items()}
-
-
-def fig45_verdict(table, grid=FIG45["grid"], expected=FIG45_EXPECTED):
-    """Identity at beta = 2 (slope -1), flat at beta = 1 (slope 0), explosion at beta = 1/2 (median
-    increasing in L and above 10, the paper's colour threshold for explosion, at the largest L)."""
-    fit2, fit1 = fit_rate(grid, table[2.0]), fit_rate(grid, table[1.0])
-    med = np.median(table[0.5], axis=0)
-    ok2 = abs(fit2.slope - expected["slope_beta_2"]) <= expected["tol"]
-    ok1 = abs(fit1.slope - expected["slope_beta_1"]) <= expected["tol"]
-    boom = bool(np.all(np.diff(med) > 0) and med[-1] > expected["explosion_beta_0.5_min_ratio"])
-    verdict = qualitative_verdict(
-        bool(ok2 and ok1 and boom),
-        f"beta = 2: slope {fit2.slope:.2f} [{fit2.ci[0]:.2f}, {fit2.ci[1]:.2f}] (expected -1 ± {expected['tol']}); "
-        f"beta = 1: slope {fit1.slope:.2f} [{fit1.ci[0]:.2f}, {fit1.ci[1]:.2f}] (expected 0 ± {expected['tol']}); "
-        f"beta = 0.5: median {med[0]:.3g} -> {med[-1]:.3g} (explosion: {boom})")
-    measured = {"grid": grid.tolist(), "slope_beta_2": fit2.slope, "ci_beta_2": list(fit2.ci),
-                "slope_beta_1": fit1.slope, "ci_beta_1": list(fit1.ci),
-                "median": {f"beta={b:g}": np.median(table[b], axis=0).tolist() for b in table}}
-    return verdict, measured, (fit2, fit1)
 
 
 def _fig45_figure(table, fits, quantity, claim_id):
@@ -655,8 +299,9 @@ def _fig45_figure(table, fits, quantity, claim_id):
         title="Smooth init, res-3: ||p_0 - p_L||/||p_L|| ~ L^-1 at beta = 2, flat at beta = 1, explodes at 1/2")),
 ])
 def test_fig45(claim, quantity):
-    table = fig45_table(quantity)
-    verdict, measured, fits = fig45_verdict(table)
+    result = fig45(replace(FIG45_PRESETS["check"], quantity=quantity))
+    table = result.table
+    verdict, measured, fits = fig45_result_verdict(result)
     cid = "scaling/fig-4" if quantity == "hidden" else "scaling/fig-5"
     claim.expected = dict(FIG45_EXPECTED)
     claim.qualitative(verdict.passed, measured, verdict.message, figure=_fig45_figure(table, fits, quantity, cid))
@@ -721,12 +366,6 @@ def test_fig7(claim):
                    title="Figure 7 at the paper's range of Hurst indices (0.05 .. 0.97), finer beta grid")
 def test_fig7_fine(claim):
     _fig7(claim, "scaling/fig-7/fine", FIG7_PRESETS["paper"])
-
-
-# Figure 8 (thesis Figures 2.8 and 1.1): one coordinate of the weights against the layer index after
-# training. The experiment and its verdict are theory.experiments.scaling.fig8 / fig8_verdict.
-FIG8_PROXY = ("synthetic regression (tanh teacher, 64 Gaussian inputs) instead of MNIST, L = 200 and d = 12 "
-              "instead of L = 1000, 70 full-batch Adam steps instead of 10 epochs")
 
 
 def _fig8_figure(result, claim_id):
@@ -840,41 +479,3 @@ def test_e2(claim):
     figure = _e2_figure(result, "scaling/e-2")
     claim.rate(result.fits[worst], e2_expected(result)[worst], figure=figure, grid_label="L")
     assert verdict.passed, verdict.message
-
-
-# --------------------------------------------------------------------------- published fGn samplers
-
-def zero_middle_fgn(n, hurst, size, rng):
-    """WRONG ON PURPOSE, for one comparison only (README): the zero-middle circulant embedding of
-    several published fGn samplers (0 where gamma(n) belongs), its negative eigenvalues clipped to 0.
-
-    Not exact fGn (theory.fbm raises rather than clip). Shape (*size, n), unit-variance target.
-    """
-    from theory.fbm import autocovariance
-
-    g = autocovariance(np.arange(n), hurst)
-    row = np.concatenate([g, [0.0], g[:0:-1]])
-    lam = np.maximum(np.fft.fft(row).real, 0.0)
-    m = int(np.prod(size))
-    z = rng.standard_normal((m, 2 * n)) + 1j * rng.standard_normal((m, 2 * n))
-    x = np.fft.fft(np.sqrt(lam / (2 * n)) * z, axis=-1)[:, :n].real
-    return x.reshape(*size, n)
-
-
-def sampler_comparison(hurst=(0.9, 0.95), n_seeds=6, seed=11):
-    """beta*(H) of the hidden states at L = 1000, d = 40 with the exact sampler and with the clipped
-    zero-middle embedding (beta step 0.02 on [0.6, 1.1], n_seeds draws each); for the README, not a
-    claim (a finding about other software, not about the paper), and not collected by pytest. Run:
-    ``PYTHONPATH=. .venv/bin/python -c "from checks.test_scaling_limits import sampler_comparison as f; print(f())"``
-    (about 10 s). The two samplers consume different numbers of normals, so the draws are not paired.
-    """
-    beta = np.round(np.arange(0.6, 1.1001, 0.02), 3)
-
-    def wrong(L, d, H, rng):
-        return np.ascontiguousarray(np.moveaxis(zero_middle_fgn(L, H, (d, d), rng), -1, 0) / np.sqrt(d))
-
-    exact = phase_diagram(hurst, beta, n_seeds=n_seeds, rng=np.random.default_rng(seed), gradients=False)
-    clipped = phase_diagram(hurst, beta, n_seeds=n_seeds, rng=np.random.default_rng(seed), gradients=False,
-                            weights_fn=wrong)
-    return {"hurst": list(hurst), "exact": exact.critical().tolist(),
-            "zero_middle_clipped": clipped.critical().tolist()}

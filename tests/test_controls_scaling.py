@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from checks import test_scaling as chk
+from theory.experiments import _scaling_fbm as chk
 from theory.claims import rate_verdict
 from theory.fbm import fbm
 from theory.rates import fit_rate
@@ -28,3 +28,21 @@ def test_fig6_rejects_a_random_walk_of_iid_steps_at_h_08():
     lags = 2 ** np.arange(9)
     fit = fit_rate(lags / 1000, chk.variogram(paths, lags))
     assert rate_verdict(fit, {"slope": 1.6, "tol": 0.05}).status == "fail"
+
+
+def test_fig6_verdict_rejects_paths_of_h_shifted_by_005():
+    """The package experiment with paths drawn at H + 0.05 (0.2 and 0.8: slope off by 0.1) fails."""
+    from dataclasses import replace
+
+    result = chk.fig6(replace(chk.FIG6_PRESETS["check"], hurst=(0.2, 0.8), path_hurst_shift=0.05))
+    assert all(v.status == "fail" for v in chk.fig6_verdict(result))
+
+
+@pytest.mark.parametrize("field, value", [("hurst", ()), ("hurst", (1.2,)), ("n", 1), ("paths", 0),
+                                          ("lags", (1, 2)), ("lags", (1, 4000, 8000)), ("tol", 0.0),
+                                          ("path_hurst_shift", 0.9)])
+def test_fig6_config_rejects(field, value):
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match=field):
+        replace(chk.FIG6_PRESETS["check"], **{field: value})

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from checks import test_scaling_iid as chk
+from theory.experiments import _scaling_iid as chk
 from theory.claims import bound_verdict, erratum_verdict, frequency_verdict, rate_verdict
 
 OK = {"ratio_max": 1.0}

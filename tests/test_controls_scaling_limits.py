@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from checks import test_scaling_limits as chk
+from theory.experiments import _scaling_limits as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.rates import BoundTracker, fit_rate, identity_error
 from theory.experiments.scaling import (
@@ -145,6 +145,52 @@ def test_prop13_rejects_iid_weights():
     fit = fit_rate(grid, logs)
     _assert_fails(rate_verdict(fit, {"slope": 0.75, "tol": 0.1}))
     assert abs(fit.slope - 0.5) < 0.15
+
+
+@pytest.mark.parametrize("shift", [0.05, -0.05])
+@pytest.mark.parametrize("presets", [chk.PROP12_PRESETS, chk.PROP13_PRESETS], ids=["prop-12", "prop-13"])
+def test_prop12_13_reject_beta_shifted_by_005(presets, shift):
+    """The finite-L prediction at beta +- 0.05 must fall outside the measured slope's interval for some
+    beta; the former fixed window |slope - (1 - beta')| <= 0.1 accepted that shift (a regression test of
+    the window: it shows the old predicate passing where the new one fails)."""
+    result = chk.smooth_rate(replace(presets["check"], beta_shift=shift))
+    verdict, measured, _ = chk.smooth_rate_verdict(result)
+    _assert_fails(verdict)
+    assert not any(case["inside"] for case in measured["cases"].values())
+    old = [abs(f.slope - (1.0 - (b + shift))) <= 0.1 for b, f in zip(result.config.betas, result.fits)]
+    assert all(old)
+
+
+@pytest.mark.parametrize("presets", [chk.PROP12_PRESETS, chk.PROP13_PRESETS], ids=["prop-12", "prop-13"])
+def test_prop12_13_reject_iid_weights_through_the_verdict(presets):
+    """i.i.d. Gaussian layers (a broken (A5)) on a shorter ladder: the package verdict fails (for
+    Proposition 13 at beta = 1/4 only: at beta = 1/2 the i.i.d. log ratio is O(1) and may be negative)."""
+    c = presets["check"]
+    result = chk.smooth_rate(replace(c, law="gaussian", grid=c.grid[:5], seeds=c.seeds[:3], betas=c.betas[:1]))
+    _assert_fails(chk.smooth_rate_verdict(result)[0])
+
+
+@pytest.mark.parametrize("field, value", [("grid", (64, 32, 128)), ("grid", (64, 128)), ("seeds", (1,)),
+                                          ("betas", ()), ("betas", (0.9,)), ("d", 0), ("law", "fbm"),
+                                          ("prop", "14"), ("beta_shift", float("nan"))])
+def test_smooth_rate_config_rejects(field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(chk.PROP12_PRESETS["check"], **{field: value})
+
+
+def test_prop13_config_rejects_beta_above_one():
+    with pytest.raises(ValueError, match="betas"):
+        replace(chk.PROP13_PRESETS["check"], betas=(1.5,))
+
+
+def test_prop12_13_registered():
+    from theory.experiments import experiment
+
+    assert experiment("scaling.prop12").presets["check"] == chk.PROP12_PRESETS["check"]
+    assert experiment("scaling.prop13").claims == ("scaling/prop-13",)
+    for name, claim in (("scaling.fig45", "scaling/fig-5"), ("scaling.fig7", "scaling/fig-7"), ("scaling.fig8", "scaling/fig-8"), ("scaling.e2", "scaling/e-2")):
+        assert claim in experiment(name).claims
+        assert experiment(name).verdict is not None
 
 
 def test_prop13_explosion_rejects_a_wrong_scaling():
@@ -313,3 +359,43 @@ def test_fig8_rejects_no_training():
     verdict, measured = fig8_verdict(fig8(replace(SMALL_FIG8, lr=0.0)))
     _assert_fails(verdict)
     assert max(measured["relative_change"]) == 0.0
+
+
+@pytest.mark.parametrize("field, value", [("quantity", "both"), ("law", "fbm"), ("betas", (2.0, 1.0)),
+                                          ("grid", (10, 30)), ("seeds", (1,)), ("d", 0)])
+def test_fig45_config_rejects(field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(chk.FIG45_PRESETS["check"], **{field: value})
+
+
+def test_fig45_experiment_rejects_iid_weights():
+    """The registered experiment with i.i.d. uniform weights (4 draws) fails its verdict."""
+    result = chk.fig45(replace(chk.FIG45_PRESETS["check"], law="uniform", seeds=tuple(range(4))))
+    _assert_fails(chk.fig45_result_verdict(result)[0])
+
+
+def test_prop12_critical_experiment_rejects_iid_weights():
+    """The registered experiment with i.i.d. Gaussian layers (2 draws) fails its verdict."""
+    result = chk.critical(replace(chk.CRITICAL_PRESETS["check"], law="gaussian", seeds=(0, 1)))
+    _assert_fails(chk.critical_verdict(result))
+
+
+def test_prop13_explosion_experiment_rejects_beta_one():
+    """beta = 0.999 (almost the critical 1): the ratio stays bounded, no explosion."""
+    result = chk.explosion(replace(chk.EXPLOSION_PRESETS["check"], beta=0.999))
+    _assert_fails(chk.explosion_result_verdict(result))
+
+
+@pytest.mark.parametrize("presets, field, value", [
+    (chk.CRITICAL_PRESETS, "rtol", 0.0), (chk.CRITICAL_PRESETS, "law", "fbm"), (chk.CRITICAL_PRESETS, "grid", (256,)),
+    (chk.EXPLOSION_PRESETS, "beta", 1.0), (chk.EXPLOSION_PRESETS, "seeds", (0,)), (chk.EXPLOSION_PRESETS, "d", -1)])
+def test_critical_and_explosion_configs_reject(presets, field, value):
+    with pytest.raises(ValueError, match=field):
+        replace(presets["check"], **{field: value})
+
+
+def test_critical_and_explosion_registered():
+    from theory.experiments import experiment
+
+    assert experiment("scaling.prop12_critical").claims == ("scaling/prop-12/critical",)
+    assert experiment("scaling.prop13_explosion").claims == ("scaling/prop-13/explosion",)

@@ -59,6 +59,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from theory.claims import Verdict, qualitative_verdict, rate_verdict
+from theory.experiments import _scaling_fbm, _scaling_iid, _scaling_limits  # noqa: F401 (their experiments)
+from theory.experiments._registry import register
 from theory.fbm import autocovariance
 from theory.rates import RateFit
 from theory.scaling import log_norm_ratio, weights
@@ -534,6 +536,28 @@ def fig8_verdict(result: Fig8Result, accept=FIG8_ACCEPT) -> tuple[Verdict, dict]
     return qualitative_verdict(bool(ok), "; ".join(parts)), measured
 
 
+
+def _fig7_summary(result: Fig7Result) -> dict:
+    out = {}
+    for q in QUANTITIES:
+        for H, m, p in zip(result.config.hurst, result.crit[q][result.config.level], result.predicted[q]):
+            out[f"{q}_crossing_H{H:g}"] = float(m)
+            out[f"{q}_closed_form_H{H:g}"] = float(p)
+        for H, z in zip(result.config.hurst, result.crit[q][0.0]):
+            out[f"{q}_level0_H{H:g}"] = float(z)
+    return out
+
+
+def _fig8_summary(result: Fig8Result) -> dict:
+    return {f"{k}_{i}": float(v) for k in ("loss_final", "relative_change")
+            for i, v in enumerate(getattr(result, k))}
+
+
+register("scaling.fig7", config=Fig7Config, presets=FIG7_PRESETS, measure=fig7, verdict=fig7_verdict,
+         claims=("scaling/fig-7", "scaling/fig-7/fine"), summary=_fig7_summary)
+register("scaling.fig8", config=Fig8Config, presets=FIG8_PRESETS, measure=fig8, verdict=fig8_verdict,
+         claims=("scaling/fig-8",), summary=_fig8_summary)
+
 # =========================================================================== claim E-2 (Figure 7's identity side)
 
 LAWS_E2 = ("fbm", "gaussian", "uniform", "rademacher")
@@ -824,3 +848,8 @@ def e2_verdict(result: E2Result) -> tuple[Verdict, dict, int]:
                 "d": c.d, "inputs": c.inputs, "draws": c.draws, "ci_level": c.ci_level, "law": c.law,
                 "hurst_shift": c.hurst_shift}
     return qualitative_verdict(ok, message), measured, worst
+
+
+register("scaling.e2", config=E2Config, presets=E2_PRESETS, measure=e2, verdict=e2_verdict, claims=("scaling/e-2",),
+         summary=lambda r: {f"slope_H{H:g}": f.slope for H, f in zip(r.config.hurst, r.fits)}
+         | {f"closed_form_slope_H{H:g}": float(p) for H, p in zip(r.config.hurst, r.predicted)})

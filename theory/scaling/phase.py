@@ -10,11 +10,13 @@ cell holds
           \log_{10}\frac{\|p_0 - p_L\|}{\|p_L\|},
 
 positive in the explosion regime, negative in the identity regime. The critical exponent
-:math:`\beta^*(H)` is where the mean over weight draws crosses zero, by linear interpolation in beta
-(catalogue A10); the paper observes :math:`\beta^*(H) \approx \max(H, 1/2)` (claim E-1).
+:math:`\beta^*(H)` is where the mean over weight draws crosses zero, by linear interpolation in beta;
+the paper (Section 4.1) observes :math:`\beta^*(H) \approx \max(H, 1/2)`.
 
 Public names: :func:`phase_diagram` (the grid of log ratios), :class:`PhaseDiagram` (its result) and
-:func:`critical_beta` (the zero crossing of one curve). Claims: ``scaling/fig-7``, ``scaling/e-2``.
+:func:`critical_beta` (the zero crossing of one curve). Claims: ``scaling/fig-7`` and
+``scaling/fig-7/fine`` (through :func:`theory.experiments.scaling.fig7`). Claim ``scaling/e-2`` (the
+identity-side slope) does not use this module: it fits depth ladders of :func:`theory.scaling.log_norm_ratio`.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def critical_beta(beta, values):
 
     .. math:: \beta^* = \beta_i + (\beta_{i+1} - \beta_i)\,\frac{v_i}{v_i - v_{i+1}},
 
-    the zero of the piecewise-linear interpolant on that interval (catalogue A10).
+    the zero of the piecewise-linear interpolant on that interval.
 
     Parameters
     ----------
