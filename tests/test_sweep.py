@@ -218,3 +218,10 @@ def test_plot_from_the_cache_without_computing(tmp_path, capsys):
     assert "no task of this grid is cached" in capsys.readouterr().err
     assert main(["sweep", TOY, "--out", str(tmp_path), "--plot", "nope"]) == 2
     assert "`field` must be a summary field" in capsys.readouterr().err
+
+
+def test_progress_line_on_a_terminal(tmp_path):
+    res, text = run("x=0:1:5", tmp_path, progress=True)
+    assert "\r5/5 tasks" in text and "/s" in text and "left" in text
+    assert text.rstrip("\n").endswith(f"5/5 tasks (5 computed, 0 from the cache, 0 failed) in {res.seconds:.1f} s "
+                                      f"-> {tmp_path}")

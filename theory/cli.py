@@ -297,11 +297,11 @@ def _sweep_parser(sub) -> None:
     sweep = sub.add_parser(
         "sweep",
         help="run an experiment over a parameter grid (cached; resumable; local processes or Dask)",
-        description="Run a registered experiment at every point of a grid; each point is one task, cached in "
-        "OUT/tasks/ (an interrupted sweep resumes; a finished one replots for free). Exit codes: 0 done, 1 a "
-        "task failed, 2 bad input.",
-        epilog="grid: comma-separated name=start:stop:count (count values evenly spaced, both ends included), "
-        "name=v1|v2|v3 (a list) or name=value; the last parameter varies fastest. Example:\n"
+        description="Run a registered experiment at every point of a grid; each point is one task, cached in\n"
+        "OUT/tasks/ (an interrupted sweep resumes; a finished one replots for free).\n"
+        "Exit codes: 0 done, 1 a task failed, 2 bad input (before any task runs).",
+        epilog="grid: comma-separated name=start:stop:count (count values evenly spaced, both ends\n"
+        "included), name=v1|v2|v3 (a list) or name=value; the last parameter varies fastest. Examples:\n"
         "  theory sweep scaling.fig7_cell --grid 'beta=0.2:1.3:70,hurst=0.05:0.97:51' --preset paper\n"
         "  theory sweep scaling.fig7_cell --plot hidden,gradient",
         formatter_class=argparse.RawDescriptionHelpFormatter,
