@@ -46,3 +46,16 @@ def toy_summary(result):
 
 TOY = register("scaling.sweep_toy", config=ToyConfig, presets={"check": ToyConfig(), "paper": ToyConfig(n=5)},
                measure=toy_measure, summary=toy_summary)
+
+
+def dying_measure(config):
+    """Kills its worker process when x > fail_above (a crash, not an exception)."""
+    import os
+
+    if config.x > config.fail_above:
+        os._exit(3)
+    return toy_measure(config)
+
+
+DYING = register("scaling.sweep_toy_dying", config=ToyConfig, presets={"check": ToyConfig(), "paper": ToyConfig()},
+                 measure=dying_measure, summary=toy_summary)

@@ -225,3 +225,19 @@ def test_progress_line_on_a_terminal(tmp_path):
     assert "\r5/5 tasks" in text and "/s" in text and "left" in text
     assert text.rstrip("\n").endswith(f"5/5 tasks (5 computed, 0 from the cache, 0 failed) in {res.seconds:.1f} s "
                                       f"-> {tmp_path}")
+
+
+def test_a_worker_that_dies_fails_its_tasks_not_the_sweep(tmp_path):
+    """A task that kills its process (os._exit) breaks the pool: the tasks not finished are reported as
+    failed, what finished before is kept in the cache, and a rerun computes only the rest."""
+    stream = io.StringIO()
+    res = sweep("scaling.sweep_toy_dying", "x=0:1:4,fail_above=2", scheduler="local", workers=2, out=tmp_path,
+                stream=stream)
+    assert not res.failures and res.computed == 4
+    res = sweep("scaling.sweep_toy_dying", "x=0:3:4,fail_above=2.5", scheduler="local", workers=2, out=tmp_path,
+                stream=stream)
+    assert any(p["x"] == 3.0 for p, _ in res.failures)
+    assert all("worker lost (BrokenProcessPool" in msg for _, msg in res.failures)
+    failed = [p for p, _ in res.failures]
+    assert sum(s is not None for s in res.summaries) >= 1      # the tasks finished before the crash
+    assert all((s is None) == (p in failed) for p, s in zip(res.points, res.summaries))

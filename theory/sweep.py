@@ -432,6 +432,14 @@ def _dask_client(scheduler, workers):
     return client, None
 
 
+def _outcome(future):
+    """A finished future's outcome; a lost worker (killed, out of memory) fails only its tasks."""
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - BrokenProcessPool, KilledWorker, ...
+        return {"ok": False, "error": f"worker lost ({type(exc).__name__}: {exc})", "seconds": float("nan")}
+
+
 def _execute(jobs, scheduler, workers, on_done, client=None):
     """Run ``jobs`` (list of (index, measure, summary, config)) and call ``on_done(index, outcome)``
     as each finishes (in this process)."""
@@ -452,7 +460,7 @@ def _execute(jobs, scheduler, workers, on_done, client=None):
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    on_done(futures[fut], fut.result())
+                    on_done(futures[fut], _outcome(fut))
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return
@@ -461,7 +469,7 @@ def _execute(jobs, scheduler, workers, on_done, client=None):
     futures = {client.submit(_run_task, m, s, c, pure=False): i for i, m, s, c in jobs}
     try:
         for fut in as_completed(list(futures)):
-            on_done(futures[fut], fut.result())
+            on_done(futures[fut], _outcome(fut))
     finally:
         client.cancel(list(futures))
 
@@ -612,11 +620,14 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
             stream.write(("\n" if live else "") + f"FAILED {_point_text(points[i])}: {outcome['error']}\n")
         bar.update(True)
 
-    interrupted = False
+    stopped = None
     try:
         _execute(jobs, scheduler, workers, on_done, client)
     except KeyboardInterrupt:
-        interrupted = True
+        stopped = "interrupted; run it again to resume"
+        raise
+    except BaseException as exc:
+        stopped = f"stopped by {type(exc).__name__}; run it again to resume"
         raise
     finally:
         for i, key in enumerate(keys):  # repeated configs share the first one's outcome
@@ -627,7 +638,7 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
         done = bar.done
         computed = bar.computed
         _write_manifest(out, exp.name, preset, axes, keys, summaries, version)
-        status = "interrupted; run it again to resume" if interrupted else f"{len(failures)} failed"
+        status = stopped or f"{len(failures)} failed"
         bar.close(f"{exp.name}: {done}/{len(seen)} tasks ({computed} computed, "
                   f"{len(seen) - len(jobs)} from the cache, {status}) in {elapsed:.1f} s -> {out}")
     failures.sort(key=lambda f: points.index(f[0]))
