@@ -8,9 +8,8 @@ Overhead (``bench_overhead``)
     target < 5 %. Schedulers: the local process pool (its start is inside the timed call: it is part
     of every sweep) and a 2-process Dask ``LocalCluster`` started beforehand and reached through its
     address (its start, a few seconds, is reported apart: ``--scheduler dask`` pays it once per
-    sweep), twice: fresh workers (they import the task's modules on first contact) and again. The same measure with real compute tasks (``scaling.fig7_cell`` at depth 1000, width 40,
-    2 draws, about 1 s) is reported too: there wall x w - sum of the task times (measured inside the
-    workers) per task, which also counts the contention between the two workers.
+    sweep), twice: fresh workers (they import the task's modules on first contact) and again.
+    Compute tasks are not used for this: on a shared machine their duration measures the other jobs.
 
 Speed-up (``bench_speedup``)
     ``theory sweep scaling.fig7_cell --grid 'beta=0.2:1.3:12,hurst=0.05:0.97:10'`` (120 cells of the
@@ -18,7 +17,13 @@ Speed-up (``bench_speedup``)
     the Numba cache load included), with ``--workers 1`` and ``--workers 2``, each into an empty cache
     folder, alternated ``--repeats`` times; the ratio of the medians. Target >= 1.7 on 2 idle cores.
     The load average is recorded before and after: on a machine shared with other jobs the ratio
-    measures the cores the sweep got, not the sweep.
+    measures the cores the sweep got, not the sweep. Where Linux groups the processes of a session for
+    the scheduler (``/proc/sys/kernel/sched_autogroup_enabled``), a loaded machine gives the session
+    the same CPU share whatever the number of its workers, and the measured ratio stays near 1. The
+    CPU time of the runs (this process's children) is therefore recorded too, with the speed-up it
+    implies on 2 idle cores: T1 / (T0 + (T2 - T0) / 2), with T1, T2 the CPU seconds of the 1- and
+    2-worker runs and T0 those of a rerun that finds every task cached (start, imports, grid, cache):
+    an estimate, labelled as such.
 
 Run: ``python benchmarks/bench_sweep.py [--quick] [--repeats R]``; writes ``benchmarks/out/sweep.json``.
 """
@@ -29,6 +34,7 @@ import argparse
 import io
 import json
 import math
+import resource
 import statistics
 import subprocess
 import sys
@@ -108,35 +114,50 @@ def bench_overhead(workers=2, rounds=4, task=1.0):
         wall, _ = _sweep_once("scaling.bench_sleep", grid, cluster.scheduler_address, workers)
         rows.append({"scheduler": "dask LocalCluster, second sweep", "tasks": n, "wall_s": wall,
                      "overhead_per_task": (wall - ideal) * workers / n / task})
-        # compute tasks of about 1 s: the real cell at the paper's size with 2 draws
-        cell = "beta=0.3:1.2:8,depth=1000,width=40,draws=2"
-        for label, scheduler in (("local pool, fig7_cell ~1 s (+contention)", "local"),
-                                 ("dask LocalCluster, fig7_cell ~1 s (+contention)", cluster.scheduler_address)):
-            _sweep_once("scaling.fig7_cell", "beta=0.5,depth=60,width=4,draws=1", scheduler, workers)  # warm
-            wall, res = _sweep_once("scaling.fig7_cell", cell, scheduler, workers)
-            busy = sum(res.task_seconds)
-            rows.append({"scheduler": label, "tasks": len(res), "wall_s": wall, "mean_task_s": busy / len(res),
-                         "overhead_per_task": (wall * workers - busy) / busy})
     return rows
 
 
+def _cli(grid, workers, out):
+    """Run the command in a fresh process; (wall seconds, CPU seconds of it and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "theory.cli", "sweep", "scaling.fig7_cell", "--grid", grid,
+                           "--workers", str(workers), "--out", out], cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _autogroup():
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return None
+
+
 def bench_speedup(repeats=2, grid=GRID):
-    times = {1: [], 2: []}
+    wall = {1: [], 2: []}
+    cpu = {1: [], 2: [], "cached": []}
     loads = [load_average()]
     for _ in range(repeats):
         for workers in (1, 2):
             with tempfile.TemporaryDirectory() as tmp:
-                start = time.perf_counter()
-                done = subprocess.run([sys.executable, "-m", "theory.cli", "sweep", "scaling.fig7_cell", "--grid", grid,
-                                       "--workers", str(workers), "--out", tmp], cwd=ROOT, capture_output=True,
-                                      text=True)
-                times[workers].append(time.perf_counter() - start)
-                if done.returncode != 0:
-                    raise RuntimeError(done.stderr)
+                w, c = _cli(grid, workers, tmp)
+                wall[workers].append(w)
+                cpu[workers].append(c)
+                if workers == 2:  # everything but the tasks: start, imports, grid, cache reads
+                    cpu["cached"].append(_cli(grid, 2, tmp)[1])
             loads.append(load_average())
-    one, two = statistics.median(times[1]), statistics.median(times[2])
-    return {"grid": grid, "tasks": 120 if grid == GRID else None, "seconds_1_worker": times[1],
-            "seconds_2_workers": times[2], "speedup": one / two, "load_average": loads}
+    one, two = statistics.median(wall[1]), statistics.median(wall[2])
+    c1, c2, c0 = (statistics.median(cpu[k]) for k in (1, 2, "cached"))
+    return {"grid": grid, "tasks": 120 if grid == GRID else None, "seconds_1_worker": wall[1],
+            "seconds_2_workers": wall[2], "speedup": one / two, "load_average": loads,
+            "cpu_seconds_1_worker": cpu[1], "cpu_seconds_2_workers": cpu[2], "cpu_seconds_all_cached": cpu["cached"],
+            # on 2 idle cores a single-threaded run's wall time is its CPU time; with 2 workers the task part
+            # (CPU beyond a fully cached run) splits over the two processes
+            "speedup_idle_estimate": c1 / (c0 + (c2 - c0) / 2), "autogroup": _autogroup()}
 
 
 def main(argv=None):
@@ -155,9 +176,13 @@ def main(argv=None):
         if "cluster_start_s" in r:
             print(f"Dask LocalCluster start (2 processes): {r['cluster_start_s']:.2f} s, once per --scheduler dask sweep")
     speed = bench_speedup(1 if args.quick else args.repeats)
-    print(f"theory sweep scaling.fig7_cell --grid '{speed['grid']}': 1 worker {speed['seconds_1_worker']} s, "
-          f"2 workers {speed['seconds_2_workers']} s, speed-up {speed['speedup']:.2f} (target >= 1.7); "
-          f"load average {speed['load_average']}")
+    r = [f"{t:.1f}" for t in speed["seconds_1_worker"]], [f"{t:.1f}" for t in speed["seconds_2_workers"]]
+    print(f"theory sweep scaling.fig7_cell --grid '{speed['grid']}': wall 1 worker {r[0]} s, 2 workers {r[1]} s, "
+          f"speed-up {speed['speedup']:.2f} (target >= 1.7); load average {speed['load_average']}")
+    print(f"CPU seconds: 1 worker {speed['cpu_seconds_1_worker']}, 2 workers {speed['cpu_seconds_2_workers']}, "
+          f"all cached {speed['cpu_seconds_all_cached']}; speed-up on 2 idle cores estimated from CPU time "
+          f"{speed['speedup_idle_estimate']:.2f}; sched_autogroup {speed['autogroup']} (if on, the processes of one "
+          "session share one CPU slice: on a loaded machine more workers do not get more CPU)")
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     (out / "sweep.json").write_text(json.dumps({"machine": info, "overhead": over, "speedup": speed}, indent=1) + "\n")
