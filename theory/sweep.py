@@ -697,6 +697,12 @@ FIELD_LABELS = {
     },
 }
 
+#: Figure titles of sweeps: experiment -> title.
+TITLES = {
+    "scaling.fig7_cell": "Figure 7 of scaling (thesis Fig. 2.7): res-3 with fGn weights, explosion (> 0) and "
+                         "identity (< 0) over (H, beta)",
+}
+
 #: Reference lines drawn on sweep heatmaps: experiment -> ((x, y) parameters, label, y = f(x)).
 GUIDES = {
     "scaling.fig7_cell": (("hurst", "beta"), r"$\beta = \max(H, 1/2)$ (the paper's observed boundary)",
@@ -753,7 +759,11 @@ def plot_sweep(result: SweepResult, fields: Sequence[str], path: str | os.PathLi
                 ax.plot([], [], "-", color="k", lw=1.4, label=f"{field} = 0 (measured)")
             else:
                 mesh = ax.pcolormesh(x, y, values, shading="nearest", cmap="viridis")
-            fig.colorbar(mesh, ax=ax, label=FIELD_LABELS.get(result.experiment, {}).get(field, field))
+            ticks = None
+            if finite.size and finite.min() < 0 < finite.max():  # ticks on both sides of 0
+                lo, hi = float(finite.min()), float(finite.max())
+                ticks = np.unique(np.round(np.r_[np.linspace(lo, 0, 4), np.linspace(0, hi, 5)], 1))
+            fig.colorbar(mesh, ax=ax, ticks=ticks, label=FIELD_LABELS.get(result.experiment, {}).get(field, field))
             guide = GUIDES.get(result.experiment)
             if guide is not None and guide[0] == (xname, yname):
                 xs = np.linspace(x.min(), x.max(), 200)
@@ -764,7 +774,8 @@ def plot_sweep(result: SweepResult, fields: Sequence[str], path: str | os.PathLi
             ax.set_ylabel(yname)
         missing = int(np.sum(~np.isfinite(values)))
         ax.set_title(f"{result.experiment}: {field}" + (f" ({missing} missing)" if missing else ""), fontsize=10)
-    fig.suptitle(f"sweep of {result.experiment}, preset {result.preset!r}", fontsize=10)
+    title = TITLES.get(result.experiment, f"sweep of {result.experiment}")
+    fig.suptitle(f"{title}, preset {result.preset!r}", fontsize=10)
     fig.tight_layout()
     path = Path(path) if path is not None else result.out / f"{'_'.join(fields)}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
