@@ -5,6 +5,7 @@ Usage::
     theory check [--paper KEY] [--claim ID] [--slow] [--list] [pytest arguments]
     theory report [--dir DIR] [--format table|markdown|json] [--quiet]
     theory plots [NAME ...]
+    theory sweep EXPERIMENT --grid GRID [--preset P] [--scheduler S] [--workers N] [--out DIR] [--plot [FIELD]]
 
 ``python -m theory.cli ...`` does the same. Exit codes: 0 all selected claims pass, 1 a claim
 fails, 2 the input or the environment is wrong (no checkout, an unknown claim ID, a malformed
@@ -288,7 +289,73 @@ def _parser() -> argparse.ArgumentParser:
     plots.add_argument("names", nargs="*", metavar="NAME", help="run only these scripts (default: all)")
     plots.add_argument("--list", action="store_true", help="list the scripts with their run time and exit")
     plots.add_argument("--gallery", action="store_true", help="also copy the gallery figures to figures/gallery/")
+    _sweep_parser(sub)
     return parser
+
+
+def _sweep_parser(sub) -> None:
+    sweep = sub.add_parser(
+        "sweep",
+        help="run an experiment over a parameter grid (cached; resumable; local processes or Dask)",
+        description="Run a registered experiment at every point of a grid; each point is one task, cached in\n"
+        "OUT/tasks/ (an interrupted sweep resumes; a finished one replots for free).\n"
+        "Exit codes: 0 done, 1 a task failed, 2 bad input (before any task runs).",
+        epilog="grid: comma-separated name=start:stop:count (count values evenly spaced, both ends\n"
+        "included), name=v1|v2|v3 (a list) or name=value; the last parameter varies fastest. Examples:\n"
+        "  theory sweep scaling.fig7_cell --grid 'beta=0.2:1.3:70,hurst=0.05:0.97:51' --preset paper\n"
+        "  theory sweep scaling.fig7_cell --plot hidden,gradient",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sweep.add_argument("experiment", nargs="?", metavar="EXPERIMENT",
+                       help="a registered experiment, e.g. scaling.fig7_cell (--list prints them)")
+    sweep.add_argument("--grid", default=None, help="the grid (see below); with --plot, default: the last sweep's")
+    sweep.add_argument("--preset", default=None, help="the preset the grid modifies (default: check)")
+    sweep.add_argument("--scheduler", default="local",
+                       help="local (a process pool, default), dask (a Dask LocalCluster), serial, or the address "
+                       "of a running Dask scheduler, tcp://HOST:PORT")
+    sweep.add_argument("--workers", type=int, default=None, help="worker processes (default: the CPU count)")
+    sweep.add_argument("--out", default=None, help="cache folder (default: reports/sweeps/EXPERIMENT/)")
+    sweep.add_argument("--plot", nargs="?", const="", default=None, metavar="FIELD[,FIELD]",
+                       help="draw summary fields from the cache (no computing): a heatmap for a 2-D grid, a line "
+                       "for a 1-D one; default field: the first of the summary")
+    sweep.add_argument("--png", default=None, help="with --plot: the image path (default OUT/FIELDS.png)")
+    sweep.add_argument("--list", action="store_true", help="list the experiments with their parameters and exit")
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from theory.sweep import SweepInputError, load_sweep, plot_sweep, sweep
+
+    if args.list:
+        from theory.experiments import experiment, experiments
+
+        for name in experiments():
+            _say(f"{name:<32} {', '.join(experiment(name).fields)}")
+        return 0
+    if not args.experiment:
+        _say("theory sweep: name an EXPERIMENT (`theory sweep --list` prints them)", sys.stderr)
+        return 2
+    try:
+        if args.plot is not None:
+            result = load_sweep(args.experiment, args.grid, preset=args.preset, out=args.out)
+            fields = [f.strip() for f in args.plot.split(",") if f.strip()]
+            if not fields:
+                first = next(s for s in result.summaries if s is not None)
+                fields = list(first)[:1]
+            path = plot_sweep(result, fields, args.png)
+            missing = sum(s is None for s in result.summaries)
+            _say(f"{path}" + (f" ({missing} of {len(result)} points not cached, left blank)" if missing else ""))
+            return 0
+        if args.grid is None:
+            _say("theory sweep: --grid is required (e.g. --grid 'beta=0.2:1.3:12,hurst=0.1|0.5|0.9')", sys.stderr)
+            return 2
+        result = sweep(args.experiment, args.grid, preset=args.preset or "check", scheduler=args.scheduler,
+                       workers=args.workers, out=args.out)
+    except SweepInputError as exc:
+        _say(f"theory sweep: {exc}", sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 1 if result.failures else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
         return _report(args)
     if args.command == "plots":
         return _plots(args)
+    if args.command == "sweep":
+        return _sweep(args)
     parser.print_help()
     return 2
 

@@ -853,3 +853,122 @@ def e2_verdict(result: E2Result) -> tuple[Verdict, dict, int]:
 register("scaling.e2", config=E2Config, presets=E2_PRESETS, measure=e2, verdict=e2_verdict, claims=("scaling/e-2",),
          summary=lambda r: {f"slope_H{H:g}": f.slope for H, f in zip(r.config.hurst, r.fits)}
          | {f"closed_form_slope_H{H:g}": float(p) for H, p in zip(r.config.hurst, r.predicted)})
+
+
+# =========================================================================== Figure 7, one cell
+
+
+@dataclass(frozen=True)
+class Fig7CellConfig:
+    r"""One cell (beta, H) of the Figure 7 phase diagram (thesis Figure 2.7): res-3 with fGn weights.
+
+    Every field is a scalar, so that a sweep (:mod:`theory.sweep`) can vary any of them; the grid
+    of the paper's figure is ``beta`` from 0.2 to 1.3 against ``hurst`` from 0.05 to 0.97 (its
+    Table 3), at depth 1000 and width 40.
+
+    Attributes
+    ----------
+    beta : float
+        Scaling exponent, > 0: the residual branch is multiplied by :math:`L^{-\beta}`.
+    hurst : float
+        Hurst index of the fractional Gaussian noises of V and W along the layers, in (0, 1).
+    depth : int
+        Number of layers L, >= 2 (the paper: 1000).
+    width : int
+        Width d, >= 1 (the paper: 40).
+    draws : int
+        Independent draws of (V, W, h_0, p_L), >= 1; the cell reports the RMS over them.
+    seed : int
+        Seed of the numpy Generator of every draw, >= 0. The draws depend on (seed, hurst, depth,
+        width) and not on beta, so the cells of one Hurst index share their weights, as the columns
+        of :func:`theory.scaling.phase.phase_diagram` do.
+    """
+
+    beta: float = 0.5
+    hurst: float = 0.5
+    depth: int = 200
+    width: int = 20
+    draws: int = 4
+    seed: int = 7
+
+    def __post_init__(self):
+        where = "theory.experiments.scaling.Fig7CellConfig"
+        for name in ("beta", "hurst"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise TypeError(f"`{name}` of {where} must be a number; got {type(v).__name__}")
+            object.__setattr__(self, name, float(v))
+        if not (math.isfinite(self.beta) and self.beta > 0.0):
+            raise ValueError(f"`beta` of {where} must be a finite number > 0; got {self.beta!r}")
+        if not (0.0 < self.hurst < 1.0):
+            raise ValueError(f"`hurst` of {where} must lie in (0, 1); got {self.hurst!r}")
+        for name, low in (("depth", 2), ("width", 1), ("draws", 1), ("seed", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+                raise ValueError(f"`{name}` of {where} must be an int >= {low}; got {v!r}")
+            object.__setattr__(self, name, int(v))
+
+
+FIG7_CELL_PRESETS = {
+    # a reduced cell, ~0.15 s on one core: depth 200, width 20, 8 draws
+    "check": Fig7CellConfig(draws=8),
+    # the sizes of the paper's Figure 7 (Table 3: L = 1000, d = 40); the paper does not state how many
+    # draws a cell averages, 4 here (~2 s per cell on one core)
+    "paper": Fig7CellConfig(depth=1000, width=40, draws=4),
+}
+
+
+@dataclass(frozen=True)
+class Fig7CellResult:
+    """Log10 ratios of one cell: per draw (shape (draws,)) and their RMS, ``log10 sqrt(mean ratio^2)``.
+
+    ``hidden`` is :math:`\\log_{10}(\\|h_L - h_0\\|/\\|h_0\\|)`, ``gradient`` is
+    :math:`\\log_{10}(\\|p_0 - p_L\\|/\\|p_L\\|)`; positive values are the explosion regime, negative
+    ones the identity regime (the two colours of the paper's figure).
+    """
+
+    config: Fig7CellConfig
+    hidden_draws: np.ndarray
+    gradient_draws: np.ndarray
+    hidden: float
+    gradient: float
+
+
+def fig7_cell(config: Fig7CellConfig) -> Fig7CellResult:
+    """One cell of Figure 7: :func:`theory.scaling.phase.phase_diagram` at the single point (hurst, beta)
+    with ``draws`` weight draws from ``numpy.random.default_rng(seed)``, reduced to the log10 of the
+    RMS ratio over the draws (pure: no files, no globals)."""
+    if not isinstance(config, Fig7CellConfig):
+        raise TypeError(f"`config` of theory.experiments.scaling.fig7_cell must be a Fig7CellConfig; "
+                        f"got {type(config).__name__}")
+    c = config
+    pd = phase_diagram([c.hurst], [c.beta], L=c.depth, d=c.width, n_seeds=c.draws, rng=np.random.default_rng(c.seed))
+    hidden = np.array(pd.hidden[0, 0])
+    gradient = np.array(pd.gradient[0, 0])
+    return Fig7CellResult(c, hidden, gradient, float(_rms_log10(hidden)), float(_rms_log10(gradient)))
+
+
+def fig7_cell_summary(result: Fig7CellResult) -> dict:
+    """Plain numbers of one cell: ``hidden`` and ``gradient`` (log10 RMS ratios), their means over the
+    draws of the log10 ratios (``hidden_mean``, ``gradient_mean``) and the spread over draws
+    (``hidden_std``, ``gradient_std``)."""
+    return {
+        "hidden": result.hidden,
+        "gradient": result.gradient,
+        "hidden_mean": float(np.mean(result.hidden_draws)),
+        "gradient_mean": float(np.mean(result.gradient_draws)),
+        "hidden_std": float(np.std(result.hidden_draws)),
+        "gradient_std": float(np.std(result.gradient_draws)),
+    }
+
+
+def _register_fig7_cell():
+    from theory.experiments._registry import register
+
+    # no check runs it (claims=()): the scaling/fig-7 check measures crossings with :func:`fig7`
+    return register("scaling.fig7_cell", config=Fig7CellConfig, presets=FIG7_CELL_PRESETS, measure=fig7_cell,
+                    summary=fig7_cell_summary)
+
+
+FIG7_CELL = _register_fig7_cell()
+__all__ += ["Fig7CellConfig", "Fig7CellResult", "FIG7_CELL_PRESETS", "fig7_cell", "fig7_cell_summary"]

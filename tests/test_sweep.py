@@ -1,0 +1,243 @@
+"""theory.sweep: grids, the cache (resume, versions, atomic files), failures, bad input, plots."""
+
+import io
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import _sweep_toy  # noqa: F401  (registers scaling.sweep_toy)
+import theory
+from theory.cli import main
+from theory.experiments import experiment
+from theory.sweep import CACHE_FORMAT, SweepInputError, load_sweep, parse_grid, plot_sweep, sweep, task_key
+
+TOY = "scaling.sweep_toy"
+HERE = Path(__file__).resolve().parent
+
+
+def run(grid, out, **kw):
+    kw.setdefault("scheduler", "serial")
+    stream = io.StringIO()
+    return sweep(TOY, grid, out=out, stream=stream, **kw), stream.getvalue()
+
+
+# --------------------------------------------------------------------------- grids
+
+
+def test_grid_syntax_types_and_order(tmp_path):
+    exp = experiment(TOY)
+    axes = parse_grid("x=0:1:3,n=2|4,label=a|b", exp)
+    assert axes == {"x": [0.0, 0.5, 1.0], "n": [2, 4], "label": ["a", "b"]}
+    assert all(type(v) is int for v in axes["n"])
+    assert parse_grid("n=1:10:4", exp) == {"n": [1, 4, 7, 10]}          # rounded to integers
+    assert parse_grid("x=0.25", exp) == {"x": [0.25]}
+    assert parse_grid("x=0.3:0.9:1", exp) == {"x": [0.3]}
+    assert parse_grid({"x": [1, 2], "n": np.arange(1, 3)}, exp) == {"x": [1.0, 2.0], "n": [1, 2]}
+    res, _ = run("x=1|2,n=1|2|3", tmp_path)
+    assert res.points[:4] == [{"x": 1.0, "n": 1}, {"x": 1.0, "n": 2}, {"x": 1.0, "n": 3}, {"x": 2.0, "n": 1}]
+    assert res.shape == (2, 3) and res.array("n").tolist() == [[1, 2, 3], [1, 2, 3]]
+
+
+@pytest.mark.parametrize("grid, message", [
+    ("x=0:1", "must be start:stop:count"),
+    ("x=0:1:0", "count of the grid range of 'x' must be an integer >= 1"),
+    ("x=0:1:two", "must be an integer >= 1"),
+    ("n=1.5", "must be an integer"),
+    ("n=1:3:5", "repeats values once rounded"),
+    ("x=abc", "must be a finite number"),
+    ("x=1,x=2", "appears twice"),
+    ("x", "must be name=start:stop:count"),
+    ("gamma=1", "has no parameter 'gamma'; its parameters: x, n, fail_above, sleep, label, seed"),
+    ("label=0:1:2", "is not a number"),
+    ("", "names no parameter"),
+])
+def test_malformed_grids(grid, message):
+    with pytest.raises(SweepInputError, match=message):
+        parse_grid(grid, experiment(TOY))
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def test_cache_layout_header_and_replot_for_free(tmp_path):
+    res, text = run("x=0:1:3", tmp_path)
+    assert (res.computed, res.cached, res.failures) == (3, 0, [])
+    files = sorted((tmp_path / "tasks").iterdir())
+    assert len(files) == 3 and not [f for f in files if f.suffix != ".pkl"]   # no temporary file left
+    cfg = experiment(TOY).config_for("check", x=0.5)
+    path = tmp_path / "tasks" / f"{task_key(TOY, cfg)}.pkl"
+    with open(path, "rb") as fh:
+        header = pickle.load(fh)
+        full = pickle.load(fh)
+    assert header["format"] == CACHE_FORMAT and header["version"] == theory.__version__
+    assert header["config"] == {"x": 0.5, "n": 3, "fail_above": float("inf"), "sleep": 0.0, "label": "a", "seed": 0}
+    assert header["summary"] == res.summaries[1] and full.config == cfg
+    assert res.result(1).values.tolist() == full.values.tolist()
+    assert "\r" not in text and text.count("\n") == 1 and "3/3 tasks (3 computed" in text   # not a TTY
+    again, _ = run("x=0:1:3", tmp_path)
+    assert (again.computed, again.cached) == (0, 3) and again.summaries == res.summaries
+    # the key is the full config: another preset (n = 5) is another task
+    other, _ = run("x=0:1:3", tmp_path, preset="paper")
+    assert other.computed == 3 and len(list((tmp_path / "tasks").iterdir())) == 6
+
+
+def test_resume_after_losing_some_tasks(tmp_path):
+    full, _ = run("x=0:1:6", tmp_path)
+    files = sorted((tmp_path / "tasks").iterdir())
+    kept = {f: f.stat().st_mtime_ns for f in files[2:]}
+    for f in files[:2]:
+        f.unlink()
+    (tmp_path / "tasks" / files[2].name).write_bytes(b"truncated")   # a damaged file is recomputed
+    res, text = run("x=0:1:6", tmp_path)
+    assert (res.computed, res.cached, res.stale) == (3, 3, 1) and "unreadable" in text
+    assert res.summaries == full.summaries
+    assert all(f.stat().st_mtime_ns == t for f, t in kept.items() if f != files[2])
+
+
+def test_resume_after_a_real_interruption(tmp_path):
+    """SIGINT to a running sweep (2 processes, 0.3 s tasks): what finished is kept, the rerun computes the rest."""
+    code = ("import sys, _sweep_toy\nfrom theory.sweep import sweep\n"
+            f"sweep('{TOY}', 'x=0:1:16', scheduler='local', workers=2, out=sys.argv[1], preset='check')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    grid_sleep = str(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-c", code.replace("'x=0:1:16'", "'x=0:1:16,sleep=0.3'"), grid_sleep],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    tasks = tmp_path / "tasks"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not tasks.is_dir() or len(list(tasks.glob("*.pkl"))) < 4):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and "interrupted; run it again to resume" in err
+    done = len(list(tasks.glob("*.pkl")))
+    assert 4 <= done < 16 and not list(tasks.glob(".*"))    # no half-written file
+    res, _ = run("x=0:1:16,sleep=0.3", tmp_path, scheduler="local", workers=2)
+    assert (res.computed, res.cached) == (16 - done, done) and not res.failures
+
+
+def test_cache_of_another_version_is_recomputed(tmp_path, monkeypatch):
+    monkeypatch.setattr(theory, "__version__", "0.0.0-old")
+    old, _ = run("x=0:1:3", tmp_path)
+    monkeypatch.undo()
+    res, text = run("x=0:1:3", tmp_path)
+    assert (res.computed, res.cached, res.stale) == (3, 0, 3)
+    assert "3 cached task(s) were written by another version of theory" in text
+    again, _ = run("x=0:1:3", tmp_path)
+    assert (again.computed, again.cached) == (0, 3)
+
+
+def test_serial_and_process_pool_agree_bit_for_bit(tmp_path):
+    a, _ = run("x=0:2:5,seed=1|2", tmp_path / "a", scheduler="serial")
+    b, _ = run("x=0:2:5,seed=1|2", tmp_path / "b", scheduler="local", workers=2)
+    assert a.summaries == b.summaries
+    assert all(np.array_equal(a.result(i).values, b.result(i).values) for i in range(len(a)))
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def test_failing_task_is_reported_and_the_others_complete(tmp_path):
+    res, text = run("x=0:3:4,fail_above=1.5", tmp_path, scheduler="local", workers=2)
+    assert [p["x"] for p, _ in res.failures] == [2.0, 3.0]
+    assert "ValueError: x = 2.0 is above fail_above = 1.5" in res.failures[0][1]
+    assert "FAILED x=2, fail_above=1.5: ValueError: x = 2.0 is above" in text
+    assert res.summaries[:2] == [{"sum": 0.0, "x2": 0.0, "n": 3}, res.summaries[1]] and res.summaries[2:] == [None] * 2
+    assert len(list((tmp_path / "tasks").iterdir())) == 2 and np.isnan(res.array("x2")[2:]).all()
+    # the command exits 1; the failures are recomputed (not cached), the successes not
+    assert main(["sweep", TOY, "--grid", "x=0:3:4,fail_above=1.5", "--scheduler", "serial", "--out",
+                 str(tmp_path)]) == 1
+
+
+# --------------------------------------------------------------------------- bad input: exit 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["scaling.nope", "--grid", "x=1"], "no experiment named 'scaling.nope'; known: "),
+    ([TOY, "--grid", "x=1", "--preset", "gpu"], "has no preset 'gpu'; its presets: check, paper"),
+    ([TOY, "--grid", "gamma=1"], "has no parameter 'gamma'; its parameters: x, n, fail_above"),
+    ([TOY, "--grid", "x=0:1:3,n=1|0"], "grid point x=0, n=0: `n` of ToyConfig must be >= 1; got 0"),
+    ([TOY, "--grid", "x=0:1"], "must be start:stop:count"),
+    ([TOY, "--grid", "x=1", "--workers", "0"], "`workers` must be an int >= 1"),
+    ([TOY, "--grid", "x=1", "--scheduler", "threads"], "`scheduler` must be 'local', 'dask', 'serial'"),
+    ([TOY], "--grid is required"),
+])
+def test_bad_input_exits_2_before_any_work(args, message, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["sweep", *args, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_fig7_cell_value_outside_its_domain_exits_2(tmp_path, capsys):
+    assert main(["sweep", "scaling.fig7_cell", "--grid", "beta=0.5,hurst=0.5:1:3", "--out", str(tmp_path / "o")]) == 2
+    assert "grid point beta=0.5, hurst=1: `hurst` of theory.experiments.scaling.Fig7CellConfig must lie in (0, 1)" \
+        in capsys.readouterr().err
+
+
+def test_unwritable_output_folder_exits_2(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["sweep", TOY, "--grid", "x=1", "--out", str(blocker / "sub")]) == 2
+    assert f"output folder {str(blocker / 'sub')!r} is not writable" in capsys.readouterr().err
+
+
+def test_unreachable_scheduler_exits_2(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    import theory.sweep
+
+    monkeypatch.setattr(theory.sweep, "CONNECT_TIMEOUT", 1.0)
+    start = time.perf_counter()
+    assert main(["sweep", TOY, "--grid", "x=1", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path)]) == 2
+    assert "scheduler 'tcp://127.0.0.1:9' is unreachable" in capsys.readouterr().err
+    assert time.perf_counter() - start < 15 and not list((tmp_path / "tasks").iterdir())
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def test_plot_from_the_cache_without_computing(tmp_path, capsys):
+    run("x=0:1:4,n=1|2|3", tmp_path)
+    mtimes = {f: f.stat().st_mtime_ns for f in (tmp_path / "tasks").iterdir()}
+    assert main(["sweep", TOY, "--out", str(tmp_path), "--plot", "sum,x2"]) == 0
+    png = tmp_path / "sum_x2.png"
+    assert png.stat().st_size > 1000 and capsys.readouterr().out.strip() == str(png)
+    assert {f: f.stat().st_mtime_ns for f in (tmp_path / "tasks").iterdir()} == mtimes
+    run("x=0:1:4", tmp_path / "one")
+    assert plot_sweep(load_sweep(TOY, out=tmp_path / "one"), ["x2"]).is_file()
+    # a grid partly cached: drawn with blanks; nothing cached: exit 2
+    assert main(["sweep", TOY, "--grid", "x=0:1:7,n=1|2|3", "--out", str(tmp_path), "--plot", "x2"]) == 0
+    assert "not cached, left blank" in capsys.readouterr().out
+    assert main(["sweep", TOY, "--grid", "x=5|6", "--out", str(tmp_path), "--plot"]) == 2
+    assert "no task of this grid is cached" in capsys.readouterr().err
+    assert main(["sweep", TOY, "--out", str(tmp_path), "--plot", "nope"]) == 2
+    assert "`field` must be a summary field" in capsys.readouterr().err
+
+
+def test_progress_line_on_a_terminal(tmp_path):
+    res, text = run("x=0:1:5", tmp_path, progress=True)
+    assert "\r5/5 tasks" in text and "/s" in text and "left" in text
+    assert text.rstrip("\n").endswith(f"5/5 tasks (5 computed, 0 from the cache, 0 failed) in {res.seconds:.1f} s "
+                                      f"-> {tmp_path}")
+
+
+def test_a_worker_that_dies_fails_its_tasks_not_the_sweep(tmp_path):
+    """A task that kills its process (os._exit) breaks the pool: the tasks not finished are reported as
+    failed, what finished before is kept in the cache, and a rerun computes only the rest."""
+    stream = io.StringIO()
+    res = sweep("scaling.sweep_toy_dying", "x=0:1:4,fail_above=2", scheduler="local", workers=2, out=tmp_path,
+                stream=stream)
+    assert not res.failures and res.computed == 4
+    res = sweep("scaling.sweep_toy_dying", "x=0:3:4,fail_above=2.5", scheduler="local", workers=2, out=tmp_path,
+                stream=stream)
+    assert any(p["x"] == 3.0 for p, _ in res.failures)
+    assert all("worker lost (BrokenProcessPool" in msg for _, msg in res.failures)
+    failed = [p for p, _ in res.failures]
+    assert sum(s is not None for s in res.summaries) >= 1      # the tasks finished before the crash
+    assert all((s is None) == (p in failed) for p, s in zip(res.points, res.summaries))
