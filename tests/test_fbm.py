@@ -1,6 +1,6 @@
 """Tests of :mod:`theory.fbm` (paper key ``scaling``, Section 4.1) against independent references.
 
-What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel", catalogue/anchors.md section 4):
+What is checked (every kernel against an independent reference, its input contract, the anchor library):
 
 1. autocovariance against a 60-digit ``decimal`` reference (exp/ln) at lags 0..1e6 and H near 0, 1/2
    and 1, relative error <= 1e-10; the textbook difference of powers (and the expm1/log1p rewrite)

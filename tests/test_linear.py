@@ -4,7 +4,7 @@ The deep linear ResNet: layer n applies A_n = I + theta_n / N (``theta[0]`` is t
 Pi = A_N ... A_1, the loss l = ||Pi - B||^2_Sigma = Tr((Pi - B) Sigma (Pi - B)^T) and its exact gradient
 grad_n = (2/N) Pi_{:n}^T (Pi - B) Sigma Pi_{n:}^T (Pi_{:n} the layers after n, Pi_{n:} those before).
 
-What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel"):
+What is checked (every kernel against an independent reference, and its input contract):
 
 1. product and partial_products against a plain NumPy loop (np.eye, @); the factorisation
    Pi = after[n] A_n before[n]; Pi equals theory.resnet.final_state with the "linear" residual.

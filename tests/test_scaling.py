@@ -1,6 +1,6 @@
 """Tests of :mod:`theory.scaling` (paper key ``scaling``) against independent references.
 
-What is checked (STYLE practices 17 and 18, DESIGN "Rules for a kernel"):
+What is checked (every kernel against an independent reference, and its input contract):
 
 1. A plain-NumPy reference written from model (4) and Table 1 (loops over layers, dense Jacobians
    d_h g) for forward, backward and jacobian, for every architecture and activation; a batch equals
@@ -266,7 +266,7 @@ def test_nan_is_not_hidden_by_relu():
 
 @pytest.mark.parametrize("beta", [0.25, 0.5, 1.0])
 def test_res1_identity_tied_weights_is_a_matrix_power(beta):
-    # h_L = (I + alpha Vbar)^L h_0, J = (I + alpha Vbar)^L, p_0 = J^T p_L (catalogue A6).
+    # h_L = (I + alpha Vbar)^L h_0, J = (I + alpha Vbar)^L, p_0 = J^T p_L.
     d, L = 4, 25
     rng = np.random.default_rng(21)
     Vbar = rng.standard_normal((d, d)) / np.sqrt(d)
@@ -304,7 +304,7 @@ def _mc_second_moment(arch, act, L, beta, d, n, seed, law):
     "arch, act, L, beta, law, exact",
     [
         # Lemma 14, res-3 with symmetric unit-variance weights: E||h_L||^2/||h_0||^2 = (1 + alpha^2/2)^L
-        # exactly (the lower bound is attained; catalogue [derived]); L = 1 gives alpha = 1: 3/2.
+        # exactly (the lower bound is attained, as derived above); L = 1 gives alpha = 1: 3/2.
         ("res3", "relu", 1, 0.5, "gaussian", 1.5),
         ("res3", "relu", 4, 0.5, "uniform", (1 + 0.25 / 2) ** 4),
         ("res3", "relu", 4, 0.5, "rademacher", (1 + 0.25 / 2) ** 4),
@@ -570,7 +570,7 @@ def test_coupled_weights_have_the_model_11_law():
 
 def test_euler_maruyama_strong_error_decreases_like_one_over_sqrt_L():
     # Proposition 10 in miniature: E||h_L - H_1|| against a fine EM reference on the same paths
-    # (L_ref = 1024 >= 32 L, catalogue pitfall), 60 paths; the slope is -1/2 up to sampling noise and
+    # (L_ref = 1024 >= 32 L, so that the reference error is negligible), 60 paths; the slope is -1/2 up to sampling noise and
     # the pre-asymptotic L = 4 (measured -0.44; the checks module does the full rate fit).
     d, n, paths = 3, 1024, 60
     rng = np.random.default_rng(54)

@@ -444,8 +444,8 @@ def forward_normalized(h0, V, W=None, beta=0.5, arch="res3", activation="relu", 
     For a positively 1-homogeneous layer, :math:`g(ch) = c\,g(h)` for :math:`c > 0`, so the
     recursion commutes with rescaling: each state is divided by its norm after every layer and the
     log norms accumulate. Then :math:`h_k = e^{\ell_k} u_k` exactly in exact arithmetic, and no
-    value leaves the float64 range however large :math:`\|h_L\|` is (``scaling`` §3, A1 of the
-    catalogue: "res-3 without bias is positively 1-homogeneous").
+    value leaves the float64 range however large :math:`\|h_L\|` is (res-3 without bias, res-1
+    and res-2 with ReLU, leaky ReLU or the identity are positively 1-homogeneous).
 
     Parameters
     ----------

@@ -8,7 +8,7 @@ r"""Continuous-depth limits of the scaled ResNets (``scaling`` Section 3).
   (Proposition 11), solved by :func:`neural_ode` with SciPy's DOP853.
 
 Variance. The preprint writes :math:`\mathcal N(0, 2/d)` in (11), (12) and Proposition 10, the thesis
-:math:`\mathcal N(0, 1/d)` in (2.11)-(2.12) (catalogue §6.1); here it is a parameter v: weights
+:math:`\mathcal N(0, 1/d)` in (2.11)-(2.12) (see ERRATA.md, entry 7); here it is a parameter v: weights
 :math:`\mathcal N(0, v/d)` correspond to the diffusion coefficient :math:`\sqrt{v/d}`.
 """
 

@@ -128,7 +128,7 @@ def weights(L, d, law, hurst=None, rng=None, *, lengthscale=None):
     *fBm law: unit variance, L-independent.* Increments of an fBm on [0, 1] have standard deviation
     :math:`L^{-H}`; like the authors' experiments (Figure 7, Table 3) the fGn is normalised to unit
     variance, so that the scale sits in :math:`\alpha_L` only. Literal increments would move the phase
-    boundary to :math:`\max(0, 1/2 - H)` (catalogue §6.3).
+    boundary to :math:`\max(0, 1/2 - H)`.
 
     The second weight family (``W`` of res-2/res-3, or :math:`\theta`) is drawn by a second call; the
     paper uses the same law for both.

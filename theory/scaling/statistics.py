@@ -12,7 +12,7 @@ and Appendices A-C; numbers as in the preprint (the thesis, Chapter 2, prefixes 
 * :func:`mc_mean` returns a Monte-Carlo mean with its standard error (:class:`MCEstimate`).
 * :func:`fast_norms` samples :math:`\|h_L\|/\|h_0\|` and :math:`\|h_L - h_0\|/\|h_0\|` in O(L) (res-2,
   res-3) or O(L d) (res-1) per run instead of the O(L d^2) of explicit matrices. It is exact in law
-  for **Gaussian** weights :math:`\mathcal N(0, 1/d)` (catalogue ``scaling`` §3, A4), not for the
+  for **Gaussian** weights :math:`\mathcal N(0, 1/d)` (the paper's Gaussian case), not for the
   uniform or Rademacher laws, and gives norm statistics only (no gradients).
 * :func:`quantile_ci` is the distribution-free (order-statistic) confidence interval of a quantile;
   :func:`clt_log_norm` is the Gaussian approximation of :math:`\ln(\|h_L\|/\|h_0\|)`.
@@ -259,7 +259,7 @@ def fast_norms(L, d, beta, runs, *, arch="res3", activation="relu", slope=0.8, h
 
     For :math:`V_{k+1}` with i.i.d. :math:`\mathcal N(0, 1/d)` entries, independent of
     :math:`u = g(h_k, \theta_{k+1})`, :math:`V_{k+1} u \overset{d}{=} \frac{\|u\|}{\sqrt d} z'` with
-    :math:`z' \sim \mathcal N(0, I_d)` independent of u (catalogue ``scaling`` §3, A4). Hence
+    :math:`z' \sim \mathcal N(0, I_d)` independent of u (rotation invariance of the Gaussian). Hence
 
     * res-1: :math:`h_{k+1} = h_k + \alpha_L \frac{\|\sigma(h_k)\|}{\sqrt d} z'_k` (O(d) per layer);
     * res-2 / res-3 with Gaussian :math:`W_{k+1}` as well: :math:`W h \overset{d}{=} \frac{\|h\|}{\sqrt d}z`
@@ -423,7 +423,7 @@ def clt_log_norm(L, d, beta, kappa=0.5):
     .. math:: \ln\frac{\|h_L\|}{\|h_0\|} \approx \mathcal N\Big(\frac{L\alpha_L^2\kappa}{2}(1 - \tfrac2d),\
               \frac{L\alpha_L^2\kappa}{d}\Big),
 
-    up to O(L alpha^4) (catalogue ``scaling``, Figure 2 claim).
+    up to O(L alpha^4) (the paper's Figure 2).
 
     Examples
     --------
