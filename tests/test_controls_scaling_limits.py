@@ -217,8 +217,8 @@ def test_fig45_rejects_iid_weights(quantity):
 # --------------------------------------------------------------------------- Figure 7 and E-2
 
 # Figure 7 at a reduced size (2 Hurst indices, 8 draws): the closed-form crossing must fall outside the
-# bootstrap interval when the weights' Hurst index is not the one the prediction uses.
-SMALL_FIG7 = Fig7Config(hurst=(0.5, 0.9), draws=8, n_boot=300)
+# simultaneous jackknife-t interval when the weights' Hurst index is not the one the prediction uses.
+SMALL_FIG7 = Fig7Config(hurst=(0.5, 0.9), draws=8)
 
 
 def test_fig7_rejects_a_hurst_index_shifted_by_005():
@@ -238,6 +238,17 @@ def test_fig7_rejects_iid_weights_where_h_09_is_claimed():
     verdict, measured = fig7_verdict(fig7(cfg))
     _assert_fails(verdict)
     assert measured["hidden_level-1_crossing"][0] < measured["hidden_level-1_closed_form"][0] - 0.2
+
+
+@pytest.mark.parametrize("seed", [1, 4, 5])
+def test_fig7_nominal_passes_on_seeds_where_the_unadjusted_bootstrap_failed(seed):
+    """Regression: with 10 draws and eight separate 99% percentile-bootstrap intervals the nominal
+    kernel failed on seeds 1, 4 and 5 (H = 0.2 hidden, H = 0.5 gradient). The simultaneous
+    jackknife-t interval (Bonferroni over the comparisons) holds on them."""
+    verdict, measured = fig7_verdict(fig7(replace(SMALL_FIG7, hurst=(0.2, 0.5), draws=12, seed=seed)))
+    assert verdict.passed, verdict.message
+    z = np.abs(measured["hidden_level-1_standardised_deviation"] + measured["gradient_level-1_standardised_deviation"])
+    assert np.all(z <= measured["t_quantile_bonferroni"])
 
 
 def test_fig7_accepts_the_nominal_kernel():
