@@ -410,3 +410,22 @@ def test_critical_and_explosion_registered():
 
     assert experiment("scaling.prop12_critical").claims == ("scaling/prop-12/critical",)
     assert experiment("scaling.prop13_explosion").claims == ("scaling/prop-13/explosion",)
+
+
+def test_prop11_window_from_the_draws_rejects_a_rate_off_by_005():
+    """The window of scaling/prop-11 is t_9 (99%) times the standard error of the per-draw slopes
+    over 10 path draws (0.003 to 0.007 on five disjoint blocks of draws, against the former fixed
+    0.1): the nominal rate -1 passes on every block, -1 -/+ 0.05 fails."""
+    for start in (0, 10, 20):
+        errors = chk.ode_errors(seeds=range(start, start + 10))
+        fit = fit_rate(chk.P11["grid"], errors)
+        exp = chk.p11_expected(errors)
+        assert 0.0 < exp["tol"] < 0.02
+        assert rate_verdict(fit, exp).status == "pass"
+        for shift in (-0.05, 0.05):
+            _assert_fails(rate_verdict(fit, {"slope": -1.0 + shift, "tol": exp["tol"]}))
+
+
+def test_prop11_expected_rejects_a_single_draw():
+    with pytest.raises(ValueError, match="errors"):
+        chk.p11_expected(np.ones((1, 7)))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import expm
+from scipy.stats import t as student_t
 
 from theory.claims import identity_verdict, qualitative_verdict, rate_verdict
 from theory.experiments._registry import register
@@ -175,9 +176,32 @@ def coupling_free_bound(v_net, v_sde, **kw):
 
 # Model (13): res-2 with tanh (Lipschitz and smooth, so that DOP853 reaches its tolerance; ReLU kinks
 # degrade it to ~1e-10), d = 6, V and W trigonometric paths (A5), beta = 1. Errors 1e-2 .. 1e-4, far
-# above the reference's 1e-12 tolerance. max_k ||H_{k/L} - h_k|| over the layers, three path draws.
-P11 = {"d": 6, "grid": 2 ** np.arange(4, 11), "seeds": range(3)}
-P11_EXPECTED = {"slope": -1.0, "tol": 0.1}
+# above the reference's 1e-12 tolerance. max_k ||H_{k/L} - h_k|| over the layers, ten path draws (the
+# window of :func:`p11_expected` is built from their scatter).
+P11 = {"d": 6, "grid": 2 ** np.arange(4, 11), "seeds": range(10)}
+P11_EXPECTED = {"slope": -1.0, "tol": 0.1}  # the former fixed window, kept for the broken-kernel controls
+
+
+def p11_expected(errors, grid=P11["grid"], level=0.99):
+    """The statement's slope -1 with a window derived from the scatter over path draws: the Student
+    quantile t_{n-1} at ``level`` (two-sided) times the standard error of the mean of the per-draw
+    least-squares slopes of ln max_k ||H_{k/L} - h_k|| against ln L (n = number of draws, >= 2).
+
+    The finite-size term of Prop. 11 (thesis Prop. 2.11) is O(1/L^2) against the O(1/L) error, so a
+    draw's local slope between L and 2L differs from -1 by O(1/L) (about 4e-4 at L = 512 here); it is
+    part of each draw's slope and so of the scatter the window is built from.
+    """
+    errors = np.asarray(errors, dtype=float)
+    if errors.ndim != 2 or errors.shape[0] < 2:
+        raise ValueError(f"`errors` of p11_expected must have shape (draws >= 2, G); got {errors.shape}")
+    lx = np.log(np.asarray(grid, dtype=float))
+    lx = lx - lx.mean()
+    ly = np.log(errors)
+    slopes = (ly - ly.mean(axis=1, keepdims=True)) @ lx / np.dot(lx, lx)
+    n = slopes.size
+    se = float(np.std(slopes, ddof=1) / np.sqrt(n))
+    t_q = float(student_t.ppf(1.0 - (1.0 - level) / 2.0, n - 1))
+    return {"slope": -1.0, "tol": t_q * se}
 
 
 def ode_errors(seeds=P11["seeds"], grid=P11["grid"], d=P11["d"], beta=1.0, noise=0.0):
