@@ -429,3 +429,17 @@ def test_prop11_window_from_the_draws_rejects_a_rate_off_by_005():
 def test_prop11_expected_rejects_a_single_draw():
     with pytest.raises(ValueError, match="errors"):
         chk.p11_expected(np.ones((1, 7)))
+
+
+@pytest.mark.parametrize("quantity", ["hidden", "gradient"])
+def test_fig45_windows_from_the_draws_reject_rates_off_by_005(quantity):
+    """scaling/fig-4 and fig-5: the slope windows are derived from the scatter over 20 independent
+    draws (t_19 at the Bonferroni level of 2 slopes, 99%: 0.02 to 0.04, against the former fixed 0.1);
+    the nominal rates (-1 at beta = 2, 0 at beta = 1) pass, rates moved by 0.05 fail."""
+    table = chk.fig45_table(quantity, seeds=range(20, 40))
+    verdict, measured, _ = chk.fig45_verdict(table)
+    assert verdict.passed, verdict.message
+    assert 0.0 < measured["window_beta_2"] < 0.045 and 0.0 < measured["window_beta_1"] < 0.045
+    for shift in (-0.05, 0.05):
+        _assert_fails(chk.fig45_verdict(table, expected={**chk.FIG45_EXPECTED, "slope_beta_2": -1.0 + shift})[0])
+        _assert_fails(chk.fig45_verdict(table, expected={**chk.FIG45_EXPECTED, "slope_beta_1": shift})[0])
