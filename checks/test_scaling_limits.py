@@ -58,7 +58,7 @@ from theory.experiments._scaling_limits import (
     P10_EXPECTED,
     P10_VARIANCES,
     P11,
-    P11_EXPECTED,
+    p11_expected,
     P12,
     P12_CRITICAL_RTOL,
     P13,
@@ -140,11 +140,13 @@ def test_prop10_erratum(claim):
 @pytest.mark.claim("scaling/prop-11", kind="rate", aliases=("marion-thesis/prop-2.11",),
                    title="Smooth weights (A5), beta = 1: max_k ||H_{k/L} - h_k|| <= c/L (neural ODE (14))")
 def test_prop11(claim):
-    fit = fit_rate(P11["grid"], ode_errors())
+    errors = ode_errors()
+    fit = fit_rate(P11["grid"], errors)
+    expected = p11_expected(errors)
     ax = new_axes()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label="res-2 tanh, trigonometric weights", xlabel="L",
               ylabel=r"$\max_k \|H_{k/L} - h_k\|$", title="scaling/prop-11: ResNet (13) vs neural ODE (14)")
-    claim.rate(fit, P11_EXPECTED, figure=save_figure(ax.figure, "scaling/prop-11"), grid_label="L")
+    claim.rate(fit, expected, figure=save_figure(ax.figure, "scaling/prop-11"), grid_label="L")
 
 
 @pytest.mark.claim("scaling/prop-11/constant", kind="bound", aliases=("marion-thesis/prop-2.11",),
@@ -311,7 +313,8 @@ def test_fig45(claim, quantity):
 
 # Figure 7 (Table 3: res-3, d = 40, L = 1000, fGn weights). The experiment, its closed-form finite-L
 # prediction and its verdict live in theory.experiments.scaling (fig7, fig7_verdict); the check composes
-# them. The acceptance window is the bootstrap interval over weight draws (99%), not a margin around
+# them. The acceptance window is a simultaneous 99% jackknife-t interval over weight draws (Bonferroni
+# over the 8 closed-form comparisons), not a margin around
 # max(H, 1/2): the identity-side crossing (log10 RMS ratio = -1) is predicted in closed form at depth L
 # for both panels, the colour boundary (level 0) is reported as measured, with its interval.
 
@@ -335,7 +338,7 @@ def _fig7_figure(result, claim_id):
                 m = result.crit[q][lev]
                 lo, hi = result.ci[q][lev].T
                 ax.errorbar(H, m, yerr=[m - lo, hi - m], fmt=marker, color=color, ms=4.5, capsize=2.5,
-                            label=f"measured crossing, {name} ({round(100 * c.ci_level)}% bootstrap CI)")
+                            label=f"measured crossing, {name} (simultaneous {round(100 * c.ci_level)}% jackknife-t CI)")
             ax.set(xlabel="Hurst index H of the weights", ylabel=r"critical $\beta$", title=title, xlim=(0, 1))
             ax.grid(True, color="0.9", lw=0.6)
         axes[0].legend(frameon=False, fontsize=7, loc="upper left")
@@ -348,7 +351,8 @@ def _fig7(claim, claim_id, config):
     result = fig7(config)
     verdict, measured = fig7_verdict(result)
     claim.expected = {"level_minus1_crossing": "closed form at depth L (first order in alpha^2), inside the "
-                                               f"{round(100 * config.ci_level)}% bootstrap CI, both panels",
+                                               f"simultaneous {round(100 * config.ci_level)}% jackknife-t CI "
+                                               "(Bonferroni), both panels",
                       "level0_crossing": "not above max(H, 1/2), increasing in H on H >= 1/2",
                       "limit": "closed-form exponent -> max(H, 1/2) (hidden)"}
     claim.qualitative(verdict.passed, measured, verdict.message, figure=_fig7_figure(result, claim_id))
@@ -356,7 +360,7 @@ def _fig7(claim, claim_id, config):
 
 @pytest.mark.claim("scaling/fig-7", kind="qualitative", aliases=("marion-thesis/fig-2.7",),
                    title="fGn weights of Hurst index H, res-3, L = 1000: critical beta*(H) = max(H, 1/2); "
-                         "finite-L crossings match the closed form within the draws' bootstrap CI")
+                         "finite-L crossings match the closed form within the draws' simultaneous CI")
 def test_fig7(claim):
     _fig7(claim, "scaling/fig-7", FIG7_PRESETS["check"])
 

@@ -46,3 +46,27 @@ def test_fig6_config_rejects(field, value):
 
     with pytest.raises(ValueError, match=field):
         replace(chk.FIG6_PRESETS["check"], **{field: value})
+
+
+def test_fig6_window_is_derived_from_the_scatter_and_rejects_slope_2h_plus_005():
+    """The window is the Bonferroni normal quantile times the bootstrap standard error over paths
+    (0.008 to 0.025 at 400 paths), far below the former fixed 0.05: the statement's slope moved by
+    0.05 (an index moved by 0.025) is rejected at every Hurst index and seed, the nominal one accepted."""
+    from dataclasses import replace
+
+    for seed in (1, 6):
+        result = chk.fig6(replace(chk.FIG6_PRESETS["check"], seed=seed))
+        for fit, exp, verdict in zip(result.fits, chk.fig6_expected(result), chk.fig6_verdict(result)):
+            assert verdict.status == "pass", verdict.message
+            assert 0.0 < exp["tol"] < 0.03
+            for shift in (-0.05, 0.05):
+                moved = {"slope": exp["slope"] + shift, "tol": exp["tol"]}
+                assert rate_verdict(fit, moved).status == "fail"
+
+
+def test_fig6_config_rejects_bad_window_settings():
+    from dataclasses import replace
+
+    for field, value in (("ci_level", 1.0), ("n_boot", 10), ("tol", -0.1)):
+        with pytest.raises(ValueError, match=field):
+            replace(chk.FIG6_PRESETS["check"], **{field: value})

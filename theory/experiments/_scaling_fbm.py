@@ -6,6 +6,7 @@ is 2H for a fractional Brownian motion of Hurst index H.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -42,9 +43,16 @@ class Fig6Config:
     path_hurst_shift : float
         Paths are drawn at H + path_hurst_shift while the statement's slope is 2H (0 for the claim; the
         negative controls mis-specify the sampler with it).
-    tol : float
-        Half-width of the acceptance window around 2H (> 0): the standard error of the slope over 400
-        paths is below 0.01.
+    tol : float or None
+        Fixed half-width of the acceptance window around 2H (> 0), or None (the default): the window is
+        then derived from the scatter, ``z * se`` with ``se`` the bootstrap standard error of the slope
+        over paths (resampled whole) and ``z`` the normal quantile at the Bonferroni level
+        1 - (1 - ci_level)/(2 n_H). The sampler is exact, so the expected slope is exactly 2H; the
+        only finite-size bias is that of the log of a mean, below 1e-3 here.
+    ci_level : float
+        Family-wise level of the derived windows over the Hurst indices, in (0, 1).
+    n_boot : int
+        Bootstrap resamples of the paths, >= 50.
     """
 
     hurst: tuple = tuple(FIG6.values())
@@ -53,7 +61,9 @@ class Fig6Config:
     lags: tuple = tuple(2 ** k for k in range(9))
     seed: int = 6
     path_hurst_shift: float = 0.0
-    tol: float = 0.05
+    tol: float | None = None
+    ci_level: float = 0.99
+    n_boot: int = 200
 
     def __post_init__(self):
         where = "theory.experiments._scaling_fbm.Fig6Config"
@@ -68,8 +78,12 @@ class Fig6Config:
         lags = np.asarray(self.lags)
         if lags.size < 3 or np.any(np.diff(lags) <= 0) or lags[0] < 1 or lags[-1] >= self.n:
             raise ValueError(f"`lags` of {where} must be >= 3 increasing lags in [1, n); got {self.lags!r}")
-        if not self.tol > 0:
-            raise ValueError(f"`tol` of {where} must be positive; got {self.tol!r}")
+        if self.tol is not None and not self.tol > 0:
+            raise ValueError(f"`tol` of {where} must be positive or None; got {self.tol!r}")
+        if not 0.0 < self.ci_level < 1.0:
+            raise ValueError(f"`ci_level` of {where} must lie in (0, 1); got {self.ci_level!r}")
+        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or self.n_boot < 50:
+            raise ValueError(f"`n_boot` of {where} must be an int >= 50; got {self.n_boot!r}")
 
 
 FIG6_PRESETS = {
@@ -84,27 +98,46 @@ FIG6_PRESETS = {
 @dataclass(frozen=True)
 class Fig6Result:
     """``fits[i]`` the rate fit of the variogram against tau at ``config.hurst[i]``; ``first_path[i]``
-    one path (for the figure's inset)."""
+    one path (for the figure's inset); ``slope_se[i]`` the bootstrap standard error of the slope over
+    paths."""
 
     config: Fig6Config
     fits: tuple
     first_path: tuple
+    slope_se: tuple = ()
+
+
+def _ls_slope(x, Y):
+    """Least-squares slopes of the rows of log Y against log x."""
+    lx = np.log(x) - np.mean(np.log(x))
+    ly = np.log(Y)
+    return (ly - ly.mean(axis=-1, keepdims=True)) @ lx / np.dot(lx, lx)
 
 
 def fig6(config: Fig6Config) -> Fig6Result:
     """Sample the paths (exact Davies-Harte sampler, :func:`theory.fbm.fbm`) and fit each variogram."""
     lags = np.asarray(config.lags)
-    fits, first = [], []
+    fits, first, ses = [], [], []
+    boot = np.random.default_rng([config.seed, 1])
+    idx = boot.integers(0, config.paths, size=(config.n_boot, config.paths))
     for h in config.hurst:
         paths = fbm(config.n, h + config.path_hurst_shift, size=config.paths, rng=np.random.default_rng(config.seed))
         fits.append(fit_rate(lags / config.n, variogram(paths, lags)))
         first.append(paths[0])
-    return Fig6Result(config, tuple(fits), tuple(first))
+        per_path = np.stack([np.mean((paths[:, lag:] - paths[:, :-lag]) ** 2, axis=1) for lag in lags], axis=1)
+        slopes = _ls_slope(lags / config.n, per_path[idx].mean(axis=1))
+        ses.append(float(np.std(slopes, ddof=1)))
+    return Fig6Result(config, tuple(fits), tuple(first), tuple(ses))
 
 
 def fig6_expected(result: Fig6Result) -> list:
-    """The statement's slope 2H with the config's window, per Hurst index."""
-    return [{"slope": 2 * h, "tol": result.config.tol} for h in result.config.hurst]
+    """The statement's slope 2H with its window per Hurst index: the config's fixed ``tol``, or (None)
+    the Bonferroni normal quantile times the bootstrap standard error over paths."""
+    c = result.config
+    if c.tol is not None:
+        return [{"slope": 2 * h, "tol": c.tol} for h in c.hurst]
+    z = float(NormalDist().inv_cdf(1.0 - (1.0 - c.ci_level) / (2.0 * len(c.hurst))))
+    return [{"slope": 2 * h, "tol": z * se} for h, se in zip(c.hurst, result.slope_se)]
 
 
 def fig6_verdict(result: Fig6Result) -> list:
@@ -114,4 +147,5 @@ def fig6_verdict(result: Fig6Result) -> list:
 
 register("scaling.fig6", config=Fig6Config, presets=FIG6_PRESETS, measure=fig6, verdict=fig6_verdict,
          claims=tuple(f"scaling/fig-6/{k}" for k in FIG6),
-         summary=lambda r: {f"slope_H{h:g}": f.slope for h, f in zip(r.config.hurst, r.fits)})
+         summary=lambda r: {**{f"slope_H{h:g}": f.slope for h, f in zip(r.config.hurst, r.fits)},
+                            **{f"slope_se_H{h:g}": se for h, se in zip(r.config.hurst, r.slope_se)}})

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import expm
+from scipy.stats import t as student_t
 
 from theory.claims import identity_verdict, qualitative_verdict, rate_verdict
 from theory.experiments._registry import register
@@ -175,9 +176,32 @@ def coupling_free_bound(v_net, v_sde, **kw):
 
 # Model (13): res-2 with tanh (Lipschitz and smooth, so that DOP853 reaches its tolerance; ReLU kinks
 # degrade it to ~1e-10), d = 6, V and W trigonometric paths (A5), beta = 1. Errors 1e-2 .. 1e-4, far
-# above the reference's 1e-12 tolerance. max_k ||H_{k/L} - h_k|| over the layers, three path draws.
-P11 = {"d": 6, "grid": 2 ** np.arange(4, 11), "seeds": range(3)}
-P11_EXPECTED = {"slope": -1.0, "tol": 0.1}
+# above the reference's 1e-12 tolerance. max_k ||H_{k/L} - h_k|| over the layers, ten path draws (the
+# window of :func:`p11_expected` is built from their scatter).
+P11 = {"d": 6, "grid": 2 ** np.arange(4, 11), "seeds": range(10)}
+P11_EXPECTED = {"slope": -1.0, "tol": 0.1}  # the former fixed window, kept for the broken-kernel controls
+
+
+def p11_expected(errors, grid=P11["grid"], level=0.99):
+    """The statement's slope -1 with a window derived from the scatter over path draws: the Student
+    quantile t_{n-1} at ``level`` (two-sided) times the standard error of the mean of the per-draw
+    least-squares slopes of ln max_k ||H_{k/L} - h_k|| against ln L (n = number of draws, >= 2).
+
+    The finite-size term of Prop. 11 (thesis Prop. 2.11) is O(1/L^2) against the O(1/L) error, so a
+    draw's local slope between L and 2L differs from -1 by O(1/L) (about 4e-4 at L = 512 here); it is
+    part of each draw's slope and so of the scatter the window is built from.
+    """
+    errors = np.asarray(errors, dtype=float)
+    if errors.ndim != 2 or errors.shape[0] < 2:
+        raise ValueError(f"`errors` of p11_expected must have shape (draws >= 2, G); got {errors.shape}")
+    lx = np.log(np.asarray(grid, dtype=float))
+    lx = lx - lx.mean()
+    ly = np.log(errors)
+    slopes = (ly - ly.mean(axis=1, keepdims=True)) @ lx / np.dot(lx, lx)
+    n = slopes.size
+    se = float(np.std(slopes, ddof=1) / np.sqrt(n))
+    t_q = float(student_t.ppf(1.0 - (1.0 - level) / 2.0, n - 1))
+    return {"slope": -1.0, "tol": t_q * se}
 
 
 def ode_errors(seeds=P11["seeds"], grid=P11["grid"], d=P11["d"], beta=1.0, noise=0.0):
@@ -366,9 +390,29 @@ def explosion_verdict(logs, bound):
 
 # Reduced reproduction (Table 2 for Figures 4-5): res-3, d = 40, smooth init (weights(..., "smooth"),
 # RBF length-scale 0.1, values at k/L), beta in {2, 0.5, 1} (the paper's panel order), L = 10 .. 1000,
-# 10 draws (the paper: 50) with a fresh weight draw per (draw, L) as in the paper, log domain.
-FIG45 = {"d": 40, "grid": np.array([10, 30, 100, 300, 1000]), "seeds": range(10), "betas": (2.0, 0.5, 1.0)}
-FIG45_EXPECTED = {"slope_beta_2": -1.0, "slope_beta_1": 0.0, "tol": 0.1, "explosion_beta_0.5_min_ratio": 10.0}
+# 20 draws (the paper: 50) with a fresh weight draw per (draw, L) as in the paper, log domain.
+# The slope windows are derived from the scatter over draws (:func:`fig45_windows`), not fixed.
+FIG45 = {"d": 40, "grid": np.array([10, 30, 100, 300, 1000]), "seeds": range(20), "betas": (2.0, 0.5, 1.0)}
+FIG45_EXPECTED = {"slope_beta_2": -1.0, "slope_beta_1": 0.0, "tol": "t quantile x SE over draws (99%, Bonferroni 2)",
+                  "ci_level": 0.99, "explosion_beta_0.5_min_ratio": 10.0}
+
+
+def fig45_windows(table, grid=FIG45["grid"], level=0.99):
+    """Half-widths of the slope windows at beta = 2 and beta = 1: the Student quantile t_{n-1} at the
+    Bonferroni level 1 - (1 - level)/4 (two slopes, two-sided) times the standard error of the mean of
+    the per-draw least-squares slopes of ln ratio against ln L (the draws are independent at every L;
+    the pooled fit's slope is that mean). Returns ``{2.0: tol, 1.0: tol}``."""
+    lx = np.log(np.asarray(grid, dtype=float))
+    lx = lx - lx.mean()
+    out = {}
+    for b in (2.0, 1.0):
+        ly = np.log(np.asarray(table[b], dtype=float))
+        if ly.ndim != 2 or ly.shape[0] < 2:
+            raise ValueError(f"`table` of fig45_windows needs (draws >= 2, L) ratios at beta = {b:g}; got {ly.shape}")
+        slopes = (ly - ly.mean(axis=1, keepdims=True)) @ lx / np.dot(lx, lx)
+        n = slopes.size
+        out[b] = float(student_t.ppf(1.0 - (1.0 - level) / 4.0, n - 1) * np.std(slopes, ddof=1) / np.sqrt(n))
+    return out
 
 
 def fig45_table(quantity, law="smooth", seeds=FIG45["seeds"], grid=FIG45["grid"], d=FIG45["d"],
@@ -394,16 +438,21 @@ def fig45_verdict(table, grid=FIG45["grid"], expected=FIG45_EXPECTED):
     increasing in L and above 10, the paper's colour threshold for explosion, at the largest L)."""
     fit2, fit1 = fit_rate(grid, table[2.0]), fit_rate(grid, table[1.0])
     med = np.median(table[0.5], axis=0)
-    ok2 = abs(fit2.slope - expected["slope_beta_2"]) <= expected["tol"]
-    ok1 = abs(fit1.slope - expected["slope_beta_1"]) <= expected["tol"]
+    tol = expected["tol"]
+    tols = (fig45_windows(table, grid, expected.get("ci_level", 0.99)) if isinstance(tol, str)
+            else {2.0: float(tol), 1.0: float(tol)})
+    ok2 = abs(fit2.slope - expected["slope_beta_2"]) <= tols[2.0]
+    ok1 = abs(fit1.slope - expected["slope_beta_1"]) <= tols[1.0]
     boom = bool(np.all(np.diff(med) > 0) and med[-1] > expected["explosion_beta_0.5_min_ratio"])
     verdict = qualitative_verdict(
         bool(ok2 and ok1 and boom),
-        f"beta = 2: slope {fit2.slope:.2f} [{fit2.ci[0]:.2f}, {fit2.ci[1]:.2f}] (expected -1 ± {expected['tol']}); "
-        f"beta = 1: slope {fit1.slope:.2f} [{fit1.ci[0]:.2f}, {fit1.ci[1]:.2f}] (expected 0 ± {expected['tol']}); "
+        f"beta = 2: slope {fit2.slope:.3f} [{fit2.ci[0]:.3f}, {fit2.ci[1]:.3f}] (expected {expected['slope_beta_2']:g} "
+        f"± {tols[2.0]:.3f}); beta = 1: slope {fit1.slope:.3f} [{fit1.ci[0]:.3f}, {fit1.ci[1]:.3f}] "
+        f"(expected {expected['slope_beta_1']:g} ± {tols[1.0]:.3f}); "
         f"beta = 0.5: median {med[0]:.3g} -> {med[-1]:.3g} (explosion: {boom})")
     measured = {"grid": grid.tolist(), "slope_beta_2": fit2.slope, "ci_beta_2": list(fit2.ci),
                 "slope_beta_1": fit1.slope, "ci_beta_1": list(fit1.ci),
+                "window_beta_2": tols[2.0], "window_beta_1": tols[1.0],
                 "median": {f"beta={b:g}": np.median(table[b], axis=0).tolist() for b in table}}
     return verdict, measured, (fit2, fit1)
 
@@ -733,9 +782,9 @@ class Fig45Config:
 
 
 FIG45_PRESETS = {
-    # the check and the paper coincide (Section 3.2, Figures 4 and 5: d = 40, L from 10 to 1000, 10 draws)
+    # the check: d = 40, L from 10 to 1000, 20 draws; the paper (Section 3.2, Figures 4 and 5) averages 50
     "check": Fig45Config(),
-    "paper": Fig45Config(),
+    "paper": Fig45Config(seeds=tuple(range(50))),
 }
 
 
