@@ -1,0 +1,174 @@
+"""The reference oracle (theory.oracle, `theory oracle`): verification, export, planted bugs, bad input."""
+
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from theory import oracle
+from theory.cli import main
+
+import _oracle_planted as planted
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIPY_ADAPTER = ROOT / "examples" / "oracle" / "scipy_isotonic.py"
+SKLEARN_ADAPTER = ROOT / "examples" / "oracle" / "sklearn_isotonic.py"
+
+
+@pytest.fixture()
+def importable(monkeypatch):
+    """Make tests/_oracle_planted importable as `_oracle_planted` for the command line."""
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))
+
+
+def test_list(capsys):
+    assert main(["oracle", "list"]) == 0
+    out = capsys.readouterr().out
+    for name in oracle.kernels():
+        assert name in out
+    assert "eps" in out
+
+
+def test_scipy_isotonic_passes_through_adapter(capsys):
+    import scipy.optimize
+
+    result = oracle.verify("isotonic_regression", scipy.optimize.isotonic_regression, adapter=SCIPY_ADAPTER)
+    assert result.ok, result.report()
+    names = {r.case for r in result.rows}
+    assert {"n1", "ties_n300", "huge_1e300_n50", "nearly_singular_weights_n100", "decreasing_n100"} <= names
+    code = main(["oracle", "verify", "isotonic_regression", "scipy.optimize:isotonic_regression",
+                 "--adapter", str(SCIPY_ADAPTER)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "max abs err" in out and "pass" in out
+
+
+def test_sklearn_isotonic_passes_through_adapter():
+    sk = pytest.importorskip("sklearn.isotonic")
+    result = oracle.verify("isotonic_regression", sk.isotonic_regression, adapter=SKLEARN_ADAPTER)
+    assert result.ok, result.report()
+
+
+def test_own_kernel_passes_every_kernel_float64_and_float32():
+    for name in oracle.kernels():
+        k = oracle.kernel(name)
+        for dtype in ("float64", "float32"):
+            result = oracle.verify(name, k.reference, dtype=dtype)
+            assert result.ok, result.report()
+
+
+def test_planted_isotonic_bug_fails_readably(capsys, importable):
+    result = oracle.verify("isotonic_regression", planted.isotonic_no_cascade)
+    assert not result.ok and result.exit_code == 1
+    assert any(r.verdict == "pass" for r in result.rows)  # n = 1, sorted inputs still agree
+    report = result.report()
+    assert "FAIL" in report and "first failing case" in report and "input y" in report
+    code = main(["oracle", "verify", "isotonic_regression", "_oracle_planted:isotonic_no_cascade"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "first failing case: " + result.failures[0].case in out
+    assert "expected x" in out and "got      x" in out
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("isotonic_wrong_shape", "shape"),
+    ("isotonic_nan", "non-finite"),
+    ("isotonic_strings", "dtype"),
+    ("isotonic_raises", "raised RuntimeError"),
+])
+def test_bad_function_exit_2_names_the_case(name, needle, capsys, importable):
+    code = main(["oracle", "verify", "isotonic_regression", f"_oracle_planted:{name}"])
+    out = capsys.readouterr().out
+    assert code == 2, out
+    assert "first failing case: " in out and needle in out
+    result = oracle.verify("isotonic_regression", getattr(planted, name))
+    assert result.exit_code == 2 and not result.ok
+
+
+def test_bad_module_and_names_exit_2(capsys, tmp_path):
+    assert main(["oracle", "verify", "isotonic_regression", "no_such_module_xyz:f"]) == 2
+    assert "cannot import module 'no_such_module_xyz'" in capsys.readouterr().err
+    assert main(["oracle", "verify", "isotonic_regression", "numpy:no_such_function"]) == 2
+    assert "no attribute" in capsys.readouterr().err
+    assert main(["oracle", "verify", "no_such_kernel", "numpy:sort"]) == 2
+    assert "unknown kernel" in capsys.readouterr().err
+    assert main(["oracle", "verify", "isotonic_regression", "numpy.sort"]) == 2
+    assert "module:function" in capsys.readouterr().err
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise ImportError('missing dependency foo')\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        assert main(["oracle", "verify", "isotonic_regression", "broken:f"]) == 2
+        assert "missing dependency foo" in capsys.readouterr().err
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert main(["oracle", "verify", "isotonic_regression", "numpy:sort", "--adapter", str(tmp_path / "nope.py")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_export_is_byte_identical_and_verifies(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["oracle", "export", str(a), "--kernel", "isotonic_regression"]) == 0
+    assert main(["oracle", "export", str(b), "--kernel", "isotonic_regression"]) == 0
+    capsys.readouterr()
+    files = sorted(p.name for p in a.iterdir())
+    assert files == ["isotonic_regression.npz", "manifest.json"]
+    for f in files:
+        assert (a / f).read_bytes() == (b / f).read_bytes()
+    manifest = json.loads((a / "manifest.json").read_text())
+    entry = manifest["kernels"]["isotonic_regression"]
+    assert manifest["format"] == oracle.FORMAT_VERSION and manifest["version"]
+    assert entry["sha256"] == hashlib.sha256((a / entry["file"]).read_bytes()).hexdigest()
+    assert entry["tolerance"]["rule"] and entry["tolerance"]["why"] and entry["signature"]
+    assert any(c["params"].get("seed") is not None for c in entry["cases"])
+    with np.load(a / entry["file"]) as data:  # a plain npz that NumPy reads
+        assert "n1/in/y" in data.files and "n1/ref/x" in data.files
+    code = main(["oracle", "verify", "isotonic_regression", "scipy.optimize:isotonic_regression",
+                 "--adapter", str(SCIPY_ADAPTER), "--vectors", str(a), "--json", str(tmp_path / "r.json")])
+    assert code == 0, capsys.readouterr().out
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert saved["ok"] and len(saved["rows"]) == len(entry["cases"])
+
+
+def test_vectors_edited_or_newer_exit_2(tmp_path, capsys):
+    d = tmp_path / "v"
+    oracle.export(d, ["isotonic_regression"])
+    data = bytearray((d / "isotonic_regression.npz").read_bytes())
+    data[-200] ^= 1
+    (d / "isotonic_regression.npz").write_bytes(bytes(data))
+    args = ["oracle", "verify", "isotonic_regression", "scipy.optimize:isotonic_regression",
+            "--adapter", str(SCIPY_ADAPTER), "--vectors", str(d)]
+    assert main(args) == 2
+    assert "was modified" in capsys.readouterr().err
+    oracle.export(d, ["isotonic_regression"])
+    manifest = json.loads((d / "manifest.json").read_text())
+    manifest["format"] = oracle.FORMAT_VERSION + 1
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    assert main(args) == 2
+    assert "newer" in capsys.readouterr().err
+    assert main(args[:-1] + [str(tmp_path / "empty")]) == 2
+    assert "no manifest.json" in capsys.readouterr().err
+
+
+def test_float32_mode_skips_out_of_range_cases():
+    import scipy.optimize
+
+    result = oracle.verify("isotonic_regression", scipy.optimize.isotonic_regression, adapter=SCIPY_ADAPTER,
+                           dtype="float32")
+    assert result.ok
+    skipped = {r.case for r in result.rows if r.verdict == "skip"}
+    assert skipped == {"huge_1e300_n50", "tiny_1e-300_n50"}
+
+
+def test_speed_under_2s_beyond_the_function():
+    for name in oracle.kernels():
+        k = oracle.kernel(name)
+        oracle.verify(name, k.reference)  # warm the JIT and the case cache
+        start = time.perf_counter()
+        result = oracle.verify(name, k.reference)
+        overhead = time.perf_counter() - start - result.seconds_user
+        assert overhead < 2.0, (name, overhead)
