@@ -46,3 +46,73 @@ def isotonic_raises(y, w, increasing=True):
     from theory.isotonic import isotonic_regression
 
     return isotonic_regression(y, w, increasing=increasing)[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# independent plain-NumPy implementations (they must pass) and planted bugs (they must fail)
+
+def _f(residual, x, th):
+    if residual == "linear":
+        return th @ x
+    if residual == "tanh":
+        return np.tanh(th @ x)
+    return th @ np.tanh(x)  # tanh_out
+
+
+def numpy_forward(x0, theta, residual, scheme):
+    """Euler x_{n+1} = x_n + f(x_n, th_n)/N; Heun y = x + f(x, th_n)/N, x' = x + (f(x, th_n) + f(y, th_{n+1}))/(2N)."""
+    N = theta.shape[0] - (1 if scheme == "heun" else 0)
+    x = [np.asarray(x0, dtype=float)]
+    for n in range(N):
+        f1 = _f(residual, x[-1], theta[n])
+        if scheme == "euler":
+            x.append(x[-1] + f1 / N)
+        else:
+            y = x[-1] + f1 / N
+            x.append(x[-1] + (f1 + _f(residual, y, theta[n + 1])) / (2 * N))
+    return np.array(x)
+
+
+def heun_as_euler(x0, theta, residual, scheme):
+    """Planted: the Heun network computed with Euler steps (the last slice unused)."""
+    from theory.resnet import forward
+
+    if scheme == "heun":
+        return forward(x0, theta[:-1], residual, "euler")
+    return forward(x0, theta, residual, scheme)
+
+
+def topk_in_float32(x, k, reg, p):
+    """Planted: the top-k mask evaluated on float32-rounded scores and returned in float32."""
+    from theory.topk import topk_mask
+
+    x32 = np.asarray(x, dtype=np.float32)
+    return topk_mask(x32.astype(np.float64), k, float(np.float32(reg)), p).astype(np.float32)
+
+
+def numpy_linear_product(theta):
+    N, d, _ = theta.shape
+    P = np.eye(d)
+    for n in range(N):
+        P = (np.eye(d) + theta[n] / N) @ P
+    return P
+
+
+def numpy_linear_gradient(theta, Sigma, B):
+    N, d, _ = theta.shape
+    before = [np.eye(d)]
+    for n in range(N):
+        before.append((np.eye(d) + theta[n] / N) @ before[-1])
+    after = [np.eye(d)]
+    for n in range(N - 1, -1, -1):
+        after.append(after[-1] @ (np.eye(d) + theta[n] / N))
+    after = after[::-1]  # after[n] = product of the layers n+1..N-1 (0-based), identity for the last
+    Pi = before[-1]
+    return np.array([(2.0 / N) * after[n + 1].T @ (Pi - B) @ Sigma @ before[n].T for n in range(N)])
+
+
+def linear_gradient_without_2(theta, Sigma, B):
+    """Planted: the linear-ResNet gradient without its factor 2."""
+    from theory.linear import gradient
+
+    return gradient(theta, Sigma, B) / 2

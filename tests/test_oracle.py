@@ -172,3 +172,43 @@ def test_speed_under_2s_beyond_the_function():
         result = oracle.verify(name, k.reference)
         overhead = time.perf_counter() - start - result.seconds_user
         assert overhead < 2.0, (name, overhead)
+
+
+def _not_huge(kernel):
+    return [c.name for c in oracle.kernel(kernel).cases() if "1e300" not in c.name and "1e-300" not in c.name]
+
+
+def test_independent_numpy_implementations_pass():
+    for kernel, fn in (("resnet_forward", planted.numpy_forward), ("linear_product", planted.numpy_linear_product),
+                       ("linear_gradient", planted.numpy_linear_gradient)):
+        result = oracle.verify(kernel, fn)
+        assert result.ok, result.report()
+
+
+def test_planted_topk_float32_fails_in_float64_passes_in_float32():
+    cases = _not_huge("topk_mask")
+    result = oracle.verify("topk_mask", planted.topk_in_float32, cases=cases)
+    assert result.exit_code == 1, result.report()
+    assert sum(r.verdict == "FAIL" for r in result.rows) >= len(cases) // 2
+    assert "first failing case" in result.report()
+    result32 = oracle.verify("topk_mask", planted.topk_in_float32, dtype="float32")
+    assert result32.ok, result32.report()
+
+
+def test_planted_heun_as_euler_fails_only_on_heun_cases(capsys, importable):
+    result = oracle.verify("resnet_forward", planted.heun_as_euler)
+    assert result.exit_code == 1
+    failing = {r.case for r in result.failures}
+    heun = {c.name for c in oracle.kernel("resnet_forward").cases() if c.inputs["scheme"] == "heun"}
+    assert failing == heun
+    assert main(["oracle", "verify", "resnet_forward", "_oracle_planted:heun_as_euler"]) == 1
+    out = capsys.readouterr().out
+    assert "first failing case: heun_" in out and "input scheme = 'heun'" in out
+
+
+def test_planted_linear_gradient_without_factor_2_fails():
+    result = oracle.verify("linear_gradient", planted.linear_gradient_without_2)
+    assert result.exit_code == 1
+    # every case with a nonzero gradient disagrees, by half the gradient
+    for row in result.rows:
+        assert row.verdict == "FAIL" and row.max_rel == pytest.approx(0.5, rel=1e-6)

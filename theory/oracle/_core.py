@@ -221,13 +221,17 @@ class VerifyResult:
 
     def summary(self) -> str:
         n = len(self.rows)
-        bad = len(self.failures)
+        failed = sum(r.verdict == "FAIL" for r in self.rows)
+        errors = sum(r.verdict == "ERROR" for r in self.rows)
         skipped = sum(r.verdict == "skip" for r in self.rows)
-        word = "agree" if self.ok else "disagree" if self.exit_code == 1 else "could not be checked"
-        text = f"{self.kernel} ({self.dtype}): {n - bad - skipped} of {n - skipped} cases pass"
+        text = f"{self.kernel} ({self.dtype}): {n - failed - errors - skipped} of {n - skipped} cases pass"
         if skipped:
             text += f", {skipped} skipped"
-        return text + ("" if self.ok else f"; {bad} {word}")
+        if failed:
+            text += f"; {failed} disagree"
+        if errors:
+            text += f"; {errors} could not be checked (the function raised or returned a bad output)"
+        return text
 
     def report(self) -> str:
         """Table, summary and the first failing case's inputs (what the command prints)."""

@@ -83,3 +83,401 @@ register(Kernel(
         "terms rounds by at most n eps max|y| whatever the weights (they cancel in the ratio), and the fit is "
         "a continuous function of y, so a different pooling decision at a near-tie moves it by the same order",
 ))
+
+
+# ----------------------------------------------------------------------------------------------
+# top-k operators (topk Section 7.4): mask, magnitude and their Jacobians
+
+
+def _topk_inputs() -> list[tuple[str, dict, dict]]:
+    """(name, params, inputs) shared by the three top-k kernels; each regime of the operators."""
+    out = []
+    for p, ptag in ((2.0, "p2"), (4.0 / 3.0, "p4_3")):
+        for n, seed in ((5, 21), (100, 22)):
+            k = max(1, n // 4)
+            x = _rng(seed).standard_normal(n)
+            gaps = np.diff(np.sort(x))
+            for regime, reg in (("hard", 0.25 * float(gaps.min())), ("partial", 1.0), ("smooth", 1e3)):
+                out.append((f"{regime}_{ptag}_n{n}", {"seed": seed, "law": "standard normal", "n": n, "k": k,
+                                                      "regime": regime, "p": p, "reg": reg},
+                            {"x": x, "k": k, "reg": float(reg), "p": p}))
+        r = _rng(23)
+        out.append((f"k1_{ptag}_n20", {"seed": 23, "n": 20, "k": 1, "p": p, "reg": 0.5},
+                    {"x": r.standard_normal(20), "k": 1, "reg": 0.5, "p": p}))
+        out.append((f"k_n_minus_1_{ptag}_n20", {"seed": 24, "n": 20, "k": 19, "p": p, "reg": 0.5},
+                    {"x": _rng(24).standard_normal(20), "k": 19, "reg": 0.5, "p": p}))
+        out.append((f"n2_{ptag}", {"n": 2, "k": 1, "p": p, "reg": 1.0},
+                    {"x": np.array([0.3, -0.2]), "k": 1, "reg": 1.0, "p": p}))
+        out.append((f"huge_1e300_{ptag}_n10", {"seed": 25, "n": 10, "k": 3, "p": p, "reg": "1e300 (p=2)"},
+                    {"x": 1e300 * _rng(25).standard_normal(10), "k": 3, "reg": 1e300 if p == 2 else 1e300 ** (1 / 3),
+                     "p": p}))
+        out.append((f"tiny_1e-300_{ptag}_n10", {"seed": 26, "n": 10, "k": 3, "p": p, "reg": 1e-300},
+                    {"x": 1e-300 * _rng(26).standard_normal(10), "k": 3, "reg": 1e-300 if p == 2 else 1e-300 ** (1 / 3),
+                     "p": p}))
+    return out
+
+
+def _topk_ties() -> list[tuple[str, dict, dict]]:
+    out = []
+    for p, ptag in ((2.0, "p2"), (4.0 / 3.0, "p4_3")):
+        x = np.array([1.0, 1.0, 1.0, 0.5, 0.5, -0.25, 1.0, 0.5])
+        out.append((f"ties_{ptag}", {"n": 8, "k": 2, "p": p, "reg": 0.1, "law": "repeated values"},
+                    {"x": x, "k": 2, "reg": 0.1, "p": p}))
+        out.append((f"ties_at_kth_{ptag}", {"n": 6, "k": 3, "p": p, "reg": 1e-3, "law": "3rd = 4th largest"},
+                    {"x": np.array([3.0, 2.0, 1.0, 1.0, 0.0, -1.0]), "k": 3, "reg": 1e-3, "p": p}))
+    return out
+
+
+def _topk_cases(mode=None, ties=True):
+    def make():
+        rows = _topk_inputs() + (_topk_ties() if ties else [])
+        cases = []
+        for name, params, inputs in rows:
+            inputs = dict(inputs)
+            if mode is not None:
+                inputs["mode"] = mode
+                params = {**params, "mode": mode}
+            cases.append(Case(name, params, inputs))
+        return cases
+    return make
+
+
+def _q_minus_1(p):
+    return 1.0 / (p - 1.0)  # q - 1 with q = p/(p-1)
+
+
+def _topk_value_tolerance(mode):
+    def tol(inputs, ref, eps):
+        from theory.topk import jacobian
+
+        x, p, reg = inputs["x"], inputs["p"], inputs["reg"]
+        s = float(np.max(np.abs(x)))
+        if p == 2.0 and s > 0:
+            # homogeneity at p = 2: mask(c x; c reg) = mask(x; reg), magnitude(c x; reg) = c magnitude(x; reg),
+            # so ||J|| max|x| is computed on x / max|x| (the Jacobian itself overflows for max|x| near 1e-300)
+            J = jacobian(x / s, inputs["k"], reg / s if mode == "mask" else reg, p, mode=mode)
+            amplified = float(np.max(np.sum(np.abs(J), axis=1))) * (1.0 if mode == "mask" else s)
+        else:
+            J = jacobian(x, inputs["k"], reg, p, mode=mode)
+            amplified = float(np.max(np.sum(np.abs(J), axis=1))) * s
+        return (4.0 * max(1.0, _q_minus_1(p)) * x.size * eps * (float(np.max(np.abs(ref[0]))) + amplified),)
+    return tol
+
+
+def _jacobian_tolerance(inputs, ref, eps):
+    x, p, reg = inputs["x"], inputs["p"], inputs["reg"]
+    scale = float(np.max(np.abs(ref[0])))
+    return (8.0 * max(1.0, _q_minus_1(p)) * x.size * eps * scale * (1.0 + float(np.max(np.abs(x))) ** (p - 1) / reg),)
+
+
+_TOPK_WHY = ("p = 2: the operator is a Euclidean projection of x/reg, so an input rounding of eps max|x| moves it by "
+             "at most ||J||_inf eps max|x| (J its Jacobian, the condition number in absolute terms); the pooled values "
+             "are means of at most n terms, hence the factor n. p = 4/3: y = reg^(1-q) |x-u|^(q-1) adds the factor "
+             "q - 1 = 3 of the power. Ties and a tie at the k-th entry are included for the values (the operator is "
+             "continuous there); hard, partial and smooth regimes each appear")
+
+register(Kernel(
+    name="topk_mask",
+    module="theory.topk",
+    signature="fn(x, k, reg, p) -> y   (regularised top-k mask, y in [0, 1]^n, sum y = k)",
+    outputs=("y",),
+    make_cases=_topk_cases(),
+    reference=lambda x, k, reg, p: (__import__("theory.topk", fromlist=["topk_mask"]).topk_mask(x, k, reg, p),),
+    tolerance=_topk_value_tolerance("mask"),
+    rule="max|y - y_ref| <= 4 max(1, q-1) n eps (max|y_ref| + ||J(x)||_inf max|x|), q = p/(p-1)",
+    why=_TOPK_WHY,
+))
+
+register(Kernel(
+    name="topk_magnitude",
+    module="theory.topk",
+    signature="fn(x, k, reg, p) -> y   (regularised top-k in magnitude, the thesis operator)",
+    outputs=("y",),
+    make_cases=_topk_cases(),
+    reference=lambda x, k, reg, p: (__import__("theory.topk", fromlist=["topk_magnitude"]).topk_magnitude(x, k, reg, p),),
+    tolerance=_topk_value_tolerance("magnitude"),
+    rule="max|y - y_ref| <= 4 max(1, q-1) n eps (max|y_ref| + ||J(x)||_inf max|x|), q = p/(p-1)",
+    why=_TOPK_WHY,
+))
+
+
+def _jacobian_cases():
+    rows = _topk_inputs()
+    cases = []
+    for mode in ("mask", "magnitude"):
+        for name, params, inputs in rows:
+            if mode == "mask" and name == "tiny_1e-300_p2_n10":
+                continue  # the mask's Jacobian is of order 1/reg = 1e300 and overflows inside theory.topk
+            cases.append(Case(f"{mode}_{name}", {**params, "mode": mode}, {**inputs, "mode": mode}))
+    return cases
+
+
+register(Kernel(
+    name="topk_jacobian",
+    module="theory.topk",
+    signature="fn(x, k, reg, p, mode) -> J   (n x n Jacobian of topk_mask (mode='mask') or topk_magnitude)",
+    outputs=("J",),
+    make_cases=_jacobian_cases,
+    reference=lambda x, k, reg, p, mode: (__import__("theory.topk", fromlist=["jacobian"]).jacobian(x, k, reg, p, mode=mode),),
+    tolerance=_jacobian_tolerance,
+    rule="max|J - J_ref| <= 8 max(1, q-1) n eps max|J_ref| (1 + max|x|^(p-1)/reg)",
+    why="the Jacobian is piecewise smooth: constant on each pooling pattern for p = 2 (entries 1/reg times block "
+        "averages, rounded once per block sum), and for p = 4/3 a power of (x - u)/reg whose relative change under an "
+        "input rounding is (q-1) eps max|x|^(p-1)/reg. Exact ties are left out: there the Jacobian jumps and any "
+        "element of the Clarke subdifferential is a correct answer",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# depth-N residual networks (theory.resnet): forward, reverse, gradient; Euler and Heun
+
+
+def _resnet_rows(long=False):
+    rows = []
+    d = 4
+    for scheme in ("euler", "heun"):
+        for residual in ("linear", "tanh", "tanh_out"):
+            for N, seed in ((1, 31), (10, 32), (100, 33)):
+                r = _rng(seed)
+                slices = N + 1 if scheme == "heun" else N
+                theta = r.standard_normal((slices, d, d)) / np.sqrt(d)
+                x0 = r.standard_normal(d)
+                rows.append((f"{scheme}_{residual}_N{N}",
+                             {"seed": seed, "N": N, "d": d, "scheme": scheme, "residual": residual,
+                              "law": "theta ~ N(0, 1/d), x0 ~ N(0, 1)"},
+                             {"x0": x0, "theta": theta, "residual": residual, "scheme": scheme}))
+            if long:
+                N, seed = 10_000, 34
+                r = _rng(seed)
+                slices = N + 1 if scheme == "heun" else N
+                s = np.linspace(0, 1, slices)[:, None, None]
+                theta = np.cos(2 * np.pi * s) * r.standard_normal((1, d, d)) / np.sqrt(d)
+                rows.append((f"{scheme}_{residual}_N10000",
+                             {"seed": seed, "N": N, "d": d, "scheme": scheme, "residual": residual,
+                              "law": "theta_n = cos(2 pi n/N) A, A ~ N(0, 1/d) (smooth in depth)"},
+                             {"x0": r.standard_normal(d), "theta": theta, "residual": residual, "scheme": scheme}))
+    r = _rng(35)
+    rows.append(("euler_tanh_out_large_theta_N50",
+                 {"seed": 35, "N": 50, "d": 4, "scheme": "euler", "residual": "tanh_out", "law": "theta ~ N(0, 9/d)"},
+                 {"x0": r.standard_normal(4), "theta": 3 * r.standard_normal((50, 4, 4)) / 2, "residual": "tanh_out",
+                  "scheme": "euler"}))
+    return rows
+
+
+def _lipschitz_sum(theta):
+    """Lambda = mean over layers of ||theta_n||_inf: the flow amplifies errors by at most exp(Lambda)."""
+    return float(np.mean(np.max(np.sum(np.abs(theta), axis=-1), axis=-1)))
+
+
+def _resnet_traj_tolerance(inputs, ref, eps):
+    theta = inputs["theta"]
+    N, d = theta.shape[0], theta.shape[-1]
+    return (4.0 * (N + d) * eps * float(np.max(np.abs(ref[0]))) * np.exp(_lipschitz_sum(theta)),)
+
+
+_RESNET_WHY = ("each layer rounds x_n + f(x_n, theta_n)/N (a d-term dot product and an addition) by about "
+               "(d + 1) eps max|x|, and the discrete flow amplifies an error made at layer n by at most "
+               "prod (1 + Lip_m/N) <= exp(Lambda) with Lip_m <= ||theta_m||_inf for the linear, tanh and tanh_out "
+               "residuals; N layers add up to N of these")
+
+
+def _resnet_forward_ref(x0, theta, residual, scheme):
+    from theory.resnet import forward
+
+    return (forward(x0, theta, residual, scheme),)
+
+
+register(Kernel(
+    name="resnet_forward",
+    module="theory.resnet",
+    signature="fn(x0, theta, residual, scheme) -> x   (trajectory (N+1, d); theta (N, d, d), (N+1, d, d) for heun)",
+    outputs=("x",),
+    make_cases=lambda: [Case(*row) for row in _resnet_rows(long=True)],
+    reference=_resnet_forward_ref,
+    tolerance=_resnet_traj_tolerance,
+    rule="max|x - x_ref| <= 4 (N + d) eps max|x_ref| exp(Lambda), Lambda = mean_n ||theta_n||_inf",
+    why=_RESNET_WHY,
+))
+
+
+def _reverse_cases():
+    from theory.resnet import forward
+
+    cases = []
+    for name, params, inputs in _resnet_rows(long=False):
+        xN = forward(inputs["x0"], inputs["theta"], inputs["residual"], inputs["scheme"])[-1]
+        cases.append(Case(name, {**params, "xN": "forward(x0, theta)[-1]"},
+                          {"xN": xN, "theta": inputs["theta"], "residual": inputs["residual"],
+                           "scheme": inputs["scheme"]}))
+    return cases
+
+
+def _resnet_reverse_ref(xN, theta, residual, scheme):
+    from theory.resnet import reverse
+
+    return (reverse(xN, theta, residual, scheme),)
+
+
+register(Kernel(
+    name="resnet_reverse",
+    module="theory.resnet",
+    signature="fn(xN, theta, residual, scheme) -> x   (the reverse-time reconstruction, (N+1, d))",
+    outputs=("x",),
+    make_cases=_reverse_cases,
+    reference=_resnet_reverse_ref,
+    tolerance=_resnet_traj_tolerance,
+    rule="max|x - x_ref| <= 4 (N + d) eps max|x_ref| exp(Lambda), Lambda = mean_n ||theta_n||_inf",
+    why=_RESNET_WHY + " (backwards in depth)",
+))
+
+
+def _gradient_cases():
+    cases = []
+    for name, params, inputs in _resnet_rows(long=False):
+        r = _rng(params["seed"] + 100)
+        cases.append(Case(name, {**params, "y": "N(0, 1), seed + 100"},
+                          {"x0": inputs["x0"], "theta": inputs["theta"], "y": r.standard_normal(4),
+                           "residual": inputs["residual"], "scheme": inputs["scheme"]}))
+    return cases
+
+
+def _resnet_gradient_ref(x0, theta, y, residual, scheme):
+    from theory.resnet import gradient
+
+    return tuple(gradient(x0, theta, y, residual, scheme, method="backprop"))
+
+
+def _resnet_gradient_tolerance(inputs, ref, eps):
+    from theory.resnet import forward
+
+    theta = inputs["theta"]
+    N, d = theta.shape[0], theta.shape[-1]
+    x = forward(inputs["x0"], theta, inputs["residual"], inputs["scheme"])
+    amp = np.exp(2.0 * _lipschitz_sum(theta))
+    r = float(np.max(np.abs(x[-1] - inputs["y"])))
+    scale = max(1.0, float(np.max(np.abs(x))))
+    base = 8.0 * (N + d) * eps * amp
+    return (base * (float(np.max(np.abs(ref[0]))) + r * scale / N), base * (float(np.max(np.abs(ref[1]))) + r))
+
+
+register(Kernel(
+    name="resnet_gradient",
+    module="theory.resnet",
+    signature="fn(x0, theta, y, residual, scheme) -> (grad_theta, grad_x0)   (of 1/2 ||x_N - y||^2, exact backprop)",
+    outputs=("grad_theta", "grad_x0"),
+    make_cases=_gradient_cases,
+    reference=_resnet_gradient_ref,
+    tolerance=_resnet_gradient_tolerance,
+    rule="max|g - g_ref| <= 8 (N + d) eps exp(2 Lambda) (max|g_ref| + |x_N - y|_inf max(1, max|x|)/N) "
+         "(grad_x0: without the 1/N and max|x|)",
+    why=_RESNET_WHY + "; the backward pass propagates the residual x_N - y through the transposed layer Jacobians "
+        "(another factor exp(Lambda)) and each parameter gradient is an outer product with x_n scaled by 1/N",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# the deep linear ResNet (theory.linear)
+
+
+def _linear_rows():
+    rows = []
+    for N, d, seed in ((1, 1, 41), (1, 3, 42), (10, 3, 43), (100, 5, 44), (1000, 3, 45)):
+        r = _rng(seed)
+        theta = r.standard_normal((N, d, d))
+        A = r.standard_normal((d, d))
+        Sigma = A @ A.T / d + 0.1 * np.eye(d)
+        rows.append((f"random_N{N}_d{d}", {"seed": seed, "N": N, "d": d,
+                                            "law": "theta ~ N(0,1); Sigma = A A^T/d + 0.1 I; B ~ N(0,1)"},
+                     {"theta": theta, "Sigma": Sigma, "B": r.standard_normal((d, d))}))
+    r = _rng(46)
+    Q, _ = np.linalg.qr(r.standard_normal((4, 4)))
+    Sigma = Q @ np.diag([1.0, 1e-4, 1e-8, 1e-12]) @ Q.T
+    rows.append(("nearly_singular_Sigma_N20_d4", {"seed": 46, "N": 20, "d": 4, "law": "Sigma eigenvalues 1..1e-12"},
+                 {"theta": r.standard_normal((20, 4, 4)), "Sigma": (Sigma + Sigma.T) / 2, "B": r.standard_normal((4, 4))}))
+    r = _rng(47)
+    rows.append(("zero_theta_N50_d3", {"seed": 47, "N": 50, "d": 3, "law": "theta = 0 (Pi = I)"},
+                 {"theta": np.zeros((50, 3, 3)), "Sigma": np.eye(3), "B": r.standard_normal((3, 3))}))
+    r = _rng(48)
+    rows.append(("large_theta_N10_d3", {"seed": 48, "N": 10, "d": 3, "law": "theta ~ N(0, 100)"},
+                 {"theta": 10 * r.standard_normal((10, 3, 3)), "Sigma": np.eye(3), "B": r.standard_normal((3, 3))}))
+    return rows
+
+
+def _linear_growth(theta):
+    N = theta.shape[0]
+    norms = np.max(np.sum(np.abs(theta), axis=-1), axis=-1)
+    return float(np.exp(np.sum(np.log1p(norms / N))))  # prod (1 + ||theta_n||_inf / N) >= every partial product
+
+
+def _linear_product_tol(inputs, ref, eps):
+    theta = inputs["theta"]
+    N, d = theta.shape[0], theta.shape[-1]
+    return (4.0 * (N + d) * eps * _linear_growth(theta),)
+
+
+def _linear_loss_tol(inputs, ref, eps):
+    theta, Sigma, B = inputs["theta"], inputs["Sigma"], inputs["B"]
+    N, d = theta.shape[0], theta.shape[-1]
+    M = _linear_growth(theta) + float(np.max(np.sum(np.abs(B), axis=-1)))
+    return (8.0 * (N + d) * eps * d * d * float(np.max(np.abs(Sigma))) * M * M,)
+
+
+def _linear_gradient_tol(inputs, ref, eps):
+    theta, Sigma, B = inputs["theta"], inputs["Sigma"], inputs["B"]
+    N, d = theta.shape[0], theta.shape[-1]
+    P = _linear_growth(theta)
+    M = P + float(np.max(np.sum(np.abs(B), axis=-1)))
+    return (8.0 * (N + d) * eps * (2.0 / N) * d * d * float(np.max(np.abs(Sigma))) * P * P * M,)
+
+
+_LINEAR_WHY = ("every partial product of the layers I + theta_n/N is bounded by P = prod(1 + ||theta_n||_inf/N); a "
+               "product of N matrices rounds by about (N + d) eps P (d-term dot products, N factors); the loss is a "
+               "quadratic form in Pi - B (|Pi - B| <= M = P + ||B||_inf) and the gradient "
+               "(2/N) Pi_after^T (Pi - B) Sigma Pi_before^T a product of three such factors")
+
+
+def _linear_ref(name):
+    def ref(**inputs):
+        import theory.linear as L
+
+        if name == "product":
+            return (L.product(inputs["theta"]),)
+        return (np.asarray(getattr(L, name)(inputs["theta"], inputs["Sigma"], inputs["B"])),)
+    return ref
+
+
+register(Kernel(
+    name="linear_product",
+    module="theory.linear",
+    signature="fn(theta) -> Pi   (Pi = (I + theta_N/N) ... (I + theta_1/N), theta (N, d, d), theta[0] = theta_1)",
+    outputs=("Pi",),
+    make_cases=lambda: [Case(n, p, {"theta": i["theta"]}) for n, p, i in _linear_rows()],
+    reference=_linear_ref("product"),
+    tolerance=_linear_product_tol,
+    rule="max|Pi - Pi_ref| <= 4 (N + d) eps P, P = prod_n (1 + ||theta_n||_inf / N)",
+    why=_LINEAR_WHY,
+))
+
+register(Kernel(
+    name="linear_loss",
+    module="theory.linear",
+    signature="fn(theta, Sigma, B) -> loss   (Tr((Pi - B) Sigma (Pi - B)^T), a 0-d array or float)",
+    outputs=("loss",),
+    make_cases=lambda: [Case(*row) for row in _linear_rows()],
+    reference=_linear_ref("loss"),
+    tolerance=_linear_loss_tol,
+    rule="|loss - loss_ref| <= 8 (N + d) eps d^2 max|Sigma| M^2, M = P + ||B||_inf",
+    why=_LINEAR_WHY,
+))
+
+register(Kernel(
+    name="linear_gradient",
+    module="theory.linear",
+    signature="fn(theta, Sigma, B) -> grad   ((N, d, d): the true gradient of the loss, factor 2 included)",
+    outputs=("grad",),
+    make_cases=lambda: [Case(*row) for row in _linear_rows()],
+    reference=_linear_ref("gradient"),
+    tolerance=_linear_gradient_tol,
+    rule="max|g - g_ref| <= 8 (N + d) eps (2/N) d^2 max|Sigma| P^2 M",
+    why=_LINEAR_WHY,
+))
