@@ -57,7 +57,7 @@ def test_own_kernel_passes_every_kernel_float64_and_float32():
     for name in oracle.kernels():
         k = oracle.kernel(name)
         for dtype in ("float64", "float32"):
-            result = oracle.verify(name, k.reference, dtype=dtype)
+            result = oracle.verify(name, k.implementation, dtype=dtype)
             assert result.ok, result.report()
 
 
@@ -167,9 +167,9 @@ def test_float32_mode_skips_out_of_range_cases():
 def test_speed_under_2s_beyond_the_function():
     for name in oracle.kernels():
         k = oracle.kernel(name)
-        oracle.verify(name, k.reference)  # warm the JIT and the case cache
+        oracle.verify(name, k.implementation)  # warm the JIT and the case cache
         start = time.perf_counter()
-        result = oracle.verify(name, k.reference)
+        result = oracle.verify(name, k.implementation)
         overhead = time.perf_counter() - start - result.seconds_user
         assert overhead < 2.0, (name, overhead)
 
@@ -212,3 +212,56 @@ def test_planted_linear_gradient_without_factor_2_fails():
     # every case with a nonzero gradient disagrees, by half the gradient
     for row in result.rows:
         assert row.verdict == "FAIL" and row.max_rel == pytest.approx(0.5, rel=1e-6)
+
+
+FBM_ADAPTER = ROOT / "examples" / "oracle" / "fbm_fgn.py"
+FRACBM_ADAPTER = ROOT / "examples" / "oracle" / "fracbm_fgn.py"
+
+
+def test_fgn_test_false_alarm_rate_and_power():
+    """The sampler test's stated false-alarm rate (<= 1 %) on the exact sampler, and its stated power."""
+    from theory.fbm import fgn
+
+    k = oracle.kernel("fgn")
+    rejections, runs = 0, 200
+    for seed in range(runs):
+        case = k.cases()[seed % len(k.cases())]
+        inputs = {**case.inputs, "size": 200}
+        draws = fgn(inputs["n"], inputs["hurst"], size=200, rng=np.random.default_rng(10_000 + seed))
+        verdict = k.judge(inputs, oracle.reference_outputs(k, inputs), draws)[0]
+        rejections += verdict == "FAIL"
+    # 1 % of 200 runs is 2 expected; P(Binomial(200, 0.01) > 7) < 1e-3
+    assert rejections <= 7, rejections
+    for case in k.cases():
+        n, hurst, draws = case.inputs["n"], case.inputs["hurst"], case.inputs["size"]
+        assert oracle.fgn_power(n, hurst, draws, "H+0.05") > 0.99
+        assert oracle.fgn_power(n, hurst, draws, "H-0.05") > 0.99
+        if hurst != 0.5:
+            assert oracle.fgn_power(n, hurst, draws, "white") > 0.99
+    assert oracle.fgn_power(64, 0.5, 1000, "white") == pytest.approx(oracle.ALPHA, abs=2e-3)
+
+
+def white_noise(n, hurst, size, rng):
+    return rng.standard_normal((size, n))
+
+
+def test_planted_white_noise_in_place_of_fgn_fails():
+    result = oracle.verify("fgn", white_noise)
+    assert result.exit_code == 1
+    failing = {r.case for r in result.failures}
+    assert failing == {c.name for c in oracle.kernel("fgn").cases() if c.inputs["hurst"] != 0.5}
+    assert "do not have fGn" in result.report()
+
+
+def test_fracbm_davies_harte_fails_at_095_passes_at_05():
+    fracbm = pytest.importorskip("fracbm.daviesharte")
+    result = oracle.verify("fgn", fracbm.noise, adapter=FRACBM_ADAPTER)
+    verdicts = {r.case: r.verdict for r in result.rows}
+    assert verdicts["fgn_H0.95_n64"] == "FAIL" and verdicts["fgn_H0.5_n64"] == "pass"
+    assert result.exit_code == 1
+
+
+def test_fbm_package_passes_at_05_and_095():
+    fbm = pytest.importorskip("fbm")
+    result = oracle.verify("fgn", fbm.fgn, adapter=FBM_ADAPTER, cases=["fgn_H0.5_n64", "fgn_H0.95_n64"])
+    assert result.ok, result.report()

@@ -76,6 +76,18 @@ class Kernel:
     rule: str
     why: str
     module: str = ""
+    #: statistical kernels (random samplers): ``prepare(inputs) -> call arguments`` (e.g. a seed into a
+    #: Generator), ``shape(inputs) -> expected output shape`` and ``judge(inputs, reference, draws, alpha)
+    #: -> (verdict, statistic, p_value, critical, message)``; ``tolerance`` is then unused
+    prepare: Callable[[Mapping[str, Any]], dict] | None = None
+    shape: Callable[[Mapping[str, Any]], tuple] | None = None
+    judge: Callable[..., tuple] | None = None
+    #: the package's own implementation in the oracle's calling convention (default: ``reference``)
+    own: Callable[..., Any] | None = None
+
+    @property
+    def implementation(self) -> Callable[..., Any]:
+        return self.own if self.own is not None else self.reference
 
     def cases(self) -> list[Case]:
         return _cached_cases(self)
@@ -209,7 +221,10 @@ class VerifyResult:
     def table(self) -> str:
         """The table: case, max abs error, max rel error, tolerance, verdict."""
         width = max([len(r.case) for r in self.rows] + [4])
-        lines = [f"{'case':<{width}}  {'max abs err':>11}  {'max rel err':>11}  {'tolerance':>9}  verdict"]
+        if kernel(self.kernel).judge is not None:  # a sampler: |statistic|, p-value, critical value
+            lines = [f"{'case':<{width}}  {'max |stat|':>11}  {'min p':>11}  {'critical':>9}  verdict"]
+        else:
+            lines = [f"{'case':<{width}}  {'max abs err':>11}  {'max rel err':>11}  {'tolerance':>9}  verdict"]
         for r in self.rows:
             def f(v):
                 return f"{v:11.3e}" if math.isfinite(v) else f"{'-':>11}"
@@ -375,6 +390,13 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         if dtype == "float32" and not all(_fits_float32(v) for v in case.inputs.values()):
             rows.append(CaseRow(case.name, "skip", message="inputs outside float32's range"))
             continue
+        if k.judge is not None:
+            rows.append(_verify_statistical(k, case, fn, stored))
+            row = rows[-1]
+            if row.verdict in ("FAIL", "ERROR") and first is None:
+                first = {"case": case.name, "params": dict(case.params), "inputs": dict(case.inputs),
+                         "message": f"case {case.name}: {row.message}", "got": None}
+            continue
         given = _in_dtype(case.inputs, dtype)
         if stored is not None:
             ref = stored[dtype]
@@ -406,6 +428,19 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         if first is None:
             first = {"case": case.name, "params": dict(case.params), "inputs": given, "message": msg, "got": None}
     return VerifyResult(k.name, dtype, rows, first, user, time.perf_counter() - start)
+
+
+def _verify_statistical(k: Kernel, case: Case, fn, stored) -> CaseRow:
+    ref = stored["float64"] if stored is not None else reference_outputs(k, case.inputs)
+    try:
+        draws = fn(**k.prepare(case.inputs))
+        got = _to_numpy(_as_outputs(k, draws)[0], k.outputs[0], k.shape(case.inputs))
+    except _BadOutput as exc:
+        return CaseRow(case.name, "ERROR", message=str(exc))
+    except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+        return CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}")
+    verdict, statistic, p_value, critical, message = k.judge(case.inputs, ref, got)
+    return CaseRow(case.name, verdict, statistic, p_value, critical, "", message)
 
 
 # ----------------------------------------------------------------------------------------------
