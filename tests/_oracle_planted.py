@@ -116,3 +116,12 @@ def linear_gradient_without_2(theta, Sigma, B):
     from theory.linear import gradient
 
     return gradient(theta, Sigma, B) / 2
+
+
+def scaling_forward_float32(h0, V, W, beta, arch, activation):
+    """A scaled ResNet evaluated in float32 arithmetic (it must fail in float64 mode)."""
+    from theory.scaling import forward
+
+    W = None if np.size(W) == 0 else np.asarray(W, np.float32).astype(float)
+    return forward(np.asarray(h0, np.float32).astype(float), np.asarray(V, np.float32).astype(float), W, beta, arch,
+                   activation).astype(np.float32)

@@ -265,3 +265,17 @@ def test_fbm_package_passes_at_05_and_095():
     fbm = pytest.importorskip("fbm")
     result = oracle.verify("fgn", fbm.fgn, adapter=FBM_ADAPTER, cases=["fgn_H0.5_n64", "fgn_H0.95_n64"])
     assert result.ok, result.report()
+
+
+def test_scaling_forward_in_float32_fails_in_float64_passes_in_float32():
+    assert oracle.verify("scaling_forward", planted.scaling_forward_float32).exit_code == 1
+    assert oracle.verify("scaling_forward", planted.scaling_forward_float32, dtype="float32").ok
+
+
+def test_every_kernel_from_exported_vectors(tmp_path):
+    oracle.export(tmp_path)
+    for name in oracle.kernels():
+        k = oracle.kernel(name)
+        result = oracle.verify(name, k.implementation, vectors=tmp_path)
+        assert result.ok, result.report()
+        assert [r.case for r in result.rows] == [c.name for c in k.cases()]

@@ -592,3 +592,164 @@ register(Kernel(
     judge=_fgn_judge,
     own=lambda n, hurst, size, rng: __import__("theory.fbm", fromlist=["fgn"]).fgn(n, hurst, size=size, rng=rng),
 ))
+
+
+# ----------------------------------------------------------------------------------------------
+# soft sort and soft rank (topk Sections 7.3-7.5)
+
+
+def _soft_cases():
+    cases = []
+    for p, ptag in ((2.0, "p2"), (4.0 / 3.0, "p4_3")):
+        for n, seed in ((5, 61), (100, 62)):
+            x = _rng(seed).standard_normal(n)
+            for regime, reg in (("hard", 1e-3), ("partial", 1.0), ("affine", 1e3)):
+                for desc in (True, False):
+                    tag = "desc" if desc else "asc"
+                    cases.append(Case(f"{regime}_{ptag}_n{n}_{tag}",
+                                      {"seed": seed, "n": n, "p": p, "reg": reg, "regime": regime, "descending": desc},
+                                      {"x": x, "reg": reg, "p": p, "descending": desc}))
+        cases.append(Case(f"n1_{ptag}", {"n": 1, "p": p}, {"x": np.array([0.7]), "reg": 1.0, "p": p,
+                                                          "descending": True}))
+        cases.append(Case(f"ties_{ptag}", {"n": 7, "p": p, "law": "repeated values"},
+                          {"x": np.array([1.0, 1.0, 0.5, 0.5, 0.5, -2.0, 1.0]), "reg": 0.3, "p": p,
+                           "descending": True}))
+    return cases
+
+
+def _soft_tolerance(which):
+    def tol(inputs, ref, eps):
+        from theory.topk import soft_rank_jvp, soft_sort_jvp
+
+        jvp = soft_sort_jvp if which == "sort" else soft_rank_jvp
+        x = inputs["x"]
+        n = x.size
+        J = np.array([jvp(x, e, inputs["reg"], inputs["p"], inputs["descending"]) for e in np.eye(n)]).T
+        cond = float(np.max(np.sum(np.abs(J), axis=1)))
+        return (4.0 * max(1.0, _q_minus_1(inputs["p"])) * n * eps
+                * (float(np.max(np.abs(ref[0]))) + cond * float(np.max(np.abs(x)))),)
+    return tol
+
+
+for _which in ("sort", "rank"):
+    def _soft_ref(x, reg, p, descending, _which=_which):
+        import theory.topk as T
+
+        return ((T.soft_sort if _which == "sort" else T.soft_rank)(x, reg, p, descending),)
+
+    register(Kernel(
+        name=f"soft_{_which}",
+        module="theory.topk",
+        signature=f"fn(x, reg, p, descending) -> y   (p-norm regularised soft {_which}, topk Section 7.3)",
+        outputs=("y",),
+        make_cases=_soft_cases,
+        reference=_soft_ref,
+        tolerance=_soft_tolerance(_which),
+        rule="max|y - y_ref| <= 4 max(1, q-1) n eps (max|y_ref| + ||J(x)||_inf max|x|), q = p/(p-1)",
+        why="a projection onto the permutahedron (p = 2) or its p-norm analogue: pooled values are means of at "
+            "most n terms and an input rounding of eps max|x| moves the output by ||J||_inf eps max|x| (J its "
+            "Jacobian, from the package's Jacobian-vector products); p = 4/3 adds the power's factor q - 1 = 3",
+    ))
+
+
+# ----------------------------------------------------------------------------------------------
+# scaled ResNets at initialisation (theory.scaling.forward)
+
+
+def _scaling_cases():
+    cases = []
+    d = 4
+    for arch, activations in (("res1", ("relu", "tanh", "leaky_relu", "identity")), ("res2", ("relu", "tanh")),
+                              ("res3", ("relu",))):
+        for activation in activations:
+            for L, beta, seed in ((1, 0.5, 71), (100, 0.5, 72), (1000, 1.0, 73)):
+                r = _rng(seed)
+                V = r.standard_normal((L, d, d)) / np.sqrt(d)
+                W = None if arch == "res1" else r.standard_normal((L, d, d)) / np.sqrt(d)
+                inputs = {"h0": r.standard_normal(d), "V": V, "beta": beta, "arch": arch, "activation": activation}
+                if W is not None:
+                    inputs["W"] = W
+                else:
+                    inputs["W"] = np.zeros((0,))  # res1 has no W: an empty array stands for None
+                cases.append(Case(f"{arch}_{activation}_L{L}_beta{beta}",
+                                  {"seed": seed, "L": L, "d": d, "beta": beta, "arch": arch, "activation": activation,
+                                   "law": "V, W ~ N(0, 1/d) entries, h0 ~ N(0, 1)"}, inputs))
+    return cases
+
+
+def _scaling_ref(h0, V, W, beta, arch, activation):
+    from theory.scaling import forward
+
+    return (forward(h0, V, None if W.size == 0 else W, beta, arch, activation),)
+
+
+def _activation_slope(activation, z):
+    if activation == "relu":
+        return (z > 0).astype(float)
+    if activation == "leaky_relu":
+        return np.where(z > 0, 1.0, 0.8)  # the package's default negative slope
+    if activation == "tanh":
+        return 1.0 - np.tanh(z) ** 2
+    return np.ones_like(z)
+
+
+def _scaling_tol(inputs, ref, eps):
+    """Amplification max_l ||d h_L / d h_l||_inf from the layer Jacobians I + L^-beta V_l diag(sigma') W_l along
+    the reference trajectory, accumulated from the top."""
+    V, W, beta, h = inputs["V"], inputs["W"], inputs["beta"], ref[0]
+    L, d = V.shape[0], V.shape[-1]
+    alpha = L ** (-beta)
+    A = np.eye(d)
+    amp = 1.0
+    for l in range(L - 1, -1, -1):
+        if W.size == 0:
+            J = np.eye(d) + alpha * V[l] * _activation_slope(inputs["activation"], h[l])[None, :]
+        else:
+            J = np.eye(d) + alpha * (V[l] * _activation_slope(inputs["activation"], W[l] @ h[l])[None, :]) @ W[l]
+        A = A @ J
+        amp = max(amp, float(np.max(np.sum(np.abs(A), axis=1))))
+    return (4.0 * (L + 2 * d) * eps * float(np.max(np.abs(h))) * amp,)
+
+
+register(Kernel(
+    name="scaling_forward",
+    module="theory.scaling",
+    signature="fn(h0, V, W, beta, arch, activation) -> h   ((L+1, d); W empty (shape (0,)) for res1, meaning none)",
+    outputs=("h",),
+    make_cases=_scaling_cases,
+    reference=_scaling_ref,
+    tolerance=_scaling_tol,
+    rule="max|h - h_ref| <= 4 (L + 2d) eps max|h_ref| max_l ||d h_L / d h_l||_inf",
+    why="each layer h + L^-beta V sigma(W h) rounds two d-term dot products and an addition (about 2d eps "
+        "max|h|), and an error made at layer l reaches the output multiplied by the Jacobian of the remaining "
+        "layers, the product of I + L^-beta V_k diag(sigma'(W_k h_k)) W_k along the reference trajectory (its "
+        "largest infinity norm over l is the condition number used; the worst-case product of layer Lipschitz "
+        "constants would be exp(L^(1-beta) ||V|| ||W||), astronomically loose for beta = 1/2)",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# Hermite coefficients of activations (theory.pl.hermite_coefficient)
+
+
+def _hermite_cases():
+    from theory.pl import ACTIVATIONS
+
+    return [Case(f"{a}_r{r}", {"activation": a, "r": r}, {"activation": a, "r": r})
+            for a in ACTIVATIONS for r in (0, 1, 2, 3, 5, 10, 25, 60)]
+
+
+register(Kernel(
+    name="hermite_coefficient",
+    module="theory.pl",
+    signature="fn(activation, r) -> eta   (E[sigma(Z) He_r(Z)] / sqrt(r!), Z ~ N(0, 1); a float or 0-d array)",
+    outputs=("eta",),
+    make_cases=_hermite_cases,
+    reference=lambda activation, r: (np.asarray(__import__("theory.pl", fromlist=["hermite_coefficient"])
+                                                .hermite_coefficient(activation, r)),),
+    tolerance=lambda inputs, ref, eps: (max(2e-12, 64.0 * eps),),
+    rule="|eta - eta_ref| <= max(2e-12, 64 eps)",
+    why="a well-conditioned integral (|eta_r| <= ||sigma||_L2(gauss)); the reference is accurate to 1e-12 "
+        "absolute (closed forms or quadrature split at the kinks), so the bound is that accuracy twice; plain "
+        "Gauss-Hermite quadrature of a kinked activation (ReLU) misses it at high r",
+))
