@@ -492,7 +492,8 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 def _npy_bytes(a: np.ndarray) -> bytes:
     buf = io.BytesIO()
-    np.lib.format.write_array(buf, np.ascontiguousarray(a), allow_pickle=False)
+    a = np.asarray(a)
+    np.lib.format.write_array(buf, np.ascontiguousarray(a) if a.ndim else a, allow_pickle=False)
     return buf.getvalue()
 
 
@@ -526,7 +527,9 @@ def _kind(value) -> str:
 def _from_stored(kind: str, a: np.ndarray):
     if kind == "array":
         return a
-    return {"bool": bool, "int": int, "float": float, "str": str}[kind](a[()])
+    if a.shape != ():
+        raise OracleInputError(f"a stored {kind} input has shape {a.shape}; expected a scalar")
+    return {"bool": bool, "int": int, "float": float, "str": str}[kind](a.item())
 
 
 def export(directory, kernel_names=None) -> Path:
