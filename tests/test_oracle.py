@@ -279,3 +279,15 @@ def test_every_kernel_from_exported_vectors(tmp_path):
         result = oracle.verify(name, k.implementation, vectors=tmp_path)
         assert result.ok, result.report()
         assert [r.case for r in result.rows] == [c.name for c in k.cases()]
+
+
+def test_scaling_weights_laws_statistical():
+    from theory.scaling import weights
+
+    assert oracle.verify("scaling_weights", oracle.kernel("scaling_weights").implementation).ok
+
+    def gaussian_for_every_law(L, d, law, hurst, rng):  # planted: the fbm law drawn i.i.d.
+        return weights(L, d, "gaussian", None, rng)
+
+    result = oracle.verify("scaling_weights", gaussian_for_every_law)
+    assert {r.case for r in result.failures} == {"fbm_H0.3_L64_d32", "fbm_H0.9_L64_d32"}

@@ -753,3 +753,50 @@ register(Kernel(
         "absolute (closed forms or quadrature split at the kinks), so the bound is that accuracy twice; plain "
         "Gauss-Hermite quadrature of a kinked activation (ReLU) misses it at high r",
 ))
+
+
+# ----------------------------------------------------------------------------------------------
+# the scaling weight laws (theory.scaling.weights), verified statistically like fgn
+
+
+def _weights_cases():
+    cases = []
+    for law, hurst, seed in (("gaussian", None, 81), ("fbm", 0.3, 82), ("fbm", 0.5, 83), ("fbm", 0.9, 84)):
+        L, d = 64, 32  # d^2 = 1024 independent entry sequences of length L
+        inputs = {"L": L, "d": d, "law": law, "hurst": 0.5 if hurst is None else hurst, "seed": seed}
+        cases.append(Case(f"{law}" + ("" if hurst is None else f"_H{hurst}") + f"_L{L}_d{d}",
+                          {"L": L, "d": d, "law": law, "hurst": hurst, "seed": seed}, inputs))
+    return cases
+
+
+def _weights_judge(inputs, ref, got):
+    L, d = int(inputs["L"]), int(inputs["d"])
+    X = np.sqrt(d) * got.reshape(L, d * d).T  # (d^2, L): each entry's sequence across layers
+    return _fgn_judge({"hurst": inputs["hurst"]}, ref, X)
+
+
+def _weights_own(L, d, law, hurst, rng):
+    from theory.scaling import weights
+
+    return weights(L, d, law, hurst if law == "fbm" else None, rng)
+
+
+register(Kernel(
+    name="scaling_weights",
+    module="theory.scaling",
+    signature="fn(L, d, law, hurst, rng) -> V   ((L, d, d); law 'gaussian' (hurst given as 0.5, ignore it) or 'fbm')",
+    outputs=("V",),
+    make_cases=_weights_cases,
+    reference=lambda L, d, law, hurst, seed: (_fgn_cov(L, 0.5 if law == "gaussian" else hurst),),
+    tolerance=lambda inputs, ref, eps: (np.inf,),
+    rule="statistical: the d^2 = 1024 entry sequences of sqrt(d) V across layers, whitened; false alarms <= 1%",
+    why="each entry sequence of sqrt(d) V is i.i.d. N(0, 1) (gaussian: the covariance across layers is I, fGn with "
+        "H = 1/2) or unit-variance fGn(H) (fbm); the d^2 sequences are independent draws of length L and go through "
+        "the fgn test (exact chi-square variance test and lag-1 test, each two-sided at 0.005). The smooth law is "
+        "left out: its RBF Gram matrix across layers is numerically singular, so whitening is not possible",
+    prepare=lambda inputs: {"L": int(inputs["L"]), "d": int(inputs["d"]), "law": str(inputs["law"]),
+                            "hurst": float(inputs["hurst"]), "rng": np.random.default_rng(int(inputs["seed"]))},
+    shape=lambda inputs: (int(inputs["L"]), int(inputs["d"]), int(inputs["d"])),
+    judge=_weights_judge,
+    own=_weights_own,
+))
