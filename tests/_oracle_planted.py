@@ -125,3 +125,12 @@ def scaling_forward_float32(h0, V, W, beta, arch, activation):
     W = None if np.size(W) == 0 else np.asarray(W, np.float32).astype(float)
     return forward(np.asarray(h0, np.float32).astype(float), np.asarray(V, np.float32).astype(float), W, beta, arch,
                    activation).astype(np.float32)
+
+
+def implicit_gradient_float32(X, Y, A, V, W, B, activation):
+    """The implicit-reg loss and gradient on float32-rounded inputs, returned in float32."""
+    from theory.implicit import loss_and_gradient
+
+    r = [np.asarray(a, np.float32).astype(float) for a in (X, Y, A, V, W, B)]
+    loss, g = loss_and_gradient(r[0], r[1], {"A": r[2], "V": r[3], "W": r[4], "B": r[5]}, activation)
+    return tuple(np.asarray(a, np.float32) for a in (loss, g.A, g.V, g.W, g.B))

@@ -291,3 +291,10 @@ def test_scaling_weights_laws_statistical():
 
     result = oracle.verify("scaling_weights", gaussian_for_every_law)
     assert {r.case for r in result.failures} == {"fbm_H0.3_L64_d32", "fbm_H0.9_L64_d32"}
+
+
+def test_implicit_gradient_in_float32_fails_in_float64_passes_in_float32():
+    result = oracle.verify("implicit_gradient", planted.implicit_gradient_float32)
+    assert result.exit_code == 1
+    assert all(r.verdict == "FAIL" for r in result.rows if r.case.endswith("L1_q4_m3"))
+    assert oracle.verify("implicit_gradient", planted.implicit_gradient_float32, dtype="float32").ok
