@@ -298,3 +298,15 @@ def test_implicit_gradient_in_float32_fails_in_float64_passes_in_float32():
     assert result.exit_code == 1
     assert all(r.verdict == "FAIL" for r in result.rows if r.case.endswith("L1_q4_m3"))
     assert oracle.verify("implicit_gradient", planted.implicit_gradient_float32, dtype="float32").ok
+
+
+def test_sampler_that_raises_or_returns_bad_shape_exit_2():
+    def raises(n, hurst, size, rng):
+        raise ValueError("hurst out of range")
+
+    def transposed(n, hurst, size, rng):
+        return rng.standard_normal((n, size))
+
+    for fn, needle in ((raises, "raised ValueError"), (transposed, "shape")):
+        result = oracle.verify("fgn", fn)
+        assert result.exit_code == 2 and needle in result.report()

@@ -391,8 +391,10 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
             rows.append(CaseRow(case.name, "skip", message="inputs outside float32's range"))
             continue
         if k.judge is not None:
-            rows.append(_verify_statistical(k, case, fn, stored))
-            row = rows[-1]
+            t0 = time.perf_counter()
+            row, called = _verify_statistical(k, case, fn, stored)
+            user += called - t0
+            rows.append(row)
             if row.verdict in ("FAIL", "ERROR") and first is None:
                 first = {"case": case.name, "params": dict(case.params), "inputs": dict(case.inputs),
                          "message": f"case {case.name}: {row.message}", "got": None}
@@ -430,17 +432,22 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
     return VerifyResult(k.name, dtype, rows, first, user, time.perf_counter() - start)
 
 
-def _verify_statistical(k: Kernel, case: Case, fn, stored) -> CaseRow:
-    ref = stored["float64"] if stored is not None else reference_outputs(k, case.inputs)
+def _verify_statistical(k: Kernel, case: Case, fn, stored) -> tuple[CaseRow, float]:
+    """The row of a sampler's case, and the clock when the user's function returned."""
+    arguments = k.prepare(case.inputs)
     try:
-        draws = fn(**k.prepare(case.inputs))
+        try:
+            draws = fn(**arguments)
+        finally:
+            called = time.perf_counter()
         got = _to_numpy(_as_outputs(k, draws)[0], k.outputs[0], k.shape(case.inputs))
     except _BadOutput as exc:
-        return CaseRow(case.name, "ERROR", message=str(exc))
+        return CaseRow(case.name, "ERROR", message=str(exc)), called
     except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
-        return CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}")
+        return CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}"), called
+    ref = stored["float64"] if stored is not None else reference_outputs(k, case.inputs)
     verdict, statistic, p_value, critical, message = k.judge(case.inputs, ref, got)
-    return CaseRow(case.name, verdict, statistic, p_value, critical, "", message)
+    return CaseRow(case.name, verdict, statistic, p_value, critical, "", message), called
 
 
 # ----------------------------------------------------------------------------------------------
