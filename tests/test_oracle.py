@@ -310,3 +310,15 @@ def test_sampler_that_raises_or_returns_bad_shape_exit_2():
     for fn, needle in ((raises, "raised ValueError"), (transposed, "shape")):
         result = oracle.verify("fgn", fn)
         assert result.exit_code == 2 and needle in result.report()
+
+
+def test_jax_linear_product_through_adapter():
+    """JAX code through an adapter (skipped where JAX is not installed; it is not a test dependency)."""
+    pytest.importorskip("jax")
+    from examples.oracle import jax_nets
+
+    adapter = ROOT / "examples" / "oracle" / "jax_linear_product.py"
+    assert oracle.verify("linear_product", jax_nets.product, adapter=adapter).ok
+    result = oracle.verify("resnet_forward", jax_nets.euler_tanh, adapter=ROOT / "examples" / "oracle" / "jax_resnet_tanh.py",
+                           cases=["euler_tanh_N1", "euler_tanh_N100", "euler_tanh_N10000"])
+    assert result.ok, result.report()

@@ -419,6 +419,11 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
             rows.append(CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}"))
         else:
             row = _compare(k, case, got, ref, eps, given)
+            narrow = sorted({str(np.asarray(v).dtype) for v in _as_outputs(k, raw)
+                             if hasattr(v, "dtype") and np.dtype(v.dtype).kind == "f"
+                             and np.dtype(v.dtype).itemsize < np.dtype(dtype).itemsize})
+            if narrow and row.verdict == "FAIL":
+                row = dataclasses.replace(row, message=f"returned {', '.join(narrow)} in {dtype} mode")
             rows.append(row)
             if row.verdict == "FAIL" and first is None:
                 i = k.outputs.index(row.output) if row.output else 0
