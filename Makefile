@@ -12,7 +12,7 @@ venv: $(STAMP)
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,sweep]'
+	$(PY) -m pip install --quiet -e '.[test,sweep,oracle]'
 	touch $(STAMP)
 
 # The claims report: reports/claims.json, reports/claims.md and the rate plots in figures/out/.

@@ -6,6 +6,8 @@ Usage::
     theory report [--dir DIR] [--format table|markdown|json] [--quiet]
     theory plots [NAME ...]
     theory sweep EXPERIMENT --grid GRID [--preset P] [--scheduler S] [--workers N] [--out DIR] [--plot [FIELD]]
+    theory oracle list | export DIR [--kernel K ...] | verify KERNEL module:function [--vectors DIR]
+                  [--adapter FILE] [--dtype float64|float32] [--json OUT]
 
 ``python -m theory.cli ...`` does the same. Exit codes: 0 all selected claims pass, 1 a claim
 fails, 2 the input or the environment is wrong (no checkout, an unknown claim ID, a malformed
@@ -290,7 +292,73 @@ def _parser() -> argparse.ArgumentParser:
     plots.add_argument("--list", action="store_true", help="list the scripts with their run time and exit")
     plots.add_argument("--gallery", action="store_true", help="also copy the gallery figures to figures/gallery/")
     _sweep_parser(sub)
+    _oracle_parser(sub)
     return parser
+
+
+def _oracle_parser(sub) -> None:
+    oracle = sub.add_parser(
+        "oracle",
+        help="check another implementation against the float64 kernels; export test vectors",
+        description="The reference oracle. Exit codes: 0 every case agrees, 1 your implementation disagrees on a\n"
+        "case, 2 the input is wrong (a module that does not import, a function that raises or returns a wrong\n"
+        "shape, dtype or NaN, a modified or newer vectors folder, an unknown kernel).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    osub = oracle.add_subparsers(dest="oracle_command")
+    osub.add_parser("list", help="every kernel with its number of cases and its tolerance rule")
+    export = osub.add_parser("export", help="write one .npz per kernel and manifest.json (byte-reproducible)")
+    export.add_argument("dir", metavar="DIR")
+    export.add_argument("--kernel", action="append", default=[], metavar="K", help="only this kernel (repeatable)")
+    verify = osub.add_parser("verify", help="call module:function on every case of KERNEL and compare")
+    verify.add_argument("kernel", metavar="KERNEL")
+    verify.add_argument("function", metavar="module:function")
+    verify.add_argument("--vectors", default=None, metavar="DIR",
+                        help="exported vectors (default: the cases generated in memory, the same ones)")
+    verify.add_argument("--adapter", default=None, metavar="FILE",
+                        help="a Python file defining adapt(fn) -> a callable taking the oracle's keyword arguments")
+    verify.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                        help="float32: inputs rounded to float32 and the float32 tolerance rule")
+    verify.add_argument("--case", action="append", default=None, metavar="NAME", help="only this case (repeatable)")
+    verify.add_argument("--json", default=None, metavar="OUT", help="also write the result as JSON")
+
+
+def _oracle(args: argparse.Namespace) -> int:
+    from theory import oracle
+
+    try:
+        if args.oracle_command == "list":
+            for name in oracle.kernels():
+                k = oracle.kernel(name)
+                _say(f"{name:<24} {len(k.cases()):>3} cases  {k.rule}")
+            return 0
+        if args.oracle_command == "export":
+            path = oracle.export(args.dir, args.kernel or None)
+            _say(f"wrote {path} and {len(args.kernel) or len(oracle.kernels())} .npz files")
+            return 0
+        if args.oracle_command == "verify":
+            oracle.kernel(args.kernel)
+            if args.function.endswith(".py") or ":" not in args.function:
+                raise oracle.OracleInputError(
+                    f"expected module:function (e.g. scipy.optimize:isotonic_regression), got {args.function!r}")
+            import sys as _sys
+
+            if os.getcwd() not in _sys.path and "" not in _sys.path:
+                _sys.path.insert(0, os.getcwd())  # as `python -m` would: the user's modules in the cwd import
+            fn = oracle.load_function(args.function)
+            result = oracle.verify(args.kernel, fn, vectors=args.vectors, adapter=args.adapter,
+                                   dtype=args.dtype, cases=args.case)
+            _say(result.report())
+            if args.json:
+                import json
+
+                Path(args.json).write_text(json.dumps(result.to_json(), indent=1) + "\n", encoding="utf-8")
+            return result.exit_code
+    except oracle.OracleInputError as exc:
+        _say(f"theory oracle: {exc}", sys.stderr)
+        return 2
+    _say("theory oracle: name a subcommand: list, export or verify (`theory oracle --help`)", sys.stderr)
+    return 2
 
 
 def _sweep_parser(sub) -> None:
@@ -371,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         return _plots(args)
     if args.command == "sweep":
         return _sweep(args)
+    if args.command == "oracle":
+        return _oracle(args)
     parser.print_help()
     return 2
 

@@ -1,0 +1,324 @@
+"""The reference oracle (theory.oracle, `theory oracle`): verification, export, planted bugs, bad input."""
+
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from theory import oracle
+from theory.cli import main
+
+import _oracle_planted as planted
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIPY_ADAPTER = ROOT / "examples" / "oracle" / "scipy_isotonic.py"
+SKLEARN_ADAPTER = ROOT / "examples" / "oracle" / "sklearn_isotonic.py"
+
+
+@pytest.fixture()
+def importable(monkeypatch):
+    """Make tests/_oracle_planted importable as `_oracle_planted` for the command line."""
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))
+
+
+def test_list(capsys):
+    assert main(["oracle", "list"]) == 0
+    out = capsys.readouterr().out
+    for name in oracle.kernels():
+        assert name in out
+    assert "eps" in out
+
+
+def test_scipy_isotonic_passes_through_adapter(capsys):
+    import scipy.optimize
+
+    result = oracle.verify("isotonic_regression", scipy.optimize.isotonic_regression, adapter=SCIPY_ADAPTER)
+    assert result.ok, result.report()
+    names = {r.case for r in result.rows}
+    assert {"n1", "ties_n300", "huge_1e300_n50", "nearly_singular_weights_n100", "decreasing_n100"} <= names
+    code = main(["oracle", "verify", "isotonic_regression", "scipy.optimize:isotonic_regression",
+                 "--adapter", str(SCIPY_ADAPTER)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "max abs err" in out and "pass" in out
+
+
+def test_sklearn_isotonic_passes_through_adapter():
+    sk = pytest.importorskip("sklearn.isotonic")
+    result = oracle.verify("isotonic_regression", sk.isotonic_regression, adapter=SKLEARN_ADAPTER)
+    assert result.ok, result.report()
+
+
+def test_own_kernel_passes_every_kernel_float64_and_float32():
+    for name in oracle.kernels():
+        k = oracle.kernel(name)
+        for dtype in ("float64", "float32"):
+            result = oracle.verify(name, k.implementation, dtype=dtype)
+            assert result.ok, result.report()
+
+
+def test_planted_isotonic_bug_fails_readably(capsys, importable):
+    result = oracle.verify("isotonic_regression", planted.isotonic_no_cascade)
+    assert not result.ok and result.exit_code == 1
+    assert any(r.verdict == "pass" for r in result.rows)  # n = 1, sorted inputs still agree
+    report = result.report()
+    assert "FAIL" in report and "first failing case" in report and "input y" in report
+    code = main(["oracle", "verify", "isotonic_regression", "_oracle_planted:isotonic_no_cascade"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "first failing case: " + result.failures[0].case in out
+    assert "expected x" in out and "got      x" in out
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("isotonic_wrong_shape", "shape"),
+    ("isotonic_nan", "non-finite"),
+    ("isotonic_strings", "dtype"),
+    ("isotonic_raises", "raised RuntimeError"),
+])
+def test_bad_function_exit_2_names_the_case(name, needle, capsys, importable):
+    code = main(["oracle", "verify", "isotonic_regression", f"_oracle_planted:{name}"])
+    out = capsys.readouterr().out
+    assert code == 2, out
+    assert "first failing case: " in out and needle in out
+    result = oracle.verify("isotonic_regression", getattr(planted, name))
+    assert result.exit_code == 2 and not result.ok
+
+
+def test_bad_module_and_names_exit_2(capsys, tmp_path):
+    assert main(["oracle", "verify", "isotonic_regression", "no_such_module_xyz:f"]) == 2
+    assert "cannot import module 'no_such_module_xyz'" in capsys.readouterr().err
+    assert main(["oracle", "verify", "isotonic_regression", "numpy:no_such_function"]) == 2
+    assert "no attribute" in capsys.readouterr().err
+    assert main(["oracle", "verify", "no_such_kernel", "numpy:sort"]) == 2
+    assert "unknown kernel" in capsys.readouterr().err
+    assert main(["oracle", "verify", "isotonic_regression", "numpy.sort"]) == 2
+    assert "module:function" in capsys.readouterr().err
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise ImportError('missing dependency foo')\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        assert main(["oracle", "verify", "isotonic_regression", "broken:f"]) == 2
+        assert "missing dependency foo" in capsys.readouterr().err
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert main(["oracle", "verify", "isotonic_regression", "numpy:sort", "--adapter", str(tmp_path / "nope.py")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_export_is_byte_identical_and_verifies(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["oracle", "export", str(a), "--kernel", "isotonic_regression"]) == 0
+    assert main(["oracle", "export", str(b), "--kernel", "isotonic_regression"]) == 0
+    capsys.readouterr()
+    files = sorted(p.name for p in a.iterdir())
+    assert files == ["isotonic_regression.npz", "manifest.json"]
+    for f in files:
+        assert (a / f).read_bytes() == (b / f).read_bytes()
+    manifest = json.loads((a / "manifest.json").read_text())
+    entry = manifest["kernels"]["isotonic_regression"]
+    assert manifest["format"] == oracle.FORMAT_VERSION and manifest["version"]
+    assert entry["sha256"] == hashlib.sha256((a / entry["file"]).read_bytes()).hexdigest()
+    assert entry["tolerance"]["rule"] and entry["tolerance"]["why"] and entry["signature"]
+    assert any(c["params"].get("seed") is not None for c in entry["cases"])
+    with np.load(a / entry["file"]) as data:  # a plain npz that NumPy reads
+        assert "n1/in/y" in data.files and "n1/ref/x" in data.files
+    code = main(["oracle", "verify", "isotonic_regression", "scipy.optimize:isotonic_regression",
+                 "--adapter", str(SCIPY_ADAPTER), "--vectors", str(a), "--json", str(tmp_path / "r.json")])
+    assert code == 0, capsys.readouterr().out
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert saved["ok"] and len(saved["rows"]) == len(entry["cases"])
+
+
+def test_vectors_edited_or_newer_exit_2(tmp_path, capsys):
+    d = tmp_path / "v"
+    oracle.export(d, ["isotonic_regression"])
+    data = bytearray((d / "isotonic_regression.npz").read_bytes())
+    data[-200] ^= 1
+    (d / "isotonic_regression.npz").write_bytes(bytes(data))
+    args = ["oracle", "verify", "isotonic_regression", "scipy.optimize:isotonic_regression",
+            "--adapter", str(SCIPY_ADAPTER), "--vectors", str(d)]
+    assert main(args) == 2
+    assert "was modified" in capsys.readouterr().err
+    oracle.export(d, ["isotonic_regression"])
+    manifest = json.loads((d / "manifest.json").read_text())
+    manifest["format"] = oracle.FORMAT_VERSION + 1
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    assert main(args) == 2
+    assert "newer" in capsys.readouterr().err
+    assert main(args[:-1] + [str(tmp_path / "empty")]) == 2
+    assert "no manifest.json" in capsys.readouterr().err
+
+
+def test_float32_mode_skips_out_of_range_cases():
+    import scipy.optimize
+
+    result = oracle.verify("isotonic_regression", scipy.optimize.isotonic_regression, adapter=SCIPY_ADAPTER,
+                           dtype="float32")
+    assert result.ok
+    skipped = {r.case for r in result.rows if r.verdict == "skip"}
+    assert skipped == {"huge_1e300_n50", "tiny_1e-300_n50"}
+
+
+def test_speed_under_2s_beyond_the_function():
+    for name in oracle.kernels():
+        k = oracle.kernel(name)
+        oracle.verify(name, k.implementation)  # warm the JIT and the case cache
+        start = time.perf_counter()
+        result = oracle.verify(name, k.implementation)
+        overhead = time.perf_counter() - start - result.seconds_user
+        assert overhead < 2.0, (name, overhead)
+
+
+def _not_huge(kernel):
+    return [c.name for c in oracle.kernel(kernel).cases() if "1e300" not in c.name and "1e-300" not in c.name]
+
+
+def test_independent_numpy_implementations_pass():
+    for kernel, fn in (("resnet_forward", planted.numpy_forward), ("linear_product", planted.numpy_linear_product),
+                       ("linear_gradient", planted.numpy_linear_gradient)):
+        result = oracle.verify(kernel, fn)
+        assert result.ok, result.report()
+
+
+def test_planted_topk_float32_fails_in_float64_passes_in_float32():
+    cases = _not_huge("topk_mask")
+    result = oracle.verify("topk_mask", planted.topk_in_float32, cases=cases)
+    assert result.exit_code == 1, result.report()
+    assert sum(r.verdict == "FAIL" for r in result.rows) >= len(cases) // 2
+    assert "first failing case" in result.report()
+    result32 = oracle.verify("topk_mask", planted.topk_in_float32, dtype="float32")
+    assert result32.ok, result32.report()
+
+
+def test_planted_heun_as_euler_fails_only_on_heun_cases(capsys, importable):
+    result = oracle.verify("resnet_forward", planted.heun_as_euler)
+    assert result.exit_code == 1
+    failing = {r.case for r in result.failures}
+    heun = {c.name for c in oracle.kernel("resnet_forward").cases() if c.inputs["scheme"] == "heun"}
+    assert failing == heun
+    assert main(["oracle", "verify", "resnet_forward", "_oracle_planted:heun_as_euler"]) == 1
+    out = capsys.readouterr().out
+    assert "first failing case: heun_" in out and "input scheme = 'heun'" in out
+
+
+def test_planted_linear_gradient_without_factor_2_fails():
+    result = oracle.verify("linear_gradient", planted.linear_gradient_without_2)
+    assert result.exit_code == 1
+    # every case with a nonzero gradient disagrees, by half the gradient
+    for row in result.rows:
+        assert row.verdict == "FAIL" and row.max_rel == pytest.approx(0.5, rel=1e-6)
+
+
+FBM_ADAPTER = ROOT / "examples" / "oracle" / "fbm_fgn.py"
+FRACBM_ADAPTER = ROOT / "examples" / "oracle" / "fracbm_fgn.py"
+
+
+def test_fgn_test_false_alarm_rate_and_power():
+    """The sampler test's stated false-alarm rate (<= 1 %) on the exact sampler, and its stated power."""
+    from theory.fbm import fgn
+
+    k = oracle.kernel("fgn")
+    rejections, runs = 0, 200
+    for seed in range(runs):
+        case = k.cases()[seed % len(k.cases())]
+        inputs = {**case.inputs, "size": 200}
+        draws = fgn(inputs["n"], inputs["hurst"], size=200, rng=np.random.default_rng(10_000 + seed))
+        verdict = k.judge(inputs, oracle.reference_outputs(k, inputs), draws)[0]
+        rejections += verdict == "FAIL"
+    # 1 % of 200 runs is 2 expected; P(Binomial(200, 0.01) > 7) < 1e-3
+    assert rejections <= 7, rejections
+    for case in k.cases():
+        n, hurst, draws = case.inputs["n"], case.inputs["hurst"], case.inputs["size"]
+        assert oracle.fgn_power(n, hurst, draws, "H+0.05") > 0.99
+        assert oracle.fgn_power(n, hurst, draws, "H-0.05") > 0.99
+        if hurst != 0.5:
+            assert oracle.fgn_power(n, hurst, draws, "white") > 0.99
+    assert oracle.fgn_power(64, 0.5, 1000, "white") == pytest.approx(oracle.ALPHA, abs=2e-3)
+
+
+def white_noise(n, hurst, size, rng):
+    return rng.standard_normal((size, n))
+
+
+def test_planted_white_noise_in_place_of_fgn_fails():
+    result = oracle.verify("fgn", white_noise)
+    assert result.exit_code == 1
+    failing = {r.case for r in result.failures}
+    assert failing == {c.name for c in oracle.kernel("fgn").cases() if c.inputs["hurst"] != 0.5}
+    assert "do not have fGn" in result.report()
+
+
+def test_fracbm_davies_harte_fails_at_095_passes_at_05():
+    fracbm = pytest.importorskip("fracbm.daviesharte")
+    result = oracle.verify("fgn", fracbm.noise, adapter=FRACBM_ADAPTER)
+    verdicts = {r.case: r.verdict for r in result.rows}
+    assert verdicts["fgn_H0.95_n64"] == "FAIL" and verdicts["fgn_H0.5_n64"] == "pass"
+    assert result.exit_code == 1
+
+
+def test_fbm_package_passes_at_05_and_095():
+    fbm = pytest.importorskip("fbm")
+    result = oracle.verify("fgn", fbm.fgn, adapter=FBM_ADAPTER, cases=["fgn_H0.5_n64", "fgn_H0.95_n64"])
+    assert result.ok, result.report()
+
+
+def test_scaling_forward_in_float32_fails_in_float64_passes_in_float32():
+    assert oracle.verify("scaling_forward", planted.scaling_forward_float32).exit_code == 1
+    assert oracle.verify("scaling_forward", planted.scaling_forward_float32, dtype="float32").ok
+
+
+def test_every_kernel_from_exported_vectors(tmp_path):
+    oracle.export(tmp_path)
+    for name in oracle.kernels():
+        k = oracle.kernel(name)
+        result = oracle.verify(name, k.implementation, vectors=tmp_path)
+        assert result.ok, result.report()
+        assert [r.case for r in result.rows] == [c.name for c in k.cases()]
+
+
+def test_scaling_weights_laws_statistical():
+    from theory.scaling import weights
+
+    assert oracle.verify("scaling_weights", oracle.kernel("scaling_weights").implementation).ok
+
+    def gaussian_for_every_law(L, d, law, hurst, rng):  # planted: the fbm law drawn i.i.d.
+        return weights(L, d, "gaussian", None, rng)
+
+    result = oracle.verify("scaling_weights", gaussian_for_every_law)
+    assert {r.case for r in result.failures} == {"fbm_H0.3_L64_d32", "fbm_H0.9_L64_d32"}
+
+
+def test_implicit_gradient_in_float32_fails_in_float64_passes_in_float32():
+    result = oracle.verify("implicit_gradient", planted.implicit_gradient_float32)
+    assert result.exit_code == 1
+    assert all(r.verdict == "FAIL" for r in result.rows if r.case.endswith("L1_q4_m3"))
+    assert oracle.verify("implicit_gradient", planted.implicit_gradient_float32, dtype="float32").ok
+
+
+def test_sampler_that_raises_or_returns_bad_shape_exit_2():
+    def raises(n, hurst, size, rng):
+        raise ValueError("hurst out of range")
+
+    def transposed(n, hurst, size, rng):
+        return rng.standard_normal((n, size))
+
+    for fn, needle in ((raises, "raised ValueError"), (transposed, "shape")):
+        result = oracle.verify("fgn", fn)
+        assert result.exit_code == 2 and needle in result.report()
+
+
+def test_jax_linear_product_through_adapter():
+    """JAX code through an adapter (skipped where JAX is not installed; it is not a test dependency)."""
+    pytest.importorskip("jax")
+    from examples.oracle import jax_nets
+
+    adapter = ROOT / "examples" / "oracle" / "jax_linear_product.py"
+    assert oracle.verify("linear_product", jax_nets.product, adapter=adapter).ok
+    result = oracle.verify("resnet_forward", jax_nets.euler_tanh, adapter=ROOT / "examples" / "oracle" / "jax_resnet_tanh.py",
+                           cases=["euler_tanh_N1", "euler_tanh_N100", "euler_tanh_N10000"])
+    assert result.ok, result.report()

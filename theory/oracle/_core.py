@@ -1,0 +1,634 @@
+"""The oracle's machinery: kernels with their cases and tolerance rules, verification, export.
+
+A :class:`Kernel` names one function of the package as other implementations see it: the keyword
+arguments it is called with, the outputs it returns, a deterministic list of :class:`Case` objects
+(inputs plus the parameters that generated them), the float64 reference (the package's own kernel)
+and the tolerance rule that follows from the problem's conditioning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import time
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Case", "Kernel", "OracleInputError", "VerifyResult", "CaseRow", "FORMAT_VERSION",
+           "register", "kernel", "kernels", "verify", "export", "load_vectors", "load_adapter",
+           "load_function"]
+
+#: version of the exported vectors' layout; a reader refuses a newer one
+FORMAT_VERSION = 1
+
+EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps)}
+
+
+class OracleInputError(ValueError):
+    """The oracle cannot run: a bad module path, adapter, vectors folder or kernel name (exit code 2)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One test case: ``inputs`` (keyword name -> array or Python scalar) and the ``params`` that made it."""
+
+    name: str
+    params: Mapping[str, Any]
+    inputs: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """One kernel as the oracle presents it.
+
+    Attributes
+    ----------
+    name : str
+        The oracle's name (``theory oracle list`` prints them).
+    signature : str
+        How the user's function is called and what it returns, e.g. ``"fn(y, w, increasing) -> x"``.
+    outputs : tuple of str
+        Names of the returned arrays (a single output is returned bare; several as a tuple in this order).
+    make_cases : callable
+        ``make_cases() -> list[Case]``, deterministic (explicit seeds).
+    reference : callable
+        ``reference(**inputs) -> tuple of arrays`` in the order of ``outputs``: the package's kernel.
+    tolerance : callable
+        ``tolerance(inputs, reference_outputs, eps) -> tuple of floats``: the absolute bound on
+        ``max |got - reference|`` of each output, with ``eps`` the unit roundoff of the mode.
+    rule, why : str
+        The tolerance rule as a formula, and why it follows from the problem's conditioning.
+    """
+
+    name: str
+    signature: str
+    outputs: tuple[str, ...]
+    make_cases: Callable[[], list[Case]]
+    reference: Callable[..., tuple]
+    tolerance: Callable[[Mapping[str, Any], tuple, float], tuple]
+    rule: str
+    why: str
+    module: str = ""
+    #: statistical kernels (random samplers): ``prepare(inputs) -> call arguments`` (e.g. a seed into a
+    #: Generator), ``shape(inputs) -> expected output shape`` and ``judge(inputs, reference, draws, alpha)
+    #: -> (verdict, statistic, p_value, critical, message)``; ``tolerance`` is then unused
+    prepare: Callable[[Mapping[str, Any]], dict] | None = None
+    shape: Callable[[Mapping[str, Any]], tuple] | None = None
+    judge: Callable[..., tuple] | None = None
+    #: the package's own implementation in the oracle's calling convention (default: ``reference``)
+    own: Callable[..., Any] | None = None
+
+    @property
+    def implementation(self) -> Callable[..., Any]:
+        return self.own if self.own is not None else self.reference
+
+    def cases(self) -> list[Case]:
+        return _cached_cases(self)
+
+
+_CASES: dict[str, list[Case]] = {}
+
+
+def _cached_cases(k: Kernel) -> list[Case]:
+    if k.name not in _CASES:
+        cases = k.make_cases()
+        names = [c.name for c in cases]
+        if len(set(names)) != len(names):
+            raise RuntimeError(f"kernel {k.name}: duplicate case names")
+        _CASES[k.name] = cases
+    return _CASES[k.name]
+
+
+_REGISTRY: dict[str, Kernel] = {}
+
+
+def register(k: Kernel) -> Kernel:
+    if k.name in _REGISTRY:
+        raise ValueError(f"kernel {k.name!r} is already registered")
+    _REGISTRY[k.name] = k
+    return k
+
+
+def _load_all() -> None:
+    from . import _kernels  # noqa: F401  (registers at import)
+
+
+def kernels() -> list[str]:
+    """The names of the oracle's kernels, in registration order."""
+    _load_all()
+    return list(_REGISTRY)
+
+
+def kernel(name: str) -> Kernel:
+    """The kernel called ``name``; :class:`OracleInputError` lists the known ones otherwise."""
+    _load_all()
+    if isinstance(name, Kernel):
+        return name
+    if name not in _REGISTRY:
+        raise OracleInputError(f"unknown kernel {name!r}; known: {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+# ----------------------------------------------------------------------------------------------
+# inputs in a given precision
+
+
+def _fits_float32(value) -> bool:
+    a = np.asarray(value)
+    if a.dtype.kind != "f":
+        return True
+    m = np.abs(a[a != 0])
+    return m.size == 0 or (float(m.max()) <= float(np.finfo(np.float32).max)
+                           and float(m.min()) >= float(np.finfo(np.float32).tiny))
+
+
+def _in_dtype(inputs: Mapping[str, Any], dtype: str) -> dict:
+    """Copies of the inputs; float arrays and floats rounded to float32 in float32 mode."""
+    out = {}
+    for key, value in inputs.items():
+        if isinstance(value, np.ndarray):
+            value = value.copy()
+            if value.dtype.kind == "f" and dtype == "float32":
+                value = value.astype(np.float32)
+        elif isinstance(value, float) and dtype == "float32":
+            value = float(np.float32(value))
+        out[key] = value
+    return out
+
+
+def _upcast(inputs: Mapping[str, Any]) -> dict:
+    return {k: (v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v)
+            for k, v in inputs.items()}
+
+
+def reference_outputs(k: Kernel, inputs: Mapping[str, Any], dtype: str = "float64") -> tuple:
+    """The package's outputs on the inputs as the mode presents them (float32 mode: the rounded inputs)."""
+    given = _upcast(_in_dtype(inputs, dtype))
+    out = k.reference(**given)
+    return tuple(np.asarray(o, dtype=np.float64) for o in out)
+
+
+# ----------------------------------------------------------------------------------------------
+# verification
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseRow:
+    """One line of the verification table."""
+
+    case: str
+    verdict: str          # "pass", "FAIL", "ERROR" or "skip"
+    max_abs: float = math.nan
+    max_rel: float = math.nan
+    tol: float = math.nan
+    output: str = ""      # the output with the largest error relative to its tolerance
+    message: str = ""
+
+
+@dataclasses.dataclass
+class VerifyResult:
+    """The outcome of :func:`verify`: ``ok``, the table rows, and the first failing case's inputs."""
+
+    kernel: str
+    dtype: str
+    rows: list[CaseRow]
+    first_failure: dict | None = None
+    seconds_user: float = 0.0
+    seconds_total: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(r.verdict in ("pass", "skip") for r in self.rows)
+
+    @property
+    def exit_code(self) -> int:
+        """0 all cases agree, 1 a case disagrees, 2 a case could not be checked (raised, bad output)."""
+        if any(r.verdict == "ERROR" for r in self.rows):
+            return 2
+        return 0 if self.ok else 1
+
+    @property
+    def failures(self) -> list[CaseRow]:
+        return [r for r in self.rows if r.verdict in ("FAIL", "ERROR")]
+
+    def table(self) -> str:
+        """The table: case, max abs error, max rel error, tolerance, verdict."""
+        width = max([len(r.case) for r in self.rows] + [4])
+        if kernel(self.kernel).judge is not None:  # a sampler: |statistic|, p-value, critical value
+            lines = [f"{'case':<{width}}  {'max |stat|':>11}  {'min p':>11}  {'critical':>9}  verdict"]
+        else:
+            lines = [f"{'case':<{width}}  {'max abs err':>11}  {'max rel err':>11}  {'tolerance':>9}  verdict"]
+        for r in self.rows:
+            def f(v):
+                return f"{v:11.3e}" if math.isfinite(v) else f"{'-':>11}"
+            tail = f"  ({r.output})" if r.verdict == "FAIL" and r.output else ""
+            tail += f"  {r.message}" if r.message else ""
+            tol = f"{r.tol:9.2e}" if math.isfinite(r.tol) else f"{'-':>9}"
+            lines.append(f"{r.case:<{width}}  {f(r.max_abs)}  {f(r.max_rel)}  {tol}  {r.verdict}{tail}")
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        n = len(self.rows)
+        failed = sum(r.verdict == "FAIL" for r in self.rows)
+        errors = sum(r.verdict == "ERROR" for r in self.rows)
+        skipped = sum(r.verdict == "skip" for r in self.rows)
+        text = f"{self.kernel} ({self.dtype}): {n - failed - errors - skipped} of {n - skipped} cases pass"
+        if skipped:
+            text += f", {skipped} skipped"
+        if failed:
+            text += f"; {failed} disagree"
+        if errors:
+            text += f"; {errors} could not be checked (the function raised or returned a bad output)"
+        return text
+
+    def report(self) -> str:
+        """Table, summary and the first failing case's inputs (what the command prints)."""
+        parts = [self.table(), self.summary()]
+        if self.first_failure is not None:
+            parts.append(_describe_failure(self.first_failure))
+        return "\n".join(parts)
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "dtype": self.dtype, "ok": self.ok, "exit_code": self.exit_code,
+                "rows": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                          for k, v in dataclasses.asdict(r).items()} for r in self.rows],
+                "first_failure": None if self.first_failure is None else {
+                    "case": self.first_failure["case"], "params": self.first_failure["params"],
+                    "message": self.first_failure["message"]},
+                "seconds_user": self.seconds_user, "seconds_total": self.seconds_total}
+
+
+def _short(value) -> str:
+    if isinstance(value, np.ndarray):
+        with np.printoptions(precision=17, threshold=12, edgeitems=3, linewidth=100):
+            return f"array shape {value.shape} {value.dtype}: " + " ".join(repr(value).split())
+    return repr(value)
+
+
+def _describe_failure(f: dict) -> str:
+    lines = [f"first failing case: {f['case']}  (generated by {json.dumps(f['params'], sort_keys=True)})"]
+    lines.append(f"  {f['message']}")
+    for key, value in f["inputs"].items():
+        lines.append(f"  input {key} = {_short(value)}")
+    if f.get("got") is not None:
+        lines.append(f"  expected {f['output']} = {_short(f['expected'])}")
+        lines.append(f"  got      {f['output']} = {_short(f['got'])}")
+    return "\n".join(lines)
+
+
+def _as_outputs(k: Kernel, value) -> tuple:
+    n = len(k.outputs)
+    if n == 1:
+        if isinstance(value, (tuple, list)) and len(value) >= 1 and not np.isscalar(value[0]):
+            value = value[0]  # e.g. our own (x, blocks): the first item is the output
+        return (value,)
+    if not isinstance(value, (tuple, list)) or len(value) < n:
+        raise _BadOutput(f"expected a tuple of {n} arrays ({', '.join(k.outputs)}), got {type(value).__name__}")
+    return tuple(value[:n])
+
+
+class _BadOutput(Exception):
+    pass
+
+
+def _to_numpy(value, name: str, shape: tuple) -> np.ndarray:
+    if hasattr(value, "detach"):  # torch tensors
+        value = value.detach().cpu().numpy()
+    try:
+        a = np.asarray(value)
+    except Exception as exc:  # noqa: BLE001 - any foreign object
+        raise _BadOutput(f"output {name} is not convertible to an array ({type(value).__name__}: {exc})") from None
+    if a.dtype.kind not in "fiu":
+        raise _BadOutput(f"output {name} has dtype {a.dtype}; expected a real floating array")
+    if a.shape != shape:
+        raise _BadOutput(f"output {name} has shape {a.shape}; expected {shape}")
+    a = a.astype(np.float64)
+    if not np.all(np.isfinite(a)):
+        bad = int(np.flatnonzero(~np.isfinite(a.ravel()))[0])
+        raise _BadOutput(f"output {name} holds a non-finite value ({a.ravel()[bad]!r} at flat index {bad})")
+    return a
+
+
+def _compare(k: Kernel, case: Case, got: tuple, ref: tuple, eps: float, given: Mapping) -> CaseRow:
+    tols = k.tolerance(_upcast(given), ref, eps)
+    worst = None
+    max_abs = max_rel = 0.0
+    tol_shown = math.nan
+    for name, g, r, tol in zip(k.outputs, got, ref, tols):
+        err = float(np.max(np.abs(g - r))) if r.size else 0.0
+        scale = float(np.max(np.abs(r))) if r.size else 0.0
+        rel = err / scale if scale > 0 else (0.0 if err == 0 else math.inf)
+        ratio = err / tol if tol > 0 else (0.0 if err == 0 else math.inf)
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, name, err, rel, tol)
+        max_abs, max_rel = max(max_abs, err), max(max_rel, rel)
+    ratio, name, err, rel, tol_shown = worst
+    verdict = "pass" if ratio <= 1.0 else "FAIL"
+    if len(k.outputs) > 1:
+        max_abs, max_rel = err, rel  # the row shows the worst output against its own tolerance
+    return CaseRow(case.name, verdict, max_abs, max_rel, tol_shown, name if len(k.outputs) > 1 else "")
+
+
+def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", cases=None) -> VerifyResult:
+    """Call ``fn`` on every case of a kernel and compare with the float64 reference.
+
+    Parameters
+    ----------
+    kernel_name : str or Kernel
+        A name from ``theory oracle list``.
+    fn : callable
+        The implementation under test, called as ``fn(**inputs)`` (after ``adapter``).
+    vectors : path, optional
+        A folder written by :func:`export`; default: the cases generated in memory (the same ones).
+    adapter : callable or path, optional
+        ``adapt(fn) -> callable`` taking the oracle's keyword arguments, or a Python file defining ``adapt``.
+    dtype : "float64" or "float32"
+        float32 mode rounds the float inputs to float32, compares with the reference on the rounded
+        inputs and applies the kernel's rule with float32's unit roundoff; cases outside float32's range
+        are skipped.
+    cases : iterable of str, optional
+        Only these case names.
+
+    Returns
+    -------
+    VerifyResult
+        ``.ok``, ``.exit_code`` (0, 1 disagree, 2 could not be checked), ``.table()``, ``.report()``.
+    """
+    start = time.perf_counter()
+    if dtype not in EPS:
+        raise OracleInputError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
+    k = kernel(kernel_name)
+    if adapter is not None:
+        adapt = load_adapter(adapter) if isinstance(adapter, (str, Path)) else adapter
+        try:
+            fn = adapt(fn)
+        except Exception as exc:  # noqa: BLE001 - the user's adapter
+            raise OracleInputError(f"the adapter raised {type(exc).__name__}: {exc}") from exc
+    if not callable(fn):
+        raise OracleInputError(f"the function under test is not callable ({type(fn).__name__})")
+    if vectors is not None:
+        loaded = load_vectors(vectors, k.name)
+    else:
+        loaded = [(c, None) for c in k.cases()]
+    if cases is not None:
+        wanted = list(cases)
+        known = {c.name for c, _ in loaded}
+        missing = [c for c in wanted if c not in known]
+        if missing:
+            raise OracleInputError(f"kernel {k.name} has no case {', '.join(missing)}")
+        loaded = [(c, r) for c, r in loaded if c.name in wanted]
+    eps = EPS[dtype]
+    rows, first, user = [], None, 0.0
+    for case, stored in loaded:
+        if dtype == "float32" and not all(_fits_float32(v) for v in case.inputs.values()):
+            rows.append(CaseRow(case.name, "skip", message="inputs outside float32's range"))
+            continue
+        if k.judge is not None:
+            t0 = time.perf_counter()
+            row, called = _verify_statistical(k, case, fn, stored)
+            user += called - t0
+            rows.append(row)
+            if row.verdict in ("FAIL", "ERROR") and first is None:
+                first = {"case": case.name, "params": dict(case.params), "inputs": dict(case.inputs),
+                         "message": f"case {case.name}: {row.message}", "got": None}
+            continue
+        given = _in_dtype(case.inputs, dtype)
+        if stored is not None:
+            ref = stored[dtype]
+        else:
+            ref = reference_outputs(k, case.inputs, dtype)
+        t0 = time.perf_counter()
+        try:
+            raw = fn(**_in_dtype(case.inputs, dtype))
+            user += time.perf_counter() - t0
+            got = tuple(_to_numpy(v, name, r.shape)
+                        for v, name, r in zip(_as_outputs(k, raw), k.outputs, ref))
+        except _BadOutput as exc:
+            msg = f"case {case.name}: {exc}"
+            rows.append(CaseRow(case.name, "ERROR", message=str(exc)))
+        except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+            user += time.perf_counter() - t0
+            msg = f"case {case.name}: the function raised {type(exc).__name__}: {exc}"
+            rows.append(CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}"))
+        else:
+            row = _compare(k, case, got, ref, eps, given)
+            narrow = sorted({str(np.asarray(v).dtype) for v in _as_outputs(k, raw)
+                             if hasattr(v, "dtype") and np.dtype(v.dtype).kind == "f"
+                             and np.dtype(v.dtype).itemsize < np.dtype(dtype).itemsize})
+            if narrow and row.verdict == "FAIL":
+                row = dataclasses.replace(row, message=f"returned {', '.join(narrow)} in {dtype} mode")
+            rows.append(row)
+            if row.verdict == "FAIL" and first is None:
+                i = k.outputs.index(row.output) if row.output else 0
+                first = {"case": case.name, "params": dict(case.params), "inputs": given,
+                         "message": f"case {case.name}: max abs error {row.max_abs:.3e} > tolerance {row.tol:.3e} "
+                                    f"(rule: {k.rule})",
+                         "output": k.outputs[i], "expected": ref[i], "got": got[i]}
+            continue
+        if first is None:
+            first = {"case": case.name, "params": dict(case.params), "inputs": given, "message": msg, "got": None}
+    return VerifyResult(k.name, dtype, rows, first, user, time.perf_counter() - start)
+
+
+def _verify_statistical(k: Kernel, case: Case, fn, stored) -> tuple[CaseRow, float]:
+    """The row of a sampler's case, and the clock when the user's function returned."""
+    arguments = k.prepare(case.inputs)
+    try:
+        try:
+            draws = fn(**arguments)
+        finally:
+            called = time.perf_counter()
+        got = _to_numpy(_as_outputs(k, draws)[0], k.outputs[0], k.shape(case.inputs))
+    except _BadOutput as exc:
+        return CaseRow(case.name, "ERROR", message=str(exc)), called
+    except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+        return CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}"), called
+    ref = stored["float64"] if stored is not None else reference_outputs(k, case.inputs)
+    verdict, statistic, p_value, critical, message = k.judge(case.inputs, ref, got)
+    return CaseRow(case.name, verdict, statistic, p_value, critical, "", message), called
+
+
+# ----------------------------------------------------------------------------------------------
+# loading the user's code
+
+
+def load_function(spec: str) -> Callable:
+    """``"package.module:function"`` (the attribute may be dotted) -> the callable."""
+    import importlib
+
+    module_name, sep, attr = str(spec).partition(":")
+    if not sep or not module_name or not attr:
+        raise OracleInputError(f"expected module:function (e.g. scipy.optimize:isotonic_regression), got {spec!r}")
+    try:
+        obj = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - ImportError or whatever the module raises at import
+        raise OracleInputError(f"cannot import module {module_name!r}: {type(exc).__name__}: {exc}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise OracleInputError(f"module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise OracleInputError(f"{spec} is not callable ({type(obj).__name__})")
+    return obj
+
+
+def load_adapter(path) -> Callable:
+    """The ``adapt`` function of a Python file."""
+    import runpy
+
+    path = Path(path)
+    if not path.is_file():
+        raise OracleInputError(f"adapter file {path} does not exist")
+    try:
+        namespace = runpy.run_path(str(path), run_name="theory_oracle_adapter")
+    except Exception as exc:  # noqa: BLE001 - the user's file
+        raise OracleInputError(f"adapter {path} failed to run: {type(exc).__name__}: {exc}") from None
+    adapt = namespace.get("adapt")
+    if not callable(adapt):
+        raise OracleInputError(f"adapter {path} defines no function adapt(fn)")
+    return adapt
+
+
+# ----------------------------------------------------------------------------------------------
+# export and import of test vectors
+
+_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def _npy_bytes(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    a = np.asarray(a)
+    np.lib.format.write_array(buf, np.ascontiguousarray(a) if a.ndim else a, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """An .npz that ``np.load`` reads, byte-identical for identical arrays (fixed order and timestamps)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+        for key in sorted(arrays):
+            info = zipfile.ZipInfo(key + ".npy", date_time=_EPOCH)
+            info.compress_type = zipfile.ZIP_STORED
+            info.external_attr = 0o644 << 16
+            info.create_system = 3
+            z.writestr(info, _npy_bytes(arrays[key]))
+    path.write_bytes(buf.getvalue())
+
+
+def _kind(value) -> str:
+    if isinstance(value, np.ndarray):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    raise TypeError(f"unsupported input type {type(value).__name__}")
+
+
+def _from_stored(kind: str, a: np.ndarray):
+    if kind == "array":
+        return a
+    if a.shape != ():
+        raise OracleInputError(f"a stored {kind} input has shape {a.shape}; expected a scalar")
+    return {"bool": bool, "int": int, "float": float, "str": str}[kind](a.item())
+
+
+def export(directory, kernel_names=None) -> Path:
+    """Write one ``<kernel>.npz`` per kernel and ``manifest.json`` into ``directory``; returns the manifest path.
+
+    Each npz holds ``<case>/in/<name>``, ``<case>/ref/<output>`` (float64 reference) and
+    ``<case>/ref32/<output>`` (the reference on the float32-rounded inputs, for float32 mode).
+    Two exports of the same version are byte-identical.
+    """
+    import theory
+
+    directory = Path(directory)
+    names = list(kernel_names) if kernel_names else kernels()
+    ks = [kernel(n) for n in names]
+    directory.mkdir(parents=True, exist_ok=True)
+    manifest = {"format": FORMAT_VERSION, "package": "theory", "version": theory.__version__, "kernels": {}}
+    for k in ks:
+        arrays, entries = {}, []
+        for case in k.cases():
+            kinds = {}
+            for key, value in case.inputs.items():
+                kinds[key] = _kind(value)
+                arrays[f"{case.name}/in/{key}"] = np.asarray(value)
+            for mode, tag in (("float64", "ref"), ("float32", "ref32")):
+                if mode == "float32" and not all(_fits_float32(v) for v in case.inputs.values()):
+                    continue
+                for out_name, value in zip(k.outputs, reference_outputs(k, case.inputs, mode)):
+                    arrays[f"{case.name}/{tag}/{out_name}"] = value
+            entries.append({"name": case.name, "params": _jsonable(case.params), "inputs": kinds})
+        fname = f"{k.name}.npz"
+        _write_npz(directory / fname, arrays)
+        digest = hashlib.sha256((directory / fname).read_bytes()).hexdigest()
+        manifest["kernels"][k.name] = {
+            "signature": k.signature, "outputs": list(k.outputs),
+            "tolerance": {"rule": k.rule, "why": k.why, "float32": "the same rule with eps = 2^-23 (float32's "
+                          "machine epsilon), against the reference computed on the float32-rounded inputs"},
+            "file": fname, "sha256": digest, "cases": entries}
+    path = directory / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def _jsonable(value):
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def load_vectors(directory, kernel_name: str) -> list[tuple[Case, dict]]:
+    """The cases and stored references of one kernel from an exported folder (hash and format checked)."""
+    directory = Path(directory)
+    mpath = directory / "manifest.json"
+    if not mpath.is_file():
+        raise OracleInputError(f"no manifest.json in {directory} (write one with `theory oracle export {directory}`)")
+    try:
+        manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        fmt = manifest["format"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise OracleInputError(f"{mpath} is not a vectors manifest ({type(exc).__name__}: {exc})") from None
+    if not isinstance(fmt, int) or fmt > FORMAT_VERSION:
+        raise OracleInputError(f"{mpath} has format {fmt!r}, newer than this reader's {FORMAT_VERSION} "
+                               f"(written by theory {manifest.get('version', '?')}); upgrade theory")
+    entry = manifest.get("kernels", {}).get(kernel_name)
+    if entry is None:
+        raise OracleInputError(f"{mpath} holds no kernel {kernel_name!r} (it has: "
+                               f"{', '.join(manifest.get('kernels', {})) or 'none'})")
+    fpath = directory / entry["file"]
+    if not fpath.is_file():
+        raise OracleInputError(f"{fpath} is missing")
+    digest = hashlib.sha256(fpath.read_bytes()).hexdigest()
+    if digest != entry["sha256"]:
+        raise OracleInputError(f"{fpath} was modified: its SHA-256 is {digest}, the manifest says {entry['sha256']}")
+    out = []
+    with np.load(fpath, allow_pickle=False) as data:
+        keys = set(data.files)
+        for c in entry["cases"]:
+            name = c["name"]
+            try:
+                inputs = {key: _from_stored(kind, data[f"{name}/in/{key}"]) for key, kind in c["inputs"].items()}
+                refs = {"float64": tuple(data[f"{name}/ref/{o}"] for o in entry["outputs"])}
+                if all(f"{name}/ref32/{o}" in keys for o in entry["outputs"]):
+                    refs["float32"] = tuple(data[f"{name}/ref32/{o}"] for o in entry["outputs"])
+            except KeyError as exc:
+                raise OracleInputError(f"{fpath}: case {name} lacks the array {exc}") from None
+            out.append((Case(name, c.get("params", {}), inputs), refs))
+    return out

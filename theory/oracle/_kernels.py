@@ -1,0 +1,896 @@
+"""The oracle's kernels: cases (generic and hard), the float64 reference and the tolerance rule of each."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import Case, Kernel, register
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+# ----------------------------------------------------------------------------------------------
+# isotonic regression (p = 2)
+
+
+def _isotonic_cases() -> list[Case]:
+    cases = []
+
+    def add(name, y, w=None, increasing=True, **params):
+        y = np.asarray(y, dtype=np.float64)
+        w = np.ones_like(y) if w is None else np.asarray(w, dtype=np.float64)
+        cases.append(Case(name, {"n": int(y.size), "increasing": increasing, **params},
+                          {"y": y, "w": w, "increasing": bool(increasing)}))
+
+    for n, seed in ((10, 1), (100, 2), (1000, 3)):
+        r = _rng(seed)
+        add(f"random_n{n}", r.standard_normal(n) + np.linspace(0, 2, n), seed=seed, law="normal + linear trend")
+        r = _rng(seed + 10)
+        add(f"weighted_n{n}", r.standard_normal(n) + np.linspace(0, 2, n), r.uniform(0.1, 10.0, n),
+            seed=seed + 10, law="normal + trend, weights uniform(0.1, 10)")
+        r = _rng(seed + 20)
+        add(f"decreasing_n{n}", r.standard_normal(n) - np.linspace(0, 2, n), r.uniform(0.1, 10.0, n),
+            increasing=False, seed=seed + 20, law="normal - trend, weights uniform(0.1, 10)")
+    add("n1", [3.25], seed=None, law="a single point")
+    add("n2_violating", [2.0, 1.0], [1.0, 3.0], seed=None, law="one violation")
+    add("sorted_n50", np.arange(50.0) / 7, seed=None, law="already increasing")
+    add("reversed_n200", -np.arange(200.0) / 3, _rng(4).uniform(0.5, 2, 200), seed=4, law="all decreasing: one block")
+    add("constant_n30", np.full(30, -1.5), seed=None, law="constant")
+    r = _rng(5)
+    add("ties_n300", r.integers(0, 5, 300).astype(float), seed=5, law="integers 0..4 (many ties)")
+    r = _rng(6)
+    add("ties_weighted_n300", r.integers(-3, 3, 300).astype(float), r.integers(1, 4, 300).astype(float),
+        increasing=False, seed=6, law="integers -3..2, integer weights 1..3")
+    r = _rng(7)
+    add("huge_1e300_n50", 1e300 * (r.standard_normal(50) + np.linspace(0, 1, 50)), r.uniform(0.5, 2, 50),
+        seed=7, law="normal * 1e300")
+    r = _rng(8)
+    add("tiny_1e-300_n50", 1e-300 * (r.standard_normal(50) + np.linspace(0, 1, 50)), r.uniform(0.5, 2, 50),
+        seed=8, law="normal * 1e-300")
+    r = _rng(9)
+    add("nearly_singular_weights_n100", r.standard_normal(100),
+        10.0 ** r.uniform(-12, 12, 100), seed=9, law="normal; weights 10^uniform(-12, 12)")
+    r = _rng(11)
+    add("random_walk_n10000", np.cumsum(r.standard_normal(10_000)), r.uniform(0.5, 2, 10_000), seed=11,
+        law="random walk (long blocks)")
+    return cases
+
+
+def _isotonic_reference(y, w, increasing):
+    from theory.isotonic import isotonic_regression
+
+    x, _ = isotonic_regression(y, w, increasing=increasing)
+    return (x,)
+
+
+def _isotonic_tolerance(inputs, ref, eps):
+    y = inputs["y"]
+    return (4.0 * y.size * eps * float(np.max(np.abs(y))),)
+
+
+register(Kernel(
+    name="isotonic_regression",
+    module="theory.isotonic",
+    signature="fn(y, w, increasing) -> x   (weighted least squares, p = 2; w > 0; x nondecreasing if increasing)",
+    outputs=("x",),
+    make_cases=_isotonic_cases,
+    reference=_isotonic_reference,
+    tolerance=_isotonic_tolerance,
+    rule="max|x - x_ref| <= 4 n eps max|y|",
+    why="each fitted value is a weighted mean of a block of responses: a running weighted sum of at most n "
+        "terms rounds by at most n eps max|y| whatever the weights (they cancel in the ratio), and the fit is "
+        "a continuous function of y, so a different pooling decision at a near-tie moves it by the same order",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# top-k operators (topk Section 7.4): mask, magnitude and their Jacobians
+
+
+def _topk_inputs() -> list[tuple[str, dict, dict]]:
+    """(name, params, inputs) shared by the three top-k kernels; each regime of the operators."""
+    out = []
+    for p, ptag in ((2.0, "p2"), (4.0 / 3.0, "p4_3")):
+        for n, seed in ((5, 21), (100, 22)):
+            k = max(1, n // 4)
+            x = _rng(seed).standard_normal(n)
+            gaps = np.diff(np.sort(x))
+            for regime, reg in (("hard", 0.25 * float(gaps.min())), ("partial", 1.0), ("smooth", 1e3)):
+                out.append((f"{regime}_{ptag}_n{n}", {"seed": seed, "law": "standard normal", "n": n, "k": k,
+                                                      "regime": regime, "p": p, "reg": reg},
+                            {"x": x, "k": k, "reg": float(reg), "p": p}))
+        r = _rng(23)
+        out.append((f"k1_{ptag}_n20", {"seed": 23, "n": 20, "k": 1, "p": p, "reg": 0.5},
+                    {"x": r.standard_normal(20), "k": 1, "reg": 0.5, "p": p}))
+        out.append((f"k_n_minus_1_{ptag}_n20", {"seed": 24, "n": 20, "k": 19, "p": p, "reg": 0.5},
+                    {"x": _rng(24).standard_normal(20), "k": 19, "reg": 0.5, "p": p}))
+        out.append((f"n2_{ptag}", {"n": 2, "k": 1, "p": p, "reg": 1.0},
+                    {"x": np.array([0.3, -0.2]), "k": 1, "reg": 1.0, "p": p}))
+        out.append((f"huge_1e300_{ptag}_n10", {"seed": 25, "n": 10, "k": 3, "p": p, "reg": "1e300 (p=2)"},
+                    {"x": 1e300 * _rng(25).standard_normal(10), "k": 3, "reg": 1e300 if p == 2 else 1e300 ** (1 / 3),
+                     "p": p}))
+        out.append((f"tiny_1e-300_{ptag}_n10", {"seed": 26, "n": 10, "k": 3, "p": p, "reg": 1e-300},
+                    {"x": 1e-300 * _rng(26).standard_normal(10), "k": 3, "reg": 1e-300 if p == 2 else 1e-300 ** (1 / 3),
+                     "p": p}))
+    return out
+
+
+def _topk_ties() -> list[tuple[str, dict, dict]]:
+    out = []
+    for p, ptag in ((2.0, "p2"), (4.0 / 3.0, "p4_3")):
+        x = np.array([1.0, 1.0, 1.0, 0.5, 0.5, -0.25, 1.0, 0.5])
+        out.append((f"ties_{ptag}", {"n": 8, "k": 2, "p": p, "reg": 0.1, "law": "repeated values"},
+                    {"x": x, "k": 2, "reg": 0.1, "p": p}))
+        out.append((f"ties_at_kth_{ptag}", {"n": 6, "k": 3, "p": p, "reg": 1e-3, "law": "3rd = 4th largest"},
+                    {"x": np.array([3.0, 2.0, 1.0, 1.0, 0.0, -1.0]), "k": 3, "reg": 1e-3, "p": p}))
+    return out
+
+
+def _topk_cases(mode=None, ties=True):
+    def make():
+        rows = _topk_inputs() + (_topk_ties() if ties else [])
+        cases = []
+        for name, params, inputs in rows:
+            inputs = dict(inputs)
+            if mode is not None:
+                inputs["mode"] = mode
+                params = {**params, "mode": mode}
+            cases.append(Case(name, params, inputs))
+        return cases
+    return make
+
+
+def _q_minus_1(p):
+    return 1.0 / (p - 1.0)  # q - 1 with q = p/(p-1)
+
+
+def _topk_value_tolerance(mode):
+    def tol(inputs, ref, eps):
+        from theory.topk import jacobian
+
+        x, p, reg = inputs["x"], inputs["p"], inputs["reg"]
+        s = float(np.max(np.abs(x)))
+        if p == 2.0 and s > 0:
+            # homogeneity at p = 2: mask(c x; c reg) = mask(x; reg), magnitude(c x; reg) = c magnitude(x; reg),
+            # so ||J|| max|x| is computed on x / max|x| (the Jacobian itself overflows for max|x| near 1e-300)
+            J = jacobian(x / s, inputs["k"], reg / s if mode == "mask" else reg, p, mode=mode)
+            amplified = float(np.max(np.sum(np.abs(J), axis=1))) * (1.0 if mode == "mask" else s)
+        else:
+            J = jacobian(x, inputs["k"], reg, p, mode=mode)
+            amplified = float(np.max(np.sum(np.abs(J), axis=1))) * s
+        return (4.0 * max(1.0, _q_minus_1(p)) * x.size * eps * (float(np.max(np.abs(ref[0]))) + amplified),)
+    return tol
+
+
+def _jacobian_tolerance(inputs, ref, eps):
+    x, p, reg = inputs["x"], inputs["p"], inputs["reg"]
+    scale = float(np.max(np.abs(ref[0])))
+    return (8.0 * max(1.0, _q_minus_1(p)) * x.size * eps * scale * (1.0 + float(np.max(np.abs(x))) ** (p - 1) / reg),)
+
+
+_TOPK_WHY = ("p = 2: the operator is a Euclidean projection of x/reg, so an input rounding of eps max|x| moves it by "
+             "at most ||J||_inf eps max|x| (J its Jacobian, the condition number in absolute terms); the pooled values "
+             "are means of at most n terms, hence the factor n. p = 4/3: y = reg^(1-q) |x-u|^(q-1) adds the factor "
+             "q - 1 = 3 of the power. Ties and a tie at the k-th entry are included for the values (the operator is "
+             "continuous there); hard, partial and smooth regimes each appear")
+
+register(Kernel(
+    name="topk_mask",
+    module="theory.topk",
+    signature="fn(x, k, reg, p) -> y   (regularised top-k mask, y in [0, 1]^n, sum y = k)",
+    outputs=("y",),
+    make_cases=_topk_cases(),
+    reference=lambda x, k, reg, p: (__import__("theory.topk", fromlist=["topk_mask"]).topk_mask(x, k, reg, p),),
+    tolerance=_topk_value_tolerance("mask"),
+    rule="max|y - y_ref| <= 4 max(1, q-1) n eps (max|y_ref| + ||J(x)||_inf max|x|), q = p/(p-1)",
+    why=_TOPK_WHY,
+))
+
+register(Kernel(
+    name="topk_magnitude",
+    module="theory.topk",
+    signature="fn(x, k, reg, p) -> y   (regularised top-k in magnitude, the thesis operator)",
+    outputs=("y",),
+    make_cases=_topk_cases(),
+    reference=lambda x, k, reg, p: (__import__("theory.topk", fromlist=["topk_magnitude"]).topk_magnitude(x, k, reg, p),),
+    tolerance=_topk_value_tolerance("magnitude"),
+    rule="max|y - y_ref| <= 4 max(1, q-1) n eps (max|y_ref| + ||J(x)||_inf max|x|), q = p/(p-1)",
+    why=_TOPK_WHY,
+))
+
+
+def _jacobian_cases():
+    rows = _topk_inputs()
+    cases = []
+    for mode in ("mask", "magnitude"):
+        for name, params, inputs in rows:
+            if mode == "mask" and name == "tiny_1e-300_p2_n10":
+                continue  # the mask's Jacobian is of order 1/reg = 1e300 and overflows inside theory.topk
+            cases.append(Case(f"{mode}_{name}", {**params, "mode": mode}, {**inputs, "mode": mode}))
+    return cases
+
+
+register(Kernel(
+    name="topk_jacobian",
+    module="theory.topk",
+    signature="fn(x, k, reg, p, mode) -> J   (n x n Jacobian of topk_mask (mode='mask') or topk_magnitude)",
+    outputs=("J",),
+    make_cases=_jacobian_cases,
+    reference=lambda x, k, reg, p, mode: (__import__("theory.topk", fromlist=["jacobian"]).jacobian(x, k, reg, p, mode=mode),),
+    tolerance=_jacobian_tolerance,
+    rule="max|J - J_ref| <= 8 max(1, q-1) n eps max|J_ref| (1 + max|x|^(p-1)/reg)",
+    why="the Jacobian is piecewise smooth: constant on each pooling pattern for p = 2 (entries 1/reg times block "
+        "averages, rounded once per block sum), and for p = 4/3 a power of (x - u)/reg whose relative change under an "
+        "input rounding is (q-1) eps max|x|^(p-1)/reg. Exact ties are left out: there the Jacobian jumps and any "
+        "element of the Clarke subdifferential is a correct answer",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# depth-N residual networks (theory.resnet): forward, reverse, gradient; Euler and Heun
+
+
+def _resnet_rows(long=False):
+    rows = []
+    d = 4
+    for scheme in ("euler", "heun"):
+        for residual in ("linear", "tanh", "tanh_out"):
+            for N, seed in ((1, 31), (10, 32), (100, 33)):
+                r = _rng(seed)
+                slices = N + 1 if scheme == "heun" else N
+                theta = r.standard_normal((slices, d, d)) / np.sqrt(d)
+                x0 = r.standard_normal(d)
+                rows.append((f"{scheme}_{residual}_N{N}",
+                             {"seed": seed, "N": N, "d": d, "scheme": scheme, "residual": residual,
+                              "law": "theta ~ N(0, 1/d), x0 ~ N(0, 1)"},
+                             {"x0": x0, "theta": theta, "residual": residual, "scheme": scheme}))
+            if long:
+                N, seed = 10_000, 34
+                r = _rng(seed)
+                slices = N + 1 if scheme == "heun" else N
+                s = np.linspace(0, 1, slices)[:, None, None]
+                theta = np.cos(2 * np.pi * s) * r.standard_normal((1, d, d)) / np.sqrt(d)
+                rows.append((f"{scheme}_{residual}_N10000",
+                             {"seed": seed, "N": N, "d": d, "scheme": scheme, "residual": residual,
+                              "law": "theta_n = cos(2 pi n/N) A, A ~ N(0, 1/d) (smooth in depth)"},
+                             {"x0": r.standard_normal(d), "theta": theta, "residual": residual, "scheme": scheme}))
+    r = _rng(35)
+    rows.append(("euler_tanh_out_large_theta_N50",
+                 {"seed": 35, "N": 50, "d": 4, "scheme": "euler", "residual": "tanh_out", "law": "theta ~ N(0, 9/d)"},
+                 {"x0": r.standard_normal(4), "theta": 3 * r.standard_normal((50, 4, 4)) / 2, "residual": "tanh_out",
+                  "scheme": "euler"}))
+    return rows
+
+
+def _lipschitz_sum(theta):
+    """Lambda = mean over layers of ||theta_n||_inf: the flow amplifies errors by at most exp(Lambda)."""
+    return float(np.mean(np.max(np.sum(np.abs(theta), axis=-1), axis=-1)))
+
+
+def _resnet_traj_tolerance(inputs, ref, eps):
+    theta = inputs["theta"]
+    N, d = theta.shape[0], theta.shape[-1]
+    return (4.0 * (N + d) * eps * float(np.max(np.abs(ref[0]))) * np.exp(_lipschitz_sum(theta)),)
+
+
+_RESNET_WHY = ("each layer rounds x_n + f(x_n, theta_n)/N (a d-term dot product and an addition) by about "
+               "(d + 1) eps max|x|, and the discrete flow amplifies an error made at layer n by at most "
+               "prod (1 + Lip_m/N) <= exp(Lambda) with Lip_m <= ||theta_m||_inf for the linear, tanh and tanh_out "
+               "residuals; N layers add up to N of these")
+
+
+def _resnet_forward_ref(x0, theta, residual, scheme):
+    from theory.resnet import forward
+
+    return (forward(x0, theta, residual, scheme),)
+
+
+register(Kernel(
+    name="resnet_forward",
+    module="theory.resnet",
+    signature="fn(x0, theta, residual, scheme) -> x   (trajectory (N+1, d); theta (N, d, d), (N+1, d, d) for heun)",
+    outputs=("x",),
+    make_cases=lambda: [Case(*row) for row in _resnet_rows(long=True)],
+    reference=_resnet_forward_ref,
+    tolerance=_resnet_traj_tolerance,
+    rule="max|x - x_ref| <= 4 (N + d) eps max|x_ref| exp(Lambda), Lambda = mean_n ||theta_n||_inf",
+    why=_RESNET_WHY,
+))
+
+
+def _reverse_cases():
+    from theory.resnet import forward
+
+    cases = []
+    for name, params, inputs in _resnet_rows(long=False):
+        xN = forward(inputs["x0"], inputs["theta"], inputs["residual"], inputs["scheme"])[-1]
+        cases.append(Case(name, {**params, "xN": "forward(x0, theta)[-1]"},
+                          {"xN": xN, "theta": inputs["theta"], "residual": inputs["residual"],
+                           "scheme": inputs["scheme"]}))
+    return cases
+
+
+def _resnet_reverse_ref(xN, theta, residual, scheme):
+    from theory.resnet import reverse
+
+    return (reverse(xN, theta, residual, scheme),)
+
+
+register(Kernel(
+    name="resnet_reverse",
+    module="theory.resnet",
+    signature="fn(xN, theta, residual, scheme) -> x   (the reverse-time reconstruction, (N+1, d))",
+    outputs=("x",),
+    make_cases=_reverse_cases,
+    reference=_resnet_reverse_ref,
+    tolerance=_resnet_traj_tolerance,
+    rule="max|x - x_ref| <= 4 (N + d) eps max|x_ref| exp(Lambda), Lambda = mean_n ||theta_n||_inf",
+    why=_RESNET_WHY + " (backwards in depth)",
+))
+
+
+def _gradient_cases():
+    cases = []
+    for name, params, inputs in _resnet_rows(long=False):
+        r = _rng(params["seed"] + 100)
+        cases.append(Case(name, {**params, "y": "N(0, 1), seed + 100"},
+                          {"x0": inputs["x0"], "theta": inputs["theta"], "y": r.standard_normal(4),
+                           "residual": inputs["residual"], "scheme": inputs["scheme"]}))
+    return cases
+
+
+def _resnet_gradient_ref(x0, theta, y, residual, scheme):
+    from theory.resnet import gradient
+
+    return tuple(gradient(x0, theta, y, residual, scheme, method="backprop"))
+
+
+def _resnet_gradient_tolerance(inputs, ref, eps):
+    from theory.resnet import forward
+
+    theta = inputs["theta"]
+    N, d = theta.shape[0], theta.shape[-1]
+    x = forward(inputs["x0"], theta, inputs["residual"], inputs["scheme"])
+    amp = np.exp(2.0 * _lipschitz_sum(theta))
+    r = float(np.max(np.abs(x[-1] - inputs["y"])))
+    scale = max(1.0, float(np.max(np.abs(x))))
+    base = 8.0 * (N + d) * eps * amp
+    return (base * (float(np.max(np.abs(ref[0]))) + r * scale / N), base * (float(np.max(np.abs(ref[1]))) + r))
+
+
+register(Kernel(
+    name="resnet_gradient",
+    module="theory.resnet",
+    signature="fn(x0, theta, y, residual, scheme) -> (grad_theta, grad_x0)   (of 1/2 ||x_N - y||^2, exact backprop)",
+    outputs=("grad_theta", "grad_x0"),
+    make_cases=_gradient_cases,
+    reference=_resnet_gradient_ref,
+    tolerance=_resnet_gradient_tolerance,
+    rule="max|g - g_ref| <= 8 (N + d) eps exp(2 Lambda) (max|g_ref| + |x_N - y|_inf max(1, max|x|)/N) "
+         "(grad_x0: without the 1/N and max|x|)",
+    why=_RESNET_WHY + "; the backward pass propagates the residual x_N - y through the transposed layer Jacobians "
+        "(another factor exp(Lambda)) and each parameter gradient is an outer product with x_n scaled by 1/N",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# the deep linear ResNet (theory.linear)
+
+
+def _linear_rows():
+    rows = []
+    for N, d, seed in ((1, 1, 41), (1, 3, 42), (10, 3, 43), (100, 5, 44), (1000, 3, 45)):
+        r = _rng(seed)
+        theta = r.standard_normal((N, d, d))
+        A = r.standard_normal((d, d))
+        Sigma = A @ A.T / d + 0.1 * np.eye(d)
+        rows.append((f"random_N{N}_d{d}", {"seed": seed, "N": N, "d": d,
+                                            "law": "theta ~ N(0,1); Sigma = A A^T/d + 0.1 I; B ~ N(0,1)"},
+                     {"theta": theta, "Sigma": Sigma, "B": r.standard_normal((d, d))}))
+    r = _rng(46)
+    Q, _ = np.linalg.qr(r.standard_normal((4, 4)))
+    Sigma = Q @ np.diag([1.0, 1e-4, 1e-8, 1e-12]) @ Q.T
+    rows.append(("nearly_singular_Sigma_N20_d4", {"seed": 46, "N": 20, "d": 4, "law": "Sigma eigenvalues 1..1e-12"},
+                 {"theta": r.standard_normal((20, 4, 4)), "Sigma": (Sigma + Sigma.T) / 2, "B": r.standard_normal((4, 4))}))
+    r = _rng(47)
+    rows.append(("zero_theta_N50_d3", {"seed": 47, "N": 50, "d": 3, "law": "theta = 0 (Pi = I)"},
+                 {"theta": np.zeros((50, 3, 3)), "Sigma": np.eye(3), "B": r.standard_normal((3, 3))}))
+    r = _rng(48)
+    rows.append(("large_theta_N10_d3", {"seed": 48, "N": 10, "d": 3, "law": "theta ~ N(0, 100)"},
+                 {"theta": 10 * r.standard_normal((10, 3, 3)), "Sigma": np.eye(3), "B": r.standard_normal((3, 3))}))
+    return rows
+
+
+def _linear_growth(theta):
+    N = theta.shape[0]
+    norms = np.max(np.sum(np.abs(theta), axis=-1), axis=-1)
+    return float(np.exp(np.sum(np.log1p(norms / N))))  # prod (1 + ||theta_n||_inf / N) >= every partial product
+
+
+def _linear_product_tol(inputs, ref, eps):
+    theta = inputs["theta"]
+    N, d = theta.shape[0], theta.shape[-1]
+    return (4.0 * (N + d) * eps * _linear_growth(theta),)
+
+
+def _linear_loss_tol(inputs, ref, eps):
+    theta, Sigma, B = inputs["theta"], inputs["Sigma"], inputs["B"]
+    N, d = theta.shape[0], theta.shape[-1]
+    M = _linear_growth(theta) + float(np.max(np.sum(np.abs(B), axis=-1)))
+    return (8.0 * (N + d) * eps * d * d * float(np.max(np.abs(Sigma))) * M * M,)
+
+
+def _linear_gradient_tol(inputs, ref, eps):
+    theta, Sigma, B = inputs["theta"], inputs["Sigma"], inputs["B"]
+    N, d = theta.shape[0], theta.shape[-1]
+    P = _linear_growth(theta)
+    M = P + float(np.max(np.sum(np.abs(B), axis=-1)))
+    return (8.0 * (N + d) * eps * (2.0 / N) * d * d * float(np.max(np.abs(Sigma))) * P * P * M,)
+
+
+_LINEAR_WHY = ("every partial product of the layers I + theta_n/N is bounded by P = prod(1 + ||theta_n||_inf/N); a "
+               "product of N matrices rounds by about (N + d) eps P (d-term dot products, N factors); the loss is a "
+               "quadratic form in Pi - B (|Pi - B| <= M = P + ||B||_inf) and the gradient "
+               "(2/N) Pi_after^T (Pi - B) Sigma Pi_before^T a product of three such factors")
+
+
+def _linear_ref(name):
+    def ref(**inputs):
+        import theory.linear as L
+
+        if name == "product":
+            return (L.product(inputs["theta"]),)
+        return (np.asarray(getattr(L, name)(inputs["theta"], inputs["Sigma"], inputs["B"])),)
+    return ref
+
+
+register(Kernel(
+    name="linear_product",
+    module="theory.linear",
+    signature="fn(theta) -> Pi   (Pi = (I + theta_N/N) ... (I + theta_1/N), theta (N, d, d), theta[0] = theta_1)",
+    outputs=("Pi",),
+    make_cases=lambda: [Case(n, p, {"theta": i["theta"]}) for n, p, i in _linear_rows()],
+    reference=_linear_ref("product"),
+    tolerance=_linear_product_tol,
+    rule="max|Pi - Pi_ref| <= 4 (N + d) eps P, P = prod_n (1 + ||theta_n||_inf / N)",
+    why=_LINEAR_WHY,
+))
+
+register(Kernel(
+    name="linear_loss",
+    module="theory.linear",
+    signature="fn(theta, Sigma, B) -> loss   (Tr((Pi - B) Sigma (Pi - B)^T), a 0-d array or float)",
+    outputs=("loss",),
+    make_cases=lambda: [Case(*row) for row in _linear_rows()],
+    reference=_linear_ref("loss"),
+    tolerance=_linear_loss_tol,
+    rule="|loss - loss_ref| <= 8 (N + d) eps d^2 max|Sigma| M^2, M = P + ||B||_inf",
+    why=_LINEAR_WHY,
+))
+
+register(Kernel(
+    name="linear_gradient",
+    module="theory.linear",
+    signature="fn(theta, Sigma, B) -> grad   ((N, d, d): the true gradient of the loss, factor 2 included)",
+    outputs=("grad",),
+    make_cases=lambda: [Case(*row) for row in _linear_rows()],
+    reference=_linear_ref("gradient"),
+    tolerance=_linear_gradient_tol,
+    rule="max|g - g_ref| <= 8 (N + d) eps (2/N) d^2 max|Sigma| P^2 M",
+    why=_LINEAR_WHY,
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# random samplers, verified statistically: fractional Gaussian noise (theory.fbm.fgn)
+
+#: false-alarm rate of a statistical case: two statistics, each two-sided at ALPHA/2 (Bonferroni)
+ALPHA = 0.01
+_FGN_DRAWS = 1000
+
+
+def _fgn_cases():
+    cases = []
+    for hurst, seed in ((0.5, 51), (0.2, 52), (0.75, 53), (0.95, 54)):
+        n = 64
+        cases.append(Case(f"fgn_H{hurst}_n{n}", {"n": n, "hurst": hurst, "draws": _FGN_DRAWS, "seed": seed},
+                          {"n": n, "hurst": hurst, "size": _FGN_DRAWS, "seed": seed}))
+    return cases
+
+
+def _fgn_cov(n, hurst):
+    from scipy.linalg import toeplitz
+
+    from theory.fbm import autocovariance
+
+    return toeplitz(autocovariance(np.arange(n), hurst))
+
+
+def _fgn_statistics_moments(C, draws):
+    """Mean and standard deviation of the two standardized statistics when the whitened draws have covariance C
+    (C = I under the null): A = (sum z^2 - M n)/sqrt(2 M n), B = sum_m z_m^T K z_m / sqrt(M (n - 1))."""
+    n = C.shape[0]
+    K = (np.eye(n, k=1) + np.eye(n, k=-1)) / 2
+    KC = K @ C
+    meanA = draws * (np.trace(C) - n) / np.sqrt(2 * draws * n)
+    sdA = np.sqrt(2 * draws * np.sum(C * C.T) / (2 * draws * n))
+    meanB = draws * np.trace(KC) / np.sqrt(draws * (n - 1))
+    sdB = np.sqrt(draws * 2 * np.sum(KC * KC.T) / (draws * (n - 1)))
+    return (meanA, sdA), (meanB, sdB)
+
+
+def _power(moments, crit):
+    from scipy.stats import norm
+
+    p = 1.0
+    for mean, sd in moments:
+        p *= norm.cdf(crit, mean, sd) - norm.cdf(-crit, mean, sd)  # accept both (independence approximation)
+    return 1.0 - p
+
+
+def fgn_power(n, hurst, draws, alternative):
+    """Power of the fGn test against ``alternative``: "H+0.05", "H-0.05" or "white" (i.i.d. N(0, 1))."""
+    from scipy.stats import norm
+
+    G = _fgn_cov(n, hurst)
+    if alternative == "white":
+        G1 = np.eye(n)
+    else:
+        G1 = _fgn_cov(n, min(0.99, max(0.01, hurst + (0.05 if alternative == "H+0.05" else -0.05))))
+    L = np.linalg.cholesky(G)
+    Linv = np.linalg.inv(L)
+    C = Linv @ G1 @ Linv.T
+    crit = norm.isf(ALPHA / 4)
+    return _power(_fgn_statistics_moments(C, draws), crit)
+
+
+def _fgn_judge(inputs, ref, got):
+    from scipy.linalg import solve_triangular
+    from scipy.stats import chi2, norm
+
+    G = ref[0]
+    n, M = G.shape[0], got.shape[0]
+    L = np.linalg.cholesky(G)
+    Z = solve_triangular(L, got.T, lower=True).T          # whitened draws: i.i.d. N(0, 1) under the null
+    ss = float(np.sum(Z * Z))
+    pA = 2 * min(chi2.sf(ss, M * n), chi2.cdf(ss, M * n))  # exact: sum z^2 ~ chi^2(M n)
+    u = np.sum(Z[:, 1:] * Z[:, :-1], axis=1)               # lag-1 products; var(sum) = M (n - 1) exactly
+    B = float(np.sum(u)) / np.sqrt(M * (n - 1))
+    pB = 2 * norm.sf(abs(B))
+    p = min(pA, pB)
+    A = (ss - M * n) / np.sqrt(2 * M * n)
+    crit = float(norm.isf(ALPHA / 4))
+    verdict = "pass" if p >= ALPHA / 2 else "FAIL"
+    msg = (f"variance statistic {A:+.2f} (p = {pA:.2g}), lag-1 statistic {B:+.2f} (p = {pB:.2g}); "
+           f"reject when either p < {ALPHA / 2:g}")
+    if verdict == "FAIL":
+        msg += f": the draws do not have fGn(H={inputs['hurst']})'s covariance"
+    return verdict, max(abs(A), abs(B)), p, crit, msg
+
+
+register(Kernel(
+    name="fgn",
+    module="theory.fbm",
+    signature="fn(n, hurst, size, rng) -> draws   ((size, n) unit-variance fGn; rng a numpy Generator)",
+    outputs=("draws",),
+    make_cases=_fgn_cases,
+    reference=lambda n, hurst, size, seed: (_fgn_cov(n, hurst),),
+    tolerance=lambda inputs, ref, eps: (np.inf,),
+    rule=f"statistical: {_FGN_DRAWS} draws whitened by the exact covariance; false alarms <= {ALPHA:.0%}",
+    why=f"draws X (M x n) are whitened, Z = L^-1 X with L L^T the exact Toeplitz covariance of fGn(H); under the "
+        f"null Z is i.i.d. N(0, 1), so sum Z^2 ~ chi^2(M n) exactly (the variance test) and the lag-1 sum "
+        f"sum_m sum_i Z_mi Z_m,i+1 has mean 0 and variance M (n - 1) (normal by the CLT over M draws). Each test is "
+        f"two-sided at {ALPHA / 2:g}: false-alarm rate <= {ALPHA:g}. Power (M = {_FGN_DRAWS}, n = 64): against white "
+        f"noise in place of fGn and against H shifted by 0.05 it is stated per case by `theory.oracle.fgn_power` "
+        f"(>= 0.99 for every case here against H + 0.05 and H - 0.05, and against white noise except at H = 0.5, "
+        f"where white noise is fGn)",
+    prepare=lambda inputs: {"n": int(inputs["n"]), "hurst": float(inputs["hurst"]), "size": int(inputs["size"]),
+                            "rng": np.random.default_rng(int(inputs["seed"]))},
+    shape=lambda inputs: (int(inputs["size"]), int(inputs["n"])),
+    judge=_fgn_judge,
+    own=lambda n, hurst, size, rng: __import__("theory.fbm", fromlist=["fgn"]).fgn(n, hurst, size=size, rng=rng),
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# soft sort and soft rank (topk Sections 7.3-7.5)
+
+
+def _soft_cases():
+    cases = []
+    for p, ptag in ((2.0, "p2"), (4.0 / 3.0, "p4_3")):
+        for n, seed in ((5, 61), (100, 62)):
+            x = _rng(seed).standard_normal(n)
+            for regime, reg in (("hard", 1e-3), ("partial", 1.0), ("affine", 1e3)):
+                for desc in (True, False):
+                    tag = "desc" if desc else "asc"
+                    cases.append(Case(f"{regime}_{ptag}_n{n}_{tag}",
+                                      {"seed": seed, "n": n, "p": p, "reg": reg, "regime": regime, "descending": desc},
+                                      {"x": x, "reg": reg, "p": p, "descending": desc}))
+        cases.append(Case(f"n1_{ptag}", {"n": 1, "p": p}, {"x": np.array([0.7]), "reg": 1.0, "p": p,
+                                                          "descending": True}))
+        cases.append(Case(f"ties_{ptag}", {"n": 7, "p": p, "law": "repeated values"},
+                          {"x": np.array([1.0, 1.0, 0.5, 0.5, 0.5, -2.0, 1.0]), "reg": 0.3, "p": p,
+                           "descending": True}))
+    return cases
+
+
+def _soft_tolerance(which):
+    def tol(inputs, ref, eps):
+        from theory.topk import soft_rank_jvp, soft_sort_jvp
+
+        jvp = soft_sort_jvp if which == "sort" else soft_rank_jvp
+        x = inputs["x"]
+        n = x.size
+        J = np.array([jvp(x, e, inputs["reg"], inputs["p"], inputs["descending"]) for e in np.eye(n)]).T
+        cond = float(np.max(np.sum(np.abs(J), axis=1)))
+        return (4.0 * max(1.0, _q_minus_1(inputs["p"])) * n * eps
+                * (float(np.max(np.abs(ref[0]))) + cond * float(np.max(np.abs(x)))),)
+    return tol
+
+
+for _which in ("sort", "rank"):
+    def _soft_ref(x, reg, p, descending, _which=_which):
+        import theory.topk as T
+
+        return ((T.soft_sort if _which == "sort" else T.soft_rank)(x, reg, p, descending),)
+
+    register(Kernel(
+        name=f"soft_{_which}",
+        module="theory.topk",
+        signature=f"fn(x, reg, p, descending) -> y   (p-norm regularised soft {_which}, topk Section 7.3)",
+        outputs=("y",),
+        make_cases=_soft_cases,
+        reference=_soft_ref,
+        tolerance=_soft_tolerance(_which),
+        rule="max|y - y_ref| <= 4 max(1, q-1) n eps (max|y_ref| + ||J(x)||_inf max|x|), q = p/(p-1)",
+        why="a projection onto the permutahedron (p = 2) or its p-norm analogue: pooled values are means of at "
+            "most n terms and an input rounding of eps max|x| moves the output by ||J||_inf eps max|x| (J its "
+            "Jacobian, from the package's Jacobian-vector products); p = 4/3 adds the power's factor q - 1 = 3",
+    ))
+
+
+# ----------------------------------------------------------------------------------------------
+# scaled ResNets at initialisation (theory.scaling.forward)
+
+
+def _scaling_cases():
+    cases = []
+    d = 4
+    for arch, activations in (("res1", ("relu", "tanh", "leaky_relu", "identity")), ("res2", ("relu", "tanh")),
+                              ("res3", ("relu",))):
+        for activation in activations:
+            for L, beta, seed in ((1, 0.5, 71), (100, 0.5, 72), (1000, 1.0, 73)):
+                r = _rng(seed)
+                V = r.standard_normal((L, d, d)) / np.sqrt(d)
+                W = None if arch == "res1" else r.standard_normal((L, d, d)) / np.sqrt(d)
+                inputs = {"h0": r.standard_normal(d), "V": V, "beta": beta, "arch": arch, "activation": activation}
+                if W is not None:
+                    inputs["W"] = W
+                else:
+                    inputs["W"] = np.zeros((0,))  # res1 has no W: an empty array stands for None
+                cases.append(Case(f"{arch}_{activation}_L{L}_beta{beta}",
+                                  {"seed": seed, "L": L, "d": d, "beta": beta, "arch": arch, "activation": activation,
+                                   "law": "V, W ~ N(0, 1/d) entries, h0 ~ N(0, 1)"}, inputs))
+    return cases
+
+
+def _scaling_ref(h0, V, W, beta, arch, activation):
+    from theory.scaling import forward
+
+    return (forward(h0, V, None if W.size == 0 else W, beta, arch, activation),)
+
+
+def _activation_slope(activation, z):
+    if activation == "relu":
+        return (z > 0).astype(float)
+    if activation == "leaky_relu":
+        return np.where(z > 0, 1.0, 0.8)  # the package's default negative slope
+    if activation == "tanh":
+        return 1.0 - np.tanh(z) ** 2
+    return np.ones_like(z)
+
+
+def _scaling_tol(inputs, ref, eps):
+    """Amplification max_l ||d h_L / d h_l||_inf from the layer Jacobians I + L^-beta V_l diag(sigma') W_l along
+    the reference trajectory, accumulated from the top."""
+    V, W, beta, h = inputs["V"], inputs["W"], inputs["beta"], ref[0]
+    L, d = V.shape[0], V.shape[-1]
+    alpha = L ** (-beta)
+    A = np.eye(d)
+    amp = 1.0
+    for l in range(L - 1, -1, -1):
+        if W.size == 0:
+            J = np.eye(d) + alpha * V[l] * _activation_slope(inputs["activation"], h[l])[None, :]
+        else:
+            J = np.eye(d) + alpha * (V[l] * _activation_slope(inputs["activation"], W[l] @ h[l])[None, :]) @ W[l]
+        A = A @ J
+        amp = max(amp, float(np.max(np.sum(np.abs(A), axis=1))))
+    return (4.0 * (L + 2 * d) * eps * float(np.max(np.abs(h))) * amp,)
+
+
+register(Kernel(
+    name="scaling_forward",
+    module="theory.scaling",
+    signature="fn(h0, V, W, beta, arch, activation) -> h   ((L+1, d); W empty (shape (0,)) for res1, meaning none)",
+    outputs=("h",),
+    make_cases=_scaling_cases,
+    reference=_scaling_ref,
+    tolerance=_scaling_tol,
+    rule="max|h - h_ref| <= 4 (L + 2d) eps max|h_ref| max_l ||d h_L / d h_l||_inf",
+    why="each layer h + L^-beta V sigma(W h) rounds two d-term dot products and an addition (about 2d eps "
+        "max|h|), and an error made at layer l reaches the output multiplied by the Jacobian of the remaining "
+        "layers, the product of I + L^-beta V_k diag(sigma'(W_k h_k)) W_k along the reference trajectory (its "
+        "largest infinity norm over l is the condition number used; the worst-case product of layer Lipschitz "
+        "constants would be exp(L^(1-beta) ||V|| ||W||), astronomically loose for beta = 1/2)",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# Hermite coefficients of activations (theory.pl.hermite_coefficient)
+
+
+def _hermite_cases():
+    from theory.pl import ACTIVATIONS
+
+    return [Case(f"{a}_r{r}", {"activation": a, "r": r}, {"activation": a, "r": r})
+            for a in ACTIVATIONS for r in (0, 1, 2, 3, 5, 10, 25, 60)]
+
+
+register(Kernel(
+    name="hermite_coefficient",
+    module="theory.pl",
+    signature="fn(activation, r) -> eta   (E[sigma(Z) He_r(Z)] / sqrt(r!), Z ~ N(0, 1); a float or 0-d array)",
+    outputs=("eta",),
+    make_cases=_hermite_cases,
+    reference=lambda activation, r: (np.asarray(__import__("theory.pl", fromlist=["hermite_coefficient"])
+                                                .hermite_coefficient(activation, r)),),
+    tolerance=lambda inputs, ref, eps: (max(2e-12, 64.0 * eps),),
+    rule="|eta - eta_ref| <= max(2e-12, 64 eps)",
+    why="a well-conditioned integral (|eta_r| <= ||sigma||_L2(gauss)); the reference is accurate to 1e-12 "
+        "absolute (closed forms or quadrature split at the kinks), so the bound is that accuracy twice; plain "
+        "Gauss-Hermite quadrature of a kinked activation (ReLU) misses it at high r",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# the scaling weight laws (theory.scaling.weights), verified statistically like fgn
+
+
+def _weights_cases():
+    cases = []
+    for law, hurst, seed in (("gaussian", None, 81), ("fbm", 0.3, 82), ("fbm", 0.5, 83), ("fbm", 0.9, 84)):
+        L, d = 64, 32  # d^2 = 1024 independent entry sequences of length L
+        inputs = {"L": L, "d": d, "law": law, "hurst": 0.5 if hurst is None else hurst, "seed": seed}
+        cases.append(Case(f"{law}" + ("" if hurst is None else f"_H{hurst}") + f"_L{L}_d{d}",
+                          {"L": L, "d": d, "law": law, "hurst": hurst, "seed": seed}, inputs))
+    return cases
+
+
+def _weights_judge(inputs, ref, got):
+    L, d = int(inputs["L"]), int(inputs["d"])
+    X = np.sqrt(d) * got.reshape(L, d * d).T  # (d^2, L): each entry's sequence across layers
+    return _fgn_judge({"hurst": inputs["hurst"]}, ref, X)
+
+
+def _weights_own(L, d, law, hurst, rng):
+    from theory.scaling import weights
+
+    return weights(L, d, law, hurst if law == "fbm" else None, rng)
+
+
+register(Kernel(
+    name="scaling_weights",
+    module="theory.scaling",
+    signature="fn(L, d, law, hurst, rng) -> V   ((L, d, d); law 'gaussian' (hurst given as 0.5, ignore it) or 'fbm')",
+    outputs=("V",),
+    make_cases=_weights_cases,
+    reference=lambda L, d, law, hurst, seed: (_fgn_cov(L, 0.5 if law == "gaussian" else hurst),),
+    tolerance=lambda inputs, ref, eps: (np.inf,),
+    rule="statistical: the d^2 = 1024 entry sequences of sqrt(d) V across layers, whitened; false alarms <= 1%",
+    why="each entry sequence of sqrt(d) V is i.i.d. N(0, 1) (gaussian: the covariance across layers is I, fGn with "
+        "H = 1/2) or unit-variance fGn(H) (fbm); the d^2 sequences are independent draws of length L and go through "
+        "the fgn test (exact chi-square variance test and lag-1 test, each two-sided at 0.005). The smooth law is "
+        "left out: its RBF Gram matrix across layers is numerically singular, so whitening is not possible",
+    prepare=lambda inputs: {"L": int(inputs["L"]), "d": int(inputs["d"]), "law": str(inputs["law"]),
+                            "hurst": float(inputs["hurst"]), "rng": np.random.default_rng(int(inputs["seed"]))},
+    shape=lambda inputs: (int(inputs["L"]), int(inputs["d"]), int(inputs["d"])),
+    judge=_weights_judge,
+    own=_weights_own,
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# the residual network of implicit-reg (theory.implicit): forward and loss gradient
+
+
+def _implicit_cases():
+    cases = []
+    for activation in ("tanh", "relu", "gelu", "sin", "identity"):
+        for L, n, d, q, m, seed in ((1, 3, 2, 4, 3, 91), (10, 5, 3, 6, 5, 92), (200, 4, 2, 5, 4, 93)):
+            r = _rng(seed)
+            inputs = {"X": r.standard_normal((n, d)), "Y": r.standard_normal((n, 2)),
+                      "A": r.standard_normal((q, d)) / np.sqrt(d), "V": r.standard_normal((L, q, m)),
+                      "W": r.standard_normal((L, m, q)), "B": r.standard_normal((2, q)) / np.sqrt(q),
+                      "activation": activation}
+            cases.append(Case(f"{activation}_L{L}_q{q}_m{m}",
+                              {"seed": seed, "L": L, "n": n, "d": d, "q": q, "m": m, "activation": activation,
+                               "law": "entries N(0,1) (A, B scaled by 1/sqrt(fan-in)); X, Y ~ N(0,1)"}, inputs))
+    return cases
+
+
+def _implicit_growth(V, W):
+    L, q, m = V.shape
+    nV = np.max(np.sum(np.abs(V), axis=-1), axis=-1)
+    nW = np.max(np.sum(np.abs(W), axis=-1), axis=-1)
+    return float(np.exp(np.sum(np.log1p(nV * nW / (L * np.sqrt(m * q))))))
+
+
+def _implicit_forward_ref(X, Y, A, V, W, B, activation):
+    from theory.implicit import forward
+
+    h, F = forward(X, {"A": A, "V": V, "W": W, "B": B}, activation)
+    return (h, F)
+
+
+def _implicit_forward_tol(inputs, ref, eps):
+    V, W, B = inputs["V"], inputs["W"], inputs["B"]
+    L, q, m = V.shape
+    base = 4.0 * (L + m + q + inputs["X"].shape[1]) * eps * _implicit_growth(V, W) * float(np.max(np.abs(ref[0])))
+    return (base, base * float(np.max(np.sum(np.abs(B), axis=-1))))
+
+
+def _implicit_gradient_ref(X, Y, A, V, W, B, activation):
+    from theory.implicit import loss_and_gradient
+
+    loss, g = loss_and_gradient(X, Y, {"A": A, "V": V, "W": W, "B": B}, activation)
+    return (np.asarray(loss), g.A, g.V, g.W, g.B)
+
+
+def _implicit_gradient_tol(inputs, ref, eps):
+    from theory.implicit import forward
+
+    X, Y, V, W, B = inputs["X"], inputs["Y"], inputs["V"], inputs["W"], inputs["B"]
+    L, q, m = V.shape
+    h, F = forward(X, {"A": inputs["A"], "V": V, "W": W, "B": B}, inputs["activation"])
+    G = _implicit_growth(V, W)
+    nB = float(np.max(np.sum(np.abs(B), axis=-1)))
+    R = float(np.max(np.abs(F - Y)))
+    S = max(1.0, float(np.max(np.abs(h))), float(np.max(np.abs(X))))
+    base = 8.0 * (L + m + q + X.shape[0] + X.shape[1]) * eps * G * G
+    loss_tol = base * (float(ref[0]) + R * nB * S)
+    return (loss_tol,) + tuple(base * (float(np.max(np.abs(g))) + 2.0 * R * nB * S * S) for g in ref[1:])
+
+
+_IMPLICIT_WHY = ("layer k adds V_k sigma(W_k h / sqrt q) / (L sqrt m): two dot products of m and q terms, and a "
+                 "Lipschitz constant of at most 1 + ||V_k|| ||W_k|| / (L sqrt(m q)) (the activations are "
+                 "1-Lipschitz), so errors grow by at most G = prod_k of these; the backward pass multiplies by G again "
+                 "and scales the residual F - Y by ||B|| and the states")
+
+register(Kernel(
+    name="implicit_forward",
+    module="theory.implicit",
+    signature="fn(X, Y, A, V, W, B, activation) -> (h, F)   (h (L+1, n, q), F (n, d'); Y unused)",
+    outputs=("h", "F"),
+    make_cases=_implicit_cases,
+    reference=_implicit_forward_ref,
+    tolerance=_implicit_forward_tol,
+    rule="max|h - h_ref| <= 4 (L + m + q + d) eps G max|h_ref| (F: times ||B||_inf), "
+         "G = prod_k (1 + ||V_k||_inf ||W_k||_inf / (L sqrt(m q)))",
+    why=_IMPLICIT_WHY,
+))
+
+register(Kernel(
+    name="implicit_gradient",
+    module="theory.implicit",
+    signature="fn(X, Y, A, V, W, B, activation) -> (loss, dA, dV, dW, dB)   (loss (1/n) sum ||F(x_i) - y_i||^2)",
+    outputs=("loss", "dA", "dV", "dW", "dB"),
+    make_cases=_implicit_cases,
+    reference=_implicit_gradient_ref,
+    tolerance=_implicit_gradient_tol,
+    rule="max|g - g_ref| <= 8 (L + m + q + n + d) eps G^2 (max|g_ref| + 2 |F - Y|_inf ||B||_inf S^2), "
+         "S = max(1, max|h|, max|X|) (loss: S instead of 2 S^2)",
+    why=_IMPLICIT_WHY,
+))
