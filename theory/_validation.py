@@ -22,7 +22,19 @@ __all__ = [
     "check_finite_output",
     "check_int",
     "check_interval",
+    "plain_repr",
 ]
+
+
+def plain_repr(v) -> str:
+    """repr of ``v`` with NumPy scalars shown as the Python numbers they hold (``1.0``, not
+    ``np.float64(1.0)``), so that messages print plain numbers."""
+    if isinstance(v, np.generic):
+        try:
+            v = v.item()
+        except Exception:  # pragma: no cover - exotic scalar types
+            pass
+    return repr(v)
 
 
 def _where(func: str | None) -> str:
@@ -85,12 +97,12 @@ def check_int(k, name, *, func=None, minimum=None, maximum=None):
     """Return ``k`` as a Python int, or raise naming ``name``."""
     where = _where(func)
     if isinstance(k, (bool, np.bool_)):
-        raise TypeError(f"`{name}`{where} must be an integer; got {k!r}.")
+        raise TypeError(f"`{name}`{where} must be an integer; got {plain_repr(k)}.")
     if not isinstance(k, (numbers.Integral, np.integer)):
         try:
             k = operator.index(k)
         except TypeError:
-            raise TypeError(f"`{name}`{where} must be an integer; got {k!r}.") from None
+            raise TypeError(f"`{name}`{where} must be an integer; got {plain_repr(k)}.") from None
     k = int(k)
     if minimum is not None and k < minimum:
         raise ValueError(f"`{name}`{where} must be >= {minimum}; got {k}.")
@@ -103,7 +115,7 @@ def check_interval(v, name, low, high, *, func=None, closed="neither"):
     """Return ``v`` as a float inside the interval (``closed`` in 'neither', 'left', 'right', 'both')."""
     where = _where(func)
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"`{name}`{where} must be a real number; got {v!r}.")
+        raise TypeError(f"`{name}`{where} must be a real number; got {plain_repr(v)}.")
     v = float(v)
     left = "[" if closed in ("left", "both") else "("
     right = "]" if closed in ("right", "both") else ")"
@@ -118,9 +130,9 @@ def check_choice(s, name, choices, *, func=None):
     """Return ``s`` if it is one of ``choices`` (strings), else raise naming ``name``."""
     where = _where(func)
     if not isinstance(s, str):
-        raise TypeError(f"`{name}`{where} must be a string, one of {sorted(choices)}; got {s!r}.")
+        raise TypeError(f"`{name}`{where} must be a string, one of {sorted(choices)}; got {plain_repr(s)}.")
     if s not in choices:
-        raise ValueError(f"`{name}`{where} must be one of {sorted(choices)}; got {s!r}.")
+        raise ValueError(f"`{name}`{where} must be one of {sorted(choices)}; got {plain_repr(s)}.")
     return s
 
 
