@@ -125,7 +125,17 @@ def _singleton(s, reg, pm1, qm1):
         return 0.0, True
     m, e = math.frexp(s)
     lam = _reg_at_scale(reg, e, pm1 - 1.0)
-    if lam < 2.0 ** -60:
+    if lam > 2.0 ** 600 and pm1 != 1.0:
+        # the regularisation dominates at the scale of s: rescale so that lam ~ 1 instead (s = 2^E m,
+        # E where the exponents of m and lam balance), keeping both finite and lam exact to a few eps
+        E = int(round((e - math.log2(reg)) / pm1))
+        lam2 = _reg_at_scale(reg, E, pm1 - 1.0)
+        m2 = math.ldexp(s, -E)
+        if 0.0 < lam2 < 2.0 ** 1000 and 2.0 ** -1000 < m2 < 2.0 ** 1000:
+            m = m2
+            e = E
+            lam = lam2
+    if lam < 2.0 ** -60 and m < 1.0:
         # g' = m - lam g'^(p-1) with g' in [m/2, m], so lam g'^(p-1) < lam < 2^-59 m: two fixed-point
         # steps are exact to rounding (no cancellation)
         g = m - lam * _pw(m, pm1) if lam > 0.0 else m
