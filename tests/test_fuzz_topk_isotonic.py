@@ -418,3 +418,54 @@ def test_every_public_name_is_fuzzed(mod):
     assert names == FUZZED[key] | (names & set(EXCLUDED)), sorted(names - FUZZED[key] - set(EXCLUDED))
     for name in FUZZED[key]:
         assert callable(getattr(mod, name))
+
+
+# ------------------------------------------------------- regressions of what the fuzzing found
+
+def test_regression_messages_print_plain_numbers():
+    """k = np.float64(1.0) was reported as 'got np.float64(1.0)'."""
+    with pytest.raises(TypeError, match=r"`k`.*got 1\.0\.$"):
+        topk.topk_mask([1.0, 0.0], np.float64(1.0))
+
+
+def test_regression_soft_rank_ties_tiny_reg():
+    """p = 2, three ties, reg = 1e-300: the block mean of s = -x/reg (~1e300) was subtracted from s,
+    leaving its rounding (~3e284) in the ranks; the exact soft rank of ties is their mean rank."""
+    np.testing.assert_array_equal(topk.soft_rank([2.5, 2.5, 2.5], 1e-300, 2.0), [2.0, 2.0, 2.0])
+
+
+def test_regression_soft_jvps_singletons():
+    """n = 1 and singleton blocks: 0/0 and inf * 0 of the unused block weights raised RuntimeWarning."""
+    assert topk.soft_sort_jvp([0.0], [0.0], 1.0, 4.0 / 3.0).tolist() == [0.0]
+    assert topk.soft_rank_jvp([1.0], [0.0], 1e-300, 3.0).tolist() == [0.0]
+    assert topk.soft_rank_jvp([0.0], [-1e20], 1e-300, 2.0).tolist() == [0.0]
+
+
+def test_regression_soft_rank_large_p_refusal_names_argument():
+    """p = 1000, n = 3: the isotonic problem's pooled values overflow; the refusal named `y` of the
+    isotonic function, not an argument of soft_rank."""
+    with warnings.catch_warnings(), pytest.raises(ValueError, match="`p` of theory.topk.soft_rank"):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        topk.soft_rank([0.0, 5e-324, 1.0], 1e-300, 1000.0)
+
+
+def test_regression_jacobian_tiny_reg():
+    """Mask, p = 2, reg = 1e-300: the rank-one term (1/reg)^2/den overflowed although J = (I - 1/2)/reg
+    is finite."""
+    J = topk.jacobian([0.0, 0.0], 1, 1e-300, 2.0)
+    np.testing.assert_allclose(J, np.array([[0.5, -0.5], [-0.5, 0.5]]) / 1e-300, rtol=4 * EPS)
+
+
+def test_regression_dual_coordinate_ascent_overflow():
+    """reg = 1e-300, p = 4/3: reg ** (1 - q) raised OverflowError (a Python float power)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = topk.dual_coordinate_ascent([0.0, 0.0], 1, 1e-300, 4.0 / 3.0, max_iter=1, tol=0.0)
+    assert np.all(np.isfinite(res.y))  # one sweep only: not converged, but no exception
+
+
+def test_regression_mask_p43_tiny_differences():
+    """p = 4/3 with score differences ~1e-24 in normalised units: the closed-form cubic's outputs summed
+    to 1 - 3.9e-14; the pooled block's outputs now come from the anchored form (as for other p)."""
+    y = topk.topk_mask([0.0, 5e-324], 1, 1e-300, 4.0 / 3.0)
+    assert abs(y.sum() - 1.0) <= 2 * EPS
