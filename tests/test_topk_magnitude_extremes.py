@@ -299,3 +299,13 @@ def test_regression_p_near_one():
     np.testing.assert_allclose(y, _ref(x, k, reg, 1.001), rtol=64 * EPS * 1000, atol=0)
     g = -topk_magnitude([-2.32503077, -0.21879166, -1.24591095, -0.73226735], 1, 1.0, 1.001)[0]
     assert abs(g + g ** 0.001 - 2.32503077) <= 8 * EPS * 2.4 and abs(g - 1.32474951) < 1e-8
+
+
+def test_regression_regularisation_dominant_block():
+    """p = 1.5, |x| ~ 1e-20, reg = 19.3 (outputs ~1e-43): the anchored block equation cancels to a
+    pooled value far below the anchor's score and gave 5.0e-43 for 1.17e-43; the block is now solved
+    in its direct form there (gaps s_j - gamma > s_m/2)."""
+    x, k, reg = [6.61e-21, -5.27e-21, -2.8399999999999996e-21, 1.364e-20, -1.37e-21], 2, 19.298342030988675
+    y = topk_magnitude(x, k, reg, 1.5)
+    ref = _ref(x, k, reg, 1.5)
+    assert np.all(np.abs(y - ref) <= _tolerance(ref, 1.5) * np.abs(ref))

@@ -360,7 +360,11 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
         # largest; the smallest member's can lie far below the float range)
         mm = b - 1 if pm1 >= 1.0 else a
         eta = _ypow(sc[mm] - gam, lam, qm1)
-        for _ in range(4 * K + 8):
+        # gamma far below the anchor's score (the regularisation dominates): the anchored block equation
+        # sum y = k_B (s_m - lam eta^(p-1)) cancels to gamma << s_m and loses digits, while the gaps
+        # s_j - gamma > s_m/2 are exact enough: keep the first value gamma and its membership
+        direct = gam < 0.5 * sc[mm]
+        for _ in range(0 if direct else 4 * K + 8):
             mm = b - 1 if pm1 >= 1.0 else a
             eta, ok = _mag_anchored_root(sc, a, b, mm, lam, pm1, float(k - a), eta)
             if not ok:
@@ -386,7 +390,10 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
         mm = b - 1 if pm1 >= 1.0 else a
         leta = math.log(eta) if eta > 0.0 else 0.0
         for j in range(a, b):
-            yj = _anchored_y(_mag_u(sc, j, sc[mm], lam), eta, leta, pm1)[0]
+            if direct:
+                yj = _ypow(sc[j] - gam, lam, qm1)
+            else:
+                yj = _anchored_y(_mag_u(sc, j, sc[mm], lam), eta, leta, pm1)[0]
             yj = math.ldexp(yj, e) if yj > 0.0 else 0.0
             y[j] = yj if yj < s[j] else s[j]
     for j in range(a):
