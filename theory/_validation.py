@@ -30,7 +30,19 @@ __all__ = [
     "check_int",
     "check_interval",
     "plain",
+    "plain_repr",
 ]
+
+
+def plain_repr(v) -> str:
+    """repr of ``v`` with NumPy scalars shown as the Python numbers they hold (``1.0``, not
+    ``np.float64(1.0)``), so that messages print plain numbers."""
+    if isinstance(v, np.generic):
+        try:
+            v = v.item()
+        except Exception:  # pragma: no cover - exotic scalar types
+            pass
+    return repr(v)
 
 
 def _where(func: str | None) -> str:

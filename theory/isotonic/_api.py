@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import NonFiniteError, all_finite, as_float_array, check_finite_output, plain
+from .._validation import NonFiniteError, all_finite, as_float_array, check_finite_output, plain_repr
 from . import _kernels
 
 __all__ = ["ConvergenceWarning", "isotonic_regression"]
@@ -29,7 +29,7 @@ class ConvergenceWarning(RuntimeWarning):
 
 def _check_p(p):
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"`p` of {_FUNC} must be a real number; got {plain(p)!r}.")
+        raise TypeError(f"`p` of {_FUNC} must be a real number; got {plain_repr(p)}.")
     p = float(p)
     if not (math.isfinite(p) and p > 1.0):
         raise ValueError(f"`p` of {_FUNC} must lie in (1, inf); got {p}.")
@@ -152,7 +152,7 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=4
             raise TypeError(f"{_FUNC} got both `w` and `weights`; pass the weights once.")
         w = weights
     if not isinstance(increasing, (bool, np.bool_)):
-        raise TypeError(f"`increasing` of {_FUNC} must be a bool; got {plain(increasing)!r}.")
+        raise TypeError(f"`increasing` of {_FUNC} must be a bool; got {plain_repr(increasing)}.")
     if (c is None and p.__class__ is float and p == 2.0 and max_iter.__class__ is int and max_iter >= 1
             and isinstance(tol, float) and 0.0 <= tol < math.inf and _plain(y) and y.shape[0] > 0
             and (w is None or (_plain(w) and w.shape == y.shape))):
@@ -182,11 +182,11 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=4
             c_arr = as_float_array(np.atleast_1d(c) if np.ndim(c) == 0 and _is_real(c) else c, "c", func=_FUNC,
                                    shape=(n,))
         if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (numbers.Integral, np.integer)):
-            raise TypeError(f"`max_iter` of {_FUNC} must be an integer; got {plain(max_iter)!r}.")
+            raise TypeError(f"`max_iter` of {_FUNC} must be an integer; got {plain_repr(max_iter)}.")
         if max_iter < 1:
             raise ValueError(f"`max_iter` of {_FUNC} must be >= 1; got {max_iter}.")
         if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (numbers.Real, np.floating, np.integer)):
-            raise TypeError(f"`tol` of {_FUNC} must be a real number; got {plain(tol)!r}.")
+            raise TypeError(f"`tol` of {_FUNC} must be a real number; got {plain_repr(tol)}.")
         if not (math.isfinite(float(tol)) and float(tol) >= 0.0):
             raise ValueError(f"`tol` of {_FUNC} must be finite and >= 0; got {tol}.")
         if n == 0:
@@ -210,6 +210,7 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=4
         x, blocks = _fit_pnorm(y_arr, np.ones(n) if unit else w_arr,
                                np.zeros(n) if c is None else np.ascontiguousarray(c_arr, dtype=np.float64),
                                p, int(max_iter), float(tol))
+        check_finite_output(x, "the fit x", func=_FUNC, hint="Rescale `y`, `w` and `c` towards unit magnitude.")
 
     if not increasing:
         x = x[::-1].copy()
@@ -235,7 +236,8 @@ def _fit_pnorm(y, w, c, p, max_iter, tol):
             c2 = np.ldexp(c * 2.0 ** (ex - E), E) if math.isfinite(ex) and abs(E) < 1 << 30 else c * np.nan
         if bool(np.all(np.isfinite(c2))) and bool(np.all((c2 != 0.0) | (c == 0.0))):
             x, r_out = _fit_pnorm_raw(np.ldexp(y, -e), w, np.ascontiguousarray(c2), p, max_iter, tol, x, r, q)
-            return np.ldexp(x, e), r_out
+            with np.errstate(over="ignore", under="ignore"):  # an overflow is refused by the caller
+                return np.ldexp(x, e), r_out
     return _fit_pnorm_raw(y, w, c, p, max_iter, tol, x, r, q)
 
 
@@ -254,7 +256,7 @@ def _fit_pnorm_raw(y, w, c, p, max_iter, tol, x, r, q):
     if status == _kernels.NONFINITE:
         raise NonFiniteError(f"`y` of {_FUNC} is too large in magnitude for p = {p}: a pooled value "
                              f"overflowed to inf or NaN; rescale `y`, `w` and `c` towards unit magnitude.")
-    check_finite_output(x, "the fit x", func=_FUNC)
+    check_finite_output(x, "the fit x", func=_FUNC, hint="Rescale `y`, `w` and `c` towards unit magnitude.")
     return x, r[: nb + 1].copy()
 
 
@@ -280,7 +282,7 @@ def _validate_y_w(y, w, code, *, check_y):
     if code == 1:
         if not np.all(np.isfinite(w)):
             raise ValueError(f"`w` of {_FUNC} must be finite; got NaN or inf.")
-        raise ValueError(f"`w` of {_FUNC} must be positive; got min(w) = {w.min()!r}.")
+        raise ValueError(f"`w` of {_FUNC} must be positive; got min(w) = {plain_repr(w.min())}.")
     if code == 2:
         if not np.all(np.isfinite(w)):
             raise ValueError(f"`w` of {_FUNC} must be finite; got NaN or inf.")
@@ -311,9 +313,10 @@ def _fit(y, w, unit, n, *, y_checked):
         k = 1000 - (e_y + e_w)
         nb, status = _kernels._pav(np.ldexp(y, k), w, unit, x, wb, r)
         if status != _kernels.OK:  # cannot happen with the bound above; never let inf or NaN out silently
-            raise NonFiniteError(f"{_FUNC}: a pooled weighted sum overflowed even after rescaling y by 2^{k}.")
+            raise NonFiniteError(f"`y` of {_FUNC}: a pooled weighted sum overflowed even after rescaling "
+                                 f"`y` by 2^{k}.")
         x = np.ldexp(x, -k)
-        check_finite_output(x, "the fit x", func=_FUNC)
+        check_finite_output(x, "the fit x", func=_FUNC, hint="Rescale `y`, `w` and `c` towards unit magnitude.")
     return x, r[: nb + 1].copy()
 
 

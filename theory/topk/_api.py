@@ -35,7 +35,8 @@ import warnings
 
 import numpy as np
 
-from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain
+from .._errors import NonFiniteError
+from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
 from . import _kernels
 from ._fast import solve_windowed
@@ -47,6 +48,7 @@ P_IMPLEMENTED = "(1, inf)"
 
 _CLIP = 4.0  # |t| clip of the mask's normalised scores; block members lie in [-2, 1] (see _mask_solver)
 _EPS = np.finfo(float).eps
+_TINY = float(np.finfo(float).tiny)  # smallest normal float64
 _LB_SLACK = 1e-6  # normalised units below a lower bound of the mask's pooled value (>> _margin's rounding)
 _ISO_MAX_ITER, _ISO_TOL = 400, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
 
@@ -63,7 +65,7 @@ def _validate(x, k, reg, p, func):
 
 def _check_rescale(rescale, func):
     if not isinstance(rescale, (bool, np.bool_)):
-        raise TypeError(f"`rescale` of {func} must be a bool; got {plain(rescale)!r}.")
+        raise TypeError(f"`rescale` of {func} must be a bool; got {plain_repr(rescale)}.")
     return bool(rescale)
 
 
@@ -128,7 +130,7 @@ def _mask_solver(x, k, reg, p, func):
                 lb = _kernels._mask_lower_bound(x, float(s[k - 1]), reg, q - 1.0, float(k), vk, 0.0)
                 return float(s[k - 1]) + reg * (lb - _LB_SLACK)
         yw = w.copy()
-        if b0 > k and not (p == 2.0 or p == 4.0 / 3.0):
+        if b0 > k and p != 2.0:
             # the block's outputs in the anchored form (every digit also where t - gamma < eps |gamma|)
             a0, b0, yb = _mask_refine(t, k, p, a0, b0, gam, func)
             yw[a0:b0] = np.clip(yb, 0.0, 1.0)
@@ -216,15 +218,29 @@ def _mag2_solver(ax, k, reg):
 
 
 def _mag_scale(ax_top, reg, p, func):
-    """Power of two c ~ s_{k-1} and the equivalent reg * c^(p-2) (y(cx; reg) = c y(x; reg c^(p-2)))."""
+    """Power of two 2^E and the equivalent reg' = reg 2^(E(p-2)) (y(cx; reg) = c y(x; reg c^(p-2))).
+
+    E is the exponent of |x|_[k] unless reg' then exceeds 2^1000 (the regularisation dominates at the
+    data's scale): then E balances the two, minimising max(|log2 |x|_[k] - E|, |log2 reg'|); where no E
+    keeps both within 2^+-1000 the problem is refused. reg' below the float range (0) is its limit
+    (only entries tied with |x|_[k] pool; relative corrections below 2^-1000)."""
     e = math.frexp(ax_top)[1] if ax_top > 0.0 else 0
-    with np.errstate(over="ignore", under="ignore"):
-        lam = float(reg * np.power(2.0, e * (p - 2.0)))
-    if not (math.isfinite(lam) and lam > 0.0):
-        raise ValueError(f"`reg` of {func}: reg = {reg} is out of range for p = {p} at the scale of `x` "
-                         f"(|x|_[k] ~ 2^{e}): the equivalent reg * |x|_[k]^(p-2) over- or underflows. "
-                         f"Rescale `x` towards unit magnitude.")
-    return e, lam
+    lam = float(_kernels._reg_at_scale(reg, e, p - 2.0))
+    if lam <= 2.0 ** 1000:
+        return e, lam
+    l2r = math.log2(reg)
+    best, bestv = e, math.inf
+    for c in ((e - l2r) / (p - 1.0), (e + l2r) / (3.0 - p) if p != 3.0 else float(e)):
+        for E in (math.floor(c), math.ceil(c)):
+            v = max(abs(e - E), abs(l2r + E * (p - 2.0)))
+            if v < bestv:
+                best, bestv = int(E), v
+    if bestv > 1000.0:
+        raise ValueError(f"`reg` of {func}: reg = {reg} is too large for p = {p} at the scale of `x` "
+                         f"(|x|_[k] ~ 2^{e}): no power-of-two rescaling brings both |x|_[k] and the "
+                         f"equivalent reg * |x|_[k]^(p-2) within 2^+-1000. Rescale `x` or `reg` "
+                         f"(y(c x; reg c^(2-p)) = c y(x; reg)).")
+    return best, float(_kernels._reg_at_scale(reg, best, p - 2.0))
 
 
 def _magp_solver(ax, k, reg, p, func):
@@ -295,12 +311,26 @@ def _forward(x, k, reg, p, mode, func, full=False):
                    float(np.nextafter(top[0], -np.inf)) if K < n else -np.inf)
     order, yw, extra = solve_windowed(a, k, solver, thr0, full=full)
     if mode == "magnitude":
+        _check_underflow(a[order[:k]], yw[:k], k, reg, p, func)
         yw_signed = np.where(x[order] < 0.0, -yw, yw)  # u* = sign(x) o v*_{sigma^{-1}} (Proposition 7.6)
     else:
         yw_signed = yw
     y = np.zeros(n)
     y[order] = yw_signed
     return y, order, yw, extra
+
+
+def _check_underflow(s_top, y_top, k, reg, p, func):
+    """Refuse outputs of the k largest magnitudes that are nonzero in exact arithmetic (|x_j| > 0) but
+    flushed to zero (fewer than k nonzeros) or, for a normal |x_j|, below the normal float range
+    (subnormals, without relative accuracy). A subnormal |x_j| may give a subnormal output."""
+    bad = (s_top > 0.0) & ((y_top == 0.0) | ((y_top < _TINY) & (s_top >= _TINY)))
+    if np.any(bad):
+        raise NonFiniteError(
+            f"`x` of {func}: {int(np.count_nonzero(bad))} of the k = {k} largest outputs lie below the "
+            f"float64 normal range ({_TINY:.4g}) or at zero at reg = {plain_repr(float(reg))}, p = {plain_repr(float(p))} (the "
+            f"regularisation shrinks |x|_[k] = {float(s_top[-1]):.6g} below it); rescale `x` or `reg` "
+            f"(y(c x; reg c^(2-p)) = c y(x; reg)).")
 
 
 def _rescaled(x, y, yw, order, extra, reg, p):
@@ -313,7 +343,10 @@ def _rescaled(x, y, yw, order, extra, reg, p):
     out_w = np.zeros(yw.shape[0])
     out_w[:top] = np.abs(x[order[:top]])
     if b0 > a0:
-        out_w[a0:b0] = yw[a0:b0] + np.ldexp(np.maximum(sc[a0:b0] - gam, 0.0), e)
+        # s_j - gamma = lam y_j^(p-1) at the working scale (from the anchored outputs: every digit)
+        with np.errstate(over="ignore", under="ignore"):
+            out_w[a0:b0] = yw[a0:b0] + np.ldexp(lam * np.ldexp(yw[a0:b0], -e) ** (p - 1.0), e)
+        out_w[a0:b0] = np.minimum(out_w[a0:b0], np.abs(x[order[a0:b0]]))
     out = np.zeros_like(y)
     out[order] = np.where(x[order] < 0.0, -out_w, out_w)
     return out
@@ -351,7 +384,7 @@ def _structure(x, k, reg, p, mode, order, yw, extra, rescale):
             s, w, gam, a0, b0, e, lam = extra
             ysc = np.zeros(K)
             ysc[a0:b0] = np.ldexp(yw[a0:b0], -e)  # block members, at the scale of |x|_[k]
-            with np.errstate(divide="ignore", over="ignore"):
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # inf/NaN: refused below
                 # g + reg g^(p-1) = s: dg/ds = 1/(1 + reg (p-1) g^(p-2)) (0 at g = 0 for p < 2, 1 for p > 2)
                 single_w1 = 1.0 / (1.0 + reg * (p - 1.0) * yw ** (p - 2.0))
                 if rescale:  # rows of the block times 1 + reg (p-1) y^(p-2); singletons: d|x|/dx = 1 below
@@ -361,10 +394,11 @@ def _structure(x, k, reg, p, mode, order, yw, extra, rescale):
         if rescale and p != 2.0:
             diag[:top] = 1.0  # the rescaled singleton is |x_j| itself
         if b0 > a0:
-            d = s[a0:b0] - gam
-            with np.errstate(divide="ignore"):
+            with np.errstate(divide="ignore", over="ignore"):
+                # (q-1) lam^(1-q) |s - gamma|^(q-2) = (q-1) y^(2-p)/lam (s - gamma = lam y^(p-1)): from
+                # the anchored outputs, accurate where s - gamma is not
                 alpha = (np.full(b0 - a0, 1.0 / lam) if p == 2.0
-                         else (q - 1.0) * lam ** (1.0 - q) * np.abs(d) ** (q - 2.0))
+                         else (q - 1.0) * ysc[a0:b0] ** (2.0 - p) / lam)
             res = w[a0:b0] * gam - ysc[a0:b0]  # residuals w_j gamma - y_j (the singleton value is gamma)
             scale = float(np.sum(w[a0:b0] * abs(gam) + ysc[a0:b0]))
             seg = _segments(a0, b0, alpha, res, scale, w[a0:b0], diag, rk,
@@ -547,8 +581,15 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     Raises
     ------
     TypeError, ValueError
-        As :func:`topk_mask`; ``rescale`` not a bool raises TypeError; for p != 2, a ValueError when
-        :math:`\lambda|x|_{[k]}^{p-2}` over- or underflows (extreme magnitudes).
+        As :func:`topk_mask`; ``rescale`` not a bool raises TypeError; for p != 2, a ValueError naming
+        ``reg`` when no power-of-two rescaling keeps both :math:`|x|_{[k]}` and the equivalent
+        :math:`\lambda|x|_{[k]}^{p-2}` within :math:`2^{\pm1000}` (the regularisation dominates by
+        more than that); an underflowing :math:`\lambda|x|_{[k]}^{p-2}` is its limit (only ties with
+        :math:`|x|_{[k]}` pool), not an error.
+    NonFiniteError
+        (a ValueError naming ``x``) an output among the k largest magnitudes is nonzero in exact
+        arithmetic but below the normal float64 range (flushed to zero, or subnormal for a normal
+        :math:`x_i`): the result is not representable. Outputs after the k-th may be flushed.
 
     Warns
     -----
@@ -561,8 +602,14 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     :math:`|y_i|=g`, :math:`g+\lambda g^{p-1}=|x_i|` (p = 2: :math:`\mathrm{topkmag}(\mathbf x)/(1+\lambda)`), iff
     :math:`|x|_{[k]}>|x|_{[k+1]}+\lambda|x|_{[k+1]}^{p-1}`. Permutation equivariant, odd; positively
     1-homogeneous for p = 2 (in general :math:`\mathbf y(c\mathbf x;\lambda)=c\,\mathbf y(\mathbf x;\lambda c^{p-2})`).
-    As for the mask only a window of the largest magnitudes is sorted. For p != 2 the pooled
-    value is found by a safeguarded root solve over exactly the block's members.
+    As for the mask only a window of the largest magnitudes is sorted. For p != 2 the problem is
+    solved at a power-of-two scale (that of :math:`|x|_{[k]}`, or one balancing it with the
+    equivalent reg), the pooled block's outputs in the anchored form (unknown: the output of one
+    member; the others through exact score differences), so that outputs keep their digits where
+    :math:`|x_i|-\gamma` is far below the rounding of :math:`\gamma` (ties with a small reg, p near 1).
+    Accuracy against a 60-digit decimal reference (tests/test_topk_magnitude_extremes.py): a few eps
+    relative for p >= 2; for p < 2 an output far below the block's largest carries the conditioning
+    :math:`(q-1)(y_{\max}/y_i)^{p-1}` eps.
 
     References
     ----------
@@ -681,9 +728,11 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     if np.any(sol.factor != 1.0):
         f = np.ones(n)
         f[sol.order] = sol.factor
-        J *= f[:, None]
+        with np.errstate(invalid="ignore", over="ignore"):  # inf/NaN: refused below
+            J *= f[:, None]
     return check_finite_output(J, "the Jacobian", func=func,
-                               hint="The derivative is infinite here (p > 2 with an output at 0).")
+                               hint="The derivative is infinite or overflows at this `x`, `reg` and `p` (p > 2 with an "
+                                    "output at 0, or a tiny `reg`).")
 
 
 def _vector(v, name, n, func):
@@ -730,9 +779,11 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     func = "theory.topk.jvp"
     x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     v = _vector(tangent, "tangent", x.shape[0], func)
-    out = _apply(sol, v, x.shape[0], transpose=False)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN: refused below
+        out = _apply(sol, v, x.shape[0], transpose=False)
     return check_finite_output(out, "the product", func=func,
-                               hint="The derivative is infinite here (p > 2 with an output at 0).")
+                               hint="The derivative is infinite or overflows at this `x`, `reg` and `p` (p > 2 with an "
+                                    "output at 0, or a tiny `reg`).")
 
 
 def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
@@ -772,6 +823,8 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     func = "theory.topk.vjp"
     x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     v = _vector(cotangent, "cotangent", x.shape[0], func)
-    out = _apply(sol, v, x.shape[0], transpose=True)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN: refused below
+        out = _apply(sol, v, x.shape[0], transpose=True)
     return check_finite_output(out, "the product", func=func,
-                               hint="The derivative is infinite here (p > 2 with an output at 0).")
+                               hint="The derivative is infinite or overflows at this `x`, `reg` and `p` (p > 2 with an "
+                                    "output at 0, or a tiny `reg`).")

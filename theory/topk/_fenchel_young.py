@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .._validation import as_float_array, check_choice, check_int, check_interval, plain
+from .._validation import as_float_array, check_choice, check_int, check_interval, plain_repr
 from ._api import topk_mask
 
 __all__ = ["fenchel_young_gradient", "fenchel_young_loss"]
@@ -50,7 +50,7 @@ def _check_in_permutahedron(t, k, func):
     tol = P_ATOL * max(1.0, k)
     if t.min() < -tol or t.max() > 1.0 + tol or abs(t.sum() - k) > tol * t.shape[0]:
         raise ValueError(f"`t` of {func} must lie in P(1_k) = {{t in [0, 1]^n : sum t = k}} for form='fy' "
-                         f"(k = {k}); got min {plain(t.min())!r}, max {plain(t.max())!r}, sum {plain(t.sum())!r}. A one-hot target is "
+                         f"(k = {k}); got min {plain_repr(t.min())}, max {plain_repr(t.max())}, sum {plain_repr(t.sum())}. A one-hot target is "
                          f"in P(1_k) only for k = 1; use form='printed' for the thesis loss.")
 
 
@@ -127,7 +127,7 @@ def fenchel_young_loss(x, t, k, reg=1.0, p=2.0, *, form="printed"):
     if form == "fy":
         value += reg / p * float(np.sum(np.abs(t) ** p))
     if not math.isfinite(value):
-        raise ValueError(f"{func}: the loss overflowed (|x| up to {np.max(np.abs(x))!r}); rescale `x`.")
+        raise ValueError(f"{func}: the loss overflowed (|x| up to {plain_repr(np.max(np.abs(x)))}); rescale `x`.")
     return value
 
 

@@ -28,99 +28,43 @@ OK, NOT_CONVERGED = 0, 1
 
 
 @njit(**_JIT)
-def _g_block(s, lo, hi, k, lq, qm1, gam):
-    """G_B(gamma) = sum_{j in [lo, hi)} [lq w_j gamma - sign(s_j - gamma)|s_j - gamma|^qm1] with
-    w_j = 1 for j < k, else 0, and its derivative (inf where gamma = s_j and qm1 < 1)."""
-    g = 0.0
-    dg = 0.0
-    nw = 0
-    for j in range(lo, hi):
-        d = s[j] - gam
-        if j < k:
-            nw += 1
-        if d > 0.0:
-            t = _pw(d, qm1)
-            g -= t
-            dg += qm1 * t / d
-        elif d < 0.0:
-            t = _pw(-d, qm1)
-            g += t
-            dg += qm1 * t / (-d)
-        elif qm1 < 1.0:
-            dg = math.inf
-    g += lq * gam * nw
-    dg += lq * nw
-    return g, dg
+def _ypow(d, lam, qm1):
+    """(d/lam)^qm1 for d > 0 (inf where d/lam overflows or lam = 0), 0 for d <= 0: the output
+    reg^(1-q) d^(q-1) of an entry at distance d above the pooled value, with no power of lam (lam^(q-1)
+    over- or underflows for p near 1)."""
+    if d <= 0.0:
+        return 0.0
+    if lam == 0.0:
+        return math.inf
+    return _pw(d / lam, qm1)
 
 
 @njit(**_JIT)
-def _root_block(s, lo, hi, k, lq, qm1):
-    """Root of the increasing G_B over the members [lo, hi) only (a function of the members' values:
-    the same members give the same bits). Bracket [0, s_lo] (G_B(0) <= 0 <= G_B(s_lo) as s >= 0 is
-    sorted descending); safeguarded Newton (bisection when the step leaves the bracket or the bracket
-    did not halve over two steps); stops at a zero, adjacent floats, or a step below eps |gamma|.
-    Returns (gamma, converged)."""
-    a = 0.0
-    b = s[lo]
-    g, dg = _g_block(s, lo, hi, k, lq, qm1, a)
-    if g >= 0.0:
-        return a, True
-    g, dg = _g_block(s, lo, hi, k, lq, qm1, b)
-    if g <= 0.0:
-        return b, True
-    xk = 0.5 * (a + b)
-    width_old = b - a
-    eps = 2.220446049250313e-16
-    for it in range(1, 4400):  # bisection alone needs < 2200 halvings to reach adjacent floats
-        g, dg = _g_block(s, lo, hi, k, lq, qm1, xk)
-        if g == 0.0:
-            return xk, True
-        if g < 0.0:
-            a = xk
-        else:
-            b = xk
-        mid = 0.5 * (a + b)
-        if mid <= a or mid >= b:
-            return mid, True
-        xn = xk - g / dg if (dg > 0.0 and dg < math.inf) else mid
-        if xn > a and xn < b:
-            if abs(xn - xk) <= eps * abs(xn):
-                return xn, True
-            if it % 2 == 0:
-                if b - a > 0.5 * width_old:
-                    xn = mid
-                width_old = b - a
-            xk = xn
-        else:
-            xk = mid
-    return 0.5 * (a + b), False
-
-
-@njit(**_JIT)
-def _f_window(s, K, k, lq, qm1, gam):
-    """F(gamma) = sum_{j<k} max(0, lq gamma - (s_j - gamma)_+^qm1) - sum_{j>=k} (s_j - gamma)_+^qm1 over
-    the window s[:K] (increasing in gamma; its root is the pooled value of the boundary block), and
-    its derivative. Only the active terms are visited (scans outwards from k - 1 and k)."""
+def _f_window(s, K, k, lam, qm1, gam):
+    """F(gamma) = sum_{j<k} max(0, gamma - (s_j - gamma)_+^qm1/lam^qm1) - sum_{j>=k} ((s_j - gamma)_+/lam)^qm1
+    over the window s[:K] (Eq. (7.6) divided by lam^(q-1); increasing in gamma; its root is the pooled
+    value of the boundary block), and its derivative. Only the active terms are visited (scans
+    outwards from k - 1 and k)."""
     f = 0.0
     df = 0.0
     j = k - 1
     while j >= 0:
         d = s[j] - gam
         if d > 0.0:
-            pw = _pw(d, qm1)
-            t = lq * gam - pw
+            pw = _ypow(d, lam, qm1)
+            t = gam - pw
             if t <= 0.0:
                 break
             f += t
-            df += lq + qm1 * pw / d
+            df += 1.0 + qm1 * pw / d
         else:
-            f += lq * gam
-            df += lq
+            f += gam
+            df += 1.0
         j -= 1
     j = k
     while j < K and s[j] > gam:
         d = s[j] - gam
-        pw = _pw(d, qm1)
+        pw = _ypow(d, lam, qm1)
         f -= pw
         df += qm1 * pw / d
         j += 1
@@ -128,13 +72,12 @@ def _f_window(s, K, k, lq, qm1, gam):
 
 
 @njit(**_JIT)
-def _members(s, K, k, lq, qm1, gam):
+def _members(s, K, k, lam, qm1, gam):
     """Boundary block [a, b) for the value gamma: k - 1 and k always; j < k - 1 while its term of F is
     positive (it would violate the order as a singleton), j > k while s_j > gamma."""
     a = k - 1
     while a > 0:
-        d = s[a - 1] - gam
-        if lq * gam - (_pw(d, qm1) if d > 0.0 else 0.0) > 0.0:
+        if gam - _ypow(s[a - 1] - gam, lam, qm1) > 0.0:
             a -= 1
         else:
             break
@@ -145,49 +88,239 @@ def _members(s, K, k, lq, qm1, gam):
 
 
 @njit(**_JIT)
+def _reg_at_scale(reg, E, pm2):
+    """reg * 2^(E (p - 2)) to a few eps for an integer E (|E| < 2^12): the exponent E (p - 2) is split
+    exactly (Veltkamp) into hi + lo, hi into its integer and fractional parts, so that neither the
+    product's rounding (|E (p-2)| eps) nor an intermediate overflow enters. 0 or inf where the
+    result leaves the float range."""
+    if E == 0 or pm2 == 0.0:
+        return reg
+    c = 134217729.0 * pm2  # 2^27 + 1
+    ph = c - (c - pm2)
+    pl = pm2 - ph
+    A = E * ph  # exact: 26 + 12 bits
+    B = E * pl  # exact: 27 + 12 bits
+    hi = A + B
+    lo = (A - hi) + B
+    ih = math.floor(hi)
+    fr = hi - ih
+    if ih > 4000.0:
+        return math.inf
+    if ih < -4000.0:
+        return 0.0
+    v = reg * (2.0 ** fr) * math.exp(lo * 0.6931471805599453)
+    return math.ldexp(v, int(ih))
+
+
+@njit(**_JIT)
 def _singleton(s, reg, pm1, qm1):
-    """g >= 0 with g + reg g^(p-1) = s >= 0 (a magnitude singleton among the k largest), solved at
-    the scale of s: s = 2^e s', reg' = reg 2^(e(p-2)), g = 2^e g' (y(cx; reg) = c y(x; reg c^(p-2))).
-    Returns (g, converged)."""
+    """g >= 0 with g + reg g^(p-1) = s >= 0 (a magnitude singleton among the k largest; g <= s), solved
+    at the scale of s: s = 2^e m, lam = reg 2^(e(p-2)) (y(cx; reg) = c y(x; reg c^(p-2))), then
+    g' + lam g'^(p-1) = m for g' in [lower, upper], upper = min(m, (m/lam)^(q-1)) and
+    lower = min(m/2, (m/(2 lam))^(q-1)) (one of the two terms is at least m/2), by safeguarded Newton
+    with bisection in the ratio of the ends while they span a factor > 4; lam = 0 (underflow at
+    this scale) gives g' = m, an overflowing lam the log form of its term. Returns (g, converged):
+    g = 0 only for s = 0 or an output below the float range (then g' > 0, the caller checks)."""
     if s == 0.0:
         return 0.0, True
     m, e = math.frexp(s)
-    lam = reg * 2.0 ** (e * (pm1 - 1.0))
-    if lam > 1e300:
-        lam = 1e300
-    buf = np.empty(1)
-    buf[0] = m
-    g, ok = _root_block(buf, 0, 1, 1, lam ** qm1, qm1)
-    return math.ldexp(g, e), ok
+    lam = _reg_at_scale(reg, e, pm1 - 1.0)
+    if lam > 2.0 ** 600 and pm1 != 1.0:
+        # the regularisation dominates at the scale of s: rescale so that lam ~ 1 instead (s = 2^E m,
+        # E where the exponents of m and lam balance), keeping both finite and lam exact to a few eps
+        E = int(round((e - math.log2(reg)) / pm1))
+        lam2 = _reg_at_scale(reg, E, pm1 - 1.0)
+        m2 = math.ldexp(s, -E)
+        if 0.0 < lam2 < 2.0 ** 1000 and 2.0 ** -1000 < m2 < 2.0 ** 1000:
+            m = m2
+            e = E
+            lam = lam2
+    if lam < 2.0 ** -60 and m < 1.0:
+        # g' = m - lam g'^(p-1) with g' in [m/2, m], so lam g'^(p-1) < lam < 2^-59 m: two fixed-point
+        # steps are exact to rounding (no cancellation)
+        g = m - lam * _pw(m, pm1) if lam > 0.0 else m
+        g = m - lam * _pw(g, pm1) if lam > 0.0 else m
+        return math.ldexp(g, e), True
+    if lam == math.inf:
+        llam = math.log(reg) + e * (pm1 - 1.0) * 0.6931471805599453
+    else:
+        llam = math.log(lam)
+    lm = math.log(m)
+    # bracket in logarithms: log upper, log lower
+    lu = min(lm, qm1 * (lm - llam))
+    ll = min(lm - 0.6931471805599453, qm1 * (lm - 0.6931471805599453 - llam))
+    if lu < -745.0:  # (m/lam)^(q-1) below the smallest subnormal at this scale: log form only
+        lg = lu  # g' <= upper; g' >= lower: both tiny; the caller sees an underflow
+        return math.ldexp(math.exp(max(lg, -745.0)), e) if lg > -745.0 else 0.0, True
+    a = math.exp(ll) if ll > -745.0 else 0.0
+    b = math.exp(lu)
+
+    def phi(g):
+        if g == 0.0:
+            return -m, math.inf
+        if lam == math.inf:
+            lt = llam + pm1 * math.log(g)
+            t = math.exp(lt) if lt < 709.0 else math.inf
+        else:
+            t = lam * _pw(g, pm1)
+        return g + t - m, 1.0 + pm1 * t / g
+
+    fa, _d = phi(a)
+    if fa >= 0.0:
+        return math.ldexp(a, e), True
+    fb, _d = phi(b)
+    if fb <= 0.0:
+        return math.ldexp(b, e), True
+    xk = math.sqrt(a) * math.sqrt(b) if (a > 0.0 and b > 4.0 * a) else 0.5 * (a + b)
+    width_old = b - a
+    for it in range(1, 4400):
+        f, df = phi(xk)
+        if f == 0.0:
+            return math.ldexp(xk, e), True
+        if f < 0.0:
+            a = xk
+        else:
+            b = xk
+        if a > 0.0 and b > 4.0 * a:
+            mid = math.sqrt(a) * math.sqrt(b)
+        elif a == 0.0:
+            mid = b * 2.0 ** -30
+        else:
+            mid = 0.5 * a + 0.5 * b
+        if not (mid > a and mid < b):
+            return math.ldexp(a if abs(phi(a)[0]) <= abs(phi(b)[0]) else b, e), True
+        xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
+        if xn > a and xn < b:
+            if abs(xn - xk) <= 2.220446049250313e-16 * abs(xn):
+                return math.ldexp(xn, e), True
+            if it % 2 == 0:
+                if b - a > 0.5 * width_old:
+                    xn = mid
+                width_old = b - a
+            xk = xn
+        else:
+            xk = mid
+    return math.ldexp(0.5 * (a + b), e), False
+
+
+@njit(**_JIT)
+def _mag_u(sc, j, sm, lam):
+    """(s_j - s_m)/lam, the exact score difference in output units (0 for equal scores, +-inf where
+    lam = 0 or the quotient overflows)."""
+    d = sc[j] - sm
+    if d == 0.0:
+        return 0.0
+    if lam == 0.0:
+        return math.inf if d > 0.0 else -math.inf
+    return d / lam
+
+
+@njit(**_JIT)
+def _mag_anchored(sc, lo, hi, m, lam, r, kB, eta):
+    """H(eta) = sum_{j in [lo, hi)} y_j(eta) + kB lam eta^r - kB s_m and dH/deta: the block equation
+    sum_B y_j = kB gamma of the magnitude in the anchored form, gamma = s_m - lam eta^r (eta = y_m the
+    anchor's output, y_j = g^{-1}((s_j - s_m)/lam + g(eta)), g(y) = y^r, r = p - 1)."""
+    leta = math.log(eta) if eta > 0.0 else 0.0
+    f = -kB * sc[m]
+    df = 0.0
+    for j in range(lo, hi):
+        y, d = _anchored_y(_mag_u(sc, j, sc[m], lam), eta, leta, r)
+        f += y
+        df += d
+    if eta > 0.0:
+        t = lam * _pw(eta, r)
+        f += kB * t
+        df += kB * r * t / eta
+    elif r < 1.0:
+        df = math.inf
+    return f, df
+
+
+@njit(**_JIT)
+def _mag_anchored_root(sc, lo, hi, m, lam, r, kB, eta0):
+    """Root eta >= 0 of the increasing H of :func:`_mag_anchored`: bracket [0, b] with b = s_m doubled
+    until H(b) >= 0, then safeguarded Newton from eta0, bisection in the sign and then in the ratio
+    of the ends while they span a factor > 4, down to a relative width of 4 eps. Returns
+    (eta, converged); eta = 0 when H(0) >= 0 (the anchor is not above the pooled value)."""
+    a = 0.0
+    b = sc[m]
+    f, _d = _mag_anchored(sc, lo, hi, m, lam, r, kB, a)
+    if f >= 0.0:
+        return 0.0, True
+    for _ in range(2100):
+        f, _d = _mag_anchored(sc, lo, hi, m, lam, r, kB, b)
+        if f >= 0.0 or not (b < 1e300):
+            break
+        a = b
+        b = 2.0 * b
+    if f <= 0.0:
+        return b, f == 0.0
+    xk = eta0 if (eta0 > a and eta0 < b) else 0.5 * a + 0.5 * b
+    width_old = b - a
+    for it in range(1, 4400):
+        f, df = _mag_anchored(sc, lo, hi, m, lam, r, kB, xk)
+        if f == 0.0:
+            return xk, True
+        if f < 0.0:
+            a = xk
+        else:
+            b = xk
+        if a == 0.0:
+            mid = b * 2.0 ** -30
+        elif b > 4.0 * a:
+            mid = math.sqrt(a) * math.sqrt(b)
+        else:
+            mid = 0.5 * a + 0.5 * b
+        if b - a <= 4.0 * 2.220446049250313e-16 * b or not (mid > a and mid < b):
+            fa, _d = _mag_anchored(sc, lo, hi, m, lam, r, kB, a)
+            fb, _d = _mag_anchored(sc, lo, hi, m, lam, r, kB, b)
+            return (a if abs(fa) <= abs(fb) else b), True
+        xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
+        if xn > a and xn < b:
+            if it % 2 == 0:
+                if b - a > 0.5 * width_old:
+                    xn = mid
+                width_old = b - a
+            xk = xn
+        else:
+            xk = mid
+    return 0.5 * a + 0.5 * b, False
 
 
 @njit(**_JIT)
 def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
     """Magnitude operator, R = (reg/p)||.||_p^p, q = p/(p - 1), on sorted magnitudes s (descending,
     >= 0, window of K = s.size >= k + 1 entries; w = 1_k); sc = s / 2^e and lam = reg 2^(e(p-2)) the
-    same problem at the scale of s_{k-1} (entries of sc may overflow to inf: they are singletons).
+    same problem at the scale 2^e (entries of sc may overflow to inf: they are singletons; lam = 0
+    where it underflows: then only entries tied with s_{k-1} pool).
 
     Eq. (7.5) with h_j(v) = r*(s_j - v) + w_j v^2/2, r*(z) = reg^(1-q)|z|^q/q. The unconstrained
     minimisers are g_j (g + reg g^(p-1) = s_j) for j < k and s_j for j >= k: two decreasing runs, so
     PAV pools at most one block, around k - 1 and k, and every other entry is a singleton. That block
-    is absent (hard regime, catalogue R7.10) iff s_{k-1} > s_k + reg s_k^(p-1). Otherwise its value
-    gamma is the root of the increasing F of :func:`_f_window` (its members are the entries whose
-    first-order term is active at gamma), found by bisection; then gamma is re-solved over exactly the
-    members (:func:`_root_block`) and the membership recomputed until it is stable, so that the result
-    depends only on the members (a window that contains them gives the same bits as the full array).
+    is absent (hard regime, Chapter 7's singleton condition) iff s_{k-1} > s_k + reg s_k^(p-1).
+    Otherwise a first value gamma is the root of the increasing F of :func:`_f_window` (its members
+    are the entries whose first-order term is active at gamma); then the block's outputs are solved in
+    the anchored form (:func:`_mag_anchored_root`, unknown the output of the smallest member, every
+    other output through the exact difference of its score from the anchor's: every digit also where
+    s_j - gamma is far below the rounding of gamma) and the membership re-checked on those outputs until
+    it is stable, so that the result depends only on the members and their two neighbours (a window
+    that contains them gives the same bits as the full array).
 
-    Output: y[:K] = |y*| in sorted order (unscaled); y_j = g_j for j < a (each at its own scale),
-    reg^(1-q)(s_j - gamma)^(q-1) on [a, b), 0 after. info (4,) float64: a, b (a = b = k: hard
-    regime), gamma (scaled), status (0 OK, 1 a root solve hit its iteration cap).
+    Output: y[:K] = |y*| in sorted order (unscaled), each at most s_j; y_j = g_j for j < a (each at its
+    own scale), the anchored outputs on [a, b), 0 after. info (4,) float64: a, b (a = b = k: hard
+    regime), gamma (scaled, s_m - lam eta^(p-1)), status (0 OK, 1 a root solve hit its iteration cap).
     """
     K = sc.size
-    lq = lam ** qm1
     status = OK
     sk = sc[k]
-    hard = sc[k - 1] > sk + lam * sk ** pm1 if sk > 0.0 else sc[k - 1] > 0.0
+    if sk > 0.0:
+        hard = sc[k - 1] > sk + lam * _pw(sk, pm1)
+    else:
+        hard = sc[k - 1] > 0.0
     a = k
     b = k
     gam = 0.0
+    eta = 0.0
     if not hard:
         # safeguarded Newton on F over [0, s_{k-1}] (F(0) <= 0 <= F(s_{k-1})): bisect when a step leaves
         # the bracket or the bracket did not halve over two steps; the result only seeds the membership
@@ -196,7 +329,7 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
         xk = 0.5 * (lo + hi)
         width_old = hi - lo
         for it in range(1, 4400):
-            f, df = _f_window(sc, K, k, lq, qm1, xk)
+            f, df = _f_window(sc, K, k, lam, qm1, xk)
             if f == 0.0:
                 lo = xk
                 hi = xk
@@ -222,25 +355,52 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
             else:
                 xk = mid
         gam = 0.5 * (lo + hi)
-        a, b = _members(sc, K, k, lq, qm1, gam)
-        for _ in range(50):
-            gam, ok = _root_block(sc, a, b, k, lq, qm1)
+        a, b = _members(sc, K, k, lam, qm1, gam)
+        # the anchor: the smallest member for p >= 2 (r >= 1), the largest for p < 2 (its output is the
+        # largest; the smallest member's can lie far below the float range)
+        mm = b - 1 if pm1 >= 1.0 else a
+        eta = _ypow(sc[mm] - gam, lam, qm1)
+        # gamma far below the anchor's score (the regularisation dominates): the anchored block equation
+        # sum y = k_B (s_m - lam eta^(p-1)) cancels to gamma << s_m and loses digits, while the gaps
+        # s_j - gamma > s_m/2 are exact enough: keep the first value gamma and its membership
+        direct = gam < 0.5 * sc[mm]
+        for _ in range(0 if direct else 4 * K + 8):
+            mm = b - 1 if pm1 >= 1.0 else a
+            eta, ok = _mag_anchored_root(sc, a, b, mm, lam, pm1, float(k - a), eta)
             if not ok:
                 status = NOT_CONVERGED
-            a2, b2 = _members(sc, K, k, lq, qm1, gam)
-            if a2 == a and b2 == b:
+            gam = sc[mm] - lam * _pw(eta, pm1) if eta > 0.0 else sc[mm]
+            leta = math.log(eta) if eta > 0.0 else 0.0
+            na = a
+            nb = b
+            # ties move together (tied entries have equal outputs whatever their order)
+            if a > 0 and (s[a - 1] == s[a] or _anchored_y(_mag_u(sc, a - 1, sc[mm], lam), eta, leta, pm1)[0] < gam):
+                na = a - 1  # the left neighbour's singleton value is below gamma: it pools
+            elif a < k - 1 and s[a] != s[a + 1] and _anchored_y(_mag_u(sc, a, sc[mm], lam), eta, leta, pm1)[0] > gam:
+                na = a + 1
+            if b < K and (s[b] == s[b - 1] or _anchored_y(_mag_u(sc, b, sc[mm], lam), eta, leta, pm1)[0] > 0.0):
+                nb = b + 1  # above gamma: a positive output
+            elif b > k + 1 and s[b - 1] != s[b - 2] and _anchored_y(_mag_u(sc, b - 1, sc[mm], lam), eta, leta,
+                                                                    pm1)[0] <= 0.0:
+                nb = b - 1  # the last member is not above gamma
+            if na == a and nb == b:
                 break
-            a = a2
-            b = b2
+            a = na
+            b = nb
+        mm = b - 1 if pm1 >= 1.0 else a
+        leta = math.log(eta) if eta > 0.0 else 0.0
+        for j in range(a, b):
+            if direct:
+                yj = _ypow(sc[j] - gam, lam, qm1)
+            else:
+                yj = _anchored_y(_mag_u(sc, j, sc[mm], lam), eta, leta, pm1)[0]
+            yj = math.ldexp(yj, e) if yj > 0.0 else 0.0
+            y[j] = yj if yj < s[j] else s[j]
     for j in range(a):
         g, ok = _singleton(s[j], reg, pm1, qm1)
         if not ok:
             status = NOT_CONVERGED
         y[j] = g
-    c = lam ** (-qm1)
-    for j in range(a, b):
-        d = sc[j] - gam
-        y[j] = math.ldexp(c * _pw(d, qm1), e) if d > 0.0 else 0.0
     for j in range(b, K):
         y[j] = 0.0
     info[0] = a
@@ -262,11 +422,17 @@ def _fill_jacobian(order, sgn, diag, rk, seg_lo, seg_hi, seg_den, J):
         J[order[a], order[a]] = diag[a]
     for r in range(seg_lo.shape[0]):
         inv = 1.0 / seg_den[r]
+        rinv = math.sqrt(inv)
         for a in range(seg_lo[r], seg_hi[r]):
             ia = order[a]
             for b in range(seg_lo[r], seg_hi[r]):
                 ib = order[b]
-                J[ia, ib] -= (sgn[a] * sgn[b]) * ((rk[a] * rk[b]) * inv)  # symmetric bit for bit
+                prod = rk[a] * rk[b]
+                if prod == math.inf:  # rk ~ 1/reg for a tiny reg: scale first (the term itself is finite)
+                    term = (rk[a] * rinv) * (rk[b] * rinv)
+                else:
+                    term = prod * inv
+                J[ia, ib] -= (sgn[a] * sgn[b]) * term  # symmetric bit for bit
 
 
 @njit(**_JIT)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain
+from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning
 
 __all__ = ["ReferenceResult", "dual_coordinate_ascent", "dykstra", "dykstra_printed"]
@@ -247,8 +247,23 @@ def _check_knobs(max_iter, tol, record, func):
     if tol is not None:
         tol = check_interval(tol, "tol", 0.0, math.inf, func=func, closed="left")
     if not isinstance(record, (bool, np.bool_)):
-        raise TypeError(f"`record` of {func} must be a bool; got {plain(record)!r}.")
+        raise TypeError(f"`record` of {func} must be a bool; got {plain_repr(record)}.")
     return max_iter, tol, bool(record)
+
+
+_RECORD_MAX_BYTES = 2**31  # 2 GiB of recorded iterates
+
+
+def _record_buffer(max_iter, n, record, func):
+    """The (max_iter + 1, n) buffer of the recorded iterates (a dummy without ``record``); refused
+    naming ``max_iter`` when it would exceed 2 GiB."""
+    if not record:
+        return np.empty((1, 1))
+    if (max_iter + 1) * n * 8 > _RECORD_MAX_BYTES:
+        raise ValueError(f"`max_iter` of {func}: record=True keeps every iterate, (max_iter + 1) x n = "
+                         f"{max_iter + 1} x {n} floats, over 2 GiB; got max_iter = {max_iter}. Lower "
+                         f"`max_iter` or pass record=False.")
+    return np.empty((max_iter + 1, n))
 
 
 def _validate(x, k, reg, func):
@@ -274,7 +289,8 @@ def _output(x, order, v, reg, q, mode, func):
     if mode == "magnitude":
         u = np.where(x < 0.0, -u, u)
     z = x - u
-    y = np.sign(z) * np.abs(z) ** (q - 1.0) * reg ** (1.0 - q)
+    with np.errstate(over="ignore", under="ignore"):  # (|z|/reg)^(q-1): no power of reg alone to overflow
+        y = np.sign(z) * (np.abs(z) / reg) ** (q - 1.0)
     return check_finite_output(y, "the output", func=func, hint="Increase `reg` or rescale `x`.")
 
 
@@ -367,7 +383,7 @@ def dykstra(x, k, reg=1.0, mode="mask", *, max_iter=10_000, tol=4e-15, record=Fa
         omega = 1.0 + reg * w
         z = s / omega
     tol_abs = None if tol is None else tol * _scale(s)
-    iterates = np.empty((max_iter + 1, s.shape[0]) if record else (1, 1))
+    iterates = _record_buffer(max_iter, s.shape[0], record, func)
     v, t, change = _dykstra(z, omega, np.zeros(s.shape[0]), max_iter, 0.0 if tol is None else tol_abs,
                             tol is None, iterates, record)
     return _finish(x, order, v, t, change, tol_abs, iterates[: t + 1] if record else None, reg, 2.0, mode, func)
@@ -408,7 +424,7 @@ def dykstra_printed(x, k, reg=1.0, *, max_iter=10_000, tol=4e-15, record=False):
     max_iter, tol, record = _check_knobs(max_iter, tol, record, func)
     order, s, w = _sorted(x, k, "mask")
     tol_abs = None if tol is None else tol * _scale(s)
-    iterates = np.empty((max_iter + 1, s.shape[0]) if record else (1, 1))
+    iterates = _record_buffer(max_iter, s.shape[0], record, func)
     v, t, change = _dykstra(s.copy(), np.ones(s.shape[0]), reg * w, max_iter, 0.0 if tol is None else tol_abs,
                             tol is None, iterates, record)
     return _finish(x, order, v, t, change, tol_abs, iterates[: t + 1] if record else None, reg, 2.0, "mask", func)
@@ -416,7 +432,7 @@ def dykstra_printed(x, k, reg=1.0, *, max_iter=10_000, tol=4e-15, record=False):
 
 def _check_p(p, func):
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"`p` of {func} must be a real number; got {plain(p)!r}.")
+        raise TypeError(f"`p` of {func} must be a real number; got {plain_repr(p)}.")
     return check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
 
 
@@ -490,7 +506,7 @@ def dual_coordinate_ascent(x, k, reg=1.0, p=2.0, mode="mask", *, max_iter=100_00
     q = p / (p - 1.0)
     order, s, w = _sorted(x, k, mode)
     tol_abs = None if tol is None else tol * _scale(s)
-    iterates = np.empty((max_iter + 1, s.shape[0]) if record else (1, 1))
+    iterates = _record_buffer(max_iter, s.shape[0], record, func)
     v, alpha, t, change = _dual_bca(s, w, reg, q, mode == "magnitude", max_iter, 0.0 if tol is None else tol_abs,
                                     tol is None, iterates, record)
     return _finish(x, order, v, t, change, tol_abs, iterates[: t + 1] if record else None, reg, q, mode, func,

@@ -39,7 +39,8 @@ import warnings
 
 import numpy as np
 
-from .._validation import as_float_array, check_finite_output, check_interval, plain
+from .._errors import NonFiniteError
+from .._validation import as_float_array, check_finite_output, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
 from . import _kernels
 
@@ -55,7 +56,7 @@ def _validate(x, reg, p, descending, func):
     reg = check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
     p = check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
     if not isinstance(descending, (bool, np.bool_)):
-        raise TypeError(f"`descending` of {func} must be a bool; got {plain(descending)!r}.")
+        raise TypeError(f"`descending` of {func} must be a bool; got {plain_repr(descending)}.")
     return x, reg, p, bool(descending)
 
 
@@ -86,6 +87,18 @@ def _anchored(t, v, c, blocks, p, func):
     single = np.flatnonzero(np.diff(blocks) == 1)
     out[blocks[single]] = c[blocks[single]]
     return out
+
+
+def _iso_pnorm(t, c, p, func):
+    """The decreasing p-norm isotonic fit of the sort/rank problem; an overflow of its pooled values
+    (|t_i - v_i| = c-sums^(p-1), e.g. n^(p-1) for the ranks) is refused naming this function's
+    arguments."""
+    try:
+        return isotonic_regression(t, p=p, c=c, increasing=False)
+    except NonFiniteError:
+        raise NonFiniteError(f"`p` of {func}: p = {p} is too large for n = {t.shape[0]} at reg's scale: the "
+                             f"pooled values of the isotonic problem (up to about n^(p-1)) overflow; lower "
+                             f"`p` or change `reg`.") from None
 
 
 def _block_ids(blocks, n):
@@ -139,7 +152,7 @@ def _sort_core(x, reg, p, func):
         centred = 0.5 * (starts + ends - 1) - np.arange(n)
         ys = _block_mean(sc, blocks) + centred / lam
     else:
-        v, blocks = isotonic_regression(t, p=p, c=sc, increasing=False)
+        v, blocks = _iso_pnorm(t, sc, p, func)
         ys = _anchored(t, v, sc, blocks, p, func)
     sol.blocks, sol.v, sol.s = blocks, v, t
     sol.ys = ys
@@ -152,18 +165,22 @@ def _rank_core(x, reg, p, func):
     with np.errstate(over="ignore", under="ignore"):
         z = -x / reg
     if not np.all(np.isfinite(z)):
-        raise ValueError(f"`reg` of {func}: x / reg overflows (reg = {reg}, max|x| = {np.max(np.abs(x))!r}); "
+        raise ValueError(f"`reg` of {func}: x / reg overflows (reg = {reg}, max|x| = {plain_repr(np.max(np.abs(x)))}); "
                          f"increase `reg` or rescale `x`.")
     order = np.argsort(x, kind="stable")  # decreasing z
     s = z[order]
     rho = np.arange(n, 0, -1, dtype=np.float64)
     if p == 2.0:
         v, blocks = isotonic_regression(s - rho, increasing=False)
-        ys = _block_mean(rho, blocks) + (s - _block_mean(s, blocks))
+        # s - mean_B s through the differences from the block's first member (exact for close values):
+        # for |s| >> n the block mean of s itself has an absolute rounding far above the ranks
+        first = np.repeat(s[blocks[:-1]], np.diff(blocks))
+        d = s - first
+        ys = _block_mean(rho, blocks) + (d - _block_mean(d, blocks))
         single = np.flatnonzero(np.diff(blocks) == 1)
         ys[blocks[single]] = rho[blocks[single]]
     else:
-        v, blocks = isotonic_regression(s, p=p, c=rho, increasing=False)
+        v, blocks = _iso_pnorm(s, rho, p, func)
         ys = _anchored(s, v, rho, blocks, p, func)
     sol = _Sorted()
     sol.order, sol.blocks, sol.v, sol.s, sol.ys, sol.p = order, blocks, v, s, ys, p
@@ -338,7 +355,7 @@ def _alpha(d, p):
     if p == 2.0:
         return np.ones_like(d)
     q = p / (p - 1.0)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # inf is handled by the callers
         return (q - 1.0) * np.abs(d) ** (q - 2.0)
 
 
@@ -390,12 +407,14 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
         alpha = np.where(has_inf[ids], inf.astype(float), alpha)
     num = np.add.reduceat(ds, blocks[:-1])  # sum_B ds
     den = np.add.reduceat(alpha, blocks[:-1])
-    out = alpha * (num / den)[ids]
+    with np.errstate(divide="ignore", invalid="ignore"):  # singletons (alpha 0 or inf) are replaced below
+        out = alpha * (num / den)[ids]
     single = np.diff(blocks) == 1
     out[single[ids]] = ds[single[ids]]
     if not descending:
         out = out[::-1].copy()
-    return check_finite_output(out, "the product", func=func)
+    return check_finite_output(out, "the product", func=func,
+                               hint="The derivative is infinite or overflows at this `x`, `reg` and `p`.")
 
 
 def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
@@ -439,15 +458,17 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     if not descending:
         x, dx = -x, -dx
     sol, _ = _rank_core(x, reg, p, func)
-    ds = -dx[sol.order] / reg
+    with np.errstate(over="ignore"):  # an overflow is refused below (singletons' entries are replaced)
+        ds = -dx[sol.order] / reg
     blocks = sol.blocks
     ids = _block_ids(blocks, x.shape[0])
     alpha = _alpha(sol.s - sol.v, p)
-    num = np.add.reduceat(alpha * ds, blocks[:-1])
-    den = np.add.reduceat(alpha, blocks[:-1])
-    outs = alpha * (ds - (num / den)[ids])
+    with np.errstate(divide="ignore", invalid="ignore"):  # singletons (alpha 0 or inf) are replaced below
+        num = np.add.reduceat(alpha * ds, blocks[:-1])
+        den = np.add.reduceat(alpha, blocks[:-1])
+        outs = alpha * (ds - (num / den)[ids])
     single = np.diff(blocks) == 1
     outs[single[ids]] = 0.0
     out = np.empty_like(outs)
     out[sol.order] = outs
-    return check_finite_output(out, "the product", func=func, hint="The derivative is infinite here.")
+    return check_finite_output(out, "the product", func=func, hint="The derivative is infinite or overflows at this `x`, `reg` and `p`.")
