@@ -1,6 +1,6 @@
 """Tests of :mod:`theory.isotonic` (paper key ``topk``, Section 7.5, Eq. (7.5) with p = 2).
 
-What is checked (STYLE practices 17 and 18):
+What is checked (each kernel against an independent reference, and its input contract):
 
 1. A hand-worked case; SciPy's ``scipy.optimize.isotonic_regression`` as the independent reference,
    x and blocks equal bit for bit on random inputs with many ties, weights, decreasing fits, and

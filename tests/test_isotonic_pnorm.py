@@ -1,9 +1,8 @@
-"""p-norm regularised isotonic regression (topk Section 7.5, Eqs. (7.5)-(7.6); catalogue R7.10, A7.2,
-A7.3): x = argmin_{monotone x} sum_i [ w_i/q |x_i - y_i|^q + c_i x_i ], q = p/(p - 1).
+"""p-norm regularised isotonic regression (topk Section 7.5, Eqs. (7.5)-(7.6)): x = argmin_{monotone x} sum_i [ w_i/q |x_i - y_i|^q + c_i x_i ], q = p/(p - 1).
 
 Checks: a generic constrained solver (SLSQP, n <= 6), KKT conditions, the p = 4/3 closed-form cubic
 against the general root finder, continuity at p = 2, ties and the block convention, the knobs
-max_iter/tol, reversal symmetry, the hard-regime closed form of R7.10.
+max_iter/tol, reversal symmetry, the hard-regime closed form of Section 7.5.
 """
 
 import warnings
@@ -158,7 +157,7 @@ def test_ties_and_blocks(p):
 
 @pytest.mark.parametrize("p", PS)
 def test_topk_mask_hard_regime(p):
-    # catalogue R7.10: mask, w_perm = 1_k, gap x_[k] - x_[k+1] >= reg -> singletons v_i = s_i - reg w_i,
+    # hard regime (Section 7.5): mask, w_perm = 1_k, gap x_[k] - x_[k+1] >= reg -> singletons v_i = s_i - reg w_i,
     # i.e. y = ((s - v)/reg)^(q-1) = w_perm exactly; via c = reg^(q-1) w_perm
     q = p / (p - 1.0)
     s = np.array([5.0, 4.0, 3.0, 1.0, 0.5])

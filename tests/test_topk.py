@@ -1,6 +1,6 @@
 """Tests of :mod:`theory.topk` (paper key ``topk``, thesis Chapter 7; p = 2).
 
-What is checked (STYLE practices 17 and 18):
+What is checked (each kernel against an independent reference, and its input contract):
 
 1. The reduction to isotonic regression (Propositions 7.5/7.6) against independent solvers that know
    nothing of sorting or PAV: SLSQP over the permutahedron P(1_k) written with all 2^n subset
@@ -106,7 +106,7 @@ def test_hand_worked_values():
     np.testing.assert_allclose(topk_mask([1.0, 0.5, 0.0], 1, 1.0), [0.75, 0.25, 0.0], atol=1e-15)
     # magnitude, reg = 1, k = 1, |x| = (1, 0.8): targets (0.5, 0.8), weights (2, 1) pool at 1.8/3 = 0.6
     np.testing.assert_allclose(topk_magnitude([-1.0, 0.8], 1, 1.0), [-0.4, 0.2], atol=1e-15)
-    # ties get equal values (catalogue A7.1)
+    # ties get equal values
     np.testing.assert_allclose(topk_mask([1.0, 1.0, 0.0], 1, 0.01), [0.5, 0.5, 0.0], atol=1e-12)
 
 
@@ -157,7 +157,7 @@ def test_mask_hard_limit():
         gap = xs[k - 1] - xs[k]
         hard = np.zeros(n)
         hard[np.argsort(-x)[:k]] = 1.0
-        # exact iff reg <= x_[k] - x_[k+1] (catalogue R7.10)
+        # exact iff reg <= x_[k] - x_[k+1]
         np.testing.assert_array_equal(topk_mask(x, k, 0.5 * gap), hard)
         np.testing.assert_array_equal(topk_mask(x, k, gap * (1 - 1e-12)), hard)
         assert np.max(np.abs(topk_mask(x, k, 1.5 * gap) - hard)) > 1e-3  # pooling starts above the gap
@@ -170,7 +170,7 @@ def test_mask_affine_limit():
         k = int(rng.integers(1, n))
         x = rng.normal(size=n)
         xbar = x.mean()
-        lam0 = max((xbar - x.min()) * n / k, (x.max() - xbar) * n / (n - k))  # R7.15a threshold
+        lam0 = max((xbar - x.min()) * n / k, (x.max() - xbar) * n / (n - k))  # threshold of the affine regime
         for reg in (lam0, 2 * lam0, 1e6):
             np.testing.assert_allclose(topk_mask(x, k, reg), k / n + (x - xbar) / reg, atol=1e-13)
         assert np.max(np.abs(topk_mask(x, k, 0.9 * lam0) - (k / n + (x - xbar) / (0.9 * lam0)))) > 1e-6
@@ -184,10 +184,10 @@ def test_magnitude_limits():
         x = rng.normal(size=n)
         a = np.sort(np.abs(x))[::-1]
         hard = np.where(np.isin(np.arange(n), np.argsort(-np.abs(x))[:k]), x, 0.0)
-        reg = 0.5 * (a[k - 1] / a[k] - 1.0)  # singleton regime (R7.9): exactly topkmag/(1 + reg)
+        reg = 0.5 * (a[k - 1] / a[k] - 1.0)  # singleton regime: exactly topkmag/(1 + reg)
         np.testing.assert_allclose(topk_magnitude(x, k, reg), hard / (1 + reg), rtol=1e-14, atol=1e-300)
         np.testing.assert_allclose(topk_magnitude(x, k, reg, rescale=True), hard, rtol=1e-14, atol=1e-300)
-        # large reg: u* = O(|x|/reg), so reg y = x - u* -> x with error O(1/reg) (R7.15b)
+        # large reg: u* = O(|x|/reg), so reg y = x - u* -> x with error O(1/reg)
         for big in (1e4, 1e8):
             err = np.max(np.abs(big * topk_magnitude(x, k, big) - x))
             assert err <= 2 * n * np.max(np.abs(x)) / big

@@ -2,7 +2,7 @@
 
 What is checked:
 
-1. Both operators against the independent threshold oracles of the catalogue (A7.6), which know
+1. Both operators against independent oracles of the threshold equation, which know
    nothing of sorting or pooling: mask y_i = min{1, ((x_i - tau)_+/reg)^(q-1)} with sum y = k;
    magnitude from z_i(c) = min{1, ((|x_i| - c)_+/reg)^(q-1)/c}, sum z = k (1-D brentq roots).
 2. The exact regimes: hard top-k mask iff reg <= x_[k] - x_[k+1] (every p); the magnitude singleton
@@ -32,7 +32,7 @@ PS = [2.0, 4.0 / 3.0, 1.5, 3.0, 1.2]
 RTOL = 4 * np.finfo(float).eps
 
 
-# ---------------------------------------------------------------- independent oracles (catalogue A7.6)
+# ---------------------------------------------------------------- independent oracles (threshold equation)
 
 def mask_oracle(x, k, reg, p):
     q = p / (p - 1.0)

@@ -18,7 +18,7 @@ __all__ = ["ConvergenceWarning", "isotonic_regression"]
 _FUNC = "theory.isotonic.isotonic_regression"
 
 #: Values of ``p`` implemented: every p in (1, inf). p = 2 is weighted least squares (the weighted mean
-#: per block, SciPy's arithmetic); p = 4/3 (q = 4) pools by the closed-form cubic of catalogue A7.3;
+#: per block, SciPy's arithmetic); p = 4/3 (q = 4) pools by the closed-form cubic;
 #: any other p by a safeguarded Newton-bisection root finder per block.
 P_IMPLEMENTED = "(1, inf)"
 
@@ -61,11 +61,11 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=4
     :math:`h_i(v) = \frac1q\lambda^{1-q}|s_i - v|^q + w^{\rm perm}_i v`: multiply by
     :math:`\lambda^{q-1}` and call with ``y = s``, ``w = None`` (ones), ``c = reg**(q-1) * w_perm``,
     ``increasing=False``. Each block's value solves the pooling subproblem Eq. (7.6), i.e. the
-    increasing equation :math:`\sum_{i\in B} [w_i\,\mathrm{sign}(\gamma - y_i)|\gamma - y_i|^{q-1} + c_i] = 0`
-    (catalogue R7.10): for p = 4/3 (q = 4) a cubic, solved in closed form from merged centred weighted
-    moments without cancellation (catalogue A7.3; O(n) overall); for other p != 2 by a safeguarded
+    increasing equation :math:`\sum_{i\in B} [w_i\,\mathrm{sign}(\gamma - y_i)|\gamma - y_i|^{q-1} + c_i] = 0`:
+    for p = 4/3 (q = 4) a cubic, solved in closed form from merged centred weighted
+    moments without cancellation (O(n) overall); for other p != 2 by a safeguarded
     Newton-bisection on the bracket
-    :math:`[\min_B y - \max_B (c/w)_+^{1/(q-1)},\ \max_B y + \max_B(-c/w)_+^{1/(q-1)}]` (catalogue A7.2),
+    :math:`[\min_B y - \max_B (c/w)_+^{1/(q-1)},\ \max_B y + \max_B(-c/w)_+^{1/(q-1)}]`,
     with the blocks found by splitting each segment at its own pooled value (threshold decomposition:
     one root solve per segment, O(n log n) root-solve work for balanced splits; the same result, bit
     for bit, as re-solving each block at every pool-adjacent-violators merge, which is O(B^2) for a

@@ -204,7 +204,7 @@ def _weights_status(w):
 
 
 # ---------------------------------------------------------------------------------------------------
-# p-norm regularised pooling (topk Section 7.5, Eqs. (7.5)-(7.6); catalogue R7.10, A7.2, A7.3)
+# p-norm regularised pooling (topk Section 7.5, Eqs. (7.5)-(7.6))
 #
 # Problem solved by the two kernels below (increasing fit; the API reverses for decreasing ones):
 #
@@ -220,7 +220,7 @@ NOT_CONVERGED = 2
 
 @njit(**_JIT)
 def _cubic_root(P, Q):
-    """Unique real root of z^3 + P z + Q = 0 for P >= 0 (catalogue A7.3), without cancellation.
+    """Unique real root of z^3 + P z + Q = 0 for P >= 0, without cancellation.
 
     D = Q^2/4 + P^3/27, A = (sqrt(D) + |Q|/2)^(1/3), z = -Q / (A^2 + P/3 + (P/(3A))^2): the textbook
     Cardano form A - P/(3A) subtracts two nearly equal numbers when P is large; this one has only
@@ -250,7 +250,7 @@ def _pav_q4(y, w, c, x, stats, r):
     sum c_i; r : (n + 1,) intp output block starts. Returns (nblocks, status).
 
     Block value: with gamma = mu + z, g_B = W z^3 + 3 M2 z - M3 + C, so z solves z^3 + P z + Q = 0 with
-    P = 3 M2 / W >= 0, Q = (C - M3) / W (catalogue A7.3 with m -> W, lambda^3 W -> C). Moments are merged
+    P = 3 M2 / W >= 0, Q = (C - M3) / W (with m -> W, lambda^3 W -> C). Moments are merged
     exactly (Chan et al. pairwise update with weights): delta = mu_B - mu_A, W = W_A + W_B,
     mu = mu_A + delta W_B / W, M2 = M2_A + M2_B + delta^2 W_A W_B / W,
     M3 = M3_A + M3_B + delta^3 W_A W_B (W_A - W_B) / W^2 + 3 delta (W_A M2_B - W_B M2_A) / W.

@@ -23,7 +23,7 @@ is :math:`\mathbf y^*=\nabla R^*(\mathbf x-\mathbf u^*)` (Proposition 7.2), i.e.
 With :math:`\mathbf w=\mathbf 1_k` at most one block pools (around sorted positions k-1 and k; see
 :mod:`theory.topk._fast`), so only a window of the largest entries is sorted.
 
-Conventions owned here (STYLE 7): descending sort, any order among ties (tied inputs get equal
+Conventions owned here: descending sort, any order among ties (tied inputs get equal
 outputs, so the result does not depend on it), sign(0) = +1 in the magnitude Jacobian (a one-sided choice; see
 :func:`jacobian`), the optional rescaling of the magnitude operator.
 """
@@ -109,7 +109,7 @@ def _mask_solver(x, k, reg, p, func):
             a0, b0 = int(blocks[r]), int(blocks[r + 1])
             vk = float(v[k - 1])
             gam = float(v[a0])
-        else:  # the one pooled block directly (catalogue A7.6), O(block) per root-finder step
+        else:  # the one pooled block directly, O(block) per root-finder step
             info = np.zeros(4)
             _kernels._mask_pnorm(t, k, q - 1.0, _ISO_MAX_ITER, _ISO_TOL, np.empty(K), np.empty(K),
                                  np.empty(K), info)
@@ -205,7 +205,7 @@ def _mag2_solver(ax, k, reg):
             denom = size + reg * kB  # sum_{j in B} (1 + reg w_j)
             sb = s[a0:b0]
             # y = (s - gamma)/reg = (|B| s_i - sum_B s)/(reg denom) + k_B s_i/denom (no cancellation
-            # for a singleton); >= 0 in exact arithmetic (catalogue A7.6), clipped against rounding
+            # for a singleton); >= 0 in exact arithmetic, clipped against rounding
             yb = (size * sb - np.sum(sb)) / (reg * denom) + kB * sb / denom
             yw[a0:b0] = np.maximum(yb, 0.0)
             gam = v[a0]
@@ -502,22 +502,22 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     plus O(K log K) for a window of K entries; the result equals the full-sort computation bit for bit.
     The isotonic solve is O(K) for p = 2 and p = 4/3 (closed-form pooling); for other p the one pooled
     block is located directly from the threshold equation :math:`\sum_j\min\{1,((x_j-\tau)_+/\lambda)^{q-1}\}=k`
-    (catalogue A7.6; Newton over the block's terms only) and its value re-solved over its members by
+    (Newton over the block's terms only) and its value re-solved over its members by
     the isotonic module's root finder (the same bits as the isotonic path), O(B) per root-finder step
     for a block of B entries.
 
     Limits: ``y`` is the hard top-k indicator exactly when :math:`\lambda \le x_{[k]} - x_{[k+1]}`, for
-    every p (catalogue R7.10); for p = 2 it is the affine map
+    every p; for p = 2 it is the affine map
     :math:`\frac kn\mathbf 1 + (\mathbf x-\bar x\mathbf 1)/\lambda` exactly when
-    :math:`\lambda \ge \max\{(\bar x-\min x)\,n/k,\ (\max x-\bar x)\,n/(n-k)\}` (R7.15a).
+    :math:`\lambda \ge \max\{(\bar x-\min x)\,n/k,\ (\max x-\bar x)\,n/(n-k)\}`.
     Permutation equivariant and shift invariant. For p = 2 piecewise affine, continuous,
-    differentiable almost everywhere; for 1 < p < 2 continuously differentiable (R7.14).
+    differentiable almost everywhere; for 1 < p < 2 continuously differentiable.
     Scores far from the k-th largest (more than 4 ``reg`` away) are clipped before the isotonic
     solve; they are outside the pooled block and their outputs are exact either way.
 
     References
     ----------
-    ``topk``: Eq. (7.2); Propositions 7.2 and 7.5; Eqs. (7.5)-(7.6); catalogue R7.10, R7.15.
+    ``topk``: Eq. (7.2); Propositions 7.2 and 7.5; Eqs. (7.5)-(7.6).
 
     Examples
     --------
@@ -570,7 +570,7 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
         for p = 2) instead of :math:`\mathbf y^*`: the variant of the public code, equal to the hard
         topkmag in the singleton regime. The thesis operator (default) is smaller there
         (:math:`|y_i|=g` with :math:`g+\lambda g^{p-1}=|x_i|`) and tends to 0 as
-        :math:`\lambda\to\infty` (catalogue R7.9, R7.15b).
+        :math:`\lambda\to\infty`.
 
     Returns
     -------
@@ -598,7 +598,7 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
 
     Notes
     -----
-    Singleton regime (catalogue R7.10): exactly the top-k entries are nonzero, with
+    Singleton regime: exactly the top-k entries are nonzero, with
     :math:`|y_i|=g`, :math:`g+\lambda g^{p-1}=|x_i|` (p = 2: :math:`\mathrm{topkmag}(\mathbf x)/(1+\lambda)`), iff
     :math:`|x|_{[k]}>|x|_{[k+1]}+\lambda|x|_{[k+1]}^{p-1}`. Permutation equivariant, odd; positively
     1-homogeneous for p = 2 (in general :math:`\mathbf y(c\mathbf x;\lambda)=c\,\mathbf y(\mathbf x;\lambda c^{p-2})`).
@@ -613,8 +613,7 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
 
     References
     ----------
-    ``topk``: Eqs. (7.3)-(7.4); Propositions 7.2 and 7.6; Eqs. (7.5)-(7.6); Example of §7.5;
-    catalogue R7.9, R7.10, A7.6.
+    ``topk``: Eqs. (7.3)-(7.4); Propositions 7.2 and 7.6; Eqs. (7.5)-(7.6); Example of §7.5.
 
     Examples
     --------
@@ -650,7 +649,7 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     :func:`topk_magnitude`, from the pooled blocks (``topk`` Proposition 7.8, corrected).
 
     In sorted coordinates, for a pooled block B with value :math:`\gamma` (Proposition 7.8 with the
-    corrections of catalogue R7.13): with :math:`\omega_j=|\gamma-s_j|^{q-2}`,
+    corrections recorded in ERRATA.md): with :math:`\omega_j=|\gamma-s_j|^{q-2}`,
     :math:`\partial\gamma/\partial s_i=\omega_i/\sum_{j\in B}\omega_j` (mask) and
     :math:`(q-1)\omega_i/\sum_{j\in B}[(q-1)\omega_j+\lambda^{q-1}(\mathbf 1_k)_j]` (magnitude), 0 for
     :math:`i\notin B`. With :math:`\mathbf y^*=\nabla R^*(\mathbf x-\mathbf u^*)` this gives, with
@@ -694,7 +693,7 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
     Notes
     -----
-    Erratum (catalogue R7.13, claim ``topk/prop-7.8/erratum``): Proposition 7.8 is printed for
+    Erratum (claim ``topk/prop-7.8/erratum``): Proposition 7.8 is printed for
     "p > 0"; the conjugate exponent q = p/(p-1) and the weights :math:`|\gamma-s_j|^{q-2}` need
     p > 1. The printed magnitude formula also drops the :math:`\lambda^{q-1}w_j` term of the
     denominator (with the lambda-scaled regulariser); for p = 2 it is the :math:`\lambda w_j` of
@@ -709,7 +708,7 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
     References
     ----------
-    ``topk``: Proposition 7.8 and Appendix 7.A.7; catalogue note R7.13, A7.8.
+    ``topk``: Proposition 7.8 and Appendix 7.A.7.
 
     Examples
     --------
@@ -741,7 +740,7 @@ def _vector(v, name, n, func):
 
 def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     r"""Jacobian-vector product :math:`J\,\dot{\mathbf x}` of :func:`topk_mask` / :func:`topk_magnitude`
-    without forming J (catalogue A7.8).
+    without forming J.
 
     With the block structure of :func:`jacobian`, in sorted and sign-adjusted coordinates
     :math:`(J\dot{\mathbf s})_i=\alpha_i\big(\dot s_i-\sum_{j\in B}\alpha_j\dot s_j/d_B\big)` for i in the
@@ -769,7 +768,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
     References
     ----------
-    ``topk``: Proposition 7.8; catalogue R7.13, A7.8.
+    ``topk``: Proposition 7.8.
 
     Examples
     --------
@@ -788,7 +787,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
 def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     r"""Vector-Jacobian product :math:`\bar{\mathbf y}^\top J` of :func:`topk_mask` /
-    :func:`topk_magnitude` without forming J (catalogue A7.8).
+    :func:`topk_magnitude` without forming J.
 
     J is symmetric (the Hessian of the convex :math:`f_{\varphi,R}`), so this is the product of
     :func:`jvp`; with ``rescale`` the row factors :math:`1+\lambda(p-1)|y_i|^{p-2}` multiply the
@@ -813,7 +812,7 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
     References
     ----------
-    ``topk``: Proposition 7.8; catalogue R7.13, A7.8.
+    ``topk``: Proposition 7.8.
 
     Examples
     --------

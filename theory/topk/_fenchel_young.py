@@ -105,7 +105,7 @@ def fenchel_young_loss(x, t, k, reg=1.0, p=2.0, *, form="printed"):
     References
     ----------
     ``topk``: §7.6 (smooth top-k loss), Proposition 7.2; Blondel, Martins and Niculae (2020), Learning
-    with Fenchel-Young losses, JMLR 21. Catalogue A7.7.
+    with Fenchel-Young losses, JMLR 21.
 
     Examples
     --------

@@ -1,11 +1,11 @@
 """Numba kernels of the regularised top-k operators (paper key ``topk``, Sections 7.4-7.5 and
-Proposition 7.8 with the corrections of the catalogue note R7.13).
+Proposition 7.8 with the corrections recorded in ERRATA.md, entries 11 and 12).
 
 * :func:`_mag_pnorm`: the magnitude operator (phi(x) = x^2/2) for any p in (1, inf), on a window of
   sorted magnitudes; the isotonic module has no quadratic term, so the pooled block is found here
   from the block structure of the problem (see the function).
 * :func:`_mask_pnorm`: the mask operator for p not in {2, 4/3}: the one pooled block is located by
-  the threshold equation of the catalogue's A7.6 and its value solved over its members by the
+  the threshold equation and its value solved over its members by the
   isotonic module's own per-block root finder (the same bits as the isotonic path on those members).
 * :func:`_fill_jacobian`: the dense Jacobian from its block structure (diagonal plus one rank-one
   term per pooled block).
@@ -439,7 +439,7 @@ def _fill_jacobian(order, sgn, diag, rk, seg_lo, seg_hi, seg_den, J):
 def _mask_phi(t, K, k, qm1, gam):
     """F(gamma) = (k - a) - sum_{j in [a, k)} (t_j - gamma)^qm1 - sum_{j >= k, t_j > gamma}
     (t_j - gamma)^qm1 with a = #{j < k : t_j - gamma >= 1}, i.e. k - sum_j min{1, (t_j - gamma)_+^qm1}
-    (catalogue A7.6, increasing in gamma), for gamma in [t_{k-1} - 1, t_k] on the sorted window t[:K];
+    (increasing in gamma), for gamma in [t_{k-1} - 1, t_k] on the sorted window t[:K];
     and its derivative. Only the terms that are not constant are visited (outwards from k - 1 and k)."""
     f = 0.0
     df = 0.0
@@ -488,7 +488,7 @@ def _mask_pnorm(t, k, qm1, max_iter, tol, ybuf, wbuf, cbuf, info):
     t_j - 1 (j < k) and t_j (j >= k): two decreasing runs, so pool adjacent violators pools at most one
     block, around k - 1 and k (:mod:`theory.topk._fast`), and none iff t_{k-1} - 1 > t_k (hard regime).
     Otherwise its value gamma is the root in [t_{k-1} - 1, t_k] of the increasing F of
-    :func:`_mask_phi` (catalogue A7.6: sum_j min{1, (t_j - gamma)_+^(q-1)} = k), found by safeguarded
+    :func:`_mask_phi` (the threshold equation sum_j min{1, (t_j - gamma)_+^(q-1)} = k), found by safeguarded
     Newton over the active terms only (O(block) per step, no pass over the window); then gamma is
     re-solved over exactly the block's members by the isotonic kernel's _block_root, on the members in
     the order and with the arguments the isotonic path gives them (reversed, w = 1, c = 1 on j < k),
@@ -563,7 +563,7 @@ def _mask_pnorm(t, k, qm1, max_iter, tol, ybuf, wbuf, cbuf, info):
 @njit(**_JIT)
 def _mask_phi_all(x, x0, reg, qm1, gam):
     """Phi(gamma) = sum_j min{1, (t_j - gamma)_+^qm1} over all of x, t = (x - x0)/reg (unsorted, one
-    pass; catalogue A7.6), and its derivative (-inf where some t_j = gamma and qm1 < 1). Evaluated as
+    pass), and its derivative (-inf where some t_j = gamma and qm1 < 1). Evaluated as
     (x_j - c)/reg with c = x0 + reg gamma: only a bound is derived from it (see _mask_lower_bound)."""
     c = x0 + reg * gam
     top = c + reg

@@ -15,7 +15,7 @@ two methods that share nothing with pool adjacent violators:
 
 * :func:`dykstra` (p = 2): Dykstra's alternating projections onto the two "pair" cones
   :math:`C_1=\{v_1\ge v_2, v_3\ge v_4,\dots\}` and :math:`C_2=\{v_2\ge v_3,\dots\}` whose intersection is
-  the monotone cone, started at the shifted targets (the convergent form; catalogue A7.4);
+  the monotone cone, started at the shifted targets (the convergent form);
 * :func:`dykstra_printed`: Algorithm 7.7 exactly as printed (linear term in both half steps, started at
   :math:`\mathbf s`), kept to show that it converges to another point (claim ``topk/alg-7.7/erratum``);
 * :func:`dual_coordinate_ascent` (any p > 1): block coordinate ascent on the dual of Eq. (7.5),
@@ -150,7 +150,7 @@ def _hstar_prime(g, s, w, reg, q, mag):
     """(h_i^*)'(g): the v with h_i'(v) = g (h_i strictly convex, so unique)."""
     p1 = 1.0 / (q - 1.0)  # p - 1
     if not mag:
-        return s + reg * _signed_pow(g - w, p1)  # closed form (catalogue R7.12)
+        return s + reg * _signed_pow(g - w, p1)  # closed form
     v0 = s + reg * _signed_pow(g, p1)  # root without the w v term
     if w == 0.0:
         return v0
@@ -312,7 +312,7 @@ def _finish(x, order, v, n_iter, change, tol, iterates, reg, q, mode, func, dual
 
 
 def dykstra(x, k, reg=1.0, mode="mask", *, max_iter=10_000, tol=4e-15, record=False):
-    r"""Relaxed top-k (p = 2) by Dykstra's alternating projections, the convergent form (catalogue A7.4).
+    r"""Relaxed top-k (p = 2) by Dykstra's alternating projections, the convergent form.
 
     For :math:`R=\frac\lambda2\|\cdot\|^2`, Eq. (7.5) is a weighted projection onto the monotone cone
     :math:`C_1\cap C_2`: mask, :math:`\mathbf v^\star=\Pi_{C_1\cap C_2}(\mathbf s-\lambda\mathbf 1_k)`;
@@ -363,8 +363,7 @@ def dykstra(x, k, reg=1.0, mode="mask", *, max_iter=10_000, tol=4e-15, record=Fa
 
     References
     ----------
-    ``topk``: §7.5 (Dykstra's alternating projection algorithm), Algorithm 7.7 (corrected);
-    catalogue A7.4, R7.11.
+    ``topk``: §7.5 (Dykstra's alternating projection algorithm), Algorithm 7.7 (corrected).
 
     Examples
     --------
@@ -412,7 +411,7 @@ def dykstra_printed(x, k, reg=1.0, *, max_iter=10_000, tol=4e-15, record=False):
 
     References
     ----------
-    ``topk``: Algorithm 7.7; catalogue R7.11.
+    ``topk``: Algorithm 7.7.
 
     Examples
     --------
@@ -490,7 +489,7 @@ def dual_coordinate_ascent(x, k, reg=1.0, p=2.0, mode="mask", *, max_iter=100_00
 
     References
     ----------
-    ``topk``: §7.5 (block coordinate ascent for p != 2), Appendix 7.A.8; catalogue R7.12, A7.5.
+    ``topk``: §7.5 (block coordinate ascent for p != 2), Appendix 7.A.8.
 
     Examples
     --------
