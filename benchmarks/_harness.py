@@ -1,4 +1,4 @@
-"""A tiny timing and memory harness for the benchmarks (STYLE.md practice 21).
+"""A tiny timing and memory harness for the benchmarks.
 
 * :func:`time_call` times the first call on its own (for a Numba kernel: JIT compilation, or loading
   it from the on-disk cache when ``cache=True`` already holds it), then warms up, then times rounds
