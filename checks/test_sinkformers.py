@@ -1,0 +1,80 @@
+"""Checks of M. E. Sander's thesis, chapter 5 ("Sinkformers", paper key ``sinkformers``), composed from
+theory.experiments.sinkformers: Prop. 5.1 (invariance of Sinkhorn's limit to the cost), permutation
+equivariance of the attention fields, Prop. 5.3 (the K^0 and K^∞ fields are Wasserstein gradients: T = -n∇E,
+energy decreasing along the flow) and Prop. 5.4 (the SoftMax field is not: its Jacobian is not symmetric).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from theory.experiments import sinkformers as ex
+from theory.plots import new_axes, save_figure
+
+
+@pytest.mark.claim("sinkformers/prop-5.1", kind="qualitative", aliases=("sander-thesis/prop-5.1",),
+                   title="Prop. 5.1 (thesis ch. 5): Sinkhorn(C + f_i + g_j) = Sinkhorn(C), so the dot-product and the L2 "
+                         "costs give the same K^∞; the row SoftMax is unchanged by f_i but not by g_j")
+def test_prop51(claim):
+    result = ex.prop51(ex.PROP51_PRESETS["check"])
+    verdict = ex.prop51_verdict(result)
+    claim.expected = dict(ex.PROP51_TOL)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("sinkformers/sec-5.3/equivariance", kind="qualitative", aliases=("sander-thesis/sec-1.1.6",),
+                   title="§5.3 and §1.1.6 (thesis): unmasked attention is permutation equivariant, T(X_σ) = T(X)_σ, "
+                         "for K^0, the SoftMax K^1 and Sinkhorn's K^∞")
+def test_equivariance(claim):
+    result = ex.equivariance(ex.EQUIVARIANCE_PRESETS["check"])
+    verdict = ex.equivariance_verdict(result)
+    claim.expected = {"rel_err": ex.EQUIVARIANCE_TOL}
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+def _prop53_figure(result, config):
+    ax = new_axes()
+    steps = np.arange(config.flow_steps + 1)
+    for kind, label in (("kernel", "$E^0$ (kernel $K^0$)"), ("sinkhorn", r"$E^\infty$ (Sinkhorn $K^\infty$)")):
+        ax.plot(steps, result.energy_paths[kind], lw=1.6, label=label)
+    ax.set_xlabel(f"Euler step ($X \\leftarrow X + {config.flow_step:g}\\,T(X)$)")
+    ax.set_ylabel("energy at the empirical measure")
+    ax.set_title("sinkformers/prop-5.3: energies along the flow (first draw)", fontsize=10)
+    ax.legend()
+    return save_figure(ax, "sinkformers/prop-5.3")
+
+
+@pytest.mark.claim("sinkformers/prop-5.3", kind="qualitative", aliases=("sander-thesis/prop-5.3", "sander-thesis/prop-1.4"),
+                   title="Prop. 5.3 (thesis ch. 5), Assumption 5.2: T^0 = -n∇E^0 and T^∞ = -n∇E^∞ at the empirical "
+                         "measure (finite differences), and E^0, E^∞ decrease along the Euler flow of the fields")
+def test_prop53(claim):
+    config = ex.PROP53_PRESETS["check"]
+    result = ex.prop53(config)
+    verdict = ex.prop53_verdict(result)
+    claim.expected = dict(ex.PROP53_TOL)
+    claim.qualitative(verdict.passed, result, verdict.message, figure=_prop53_figure(result, config))
+
+
+def _prop54_figure(result):
+    ax = new_axes()
+    kinds = ("kernel", "sinkhorn", "softmax")
+    vals = [result.asymmetry[k] for k in kinds]
+    ax.bar(["$K^0$ (kernel)", r"$K^\infty$ (Sinkhorn)", "$K^1$ (SoftMax)"], vals, color=["C0", "C1", "C3"])
+    ax.set_yscale("log")
+    ax.axhline(ex.PROP54_TOL["symmetric"], color="k", ls="--", lw=1, label="symmetric if below (threshold)")
+    ax.axhline(ex.PROP54_TOL["asymmetric"], color="0.4", ls=":", lw=1, label="asymmetric if above (threshold)")
+    ax.set_ylabel(r"$\|J - J^\top\|_F / \|J\|_F$")
+    ax.set_title("sinkformers/prop-5.4: asymmetry of the Jacobian of T", fontsize=10)
+    ax.legend(fontsize=8)
+    return save_figure(ax, "sinkformers/prop-5.4")
+
+
+@pytest.mark.claim("sinkformers/prop-5.4", kind="qualitative", aliases=("sander-thesis/prop-5.4", "sander-thesis/prop-1.4"),
+                   title="Prop. 5.4 (thesis ch. 5): the SoftMax field T^1 is not a gradient (its Jacobian is not "
+                         "symmetric), while the K^0 and K^∞ fields are (symmetric Jacobians), Assumption 5.2")
+def test_prop54(claim):
+    result = ex.prop54(ex.PROP54_PRESETS["check"])
+    verdict = ex.prop54_verdict(result)
+    claim.expected = dict(ex.PROP54_TOL)
+    claim.qualitative(verdict.passed, result, verdict.message, figure=_prop54_figure(result))

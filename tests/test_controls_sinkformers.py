@@ -1,0 +1,81 @@
+"""Negative controls of the checks in checks/test_sinkformers.py: each feeds the experiment's own verdict a setting
+that breaks the claim and asserts that the verdict fails. They import theory.experiments.sinkformers, never checks/."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from theory.experiments import sinkformers as ex
+
+
+def _fails(verdict):
+    assert verdict.status == "fail", verdict.message
+
+
+def test_prop51_rejects_softmax_as_invariant():
+    """The SoftMax (n_iter=1) in place of Sinkhorn's limit: column shifts change it."""
+    cfg = dataclasses.replace(ex.PROP51_PRESETS["check"], n_iter=1, draws=5)
+    _fails(ex.prop51_verdict(ex.prop51(cfg)))
+
+
+def test_prop51_rejects_unconverged_sinkhorn():
+    """Three Sinkhorn normalisations are not the limit: not invariant either."""
+    cfg = dataclasses.replace(ex.PROP51_PRESETS["check"], n_iter=3, draws=5)
+    _fails(ex.prop51_verdict(ex.prop51(cfg)))
+
+
+def test_equivariance_rejects_positional_bias():
+    """A fixed position-dependent bias in the logits breaks permutation equivariance."""
+    cfg = dataclasses.replace(ex.EQUIVARIANCE_PRESETS["check"], bias_scale=0.5, draws=3)
+    _fails(ex.equivariance_verdict(ex.equivariance(cfg)))
+
+
+def test_prop53_rejects_wrong_value_sign():
+    """W_V = +W_Q^T W_K (Assumption 5.2 with the wrong sign): T = +n∇E and the energy increases."""
+    cfg = dataclasses.replace(ex.PROP53_PRESETS["check"], value_sign=1.0, draws=1, flow_steps=20)
+    _fails(ex.prop53_verdict(ex.prop53(cfg)))
+
+
+def test_prop53_rejects_non_symmetric_value():
+    """A W_V that is not -W_Q^T W_K: the fields are not -n∇E."""
+    cfg = dataclasses.replace(ex.PROP53_PRESETS["check"], symmetric_value=False, draws=1, flow_steps=5)
+    result = ex.prop53(cfg)
+    assert min(result.grad_rel.values()) > 1e-3
+    _fails(ex.prop53_verdict(result))
+
+
+def test_prop54_rejects_non_symmetric_value():
+    """Assumption 5.2 broken (W_V non-symmetric): the K^∞ Jacobian is no Hessian, not symmetric."""
+    cfg = dataclasses.replace(ex.PROP54_PRESETS["check"], symmetric_value=False, draws=2)
+    result = ex.prop54(cfg)
+    assert result.asymmetry["sinkhorn"] > 1e-3
+    _fails(ex.prop54_verdict(result))
+
+
+def test_prop54_rejects_softmax_as_symmetric():
+    """The verdict with the SoftMax's asymmetry replaced by the K^∞ one's must pass; with the K^∞ value replaced by
+    the SoftMax's it must fail (the verdict reads the kinds it is given)."""
+    r = ex.prop54(dataclasses.replace(ex.PROP54_PRESETS["check"], draws=2))
+    a = dict(r.asymmetry)
+    a["sinkhorn"] = a["softmax"]
+    _fails(ex.prop54_verdict(dataclasses.replace(r, asymmetry=a)))
+
+
+def test_presets_pass_small():
+    """The same experiments as stated pass on small draws (the controls above fail for the broken setting)."""
+    assert ex.prop51_verdict(ex.prop51(dataclasses.replace(ex.PROP51_PRESETS["check"], draws=5))).passed
+    assert ex.prop53_verdict(ex.prop53(dataclasses.replace(ex.PROP53_PRESETS["check"], draws=1, flow_steps=20))).passed
+
+
+@pytest.mark.parametrize("cls, kw, name", [
+    (ex.InvarianceConfig, {"n": 1}, "n"), (ex.InvarianceConfig, {"n_iter": 0}, "n_iter"),
+    (ex.InvarianceConfig, {"shift_scale": -1.0}, "shift_scale"),
+    (ex.EquivarianceConfig, {"bias_scale": -0.1}, "bias_scale"), (ex.EquivarianceConfig, {"draws": 0}, "draws"),
+    (ex.GradientFlowConfig, {"value_sign": 0.5}, "value_sign"), (ex.GradientFlowConfig, {"fd_step": 0.0}, "fd_step"),
+    (ex.GradientFlowConfig, {"flow_steps": 0}, "flow_steps"),
+])
+def test_configs_validate(cls, kw, name):
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        cls(**kw)

@@ -1,0 +1,479 @@
+r"""Experiments of paper key ``sinkformers`` (M. E. Sander's thesis, chapter 5, "Sinkformers").
+
+Every claim's measurement as a library function: a frozen config (validated, every field documented), presets
+``"check"`` (what ``pytest checks/test_sinkformers.py`` runs) and ``"paper"`` (larger sizes; the chapter's
+propositions carry no sizes of their own, so "paper" is a larger sweep of the same instances), a pure
+``measure`` function and the verdict beside it (a :class:`theory.claims.Verdict`).
+
+* :func:`prop51`: Prop. 5.1, Sinkhorn's limit is unchanged when :math:`f_i+g_j` is added to the logits (and
+  so the dot-product and the L2 costs give the same :math:`K^\infty`); the row SoftMax is not (column shifts).
+* :func:`equivariance`: permutation equivariance of the three attention fields (§5.2-5.3, and §1.1.6).
+* :func:`prop53`: Prop. 5.3 at the empirical measure, under Assumption 5.2: :math:`T^0=-n\nabla E^0` and
+  :math:`T^\infty=-n\nabla E^\infty` (finite differences), and the energy decreases along the Euler flow.
+* :func:`prop54`: Prop. 5.4 through the Jacobian of the field: symmetric (a Hessian) for :math:`K^0` and
+  :math:`K^\infty`, not for the SoftMax :math:`K^1`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..claims import Verdict, qualitative_verdict
+from ..sinkhorn import attention, energy, sinkhorn
+from . import register
+
+__all__ = [
+    "InvarianceConfig", "InvarianceResult", "prop51", "prop51_verdict", "PROP51_PRESETS", "PROP51_TOL",
+    "EquivarianceConfig", "EquivarianceResult", "equivariance", "equivariance_verdict", "EQUIVARIANCE_PRESETS",
+    "GradientFlowConfig", "Prop53Result", "prop53", "prop53_verdict", "PROP53_PRESETS", "PROP53_TOL",
+    "Prop54Result", "prop54", "prop54_verdict", "PROP54_PRESETS", "PROP54_TOL", "assumption52_weights",
+]
+
+
+def _int(cls, name, value, low):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"`{name}` of {cls} must be an integer >= {low}; got {value!r}")
+
+
+def _pos(cls, name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
+            0.0 < float(value) < float("inf")):
+        raise ValueError(f"`{name}` of {cls} must be a positive finite number; got {value!r}")
+
+
+def _choice(cls, name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"`{name}` of {cls} must be one of {allowed!r}; got {value!r}")
+
+
+# ------------------------------------------------------------------------------------------ Prop. 5.1
+
+#: tolerances of Prop. 5.1: Sinkhorn's limits agree to ``invariant``; SoftMax moves by at least ``moved``
+PROP51_TOL = {"invariant": 1e-12, "moved": 1e-2}
+
+
+@dataclass(frozen=True)
+class InvarianceConfig:
+    """Prop. 5.1 on random logits.
+
+    Attributes
+    ----------
+    n : int
+        Number of tokens (the logits are n x n), >= 2.
+    d : int
+        Token dimension of the L2-cost comparison, >= 1.
+    draws : int
+        Number of random instances, >= 1.
+    logit_scale : float
+        Standard deviation of the Gaussian logits C (and of the scale of X, W_Q, W_K in the L2 comparison).
+    shift_scale : float
+        Standard deviation of the Gaussian shifts f_i and g_j.
+    n_iter : int or None
+        Sinkhorn normalisations of the operator under test; None is the limit K^∞ (the claim). 1 is the
+        SoftMax, which a negative control passes to show that the verdict rejects a non-invariant operator.
+    seed : int
+        Seed of numpy's default_rng.
+    """
+
+    n: int = 10
+    d: int = 3
+    draws: int = 20
+    logit_scale: float = 1.5
+    shift_scale: float = 3.0
+    n_iter: int | None = None
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "InvarianceConfig"
+        _int(c, "n", self.n, 2)
+        _int(c, "d", self.d, 1)
+        _int(c, "draws", self.draws, 1)
+        _pos(c, "logit_scale", self.logit_scale)
+        _pos(c, "shift_scale", self.shift_scale)
+        if self.n_iter is not None:
+            _int(c, "n_iter", self.n_iter, 1)
+        _int(c, "seed", self.seed, 0)
+
+
+PROP51_PRESETS = {
+    "check": InvarianceConfig(),
+    "paper": InvarianceConfig(n=64, d=16, draws=200),
+}
+
+
+@dataclass(frozen=True)
+class InvarianceResult:
+    """Largest changes of the normalised matrix under the shifts of Prop. 5.1.
+
+    Attributes
+    ----------
+    max_diff_shift : float
+        max over draws of max|S(C + f_i + g_j) - S(C)| for the operator under test S.
+    max_diff_l2 : float
+        max over draws of max|S(C~) - S(C)|, C~_ij = -|W_Q x_i - W_K x_j|^2 / 2 the L2 cost and C the dot product.
+    min_diff_softmax_cols : float
+        min over draws of max|SoftMax(C + g_j) - SoftMax(C)|: the SoftMax is not invariant (column shifts).
+    max_diff_softmax_rows : float
+        max over draws of max|SoftMax(C + f_i) - SoftMax(C)|: row shifts leave it unchanged.
+    n_instances : int
+    """
+
+    max_diff_shift: float
+    max_diff_l2: float
+    min_diff_softmax_cols: float
+    max_diff_softmax_rows: float
+    n_instances: int
+
+    def to_measured(self):
+        return {k: float(v) if k != "n_instances" else int(v) for k, v in self.__dict__.items()}
+
+
+def prop51(config: InvarianceConfig) -> InvarianceResult:
+    """Measure Prop. 5.1 (thesis, chapter 5): Sinkhorn(C + f 1^T + 1 g^T) = Sinkhorn(C)."""
+    rng = np.random.default_rng(config.seed)
+    n, d = config.n, config.d
+    shift, l2, sm_cols, sm_rows = 0.0, 0.0, np.inf, 0.0
+    for _ in range(config.draws):
+        C = config.logit_scale * rng.normal(size=(n, n))
+        f = config.shift_scale * rng.normal(size=(n, 1))
+        g = config.shift_scale * rng.normal(size=(1, n))
+        K = sinkhorn(C, n_iter=config.n_iter)
+        shift = max(shift, float(np.max(np.abs(sinkhorn(C + f + g, n_iter=config.n_iter) - K))))
+        S = sinkhorn(C, n_iter=1)
+        sm_cols = min(sm_cols, float(np.max(np.abs(sinkhorn(C + g, n_iter=1) - S))))
+        sm_rows = max(sm_rows, float(np.max(np.abs(sinkhorn(C + f, n_iter=1) - S))))
+        s = np.sqrt(config.logit_scale / d)
+        X = rng.normal(size=(n, d))
+        WQ, WK = s * rng.normal(size=(d, d)), s * rng.normal(size=(d, d))
+        Q, Kx = X @ WQ.T, X @ WK.T
+        dot = Q @ Kx.T
+        l2cost = -0.5 * np.sum((Q[:, None, :] - Kx[None, :, :]) ** 2, axis=2)
+        l2 = max(l2, float(np.max(np.abs(sinkhorn(l2cost, n_iter=config.n_iter)
+                                           - sinkhorn(dot, n_iter=config.n_iter)))))
+    return InvarianceResult(shift, l2, sm_cols, sm_rows, config.draws)
+
+
+def prop51_verdict(result: InvarianceResult, tol=PROP51_TOL) -> Verdict:
+    """Pass iff the shifts (and the L2 cost) leave the operator unchanged to ``invariant`` and column shifts move
+    the SoftMax by at least ``moved`` while row shifts do not."""
+    ok = (result.max_diff_shift <= tol["invariant"] and result.max_diff_l2 <= tol["invariant"]
+          and result.min_diff_softmax_cols >= tol["moved"] and result.max_diff_softmax_rows <= tol["invariant"])
+    return qualitative_verdict(bool(ok), (
+        f"max|Sinkhorn(C+f+g) - Sinkhorn(C)| = {result.max_diff_shift:.2g}, L2 vs dot-product cost "
+        f"{result.max_diff_l2:.2g} (<= {tol['invariant']:g}); SoftMax under column shifts moves by >= "
+        f"{result.min_diff_softmax_cols:.3g} (>= {tol['moved']:g}), under row shifts {result.max_diff_softmax_rows:.2g} "
+        f"({result.n_instances} draws)"))
+
+
+# ------------------------------------------------------------------------------- permutation equivariance
+
+@dataclass(frozen=True)
+class EquivarianceConfig:
+    """Permutation equivariance of the attention fields: T(X_σ) = T(X)_σ.
+
+    Attributes
+    ----------
+    n, d, m : int
+        Tokens, token dimension, query/key dimension (each >= 1; n >= 2).
+    draws : int
+        Random instances (tokens, weights, permutation), >= 1.
+    bias_scale : float
+        Standard deviation of a fixed position-dependent bias B added to the logits (C + B, B not permuted with
+        the tokens), >= 0. 0 is the claim; a positive value (a positional encoding in the attention) breaks
+        equivariance, which a negative control uses.
+    seed : int
+    """
+
+    n: int = 8
+    d: int = 3
+    m: int = 2
+    draws: int = 10
+    bias_scale: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "EquivarianceConfig"
+        _int(c, "n", self.n, 2)
+        _int(c, "d", self.d, 1)
+        _int(c, "m", self.m, 1)
+        _int(c, "draws", self.draws, 1)
+        if isinstance(self.bias_scale, bool) or not isinstance(self.bias_scale, (int, float)) or not (
+                0.0 <= float(self.bias_scale) < float("inf")):
+            raise ValueError(f"`bias_scale` of {c} must be a finite number >= 0; got {self.bias_scale!r}")
+        _int(c, "seed", self.seed, 0)
+
+
+EQUIVARIANCE_PRESETS = {"check": EquivarianceConfig(), "paper": EquivarianceConfig(n=64, d=16, m=8, draws=100)}
+
+#: the largest accepted relative change max|T(X_σ) - T(X)_σ| / max|T(X)|
+EQUIVARIANCE_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class EquivarianceResult:
+    """max over draws of max|T(X_σ) - T(X)_σ| / max|T(X)| per kind ("kernel", "softmax", "sinkhorn")."""
+
+    rel_err: dict = field(default_factory=dict)
+    n_instances: int = 0
+
+    def to_measured(self):
+        return {**{f"rel_err_{k}": float(v) for k, v in self.rel_err.items()}, "n_instances": self.n_instances}
+
+
+def _field_from_logits(C, V, kind):
+    n = C.shape[0]
+    if kind == "kernel":
+        return np.exp(C) @ V / n
+    return sinkhorn(C, n_iter=1 if kind == "softmax" else None) @ V
+
+
+def equivariance(config: EquivarianceConfig) -> EquivarianceResult:
+    """Measure T(X_σ) against T(X)_σ for T^0, T^1 and T^∞ (unmasked attention, thesis §1.1.6 and §5.3)."""
+    rng = np.random.default_rng(config.seed)
+    n, d, m = config.n, config.d, config.m
+    err = {"kernel": 0.0, "softmax": 0.0, "sinkhorn": 0.0}
+    s = 1.0 / np.sqrt(d)
+    for _ in range(config.draws):
+        X = rng.normal(size=(n, d))
+        WQ, WK, WV = s * rng.normal(size=(m, d)), s * rng.normal(size=(m, d)), rng.normal(size=(d, d))
+        B = config.bias_scale * rng.normal(size=(n, n))
+        sigma = rng.permutation(n)
+        for kind in err:
+            def field_of(Y):
+                return _field_from_logits((Y @ WQ.T) @ (Y @ WK.T).T + B, Y @ WV.T, kind)
+            T = field_of(X)
+            dev = np.max(np.abs(field_of(X[sigma]) - T[sigma])) / np.max(np.abs(T))
+            err[kind] = max(err[kind], float(dev))
+    return EquivarianceResult(err, config.draws)
+
+
+def equivariance_verdict(result: EquivarianceResult, tol=EQUIVARIANCE_TOL) -> Verdict:
+    """Pass iff every field is equivariant to ``tol`` (relative)."""
+    ok = all(v <= tol for v in result.rel_err.values())
+    return qualitative_verdict(bool(ok), "max|T(X_σ) - T(X)_σ|/max|T| = " + ", ".join(
+        f"{k} {v:.2g}" for k, v in result.rel_err.items()) + f" (<= {tol:g}; {result.n_instances} draws)")
+
+
+# ------------------------------------------------------------------------------ Props. 5.3 and 5.4
+
+def assumption52_weights(rng, d, *, scale=1.0, value_sign=-1.0, symmetric=True):
+    r"""Weights satisfying Assumption 5.2 (thesis, chapter 5): :math:`W_Q^\top W_K=W_K^\top W_Q=S`, :math:`W_V=-S`.
+
+    S is symmetric positive definite (``scale`` times a Wishart-like draw normalised to spectral norm 1, plus
+    a ridge); W_K is a generic (non-symmetric) invertible matrix and :math:`W_Q=W_K^{-\top}S`. ``value_sign``
+    = +1 gives :math:`W_V=+S` and ``symmetric=False`` a :math:`W_V` that is not :math:`\pm S` (both break the
+    assumption; negative controls use them).
+    """
+    A = rng.normal(size=(d, d))
+    S = A @ A.T
+    S = scale * (S / np.linalg.norm(S, 2) + 0.2 * np.eye(d))
+    WK = rng.normal(size=(d, d)) + 2.0 * np.eye(d)
+    WQ = np.linalg.solve(WK.T, S)
+    WV = value_sign * S if symmetric else value_sign * (S + 0.5 * scale * rng.normal(size=(d, d)))
+    return WQ, WK, WV
+
+
+#: tolerances of Prop. 5.3: relative error of T + n∇E, and the largest energy increase allowed along the flow
+PROP53_TOL = {"grad_rel": 1e-6, "energy_increase": 0.0}
+
+
+@dataclass(frozen=True)
+class GradientFlowConfig:
+    """Props. 5.3 and 5.4 at the empirical measure of n tokens, weights of Assumption 5.2.
+
+    Attributes
+    ----------
+    n, d : int
+        Tokens (>= 2) and dimension (>= 1).
+    draws : int
+        Random instances, >= 1.
+    token_scale : float
+        Standard deviation of the tokens.
+    weight_scale : float
+        Spectral scale of S = W_Q^T W_K.
+    fd_step : float
+        Central finite-difference step.
+    flow_steps : int
+        Euler steps X <- X + flow_step T(X) along which the energy is followed (Prop. 5.3), >= 1.
+    flow_step : float
+        Step size of the flow.
+    value_sign : float
+        -1 (Assumption 5.2, W_V = -W_Q^T W_K) or +1 (broken, for negative controls).
+    symmetric_value : bool
+        True: W_V = value_sign * S; False: a non-symmetric W_V (breaks the assumption; negative controls).
+    tol : float
+        Sinkhorn convergence tolerance.
+    seed : int
+    """
+
+    n: int = 8
+    d: int = 2
+    draws: int = 3
+    token_scale: float = 0.8
+    weight_scale: float = 1.0
+    fd_step: float = 1e-6
+    flow_steps: int = 200
+    flow_step: float = 0.02
+    value_sign: float = -1.0
+    symmetric_value: bool = True
+    tol: float = 1e-14
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "GradientFlowConfig"
+        _int(c, "n", self.n, 2)
+        _int(c, "d", self.d, 1)
+        _int(c, "draws", self.draws, 1)
+        for name in ("token_scale", "weight_scale", "fd_step", "flow_step", "tol"):
+            _pos(c, name, getattr(self, name))
+        _int(c, "flow_steps", self.flow_steps, 1)
+        _choice(c, "value_sign", self.value_sign, (-1.0, 1.0))
+        if not isinstance(self.symmetric_value, bool):
+            raise TypeError(f"`symmetric_value` of {c} must be a bool; got {self.symmetric_value!r}")
+        _int(c, "seed", self.seed, 0)
+
+
+PROP53_PRESETS = {"check": GradientFlowConfig(), "paper": GradientFlowConfig(n=32, d=4, draws=20, flow_steps=1000)}
+PROP54_PRESETS = {"check": GradientFlowConfig(draws=5, flow_steps=1),
+                  "paper": GradientFlowConfig(n=32, d=4, draws=20, flow_steps=1)}
+
+
+def _instances(config):
+    rng = np.random.default_rng(config.seed)
+    for _ in range(config.draws):
+        X = config.token_scale * rng.normal(size=(config.n, config.d))
+        WQ, WK, WV = assumption52_weights(rng, config.d, scale=config.weight_scale, value_sign=config.value_sign,
+                                          symmetric=config.symmetric_value)
+        yield X, WQ, WK, WV
+
+
+def _fd_gradient(fun, X, h):
+    G = np.zeros_like(X)
+    for idx in np.ndindex(*X.shape):
+        Xp, Xm = X.copy(), X.copy()
+        Xp[idx] += h
+        Xm[idx] -= h
+        G[idx] = (fun(Xp) - fun(Xm)) / (2 * h)
+    return G
+
+
+@dataclass(frozen=True)
+class Prop53Result:
+    """Prop. 5.3 measured.
+
+    Attributes
+    ----------
+    grad_rel : dict
+        Per kind ("kernel", "sinkhorn"): max over draws of max|T + n∇E| / max|T| (∇E by finite differences).
+    energy_paths : dict
+        Per kind: the energy along the Euler flow of the first draw (flow_steps + 1 values).
+    max_increase : dict
+        Per kind: the largest one-step energy increase along the flow, over draws (<= 0 when it decreases).
+    n_instances : int
+    """
+
+    grad_rel: dict
+    energy_paths: dict
+    max_increase: dict
+    n_instances: int
+
+    def to_measured(self):
+        out = {f"grad_rel_{k}": float(v) for k, v in self.grad_rel.items()}
+        out.update({f"max_energy_increase_{k}": float(v) for k, v in self.max_increase.items()})
+        out.update({f"energy_{k}_start_end": [float(p[0]), float(p[-1])] for k, p in self.energy_paths.items()})
+        out["n_instances"] = self.n_instances
+        return out
+
+
+def prop53(config: GradientFlowConfig) -> Prop53Result:
+    """Measure Prop. 5.3 (thesis, chapter 5): T^p = -n∇E^p for p in {0, ∞}, and E^p decreasing along the flow."""
+    grad, inc, paths = {"kernel": 0.0, "sinkhorn": 0.0}, {"kernel": -np.inf, "sinkhorn": -np.inf}, {}
+    for draw, (X0, WQ, WK, WV) in enumerate(_instances(config)):
+        n = X0.shape[0]
+        for kind in grad:
+            T = attention(X0, WQ, WK, WV, kind, tol=config.tol)
+            G = _fd_gradient(lambda Y: energy(Y, WQ, WK, kind, tol=config.tol), X0, config.fd_step)
+            grad[kind] = max(grad[kind], float(np.max(np.abs(T + n * G)) / np.max(np.abs(T))))
+            X, path = X0.copy(), [energy(X0, WQ, WK, kind, tol=config.tol)]
+            for _ in range(config.flow_steps):
+                X = X + config.flow_step * attention(X, WQ, WK, WV, kind, tol=config.tol)
+                path.append(energy(X, WQ, WK, kind, tol=config.tol))
+            path = np.array(path)
+            inc[kind] = max(inc[kind], float(np.max(np.diff(path))))
+            if draw == 0:
+                paths[kind] = path
+    return Prop53Result(grad, paths, inc, config.draws)
+
+
+def prop53_verdict(result: Prop53Result, tol=PROP53_TOL) -> Verdict:
+    """Pass iff both fields equal -n∇E to ``grad_rel`` and both energies never increase along the flow."""
+    ok = all(v <= tol["grad_rel"] for v in result.grad_rel.values()) and all(
+        v <= tol["energy_increase"] for v in result.max_increase.values())
+    return qualitative_verdict(bool(ok), "max|T + n∇E|/max|T|: " + ", ".join(
+        f"{k} {v:.2g}" for k, v in result.grad_rel.items()) + f" (<= {tol['grad_rel']:g}); largest energy step "
+        "along the Euler flow: " + ", ".join(f"{k} {v:.2g}" for k, v in result.max_increase.items())
+        + f" (<= {tol['energy_increase']:g}; {result.n_instances} draws)")
+
+
+#: tolerances of Prop. 5.4: ||J - J^T||/||J|| at most ``symmetric`` for K^0, K^∞, at least ``asymmetric`` for K^1
+PROP54_TOL = {"symmetric": 1e-6, "asymmetric": 1e-2}
+
+
+@dataclass(frozen=True)
+class Prop54Result:
+    """Prop. 5.4 measured: per kind, max (kernel, sinkhorn) or min (softmax) over draws of ||J - J^T||_F / ||J||_F,
+    J the finite-difference Jacobian of vec T with respect to vec X."""
+
+    asymmetry: dict
+    n_instances: int
+
+    def to_measured(self):
+        return {**{f"asymmetry_{k}": float(v) for k, v in self.asymmetry.items()}, "n_instances": self.n_instances}
+
+
+def _fd_jacobian(fun, X, h):
+    cols = []
+    for idx in np.ndindex(*X.shape):
+        Xp, Xm = X.copy(), X.copy()
+        Xp[idx] += h
+        Xm[idx] -= h
+        cols.append(((fun(Xp) - fun(Xm)) / (2 * h)).ravel())
+    return np.array(cols).T
+
+
+def prop54(config: GradientFlowConfig) -> Prop54Result:
+    """Measure Prop. 5.4 (thesis, chapter 5): the Jacobian of T is symmetric (a Hessian, T = -n∇E) for K^0 and
+    K^∞ and not for the SoftMax, whose field is therefore no gradient."""
+    asym = {"kernel": 0.0, "sinkhorn": 0.0, "softmax": np.inf}
+    for X, WQ, WK, WV in _instances(config):
+        for kind in asym:
+            J = _fd_jacobian(lambda Y: attention(Y, WQ, WK, WV, kind, tol=config.tol), X, config.fd_step)
+            r = float(np.linalg.norm(J - J.T) / np.linalg.norm(J))
+            asym[kind] = min(asym[kind], r) if kind == "softmax" else max(asym[kind], r)
+    return Prop54Result(asym, config.draws)
+
+
+def prop54_verdict(result: Prop54Result, tol=PROP54_TOL) -> Verdict:
+    """Pass iff the K^0 and K^∞ Jacobians are symmetric to ``symmetric`` and the SoftMax one is not (``asymmetric``)."""
+    a = result.asymmetry
+    ok = a["kernel"] <= tol["symmetric"] and a["sinkhorn"] <= tol["symmetric"] and a["softmax"] >= tol["asymmetric"]
+    return qualitative_verdict(bool(ok), (
+        f"||J - Jᵀ||/||J||: kernel {a['kernel']:.2g}, sinkhorn {a['sinkhorn']:.2g} (<= {tol['symmetric']:g}), "
+        f"softmax {a['softmax']:.3g} (>= {tol['asymmetric']:g}; {result.n_instances} draws)"))
+
+
+def _m(r):
+    return {k: float(v) for k, v in r.to_measured().items() if isinstance(v, (int, float))}
+
+
+for _name, _cfg, _presets, _measure, _verdict, _claims in (
+    ("prop51", InvarianceConfig, PROP51_PRESETS, prop51, prop51_verdict, ("sinkformers/prop-5.1",)),
+    ("equivariance", EquivarianceConfig, EQUIVARIANCE_PRESETS, equivariance, equivariance_verdict,
+     ("sinkformers/sec-5.3/equivariance",)),
+    ("prop53", GradientFlowConfig, PROP53_PRESETS, prop53, prop53_verdict, ("sinkformers/prop-5.3",)),
+    ("prop54", GradientFlowConfig, PROP54_PRESETS, prop54, prop54_verdict, ("sinkformers/prop-5.4",)),
+):
+    register(f"sinkformers.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict,
+             claims=_claims, summary=_m)
