@@ -78,3 +78,43 @@ def test_prop54(claim):
     verdict = ex.prop54_verdict(result)
     claim.expected = dict(ex.PROP54_TOL)
     claim.qualitative(verdict.passed, result, verdict.message, figure=_prop54_figure(result))
+
+
+def _thm55_figure(result):
+    from theory.plots import subplots
+
+    _, fig, (ax0, ax1) = subplots(ncols=2, figsize=(10.0, 4.0))
+    ax0.semilogx(result.eps, result.slopes, "o-", label=r"measured slope of $\bar T^\infty_\varepsilon(x)$ vs $x$")
+    ax0.axhline(result.printed_limit, color="C3", ls="--", label=r"printed limit $-\nabla\rho/\rho$")
+    ax0.axhline(result.corrected_limit, color="C2", ls=":", label=r"corrected $-\frac{1}{2}\nabla\rho/\rho$")
+    ax0.set_xlabel(r"bandwidth $\varepsilon$")
+    ax0.set_ylabel("slope in x")
+    ax0.set_ylim(0.0, 1.1)
+    ax0.legend(fontsize=8)
+    for fit, lim, color, name in ((result.fit_printed, result.printed_limit, "C3", "printed"),
+                                  (result.fit_corrected, result.corrected_limit, "C2", "corrected")):
+        err = np.abs(result.slopes - lim)
+        ax1.loglog(result.eps, err, "o", color=color, label=f"|slope − {name} limit| (fit slope {fit.slope:.2f})")
+        ax1.loglog(result.eps, np.exp(fit.intercept) * result.eps ** fit.slope, "-", color=color, lw=0.8)
+    ax1.loglog(result.eps, result.eps / 8, "k:", lw=1, label="slope 1, predicted (guide)")
+    ax1.set_xlabel(r"bandwidth $\varepsilon$")
+    ax1.set_ylabel("error")
+    from matplotlib.ticker import NullFormatter
+
+    for ax in (ax0, ax1):
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax1.legend(fontsize=8)
+    fig.suptitle("sinkformers/thm-5.5/erratum: μ = N(0, 1), Assumption 5.2, d = 1", fontsize=10)
+    return save_figure(fig, "sinkformers/thm-5.5/erratum")
+
+
+@pytest.mark.claim("sinkformers/thm-5.5/erratum", kind="erratum", wrong_in="statement",
+                   aliases=("sander-thesis/thm-5.5",),
+                   title="Thm. 5.5 (thesis ch. 5): the centred Sinkformer field tends to -½∇ρ/ρ at rate O(ε), not to the "
+                         "printed -∇ρ/ρ; the PDE (5.8) is ∂ρ/∂t = ½Δρ (μ = N(0, 1), d = 1)")
+def test_thm55_erratum(claim):
+    result = ex.thm55(ex.THM55_PRESETS["check"])
+    printed, corrected = ex.thm55_erratum(result)
+    figure = _thm55_figure(result)
+    claim.erratum(printed, result, {"limit_slope": result.printed_limit, **ex.THM55_RATE}, figure,
+                  corrected=corrected)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from theory.experiments import sinkformers as ex
@@ -79,3 +80,41 @@ def test_presets_pass_small():
 def test_configs_validate(cls, kw, name):
     with pytest.raises(ValueError, match=f"`{name}`"):
         cls(**kw)
+
+
+def _thm55_small():
+    return ex.thm55(ex.DiffusionConfig(n=100, eps_grid=(0.4, 0.2, 0.1, 0.05)))
+
+
+def test_thm55_record_fails_when_printed_form_holds():
+    """Slopes that converge to the printed limit 1/σ² at O(ε): the erratum record must fail."""
+    from theory.rates import fit_rate
+
+    r = _thm55_small()
+    slopes = r.printed_limit - r.eps / 8
+    r2 = dataclasses.replace(r, slopes=slopes, fit_printed=fit_rate(r.eps, np.abs(slopes - r.printed_limit)),
+                             fit_corrected=fit_rate(r.eps, np.abs(slopes - r.corrected_limit)))
+    _fails(ex.thm55_verdict(r2))
+
+
+def test_thm55_record_fails_when_corrected_form_fails():
+    """Slopes stuck at 0.3 (neither limit): the corrected half fails, so the record fails."""
+    from theory.rates import fit_rate
+
+    r = _thm55_small()
+    slopes = np.full_like(r.slopes, 0.3) + r.eps / 50
+    r2 = dataclasses.replace(r, slopes=slopes, fit_printed=fit_rate(r.eps, np.abs(slopes - r.printed_limit)),
+                             fit_corrected=fit_rate(r.eps, np.abs(slopes - r.corrected_limit)))
+    _fails(ex.thm55_verdict(r2))
+
+
+def test_thm55_passes_on_small_preset():
+    """The measured halves on the real Sinkformer: printed fails, corrected holds (the record passes)."""
+    assert ex.thm55_verdict(_thm55_small()).passed
+
+
+def test_thm55_config_validates():
+    with pytest.raises(ValueError, match="`eps_grid`"):
+        ex.DiffusionConfig(eps_grid=(0.1, 0.2, 0.05))
+    with pytest.raises(ValueError, match="`a`"):
+        ex.DiffusionConfig(a=0.0)

@@ -29,6 +29,7 @@ __all__ = [
     "EquivarianceConfig", "EquivarianceResult", "equivariance", "equivariance_verdict", "EQUIVARIANCE_PRESETS",
     "GradientFlowConfig", "Prop53Result", "prop53", "prop53_verdict", "PROP53_PRESETS", "PROP53_TOL",
     "Prop54Result", "prop54", "prop54_verdict", "PROP54_PRESETS", "PROP54_TOL", "assumption52_weights",
+    "DiffusionConfig", "DiffusionResult", "thm55", "thm55_erratum", "thm55_verdict", "THM55_PRESETS", "THM55_RATE",
 ]
 
 
@@ -464,8 +465,145 @@ def prop54_verdict(result: Prop54Result, tol=PROP54_TOL) -> Verdict:
         f"softmax {a['softmax']:.3g} (>= {tol['asymmetric']:g}; {result.n_instances} draws)"))
 
 
+# ------------------------------------------------------------------------------ Thm. 5.5 (erratum)
+
+@dataclass(frozen=True)
+class DiffusionConfig:
+    """Thm. 5.5 in dimension 1: μ = N(0, σ²) represented by its n quantile nodes (equal weights 1/n), the
+    Sinkformer with cost c/ε, c(x, x') = a x x' (W_Q = W_K = √a), W_V = -a (Assumption 5.2), and
+    T̄_ε(x) = (1/ε)(Σ_j K^∞_ε(x, x_j) W_V x_j - W_V x). Both the printed limit -∇ρ/ρ(x) = x/σ² and the corrected
+    one x/(2σ²) are linear in x; the measured figure is the least-squares slope of T̄_ε(x_i) against x_i over the
+    nodes with |x_i| <= window·σ (away from the tails, where the compact support of the nodes shows).
+
+    Attributes
+    ----------
+    n : int
+        Quantile nodes, >= 10.
+    sigma : float
+        Standard deviation of μ.
+    a : float
+        W_Q^T W_K = a > 0 (positive definite, as the proof needs).
+    eps_grid : tuple of float
+        Bandwidths ε, decreasing, at least 3, each in (0, 1].
+    window : float
+        Half-width of the fitting window in units of σ.
+    tol : float
+        Sinkhorn convergence tolerance.
+    """
+
+    n: int = 200
+    sigma: float = 1.0
+    a: float = 1.0
+    eps_grid: tuple = (0.4, 0.2, 0.1, 0.05, 0.025)
+    window: float = 1.0
+    tol: float = 1e-12
+
+    def __post_init__(self):
+        c = "DiffusionConfig"
+        _int(c, "n", self.n, 10)
+        for name in ("sigma", "a", "window", "tol"):
+            _pos(c, name, getattr(self, name))
+        g = self.eps_grid
+        if not isinstance(g, tuple) or len(g) < 3 or any(
+                isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 < e <= 1.0 for e in g) or any(
+                g[i + 1] >= g[i] for i in range(len(g) - 1)):
+            raise ValueError(f"`eps_grid` of {c} must be a decreasing tuple of at least 3 numbers in (0, 1]; got {g!r}")
+
+
+THM55_PRESETS = {
+    "check": DiffusionConfig(),
+    # the theorem has no sizes; "paper" refines the quadrature and the bandwidths
+    "paper": DiffusionConfig(n=800, eps_grid=(0.4, 0.2, 0.1, 0.05, 0.025, 0.0125)),
+}
+
+#: an O(ε) convergence: fitted exponent of |slope(ε) - limit| against ε within 1 ± 0.15
+THM55_RATE = {"slope": 1.0, "tol": 0.15}
+
+
+@dataclass(frozen=True)
+class DiffusionResult:
+    """Thm. 5.5 measured.
+
+    Attributes
+    ----------
+    eps : ndarray
+        The bandwidths.
+    slopes : ndarray
+        Fitted slope of T̄_ε(x) against x at each ε.
+    printed_limit, corrected_limit : float
+        a⁻¹|W_V| ∇ρ/ρ's slope as printed (1/σ² under Assumption 5.2) and half of it.
+    fit_printed, fit_corrected : RateFit
+        Fits of |slope(ε) - limit| ~ C ε^b for the two limits.
+    closed_form_gap : float
+        max over ε of |slope(ε) - s(ε)|, s(ε) = (1 - 1/(ετ))/ε, τ = (1/σ² + √(1/σ⁴ + 4/ε²))/2,
+        the exact Gaussian solution of the symmetric Sinkhorn equation (a cross-check of the quadrature, a = 1 only;
+        NaN otherwise).
+    """
+
+    eps: np.ndarray
+    slopes: np.ndarray
+    printed_limit: float
+    corrected_limit: float
+    fit_printed: object
+    fit_corrected: object
+    closed_form_gap: float
+
+    def to_measured(self):
+        return {"eps": [float(e) for e in self.eps], "slopes": [float(s) for s in self.slopes],
+                "printed_limit": self.printed_limit, "corrected_limit": self.corrected_limit,
+                "rate_printed": float(self.fit_printed.slope), "rate_corrected": float(self.fit_corrected.slope),
+                "rate_corrected_ci": [float(v) for v in self.fit_corrected.ci],
+                "closed_form_gap": float(self.closed_form_gap)}
+
+
+def thm55(config: DiffusionConfig) -> DiffusionResult:
+    """Measure the ε → 0 limit of the centred Sinkformer field of Thm. 5.5 (thesis, chapter 5) in dimension 1."""
+    from scipy.special import ndtri
+
+    from ..rates import fit_rate
+
+    x = config.sigma * ndtri((np.arange(config.n) + 0.5) / config.n)
+    X = x[:, None]
+    m = np.abs(x) <= config.window * config.sigma
+    slopes = []
+    for eps in config.eps_grid:
+        w = np.sqrt(config.a / eps)
+        WV = -config.a
+        T = attention(X, [[w]], [[w]], [[WV / eps]], "sinkhorn", tol=config.tol)[:, 0]
+        Tbar = T - WV * x / eps
+        slopes.append(float(np.sum(Tbar[m] * x[m]) / np.sum(x[m] ** 2)))
+    slopes = np.array(slopes)
+    eps = np.array(config.eps_grid, dtype=float)
+    printed = 1.0 / config.sigma ** 2  # -W_V (W_Q^T W_K)^{-1} rho'/rho = x / sigma^2 under Assumption 5.2
+    corrected = 0.5 * printed
+    if config.a == 1.0:
+        s2 = config.sigma ** 2
+        tau = (1.0 / s2 + np.sqrt(1.0 / s2 ** 2 + 4.0 / eps ** 2)) / 2.0
+        gap = float(np.max(np.abs(slopes - (1.0 - 1.0 / (eps * tau)) / eps)))
+    else:
+        gap = float("nan")
+    return DiffusionResult(eps, slopes, printed, corrected, fit_rate(eps, np.abs(slopes - printed)),
+                           fit_rate(eps, np.abs(slopes - corrected)), gap)
+
+
+def thm55_erratum(result: DiffusionResult, rate=THM55_RATE):
+    """(printed, corrected) verdicts: T̄_ε converges at O(ε) to the printed limit -∇ρ/ρ (printed), to -½∇ρ/ρ
+    (corrected)."""
+    from ..claims import rate_verdict
+
+    return (rate_verdict(result.fit_printed, rate, grid_label="ε"),
+            rate_verdict(result.fit_corrected, rate, grid_label="ε"))
+
+
+def thm55_verdict(result: DiffusionResult, rate=THM55_RATE) -> Verdict:
+    """The erratum record's verdict: the printed limit fails and the corrected one holds."""
+    from ..claims import erratum_verdict
+
+    return erratum_verdict(*thm55_erratum(result, rate))
+
+
 def _m(r):
-    return {k: float(v) for k, v in r.to_measured().items() if isinstance(v, (int, float))}
+    return {k: float(v) for k, v in r.to_measured().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 for _name, _cfg, _presets, _measure, _verdict, _claims in (
@@ -474,6 +612,7 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
      ("sinkformers/sec-5.3/equivariance",)),
     ("prop53", GradientFlowConfig, PROP53_PRESETS, prop53, prop53_verdict, ("sinkformers/prop-5.3",)),
     ("prop54", GradientFlowConfig, PROP54_PRESETS, prop54, prop54_verdict, ("sinkformers/prop-5.4",)),
+    ("thm55_erratum", DiffusionConfig, THM55_PRESETS, thm55, thm55_verdict, ("sinkformers/thm-5.5/erratum",)),
 ):
     register(f"sinkformers.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict,
              claims=_claims, summary=_m)
