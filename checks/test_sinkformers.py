@@ -118,3 +118,32 @@ def test_thm55_erratum(claim):
     figure = _thm55_figure(result)
     claim.erratum(printed, result, {"limit_slope": result.printed_limit, **ex.THM55_RATE}, figure,
                   corrected=corrected)
+
+
+def _prop56_figure(result):
+    from matplotlib.ticker import NullFormatter
+
+    ax = new_axes()
+    for fit, err, color, name in ((result.fit_printed, result.err_printed, "C3", r"printed, $W_K^{-1}$"),
+                                  (result.fit_corrected, result.err_corrected, "C2", r"corrected, $W_K^{-\top}$")):
+        ax.loglog(result.eps, err, "o", color=color, label=f"{name} (fit slope {fit.slope:.2f})")
+        ax.loglog(result.eps, np.exp(fit.intercept) * result.eps ** fit.slope, "-", color=color, lw=0.8)
+    ax.loglog(result.eps, result.err_corrected[-1] * result.eps / result.eps[-1], "k:", lw=1,
+              label="slope 1, predicted (guide)")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(r"bandwidth $\varepsilon$")
+    ax.set_ylabel(r"max$_x|\bar T^1_\varepsilon(x) - $limit$(x)|$ / max|limit|")
+    ax.set_title("sinkformers/prop-5.6/erratum: μ = N(0, I₂), non-symmetric $W_K$", fontsize=10)
+    ax.legend(fontsize=8)
+    return save_figure(ax, "sinkformers/prop-5.6/erratum")
+
+
+@pytest.mark.claim("sinkformers/prop-5.6/erratum", kind="erratum", wrong_in="statement",
+                   aliases=("sander-thesis/prop-5.6",),
+                   title="Prop. 5.6 (thesis ch. 5): the centred L2 self-attention field tends to "
+                         "-W_Qᵀ W_K^{-T} ∇ρ/ρ(W_K^{-1}W_Q x) at rate O(ε); the printed W_K^{-1} (no transpose) fails for "
+                         "non-symmetric W_K (μ = N(0, I₂), Assumption 5.2)")
+def test_prop56_erratum(claim):
+    result = ex.prop56(ex.PROP56_PRESETS["check"])
+    printed, corrected = ex.prop56_erratum(result)
+    claim.erratum(printed, result, dict(ex.PROP56_RATE), _prop56_figure(result), corrected=corrected)

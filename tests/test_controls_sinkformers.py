@@ -118,3 +118,34 @@ def test_thm55_config_validates():
         ex.DiffusionConfig(eps_grid=(0.1, 0.2, 0.05))
     with pytest.raises(ValueError, match="`a`"):
         ex.DiffusionConfig(a=0.0)
+
+
+def _prop56_small(**kw):
+    return ex.prop56(ex.NonlocalConfig(eps_grid=(0.2, 0.1, 0.05, 0.025), spacing=0.06, half_width=5.0, **kw))
+
+
+def test_prop56_record_fails_when_printed_form_holds():
+    """A symmetric W_K: W_K^{-1} = W_K^{-T}, the printed form holds, so the erratum record must fail."""
+    r = _prop56_small(symmetric_key=True)
+    assert r.key_asymmetry == 0.0
+    _fails(ex.prop56_verdict(r))
+
+
+def test_prop56_record_fails_when_corrected_form_fails():
+    """Errors of the corrected form that stall (no O(ε) convergence): the record must fail."""
+    from theory.rates import fit_rate
+
+    r = _prop56_small()
+    stalled = np.full_like(r.err_corrected, 0.2) + r.eps / 100
+    _fails(ex.prop56_verdict(dataclasses.replace(r, err_corrected=stalled, fit_corrected=fit_rate(r.eps, stalled))))
+
+
+def test_prop56_passes_on_small_preset():
+    assert ex.prop56_verdict(_prop56_small()).passed
+
+
+def test_prop56_config_validates():
+    with pytest.raises(ValueError, match="`spacing`"):
+        ex.NonlocalConfig(spacing=1e-4)
+    with pytest.raises(ValueError, match="`points`"):
+        ex.NonlocalConfig(points=0)

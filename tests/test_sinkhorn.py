@@ -169,3 +169,21 @@ def test_energies_match_definitions():
     k = n * K
     e_inf = -np.sum(k * np.log(k / np.exp(C))) / (2 * n * n)
     assert sk.energy(X, WQ, WK, "sinkhorn") == pytest.approx(e_inf, rel=1e-11, abs=1e-13)
+
+
+def test_l2_softmax_field_matches_definition_and_validates():
+    rng = np.random.default_rng(1)
+    nodes, x = rng.normal(size=(30, 2)), rng.normal(size=(4, 2))
+    w = rng.uniform(0.5, 1.5, size=30)
+    WQ, WK, WV = rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 2))
+    eps = 0.3
+    cost = -0.5 * np.sum(((x @ WQ.T)[:, None, :] - (nodes @ WK.T)[None, :, :]) ** 2, axis=2)
+    A = softmax(cost / eps + np.log(w)[None, :], axis=1)
+    np.testing.assert_allclose(sk.l2_softmax_field(x, nodes, w, WQ, WK, WV, eps), A @ nodes @ WV.T / eps,
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="weights"):
+        sk.l2_softmax_field(x, nodes, -w, WQ, WK, WV, eps)
+    with pytest.raises(ValueError, match="eps"):
+        sk.l2_softmax_field(x, nodes, w, WQ, WK, WV, 0.0)
+    with pytest.raises(ValueError, match="`x`"):
+        sk.l2_softmax_field(x[:, :1], nodes, w, WQ, WK, WV, eps)

@@ -30,6 +30,7 @@ __all__ = [
     "GradientFlowConfig", "Prop53Result", "prop53", "prop53_verdict", "PROP53_PRESETS", "PROP53_TOL",
     "Prop54Result", "prop54", "prop54_verdict", "PROP54_PRESETS", "PROP54_TOL", "assumption52_weights",
     "DiffusionConfig", "DiffusionResult", "thm55", "thm55_erratum", "thm55_verdict", "THM55_PRESETS", "THM55_RATE",
+    "NonlocalConfig", "NonlocalResult", "prop56", "prop56_erratum", "prop56_verdict", "PROP56_PRESETS", "PROP56_RATE",
 ]
 
 
@@ -602,6 +603,144 @@ def thm55_verdict(result: DiffusionResult, rate=THM55_RATE) -> Verdict:
     return erratum_verdict(*thm55_erratum(result, rate))
 
 
+# ------------------------------------------------------------------------------ Prop. 5.6 (erratum)
+
+@dataclass(frozen=True)
+class NonlocalConfig:
+    """Prop. 5.6 in dimension 2: μ = N(0, I₂) on a square grid (weights ρ(x_j)h²), the L2 self-attention
+    field T^1_ε (:func:`theory.sinkhorn.l2_softmax_field`) with Assumption 5.2 (W_Q^T W_K = W_K^T W_Q = S = -W_V,
+    W_K generic and non-symmetric, W_Q = W_K^{-T} S), centred: T̄_ε(x) = T^1_ε(x) + (1/ε)W_Q^T W_Q x, at points x
+    whose images y = W_K^{-1}W_Q x lie in the bulk of ρ. Printed limit: -W_Q^T W_K^{-1} ∇ρ/ρ(y); corrected:
+    -W_Q^T W_K^{-T} ∇ρ/ρ(y) (the chain rule of ∇[ρ(W_K^{-1}·)]).
+
+    Attributes
+    ----------
+    eps_grid : tuple of float
+        Bandwidths, decreasing, at least 3, each in (0, 1].
+    spacing : float
+        Grid spacing h (it must resolve the kernel width √ε/‖W_K‖).
+    half_width : float
+        The grid covers [-half_width, half_width]².
+    points : int
+        Evaluation points, >= 1.
+    symmetric_key : bool
+        False (the claim): a non-symmetric W_K, where the two forms differ. True: a symmetric W_K, where they
+        coincide (a negative control: the erratum record must then fail).
+    seed : int
+    """
+
+    eps_grid: tuple = (0.2, 0.1, 0.05, 0.025, 0.0125)
+    spacing: float = 0.04
+    half_width: float = 6.0
+    points: int = 5
+    symmetric_key: bool = False
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "NonlocalConfig"
+        g = self.eps_grid
+        if not isinstance(g, tuple) or len(g) < 3 or any(
+                isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 < e <= 1.0 for e in g) or any(
+                g[i + 1] >= g[i] for i in range(len(g) - 1)):
+            raise ValueError(f"`eps_grid` of {c} must be a decreasing tuple of at least 3 numbers in (0, 1]; got {g!r}")
+        _pos(c, "spacing", self.spacing)
+        _pos(c, "half_width", self.half_width)
+        if self.half_width / self.spacing > 2000:
+            raise ValueError(f"`spacing` of {c} gives more than 4001² nodes; got {self.spacing!r}")
+        _int(c, "points", self.points, 1)
+        if not isinstance(self.symmetric_key, bool):
+            raise TypeError(f"`symmetric_key` of {c} must be a bool; got {self.symmetric_key!r}")
+        _int(c, "seed", self.seed, 0)
+
+
+PROP56_PRESETS = {
+    "check": NonlocalConfig(),
+    # the proposition has no sizes; "paper" refines the grid and the bandwidths
+    "paper": NonlocalConfig(eps_grid=(0.2, 0.1, 0.05, 0.025, 0.0125, 0.00625), spacing=0.02, points=20),
+}
+
+#: an O(ε) convergence: fitted exponent of the relative error against ε within 1 ± 0.15
+PROP56_RATE = {"slope": 1.0, "tol": 0.15}
+
+
+@dataclass(frozen=True)
+class NonlocalResult:
+    """Prop. 5.6 measured: per ε, max over points of |T̄_ε(x) - limit(x)| / max|corrected limit| for the printed
+    and the corrected limits, their rate fits, and the gap to the exact Gaussian value at each ε (a cross-check
+    of the quadrature: the tilted Gaussian's mean, P⁻¹W_K^TW_Qx/ε with P = W_K^TW_K/ε + I)."""
+
+    eps: np.ndarray
+    err_printed: np.ndarray
+    err_corrected: np.ndarray
+    fit_printed: object
+    fit_corrected: object
+    quadrature_gap: float
+    key_asymmetry: float
+
+    def to_measured(self):
+        return {"eps": [float(e) for e in self.eps], "err_printed": [float(e) for e in self.err_printed],
+                "err_corrected": [float(e) for e in self.err_corrected],
+                "rate_printed": float(self.fit_printed.slope), "rate_corrected": float(self.fit_corrected.slope),
+                "rate_corrected_ci": [float(v) for v in self.fit_corrected.ci],
+                "quadrature_gap": float(self.quadrature_gap), "key_asymmetry": float(self.key_asymmetry)}
+
+
+def prop56(config: NonlocalConfig) -> NonlocalResult:
+    """Measure the ε → 0 limit of the centred L2 self-attention field of Prop. 5.6 (thesis, chapter 5)."""
+    from ..rates import fit_rate
+    from ..sinkhorn import l2_softmax_field
+
+    rng = np.random.default_rng(config.seed)
+    d = 2
+    WK = 0.6 * rng.normal(size=(d, d)) + np.eye(d)
+    if config.symmetric_key:
+        WK = 0.5 * (WK + WK.T) + np.eye(d)
+    A = rng.normal(size=(d, d))
+    S = A @ A.T
+    S = S / np.linalg.norm(S, 2) + 0.3 * np.eye(d)
+    WQ = np.linalg.solve(WK.T, S)
+    WV = -S
+    h, L = config.spacing, config.half_width
+    g = np.arange(-L, L + h / 2, h)
+    nodes = np.stack(np.meshgrid(g, g, indexing="ij"), -1).reshape(-1, d)
+    weights = np.exp(-0.5 * np.sum(nodes ** 2, axis=1))
+    y = 0.5 * rng.normal(size=(config.points, d))
+    x = np.linalg.solve(WQ, WK @ y.T).T
+    grad_log_rho = -y  # ∇ρ/ρ at y for the standard Gaussian
+    WKinv = np.linalg.inv(WK)
+    printed = -(WQ.T @ WKinv @ grad_log_rho.T).T
+    corrected = -(WQ.T @ WKinv.T @ grad_log_rho.T).T
+    scale = float(np.max(np.abs(corrected)))
+    ep, ec, gap = [], [], 0.0
+    for eps in config.eps_grid:
+        Tbar = l2_softmax_field(x, nodes, weights, WQ, WK, WV, eps) + x @ (WQ.T @ WQ).T / eps
+        ep.append(float(np.max(np.abs(Tbar - printed))) / scale)
+        ec.append(float(np.max(np.abs(Tbar - corrected))) / scale)
+        P = WK.T @ WK / eps + np.eye(d)
+        exact = (np.linalg.solve(P, WK.T @ WQ @ x.T / eps).T - y) @ WV.T / eps
+        gap = max(gap, float(np.max(np.abs(Tbar - exact))) / scale)
+    eps = np.array(config.eps_grid, dtype=float)
+    ep, ec = np.array(ep), np.array(ec)
+    asym = float(np.linalg.norm(WK - WK.T) / np.linalg.norm(WK))
+    return NonlocalResult(eps, ep, ec, fit_rate(eps, ep), fit_rate(eps, ec), gap, asym)
+
+
+def prop56_erratum(result: NonlocalResult, rate=PROP56_RATE):
+    """(printed, corrected) verdicts: T̄_ε converges at O(ε) to the printed limit (W_K^{-1}) / to the corrected
+    one (W_K^{-T})."""
+    from ..claims import rate_verdict
+
+    return (rate_verdict(result.fit_printed, rate, grid_label="ε"),
+            rate_verdict(result.fit_corrected, rate, grid_label="ε"))
+
+
+def prop56_verdict(result: NonlocalResult, rate=PROP56_RATE) -> Verdict:
+    """The erratum record's verdict: the printed limit fails and the corrected one holds."""
+    from ..claims import erratum_verdict
+
+    return erratum_verdict(*prop56_erratum(result, rate))
+
+
 def _m(r):
     return {k: float(v) for k, v in r.to_measured().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
@@ -613,6 +752,7 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
     ("prop53", GradientFlowConfig, PROP53_PRESETS, prop53, prop53_verdict, ("sinkformers/prop-5.3",)),
     ("prop54", GradientFlowConfig, PROP54_PRESETS, prop54, prop54_verdict, ("sinkformers/prop-5.4",)),
     ("thm55_erratum", DiffusionConfig, THM55_PRESETS, thm55, thm55_verdict, ("sinkformers/thm-5.5/erratum",)),
+    ("prop56_erratum", NonlocalConfig, PROP56_PRESETS, prop56, prop56_verdict, ("sinkformers/prop-5.6/erratum",)),
 ):
     register(f"sinkformers.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict,
              claims=_claims, summary=_m)

@@ -33,7 +33,8 @@ from .._errors import NonFiniteError
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval
 from . import _kernels
 
-__all__ = ["sinkhorn", "sinkhorn_reference", "attention", "logits", "energy", "KINDS", "MAX_LOGIT_RANGE"]
+__all__ = ["sinkhorn", "sinkhorn_reference", "attention", "logits", "energy", "l2_softmax_field", "KINDS",
+           "MAX_LOGIT_RANGE"]
 
 #: The attention kinds of :func:`attention`: K^0 ("kernel"), K^1 ("softmax"), K^∞ ("sinkhorn").
 KINDS = ("kernel", "softmax", "sinkhorn")
@@ -200,3 +201,45 @@ def energy(X, WQ, WK, kind="sinkhorn", *, tol=1e-13):
     K = np.exp(L)
     # log K - C = L - (C - C.max()) - C.max(); use L directly (log-domain, no log of 0)
     return float(-0.5 * np.log(n) - np.sum(K * (L - C)) / (2.0 * n))
+
+
+def l2_softmax_field(x, nodes, weights, WQ, WK, WV, eps):
+    r"""The L2 self-attention field of §5.5 (thesis, chapter 5) for a weighted discrete measure, at points ``x``.
+
+    :math:`T^1_{\mu,\varepsilon}(x)=\frac1\varepsilon\sum_j\tilde k^1_\varepsilon(x,x_j)w_jW_Vx_j` with
+    :math:`\tilde k^1_\varepsilon(x,\cdot)w=\mathrm{SoftMax}_j(\tilde c(x,x_j)/\varepsilon+\log w_j)`,
+    :math:`\tilde c(x,x')=-\frac12\|W_Qx-W_Kx'\|^2`, and :math:`\mu=\sum_jw_j\delta_{x_j}` (``weights`` > 0,
+    normalised here to sum 1). Prop. 5.6 studies its centred version
+    :math:`T^1_{\mu,\varepsilon}+\frac1\varepsilon W_Q^\top W_Q x` as :math:`\varepsilon\to0`.
+
+    Parameters
+    ----------
+    x : array_like, shape (p, d)
+        Evaluation points.
+    nodes : array_like, shape (n, d)
+    weights : array_like, shape (n,)
+        Positive weights.
+    WQ, WK : array_like, shape (m, d)
+    WV : array_like, shape (d, d)
+    eps : float > 0
+        Bandwidth.
+
+    Returns
+    -------
+    ndarray, shape (p, d)
+    """
+    func = "theory.sinkhorn.l2_softmax_field"
+    nodes = as_float_array(nodes, "nodes", func=func, ndim=2, min_size=1)
+    d = nodes.shape[1]
+    x = as_float_array(x, "x", func=func, ndim=2, shape=(None, d))
+    w = as_float_array(weights, "weights", func=func, ndim=1, shape=(nodes.shape[0],))
+    if not np.all(w > 0):
+        raise ValueError(f"`weights` of {func} must be positive.")
+    _, WQ, WK, WV = _check_weights(nodes, WQ, WK, WV, func)
+    eps = check_interval(eps, "eps", 0.0, np.inf, func=func)
+    q = x @ WQ.T
+    k = nodes @ WK.T
+    cost = -0.5 * (np.sum(q * q, axis=1)[:, None] - 2.0 * q @ k.T + np.sum(k * k, axis=1)[None, :])
+    logits_ = cost / eps + np.log(w / w.sum())[None, :]
+    A = np.exp(logits_ - logsumexp(logits_, axis=1, keepdims=True))
+    return check_finite_output(A @ (nodes @ WV.T) / eps, "the L2 attention field", func=func)
