@@ -147,3 +147,22 @@ def test_prop56_erratum(claim):
     result = ex.prop56(ex.PROP56_PRESETS["check"])
     printed, corrected = ex.prop56_erratum(result)
     claim.erratum(printed, result, dict(ex.PROP56_RATE), _prop56_figure(result), corrected=corrected)
+
+
+@pytest.mark.claim("sinkformers/thm-5.5", kind="rate", aliases=("sander-thesis/thm-5.5",),
+                   title="Thm. 5.5 (thesis ch. 5) as corrected: the centred Sinkformer field tends to -½∇ρ/ρ at rate O(ε) "
+                         "(|slope(ε) - ½| ~ ε; μ = N(0, 1), d = 1, Assumption 5.2); PDE ∂ρ/∂t = ½Δρ")
+def test_thm55(claim):
+    result = ex.thm55(ex.THM55_PRESETS["check"])
+    claim.measured = {"slopes": [float(s) for s in result.slopes], "corrected_limit": result.corrected_limit}
+    claim.rate(result.fit_corrected, dict(ex.THM55_RATE), grid_label="ε")
+
+
+@pytest.mark.claim("sinkformers/prop-5.6", kind="rate", aliases=("sander-thesis/prop-5.6",),
+                   title="Prop. 5.6 (thesis ch. 5) as corrected: the centred L2 self-attention field tends to "
+                         "-W_Qᵀ W_K^{-T} ∇ρ/ρ(W_K^{-1}W_Q x) at rate O(ε) (μ = N(0, I₂), non-symmetric W_K)")
+def test_prop56(claim):
+    result = ex.prop56(ex.PROP56_PRESETS["check"])
+    claim.measured = {"err_corrected": [float(e) for e in result.err_corrected],
+                      "quadrature_gap": result.quadrature_gap}
+    claim.rate(result.fit_corrected, dict(ex.PROP56_RATE), grid_label="ε")

@@ -149,3 +149,16 @@ def test_prop56_config_validates():
         ex.NonlocalConfig(spacing=1e-4)
     with pytest.raises(ValueError, match="`points`"):
         ex.NonlocalConfig(points=0)
+
+
+def test_corrected_rate_records_reject_printed_limits():
+    """The rate records of Thm. 5.5 and Prop. 5.6 (corrected forms) judge the fit they are given: fed the printed
+    limits' errors (which do not decrease), their verdict fails."""
+    from theory.claims import rate_verdict
+
+    r55 = _thm55_small()
+    assert rate_verdict(r55.fit_corrected, ex.THM55_RATE).passed
+    _fails(rate_verdict(r55.fit_printed, ex.THM55_RATE))
+    r56 = _prop56_small()
+    assert rate_verdict(r56.fit_corrected, ex.PROP56_RATE).passed
+    _fails(rate_verdict(r56.fit_printed, ex.PROP56_RATE))

@@ -751,8 +751,10 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
      ("sinkformers/sec-5.3/equivariance",)),
     ("prop53", GradientFlowConfig, PROP53_PRESETS, prop53, prop53_verdict, ("sinkformers/prop-5.3",)),
     ("prop54", GradientFlowConfig, PROP54_PRESETS, prop54, prop54_verdict, ("sinkformers/prop-5.4",)),
-    ("thm55_erratum", DiffusionConfig, THM55_PRESETS, thm55, thm55_verdict, ("sinkformers/thm-5.5/erratum",)),
-    ("prop56_erratum", NonlocalConfig, PROP56_PRESETS, prop56, prop56_verdict, ("sinkformers/prop-5.6/erratum",)),
+    ("thm55_erratum", DiffusionConfig, THM55_PRESETS, thm55, thm55_verdict,
+     ("sinkformers/thm-5.5/erratum", "sinkformers/thm-5.5")),
+    ("prop56_erratum", NonlocalConfig, PROP56_PRESETS, prop56, prop56_verdict,
+     ("sinkformers/prop-5.6/erratum", "sinkformers/prop-5.6")),
 ):
     register(f"sinkformers.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict,
              claims=_claims, summary=_m)
