@@ -166,3 +166,14 @@ def test_prop56(claim):
     claim.measured = {"err_corrected": [float(e) for e in result.err_corrected],
                       "quadrature_gap": result.quadrature_gap}
     claim.rate(result.fit_corrected, dict(ex.PROP56_RATE), grid_label="ε")
+
+
+@pytest.mark.claim("sinkformers/prop-5.3/normalisation/erratum", kind="erratum", wrong_in="proof",
+                   aliases=("sander-thesis/prop-5.3",),
+                   title="§5.4 and the proof of Prop. 5.3 (thesis ch. 5) at μ = (1/n)Σδ: k^1, k^∞ of Eq. (5.5) are nK^1, "
+                         "nK^∞ (printed: K^1, K^∞) and -∇_W F^0(x_i) = (1/n)Σ_j K^0_ij W_V x_j (printed: no 1/n); "
+                         "Prop. 5.3 itself holds")
+def test_normalisation_erratum(claim):
+    result = ex.normalisation(ex.NORMALISATION_PRESETS["check"])
+    printed, corrected = ex.normalisation_erratum(result)
+    claim.erratum(printed, result, {"rel_tol": ex.NORMALISATION_TOL}, corrected=corrected)

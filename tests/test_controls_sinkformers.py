@@ -162,3 +162,19 @@ def test_corrected_rate_records_reject_printed_limits():
     r56 = _prop56_small()
     assert rate_verdict(r56.fit_corrected, ex.PROP56_RATE).passed
     _fails(rate_verdict(r56.fit_printed, ex.PROP56_RATE))
+
+
+def test_normalisation_record_fails_when_printed_form_holds_or_corrected_fails():
+    r = ex.normalisation(ex.NormalisationConfig(sizes=(3, 5)))
+    assert ex.normalisation_verdict(r).passed
+    # the printed errors replaced by the corrected ones (as if the printed factors were right): the record fails
+    _fails(ex.normalisation_verdict(dataclasses.replace(r, printed_err=r.corrected_err)))
+    # the corrected errors replaced by the printed ones: the corrected half fails, so the record fails
+    _fails(ex.normalisation_verdict(dataclasses.replace(r, corrected_err=r.printed_err)))
+
+
+def test_normalisation_config_validates():
+    with pytest.raises(ValueError, match="`sizes`"):
+        ex.NormalisationConfig(sizes=(1, 4))
+    with pytest.raises(ValueError, match="`sizes`"):
+        ex.NormalisationConfig(sizes=())

@@ -31,6 +31,8 @@ __all__ = [
     "Prop54Result", "prop54", "prop54_verdict", "PROP54_PRESETS", "PROP54_TOL", "assumption52_weights",
     "DiffusionConfig", "DiffusionResult", "thm55", "thm55_erratum", "thm55_verdict", "THM55_PRESETS", "THM55_RATE",
     "NonlocalConfig", "NonlocalResult", "prop56", "prop56_erratum", "prop56_verdict", "PROP56_PRESETS", "PROP56_RATE",
+    "NormalisationConfig", "NormalisationResult", "normalisation", "normalisation_erratum", "normalisation_verdict",
+    "NORMALISATION_PRESETS", "NORMALISATION_TOL",
 ]
 
 
@@ -741,6 +743,133 @@ def prop56_verdict(result: NonlocalResult, rate=PROP56_RATE) -> Verdict:
     return erratum_verdict(*prop56_erratum(result, rate))
 
 
+# ------------------------------------------------------------- the factor n between k^p and K^p (erratum)
+
+@dataclass(frozen=True)
+class NormalisationConfig:
+    """The factor n between the kernels k^p of §5.4 and the matrices K^p, at μ = (1/n)Σδ_{x_j}.
+
+    The Wasserstein gradient of F at the tokens is ∇_W F(μ)(x_i) = n ∇_{x_i} F(μ_X), measured here by central
+    finite differences of the energies of Prop. 5.3 (:func:`theory.sinkhorn.energy`), under Assumption 5.2.
+    Printed: the proof of Prop. 5.3 writes -∇_W F^0(μ)(x_i) = Σ_j K^0_ij W_V x_j, and §5.4 identifies
+    k^∞(x_i, x_j) = K^∞_ij, so that -∇_W F^∞(μ)(x_i) = ∫k^∞(x_i, x')W_V x' dμ(x') = (1/n)Σ_j K^∞_ij W_V x_j.
+    Corrected: (1/n)Σ_j K^0_ij W_V x_j and Σ_j K^∞_ij W_V x_j (k^∞ = nK^∞). The kernels k^1 and k^∞ are also
+    computed from their definitions (§5.4, Eq. (5.5): divide by the μ-average of the rows, then of the columns,
+    at the nodes; plain NumPy, 4001 normalisations) and compared with K^p (printed) and nK^p (corrected).
+
+    Attributes
+    ----------
+    sizes : tuple of int
+        Numbers of tokens, each >= 2 (the printed forms are off by the factor n, so n >= 2 separates them).
+    d : int
+    token_scale, weight_scale, fd_step, tol : float
+        As in :class:`GradientFlowConfig`.
+    seed : int
+    """
+
+    sizes: tuple = (4, 8, 16)
+    d: int = 2
+    token_scale: float = 0.8
+    weight_scale: float = 1.0
+    fd_step: float = 1e-6
+    tol: float = 1e-14
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "NormalisationConfig"
+        if not isinstance(self.sizes, tuple) or not self.sizes:
+            raise ValueError(f"`sizes` of {c} must be a non-empty tuple of integers >= 2; got {self.sizes!r}")
+        for v in self.sizes:
+            _int(c, "sizes", v, 2)
+        _int(c, "d", self.d, 1)
+        for name in ("token_scale", "weight_scale", "fd_step", "tol"):
+            _pos(c, name, getattr(self, name))
+        _int(c, "seed", self.seed, 0)
+
+
+NORMALISATION_PRESETS = {"check": NormalisationConfig(), "paper": NormalisationConfig(sizes=(4, 8, 16, 32, 64))}
+
+#: relative tolerance of a field against the finite-difference Wasserstein gradient
+NORMALISATION_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class NormalisationResult:
+    """Per n: the relative errors max|F - (-∇_W F)|/max|∇_W F| of the printed and corrected fields for F^0 and
+    F^∞, and the norm ratios |printed| / |∇_W F| (n for F^0, 1/n for F^∞ when the factor is the only slip)."""
+
+    sizes: tuple
+    printed_err: dict
+    corrected_err: dict
+    printed_ratio: dict
+
+    def to_measured(self):
+        out = {"sizes": list(self.sizes)}
+        # the kernel identifications k^p(x_i, x_j) = K^p_ij (printed) / nK^p_ij (corrected) are in
+        # printed_err_k1, printed_err_kinf, corrected_err_k1, corrected_err_kinf (max relative errors)
+        for name, d in (("printed_err", self.printed_err), ("corrected_err", self.corrected_err),
+                        ("printed_ratio", self.printed_ratio)):
+            for k, v in d.items():
+                out[f"{name}_{k}"] = [float(x) for x in v]
+        return out
+
+
+def normalisation(config: NormalisationConfig) -> NormalisationResult:
+    """Measure the printed and corrected normalisations of the fields of Prop. 5.3 against ∇_W F (thesis ch. 5)."""
+    from ..sinkhorn import logits as _logits
+
+    rng = np.random.default_rng(config.seed)
+    perr = {"kernel": [], "sinkhorn": [], "k1": [], "kinf": []}
+    cerr = {"kernel": [], "sinkhorn": [], "k1": [], "kinf": []}
+    ratio = {"kernel": [], "sinkhorn": []}
+    for n in config.sizes:
+        X = config.token_scale * rng.normal(size=(n, config.d))
+        WQ, WK, WV = assumption52_weights(rng, config.d, scale=config.weight_scale)
+        C = _logits(X, WQ, WK)
+        V = X @ WV.T
+        # Eq. (5.5) at mu = (1/n) sum delta: normalise by mu-averages (not sums), rows first
+        k = np.exp(C)
+        k1 = None
+        for it in range(4001):
+            k = k / k.mean(axis=1, keepdims=True) if it % 2 == 0 else k / k.mean(axis=0, keepdims=True)
+            if it == 0:
+                k1 = k.copy()
+        for name, kk, KK in (("k1", k1, sinkhorn(C, n_iter=1)), ("kinf", k, sinkhorn(C, tol=config.tol))):
+            perr[name].append(float(np.max(np.abs(kk - KK) / np.abs(KK))))
+            cerr[name].append(float(np.max(np.abs(kk - n * KK) / np.abs(n * KK))))
+        for kind in ("kernel", "sinkhorn"):
+            grad_w = n * _fd_gradient(lambda Y: energy(Y, WQ, WK, kind, tol=config.tol), X, config.fd_step)
+            if kind == "kernel":
+                K = np.exp(C)
+                printed, corrected = K @ V, K @ V / n
+            else:
+                K = sinkhorn(C, tol=config.tol)
+                printed, corrected = K @ V / n, K @ V
+            scale = float(np.max(np.abs(grad_w)))
+            perr[kind].append(float(np.max(np.abs(printed + grad_w))) / scale)
+            cerr[kind].append(float(np.max(np.abs(corrected + grad_w))) / scale)
+            ratio[kind].append(float(np.linalg.norm(printed) / np.linalg.norm(grad_w)))
+    return NormalisationResult(tuple(config.sizes), perr, cerr, ratio)
+
+
+def normalisation_erratum(result: NormalisationResult, tol=NORMALISATION_TOL):
+    """(printed, corrected) verdicts: each form's fields equal -∇_W F to ``tol`` for every n and both energies."""
+    verdicts = []
+    for name, errs in (("printed", result.printed_err), ("corrected", result.corrected_err)):
+        worst = max(max(v) for v in errs.values())
+        verdicts.append(qualitative_verdict(bool(worst <= tol), (
+            f"{name} fields vs -∇_W F and kernels k^1, k^∞ of Eq. (5.5): max rel. error {worst:.3g} (<= {tol:g}) over n = "
+            f"{', '.join(str(n) for n in result.sizes)}")))
+    return tuple(verdicts)
+
+
+def normalisation_verdict(result: NormalisationResult, tol=NORMALISATION_TOL) -> Verdict:
+    """The erratum record's verdict: the printed normalisation fails and the corrected one holds."""
+    from ..claims import erratum_verdict
+
+    return erratum_verdict(*normalisation_erratum(result, tol))
+
+
 def _m(r):
     return {k: float(v) for k, v in r.to_measured().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
@@ -755,6 +884,8 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
      ("sinkformers/thm-5.5/erratum", "sinkformers/thm-5.5")),
     ("prop56_erratum", NonlocalConfig, PROP56_PRESETS, prop56, prop56_verdict,
      ("sinkformers/prop-5.6/erratum", "sinkformers/prop-5.6")),
+    ("normalisation_erratum", NormalisationConfig, NORMALISATION_PRESETS, normalisation, normalisation_verdict,
+     ("sinkformers/prop-5.3/normalisation/erratum",)),
 ):
     register(f"sinkformers.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict,
              claims=_claims, summary=_m)
