@@ -178,3 +178,17 @@ def test_normalisation_config_validates():
         ex.NormalisationConfig(sizes=(1, 4))
     with pytest.raises(ValueError, match="`sizes`"):
         ex.NormalisationConfig(sizes=())
+
+
+def test_sinkformers_experiments_registered():
+    from theory.experiments import experiment, experiments
+
+    names = {n for n in experiments() if n.startswith("sinkformers.")}
+    assert names == {f"sinkformers.{n}" for n in ("prop51", "equivariance", "prop53", "prop54", "thm55_erratum",
+                                                    "prop56_erratum", "normalisation_erratum")}
+    for name in names:
+        exp = experiment(name)
+        assert {"check", "paper"} <= set(exp.presets)
+        assert all(c.startswith("sinkformers/") for c in exp.claims)
+    exp = experiment("sinkformers.prop51")
+    assert exp.verdict(exp.run(draws=2)).passed
