@@ -1,0 +1,194 @@
+"""Negative controls of the checks in checks/test_sinkformers.py: each feeds the experiment's own verdict a setting
+that breaks the claim and asserts that the verdict fails. They import theory.experiments.sinkformers, never checks/."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from theory.experiments import sinkformers as ex
+
+
+def _fails(verdict):
+    assert verdict.status == "fail", verdict.message
+
+
+def test_prop51_rejects_softmax_as_invariant():
+    """The SoftMax (n_iter=1) in place of Sinkhorn's limit: column shifts change it."""
+    cfg = dataclasses.replace(ex.PROP51_PRESETS["check"], n_iter=1, draws=5)
+    _fails(ex.prop51_verdict(ex.prop51(cfg)))
+
+
+def test_prop51_rejects_unconverged_sinkhorn():
+    """Three Sinkhorn normalisations are not the limit: not invariant either."""
+    cfg = dataclasses.replace(ex.PROP51_PRESETS["check"], n_iter=3, draws=5)
+    _fails(ex.prop51_verdict(ex.prop51(cfg)))
+
+
+def test_equivariance_rejects_positional_bias():
+    """A fixed position-dependent bias in the logits breaks permutation equivariance."""
+    cfg = dataclasses.replace(ex.EQUIVARIANCE_PRESETS["check"], bias_scale=0.5, draws=3)
+    _fails(ex.equivariance_verdict(ex.equivariance(cfg)))
+
+
+def test_prop53_rejects_wrong_value_sign():
+    """W_V = +W_Q^T W_K (Assumption 5.2 with the wrong sign): T = +n∇E and the energy increases."""
+    cfg = dataclasses.replace(ex.PROP53_PRESETS["check"], value_sign=1.0, draws=1, flow_steps=20)
+    _fails(ex.prop53_verdict(ex.prop53(cfg)))
+
+
+def test_prop53_rejects_non_symmetric_value():
+    """A W_V that is not -W_Q^T W_K: the fields are not -n∇E."""
+    cfg = dataclasses.replace(ex.PROP53_PRESETS["check"], symmetric_value=False, draws=1, flow_steps=5)
+    result = ex.prop53(cfg)
+    assert min(result.grad_rel.values()) > 1e-3
+    _fails(ex.prop53_verdict(result))
+
+
+def test_prop54_rejects_non_symmetric_value():
+    """Assumption 5.2 broken (W_V non-symmetric): the K^∞ Jacobian is no Hessian, not symmetric."""
+    cfg = dataclasses.replace(ex.PROP54_PRESETS["check"], symmetric_value=False, draws=2)
+    result = ex.prop54(cfg)
+    assert result.asymmetry["sinkhorn"] > 1e-3
+    _fails(ex.prop54_verdict(result))
+
+
+def test_prop54_rejects_softmax_as_symmetric():
+    """The verdict with the SoftMax's asymmetry replaced by the K^∞ one's must pass; with the K^∞ value replaced by
+    the SoftMax's it must fail (the verdict reads the kinds it is given)."""
+    r = ex.prop54(dataclasses.replace(ex.PROP54_PRESETS["check"], draws=2))
+    a = dict(r.asymmetry)
+    a["sinkhorn"] = a["softmax"]
+    _fails(ex.prop54_verdict(dataclasses.replace(r, asymmetry=a)))
+
+
+def test_presets_pass_small():
+    """The same experiments as stated pass on small draws (the controls above fail for the broken setting)."""
+    assert ex.prop51_verdict(ex.prop51(dataclasses.replace(ex.PROP51_PRESETS["check"], draws=5))).passed
+    assert ex.prop53_verdict(ex.prop53(dataclasses.replace(ex.PROP53_PRESETS["check"], draws=1, flow_steps=20))).passed
+
+
+@pytest.mark.parametrize("cls, kw, name", [
+    (ex.InvarianceConfig, {"n": 1}, "n"), (ex.InvarianceConfig, {"n_iter": 0}, "n_iter"),
+    (ex.InvarianceConfig, {"shift_scale": -1.0}, "shift_scale"),
+    (ex.EquivarianceConfig, {"bias_scale": -0.1}, "bias_scale"), (ex.EquivarianceConfig, {"draws": 0}, "draws"),
+    (ex.GradientFlowConfig, {"value_sign": 0.5}, "value_sign"), (ex.GradientFlowConfig, {"fd_step": 0.0}, "fd_step"),
+    (ex.GradientFlowConfig, {"flow_steps": 0}, "flow_steps"),
+])
+def test_configs_validate(cls, kw, name):
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        cls(**kw)
+
+
+def _thm55_small():
+    return ex.thm55(ex.DiffusionConfig(n=100, eps_grid=(0.4, 0.2, 0.1, 0.05)))
+
+
+def test_thm55_record_fails_when_printed_form_holds():
+    """Slopes that converge to the printed limit 1/σ² at O(ε): the erratum record must fail."""
+    from theory.rates import fit_rate
+
+    r = _thm55_small()
+    slopes = r.printed_limit - r.eps / 8
+    r2 = dataclasses.replace(r, slopes=slopes, fit_printed=fit_rate(r.eps, np.abs(slopes - r.printed_limit)),
+                             fit_corrected=fit_rate(r.eps, np.abs(slopes - r.corrected_limit)))
+    _fails(ex.thm55_verdict(r2))
+
+
+def test_thm55_record_fails_when_corrected_form_fails():
+    """Slopes stuck at 0.3 (neither limit): the corrected half fails, so the record fails."""
+    from theory.rates import fit_rate
+
+    r = _thm55_small()
+    slopes = np.full_like(r.slopes, 0.3) + r.eps / 50
+    r2 = dataclasses.replace(r, slopes=slopes, fit_printed=fit_rate(r.eps, np.abs(slopes - r.printed_limit)),
+                             fit_corrected=fit_rate(r.eps, np.abs(slopes - r.corrected_limit)))
+    _fails(ex.thm55_verdict(r2))
+
+
+def test_thm55_passes_on_small_preset():
+    """The measured halves on the real Sinkformer: printed fails, corrected holds (the record passes)."""
+    assert ex.thm55_verdict(_thm55_small()).passed
+
+
+def test_thm55_config_validates():
+    with pytest.raises(ValueError, match="`eps_grid`"):
+        ex.DiffusionConfig(eps_grid=(0.1, 0.2, 0.05))
+    with pytest.raises(ValueError, match="`a`"):
+        ex.DiffusionConfig(a=0.0)
+
+
+def _prop56_small(**kw):
+    return ex.prop56(ex.NonlocalConfig(eps_grid=(0.2, 0.1, 0.05, 0.025), spacing=0.06, half_width=5.0, **kw))
+
+
+def test_prop56_record_fails_when_printed_form_holds():
+    """A symmetric W_K: W_K^{-1} = W_K^{-T}, the printed form holds, so the erratum record must fail."""
+    r = _prop56_small(symmetric_key=True)
+    assert r.key_asymmetry == 0.0
+    _fails(ex.prop56_verdict(r))
+
+
+def test_prop56_record_fails_when_corrected_form_fails():
+    """Errors of the corrected form that stall (no O(ε) convergence): the record must fail."""
+    from theory.rates import fit_rate
+
+    r = _prop56_small()
+    stalled = np.full_like(r.err_corrected, 0.2) + r.eps / 100
+    _fails(ex.prop56_verdict(dataclasses.replace(r, err_corrected=stalled, fit_corrected=fit_rate(r.eps, stalled))))
+
+
+def test_prop56_passes_on_small_preset():
+    assert ex.prop56_verdict(_prop56_small()).passed
+
+
+def test_prop56_config_validates():
+    with pytest.raises(ValueError, match="`spacing`"):
+        ex.NonlocalConfig(spacing=1e-4)
+    with pytest.raises(ValueError, match="`points`"):
+        ex.NonlocalConfig(points=0)
+
+
+def test_corrected_rate_records_reject_printed_limits():
+    """The rate records of Thm. 5.5 and Prop. 5.6 (corrected forms) judge the fit they are given: fed the printed
+    limits' errors (which do not decrease), their verdict fails."""
+    from theory.claims import rate_verdict
+
+    r55 = _thm55_small()
+    assert rate_verdict(r55.fit_corrected, ex.THM55_RATE).passed
+    _fails(rate_verdict(r55.fit_printed, ex.THM55_RATE))
+    r56 = _prop56_small()
+    assert rate_verdict(r56.fit_corrected, ex.PROP56_RATE).passed
+    _fails(rate_verdict(r56.fit_printed, ex.PROP56_RATE))
+
+
+def test_normalisation_record_fails_when_printed_form_holds_or_corrected_fails():
+    r = ex.normalisation(ex.NormalisationConfig(sizes=(3, 5)))
+    assert ex.normalisation_verdict(r).passed
+    # the printed errors replaced by the corrected ones (as if the printed factors were right): the record fails
+    _fails(ex.normalisation_verdict(dataclasses.replace(r, printed_err=r.corrected_err)))
+    # the corrected errors replaced by the printed ones: the corrected half fails, so the record fails
+    _fails(ex.normalisation_verdict(dataclasses.replace(r, corrected_err=r.printed_err)))
+
+
+def test_normalisation_config_validates():
+    with pytest.raises(ValueError, match="`sizes`"):
+        ex.NormalisationConfig(sizes=(1, 4))
+    with pytest.raises(ValueError, match="`sizes`"):
+        ex.NormalisationConfig(sizes=())
+
+
+def test_sinkformers_experiments_registered():
+    from theory.experiments import experiment, experiments
+
+    names = {n for n in experiments() if n.startswith("sinkformers.")}
+    assert names == {f"sinkformers.{n}" for n in ("prop51", "equivariance", "prop53", "prop54", "thm55_erratum",
+                                                    "prop56_erratum", "normalisation_erratum")}
+    for name in names:
+        exp = experiment(name)
+        assert {"check", "paper"} <= set(exp.presets)
+        assert all(c.startswith("sinkformers/") for c in exp.claims)
+    exp = experiment("sinkformers.prop51")
+    assert exp.verdict(exp.run(draws=2)).passed

@@ -1,0 +1,189 @@
+"""Unit tests of theory.sinkhorn: the log-domain Sinkhorn kernel against a NumPy reference, SciPy's softmax and
+POT (when installed), its input validation and extremes, and the attention fields and energies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+
+from theory import sinkhorn as sk
+from theory._errors import NonFiniteError
+
+
+def _logits(n, seed=0, scale=2.0):
+    return scale * np.random.default_rng(seed).normal(size=(n, n))
+
+
+@pytest.mark.parametrize("n", [1, 2, 10, 40])
+def test_limit_is_doubly_stochastic(n):
+    K = sk.sinkhorn(_logits(n, seed=n))
+    assert np.all(K > 0)
+    assert np.max(np.abs(K.sum(axis=1) - 1)) < 1e-12
+    assert np.max(np.abs(K.sum(axis=0) - 1)) < 1e-12
+
+
+def test_one_iteration_is_row_softmax():
+    C = _logits(12, seed=3)
+    np.testing.assert_allclose(sk.sinkhorn(C, n_iter=1), softmax(C, axis=1), rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("n_iter", [1, 2, 3, 8, 21])
+def test_matches_numpy_reference(n_iter):
+    C = _logits(9, seed=n_iter)
+    np.testing.assert_allclose(sk.sinkhorn(C, n_iter=n_iter), sk.sinkhorn_reference(C, n_iter), rtol=0, atol=1e-14)
+
+
+def test_odd_counts_row_stochastic_even_counts_column_stochastic():
+    C = _logits(7, seed=5)
+    assert np.max(np.abs(sk.sinkhorn(C, n_iter=5).sum(axis=1) - 1)) < 1e-14
+    assert np.max(np.abs(sk.sinkhorn(C, n_iter=4).sum(axis=0) - 1)) < 1e-14
+
+
+def test_limit_matches_long_reference_and_symmetric_for_symmetric_logits():
+    C = _logits(8, seed=11)
+    np.testing.assert_allclose(sk.sinkhorn(C), sk.sinkhorn_reference(C, 4001), rtol=0, atol=1e-12)
+    S = C + C.T
+    K = sk.sinkhorn(S)
+    np.testing.assert_allclose(K, K.T, rtol=0, atol=1e-12)
+
+
+def test_against_pot():
+    ot = pytest.importorskip("ot")
+    C = _logits(10, seed=2, scale=1.0)
+    n = C.shape[0]
+    a = np.full(n, 1.0 / n)
+    plan = ot.sinkhorn(a, a, -C, reg=1.0, numItermax=100000, stopThr=1e-14)
+    np.testing.assert_allclose(sk.sinkhorn(C), n * plan, rtol=0, atol=1e-9)
+
+
+def test_info_and_max_iter():
+    C = _logits(10, seed=4)
+    K, info = sk.sinkhorn(C, return_info=True)
+    assert info["n_iter"] % 2 == 1 and info["col_error"] <= 1e-13
+    with pytest.raises(ValueError, match="max_iter"):
+        sk.sinkhorn(_logits(10, seed=4, scale=20.0), max_iter=3)
+
+
+def test_huge_logits_handled_without_nan():
+    # a constant 1e300 shift: uniform
+    np.testing.assert_allclose(sk.sinkhorn(np.full((4, 4), 1e300)), 0.25, rtol=0, atol=1e-15)
+    # a spread of 1e300 at the limit of the accepted range: a permutation-like matrix, finite, no NaN
+    C = np.zeros((3, 3))
+    C[[0, 1, 2], [2, 0, 1]] = 1e300
+    K = sk.sinkhorn(C, n_iter=9)
+    assert np.all(np.isfinite(K))
+    np.testing.assert_allclose(K, np.eye(3)[[2, 0, 1]], atol=1e-15)
+    Kinf = sk.sinkhorn(C)
+    assert np.all(np.isfinite(Kinf)) and np.max(np.abs(Kinf.sum(axis=0) - 1)) < 1e-12
+
+
+def test_large_but_finite_logits_finite_or_refused():
+    C = _logits(6, seed=8, scale=300.0)
+    K = sk.sinkhorn(C, n_iter=51)
+    assert np.all(np.isfinite(K)) and np.max(np.abs(K.sum(axis=1) - 1)) < 1e-14
+    with pytest.raises(ValueError, match="max_iter"):  # slow convergence is reported, never a NaN
+        sk.sinkhorn(C, max_iter=1001)
+
+
+@pytest.mark.parametrize("C, match", [
+    (np.full((3, 3), np.nan), "`C`"),
+    (np.array([[1e300, -1e300], [0.0, 0.0]]), "`C`"),
+    (np.array([[np.inf, 0.0], [0.0, 0.0]]), "`C`"),
+    (np.zeros((2, 3)), "`C`"),
+    (np.zeros(3), "`C`"),
+    (np.zeros((0, 0)), "`C`"),
+])
+def test_bad_logits_refused(C, match):
+    with pytest.raises(ValueError, match=match):
+        sk.sinkhorn(C)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    ({"n_iter": 0}, ValueError, "n_iter"), ({"n_iter": -3}, ValueError, "n_iter"),
+    ({"n_iter": 1.5}, TypeError, "n_iter"), ({"n_iter": True}, TypeError, "n_iter"),
+    ({"tol": 0.0}, ValueError, "tol"), ({"tol": float("nan")}, ValueError, "tol"),
+    ({"max_iter": 0}, ValueError, "max_iter"),
+])
+def test_bad_arguments_refused(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        sk.sinkhorn(np.zeros((3, 3)), **kw)
+
+
+def test_input_not_modified():
+    C = _logits(5)
+    C0 = C.copy()
+    sk.sinkhorn(C)
+    np.testing.assert_array_equal(C, C0)
+
+
+def _setup(n=6, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = 0.7 * rng.normal(size=(n, d))
+    WQ, WK, WV = (0.6 * rng.normal(size=(2, d)), 0.6 * rng.normal(size=(2, d)), rng.normal(size=(d, d)))
+    return X, WQ, WK, WV
+
+
+def test_attention_fields_match_definitions():
+    X, WQ, WK, WV = _setup()
+    n = X.shape[0]
+    C = (X @ WQ.T) @ (X @ WK.T).T
+    V = X @ WV.T
+    np.testing.assert_allclose(sk.attention(X, WQ, WK, WV, "kernel"), np.exp(C) @ V / n, atol=1e-14)
+    np.testing.assert_allclose(sk.attention(X, WQ, WK, WV, "softmax"), softmax(C, axis=1) @ V, atol=1e-14)
+    np.testing.assert_allclose(sk.attention(X, WQ, WK, WV, "sinkhorn"), sk.sinkhorn_reference(C, 3001) @ V,
+                               atol=1e-12)
+    np.testing.assert_allclose(sk.attention(X, WQ, WK, WV, "sinkhorn", n_iter=1),
+                               sk.attention(X, WQ, WK, WV, "softmax"), atol=0)
+    np.testing.assert_allclose(sk.logits(X, WQ, WK), C, atol=0)
+
+
+def test_one_token_sinkformer_equals_transformer():
+    X, WQ, WK, WV = _setup(n=1)
+    np.testing.assert_allclose(sk.attention(X, WQ, WK, WV, "sinkhorn"), sk.attention(X, WQ, WK, WV, "softmax"),
+                               atol=0)
+
+
+def test_attention_validation():
+    X, WQ, WK, WV = _setup()
+    with pytest.raises(ValueError, match="kind"):
+        sk.attention(X, WQ, WK, WV, "soft")
+    with pytest.raises(ValueError, match="WK"):
+        sk.attention(X, WQ, WK[:, :2], WV)
+    with pytest.raises(ValueError, match="WV"):
+        sk.attention(X, WQ, WK, WV[:2])
+    with pytest.raises(ValueError, match="`X`"):
+        sk.attention(np.full_like(X, np.nan), WQ, WK, WV)
+    with pytest.raises(NonFiniteError):
+        sk.attention(100 * X, 10 * WQ, 10 * WK, WV, "kernel")
+    with pytest.raises(ValueError, match="kind"):
+        sk.energy(X, WQ, WK, "softmax")
+
+
+def test_energies_match_definitions():
+    X, WQ, WK, _ = _setup()
+    n = X.shape[0]
+    C = (X @ WQ.T) @ (X @ WK.T).T
+    assert sk.energy(X, WQ, WK, "kernel") == pytest.approx(np.exp(C).sum() / (2 * n * n), rel=1e-14)
+    K = sk.sinkhorn_reference(C, 3001)
+    k = n * K
+    e_inf = -np.sum(k * np.log(k / np.exp(C))) / (2 * n * n)
+    assert sk.energy(X, WQ, WK, "sinkhorn") == pytest.approx(e_inf, rel=1e-11, abs=1e-13)
+
+
+def test_l2_softmax_field_matches_definition_and_validates():
+    rng = np.random.default_rng(1)
+    nodes, x = rng.normal(size=(30, 2)), rng.normal(size=(4, 2))
+    w = rng.uniform(0.5, 1.5, size=30)
+    WQ, WK, WV = rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 2))
+    eps = 0.3
+    cost = -0.5 * np.sum(((x @ WQ.T)[:, None, :] - (nodes @ WK.T)[None, :, :]) ** 2, axis=2)
+    A = softmax(cost / eps + np.log(w)[None, :], axis=1)
+    np.testing.assert_allclose(sk.l2_softmax_field(x, nodes, w, WQ, WK, WV, eps), A @ nodes @ WV.T / eps,
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="weights"):
+        sk.l2_softmax_field(x, nodes, -w, WQ, WK, WV, eps)
+    with pytest.raises(ValueError, match="eps"):
+        sk.l2_softmax_field(x, nodes, w, WQ, WK, WV, 0.0)
+    with pytest.raises(ValueError, match="`x`"):
+        sk.l2_softmax_field(x[:, :1], nodes, w, WQ, WK, WV, eps)

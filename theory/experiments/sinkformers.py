@@ -1,0 +1,891 @@
+r"""Experiments of paper key ``sinkformers`` (M. E. Sander's thesis, chapter 5, "Sinkformers").
+
+Every claim's measurement as a library function: a frozen config (validated, every field documented), presets
+``"check"`` (what ``pytest checks/test_sinkformers.py`` runs) and ``"paper"`` (larger sizes; the chapter's
+propositions carry no sizes of their own, so "paper" is a larger sweep of the same instances), a pure
+``measure`` function and the verdict beside it (a :class:`theory.claims.Verdict`).
+
+* :func:`prop51`: Prop. 5.1, Sinkhorn's limit is unchanged when :math:`f_i+g_j` is added to the logits (and
+  so the dot-product and the L2 costs give the same :math:`K^\infty`); the row SoftMax is not (column shifts).
+* :func:`equivariance`: permutation equivariance of the three attention fields (§5.2-5.3, and §1.1.6).
+* :func:`prop53`: Prop. 5.3 at the empirical measure, under Assumption 5.2: :math:`T^0=-n\nabla E^0` and
+  :math:`T^\infty=-n\nabla E^\infty` (finite differences), and the energy decreases along the Euler flow.
+* :func:`prop54`: Prop. 5.4 through the Jacobian of the field: symmetric (a Hessian) for :math:`K^0` and
+  :math:`K^\infty`, not for the SoftMax :math:`K^1`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..claims import Verdict, qualitative_verdict
+from ..sinkhorn import attention, energy, sinkhorn
+from . import register
+
+__all__ = [
+    "InvarianceConfig", "InvarianceResult", "prop51", "prop51_verdict", "PROP51_PRESETS", "PROP51_TOL",
+    "EquivarianceConfig", "EquivarianceResult", "equivariance", "equivariance_verdict", "EQUIVARIANCE_PRESETS",
+    "GradientFlowConfig", "Prop53Result", "prop53", "prop53_verdict", "PROP53_PRESETS", "PROP53_TOL",
+    "Prop54Result", "prop54", "prop54_verdict", "PROP54_PRESETS", "PROP54_TOL", "assumption52_weights",
+    "DiffusionConfig", "DiffusionResult", "thm55", "thm55_erratum", "thm55_verdict", "THM55_PRESETS", "THM55_RATE",
+    "NonlocalConfig", "NonlocalResult", "prop56", "prop56_erratum", "prop56_verdict", "PROP56_PRESETS", "PROP56_RATE",
+    "NormalisationConfig", "NormalisationResult", "normalisation", "normalisation_erratum", "normalisation_verdict",
+    "NORMALISATION_PRESETS", "NORMALISATION_TOL",
+]
+
+
+def _int(cls, name, value, low):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"`{name}` of {cls} must be an integer >= {low}; got {value!r}")
+
+
+def _pos(cls, name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
+            0.0 < float(value) < float("inf")):
+        raise ValueError(f"`{name}` of {cls} must be a positive finite number; got {value!r}")
+
+
+def _choice(cls, name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"`{name}` of {cls} must be one of {allowed!r}; got {value!r}")
+
+
+# ------------------------------------------------------------------------------------------ Prop. 5.1
+
+#: tolerances of Prop. 5.1: Sinkhorn's limits agree to ``invariant``; SoftMax moves by at least ``moved``
+PROP51_TOL = {"invariant": 1e-12, "moved": 1e-2}
+
+
+@dataclass(frozen=True)
+class InvarianceConfig:
+    """Prop. 5.1 on random logits.
+
+    Attributes
+    ----------
+    n : int
+        Number of tokens (the logits are n x n), >= 2.
+    d : int
+        Token dimension of the L2-cost comparison, >= 1.
+    draws : int
+        Number of random instances, >= 1.
+    logit_scale : float
+        Standard deviation of the Gaussian logits C (and of the scale of X, W_Q, W_K in the L2 comparison).
+    shift_scale : float
+        Standard deviation of the Gaussian shifts f_i and g_j.
+    n_iter : int or None
+        Sinkhorn normalisations of the operator under test; None is the limit K^∞ (the claim). 1 is the
+        SoftMax, which a negative control passes to show that the verdict rejects a non-invariant operator.
+    seed : int
+        Seed of numpy's default_rng.
+    """
+
+    n: int = 10
+    d: int = 3
+    draws: int = 20
+    logit_scale: float = 1.5
+    shift_scale: float = 3.0
+    n_iter: int | None = None
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "InvarianceConfig"
+        _int(c, "n", self.n, 2)
+        _int(c, "d", self.d, 1)
+        _int(c, "draws", self.draws, 1)
+        _pos(c, "logit_scale", self.logit_scale)
+        _pos(c, "shift_scale", self.shift_scale)
+        if self.n_iter is not None:
+            _int(c, "n_iter", self.n_iter, 1)
+        _int(c, "seed", self.seed, 0)
+
+
+PROP51_PRESETS = {
+    "check": InvarianceConfig(),
+    "paper": InvarianceConfig(n=64, d=16, draws=200),
+}
+
+
+@dataclass(frozen=True)
+class InvarianceResult:
+    """Largest changes of the normalised matrix under the shifts of Prop. 5.1.
+
+    Attributes
+    ----------
+    max_diff_shift : float
+        max over draws of max|S(C + f_i + g_j) - S(C)| for the operator under test S.
+    max_diff_l2 : float
+        max over draws of max|S(C~) - S(C)|, C~_ij = -|W_Q x_i - W_K x_j|^2 / 2 the L2 cost and C the dot product.
+    min_diff_softmax_cols : float
+        min over draws of max|SoftMax(C + g_j) - SoftMax(C)|: the SoftMax is not invariant (column shifts).
+    max_diff_softmax_rows : float
+        max over draws of max|SoftMax(C + f_i) - SoftMax(C)|: row shifts leave it unchanged.
+    n_instances : int
+    """
+
+    max_diff_shift: float
+    max_diff_l2: float
+    min_diff_softmax_cols: float
+    max_diff_softmax_rows: float
+    n_instances: int
+
+    def to_measured(self):
+        return {k: float(v) if k != "n_instances" else int(v) for k, v in self.__dict__.items()}
+
+
+def prop51(config: InvarianceConfig) -> InvarianceResult:
+    """Measure Prop. 5.1 (thesis, chapter 5): Sinkhorn(C + f 1^T + 1 g^T) = Sinkhorn(C)."""
+    rng = np.random.default_rng(config.seed)
+    n, d = config.n, config.d
+    shift, l2, sm_cols, sm_rows = 0.0, 0.0, np.inf, 0.0
+    for _ in range(config.draws):
+        C = config.logit_scale * rng.normal(size=(n, n))
+        f = config.shift_scale * rng.normal(size=(n, 1))
+        g = config.shift_scale * rng.normal(size=(1, n))
+        K = sinkhorn(C, n_iter=config.n_iter)
+        shift = max(shift, float(np.max(np.abs(sinkhorn(C + f + g, n_iter=config.n_iter) - K))))
+        S = sinkhorn(C, n_iter=1)
+        sm_cols = min(sm_cols, float(np.max(np.abs(sinkhorn(C + g, n_iter=1) - S))))
+        sm_rows = max(sm_rows, float(np.max(np.abs(sinkhorn(C + f, n_iter=1) - S))))
+        s = np.sqrt(config.logit_scale / d)
+        X = rng.normal(size=(n, d))
+        WQ, WK = s * rng.normal(size=(d, d)), s * rng.normal(size=(d, d))
+        Q, Kx = X @ WQ.T, X @ WK.T
+        dot = Q @ Kx.T
+        l2cost = -0.5 * np.sum((Q[:, None, :] - Kx[None, :, :]) ** 2, axis=2)
+        l2 = max(l2, float(np.max(np.abs(sinkhorn(l2cost, n_iter=config.n_iter)
+                                           - sinkhorn(dot, n_iter=config.n_iter)))))
+    return InvarianceResult(shift, l2, sm_cols, sm_rows, config.draws)
+
+
+def prop51_verdict(result: InvarianceResult, tol=PROP51_TOL) -> Verdict:
+    """Pass iff the shifts (and the L2 cost) leave the operator unchanged to ``invariant`` and column shifts move
+    the SoftMax by at least ``moved`` while row shifts do not."""
+    ok = (result.max_diff_shift <= tol["invariant"] and result.max_diff_l2 <= tol["invariant"]
+          and result.min_diff_softmax_cols >= tol["moved"] and result.max_diff_softmax_rows <= tol["invariant"])
+    return qualitative_verdict(bool(ok), (
+        f"max|Sinkhorn(C+f+g) - Sinkhorn(C)| = {result.max_diff_shift:.2g}, L2 vs dot-product cost "
+        f"{result.max_diff_l2:.2g} (<= {tol['invariant']:g}); SoftMax under column shifts moves by >= "
+        f"{result.min_diff_softmax_cols:.3g} (>= {tol['moved']:g}), under row shifts {result.max_diff_softmax_rows:.2g} "
+        f"({result.n_instances} draws)"))
+
+
+# ------------------------------------------------------------------------------- permutation equivariance
+
+@dataclass(frozen=True)
+class EquivarianceConfig:
+    """Permutation equivariance of the attention fields: T(X_σ) = T(X)_σ.
+
+    Attributes
+    ----------
+    n, d, m : int
+        Tokens, token dimension, query/key dimension (each >= 1; n >= 2).
+    draws : int
+        Random instances (tokens, weights, permutation), >= 1.
+    bias_scale : float
+        Standard deviation of a fixed position-dependent bias B added to the logits (C + B, B not permuted with
+        the tokens), >= 0. 0 is the claim; a positive value (a positional encoding in the attention) breaks
+        equivariance, which a negative control uses.
+    seed : int
+    """
+
+    n: int = 8
+    d: int = 3
+    m: int = 2
+    draws: int = 10
+    bias_scale: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "EquivarianceConfig"
+        _int(c, "n", self.n, 2)
+        _int(c, "d", self.d, 1)
+        _int(c, "m", self.m, 1)
+        _int(c, "draws", self.draws, 1)
+        if isinstance(self.bias_scale, bool) or not isinstance(self.bias_scale, (int, float)) or not (
+                0.0 <= float(self.bias_scale) < float("inf")):
+            raise ValueError(f"`bias_scale` of {c} must be a finite number >= 0; got {self.bias_scale!r}")
+        _int(c, "seed", self.seed, 0)
+
+
+EQUIVARIANCE_PRESETS = {"check": EquivarianceConfig(), "paper": EquivarianceConfig(n=64, d=16, m=8, draws=100)}
+
+#: the largest accepted relative change max|T(X_σ) - T(X)_σ| / max|T(X)|
+EQUIVARIANCE_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class EquivarianceResult:
+    """max over draws of max|T(X_σ) - T(X)_σ| / max|T(X)| per kind ("kernel", "softmax", "sinkhorn")."""
+
+    rel_err: dict = field(default_factory=dict)
+    n_instances: int = 0
+
+    def to_measured(self):
+        return {**{f"rel_err_{k}": float(v) for k, v in self.rel_err.items()}, "n_instances": self.n_instances}
+
+
+def _field_from_logits(C, V, kind):
+    n = C.shape[0]
+    if kind == "kernel":
+        return np.exp(C) @ V / n
+    return sinkhorn(C, n_iter=1 if kind == "softmax" else None) @ V
+
+
+def equivariance(config: EquivarianceConfig) -> EquivarianceResult:
+    """Measure T(X_σ) against T(X)_σ for T^0, T^1 and T^∞ (unmasked attention, thesis §1.1.6 and §5.3)."""
+    rng = np.random.default_rng(config.seed)
+    n, d, m = config.n, config.d, config.m
+    err = {"kernel": 0.0, "softmax": 0.0, "sinkhorn": 0.0}
+    s = 1.0 / np.sqrt(d)
+    for _ in range(config.draws):
+        X = rng.normal(size=(n, d))
+        WQ, WK, WV = s * rng.normal(size=(m, d)), s * rng.normal(size=(m, d)), rng.normal(size=(d, d))
+        B = config.bias_scale * rng.normal(size=(n, n))
+        sigma = rng.permutation(n)
+        for kind in err:
+            def field_of(Y):
+                return _field_from_logits((Y @ WQ.T) @ (Y @ WK.T).T + B, Y @ WV.T, kind)
+            T = field_of(X)
+            dev = np.max(np.abs(field_of(X[sigma]) - T[sigma])) / np.max(np.abs(T))
+            err[kind] = max(err[kind], float(dev))
+    return EquivarianceResult(err, config.draws)
+
+
+def equivariance_verdict(result: EquivarianceResult, tol=EQUIVARIANCE_TOL) -> Verdict:
+    """Pass iff every field is equivariant to ``tol`` (relative)."""
+    ok = all(v <= tol for v in result.rel_err.values())
+    return qualitative_verdict(bool(ok), "max|T(X_σ) - T(X)_σ|/max|T| = " + ", ".join(
+        f"{k} {v:.2g}" for k, v in result.rel_err.items()) + f" (<= {tol:g}; {result.n_instances} draws)")
+
+
+# ------------------------------------------------------------------------------ Props. 5.3 and 5.4
+
+def assumption52_weights(rng, d, *, scale=1.0, value_sign=-1.0, symmetric=True):
+    r"""Weights satisfying Assumption 5.2 (thesis, chapter 5): :math:`W_Q^\top W_K=W_K^\top W_Q=S`, :math:`W_V=-S`.
+
+    S is symmetric positive definite (``scale`` times a Wishart-like draw normalised to spectral norm 1, plus
+    a ridge); W_K is a generic (non-symmetric) invertible matrix and :math:`W_Q=W_K^{-\top}S`. ``value_sign``
+    = +1 gives :math:`W_V=+S` and ``symmetric=False`` a :math:`W_V` that is not :math:`\pm S` (both break the
+    assumption; negative controls use them).
+    """
+    A = rng.normal(size=(d, d))
+    S = A @ A.T
+    S = scale * (S / np.linalg.norm(S, 2) + 0.2 * np.eye(d))
+    WK = rng.normal(size=(d, d)) + 2.0 * np.eye(d)
+    WQ = np.linalg.solve(WK.T, S)
+    WV = value_sign * S if symmetric else value_sign * (S + 0.5 * scale * rng.normal(size=(d, d)))
+    return WQ, WK, WV
+
+
+#: tolerances of Prop. 5.3: relative error of T + n∇E, and the largest energy increase allowed along the flow
+PROP53_TOL = {"grad_rel": 1e-6, "energy_increase": 0.0}
+
+
+@dataclass(frozen=True)
+class GradientFlowConfig:
+    """Props. 5.3 and 5.4 at the empirical measure of n tokens, weights of Assumption 5.2.
+
+    Attributes
+    ----------
+    n, d : int
+        Tokens (>= 2) and dimension (>= 1).
+    draws : int
+        Random instances, >= 1.
+    token_scale : float
+        Standard deviation of the tokens.
+    weight_scale : float
+        Spectral scale of S = W_Q^T W_K.
+    fd_step : float
+        Central finite-difference step.
+    flow_steps : int
+        Euler steps X <- X + flow_step T(X) along which the energy is followed (Prop. 5.3), >= 1.
+    flow_step : float
+        Step size of the flow.
+    value_sign : float
+        -1 (Assumption 5.2, W_V = -W_Q^T W_K) or +1 (broken, for negative controls).
+    symmetric_value : bool
+        True: W_V = value_sign * S; False: a non-symmetric W_V (breaks the assumption; negative controls).
+    tol : float
+        Sinkhorn convergence tolerance.
+    seed : int
+    """
+
+    n: int = 8
+    d: int = 2
+    draws: int = 3
+    token_scale: float = 0.8
+    weight_scale: float = 1.0
+    fd_step: float = 1e-6
+    flow_steps: int = 200
+    flow_step: float = 0.02
+    value_sign: float = -1.0
+    symmetric_value: bool = True
+    tol: float = 1e-14
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "GradientFlowConfig"
+        _int(c, "n", self.n, 2)
+        _int(c, "d", self.d, 1)
+        _int(c, "draws", self.draws, 1)
+        for name in ("token_scale", "weight_scale", "fd_step", "flow_step", "tol"):
+            _pos(c, name, getattr(self, name))
+        _int(c, "flow_steps", self.flow_steps, 1)
+        _choice(c, "value_sign", self.value_sign, (-1.0, 1.0))
+        if not isinstance(self.symmetric_value, bool):
+            raise TypeError(f"`symmetric_value` of {c} must be a bool; got {self.symmetric_value!r}")
+        _int(c, "seed", self.seed, 0)
+
+
+PROP53_PRESETS = {"check": GradientFlowConfig(), "paper": GradientFlowConfig(n=32, d=4, draws=20, flow_steps=1000)}
+PROP54_PRESETS = {"check": GradientFlowConfig(draws=5, flow_steps=1),
+                  "paper": GradientFlowConfig(n=32, d=4, draws=20, flow_steps=1)}
+
+
+def _instances(config):
+    rng = np.random.default_rng(config.seed)
+    for _ in range(config.draws):
+        X = config.token_scale * rng.normal(size=(config.n, config.d))
+        WQ, WK, WV = assumption52_weights(rng, config.d, scale=config.weight_scale, value_sign=config.value_sign,
+                                          symmetric=config.symmetric_value)
+        yield X, WQ, WK, WV
+
+
+def _fd_gradient(fun, X, h):
+    G = np.zeros_like(X)
+    for idx in np.ndindex(*X.shape):
+        Xp, Xm = X.copy(), X.copy()
+        Xp[idx] += h
+        Xm[idx] -= h
+        G[idx] = (fun(Xp) - fun(Xm)) / (2 * h)
+    return G
+
+
+@dataclass(frozen=True)
+class Prop53Result:
+    """Prop. 5.3 measured.
+
+    Attributes
+    ----------
+    grad_rel : dict
+        Per kind ("kernel", "sinkhorn"): max over draws of max|T + n∇E| / max|T| (∇E by finite differences).
+    energy_paths : dict
+        Per kind: the energy along the Euler flow of the first draw (flow_steps + 1 values).
+    max_increase : dict
+        Per kind: the largest one-step energy increase along the flow, over draws (<= 0 when it decreases).
+    n_instances : int
+    """
+
+    grad_rel: dict
+    energy_paths: dict
+    max_increase: dict
+    n_instances: int
+
+    def to_measured(self):
+        out = {f"grad_rel_{k}": float(v) for k, v in self.grad_rel.items()}
+        out.update({f"max_energy_increase_{k}": float(v) for k, v in self.max_increase.items()})
+        out.update({f"energy_{k}_start_end": [float(p[0]), float(p[-1])] for k, p in self.energy_paths.items()})
+        out["n_instances"] = self.n_instances
+        return out
+
+
+def prop53(config: GradientFlowConfig) -> Prop53Result:
+    """Measure Prop. 5.3 (thesis, chapter 5): T^p = -n∇E^p for p in {0, ∞}, and E^p decreasing along the flow."""
+    grad, inc, paths = {"kernel": 0.0, "sinkhorn": 0.0}, {"kernel": -np.inf, "sinkhorn": -np.inf}, {}
+    for draw, (X0, WQ, WK, WV) in enumerate(_instances(config)):
+        n = X0.shape[0]
+        for kind in grad:
+            T = attention(X0, WQ, WK, WV, kind, tol=config.tol)
+            G = _fd_gradient(lambda Y: energy(Y, WQ, WK, kind, tol=config.tol), X0, config.fd_step)
+            grad[kind] = max(grad[kind], float(np.max(np.abs(T + n * G)) / np.max(np.abs(T))))
+            X, path = X0.copy(), [energy(X0, WQ, WK, kind, tol=config.tol)]
+            for _ in range(config.flow_steps):
+                X = X + config.flow_step * attention(X, WQ, WK, WV, kind, tol=config.tol)
+                path.append(energy(X, WQ, WK, kind, tol=config.tol))
+            path = np.array(path)
+            inc[kind] = max(inc[kind], float(np.max(np.diff(path))))
+            if draw == 0:
+                paths[kind] = path
+    return Prop53Result(grad, paths, inc, config.draws)
+
+
+def prop53_verdict(result: Prop53Result, tol=PROP53_TOL) -> Verdict:
+    """Pass iff both fields equal -n∇E to ``grad_rel`` and both energies never increase along the flow."""
+    ok = all(v <= tol["grad_rel"] for v in result.grad_rel.values()) and all(
+        v <= tol["energy_increase"] for v in result.max_increase.values())
+    return qualitative_verdict(bool(ok), "max|T + n∇E|/max|T|: " + ", ".join(
+        f"{k} {v:.2g}" for k, v in result.grad_rel.items()) + f" (<= {tol['grad_rel']:g}); largest energy step "
+        "along the Euler flow: " + ", ".join(f"{k} {v:.2g}" for k, v in result.max_increase.items())
+        + f" (<= {tol['energy_increase']:g}; {result.n_instances} draws)")
+
+
+#: tolerances of Prop. 5.4: ||J - J^T||/||J|| at most ``symmetric`` for K^0, K^∞, at least ``asymmetric`` for K^1
+PROP54_TOL = {"symmetric": 1e-6, "asymmetric": 1e-2}
+
+
+@dataclass(frozen=True)
+class Prop54Result:
+    """Prop. 5.4 measured: per kind, max (kernel, sinkhorn) or min (softmax) over draws of ||J - J^T||_F / ||J||_F,
+    J the finite-difference Jacobian of vec T with respect to vec X."""
+
+    asymmetry: dict
+    n_instances: int
+
+    def to_measured(self):
+        return {**{f"asymmetry_{k}": float(v) for k, v in self.asymmetry.items()}, "n_instances": self.n_instances}
+
+
+def _fd_jacobian(fun, X, h):
+    cols = []
+    for idx in np.ndindex(*X.shape):
+        Xp, Xm = X.copy(), X.copy()
+        Xp[idx] += h
+        Xm[idx] -= h
+        cols.append(((fun(Xp) - fun(Xm)) / (2 * h)).ravel())
+    return np.array(cols).T
+
+
+def prop54(config: GradientFlowConfig) -> Prop54Result:
+    """Measure Prop. 5.4 (thesis, chapter 5): the Jacobian of T is symmetric (a Hessian, T = -n∇E) for K^0 and
+    K^∞ and not for the SoftMax, whose field is therefore no gradient."""
+    asym = {"kernel": 0.0, "sinkhorn": 0.0, "softmax": np.inf}
+    for X, WQ, WK, WV in _instances(config):
+        for kind in asym:
+            J = _fd_jacobian(lambda Y: attention(Y, WQ, WK, WV, kind, tol=config.tol), X, config.fd_step)
+            r = float(np.linalg.norm(J - J.T) / np.linalg.norm(J))
+            asym[kind] = min(asym[kind], r) if kind == "softmax" else max(asym[kind], r)
+    return Prop54Result(asym, config.draws)
+
+
+def prop54_verdict(result: Prop54Result, tol=PROP54_TOL) -> Verdict:
+    """Pass iff the K^0 and K^∞ Jacobians are symmetric to ``symmetric`` and the SoftMax one is not (``asymmetric``)."""
+    a = result.asymmetry
+    ok = a["kernel"] <= tol["symmetric"] and a["sinkhorn"] <= tol["symmetric"] and a["softmax"] >= tol["asymmetric"]
+    return qualitative_verdict(bool(ok), (
+        f"||J - Jᵀ||/||J||: kernel {a['kernel']:.2g}, sinkhorn {a['sinkhorn']:.2g} (<= {tol['symmetric']:g}), "
+        f"softmax {a['softmax']:.3g} (>= {tol['asymmetric']:g}; {result.n_instances} draws)"))
+
+
+# ------------------------------------------------------------------------------ Thm. 5.5 (erratum)
+
+@dataclass(frozen=True)
+class DiffusionConfig:
+    """Thm. 5.5 in dimension 1: μ = N(0, σ²) represented by its n quantile nodes (equal weights 1/n), the
+    Sinkformer with cost c/ε, c(x, x') = a x x' (W_Q = W_K = √a), W_V = -a (Assumption 5.2), and
+    T̄_ε(x) = (1/ε)(Σ_j K^∞_ε(x, x_j) W_V x_j - W_V x). Both the printed limit -∇ρ/ρ(x) = x/σ² and the corrected
+    one x/(2σ²) are linear in x; the measured figure is the least-squares slope of T̄_ε(x_i) against x_i over the
+    nodes with |x_i| <= window·σ (away from the tails, where the compact support of the nodes shows).
+
+    Attributes
+    ----------
+    n : int
+        Quantile nodes, >= 10.
+    sigma : float
+        Standard deviation of μ.
+    a : float
+        W_Q^T W_K = a > 0 (positive definite, as the proof needs).
+    eps_grid : tuple of float
+        Bandwidths ε, decreasing, at least 3, each in (0, 1].
+    window : float
+        Half-width of the fitting window in units of σ.
+    tol : float
+        Sinkhorn convergence tolerance.
+    """
+
+    n: int = 200
+    sigma: float = 1.0
+    a: float = 1.0
+    eps_grid: tuple = (0.4, 0.2, 0.1, 0.05, 0.025)
+    window: float = 1.0
+    tol: float = 1e-12
+
+    def __post_init__(self):
+        c = "DiffusionConfig"
+        _int(c, "n", self.n, 10)
+        for name in ("sigma", "a", "window", "tol"):
+            _pos(c, name, getattr(self, name))
+        g = self.eps_grid
+        if not isinstance(g, tuple) or len(g) < 3 or any(
+                isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 < e <= 1.0 for e in g) or any(
+                g[i + 1] >= g[i] for i in range(len(g) - 1)):
+            raise ValueError(f"`eps_grid` of {c} must be a decreasing tuple of at least 3 numbers in (0, 1]; got {g!r}")
+
+
+THM55_PRESETS = {
+    "check": DiffusionConfig(),
+    # the theorem has no sizes; "paper" refines the quadrature and the bandwidths
+    "paper": DiffusionConfig(n=800, eps_grid=(0.4, 0.2, 0.1, 0.05, 0.025, 0.0125)),
+}
+
+#: an O(ε) convergence: fitted exponent of |slope(ε) - limit| against ε within 1 ± 0.15
+THM55_RATE = {"slope": 1.0, "tol": 0.15}
+
+
+@dataclass(frozen=True)
+class DiffusionResult:
+    """Thm. 5.5 measured.
+
+    Attributes
+    ----------
+    eps : ndarray
+        The bandwidths.
+    slopes : ndarray
+        Fitted slope of T̄_ε(x) against x at each ε.
+    printed_limit, corrected_limit : float
+        a⁻¹|W_V| ∇ρ/ρ's slope as printed (1/σ² under Assumption 5.2) and half of it.
+    fit_printed, fit_corrected : RateFit
+        Fits of |slope(ε) - limit| ~ C ε^b for the two limits.
+    closed_form_gap : float
+        max over ε of |slope(ε) - s(ε)|, s(ε) = (1 - 1/(ετ))/ε, τ = (1/σ² + √(1/σ⁴ + 4/ε²))/2,
+        the exact Gaussian solution of the symmetric Sinkhorn equation (a cross-check of the quadrature, a = 1 only;
+        NaN otherwise).
+    """
+
+    eps: np.ndarray
+    slopes: np.ndarray
+    printed_limit: float
+    corrected_limit: float
+    fit_printed: object
+    fit_corrected: object
+    closed_form_gap: float
+
+    def to_measured(self):
+        return {"eps": [float(e) for e in self.eps], "slopes": [float(s) for s in self.slopes],
+                "printed_limit": self.printed_limit, "corrected_limit": self.corrected_limit,
+                "rate_printed": float(self.fit_printed.slope), "rate_corrected": float(self.fit_corrected.slope),
+                "rate_corrected_ci": [float(v) for v in self.fit_corrected.ci],
+                "closed_form_gap": float(self.closed_form_gap)}
+
+
+def thm55(config: DiffusionConfig) -> DiffusionResult:
+    """Measure the ε → 0 limit of the centred Sinkformer field of Thm. 5.5 (thesis, chapter 5) in dimension 1."""
+    from scipy.special import ndtri
+
+    from ..rates import fit_rate
+
+    x = config.sigma * ndtri((np.arange(config.n) + 0.5) / config.n)
+    X = x[:, None]
+    m = np.abs(x) <= config.window * config.sigma
+    slopes = []
+    for eps in config.eps_grid:
+        w = np.sqrt(config.a / eps)
+        WV = -config.a
+        T = attention(X, [[w]], [[w]], [[WV / eps]], "sinkhorn", tol=config.tol)[:, 0]
+        Tbar = T - WV * x / eps
+        slopes.append(float(np.sum(Tbar[m] * x[m]) / np.sum(x[m] ** 2)))
+    slopes = np.array(slopes)
+    eps = np.array(config.eps_grid, dtype=float)
+    printed = 1.0 / config.sigma ** 2  # -W_V (W_Q^T W_K)^{-1} rho'/rho = x / sigma^2 under Assumption 5.2
+    corrected = 0.5 * printed
+    if config.a == 1.0:
+        s2 = config.sigma ** 2
+        tau = (1.0 / s2 + np.sqrt(1.0 / s2 ** 2 + 4.0 / eps ** 2)) / 2.0
+        gap = float(np.max(np.abs(slopes - (1.0 - 1.0 / (eps * tau)) / eps)))
+    else:
+        gap = float("nan")
+    return DiffusionResult(eps, slopes, printed, corrected, fit_rate(eps, np.abs(slopes - printed)),
+                           fit_rate(eps, np.abs(slopes - corrected)), gap)
+
+
+def thm55_erratum(result: DiffusionResult, rate=THM55_RATE):
+    """(printed, corrected) verdicts: T̄_ε converges at O(ε) to the printed limit -∇ρ/ρ (printed), to -½∇ρ/ρ
+    (corrected)."""
+    from ..claims import rate_verdict
+
+    return (rate_verdict(result.fit_printed, rate, grid_label="ε"),
+            rate_verdict(result.fit_corrected, rate, grid_label="ε"))
+
+
+def thm55_verdict(result: DiffusionResult, rate=THM55_RATE) -> Verdict:
+    """The erratum record's verdict: the printed limit fails and the corrected one holds."""
+    from ..claims import erratum_verdict
+
+    return erratum_verdict(*thm55_erratum(result, rate))
+
+
+# ------------------------------------------------------------------------------ Prop. 5.6 (erratum)
+
+@dataclass(frozen=True)
+class NonlocalConfig:
+    """Prop. 5.6 in dimension 2: μ = N(0, I₂) on a square grid (weights ρ(x_j)h²), the L2 self-attention
+    field T^1_ε (:func:`theory.sinkhorn.l2_softmax_field`) with Assumption 5.2 (W_Q^T W_K = W_K^T W_Q = S = -W_V,
+    W_K generic and non-symmetric, W_Q = W_K^{-T} S), centred: T̄_ε(x) = T^1_ε(x) + (1/ε)W_Q^T W_Q x, at points x
+    whose images y = W_K^{-1}W_Q x lie in the bulk of ρ. Printed limit: -W_Q^T W_K^{-1} ∇ρ/ρ(y); corrected:
+    -W_Q^T W_K^{-T} ∇ρ/ρ(y) (the chain rule of ∇[ρ(W_K^{-1}·)]).
+
+    Attributes
+    ----------
+    eps_grid : tuple of float
+        Bandwidths, decreasing, at least 3, each in (0, 1].
+    spacing : float
+        Grid spacing h (it must resolve the kernel width √ε/‖W_K‖).
+    half_width : float
+        The grid covers [-half_width, half_width]².
+    points : int
+        Evaluation points, >= 1.
+    symmetric_key : bool
+        False (the claim): a non-symmetric W_K, where the two forms differ. True: a symmetric W_K, where they
+        coincide (a negative control: the erratum record must then fail).
+    seed : int
+    """
+
+    eps_grid: tuple = (0.2, 0.1, 0.05, 0.025, 0.0125)
+    spacing: float = 0.04
+    half_width: float = 6.0
+    points: int = 5
+    symmetric_key: bool = False
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "NonlocalConfig"
+        g = self.eps_grid
+        if not isinstance(g, tuple) or len(g) < 3 or any(
+                isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 < e <= 1.0 for e in g) or any(
+                g[i + 1] >= g[i] for i in range(len(g) - 1)):
+            raise ValueError(f"`eps_grid` of {c} must be a decreasing tuple of at least 3 numbers in (0, 1]; got {g!r}")
+        _pos(c, "spacing", self.spacing)
+        _pos(c, "half_width", self.half_width)
+        if self.half_width / self.spacing > 2000:
+            raise ValueError(f"`spacing` of {c} gives more than 4001² nodes; got {self.spacing!r}")
+        _int(c, "points", self.points, 1)
+        if not isinstance(self.symmetric_key, bool):
+            raise TypeError(f"`symmetric_key` of {c} must be a bool; got {self.symmetric_key!r}")
+        _int(c, "seed", self.seed, 0)
+
+
+PROP56_PRESETS = {
+    "check": NonlocalConfig(),
+    # the proposition has no sizes; "paper" refines the grid and the bandwidths
+    "paper": NonlocalConfig(eps_grid=(0.2, 0.1, 0.05, 0.025, 0.0125, 0.00625), spacing=0.02, points=20),
+}
+
+#: an O(ε) convergence: fitted exponent of the relative error against ε within 1 ± 0.15
+PROP56_RATE = {"slope": 1.0, "tol": 0.15}
+
+
+@dataclass(frozen=True)
+class NonlocalResult:
+    """Prop. 5.6 measured: per ε, max over points of |T̄_ε(x) - limit(x)| / max|corrected limit| for the printed
+    and the corrected limits, their rate fits, and the gap to the exact Gaussian value at each ε (a cross-check
+    of the quadrature: the tilted Gaussian's mean, P⁻¹W_K^TW_Qx/ε with P = W_K^TW_K/ε + I)."""
+
+    eps: np.ndarray
+    err_printed: np.ndarray
+    err_corrected: np.ndarray
+    fit_printed: object
+    fit_corrected: object
+    quadrature_gap: float
+    key_asymmetry: float
+
+    def to_measured(self):
+        return {"eps": [float(e) for e in self.eps], "err_printed": [float(e) for e in self.err_printed],
+                "err_corrected": [float(e) for e in self.err_corrected],
+                "rate_printed": float(self.fit_printed.slope), "rate_corrected": float(self.fit_corrected.slope),
+                "rate_corrected_ci": [float(v) for v in self.fit_corrected.ci],
+                "quadrature_gap": float(self.quadrature_gap), "key_asymmetry": float(self.key_asymmetry)}
+
+
+def prop56(config: NonlocalConfig) -> NonlocalResult:
+    """Measure the ε → 0 limit of the centred L2 self-attention field of Prop. 5.6 (thesis, chapter 5)."""
+    from ..rates import fit_rate
+    from ..sinkhorn import l2_softmax_field
+
+    rng = np.random.default_rng(config.seed)
+    d = 2
+    WK = 0.6 * rng.normal(size=(d, d)) + np.eye(d)
+    if config.symmetric_key:
+        WK = 0.5 * (WK + WK.T) + np.eye(d)
+    A = rng.normal(size=(d, d))
+    S = A @ A.T
+    S = S / np.linalg.norm(S, 2) + 0.3 * np.eye(d)
+    WQ = np.linalg.solve(WK.T, S)
+    WV = -S
+    h, L = config.spacing, config.half_width
+    g = np.arange(-L, L + h / 2, h)
+    nodes = np.stack(np.meshgrid(g, g, indexing="ij"), -1).reshape(-1, d)
+    weights = np.exp(-0.5 * np.sum(nodes ** 2, axis=1))
+    y = 0.5 * rng.normal(size=(config.points, d))
+    x = np.linalg.solve(WQ, WK @ y.T).T
+    grad_log_rho = -y  # ∇ρ/ρ at y for the standard Gaussian
+    WKinv = np.linalg.inv(WK)
+    printed = -(WQ.T @ WKinv @ grad_log_rho.T).T
+    corrected = -(WQ.T @ WKinv.T @ grad_log_rho.T).T
+    scale = float(np.max(np.abs(corrected)))
+    ep, ec, gap = [], [], 0.0
+    for eps in config.eps_grid:
+        Tbar = l2_softmax_field(x, nodes, weights, WQ, WK, WV, eps) + x @ (WQ.T @ WQ).T / eps
+        ep.append(float(np.max(np.abs(Tbar - printed))) / scale)
+        ec.append(float(np.max(np.abs(Tbar - corrected))) / scale)
+        P = WK.T @ WK / eps + np.eye(d)
+        exact = (np.linalg.solve(P, WK.T @ WQ @ x.T / eps).T - y) @ WV.T / eps
+        gap = max(gap, float(np.max(np.abs(Tbar - exact))) / scale)
+    eps = np.array(config.eps_grid, dtype=float)
+    ep, ec = np.array(ep), np.array(ec)
+    asym = float(np.linalg.norm(WK - WK.T) / np.linalg.norm(WK))
+    return NonlocalResult(eps, ep, ec, fit_rate(eps, ep), fit_rate(eps, ec), gap, asym)
+
+
+def prop56_erratum(result: NonlocalResult, rate=PROP56_RATE):
+    """(printed, corrected) verdicts: T̄_ε converges at O(ε) to the printed limit (W_K^{-1}) / to the corrected
+    one (W_K^{-T})."""
+    from ..claims import rate_verdict
+
+    return (rate_verdict(result.fit_printed, rate, grid_label="ε"),
+            rate_verdict(result.fit_corrected, rate, grid_label="ε"))
+
+
+def prop56_verdict(result: NonlocalResult, rate=PROP56_RATE) -> Verdict:
+    """The erratum record's verdict: the printed limit fails and the corrected one holds."""
+    from ..claims import erratum_verdict
+
+    return erratum_verdict(*prop56_erratum(result, rate))
+
+
+# ------------------------------------------------------------- the factor n between k^p and K^p (erratum)
+
+@dataclass(frozen=True)
+class NormalisationConfig:
+    """The factor n between the kernels k^p of §5.4 and the matrices K^p, at μ = (1/n)Σδ_{x_j}.
+
+    The Wasserstein gradient of F at the tokens is ∇_W F(μ)(x_i) = n ∇_{x_i} F(μ_X), measured here by central
+    finite differences of the energies of Prop. 5.3 (:func:`theory.sinkhorn.energy`), under Assumption 5.2.
+    Printed: the proof of Prop. 5.3 writes -∇_W F^0(μ)(x_i) = Σ_j K^0_ij W_V x_j, and §5.4 identifies
+    k^∞(x_i, x_j) = K^∞_ij, so that -∇_W F^∞(μ)(x_i) = ∫k^∞(x_i, x')W_V x' dμ(x') = (1/n)Σ_j K^∞_ij W_V x_j.
+    Corrected: (1/n)Σ_j K^0_ij W_V x_j and Σ_j K^∞_ij W_V x_j (k^∞ = nK^∞). The kernels k^1 and k^∞ are also
+    computed from their definitions (§5.4, Eq. (5.5): divide by the μ-average of the rows, then of the columns,
+    at the nodes; plain NumPy, 4001 normalisations) and compared with K^p (printed) and nK^p (corrected).
+
+    Attributes
+    ----------
+    sizes : tuple of int
+        Numbers of tokens, each >= 2 (the printed forms are off by the factor n, so n >= 2 separates them).
+    d : int
+    token_scale, weight_scale, fd_step, tol : float
+        As in :class:`GradientFlowConfig`.
+    seed : int
+    """
+
+    sizes: tuple = (4, 8, 16)
+    d: int = 2
+    token_scale: float = 0.8
+    weight_scale: float = 1.0
+    fd_step: float = 1e-6
+    tol: float = 1e-14
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "NormalisationConfig"
+        if not isinstance(self.sizes, tuple) or not self.sizes:
+            raise ValueError(f"`sizes` of {c} must be a non-empty tuple of integers >= 2; got {self.sizes!r}")
+        for v in self.sizes:
+            _int(c, "sizes", v, 2)
+        _int(c, "d", self.d, 1)
+        for name in ("token_scale", "weight_scale", "fd_step", "tol"):
+            _pos(c, name, getattr(self, name))
+        _int(c, "seed", self.seed, 0)
+
+
+NORMALISATION_PRESETS = {"check": NormalisationConfig(), "paper": NormalisationConfig(sizes=(4, 8, 16, 32, 64))}
+
+#: relative tolerance of a field against the finite-difference Wasserstein gradient
+NORMALISATION_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class NormalisationResult:
+    """Per n: the relative errors max|F - (-∇_W F)|/max|∇_W F| of the printed and corrected fields for F^0 and
+    F^∞, and the norm ratios |printed| / |∇_W F| (n for F^0, 1/n for F^∞ when the factor is the only slip)."""
+
+    sizes: tuple
+    printed_err: dict
+    corrected_err: dict
+    printed_ratio: dict
+
+    def to_measured(self):
+        out = {"sizes": list(self.sizes)}
+        # the kernel identifications k^p(x_i, x_j) = K^p_ij (printed) / nK^p_ij (corrected) are in
+        # printed_err_k1, printed_err_kinf, corrected_err_k1, corrected_err_kinf (max relative errors)
+        for name, d in (("printed_err", self.printed_err), ("corrected_err", self.corrected_err),
+                        ("printed_ratio", self.printed_ratio)):
+            for k, v in d.items():
+                out[f"{name}_{k}"] = [float(x) for x in v]
+        return out
+
+
+def normalisation(config: NormalisationConfig) -> NormalisationResult:
+    """Measure the printed and corrected normalisations of the fields of Prop. 5.3 against ∇_W F (thesis ch. 5)."""
+    from ..sinkhorn import logits as _logits
+
+    rng = np.random.default_rng(config.seed)
+    perr = {"kernel": [], "sinkhorn": [], "k1": [], "kinf": []}
+    cerr = {"kernel": [], "sinkhorn": [], "k1": [], "kinf": []}
+    ratio = {"kernel": [], "sinkhorn": []}
+    for n in config.sizes:
+        X = config.token_scale * rng.normal(size=(n, config.d))
+        WQ, WK, WV = assumption52_weights(rng, config.d, scale=config.weight_scale)
+        C = _logits(X, WQ, WK)
+        V = X @ WV.T
+        # Eq. (5.5) at mu = (1/n) sum delta: normalise by mu-averages (not sums), rows first
+        k = np.exp(C)
+        k1 = None
+        for it in range(4001):
+            k = k / k.mean(axis=1, keepdims=True) if it % 2 == 0 else k / k.mean(axis=0, keepdims=True)
+            if it == 0:
+                k1 = k.copy()
+        for name, kk, KK in (("k1", k1, sinkhorn(C, n_iter=1)), ("kinf", k, sinkhorn(C, tol=config.tol))):
+            perr[name].append(float(np.max(np.abs(kk - KK) / np.abs(KK))))
+            cerr[name].append(float(np.max(np.abs(kk - n * KK) / np.abs(n * KK))))
+        for kind in ("kernel", "sinkhorn"):
+            grad_w = n * _fd_gradient(lambda Y: energy(Y, WQ, WK, kind, tol=config.tol), X, config.fd_step)
+            if kind == "kernel":
+                K = np.exp(C)
+                printed, corrected = K @ V, K @ V / n
+            else:
+                K = sinkhorn(C, tol=config.tol)
+                printed, corrected = K @ V / n, K @ V
+            scale = float(np.max(np.abs(grad_w)))
+            perr[kind].append(float(np.max(np.abs(printed + grad_w))) / scale)
+            cerr[kind].append(float(np.max(np.abs(corrected + grad_w))) / scale)
+            ratio[kind].append(float(np.linalg.norm(printed) / np.linalg.norm(grad_w)))
+    return NormalisationResult(tuple(config.sizes), perr, cerr, ratio)
+
+
+def normalisation_erratum(result: NormalisationResult, tol=NORMALISATION_TOL):
+    """(printed, corrected) verdicts: each form's fields equal -∇_W F to ``tol`` for every n and both energies."""
+    verdicts = []
+    for name, errs in (("printed", result.printed_err), ("corrected", result.corrected_err)):
+        worst = max(max(v) for v in errs.values())
+        verdicts.append(qualitative_verdict(bool(worst <= tol), (
+            f"{name} fields vs -∇_W F and kernels k^1, k^∞ of Eq. (5.5): max rel. error {worst:.3g} (<= {tol:g}) over n = "
+            f"{', '.join(str(n) for n in result.sizes)}")))
+    return tuple(verdicts)
+
+
+def normalisation_verdict(result: NormalisationResult, tol=NORMALISATION_TOL) -> Verdict:
+    """The erratum record's verdict: the printed normalisation fails and the corrected one holds."""
+    from ..claims import erratum_verdict
+
+    return erratum_verdict(*normalisation_erratum(result, tol))
+
+
+def _m(r):
+    return {k: float(v) for k, v in r.to_measured().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+for _name, _cfg, _presets, _measure, _verdict, _claims in (
+    ("prop51", InvarianceConfig, PROP51_PRESETS, prop51, prop51_verdict, ("sinkformers/prop-5.1",)),
+    ("equivariance", EquivarianceConfig, EQUIVARIANCE_PRESETS, equivariance, equivariance_verdict,
+     ("sinkformers/sec-5.3/equivariance",)),
+    ("prop53", GradientFlowConfig, PROP53_PRESETS, prop53, prop53_verdict, ("sinkformers/prop-5.3",)),
+    ("prop54", GradientFlowConfig, PROP54_PRESETS, prop54, prop54_verdict, ("sinkformers/prop-5.4",)),
+    ("thm55_erratum", DiffusionConfig, THM55_PRESETS, thm55, thm55_verdict,
+     ("sinkformers/thm-5.5/erratum", "sinkformers/thm-5.5")),
+    ("prop56_erratum", NonlocalConfig, PROP56_PRESETS, prop56, prop56_verdict,
+     ("sinkformers/prop-5.6/erratum", "sinkformers/prop-5.6")),
+    ("normalisation_erratum", NormalisationConfig, NORMALISATION_PRESETS, normalisation, normalisation_verdict,
+     ("sinkformers/prop-5.3/normalisation/erratum",)),
+):
+    register(f"sinkformers.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict,
+             claims=_claims, summary=_m)
