@@ -400,8 +400,9 @@ FIG_PLAN = ((0.25, tuple(sorted(set(FIG_DEPTHS) | set(EXPLOSION_DEPTHS)))), (0.5
 FIG_BETAS = tuple(b for b, _ in FIG_PLAN)
 
 
-def fig_table():
-    return net_table(FIG_SEEDS, FIG_PLAN, jac_betas=(0.5, 1.0))
+def fig_table(seeds=FIG_SEEDS, plan=FIG_PLAN, law="uniform", d=40, seed0=2022):
+    """The explicit res-3 table of Figures 1-3 (one call form, so that every caller shares the cache)."""
+    return net_table(tuple(seeds), tuple(plan), law, d, jac_betas=(0.5, 1.0), seed0=seed0)
 
 
 # --------------------------------------------------------------------------- Lemma 14, Corollary 4 limit
@@ -427,7 +428,7 @@ def fast_table(configs=LEMMA14_FAST, depths=LEMMA14_DEPTHS, d=40, seed=14):
     return out
 
 
-def lemma14_tracker(table=None, fast=None, configs=LEMMA14_FAST):
+def lemma14_tracker(table=None, fast=None, configs=LEMMA14_FAST, depths=LEMMA14_DEPTHS):
     """Lemma 14's sandwich for every instance, and exactness where E||g||^2/||h||^2 is a known constant."""
     tracker = Tracker()
     table = fig_table() if table is None else table
@@ -442,9 +443,9 @@ def lemma14_tracker(table=None, fast=None, configs=LEMMA14_FAST):
             upper(tracker, est, _exact(L, beta, 1.0), **inst)
             equal(tracker, est, _exact(L, beta, 0.5), **inst)
             points.append(("explicit", beta, L, est))
-    fast = (fast_table() if configs == LEMMA14_FAST else fast_table(configs)) if fast is None else fast
+    fast = fast_table(configs, depths, 40, 14) if fast is None else fast
     for c, (arch, act, slope, beta, runs, kappa) in enumerate(configs):
-        for L in LEMMA14_DEPTHS:
+        for L in depths:
             est = fast[(c, L)]
             inst = {"source": f"Gaussian {arch} {act}", "beta": beta, "L": L}
             lower(tracker, _exact(L, beta, 0.5), est, **inst)
@@ -454,7 +455,7 @@ def lemma14_tracker(table=None, fast=None, configs=LEMMA14_FAST):
     return tracker, points
 
 
-def cor4_limit_tracker(table=None, fast=None):
+def cor4_limit_tracker(table=None, fast=None, depths=LEMMA14_DEPTHS):
     """beta = 1/2: E||h_L - h_0||^2/||h_0||^2 = (1 + 1/(2L))^L - 1 -> e^{1/2} - 1 (res-3).
 
     For L >= 100, |mean - (e^{1/2} - 1)| <= Z se + |(1 + 1/(2L))^L - e^{1/2}| (the finite-L gap, 2.1e-4
@@ -462,13 +463,13 @@ def cor4_limit_tracker(table=None, fast=None):
     """
     tracker = Tracker()
     table = fig_table() if table is None else table
-    fast = fast_table() if fast is None else fast
+    fast = fast_table(LEMMA14_FAST, depths, 40, 14) if fast is None else fast
     limit = math.expm1(0.5)
     rows = []
     for k, L in enumerate(table.depths(0.5)):
         if L >= 100:
             rows.append(("explicit uniform", L, mc_mean(np.exp(2 * table.log_h[0.5][:, k]))))
-    for L in LEMMA14_DEPTHS:
+    for L in depths:
         if L >= 100:
             rows.append(("Gaussian sampler", L, fast[(0, L)]))
     for src, L, est in rows:
