@@ -572,6 +572,9 @@ class NetConfig:
         The figures' depth grid (Figures 1 and 3 keep these depths of every panel).
     reference : bool
         Also compute the exact-in-law Gaussian reference slope at beta = 1/4 (Corollary 4's record).
+    slope_shift : float
+        Added to every predicted slope of the regimes (0 for the claims; +-0.05 in the negative controls,
+        which must then fail).
     """
 
     seeds: tuple = iid.FIG_SEEDS
@@ -582,6 +585,7 @@ class NetConfig:
     quantity: str = "h"
     figure_depths: tuple = iid.FIG_DEPTHS
     reference: bool = False
+    slope_shift: float = 0.0
 
     def __post_init__(self):
         _ints(self, "seeds")
@@ -593,6 +597,8 @@ class NetConfig:
         _ints(self, "figure_depths", 1, increasing=True)
         if not isinstance(self.reference, bool):
             _fail(self, "reference", "a bool")
+        if not (isinstance(self.slope_shift, (int, float)) and math.isfinite(self.slope_shift)):
+            _fail(self, "slope_shift", "a finite number")
 
 
 def _table(c: NetConfig):
@@ -617,7 +623,7 @@ def regimes(config: NetConfig) -> RegimeResult:
     """Rate fits of the three regimes of Corollary 4 ("h") or 8 ("p") on the explicit networks."""
     _check_type(config, NetConfig, "regimes")
     table = _table(config)
-    fits = iid.regime_fits(iid._logs(table, config.quantity), dict(table.plan))
+    fits = iid.regime_fits(iid._logs(table, config.quantity), dict(table.plan), config.slope_shift)
     return RegimeResult(config, fits, iid._explosion_reference() if config.reference else {})
 
 
@@ -630,7 +636,9 @@ def regimes_verdict(result: RegimeResult):
 
 
 def _regime_summary(result):
-    return {f"slope_beta_{b:g}": float(f.slope) for b, (f, _) in result.fits.items()}
+    return {**{f"slope_beta_{b:g}": float(f.slope) for b, (f, _) in result.fits.items()},
+            **{f"finite_L_slope_beta_{b:g}": float(e["slope"]) for b, (_, e) in result.fits.items()},
+            **{f"tol_beta_{b:g}": float(e["tol"]) for b, (_, e) in result.fits.items()}}
 
 
 COR4_PRESETS = {"check": NetConfig(reference=True), "paper": NetConfig(plan=_PAPER_PLAN, reference=True)}
