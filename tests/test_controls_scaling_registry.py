@@ -98,3 +98,30 @@ def test_prop11_verdict_rejects_a_wrong_scaling():
     cfg = sc.Prop11Config(seeds=(0, 1, 2), grid=(16, 32, 64, 128))
     assert sc.prop11_verdict(sc.prop11(cfg)).passed
     assert not sc.prop11_verdict(sc.prop11(dataclasses.replace(cfg, beta=0.5))).passed
+
+
+@pytest.mark.parametrize("shift", [0.05, -0.05])
+def test_prop10_rejects_a_rate_off_by_005(shift):
+    """The check's paths against slope -1/2 + shift: the record (the pair farthest out of its scatter
+    window, about 0.03) fails; unshifted it passes."""
+    from theory.claims import rate_verdict
+
+    exp = experiment("scaling.prop10")
+    fit, expected, _ = exp.verdict(exp.run("check"))
+    assert rate_verdict(fit, expected, grid_label="L").passed
+    fit, expected, _ = exp.verdict(exp.run("check", slope_shift=shift))
+    assert not rate_verdict(fit, expected, grid_label="L").passed
+
+
+def test_prop10_window_is_the_scatter_of_the_groups():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    grid = (16, 32, 64)
+    groups = np.exp(-0.5 * np.log(grid) + 0.01 * rng.standard_normal((20, 3)))
+    from theory.experiments._scaling_limits import p10_window
+
+    narrow, wide = p10_window(groups, grid), p10_window(groups ** 3, grid)  # 3x the scatter of the log slopes
+    assert 0 < narrow < 0.05 and wide == pytest.approx(3 * narrow, rel=1e-9)
+    with pytest.raises(ValueError, match="`groups`"):
+        p10_window(groups[:1], grid)
