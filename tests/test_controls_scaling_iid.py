@@ -10,6 +10,7 @@ well under 30 s; every draw is seeded.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -331,3 +332,31 @@ def test_lemma21_rejects_wrong_variance():
     """Entries of variance 2/d (the lemma assumes 1/d): E||Vx||^4/||x||^4 = 4(1 + 2/d) > 1 + 128/d at d = 64."""
     tracker = chk.lemma21_tracker(laws=("gaussian",), sizes=((64, 1000),), scale=math.sqrt(2.0))
     _fails(bound_verdict(tracker.result(), OK))
+
+
+# --------------------------------------------------------------------------- regime windows (Corollaries 4, 8)
+
+
+@pytest.mark.parametrize("what", ["h", "p"])
+@pytest.mark.parametrize("shift", [0.05, -0.05])
+def test_regimes_reject_a_rate_off_by_005(what, shift):
+    """The check's networks (50 seeds) against the finite-L slopes shifted by 0.05: every regime's
+    scatter window (0.014 to 0.034) excludes it, so each regime and the record fail; unshifted, all pass."""
+    from theory.experiments import _scaling_claims as sc
+
+    config = sc.COR4_PRESETS["check"] if what == "h" else sc.COR8_PRESETS["check"]
+    config = dataclasses.replace(config, reference=False)
+    fit, expected, per, _ = sc.regimes_verdict(sc.regimes(config))
+    assert all(v.passed for v in per.values()), {b: v.message for b, v in per.items()}
+    fit, expected, per, _ = sc.regimes_verdict(sc.regimes(dataclasses.replace(config, slope_shift=shift)))
+    assert not any(v.passed for v in per.values()), {b: v.message for b, v in per.items()}
+    _fails(rate_verdict(fit, expected, grid_label="L"))
+
+
+def test_finite_l_slopes_tend_to_the_asymptotic_ones():
+    """Regression for the prediction: at beta = 1/2 the grid 10..1000 gives the slope of
+    (1 + 1/(2L))^L - 1 halved (0.003, not 0); far out the finite-L slopes reach the asymptotic ones."""
+    assert chk.finite_l_slope(0.5, chk.FIG_DEPTHS) == pytest.approx(0.00306, abs=1e-4)
+    far = (10**6, 10**7, 10**8)
+    for beta in (0.25, 0.5, 1.0):
+        assert chk.finite_l_slope(beta, far) == pytest.approx(chk.predicted_slope(beta), abs=2e-3)

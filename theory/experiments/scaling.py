@@ -70,7 +70,7 @@ import numpy as np
 from scipy import stats
 
 from theory.claims import Verdict, qualitative_verdict, rate_verdict
-from theory.experiments import _scaling_fbm, _scaling_iid, _scaling_limits  # noqa: F401 (their experiments)
+from theory.experiments import _scaling_claims, _scaling_fbm, _scaling_iid, _scaling_limits  # noqa: F401 (their experiments)
 from theory.experiments._registry import register
 from theory.fbm import autocovariance
 from theory.rates import RateFit
