@@ -1,0 +1,54 @@
+"""Claim checks of Momentum ResNets (Sander's thesis, chapter 4; paper key ``momentum``).
+
+Each check builds its config from a preset of :mod:`theory.experiments.momentum`, measures, and
+records the verdict computed there.
+"""
+
+import pytest
+
+import theory.experiments.momentum as ex
+
+
+@pytest.mark.claim("momentum/eq-4.3", kind="qualitative",
+                   title="The inverse (4.3) reconstructs every layer of the forward pass (4.2) to round-off "
+                         "amplified by gamma^-N (floating-point inverse; linear, tanh, tanh_out, mlp residuals)",
+                   aliases=("sander-thesis/eq-4.3",))
+def test_eq43_inversion(claim):
+    result = ex.measure_inversion(ex.INVERSION_PRESETS["check"])
+    verdict = ex.inversion_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/prop-4.3", kind="qualitative",
+                   title="Psi_eps(theta) (Prop. 4.3) equals its series and is the limit, at rate 1/N, of depth-N "
+                         "Momentum ResNets with gamma = 1 - 1/(N eps), residual theta x / N, v0 = 0",
+                   aliases=("sander-thesis/prop-4.3",))
+def test_prop43_psi(claim):
+    result = ex.measure_psi(ex.PSI_PRESETS["check"])
+    verdict = ex.psi_verdict(result)
+    figure = ex.psi_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.mark.claim("momentum/thm-4.4", kind="qualitative",
+                   title="Thm 4.4 (diagonalizable D): D with every real eigenvalue below lambda_eps of even "
+                         "multiplicity is reached, Psi_eps(preimage(D)) = D; a single eigenvalue below lambda_eps "
+                         "is refused", aliases=("sander-thesis/thm-4.4",))
+def test_thm44_representable(claim):
+    cfg = ex.REPRESENTABLE_PRESETS["check"]
+    result = ex.measure_representable(cfg)
+    verdict = ex.representable_verdict(result, expected_constructed=cfg.trials * len(cfg.eps_values))
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/fig-4.4/erratum", kind="erratum", wrong_in="statement",
+                   title="Fig. 4.4 caption: lambda_eps is 'close to -1 when eps >= 2'; measured lambda_2 = -0.781 "
+                         "(gap 0.22). Corrected: -1 < lambda_eps < -exp(-1/(2 eps)), strictly decreasing, so "
+                         "1 + lambda_eps = O(1/eps); within 0.1 of -1 only from eps of about 5",
+                   aliases=("sander-thesis/fig-4.4",))
+def test_fig44_lambda_erratum(claim):
+    result = ex.measure_lambda(ex.LAMBDA_PRESETS["check"])
+    figure = ex.lambda_figure(result)
+    claim.erratum(ex.lambda_printed_verdict(result), result,
+                  {"printed": "|1 + lambda_eps| <= 0.1 for eps >= 2"}, figure,
+                  corrected=ex.lambda_corrected_verdict(result))

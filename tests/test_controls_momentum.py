@@ -1,0 +1,76 @@
+"""Negative controls of the momentum claim checks: broken inputs make each verdict fail."""
+
+import dataclasses
+
+import pytest
+
+import theory.experiments.momentum as ex
+from theory.claims import erratum_verdict
+
+
+def test_inversion_control_wrong_gamma_fails():
+    cfg = dataclasses.replace(ex.INVERSION_PRESETS["check"], inverse_gamma_offset=1e-6, depths=(10, 50))
+    assert ex.inversion_verdict(ex.measure_inversion(cfg)).status == "fail"
+    ok = dataclasses.replace(ex.INVERSION_PRESETS["check"], depths=(10, 50))
+    assert ex.inversion_verdict(ex.measure_inversion(ok)).status == "pass"
+
+
+def test_psi_control_wrong_initial_velocity_fails():
+    cfg = dataclasses.replace(ex.PSI_PRESETS["check"], v0="f")
+    assert ex.psi_verdict(ex.measure_psi(cfg)).status == "fail"
+
+
+def test_representable_control_wrong_eps_fails():
+    cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], eps_offset=1e-3, trials=4)
+    r = ex.measure_representable(cfg)
+    assert ex.representable_verdict(r, cfg.trials * len(cfg.eps_values)).status == "fail"
+
+
+def test_representable_control_missing_constructions_fail():
+    cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], trials=4)
+    r = ex.measure_representable(cfg)
+    assert ex.representable_verdict(r, cfg.trials * len(cfg.eps_values)).status == "pass"
+    fewer = dataclasses.replace(r, n_refused=r.n_excluded - 1)
+    assert ex.representable_verdict(fewer, cfg.trials * len(cfg.eps_values)).status == "fail"
+
+
+def _lambda_record(result):
+    return erratum_verdict(ex.lambda_printed_verdict(result), ex.lambda_corrected_verdict(result))
+
+
+def test_lambda_erratum_passes_on_measurement():
+    assert _lambda_record(ex.measure_lambda(ex.LAMBDA_PRESETS["check"])).status == "pass"
+
+
+def test_lambda_erratum_fails_when_printed_form_holds():
+    r = ex.measure_lambda(ex.LAMBDA_PRESETS["check"])
+    # values within 0.1 of -1 from eps = 2 on, still inside the bracket and decreasing
+    lam = tuple(l if e < 2 else -0.95 - 0.001 * i for i, (e, l) in enumerate(zip(r.eps_values, r.lambdas)))
+    fake = dataclasses.replace(r, lambdas=lam, upper=tuple(max(u, l + 1e-6) for u, l in zip(r.upper, lam)))
+    assert ex.lambda_printed_verdict(fake).status == "pass"
+    assert _lambda_record(fake).status == "fail"
+
+
+def test_lambda_erratum_fails_when_corrected_form_fails():
+    r = ex.measure_lambda(ex.LAMBDA_PRESETS["check"])
+    fake = dataclasses.replace(r, lambdas=r.lambdas[:-1] + (-1.01,))  # below -1
+    assert ex.lambda_corrected_verdict(fake).status == "fail"
+    assert _lambda_record(fake).status == "fail"
+
+
+@pytest.mark.parametrize("cls,kwargs,name", [
+    (ex.InversionConfig, dict(gammas=(1.5,)), "gammas"), (ex.InversionConfig, dict(d=0), "d"),
+    (ex.InversionConfig, dict(families=("relu",)), "families"), (ex.PsiConfig, dict(depths=(1, 2, 3)), "depths"),
+    (ex.PsiConfig, dict(v0="x"), "v0"), (ex.RepresentableConfig, dict(d=3), "d"),
+    (ex.LambdaConfig, dict(eps_values=(2.0, 1.0)), "eps_values"), (ex.LambdaConfig, dict(closeness=-1.0), "closeness"),
+])
+def test_config_validation(cls, kwargs, name):
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        cls(**kwargs)
+
+
+def test_registered():
+    from theory.experiments import experiment
+    for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table"):
+        e = experiment(name)
+        assert "check" in e.presets and "paper" in e.presets

@@ -1,0 +1,521 @@
+"""Experiments of the ``momentum`` paper key: Momentum ResNets, Sander's thesis, chapter 4.
+
+Registered as ``"momentum.<name>"``:
+
+* ``momentum.inversion`` (``momentum/eq-4.3``): the inverse (4.3) reconstructs the forward pass (4.2)
+  to round-off, for the residual families of :mod:`theory.resnet`.
+* ``momentum.psi`` (``momentum/prop-4.3``): Psi_eps of Prop. 4.3 agrees with its series and is the
+  limit, at rate 1/N, of depth-N Momentum ResNets with gamma = 1 - 1/(N eps) and residual theta x / N.
+* ``momentum.representable`` (``momentum/thm-4.4``): random matrices that Thm 4.4 calls representable
+  are reached, Psi_eps(preimage(D)) = D, and those it excludes are refused.
+* ``momentum.lambda_table`` (``momentum/fig-4.4/erratum``): lambda_eps over a grid of eps; the caption
+  of Fig. 4.4 says lambda_eps is "close to -1 when eps >= 2".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from theory.claims import Verdict, erratum_verdict, qualitative_verdict
+
+from . import register
+
+__all__ = [
+    "InversionConfig", "InversionResult", "measure_inversion", "inversion_verdict",
+    "PsiConfig", "PsiResult", "measure_psi", "psi_verdict", "psi_figure",
+    "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
+    "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
+    "lambda_figure",
+]
+
+
+def _positive_tuple(values, name, cls, *, integer=False, low=0.0, closed=False):
+    if not isinstance(values, tuple) or not values:
+        raise ValueError(f"`{name}` of {cls} must be a non-empty tuple; got {values!r}.")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
+            raise TypeError(f"`{name}` of {cls} must hold {'integers' if integer else 'numbers'}; got {v!r}.")
+        if not math.isfinite(v) or (v < low if closed else v <= low):
+            raise ValueError(f"`{name}` of {cls} must hold finite values {'>=' if closed else '>'} {low}; got {v!r}.")
+
+
+def _check_int(v, name, cls, low):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"`{name}` of {cls} must be an integer; got {v!r}.")
+    if v < low:
+        raise ValueError(f"`{name}` of {cls} must be >= {low}; got {v}.")
+
+
+# --------------------------------------------------------------------------- inversion, Eq. (4.3)
+
+@dataclasses.dataclass(frozen=True)
+class InversionConfig:
+    """Forward pass (4.2) then inverse (4.3) on random weights.
+
+    Attributes
+    ----------
+    d : int
+        State dimension.
+    batch : int
+        Inputs per network.
+    depths : tuple of int
+        Depths N.
+    gammas : tuple of float
+        Momentum terms in (0, 1].
+    families : tuple of str
+        Residual families: "linear", "tanh", "tanh_out", "mlp" (width ``width``).
+    width : int
+        Hidden width of the "mlp" family.
+    seed : int
+        Seed of the weights and inputs.
+    inverse_gamma_offset : float
+        Added to gamma in the inverse only (0 for the claim; a negative control sets it != 0).
+    """
+
+    d: int = 8
+    batch: int = 16
+    depths: tuple = (10, 50, 100)
+    gammas: tuple = (0.9, 0.99)
+    families: tuple = ("linear", "tanh", "tanh_out", "mlp")
+    width: int = 16
+    seed: int = 0
+    inverse_gamma_offset: float = 0.0
+
+    def __post_init__(self):
+        cls = "InversionConfig"
+        _check_int(self.d, "d", cls, 1)
+        _check_int(self.batch, "batch", cls, 1)
+        _check_int(self.width, "width", cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _positive_tuple(self.depths, "depths", cls, integer=True)
+        _positive_tuple(self.gammas, "gammas", cls)
+        if any(g > 1 for g in self.gammas):
+            raise ValueError(f"`gammas` of {cls} must lie in (0, 1]; got {self.gammas}.")
+        if not isinstance(self.families, tuple) or not self.families or any(
+                f not in ("linear", "tanh", "tanh_out", "mlp") for f in self.families):
+            raise ValueError(f"`families` of {cls} must be a non-empty tuple of 'linear', 'tanh', 'tanh_out', "
+                             f"'mlp'; got {self.families!r}.")
+        if not isinstance(self.inverse_gamma_offset, (int, float)) or not math.isfinite(self.inverse_gamma_offset):
+            raise ValueError(f"`inverse_gamma_offset` of {cls} must be a finite number; got {self.inverse_gamma_offset!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class InversionResult:
+    """Largest reconstruction error of (4.3), relative to max(1, max |x_n|, max |v_n|), per gamma and overall."""
+
+    gammas: tuple
+    max_rel_error: tuple  # per gamma, over depths, families and inputs
+    worst: float
+    tolerance: tuple  # per gamma: 1e-13 * gamma^{-N_max} * N_max, round-off amplified by the inverse
+
+    def to_measured(self):
+        return {"gammas": list(self.gammas), "max_rel_error": list(self.max_rel_error), "worst": self.worst,
+                "tolerance": list(self.tolerance)}
+
+
+def measure_inversion(cfg: InversionConfig) -> InversionResult:
+    """Run (4.2) from (x0, v0 = f(x0, theta_0)), invert with (4.3) from (x_N, v_N), compare all layers."""
+    import theory.momentum as M
+    from theory.resnet import mlp
+
+    rng = np.random.default_rng(cfg.seed)
+    errs = []
+    for gamma in cfg.gammas:
+        worst = 0.0
+        for fam in cfg.families:
+            res = mlp(cfg.width) if fam == "mlp" else fam
+            for N in cfg.depths:
+                shape = (N, 2 * cfg.d * cfg.width + cfg.width) if fam == "mlp" else (N, cfg.d, cfg.d)
+                theta = rng.standard_normal(shape) / math.sqrt(cfg.d)
+                x0 = rng.standard_normal((cfg.batch, cfg.d))
+                xs, vs = M.forward(x0, "f", theta, res, gamma)
+                g_inv = min(1.0, gamma + cfg.inverse_gamma_offset)
+                rx, rv = M.inverse(xs[-1], vs[-1], theta, res, g_inv)
+                scale = max(1.0, float(np.abs(xs).max()), float(np.abs(vs).max()))
+                err = max(float(np.abs(rx - xs).max()), float(np.abs(rv - vs).max())) / scale
+                worst = max(worst, err)
+        errs.append(worst)
+    nmax = max(cfg.depths)
+    tol = tuple(1e-13 * g ** (-nmax) * nmax for g in cfg.gammas)
+    return InversionResult(tuple(cfg.gammas), tuple(errs), max(errs), tol)
+
+
+def inversion_verdict(result: InversionResult) -> Verdict:
+    """Pass iff every reconstruction error is within round-off amplified by gamma^{-N} (tolerance per gamma)."""
+    ok = all(math.isfinite(e) and e <= t for e, t in zip(result.max_rel_error, result.tolerance))
+    parts = ", ".join(f"gamma={g}: {e:.2e} (tol {t:.1e})" for g, e, t in
+                      zip(result.gammas, result.max_rel_error, result.tolerance))
+    return qualitative_verdict(ok, f"inverse (4.3) of forward (4.2), max relative error per gamma: {parts}")
+
+
+INVERSION_PRESETS = {
+    "check": InversionConfig(),
+    # Sec. 4.5 trains depth-101/152 networks with gamma = 0.9
+    "paper": InversionConfig(d=64, batch=256, depths=(101, 152), gammas=(0.9,)),
+}
+
+
+# ------------------------------------------------------------------------------ Psi_eps, Prop. 4.3
+
+@dataclasses.dataclass(frozen=True)
+class PsiConfig:
+    """Psi_eps against its series (Prop. 4.3) and against depth-N Momentum ResNets.
+
+    Attributes
+    ----------
+    d : int
+        Dimension of theta.
+    eps_values : tuple of float
+        Values of eps > 0.
+    depths : tuple of int
+        Depths N of the discretisation (each N eps >= 1 so that gamma = 1 - 1/(N eps) >= 0).
+    seed : int
+        Seed of theta (Gaussian, entries of variance 1/d) and x0.
+    v0 : str
+        "zero" for the initial velocity of (4.7); "f" (v0 = f(x0)) is the negative control, whose limit
+        is another ODE solution.
+    series_terms : int
+        Terms of the series of Prop. 4.3.
+    """
+
+    d: int = 3
+    eps_values: tuple = (0.5, 1.0, 2.0)
+    depths: tuple = (50, 100, 200, 400, 800, 1600, 3200)
+    seed: int = 0
+    v0: str = "zero"
+    series_terms: int = 80
+
+    def __post_init__(self):
+        cls = "PsiConfig"
+        _check_int(self.d, "d", cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _check_int(self.series_terms, "series_terms", cls, 1)
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        _positive_tuple(self.depths, "depths", cls, integer=True)
+        if len(self.depths) < 3:
+            raise ValueError(f"`depths` of {cls} needs at least 3 depths for a slope; got {self.depths}.")
+        if min(self.depths) * min(self.eps_values) < 1:
+            raise ValueError(f"`depths` of {cls} must satisfy N eps >= 1 (gamma >= 0); got N = {min(self.depths)}, "
+                             f"eps = {min(self.eps_values)}.")
+        if self.v0 not in ("zero", "f"):
+            raise ValueError(f"`v0` of {cls} must be 'zero' or 'f'; got {self.v0!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class PsiResult:
+    """Errors of Prop. 4.3: series vs block exponential, and ||x_N - Psi_eps(theta) x0|| over N per eps."""
+
+    eps_values: tuple
+    depths: tuple
+    series_error: float
+    errors: tuple  # per eps: tuple over depths
+    slopes: tuple  # least-squares slope of log error vs log N, per eps
+
+    def to_measured(self):
+        return {"eps": list(self.eps_values), "series_error": self.series_error, "slopes": list(self.slopes),
+                "errors_first_last": [[e[0], e[-1]] for e in self.errors]}
+
+
+def measure_psi(cfg: PsiConfig) -> PsiResult:
+    """Compute Psi_eps(theta) by the block exponential and the series; run the depth-N discretisation.
+
+    The depth-N Momentum ResNet with gamma = 1 - 1/(N eps), residual theta x / N (linear family with
+    slices theta / N) and v0 = 0 is the step-1/N scheme of eps x'' + x' = theta x on [0, 1] (Sec. 4.3.4 of
+    the thesis, the momentum network as a discretisation of the second-order ODE), so x_N -> Psi_eps(theta) x0.
+    """
+    import theory.momentum as M
+
+    rng = np.random.default_rng(cfg.seed)
+    theta = rng.standard_normal((cfg.d, cfg.d)) / math.sqrt(cfg.d)
+    x0 = rng.standard_normal(cfg.d)
+    series_err = 0.0
+    errors, slopes = [], []
+    for eps in cfg.eps_values:
+        P = M.psi(theta, eps)
+        S = M.psi_series(theta, eps, cfg.series_terms)
+        series_err = max(series_err, float(np.abs(P - S).max() / max(1.0, np.abs(P).max())))
+        target = P @ x0
+        errs = []
+        for N in cfg.depths:
+            slices = np.broadcast_to(theta / N, (N, cfg.d, cfg.d))
+            gamma = 1.0 - 1.0 / (N * eps)
+            v0 = None if cfg.v0 == "zero" else "f"
+            xs, _ = M.forward(x0, v0, slices, "linear", gamma)
+            errs.append(float(np.linalg.norm(xs[-1] - target)))
+        errors.append(tuple(errs))
+        slopes.append(float(np.polyfit(np.log(cfg.depths), np.log(errs), 1)[0]))
+    return PsiResult(tuple(cfg.eps_values), tuple(cfg.depths), series_err, tuple(errors), tuple(slopes))
+
+
+def psi_verdict(result: PsiResult) -> Verdict:
+    """Pass iff the series matches to 1e-11 and every slope lies in [-1.1, -0.9] (first-order convergence)."""
+    ok_series = math.isfinite(result.series_error) and result.series_error <= 1e-11
+    ok_slopes = all(math.isfinite(s) and -1.1 <= s <= -0.9 for s in result.slopes)
+    slopes = ", ".join(f"eps={e}: {s:.3f}" for e, s in zip(result.eps_values, result.slopes))
+    return qualitative_verdict(bool(ok_series and ok_slopes),
+                               f"series vs block exp {result.series_error:.1e} (<= 1e-11); slope of "
+                               f"||x_N - Psi_eps(theta) x0|| vs N: {slopes} (expected -1, range [-1.1, -0.9])")
+
+
+def psi_figure(result: PsiResult, claim_id: str = "momentum/prop-4.3"):
+    """Log-log plot of the discretisation error against N, one line per eps, with a slope -1 guide."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    N = np.asarray(result.depths, float)
+    for eps, errs, s in zip(result.eps_values, result.errors, result.slopes):
+        ax.loglog(N, errs, "o-", label=f"eps = {eps} (fitted slope {s:.3f})")
+    e0 = result.errors[0][0]
+    ax.loglog(N, 0.5 * e0 * N[0] / N, "k--", label="slope -1, predicted (guide, offset)")
+    ax.set_xlabel("depth N")
+    ax.set_ylabel("||x_N - Psi_eps(theta) x_0||")
+    ax.set_title(f"{claim_id}: depth-N Momentum ResNet vs Psi_eps(theta)", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+PSI_PRESETS = {
+    "check": PsiConfig(),
+    # Prop. 4.3 has no sizes; Fig. 4.4 uses d = 2 and eps up to about 5
+    "paper": PsiConfig(d=2, eps_values=(0.25, 0.5, 1.0, 2.0, 5.0), depths=(50, 100, 200, 400, 800, 1600, 3200, 6400)),
+}
+
+
+# -------------------------------------------------------------------------- representability, Thm 4.4
+
+@dataclasses.dataclass(frozen=True)
+class RepresentableConfig:
+    """Random diagonalizable D with prescribed spectra: Thm 4.4's constructive and excluding directions.
+
+    Attributes
+    ----------
+    d : int
+        Matrix size (>= 4: one doubled real eigenvalue below lambda_eps, one complex pair).
+    eps_values : tuple of float
+        Values of eps > 0.
+    trials : int
+        Random D per eps and per kind (representable, excluded).
+    seed : int
+        Seed of the eigenvectors and eigenvalues.
+    eps_offset : float
+        Psi is evaluated at eps + eps_offset (0 for the claim; a negative control sets it != 0).
+    """
+
+    d: int = 4
+    eps_values: tuple = (0.25, 1.0, 3.0)
+    trials: int = 20
+    seed: int = 0
+    eps_offset: float = 0.0
+
+    def __post_init__(self):
+        cls = "RepresentableConfig"
+        _check_int(self.d, "d", cls, 4)
+        _check_int(self.trials, "trials", cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        if not isinstance(self.eps_offset, (int, float)) or not math.isfinite(self.eps_offset):
+            raise ValueError(f"`eps_offset` of {cls} must be a finite number; got {self.eps_offset!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class RepresentableResult:
+    """Constructive direction: relative errors ||Psi_eps(theta) - D|| / (cond(P) max(1, |D|)); refusals."""
+
+    n_constructed: int
+    max_scaled_error: float
+    n_excluded: int
+    n_refused: int  # excluded matrices for which representable() is False and preimage() raises
+    n_first_order_excluded: int  # the representable ones that eps = 0 excludes (a single negative eigenvalue)
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def _random_spectrum_matrix(rng, d, lam_e, kind):
+    P = rng.standard_normal((d, d))
+    lam = rng.uniform(lam_e + 0.02, 3.0, d)
+    B = np.diag(lam)
+    if kind == "paired":
+        B[0, 0] = B[1, 1] = rng.uniform(-3.0, lam_e - 0.02)
+    elif kind == "single":
+        B[0, 0] = rng.uniform(-3.0, lam_e - 0.02)
+    else:  # one eigenvalue in [lambda_eps, 0): excluded at eps = 0 only
+        B[0, 0] = rng.uniform(lam_e + 0.01, -0.01)
+    a, b = rng.standard_normal(2)
+    B[2:4, 2:4] = [[a, b], [-b, a]]
+    return P @ B @ np.linalg.inv(P), np.linalg.cond(P)
+
+
+def measure_representable(cfg: RepresentableConfig) -> RepresentableResult:
+    """Draw D = P B P^{-1}; reconstruct the representable ones, ask for the excluded ones."""
+    import theory.momentum as M
+
+    rng = np.random.default_rng(cfg.seed)
+    n_c = n_x = n_r = n_fo = 0
+    worst = 0.0
+    for eps in cfg.eps_values:
+        lam_e = M.lambda_eps(eps)[0]
+        for t in range(cfg.trials):
+            kind = ("paired", "negative")[t % 2]
+            D, cond = _random_spectrum_matrix(rng, cfg.d, lam_e, kind)
+            if M.representable(D, eps):
+                theta = M.preimage(D, eps)
+                err = float(np.abs(M.psi(theta, eps + cfg.eps_offset) - D).max())
+                worst = max(worst, err / (cond * max(1.0, float(np.abs(D).max()))))
+                n_c += 1
+                if kind == "negative" and not M.representable(D, 0.0):
+                    n_fo += 1
+            D, _ = _random_spectrum_matrix(rng, cfg.d, lam_e, "single")
+            n_x += 1
+            if not M.representable(D, eps):
+                try:
+                    M.preimage(D, eps)
+                except ValueError:
+                    n_r += 1
+    return RepresentableResult(n_c, worst, n_x, n_r, n_fo)
+
+
+def representable_verdict(result: RepresentableResult, expected_constructed: int) -> Verdict:
+    """Pass iff all expected D are reconstructed within 1e-9 cond(P), and every excluded D is refused."""
+    ok = (result.n_constructed == expected_constructed and math.isfinite(result.max_scaled_error)
+          and result.max_scaled_error <= 1e-9 and result.n_refused == result.n_excluded)
+    return qualitative_verdict(bool(ok), (
+        f"{result.n_constructed}/{expected_constructed} representable D reached, max ||Psi_eps(theta) - D|| / "
+        f"(cond(P) max(1,|D|)) = {result.max_scaled_error:.1e} (<= 1e-9); {result.n_refused}/{result.n_excluded} "
+        f"D with a single eigenvalue below lambda_eps refused; {result.n_first_order_excluded} reached D have a "
+        f"single negative eigenvalue (not reachable at eps = 0)"))
+
+
+REPRESENTABLE_PRESETS = {
+    "check": RepresentableConfig(),
+    # Fig. 4.4 (right) shows d = 2 and several eps; d = 4 is the smallest size holding both block kinds
+    "paper": RepresentableConfig(d=6, eps_values=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0), trials=200),
+}
+
+
+# -------------------------------------------------------------------------- lambda_eps, Fig. 4.4 left
+
+@dataclasses.dataclass(frozen=True)
+class LambdaConfig:
+    """lambda_eps on a grid of eps (Fig. 4.4, left).
+
+    Attributes
+    ----------
+    eps_values : tuple of float
+        Increasing values of eps > 0 (the caption's claim concerns those >= ``from_eps``).
+    from_eps : float
+        The caption's threshold, 2.
+    closeness : float
+        What "close to -1" is taken to mean: |lambda_eps + 1| <= closeness (0.1, a tenth of the range
+        (-1, 0) of lambda_eps).
+    """
+
+    eps_values: tuple = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 50.0)
+    from_eps: float = 2.0
+    closeness: float = 0.1
+
+    def __post_init__(self):
+        cls = "LambdaConfig"
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        if list(self.eps_values) != sorted(set(self.eps_values)):
+            raise ValueError(f"`eps_values` of {cls} must be strictly increasing; got {self.eps_values}.")
+        _positive_tuple((self.from_eps,), "from_eps", cls)
+        _positive_tuple((self.closeness,), "closeness", cls)
+        if not any(e >= self.from_eps for e in self.eps_values):
+            raise ValueError(f"`eps_values` of {cls} must contain a value >= from_eps = {self.from_eps}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class LambdaResult:
+    """lambda_eps, its argmin alpha* and the bound -exp(-1/(2 eps)) = G_eps(pi), per eps."""
+
+    eps_values: tuple
+    lambdas: tuple
+    alphas: tuple
+    upper: tuple  # -exp(-1/(2 eps)), an upper bound of lambda_eps
+    from_eps: float
+    closeness: float
+
+    def to_measured(self):
+        return {"eps": list(self.eps_values), "lambda_eps": list(self.lambdas), "argmin_alpha": list(self.alphas)}
+
+
+def measure_lambda(cfg: LambdaConfig) -> LambdaResult:
+    """lambda_eps by :func:`theory.momentum.lambda_eps` for every eps of the grid."""
+    import theory.momentum as M
+
+    lam, al = zip(*(M.lambda_eps(e) for e in cfg.eps_values))
+    upper = tuple(-math.exp(-0.5 / e) for e in cfg.eps_values)
+    return LambdaResult(tuple(cfg.eps_values), tuple(lam), tuple(al), upper, cfg.from_eps, cfg.closeness)
+
+
+def lambda_printed_verdict(result: LambdaResult) -> Verdict:
+    """The caption as printed: |lambda_eps + 1| <= closeness for every eps >= from_eps, and lambda_eps non-increasing."""
+    gaps = [(e, 1 + l) for e, l in zip(result.eps_values, result.lambdas) if e >= result.from_eps]
+    worst_e, worst = max(gaps, key=lambda t: t[1])
+    mono = all(b <= a for a, b in zip(result.lambdas, result.lambdas[1:]))
+    ok = worst <= result.closeness and mono
+    return qualitative_verdict(bool(ok), f"printed: lambda_eps within {result.closeness} of -1 for eps >= "
+                               f"{result.from_eps}; largest gap 1 + lambda_eps = {worst:.3f} at eps = {worst_e}")
+
+
+def lambda_corrected_verdict(result: LambdaResult) -> Verdict:
+    """Corrected: -1 < lambda_eps < -exp(-1/(2 eps)) and lambda_eps strictly decreasing on the grid.
+
+    So 1 + lambda_eps < 1 - exp(-1/(2 eps)) <= 1/(2 eps): lambda_eps tends to -1 at rate O(1/eps); it is
+    within 0.1 of -1 only from eps of about 5 on (lambda_2 = -0.781).
+    """
+    bracket = all(-1 < l < u for l, u in zip(result.lambdas, result.upper))
+    mono = all(b < a for a, b in zip(result.lambdas, result.lambdas[1:]))
+    close_from = next((e for e, l in zip(result.eps_values, result.lambdas) if 1 + l <= result.closeness), None)
+    return qualitative_verdict(bool(bracket and mono), (
+        f"corrected: -1 < lambda_eps < -exp(-1/(2 eps)) on all {len(result.lambdas)} eps ({bracket}), strictly "
+        f"decreasing ({mono}); within {result.closeness} of -1 from eps = {close_from} of the grid"))
+
+
+def lambda_figure(result: LambdaResult, claim_id: str = "momentum/fig-4.4/erratum"):
+    """lambda_eps against eps with the bound -exp(-1/(2 eps)), the value -1 and the 'close' band."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    e = np.geomspace(min(result.eps_values), max(result.eps_values), 200)
+    ax.semilogx(result.eps_values, result.lambdas, "o-", label="lambda_eps (measured)")
+    ax.semilogx(e, -np.exp(-0.5 / e), "g--", label="-exp(-1/(2 eps)), upper bound")
+    ax.axhline(-1.0, color="k", lw=0.8, label="-1, lower bound")
+    ax.axhspan(-1.0, -1.0 + result.closeness, color="red", alpha=0.15, label=f"within {result.closeness} of -1")
+    ax.axvline(result.from_eps, color="red", ls=":", label=f"eps = {result.from_eps} (caption)")
+    ax.set_xlabel("eps")
+    ax.set_ylabel("lambda_eps")
+    ax.set_title(f"{claim_id}: lambda_eps vs eps (thesis Fig. 4.4 left)", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+LAMBDA_PRESETS = {
+    "check": LambdaConfig(),
+    # Fig. 4.4 (left) plots eps from 0 to about 5
+    "paper": LambdaConfig(eps_values=tuple(float(x) for x in np.round(np.geomspace(0.01, 50.0, 60), 6))),
+}
+
+
+register("momentum.inversion", config=InversionConfig, presets=INVERSION_PRESETS, measure=measure_inversion,
+         verdict=inversion_verdict, claims=("momentum/eq-4.3",),
+         summary=lambda r: {"worst": r.worst, **{f"gamma={g}": e for g, e in zip(r.gammas, r.max_rel_error)}})
+register("momentum.psi", config=PsiConfig, presets=PSI_PRESETS, measure=measure_psi, verdict=psi_verdict,
+         claims=("momentum/prop-4.3",),
+         summary=lambda r: {"series_error": r.series_error, **{f"slope eps={e}": s for e, s in
+                                                               zip(r.eps_values, r.slopes)}})
+register("momentum.representable", config=RepresentableConfig, presets=REPRESENTABLE_PRESETS,
+         measure=measure_representable,
+         verdict=lambda r: representable_verdict(r, r.n_constructed), claims=("momentum/thm-4.4",),
+         summary=lambda r: {"n_constructed": r.n_constructed, "max_scaled_error": r.max_scaled_error,
+                            "n_excluded": r.n_excluded, "n_refused": r.n_refused})
+register("momentum.lambda_table", config=LambdaConfig, presets=LAMBDA_PRESETS, measure=measure_lambda,
+         verdict=lambda r: erratum_verdict(lambda_printed_verdict(r), lambda_corrected_verdict(r)),
+         claims=("momentum/fig-4.4/erratum",),
+         summary=lambda r: {f"lambda eps={e}": l for e, l in zip(r.eps_values, r.lambdas)})
