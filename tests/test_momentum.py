@@ -223,3 +223,47 @@ def test_preimage_refuses_non_representable():
         M.preimage(np.diag([-0.5, 1.0]), 0.0)
     with pytest.raises(ValueError, match="`D`"):
         M.preimage(np.ones((2, 3)), 1.0)
+
+
+# ------------------------------------------------------------------------------ gradients
+
+@pytest.mark.parametrize("name,residual,width", FAMILIES)
+def test_gradient_matches_finite_differences_and_memory_free(name, residual, width):
+    rng = np.random.default_rng(9)
+    d, N, gamma = 3, 15, 0.9
+    shape = (N, 2 * d * width + width) if width else (N, d, d)
+    theta = rng.standard_normal(shape) / 2
+    x0, v0, y = (rng.standard_normal((2, d)) for _ in range(3))
+    loss, gt, gx, gv = M.gradient(x0, v0, theta, residual, gamma, y)
+    loss2, gt2, gx2, gv2 = M.gradient(x0, v0, theta, residual, gamma, y, method="memory_free")
+    assert loss == loss2
+    for a, b in ((gt, gt2), (gx, gx2), (gv, gv2)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * max(1.0, np.abs(a).max()))
+
+    def L(th, x, v):
+        xs, _ = M.forward(x, v, th, residual, gamma)
+        return 0.5 * float(((xs[-1] - y) ** 2).sum())
+
+    h = 1e-6
+    for arr, grad, which in ((theta, gt, 0), (x0, gx, 1), (v0, gv, 2)):
+        for k in rng.choice(arr.size, 4, replace=False):
+            E = np.zeros_like(arr)
+            E.flat[k] = h
+            args_p = [theta, x0, v0]
+            args_m = [theta, x0, v0]
+            args_p[which] = arr + E
+            args_m[which] = arr - E
+            fd = (L(*args_p) - L(*args_m)) / (2 * h)
+            assert abs(fd - grad.flat[k]) <= 1e-6 * max(1.0, abs(fd))
+
+
+def test_gradient_validation():
+    args = (np.ones(2), None, np.zeros((3, 2, 2)), "linear", 0.5, np.zeros(2))
+    with pytest.raises(ValueError, match="`method`"):
+        M.gradient(*args, method="adjoint")
+    with pytest.raises(ValueError, match="`y`"):
+        M.gradient(*args[:5], np.zeros(3))
+    with pytest.raises(ValueError, match="`gamma`"):
+        M.gradient(*args[:4], 0.0, args[5], method="memory_free")
+    with pytest.raises(ValueError, match="`v0`"):
+        M.gradient(args[0], "f", *args[2:])

@@ -1,10 +1,11 @@
 """Momentum ResNets (Sander's thesis, chapter 4; paper key ``momentum``).
 
-Public names: :func:`forward` (Eq. (4.2)) and :func:`inverse` (Eq. (4.3)) for the residual families
+Public names: :func:`forward` (Eq. (4.2)) and :func:`inverse` (Eq. (4.3)) and
+:func:`gradient` (backpropagation, stored or memory-free as in Sec. 4.3.2) for the residual families
 of :mod:`theory.resnet`; :func:`psi` (Prop. 4.3) and its series :func:`psi_series`;
 :func:`lambda_eps` (Sec. 4.4.3); :func:`representable` and :func:`preimage` (Thm 4.4).
 """
 
-from ._api import forward, inverse, lambda_eps, preimage, psi, psi_series, representable, residual_f
+from ._api import forward, gradient, inverse, lambda_eps, preimage, psi, psi_series, representable, residual_f
 
-__all__ = ["forward", "inverse", "lambda_eps", "preimage", "psi", "psi_series", "representable", "residual_f"]
+__all__ = ["forward", "gradient", "inverse", "lambda_eps", "preimage", "psi", "psi_series", "representable", "residual_f"]

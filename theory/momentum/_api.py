@@ -25,7 +25,7 @@ from .._validation import as_float_array, check_finite_output, check_interval, c
 from ..resnet._residuals import resolve_residual
 from . import _kernels
 
-__all__ = ["forward", "inverse", "psi", "psi_series", "lambda_eps", "representable", "preimage", "residual_f"]
+__all__ = ["forward", "inverse", "gradient", "psi", "psi_series", "lambda_eps", "representable", "preimage", "residual_f"]
 
 _HINT = "Reduce the weights or the input."
 
@@ -129,6 +129,64 @@ def inverse(xN, vN, theta, residual, gamma):
     """
     return _run(_kernels.momentum_inverse, "theory.momentum.inverse", xN, "xN", vN, "vN", theta, residual, gamma,
                 True)
+
+
+def gradient(x0, v0, theta, residual, gamma, y, method="backprop"):
+    r"""Loss L = 1/2 sum_b ||x_N[b] - y[b]||^2 of a Momentum ResNet and its gradients.
+
+    ``method="backprop"`` stores the trajectory of (4.2) (memory growing like N B d) and backpropagates
+    through it; ``method="memory_free"`` keeps only (x_N, v_N) and rebuilds each (x_n, v_n) backwards
+    with the inverse (4.3) while backpropagating (the memory-free training of Sec. 4.3.2 and App. 4.E of
+    the thesis): its memory does not grow with N. In floating point the rebuilt activations carry the
+    rounding errors of (4.3), amplified by up to gamma^{-N}; gamma = 0 is refused for that method.
+
+    Parameters
+    ----------
+    x0, v0, theta, residual, gamma
+        As in :func:`forward` (v0 an array or None; the gradient treats it as an input).
+    y : array_like of the shape of x0
+        Targets.
+    method : {"backprop", "memory_free"}
+
+    Returns
+    -------
+    (loss, dtheta, dx0, dv0) : float and arrays of the shapes of theta, x0 and x0.
+    """
+    func = "theory.momentum.gradient"
+    if method not in ("backprop", "memory_free"):
+        raise ValueError(f"`method` of {func} must be 'backprop' or 'memory_free'; got {method!r}.")
+    if isinstance(v0, str):
+        raise ValueError(f"`v0` of {func} must be an array or None; got {v0!r}.")
+    res, xb, vb, th, gamma, single, work, fbuf = _prepare(func, x0, "x0", v0, "v0", theta, residual, gamma,
+                                                          inverse=method == "memory_free")
+    x_in = np.asarray(x0)
+    yy = as_float_array(y, "y", func=func, shape=x_in.shape)
+    yb = np.ascontiguousarray(yy.reshape(xb.shape))
+    N, (B, d) = th.shape[0], xb.shape
+    gtheta = np.zeros_like(th)
+    tmp, jx = np.empty((B, d)), np.empty((B, d))
+    if method == "backprop":
+        xs = np.empty((N + 1, B, d))
+        vs = np.empty((N + 1, B, d))
+        _kernels.momentum_forward(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work)
+        xN, vN = xs[N], vs[N]
+        check_finite_output(xN, "the output", func=func, hint=_HINT)
+        gx = xN - yb
+        gv = np.zeros((B, d))
+        loss = 0.5 * float(np.sum(gx * gx))
+        _kernels.momentum_backprop(res.code, res.width, xs, th, gamma, gx, gv, gtheta, tmp, jx, work)
+    else:
+        x, v = xb.copy(), vb.copy()
+        _kernels.momentum_last(res.code, res.width, x, v, th, gamma, fbuf, work)
+        check_finite_output(x, "the output", func=func, hint=_HINT)
+        gx = x - yb
+        gv = np.zeros((B, d))
+        loss = 0.5 * float(np.sum(gx * gx))
+        _kernels.momentum_memory_free(res.code, res.width, x, v, th, gamma, gx, gv, gtheta, tmp, jx, fbuf, work)
+    for arr, what in ((gtheta, "dtheta"), (gx, "dx0"), (gv, "dv0")):
+        check_finite_output(arr, what, func=func, hint=_HINT)
+    shape = x_in.shape
+    return loss, gtheta.reshape(np.shape(theta)), gx.reshape(shape), gv.reshape(shape)
 
 
 def residual_f(x, theta_n, residual):
