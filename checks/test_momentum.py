@@ -52,3 +52,14 @@ def test_fig44_lambda_erratum(claim):
     claim.erratum(ex.lambda_printed_verdict(result), result,
                   {"printed": "|1 + lambda_eps| <= 0.1 for eps >= 2"}, figure,
                   corrected=ex.lambda_corrected_verdict(result))
+
+
+@pytest.mark.claim("momentum/sec-4.3.2", kind="qualitative",
+                   title="Memory-free backpropagation (activations rebuilt by (4.3)) has working memory flat in the "
+                         "depth N (gamma = 1 - 1/(50 N), as in Fig. 4.2), storing them grows like N; same gradients",
+                   aliases=("sander-thesis/sec-4.3.2", "sander-thesis/fig-4.2"))
+def test_sec432_memory(claim):
+    result = ex.measure_memory(ex.MEMORY_PRESETS["check"])
+    verdict = ex.memory_verdict(result)
+    figure = ex.memory_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)

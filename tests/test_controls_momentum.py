@@ -71,6 +71,14 @@ def test_config_validation(cls, kwargs, name):
 
 def test_registered():
     from theory.experiments import experiment
-    for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table"):
+    for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
+                 "momentum.memory"):
         e = experiment(name)
         assert "check" in e.presets and "paper" in e.presets
+
+
+def test_memory_control_storing_activations_fails():
+    cfg = dataclasses.replace(ex.MEMORY_PRESETS["check"], method="backprop", depths=(50, 400), d=16, batch=32)
+    assert ex.memory_verdict(ex.measure_memory(cfg)).status == "fail"
+    ok = dataclasses.replace(cfg, method="memory_free")
+    assert ex.memory_verdict(ex.measure_memory(ok)).status == "pass"

@@ -8,6 +8,8 @@ Registered as ``"momentum.<name>"``:
   limit, at rate 1/N, of depth-N Momentum ResNets with gamma = 1 - 1/(N eps) and residual theta x / N.
 * ``momentum.representable`` (``momentum/thm-4.4``): random matrices that Thm 4.4 calls representable
   are reached, Psi_eps(preimage(D)) = D, and those it excludes are refused.
+* ``momentum.memory`` (``momentum/sec-4.3.2``): the peak memory of memory-free backpropagation is flat
+  in the depth N, while storing the activations grows linearly; both give the same gradients.
 * ``momentum.lambda_table`` (``momentum/fig-4.4/erratum``): lambda_eps over a grid of eps; the caption
   of Fig. 4.4 says lambda_eps is "close to -1 when eps >= 2".
 """
@@ -28,7 +30,7 @@ __all__ = [
     "PsiConfig", "PsiResult", "measure_psi", "psi_verdict", "psi_figure",
     "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
     "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
-    "lambda_figure",
+    "lambda_figure", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
 ]
 
 
@@ -503,6 +505,160 @@ LAMBDA_PRESETS = {
 }
 
 
+# -------------------------------------------------------------------------- memory, Sec. 4.3.2
+
+@dataclasses.dataclass(frozen=True)
+class MemoryConfig:
+    """Peak memory of one gradient computation against depth (Sec. 4.3.2 and Fig. 4.2 of the thesis).
+
+    Attributes
+    ----------
+    d : int
+        State dimension.
+    batch : int
+        Batch size.
+    width : int
+        Hidden width p of the residual f(x) = V tanh(W x + b) (the toy block of Sec. 4.3.2).
+    depths : tuple of int
+        Depths N (tied weights: one parameter set repeated N times).
+    gamma_scale : float
+        gamma = 1 - 1/(gamma_scale N) at depth N (Fig. 4.2 uses 50).
+    method : str
+        "memory_free" for the claim; "backprop" (storing the activations) is the negative control.
+    seed : int
+        Seed of the weights, inputs and targets.
+    """
+
+    d: int = 32
+    batch: int = 64
+    width: int = 32
+    depths: tuple = (50, 100, 200, 400, 800)
+    gamma_scale: float = 50.0
+    method: str = "memory_free"
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "MemoryConfig"
+        for name in ("d", "batch", "width"):
+            _check_int(getattr(self, name), name, cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _positive_tuple(self.depths, "depths", cls, integer=True)
+        if len(self.depths) < 2:
+            raise ValueError(f"`depths` of {cls} needs at least 2 depths; got {self.depths}.")
+        _positive_tuple((self.gamma_scale,), "gamma_scale", cls)
+        if self.gamma_scale * min(self.depths) < 1:
+            raise ValueError(f"`gamma_scale` of {cls} must make gamma = 1 - 1/(gamma_scale N) >= 0; got "
+                             f"{self.gamma_scale}.")
+        if self.method not in ("memory_free", "backprop"):
+            raise ValueError(f"`method` of {cls} must be 'memory_free' or 'backprop'; got {self.method!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryResult:
+    """Working memory per depth: peak traced bytes (numpy buffers included) minus the N P 8 bytes of the
+    returned parameter gradient (an output of either method), for the method and for stored backpropagation."""
+
+    depths: tuple
+    method: str
+    peak_method: tuple
+    peak_backprop: tuple
+    grad_rel_diff: float  # max over depths of ||grad_method - grad_backprop|| / ||grad_backprop||
+    activation_bytes: tuple  # 8 (N + 1) B d * 2: the stored positions and velocities
+
+    def to_measured(self):
+        n0, n1 = self.depths[0], self.depths[-1]
+        return {"depths": list(self.depths), "method": self.method,
+                "peak_method_MB": [round(p / 1e6, 3) for p in self.peak_method],
+                "peak_backprop_MB": [round(p / 1e6, 3) for p in self.peak_backprop],
+                f"method_ratio_N{n1}_vs_N{n0}": self.peak_method[-1] / self.peak_method[0],
+                f"backprop_ratio_N{n1}_vs_N{n0}": self.peak_backprop[-1] / self.peak_backprop[0],
+                "grad_rel_diff": self.grad_rel_diff}
+
+
+def _peak(fn):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        out = fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return out, peak
+
+
+def measure_memory(cfg: MemoryConfig) -> MemoryResult:
+    """Run :func:`theory.momentum.gradient` under tracemalloc (which counts numpy's buffers) at each depth.
+
+    The kernels are compiled by a warm-up call first, so that compilation is not measured. theta is
+    passed as a float64 C-contiguous (N, P) array, which the API uses without copying; the parameter
+    gradient it returns (N P 8 bytes, one slice per layer) is an output of both methods and is
+    subtracted, so the figure is the working memory of the gradient computation.
+    """
+    import theory.momentum as M
+    from theory.resnet import mlp
+
+    rng = np.random.default_rng(cfg.seed)
+    res = mlp(cfg.width)
+    P = 2 * cfg.d * cfg.width + cfg.width
+    layer = rng.standard_normal(P) / math.sqrt(cfg.d)
+    x0 = rng.standard_normal((cfg.batch, cfg.d))
+    y = rng.standard_normal((cfg.batch, cfg.d))
+    for method in ("backprop", cfg.method):  # compile outside the measurement
+        M.gradient(x0[:1], None, np.broadcast_to(layer, (2, P)), res, 0.5, y[:1], method=method)
+    pm, pb, diffs, act = [], [], [], []
+    for N in cfg.depths:
+        theta = np.ascontiguousarray(np.broadcast_to(layer, (N, P)))
+        gamma = 1.0 - 1.0 / (cfg.gamma_scale * N)
+        gm, peak_m = _peak(lambda: M.gradient(x0, None, theta, res, gamma, y, method=cfg.method))
+        gb, peak_b = _peak(lambda: M.gradient(x0, None, theta, res, gamma, y, method="backprop"))
+        out_bytes = gm[1].nbytes  # the returned dtheta, (N, P) float64
+        pm.append(peak_m - out_bytes)
+        pb.append(peak_b - out_bytes)
+        # tied weights: the gradient of the shared layer is the sum over layers
+        a, b = gm[1].sum(axis=0), gb[1].sum(axis=0)
+        diffs.append(float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)))
+        act.append(16 * (N + 1) * cfg.batch * cfg.d)
+    return MemoryResult(tuple(cfg.depths), cfg.method, tuple(pm), tuple(pb), max(diffs), tuple(act))
+
+
+def memory_verdict(result: MemoryResult) -> Verdict:
+    """Pass iff the method's peak grows by < 1.5x over the depth range while stored backpropagation's peak
+    grows by at least half the depth ratio, and the gradients agree to 1e-8."""
+    ratio_n = result.depths[-1] / result.depths[0]
+    rm = result.peak_method[-1] / result.peak_method[0]
+    rb = result.peak_backprop[-1] / result.peak_backprop[0]
+    ok = rm < 1.5 and rb >= 0.5 * ratio_n and result.grad_rel_diff <= 1e-8
+    return qualitative_verdict(bool(ok), (
+        f"N x{ratio_n:g}: {result.method} peak x{rm:.2f} (< 1.5, flat), stored backprop peak x{rb:.2f} (>= "
+        f"{0.5 * ratio_n:g}); gradient relative difference {result.grad_rel_diff:.1e} (<= 1e-8)"))
+
+
+def memory_figure(result: MemoryResult, claim_id: str = "momentum/sec-4.3.2"):
+    """Peak memory against depth for both methods, with the stored-activation count."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    N = np.asarray(result.depths, float)
+    ax.plot(N, np.asarray(result.peak_backprop) / 1e6, "o-", label="backprop, activations stored (measured)")
+    ax.plot(N, np.asarray(result.peak_method) / 1e6, "s-", label=f"{result.method} (measured)")
+    ax.plot(N, np.asarray(result.activation_bytes) / 1e6, "k--", label="16 (N+1) B d bytes (count of x_n, v_n)")
+    ax.set_xlabel("depth N (gamma = 1 - 1/(50 N))")
+    ax.set_ylabel("peak traced memory - returned dtheta (MB)")
+    ax.set_title(f"{claim_id}: memory of one gradient vs depth", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+MEMORY_PRESETS = {
+    "check": MemoryConfig(),
+    # Fig. 4.2: d = 500, n_batch = 500, gamma = 1 - 1/(50 k), depths up to about 1000
+    "paper": MemoryConfig(d=500, batch=500, width=500, depths=(100, 200, 400, 600, 800, 1000)),
+}
+
+
 register("momentum.inversion", config=InversionConfig, presets=INVERSION_PRESETS, measure=measure_inversion,
          verdict=inversion_verdict, claims=("momentum/eq-4.3",),
          summary=lambda r: {"worst": r.worst, **{f"gamma={g}": e for g, e in zip(r.gammas, r.max_rel_error)}})
@@ -519,3 +675,8 @@ register("momentum.lambda_table", config=LambdaConfig, presets=LAMBDA_PRESETS, m
          verdict=lambda r: erratum_verdict(lambda_printed_verdict(r), lambda_corrected_verdict(r)),
          claims=("momentum/fig-4.4/erratum",),
          summary=lambda r: {f"lambda eps={e}": l for e, l in zip(r.eps_values, r.lambdas)})
+register("momentum.memory", config=MemoryConfig, presets=MEMORY_PRESETS, measure=measure_memory,
+         verdict=memory_verdict, claims=("momentum/sec-4.3.2",),
+         summary=lambda r: {"peak_method": r.peak_method[-1] / r.peak_method[0],
+                            "peak_backprop": r.peak_backprop[-1] / r.peak_backprop[0],
+                            "grad_rel_diff": r.grad_rel_diff})

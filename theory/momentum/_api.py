@@ -30,7 +30,7 @@ __all__ = ["forward", "inverse", "gradient", "psi", "psi_series", "lambda_eps", 
 _HINT = "Reduce the weights or the input."
 
 
-def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=False):
+def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=False, gamma_open=None):
     res = resolve_residual(residual, func)
     x = as_float_array(x, x_name, func=func, ndim=(1, 2))
     if x.shape[-1] < 1 or x.size == 0:
@@ -38,7 +38,9 @@ def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=Fals
     single = x.ndim == 1
     xb = np.ascontiguousarray(x.reshape(1, -1) if single else x)
     B, d = xb.shape
-    if inverse:
+    if gamma_open is None:
+        gamma_open = inverse
+    if gamma_open:
         gamma = check_interval(gamma, "gamma", 0.0, 1.0, func=func, closed="right")
     else:
         gamma = check_interval(gamma, "gamma", 0.0, 1.0, func=func, closed="both")
@@ -158,7 +160,7 @@ def gradient(x0, v0, theta, residual, gamma, y, method="backprop"):
     if isinstance(v0, str):
         raise ValueError(f"`v0` of {func} must be an array or None; got {v0!r}.")
     res, xb, vb, th, gamma, single, work, fbuf = _prepare(func, x0, "x0", v0, "v0", theta, residual, gamma,
-                                                          inverse=method == "memory_free")
+                                                          gamma_open=method == "memory_free")
     x_in = np.asarray(x0)
     yy = as_float_array(y, "y", func=func, shape=x_in.shape)
     yb = np.ascontiguousarray(yy.reshape(xb.shape))
