@@ -63,3 +63,13 @@ def test_sec432_memory(claim):
     verdict = ex.memory_verdict(result)
     figure = ex.memory_figure(result)
     claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.mark.claim("momentum/prop-4.2", kind="qualitative",
+                   title="Prop. 4.2 (autonomous f = V tanh(Wx + b)): the solution of x' = f(x) solves "
+                         "eps x'' + x' = eps J_f(x) f(x) + f(x) from (x0, f(x0)) (ODE solver, rtol 1e-11)",
+                   aliases=("sander-thesis/prop-4.2",))
+def test_prop42_second_order(claim):
+    result = ex.measure_prop42(ex.PROP42_PRESETS["check"])
+    verdict = ex.prop42_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

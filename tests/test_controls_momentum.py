@@ -72,7 +72,7 @@ def test_config_validation(cls, kwargs, name):
 def test_registered():
     from theory.experiments import experiment
     for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
-                 "momentum.memory"):
+                 "momentum.memory", "momentum.prop42"):
         e = experiment(name)
         assert "check" in e.presets and "paper" in e.presets
 
@@ -82,3 +82,8 @@ def test_memory_control_storing_activations_fails():
     assert ex.memory_verdict(ex.measure_memory(cfg)).status == "fail"
     ok = dataclasses.replace(cfg, method="memory_free")
     assert ex.memory_verdict(ex.measure_memory(ok)).status == "pass"
+
+
+def test_prop42_control_zero_initial_velocity_fails():
+    cfg = dataclasses.replace(ex.PROP42_PRESETS["check"], v0="zero", instances=1)
+    assert ex.prop42_verdict(ex.measure_prop42(cfg)).status == "fail"

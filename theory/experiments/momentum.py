@@ -10,6 +10,8 @@ Registered as ``"momentum.<name>"``:
   are reached, Psi_eps(preimage(D)) = D, and those it excludes are refused.
 * ``momentum.memory`` (``momentum/sec-4.3.2``): the peak memory of memory-free backpropagation is flat
   in the depth N, while storing the activations grows linearly; both give the same gradients.
+* ``momentum.prop42`` (``momentum/prop-4.2``): a solution of x' = f(x) also solves
+  eps x'' + x' = f_hat(x) = eps J_f(x) f(x) + f(x) from (x_0, f(x_0)).
 * ``momentum.lambda_table`` (``momentum/fig-4.4/erratum``): lambda_eps over a grid of eps; the caption
   of Fig. 4.4 says lambda_eps is "close to -1 when eps >= 2".
 """
@@ -30,7 +32,7 @@ __all__ = [
     "PsiConfig", "PsiResult", "measure_psi", "psi_verdict", "psi_figure",
     "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
     "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
-    "lambda_figure", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
+    "lambda_figure", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
 ]
 
 
@@ -659,6 +661,113 @@ MEMORY_PRESETS = {
 }
 
 
+# -------------------------------------------------------------------------- Prop. 4.2
+
+@dataclasses.dataclass(frozen=True)
+class Prop42Config:
+    """First-order solutions as second-order solutions (Prop. 4.2 of the thesis, autonomous case).
+
+    Attributes
+    ----------
+    d : int
+        State dimension.
+    width : int
+        Hidden width of f(x) = V tanh(W x + b) (Gaussian V, W, b, entries of variance 1/d, 1/d, 1).
+    eps_values : tuple of float
+        Values of eps > 0.
+    instances : int
+        Random (f, x_0) per eps.
+    seed : int
+        Seed of the instances.
+    v0 : str
+        "f": x'(0) = f(x_0), the initial velocity of the proposition; "zero" is the negative control.
+    rtol : float
+        Relative tolerance of the ODE solver (absolute tolerance rtol / 10).
+    """
+
+    d: int = 2
+    width: int = 8
+    eps_values: tuple = (0.1, 1.0, 5.0)
+    instances: int = 3
+    seed: int = 0
+    v0: str = "f"
+    rtol: float = 1e-11
+
+    def __post_init__(self):
+        cls = "Prop42Config"
+        for name in ("d", "width", "instances"):
+            _check_int(getattr(self, name), name, cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        if self.v0 not in ("f", "zero"):
+            raise ValueError(f"`v0` of {cls} must be 'f' or 'zero'; got {self.v0!r}.")
+        if not isinstance(self.rtol, float) or not 1e-14 <= self.rtol <= 1e-3:
+            raise ValueError(f"`rtol` of {cls} must be a float in [1e-14, 1e-3]; got {self.rtol!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop42Result:
+    """Max over 11 times in [0, 1] of |x_first(t) - x_second(t)|, relative to max(1, |x|), per eps."""
+
+    eps_values: tuple
+    deviation: tuple
+    v0: str
+
+    def to_measured(self):
+        return {"eps": list(self.eps_values), "max_deviation": list(self.deviation), "v0": self.v0}
+
+
+def measure_prop42(cfg: Prop42Config) -> Prop42Result:
+    """Solve x' = f(x) and eps x'' + x' = eps J_f(x) f(x) + f(x) (scipy's DOP853) and compare them."""
+    from scipy.integrate import solve_ivp
+
+    rng = np.random.default_rng(cfg.seed)
+    d, m = cfg.d, cfg.width
+    times = np.linspace(0.0, 1.0, 11)
+    devs = []
+    for eps in cfg.eps_values:
+        worst = 0.0
+        for _ in range(cfg.instances):
+            V = rng.standard_normal((d, m)) / math.sqrt(m)
+            W = rng.standard_normal((m, d)) / math.sqrt(d)
+            b = rng.standard_normal(m)
+            x0 = rng.standard_normal(d)
+
+            def f(x):
+                return V @ np.tanh(W @ x + b)
+
+            def f_hat(x):
+                a = np.tanh(W @ x + b)
+                J = V @ ((1.0 - a * a)[:, None] * W)
+                return eps * (J @ f(x)) + f(x)
+
+            first = solve_ivp(lambda t, x: f(x), (0.0, 1.0), x0, method="DOP853", t_eval=times,
+                              rtol=cfg.rtol, atol=cfg.rtol / 10)
+            v0 = f(x0) if cfg.v0 == "f" else np.zeros(d)
+            second = solve_ivp(lambda t, z: np.concatenate([z[d:], (f_hat(z[:d]) - z[d:]) / eps]), (0.0, 1.0),
+                               np.concatenate([x0, v0]), method="DOP853", t_eval=times, rtol=cfg.rtol,
+                               atol=cfg.rtol / 10)
+            scale = max(1.0, float(np.abs(first.y).max()))
+            worst = max(worst, float(np.abs(first.y - second.y[:d]).max()) / scale)
+        devs.append(worst)
+    return Prop42Result(tuple(cfg.eps_values), tuple(devs), cfg.v0)
+
+
+def prop42_verdict(result: Prop42Result) -> Verdict:
+    """Pass iff every deviation is <= 1e-8 (solver tolerance 1e-11, with room for its global error)."""
+    ok = all(math.isfinite(x) and x <= 1e-8 for x in result.deviation)
+    parts = ", ".join(f"eps={e}: {x:.1e}" for e, x in zip(result.eps_values, result.deviation))
+    return qualitative_verdict(bool(ok), f"max |x_first - x_second| / max(1, |x|) over t in [0, 1] with "
+                               f"x'(0) = {'f(x0)' if result.v0 == 'f' else '0'}: {parts} (<= 1e-8)")
+
+
+PROP42_PRESETS = {
+    "check": Prop42Config(),
+    # Prop. 4.2 has no sizes; Fig. 4.1 and the rings of Fig. 4.5 live in d = 2 with hidden width 16
+    "paper": Prop42Config(d=2, width=16, eps_values=(0.1, 0.5, 1.0, 2.0, 5.0, 10.0), instances=20),
+}
+
+
 register("momentum.inversion", config=InversionConfig, presets=INVERSION_PRESETS, measure=measure_inversion,
          verdict=inversion_verdict, claims=("momentum/eq-4.3",),
          summary=lambda r: {"worst": r.worst, **{f"gamma={g}": e for g, e in zip(r.gammas, r.max_rel_error)}})
@@ -680,3 +789,6 @@ register("momentum.memory", config=MemoryConfig, presets=MEMORY_PRESETS, measure
          summary=lambda r: {"peak_method": r.peak_method[-1] / r.peak_method[0],
                             "peak_backprop": r.peak_backprop[-1] / r.peak_backprop[0],
                             "grad_rel_diff": r.grad_rel_diff})
+register("momentum.prop42", config=Prop42Config, presets=PROP42_PRESETS, measure=measure_prop42,
+         verdict=prop42_verdict, claims=("momentum/prop-4.2",),
+         summary=lambda r: {f"deviation eps={e}": x for e, x in zip(r.eps_values, r.deviation)})
