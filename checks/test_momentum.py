@@ -73,3 +73,13 @@ def test_prop42_second_order(claim):
     result = ex.measure_prop42(ex.PROP42_PRESETS["check"])
     verdict = ex.prop42_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/thm-4.4/lambda", kind="qualitative",
+                   title="Psi_eps maps the real line onto [lambda_eps, inf): the minimum of theta -> Psi_eps(theta), "
+                         "scanned with the block exponential, equals lambda_eps = min_a G_eps(a)",
+                   aliases=("sander-thesis/thm-4.4",))
+def test_thm44_lambda_range(claim):
+    result = ex.measure_lambda_range(ex.LAMBDA_RANGE_PRESETS["check"])
+    verdict = ex.lambda_range_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

@@ -72,7 +72,7 @@ def test_config_validation(cls, kwargs, name):
 def test_registered():
     from theory.experiments import experiment
     for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
-                 "momentum.memory", "momentum.prop42"):
+                 "momentum.memory", "momentum.prop42", "momentum.lambda_range"):
         e = experiment(name)
         assert "check" in e.presets and "paper" in e.presets
 
@@ -87,3 +87,8 @@ def test_memory_control_storing_activations_fails():
 def test_prop42_control_zero_initial_velocity_fails():
     cfg = dataclasses.replace(ex.PROP42_PRESETS["check"], v0="zero", instances=1)
     assert ex.prop42_verdict(ex.measure_prop42(cfg)).status == "fail"
+
+
+def test_lambda_range_control_wrong_candidate_fails():
+    cfg = dataclasses.replace(ex.LAMBDA_RANGE_PRESETS["check"], candidate="g_pi", eps_values=(1.0,))
+    assert ex.lambda_range_verdict(ex.measure_lambda_range(cfg)).status == "fail"

@@ -12,6 +12,8 @@ Registered as ``"momentum.<name>"``:
   in the depth N, while storing the activations grows linearly; both give the same gradients.
 * ``momentum.prop42`` (``momentum/prop-4.2``): a solution of x' = f(x) also solves
   eps x'' + x' = f_hat(x) = eps J_f(x) f(x) + f(x) from (x_0, f(x_0)).
+* ``momentum.lambda_range`` (``momentum/thm-4.4/lambda``): the minimum of the scalar Psi_eps over the real
+  line, found by scanning theta with the block exponential, is lambda_eps.
 * ``momentum.lambda_table`` (``momentum/fig-4.4/erratum``): lambda_eps over a grid of eps; the caption
   of Fig. 4.4 says lambda_eps is "close to -1 when eps >= 2".
 """
@@ -32,7 +34,8 @@ __all__ = [
     "PsiConfig", "PsiResult", "measure_psi", "psi_verdict", "psi_figure",
     "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
     "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
-    "lambda_figure", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
+    "lambda_figure", "LambdaRangeConfig", "LambdaRangeResult", "measure_lambda_range", "lambda_range_verdict",
+    "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
 ]
 
 
@@ -768,6 +771,100 @@ PROP42_PRESETS = {
 }
 
 
+# -------------------------------------------------------------- Psi_eps(R) = [lambda_eps, inf)
+
+@dataclasses.dataclass(frozen=True)
+class LambdaRangeConfig:
+    """Scan the scalar map theta -> Psi_eps(theta) to find its minimum (Sec. 4.4.3 and Thm 4.4).
+
+    Attributes
+    ----------
+    eps_values : tuple of float
+        Values of eps > 0.
+    grid : int
+        Points of the scan of theta over [-eps (4 pi)^2 - 1/(4 eps), 5] (three local minima of Psi_eps);
+        the best point is refined by a bounded scalar minimisation.
+    candidate : str
+        Which value is compared with the scanned minimum: "lambda" (lambda_eps of
+        :func:`theory.momentum.lambda_eps`, the claim) or "g_pi" (-exp(-1/(2 eps)) = G_eps(pi), the value at
+        the first sign change, a negative control).
+    """
+
+    eps_values: tuple = (0.25, 1.0, 2.0, 5.0)
+    grid: int = 300
+    candidate: str = "lambda"
+
+    def __post_init__(self):
+        cls = "LambdaRangeConfig"
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        _check_int(self.grid, "grid", cls, 10)
+        if self.candidate not in ("lambda", "g_pi"):
+            raise ValueError(f"`candidate` of {cls} must be 'lambda' or 'g_pi'; got {self.candidate!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class LambdaRangeResult:
+    """Scanned minimum of Psi_eps over the real line, its argmin theta, and the candidate, per eps."""
+
+    eps_values: tuple
+    scanned_min: tuple
+    scanned_theta: tuple
+    candidate: tuple
+    candidate_name: str
+
+    def to_measured(self):
+        return {"eps": list(self.eps_values), "scanned_min": list(self.scanned_min),
+                "scanned_theta": list(self.scanned_theta), self.candidate_name: list(self.candidate)}
+
+
+def measure_lambda_range(cfg: LambdaRangeConfig) -> LambdaRangeResult:
+    """Psi_eps on scalars by the block exponential (no use of G_eps), scanned then refined."""
+    import scipy.linalg
+    import scipy.optimize
+
+    import theory.momentum as M
+
+    def psi_scalar(th, eps):
+        th = np.atleast_1d(np.asarray(th, float))
+        A = np.zeros((th.size, 2, 2))
+        A[:, 0, 1] = 1.0
+        A[:, 1, 0] = th / eps
+        A[:, 1, 1] = -1.0 / eps
+        return scipy.linalg.expm(A)[:, 0, 0]
+
+    mins, thetas, cands = [], [], []
+    for eps in cfg.eps_values:
+        lo = -eps * (4 * math.pi) ** 2 - 1 / (4 * eps)
+        th = np.linspace(lo, 5.0, cfg.grid)
+        vals = psi_scalar(th, eps)
+        k = int(np.argmin(vals))
+        a, b = th[max(k - 1, 0)], th[min(k + 1, th.size - 1)]
+        opt = scipy.optimize.minimize_scalar(lambda t: float(psi_scalar(t, eps)[0]), bounds=(a, b),
+                                             method="bounded", options={"xatol": 1e-10})
+        mins.append(float(min(opt.fun, vals[k])))
+        thetas.append(float(opt.x))
+        cands.append(M.lambda_eps(eps)[0] if cfg.candidate == "lambda" else -math.exp(-0.5 / eps))
+    name = "lambda_eps" if cfg.candidate == "lambda" else "G_eps(pi)"
+    return LambdaRangeResult(tuple(cfg.eps_values), tuple(mins), tuple(thetas), tuple(cands), name)
+
+
+def lambda_range_verdict(result: LambdaRangeResult) -> Verdict:
+    """Pass iff the scanned minimum equals the candidate within 1e-9 (relative to max(1, |value|))."""
+    diffs = [abs(m - c) / max(1.0, abs(c)) for m, c in zip(result.scanned_min, result.candidate)]
+    ok = all(math.isfinite(x) and x <= 1e-9 for x in diffs)
+    parts = ", ".join(f"eps={e}: {m:.10f} vs {c:.10f}" for e, m, c in
+                      zip(result.eps_values, result.scanned_min, result.candidate))
+    return qualitative_verdict(bool(ok), f"min over real theta of Psi_eps(theta) vs {result.candidate_name}: "
+                               f"{parts}; max difference {max(diffs):.1e} (<= 1e-9)")
+
+
+LAMBDA_RANGE_PRESETS = {
+    "check": LambdaRangeConfig(),
+    # Fig. 4.4 (left) shows eps in (0, 5]
+    "paper": LambdaRangeConfig(eps_values=(0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0), grid=20000),
+}
+
+
 register("momentum.inversion", config=InversionConfig, presets=INVERSION_PRESETS, measure=measure_inversion,
          verdict=inversion_verdict, claims=("momentum/eq-4.3",),
          summary=lambda r: {"worst": r.worst, **{f"gamma={g}": e for g, e in zip(r.gammas, r.max_rel_error)}})
@@ -792,3 +889,6 @@ register("momentum.memory", config=MemoryConfig, presets=MEMORY_PRESETS, measure
 register("momentum.prop42", config=Prop42Config, presets=PROP42_PRESETS, measure=measure_prop42,
          verdict=prop42_verdict, claims=("momentum/prop-4.2",),
          summary=lambda r: {f"deviation eps={e}": x for e, x in zip(r.eps_values, r.deviation)})
+register("momentum.lambda_range", config=LambdaRangeConfig, presets=LAMBDA_RANGE_PRESETS,
+         measure=measure_lambda_range, verdict=lambda_range_verdict, claims=("momentum/thm-4.4/lambda",),
+         summary=lambda r: {f"scanned_min eps={e}": m for e, m in zip(r.eps_values, r.scanned_min)})
