@@ -83,3 +83,14 @@ def test_thm44_lambda_range(claim):
     result = ex.measure_lambda_range(ex.LAMBDA_RANGE_PRESETS["check"])
     verdict = ex.lambda_range_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/prop-4.1", kind="qualitative",
+                   title="Prop. 4.1: at a fixed point of a tied-weight RevNet with invertible Jacobians A, B, "
+                         "J(A, B) = [[I, A], [B, I + BA]] has an eigenvalue != 1 of modulus >= 1 (2000 Gaussian "
+                         "pairs, d = 4); its spectrum is the roots of l^2 - (2 + mu) l + 1, mu in Sp(AB)",
+                   aliases=("sander-thesis/prop-4.1",))
+def test_prop41_revnet_fixed_points(claim):
+    result = ex.measure_prop41(ex.PROP41_PRESETS["check"])
+    verdict = ex.prop41_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

@@ -72,7 +72,8 @@ def test_config_validation(cls, kwargs, name):
 def test_registered():
     from theory.experiments import experiment
     for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
-                 "momentum.memory", "momentum.prop42", "momentum.lambda_range"):
+                 "momentum.memory", "momentum.prop42", "momentum.lambda_range",
+                 "momentum.prop41"):
         e = experiment(name)
         assert "check" in e.presets and "paper" in e.presets
 
@@ -92,3 +93,10 @@ def test_prop42_control_zero_initial_velocity_fails():
 def test_lambda_range_control_wrong_candidate_fails():
     cfg = dataclasses.replace(ex.LAMBDA_RANGE_PRESETS["check"], candidate="g_pi", eps_values=(1.0,))
     assert ex.lambda_range_verdict(ex.measure_lambda_range(cfg)).status == "fail"
+
+
+def test_prop41_control_momentum_jacobian_fails():
+    # the tied-weight Momentum ResNet can have a contracting fixed point (radius sqrt(gamma) for A = -I)
+    cfg = dataclasses.replace(ex.PROP41_PRESETS["check"], model="momentum", trials=50)
+    r = ex.measure_prop41(cfg)
+    assert r.min_radius < 1 and ex.prop41_verdict(r).status == "fail"

@@ -14,6 +14,8 @@ Registered as ``"momentum.<name>"``:
   eps x'' + x' = f_hat(x) = eps J_f(x) f(x) + f(x) from (x_0, f(x_0)).
 * ``momentum.lambda_range`` (``momentum/thm-4.4/lambda``): the minimum of the scalar Psi_eps over the real
   line, found by scanning theta with the block exponential, is lambda_eps.
+* ``momentum.prop41`` (``momentum/prop-4.1``): the Jacobian of a tied-weight RevNet at a fixed point has an
+  eigenvalue of modulus >= 1 other than 1.
 * ``momentum.lambda_table`` (``momentum/fig-4.4/erratum``): lambda_eps over a grid of eps; the caption
   of Fig. 4.4 says lambda_eps is "close to -1 when eps >= 2".
 """
@@ -35,7 +37,7 @@ __all__ = [
     "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
     "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
     "lambda_figure", "LambdaRangeConfig", "LambdaRangeResult", "measure_lambda_range", "lambda_range_verdict",
-    "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
+    "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
 ]
 
 
@@ -865,6 +867,105 @@ LAMBDA_RANGE_PRESETS = {
 }
 
 
+# -------------------------------------------------------------------------- Prop. 4.1
+
+@dataclasses.dataclass(frozen=True)
+class Prop41Config:
+    """Spectra of fixed-point Jacobians (Prop. 4.1 of the thesis).
+
+    Attributes
+    ----------
+    d : int
+        Dimension of x and v.
+    trials : int
+        Random Gaussian pairs (A, B) (invertible almost surely).
+    seed : int
+        Seed of the draws.
+    model : str
+        "revnet": J(A, B) = [[I, A], [B, I + BA]] in (v, x) order, the proposition; "momentum": the Jacobian
+        [[gamma I, (1 - gamma) A], [gamma I, I + (1 - gamma) A]] of the tied-weight Momentum ResNet (4.2) at a
+        fixed point, with A = -I - (random PSD) / d (a negative control: its spectral radius is below 1).
+    gamma : float
+        Momentum term of the "momentum" model, in (0, 1).
+    """
+
+    d: int = 4
+    trials: int = 2000
+    seed: int = 0
+    model: str = "revnet"
+    gamma: float = 0.9
+
+    def __post_init__(self):
+        cls = "Prop41Config"
+        _check_int(self.d, "d", cls, 1)
+        _check_int(self.trials, "trials", cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        if self.model not in ("revnet", "momentum"):
+            raise ValueError(f"`model` of {cls} must be 'revnet' or 'momentum'; got {self.model!r}.")
+        if not isinstance(self.gamma, float) or not 0.0 < self.gamma < 1.0:
+            raise ValueError(f"`gamma` of {cls} must be a float in (0, 1); got {self.gamma!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop41Result:
+    """Over the trials: the smallest largest modulus among eigenvalues != 1, and the largest mismatch between the
+    spectrum and the roots of lambda^2 - (2 + mu) lambda + 1, mu in Sp(AB) (RevNet only; NaN otherwise)."""
+
+    model: str
+    min_radius: float
+    root_mismatch: float
+    trials: int
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_prop41(cfg: Prop41Config) -> Prop41Result:
+    """Eigenvalues of the fixed-point Jacobian for random (A, B)."""
+    rng = np.random.default_rng(cfg.seed)
+    d = cfg.d
+    I = np.eye(d)
+    radius, mismatch = math.inf, 0.0 if cfg.model == "revnet" else math.nan
+    for _ in range(cfg.trials):
+        A = rng.standard_normal((d, d))
+        B = rng.standard_normal((d, d))
+        if cfg.model == "revnet":
+            J = np.block([[I, A], [B, I + B @ A]])
+        else:
+            A = -I - (A @ A.T) / d
+            g = cfg.gamma
+            J = np.block([[g * I, (1 - g) * A], [g * I, I + (1 - g) * A]])
+        lam = np.linalg.eigvals(J)
+        away = lam[np.abs(lam - 1.0) > 1e-8]
+        radius = min(radius, float(np.abs(away).max()) if away.size else 0.0)
+        if cfg.model == "revnet":
+            mu = np.linalg.eigvals(A @ B)
+            roots = np.concatenate([np.roots([1.0, -(2.0 + m), 1.0]) for m in mu])
+            # match each eigenvalue of J to its nearest root (both multisets have 2d elements)
+            dist = np.abs(lam[:, None] - roots[None, :])
+            mismatch = max(mismatch, float(dist.min(axis=1).max() / max(1.0, np.abs(lam).max())))
+    return Prop41Result(cfg.model, radius, mismatch, cfg.trials)
+
+
+def prop41_verdict(result: Prop41Result) -> Verdict:
+    """Pass iff every trial has an eigenvalue != 1 of modulus >= 1 - 1e-10 (and, for the RevNet, the spectrum is
+    the roots of the quadratics of the proof to 1e-6)."""
+    ok = math.isfinite(result.min_radius) and result.min_radius >= 1 - 1e-10
+    if result.model == "revnet":
+        ok = ok and result.root_mismatch <= 1e-6
+    return qualitative_verdict(bool(ok), (
+        f"{result.model}: over {result.trials} random (A, B) the smallest largest |eigenvalue != 1| is "
+        f"{result.min_radius:.15f} (>= 1 - 1e-10); spectrum vs roots of l^2 - (2 + mu) l + 1: "
+        f"{result.root_mismatch:.1e} (<= 1e-6)"))
+
+
+PROP41_PRESETS = {
+    "check": Prop41Config(),
+    # Prop. 4.1 has no sizes; the LISTA experiment of Sec. 4.3.3 uses p = 32 sparse codes
+    "paper": Prop41Config(d=32, trials=2000),
+}
+
+
 register("momentum.inversion", config=InversionConfig, presets=INVERSION_PRESETS, measure=measure_inversion,
          verdict=inversion_verdict, claims=("momentum/eq-4.3",),
          summary=lambda r: {"worst": r.worst, **{f"gamma={g}": e for g, e in zip(r.gammas, r.max_rel_error)}})
@@ -892,3 +993,6 @@ register("momentum.prop42", config=Prop42Config, presets=PROP42_PRESETS, measure
 register("momentum.lambda_range", config=LambdaRangeConfig, presets=LAMBDA_RANGE_PRESETS,
          measure=measure_lambda_range, verdict=lambda_range_verdict, claims=("momentum/thm-4.4/lambda",),
          summary=lambda r: {f"scanned_min eps={e}": m for e, m in zip(r.eps_values, r.scanned_min)})
+register("momentum.prop41", config=Prop41Config, presets=PROP41_PRESETS, measure=measure_prop41,
+         verdict=prop41_verdict, claims=("momentum/prop-4.1",),
+         summary=lambda r: {"min_radius": r.min_radius, "root_mismatch": r.root_mismatch})
