@@ -94,3 +94,13 @@ def test_prop41_revnet_fixed_points(claim):
     result = ex.measure_prop41(ex.PROP41_PRESETS["check"])
     verdict = ex.prop41_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/sec-4.3.2/bits", kind="qualitative",
+                   title="Sec. 4.3.2: with exact multiplication by gamma (App. 4.C) the inverse is bit exact and the "
+                         "buffer holds about N log2(1/gamma) ~ N (1 - gamma) / ln 2 bits per coordinate",
+                   aliases=("sander-thesis/sec-4.3.2",))
+def test_sec432_bits(claim):
+    result = ex.measure_bits(ex.BITS_PRESETS["check"])
+    verdict = ex.bits_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

@@ -73,7 +73,7 @@ def test_registered():
     from theory.experiments import experiment
     for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
                  "momentum.memory", "momentum.prop42", "momentum.lambda_range",
-                 "momentum.prop41"):
+                 "momentum.prop41", "momentum.bits"):
         e = experiment(name)
         assert "check" in e.presets and "paper" in e.presets
 
@@ -100,3 +100,9 @@ def test_prop41_control_momentum_jacobian_fails():
     cfg = dataclasses.replace(ex.PROP41_PRESETS["check"], model="momentum", trials=50)
     r = ex.measure_prop41(cfg)
     assert r.min_radius < 1 and ex.prop41_verdict(r).status == "fail"
+
+
+def test_bits_control_wrong_inverse_fails():
+    cfg = dataclasses.replace(ex.BITS_PRESETS["check"], inverse_den_offset=1, depth=20)
+    r = ex.measure_bits(cfg)
+    assert not any(r.exact) and ex.bits_verdict(r).status == "fail"

@@ -267,3 +267,27 @@ def test_gradient_validation():
         M.gradient(*args[:4], 0.0, args[5], method="memory_free")
     with pytest.raises(ValueError, match="`v0`"):
         M.gradient(args[0], "f", *args[2:])
+
+
+# ------------------------------------------------------------------------- exact inversion
+
+@pytest.mark.parametrize("num,den", [(1, 2), (9, 10), (3, 3)])
+def test_exact_inverse_is_bit_exact(num, den):
+    rng = np.random.default_rng(10)
+    theta = rng.standard_normal((30, 3, 3))
+    x0, v0 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    x, v, buf = M.forward_exact(x0, v0, theta, "tanh_out", num, den)
+    rx, rv, rb = M.inverse_exact(x, v, buf, theta, "tanh_out", num, den)
+    assert (rx == M.to_fixed(x0)).all() and (rv == M.to_fixed(v0)).all() and (rb == 0).all()
+    # the fixed-point forward pass follows the float one to rounding
+    xs, _ = M.forward(x0, v0, theta, "tanh_out", num / den)
+    assert np.abs(M.from_fixed(x) - xs[-1]).max() < 1e-9 * max(1.0, np.abs(xs).max())
+
+
+def test_exact_validation():
+    with pytest.raises(ValueError, match="`num`"):
+        M.forward_exact(np.ones((1, 2)), None, np.zeros((2, 2, 2)), "linear", 3, 2)
+    with pytest.raises(ValueError, match="`den`"):
+        M.forward_exact(np.ones((1, 2)), None, np.zeros((2, 2, 2)), "linear", 1, 0)
+    with pytest.raises(ValueError, match="`theta`"):
+        M.forward_exact(np.ones((1, 2)), None, np.zeros((2, 3, 3)), "linear", 1, 2)

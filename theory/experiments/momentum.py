@@ -16,6 +16,8 @@ Registered as ``"momentum.<name>"``:
   line, found by scanning theta with the block exponential, is lambda_eps.
 * ``momentum.prop41`` (``momentum/prop-4.1``): the Jacobian of a tied-weight RevNet at a fixed point has an
   eigenvalue of modulus >= 1 other than 1.
+* ``momentum.bits`` (``momentum/sec-4.3.2/bits``): with exact fixed-point multiplication the inverse is bit
+  exact and the buffer holds about N log2(1/gamma) bits per coordinate.
 * ``momentum.lambda_table`` (``momentum/fig-4.4/erratum``): lambda_eps over a grid of eps; the caption
   of Fig. 4.4 says lambda_eps is "close to -1 when eps >= 2".
 """
@@ -37,7 +39,7 @@ __all__ = [
     "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
     "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
     "lambda_figure", "LambdaRangeConfig", "LambdaRangeResult", "measure_lambda_range", "lambda_range_verdict",
-    "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
+    "BitsConfig", "BitsResult", "measure_bits", "bits_verdict", "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
 ]
 
 
@@ -966,6 +968,114 @@ PROP41_PRESETS = {
 }
 
 
+# ---------------------------------------------------------------- bits of the exact inverse, Sec. 4.3.2
+
+@dataclasses.dataclass(frozen=True)
+class BitsConfig:
+    """Bit-exact inversion and the buffer size of Sec. 4.3.2 (exact multiplication of App. 4.C).
+
+    Attributes
+    ----------
+    d, batch : int
+        State dimension and batch size.
+    depth : int
+        Depth N.
+    gammas : tuple of (int, int)
+        Momentum terms as fractions (num, den), 1 <= num < den.
+    frac_bits : int
+        Fixed-point fraction bits.
+    seed : int
+        Seed of the weights (tanh residual, entries of variance 1/d) and inputs.
+    inverse_den_offset : int
+        Added to den in the inverse only (0 for the claim; a negative control sets it != 0).
+    """
+
+    d: int = 8
+    batch: int = 4
+    depth: int = 200
+    gammas: tuple = ((1, 2), (9, 10), (99, 100))
+    frac_bits: int = 52
+    seed: int = 0
+    inverse_den_offset: int = 0
+
+    def __post_init__(self):
+        cls = "BitsConfig"
+        for name in ("d", "batch", "depth", "frac_bits"):
+            _check_int(getattr(self, name), name, cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _check_int(self.inverse_den_offset, "inverse_den_offset", cls, 0)
+        if not isinstance(self.gammas, tuple) or not self.gammas or any(
+                not (isinstance(g, tuple) and len(g) == 2 and all(isinstance(t, int) for t in g) and 1 <= g[0] < g[1])
+                for g in self.gammas):
+            raise ValueError(f"`gammas` of {cls} must be a non-empty tuple of (num, den) with 1 <= num < den; "
+                             f"got {self.gammas!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class BitsResult:
+    """Per gamma: bit-exact reconstruction, buffer bits (mean, max over coordinates) and the predictions."""
+
+    gammas: tuple
+    depth: int
+    exact: tuple
+    mean_bits: tuple
+    max_bits: tuple
+    predicted: tuple  # N log2(1/gamma), the count of Sec. 4.3.2
+    predicted_linear: tuple  # N (1 - gamma) / ln 2, its form for gamma close to 1
+    upper: tuple  # N log2(1/gamma) + log2(1/(1 - gamma)) + 1, a bound from the buffer recursion
+
+    def to_measured(self):
+        return {"gammas": [f"{a}/{b}" for a, b in self.gammas], "depth": self.depth, "exact": list(self.exact),
+                "mean_bits": list(self.mean_bits), "max_bits": list(self.max_bits),
+                "N_log2_1_over_gamma": list(self.predicted), "N_1mgamma_over_ln2": list(self.predicted_linear)}
+
+
+def measure_bits(cfg: BitsConfig) -> BitsResult:
+    """Run :func:`theory.momentum.forward_exact`, invert, and count the buffer's bits per coordinate."""
+    import theory.momentum as M
+
+    rng = np.random.default_rng(cfg.seed)
+    theta = rng.standard_normal((cfg.depth, cfg.d, cfg.d)) / math.sqrt(cfg.d)
+    x0 = rng.standard_normal((cfg.batch, cfg.d))
+    exact, mean_b, max_b, pred, lin, up = [], [], [], [], [], []
+    for num, den in cfg.gammas:
+        x, v, buf = M.forward_exact(x0, None, theta, "tanh", num, den, cfg.frac_bits)
+        bits = [int(b).bit_length() for b in buf.ravel()]
+        rx, rv, rb = M.inverse_exact(x, v, buf, theta, "tanh", num, den + cfg.inverse_den_offset, cfg.frac_bits)
+        exact.append(bool((rx == M.to_fixed(x0, cfg.frac_bits)).all() and (rv == 0).all() and (rb == 0).all()))
+        g = num / den
+        mean_b.append(float(np.mean(bits)))
+        max_b.append(int(max(bits)))
+        pred.append(cfg.depth * math.log2(den / num))
+        lin.append(cfg.depth * (1 - g) / math.log(2))
+        up.append(cfg.depth * math.log2(den / num) + math.log2(1 / (1 - g)) + 1)
+    return BitsResult(tuple(cfg.gammas), cfg.depth, tuple(exact), tuple(mean_b), tuple(max_b), tuple(pred),
+                      tuple(lin), tuple(up))
+
+
+def bits_verdict(result: BitsResult) -> Verdict:
+    """Pass iff every inversion is bit exact, every buffer is within the recursion's upper bound, and the mean
+    bits per coordinate lie within log2(1/(1 - gamma)) + 2 below N log2(1/gamma) (digits of the buffer are not
+    systematically small)."""
+    ok = all(result.exact)
+    parts = []
+    for (num, den), m, mx, p, lin, u in zip(result.gammas, result.mean_bits, result.max_bits, result.predicted,
+                                            result.predicted_linear, result.upper):
+        g = num / den
+        ok = ok and mx <= u and m >= p - math.log2(1 / (1 - g)) - 2
+        parts.append(f"gamma={num}/{den}: mean {m:.1f}, max {mx} bits vs N log2(1/gamma) = {p:.1f} "
+                     f"(N(1-gamma)/ln2 = {lin:.1f}, bound {u:.1f})")
+    return qualitative_verdict(bool(ok), f"bit-exact inverse {all(result.exact)}; buffer at N = {result.depth}: "
+                               + "; ".join(parts))
+
+
+BITS_PRESETS = {
+    "check": BitsConfig(),
+    # Fig. 4.2: gamma = 1 - 1/(50 k) at depth k; d = 500 is far beyond a pure-integer CPU loop
+    "paper": BitsConfig(d=64, batch=8, depth=1000, gammas=((1, 2), (9, 10), (49999, 50000))),
+}
+
+
 register("momentum.inversion", config=InversionConfig, presets=INVERSION_PRESETS, measure=measure_inversion,
          verdict=inversion_verdict, claims=("momentum/eq-4.3",),
          summary=lambda r: {"worst": r.worst, **{f"gamma={g}": e for g, e in zip(r.gammas, r.max_rel_error)}})
@@ -996,3 +1106,6 @@ register("momentum.lambda_range", config=LambdaRangeConfig, presets=LAMBDA_RANGE
 register("momentum.prop41", config=Prop41Config, presets=PROP41_PRESETS, measure=measure_prop41,
          verdict=prop41_verdict, claims=("momentum/prop-4.1",),
          summary=lambda r: {"min_radius": r.min_radius, "root_mismatch": r.root_mismatch})
+register("momentum.bits", config=BitsConfig, presets=BITS_PRESETS, measure=measure_bits, verdict=bits_verdict,
+         claims=("momentum/sec-4.3.2/bits",),
+         summary=lambda r: {f"mean_bits {a}/{b}": m for (a, b), m in zip(r.gammas, r.mean_bits)})
