@@ -104,3 +104,13 @@ def test_sec432_bits(claim):
     result = ex.measure_bits(ex.BITS_PRESETS["check"])
     verdict = ex.bits_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/prop-4.11", kind="qualitative",
+                   title="Prop. 4.11 with v0 = 0: theta = eps(-pi^2 - 1/(4 eps^2)) gives x(1) = -exp(-1/(2 eps)) x0; "
+                         "so each x -> lambda x, -1 < lambda < 0, is reached at eps = -1/(2 ln|lambda|) (remark after "
+                         "Prop. 4.2; eps depends on lambda)", aliases=("sander-thesis/prop-4.11",))
+def test_prop411_negative_scalings(claim):
+    result = ex.measure_prop411(ex.PROP411_PRESETS["check"])
+    verdict = ex.prop411_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

@@ -73,7 +73,7 @@ def test_registered():
     from theory.experiments import experiment
     for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
                  "momentum.memory", "momentum.prop42", "momentum.lambda_range",
-                 "momentum.prop41", "momentum.bits"):
+                 "momentum.prop41", "momentum.bits", "momentum.prop411"):
         e = experiment(name)
         assert "check" in e.presets and "paper" in e.presets
 
@@ -106,3 +106,8 @@ def test_bits_control_wrong_inverse_fails():
     cfg = dataclasses.replace(ex.BITS_PRESETS["check"], inverse_den_offset=1, depth=20)
     r = ex.measure_bits(cfg)
     assert not any(r.exact) and ex.bits_verdict(r).status == "fail"
+
+
+def test_prop411_control_unscaled_theta_fails():
+    cfg = dataclasses.replace(ex.PROP411_PRESETS["check"], theta_scale="one")
+    assert ex.prop411_verdict(ex.measure_prop411(cfg)).status == "fail"

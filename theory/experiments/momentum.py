@@ -18,6 +18,9 @@ Registered as ``"momentum.<name>"``:
   eigenvalue of modulus >= 1 other than 1.
 * ``momentum.bits`` (``momentum/sec-4.3.2/bits``): with exact fixed-point multiplication the inverse is bit
   exact and the buffer holds about N log2(1/gamma) bits per coordinate.
+* ``momentum.prop411`` (``momentum/prop-4.11``): theta = eps (-pi^2 - 1/(4 eps^2)) gives
+  Psi_eps(theta) = -exp(-1/(2 eps)), so every x -> lambda x with -1 < lambda < 0 is reached with v0 = 0 at
+  eps = -1 / (2 ln|lambda|) (the remark after Prop. 4.2).
 * ``momentum.lambda_table`` (``momentum/fig-4.4/erratum``): lambda_eps over a grid of eps; the caption
   of Fig. 4.4 says lambda_eps is "close to -1 when eps >= 2".
 """
@@ -39,7 +42,7 @@ __all__ = [
     "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
     "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
     "lambda_figure", "LambdaRangeConfig", "LambdaRangeResult", "measure_lambda_range", "lambda_range_verdict",
-    "BitsConfig", "BitsResult", "measure_bits", "bits_verdict", "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
+    "Prop411Config", "Prop411Result", "measure_prop411", "prop411_verdict", "BitsConfig", "BitsResult", "measure_bits", "bits_verdict", "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
 ]
 
 
@@ -1076,6 +1079,79 @@ BITS_PRESETS = {
 }
 
 
+# -------------------------------------------------------------------------- Prop. 4.11
+
+@dataclasses.dataclass(frozen=True)
+class Prop411Config:
+    """Negative scalings with v0 = 0 (Prop. 4.11 and the remark after Prop. 4.2 of the thesis).
+
+    Attributes
+    ----------
+    lambdas : tuple of float
+        Targets in (-1, 0).
+    theta_scale : str
+        "eps": theta = eps (-pi^2 - 1/(4 eps^2)), Eq. (4.14) written in the form (4.7) (the claim);
+        "one": theta = -pi^2 - 1/(4 eps^2), which forgets that (4.14) divides (4.7) by eps (negative control).
+    """
+
+    lambdas: tuple = (-0.05, -0.2, -0.5, -0.8, -0.95, -0.99)
+    theta_scale: str = "eps"
+
+    def __post_init__(self):
+        cls = "Prop411Config"
+        if not isinstance(self.lambdas, tuple) or not self.lambdas or any(
+                isinstance(t, bool) or not isinstance(t, (int, float)) or not -1 < t < 0 for t in self.lambdas):
+            raise ValueError(f"`lambdas` of {cls} must be a non-empty tuple of numbers in (-1, 0); got {self.lambdas!r}.")
+        if self.theta_scale not in ("eps", "one"):
+            raise ValueError(f"`theta_scale` of {cls} must be 'eps' or 'one'; got {self.theta_scale!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop411Result:
+    """Per target lambda: eps = -1/(2 ln|lambda|), Psi_eps(theta), and lambda_eps (Thm 4.4's threshold)."""
+
+    lambdas: tuple
+    eps: tuple
+    reached: tuple
+    lambda_eps: tuple
+
+    def to_measured(self):
+        return {"lambda": list(self.lambdas), "eps": list(self.eps), "Psi_eps(theta)": list(self.reached),
+                "lambda_eps": list(self.lambda_eps)}
+
+
+def measure_prop411(cfg: Prop411Config) -> Prop411Result:
+    """Psi_eps of the scalar theta of Eq. (4.14), by the block exponential."""
+    import theory.momentum as M
+
+    eps_l, reached, lam_e = [], [], []
+    for lam in cfg.lambdas:
+        eps = -1.0 / (2.0 * math.log(-lam))
+        theta = -math.pi ** 2 - 1.0 / (4.0 * eps * eps)
+        if cfg.theta_scale == "eps":
+            theta *= eps
+        eps_l.append(eps)
+        reached.append(float(M.psi([[theta]], eps)[0, 0]))
+        lam_e.append(M.lambda_eps(eps)[0])
+    return Prop411Result(tuple(cfg.lambdas), tuple(eps_l), tuple(reached), tuple(lam_e))
+
+
+def prop411_verdict(result: Prop411Result) -> Verdict:
+    """Pass iff Psi_eps(theta) = lambda to 1e-12 for every target (and lambda_eps <= lambda, Thm 4.4's consistency)."""
+    errs = [abs(r - l) for r, l in zip(result.reached, result.lambdas)]
+    consistent = all(le <= l for le, l in zip(result.lambda_eps, result.lambdas))
+    ok = all(math.isfinite(e) and e <= 1e-12 for e in errs) and consistent
+    return qualitative_verdict(bool(ok), f"max |Psi_eps(theta) - lambda| = {max(errs):.1e} (<= 1e-12) over lambda in "
+                               f"{list(result.lambdas)}; lambda_eps <= lambda at each eps: {consistent}")
+
+
+PROP411_PRESETS = {
+    "check": Prop411Config(),
+    # Prop. 4.11 has no sizes: the paper preset is a finer grid of (-1, 0)
+    "paper": Prop411Config(lambdas=tuple(float(-t) for t in np.round(np.linspace(0.01, 0.999, 100), 6))),
+}
+
+
 register("momentum.inversion", config=InversionConfig, presets=INVERSION_PRESETS, measure=measure_inversion,
          verdict=inversion_verdict, claims=("momentum/eq-4.3",),
          summary=lambda r: {"worst": r.worst, **{f"gamma={g}": e for g, e in zip(r.gammas, r.max_rel_error)}})
@@ -1109,3 +1185,6 @@ register("momentum.prop41", config=Prop41Config, presets=PROP41_PRESETS, measure
 register("momentum.bits", config=BitsConfig, presets=BITS_PRESETS, measure=measure_bits, verdict=bits_verdict,
          claims=("momentum/sec-4.3.2/bits",),
          summary=lambda r: {f"mean_bits {a}/{b}": m for (a, b), m in zip(r.gammas, r.mean_bits)})
+register("momentum.prop411", config=Prop411Config, presets=PROP411_PRESETS, measure=measure_prop411,
+         verdict=prop411_verdict, claims=("momentum/prop-4.11",),
+         summary=lambda r: {"max_error": max(abs(a - b) for a, b in zip(r.reached, r.lambdas))})
