@@ -291,3 +291,17 @@ def test_exact_validation():
         M.forward_exact(np.ones((1, 2)), None, np.zeros((2, 2, 2)), "linear", 1, 0)
     with pytest.raises(ValueError, match="`theta`"):
         M.forward_exact(np.ones((1, 2)), None, np.zeros((2, 3, 3)), "linear", 1, 2)
+
+
+def test_small_eps_and_overflow_are_handled():
+    # regression: e^{1/(2 eps)} overflowed (OverflowError) in the preimage for eps = 1e-4
+    D = np.diag([0.5, 2.0])
+    theta = M.preimage(D, 1e-4)
+    np.testing.assert_allclose(M.psi(theta, 1e-4), D, rtol=1e-8)
+    D = np.diag([-0.5, -0.5, 2.0])
+    np.testing.assert_allclose(M.psi(M.preimage(D, 1e-2), 1e-2), D, atol=1e-10)
+    from theory._errors import NonFiniteError
+    with pytest.raises(NonFiniteError):
+        M.psi([[1e6]], 1.0)
+    with pytest.raises(NonFiniteError):
+        M.psi_series([[1.0]], 1e-4)

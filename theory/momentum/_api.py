@@ -240,14 +240,15 @@ def psi(theta, eps):
     th = _square(theta, "theta", func)
     eps = _check_eps(eps, func)
     d = th.shape[0]
-    if eps == 0.0:
-        out = scipy.linalg.expm(th)
-    else:
-        A = np.zeros((2 * d, 2 * d))
-        A[:d, d:] = np.eye(d)
-        A[d:, :d] = th / eps
-        A[d:, d:] = -np.eye(d) / eps
-        out = scipy.linalg.expm(A)[:d, :d]
+    with np.errstate(over="ignore", invalid="ignore"):
+        if eps == 0.0:
+            out = scipy.linalg.expm(th)
+        else:
+            A = np.zeros((2 * d, 2 * d))
+            A[:d, d:] = np.eye(d)
+            A[d:, :d] = th / eps
+            A[d:, d:] = -np.eye(d) / eps
+            out = scipy.linalg.expm(A)[:d, :d]
     return check_finite_output(np.ascontiguousarray(out), "Psi_eps(theta)", func=func,
                                hint="Reduce the norm of theta or increase eps.")
 
@@ -268,12 +269,13 @@ def psi_series(theta, eps, terms=80):
     total = np.zeros((d, d))
     P = np.eye(d)
     f2n = 1.0  # (2n)!
-    for n in range(terms):
-        if n:
-            P = P @ M
-            f2n *= (2 * n - 1) * (2 * n)
-        total += (1.0 / f2n + 1.0 / (2 * eps * f2n * (2 * n + 1))) * P
-    out = math.exp(-0.5 / eps) * total
+    with np.errstate(over="ignore", invalid="ignore"):
+        for n in range(terms):
+            if n:
+                P = P @ M
+                f2n *= (2 * n - 1) * (2 * n)
+            total += (1.0 / f2n + 1.0 / (2 * eps * f2n * (2 * n + 1))) * P
+        out = math.exp(-0.5 / eps) * total
     return check_finite_output(out, "the series", func=func, hint="Reduce theta or the number of terms.")
 
 
@@ -305,15 +307,29 @@ def lambda_eps(eps):
 # f_eps(z) = Psi_eps(eps z - 1/(4 eps)) = F_eps(sqrt z), F_eps(s) = e^{-1/(2eps)} (cosh s + sinh s / (2 eps s))
 
 def _F(s, eps):
-    if s == 0:
-        return math.exp(-0.5 / eps) * (1 + 1 / (2 * eps))
-    return cmath.exp(-0.5 / eps) * (cmath.cosh(s) + cmath.sinh(s) / (2 * eps * s))
+    """F_eps(s), written as (e^{s-c}(1 + 1/(2 eps s)) + e^{-s-c}(1 - 1/(2 eps s))) / 2 with c = 1/(2 eps),
+    which stays finite for large s and small eps; inf where it leaves the float range."""
+    c = 0.5 / eps
+    s = complex(s)
+    if abs(s) < 1e-8:
+        return complex(math.exp(-c) * (1 + 1 / (2 * eps)))
+    if abs(s.real) - c > 700:
+        return complex(math.inf, 0.0)
+    k = 1.0 / (2 * eps * s)
+    return 0.5 * (cmath.exp(s - c) * (1 + k) + cmath.exp(-s - c) * (1 - k))
 
 
 def _dF(s, eps):
+    """F_eps'(s) in the same stable form."""
+    c = 0.5 / eps
+    s = complex(s)
     if abs(s) < 1e-8:
-        return complex(s) * math.exp(-0.5 / eps) * (1 + 1 / (6 * eps))
-    return cmath.exp(-0.5 / eps) * (cmath.sinh(s) + (s * cmath.cosh(s) - cmath.sinh(s)) / (2 * eps * s * s))
+        return s * math.exp(-c) * (1 + 1 / (6 * eps))
+    if abs(s.real) - c > 700:
+        return complex(math.inf, 0.0)
+    k1 = 1.0 / (2 * eps * s)
+    k2 = k1 / s
+    return 0.5 * (cmath.exp(s - c) * (1 + k1 - k2) + cmath.exp(-s - c) * (-1 + k1 + k2))
 
 
 def _f_real(x, eps):
@@ -331,16 +347,17 @@ def _solve_real(t, eps, lam, alpha):
     hi = 1.0
     while _f_real(hi, eps) < t:
         hi *= 2.0
-        if hi > 1e6:
+        if hi > 1e12:
             raise ValueError(f"an eigenvalue {t} is too large to be represented in float64 at eps = {eps}.")
     return scipy.optimize.brentq(lambda z: _f_real(z, eps) - t, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
 
 
 def _solve_complex(w, eps, need_nonreal):
     """A complex z with f_eps(z) = w (Lemma 4.5: f_eps is onto C), non-real when ``need_nonreal``."""
-    scale = math.exp(0.5 / eps)
+    c = 0.5 / eps
     target = complex(w)
-    base = cmath.acosh(target * scale)
+    # cosh dominates F_eps for large |s|: start from acosh(w e^c) (its logarithmic form when e^c overflows)
+    base = cmath.acosh(target * math.exp(c)) if c < 700 else cmath.log(2 * target) + c
     starts = [base, base + 0.3j, base + 0.3]
     for r in (0.5, 1.0, 2.0, 4.0):
         for k in (1, 3):
@@ -354,13 +371,13 @@ def _solve_complex(w, eps, need_nonreal):
             if abs(Fs) <= tol:
                 break
             dF = _dF(s, eps)
-            if dF == 0:
+            if dF == 0 or not cmath.isfinite(dF) or not cmath.isfinite(Fs):
                 break
             step = Fs / dF
             if abs(step) > 2.0:
                 step *= 2.0 / abs(step)
             s = s - step
-        if abs(_F(s, eps) - target) <= tol:
+        if cmath.isfinite(_F(s, eps)) and abs(_F(s, eps) - target) <= tol:
             z = s * s
             if not need_nonreal or abs(z.imag) > 1e-6:
                 return z
