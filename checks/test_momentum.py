@@ -39,7 +39,8 @@ def test_thm44_representable(claim):
     cfg = ex.REPRESENTABLE_PRESETS["check"]
     result = ex.measure_representable(cfg)
     verdict = ex.representable_verdict(result, expected_constructed=cfg.trials * len(cfg.eps_values))
-    claim.qualitative(verdict.passed, result, verdict.message)
+    figure = ex.representable_figure()
+    claim.qualitative(verdict.passed, result, verdict.message, figure)
 
 
 @pytest.mark.claim("momentum/fig-4.4/erratum", kind="erratum", wrong_in="statement",

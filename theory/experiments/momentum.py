@@ -40,6 +40,7 @@ __all__ = [
     "InversionConfig", "InversionResult", "measure_inversion", "inversion_verdict",
     "PsiConfig", "PsiResult", "measure_psi", "psi_verdict", "psi_figure",
     "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
+    "representable_figure",
     "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
     "lambda_figure", "LambdaRangeConfig", "LambdaRangeResult", "measure_lambda_range", "lambda_range_verdict",
     "Prop411Config", "Prop411Result", "measure_prop411", "prop411_verdict", "BitsConfig", "BitsResult", "measure_bits", "bits_verdict", "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
@@ -414,6 +415,29 @@ def representable_verdict(result: RepresentableResult, expected_constructed: int
         f"(cond(P) max(1,|D|)) = {result.max_scaled_error:.1e} (<= 1e-9); {result.n_refused}/{result.n_excluded} "
         f"D with a single eigenvalue below lambda_eps refused; {result.n_first_order_excluded} reached D have a "
         f"single negative eigenvalue (not reachable at eps = 0)"))
+
+
+def representable_figure(eps_values=(0.0, 0.5, 1.0, 3.0), grid=81, claim_id="momentum/thm-4.4"):
+    """Fig. 4.4 (right) of the thesis redrawn: real eigenvalue pairs (l1, l2) with diag(l1, l2) representable."""
+    import theory.momentum as M
+    from theory.plots import save_figure, subplots
+
+    lam = np.linspace(-1.5, 1.5, grid)
+    _, fig, axes = subplots(len(eps_values), figsize=(3.0 * len(eps_values), 3.2))
+    for ax, eps in zip(axes, eps_values):
+        ok = np.array([[M.representable(np.diag([a, b]), eps) for a in lam] for b in lam])
+        ax.imshow(ok, origin="lower", extent=(lam[0], lam[-1], lam[0], lam[-1]), cmap="Greys", vmin=0, vmax=1.6)
+        if eps > 0:
+            le = M.lambda_eps(eps)[0]
+            ax.axvline(le, color="red", lw=0.8, ls="--", label=f"lambda_eps = {le:.3f}")
+            ax.axhline(le, color="red", lw=0.8, ls="--")
+            ax.legend(fontsize=6, loc="upper left")
+        ax.set_title(f"eps = {eps}", fontsize=9)
+        ax.set_xlabel("lambda_1")
+        ax.set_ylabel("lambda_2")
+    fig.suptitle(f"{claim_id}: representable diag(lambda_1, lambda_2) (grey), by theory.momentum.representable",
+                 fontsize=9)
+    return save_figure(fig, claim_id)
 
 
 REPRESENTABLE_PRESETS = {
