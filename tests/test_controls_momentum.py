@@ -111,3 +111,10 @@ def test_bits_control_wrong_inverse_fails():
 def test_prop411_control_unscaled_theta_fails():
     cfg = dataclasses.replace(ex.PROP411_PRESETS["check"], theta_scale="one")
     assert ex.prop411_verdict(ex.measure_prop411(cfg)).status == "fail"
+
+
+def test_representable_default_expectation_counts_every_draw():
+    cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], trials=2)
+    r = ex.measure_representable(cfg)
+    assert r.n_expected == 2 * len(cfg.eps_values) and ex.representable_verdict(r).status == "pass"
+    assert ex.representable_verdict(dataclasses.replace(r, n_constructed=r.n_expected - 1)).status == "fail"

@@ -357,6 +357,7 @@ class RepresentableResult:
     n_excluded: int
     n_refused: int  # excluded matrices for which representable() is False and preimage() raises
     n_first_order_excluded: int  # the representable ones that eps = 0 excludes (a single negative eigenvalue)
+    n_expected: int = 0  # draws built to be representable (trials x number of eps)
 
     def to_measured(self):
         return dataclasses.asdict(self)
@@ -403,11 +404,16 @@ def measure_representable(cfg: RepresentableConfig) -> RepresentableResult:
                     M.preimage(D, eps)
                 except ValueError:
                     n_r += 1
-    return RepresentableResult(n_c, worst, n_x, n_r, n_fo)
+    return RepresentableResult(n_c, worst, n_x, n_r, n_fo, cfg.trials * len(cfg.eps_values))
 
 
-def representable_verdict(result: RepresentableResult, expected_constructed: int) -> Verdict:
-    """Pass iff all expected D are reconstructed within 1e-9 cond(P), and every excluded D is refused."""
+def representable_verdict(result: RepresentableResult, expected_constructed: int | None = None) -> Verdict:
+    """Pass iff all expected D are reconstructed within 1e-9 cond(P), and every excluded D is refused.
+
+    ``expected_constructed`` defaults to the result's ``n_expected`` (every draw built to be representable).
+    """
+    if expected_constructed is None:
+        expected_constructed = result.n_expected
     ok = (result.n_constructed == expected_constructed and math.isfinite(result.max_scaled_error)
           and result.max_scaled_error <= 1e-9 and result.n_refused == result.n_excluded)
     return qualitative_verdict(bool(ok), (
@@ -1197,7 +1203,7 @@ register("momentum.psi", config=PsiConfig, presets=PSI_PRESETS, measure=measure_
                                                                zip(r.eps_values, r.slopes)}})
 register("momentum.representable", config=RepresentableConfig, presets=REPRESENTABLE_PRESETS,
          measure=measure_representable,
-         verdict=lambda r: representable_verdict(r, r.n_constructed), claims=("momentum/thm-4.4",),
+         verdict=representable_verdict, claims=("momentum/thm-4.4",),
          summary=lambda r: {"n_constructed": r.n_constructed, "max_scaled_error": r.max_scaled_error,
                             "n_excluded": r.n_excluded, "n_refused": r.n_refused})
 register("momentum.lambda_table", config=LambdaConfig, presets=LAMBDA_PRESETS, measure=measure_lambda,
