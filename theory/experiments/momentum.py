@@ -632,14 +632,18 @@ class MemoryResult:
 def _peak(fn):
     import tracemalloc
 
-    tracemalloc.start()
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
     try:
+        base, _ = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
         out = fn()
         _, peak = tracemalloc.get_traced_memory()
     finally:
-        tracemalloc.stop()
-    return out, peak
+        if not was_tracing:
+            tracemalloc.stop()
+    return out, peak - base
 
 
 def measure_memory(cfg: MemoryConfig) -> MemoryResult:
