@@ -1,0 +1,120 @@
+"""Negative controls of the momentum claim checks: broken inputs make each verdict fail."""
+
+import dataclasses
+
+import pytest
+
+import theory.experiments.momentum as ex
+from theory.claims import erratum_verdict
+
+
+def test_inversion_control_wrong_gamma_fails():
+    cfg = dataclasses.replace(ex.INVERSION_PRESETS["check"], inverse_gamma_offset=1e-6, depths=(10, 50))
+    assert ex.inversion_verdict(ex.measure_inversion(cfg)).status == "fail"
+    ok = dataclasses.replace(ex.INVERSION_PRESETS["check"], depths=(10, 50))
+    assert ex.inversion_verdict(ex.measure_inversion(ok)).status == "pass"
+
+
+def test_psi_control_wrong_initial_velocity_fails():
+    cfg = dataclasses.replace(ex.PSI_PRESETS["check"], v0="f")
+    assert ex.psi_verdict(ex.measure_psi(cfg)).status == "fail"
+
+
+def test_representable_control_wrong_eps_fails():
+    cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], eps_offset=1e-3, trials=4)
+    r = ex.measure_representable(cfg)
+    assert ex.representable_verdict(r, cfg.trials * len(cfg.eps_values)).status == "fail"
+
+
+def test_representable_control_missing_constructions_fail():
+    cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], trials=4)
+    r = ex.measure_representable(cfg)
+    assert ex.representable_verdict(r, cfg.trials * len(cfg.eps_values)).status == "pass"
+    fewer = dataclasses.replace(r, n_refused=r.n_excluded - 1)
+    assert ex.representable_verdict(fewer, cfg.trials * len(cfg.eps_values)).status == "fail"
+
+
+def _lambda_record(result):
+    return erratum_verdict(ex.lambda_printed_verdict(result), ex.lambda_corrected_verdict(result))
+
+
+def test_lambda_erratum_passes_on_measurement():
+    assert _lambda_record(ex.measure_lambda(ex.LAMBDA_PRESETS["check"])).status == "pass"
+
+
+def test_lambda_erratum_fails_when_printed_form_holds():
+    r = ex.measure_lambda(ex.LAMBDA_PRESETS["check"])
+    # values within 0.1 of -1 from eps = 2 on, still inside the bracket and decreasing
+    lam = tuple(l if e < 2 else -0.95 - 0.001 * i for i, (e, l) in enumerate(zip(r.eps_values, r.lambdas)))
+    fake = dataclasses.replace(r, lambdas=lam, upper=tuple(max(u, l + 1e-6) for u, l in zip(r.upper, lam)))
+    assert ex.lambda_printed_verdict(fake).status == "pass"
+    assert _lambda_record(fake).status == "fail"
+
+
+def test_lambda_erratum_fails_when_corrected_form_fails():
+    r = ex.measure_lambda(ex.LAMBDA_PRESETS["check"])
+    fake = dataclasses.replace(r, lambdas=r.lambdas[:-1] + (-1.01,))  # below -1
+    assert ex.lambda_corrected_verdict(fake).status == "fail"
+    assert _lambda_record(fake).status == "fail"
+
+
+@pytest.mark.parametrize("cls,kwargs,name", [
+    (ex.InversionConfig, dict(gammas=(1.5,)), "gammas"), (ex.InversionConfig, dict(d=0), "d"),
+    (ex.InversionConfig, dict(families=("relu",)), "families"), (ex.PsiConfig, dict(depths=(1, 2, 3)), "depths"),
+    (ex.PsiConfig, dict(v0="x"), "v0"), (ex.RepresentableConfig, dict(d=3), "d"),
+    (ex.LambdaConfig, dict(eps_values=(2.0, 1.0)), "eps_values"), (ex.LambdaConfig, dict(closeness=-1.0), "closeness"),
+])
+def test_config_validation(cls, kwargs, name):
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        cls(**kwargs)
+
+
+def test_registered():
+    from theory.experiments import experiment
+    for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
+                 "momentum.memory", "momentum.prop42", "momentum.lambda_range",
+                 "momentum.prop41", "momentum.bits", "momentum.prop411"):
+        e = experiment(name)
+        assert "check" in e.presets and "paper" in e.presets
+
+
+def test_memory_control_storing_activations_fails():
+    cfg = dataclasses.replace(ex.MEMORY_PRESETS["check"], method="backprop", depths=(50, 400), d=16, batch=32)
+    assert ex.memory_verdict(ex.measure_memory(cfg)).status == "fail"
+    ok = dataclasses.replace(cfg, method="memory_free")
+    assert ex.memory_verdict(ex.measure_memory(ok)).status == "pass"
+
+
+def test_prop42_control_zero_initial_velocity_fails():
+    cfg = dataclasses.replace(ex.PROP42_PRESETS["check"], v0="zero", instances=1)
+    assert ex.prop42_verdict(ex.measure_prop42(cfg)).status == "fail"
+
+
+def test_lambda_range_control_wrong_candidate_fails():
+    cfg = dataclasses.replace(ex.LAMBDA_RANGE_PRESETS["check"], candidate="g_pi", eps_values=(1.0,))
+    assert ex.lambda_range_verdict(ex.measure_lambda_range(cfg)).status == "fail"
+
+
+def test_prop41_control_momentum_jacobian_fails():
+    # the tied-weight Momentum ResNet can have a contracting fixed point (radius sqrt(gamma) for A = -I)
+    cfg = dataclasses.replace(ex.PROP41_PRESETS["check"], model="momentum", trials=50)
+    r = ex.measure_prop41(cfg)
+    assert r.min_radius < 1 and ex.prop41_verdict(r).status == "fail"
+
+
+def test_bits_control_wrong_inverse_fails():
+    cfg = dataclasses.replace(ex.BITS_PRESETS["check"], inverse_den_offset=1, depth=20)
+    r = ex.measure_bits(cfg)
+    assert not any(r.exact) and ex.bits_verdict(r).status == "fail"
+
+
+def test_prop411_control_unscaled_theta_fails():
+    cfg = dataclasses.replace(ex.PROP411_PRESETS["check"], theta_scale="one")
+    assert ex.prop411_verdict(ex.measure_prop411(cfg)).status == "fail"
+
+
+def test_representable_default_expectation_counts_every_draw():
+    cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], trials=2)
+    r = ex.measure_representable(cfg)
+    assert r.n_expected == 2 * len(cfg.eps_values) and ex.representable_verdict(r).status == "pass"
+    assert ex.representable_verdict(dataclasses.replace(r, n_constructed=r.n_expected - 1)).status == "fail"

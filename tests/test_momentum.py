@@ -1,0 +1,307 @@
+"""Unit tests of theory.momentum (Momentum ResNets, Sander's thesis ch. 4)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import theory.momentum as M
+from theory.resnet import mlp
+
+
+def _f_ref(name, x, th, width=0):
+    if name == "linear":
+        return th @ x
+    if name == "tanh":
+        return np.tanh(th @ x)
+    if name == "tanh_out":
+        return th @ np.tanh(x)
+    d = x.shape[0]
+    V = th[: d * width].reshape(d, width)
+    W = th[d * width: 2 * d * width].reshape(width, d)
+    b = th[2 * d * width:]
+    return V @ np.tanh(W @ x + b)
+
+
+def _reference(name, x0, v0, theta, gamma, width=0):
+    xs, vs = [np.array(x0, float)], [np.array(v0, float)]
+    for n in range(theta.shape[0]):
+        v = gamma * vs[-1] + (1 - gamma) * _f_ref(name, xs[-1], theta[n], width)
+        vs.append(v)
+        xs.append(xs[-1] + v)
+    return np.array(xs), np.array(vs)
+
+
+FAMILIES = [("linear", "linear", 0), ("tanh", "tanh", 0), ("tanh_out", "tanh_out", 0), ("mlp", mlp(5), 5)]
+
+
+@pytest.mark.parametrize("name,residual,width", FAMILIES)
+@pytest.mark.parametrize("gamma", [0.0, 0.5, 0.9, 1.0])
+def test_forward_matches_numpy_loop(name, residual, width, gamma):
+    rng = np.random.default_rng(3)
+    d, N = 3, 12
+    shape = (N, 2 * d * width + width) if width else (N, d, d)
+    theta = rng.standard_normal(shape) / math.sqrt(d)
+    x0, v0 = rng.standard_normal(d), rng.standard_normal(d)
+    xs, vs = M.forward(x0, v0, theta, residual, gamma)
+    theta2 = theta.reshape(N, -1) if width else theta
+    rx, rv = _reference(name, x0, v0, theta2, gamma, width)
+    np.testing.assert_allclose(xs, rx, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vs, rv, rtol=1e-12, atol=1e-12)
+    # batch rows agree with single calls
+    X0 = rng.standard_normal((4, d))
+    bx, bv = M.forward(X0, np.zeros((4, d)), theta, residual, gamma)
+    sx, sv = M.forward(X0[2], None, theta, residual, gamma)
+    np.testing.assert_allclose(bx[:, 2], sx, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(bv[:, 2], sv, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,residual,width", FAMILIES)
+@pytest.mark.parametrize("gamma", [0.5, 0.9, 0.99, 1.0])
+def test_inverse_reconstructs_forward(name, residual, width, gamma):
+    rng = np.random.default_rng(4)
+    d, N = 4, 30
+    shape = (N, 2 * d * width + width) if width else (N, d, d)
+    theta = rng.standard_normal(shape) / math.sqrt(d)
+    x0 = rng.standard_normal((3, d))
+    xs, vs = M.forward(x0, "f", theta, residual, gamma)
+    rx, rv = M.inverse(xs[-1], vs[-1], theta, residual, gamma)
+    scale = max(1.0, np.abs(xs).max())
+    # rounding errors are amplified by at most gamma^{-N} (times a modest Lipschitz factor)
+    tol = 1e-13 * scale * gamma ** (-N) * 10
+    assert np.abs(rx - xs).max() <= tol
+    assert np.abs(rv - vs).max() <= tol
+
+
+def test_v0_f_is_first_residual():
+    rng = np.random.default_rng(5)
+    theta = rng.standard_normal((3, 2, 2))
+    x0 = rng.standard_normal(2)
+    _, vs = M.forward(x0, "f", theta, "tanh", 0.9)
+    np.testing.assert_allclose(vs[0], np.tanh(theta[0] @ x0), rtol=1e-14)
+    np.testing.assert_allclose(M.residual_f(x0, theta[0], "tanh"), np.tanh(theta[0] @ x0), rtol=1e-14)
+
+
+def test_gamma_zero_is_resnet():
+    rng = np.random.default_rng(6)
+    theta = rng.standard_normal((5, 2, 2)) / 2
+    x0 = rng.standard_normal(2)
+    xs, _ = M.forward(x0, rng.standard_normal(2), theta, "tanh", 0.0)
+    x = x0.copy()
+    for n in range(5):
+        x = x + np.tanh(theta[n] @ x)
+        np.testing.assert_allclose(xs[n + 1], x, rtol=1e-13)
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(gamma=1.5), "gamma"), (dict(gamma=-0.1), "gamma"), (dict(gamma=float("nan")), "gamma"),
+    (dict(theta=np.zeros((0, 2, 2))), "theta"), (dict(theta=np.zeros((3, 3, 3))), "theta"),
+    (dict(x0=np.array([1.0, np.inf])), "x0"), (dict(v0=np.zeros(3)), "v0"), (dict(v0="g"), "v0"),
+    (dict(residual="nope"), "residual"),
+])
+def test_forward_validation(kwargs, name):
+    args = dict(x0=np.ones(2), v0=None, theta=np.zeros((3, 2, 2)), residual="linear", gamma=0.5)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        M.forward(**args)
+
+
+def test_inverse_refuses_gamma_zero_and_none():
+    with pytest.raises(ValueError, match="`gamma`"):
+        M.inverse(np.ones(2), np.ones(2), np.zeros((3, 2, 2)), "linear", 0.0)
+    with pytest.raises(TypeError, match="`vN`"):
+        M.inverse(np.ones(2), None, np.zeros((3, 2, 2)), "linear", 0.5)
+
+
+def test_overflow_raises_nonfinite():
+    from theory._errors import NonFiniteError
+    with pytest.raises(NonFiniteError):
+        M.forward(np.ones(1), None, np.full((2000, 1, 1), 10.0), "linear", 0.0)
+
+
+# ------------------------------------------------------------------- Psi_eps, lambda_eps
+
+@pytest.mark.parametrize("eps", [0.2, 0.5, 1.0, 3.0])
+def test_psi_block_exp_matches_series(eps):
+    rng = np.random.default_rng(7)
+    theta = rng.standard_normal((3, 3))
+    np.testing.assert_allclose(M.psi(theta, eps), M.psi_series(theta, eps), rtol=1e-11, atol=1e-12)
+
+
+def test_psi_eps_zero_is_exp_and_small_eps_limit():
+    import scipy.linalg
+    theta = np.array([[0.3, -1.0], [0.5, 0.1]])
+    np.testing.assert_allclose(M.psi(theta, 0.0), scipy.linalg.expm(theta), rtol=1e-14)
+    e1 = np.abs(M.psi(theta, 1e-3) - scipy.linalg.expm(theta)).max()
+    e2 = np.abs(M.psi(theta, 5e-4) - scipy.linalg.expm(theta)).max()
+    assert 1.7 < e1 / e2 < 2.3  # first order in eps
+
+
+def test_psi_closed_form_scalar():
+    # Prop. 4.11: theta = eps (-pi^2 - 1/(4 eps^2)) gives -exp(-1/(2 eps))
+    for eps in (0.3, 1.0, 5.0):
+        theta = eps * (-math.pi ** 2 - 1 / (4 * eps ** 2))
+        assert abs(M.psi([[theta]], eps)[0, 0] + math.exp(-0.5 / eps)) < 1e-13
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.1, 0.5, 1.0, 2.0, 10.0, 50.0])
+def test_lambda_eps_against_grid_scan(eps):
+    lam, alpha = M.lambda_eps(eps)
+    a = np.linspace(1e-6, 60.0, 600001)
+    G = math.exp(-0.5 / eps) * (np.cos(a) + np.sin(a) / (2 * eps * a))
+    # the true minimum lies below every grid value, by at most the grid's second-order error
+    assert lam <= G.min() + 1e-15 and G.min() - lam <= 1e-8 * max(abs(lam), 1e-300)
+    assert abs(a[np.argmin(G)] - alpha) < 1e-3
+    # the minimum is reached by Psi_eps at the real theta* = -eps alpha^2 - 1/(4 eps)
+    theta_star = -eps * alpha ** 2 - 1 / (4 * eps)
+    assert abs(M.psi([[theta_star]], eps)[0, 0] - lam) <= 1e-10
+    assert -1 < lam < -math.exp(-0.5 / eps) < 0 or eps < 0.1
+
+
+def test_lambda_eps_reference_values():
+    # values of an independent bounded minimisation, 11 digits
+    for eps, lam in [(1.0, -0.61349860317), (2.0, -0.78114713998), (5.0, -0.90528668861)]:
+        assert abs(M.lambda_eps(eps)[0] - lam) < 1e-10
+
+
+def test_lambda_eps_validation():
+    for bad in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="`eps`"):
+            M.lambda_eps(bad)
+    with pytest.raises(TypeError, match="`eps`"):
+        M.lambda_eps("1")
+
+
+# ----------------------------------------------------------------- representable, preimage
+
+def test_representable_scalar_cases():
+    lam = M.lambda_eps(1.0)[0]
+    assert M.representable([[lam + 1e-3]], 1.0)
+    assert not M.representable([[lam - 1e-3]], 1.0)
+    assert M.representable(np.zeros((2, 2)), 1.0)       # singular maps are reachable for eps > 0
+    assert not M.representable(np.zeros((2, 2)), 0.0)
+    assert M.representable(-0.9 * np.eye(2), 1.0)        # a doubled eigenvalue below lambda_eps
+    assert M.representable(-np.eye(2), 0.0)
+    assert not M.representable(np.diag([-1.0, -2.0]), 5.0)  # Prop. 4.15's matrix
+    assert M.representable(np.diag([-0.5, 2.0]), 1.0) and not M.representable(np.diag([-0.5, 2.0]), 0.0)
+
+
+def test_representable_refuses_jordan_block():
+    with pytest.raises(ValueError, match="`D`.*diagonalizable"):
+        M.representable([[1.0, 1.0], [0.0, 1.0]], 1.0)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.2, 1.0, 4.0])
+def test_preimage_roundtrip(eps):
+    rng = np.random.default_rng(8)
+    lam_e = M.lambda_eps(eps)[0] if eps else 0.0
+    count = 0
+    for _ in range(30):
+        d = 4
+        P = rng.standard_normal((d, d))
+        lam = rng.uniform(lam_e + 0.01, 3.0, d) if eps else rng.uniform(0.1, 3.0, d)
+        if rng.random() < 0.5:
+            lam[:2] = rng.uniform(-3.0, lam_e - 0.01)  # a doubled low eigenvalue
+        B = np.diag(lam)
+        if rng.random() < 0.5:
+            a, b = rng.standard_normal(2)
+            B[2:, 2:] = [[a, b], [-b, a]]
+        D = P @ B @ np.linalg.inv(P)
+        assert M.representable(D, eps)
+        theta = M.preimage(D, eps)
+        assert theta.dtype == np.float64 and np.isrealobj(theta)
+        err = np.abs(M.psi(theta, eps) - D).max()
+        assert err <= 1e-9 * np.linalg.cond(P) * max(1.0, np.abs(D).max())
+        count += 1
+    assert count == 30
+
+
+def test_preimage_refuses_non_representable():
+    with pytest.raises(ValueError, match="not representable"):
+        M.preimage(np.diag([-0.9, 1.0]), 1.0)
+    with pytest.raises(ValueError, match="not representable"):
+        M.preimage(np.diag([-0.5, 1.0]), 0.0)
+    with pytest.raises(ValueError, match="`D`"):
+        M.preimage(np.ones((2, 3)), 1.0)
+
+
+# ------------------------------------------------------------------------------ gradients
+
+@pytest.mark.parametrize("name,residual,width", FAMILIES)
+def test_gradient_matches_finite_differences_and_memory_free(name, residual, width):
+    rng = np.random.default_rng(9)
+    d, N, gamma = 3, 15, 0.9
+    shape = (N, 2 * d * width + width) if width else (N, d, d)
+    theta = rng.standard_normal(shape) / 2
+    x0, v0, y = (rng.standard_normal((2, d)) for _ in range(3))
+    loss, gt, gx, gv = M.gradient(x0, v0, theta, residual, gamma, y)
+    loss2, gt2, gx2, gv2 = M.gradient(x0, v0, theta, residual, gamma, y, method="memory_free")
+    assert loss == loss2
+    for a, b in ((gt, gt2), (gx, gx2), (gv, gv2)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * max(1.0, np.abs(a).max()))
+
+    def L(th, x, v):
+        xs, _ = M.forward(x, v, th, residual, gamma)
+        return 0.5 * float(((xs[-1] - y) ** 2).sum())
+
+    h = 1e-6
+    for arr, grad, which in ((theta, gt, 0), (x0, gx, 1), (v0, gv, 2)):
+        for k in rng.choice(arr.size, 4, replace=False):
+            E = np.zeros_like(arr)
+            E.flat[k] = h
+            args_p = [theta, x0, v0]
+            args_m = [theta, x0, v0]
+            args_p[which] = arr + E
+            args_m[which] = arr - E
+            fd = (L(*args_p) - L(*args_m)) / (2 * h)
+            assert abs(fd - grad.flat[k]) <= 1e-6 * max(1.0, abs(fd))
+
+
+def test_gradient_validation():
+    args = (np.ones(2), None, np.zeros((3, 2, 2)), "linear", 0.5, np.zeros(2))
+    with pytest.raises(ValueError, match="`method`"):
+        M.gradient(*args, method="adjoint")
+    with pytest.raises(ValueError, match="`y`"):
+        M.gradient(*args[:5], np.zeros(3))
+    with pytest.raises(ValueError, match="`gamma`"):
+        M.gradient(*args[:4], 0.0, args[5], method="memory_free")
+    with pytest.raises(ValueError, match="`v0`"):
+        M.gradient(args[0], "f", *args[2:])
+
+
+# ------------------------------------------------------------------------- exact inversion
+
+@pytest.mark.parametrize("num,den", [(1, 2), (9, 10), (3, 3)])
+def test_exact_inverse_is_bit_exact(num, den):
+    rng = np.random.default_rng(10)
+    theta = rng.standard_normal((30, 3, 3))
+    x0, v0 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    x, v, buf = M.forward_exact(x0, v0, theta, "tanh_out", num, den)
+    rx, rv, rb = M.inverse_exact(x, v, buf, theta, "tanh_out", num, den)
+    assert (rx == M.to_fixed(x0)).all() and (rv == M.to_fixed(v0)).all() and (rb == 0).all()
+    # the fixed-point forward pass follows the float one to rounding
+    xs, _ = M.forward(x0, v0, theta, "tanh_out", num / den)
+    assert np.abs(M.from_fixed(x) - xs[-1]).max() < 1e-9 * max(1.0, np.abs(xs).max())
+
+
+def test_exact_validation():
+    with pytest.raises(ValueError, match="`num`"):
+        M.forward_exact(np.ones((1, 2)), None, np.zeros((2, 2, 2)), "linear", 3, 2)
+    with pytest.raises(ValueError, match="`den`"):
+        M.forward_exact(np.ones((1, 2)), None, np.zeros((2, 2, 2)), "linear", 1, 0)
+    with pytest.raises(ValueError, match="`theta`"):
+        M.forward_exact(np.ones((1, 2)), None, np.zeros((2, 3, 3)), "linear", 1, 2)
+
+
+def test_small_eps_and_overflow_are_handled():
+    # regression: e^{1/(2 eps)} overflowed (OverflowError) in the preimage for eps = 1e-4
+    D = np.diag([0.5, 2.0])
+    theta = M.preimage(D, 1e-4)
+    np.testing.assert_allclose(M.psi(theta, 1e-4), D, rtol=1e-8)
+    D = np.diag([-0.5, -0.5, 2.0])
+    np.testing.assert_allclose(M.psi(M.preimage(D, 1e-2), 1e-2), D, atol=1e-10)
+    from theory._errors import NonFiniteError
+    with pytest.raises(NonFiniteError):
+        M.psi([[1e6]], 1.0)
+    with pytest.raises(NonFiniteError):
+        M.psi_series([[1.0]], 1e-4)

@@ -1,0 +1,1236 @@
+"""Experiments of the ``momentum`` paper key: Momentum ResNets, Sander's thesis, chapter 4.
+
+Registered as ``"momentum.<name>"``:
+
+* ``momentum.inversion`` (``momentum/eq-4.3``): the inverse (4.3) reconstructs the forward pass (4.2)
+  to round-off, for the residual families of :mod:`theory.resnet`.
+* ``momentum.psi`` (``momentum/prop-4.3``): Psi_eps of Prop. 4.3 agrees with its series and is the
+  limit, at rate 1/N, of depth-N Momentum ResNets with gamma = 1 - 1/(N eps) and residual theta x / N.
+* ``momentum.representable`` (``momentum/thm-4.4``): random matrices that Thm 4.4 calls representable
+  are reached, Psi_eps(preimage(D)) = D, and those it excludes are refused.
+* ``momentum.memory`` (``momentum/sec-4.3.2``): the peak memory of memory-free backpropagation is flat
+  in the depth N, while storing the activations grows linearly; both give the same gradients.
+* ``momentum.prop42`` (``momentum/prop-4.2``): a solution of x' = f(x) also solves
+  eps x'' + x' = f_hat(x) = eps J_f(x) f(x) + f(x) from (x_0, f(x_0)).
+* ``momentum.lambda_range`` (``momentum/thm-4.4/lambda``): the minimum of the scalar Psi_eps over the real
+  line, found by scanning theta with the block exponential, is lambda_eps.
+* ``momentum.prop41`` (``momentum/prop-4.1``): the Jacobian of a tied-weight RevNet at a fixed point has an
+  eigenvalue of modulus >= 1 other than 1.
+* ``momentum.bits`` (``momentum/sec-4.3.2/bits``): with exact fixed-point multiplication the inverse is bit
+  exact and the buffer holds about N log2(1/gamma) bits per coordinate.
+* ``momentum.prop411`` (``momentum/prop-4.11``): theta = eps (-pi^2 - 1/(4 eps^2)) gives
+  Psi_eps(theta) = -exp(-1/(2 eps)), so every x -> lambda x with -1 < lambda < 0 is reached with v0 = 0 at
+  eps = -1 / (2 ln|lambda|) (the remark after Prop. 4.2).
+* ``momentum.lambda_table`` (``momentum/fig-4.4/erratum``): lambda_eps over a grid of eps; the caption
+  of Fig. 4.4 says lambda_eps is "close to -1 when eps >= 2".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from theory.claims import Verdict, erratum_verdict, qualitative_verdict
+
+from . import register
+
+__all__ = [
+    "InversionConfig", "InversionResult", "measure_inversion", "inversion_verdict",
+    "PsiConfig", "PsiResult", "measure_psi", "psi_verdict", "psi_figure",
+    "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
+    "representable_figure",
+    "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
+    "lambda_figure", "LambdaRangeConfig", "LambdaRangeResult", "measure_lambda_range", "lambda_range_verdict",
+    "Prop411Config", "Prop411Result", "measure_prop411", "prop411_verdict", "BitsConfig", "BitsResult", "measure_bits", "bits_verdict", "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
+]
+
+
+def _positive_tuple(values, name, cls, *, integer=False, low=0.0, closed=False):
+    if not isinstance(values, tuple) or not values:
+        raise ValueError(f"`{name}` of {cls} must be a non-empty tuple; got {values!r}.")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
+            raise TypeError(f"`{name}` of {cls} must hold {'integers' if integer else 'numbers'}; got {v!r}.")
+        if not math.isfinite(v) or (v < low if closed else v <= low):
+            raise ValueError(f"`{name}` of {cls} must hold finite values {'>=' if closed else '>'} {low}; got {v!r}.")
+
+
+def _check_int(v, name, cls, low):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"`{name}` of {cls} must be an integer; got {v!r}.")
+    if v < low:
+        raise ValueError(f"`{name}` of {cls} must be >= {low}; got {v}.")
+
+
+# --------------------------------------------------------------------------- inversion, Eq. (4.3)
+
+@dataclasses.dataclass(frozen=True)
+class InversionConfig:
+    """Forward pass (4.2) then inverse (4.3) on random weights.
+
+    Attributes
+    ----------
+    d : int
+        State dimension.
+    batch : int
+        Inputs per network.
+    depths : tuple of int
+        Depths N.
+    gammas : tuple of float
+        Momentum terms in (0, 1].
+    families : tuple of str
+        Residual families: "linear", "tanh", "tanh_out", "mlp" (width ``width``).
+    width : int
+        Hidden width of the "mlp" family.
+    seed : int
+        Seed of the weights and inputs.
+    inverse_gamma_offset : float
+        Added to gamma in the inverse only (0 for the claim; a negative control sets it != 0).
+    """
+
+    d: int = 8
+    batch: int = 16
+    depths: tuple = (10, 50, 100)
+    gammas: tuple = (0.9, 0.99)
+    families: tuple = ("linear", "tanh", "tanh_out", "mlp")
+    width: int = 16
+    seed: int = 0
+    inverse_gamma_offset: float = 0.0
+
+    def __post_init__(self):
+        cls = "InversionConfig"
+        _check_int(self.d, "d", cls, 1)
+        _check_int(self.batch, "batch", cls, 1)
+        _check_int(self.width, "width", cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _positive_tuple(self.depths, "depths", cls, integer=True)
+        _positive_tuple(self.gammas, "gammas", cls)
+        if any(g > 1 for g in self.gammas):
+            raise ValueError(f"`gammas` of {cls} must lie in (0, 1]; got {self.gammas}.")
+        if not isinstance(self.families, tuple) or not self.families or any(
+                f not in ("linear", "tanh", "tanh_out", "mlp") for f in self.families):
+            raise ValueError(f"`families` of {cls} must be a non-empty tuple of 'linear', 'tanh', 'tanh_out', "
+                             f"'mlp'; got {self.families!r}.")
+        if not isinstance(self.inverse_gamma_offset, (int, float)) or not math.isfinite(self.inverse_gamma_offset):
+            raise ValueError(f"`inverse_gamma_offset` of {cls} must be a finite number; got {self.inverse_gamma_offset!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class InversionResult:
+    """Reconstruction errors of (4.3), relative to max(1, max |x_n|, max |v_n|), per gamma.
+
+    ``max_ratio`` is the largest ratio error / (N e_ulp), where e_ulp is the error of the same inverse
+    started from (x_N, v_N) perturbed by one unit in the last place (random signs): the spread of one
+    rounding of the output through the N inverse steps. A reconstruction "to round-off" has N roundings,
+    each spread at most like that one, so the ratio stays below 1.
+    """
+
+    gammas: tuple
+    max_rel_error: tuple  # per gamma, over depths, families and inputs
+    max_ratio: tuple  # per gamma
+    worst: float
+
+    def to_measured(self):
+        return {"gammas": list(self.gammas), "max_rel_error": list(self.max_rel_error),
+                "max_ratio_to_N_ulp_spread": list(self.max_ratio), "worst": self.worst}
+
+
+def measure_inversion(cfg: InversionConfig) -> InversionResult:
+    """Run (4.2) from (x0, v0 = f(x0, theta_0)), invert with (4.3) from (x_N, v_N), compare all layers."""
+    import theory.momentum as M
+    from theory.resnet import mlp
+
+    rng = np.random.default_rng(cfg.seed)
+    errs, ratios = [], []
+    for gamma in cfg.gammas:
+        worst = worst_ratio = 0.0
+        for fam in cfg.families:
+            res = mlp(cfg.width) if fam == "mlp" else fam
+            for N in cfg.depths:
+                shape = (N, 2 * cfg.d * cfg.width + cfg.width) if fam == "mlp" else (N, cfg.d, cfg.d)
+                theta = rng.standard_normal(shape) / math.sqrt(cfg.d)
+                x0 = rng.standard_normal((cfg.batch, cfg.d))
+                xs, vs = M.forward(x0, "f", theta, res, gamma)
+                g_inv = min(1.0, gamma + cfg.inverse_gamma_offset)
+                rx, rv = M.inverse(xs[-1], vs[-1], theta, res, g_inv)
+                scale = max(1.0, float(np.abs(xs).max()), float(np.abs(vs).max()))
+                err = max(float(np.abs(rx - xs).max()), float(np.abs(rv - vs).max())) / scale
+                ulp = np.finfo(float).eps
+                px = xs[-1] * (1 + ulp * rng.choice([-1.0, 1.0], xs[-1].shape))
+                pv = vs[-1] * (1 + ulp * rng.choice([-1.0, 1.0], vs[-1].shape))
+                qx, qv = M.inverse(px, pv, theta, res, g_inv)
+                spread = max(float(np.abs(qx - rx).max()), float(np.abs(qv - rv).max())) / scale
+                worst = max(worst, err)
+                worst_ratio = max(worst_ratio, err / (N * max(spread, ulp)))
+        errs.append(worst)
+        ratios.append(worst_ratio)
+    return InversionResult(tuple(cfg.gammas), tuple(errs), tuple(ratios), max(errs))
+
+
+def inversion_verdict(result: InversionResult) -> Verdict:
+    """Pass iff every reconstruction error is at most N times the spread of one output rounding (ratio <= 1)."""
+    ok = all(math.isfinite(r) and r <= 1.0 for r in result.max_ratio)
+    parts = ", ".join(f"gamma={g}: {e:.2e} (ratio {r:.3f})" for g, e, r in
+                      zip(result.gammas, result.max_rel_error, result.max_ratio))
+    return qualitative_verdict(bool(ok), f"inverse (4.3) of forward (4.2), max relative error per gamma and its "
+                               f"ratio to N x (spread of one ulp at the output), expected <= 1: {parts}")
+
+
+INVERSION_PRESETS = {
+    "check": InversionConfig(),
+    # Sec. 4.5 trains depth-101/152 networks with gamma = 0.9
+    "paper": InversionConfig(d=64, batch=256, depths=(101, 152), gammas=(0.9,)),
+}
+
+
+# ------------------------------------------------------------------------------ Psi_eps, Prop. 4.3
+
+@dataclasses.dataclass(frozen=True)
+class PsiConfig:
+    """Psi_eps against its series (Prop. 4.3) and against depth-N Momentum ResNets.
+
+    Attributes
+    ----------
+    d : int
+        Dimension of theta.
+    eps_values : tuple of float
+        Values of eps > 0.
+    depths : tuple of int
+        Depths N of the discretisation (each N eps >= 1 so that gamma = 1 - 1/(N eps) >= 0).
+    seed : int
+        Seed of theta (Gaussian, entries of variance 1/d) and x0.
+    v0 : str
+        "zero" for the initial velocity of (4.7); "f" (v0 = f(x0)) is the negative control, whose limit
+        is another ODE solution.
+    series_terms : int
+        Terms of the series of Prop. 4.3.
+    """
+
+    d: int = 3
+    eps_values: tuple = (0.5, 1.0, 2.0)
+    depths: tuple = (50, 100, 200, 400, 800, 1600, 3200)
+    seed: int = 0
+    v0: str = "zero"
+    series_terms: int = 80
+
+    def __post_init__(self):
+        cls = "PsiConfig"
+        _check_int(self.d, "d", cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _check_int(self.series_terms, "series_terms", cls, 1)
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        _positive_tuple(self.depths, "depths", cls, integer=True)
+        if len(self.depths) < 3:
+            raise ValueError(f"`depths` of {cls} needs at least 3 depths for a slope; got {self.depths}.")
+        if min(self.depths) * min(self.eps_values) < 1:
+            raise ValueError(f"`depths` of {cls} must satisfy N eps >= 1 (gamma >= 0); got N = {min(self.depths)}, "
+                             f"eps = {min(self.eps_values)}.")
+        if self.v0 not in ("zero", "f"):
+            raise ValueError(f"`v0` of {cls} must be 'zero' or 'f'; got {self.v0!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class PsiResult:
+    """Errors of Prop. 4.3: series vs block exponential, and ||x_N - Psi_eps(theta) x0|| over N per eps."""
+
+    eps_values: tuple
+    depths: tuple
+    series_error: float
+    errors: tuple  # per eps: tuple over depths
+    slopes: tuple  # least-squares slope of log error vs log N, per eps
+
+    def to_measured(self):
+        return {"eps": list(self.eps_values), "series_error": self.series_error, "slopes": list(self.slopes),
+                "errors_first_last": [[e[0], e[-1]] for e in self.errors]}
+
+
+def measure_psi(cfg: PsiConfig) -> PsiResult:
+    """Compute Psi_eps(theta) by the block exponential and the series; run the depth-N discretisation.
+
+    The depth-N Momentum ResNet with gamma = 1 - 1/(N eps), residual theta x / N (linear family with
+    slices theta / N) and v0 = 0 is the step-1/N scheme of eps x'' + x' = theta x on [0, 1] (Sec. 4.3.4 of
+    the thesis, the momentum network as a discretisation of the second-order ODE), so x_N -> Psi_eps(theta) x0.
+    """
+    import theory.momentum as M
+
+    rng = np.random.default_rng(cfg.seed)
+    theta = rng.standard_normal((cfg.d, cfg.d)) / math.sqrt(cfg.d)
+    x0 = rng.standard_normal(cfg.d)
+    series_err = 0.0
+    errors, slopes = [], []
+    for eps in cfg.eps_values:
+        P = M.psi(theta, eps)
+        S = M.psi_series(theta, eps, cfg.series_terms)
+        series_err = max(series_err, float(np.abs(P - S).max() / max(1.0, np.abs(P).max())))
+        target = P @ x0
+        errs = []
+        for N in cfg.depths:
+            slices = np.broadcast_to(theta / N, (N, cfg.d, cfg.d))
+            gamma = 1.0 - 1.0 / (N * eps)
+            v0 = None if cfg.v0 == "zero" else "f"
+            xs, _ = M.forward(x0, v0, slices, "linear", gamma)
+            errs.append(float(np.linalg.norm(xs[-1] - target)))
+        errors.append(tuple(errs))
+        slopes.append(float(np.polyfit(np.log(cfg.depths), np.log(errs), 1)[0]))
+    return PsiResult(tuple(cfg.eps_values), tuple(cfg.depths), series_err, tuple(errors), tuple(slopes))
+
+
+def psi_verdict(result: PsiResult) -> Verdict:
+    """Pass iff the series matches to 1e-11 and every slope lies in [-1.1, -0.9] (first-order convergence)."""
+    ok_series = math.isfinite(result.series_error) and result.series_error <= 1e-11
+    ok_slopes = all(math.isfinite(s) and -1.1 <= s <= -0.9 for s in result.slopes)
+    slopes = ", ".join(f"eps={e}: {s:.3f}" for e, s in zip(result.eps_values, result.slopes))
+    return qualitative_verdict(bool(ok_series and ok_slopes),
+                               f"series vs block exp {result.series_error:.1e} (<= 1e-11); slope of "
+                               f"||x_N - Psi_eps(theta) x0|| vs N: {slopes} (expected -1, range [-1.1, -0.9])")
+
+
+def psi_figure(result: PsiResult, claim_id: str = "momentum/prop-4.3"):
+    """Log-log plot of the discretisation error against N, one line per eps, with a slope -1 guide."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    N = np.asarray(result.depths, float)
+    for eps, errs, s in zip(result.eps_values, result.errors, result.slopes):
+        ax.loglog(N, errs, "o-", label=f"eps = {eps} (fitted slope {s:.3f})")
+    e0 = result.errors[0][0]
+    ax.loglog(N, 0.5 * e0 * N[0] / N, "k--", label="slope -1, predicted (guide, offset)")
+    ax.set_xlabel("depth N")
+    ax.set_ylabel("||x_N - Psi_eps(theta) x_0||")
+    ax.set_title(f"{claim_id}: depth-N Momentum ResNet vs Psi_eps(theta)", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+PSI_PRESETS = {
+    "check": PsiConfig(),
+    # Prop. 4.3 has no sizes; Fig. 4.4 uses d = 2 and eps up to about 5
+    "paper": PsiConfig(d=2, eps_values=(0.25, 0.5, 1.0, 2.0, 5.0), depths=(50, 100, 200, 400, 800, 1600, 3200, 6400)),
+}
+
+
+# -------------------------------------------------------------------------- representability, Thm 4.4
+
+@dataclasses.dataclass(frozen=True)
+class RepresentableConfig:
+    """Random diagonalizable D with prescribed spectra: Thm 4.4's constructive and excluding directions.
+
+    Attributes
+    ----------
+    d : int
+        Matrix size (>= 4: one doubled real eigenvalue below lambda_eps, one complex pair).
+    eps_values : tuple of float
+        Values of eps > 0.
+    trials : int
+        Random D per eps and per kind (representable, excluded).
+    seed : int
+        Seed of the eigenvectors and eigenvalues.
+    eps_offset : float
+        Psi is evaluated at eps + eps_offset (0 for the claim; a negative control sets it != 0).
+    """
+
+    d: int = 4
+    eps_values: tuple = (0.25, 1.0, 3.0)
+    trials: int = 20
+    seed: int = 0
+    eps_offset: float = 0.0
+
+    def __post_init__(self):
+        cls = "RepresentableConfig"
+        _check_int(self.d, "d", cls, 4)
+        _check_int(self.trials, "trials", cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        if not isinstance(self.eps_offset, (int, float)) or not math.isfinite(self.eps_offset):
+            raise ValueError(f"`eps_offset` of {cls} must be a finite number; got {self.eps_offset!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class RepresentableResult:
+    """Constructive direction: relative errors ||Psi_eps(theta) - D|| / (cond(P) max(1, |D|)); refusals."""
+
+    n_constructed: int
+    max_scaled_error: float
+    n_excluded: int
+    n_refused: int  # excluded matrices for which representable() is False and preimage() raises
+    n_first_order_excluded: int  # the representable ones that eps = 0 excludes (a single negative eigenvalue)
+    n_expected: int = 0  # draws built to be representable (trials x number of eps)
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def _random_spectrum_matrix(rng, d, lam_e, kind):
+    P = rng.standard_normal((d, d))
+    lam = rng.uniform(lam_e + 0.02, 3.0, d)
+    B = np.diag(lam)
+    if kind == "paired":
+        B[0, 0] = B[1, 1] = rng.uniform(-3.0, lam_e - 0.02)
+    elif kind == "single":
+        B[0, 0] = rng.uniform(-3.0, lam_e - 0.02)
+    else:  # one eigenvalue in [lambda_eps, 0): excluded at eps = 0 only
+        B[0, 0] = rng.uniform(lam_e + 0.01, -0.01)
+    a, b = rng.standard_normal(2)
+    B[2:4, 2:4] = [[a, b], [-b, a]]
+    return P @ B @ np.linalg.inv(P), np.linalg.cond(P)
+
+
+def measure_representable(cfg: RepresentableConfig) -> RepresentableResult:
+    """Draw D = P B P^{-1}; reconstruct the representable ones, ask for the excluded ones."""
+    import theory.momentum as M
+
+    rng = np.random.default_rng(cfg.seed)
+    n_c = n_x = n_r = n_fo = 0
+    worst = 0.0
+    for eps in cfg.eps_values:
+        lam_e = M.lambda_eps(eps)[0]
+        for t in range(cfg.trials):
+            kind = ("paired", "negative")[t % 2]
+            D, cond = _random_spectrum_matrix(rng, cfg.d, lam_e, kind)
+            if M.representable(D, eps):
+                theta = M.preimage(D, eps)
+                err = float(np.abs(M.psi(theta, eps + cfg.eps_offset) - D).max())
+                worst = max(worst, err / (cond * max(1.0, float(np.abs(D).max()))))
+                n_c += 1
+                if kind == "negative" and not M.representable(D, 0.0):
+                    n_fo += 1
+            D, _ = _random_spectrum_matrix(rng, cfg.d, lam_e, "single")
+            n_x += 1
+            if not M.representable(D, eps):
+                try:
+                    M.preimage(D, eps)
+                except ValueError:
+                    n_r += 1
+    return RepresentableResult(n_c, worst, n_x, n_r, n_fo, cfg.trials * len(cfg.eps_values))
+
+
+def representable_verdict(result: RepresentableResult, expected_constructed: int | None = None) -> Verdict:
+    """Pass iff all expected D are reconstructed within 1e-9 cond(P), and every excluded D is refused.
+
+    ``expected_constructed`` defaults to the result's ``n_expected`` (every draw built to be representable).
+    """
+    if expected_constructed is None:
+        expected_constructed = result.n_expected
+    ok = (result.n_constructed == expected_constructed and math.isfinite(result.max_scaled_error)
+          and result.max_scaled_error <= 1e-9 and result.n_refused == result.n_excluded)
+    return qualitative_verdict(bool(ok), (
+        f"{result.n_constructed}/{expected_constructed} representable D reached, max ||Psi_eps(theta) - D|| / "
+        f"(cond(P) max(1,|D|)) = {result.max_scaled_error:.1e} (<= 1e-9); {result.n_refused}/{result.n_excluded} "
+        f"D with a single eigenvalue below lambda_eps refused; {result.n_first_order_excluded} reached D have a "
+        f"single negative eigenvalue (not reachable at eps = 0)"))
+
+
+def representable_figure(eps_values=(0.0, 0.5, 1.0, 3.0), grid=81, claim_id="momentum/thm-4.4"):
+    """Fig. 4.4 (right) of the thesis redrawn: real eigenvalue pairs (l1, l2) with diag(l1, l2) representable."""
+    import theory.momentum as M
+    from theory.plots import save_figure, subplots
+
+    lam = np.linspace(-1.5, 1.5, grid)
+    _, fig, axes = subplots(len(eps_values), figsize=(3.0 * len(eps_values), 3.2))
+    for ax, eps in zip(axes, eps_values):
+        ok = np.array([[M.representable(np.diag([a, b]), eps) for a in lam] for b in lam])
+        ax.imshow(ok, origin="lower", extent=(lam[0], lam[-1], lam[0], lam[-1]), cmap="Greys", vmin=0, vmax=1.6)
+        if eps > 0:
+            le = M.lambda_eps(eps)[0]
+            ax.axvline(le, color="red", lw=0.8, ls="--", label=f"lambda_eps = {le:.3f}")
+            ax.axhline(le, color="red", lw=0.8, ls="--")
+            ax.legend(fontsize=6, loc="upper left")
+        ax.set_title(f"eps = {eps}", fontsize=9)
+        ax.set_xlabel("lambda_1")
+        ax.set_ylabel("lambda_2")
+    fig.suptitle(f"{claim_id}: representable diag(lambda_1, lambda_2) (grey), by theory.momentum.representable",
+                 fontsize=9)
+    return save_figure(fig, claim_id)
+
+
+REPRESENTABLE_PRESETS = {
+    "check": RepresentableConfig(),
+    # Fig. 4.4 (right) shows d = 2 and several eps; d = 4 is the smallest size holding both block kinds
+    "paper": RepresentableConfig(d=6, eps_values=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0), trials=200),
+}
+
+
+# -------------------------------------------------------------------------- lambda_eps, Fig. 4.4 left
+
+@dataclasses.dataclass(frozen=True)
+class LambdaConfig:
+    """lambda_eps on a grid of eps (Fig. 4.4, left).
+
+    Attributes
+    ----------
+    eps_values : tuple of float
+        Increasing values of eps > 0 (the caption's claim concerns those >= ``from_eps``).
+    from_eps : float
+        The caption's threshold, 2.
+    closeness : float
+        What "close to -1" is taken to mean: |lambda_eps + 1| <= closeness (0.1, a tenth of the range
+        (-1, 0) of lambda_eps).
+    """
+
+    eps_values: tuple = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 50.0)
+    from_eps: float = 2.0
+    closeness: float = 0.1
+
+    def __post_init__(self):
+        cls = "LambdaConfig"
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        if list(self.eps_values) != sorted(set(self.eps_values)):
+            raise ValueError(f"`eps_values` of {cls} must be strictly increasing; got {self.eps_values}.")
+        _positive_tuple((self.from_eps,), "from_eps", cls)
+        _positive_tuple((self.closeness,), "closeness", cls)
+        if not any(e >= self.from_eps for e in self.eps_values):
+            raise ValueError(f"`eps_values` of {cls} must contain a value >= from_eps = {self.from_eps}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class LambdaResult:
+    """lambda_eps, its argmin alpha* and the bound -exp(-1/(2 eps)) = G_eps(pi), per eps."""
+
+    eps_values: tuple
+    lambdas: tuple
+    alphas: tuple
+    upper: tuple  # -exp(-1/(2 eps)), an upper bound of lambda_eps
+    from_eps: float
+    closeness: float
+
+    def to_measured(self):
+        return {"eps": list(self.eps_values), "lambda_eps": list(self.lambdas), "argmin_alpha": list(self.alphas)}
+
+
+def measure_lambda(cfg: LambdaConfig) -> LambdaResult:
+    """lambda_eps by :func:`theory.momentum.lambda_eps` for every eps of the grid."""
+    import theory.momentum as M
+
+    lam, al = zip(*(M.lambda_eps(e) for e in cfg.eps_values))
+    upper = tuple(-math.exp(-0.5 / e) for e in cfg.eps_values)
+    return LambdaResult(tuple(cfg.eps_values), tuple(lam), tuple(al), upper, cfg.from_eps, cfg.closeness)
+
+
+def lambda_printed_verdict(result: LambdaResult) -> Verdict:
+    """The caption as printed: |lambda_eps + 1| <= closeness for every eps >= from_eps, and lambda_eps non-increasing."""
+    gaps = [(e, 1 + l) for e, l in zip(result.eps_values, result.lambdas) if e >= result.from_eps]
+    worst_e, worst = max(gaps, key=lambda t: t[1])
+    mono = all(b <= a for a, b in zip(result.lambdas, result.lambdas[1:]))
+    ok = worst <= result.closeness and mono
+    return qualitative_verdict(bool(ok), f"printed: lambda_eps within {result.closeness} of -1 for eps >= "
+                               f"{result.from_eps}; largest gap 1 + lambda_eps = {worst:.3f} at eps = {worst_e}")
+
+
+def lambda_corrected_verdict(result: LambdaResult) -> Verdict:
+    """Corrected: -1 < lambda_eps < -exp(-1/(2 eps)) and lambda_eps strictly decreasing on the grid.
+
+    So 1 + lambda_eps < 1 - exp(-1/(2 eps)) <= 1/(2 eps): lambda_eps tends to -1 at rate O(1/eps); it is
+    within 0.1 of -1 only from eps of about 5 on (lambda_2 = -0.781).
+    """
+    bracket = all(-1 < l < u for l, u in zip(result.lambdas, result.upper))
+    mono = all(b < a for a, b in zip(result.lambdas, result.lambdas[1:]))
+    close_from = next((e for e, l in zip(result.eps_values, result.lambdas) if 1 + l <= result.closeness), None)
+    return qualitative_verdict(bool(bracket and mono), (
+        f"corrected: -1 < lambda_eps < -exp(-1/(2 eps)) on all {len(result.lambdas)} eps ({bracket}), strictly "
+        f"decreasing ({mono}); within {result.closeness} of -1 from eps = {close_from} of the grid"))
+
+
+def lambda_figure(result: LambdaResult, claim_id: str = "momentum/fig-4.4/erratum"):
+    """lambda_eps against eps with the bound -exp(-1/(2 eps)), the value -1 and the 'close' band."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    e = np.geomspace(min(result.eps_values), max(result.eps_values), 200)
+    ax.semilogx(result.eps_values, result.lambdas, "o-", label="lambda_eps (measured)")
+    ax.semilogx(e, -np.exp(-0.5 / e), "g--", label="-exp(-1/(2 eps)), upper bound")
+    ax.axhline(-1.0, color="k", lw=0.8, label="-1, lower bound")
+    ax.axhspan(-1.0, -1.0 + result.closeness, color="red", alpha=0.15, label=f"within {result.closeness} of -1")
+    ax.axvline(result.from_eps, color="red", ls=":", label=f"eps = {result.from_eps} (caption)")
+    ax.set_xlabel("eps")
+    ax.set_ylabel("lambda_eps")
+    ax.set_title(f"{claim_id}: lambda_eps vs eps (thesis Fig. 4.4 left)", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+LAMBDA_PRESETS = {
+    "check": LambdaConfig(),
+    # Fig. 4.4 (left) plots eps from 0 to about 5
+    "paper": LambdaConfig(eps_values=tuple(float(x) for x in np.round(np.geomspace(0.01, 50.0, 60), 6))),
+}
+
+
+# -------------------------------------------------------------------------- memory, Sec. 4.3.2
+
+@dataclasses.dataclass(frozen=True)
+class MemoryConfig:
+    """Peak memory of one gradient computation against depth (Sec. 4.3.2 and Fig. 4.2 of the thesis).
+
+    Attributes
+    ----------
+    d : int
+        State dimension.
+    batch : int
+        Batch size.
+    width : int
+        Hidden width p of the residual f(x) = V tanh(W x + b) (the toy block of Sec. 4.3.2).
+    depths : tuple of int
+        Depths N (tied weights: one parameter set repeated N times).
+    gamma_scale : float
+        gamma = 1 - 1/(gamma_scale N) at depth N (Fig. 4.2 uses 50).
+    method : str
+        "memory_free" for the claim; "backprop" (storing the activations) is the negative control.
+    seed : int
+        Seed of the weights, inputs and targets.
+    """
+
+    d: int = 32
+    batch: int = 64
+    width: int = 32
+    depths: tuple = (50, 100, 200, 400, 800)
+    gamma_scale: float = 50.0
+    method: str = "memory_free"
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "MemoryConfig"
+        for name in ("d", "batch", "width"):
+            _check_int(getattr(self, name), name, cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _positive_tuple(self.depths, "depths", cls, integer=True)
+        if len(self.depths) < 2:
+            raise ValueError(f"`depths` of {cls} needs at least 2 depths; got {self.depths}.")
+        _positive_tuple((self.gamma_scale,), "gamma_scale", cls)
+        if self.gamma_scale * min(self.depths) < 1:
+            raise ValueError(f"`gamma_scale` of {cls} must make gamma = 1 - 1/(gamma_scale N) >= 0; got "
+                             f"{self.gamma_scale}.")
+        if self.method not in ("memory_free", "backprop"):
+            raise ValueError(f"`method` of {cls} must be 'memory_free' or 'backprop'; got {self.method!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryResult:
+    """Working memory per depth: peak traced bytes (numpy buffers included) minus the N P 8 bytes of the
+    returned parameter gradient (an output of either method), for the method and for stored backpropagation."""
+
+    depths: tuple
+    method: str
+    peak_method: tuple
+    peak_backprop: tuple
+    grad_rel_diff: float  # max over depths of ||grad_method - grad_backprop|| / ||grad_backprop||
+    activation_bytes: tuple  # 8 (N + 1) B d * 2: the stored positions and velocities
+
+    def to_measured(self):
+        n0, n1 = self.depths[0], self.depths[-1]
+        return {"depths": list(self.depths), "method": self.method,
+                "peak_method_MB": [round(p / 1e6, 3) for p in self.peak_method],
+                "peak_backprop_MB": [round(p / 1e6, 3) for p in self.peak_backprop],
+                f"method_ratio_N{n1}_vs_N{n0}": self.peak_method[-1] / self.peak_method[0],
+                f"backprop_ratio_N{n1}_vs_N{n0}": self.peak_backprop[-1] / self.peak_backprop[0],
+                "grad_rel_diff": self.grad_rel_diff}
+
+
+def _peak(fn):
+    import tracemalloc
+
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        base, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        out = fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return out, peak - base
+
+
+def measure_memory(cfg: MemoryConfig) -> MemoryResult:
+    """Run :func:`theory.momentum.gradient` under tracemalloc (which counts numpy's buffers) at each depth.
+
+    The kernels are compiled by a warm-up call first, so that compilation is not measured. theta is
+    passed as a float64 C-contiguous (N, P) array, which the API uses without copying; the parameter
+    gradient it returns (N P 8 bytes, one slice per layer) is an output of both methods and is
+    subtracted, so the figure is the working memory of the gradient computation.
+    """
+    import theory.momentum as M
+    from theory.resnet import mlp
+
+    rng = np.random.default_rng(cfg.seed)
+    res = mlp(cfg.width)
+    P = 2 * cfg.d * cfg.width + cfg.width
+    layer = rng.standard_normal(P) / math.sqrt(cfg.d)
+    x0 = rng.standard_normal((cfg.batch, cfg.d))
+    y = rng.standard_normal((cfg.batch, cfg.d))
+    for method in ("backprop", cfg.method):  # compile outside the measurement
+        M.gradient(x0[:1], None, np.broadcast_to(layer, (2, P)), res, 0.5, y[:1], method=method)
+    pm, pb, diffs, act = [], [], [], []
+    for N in cfg.depths:
+        theta = np.ascontiguousarray(np.broadcast_to(layer, (N, P)))
+        gamma = 1.0 - 1.0 / (cfg.gamma_scale * N)
+        gm, peak_m = _peak(lambda: M.gradient(x0, None, theta, res, gamma, y, method=cfg.method))
+        gb, peak_b = _peak(lambda: M.gradient(x0, None, theta, res, gamma, y, method="backprop"))
+        out_bytes = gm[1].nbytes  # the returned dtheta, (N, P) float64
+        pm.append(peak_m - out_bytes)
+        pb.append(peak_b - out_bytes)
+        # tied weights: the gradient of the shared layer is the sum over layers
+        a, b = gm[1].sum(axis=0), gb[1].sum(axis=0)
+        diffs.append(float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)))
+        act.append(16 * (N + 1) * cfg.batch * cfg.d)
+    return MemoryResult(tuple(cfg.depths), cfg.method, tuple(pm), tuple(pb), max(diffs), tuple(act))
+
+
+def memory_verdict(result: MemoryResult) -> Verdict:
+    """Pass iff the method's peak grows by < 1.5x over the depth range while stored backpropagation's peak
+    grows by at least half the depth ratio, and the gradients agree to 1e-8."""
+    ratio_n = result.depths[-1] / result.depths[0]
+    rm = result.peak_method[-1] / result.peak_method[0]
+    rb = result.peak_backprop[-1] / result.peak_backprop[0]
+    ok = rm < 1.5 and rb >= 0.5 * ratio_n and result.grad_rel_diff <= 1e-8
+    return qualitative_verdict(bool(ok), (
+        f"N x{ratio_n:g}: {result.method} peak x{rm:.2f} (< 1.5, flat), stored backprop peak x{rb:.2f} (>= "
+        f"{0.5 * ratio_n:g}); gradient relative difference {result.grad_rel_diff:.1e} (<= 1e-8)"))
+
+
+def memory_figure(result: MemoryResult, claim_id: str = "momentum/sec-4.3.2"):
+    """Peak memory against depth for both methods, with the stored-activation count."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    N = np.asarray(result.depths, float)
+    ax.plot(N, np.asarray(result.peak_backprop) / 1e6, "o-", label="backprop, activations stored (measured)")
+    ax.plot(N, np.asarray(result.peak_method) / 1e6, "s-", label=f"{result.method} (measured)")
+    ax.plot(N, np.asarray(result.activation_bytes) / 1e6, "k--", label="16 (N+1) B d bytes (count of x_n, v_n)")
+    ax.set_xlabel("depth N (gamma = 1 - 1/(50 N))")
+    ax.set_ylabel("peak traced memory - returned dtheta (MB)")
+    ax.set_title(f"{claim_id}: memory of one gradient vs depth", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+MEMORY_PRESETS = {
+    "check": MemoryConfig(),
+    # Fig. 4.2: d = 500, n_batch = 500, gamma = 1 - 1/(50 k), depths up to about 1000
+    "paper": MemoryConfig(d=500, batch=500, width=500, depths=(100, 200, 400, 600, 800, 1000)),
+}
+
+
+# -------------------------------------------------------------------------- Prop. 4.2
+
+@dataclasses.dataclass(frozen=True)
+class Prop42Config:
+    """First-order solutions as second-order solutions (Prop. 4.2 of the thesis, autonomous case).
+
+    Attributes
+    ----------
+    d : int
+        State dimension.
+    width : int
+        Hidden width of f(x) = V tanh(W x + b) (Gaussian V, W, b, entries of variance 1/d, 1/d, 1).
+    eps_values : tuple of float
+        Values of eps > 0.
+    instances : int
+        Random (f, x_0) per eps.
+    seed : int
+        Seed of the instances.
+    v0 : str
+        "f": x'(0) = f(x_0), the initial velocity of the proposition; "zero" is the negative control.
+    rtol : float
+        Relative tolerance of the ODE solver (absolute tolerance rtol / 10).
+    """
+
+    d: int = 2
+    width: int = 8
+    eps_values: tuple = (0.1, 1.0, 5.0)
+    instances: int = 3
+    seed: int = 0
+    v0: str = "f"
+    rtol: float = 1e-11
+
+    def __post_init__(self):
+        cls = "Prop42Config"
+        for name in ("d", "width", "instances"):
+            _check_int(getattr(self, name), name, cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        if self.v0 not in ("f", "zero"):
+            raise ValueError(f"`v0` of {cls} must be 'f' or 'zero'; got {self.v0!r}.")
+        if not isinstance(self.rtol, float) or not 1e-14 <= self.rtol <= 1e-3:
+            raise ValueError(f"`rtol` of {cls} must be a float in [1e-14, 1e-3]; got {self.rtol!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop42Result:
+    """Max over 11 times in [0, 1] of |x_first(t) - x_second(t)|, relative to max(1, |x|), per eps."""
+
+    eps_values: tuple
+    deviation: tuple
+    v0: str
+
+    def to_measured(self):
+        return {"eps": list(self.eps_values), "max_deviation": list(self.deviation), "v0": self.v0}
+
+
+def measure_prop42(cfg: Prop42Config) -> Prop42Result:
+    """Solve x' = f(x) and eps x'' + x' = eps J_f(x) f(x) + f(x) (scipy's DOP853) and compare them."""
+    from scipy.integrate import solve_ivp
+
+    rng = np.random.default_rng(cfg.seed)
+    d, m = cfg.d, cfg.width
+    times = np.linspace(0.0, 1.0, 11)
+    devs = []
+    for eps in cfg.eps_values:
+        worst = 0.0
+        for _ in range(cfg.instances):
+            V = rng.standard_normal((d, m)) / math.sqrt(m)
+            W = rng.standard_normal((m, d)) / math.sqrt(d)
+            b = rng.standard_normal(m)
+            x0 = rng.standard_normal(d)
+
+            def f(x):
+                return V @ np.tanh(W @ x + b)
+
+            def f_hat(x):
+                a = np.tanh(W @ x + b)
+                J = V @ ((1.0 - a * a)[:, None] * W)
+                return eps * (J @ f(x)) + f(x)
+
+            first = solve_ivp(lambda t, x: f(x), (0.0, 1.0), x0, method="DOP853", t_eval=times,
+                              rtol=cfg.rtol, atol=cfg.rtol / 10)
+            v0 = f(x0) if cfg.v0 == "f" else np.zeros(d)
+            second = solve_ivp(lambda t, z: np.concatenate([z[d:], (f_hat(z[:d]) - z[d:]) / eps]), (0.0, 1.0),
+                               np.concatenate([x0, v0]), method="DOP853", t_eval=times, rtol=cfg.rtol,
+                               atol=cfg.rtol / 10)
+            scale = max(1.0, float(np.abs(first.y).max()))
+            worst = max(worst, float(np.abs(first.y - second.y[:d]).max()) / scale)
+        devs.append(worst)
+    return Prop42Result(tuple(cfg.eps_values), tuple(devs), cfg.v0)
+
+
+def prop42_verdict(result: Prop42Result) -> Verdict:
+    """Pass iff every deviation is <= 1e-8 (solver tolerance 1e-11, with room for its global error)."""
+    ok = all(math.isfinite(x) and x <= 1e-8 for x in result.deviation)
+    parts = ", ".join(f"eps={e}: {x:.1e}" for e, x in zip(result.eps_values, result.deviation))
+    return qualitative_verdict(bool(ok), f"max |x_first - x_second| / max(1, |x|) over t in [0, 1] with "
+                               f"x'(0) = {'f(x0)' if result.v0 == 'f' else '0'}: {parts} (<= 1e-8)")
+
+
+PROP42_PRESETS = {
+    "check": Prop42Config(),
+    # Prop. 4.2 has no sizes; Fig. 4.1 and the rings of Fig. 4.5 live in d = 2 with hidden width 16
+    "paper": Prop42Config(d=2, width=16, eps_values=(0.1, 0.5, 1.0, 2.0, 5.0, 10.0), instances=20),
+}
+
+
+# -------------------------------------------------------------- Psi_eps(R) = [lambda_eps, inf)
+
+@dataclasses.dataclass(frozen=True)
+class LambdaRangeConfig:
+    """Scan the scalar map theta -> Psi_eps(theta) to find its minimum (Sec. 4.4.3 and Thm 4.4).
+
+    Attributes
+    ----------
+    eps_values : tuple of float
+        Values of eps > 0.
+    grid : int
+        Points of the scan of theta over [-eps (4 pi)^2 - 1/(4 eps), 5] (three local minima of Psi_eps);
+        the best point is refined by a bounded scalar minimisation.
+    candidate : str
+        Which value is compared with the scanned minimum: "lambda" (lambda_eps of
+        :func:`theory.momentum.lambda_eps`, the claim) or "g_pi" (-exp(-1/(2 eps)) = G_eps(pi), the value at
+        the first sign change, a negative control).
+    """
+
+    eps_values: tuple = (0.25, 1.0, 2.0, 5.0)
+    grid: int = 300
+    candidate: str = "lambda"
+
+    def __post_init__(self):
+        cls = "LambdaRangeConfig"
+        _positive_tuple(self.eps_values, "eps_values", cls)
+        _check_int(self.grid, "grid", cls, 10)
+        if self.candidate not in ("lambda", "g_pi"):
+            raise ValueError(f"`candidate` of {cls} must be 'lambda' or 'g_pi'; got {self.candidate!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class LambdaRangeResult:
+    """Scanned minimum of Psi_eps over the real line, its argmin theta, and the candidate, per eps."""
+
+    eps_values: tuple
+    scanned_min: tuple
+    scanned_theta: tuple
+    candidate: tuple
+    candidate_name: str
+
+    def to_measured(self):
+        return {"eps": list(self.eps_values), "scanned_min": list(self.scanned_min),
+                "scanned_theta": list(self.scanned_theta), self.candidate_name: list(self.candidate)}
+
+
+def measure_lambda_range(cfg: LambdaRangeConfig) -> LambdaRangeResult:
+    """Psi_eps on scalars by the block exponential (no use of G_eps), scanned then refined."""
+    import scipy.linalg
+    import scipy.optimize
+
+    import theory.momentum as M
+
+    def psi_scalar(th, eps):
+        th = np.atleast_1d(np.asarray(th, float))
+        A = np.zeros((th.size, 2, 2))
+        A[:, 0, 1] = 1.0
+        A[:, 1, 0] = th / eps
+        A[:, 1, 1] = -1.0 / eps
+        return scipy.linalg.expm(A)[:, 0, 0]
+
+    mins, thetas, cands = [], [], []
+    for eps in cfg.eps_values:
+        lo = -eps * (4 * math.pi) ** 2 - 1 / (4 * eps)
+        th = np.linspace(lo, 5.0, cfg.grid)
+        vals = psi_scalar(th, eps)
+        k = int(np.argmin(vals))
+        a, b = th[max(k - 1, 0)], th[min(k + 1, th.size - 1)]
+        opt = scipy.optimize.minimize_scalar(lambda t: float(psi_scalar(t, eps)[0]), bounds=(a, b),
+                                             method="bounded", options={"xatol": 1e-10})
+        mins.append(float(min(opt.fun, vals[k])))
+        thetas.append(float(opt.x))
+        cands.append(M.lambda_eps(eps)[0] if cfg.candidate == "lambda" else -math.exp(-0.5 / eps))
+    name = "lambda_eps" if cfg.candidate == "lambda" else "G_eps(pi)"
+    return LambdaRangeResult(tuple(cfg.eps_values), tuple(mins), tuple(thetas), tuple(cands), name)
+
+
+def lambda_range_verdict(result: LambdaRangeResult) -> Verdict:
+    """Pass iff the scanned minimum equals the candidate within 1e-9 (relative to max(1, |value|))."""
+    diffs = [abs(m - c) / max(1.0, abs(c)) for m, c in zip(result.scanned_min, result.candidate)]
+    ok = all(math.isfinite(x) and x <= 1e-9 for x in diffs)
+    parts = ", ".join(f"eps={e}: {m:.10f} vs {c:.10f}" for e, m, c in
+                      zip(result.eps_values, result.scanned_min, result.candidate))
+    return qualitative_verdict(bool(ok), f"min over real theta of Psi_eps(theta) vs {result.candidate_name}: "
+                               f"{parts}; max difference {max(diffs):.1e} (<= 1e-9)")
+
+
+LAMBDA_RANGE_PRESETS = {
+    "check": LambdaRangeConfig(),
+    # Fig. 4.4 (left) shows eps in (0, 5]
+    "paper": LambdaRangeConfig(eps_values=(0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0), grid=20000),
+}
+
+
+# -------------------------------------------------------------------------- Prop. 4.1
+
+@dataclasses.dataclass(frozen=True)
+class Prop41Config:
+    """Spectra of fixed-point Jacobians (Prop. 4.1 of the thesis).
+
+    Attributes
+    ----------
+    d : int
+        Dimension of x and v.
+    trials : int
+        Random Gaussian pairs (A, B) (invertible almost surely).
+    seed : int
+        Seed of the draws.
+    model : str
+        "revnet": J(A, B) = [[I, A], [B, I + BA]] in (v, x) order, the proposition; "momentum": the Jacobian
+        [[gamma I, (1 - gamma) A], [gamma I, I + (1 - gamma) A]] of the tied-weight Momentum ResNet (4.2) at a
+        fixed point, with A = -I - (random PSD) / d (a negative control: its spectral radius is below 1).
+    gamma : float
+        Momentum term of the "momentum" model, in (0, 1).
+    """
+
+    d: int = 4
+    trials: int = 2000
+    seed: int = 0
+    model: str = "revnet"
+    gamma: float = 0.9
+
+    def __post_init__(self):
+        cls = "Prop41Config"
+        _check_int(self.d, "d", cls, 1)
+        _check_int(self.trials, "trials", cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        if self.model not in ("revnet", "momentum"):
+            raise ValueError(f"`model` of {cls} must be 'revnet' or 'momentum'; got {self.model!r}.")
+        if not isinstance(self.gamma, float) or not 0.0 < self.gamma < 1.0:
+            raise ValueError(f"`gamma` of {cls} must be a float in (0, 1); got {self.gamma!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop41Result:
+    """Over the trials: the smallest largest modulus among eigenvalues != 1, and the largest mismatch between the
+    spectrum and the roots of lambda^2 - (2 + mu) lambda + 1, mu in Sp(AB) (RevNet only; NaN otherwise)."""
+
+    model: str
+    min_radius: float
+    root_mismatch: float
+    trials: int
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_prop41(cfg: Prop41Config) -> Prop41Result:
+    """Eigenvalues of the fixed-point Jacobian for random (A, B)."""
+    rng = np.random.default_rng(cfg.seed)
+    d = cfg.d
+    I = np.eye(d)
+    radius, mismatch = math.inf, 0.0 if cfg.model == "revnet" else math.nan
+    for _ in range(cfg.trials):
+        A = rng.standard_normal((d, d))
+        B = rng.standard_normal((d, d))
+        if cfg.model == "revnet":
+            J = np.block([[I, A], [B, I + B @ A]])
+        else:
+            A = -I - (A @ A.T) / d
+            g = cfg.gamma
+            J = np.block([[g * I, (1 - g) * A], [g * I, I + (1 - g) * A]])
+        lam = np.linalg.eigvals(J)
+        away = lam[np.abs(lam - 1.0) > 1e-8]
+        radius = min(radius, float(np.abs(away).max()) if away.size else 0.0)
+        if cfg.model == "revnet":
+            mu = np.linalg.eigvals(A @ B)
+            roots = np.concatenate([np.roots([1.0, -(2.0 + m), 1.0]) for m in mu])
+            # match each eigenvalue of J to its nearest root (both multisets have 2d elements)
+            dist = np.abs(lam[:, None] - roots[None, :])
+            mismatch = max(mismatch, float(dist.min(axis=1).max() / max(1.0, np.abs(lam).max())))
+    return Prop41Result(cfg.model, radius, mismatch, cfg.trials)
+
+
+def prop41_verdict(result: Prop41Result) -> Verdict:
+    """Pass iff every trial has an eigenvalue != 1 of modulus >= 1 - 1e-10 (and, for the RevNet, the spectrum is
+    the roots of the quadratics of the proof to 1e-6)."""
+    ok = math.isfinite(result.min_radius) and result.min_radius >= 1 - 1e-10
+    if result.model == "revnet":
+        ok = ok and result.root_mismatch <= 1e-6
+    return qualitative_verdict(bool(ok), (
+        f"{result.model}: over {result.trials} random (A, B) the smallest largest |eigenvalue != 1| is "
+        f"{result.min_radius:.15f} (>= 1 - 1e-10); spectrum vs roots of l^2 - (2 + mu) l + 1: "
+        f"{result.root_mismatch:.1e} (<= 1e-6)"))
+
+
+PROP41_PRESETS = {
+    "check": Prop41Config(),
+    # Prop. 4.1 has no sizes; the LISTA experiment of Sec. 4.3.3 uses p = 32 sparse codes
+    "paper": Prop41Config(d=32, trials=2000),
+}
+
+
+# ---------------------------------------------------------------- bits of the exact inverse, Sec. 4.3.2
+
+@dataclasses.dataclass(frozen=True)
+class BitsConfig:
+    """Bit-exact inversion and the buffer size of Sec. 4.3.2 (exact multiplication of App. 4.C).
+
+    Attributes
+    ----------
+    d, batch : int
+        State dimension and batch size.
+    depth : int
+        Depth N.
+    gammas : tuple of (int, int)
+        Momentum terms as fractions (num, den), 1 <= num < den.
+    frac_bits : int
+        Fixed-point fraction bits.
+    seed : int
+        Seed of the weights (tanh residual, entries of variance 1/d) and inputs.
+    inverse_den_offset : int
+        Added to den in the inverse only (0 for the claim; a negative control sets it != 0).
+    """
+
+    d: int = 8
+    batch: int = 4
+    depth: int = 200
+    gammas: tuple = ((1, 2), (9, 10), (99, 100))
+    frac_bits: int = 52
+    seed: int = 0
+    inverse_den_offset: int = 0
+
+    def __post_init__(self):
+        cls = "BitsConfig"
+        for name in ("d", "batch", "depth", "frac_bits"):
+            _check_int(getattr(self, name), name, cls, 1)
+        _check_int(self.seed, "seed", cls, 0)
+        _check_int(self.inverse_den_offset, "inverse_den_offset", cls, 0)
+        if not isinstance(self.gammas, tuple) or not self.gammas or any(
+                not (isinstance(g, tuple) and len(g) == 2 and all(isinstance(t, int) for t in g) and 1 <= g[0] < g[1])
+                for g in self.gammas):
+            raise ValueError(f"`gammas` of {cls} must be a non-empty tuple of (num, den) with 1 <= num < den; "
+                             f"got {self.gammas!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class BitsResult:
+    """Per gamma: bit-exact reconstruction, buffer bits (mean, max over coordinates) and the predictions."""
+
+    gammas: tuple
+    depth: int
+    exact: tuple
+    mean_bits: tuple
+    max_bits: tuple
+    predicted: tuple  # N log2(1/gamma), the count of Sec. 4.3.2
+    predicted_linear: tuple  # N (1 - gamma) / ln 2, its form for gamma close to 1
+    upper: tuple  # N log2(1/gamma) + log2(1/(1 - gamma)) + 1, a bound from the buffer recursion
+
+    def to_measured(self):
+        return {"gammas": [f"{a}/{b}" for a, b in self.gammas], "depth": self.depth, "exact": list(self.exact),
+                "mean_bits": list(self.mean_bits), "max_bits": list(self.max_bits),
+                "N_log2_1_over_gamma": list(self.predicted), "N_1mgamma_over_ln2": list(self.predicted_linear)}
+
+
+def measure_bits(cfg: BitsConfig) -> BitsResult:
+    """Run :func:`theory.momentum.forward_exact`, invert, and count the buffer's bits per coordinate."""
+    import theory.momentum as M
+
+    rng = np.random.default_rng(cfg.seed)
+    theta = rng.standard_normal((cfg.depth, cfg.d, cfg.d)) / math.sqrt(cfg.d)
+    x0 = rng.standard_normal((cfg.batch, cfg.d))
+    exact, mean_b, max_b, pred, lin, up = [], [], [], [], [], []
+    for num, den in cfg.gammas:
+        x, v, buf = M.forward_exact(x0, None, theta, "tanh", num, den, cfg.frac_bits)
+        bits = [int(b).bit_length() for b in buf.ravel()]
+        rx, rv, rb = M.inverse_exact(x, v, buf, theta, "tanh", num, den + cfg.inverse_den_offset, cfg.frac_bits)
+        exact.append(bool((rx == M.to_fixed(x0, cfg.frac_bits)).all() and (rv == 0).all() and (rb == 0).all()))
+        g = num / den
+        mean_b.append(float(np.mean(bits)))
+        max_b.append(int(max(bits)))
+        pred.append(cfg.depth * math.log2(den / num))
+        lin.append(cfg.depth * (1 - g) / math.log(2))
+        up.append(cfg.depth * math.log2(den / num) + math.log2(1 / (1 - g)) + 1)
+    return BitsResult(tuple(cfg.gammas), cfg.depth, tuple(exact), tuple(mean_b), tuple(max_b), tuple(pred),
+                      tuple(lin), tuple(up))
+
+
+def bits_verdict(result: BitsResult) -> Verdict:
+    """Pass iff every inversion is bit exact, every buffer is within the recursion's upper bound, and the mean
+    bits per coordinate lie within log2(1/(1 - gamma)) + 2 below N log2(1/gamma) (digits of the buffer are not
+    systematically small)."""
+    ok = all(result.exact)
+    parts = []
+    for (num, den), m, mx, p, lin, u in zip(result.gammas, result.mean_bits, result.max_bits, result.predicted,
+                                            result.predicted_linear, result.upper):
+        g = num / den
+        ok = ok and mx <= u and m >= p - math.log2(1 / (1 - g)) - 2
+        parts.append(f"gamma={num}/{den}: mean {m:.1f}, max {mx} bits vs N log2(1/gamma) = {p:.1f} "
+                     f"(N(1-gamma)/ln2 = {lin:.1f}, bound {u:.1f})")
+    return qualitative_verdict(bool(ok), f"bit-exact inverse {all(result.exact)}; buffer at N = {result.depth}: "
+                               + "; ".join(parts))
+
+
+BITS_PRESETS = {
+    "check": BitsConfig(),
+    # Fig. 4.2: gamma = 1 - 1/(50 k) at depth k; d = 500 is far beyond a pure-integer CPU loop
+    "paper": BitsConfig(d=64, batch=8, depth=1000, gammas=((1, 2), (9, 10), (49999, 50000))),
+}
+
+
+# -------------------------------------------------------------------------- Prop. 4.11
+
+@dataclasses.dataclass(frozen=True)
+class Prop411Config:
+    """Negative scalings with v0 = 0 (Prop. 4.11 and the remark after Prop. 4.2 of the thesis).
+
+    Attributes
+    ----------
+    lambdas : tuple of float
+        Targets in (-1, 0).
+    theta_scale : str
+        "eps": theta = eps (-pi^2 - 1/(4 eps^2)), Eq. (4.14) written in the form (4.7) (the claim);
+        "one": theta = -pi^2 - 1/(4 eps^2), which forgets that (4.14) divides (4.7) by eps (negative control).
+    """
+
+    lambdas: tuple = (-0.05, -0.2, -0.5, -0.8, -0.95, -0.99)
+    theta_scale: str = "eps"
+
+    def __post_init__(self):
+        cls = "Prop411Config"
+        if not isinstance(self.lambdas, tuple) or not self.lambdas or any(
+                isinstance(t, bool) or not isinstance(t, (int, float)) or not -1 < t < 0 for t in self.lambdas):
+            raise ValueError(f"`lambdas` of {cls} must be a non-empty tuple of numbers in (-1, 0); got {self.lambdas!r}.")
+        if self.theta_scale not in ("eps", "one"):
+            raise ValueError(f"`theta_scale` of {cls} must be 'eps' or 'one'; got {self.theta_scale!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop411Result:
+    """Per target lambda: eps = -1/(2 ln|lambda|), Psi_eps(theta), and lambda_eps (Thm 4.4's threshold)."""
+
+    lambdas: tuple
+    eps: tuple
+    reached: tuple
+    lambda_eps: tuple
+
+    def to_measured(self):
+        return {"lambda": list(self.lambdas), "eps": list(self.eps), "Psi_eps(theta)": list(self.reached),
+                "lambda_eps": list(self.lambda_eps)}
+
+
+def measure_prop411(cfg: Prop411Config) -> Prop411Result:
+    """Psi_eps of the scalar theta of Eq. (4.14), by the block exponential."""
+    import theory.momentum as M
+
+    eps_l, reached, lam_e = [], [], []
+    for lam in cfg.lambdas:
+        eps = -1.0 / (2.0 * math.log(-lam))
+        theta = -math.pi ** 2 - 1.0 / (4.0 * eps * eps)
+        if cfg.theta_scale == "eps":
+            theta *= eps
+        eps_l.append(eps)
+        reached.append(float(M.psi([[theta]], eps)[0, 0]))
+        lam_e.append(M.lambda_eps(eps)[0])
+    return Prop411Result(tuple(cfg.lambdas), tuple(eps_l), tuple(reached), tuple(lam_e))
+
+
+def prop411_verdict(result: Prop411Result) -> Verdict:
+    """Pass iff Psi_eps(theta) = lambda to 1e-12 for every target (and lambda_eps <= lambda, Thm 4.4's consistency)."""
+    errs = [abs(r - l) for r, l in zip(result.reached, result.lambdas)]
+    consistent = all(le <= l for le, l in zip(result.lambda_eps, result.lambdas))
+    ok = all(math.isfinite(e) and e <= 1e-12 for e in errs) and consistent
+    return qualitative_verdict(bool(ok), f"max |Psi_eps(theta) - lambda| = {max(errs):.1e} (<= 1e-12) over lambda in "
+                               f"{list(result.lambdas)}; lambda_eps <= lambda at each eps: {consistent}")
+
+
+PROP411_PRESETS = {
+    "check": Prop411Config(),
+    # Prop. 4.11 has no sizes: the paper preset is a finer grid of (-1, 0)
+    "paper": Prop411Config(lambdas=tuple(float(-t) for t in np.round(np.linspace(0.01, 0.999, 100), 6))),
+}
+
+
+register("momentum.inversion", config=InversionConfig, presets=INVERSION_PRESETS, measure=measure_inversion,
+         verdict=inversion_verdict, claims=("momentum/eq-4.3",),
+         summary=lambda r: {"worst": r.worst, **{f"ratio gamma={g}": x for g, x in zip(r.gammas, r.max_ratio)}})
+register("momentum.psi", config=PsiConfig, presets=PSI_PRESETS, measure=measure_psi, verdict=psi_verdict,
+         claims=("momentum/prop-4.3",),
+         summary=lambda r: {"series_error": r.series_error, **{f"slope eps={e}": s for e, s in
+                                                               zip(r.eps_values, r.slopes)}})
+register("momentum.representable", config=RepresentableConfig, presets=REPRESENTABLE_PRESETS,
+         measure=measure_representable,
+         verdict=representable_verdict, claims=("momentum/thm-4.4",),
+         summary=lambda r: {"n_constructed": r.n_constructed, "max_scaled_error": r.max_scaled_error,
+                            "n_excluded": r.n_excluded, "n_refused": r.n_refused})
+register("momentum.lambda_table", config=LambdaConfig, presets=LAMBDA_PRESETS, measure=measure_lambda,
+         verdict=lambda r: erratum_verdict(lambda_printed_verdict(r), lambda_corrected_verdict(r)),
+         claims=("momentum/fig-4.4/erratum",),
+         summary=lambda r: {f"lambda eps={e}": l for e, l in zip(r.eps_values, r.lambdas)})
+register("momentum.memory", config=MemoryConfig, presets=MEMORY_PRESETS, measure=measure_memory,
+         verdict=memory_verdict, claims=("momentum/sec-4.3.2",),
+         summary=lambda r: {"peak_method": r.peak_method[-1] / r.peak_method[0],
+                            "peak_backprop": r.peak_backprop[-1] / r.peak_backprop[0],
+                            "grad_rel_diff": r.grad_rel_diff})
+register("momentum.prop42", config=Prop42Config, presets=PROP42_PRESETS, measure=measure_prop42,
+         verdict=prop42_verdict, claims=("momentum/prop-4.2",),
+         summary=lambda r: {f"deviation eps={e}": x for e, x in zip(r.eps_values, r.deviation)})
+register("momentum.lambda_range", config=LambdaRangeConfig, presets=LAMBDA_RANGE_PRESETS,
+         measure=measure_lambda_range, verdict=lambda_range_verdict, claims=("momentum/thm-4.4/lambda",),
+         summary=lambda r: {f"scanned_min eps={e}": m for e, m in zip(r.eps_values, r.scanned_min)})
+register("momentum.prop41", config=Prop41Config, presets=PROP41_PRESETS, measure=measure_prop41,
+         verdict=prop41_verdict, claims=("momentum/prop-4.1",),
+         summary=lambda r: {"min_radius": r.min_radius, "root_mismatch": r.root_mismatch})
+register("momentum.bits", config=BitsConfig, presets=BITS_PRESETS, measure=measure_bits, verdict=bits_verdict,
+         claims=("momentum/sec-4.3.2/bits",),
+         summary=lambda r: {f"mean_bits {a}/{b}": m for (a, b), m in zip(r.gammas, r.mean_bits)})
+register("momentum.prop411", config=Prop411Config, presets=PROP411_PRESETS, measure=measure_prop411,
+         verdict=prop411_verdict, claims=("momentum/prop-4.11",),
+         summary=lambda r: {"max_error": max(abs(a - b) for a, b in zip(r.reached, r.lambdas))})
