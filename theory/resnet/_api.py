@@ -70,7 +70,7 @@ class _Problem:
                          hint=f"The trajectory has shape ({N + 1}, {self.B}, {self.d}).")
         check_work(ops, "theta" if N >= self.B else x_name, N if N >= self.B else self.B, func=func,
                    max_work=max_work, hint=f"Depth N = {N}, batch B = {self.B}, d = {self.d}.")
-        self.work = np.empty((3 + self.d + self.B, max(m, self.d)))
+        self.work = np.empty((3 + self.d + 2 * self.B, max(m, self.d)))
 
     def buffers(self, k):
         return [np.empty((self.B, self.d)) for _ in range(k)]

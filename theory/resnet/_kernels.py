@@ -22,8 +22,8 @@ Shapes used throughout:
   5     bias_sq      th * th (elementwise)           th (d,)
   ====  ===========  ==============================  ======================
 
-* ``work`` is caller-allocated scratch of shape ``(3 + d + B, max(m, d))`` (rows 0-2 vectors,
-  rows 3 + d .. 3 + d + B a (B, d) block for batched products); ``buf1`` .. ``buf4`` are
+* ``work`` is caller-allocated scratch of shape ``(3 + d + 2 B, max(m, d))`` (rows 0-2 vectors,
+  rows 3 .. 3 + d a (d, d) block, rows 3 + d .. 3 + d + 2 B two (B, d) blocks for batched products); ``buf1`` .. ``buf4`` are
   caller-allocated ``(B, d)`` buffers, except Heun's ``k1`` of shape ``(2, B, d)``. Nothing here allocates an array whose size grows with N.
 """
 
@@ -119,7 +119,41 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work):
     into ``gx[b]``.
     """
     B, d = x.shape
-    if code == LINEAR or code == TANH or code == TANH_OUT:
+    if (code == LINEAR or code == TANH or code == TANH_OUT) and B > 1:
+        # The batch as matrix products (BLAS): V = v(X) (B, d), H (B, d) the cotangents of theta v,
+        # d/dtheta = H^T V (d, d), d/dV = H theta.
+        mat = th.reshape((d, d))
+        V = work[3 + d:3 + d + B]
+        H = work[3 + d + B:3 + d + 2 * B]
+        D = work[3:3 + d]
+        if code == TANH_OUT:
+            for b in range(B):
+                for j in range(d):
+                    V[b, j] = tanh(x[b, j])
+        else:
+            for b in range(B):
+                for j in range(d):
+                    V[b, j] = x[b, j]
+        if code == TANH:
+            np.dot(V, mat.T, H)
+            for b in range(B):
+                for i in range(d):
+                    t = tanh(H[b, i])
+                    H[b, i] = g[b, i] * (1.0 - t * t)
+        else:
+            for b in range(B):
+                for i in range(d):
+                    H[b, i] = g[b, i]
+        np.dot(H.T, V, D)
+        for i in range(d):
+            for j in range(d):
+                gth[i * d + j] += D[i, j]
+        np.dot(H, mat, gx)
+        if code == TANH_OUT:  # chain rule through tanh(x)
+            for b in range(B):
+                for j in range(d):
+                    gx[b, j] *= 1.0 - V[b, j] * V[b, j]
+    elif code == LINEAR or code == TANH or code == TANH_OUT:
         # f = theta v(x) or tanh(theta x): with h the cotangent of theta v (h = g, or
         # g * (1 - tanh(theta x)^2) for TANH), d/dtheta = h v^T and d/dv = theta^T h.
         v = work[0]
