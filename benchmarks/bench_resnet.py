@@ -298,17 +298,20 @@ def numpy_gradient(x0, theta, y):
 
 def _floor_call(x0, theta):
     """The floor of one forward pass: the larger of one read of theta (``theta.sum()``, the memory
-    floor) and, for a batch, one dgemm doing all its multiply-adds, X (B, d) @ theta^T (d, N d).
-    Returns (callable, kind) with kind the one that is larger when measured by the caller."""
+    floor) and, for a batch, the N BLAS dgemm calls X (B, d) @ theta_n^T (d, d) of its products
+    (same shapes, nothing else). Returns the callables; the caller takes the larger time."""
     N, d = theta.shape[0], theta.shape[1]
-    T2 = theta.reshape(N * d, d)
     flat = theta.reshape(-1)
     read = lambda: flat.sum()  # noqa: E731
     if x0.ndim == 1:
         return [read]
     X = np.ascontiguousarray(x0)
-    out = np.empty((X.shape[0], N * d))
-    return [read, lambda: np.dot(X, T2.T, out=out)]
+    out = np.empty((X.shape[0], d))
+
+    def dgemm():
+        for n in range(N):
+            np.dot(X, theta[n].T, out=out)
+    return [read, dgemm]
 
 
 def _interleaved(fns, *, rounds=7, target=0.05):
