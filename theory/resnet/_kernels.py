@@ -163,9 +163,11 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work):
     into ``gx[b]``.
     """
     B, d = x.shape
-    if (code == LINEAR or code == TANH or code == TANH_OUT) and _use_blas(B, d):
-        # The batch as matrix products (BLAS): V = v(X) (B, d), H (B, d) the cotangents of theta v,
-        # d/dtheta = H^T V (d, d), d/dV = H theta.
+    if code == LINEAR or code == TANH or code == TANH_OUT:
+        # V = v(X) (B, d) with v(x) = x or tanh(x); H (B, d) the cotangents of theta v (H = G, or
+        # G * (1 - tanh(X theta^T)^2) for TANH): d/dtheta = H^T V (d, d), d/dV = H theta. For a
+        # large batch the three products are BLAS calls, otherwise loops (the sum over b in order).
+        blas = _use_blas(B, d)
         mat = th.reshape((d, d))
         V = work[3 + d:3 + d + B]
         H = work[3 + d + B:3 + d + 2 * B]
@@ -181,55 +183,52 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work):
             for k in range(B * d):
                 Vf[k] = xf[k]
         if code == TANH:
-            np.dot(V, mat.T, H)
+            if blas:
+                np.dot(V, mat.T, H)
+            else:
+                for b in range(B):
+                    _matvec(d, th, V, b, H, b)
             for k in range(B * d):
                 t = tanh(Hf[k])
                 Hf[k] = gf[k] * (1.0 - t * t)
         else:
             for k in range(B * d):
                 Hf[k] = gf[k]
-        np.dot(H.T, V, D)
-        Df = D.reshape(d * d)
-        for k in range(d * d):
-            gth[k] += Df[k]
-        np.dot(H, mat, gx)
+        if blas:
+            np.dot(H.T, V, D)
+            Df = D.reshape(d * d)
+            for k in range(d * d):
+                gth[k] += Df[k]
+            np.dot(H, mat, gx)
+        elif d >= 8:  # rows of theta long enough to vectorise along j
+            for b in range(B):
+                for i in range(d):
+                    hi = H[b, i]
+                    for j in range(d):
+                        gth[i * d + j] += hi * V[b, j]
+                for j in range(d):
+                    gx[b, j] = 0.0
+                for i in range(d):
+                    hi = H[b, i]
+                    for j in range(d):
+                        gx[b, j] += th[i * d + j] * hi
+        else:  # very short rows: accumulators in registers (each sum still in increasing b, i)
+            for i in range(d):
+                for j in range(d):
+                    acc = gth[i * d + j]
+                    for b in range(B):
+                        acc += H[b, i] * V[b, j]
+                    gth[i * d + j] = acc
+            for b in range(B):
+                for j in range(d):
+                    acc = 0.0
+                    for i in range(d):
+                        acc += th[i * d + j] * H[b, i]
+                    gx[b, j] = acc
         if code == TANH_OUT:  # chain rule through tanh(x)
             gxf = gx.reshape(B * d)
             for k in range(B * d):
                 gxf[k] *= 1.0 - Vf[k] * Vf[k]
-    elif code == LINEAR or code == TANH or code == TANH_OUT:
-        # f = theta v(x) or tanh(theta x): with h the cotangent of theta v (h = g, or
-        # g * (1 - tanh(theta x)^2) for TANH), d/dtheta = h v^T and d/dv = theta^T h.
-        v = work[0]
-        h = work[1]
-        for b in range(B):
-            if code == TANH_OUT:
-                for j in range(d):
-                    v[j] = tanh(x[b, j])
-            else:
-                for j in range(d):
-                    v[j] = x[b, j]
-            if code == TANH:
-                _matvec(d, th, work, 0, work, 1)
-                for i in range(d):
-                    t = tanh(h[i])
-                    h[i] = g[b, i] * (1.0 - t * t)
-            else:
-                for i in range(d):
-                    h[i] = g[b, i]
-            for i in range(d):
-                hi = h[i]
-                for j in range(d):
-                    gth[i * d + j] += hi * v[j]
-            for j in range(d):
-                gx[b, j] = 0.0
-            for i in range(d):
-                hi = h[i]
-                for j in range(d):
-                    gx[b, j] += th[i * d + j] * hi
-            if code == TANH_OUT:  # chain rule through tanh(x)
-                for j in range(d):
-                    gx[b, j] *= 1.0 - v[j] * v[j]
     elif code == MLP:
         off_w = d * m
         off_b = 2 * d * m
