@@ -45,11 +45,14 @@ _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 # A batch of the matrix families goes to BLAS (one product per layer) from this many multiply-adds
 # per layer, B d^2, on: below it, the call overhead of a BLAS product exceeds the product itself.
 BLAS_MIN_WORK = 16384
+BLAS_MIN_D_SINGLE = 128
 
 
 @njit(**_JIT, inline="always")
 def _use_blas(B, d):
-    return B > 1 and B * d * d >= BLAS_MIN_WORK
+    # a single input goes to BLAS only for long rows, where the loop below cannot keep up with a
+    # vectorised product (the loop's strict summation order keeps it scalar)
+    return B * d * d >= BLAS_MIN_WORK and (B > 1 or d >= BLAS_MIN_D_SINGLE)
 
 
 @njit(**_JIT, inline="always")
