@@ -1018,3 +1018,25 @@ def test_kernels_match_numpy_loop_at_every_size(family, scheme, d, N, B):
         r_theta, r_x0 = np_gradient_loop(family, scheme, X0, th, _rows(y), method)
         assert_rel(g_theta, r_theta.reshape(theta.shape), REF_RTOL, f"{method} grad_theta")
         assert_rel(g_x0, _unrows(r_x0, x0), REF_RTOL, f"{method} grad_x0")
+
+
+@pytest.mark.parametrize("family", ["tanh", "mlp2", "bias_sq"])
+@pytest.mark.parametrize("scheme", ["euler", "heun"])
+@pytest.mark.parametrize("slot", ["first", "last"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_nonfinite_theta_is_rejected_by_name(family, scheme, slot, bad):
+    # theta's finiteness is counted by the kernels as they stream it; an infinite weight inside
+    # tanh gives a finite trajectory (tanh(inf) = 1), so only that count can reject it. The first
+    # and the last slice (Heun's theta_N is used by the last step only) are both covered.
+    d, N = 3, 4
+    theta, x0, y = draw_problem(family, scheme, d, N, None, 7)
+    theta = theta.copy()
+    theta[0 if slot == "first" else -1].flat[0] = bad
+    res = api_residual(family)
+    pattern = r"`theta` of theory\.resnet\.\w+ must be finite; got NaN or inf\."
+    for call in (lambda: forward(x0, theta, res, scheme), lambda: reverse(x0, theta, res, scheme),
+                 lambda: final_state(x0, theta, res, scheme),
+                 lambda: gradient(x0, theta, y, res, scheme, "backprop"),
+                 lambda: gradient(x0, theta, y, res, scheme, "adjoint")):
+        with pytest.raises(ValueError, match=pattern):
+            call()

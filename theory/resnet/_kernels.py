@@ -25,6 +25,9 @@ Shapes used throughout:
 * ``work`` is caller-allocated scratch of shape ``(3 + d + 2 B, max(m, d))`` (rows 0-2 vectors,
   rows 3 .. 3 + d a (d, d) block, rows 3 + d .. 3 + d + 2 B two (B, d) blocks for batched products); ``buf1`` .. ``buf4`` are
   caller-allocated ``(B, d)`` buffers, except Heun's ``k1`` of shape ``(2, B, d)``. Nothing here allocates an array whose size grows with N.
+* The forward, reverse and last-state kernels return the number of NaN or infinite entries of
+  theta, counted slice by slice as the layers use them: the caller validates theta by this count
+  instead of reading it once more beforehand (its result is discarded when the count is not 0).
 """
 
 import numpy as np
@@ -93,6 +96,18 @@ def _matvec(d, th, V, bv, O, bo):
         i += 1
 
 
+@njit(**_JIT, inline="always")
+def _count_nonfinite(th):
+    """Number of NaN or infinite entries of the 1-D slice ``th`` (v - v is 0 for finite v, NaN
+    otherwise). An integer sum vectorises; called on each slice right after the layer has used it,
+    while it is in cache, it replaces a separate validation pass over theta."""
+    bad = 0
+    for k in range(th.shape[0]):
+        v = th[k]
+        bad += (v - v) != 0.0
+    return bad
+
+
 @njit(**_JIT)
 def _mlp_hidden(m, d, x_row, th, a):
     """a = tanh(W x + b), the hidden layer of the perceptron family (W at d m, b at 2 d m in th)."""
@@ -159,11 +174,12 @@ def _residual(code, m, x, th, out, work, activate):
 
 
 @njit(**_JIT)
-def _residual_vjp(code, m, x, th, g, gth, gx, work):
+def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
     """Vector-Jacobian products of f at (x[b], th) with cotangents g[b].
 
     Adds sum_b d<g[b], f(x[b], th)>/d th to ``gth`` (P,) and writes d<g[b], f(x[b], th)>/d x[b]
-    into ``gx[b]``.
+    into ``gx[b]``. ``fresh`` says that ``gth`` still holds zeros, so that a product may be written
+    into it directly instead of through scratch.
     """
     B, d = x.shape
     if code == LINEAR or code == TANH or code == TANH_OUT:
@@ -198,10 +214,13 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work):
             for k in range(B * d):
                 Hf[k] = gf[k]
         if blas:
-            np.dot(H.T, V, D)
-            Df = D.reshape(d * d)
-            for k in range(d * d):
-                gth[k] += Df[k]
+            if fresh:
+                np.dot(H.T, V, gth.reshape((d, d)))
+            else:
+                np.dot(H.T, V, D)
+                Df = D.reshape(d * d)
+                for k in range(d * d):
+                    gth[k] += Df[k]
             np.dot(H, mat, gx)
         elif d >= 8:  # rows of theta long enough to vectorise along j
             for b in range(B):
@@ -313,8 +332,11 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     """traj[n + 1] = traj[n] + f(traj[n], theta[n]) / N, traj[0] = x0 (Eq. (1)); traj (N + 1, B, d)."""
     N = theta.shape[0]
     traj[0] = x0
+    bad = 0
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
@@ -322,8 +344,11 @@ def heun_forward(code, m, x0, theta, traj, k1, k2, work):
     """HeunNet forward, Eq. (8): theta has N + 1 slices, traj (N + 1, B, d)."""
     N = theta.shape[0] - 1
     traj[0] = x0
+    bad = _count_nonfinite(theta[N])
     for n in range(N):
         _heun_step(code, m, traj[n], theta[n], theta[n + 1], 1.0 / N, traj[n + 1], k1, k2, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
@@ -331,8 +356,11 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     """Reverse-time Euler, Eq. (6): traj[n] = traj[n + 1] - f(traj[n + 1], theta[n]) / N, traj[N] = xN."""
     N = theta.shape[0]
     traj[N] = xN
+    bad = 0
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
@@ -340,24 +368,33 @@ def heun_reverse(code, m, xN, theta, traj, k1, k2, work):
     """Reverse-time Heun, Eq. (9): the Heun step with step -1/N and the slices taken in reverse."""
     N = theta.shape[0] - 1
     traj[N] = xN
+    bad = _count_nonfinite(theta[0])
     for n in range(N - 1, -1, -1):
         _heun_step(code, m, traj[n + 1], theta[n + 1], theta[n], -1.0 / N, traj[n], k1, k2, work)
+        bad += _count_nonfinite(theta[n + 1])
+    return bad
 
 
 @njit(**_JIT)
 def euler_last(code, m, x, theta, fbuf, work):
     """Memory-free forward: overwrite x (B, d) with x_N of Eq. (1)."""
     N = theta.shape[0]
+    bad = 0
     for n in range(N):
         _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
 def heun_last(code, m, x, theta, k1, k2, work):
     """Memory-free HeunNet forward: overwrite x (B, d) with x_N of Eq. (8)."""
     N = theta.shape[0] - 1
+    bad = _count_nonfinite(theta[N])
     for n in range(N):
         _heun_step(code, m, x, theta[n], theta[n + 1], 1.0 / N, x, k1, k2, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
@@ -369,7 +406,7 @@ def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
     gxf = gx.reshape(B * d)
     for k in range(B * d):
         cf[k] = gf[k] / N
-    _residual_vjp(code, m, x, th, cot, gth, gx, work)
+    _residual_vjp(code, m, x, th, cot, gth, gx, work, True)  # each slice serves one step
     for k in range(B * d):
         gf[k] += gxf[k]
 
@@ -393,10 +430,10 @@ def _heun_step_vjp(code, m, x, th_a, th_b, N, g, gth_a, gth_b, y, cot, gy, gx, w
     for k in range(B * d):
         yf[k] = xf[k] + yf[k] / N
         cf[k] = gf[k] / (2.0 * N)
-    _residual_vjp(code, m, y, th_b, cot, gth_b, gy, work)
+    _residual_vjp(code, m, y, th_b, cot, gth_b, gy, work, False)  # th_b also served step n + 1
     for k in range(B * d):
         cf[k] += gyf[k] / N
-    _residual_vjp(code, m, x, th_a, cot, gth_a, gx, work)
+    _residual_vjp(code, m, x, th_a, cot, gth_a, gx, work, True)  # step n is th_a's first
     for k in range(B * d):
         gf[k] += gyf[k] + gxf[k]
 
