@@ -30,10 +30,18 @@ All random draws come from ``numpy.random.default_rng(seed)``. Public names only
 
 from __future__ import annotations
 
-import numpy as np
+import os
 
-from _harness import cold_first_call, loglog_slope, peak_memory, time_call
-from theory.resnet import final_state, forward, gradient
+if __name__ == "__main__":
+    # Run as a script (the size grid): BLAS on one thread for both sides unless the caller says
+    # otherwise. On a small machine shared with other jobs, OpenBLAS's busy-waiting threads make
+    # every BLAS-bound time (NumPy's and the kernels') several times slower and erratic.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from _harness import cold_first_call  # noqa: E402, loglog_slope, peak_memory, time_call
+from theory.resnet import final_state, forward, gradient  # noqa: E402
 
 __all__ = ["bench_compile", "bench_forward", "bench_memory", "make_problem", "numpy_forward", "plot_memory"]
 
@@ -256,7 +264,7 @@ def plot_memory(result, path):
 # ---------------------------------------------------------------------------------------------------
 
 GRID_D = (4, 16, 64, 256)
-GRID_B = (1, 16, 256)
+GRID_B = (1, 16, 64, 256)
 GRID_N = (100, 10_000)
 GRID_THETA_BYTES = 64 * 2**20  # theta (N, d, d) capped at 64 MiB: wide cases run at smaller N
 GRID_FLOPS = 4e8  # and one forward pass capped at ~4e8 flops (about 0.1 s), so every case stays < ~1 s
@@ -460,6 +468,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     res = bench_grid(rounds=args.rounds)
+    res["OPENBLAS_NUM_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS")
     import theory
     res["theory_path"] = theory.__file__
     import pathlib

@@ -148,7 +148,12 @@ def _residual(code, m, x, th, out, work, activate):
                 for b in range(B):
                     for j in range(d):
                         T[b, j] = tanh(x[b, j])
-                np.dot(T, mat.T, out)
+                if B == 1:  # a matrix-vector product (BLAS gemv), not a 1-row gemm
+                    np.dot(mat, T[0], out[0])
+                else:
+                    np.dot(T, mat.T, out)
+            elif B == 1:
+                np.dot(mat, x[0], out[0])
             else:
                 np.dot(x, mat.T, out)
         if code == TANH and activate:
@@ -202,7 +207,9 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
             for k in range(B * d):
                 Vf[k] = xf[k]
         if code == TANH:
-            if blas:
+            if blas and B == 1:
+                np.dot(mat, V[0], H[0])
+            elif blas:
                 np.dot(V, mat.T, H)
             else:
                 for b in range(B):
@@ -213,7 +220,19 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
         else:
             for k in range(B * d):
                 Hf[k] = gf[k]
-        if blas:
+        if blas and B == 1:  # an outer product (memory-bound loop) and a gemv
+            if fresh:
+                for i in range(d):
+                    hi = H[0, i]
+                    for j in range(d):
+                        gth[i * d + j] = hi * V[0, j]
+            else:
+                for i in range(d):
+                    hi = H[0, i]
+                    for j in range(d):
+                        gth[i * d + j] += hi * V[0, j]
+            np.dot(mat.T, H[0], gx[0])
+        elif blas:
             if fresh:
                 np.dot(H.T, V, gth.reshape((d, d)))
             else:
