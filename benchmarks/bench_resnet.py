@@ -40,7 +40,7 @@ if __name__ == "__main__":
 
 import numpy as np  # noqa: E402
 
-from _harness import cold_first_call  # noqa: E402, loglog_slope, peak_memory, time_call
+from _harness import cold_first_call, loglog_slope, peak_memory, time_call  # noqa: E402
 from theory.resnet import final_state, forward, gradient  # noqa: E402
 
 __all__ = ["bench_compile", "bench_forward", "bench_memory", "make_problem", "numpy_forward", "plot_memory"]
