@@ -478,3 +478,21 @@ if __name__ == "__main__":
     before = json.loads(pathlib.Path(args.before).read_text()) if args.before else None
     plot_grid(res, out.with_suffix(".png"), before=before)
     print("load", res["load_before"], res["load_after"], file=sys.stderr)
+
+
+def bench_adjoint_memory_grid(*, cases=((4, 1), (16, 1), (16, 64), (64, 256), (256, 16)),
+                              Ns=(100, 400, 1600), seed=0):
+    """Working memory of gradient(method="adjoint") against N at several (d, B): the tracemalloc
+    peak minus the bytes of grad theta (an output of size 8 N P that must grow with N), with the
+    log-log slope over ``Ns`` (0 when flat in N)."""
+    out = []
+    for d, B in cases:
+        work = []
+        for N in Ns:
+            x0, theta = make_problem(d, N, None if B == 1 else B, "euler", seed)
+            y = np.zeros_like(x0)
+            mem = peak_memory(lambda: gradient(x0, theta, y, "tanh", method="adjoint"))
+            work.append(mem.peak - theta.nbytes)
+        out.append({"d": d, "B": B, "N": list(Ns), "working_bytes": work,
+                    "slope": loglog_slope(list(Ns), work)})
+    return out
