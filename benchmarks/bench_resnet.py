@@ -30,10 +30,18 @@ All random draws come from ``numpy.random.default_rng(seed)``. Public names only
 
 from __future__ import annotations
 
-import numpy as np
+import os
 
-from _harness import cold_first_call, loglog_slope, peak_memory, time_call
-from theory.resnet import final_state, forward, gradient
+if __name__ == "__main__":
+    # Run as a script (the size grid): BLAS on one thread for both sides unless the caller says
+    # otherwise. On a small machine shared with other jobs, OpenBLAS's busy-waiting threads make
+    # every BLAS-bound time (NumPy's and the kernels') several times slower and erratic.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from _harness import cold_first_call, loglog_slope, peak_memory, time_call  # noqa: E402
+from theory.resnet import final_state, forward, gradient  # noqa: E402
 
 __all__ = ["bench_compile", "bench_forward", "bench_memory", "make_problem", "numpy_forward", "plot_memory"]
 
@@ -249,3 +257,242 @@ def plot_memory(result, path):
     fig.savefig(path, dpi=200)
     plt.close(fig)
     return path
+
+
+# ---------------------------------------------------------------------------------------------------
+# Size grid: forward and backprop gradient against NumPy loops and against floors
+# ---------------------------------------------------------------------------------------------------
+
+GRID_D = (4, 16, 64, 256)
+GRID_B = (1, 16, 64, 256)
+GRID_N = (100, 10_000)
+GRID_THETA_BYTES = 64 * 2**20  # theta (N, d, d) capped at 64 MiB: wide cases run at smaller N
+GRID_FLOPS = 4e8  # and one forward pass capped at ~4e8 flops (about 0.1 s), so every case stays < ~1 s
+
+
+def grid_depth(d, B, N):
+    """The depth actually run for grid cell (d, B, N): N, reduced for wide cases (see the caps above)."""
+    cap_mem = GRID_THETA_BYTES // (F8 * d * d)
+    cap_flops = int(GRID_FLOPS // (2 * B * d * d))
+    return int(max(10, min(N, cap_mem, cap_flops)))
+
+
+def numpy_gradient(x0, theta, y):
+    """The anchor for the gradient: backprop through a NumPy loop (tanh residual, Euler).
+
+    Forward storing the trajectory (as :func:`numpy_forward`), then walking back:
+    h = g (1 - tanh(theta_n x_n)^2) / N, grad theta_n = h x_n^T (summed over the batch),
+    g <- g + theta_n^T h."""
+    N = theta.shape[0]
+    traj = numpy_forward(x0, theta)
+    g = traj[N] - y
+    gtheta = np.empty_like(theta)
+    if x0.ndim == 1:
+        for n in range(N - 1, -1, -1):
+            x = traj[n]
+            t = np.tanh(theta[n] @ x)
+            h = g * (1.0 - t * t) / N
+            gtheta[n] = np.outer(h, x)
+            g = g + theta[n].T @ h
+    else:
+        for n in range(N - 1, -1, -1):
+            X = traj[n]
+            t = np.tanh(X @ theta[n].T)
+            H = g * (1.0 - t * t) / N
+            gtheta[n] = H.T @ X
+            g = g + H @ theta[n]
+    return gtheta, g
+
+
+def _floor_call(x0, theta):
+    """The floor of one forward pass: the larger of one read of theta (``theta.sum()``, the memory
+    floor) and, for a batch, the N BLAS dgemm calls X (B, d) @ theta_n^T (d, d) of its products
+    (same shapes, nothing else). Returns the callables; the caller takes the larger time."""
+    N, d = theta.shape[0], theta.shape[1]
+    flat = theta.reshape(-1)
+    read = lambda: flat.sum()  # noqa: E731
+    if x0.ndim == 1:
+        return [read]
+    X = np.ascontiguousarray(x0)
+    out = np.empty((X.shape[0], d))
+
+    def dgemm():
+        for n in range(N):
+            np.dot(X, theta[n].T, out=out)
+    return [read, dgemm]
+
+
+def _interleaved(fns, *, rounds=7, target=0.05):
+    """Median seconds per call of each function, measured in interleaved rounds (each round runs
+    every function once, repeated to about ``target`` seconds), so that load changes hit all alike."""
+    import time
+
+    reps = []
+    for fn in fns:
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        dt = time.perf_counter() - t0
+        reps.append(max(1, int(target / max(dt, 1e-7))))
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for k, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            for _ in range(reps[k]):
+                fn()
+            times[k].append((time.perf_counter() - t0) / reps[k])
+    return [float(np.median(t)) for t in times]
+
+
+def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, seed=0, rounds=7, target=0.05, torch_anchor=True):
+    """Forward and backprop gradient (tanh residual, Euler) over the (d, B, N) grid.
+
+    For each cell: medians of theory.resnet.forward / gradient, of :func:`numpy_forward` /
+    :func:`numpy_gradient`, and of the floor (:func:`_floor_call`; the gradient floor is three of
+    them: theta is read in the forward and backward passes and grad theta written once, and the
+    backward pass does two products per layer), all interleaved. Results are checked to agree
+    before timing. Ratios: numpy / theory (speed-up) and theory / floor (distance to the floor)."""
+    import os
+
+    try:
+        if not torch_anchor:
+            raise ImportError
+        import torch
+    except ImportError:
+        torch = None
+    load_before = os.getloadavg()
+    cells = []
+    for d in ds:
+        for B in Bs:
+            for N0 in Ns:
+                N = grid_depth(d, B, N0)
+                if any(c["d"] == d and c["B"] == B and c["N"] == N for c in cells):
+                    continue
+                x0, theta = make_problem(d, N, None if B == 1 else B, "euler", seed)
+                y = np.zeros_like(x0)
+                ours = forward(x0, theta, "tanh")
+                ref = numpy_forward(x0, theta)
+                scale = max(1.0, float(np.max(np.abs(ref))))
+                if not float(np.max(np.abs(ours - ref))) <= 1e-10 * scale:
+                    raise AssertionError(f"forward disagrees at d={d}, B={B}, N={N}")
+                gt, gx = gradient(x0, theta, y, "tanh")
+                rt, rx = numpy_gradient(x0, theta, y)
+                if not (np.max(np.abs(gt - rt)) <= 1e-10 * max(1.0, np.max(np.abs(rt)))
+                        and np.max(np.abs(gx - rx)) <= 1e-10 * max(1.0, np.max(np.abs(rx)))):
+                    raise AssertionError(f"gradient disagrees at d={d}, B={B}, N={N}")
+                fns = [lambda: forward(x0, theta, "tanh"), lambda: numpy_forward(x0, theta),
+                       lambda: gradient(x0, theta, y, "tanh"), lambda: numpy_gradient(x0, theta, y),
+                       *_floor_call(x0, theta)]
+                n_floor = 1 if B == 1 else 2
+                if torch is not None:
+                    tx = torch.from_numpy(x0.copy())
+                    tth = torch.from_numpy(theta)
+
+                    def torch_forward(tx=tx, tth=tth, N=N):
+                        x = tx
+                        for n in range(N):
+                            x = x + torch.tanh(tth[n] @ x if x.ndim == 1 else x @ tth[n].T) / N
+                        return x
+                    fns.append(torch_forward)
+                t = _interleaved(fns, rounds=rounds, target=target)
+                floor = max(t[4:4 + n_floor])
+                cell = {"d": d, "B": B, "N": N, "N_asked": N0, "read_theta": t[4],
+                        "dgemm": t[5] if n_floor == 2 else None,
+                        "theory_forward": t[0], "numpy_forward": t[1], "theory_gradient": t[2],
+                        "numpy_gradient": t[3], "floor_forward": floor, "floor_gradient": 3 * floor,
+                        "speedup_forward": t[1] / t[0], "speedup_gradient": t[3] / t[2],
+                        "floor_ratio_forward": t[0] / floor, "floor_ratio_gradient": t[2] / (3 * floor)}
+                if torch is not None:
+                    cell["torch_forward"] = t[-1]
+                    cell["speedup_forward_vs_torch"] = t[-1] / t[0]
+                cells.append(cell)
+                print(f"d={d:4d} B={B:4d} N={N:6d}  fwd x{cell['speedup_forward']:6.2f} "
+                      f"(floor x{cell['floor_ratio_forward']:5.2f})  grad x{cell['speedup_gradient']:6.2f} "
+                      f"(floor x{cell['floor_ratio_gradient']:5.2f})", flush=True)
+    return {"name": "resnet grid: forward and backprop gradient (tanh, Euler) vs NumPy loops and floors",
+            "kind": "grid", "cells": cells, "load_before": load_before, "load_after": os.getloadavg(),
+            "cpus": os.cpu_count(), "rounds": rounds, "torch": torch is not None}
+
+
+def plot_grid(result, path, *, before=None):
+    """Speed-up over the NumPy loop (forward and gradient) and distance to the floor, per cell; with
+    ``before`` (an earlier result) its speed-ups are drawn hollow for comparison."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = result["cells"]
+    labels = [f"d{c['d']}\nB{c['B']}\nN{c['N']}" for c in cells]
+    x = np.arange(len(cells))
+    fig, axes = plt.subplots(2, 1, figsize=(max(8.0, 0.45 * len(cells)), 7.0), constrained_layout=True, sharex=True)
+    ax = axes[0]
+    ax.semilogy(x - 0.12, [c["speedup_forward"] for c in cells], "o", color="#1f5fa8", label="forward, now")
+    ax.semilogy(x + 0.12, [c["speedup_gradient"] for c in cells], "s", color="#c0392b", label="gradient, now")
+    if before is not None:
+        bmap = {(c["d"], c["B"], c["N"]): c for c in before["cells"]}
+        bf = [bmap.get((c["d"], c["B"], c["N"]), {}).get("speedup_forward", np.nan) for c in cells]
+        bg = [bmap.get((c["d"], c["B"], c["N"]), {}).get("speedup_gradient", np.nan) for c in cells]
+        ax.semilogy(x - 0.12, bf, "o", mfc="none", color="#1f5fa8", label="forward, before")
+        ax.semilogy(x + 0.12, bg, "s", mfc="none", color="#c0392b", label="gradient, before")
+    ax.axhline(1.0, color="0.3", lw=1, ls="--", label="NumPy loop (ratio 1)")
+    ax.set_ylabel("NumPy loop time / theory time")
+    ax.legend(fontsize=8, ncol=3, frameon=False)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title("theory.resnet (tanh, Euler, backprop) against a NumPy loop over the layers")
+    ax = axes[1]
+    ax.semilogy(x - 0.12, [c["floor_ratio_forward"] for c in cells], "o", color="#1f5fa8", label="forward")
+    ax.semilogy(x + 0.12, [c["floor_ratio_gradient"] for c in cells], "s", color="#c0392b", label="gradient")
+    ax.axhline(1.0, color="0.3", lw=1, ls="--", label="floor (ratio 1)")
+    ax.set_ylabel("theory time / floor time")
+    ax.set_title("distance to the floor: one read of theta / one dgemm on the same shapes (x3 for the gradient)")
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, fontsize=7)
+    la, lb = result["load_before"][0], result["load_after"][0]
+    fig.suptitle(f"1-min load average {la:.1f} before, {lb:.1f} after, on {result['cpus']} CPUs", fontsize=9)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return path
+
+
+if __name__ == "__main__":
+    import argparse
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(description="theory.resnet size grid against NumPy loops and floors")
+    parser.add_argument("--out", default="benchmarks/out/resnet_grid.json")
+    parser.add_argument("--before", help="an earlier grid JSON to draw for comparison")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    res = bench_grid(rounds=args.rounds)
+    res["OPENBLAS_NUM_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS")
+    import theory
+    res["theory_path"] = theory.__file__
+    import pathlib
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=1))
+    before = json.loads(pathlib.Path(args.before).read_text()) if args.before else None
+    plot_grid(res, out.with_suffix(".png"), before=before)
+    print("load", res["load_before"], res["load_after"], file=sys.stderr)
+
+
+def bench_adjoint_memory_grid(*, cases=((4, 1), (16, 1), (16, 64), (64, 256), (256, 16)),
+                              Ns=(100, 400, 1600), seed=0):
+    """Working memory of gradient(method="adjoint") against N at several (d, B): the tracemalloc
+    peak minus the bytes of grad theta (an output of size 8 N P that must grow with N), with the
+    log-log slope over ``Ns`` (0 when flat in N)."""
+    out = []
+    for d, B in cases:
+        work = []
+        for N in Ns:
+            x0, theta = make_problem(d, N, None if B == 1 else B, "euler", seed)
+            y = np.zeros_like(x0)
+            mem = peak_memory(lambda: gradient(x0, theta, y, "tanh", method="adjoint"))
+            work.append(mem.peak - theta.nbytes)
+        out.append({"d": d, "B": B, "N": list(Ns), "working_bytes": work,
+                    "slope": loglog_slope(list(Ns), work)})
+    return out

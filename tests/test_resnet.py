@@ -893,3 +893,150 @@ def test_error_weight_generators_take_numpys_rng_and_refuse_huge_sizes():
             gen(4, -1, 0)
         with pytest.raises(ValueError, match=r"`depth` of .* = 1000000000000 needs 29\.1 TiB of memory"):
             gen(10**12, 2, 0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Kernels against a batched NumPy loop over the layers, at sizes on both sides of every kernel path
+# (single-input loops, small-batch loops, BLAS products for a single long row and for batches)
+# ---------------------------------------------------------------------------------------------------
+
+
+def _np_split_mlp(th, d, m):
+    return th[: d * m].reshape(d, m), th[d * m : 2 * d * m].reshape(m, d), th[2 * d * m :]
+
+
+def _np_f(family, X, th, d):
+    """f(X, th) row by row for a batch X (B, d) and one flat parameter slice th."""
+    if family in ("linear", "tanh", "tanh_out"):
+        T = th.reshape(d, d)
+        if family == "linear":
+            return X @ T.T
+        if family == "tanh":
+            return np.tanh(X @ T.T)
+        return np.tanh(X) @ T.T
+    if family == "bias":
+        return np.broadcast_to(th, X.shape)
+    if family == "bias_sq":
+        return np.broadcast_to(th * th, X.shape)
+    V, W, b = _np_split_mlp(th, d, MLP_WIDTH)
+    return np.tanh(X @ W.T + b) @ V.T
+
+
+def _np_vjp(family, X, th, G, d):
+    """(sum_b d<G_b, f(X_b, th)>/d th flattened, rows d<G_b, f(X_b, th)>/d X_b)."""
+    if family in ("linear", "tanh", "tanh_out"):
+        T = th.reshape(d, d)
+        if family == "linear":
+            return (G.T @ X).ravel(), G @ T
+        if family == "tanh":
+            H = G * (1.0 - np.tanh(X @ T.T) ** 2)
+            return (H.T @ X).ravel(), H @ T
+        U = np.tanh(X)
+        return (G.T @ U).ravel(), (G @ T) * (1.0 - U * U)
+    if family == "bias":
+        return G.sum(axis=0), np.zeros_like(X)
+    if family == "bias_sq":
+        return 2.0 * th * G.sum(axis=0), np.zeros_like(X)
+    V, W, b = _np_split_mlp(th, d, MLP_WIDTH)
+    A = np.tanh(X @ W.T + b)
+    R = (G @ V) * (1.0 - A * A)
+    return np.concatenate([(G.T @ A).ravel(), (R.T @ X).ravel(), R.sum(axis=0)]), R @ W
+
+
+def _np_step(family, scheme, X, th, th_next, h, d):
+    """One Euler step X + h f(X, th), or one Heun step with slices (th, th_next) (h = -1/N: reverse)."""
+    F1 = _np_f(family, X, th, d)
+    if scheme == "euler":
+        return X + h * F1
+    Y = X + h * F1
+    return X + 0.5 * h * (F1 + _np_f(family, Y, th_next, d))
+
+
+def np_forward_loop(family, scheme, X0, theta):
+    """Trajectory (N + 1, B, d) by a NumPy loop over the layers."""
+    K, d = theta.shape[0], X0.shape[1]
+    N = K - extra_slices(scheme)
+    traj = np.empty((N + 1,) + X0.shape)
+    traj[0] = X0
+    for n in range(N):
+        traj[n + 1] = _np_step(family, scheme, traj[n], theta[n], theta[min(n + 1, K - 1)], 1.0 / N, d)
+    return traj
+
+
+def np_gradient_loop(family, scheme, X0, theta, Yt, method):
+    """(grad theta (K, P), grad X0) of 1/2 ||x_N - y||^2 summed over the batch, by a NumPy backward
+    loop through the stored trajectory (backprop) or through the reverse-time reconstruction (adjoint)."""
+    K, d = theta.shape[0], X0.shape[1]
+    N = K - extra_slices(scheme)
+    traj = np_forward_loop(family, scheme, X0, theta)
+    G = traj[N] - Yt
+    gtheta = np.zeros_like(theta)
+    X = traj[N]
+    for n in range(N - 1, -1, -1):
+        if method == "backprop":
+            X = traj[n]
+        elif scheme == "euler":
+            X = _np_step(family, scheme, X, theta[n], None, -1.0 / N, d)
+        else:
+            X = _np_step(family, scheme, X, theta[n + 1], theta[n], -1.0 / N, d)
+        if scheme == "euler":
+            gt, gx = _np_vjp(family, X, theta[n], G / N, d)
+            gtheta[n] += gt
+            G = G + gx
+        else:
+            Y = X + _np_f(family, X, theta[n], d) / N
+            cot = G / (2.0 * N)
+            gb, gy = _np_vjp(family, Y, theta[n + 1], cot, d)
+            ga, gx = _np_vjp(family, X, theta[n], cot + gy / N, d)
+            gtheta[n + 1] += gb
+            gtheta[n] += ga
+            G = G + gy + gx
+    return gtheta, G
+
+
+# (d, N, B): single inputs with short and long rows (d >= 128 goes to BLAS), small batches (loops,
+# d < 8 and d >= 8), batches with B d^2 >= 16384 (BLAS products)
+LOOP_SIZES = [(4, 40, None), (16, 30, None), (130, 3, None), (4, 12, 256), (16, 10, 16), (16, 6, 64),
+              (64, 4, 8)]
+
+
+@pytest.mark.parametrize("d, N, B", LOOP_SIZES, ids=[f"d{d}-N{N}-B{B}" for d, N, B in LOOP_SIZES])
+@pytest.mark.parametrize("scheme", ["euler", "heun"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_kernels_match_numpy_loop_at_every_size(family, scheme, d, N, B):
+    theta, x0, y = draw_problem(family, scheme, d, N, B, _seed(family, scheme, d, N, B))
+    res = api_residual(family)
+    K = theta.shape[0]
+    th = theta.reshape(K, -1)
+    X0 = _rows(x0)
+    ref = np_forward_loop(family, scheme, X0, th)
+    ref = ref[:, 0] if B is None else ref
+    assert_rel(forward(x0, theta, res, scheme), ref, REF_RTOL, "trajectory")
+    assert_rel(final_state(x0, theta, res, scheme), ref[-1], REF_RTOL, "final state")
+    for method in ("backprop", "adjoint"):
+        g_theta, g_x0 = gradient(x0, theta, y, res, scheme, method)
+        r_theta, r_x0 = np_gradient_loop(family, scheme, X0, th, _rows(y), method)
+        assert_rel(g_theta, r_theta.reshape(theta.shape), REF_RTOL, f"{method} grad_theta")
+        assert_rel(g_x0, _unrows(r_x0, x0), REF_RTOL, f"{method} grad_x0")
+
+
+@pytest.mark.parametrize("family", ["tanh", "mlp2", "bias_sq"])
+@pytest.mark.parametrize("scheme", ["euler", "heun"])
+@pytest.mark.parametrize("slot", ["first", "last"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_nonfinite_theta_is_rejected_by_name(family, scheme, slot, bad):
+    # theta's finiteness is counted by the kernels as they stream it; an infinite weight inside
+    # tanh gives a finite trajectory (tanh(inf) = 1), so only that count can reject it. The first
+    # and the last slice (Heun's theta_N is used by the last step only) are both covered.
+    d, N = 3, 4
+    theta, x0, y = draw_problem(family, scheme, d, N, None, 7)
+    theta = theta.copy()
+    theta[0 if slot == "first" else -1].flat[0] = bad
+    res = api_residual(family)
+    pattern = r"`theta` of theory\.resnet\.\w+ must be finite; got NaN or inf\."
+    for call in (lambda: forward(x0, theta, res, scheme), lambda: reverse(x0, theta, res, scheme),
+                 lambda: final_state(x0, theta, res, scheme),
+                 lambda: gradient(x0, theta, y, res, scheme, "backprop"),
+                 lambda: gradient(x0, theta, y, res, scheme, "adjoint")):
+        with pytest.raises(ValueError, match=pattern):
+            call()

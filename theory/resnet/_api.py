@@ -33,7 +33,8 @@ class _Problem:
         self.x = x.reshape(1, -1) if self.single else x
         self.B, self.d = self.x.shape
         pshape = self.residual.param_shape(self.d)
-        theta = as_float_array(theta, "theta", func=func)
+        # finiteness of theta is tested by the kernels as they stream it (see check_theta)
+        theta = as_float_array(theta, "theta", func=func, finite=False)
         if theta.shape[1:] != pshape or theta.ndim != 1 + len(pshape):
             want = "(K, " + ", ".join(str(p) for p in pshape) + ")"
             raise ValueError(
@@ -70,7 +71,12 @@ class _Problem:
                          hint=f"The trajectory has shape ({N + 1}, {self.B}, {self.d}).")
         check_work(ops, "theta" if N >= self.B else x_name, N if N >= self.B else self.B, func=func,
                    max_work=max_work, hint=f"Depth N = {N}, batch B = {self.B}, d = {self.d}.")
-        self.work = np.empty((3 + self.d + self.B, max(m, self.d)))
+        self.work = np.empty((3 + self.d + 2 * self.B, max(m, self.d)))
+
+    def check_theta(self, n_bad):
+        """Raise as input validation would have, if the kernel counted non-finite entries of theta."""
+        if n_bad:
+            raise ValueError(f"`theta` of {self.func} must be finite; got NaN or inf.")
 
     def buffers(self, k):
         return [np.empty((self.B, self.d)) for _ in range(k)]
@@ -90,10 +96,11 @@ def _run_trajectory(p: _Problem, which: int, start):
     kernel = KERNELS[p.scheme.name][which]
     if p.scheme.name == "euler":
         (fbuf,) = p.buffers(1)
-        kernel(p.residual.code, p.m, start, p.theta, traj, fbuf, p.work)
+        bad = kernel(p.residual.code, p.m, start, p.theta, traj, fbuf, p.work)
     else:
         k1, k2 = p.heun_buffers()
-        kernel(p.residual.code, p.m, start, p.theta, traj, k1, k2, p.work)
+        bad = kernel(p.residual.code, p.m, start, p.theta, traj, k1, k2, p.work)
+    p.check_theta(bad)
     check_finite_output(traj, "the trajectory", func=p.func, hint=_OVERFLOW_HINT)
     return p.shape_traj(traj)
 
@@ -197,10 +204,11 @@ def final_state(x0, theta, residual, scheme="euler", *, depth=None, max_work=Non
     kernel = KERNELS[p.scheme.name][2]
     if p.scheme.name == "euler":
         (fbuf,) = p.buffers(1)
-        kernel(p.residual.code, p.m, x, p.theta, fbuf, p.work)
+        bad = kernel(p.residual.code, p.m, x, p.theta, fbuf, p.work)
     else:
         k1, k2 = p.heun_buffers()
-        kernel(p.residual.code, p.m, x, p.theta, k1, k2, p.work)
+        bad = kernel(p.residual.code, p.m, x, p.theta, k1, k2, p.work)
+    p.check_theta(bad)
     check_finite_output(x, "the output x_N", func=p.func, hint=_OVERFLOW_HINT)
     return p.shape_x(x)
 
@@ -264,10 +272,11 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         traj = np.empty((p.N + 1, p.B, p.d))
         if heun:
             k1, k2 = p.heun_buffers()
-            fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
+            bad = fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
         else:
             (fbuf,) = p.buffers(1)
-            fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
+            bad = fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
+        p.check_theta(bad)
         check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
             g = traj[p.N] - target
@@ -281,10 +290,11 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         x = p.x.copy()
         if heun:
             k1, k2 = p.heun_buffers()
-            last(code, m, x, p.theta, k1, k2, p.work)
+            bad = last(code, m, x, p.theta, k1, k2, p.work)
         else:
             (fbuf,) = p.buffers(1)
-            last(code, m, x, p.theta, fbuf, p.work)
+            bad = last(code, m, x, p.theta, fbuf, p.work)
+        p.check_theta(bad)
         check_finite_output(x, "the output x_N", func=func, hint=_OVERFLOW_HINT)
         with np.errstate(over="ignore", invalid="ignore"):
             g = x - target

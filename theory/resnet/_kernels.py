@@ -22,9 +22,12 @@ Shapes used throughout:
   5     bias_sq      th * th (elementwise)           th (d,)
   ====  ===========  ==============================  ======================
 
-* ``work`` is caller-allocated scratch of shape ``(3 + d + B, max(m, d))`` (rows 0-2 vectors,
-  rows 3 + d .. 3 + d + B a (B, d) block for batched products); ``buf1`` .. ``buf4`` are
+* ``work`` is caller-allocated scratch of shape ``(3 + d + 2 B, max(m, d))`` (rows 0-2 vectors,
+  rows 3 .. 3 + d a (d, d) block, rows 3 + d .. 3 + d + 2 B two (B, d) blocks for batched products); ``buf1`` .. ``buf4`` are
   caller-allocated ``(B, d)`` buffers, except Heun's ``k1`` of shape ``(2, B, d)``. Nothing here allocates an array whose size grows with N.
+* The forward, reverse and last-state kernels return the number of NaN or infinite entries of
+  theta, counted slice by slice as the layers use them: the caller validates theta by this count
+  instead of reading it once more beforehand (its result is discarded when the count is not 0).
 """
 
 import numpy as np
@@ -40,6 +43,69 @@ LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
 # fused multiply-add (one rounding instead of two); it keeps IEEE NaN and infinity semantics, unlike
 # "nnan", "ninf" or "reassoc", which are never set. It makes the tanh loops ~1.5x faster.
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
+
+
+# A batch of the matrix families goes to BLAS (one product per layer) from this many multiply-adds
+# per layer, B d^2, on: below it, the call overhead of a BLAS product exceeds the product itself.
+BLAS_MIN_WORK = 16384
+BLAS_MIN_D_SINGLE = 128
+
+
+@njit(**_JIT, inline="always")
+def _use_blas(B, d):
+    # a single input goes to BLAS only for long rows, where the loop below cannot keep up with a
+    # vectorised product (the loop's strict summation order keeps it scalar)
+    return B * d * d >= BLAS_MIN_WORK and (B > 1 or d >= BLAS_MIN_D_SINGLE)
+
+
+@njit(**_JIT, inline="always")
+def _matvec(d, th, V, bv, O, bo):
+    """O[bo, i] = sum_j th[i d + j] V[bv, j] (theta row-major (d, d)), the sum over j in increasing order.
+
+    Four rows at a time: four independent chains of fused multiply-adds overlap in the pipeline
+    instead of one chain of d dependent ones; each O[bo, i] is rounded exactly as by a plain row
+    loop. Rows are passed by index, not as views, so that a loop over a batch creates no arrays.
+    """
+    i = 0
+    while i + 4 <= d:
+        r0 = i * d
+        r1 = r0 + d
+        r2 = r1 + d
+        r3 = r2 + d
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for j in range(d):
+            vj = V[bv, j]
+            a0 += th[r0 + j] * vj
+            a1 += th[r1 + j] * vj
+            a2 += th[r2 + j] * vj
+            a3 += th[r3 + j] * vj
+        O[bo, i] = a0
+        O[bo, i + 1] = a1
+        O[bo, i + 2] = a2
+        O[bo, i + 3] = a3
+        i += 4
+    while i < d:
+        acc = 0.0
+        r0 = i * d
+        for j in range(d):
+            acc += th[r0 + j] * V[bv, j]
+        O[bo, i] = acc
+        i += 1
+
+
+@njit(**_JIT, inline="always")
+def _count_nonfinite(th):
+    """Number of NaN or infinite entries of the 1-D slice ``th`` (v - v is 0 for finite v, NaN
+    otherwise). An integer sum vectorises; called on each slice right after the layer has used it,
+    while it is in cache, it replaces a separate validation pass over theta."""
+    bad = 0
+    for k in range(th.shape[0]):
+        v = th[k]
+        bad += (v - v) != 0.0
+    return bad
 
 
 @njit(**_JIT)
@@ -61,24 +127,20 @@ def _residual(code, m, x, th, out, work, activate):
     With ``activate`` False the TANH family stops before its outer tanh (out = theta x), so that a
     caller can fuse the tanh into its own update loop; the other families ignore the flag.
 
-    For the matrix families a single input uses row dot products; a batch uses one matrix product
-    (BLAS), so batch rows can differ from single calls in the last bit.
+    For the matrix families a single input, or a batch with fewer than BLAS_MIN_WORK multiply-adds,
+    uses row dot products; a larger batch uses one matrix product (BLAS), so its rows can differ
+    from single calls in the last bit.
     """
     B, d = x.shape
     if code == LINEAR or code == TANH or code == TANH_OUT:
-        if B == 1:
-            v = work[0]
-            if code == TANH_OUT:
-                for j in range(d):
-                    v[j] = tanh(x[0, j])
-            else:
-                for j in range(d):
-                    v[j] = x[0, j]
-            for i in range(d):
-                acc = 0.0
-                for j in range(d):
-                    acc += th[i * d + j] * v[j]
-                out[0, i] = acc
+        if not _use_blas(B, d):
+            for b in range(B):
+                if code == TANH_OUT:
+                    for j in range(d):
+                        work[0, j] = tanh(x[b, j])
+                    _matvec(d, th, work, 0, out, b)
+                else:
+                    _matvec(d, th, x, b, out, b)
         else:
             mat = th.reshape((d, d))
             if code == TANH_OUT:
@@ -86,7 +148,12 @@ def _residual(code, m, x, th, out, work, activate):
                 for b in range(B):
                     for j in range(d):
                         T[b, j] = tanh(x[b, j])
-                np.dot(T, mat.T, out)
+                if B == 1:  # a matrix-vector product (BLAS gemv), not a 1-row gemm
+                    np.dot(mat, T[0], out[0])
+                else:
+                    np.dot(T, mat.T, out)
+            elif B == 1:
+                np.dot(mat, x[0], out[0])
             else:
                 np.dot(x, mat.T, out)
         if code == TANH and activate:
@@ -112,48 +179,97 @@ def _residual(code, m, x, th, out, work, activate):
 
 
 @njit(**_JIT)
-def _residual_vjp(code, m, x, th, g, gth, gx, work):
+def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
     """Vector-Jacobian products of f at (x[b], th) with cotangents g[b].
 
     Adds sum_b d<g[b], f(x[b], th)>/d th to ``gth`` (P,) and writes d<g[b], f(x[b], th)>/d x[b]
-    into ``gx[b]``.
+    into ``gx[b]``. ``fresh`` says that ``gth`` still holds zeros, so that a product may be written
+    into it directly instead of through scratch.
     """
     B, d = x.shape
     if code == LINEAR or code == TANH or code == TANH_OUT:
-        # f = theta v(x) or tanh(theta x): with h the cotangent of theta v (h = g, or
-        # g * (1 - tanh(theta x)^2) for TANH), d/dtheta = h v^T and d/dv = theta^T h.
-        v = work[0]
-        h = work[1]
-        for b in range(B):
-            if code == TANH_OUT:
-                for j in range(d):
-                    v[j] = tanh(x[b, j])
+        # V = v(X) (B, d) with v(x) = x or tanh(x); H (B, d) the cotangents of theta v (H = G, or
+        # G * (1 - tanh(X theta^T)^2) for TANH): d/dtheta = H^T V (d, d), d/dV = H theta. For a
+        # large batch the three products are BLAS calls, otherwise loops (the sum over b in order).
+        blas = _use_blas(B, d)
+        mat = th.reshape((d, d))
+        V = work[3 + d:3 + d + B]
+        H = work[3 + d + B:3 + d + 2 * B]
+        D = work[3:3 + d]
+        xf = x.reshape(B * d)
+        Vf = V.reshape(B * d)
+        Hf = H.reshape(B * d)
+        gf = g.reshape(B * d)
+        if code == TANH_OUT:
+            for k in range(B * d):
+                Vf[k] = tanh(xf[k])
+        else:
+            for k in range(B * d):
+                Vf[k] = xf[k]
+        if code == TANH:
+            if blas and B == 1:
+                np.dot(mat, V[0], H[0])
+            elif blas:
+                np.dot(V, mat.T, H)
             else:
-                for j in range(d):
-                    v[j] = x[b, j]
-            if code == TANH:
+                for b in range(B):
+                    _matvec(d, th, V, b, H, b)
+            for k in range(B * d):
+                t = tanh(Hf[k])
+                Hf[k] = gf[k] * (1.0 - t * t)
+        else:
+            for k in range(B * d):
+                Hf[k] = gf[k]
+        if blas and B == 1:  # an outer product (memory-bound loop) and a gemv
+            if fresh:
                 for i in range(d):
-                    acc = 0.0
+                    hi = H[0, i]
                     for j in range(d):
-                        acc += th[i * d + j] * v[j]
-                    t = tanh(acc)
-                    h[i] = g[b, i] * (1.0 - t * t)
+                        gth[i * d + j] = hi * V[0, j]
             else:
                 for i in range(d):
-                    h[i] = g[b, i]
+                    hi = H[0, i]
+                    for j in range(d):
+                        gth[i * d + j] += hi * V[0, j]
+            np.dot(mat.T, H[0], gx[0])
+        elif blas:
+            if fresh:
+                np.dot(H.T, V, gth.reshape((d, d)))
+            else:
+                np.dot(H.T, V, D)
+                Df = D.reshape(d * d)
+                for k in range(d * d):
+                    gth[k] += Df[k]
+            np.dot(H, mat, gx)
+        elif d >= 8:  # rows of theta long enough to vectorise along j
+            for b in range(B):
+                for i in range(d):
+                    hi = H[b, i]
+                    for j in range(d):
+                        gth[i * d + j] += hi * V[b, j]
+                for j in range(d):
+                    gx[b, j] = 0.0
+                for i in range(d):
+                    hi = H[b, i]
+                    for j in range(d):
+                        gx[b, j] += th[i * d + j] * hi
+        else:  # very short rows: accumulators in registers (each sum still in increasing b, i)
             for i in range(d):
-                hi = h[i]
                 for j in range(d):
-                    gth[i * d + j] += hi * v[j]
-            for j in range(d):
-                gx[b, j] = 0.0
-            for i in range(d):
-                hi = h[i]
+                    acc = gth[i * d + j]
+                    for b in range(B):
+                        acc += H[b, i] * V[b, j]
+                    gth[i * d + j] = acc
+            for b in range(B):
                 for j in range(d):
-                    gx[b, j] += th[i * d + j] * hi
-            if code == TANH_OUT:  # chain rule through tanh(x)
-                for j in range(d):
-                    gx[b, j] *= 1.0 - v[j] * v[j]
+                    acc = 0.0
+                    for i in range(d):
+                        acc += th[i * d + j] * H[b, i]
+                    gx[b, j] = acc
+        if code == TANH_OUT:  # chain rule through tanh(x)
+            gxf = gx.reshape(B * d)
+            for k in range(B * d):
+                gxf[k] *= 1.0 - Vf[k] * Vf[k]
     elif code == MLP:
         off_w = d * m
         off_b = 2 * d * m
@@ -194,14 +310,17 @@ def _euler_step(code, m, x, th, h, out, fbuf, work):
     """out = x + h f(x, th) (h = 1/N forward, -1/N for the reverse-time scheme, Eq. (6))."""
     B, d = x.shape
     _residual(code, m, x, th, fbuf, work, False)
+    # flat loops over the B d entries (all three arrays are C-contiguous): one long loop vectorises
+    # where a short inner loop of length d would not
+    xf = x.reshape(B * d)
+    of = out.reshape(B * d)
+    ff = fbuf.reshape(B * d)
     if code == TANH:  # the outer tanh fused into the update
-        for b in range(B):
-            for i in range(d):
-                out[b, i] = x[b, i] + h * tanh(fbuf[b, i])
+        for k in range(B * d):
+            of[k] = xf[k] + h * tanh(ff[k])
     else:
-        for b in range(B):
-            for i in range(d):
-                out[b, i] = x[b, i] + h * fbuf[b, i]
+        for k in range(B * d):
+            of[k] = xf[k] + h * ff[k]
 
 
 @njit(**_JIT)
@@ -215,13 +334,16 @@ def _heun_step(code, m, x, th_a, th_b, h, out, k1, k2, work):
     f1 = k1[0]
     y = k1[1]
     _residual(code, m, x, th_a, f1, work, True)
-    for b in range(B):
-        for i in range(d):
-            y[b, i] = x[b, i] + h * f1[b, i]
+    xf = x.reshape(B * d)
+    yf = y.reshape(B * d)
+    f1f = f1.reshape(B * d)
+    for k in range(B * d):
+        yf[k] = xf[k] + h * f1f[k]
     _residual(code, m, y, th_b, k2, work, True)
-    for b in range(B):
-        for i in range(d):
-            out[b, i] = x[b, i] + 0.5 * h * (f1[b, i] + k2[b, i])
+    of = out.reshape(B * d)
+    k2f = k2.reshape(B * d)
+    for k in range(B * d):
+        of[k] = xf[k] + 0.5 * h * (f1f[k] + k2f[k])
 
 
 @njit(**_JIT)
@@ -229,8 +351,11 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     """traj[n + 1] = traj[n] + f(traj[n], theta[n]) / N, traj[0] = x0 (Eq. (1)); traj (N + 1, B, d)."""
     N = theta.shape[0]
     traj[0] = x0
+    bad = 0
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
@@ -238,8 +363,11 @@ def heun_forward(code, m, x0, theta, traj, k1, k2, work):
     """HeunNet forward, Eq. (8): theta has N + 1 slices, traj (N + 1, B, d)."""
     N = theta.shape[0] - 1
     traj[0] = x0
+    bad = _count_nonfinite(theta[N])
     for n in range(N):
         _heun_step(code, m, traj[n], theta[n], theta[n + 1], 1.0 / N, traj[n + 1], k1, k2, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
@@ -247,8 +375,11 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     """Reverse-time Euler, Eq. (6): traj[n] = traj[n + 1] - f(traj[n + 1], theta[n]) / N, traj[N] = xN."""
     N = theta.shape[0]
     traj[N] = xN
+    bad = 0
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
@@ -256,37 +387,47 @@ def heun_reverse(code, m, xN, theta, traj, k1, k2, work):
     """Reverse-time Heun, Eq. (9): the Heun step with step -1/N and the slices taken in reverse."""
     N = theta.shape[0] - 1
     traj[N] = xN
+    bad = _count_nonfinite(theta[0])
     for n in range(N - 1, -1, -1):
         _heun_step(code, m, traj[n + 1], theta[n + 1], theta[n], -1.0 / N, traj[n], k1, k2, work)
+        bad += _count_nonfinite(theta[n + 1])
+    return bad
 
 
 @njit(**_JIT)
 def euler_last(code, m, x, theta, fbuf, work):
     """Memory-free forward: overwrite x (B, d) with x_N of Eq. (1)."""
     N = theta.shape[0]
+    bad = 0
     for n in range(N):
         _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
 def heun_last(code, m, x, theta, k1, k2, work):
     """Memory-free HeunNet forward: overwrite x (B, d) with x_N of Eq. (8)."""
     N = theta.shape[0] - 1
+    bad = _count_nonfinite(theta[N])
     for n in range(N):
         _heun_step(code, m, x, theta[n], theta[n + 1], 1.0 / N, x, k1, k2, work)
+        bad += _count_nonfinite(theta[n])
+    return bad
 
 
 @njit(**_JIT)
 def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
     """Backpropagate through x' = x + f(x, th)/N (Eq. (3)): g <- g + J^T g / N, gth += d_th^T g / N."""
     B, d = x.shape
-    for b in range(B):
-        for i in range(d):
-            cot[b, i] = g[b, i] / N
-    _residual_vjp(code, m, x, th, cot, gth, gx, work)
-    for b in range(B):
-        for i in range(d):
-            g[b, i] += gx[b, i]
+    gf = g.reshape(B * d)
+    cf = cot.reshape(B * d)
+    gxf = gx.reshape(B * d)
+    for k in range(B * d):
+        cf[k] = gf[k] / N
+    _residual_vjp(code, m, x, th, cot, gth, gx, work, True)  # each slice serves one step
+    for k in range(B * d):
+        gf[k] += gxf[k]
 
 
 @njit(**_JIT)
@@ -299,18 +440,21 @@ def _heun_step_vjp(code, m, x, th_a, th_b, N, g, gth_a, gth_b, y, cot, gy, gx, w
     """
     B, d = x.shape
     _residual(code, m, x, th_a, y, work, True)
-    for b in range(B):
-        for i in range(d):
-            y[b, i] = x[b, i] + y[b, i] / N
-            cot[b, i] = g[b, i] / (2.0 * N)
-    _residual_vjp(code, m, y, th_b, cot, gth_b, gy, work)
-    for b in range(B):
-        for i in range(d):
-            cot[b, i] += gy[b, i] / N
-    _residual_vjp(code, m, x, th_a, cot, gth_a, gx, work)
-    for b in range(B):
-        for i in range(d):
-            g[b, i] += gy[b, i] + gx[b, i]
+    xf = x.reshape(B * d)
+    yf = y.reshape(B * d)
+    gf = g.reshape(B * d)
+    cf = cot.reshape(B * d)
+    gyf = gy.reshape(B * d)
+    gxf = gx.reshape(B * d)
+    for k in range(B * d):
+        yf[k] = xf[k] + yf[k] / N
+        cf[k] = gf[k] / (2.0 * N)
+    _residual_vjp(code, m, y, th_b, cot, gth_b, gy, work, False)  # th_b also served step n + 1
+    for k in range(B * d):
+        cf[k] += gyf[k] / N
+    _residual_vjp(code, m, x, th_a, cot, gth_a, gx, work, True)  # step n is th_a's first
+    for k in range(B * d):
+        gf[k] += gyf[k] + gxf[k]
 
 
 @njit(**_JIT)
