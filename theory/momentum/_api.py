@@ -53,7 +53,7 @@ def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=Fals
     N = theta.shape[0]
     check_memory(16 * (N + 1) * B * d, "theta", N, func=func, hint=f"Two trajectories of shape ({N + 1}, {B}, {d}).")
     th = np.ascontiguousarray(theta.reshape(N, -1))
-    work = np.empty((3 + d + B, max(res.width, d)))
+    work = np.empty((3 + d + 2 * B, max(res.width, d)))  # the scratch layout of theory.resnet._kernels
     fbuf = np.empty((B, d))
     if isinstance(v, str) and not inverse:
         if v != "f":

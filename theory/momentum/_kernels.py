@@ -70,7 +70,7 @@ def _step_vjp(code, m, x, th, gamma, gx, gv, gth, tmp, jx, work):
             t = gv[b, i] + gx[b, i]
             gv[b, i] = gamma * t
             tmp[b, i] = c * t
-    _residual_vjp(code, m, x, th, tmp, gth, jx, work)
+    _residual_vjp(code, m, x, th, tmp, gth, jx, work, False)
     for b in range(B):
         for i in range(d):
             gx[b, i] += jx[b, i]
