@@ -49,6 +49,13 @@ _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 # per layer, B d^2, on: below it, the call overhead of a BLAS product exceeds the product itself.
 BLAS_MIN_WORK = 16384
 BLAS_MIN_D_SINGLE = 128
+BLAS_MIN_WORK_FORWARD = 4096
+
+
+@njit(**_JIT, inline="always")
+def _use_blas_forward(B, d):
+    # the forward product alone: BLAS pays from smaller batches (rows of at least 8)
+    return (B > 1 and d >= 8 and B * d * d >= BLAS_MIN_WORK_FORWARD) or d >= BLAS_MIN_D_SINGLE
 
 
 @njit(**_JIT, inline="always")
@@ -133,7 +140,7 @@ def _residual(code, m, x, th, out, work, activate):
     """
     B, d = x.shape
     if code == LINEAR or code == TANH or code == TANH_OUT:
-        if not _use_blas(B, d):
+        if not _use_blas_forward(B, d):
             for b in range(B):
                 if code == TANH_OUT:
                     for j in range(d):
