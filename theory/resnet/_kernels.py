@@ -104,13 +104,14 @@ def _matvec(d, th, V, bv, O, bo):
 
 
 @njit(**_JIT, inline="always")
-def _count_nonfinite(th):
-    """Number of NaN or infinite entries of the 1-D slice ``th`` (v - v is 0 for finite v, NaN
+def _count_nonfinite(theta, n):
+    """Number of NaN or infinite entries of slice ``theta[n]`` (v - v is 0 for finite v, NaN
     otherwise). An integer sum vectorises; called on each slice right after the layer has used it,
-    while it is in cache, it replaces a separate validation pass over theta."""
+    while it is in cache, it replaces a separate validation pass over theta. The slice is indexed
+    in place (no view: creating one costs as much as a whole layer at d = 4)."""
     bad = 0
-    for k in range(th.shape[0]):
-        v = th[k]
+    for k in range(theta.shape[1]):
+        v = theta[n, k]
         bad += (v - v) != 0.0
     return bad
 
@@ -361,7 +362,7 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     bad = 0
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -370,10 +371,10 @@ def heun_forward(code, m, x0, theta, traj, k1, k2, work):
     """HeunNet forward, Eq. (8): theta has N + 1 slices, traj (N + 1, B, d)."""
     N = theta.shape[0] - 1
     traj[0] = x0
-    bad = _count_nonfinite(theta[N])
+    bad = _count_nonfinite(theta, N)
     for n in range(N):
         _heun_step(code, m, traj[n], theta[n], theta[n + 1], 1.0 / N, traj[n + 1], k1, k2, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -385,7 +386,7 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     bad = 0
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -394,10 +395,10 @@ def heun_reverse(code, m, xN, theta, traj, k1, k2, work):
     """Reverse-time Heun, Eq. (9): the Heun step with step -1/N and the slices taken in reverse."""
     N = theta.shape[0] - 1
     traj[N] = xN
-    bad = _count_nonfinite(theta[0])
+    bad = _count_nonfinite(theta, 0)
     for n in range(N - 1, -1, -1):
         _heun_step(code, m, traj[n + 1], theta[n + 1], theta[n], -1.0 / N, traj[n], k1, k2, work)
-        bad += _count_nonfinite(theta[n + 1])
+        bad += _count_nonfinite(theta, n + 1)
     return bad
 
 
@@ -408,7 +409,7 @@ def euler_last(code, m, x, theta, fbuf, work):
     bad = 0
     for n in range(N):
         _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -416,10 +417,10 @@ def euler_last(code, m, x, theta, fbuf, work):
 def heun_last(code, m, x, theta, k1, k2, work):
     """Memory-free HeunNet forward: overwrite x (B, d) with x_N of Eq. (8)."""
     N = theta.shape[0] - 1
-    bad = _count_nonfinite(theta[N])
+    bad = _count_nonfinite(theta, N)
     for n in range(N):
         _heun_step(code, m, x, theta[n], theta[n + 1], 1.0 / N, x, k1, k2, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
