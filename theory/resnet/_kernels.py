@@ -195,7 +195,32 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
     into it directly instead of through scratch.
     """
     B, d = x.shape
-    if code == LINEAR or code == TANH or code == TANH_OUT:
+    if (code == LINEAR or code == TANH or code == TANH_OUT) and B == 1 and not _use_blas(B, d):
+        # one row, rows 0 and 1 of work as v and h (no views): d/dtheta = h v^T, d/dv = theta^T h
+        for j in range(d):
+            work[0, j] = tanh(x[0, j]) if code == TANH_OUT else x[0, j]
+        if code == TANH:
+            _matvec(d, th, work, 0, work, 1)
+            for i in range(d):
+                t = tanh(work[1, i])
+                work[1, i] = g[0, i] * (1.0 - t * t)
+        else:
+            for i in range(d):
+                work[1, i] = g[0, i]
+        for i in range(d):
+            hi = work[1, i]
+            for j in range(d):
+                gth[i * d + j] += hi * work[0, j]
+        for j in range(d):
+            gx[0, j] = 0.0
+        for i in range(d):
+            hi = work[1, i]
+            for j in range(d):
+                gx[0, j] += th[i * d + j] * hi
+        if code == TANH_OUT:
+            for j in range(d):
+                gx[0, j] *= 1.0 - work[0, j] * work[0, j]
+    elif code == LINEAR or code == TANH or code == TANH_OUT:
         # V = v(X) (B, d) with v(x) = x or tanh(x); H (B, d) the cotangents of theta v (H = G, or
         # G * (1 - tanh(X theta^T)^2) for TANH): d/dtheta = H^T V (d, d), d/dV = H theta. For a
         # large batch the three products are BLAS calls, otherwise loops (the sum over b in order).
@@ -318,6 +343,14 @@ def _euler_step(code, m, x, th, h, out, fbuf, work):
     """out = x + h f(x, th) (h = 1/N forward, -1/N for the reverse-time scheme, Eq. (6))."""
     B, d = x.shape
     _residual(code, m, x, th, fbuf, work, False)
+    if B == 1:  # one row: index it in place (a reshaped view costs more than a short row)
+        if code == TANH:
+            for i in range(d):
+                out[0, i] = x[0, i] + h * tanh(fbuf[0, i])
+        else:
+            for i in range(d):
+                out[0, i] = x[0, i] + h * fbuf[0, i]
+        return
     # flat loops over the B d entries (all three arrays are C-contiguous): one long loop vectorises
     # where a short inner loop of length d would not
     xf = x.reshape(B * d)
@@ -428,6 +461,13 @@ def heun_last(code, m, x, theta, k1, k2, work):
 def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
     """Backpropagate through x' = x + f(x, th)/N (Eq. (3)): g <- g + J^T g / N, gth += d_th^T g / N."""
     B, d = x.shape
+    if B == 1:  # one row: index it in place (a reshaped view costs more than a short row)
+        for i in range(d):
+            cot[0, i] = g[0, i] / N
+        _residual_vjp(code, m, x, th, cot, gth, gx, work, True)
+        for i in range(d):
+            g[0, i] += gx[0, i]
+        return
     gf = g.reshape(B * d)
     cf = cot.reshape(B * d)
     gxf = gx.reshape(B * d)
