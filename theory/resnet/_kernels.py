@@ -49,6 +49,13 @@ _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 # per layer, B d^2, on: below it, the call overhead of a BLAS product exceeds the product itself.
 BLAS_MIN_WORK = 16384
 BLAS_MIN_D_SINGLE = 128
+BLAS_MIN_WORK_FORWARD = 4096
+
+
+@njit(**_JIT, inline="always")
+def _use_blas_forward(B, d):
+    # the forward product alone: BLAS pays from smaller batches (rows of at least 8)
+    return (B > 1 and d >= 8 and B * d * d >= BLAS_MIN_WORK_FORWARD) or d >= BLAS_MIN_D_SINGLE
 
 
 @njit(**_JIT, inline="always")
@@ -97,13 +104,14 @@ def _matvec(d, th, V, bv, O, bo):
 
 
 @njit(**_JIT, inline="always")
-def _count_nonfinite(th):
-    """Number of NaN or infinite entries of the 1-D slice ``th`` (v - v is 0 for finite v, NaN
+def _count_nonfinite(theta, n):
+    """Number of NaN or infinite entries of slice ``theta[n]`` (v - v is 0 for finite v, NaN
     otherwise). An integer sum vectorises; called on each slice right after the layer has used it,
-    while it is in cache, it replaces a separate validation pass over theta."""
+    while it is in cache, it replaces a separate validation pass over theta. The slice is indexed
+    in place (no view: creating one costs as much as a whole layer at d = 4)."""
     bad = 0
-    for k in range(th.shape[0]):
-        v = th[k]
+    for k in range(theta.shape[1]):
+        v = theta[n, k]
         bad += (v - v) != 0.0
     return bad
 
@@ -133,7 +141,7 @@ def _residual(code, m, x, th, out, work, activate):
     """
     B, d = x.shape
     if code == LINEAR or code == TANH or code == TANH_OUT:
-        if not _use_blas(B, d):
+        if not _use_blas_forward(B, d):
             for b in range(B):
                 if code == TANH_OUT:
                     for j in range(d):
@@ -187,7 +195,32 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
     into it directly instead of through scratch.
     """
     B, d = x.shape
-    if code == LINEAR or code == TANH or code == TANH_OUT:
+    if (code == LINEAR or code == TANH or code == TANH_OUT) and B == 1 and not _use_blas(B, d):
+        # one row, rows 0 and 1 of work as v and h (no views): d/dtheta = h v^T, d/dv = theta^T h
+        for j in range(d):
+            work[0, j] = tanh(x[0, j]) if code == TANH_OUT else x[0, j]
+        if code == TANH:
+            _matvec(d, th, work, 0, work, 1)
+            for i in range(d):
+                t = tanh(work[1, i])
+                work[1, i] = g[0, i] * (1.0 - t * t)
+        else:
+            for i in range(d):
+                work[1, i] = g[0, i]
+        for i in range(d):
+            hi = work[1, i]
+            for j in range(d):
+                gth[i * d + j] += hi * work[0, j]
+        for j in range(d):
+            gx[0, j] = 0.0
+        for i in range(d):
+            hi = work[1, i]
+            for j in range(d):
+                gx[0, j] += th[i * d + j] * hi
+        if code == TANH_OUT:
+            for j in range(d):
+                gx[0, j] *= 1.0 - work[0, j] * work[0, j]
+    elif code == LINEAR or code == TANH or code == TANH_OUT:
         # V = v(X) (B, d) with v(x) = x or tanh(x); H (B, d) the cotangents of theta v (H = G, or
         # G * (1 - tanh(X theta^T)^2) for TANH): d/dtheta = H^T V (d, d), d/dV = H theta. For a
         # large batch the three products are BLAS calls, otherwise loops (the sum over b in order).
@@ -310,6 +343,14 @@ def _euler_step(code, m, x, th, h, out, fbuf, work):
     """out = x + h f(x, th) (h = 1/N forward, -1/N for the reverse-time scheme, Eq. (6))."""
     B, d = x.shape
     _residual(code, m, x, th, fbuf, work, False)
+    if B == 1:  # one row: index it in place (a reshaped view costs more than a short row)
+        if code == TANH:
+            for i in range(d):
+                out[0, i] = x[0, i] + h * tanh(fbuf[0, i])
+        else:
+            for i in range(d):
+                out[0, i] = x[0, i] + h * fbuf[0, i]
+        return
     # flat loops over the B d entries (all three arrays are C-contiguous): one long loop vectorises
     # where a short inner loop of length d would not
     xf = x.reshape(B * d)
@@ -354,7 +395,7 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     bad = 0
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -363,10 +404,10 @@ def heun_forward(code, m, x0, theta, traj, k1, k2, work):
     """HeunNet forward, Eq. (8): theta has N + 1 slices, traj (N + 1, B, d)."""
     N = theta.shape[0] - 1
     traj[0] = x0
-    bad = _count_nonfinite(theta[N])
+    bad = _count_nonfinite(theta, N)
     for n in range(N):
         _heun_step(code, m, traj[n], theta[n], theta[n + 1], 1.0 / N, traj[n + 1], k1, k2, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -378,7 +419,7 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     bad = 0
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -387,10 +428,10 @@ def heun_reverse(code, m, xN, theta, traj, k1, k2, work):
     """Reverse-time Heun, Eq. (9): the Heun step with step -1/N and the slices taken in reverse."""
     N = theta.shape[0] - 1
     traj[N] = xN
-    bad = _count_nonfinite(theta[0])
+    bad = _count_nonfinite(theta, 0)
     for n in range(N - 1, -1, -1):
         _heun_step(code, m, traj[n + 1], theta[n + 1], theta[n], -1.0 / N, traj[n], k1, k2, work)
-        bad += _count_nonfinite(theta[n + 1])
+        bad += _count_nonfinite(theta, n + 1)
     return bad
 
 
@@ -401,7 +442,7 @@ def euler_last(code, m, x, theta, fbuf, work):
     bad = 0
     for n in range(N):
         _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -409,10 +450,10 @@ def euler_last(code, m, x, theta, fbuf, work):
 def heun_last(code, m, x, theta, k1, k2, work):
     """Memory-free HeunNet forward: overwrite x (B, d) with x_N of Eq. (8)."""
     N = theta.shape[0] - 1
-    bad = _count_nonfinite(theta[N])
+    bad = _count_nonfinite(theta, N)
     for n in range(N):
         _heun_step(code, m, x, theta[n], theta[n + 1], 1.0 / N, x, k1, k2, work)
-        bad += _count_nonfinite(theta[n])
+        bad += _count_nonfinite(theta, n)
     return bad
 
 
@@ -420,6 +461,13 @@ def heun_last(code, m, x, theta, k1, k2, work):
 def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
     """Backpropagate through x' = x + f(x, th)/N (Eq. (3)): g <- g + J^T g / N, gth += d_th^T g / N."""
     B, d = x.shape
+    if B == 1:  # one row: index it in place (a reshaped view costs more than a short row)
+        for i in range(d):
+            cot[0, i] = g[0, i] / N
+        _residual_vjp(code, m, x, th, cot, gth, gx, work, True)
+        for i in range(d):
+            g[0, i] += gx[0, i]
+        return
     gf = g.reshape(B * d)
     cf = cot.reshape(B * d)
     gxf = gx.reshape(B * d)
