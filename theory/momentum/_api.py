@@ -233,7 +233,7 @@ def psi(theta, eps):
     Examples
     --------
     >>> import numpy as np
-    >>> round(float(psi([[-np.pi ** 2 - 0.25]], 1.0)[0, 0]), 12) == round(-np.exp(-0.5), 12)
+    >>> round(float(psi([[-np.pi ** 2 - 0.25]], 1.0)[0, 0]), 12) == round(-float(np.exp(-0.5)), 12)
     True
     """
     func = "theory.momentum.psi"
