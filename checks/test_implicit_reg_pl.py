@@ -1,39 +1,9 @@
 """Checks of the PL / long-time results of ``implicit-reg``: Lemma 21, Proposition 5, Theorem 6.
 
-The measurements live in :mod:`theory.experiments.implicit_reg.pl` (and the ball search in
+The measurements, and what each record measures and which are proxies, are documented in
+:mod:`theory.experiments.implicit_reg.pl` (the ball search in
 :mod:`theory.experiments.implicit_reg.supplement`); these checks run their ``"check"`` presets, record the
 claims and draw the figures.
-
-Numbering of the ICLR paper; the theses (chapter 3 of Marion's and of Sander's) number them Lemma 3.24, Prop 3.6, Thm 3.7 (aliases).
-
-* Lemma 21: for sigma bounded, W (m x d) standard Gaussian and X (d x n) with i.i.d. unit columns,
-  w.p. >= 1 - delta, s_min(sigma(WX)) >= sqrt(m) |eta_r(sigma)| / 4. The printed delta is > 1 (vacuous)
-  at CPU sizes, so the frequency check tests the stronger statement "violation frequency <= 0.05" for
-  m >= 2n and records the printed delta. The transition check follows lambda_min(sigma(WX)^T sigma(WX)/m)
-  along a ladder of m/n: 0 (rank <= m) below n, bounded away from 0 from m = 2n, and at m = 64 n close to
-  its m -> infinity limit lambda_min(K), K_ij = E[sigma(g_i) sigma(g_j)] = sum_r eta_r^2 <x_i, x_j>^r,
-  which for sigma = sin is e^{-1} sinh(X^T X) (checked against the Hermite series of theory.pl).
-* Prop 5: at the initialisation of Section 3 the PL ratio G/l (G with the factor L of Definition 1) has
-  a closed form that does not depend on L; checked against backpropagation for L = 1 .. 64, and
-  recorded against the proposition's lower bound c4 / (n sqrt(nq)) (true, and loose by ~10 orders).
-* Thm 6: along GD of Eq. (4) (Euler steps of the flow) dl/dt = -G holds up to O(lr) (rate check,
-  slope +1 in lr), and at large t log l decays linearly with slope -mean(G/l) (exponential convergence).
-* Proposition 5 and Theorem 6 are checked only through PROXIES: the proposition needs m >= c1 n with
-  c1 = 4.8e6 and L >= c2 sqrt(nq) with c2 = 8.7e3 (sin, r = 3), and its delta is > 1 at every size a CPU
-  reaches; our instances have m/n <= 8 and L <= 128. Each such record carries ``proxy=`` with the violated
-  hypotheses and never counts as verifying the statement. What they measure: the PL ratio at init against
-  its closed form (prop-5), the rank transition of the features and the proof's certificate against width
-  (prop-5/width: the smallest eigenvalue of S S^T is reported unclipped, in units of its float64 noise), the
-  worst-case ratio against n (prop-5/samples), and an adversarial search on Definition 1's ball
-  (prop-5/ball, theory.experiments.implicit_reg.supplement.prop5_ball, with a power test on a ball whose PL constant
-  is 0).
-* Thm 6 (i)-(iv) (thm-6/long-time, /depth-limit, /smoothness), a resized synthetic setting (A, B
-  trained, small targets y = 0.01 N, ||x_i|| = sqrt q, sin, n = 8, d = 16, q = 18, m = 32, lr = 0.02, flow
-  time 8): increments decay like e^{-mu t/2} with mu the measured PL ratio, the loss follows
-  exp(-int G/l), the relative interpolation error is < 1e-3 at T; weights (sup over t), hidden states and
-  outputs at depths L and 2L differ by O(1/L), and max_{t,k} ||Z_{k+1} - Z_k|| = O(1/L). With d >= n the
-  A, B blocks can fit the data alone, and they do most of it: Z moves by ~1e-3 (recorded) and successive
-  layers differ by ~1e-8, yet its depth structure is the one the theorem predicts.
 """
 
 from __future__ import annotations
