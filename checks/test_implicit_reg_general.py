@@ -1,33 +1,9 @@
 r"""Checks of the general-model results of ``implicit-reg`` (Appendix A and the lemmas of Appendix C).
 
-The measurements live in :mod:`theory.experiments.implicit_reg.general`; these checks run its ``"check"``
-presets (Lemma 18, the bounds of Prop. 11 and of Prop. 7: Hypothesis searches over instances whose sides
-the package computes), record the claims and draw the figures.
-
-Numbering of the ICLR paper; chapter 3 of Marion's and of Sander's theses number the same
-statements Lemma 3.21, Lemma 3.23, Prop 3.8, Prop 3.9, Prop 3.12 (aliases).
-
-* Lemma 18: three singular-value inequalities (Weyl with a Frobenius perturbation, and two Frobenius
-  lower bounds of a product), over Hypothesis-drawn Gaussian and ill-conditioned matrices of sizes 1..8.
-* Lemma 20: :math:`P(\|W\|_F \le M_W\sqrt{qm}) \ge 1 - \exp(-(M_W^2-1)qm/16)` for :math:`M_W \ge \sqrt2`,
-  exact through the chi-square law of :math:`\|W\|_F^2`, plus a Monte-Carlo frequency.
-* Prop 11: the Euler scheme :math:`u_{k+1} = u_k + g(u_k, \theta_{k+1})/L` of a parameterised ODE with
-  :math:`\theta^L_{k+1} = \Theta(k/(L-1))` converges at rate 1/L, and the explicit gap bounds (35), (36)
-  hold with closed-form constants (toy :math:`g(u, \theta) = \theta\tanh(u)`, u in R^2, theta 2 x 2).
-* Prop 7: along clipped GD (Eq. (5), Euler steps) of the model of Eq. (3) (f(h, (V, W)) =
-  V tanh(W h / sqrt q) / sqrt m), the norm bound (17) with M = M_0 + T M_pi, the intermediate bounds of
-  its proof on h_k, p_k and their increments, and the Gronwall bound on consecutive weights with the
-  printed alpha, beta; the constants K_1, K_2, K' are upper-bounded in closed form for this f (see
-  :func:`p7_constants`). The Gronwall bound is astronomically loose (log10 log10 of its right-hand side is
-  recorded); its informative content, the O(1/L) consecutive differences, is checked as a rate.
-* Prop 8: along unclipped GD (Eq. (4)) of model (3) with sigma = sin on small instances where its
-  hypothesis is certified: the (M, mu)-local PL condition of Definition 1 holds on the whole M-ball around
-  init for every L with mu above the threshold of (22) (a lower bound on ||dl/dA||^2 through the input
-  Jacobian, :func:`p8_hypotheses`; asserted in each record). Checked: exponential decay of the loss at the
-  certified mu, the parameters staying in the ball uniformly in L, O(1/L) consecutive differences uniformly
-  in t, exponential convergence of the parameters at rate mu/2; and, on an instance with f = 0, the bounds
-  with the printed constants. Its statement (i) bounds the Frobenius norm of A by ``||A^init||_2 + M``; that
-  is false at t = 0 when ||A^init||_F > ||A^init||_2 + M (erratum record).
+The measurements, and what each record measures, are documented in
+:mod:`theory.experiments.implicit_reg.general`; these checks run its ``"check"`` presets (Lemma 18, the
+bounds of Prop. 11 and of Prop. 7: Hypothesis searches over instances whose sides the package computes),
+record the claims and draw the figures.
 """
 
 from __future__ import annotations
