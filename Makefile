@@ -13,6 +13,9 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,sweep,oracle]'
+	@# torchsort (an oracle comparison, optional) compiles its C++ extension against the installed torch;
+	@# with nvcc on PATH it asks for a CUDA build, so it is built with /usr/local/bin left out of PATH.
+	-env PATH="$(CURDIR)/$(VENV)/bin:/usr/bin:/bin" $(PY) -m pip install --quiet --no-build-isolation torchsort==0.1.10
 	touch $(STAMP)
 
 # The claims report: reports/claims.json, reports/claims.md and the rate plots in figures/out/.
