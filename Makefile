@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: check check-all test bench figures clean venv
+.PHONY: check check-all test bench figures clean venv docs
 
 venv: $(STAMP)
 
@@ -41,5 +41,15 @@ bench: $(STAMP)
 figures: $(STAMP)
 	$(PY) -m theory.cli plots --gallery
 
+# The documentation site, docs/_build/html/index.html: API reference, one page per paper from the
+# claims report (run `make check` first, or this target runs it), errata, gallery, benchmarks,
+# how-tos. Warnings are errors; the examples in the pages run as doctests.
+docs: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	test -f reports/claims.json || $(PY) -m theory.cli check $(PYTEST_ARGS)
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	$(PY) -m sphinx -W --keep-going -q -b doctest docs docs/_build/doctest
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_site.py
+
 clean:
-	rm -rf $(VENV) reports figures/out
+	rm -rf $(VENV) reports figures/out docs/_build docs/_generated

@@ -17,6 +17,10 @@ here starts with ``test_``), and ``make test`` never runs it.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as _dt
+import io
+import shutil
 import gc
 import math
 import os
@@ -330,3 +334,61 @@ def format_table(headers, rows, *, title=None, align=None):
     for row in cells:
         out.append("  ".join(f"{c:{a}{w}}" for c, a, w in zip(row, align, widths)))
     return "\n".join(out)
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine_line(info: dict | None = None) -> str:
+    """One line naming the machine a table was measured on (CPU, cores, memory, versions, load)."""
+    info = info or machine_info()
+    mem = fmt_bytes(info["memory_bytes"]) if info.get("memory_bytes") else "?"
+    commit = (info.get("commit") or {}).get("id") or "?"
+    load = info.get("load_average")
+    parts = [f"{info.get('cpu')} ({info.get('cores_usable') or info.get('cores')} cores usable, {mem})",
+             info.get("python"), f"NumPy {info.get('numpy')} (BLAS {info.get('blas')})",
+             f"SciPy {info.get('scipy')}", f"Numba {info.get('numba')}", f"theory at {str(commit)[:12]}"]
+    if load:
+        parts.append(f"load average {load[0]} at the start")
+    return "; ".join(str(p) for p in parts)
+
+
+@contextlib.contextmanager
+def tee_stdout():
+    """Copy what the block prints into a list of strings (``with tee_stdout() as lines: ...``)."""
+    lines: list[str] = []
+    real = sys.stdout
+
+    class _Tee(io.TextIOBase):
+        def write(self, text):
+            lines.append(text)
+            return real.write(text)
+
+        def flush(self):
+            real.flush()
+
+    sys.stdout = _Tee()
+    try:
+        yield lines
+    finally:
+        sys.stdout = real
+
+
+def publish(name: str, title: str, command: str, text: str, *, info: dict | None = None,
+            images: tuple = ()) -> Path:
+    """Write ``benchmarks/results/<name>.md``: the table(s) a benchmark printed, with its machine.
+
+    The documentation's benchmark page is built from these files, so no measured figure is copied
+    by hand. ``text`` is the script's own output (kept verbatim in a code block); ``images`` are
+    plots to copy beside it as ``<name>*.png``.
+    """
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    body = [f"## {title}", "", f"`{command}`, measured {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC on: "
+            f"{machine_line(info)}.", "", "```text", "".join(text).strip("\n"), "```", ""]
+    path = RESULTS / f"{name}.md"
+    path.write_text("\n".join(body), encoding="utf-8")
+    for i, image in enumerate(images):
+        image = Path(image)
+        target = RESULTS / (f"{name}.png" if len(images) == 1 else f"{name}-{i + 1}.png")
+        shutil.copy(image, target)
+    return path

@@ -35,7 +35,7 @@ import bench_isotonic  # noqa: E402
 import bench_linear  # noqa: E402
 import bench_resnet  # noqa: E402
 import bench_topk  # noqa: E402
-from _harness import fmt_bytes, fmt_time, format_table, load_average, machine_info  # noqa: E402
+from _harness import fmt_bytes, fmt_time, format_table, load_average, machine_info, publish, tee_stdout  # noqa: E402
 from plot_sorting import plot_sorting  # noqa: E402
 
 # Targets of the brief: one trajectory at d = 16, N = 1e4 at least 5x NumPy (goal 10x); a batch of
@@ -293,6 +293,20 @@ def run_linear(cfg, timing, quick=False):
 
 
 def main(argv=None):
+    with tee_stdout() as printed:
+        code, doc, args = _main(argv)
+    if doc["mode"] == "full":  # the documentation's benchmark page reads benchmarks/results/
+        only = f"-{args.only}" if args.only else ""
+        images = [p for p in (HERE.parent / doc["plot"] if doc.get("plot") else None,
+                              args.out / f"sorting{only}.png") if p is not None and p.exists()]
+        path = publish(f"run{only}", "Kernels against their anchors" + (f" ({args.only})" if args.only else ""),
+                       "python benchmarks/run.py" + (f" --only {args.only}" if args.only else ""),
+                       "".join(printed), info=doc["machine"], images=tuple(images))
+        print(f"Published: {path}")
+    return code
+
+
+def _main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test of the harness")
     parser.add_argument("--only", choices=["resnet", "linear", "fbm", "isotonic", "implicit", "topk"], help="run one family of benchmarks only")
@@ -362,7 +376,7 @@ def main(argv=None):
     json_path = args.out / f"results{only}{suffix}.json"
     json_path.write_text(json.dumps(_clean(doc), indent=1, default=_json_default) + "\n")
     print(f"Results: {json_path} ({doc['seconds']:.0f} s)")
-    return 0
+    return 0, doc, args
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Subpackages are named after the mathematical object they implement (``theory.resnet``, ...).
 The claim machinery lives in :mod:`theory.claims`, :mod:`theory.rates`, :mod:`theory.report`
-and :mod:`theory.plots`; the command-line entry point is :mod:`theory.cli`.
+and :mod:`theory.plots`; the command-line entry point is ``theory.cli``.
 """
 
 __version__ = "0.1.0"

@@ -154,7 +154,7 @@ def check_choice(s, name, choices, *, func=None):
 
 
 def check_finite_output(arr, what, *, func=None, hint=""):
-    """Raise :class:`NonFiniteError` when a kernel produced NaN or inf."""
+    """Raise :class:`~theory.NonFiniteError` when a kernel produced NaN or inf."""
     if not all_finite(arr):
         extra = f" {hint}" if hint else ""
         raise NonFiniteError(f"{func or 'theory'}: {what} overflowed to NaN or inf.{extra}")

@@ -9,7 +9,7 @@ of the statement (``resnet-node/prop-3/iid``, ``resnet-node/prop-1/tightness``),
 Each verdict function takes a measurement from :mod:`theory.rates` and the claim's
 ``expected`` dict and returns a :class:`Verdict` whose message is the record in one line. They
 are pure, so negative controls in ``tests/`` call them directly; the ``claim`` fixture of
-:mod:`theory.pytest_plugin` records the measurement first and then asserts through them.
+``theory.pytest_plugin`` records the measurement first and then asserts through them.
 """
 
 from __future__ import annotations

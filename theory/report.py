@@ -3,7 +3,7 @@
 ``build_report`` turns :class:`theory.claims.ClaimRecord` objects into the document of
 the README ("The claims report"); ``render_markdown`` renders that document, and nothing else,
 as the table a person reads first; ``write_report`` and ``load_report`` are the only functions
-touching files. The pytest layer is :mod:`theory.pytest_plugin`.
+touching files. The pytest layer is ``theory.pytest_plugin``.
 """
 
 from __future__ import annotations

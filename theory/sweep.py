@@ -13,7 +13,7 @@ Grid syntax
     Parameters separated by ``,``; each is ``name=start:stop:count`` (``count`` values evenly spaced
     from start to stop inclusive, ``count >= 1``), ``name=v1|v2|v3`` (a list) or ``name=v`` (one
     value). Integer parameters get integers (a range is rounded to the nearest integers and must not
-    repeat one), booleans take ``true``/``false``. The points are ordered as :func:`itertools.product`
+    repeat one), booleans take ``true``/``false``. The points are ordered as ``itertools.product``
     orders them: the last parameter varies fastest. From Python a grid may also be a mapping
     ``{name: [values]}`` (or ``{name: "start:stop:count"}``).
 
@@ -350,7 +350,7 @@ class SweepResult:
         return tuple(len(v) for v in self.axes.values())
 
     def array(self, field: str) -> np.ndarray:
-        """The summary field ``field`` over the grid, shape :attr:`shape` (NaN where a task failed)."""
+        """The summary field ``field`` over the grid, shape ``self.shape`` (NaN where a task failed)."""
         known = sorted({k for s in self.summaries if s for k in s})
         if field not in known:
             raise ValueError(f"`field` must be a summary field of {self.experiment!r}: {', '.join(known)}; "

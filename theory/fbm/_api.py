@@ -205,7 +205,7 @@ def autocovariance(k, hurst):
     Parameters
     ----------
     k : array_like of int
-        Lags, any shape; integer dtype or integer-valued floats, with |k| < 2**53.
+        Lags, any shape; integer dtype or integer-valued floats, with ``|k| < 2**53``.
     hurst : float
         Hurst index H in (0, 1).
 
@@ -224,7 +224,7 @@ def autocovariance(k, hurst):
     Notes
     -----
     Relative error a few ulps at every lag and H: the textbook difference of powers cancels
-    catastrophically for large k (relative error ~ eps k^2 / |H(2H-1)|: 1e-5 at k = 1e6, H = 0.99;
+    catastrophically for large k (relative error ~ eps k^2 / ``|H(2H-1)|``: 1e-5 at k = 1e6, H = 0.99;
     5e-3 at H = 0.49), so lags k >= 2 use the sign-definite binomial series
     gamma(k) = k^{2H} sum_{j>=1} binom(2H, 2j) k^{-2j} and k = 1 uses expm1((2H - 1) log 2). Used by
     :func:`fgn` and :func:`fbm`; claims of paper key ``scaling`` (Section 4.1).

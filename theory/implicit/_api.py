@@ -269,7 +269,7 @@ def forward(X, params, activation="tanh"):
     ------
     TypeError, ValueError
         Wrong kinds, inconsistent shapes, non-finite input, unknown activation.
-    theory._validation.NonFiniteError
+    theory.NonFiniteError
         The states overflowed.
 
     Notes
@@ -327,7 +327,7 @@ def loss_and_gradient(X, Y, params, activation="tanh"):
 
     Raises
     ------
-    TypeError, ValueError, theory._validation.NonFiniteError
+    TypeError, ValueError, theory.NonFiniteError
 
     Notes
     -----
@@ -524,7 +524,7 @@ def train(X, Y, params, activation="tanh", *, lr, steps, method="gd", clip=None,
     Raises
     ------
     TypeError, ValueError
-    theory._validation.NonFiniteError
+    theory.NonFiniteError
         The iteration diverged (reduce ``lr``); the message gives the step.
     """
     func = "theory.implicit.train"

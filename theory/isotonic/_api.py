@@ -115,7 +115,7 @@ def isotonic_regression(y, w=None, p=2.0, increasing=True, *, c=None, max_iter=4
     ValueError
         ``y`` not 1-D or not finite; ``w`` of another shape, not finite, not positive, or with an
         infinite sum; ``p`` outside (1, inf).
-    NonFiniteError
+    theory.NonFiniteError
         p != 2 and a pooled value overflowed (inputs of extreme magnitude; p = 2 rescales instead).
 
     Warns

@@ -190,7 +190,7 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
         Also return a :class:`FlowInfo` with the loss, weight norms, layer differences and PL
         ratios at the times ``t``.
     max_steps : int
-        Budget of DOP853 steps (default :data:`MAX_FLOW_STEPS` = 50 000, some 7 s at N = 4, d = 2). The number
+        Budget of DOP853 steps (default ``MAX_FLOW_STEPS`` = 50 000, some 7 s at N = 4, d = 2). The number
         needed is estimated up front as ``t[-1] * rho / 6``, rho the spectral radius of the flow's
         Jacobian at ``theta0`` (power iteration) and 6 the length of DOP853's stability interval;
         a larger estimate is refused before integrating, and the integration stops with an error

@@ -96,7 +96,7 @@ def forward(x0, v0, theta, residual, gamma):
     x0 : array_like, shape (d,) or (B, d)
     v0 : array_like of the shape of x0, None (zero velocity) or ``"f"`` (v0 = f(x0, theta_0), the
         initial velocity of Prop. 4.2)
-    theta : array_like, shape (N, *P)
+    theta : array_like, shape ``(N, *P)``
         One parameter slice per layer, in the layouts of :mod:`theory.resnet` (P = (d, d) for
         ``"linear"``, ``"tanh"``, ``"tanh_out"``; (2dm + m,) for :func:`theory.resnet.mlp`).
     residual : str or theory.resnet.Residual
@@ -410,7 +410,7 @@ def representable(D, eps):
 
     eps > 0: every real eigenvalue of D below lambda_eps has even multiplicity. eps = 0 (first-order
     flows, D = exp(theta), Culver's criterion as quoted in Sec. 4.4.3): D is nonsingular and every
-    negative eigenvalue has even multiplicity. Eigenvalues within 1e-8 max(1, |Sp D|) of each other
+    negative eigenvalue has even multiplicity. Eigenvalues within 1e-8 ``max(1, |Sp D|)`` of each other
     count as equal; a D whose eigenvector matrix has condition number above 1e10 is refused as not
     diagonalizable.
     """

@@ -116,7 +116,7 @@ def forward(x0, theta, residual, scheme="euler", *, depth=None, max_work=None):
     ----------
     x0 : array_like, shape (d,) or (B, d)
         Input, or a batch of inputs.
-    theta : array_like, shape (K, *P)
+    theta : array_like, shape ``(K, *P)``
         Parameter slices: K = N for Euler, K = N + 1 for Heun. P is (d, d) for ``"linear"``,
         ``"tanh"`` and ``"tanh_out"``, (d,) for ``"bias"`` and ``"bias_sq"``, (2dm + m,) for
         ``mlp(m)``.
@@ -142,7 +142,7 @@ def forward(x0, theta, residual, scheme="euler", *, depth=None, max_work=None):
     ------
     TypeError, ValueError
         Wrong kinds, shapes, non-finite input, unknown names, N < 1.
-    NonFiniteError
+    theory.NonFiniteError
         The trajectory overflowed.
 
     Notes

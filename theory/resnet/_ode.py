@@ -95,7 +95,7 @@ def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-1
     Parameters
     ----------
     x0 : array_like, shape (d,)
-    theta : array_like, shape (N + 1, *P)
+    theta : array_like, shape ``(N + 1, *P)``
         Slices theta_0 .. theta_N (the last cell needs theta_N); the Euler network of depth N uses
         the first N of them.
     residual : str or Residual

@@ -26,7 +26,7 @@ class Residual:
     name : str
         Registry name.
     code : int
-        Kernel code (see :mod:`theory.resnet._kernels`).
+        Kernel code (see ``theory.resnet._kernels``).
     formula : str
         The defining formula.
     width : int
@@ -96,7 +96,7 @@ class Residual:
     def lipschitz_x(self, theta, d: int) -> float:
         """max_n of a global Lipschitz constant of x -> f(x, theta_n) in the Euclidean norm.
 
-        linear, tanh, tanh_out: ||theta_n||_op (|tanh'| <= 1), a convex function of theta, so the
+        linear, tanh, tanh_out: ||theta_n||_op (``|tanh'| <= 1``), a convex function of theta, so the
         bound also holds between slices under weight interpolation; mlp: max_n ||V_n||_op times
         max_n ||W_n||_op (the product of separate maxima, because interpolating V and W jointly can
         exceed every slice's own ||V_n|| ||W_n||); the two bias families do not depend on x (0).

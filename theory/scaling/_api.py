@@ -195,7 +195,7 @@ def forward(h0, V, W=None, beta=0.5, arch="res3", activation="relu", *, slope=0.
     ------
     TypeError, ValueError
         Wrong kinds, shapes, non-finite inputs, unknown names, beta <= 0, ``W`` missing or extra.
-    NonFiniteError
+    theory.NonFiniteError
         The states overflowed (explosion regime): use :func:`forward_normalized` or
         :func:`log_norm_ratio`.
 
@@ -253,7 +253,7 @@ def backward(hs, V, W, pL, beta=0.5, arch="res3", activation="relu", *, slope=0.
     ------
     TypeError, ValueError
         As :func:`forward`; ``hs`` with other than L + 1 states, ``pL`` of another shape.
-    NonFiniteError
+    theory.NonFiniteError
         The co-states overflowed: use :func:`log_gradient_ratio`.
 
     Notes
@@ -319,7 +319,7 @@ def jacobian(h0, V, W=None, beta=0.5, arch="res3", activation="relu", *, slope=0
 
     Raises
     ------
-    TypeError, ValueError, NonFiniteError
+    TypeError, ValueError, theory.NonFiniteError
         As :func:`forward`.
 
     Notes
@@ -378,7 +378,7 @@ def norm_ratio(hs):
     Raises
     ------
     ValueError
-        :math:`h_0 = 0`, bad shapes, non-finite input; :class:`NonFiniteError` if the ratio overflows.
+        :math:`h_0 = 0`, bad shapes, non-finite input; :class:`~theory.NonFiniteError` if the ratio overflows.
 
     Notes
     -----

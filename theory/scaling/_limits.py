@@ -158,7 +158,7 @@ def sde_em(h0, increments, activation="relu", variance=1.0, *, slope=0.8, factor
 
     Raises
     ------
-    TypeError, ValueError, NonFiniteError
+    TypeError, ValueError, theory.NonFiniteError
 
     Notes
     -----
@@ -244,7 +244,7 @@ def neural_ode(h0, V, W=None, t=1.0, arch="res3", activation="relu", *, slope=0.
     ------
     TypeError, ValueError
         Bad inputs, or a weight callable returning a wrong shape or non-finite values.
-    NonFiniteError
+    theory.NonFiniteError
         The solution overflowed.
     RuntimeError
         DOP853 failed.

@@ -21,7 +21,7 @@ is :math:`\mathbf y^*=\nabla R^*(\mathbf x-\mathbf u^*)` (Proposition 7.2), i.e.
   :math:`\mathbf y(c\mathbf x;\lambda)=c\,\mathbf y(\mathbf x;\lambda c^{p-2})`).
 
 With :math:`\mathbf w=\mathbf 1_k` at most one block pools (around sorted positions k-1 and k; see
-:mod:`theory.topk._fast`), so only a window of the largest entries is sorted.
+``theory.topk._fast``), so only a window of the largest entries is sorted.
 
 Conventions owned here: descending sort, any order among ties (tied inputs get equal
 outputs, so the result does not depend on it), sign(0) = +1 in the magnitude Jacobian (a one-sided choice; see
@@ -496,7 +496,7 @@ def topk_mask(x, k, reg=1.0, p=2.0):
 
     Notes
     -----
-    Only the entries pooled with the k-th largest can be fractional (:mod:`theory.topk._fast`): the
+    Only the entries pooled with the k-th largest can be fractional (``theory.topk._fast``): the
     k - a largest are exactly 1, the rest after the pooled block exactly 0. The work is a partial sort
     of a window of the largest entries (grown until it holds the pooled block), so the cost is O(n)
     plus O(K log K) for a window of K entries; the result equals the full-sort computation bit for bit.
@@ -547,7 +547,7 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     with :math:`\varphi(x)=\frac12x^2`, :math:`R=\frac\lambda p\|\cdot\|_p^p`,
     :math:`R^*(\mathbf z)=\sum_i\frac1q\lambda^{1-q}|z_i|^q`, :math:`q=p/(p-1)` (Proposition 7.2), so
     :math:`y_i=\lambda^{1-q}\mathrm{sign}(x_i-u_i)|x_i-u_i|^{q-1}`. Reduction (Proposition 7.6):
-    :math:`\sigma` = argsort(-|x|), :math:`\mathbf s=|\mathbf x|_\sigma`,
+    :math:`\sigma = \mathrm{argsort}(-|\mathbf x|)`, :math:`\mathbf s=|\mathbf x|_\sigma`,
     :math:`\mathbf v^*=\arg\min_{v_1\ge\dots\ge v_n}\sum_i\frac{\lambda^{1-q}}q|s_i-v_i|^q+\frac12(\mathbf 1_k)_iv_i^2`
     (Eq. (7.5)), :math:`\mathbf u^*=\mathrm{sign}(\mathbf x)\circ\mathbf v^*_{\sigma^{-1}}`. A pooled
     block B has the value :math:`\gamma_B` solving
@@ -586,7 +586,7 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
         :math:`\lambda|x|_{[k]}^{p-2}` within :math:`2^{\pm1000}` (the regularisation dominates by
         more than that); an underflowing :math:`\lambda|x|_{[k]}^{p-2}` is its limit (only ties with
         :math:`|x|_{[k]}` pool), not an error.
-    NonFiniteError
+    theory.NonFiniteError
         (a ValueError naming ``x``) an output among the k largest magnitudes is nonzero in exact
         arithmetic but below the normal float64 range (flushed to zero, or subnormal for a normal
         :math:`x_i`): the result is not representable. Outputs after the k-th may be flushed.
@@ -687,7 +687,7 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     TypeError, ValueError
         As :func:`topk_mask`; ``mode`` not one of the two names (ValueError) or not a string
         (TypeError); ``rescale=True`` with ``mode="mask"`` (ValueError).
-    NonFiniteError
+    theory.NonFiniteError
         The derivative is infinite: p > 2 at an input where a pooled entry is exactly at 0
         (:math:`|s_j-\gamma|^{q-2}` with q < 2).
 
@@ -763,7 +763,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
     Raises
     ------
-    TypeError, ValueError, NonFiniteError
+    TypeError, ValueError, theory.NonFiniteError
         As :func:`jacobian`; ``tangent`` of another shape or not finite (ValueError).
 
     References
@@ -807,7 +807,7 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
     Raises
     ------
-    TypeError, ValueError, NonFiniteError
+    TypeError, ValueError, theory.NonFiniteError
         As :func:`jvp` (naming ``cotangent``).
 
     References

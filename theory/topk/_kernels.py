@@ -486,7 +486,7 @@ def _mask_pnorm(t, k, qm1, max_iter, tol, ybuf, wbuf, cbuf, info):
 
     The isotonic form (Eq. (7.5), decreasing fit of t with linear term c = 1_k) has singleton values
     t_j - 1 (j < k) and t_j (j >= k): two decreasing runs, so pool adjacent violators pools at most one
-    block, around k - 1 and k (:mod:`theory.topk._fast`), and none iff t_{k-1} - 1 > t_k (hard regime).
+    block, around k - 1 and k (``theory.topk._fast``), and none iff t_{k-1} - 1 > t_k (hard regime).
     Otherwise its value gamma is the root in [t_{k-1} - 1, t_k] of the increasing F of
     :func:`_mask_phi` (the threshold equation sum_j min{1, (t_j - gamma)_+^(q-1)} = k), found by safeguarded
     Newton over the active terms only (O(block) per step, no pass over the window); then gamma is

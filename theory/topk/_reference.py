@@ -73,7 +73,7 @@ def _dykstra(z, omega, shift, max_iter, tol, run_all, iterates, record):
     y = P_1(v + p), p <- v + p - y, v' = P_2(y + q), q <- y + q - v'.
     Printed form of Algorithm 7.7 (shift = lambda w, z = s): the shift is subtracted inside both
     projections, y = P_1(v + p - shift), v' = P_2(y + q - shift), same p, q updates.
-    Stops after an iteration whose max(|v' - v|, |y - v'|) <= tol (unless run_all) or at max_iter.
+    Stops after an iteration whose ``max(|v' - v|, |y - v'|) <= tol`` (unless run_all) or at max_iter.
     Writes the iterates v^0..v^t into iterates[0..t] when record. Returns (v, t, last change).
     """
     n = z.shape[0]
@@ -226,7 +226,7 @@ class ReferenceResult:
     converged : bool
         Whether the stopping test held (always False when ``tol=None``).
     change : float
-        Max change of the last iteration (Dykstra: max(|v' - v|, |y - v'|); ascent: max |v' - v|).
+        Max change of the last iteration (Dykstra: ``max(|v' - v|, |y - v'|)``; ascent: ``max |v' - v|``).
     iterates : ndarray, shape (n_iter + 1, n), or None
         ``v`` after each iteration (row 0: the start), when ``record=True``.
     dual : ndarray, shape (n - 1,), or None

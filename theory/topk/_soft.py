@@ -443,7 +443,7 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     ------
     TypeError, ValueError
         As :func:`soft_rank`; ``tangent`` of another shape or not finite.
-    NonFiniteError
+    theory.NonFiniteError
         The derivative is infinite (p > 2 with a pooled output at 0 cannot occur for ranks >= 1 except
         through rounding; reported rather than returned).
 

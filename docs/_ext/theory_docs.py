@@ -1,0 +1,272 @@
+"""Pages generated at build time from what the project measured (local Sphinx extension).
+
+At ``builder-inited`` this writes, under ``docs/_generated/``:
+
+* ``papers/<key>.md``: one page per paper key from ``reports/claims.json`` (claim, statement in
+  one line, predicted, measured, verdict, the plot), with the report's stamp (commit, date,
+  environment) so that a reader knows where the figures come from;
+* ``gallery.md``: every figure of ``figures/out/`` grouped by paper key, and the curated
+  ``figures/gallery/``;
+* ``benchmarks.md``: the tables and plots of ``benchmarks/results/`` (written by the benchmark
+  scripts, each with the machine it ran on).
+
+Nothing here types a measured figure: every number comes from those files. A missing report is a
+build error (run ``theory check`` first; ``make docs`` does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from sphinx.errors import ExtensionError
+
+DOCS = Path(__file__).resolve().parents[1]
+ROOT = DOCS.parent
+OUT = DOCS / "_generated"
+
+#: Paper key -> (title, source). The documents' own numbering is the claims' numbering.
+PAPERS = {
+    "resnet-node": ("Do Residual Neural Networks discretize Neural ODEs?",
+                    "Sander, Ablin, Peyré, NeurIPS 2022; chapter 2 of M. E. Sander's thesis"),
+    "scaling": ("Scaling ResNets in the large-depth regime",
+                "Marion, Fermanian, Biau, Vert, 2022; chapter 2 of P. Marion's thesis"),
+    "implicit-reg": ("Implicit regularization of deep residual networks towards neural ODEs",
+                     "Marion, Wu, Sander, Biau, ICLR 2024; chapter 3 of both theses"),
+    "momentum": ("Momentum residual neural networks", "chapter 4 of M. E. Sander's thesis"),
+    "sinkformers": ("Sinkformers: Transformers with doubly stochastic attention",
+                    "chapter 5 of M. E. Sander's thesis"),
+    "icl-ar": ("In-context autoregressive learning with linear attention",
+               "chapter 6 of M. E. Sander's thesis"),
+    "topk": ("Fast, differentiable and sparse top-k: a convex analysis perspective",
+             "chapter 7 of M. E. Sander's thesis"),
+    "gen-bounds": ("Generalization bounds for neural ODEs and deep residual networks",
+                   "chapter 4 of P. Marion's thesis"),
+    "rnn-kernel": ("Framing RNNs as kernel methods: a neural ODE approach",
+                   "chapter 5 of P. Marion's thesis"),
+    "two-timescale": ("Leveraging the two-timescale regime to demonstrate convergence of neural networks",
+                      "chapter 6 of P. Marion's thesis"),
+}
+
+VERDICT = {"pass": "pass", "fail": "**FAIL**", "skip": "skip"}
+
+
+def _rel(path: Path, start: Path) -> str:
+    return os.path.relpath(path, start).replace(os.sep, "/")
+
+
+def _cell(text) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|").replace("$", "\\$")
+
+
+def _write(path: Path, text: str) -> None:
+    """Write only when the text changes, so that Sphinx rebuilds only what changed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+def load_claims(path: Path) -> dict:
+    if not path.exists():
+        raise ExtensionError(f"{_rel(path, ROOT)} is missing: run `theory check` (or `make check`) before "
+                             "building the documentation")
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ExtensionError(f"{_rel(path, ROOT)} is not valid JSON: {exc}") from exc
+    if not isinstance(report, dict) or not isinstance(report.get("claims"), list):
+        raise ExtensionError(f"{_rel(path, ROOT)} has no 'claims' list")
+    return report
+
+
+def _stamp(report: dict) -> str:
+    env = report.get("environment") or {}
+    parts = [f"generated {report.get('generated', '?')}", f"theory {report.get('version', '?')}"]
+    parts += [f"{k} {env[k]}" for k in ("python", "numpy", "scipy", "numba") if env.get(k)]
+    if env.get("git_commit"):
+        parts.append(f"commit {str(env['git_commit'])[:12]}")
+    return ", ".join(parts)
+
+
+def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
+    from theory.report import _measured, _predicted, count_statuses
+
+    title, source = PAPERS.get(key, (key, ""))
+    counts = count_statuses({"claims": claims})
+    proxies = sum(1 for c in claims if c.get("proxy"))
+    errata = sum(1 for c in claims if c.get("kind") == "erratum")
+    lines = [f"# `{key}`: {title}", "", f"*{source}.*" if source else "", ""]
+    if not claims:
+        lines += ["No claim of this paper key has been measured yet.", ""]
+        return "\n".join(lines)
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    lines += [f"**{len(claims)} claims: {summary}; {proxies} proxies; {errata} erratum records.**", "",
+              f"From `reports/claims.json` ({_stamp(report)}). Rerun one claim with "
+              "`theory check --claim ID`; a proxy measures the statement outside its hypotheses and "
+              "does not verify it; an erratum record passes when the printed form fails and the "
+              "corrected one holds (see {doc}`/errata`).", "",
+              "| Claim | Statement | Predicted | Measured | Verdict |", "|---|---|---|---|---|"]
+    for c in claims:
+        claim = f"[`{c['id']}`](#{_anchor(c['id'])})"
+        predicted = _predicted(c.get("expected") or {})
+        if c.get("kind") == "erratum" and predicted:
+            predicted = f"printed: {predicted} (should fail)"
+        verdict = VERDICT.get(c.get("status"), c.get("status"))
+        if c.get("proxy"):
+            verdict += " (proxy)"
+        lines.append("| " + " | ".join(_cell(x) for x in (
+            claim, c.get("title", ""), predicted, _measured(c.get("measured") or {}), verdict)) + " |")
+    lines += ["", "## Claims", ""]
+    for c in claims:
+        lines += [f"({_anchor(c['id'])})=", f"### `{c['id']}`", ""]
+        if c.get("aliases"):
+            lines += ["Also " + ", ".join(f"`{a}`" for a in c["aliases"]) + ".", ""]
+        lines += [_cell(c.get("title", "")), ""]
+        verdict = VERDICT.get(c.get("status"), c.get("status"))
+        lines += [f"- verdict: {verdict} ({c.get('kind', '?')})",
+                  f"- measured: {_cell(c.get('message') or _measured(c.get('measured') or {}))}"]
+        if c.get("proxy"):
+            lines.append(f"- proxy, does not verify the statement: {_cell(c['proxy'])}")
+        if c.get("wrong_in"):
+            lines.append(f"- the error lies in the {c['wrong_in']}")
+        lines += [f"- note: {_cell(n)}" for n in c.get("notes") or []]
+        if c.get("test"):
+            lines.append(f"- check: `{c['test']}`")
+        lines.append("")
+        figure = c.get("figure")
+        if figure and (ROOT / figure).exists():
+            lines += [f"```{{image}} {_rel(ROOT / figure, folder)}", f":alt: {c['id']}", ":width: 640px", "```", ""]
+    return "\n".join(lines)
+
+
+def _anchor(claim_id: str) -> str:
+    return "claim-" + re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
+
+
+def gallery_page(folder: Path) -> str:
+    lines = ["# Figure gallery", "",
+             "Every figure the checks drew in the last run (`figures/out/`), by paper key; each title "
+             "carries its claim ID, whose record is on the paper's page.", ""]
+    curated = sorted((ROOT / "figures" / "gallery").glob("*.png"))
+    if curated:
+        lines += ["## Selected figures", "", "Refreshed by `theory plots --gallery`.", ""]
+        for png in curated:
+            lines += [f"```{{image}} {_rel(png, folder)}", f":alt: {png.stem}", ":width: 480px", "```", ""]
+    figures = sorted((ROOT / "figures" / "out").glob("*.png"))
+    by_key: dict[str, list[Path]] = {}
+    for png in figures:
+        by_key.setdefault(png.stem.split("__", 1)[0], []).append(png)
+    for key in sorted(by_key):
+        lines += [f"## `{key}`", ""]
+        for png in by_key[key]:
+            lines += [f"```{{figure}} {_rel(png, folder)}", f":alt: {png.stem}", ":width: 480px", "",
+                      f"`{png.name}`", "```", ""]
+    if not figures:
+        lines += ["No figure yet: run `theory check`.", ""]
+    return "\n".join(lines)
+
+
+def benchmarks_page(folder: Path) -> str:
+    results = ROOT / "benchmarks" / "results"
+    lines = ["# Benchmarks", "",
+             "Each kernel is timed against an anchor in the same run (a NumPy loop doing the same "
+             "arithmetic, a peer library, or a hardware floor); ratios are anchor time over `theory` "
+             "time unless a table says otherwise. The tables below are the files "
+             "`benchmarks/results/*.md` written by the benchmark scripts (`make bench`), each with "
+             "the machine it ran on.", ""]
+    tables = sorted(results.glob("*.md")) if results.exists() else []
+    for md in tables:
+        text = md.read_text(encoding="utf-8").strip()
+        # shift the file's headings one level down under this page's title
+        text = re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M)
+        lines += [text, ""]
+        for png in sorted(results.glob(md.stem + "*.png")):
+            lines += [f"```{{image}} {_rel(png, folder)}", f":alt: {png.stem}", ":width: 640px", "```", ""]
+    if not tables:
+        lines += ["No results yet: run `make bench`.", ""]
+    return "\n".join(lines)
+
+
+#: Subpackages documented in the API reference, in reading order: the kernels of each paper key,
+#: then the oracle, the experiments and the claim machinery. A name not importable is skipped.
+API = (
+    ("Kernels", ("resnet", "linear", "fbm", "scaling", "implicit", "pl", "isotonic", "topk", "momentum",
+                 "sinkhorn", "icl", "generalization", "two_timescale", "signature")),
+    ("Checking other implementations", ("oracle",)),
+    ("Experiments, sweeps and backends", ("experiments", "sweep", "backends")),
+    ("The claim machinery", ("claims", "rates", "report", "plots")),
+)
+
+
+def _describe(value) -> str:
+    """A constant in one line: its type and its value, or its keys for a mapping."""
+    if isinstance(value, dict):
+        keys = ", ".join(f"``{k!r}``" for k in list(value)[:12])
+        return f"A ``dict`` with keys {keys}{', ...' if len(value) > 12 else ''}."
+    text = repr(value)
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"``{text}`` (``{type(value).__name__}``)."
+
+
+def api_pages(folder: Path) -> None:
+    import importlib
+
+    index = ["API reference", "=============", "",
+             "Every public name of every subpackage (its ``__all__``), from the docstrings.", "",
+             ".. automodule:: theory", "   :no-members:", "",
+             ".. autoexception:: theory.NonFiniteError", "", ".. autodata:: theory.__version__",
+             "   :no-value:", ""]
+    for section, names in API:
+        entries = []
+        for name in names:
+            try:
+                module = importlib.import_module(f"theory.{name}")
+            except ImportError:
+                continue
+            public = sorted(getattr(module, "__all__", ()))
+            # functions and classes get a page each; constants (tuples, dicts of the module) are listed
+            # by name, since their docstring would be that of their type
+            objects = [item for item in public if callable(getattr(module, item, None))]
+            constants = [item for item in public if item not in objects]
+            head = f"``theory.{name}``"
+            lines = [head, "=" * len(head), "", f".. automodule:: theory.{name}", "   :no-members:", ""]
+            if objects:
+                lines += [".. autosummary::", "   :toctree: generated", ""]
+                lines += [f"   {item}" for item in objects]
+                lines.append("")
+            for item in constants:
+                lines += [f".. py:data:: {item}", f"   :module: theory.{name}", "", f"   {_describe(getattr(module, item))}", ""]
+            _write(folder / f"{name}.rst", "\n".join(lines))
+            entries.append(name)
+        if entries:
+            index += [section, "-" * len(section), "", ".. toctree::", "   :maxdepth: 1", ""]
+            index += [f"   {name}" for name in entries] + [""]
+    _write(folder / "index.rst", "\n".join(index))
+
+
+def generate(app) -> None:
+    api_pages(OUT / "api")
+    # autosummary lists the files to scan before this handler runs; name the generated API pages
+    app.config.autosummary_generate = sorted(
+        _rel(path, DOCS) for path in (OUT / "api").glob("*.rst") if path.name != "index.rst")
+    report = load_claims(Path(app.config.theory_claims_report))
+    claims = report["claims"]
+    papers = OUT / "papers"
+    keys = list(PAPERS)
+    for key in keys:
+        mine = [c for c in claims if c.get("paper") == key or str(c.get("id", "")).startswith(key + "/")]
+        _write(papers / f"{key}.md", paper_page(key, mine, report, papers))
+    toc = ["# Papers", "", "One page per paper key, generated from the claims report.", "",
+           "```{toctree}", ":maxdepth: 1", ""] + [f"{key}" for key in keys] + ["```", ""]
+    _write(papers / "index.md", "\n".join(toc))
+    _write(OUT / "gallery.md", gallery_page(OUT))
+    _write(OUT / "benchmarks.md", benchmarks_page(OUT))
+
+
+def setup(app):
+    app.add_config_value("theory_claims_report", str(ROOT / "reports" / "claims.json"), "env")
+    app.connect("builder-inited", generate, priority=400)  # before autosummary
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
