@@ -192,3 +192,31 @@ def test_sinkformers_experiments_registered():
         assert all(c.startswith("sinkformers/") for c in exp.claims)
     exp = experiment("sinkformers.prop51")
     assert exp.verdict(exp.run(draws=2)).passed
+
+
+def test_thm55_general_rejects_softmax_and_wrong_limits():
+    """The row SoftMax of the dot-product logits in place of Sinkhorn: no such limits; and, with Sinkhorn, the
+    printed factor 1 and the swapped order S⁻¹W_V are rejected by the same rate predicate."""
+    from theory.claims import rate_verdict
+
+    cfg = dataclasses.replace(ex.GENERAL_DIFFUSION_PRESETS["check"], n_axis=12, eps_grid=(0.4, 0.2, 0.1))
+    bad = ex.thm55_general(dataclasses.replace(cfg, kind="softmax"))
+    _fails(ex.thm55_general_verdict(bad))
+    _fails(ex.first_order_verdict(bad))
+    good = ex.thm55_general(cfg)
+    _fails(rate_verdict(good.fit_printed, ex.GENERAL_DIFFUSION_RATE, grid_label="ε"))
+    _fails(rate_verdict(good.fit_swapped, ex.GENERAL_DIFFUSION_RATE, grid_label="ε"))
+
+
+def test_first_order_rejects_l2_field_outside_its_regime():
+    """At bandwidths 20 times larger the L2 field is not yet in its O(ε) regime: the rate predicate rejects it."""
+    cfg = dataclasses.replace(ex.GENERAL_DIFFUSION_PRESETS["check"], n_axis=12, l2_grid=100, l2_eps_scale=1.0,
+                              eps_grid=(0.4, 0.2, 0.1))
+    _fails(ex.first_order_verdict(ex.thm55_general(cfg)))
+
+
+@pytest.mark.parametrize("kwargs", [{"n_axis": 4}, {"eps_grid": (0.1, 0.2, 0.4)}, {"kind": "kernel"},
+                                    {"l2_eps_scale": 0.0}, {"window": -1.0}])
+def test_general_diffusion_config_refuses_bad_fields(kwargs):
+    with pytest.raises(ValueError, match="`" + next(iter(kwargs)) + "`"):
+        ex.GeneralDiffusionConfig(**kwargs)
