@@ -53,50 +53,55 @@ def interleaved(fns, rounds):
     return best
 
 
-def numpy_momentum(x0, theta, gamma):
-    """Eq. (4.2) then (4.3) with f(x, theta_n) = tanh(theta_n x), one NumPy statement per update."""
-    N, d = theta.shape[0], x0.shape[0]
+def numpy_momentum(x0, theta, gamma, depth=None):
+    """Eq. (4.2) then (4.3) with f(x, theta_n) = tanh(theta_n x), one NumPy statement per update (``depth``:
+    tied weights, theta[0] in every layer)."""
+    N, d = (theta.shape[0] if depth is None else depth), x0.shape[0]
+    T = theta.shape[0]
     xs = np.empty((N + 1, d))
     vs = np.empty((N + 1, d))
     xs[0] = x0
     vs[0] = 0.0
     c = 1.0 - gamma
     for n in range(N):
-        vs[n + 1] = gamma * vs[n] + c * np.tanh(theta[n] @ xs[n])
+        vs[n + 1] = gamma * vs[n] + c * np.tanh(theta[n if T > 1 else 0] @ xs[n])
         xs[n + 1] = xs[n] + vs[n + 1]
     rx = np.empty_like(xs)
     rv = np.empty_like(vs)
     rx[N], rv[N] = xs[N], vs[N]
     for n in range(N - 1, -1, -1):
         rx[n] = rx[n + 1] - rv[n + 1]
-        rv[n] = (rv[n + 1] - c * np.tanh(theta[n] @ rx[n])) / gamma
+        rv[n] = (rv[n + 1] - c * np.tanh(theta[n if T > 1 else 0] @ rx[n])) / gamma
     return xs, vs, rx, rv
 
 
-def bench_momentum(d=64, N=10_000, gamma=None, rounds=5, seed=0):
+def bench_momentum(d=64, N=10_000, gamma=None, rounds=5, seed=0, tied=False):
     """Forward + inverse of a Momentum ResNet: theory.momentum against the NumPy loop.
 
     gamma defaults to 1 - 1/(50 N), the choice of Fig. 4.2 of the thesis: the float inverse multiplies rounding
-    errors by up to gamma^{-N}, which at gamma = 0.9 and N = 10^4 overflows (10^457).
+    errors by up to gamma^{-N}, which at gamma = 0.9 and N = 10^4 overflows (10^457). ``tied``: one weight matrix
+    shared by all layers (Fig. 4.1 and Sec. 4.3.2), so that theta stays in cache; untied, theta is N d^2 floats
+    (328 MB at the default sizes) and both sides stream it from memory.
     """
     import theory.momentum as M
 
     if gamma is None:
         gamma = 1.0 - 1.0 / (50.0 * N)
     rng = np.random.default_rng(seed)
-    theta = rng.standard_normal((N, d, d)) / np.sqrt(d)
+    theta = rng.standard_normal((1 if tied else N, d, d)) / np.sqrt(d)
     x0 = rng.standard_normal(d)
+    depth = N if tied else None
 
     def package():
-        xs, vs = M.forward(x0, None, theta, "tanh", gamma)
-        rx, rv = M.inverse(xs[-1], vs[-1], theta, "tanh", gamma)
+        xs, vs = M.forward(x0, None, theta, "tanh", gamma, depth=depth)
+        rx, rv = M.inverse(xs[-1], vs[-1], theta, "tanh", gamma, depth=depth)
         return xs, vs, rx, rv
 
-    a, b = package(), numpy_momentum(x0, theta, gamma)
+    a, b = package(), numpy_momentum(x0, theta, gamma, depth)
     fwd_gap = max(float(np.max(np.abs(a[0] - b[0]))), float(np.max(np.abs(a[1] - b[1]))))
     inv_gap = float(np.max(np.abs(a[2][-1] - b[2][-1])))
-    best = interleaved({"theory": package, "numpy": lambda: numpy_momentum(x0, theta, gamma)}, rounds)
-    return {"d": d, "N": N, "gamma": gamma, "forward_gap": fwd_gap, "inverse_gap_last_layer": inv_gap,
+    best = interleaved({"theory": package, "numpy": lambda: numpy_momentum(x0, theta, gamma, depth)}, rounds)
+    return {"d": d, "N": N, "tied": tied, "gamma": gamma, "forward_gap": fwd_gap, "inverse_gap_last_layer": inv_gap,
             "theory_s": best["theory"], "numpy_s": best["numpy"], "ratio": best["numpy"] / best["theory"]}
 
 
@@ -157,7 +162,7 @@ def bench_sinkhorn(n=512, d=64, iterations=100, rounds=5, seed=0):
 def main():
     out = Path(__file__).with_name("out")
     out.mkdir(exist_ok=True)
-    m = bench_momentum()
+    ms = [bench_momentum(tied=False), bench_momentum(tied=True)]
     s = bench_sinkhorn()
     info = machine_info()
     lines = ["# theory.momentum and theory.sinkhorn against NumPy and POT", "",
@@ -165,10 +170,13 @@ def main():
              f"ratios are measured in the same run, minimum of interleaved repeats). BLAS threads: "
              f"{os.environ.get('OPENBLAS_NUM_THREADS')}.", "",
              "| benchmark | contender | time | ratio (contender / theory) | max abs gap to theory |",
-             "| --- | --- | --- | --- | --- |",
-             f"| momentum forward + inverse, d = {m['d']}, N = {m['N']}, B = 1 | theory | {m['theory_s'] * 1e3:.1f} ms "
-             f"| 1 | - |",
-             f"| | NumPy loop | {m['numpy_s'] * 1e3:.1f} ms | {m['ratio']:.2f} | {m['forward_gap']:.1e} (forward) |"]
+             "| --- | --- | --- | --- | --- |"]
+    for m in ms:
+        lines += [f"| momentum forward + inverse, d = {m['d']}, N = {m['N']}, B = 1, "
+                  f"{'tied weights' if m['tied'] else 'one matrix per layer'} | theory | {m['theory_s'] * 1e3:.1f} ms | 1 "
+                  f"| - |",
+                  f"| | NumPy loop | {m['numpy_s'] * 1e3:.1f} ms | {m['ratio']:.2f} | {m['forward_gap']:.1e} (forward), "
+                  f"{m['inverse_gap_last_layer']:.1e} (inverse) |"]
     for k, t in s["times_s"].items():
         ratio = "1" if k == "theory" else f"{s['ratios'][k]:.2f}"
         label = (f"Sinkhorn n = {s['n']}, d = {s['d']}, {s['iterations']} iterations" if k == "theory" else "")
