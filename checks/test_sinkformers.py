@@ -218,3 +218,14 @@ def test_first_order_limits(claim):
     verdict = ex.first_order_verdict(result)
     claim.expected = dict(ex.GENERAL_DIFFUSION_RATE)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("sinkformers/fig-5.1", kind="qualitative", aliases=("sander-thesis/fig-5.1", "sander-thesis/fig-1.12"),
+                   title="Fig. 5.1 (thesis ch. 5), two clouds of 10 queries and 10 keys (two key clusters): one entry of "
+                         "K^0 dominates, the SoftMax K^1 ignores a key cluster (column sums < 1e-3), Sinkhorn's K^∞ is "
+                         "doubly stochastic and involves every key (4 draws)")
+def test_fig51(claim):
+    result = ex.fig51(ex.FIG51_PRESETS["check"])
+    verdict = ex.fig51_verdict(result)
+    claim.expected = dict(ex.FIG51_TOL)
+    claim.qualitative(verdict.passed, result, verdict.message, ex.fig51_figure(result))

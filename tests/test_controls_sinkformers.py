@@ -220,3 +220,11 @@ def test_first_order_rejects_l2_field_outside_its_regime():
 def test_general_diffusion_config_refuses_bad_fields(kwargs):
     with pytest.raises(ValueError, match="`" + next(iter(kwargs)) + "`"):
         ex.GeneralDiffusionConfig(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"gap": 0.0}, {"n_iter": 3}, {"noise": 0.05}])
+def test_fig51_rejects_one_cluster_unconverged_sinkhorn_and_flat_logits(kwargs):
+    """One key cluster (nothing ignored), three Sinkhorn steps (not doubly stochastic), nearly equal logits (no
+    dominant entry): each breaks one statement of Fig. 5.1."""
+    _fails(ex.fig51_verdict(ex.fig51(dataclasses.replace(ex.FIG51_PRESETS["check"], **kwargs))))
+    assert ex.fig51_verdict(ex.fig51(ex.FIG51_PRESETS["check"])).status == "pass"

@@ -35,6 +35,8 @@ __all__ = [
     "NORMALISATION_PRESETS", "NORMALISATION_TOL",
     "GeneralDiffusionConfig", "GeneralDiffusionResult", "thm55_general", "thm55_general_verdict",
     "first_order_verdict", "GENERAL_DIFFUSION_PRESETS", "GENERAL_DIFFUSION_RATE",
+    "NormalisationsConfig", "NormalisationsResult", "fig51", "fig51_verdict", "fig51_figure", "FIG51_PRESETS",
+    "FIG51_TOL",
 ]
 
 
@@ -1050,6 +1052,148 @@ def thm55_general_verdict(result: GeneralDiffusionResult, rate=GENERAL_DIFFUSION
     return rate_verdict(result.fit_corrected, rate, grid_label="ε")
 
 
+
+# ------------------------------------------------------------------------------ Fig. 5.1 (normalisations)
+
+@dataclass(frozen=True)
+class NormalisationsConfig:
+    """The three normalisations of Fig. 5.1 (thesis, chapter 5) on two point clouds in the plane.
+
+    Queries q_i ~ (c, 0) + noise·N(0, I); keys in two clusters of ``n // 2``: k_j ~ (c, 0) + noise·N(0, I) and
+    k_j ~ (c - gap, 0) + noise·N(0, I), c = ``center``, so that the first cluster has the larger dot products with
+    every query. The figures are the worst over ``draws`` independent draws.
+    Logits C_ij = q_i·k_j. Measured: the share of the largest entry of K^0 = exp(C) in its total mass, in units of
+    the uniform share 1/n² ("one interaction dominates": at least 10), the largest column sum of the row SoftMax K^1 over the second cluster ("one cluster
+    is ignored"), and for Sinkhorn's K^∞ the largest |column sum - 1| and the smallest column maximum ("all
+    points are involved in an interaction").
+
+    Attributes
+    ----------
+    n : int
+        Points per cloud (even, >= 4; the figure draws 10).
+    center : float
+        Abscissa c of the queries and of the first key cluster.
+    gap : float
+        Distance between the two key clusters (0: one cluster, a negative control).
+    noise : float
+        Spread of the clouds.
+    n_iter : int or None
+        Sinkhorn normalisations for K^∞ (None: to convergence; a small odd count is a negative control).
+    draws : int
+        Independent draws of the clouds.
+    seed : int
+    """
+
+    n: int = 10
+    center: float = 3.0
+    gap: float = 5.0
+    noise: float = 0.5
+    n_iter: object = None
+    draws: int = 4
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "NormalisationsConfig"
+        _int(c, "n", self.n, 4)
+        if self.n % 2:
+            raise ValueError(f"`n` of {c} must be even; got {self.n!r}")
+        if isinstance(self.gap, bool) or not isinstance(self.gap, (int, float)) or not 0.0 <= self.gap < 1e3:
+            raise ValueError(f"`gap` of {c} must be a number in [0, 1000); got {self.gap!r}")
+        _pos(c, "noise", self.noise)
+        _pos(c, "center", self.center)
+        _int(c, "draws", self.draws, 1)
+        if self.n_iter is not None:
+            _int(c, "n_iter", self.n_iter, 1)
+        _int(c, "seed", self.seed, 0)
+
+
+FIG51_PRESETS = {"check": NormalisationsConfig(), "paper": NormalisationsConfig()}  # Fig. 5.1 draws 10 + 10 points
+
+#: thresholds of the three statements of Fig. 5.1
+FIG51_TOL = {"dominant_share": 10.0, "ignored_column_sum": 1e-3, "doubly_stochastic": 1e-12,
+             "involved_column_max": 0.05}
+
+
+@dataclass(frozen=True)
+class NormalisationsResult:
+    """Fig. 5.1 measured (see :class:`NormalisationsConfig`); the matrices are kept for the figure."""
+
+    queries: np.ndarray
+    keys: np.ndarray
+    K0: np.ndarray
+    K1: np.ndarray
+    Kinf: np.ndarray
+    dominant_share: float
+    ignored_column_sum: float
+    column_error: float
+    involved_column_max: float
+
+    def to_measured(self):
+        return {"K0_top_share_over_uniform": self.dominant_share, "K1_max_column_sum_second_cluster": self.ignored_column_sum,
+                "Kinf_column_error": self.column_error, "Kinf_min_column_max": self.involved_column_max}
+
+
+def fig51(config: NormalisationsConfig) -> NormalisationsResult:
+    """Build the clouds and the three attention matrices of Fig. 5.1 (thesis, chapter 5); the matrices of the
+    first draw are kept for the figure."""
+    rng = np.random.default_rng(config.seed)
+    n, h, c = config.n, config.n // 2, config.center
+    share, ignored, col_err, involved, first = np.inf, 0.0, 0.0, np.inf, None
+    for _ in range(config.draws):
+        Q = np.array([c, 0.0]) + config.noise * rng.normal(size=(n, 2))
+        Kc = np.vstack([np.array([c, 0.0]) + config.noise * rng.normal(size=(h, 2)),
+                        np.array([c - config.gap, 0.0]) + config.noise * rng.normal(size=(h, 2))])
+        C = Q @ Kc.T
+        K0 = np.exp(C)
+        K1 = sinkhorn(C, n_iter=1)
+        Kinf = sinkhorn(C, n_iter=config.n_iter)
+        share = min(share, float(K0.max() / K0.sum()) * n * n)
+        ignored = max(ignored, float(K1[:, h:].sum(axis=0).max()))
+        col_err = max(col_err, float(np.abs(Kinf.sum(axis=0) - 1.0).max()))
+        involved = min(involved, float(Kinf.max(axis=0).min()))
+        if first is None:
+            first = (Q, Kc, K0, K1, Kinf)
+    return NormalisationsResult(*first, share, ignored, col_err, involved)
+
+
+def fig51_verdict(result: NormalisationsResult, tol=FIG51_TOL) -> Verdict:
+    """Pass iff K^0's top entry holds >= 10/n² of its mass (10 times the uniform share), K^1's second-cluster columns sum to < 1e-3, and K^∞ is
+    doubly stochastic to 1e-12 with every column's largest entry >= 0.05."""
+    a = result.dominant_share >= tol["dominant_share"]
+    b = result.ignored_column_sum < tol["ignored_column_sum"]
+    c = result.column_error <= tol["doubly_stochastic"] and result.involved_column_max >= tol["involved_column_max"]
+    return qualitative_verdict(bool(a and b and c), (
+        f"K^0: top entry holds {result.dominant_share:.2f} times the uniform share 1/n² of the mass "
+        f"(>= {tol['dominant_share']:g}: {a}); K^1: "
+        f"largest column sum over the second cluster {result.ignored_column_sum:.2e} (< {tol['ignored_column_sum']:g}: "
+        f"{b}); K^∞: column error {result.column_error:.1e}, smallest column maximum "
+        f"{result.involved_column_max:.3f} (<= {tol['doubly_stochastic']:g} and >= {tol['involved_column_max']}: {c})"))
+
+
+def fig51_figure(result: NormalisationsResult, claim_id="sinkformers/fig-5.1"):
+    """Three panels: the clouds (queries green, keys red) joined by lines of width proportional to K_ij, drawn
+    where K_ij >= 1e-12, for K^0 (normalised by its largest entry), K^1 and K^∞."""
+    from ..plots import save_figure, subplots
+
+    _, fig, axes = subplots(3, figsize=(11.0, 3.4))
+    for ax, (name, K) in zip(axes, ((r"$K^0=\exp(C)$ (scaled by its max)", result.K0 / result.K0.max()),
+                                    (r"$K^1$ (SoftMax)", result.K1), (r"$K^\infty$ (Sinkhorn)", result.Kinf))):
+        for i in range(K.shape[0]):
+            for j in range(K.shape[1]):
+                if K[i, j] >= 1e-12:
+                    q, k = result.queries[i], result.keys[j]
+                    ax.plot([q[0], k[0]], [q[1], k[1]], "-", color="0.3", lw=4.0 * K[i, j], alpha=0.8)
+        ax.plot(*result.queries.T, "o", color="green", label="queries $W_Qx_i$")
+        ax.plot(*result.keys.T, "o", color="red", label="keys $W_Kx_j$")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("first coordinate")
+    axes[0].set_ylabel("second coordinate")
+    axes[0].legend(fontsize=7, loc="upper center")
+    fig.suptitle(f"{claim_id}: normalisations of attention (line width K_ij, drawn where K_ij >= 1e-12)",
+                 fontsize=10)
+    return save_figure(fig, claim_id)
+
+
 def _m(r):
     return {k: float(v) for k, v in r.to_measured().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
@@ -1066,6 +1210,7 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
      ("sinkformers/prop-5.6/erratum", "sinkformers/prop-5.6")),
     ("thm55_general", GeneralDiffusionConfig, GENERAL_DIFFUSION_PRESETS, thm55_general, thm55_general_verdict,
      ("sinkformers/thm-5.5/general", "sinkformers/sec-5.5/first-order")),
+    ("fig51", NormalisationsConfig, FIG51_PRESETS, fig51, fig51_verdict, ("sinkformers/fig-5.1",)),
     ("normalisation_erratum", NormalisationConfig, NORMALISATION_PRESETS, normalisation, normalisation_verdict,
      ("sinkformers/prop-5.3/normalisation/erratum",)),
 ):
