@@ -73,7 +73,8 @@ def test_registered():
     from theory.experiments import experiment
     for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
                  "momentum.memory", "momentum.prop42", "momentum.lambda_range",
-                 "momentum.prop41", "momentum.bits", "momentum.prop411"):
+                 "momentum.prop41", "momentum.bits", "momentum.prop411", "momentum.lemma45", "momentum.lemma46",
+                 "momentum.prop48", "momentum.prop49", "momentum.prop410", "momentum.thm414", "momentum.thm47"):
         e = experiment(name)
         assert "check" in e.presets and "paper" in e.presets
 

@@ -185,7 +185,7 @@ def test_sinkformers_experiments_registered():
 
     names = {n for n in experiments() if n.startswith("sinkformers.")}
     assert names == {f"sinkformers.{n}" for n in ("prop51", "equivariance", "prop53", "prop54", "thm55_erratum",
-                                                    "prop56_erratum", "normalisation_erratum")}
+                                                    "prop56_erratum", "normalisation_erratum", "thm55_general", "fig51")}
     for name in names:
         exp = experiment(name)
         assert {"check", "paper"} <= set(exp.presets)
