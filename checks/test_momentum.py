@@ -116,3 +116,83 @@ def test_prop411_negative_scalings(claim):
     result = ex.measure_prop411(ex.PROP411_PRESETS["check"])
     verdict = ex.prop411_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/lemma-4.5", kind="qualitative",
+                   title="Lemma 4.5: f_eps is onto C; every random target w (and 0, -0.5, -1, -3, -30, non-real "
+                         "preimages below lambda_eps) has z with f_eps(z) = w, checked through Psi_eps",
+                   aliases=("sander-thesis/lemma-4.5",))
+def test_lemma45_surjective(claim):
+    result = ex.measure_lemma45(ex.LEMMA45_PRESETS["check"])
+    verdict = ex.lemma45_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/lemma-4.6", kind="qualitative",
+                   title="Lemma 4.6: the zeros of G_eps' (G_eps(z) = f_eps(-z^2)) in the box |Re z| < 12.5 pi, "
+                         "|Im z| < 4 are all real (argument principle = count of real sign changes), so "
+                         "f_eps' != 0 off the real axis", aliases=("sander-thesis/lemma-4.6",))
+def test_lemma46_real_zeros(claim):
+    result = ex.measure_lemma46(ex.LEMMA46_PRESETS["check"])
+    verdict = ex.lemma46_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/lemma-4.6/erratum", kind="erratum", wrong_in="proof",
+                   title="Proof of Lemma 4.6 (thesis App. 4.A.3.3): G_eps(z) is printed e^{-1/(2eps)}(cos z + "
+                         "sin z / (2 eps)); f_eps(-z^2) is e^{-1/(2eps)}(cos z + sin z / (2 eps z))",
+                   aliases=("sander-thesis/lemma-4.6",))
+def test_lemma46_erratum(claim):
+    result = ex.measure_lemma46(ex.LEMMA46_PRESETS["check"])
+    claim.erratum(ex.lemma46_printed_verdict(result), result, {"rel_gap_tol": ex.LEMMA46_FORM_TOL},
+                  corrected=ex.lemma46_corrected_verdict(result))
+
+
+@pytest.mark.claim("momentum/prop-4.8", kind="qualitative",
+                   title="Prop. 4.8: x'' + x'/eps = f(x) tends uniformly on [0, 2] to x'' = f(x) as eps grows "
+                         "(f = V tanh(Wx + b), d = 2; sup error decreasing, fitted exponent about -1)",
+                   aliases=("sander-thesis/prop-4.8",))
+def test_prop48_large_eps(claim):
+    result = ex.measure_prop48(ex.PROP48_PRESETS["check"])
+    verdict = ex.prop48_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/prop-4.9", kind="qualitative",
+                   title="Prop. 4.9: x'' + x' = 0 from (x0, (h(x0) - x0)/(1 - 1/e)) reaches h(x0) at t = 1 "
+                         "(h = sin(3Ax), d = 3); Momentum ResNets with a zero residual reach it at rate 1/N",
+                   aliases=("sander-thesis/prop-4.9",))
+def test_prop49_free_velocity(claim):
+    result = ex.measure_prop49(ex.PROP49_PRESETS["check"])
+    verdict = ex.prop49_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/prop-4.10", kind="qualitative",
+                   title="Prop. 4.10 (v0 = 0, d = 1, autonomous): for random residuals no x0 > 0 has "
+                         "phi_1(x0) <= -x0 and x0 <= phi_1(-x0) (largest margin < 0)",
+                   aliases=("sander-thesis/prop-4.10",))
+def test_prop410_obstruction(claim):
+    result = ex.measure_prop410(ex.PROP410_PRESETS["check"])
+    verdict = ex.prop410_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/thm-4.14", kind="qualitative",
+                   title="Thm 4.14 (d = 1): x' = (ln a) x maps x to a x at t = 1; adding s x^2 exp(-x^2) makes "
+                         "the time-1 map nonlinear (so a linear time-1 map forces a linear f)",
+                   aliases=("sander-thesis/thm-4.14",))
+def test_thm414_linearity(claim):
+    result = ex.measure_thm414(ex.THM414_PRESETS["check"])
+    verdict = ex.thm414_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/thm-4.7", kind="qualitative",
+                   title="Thm 4.7 (general case): f_eps maps J_k(z) to J_k(f_eps(z)) where f_eps'(z) != 0 (two "
+                         "blocks J_k(lambda < lambda_eps), one J_k(lambda > lambda_eps)) and J_2k(x_eps) to two "
+                         "blocks J_k(lambda_eps); rank profiles of (Psi - lambda I)^j", aliases=("sander-thesis/thm-4.7",))
+def test_thm47_jordan(claim):
+    result = ex.measure_thm47(ex.THM47_PRESETS["check"])
+    verdict = ex.thm47_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

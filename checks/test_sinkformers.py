@@ -177,3 +177,55 @@ def test_normalisation_erratum(claim):
     result = ex.normalisation(ex.NORMALISATION_PRESETS["check"])
     printed, corrected = ex.normalisation_erratum(result)
     claim.erratum(printed, result, {"rel_tol": ex.NORMALISATION_TOL}, corrected=corrected)
+
+
+def _thm55_general_figure(result):
+    from matplotlib.ticker import NullFormatter
+
+    ax = new_axes()
+    rows = ((result.fit_corrected, result.err_corrected, "C2", r"$B_\varepsilon$ vs corrected $\frac{1}{2}W_VS^{-1}\nabla\log\rho$"),
+            (result.fit_printed, result.err_printed, "C3", r"$B_\varepsilon$ vs printed $W_VS^{-1}\nabla\log\rho$"),
+            (result.fit_swapped, result.err_swapped, "C4", r"$B_\varepsilon$ vs swapped $\frac{1}{2}S^{-1}W_V\nabla\log\rho$"),
+            (result.fit_first_sinkhorn, result.err_first_sinkhorn, "C0", r"$\varepsilon T^\infty_\varepsilon$ vs $W_Vx$"))
+    for fit, err, color, name in rows:
+        ax.loglog(result.eps, err, "o", color=color, label=f"{name} (fit slope {fit.slope:.2f})")
+        ax.loglog(result.eps, np.exp(fit.intercept) * result.eps ** fit.slope, "-", color=color, lw=0.8)
+    ax.loglog(result.eps, result.err_corrected[-1] * result.eps / result.eps[-1], "k:", lw=1,
+              label="slope 1, predicted (guide)")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(r"bandwidth $\varepsilon$")
+    ax.set_ylabel("relative error")
+    ax.set_title("sinkformers/thm-5.5/general: μ = N(0, Σ) in d = 2, generic $W_V$", fontsize=10)
+    ax.legend(fontsize=7)
+    return save_figure(ax, "sinkformers/thm-5.5/general")
+
+
+@pytest.mark.claim("sinkformers/thm-5.5/general", kind="rate", aliases=("sander-thesis/thm-5.5",),
+                   title="Thm. 5.5, general value matrix (end of its proof, thesis ch. 5), as corrected: T̄^∞_ε tends to "
+                         "½ W_V (W_Qᵀ W_K)⁻¹ ∇ρ/ρ at rate O(ε) (μ = N(0, Σ), d = 2, generic W_V, non-symmetric W_K); "
+                         "the printed factor 1 and the swapped order S⁻¹W_V do not")
+def test_thm55_general(claim):
+    result = ex.thm55_general(ex.GENERAL_DIFFUSION_PRESETS["check"])
+    claim.measured = {k: v for k, v in result.to_measured().items() if k.startswith(("err_", "rate_printed"))}
+    claim.rate(result.fit_corrected, dict(ex.GENERAL_DIFFUSION_RATE), _thm55_general_figure(result), grid_label="ε")
+
+
+@pytest.mark.claim("sinkformers/sec-5.5/first-order", kind="qualitative", aliases=("sander-thesis/sec-5.5",),
+                   title="§5.5 (thesis ch. 5): εT^∞_ε(x) → W_V x (generic W_V) and, under Assumption 5.2, εT^1_ε(x) → "
+                         "-W_Qᵀ W_Q x for the L2 self-attention, both at rate O(ε) (μ = N(0, Σ), d = 2)")
+def test_first_order_limits(claim):
+    result = ex.thm55_general(ex.GENERAL_DIFFUSION_PRESETS["check"])
+    verdict = ex.first_order_verdict(result)
+    claim.expected = dict(ex.GENERAL_DIFFUSION_RATE)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("sinkformers/fig-5.1", kind="qualitative", aliases=("sander-thesis/fig-5.1", "sander-thesis/fig-1.12"),
+                   title="Fig. 5.1 (thesis ch. 5), two clouds of 10 queries and 10 keys (two key clusters): one entry of "
+                         "K^0 dominates, the SoftMax K^1 ignores a key cluster (column sums < 1e-3), Sinkhorn's K^∞ is "
+                         "doubly stochastic and involves every key (4 draws)")
+def test_fig51(claim):
+    result = ex.fig51(ex.FIG51_PRESETS["check"])
+    verdict = ex.fig51_verdict(result)
+    claim.expected = dict(ex.FIG51_TOL)
+    claim.qualitative(verdict.passed, result, verdict.message, ex.fig51_figure(result))

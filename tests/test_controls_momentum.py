@@ -73,7 +73,8 @@ def test_registered():
     from theory.experiments import experiment
     for name in ("momentum.inversion", "momentum.psi", "momentum.representable", "momentum.lambda_table",
                  "momentum.memory", "momentum.prop42", "momentum.lambda_range",
-                 "momentum.prop41", "momentum.bits", "momentum.prop411"):
+                 "momentum.prop41", "momentum.bits", "momentum.prop411", "momentum.lemma45", "momentum.lemma46",
+                 "momentum.prop48", "momentum.prop49", "momentum.prop410", "momentum.thm414", "momentum.thm47"):
         e = experiment(name)
         assert "check" in e.presets and "paper" in e.presets
 
@@ -118,3 +119,68 @@ def test_representable_default_expectation_counts_every_draw():
     r = ex.measure_representable(cfg)
     assert r.n_expected == 2 * len(cfg.eps_values) and ex.representable_verdict(r).status == "pass"
     assert ex.representable_verdict(dataclasses.replace(r, n_constructed=r.n_expected - 1)).status == "fail"
+
+
+# ---------------------------------------------------------------- appendix results of chapter 4
+
+def test_lemma45_control_exp_misses_zero():
+    cfg = dataclasses.replace(ex.LEMMA45_PRESETS["check"], family="exp", eps_values=(1.0,), targets=5)
+    assert ex.lemma45_verdict(ex.measure_lemma45(cfg)).status == "fail"
+    ok = dataclasses.replace(cfg, family="f_eps")
+    assert ex.lemma45_verdict(ex.measure_lemma45(ok)).status == "pass"
+
+
+def test_lemma46_control_nonreal_critical_points_fail():
+    cfg = dataclasses.replace(ex.LEMMA46_PRESETS["check"], function="cubic", eps_values=(1.0,))
+    r = ex.measure_lemma46(cfg)
+    assert r.box_zeros == (2,) and r.real_zeros == (0,)
+    assert ex.lemma46_verdict(r).status == "fail"
+
+
+def test_lemma46_erratum_control_both_halves():
+    r = ex.measure_lemma46(dataclasses.replace(ex.LEMMA46_PRESETS["check"], eps_values=(1.0,)))
+    assert erratum_verdict(ex.lemma46_printed_verdict(r), ex.lemma46_corrected_verdict(r)).status == "pass"
+    # the record fails when the printed form holds, and when the corrected form fails
+    printed_holds = dataclasses.replace(r, printed_gap=0.0)
+    assert erratum_verdict(ex.lemma46_printed_verdict(printed_holds),
+                           ex.lemma46_corrected_verdict(printed_holds)).status == "fail"
+    corrected_fails = dataclasses.replace(r, corrected_gap=1e-3)
+    assert erratum_verdict(ex.lemma46_printed_verdict(corrected_fails),
+                           ex.lemma46_corrected_verdict(corrected_fails)).status == "fail"
+
+
+def test_prop48_control_fixed_damping_fails():
+    cfg = dataclasses.replace(ex.PROP48_PRESETS["check"], damping_power=0.0, draws=1)
+    assert ex.prop48_verdict(ex.measure_prop48(cfg)).status == "fail"
+
+
+def test_prop49_control_zero_velocity_fails():
+    cfg = dataclasses.replace(ex.PROP49_PRESETS["check"], v0_rule="zero", points=5)
+    assert ex.prop49_verdict(ex.measure_prop49(cfg)).status == "fail"
+
+
+def test_prop410_control_free_velocity_fails():
+    cfg = dataclasses.replace(ex.PROP410_PRESETS["check"], f_scale=0.0, v0_gain=-4.0, eps_values=(1.0,), draws=1)
+    assert ex.prop410_verdict(ex.measure_prop410(cfg)).status == "fail"
+
+
+def test_thm414_control_nonautonomous_identity_fails():
+    # f(x, t) = cos(2 pi t) x^2 exp(-x^2) is nonlinear but its time-1 map is the identity
+    cfg = dataclasses.replace(ex.THM414_PRESETS["check"], a_values=(1.0,), time_profile="cos")
+    assert ex.thm414_verdict(ex.measure_thm414(cfg)).status == "fail"
+
+
+def test_thm47_control_shifted_preimage_fails():
+    cfg = dataclasses.replace(ex.THM47_PRESETS["check"], z_offset=1e-3, eps_values=(1.0,))
+    assert ex.thm47_verdict(ex.measure_thm47(cfg)).status == "fail"
+
+
+@pytest.mark.parametrize("cls, kwargs", [
+    ("Lemma45Config", {"eps_values": (0.0,)}), ("Lemma45Config", {"family": "log"}),
+    ("Lemma46Config", {"height": -1.0}), ("Prop48Config", {"eps_values": (3.0, 2.0, 1.0)}),
+    ("Prop49Config", {"depths": (10,)}), ("Prop410Config", {"draws": 0}),
+    ("Thm414Config", {"a_values": (-1.0,)}), ("Thm47Config", {"below": 0.1}),
+])
+def test_appendix_configs_refuse_bad_fields(cls, kwargs):
+    with pytest.raises((ValueError, TypeError), match="`" + next(iter(kwargs)) + "`"):
+        getattr(ex, cls)(**kwargs)

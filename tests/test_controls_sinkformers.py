@@ -185,10 +185,46 @@ def test_sinkformers_experiments_registered():
 
     names = {n for n in experiments() if n.startswith("sinkformers.")}
     assert names == {f"sinkformers.{n}" for n in ("prop51", "equivariance", "prop53", "prop54", "thm55_erratum",
-                                                    "prop56_erratum", "normalisation_erratum")}
+                                                    "prop56_erratum", "normalisation_erratum", "thm55_general", "fig51")}
     for name in names:
         exp = experiment(name)
         assert {"check", "paper"} <= set(exp.presets)
         assert all(c.startswith("sinkformers/") for c in exp.claims)
     exp = experiment("sinkformers.prop51")
     assert exp.verdict(exp.run(draws=2)).passed
+
+
+def test_thm55_general_rejects_softmax_and_wrong_limits():
+    """The row SoftMax of the dot-product logits in place of Sinkhorn: no such limits; and, with Sinkhorn, the
+    printed factor 1 and the swapped order S⁻¹W_V are rejected by the same rate predicate."""
+    from theory.claims import rate_verdict
+
+    cfg = dataclasses.replace(ex.GENERAL_DIFFUSION_PRESETS["check"], n_axis=12, eps_grid=(0.4, 0.2, 0.1))
+    bad = ex.thm55_general(dataclasses.replace(cfg, kind="softmax"))
+    _fails(ex.thm55_general_verdict(bad))
+    _fails(ex.first_order_verdict(bad))
+    good = ex.thm55_general(cfg)
+    _fails(rate_verdict(good.fit_printed, ex.GENERAL_DIFFUSION_RATE, grid_label="ε"))
+    _fails(rate_verdict(good.fit_swapped, ex.GENERAL_DIFFUSION_RATE, grid_label="ε"))
+
+
+def test_first_order_rejects_l2_field_outside_its_regime():
+    """At bandwidths 20 times larger the L2 field is not yet in its O(ε) regime: the rate predicate rejects it."""
+    cfg = dataclasses.replace(ex.GENERAL_DIFFUSION_PRESETS["check"], n_axis=12, l2_grid=100, l2_eps_scale=1.0,
+                              eps_grid=(0.4, 0.2, 0.1))
+    _fails(ex.first_order_verdict(ex.thm55_general(cfg)))
+
+
+@pytest.mark.parametrize("kwargs", [{"n_axis": 4}, {"eps_grid": (0.1, 0.2, 0.4)}, {"kind": "kernel"},
+                                    {"l2_eps_scale": 0.0}, {"window": -1.0}])
+def test_general_diffusion_config_refuses_bad_fields(kwargs):
+    with pytest.raises(ValueError, match="`" + next(iter(kwargs)) + "`"):
+        ex.GeneralDiffusionConfig(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"gap": 0.0}, {"n_iter": 3}, {"noise": 0.05}])
+def test_fig51_rejects_one_cluster_unconverged_sinkhorn_and_flat_logits(kwargs):
+    """One key cluster (nothing ignored), three Sinkhorn steps (not doubly stochastic), nearly equal logits (no
+    dominant entry): each breaks one statement of Fig. 5.1."""
+    _fails(ex.fig51_verdict(ex.fig51(dataclasses.replace(ex.FIG51_PRESETS["check"], **kwargs))))
+    assert ex.fig51_verdict(ex.fig51(ex.FIG51_PRESETS["check"])).status == "pass"

@@ -305,3 +305,34 @@ def test_small_eps_and_overflow_are_handled():
         M.psi([[1e6]], 1.0)
     with pytest.raises(NonFiniteError):
         M.psi_series([[1.0]], 1e-4)
+
+
+def test_tied_weights_equal_repeated_slices_bit_for_bit():
+    rng = np.random.default_rng(5)
+    th1 = rng.standard_normal((1, 6, 6)) / 3.0
+    x0 = rng.standard_normal((3, 6))
+    a = M.forward(x0, "f", th1, "tanh", 0.9, depth=40)
+    b = M.forward(x0, "f", np.repeat(th1, 40, axis=0), "tanh", 0.9)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    ra = M.inverse(a[0][-1], a[1][-1], th1, "tanh", 0.9, depth=40)
+    rb = M.inverse(b[0][-1], b[1][-1], np.repeat(th1, 40, axis=0), "tanh", 0.9)
+    assert np.array_equal(ra[0], rb[0]) and np.array_equal(ra[1], rb[1])
+
+
+@pytest.mark.parametrize("layer", [0, 7, 19])
+@pytest.mark.parametrize("which", ["forward", "inverse"])
+def test_nonfinite_theta_in_any_layer_refused_by_the_fused_check(layer, which):
+    rng = np.random.default_rng(6)
+    theta = rng.standard_normal((20, 4, 4))
+    theta[layer, 1, 2] = np.nan
+    x = rng.standard_normal(4)
+    fn = M.forward if which == "forward" else M.inverse
+    with pytest.raises(ValueError, match="`theta`.*finite.*layer"):
+        fn(x, np.zeros(4), theta, "tanh", 0.9)
+
+
+@pytest.mark.parametrize("kw, theta_n", [({"depth": 0}, 1), ({"depth": 2.5}, 1), ({"depth": True}, 1),
+                                         ({"depth": 5}, 3)])
+def test_bad_depth_refused(kw, theta_n):
+    with pytest.raises(ValueError, match="`depth`"):
+        M.forward(np.ones(3), None, np.zeros((theta_n, 3, 3)), "tanh", 0.5, **kw)

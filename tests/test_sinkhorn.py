@@ -187,3 +187,24 @@ def test_l2_softmax_field_matches_definition_and_validates():
         sk.l2_softmax_field(x, nodes, w, WQ, WK, WV, 0.0)
     with pytest.raises(ValueError, match="`x`"):
         sk.l2_softmax_field(x[:, :1], nodes, w, WQ, WK, WV, eps)
+
+
+@pytest.mark.parametrize("n_iter", [1, 2, 7, 40, 0])
+def test_scaling_kernel_matches_log_domain_kernel(n_iter):
+    """The matrix-vector form (with absorption of large scalings into the logits) runs the same iterations as the
+    log-domain kernel: same L to 1e-12, same count and column error."""
+    from theory.sinkhorn import _kernels
+
+    rng = np.random.default_rng(3)
+    C = rng.normal(size=(37, 37)) * 3.0
+    C[:5] -= 450.0  # rows far below the others: their scalings exceed 1e100 and get absorbed
+    C[:, -3:] -= 100.0
+    L0 = C - C.max()
+    assert L0.min() >= -_kernels.SCALING_MAX_RANGE
+    La, Lb = L0.copy(), L0.copy()
+    ra = _kernels.sinkhorn_log(La, n_iter, 1e-12, 20001)
+    rb = _kernels.sinkhorn_scaling(Lb, n_iter, 1e-12, 20001)
+    assert ra[0] == rb[0]
+    assert abs(ra[1] - rb[1]) <= 1e-12
+    np.testing.assert_allclose(np.exp(Lb), np.exp(La), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(Lb[np.exp(La) > 1e-200], La[np.exp(La) > 1e-200], rtol=1e-12, atol=1e-9)

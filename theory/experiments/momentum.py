@@ -1234,3 +1234,9 @@ register("momentum.bits", config=BitsConfig, presets=BITS_PRESETS, measure=measu
 register("momentum.prop411", config=Prop411Config, presets=PROP411_PRESETS, measure=measure_prop411,
          verdict=prop411_verdict, claims=("momentum/prop-4.11",),
          summary=lambda r: {"max_error": max(abs(a - b) for a, b in zip(r.reached, r.lambdas))})
+
+# the appendix results of chapter 4 (Lemmas 4.5, 4.6, Props. 4.8-4.10, Thms 4.7 and 4.14)
+from ._momentum_theory import *  # noqa: E402,F401,F403
+from ._momentum_theory import __all__ as _theory_all  # noqa: E402
+
+__all__ = __all__ + list(_theory_all)

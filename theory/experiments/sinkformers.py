@@ -33,6 +33,10 @@ __all__ = [
     "NonlocalConfig", "NonlocalResult", "prop56", "prop56_erratum", "prop56_verdict", "PROP56_PRESETS", "PROP56_RATE",
     "NormalisationConfig", "NormalisationResult", "normalisation", "normalisation_erratum", "normalisation_verdict",
     "NORMALISATION_PRESETS", "NORMALISATION_TOL",
+    "GeneralDiffusionConfig", "GeneralDiffusionResult", "thm55_general", "thm55_general_verdict",
+    "first_order_verdict", "GENERAL_DIFFUSION_PRESETS", "GENERAL_DIFFUSION_RATE",
+    "NormalisationsConfig", "NormalisationsResult", "fig51", "fig51_verdict", "fig51_figure", "FIG51_PRESETS",
+    "FIG51_TOL",
 ]
 
 
@@ -870,6 +874,326 @@ def normalisation_verdict(result: NormalisationResult, tol=NORMALISATION_TOL) ->
     return erratum_verdict(*normalisation_erratum(result, tol))
 
 
+
+# ------------------------------------------------------ §5.5 in dimension 2: general W_V and the first-order limits
+
+@dataclass(frozen=True)
+class GeneralDiffusionConfig:
+    """The ε → 0 limits of §5.5 (thesis, chapter 5) in dimension 2, with a general value matrix.
+
+    μ = N(0, Σ) is represented by n_axis² equal-weight tokens, the images under a square root of Σ of the product
+    of the n_axis standard normal quantiles. S = W_Q^T W_K is symmetric positive definite (W_K generic and
+    non-symmetric, W_Q = W_K^{-T} S) and W_V is a generic matrix (not tied to S: the general form stated at the end
+    of the proof of Thm. 5.5). Measured at the tokens whose whitened norm is at most ``window``:
+
+    * first order: εT^∞_ε(x) → W_V x (the Sinkformer, cost c/ε) and, with W_V = -S (Assumption 5.2),
+      εT^1_ε(x) → -W_Q^T W_Q x (the L2 self-attention of §5.5); the relative errors should vanish at rate O(ε);
+    * second order: T̄^∞_ε = T^∞_ε - (1/ε)W_V x, whose least-squares linear map B_ε (T̄ ≈ B_ε x) is compared with
+      the limit ½ W_V S^{-1} ∇log ρ = -½ W_V S^{-1} Σ^{-1} x (the corrected Thm. 5.5), with the printed one
+      (factor 1) and with the factors swapped (-½ S^{-1} W_V Σ^{-1}).
+
+    Attributes
+    ----------
+    n_axis : int
+        Quantile nodes per axis (n = n_axis² tokens), >= 8.
+    eps_grid : tuple of float
+        Bandwidths, decreasing, at least 3, each in (0, 1].
+    window : float
+        Whitened radius of the evaluation tokens.
+    kind : str
+        "sinkhorn" for the claims; "softmax" replaces K^∞ by the row SoftMax of the dot-product logits (no limit of
+        this form: a negative control).
+    l2_grid : int
+        The L2 SoftMax field integrates over a uniform grid of (2 l2_grid + 1)² nodes on [-6s, 6s]² (s² the
+        largest eigenvalue of Σ) with weights ρ(x_j).
+    l2_eps_scale : float
+        The L2 field is measured at the bandwidths l2_eps_scale · eps_grid (its O(ε) regime starts below
+        ε ≈ σ_min(W_K)² λ_min(Σ), about 0.1 here).
+    tol : float
+        Sinkhorn convergence tolerance.
+    seed : int
+        Seed of Σ, W_K, S and W_V.
+    """
+
+    n_axis: int = 24
+    l2_grid: int = 300
+    l2_eps_scale: float = 0.05
+    eps_grid: tuple = (0.4, 0.2, 0.1, 0.05)
+    window: float = 1.0
+    kind: str = "sinkhorn"
+    tol: float = 1e-11
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "GeneralDiffusionConfig"
+        _int(c, "n_axis", self.n_axis, 8)
+        g = self.eps_grid
+        if not isinstance(g, tuple) or len(g) < 3 or any(
+                isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 < e <= 1.0 for e in g) or any(
+                g[i + 1] >= g[i] for i in range(len(g) - 1)):
+            raise ValueError(f"`eps_grid` of {c} must be a decreasing tuple of at least 3 numbers in (0, 1]; got {g!r}")
+        _pos(c, "window", self.window)
+        _choice(c, "kind", self.kind, ("sinkhorn", "softmax"))
+        _int(c, "l2_grid", self.l2_grid, 10)
+        _pos(c, "l2_eps_scale", self.l2_eps_scale)
+        _pos(c, "tol", self.tol)
+        _int(c, "seed", self.seed, 0)
+
+
+GENERAL_DIFFUSION_PRESETS = {
+    "check": GeneralDiffusionConfig(),
+    # the theorem has no sizes; "paper" refines the quadrature and the bandwidths
+    "paper": GeneralDiffusionConfig(n_axis=40, l2_grid=600, eps_grid=(0.4, 0.2, 0.1, 0.05, 0.025)),
+}
+
+#: O(ε) convergence of the first-order and of the second-order limits: fitted exponent within 1 ± 0.15
+GENERAL_DIFFUSION_RATE = {"slope": 1.0, "tol": 0.15}
+
+
+@dataclass(frozen=True)
+class GeneralDiffusionResult:
+    """The limits of §5.5 in dimension 2: per ε, the relative errors of εT^∞ against W_V x, of εT^1 against
+    -W_Q^T W_Q x, and of B_ε against the corrected, printed and swapped second-order limits; rate fits."""
+
+    eps: np.ndarray
+    err_first_sinkhorn: np.ndarray
+    err_first_l2: np.ndarray
+    err_corrected: np.ndarray
+    err_printed: np.ndarray
+    err_swapped: np.ndarray
+    l2_eps_scale: float
+    fit_first_sinkhorn: object
+    fit_first_l2: object
+    fit_corrected: object
+    fit_printed: object
+    fit_swapped: object
+    value_asymmetry: float
+
+    def to_measured(self):
+        f = lambda a: [float(v) for v in a]  # noqa: E731
+        return {"eps": f(self.eps), "err_eps_T_inf_vs_WVx": f(self.err_first_sinkhorn),
+                "err_eps_T1_vs_-WQtWQx": f(self.err_first_l2),
+                "l2_eps": f(self.eps * self.l2_eps_scale), "err_corrected": f(self.err_corrected),
+                "err_printed": f(self.err_printed), "err_swapped": f(self.err_swapped),
+                "rate_first_sinkhorn": float(self.fit_first_sinkhorn.slope),
+                "rate_first_l2": float(self.fit_first_l2.slope), "rate_corrected": float(self.fit_corrected.slope),
+                "rate_corrected_ci": f(self.fit_corrected.ci), "rate_printed": float(self.fit_printed.slope),
+                "value_asymmetry": self.value_asymmetry}
+
+
+def thm55_general(config: GeneralDiffusionConfig) -> GeneralDiffusionResult:
+    """Measure the first- and second-order ε → 0 limits of §5.5 (thesis, chapter 5) in dimension 2."""
+    from scipy.special import ndtri
+
+    from ..rates import fit_rate
+    from ..sinkhorn import l2_softmax_field
+
+    rng = np.random.default_rng(config.seed)
+    d = 2
+    q = ndtri((np.arange(config.n_axis) + 0.5) / config.n_axis)
+    Z = np.stack(np.meshgrid(q, q, indexing="ij"), -1).reshape(-1, d)
+    B = rng.normal(size=(d, d))
+    Sig = B @ B.T + 0.5 * np.eye(d)
+    X = Z @ np.linalg.cholesky(Sig).T
+    WK = 0.6 * rng.normal(size=(d, d)) + np.eye(d)
+    A = rng.normal(size=(d, d))
+    S = A @ A.T
+    S = S / np.linalg.norm(S, 2) + 0.3 * np.eye(d)
+    WQ = np.linalg.solve(WK.T, S)
+    WV = rng.normal(size=(d, d))
+    win = np.sum(Z ** 2, axis=1) <= config.window ** 2
+    Xw = X[win]
+    corrected = -0.5 * WV @ np.linalg.solve(S, np.linalg.inv(Sig))
+    swapped = -0.5 * np.linalg.solve(S, WV) @ np.linalg.inv(Sig)
+    scale = np.linalg.norm(corrected)
+    e1, e2, ec, ep, es = [], [], [], [], []
+    # the L2 field is evaluated at about 8 tokens whose Laplace peak W_K^{-1} W_Q x stays inside the window
+    ywin = Xw[np.sum(np.linalg.solve(np.linalg.cholesky(Sig), np.linalg.solve(WK, WQ @ Xw.T)) ** 2, axis=0)
+              <= config.window ** 2][:: max(1, int(np.ceil(np.sum(win) / 8)))]
+    # the SoftMax field has no Sinkhorn normalisation to absorb the quadrature: a fine uniform grid, weights rho h^2
+    half = 6.0 * float(np.sqrt(np.linalg.eigvalsh(Sig)[-1]))
+    g = np.linspace(-half, half, 2 * config.l2_grid + 1)
+    grid = np.stack(np.meshgrid(g, g, indexing="ij"), -1).reshape(-1, d)
+    grid_w = np.exp(-0.5 * np.sum(grid * np.linalg.solve(Sig, grid.T).T, axis=1))
+    for eps in config.eps_grid:
+        r = np.sqrt(eps)
+        T = attention(X, WQ / r, WK / r, WV / eps, config.kind, tol=config.tol)[win]
+        first = Xw @ WV.T
+        e1.append(float(np.max(np.abs(eps * T - first)) / np.max(np.abs(first))))
+        Tbar = T - first / eps
+        Bf = np.linalg.lstsq(Xw, Tbar, rcond=None)[0].T
+        ec.append(float(np.linalg.norm(Bf - corrected) / scale))
+        ep.append(float(np.linalg.norm(Bf - 2.0 * corrected) / scale))
+        es.append(float(np.linalg.norm(Bf - swapped) / scale))
+        e_l2 = eps * config.l2_eps_scale
+        T1 = l2_softmax_field(ywin, grid, grid_w, WQ, WK, -S, e_l2)
+        lim1 = -(ywin @ (WQ.T @ WQ).T)
+        e2.append(float(np.max(np.abs(e_l2 * T1 - lim1)) / np.max(np.abs(lim1))))
+    eps = np.array(config.eps_grid, dtype=float)
+    arr = [np.array(v) for v in (e1, e2, ec, ep, es)]
+    return GeneralDiffusionResult(eps, *arr, config.l2_eps_scale, *(fit_rate(eps, a) for a in arr),
+                                  float(np.linalg.norm(WV - WV.T) / np.linalg.norm(WV)))
+
+
+def first_order_verdict(result: GeneralDiffusionResult, rate=GENERAL_DIFFUSION_RATE) -> Verdict:
+    """Pass iff εT^∞ → W_V x and εT^1 → -W_Q^T W_Q x both at the rate O(ε) (fitted exponents 1 ± 0.15)."""
+    from ..claims import rate_verdict
+
+    a = rate_verdict(result.fit_first_sinkhorn, rate, grid_label="ε")
+    b = rate_verdict(result.fit_first_l2, rate, grid_label="ε")
+    return qualitative_verdict(a.passed and b.passed, f"εT^∞ vs W_V x: {a.message}; εT^1 (L2) vs -W_Q^T W_Q x: "
+                               f"{b.message}")
+
+
+def thm55_general_verdict(result: GeneralDiffusionResult, rate=GENERAL_DIFFUSION_RATE) -> Verdict:
+    """Pass iff B_ε tends to the corrected limit -½ W_V S^{-1} Σ^{-1} at rate O(ε) (exponent 1 ± 0.15)."""
+    from ..claims import rate_verdict
+
+    return rate_verdict(result.fit_corrected, rate, grid_label="ε")
+
+
+
+# ------------------------------------------------------------------------------ Fig. 5.1 (normalisations)
+
+@dataclass(frozen=True)
+class NormalisationsConfig:
+    """The three normalisations of Fig. 5.1 (thesis, chapter 5) on two point clouds in the plane.
+
+    Queries q_i ~ (c, 0) + noise·N(0, I); keys in two clusters of ``n // 2``: k_j ~ (c, 0) + noise·N(0, I) and
+    k_j ~ (c - gap, 0) + noise·N(0, I), c = ``center``, so that the first cluster has the larger dot products with
+    every query. The figures are the worst over ``draws`` independent draws.
+    Logits C_ij = q_i·k_j. Measured: the share of the largest entry of K^0 = exp(C) in its total mass, in units of
+    the uniform share 1/n² ("one interaction dominates": at least 10), the largest column sum of the row SoftMax K^1 over the second cluster ("one cluster
+    is ignored"), and for Sinkhorn's K^∞ the largest |column sum - 1| and the smallest column maximum ("all
+    points are involved in an interaction").
+
+    Attributes
+    ----------
+    n : int
+        Points per cloud (even, >= 4; the figure draws 10).
+    center : float
+        Abscissa c of the queries and of the first key cluster.
+    gap : float
+        Distance between the two key clusters (0: one cluster, a negative control).
+    noise : float
+        Spread of the clouds.
+    n_iter : int or None
+        Sinkhorn normalisations for K^∞ (None: to convergence; a small odd count is a negative control).
+    draws : int
+        Independent draws of the clouds.
+    seed : int
+    """
+
+    n: int = 10
+    center: float = 3.0
+    gap: float = 5.0
+    noise: float = 0.5
+    n_iter: object = None
+    draws: int = 4
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "NormalisationsConfig"
+        _int(c, "n", self.n, 4)
+        if self.n % 2:
+            raise ValueError(f"`n` of {c} must be even; got {self.n!r}")
+        if isinstance(self.gap, bool) or not isinstance(self.gap, (int, float)) or not 0.0 <= self.gap < 1e3:
+            raise ValueError(f"`gap` of {c} must be a number in [0, 1000); got {self.gap!r}")
+        _pos(c, "noise", self.noise)
+        _pos(c, "center", self.center)
+        _int(c, "draws", self.draws, 1)
+        if self.n_iter is not None:
+            _int(c, "n_iter", self.n_iter, 1)
+        _int(c, "seed", self.seed, 0)
+
+
+FIG51_PRESETS = {"check": NormalisationsConfig(), "paper": NormalisationsConfig()}  # Fig. 5.1 draws 10 + 10 points
+
+#: thresholds of the three statements of Fig. 5.1
+FIG51_TOL = {"dominant_share": 10.0, "ignored_column_sum": 1e-3, "doubly_stochastic": 1e-12,
+             "involved_column_max": 0.05}
+
+
+@dataclass(frozen=True)
+class NormalisationsResult:
+    """Fig. 5.1 measured (see :class:`NormalisationsConfig`); the matrices are kept for the figure."""
+
+    queries: np.ndarray
+    keys: np.ndarray
+    K0: np.ndarray
+    K1: np.ndarray
+    Kinf: np.ndarray
+    dominant_share: float
+    ignored_column_sum: float
+    column_error: float
+    involved_column_max: float
+
+    def to_measured(self):
+        return {"K0_top_share_over_uniform": self.dominant_share, "K1_max_column_sum_second_cluster": self.ignored_column_sum,
+                "Kinf_column_error": self.column_error, "Kinf_min_column_max": self.involved_column_max}
+
+
+def fig51(config: NormalisationsConfig) -> NormalisationsResult:
+    """Build the clouds and the three attention matrices of Fig. 5.1 (thesis, chapter 5); the matrices of the
+    first draw are kept for the figure."""
+    rng = np.random.default_rng(config.seed)
+    n, h, c = config.n, config.n // 2, config.center
+    share, ignored, col_err, involved, first = np.inf, 0.0, 0.0, np.inf, None
+    for _ in range(config.draws):
+        Q = np.array([c, 0.0]) + config.noise * rng.normal(size=(n, 2))
+        Kc = np.vstack([np.array([c, 0.0]) + config.noise * rng.normal(size=(h, 2)),
+                        np.array([c - config.gap, 0.0]) + config.noise * rng.normal(size=(h, 2))])
+        C = Q @ Kc.T
+        K0 = np.exp(C)
+        K1 = sinkhorn(C, n_iter=1)
+        Kinf = sinkhorn(C, n_iter=config.n_iter)
+        share = min(share, float(K0.max() / K0.sum()) * n * n)
+        ignored = max(ignored, float(K1[:, h:].sum(axis=0).max()))
+        col_err = max(col_err, float(np.abs(Kinf.sum(axis=0) - 1.0).max()))
+        involved = min(involved, float(Kinf.max(axis=0).min()))
+        if first is None:
+            first = (Q, Kc, K0, K1, Kinf)
+    return NormalisationsResult(*first, share, ignored, col_err, involved)
+
+
+def fig51_verdict(result: NormalisationsResult, tol=FIG51_TOL) -> Verdict:
+    """Pass iff K^0's top entry holds >= 10/n² of its mass (10 times the uniform share), K^1's second-cluster columns sum to < 1e-3, and K^∞ is
+    doubly stochastic to 1e-12 with every column's largest entry >= 0.05."""
+    a = result.dominant_share >= tol["dominant_share"]
+    b = result.ignored_column_sum < tol["ignored_column_sum"]
+    c = result.column_error <= tol["doubly_stochastic"] and result.involved_column_max >= tol["involved_column_max"]
+    return qualitative_verdict(bool(a and b and c), (
+        f"K^0: top entry holds {result.dominant_share:.2f} times the uniform share 1/n² of the mass "
+        f"(>= {tol['dominant_share']:g}: {a}); K^1: "
+        f"largest column sum over the second cluster {result.ignored_column_sum:.2e} (< {tol['ignored_column_sum']:g}: "
+        f"{b}); K^∞: column error {result.column_error:.1e}, smallest column maximum "
+        f"{result.involved_column_max:.3f} (<= {tol['doubly_stochastic']:g} and >= {tol['involved_column_max']}: {c})"))
+
+
+def fig51_figure(result: NormalisationsResult, claim_id="sinkformers/fig-5.1"):
+    """Three panels: the clouds (queries green, keys red) joined by lines of width proportional to K_ij, drawn
+    where K_ij >= 1e-12, for K^0 (normalised by its largest entry), K^1 and K^∞."""
+    from ..plots import save_figure, subplots
+
+    _, fig, axes = subplots(3, figsize=(11.0, 3.4))
+    for ax, (name, K) in zip(axes, ((r"$K^0=\exp(C)$ (scaled by its max)", result.K0 / result.K0.max()),
+                                    (r"$K^1$ (SoftMax)", result.K1), (r"$K^\infty$ (Sinkhorn)", result.Kinf))):
+        for i in range(K.shape[0]):
+            for j in range(K.shape[1]):
+                if K[i, j] >= 1e-12:
+                    q, k = result.queries[i], result.keys[j]
+                    ax.plot([q[0], k[0]], [q[1], k[1]], "-", color="0.3", lw=4.0 * K[i, j], alpha=0.8)
+        ax.plot(*result.queries.T, "o", color="green", label="queries $W_Qx_i$")
+        ax.plot(*result.keys.T, "o", color="red", label="keys $W_Kx_j$")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("first coordinate")
+    axes[0].set_ylabel("second coordinate")
+    axes[0].legend(fontsize=7, loc="upper center")
+    fig.suptitle(f"{claim_id}: normalisations of attention (line width K_ij, drawn where K_ij >= 1e-12)",
+                 fontsize=10)
+    return save_figure(fig, claim_id)
+
+
 def _m(r):
     return {k: float(v) for k, v in r.to_measured().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
@@ -884,6 +1208,9 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
      ("sinkformers/thm-5.5/erratum", "sinkformers/thm-5.5")),
     ("prop56_erratum", NonlocalConfig, PROP56_PRESETS, prop56, prop56_verdict,
      ("sinkformers/prop-5.6/erratum", "sinkformers/prop-5.6")),
+    ("thm55_general", GeneralDiffusionConfig, GENERAL_DIFFUSION_PRESETS, thm55_general, thm55_general_verdict,
+     ("sinkformers/thm-5.5/general", "sinkformers/sec-5.5/first-order")),
+    ("fig51", NormalisationsConfig, FIG51_PRESETS, fig51, fig51_verdict, ("sinkformers/fig-5.1",)),
     ("normalisation_erratum", NormalisationConfig, NORMALISATION_PRESETS, normalisation, normalisation_verdict,
      ("sinkformers/prop-5.3/normalisation/erratum",)),
 ):

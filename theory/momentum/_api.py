@@ -21,6 +21,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from .._finite import all_finite
 from .._validation import as_float_array, check_finite_output, check_interval, check_memory
 from ..resnet._residuals import resolve_residual
 from . import _kernels
@@ -30,7 +31,8 @@ __all__ = ["forward", "inverse", "gradient", "psi", "psi_series", "lambda_eps", 
 _HINT = "Reduce the weights or the input."
 
 
-def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=False, gamma_open=None):
+def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=False, gamma_open=None,
+             finite_theta=True, depth=None):
     res = resolve_residual(residual, func)
     x = as_float_array(x, x_name, func=func, ndim=(1, 2))
     if x.shape[-1] < 1 or x.size == 0:
@@ -45,14 +47,24 @@ def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=Fals
     else:
         gamma = check_interval(gamma, "gamma", 0.0, 1.0, func=func, closed="both")
     pshape = res.param_shape(d)
-    theta = as_float_array(theta, "theta", func=func)
+    theta = as_float_array(theta, "theta", func=func, finite=finite_theta)
     if theta.ndim != 1 + len(pshape) or theta.shape[1:] != pshape or theta.shape[0] < 1:
         want = "(N, " + ", ".join(str(p) for p in pshape) + ")"
         raise ValueError(f"`theta` of {func} must have shape {want} with N >= 1 for the {res.name!r} residual "
                          f"with d = {d} from `{x_name}`; got {theta.shape}.")
     N = theta.shape[0]
+    if depth is not None:
+        if isinstance(depth, (bool, np.bool_)) or not isinstance(depth, (int, np.integer)) or depth < 1:
+            raise ValueError(f"`depth` of {func} must be a positive integer (the number of layers sharing the "
+                             f"single slice of `theta`); got {depth!r}.")
+        if N != 1:
+            raise ValueError(f"`depth` of {func} ties the weights: `theta` must then hold one slice, shape (1, "
+                             f"{', '.join(str(p) for p in pshape)}); got {theta.shape}.")
+        N = int(depth)
     check_memory(16 * (N + 1) * B * d, "theta", N, func=func, hint=f"Two trajectories of shape ({N + 1}, {B}, {d}).")
-    th = np.ascontiguousarray(theta.reshape(N, -1))
+    th = np.ascontiguousarray(theta.reshape(theta.shape[0], -1))
+    if not finite_theta and isinstance(v, str) and not all_finite(th[0]):
+        raise ValueError(f"`theta` of {func} must be finite; got NaN or inf in layer 0.")
     work = np.empty((3 + d + 2 * B, max(res.width, d)))  # the scratch layout of theory.resnet._kernels
     fbuf = np.empty((B, d))
     if isinstance(v, str) and not inverse:
@@ -68,16 +80,18 @@ def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=Fals
         if vv.shape != x.shape:
             raise ValueError(f"`{v_name}` of {func} must have the shape of `{x_name}`, {x.shape}; got {vv.shape}.")
         vb = np.ascontiguousarray(vv.reshape(B, d))
-    return res, xb, vb, th, gamma, single, work, fbuf
+    return res, xb, vb, th, gamma, single, work, fbuf, N
 
 
-def _run(kernel, func, x, x_name, v, v_name, theta, residual, gamma, inverse):
-    res, xb, vb, th, gamma, single, work, fbuf = _prepare(func, x, x_name, v, v_name, theta, residual, gamma,
-                                                          inverse=inverse)
-    N, (B, d) = th.shape[0], xb.shape
+def _run(kernel, func, x, x_name, v, v_name, theta, residual, gamma, inverse, depth):
+    res, xb, vb, th, gamma, single, work, fbuf, N = _prepare(func, x, x_name, v, v_name, theta, residual, gamma,
+                                                             inverse=inverse, finite_theta=False, depth=depth)
+    B, d = xb.shape
     xs = np.empty((N + 1, B, d))
     vs = np.empty((N + 1, B, d))
-    kernel(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work)
+    bad = kernel(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work, True)
+    if bad >= 0:
+        raise ValueError(f"`theta` of {func} must be finite; got NaN or inf in layer {bad}.")
     check_finite_output(xs, "the positions", func=func, hint=_HINT)
     check_finite_output(vs, "the velocities", func=func, hint=_HINT)
     if single:
@@ -85,7 +99,7 @@ def _run(kernel, func, x, x_name, v, v_name, theta, residual, gamma, inverse):
     return xs, vs
 
 
-def forward(x0, v0, theta, residual, gamma):
+def forward(x0, v0, theta, residual, gamma, *, depth=None):
     r"""Trajectory of a Momentum ResNet, Eq. (4.2) of the thesis (chapter 4).
 
     :math:`v_{n+1} = \gamma v_n + (1-\gamma) f(x_n, \theta_n)`, :math:`x_{n+1} = x_n + v_{n+1}`;
@@ -101,6 +115,9 @@ def forward(x0, v0, theta, residual, gamma):
         ``"linear"``, ``"tanh"``, ``"tanh_out"``; (2dm + m,) for :func:`theory.resnet.mlp`).
     residual : str or theory.resnet.Residual
     gamma : float in [0, 1]
+    depth : int, optional
+        Tied weights (as in Fig. 4.1 and Sec. 4.3.2 of the thesis): ``theta`` holds one slice, shape (1, *P),
+        shared by ``depth`` layers. Default: N = theta.shape[0] layers.
 
     Returns
     -------
@@ -114,10 +131,10 @@ def forward(x0, v0, theta, residual, gamma):
     ([1.0, 0.5, 0.0], [0.0, -0.5, -0.5])
     """
     return _run(_kernels.momentum_forward, "theory.momentum.forward", x0, "x0", v0, "v0", theta, residual, gamma,
-                False)
+                False, depth)
 
 
-def inverse(xN, vN, theta, residual, gamma):
+def inverse(xN, vN, theta, residual, gamma, *, depth=None):
     r"""Reconstruct a Momentum ResNet's trajectory from its output, Eq. (4.3) of the thesis.
 
     :math:`x_n = x_{n+1} - v_{n+1}`, then :math:`v_n = (v_{n+1} - (1-\gamma) f(x_n,\theta_n))/\gamma`
@@ -125,12 +142,14 @@ def inverse(xN, vN, theta, residual, gamma):
     to gamma^{-N} (the thesis avoids it with exact fixed-point multiplication, App. 4.C); gamma = 0 has
     no inverse and is refused.
 
+    ``depth`` ties the weights as in :func:`forward`.
+
     Returns
     -------
     (xs, vs) : two arrays of shape (N + 1, d) or (N + 1, B, d), with xs[N] = xN, vs[N] = vN.
     """
     return _run(_kernels.momentum_inverse, "theory.momentum.inverse", xN, "xN", vN, "vN", theta, residual, gamma,
-                True)
+                True, depth)
 
 
 def gradient(x0, v0, theta, residual, gamma, y, method="backprop"):
@@ -159,8 +178,8 @@ def gradient(x0, v0, theta, residual, gamma, y, method="backprop"):
         raise ValueError(f"`method` of {func} must be 'backprop' or 'memory_free'; got {method!r}.")
     if isinstance(v0, str):
         raise ValueError(f"`v0` of {func} must be an array or None; got {v0!r}.")
-    res, xb, vb, th, gamma, single, work, fbuf = _prepare(func, x0, "x0", v0, "v0", theta, residual, gamma,
-                                                          gamma_open=method == "memory_free")
+    res, xb, vb, th, gamma, single, work, fbuf, _ = _prepare(func, x0, "x0", v0, "v0", theta, residual, gamma,
+                                                             gamma_open=method == "memory_free")
     x_in = np.asarray(x0)
     yy = as_float_array(y, "y", func=func, shape=x_in.shape)
     yb = np.ascontiguousarray(yy.reshape(xb.shape))
@@ -170,7 +189,7 @@ def gradient(x0, v0, theta, residual, gamma, y, method="backprop"):
     if method == "backprop":
         xs = np.empty((N + 1, B, d))
         vs = np.empty((N + 1, B, d))
-        _kernels.momentum_forward(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work)
+        _kernels.momentum_forward(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work, False)
         xN, vN = xs[N], vs[N]
         check_finite_output(xN, "the output", func=func, hint=_HINT)
         gx = xN - yb

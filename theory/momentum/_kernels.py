@@ -8,6 +8,8 @@ Shapes: ``x``, ``v`` are batches ``(B, d)``; trajectories are ``(N + 1, B, d)``;
 ``(N, P)``; ``work`` is scratch of shape ``(3 + d + B, max(m, d))`` and ``fbuf`` is ``(B, d)``.
 """
 
+import math
+
 from numba import njit
 
 from ..resnet._kernels import _residual, _residual_vjp
@@ -16,38 +18,64 @@ _JIT = {"cache": True, "error_model": "numpy"}
 
 
 @njit(**_JIT)
-def momentum_forward(code, m, x0, v0, theta, gamma, xs, vs, fbuf, work):
-    """Eq. (4.2): v_{n+1} = gamma v_n + (1 - gamma) f(x_n, theta_n), x_{n+1} = x_n + v_{n+1}."""
-    N = theta.shape[0]
+def _finite(th_n):
+    """True iff every entry of one parameter slice is finite."""
+    for k in range(th_n.shape[0]):
+        if not math.isfinite(th_n[k]):
+            return False
+    return True
+
+
+@njit(**_JIT)
+def momentum_forward(code, m, x0, v0, theta, gamma, xs, vs, fbuf, work, check):
+    """Eq. (4.2): v_{n+1} = gamma v_n + (1 - gamma) f(x_n, theta_n), x_{n+1} = x_n + v_{n+1}.
+
+    The depth is xs.shape[0] - 1; a theta of one slice is shared by every layer (tied weights). With
+    ``check``, each slice is tested for non-finite entries just before its use (while it is in cache, so that
+    the validation costs no separate pass over theta); returns the first layer with a non-finite slice, or -1.
+    """
+    N = xs.shape[0] - 1
+    T = theta.shape[0]
     B, d = x0.shape
     xs[0] = x0
     vs[0] = v0
     c = 1.0 - gamma
     for n in range(N):
-        _residual(code, m, xs[n], theta[n], fbuf, work, True)
+        k = n if T > 1 else 0
+        if check and (T > 1 or n == 0) and not _finite(theta[k]):
+            return n
+        _residual(code, m, xs[n], theta[k], fbuf, work, True)
         for b in range(B):
             for i in range(d):
                 v = gamma * vs[n, b, i] + c * fbuf[b, i]
                 vs[n + 1, b, i] = v
                 xs[n + 1, b, i] = xs[n, b, i] + v
+    return -1
 
 
 @njit(**_JIT)
-def momentum_inverse(code, m, xN, vN, theta, gamma, xs, vs, fbuf, work):
-    """Eq. (4.3): x_n = x_{n+1} - v_{n+1}, then v_n = (v_{n+1} - (1 - gamma) f(x_n, theta_n)) / gamma."""
-    N = theta.shape[0]
+def momentum_inverse(code, m, xN, vN, theta, gamma, xs, vs, fbuf, work, check):
+    """Eq. (4.3): x_n = x_{n+1} - v_{n+1}, then v_n = (v_{n+1} - (1 - gamma) f(x_n, theta_n)) / gamma.
+
+    Depth, tied weights and ``check`` as in :func:`momentum_forward`."""
+    N = xs.shape[0] - 1
+    T = theta.shape[0]
     B, d = xN.shape
     xs[N] = xN
     vs[N] = vN
     c = 1.0 - gamma
     for n in range(N - 1, -1, -1):
+        k = n if T > 1 else 0
+        if check and (T > 1 or n == N - 1) and not _finite(theta[k]):
+            return n
         for b in range(B):
             for i in range(d):
                 xs[n, b, i] = xs[n + 1, b, i] - vs[n + 1, b, i]
-        _residual(code, m, xs[n], theta[n], fbuf, work, True)
+        _residual(code, m, xs[n], theta[k], fbuf, work, True)
         for b in range(B):
             for i in range(d):
                 vs[n, b, i] = (vs[n + 1, b, i] - c * fbuf[b, i]) / gamma
+    return -1
 
 
 @njit(**_JIT)

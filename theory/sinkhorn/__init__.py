@@ -57,6 +57,14 @@ def _check_logits(C, func):
     return C
 
 
+def _run_kernel(L, n_iter, tol, max_iter):
+    """Sinkhorn's iterations on L (max L = 0) in place: on scalings (matrix-vector products) when the logit range
+    is at most SCALING_MAX_RANGE, in the log domain (n m exponentials per normalisation) beyond."""
+    if L.min() >= -_kernels.SCALING_MAX_RANGE:
+        return _kernels.sinkhorn_scaling(L, n_iter, tol, max_iter)
+    return _kernels.sinkhorn_log(L, n_iter, tol, max_iter)
+
+
 def sinkhorn(C, n_iter=None, tol=1e-13, *, max_iter=_DEFAULT_MAX_ITER, return_info=False):
     r"""Sinkhorn's normalisation of the logits ``C`` (Eq. (5.3) of the thesis, chapter 5), in the log domain.
 
@@ -64,7 +72,10 @@ def sinkhorn(C, n_iter=None, tol=1e-13, *, max_iter=_DEFAULT_MAX_ITER, return_in
     :math:`L\leftarrow L-\mathrm{LSE}_j(L)` then :math:`L\leftarrow L-\mathrm{LSE}_i(L)`, and
     :math:`K=\exp(L)`. ``n_iter=1`` gives the row SoftMax :math:`K^1`; an odd count gives an exactly
     row-stochastic matrix. The result is invariant to adding :math:`f_i+g_j` to ``C`` once converged
-    (Prop. 5.1).
+    (Prop. 5.1). When the logits span at most 600, the same iterations run on scalings,
+    :math:`K=\mathrm{diag}(u)e^{L}\mathrm{diag}(v)`, one matrix-vector product per normalisation, with
+    scalings beyond :math:`10^{\pm100}` absorbed into :math:`L` (the log-domain stabilisation of App. 5.B's
+    potentials); wider logits run in the log domain throughout.
 
     Parameters
     ----------
@@ -94,7 +105,7 @@ def sinkhorn(C, n_iter=None, tol=1e-13, *, max_iter=_DEFAULT_MAX_ITER, return_in
     else:
         nit = check_int(n_iter, "n_iter", func=func, minimum=1)
     L = C - C.max()  # a global shift changes nothing and keeps the iterates near 0
-    made, err = _kernels.sinkhorn_log(L, nit, tol, max_iter)
+    made, err = _run_kernel(L, nit, tol, max_iter)
     if n_iter is None and not err <= tol:
         raise ValueError(f"{func}: no convergence within `max_iter`={max_iter} normalisations (column error "
                          f"{err:.3g} > tol {tol:g}); raise `max_iter` or `tol`, or scale the logits down.")
@@ -195,7 +206,7 @@ def energy(X, WQ, WK, kind="sinkhorn", *, tol=1e-13):
         A = _matrix(C, "kernel", None, tol, func)
         return float(A.sum() / (2.0 * n))
     L = C - C.max()
-    _, err = _kernels.sinkhorn_log(L, 0, tol, _DEFAULT_MAX_ITER)
+    _, err = _run_kernel(L, 0, tol, _DEFAULT_MAX_ITER)
     if not err <= tol:
         raise ValueError(f"{func}: Sinkhorn did not converge (column error {err:.3g} > `tol` {tol:g}).")
     K = np.exp(L)
