@@ -37,7 +37,8 @@ __all__ = [
     "Prop56Config", "measure_prop56", "prop56_verdict",
     "EulerConfig", "EulerResult", "measure_prop51", "prop51_rate_verdict", "prop51_bound_verdict", "prop51_figure",
     "measure_prop52", "prop52_verdict",
-    "TaylorConfig", "TaylorResult", "measure_prop59", "prop59_bound_verdict", "prop59_rate_verdict", "prop59_figure",
+    "TaylorConfig", "TaylorResult", "measure_prop59", "prop59_bound_verdict", "prop59_rate_verdict", "prop59_figure", "euler_bound", "prop59_bound", "activation_bound", "lambda_bound_result", "ex513_bound",
+    "rademacher_bound",
     "ActivationConfig", "ActivationResult", "measure_activations", "lemma519_verdict", "lemma519_printed_verdict",
     "lemma520_verdict", "activations_figure",
     "LambdaConfig", "LambdaResult", "measure_prop510", "prop510_printed_verdict", "prop510_corrected_verdict",
@@ -369,12 +370,17 @@ def prop51_rate_verdict(result: EulerResult) -> Verdict:
     return rate_verdict(result.fit, {"slope": -1.0, "tol": 0.1}, grid_label="T")
 
 
-def prop51_bound_verdict(result: EulerResult) -> Verdict:
+def euler_bound(result: EulerResult):
+    """BoundResult of T * error <= c1 (Prop. 5.1; Thm 5.11 with ||psi||_op = 1) over seeds and T."""
     T = np.array(result.Ts, dtype=float)
     lhs = (result.errors * T[None, :]).ravel()
     rhs = np.repeat(result.c1, len(T))
     inst = [{"seed_index": i, "T": int(t)} for i in range(len(result.c1)) for t in T]
-    return bound_verdict(bound_ratio(lhs, rhs, inst), {"ratio_max": 1.0})
+    return bound_ratio(lhs, rhs, inst)
+
+
+def prop51_bound_verdict(result: EulerResult) -> Verdict:
+    return bound_verdict(euler_bound(result), {"ratio_max": 1.0})
 
 
 def measure_prop52(cfg: EulerConfig) -> float:
@@ -390,7 +396,8 @@ def prop52_verdict(gap: float) -> Verdict:
 def prop51_figure(result: EulerResult, path=None):
     from theory.plots import plot_rate, save_figure, subplots
 
-    fig, ax = subplots()
+    _, fig, axes = subplots()
+    ax = axes[0]
     plot_rate(result.fit, ax, expected_slope=-1.0, xlabel="T (sequence length)", ylabel="max_j ||H_{j/T} - h_j||",
               label="residual RNN (5.1)")
     ax.set_title("rnn-kernel/prop-5.1: Euler error of the residual RNN")
@@ -513,10 +520,15 @@ def measure_prop59(cfg: TaylorConfig) -> TaylorResult:
     return TaylorResult(tuple(cfg.Ns), tuple(cfg.activations), errs, bnds, fits)
 
 
-def prop59_bound_verdict(result: TaylorResult) -> Verdict:
+def prop59_bound(result: TaylorResult):
+    """BoundResult of ||H_1 - H^N_1|| <= (d+1)^(N+1)/(N+1)! Lambda_{N+1} (sampled Lambda)."""
     inst = [{"activation": a, "rnn": r, "N": N} for a in result.activations for r in range(result.errors.shape[1])
             for N in result.Ns]
-    return bound_verdict(bound_ratio(result.errors.ravel(), result.bounds.ravel(), inst), {"ratio_max": 1.0})
+    return bound_ratio(result.errors.ravel(), result.bounds.ravel(), inst)
+
+
+def prop59_bound_verdict(result: TaylorResult) -> Verdict:
+    return bound_verdict(prop59_bound(result), {"ratio_max": 1.0})
 
 
 #: Figure 5.1a shows exponential decay; we require at least a factor e per order (log ratio <= -1)
@@ -533,7 +545,8 @@ def prop59_rate_verdict(result: TaylorResult) -> Verdict:
 def prop59_figure(result: TaylorResult, path=None):
     from theory.plots import save_figure, subplots
 
-    fig, ax = subplots()
+    _, fig, axes = subplots()
+    ax = axes[0]
     Ns = np.array(result.Ns)
     for a, act in enumerate(result.activations):
         col = f"C{a}"
@@ -613,7 +626,8 @@ def measure_activations(cfg: ActivationConfig) -> ActivationResult:
                             tuple(S.derivative_bound("tanh", n) for n in ns), u)
 
 
-def _ratios(result, which, ns):
+def activation_bound(result, which, ns):
+    """BoundResult of sup|sigma^(n)| <= printed bound over the orders ``ns`` ("logistic" or "tanh")."""
     sup = getattr(result, f"sup_{which}")
     bnd = getattr(result, f"bound_{which}")
     return bound_ratio([sup[n] for n in ns], [bnd[n] for n in ns], [{"n": n} for n in ns])
@@ -621,22 +635,23 @@ def _ratios(result, which, ns):
 
 def lemma519_verdict(result: ActivationResult) -> Verdict:
     """Corrected Lemma 5.19: sup|sigma^(n)| <= 2^(n-1) n! for n >= 1 (and sup sigma = 1 at n = 0)."""
-    return bound_verdict(_ratios(result, "logistic", result.ns[1:]), {"ratio_max": 1.0})
+    return bound_verdict(activation_bound(result, "logistic", result.ns[1:]), {"ratio_max": 1.0})
 
 
 def lemma519_printed_verdict(result: ActivationResult) -> Verdict:
     """Lemma 5.19 as printed: for every n >= 0, including n = 0 (bound 1/2)."""
-    return bound_verdict(_ratios(result, "logistic", result.ns), {"ratio_max": 1.0})
+    return bound_verdict(activation_bound(result, "logistic", result.ns), {"ratio_max": 1.0})
 
 
 def lemma520_verdict(result: ActivationResult) -> Verdict:
-    return bound_verdict(_ratios(result, "tanh", result.ns), {"ratio_max": 1.0})
+    return bound_verdict(activation_bound(result, "tanh", result.ns), {"ratio_max": 1.0})
 
 
 def activations_figure(result: ActivationResult, path=None):
     from theory.plots import save_figure, subplots
 
-    fig, ax = subplots()
+    _, fig, axes = subplots()
+    ax = axes[0]
     ns = np.array(result.ns)
     ax.semilogy(ns, result.sup_logistic, "o", color="C0", label="logistic: sup|sigma^(n)| (exact)")
     ax.semilogy(ns, result.bound_logistic, "-", color="C0", label="bound 2^(n-1) n!, Lemma 5.19")
@@ -751,12 +766,17 @@ def measure_prop510(cfg: LambdaConfig) -> LambdaResult:
     return LambdaResult(tuple(inst), np.array(lam), np.array(pr), np.array(co))
 
 
+def lambda_bound_result(result: LambdaResult, corrected=True):
+    """BoundResult of the sampled Lambda_N against Prop. 5.10's bound (printed or corrected)."""
+    return bound_ratio(result.lam, result.corrected if corrected else result.printed, list(result.instances))
+
+
 def prop510_printed_verdict(result: LambdaResult) -> Verdict:
-    return bound_verdict(bound_ratio(result.lam, result.printed, list(result.instances)), {"ratio_max": 1.0})
+    return bound_verdict(lambda_bound_result(result, False), {"ratio_max": 1.0})
 
 
 def prop510_corrected_verdict(result: LambdaResult) -> Verdict:
-    return bound_verdict(bound_ratio(result.lam, result.corrected, list(result.instances)), {"ratio_max": 1.0})
+    return bound_verdict(lambda_bound_result(result, True), {"ratio_max": 1.0})
 
 
 LAMBDA_PRESETS = {"check": LambdaConfig(),
@@ -844,12 +864,18 @@ def measure_ex513(cfg: Ex513Config) -> Ex513Result:
     return Ex513Result(np.array(norms), printed, corrected)
 
 
+def ex513_bound(result: Ex513Result, corrected=True):
+    """BoundResult of the truncated RKHS norms against Example 5.13's B (printed or corrected)."""
+    return bound_ratio(result.norms, result.corrected_B if corrected else result.printed_B,
+                       [{"rnn": i} for i in range(result.norms.size)])
+
+
 def ex513_printed_verdict(result: Ex513Result) -> Verdict:
-    return bound_verdict(bound_ratio(result.norms, result.printed_B), {"ratio_max": 1.0})
+    return bound_verdict(ex513_bound(result, False), {"ratio_max": 1.0})
 
 
 def ex513_corrected_verdict(result: Ex513Result) -> Verdict:
-    return bound_verdict(bound_ratio(result.norms, result.corrected_B), {"ratio_max": 1.0})
+    return bound_verdict(ex513_bound(result, True), {"ratio_max": 1.0})
 
 
 EX513_PRESETS = {"check": Ex513Config(), "paper": Ex513Config(e=2, d=2, n_rnns=200, depth=7)}
@@ -1065,10 +1091,14 @@ def measure_rademacher(cfg: RademacherConfig) -> RademacherResult:
     return RademacherResult(tuple(cfg.ns), rad, 2 / ((1 - cfg.L) * np.sqrt(ns)), fit_rate(ns, rad))
 
 
-def rademacher_bound_verdict(result: RademacherResult) -> Verdict:
+def rademacher_bound(result: RademacherResult):
+    """BoundResult of the empirical Rademacher term against 2/((1-L) sqrt(n)) over seeds and n."""
     inst = [{"seed_index": i, "n": n} for i in range(result.rad.shape[0]) for n in result.ns]
-    return bound_verdict(bound_ratio(result.rad.ravel(), np.tile(result.bound, result.rad.shape[0]), inst),
-                         {"ratio_max": 1.0})
+    return bound_ratio(result.rad.ravel(), np.tile(result.bound, result.rad.shape[0]), inst)
+
+
+def rademacher_bound_verdict(result: RademacherResult) -> Verdict:
+    return bound_verdict(rademacher_bound(result), {"ratio_max": 1.0})
 
 
 def rademacher_rate_verdict(result: RademacherResult) -> Verdict:
