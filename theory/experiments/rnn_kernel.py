@@ -688,7 +688,8 @@ class LambdaConfig:
     w_fraction : float
         In (0, 1): the RNNs satisfy (5.11).
     bias : float
-        Bias entries b ~ bias * U(0.5, 1) (large biases show the missing factor 2/(1-L)).
+        Bias entries b ~ bias * U(0.5, 1) (a large positive bias, sigma(b) near 1 for the logistic, shows the
+        missing factor 2/(1-L): Lambda_1 >= ||F^{d+1}(0)|| = (2/(1-L)) ||sigma(b)||).
     n_points : int
         Points of the ball of radius M + L where Lambda_N is sampled (plus the origin).
     seed : int
@@ -747,7 +748,7 @@ def measure_prop510(cfg: LambdaConfig) -> LambdaResult:
             wf = cfg.w_fraction * (1 - cfg.L) / (8 * a * a * (cfg.d + 1))
             W *= wf / np.linalg.norm(W)
             U, V = W[:, :cfg.e], W[:, cfg.e:]
-            b = cfg.bias * rng.uniform(0.5, 1.0, cfg.e) * rng.choice([-1.0, 1.0], cfg.e)
+            b = cfg.bias * rng.uniform(0.5, 1.0, cfg.e)
             K = max(np.linalg.norm(U, 2), np.linalg.norm(V, 2))
             Mbar = math.sqrt(cfg.e) * math.exp(K) + cfg.L
             pts = [np.zeros(cfg.e + cfg.d)]

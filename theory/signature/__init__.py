@@ -256,7 +256,7 @@ def time_augment(path, L, times=None, *, check=True):
             raise ValueError(f"`path` of {func} must start at 0 (X_0 = 0, the chapter's input set); got {arr[0]}. "
                              f"Subtract the first point, or pass check=False (the chapter's bounds do not apply).")
         tv = total_variation(arr)
-        if tv > L:
+        if tv > L * (1.0 + 1e-12):  # round-off of a path rescaled to total variation exactly L
             raise ValueError(f"`path` of {func} has total variation {tv:.6g} > L = {L}: the chapter's bounds do not "
                              f"apply; rescale the path or pass check=False.")
     return np.column_stack([arr, 0.5 * (1.0 - L) * t])
