@@ -285,3 +285,19 @@ def test_lambda_bound_corrected_factor():
 def test_bad_input(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_oracle_accepts_iisignature_after_conversion():
+    iisignature = pytest.importorskip("iisignature")
+    from theory.oracle import verify
+
+    def sig(path, depth):
+        d = path.shape[1]
+        flat = np.concatenate([[1.0], iisignature.sig(path, depth)]) if depth > 0 else np.array([1.0])
+        w = np.concatenate([np.full(d ** k, float(math.factorial(k))) for k in range(depth + 1)])
+        return flat * w
+
+    assert verify("signature", sig).ok
+    # the standard normalization, unconverted, is rejected
+    assert not verify("signature", lambda path, depth: np.concatenate(
+        [[1.0], iisignature.sig(path, depth)]) if depth > 0 else np.array([1.0])).ok
