@@ -24,29 +24,60 @@ def offsets(d, depth):
 
 
 @njit(cache=True)
-def _segment_update(sig, off, delta, depth, d, tmp_a, tmp_b):
-    """sig <- sig (x) exp(delta) in the standard normalization (Horner scheme, levels high to low)."""
+def _outer_delta(buf, dst, vb, n, delta, d):
+    """buf[dst, p d + i] = vb[p] delta[i]; unrolled for d = 2, 3, 4 (the short inner loop dominates otherwise)."""
+    if d == 3:
+        d0, d1, d2 = delta[0], delta[1], delta[2]
+        for p in range(n):
+            v = vb[p]
+            buf[dst, 3 * p] = v * d0
+            buf[dst, 3 * p + 1] = v * d1
+            buf[dst, 3 * p + 2] = v * d2
+    elif d == 2:
+        d0, d1 = delta[0], delta[1]
+        for p in range(n):
+            v = vb[p]
+            buf[dst, 2 * p] = v * d0
+            buf[dst, 2 * p + 1] = v * d1
+    elif d == 4:
+        d0, d1, d2, d3 = delta[0], delta[1], delta[2], delta[3]
+        for p in range(n):
+            v = vb[p]
+            buf[dst, 4 * p] = v * d0
+            buf[dst, 4 * p + 1] = v * d1
+            buf[dst, 4 * p + 2] = v * d2
+            buf[dst, 4 * p + 3] = v * d3
+    else:
+        for p in range(n):
+            v = vb[p]
+            base = p * d
+            for i in range(d):
+                buf[dst, base + i] = v * delta[i]
+
+
+@njit(cache=True)
+def _segment_update(sig, off, delta, depth, d, buf, vb):
+    """sig <- sig (x) exp(delta) in the standard normalization (Horner scheme, levels high to low).
+
+    New level k = sum_j A_j (x) delta^(x)(k-j) / (k-j)!, evaluated as
+    (((delta/k + A_1) (x) delta/(k-1) + A_2) (x) delta/(k-2) + ...) (x) delta + A_k, reading the old A_j (j < k).
+    """
     for k in range(depth, 0, -1):
-        # t = delta / k
         n = d
         for i in range(d):
-            tmp_a[i] = delta[i] / k
-        cur = tmp_a
-        nxt = tmp_b
+            buf[0, i] = delta[i] / k
+        src = 0
         for j in range(1, k):
-            # cur <- (A_j + cur) (x) delta / (k - j); A_j has d**j entries
             aj = off[j]
             scale = 1.0 / (k - j)
             for p in range(n):
-                v = (sig[aj + p] + cur[p]) * scale
-                base = p * d
-                for i in range(d):
-                    nxt[base + i] = v * delta[i]
+                vb[p] = (sig[aj + p] + buf[src, p]) * scale
+            _outer_delta(buf, 1 - src, vb, n, delta, d)
             n *= d
-            cur, nxt = nxt, cur
+            src = 1 - src
         ak = off[k]
         for p in range(n):
-            sig[ak + p] += cur[p]
+            sig[ak + p] += buf[src, p]
 
 
 @njit(cache=True)
@@ -59,13 +90,13 @@ def signature_flat(path, depth):
     top = 1
     for _ in range(depth):
         top *= d
-    tmp_a = np.empty(max(top, d))
-    tmp_b = np.empty(max(top, d))
+    buf = np.empty((2, max(top, d)))
+    vb = np.empty(max(top, d))
     delta = np.empty(d)
     for s in range(npts - 1):
         for i in range(d):
             delta[i] = path[s + 1, i] - path[s, i]
-        _segment_update(sig, off, delta, depth, d, tmp_a, tmp_b)
+        _segment_update(sig, off, delta, depth, d, buf, vb)
     return sig
 
 
