@@ -190,6 +190,17 @@ def test_thm511_bound(claim, thm511_result):
     claim.bound(ex.euler_bound(thm511_result), {"ratio_max": 1.0})
 
 
+@pytest.mark.claim("rnn-kernel/eq-5.14", kind="bound",
+                   title="(5.14), sequence to sequence: T max_j ||z_j - (<alpha_l, S_[0,j/T](X_bar)>)_l|| <= ||psi|| c1 "
+                         "(identity activation, psi = identity, T = 80; S_[0,j/T] = signature of the stopped path, "
+                         "Appendix 5.A.6, to round-off)")
+def test_eq514(claim):
+    bound, stop_gap = ex.measure_eq514(ex.THM511_PRESETS["check"])
+    claim.measured = {"stopped_path_gap": stop_gap}
+    assert stop_gap <= 1e-12, f"signature of the stopped path differs from the prefix's by {stop_gap}"
+    claim.bound(bound, {"ratio_max": 1.0})
+
+
 @pytest.mark.claim("rnn-kernel/sec-5.3.2", kind="bound",
                    title="Stability: |z_T - z'_T| <= 2||psi|| c1/T + ||xi_alpha|| ||S(X_bar) - S(X_bar')|| "
                          "(identity activation, spiral and perturbed spirals, truncated right side)")

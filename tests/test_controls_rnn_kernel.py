@@ -146,3 +146,10 @@ def test_erratum_verdict_needs_both_halves():
     assert not erratum_verdict(Verdict("pass", "printed holds"), Verdict("pass", "x")).passed
     assert not erratum_verdict(Verdict("fail", "printed fails"), Verdict("fail", "corrected fails")).passed
     assert bound_verdict is not None and rate_verdict is not None
+
+
+def test_eq514_rejects_a_truncated_expansion():
+    # the expansion cut at depth 1 misses the RNN by far more than c1 / T
+    bound, gap = ex.measure_eq514(ex.THM511_PRESETS["check"], depth=1)
+    assert not bound_verdict(bound, {"ratio_max": 1.0}).passed
+    assert gap <= 1e-12

@@ -43,7 +43,7 @@ __all__ = [
     "lemma520_verdict", "activations_figure",
     "LambdaConfig", "LambdaResult", "measure_prop510", "prop510_printed_verdict", "prop510_corrected_verdict",
     "Ex513Config", "Ex513Result", "measure_ex513", "ex513_printed_verdict", "ex513_corrected_verdict",
-    "measure_thm511", "thm511_rate_verdict", "thm511_bound_verdict",
+    "measure_thm511", "thm511_rate_verdict", "thm511_bound_verdict", "measure_eq514",
     "StabilityConfig", "measure_stability", "stability_verdict",
     "RademacherConfig", "RademacherResult", "measure_rademacher", "rademacher_bound_verdict", "rademacher_rate_verdict",
 ]
@@ -931,6 +931,38 @@ def measure_thm511(cfg: EulerConfig, depth: int = 8):
     return EulerResult(tuple(cfg.Ts), errs, np.array(c1s), float("nan"), fit_rate(np.array(cfg.Ts), errs))
 
 
+def measure_eq514(cfg: EulerConfig, depth: int = 8, T: int = 80):
+    """Sequence-to-sequence form (5.14): T max_j ||h_j - (<alpha_l, S_[0,j/T](X_bar)>)_l|| against c1 (psi = identity).
+
+    S_[0,j/T](X_bar) is computed as the signature of the path stopped at j/T (equal to X_bar on [0, j/T], then
+    constant: Appendix 5.A.6); the largest difference between the two over j is returned as well.
+    Returns a BoundResult over seeds (LHS = T max_j error, RHS = c1) and that difference."""
+    if cfg.fine % T:
+        raise ValueError(f"`T` of measure_eq514 must divide cfg.fine = {cfg.fine}; got {T}.")
+    X = spiral(cfg.fine + 1, cfg.tv)
+    Xb = S.time_augment(X, cfg.L)
+    step = cfg.fine // T
+    sigs, stop_gap = [], 0.0
+    for j in range(1, T + 1):
+        prefix = S.signature(Xb[: j * step + 1], depth)
+        stopped = S.signature(np.vstack([Xb[: j * step + 1], np.repeat(Xb[j * step][None, :], 3, axis=0)]), depth)
+        stop_gap = max(stop_gap, max(float(np.abs(a - b).max()) for a, b in zip(prefix, stopped)))
+        sigs.append(prefix)
+    lhs, rhs = [], []
+    for seed in cfg.seeds:
+        rng = np.random.default_rng(seed)
+        U, V, b = _weights(rng, cfg.e, 2, cfg.weight_scale)
+        alpha = S.rkhs_coefficients(np.eye(cfg.e), S.star_products(U, V, b, cfg.L, depth, cfg.activation))
+        h = S.rnn(X[step::step], U, V, b, cfg.activation)
+        err = 0.0
+        for j, sig in enumerate(sigs, start=1):
+            xi = sum(np.tensordot(a, s, axes=k) for k, (a, s) in enumerate(zip(alpha, sig)))
+            err = max(err, float(np.linalg.norm(h[j] - xi)))
+        lhs.append(T * err)
+        rhs.append(_c1(U, V, cfg.L, cfg.activation, b))
+    return bound_ratio(lhs, rhs, [{"seed": s} for s in cfg.seeds]), stop_gap
+
+
 thm511_rate_verdict = prop51_rate_verdict
 thm511_bound_verdict = prop51_bound_verdict
 
@@ -1157,6 +1189,9 @@ register("rnn_kernel.ex513", config=Ex513Config, presets=EX513_PRESETS, measure=
          verdict=ex513_corrected_verdict, claims=("rnn-kernel/ex-5.13",), summary=lambda r: r.to_measured())
 register("rnn_kernel.thm511", config=EulerConfig, presets=THM511_PRESETS, measure=measure_thm511,
          verdict=thm511_rate_verdict, claims=("rnn-kernel/thm-5.11",), summary=lambda r: r.to_measured())
+register("rnn_kernel.eq514", config=EulerConfig, presets=THM511_PRESETS, measure=measure_eq514,
+         verdict=lambda r: bound_verdict(r[0], {"ratio_max": 1.0}), claims=("rnn-kernel/eq-5.14",),
+         summary=lambda r: {"ratio": r[0].ratio, "stopped_path_gap": r[1]})
 register("rnn_kernel.stability", config=StabilityConfig, presets=STABILITY_PRESETS, measure=measure_stability,
          verdict=stability_verdict, claims=("rnn-kernel/sec-5.3.2",), summary=lambda r: {"ratio": r.ratio})
 register("rnn_kernel.rademacher", config=RademacherConfig, presets=RADEMACHER_PRESETS, measure=measure_rademacher,
