@@ -9,8 +9,9 @@ signatures plus the factorial-weighted dot product (the chapter's truncated kern
 quantity, so it is not timed. pysiglib is optional (skipped with a note when absent).
 
 Timing: both sides alternately (ours, anchor, anchor, ours, ...) for ``REPEATS`` repeats, each a
-:func:`_harness.time_call`; the reported time is the minimum over repeats of the medians, and
-ratio = anchor / ours (> 1: ours faster). The machine is shared with other jobs: ratios measured in
+:func:`_harness.time_call`; the reported time is the minimum over repeats and rounds of the per-call time,
+and ratio = anchor / ours (> 1: ours faster). The minimum, not the median: on a loaded machine a call of a
+few milliseconds is often preempted, which inflated the medians of the longer calls (the kernel) by 2-4x. The machine is shared with other jobs: ratios measured in
 the same run are meaningful, absolute times less so. Writes a markdown table to stdout and to
 benchmarks/out/bench_signature.md.
 """
@@ -88,13 +89,13 @@ def main():
         for r in range(REPEATS):
             order = (ours, anchor) if r % 2 == 0 else (anchor, ours)
             for fn in order:
-                t = time_call(fn, min_time=0.3).median
+                t = time_call(fn, min_time=0.3).min
                 (t_ours if fn is ours else t_anchor).append(t)
         ratios = [a / o for a, o in zip(t_anchor, t_ours)]
         rows.append([name, anchor_name, fmt_time(min(t_ours)), fmt_time(min(t_anchor)), f"{min(t_anchor) / min(t_ours):.2f}",
                      f"{min(ratios):.2f}..{max(ratios):.2f}", fmt_time(first)])
     info = machine_info()
-    table = format_table(["case", "anchor", "theory (min of medians)", "anchor time", "ratio", "ratio spread",
+    table = format_table(["case", "anchor", "theory (min)", "anchor (min)", "ratio", "ratio spread",
                           "first call (JIT/cache)"], rows,
                          title=f"theory.signature vs iisignature {iisignature.version()} and pysiglib "
                                f"(values equal: signature err. rel. to each level's max {err:.1e}, kernel {kerr:.1e}); "
