@@ -130,8 +130,13 @@ def signature(path, depth, normalization="factorial"):
     arr = _path(path, "path", func)
     depth = _depth(depth, arr.shape[1], func)
     check_choice(normalization, "normalization", _NORMS, func=func)
-    flat = K.signature_flat(arr, depth)
-    levels = _unflatten(flat, arr.shape[1], depth)
+    flat = K.signature_flat(arr, depth)  # levels stored with reversed index order
+    d = arr.shape[1]
+    levels, pos = [], 0
+    for k in range(depth + 1):
+        n = d ** k
+        levels.append(flat[pos:pos + n].reshape((d,) * k).transpose(tuple(range(k - 1, -1, -1))).copy())
+        pos += n
     if normalization == "factorial":
         levels = [lv * float(math.factorial(k)) for k, lv in enumerate(levels)]
     for lv in levels:

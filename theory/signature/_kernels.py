@@ -24,43 +24,13 @@ def offsets(d, depth):
 
 
 @njit(cache=True)
-def _outer_delta(buf, dst, vb, n, delta, d):
-    """buf[dst, p d + i] = vb[p] delta[i]; unrolled for d = 2, 3, 4 (the short inner loop dominates otherwise)."""
-    if d == 3:
-        d0, d1, d2 = delta[0], delta[1], delta[2]
-        for p in range(n):
-            v = vb[p]
-            buf[dst, 3 * p] = v * d0
-            buf[dst, 3 * p + 1] = v * d1
-            buf[dst, 3 * p + 2] = v * d2
-    elif d == 2:
-        d0, d1 = delta[0], delta[1]
-        for p in range(n):
-            v = vb[p]
-            buf[dst, 2 * p] = v * d0
-            buf[dst, 2 * p + 1] = v * d1
-    elif d == 4:
-        d0, d1, d2, d3 = delta[0], delta[1], delta[2], delta[3]
-        for p in range(n):
-            v = vb[p]
-            buf[dst, 4 * p] = v * d0
-            buf[dst, 4 * p + 1] = v * d1
-            buf[dst, 4 * p + 2] = v * d2
-            buf[dst, 4 * p + 3] = v * d3
-    else:
-        for p in range(n):
-            v = vb[p]
-            base = p * d
-            for i in range(d):
-                buf[dst, base + i] = v * delta[i]
-
-
-@njit(cache=True)
 def _segment_update(sig, off, delta, depth, d, buf, vb):
     """sig <- sig (x) exp(delta) in the standard normalization (Horner scheme, levels high to low).
 
     New level k = sum_j A_j (x) delta^(x)(k-j) / (k-j)!, evaluated as
     (((delta/k + A_1) (x) delta/(k-1) + A_2) (x) delta/(k-2) + ...) (x) delta + A_k, reading the old A_j (j < k).
+    Levels are stored with the index order reversed (i_k most significant), so that appending delta as the
+    last index writes d contiguous blocks (vectorizable) instead of a stride-d scatter.
     """
     for k in range(depth, 0, -1):
         n = d
@@ -72,9 +42,14 @@ def _segment_update(sig, off, delta, depth, d, buf, vb):
             scale = 1.0 / (k - j)
             for p in range(n):
                 vb[p] = (sig[aj + p] + buf[src, p]) * scale
-            _outer_delta(buf, 1 - src, vb, n, delta, d)
+            dst = 1 - src
+            for i in range(d):
+                di = delta[i]
+                base = i * n
+                for p in range(n):
+                    buf[dst, base + p] = vb[p] * di
             n *= d
-            src = 1 - src
+            src = dst
         ak = off[k]
         for p in range(n):
             sig[ak + p] += buf[src, p]
@@ -82,7 +57,9 @@ def _segment_update(sig, off, delta, depth, d, buf, vb):
 
 @njit(cache=True)
 def signature_flat(path, depth):
-    """Standard-normalization truncated signature of the piecewise-linear path (flat levels)."""
+    """Standard-normalization truncated signature of the piecewise-linear path, flat levels in REVERSED index
+    order: entry (i_1, ..., i_k) of level k sits at offset[k] + sum_m i_m d^(m-1). Inner products of two such
+    signatures are those of the usual order; :func:`theory.signature.signature` transposes the levels."""
     npts, d = path.shape
     off = offsets(d, depth)
     sig = np.zeros(off[depth + 1])
