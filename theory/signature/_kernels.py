@@ -24,35 +24,42 @@ def offsets(d, depth):
 
 
 @njit(cache=True)
-def _segment_update(sig, off, delta, depth, d, buf, vb):
+def _segment_update(sig, off, delta, depth, d, b0, b1, vb):
     """sig <- sig (x) exp(delta) in the standard normalization (Horner scheme, levels high to low).
 
     New level k = sum_j A_j (x) delta^(x)(k-j) / (k-j)!, evaluated as
     (((delta/k + A_1) (x) delta/(k-1) + A_2) (x) delta/(k-2) + ...) (x) delta + A_k, reading the old A_j (j < k).
     Levels are stored with the index order reversed (i_k most significant), so that appending delta as the
-    last index writes d contiguous blocks (vectorizable) instead of a stride-d scatter.
+    last index writes d contiguous blocks; the loops run on 1-D slices, which LLVM vectorizes.
     """
     for k in range(depth, 0, -1):
         n = d
         for i in range(d):
-            buf[0, i] = delta[i] / k
-        src = 0
+            b0[i] = delta[i] / k
+        flip = False
         for j in range(1, k):
             aj = off[j]
             scale = 1.0 / (k - j)
+            src = b1 if flip else b0
+            dst = b0 if flip else b1
+            a = sig[aj:aj + n]
+            s_ = src[:n]
+            v = vb[:n]
             for p in range(n):
-                vb[p] = (sig[aj + p] + buf[src, p]) * scale
-            dst = 1 - src
+                v[p] = (a[p] + s_[p]) * scale
             for i in range(d):
                 di = delta[i]
-                base = i * n
+                o = dst[i * n:(i + 1) * n]
                 for p in range(n):
-                    buf[dst, base + p] = vb[p] * di
+                    o[p] = v[p] * di
             n *= d
-            src = dst
+            flip = not flip
+        src = b1 if flip else b0
         ak = off[k]
+        t = sig[ak:ak + n]
+        s_ = src[:n]
         for p in range(n):
-            sig[ak + p] += buf[src, p]
+            t[p] += s_[p]
 
 
 @njit(cache=True)
@@ -67,13 +74,15 @@ def signature_flat(path, depth):
     top = 1
     for _ in range(depth):
         top *= d
-    buf = np.empty((2, max(top, d)))
-    vb = np.empty(max(top, d))
+    size = max(top, d)
+    b0 = np.empty(size)
+    b1 = np.empty(size)
+    vb = np.empty(size)
     delta = np.empty(d)
     for s in range(npts - 1):
         for i in range(d):
             delta[i] = path[s + 1, i] - path[s, i]
-        _segment_update(sig, off, delta, depth, d, buf, vb)
+        _segment_update(sig, off, delta, depth, d, b0, b1, vb)
     return sig
 
 
