@@ -36,6 +36,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
+	-$(PY) -m pip install --quiet wheel && $(PY) -m pip install --quiet --no-build-isolation iisignature==0.24
 	$(PY) benchmarks/run.py
 
 figures: $(STAMP)

@@ -15,7 +15,7 @@ __all__ = ["NonFiniteError", "__version__"]
 # ``import theory`` and the ``theory`` command stay fast and Numba loads only when a kernel is used.
 _SUBMODULES = frozenset({
     "claims", "cli", "experiments", "fbm", "implicit", "isotonic", "linear", "momentum", "oracle", "pl",
-    "plots", "rates", "report", "resnet", "scaling", "sinkhorn", "sweep", "topk",
+    "plots", "rates", "report", "resnet", "scaling", "sinkhorn", "sweep", "topk", "signature",
 })
 
 

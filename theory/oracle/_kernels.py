@@ -898,3 +898,91 @@ register(Kernel(
          "S = max(1, max|h|, max|X|) (loss: S instead of 2 S^2)",
     why=_IMPLICIT_WHY,
 ))
+
+
+# ----------------------------------------------------------------------------------------------
+# truncated signatures and the signature kernel (thesis (Marion), chapter 5; factorial normalization)
+
+
+def _signature_cases() -> list[Case]:
+    cases = []
+    for n, d, depth, seed, scale in ((2, 3, 6, 1, 0.5), (10, 2, 5, 2, 0.3), (100, 3, 4, 3, 0.1),
+                                     (1000, 3, 6, 4, 0.01), (50, 1, 8, 5, 0.2), (20, 5, 3, 6, 0.4)):
+        X = np.cumsum(_rng(seed).standard_normal((n, d)) * scale, axis=0)
+        cases.append(Case(f"walk_n{n}_d{d}_depth{depth}", {"n": n, "d": d, "depth": depth, "seed": seed,
+                                                           "law": f"random walk, N(0, {scale}^2) steps"},
+                          {"path": X, "depth": depth}))
+    cases.append(Case("constant_path", {"n": 5, "d": 2, "depth": 4, "law": "all points equal"},
+                      {"path": np.ones((5, 2)), "depth": 4}))
+    cases.append(Case("depth0", {"n": 3, "d": 2, "depth": 0, "law": "level 0 only"},
+                      {"path": np.arange(6.0).reshape(3, 2), "depth": 0}))
+    return cases
+
+
+def _signature_ref(path, depth):
+    from theory.signature import signature
+
+    return (np.concatenate([np.ravel(s) for s in signature(path, depth)]),)
+
+
+def _tv(path):
+    return float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum())
+
+
+def _signature_tol(inputs, ref, eps):
+    path, depth = inputs["path"], int(inputs["depth"])
+    return (16.0 * path.shape[0] * (depth + 1) * eps * max(1.0, _tv(path)) ** depth,)
+
+
+register(Kernel(
+    name="signature",
+    module="theory.signature",
+    signature="fn(path, depth) -> sig   (levels 0..depth of the factorial-normalized signature (level k = k! times "
+              "the iterated integral), each level row-major, concatenated; path (n, d), piecewise linear)",
+    outputs=("sig",),
+    make_cases=_signature_cases,
+    reference=_signature_ref,
+    tolerance=_signature_tol,
+    rule="max|sig - sig_ref| <= 16 n (depth + 1) eps max(1, TV)^depth, TV the path's total variation",
+    why="level k has norm at most TV^k in this normalization; each of the n - 1 segment products (Chen's "
+        "relation) adds at most depth + 1 rounded terms of that size per entry",
+))
+
+
+def _kernel_cases() -> list[Case]:
+    cases = []
+    for n, d, depth, seed, scale in ((2, 2, 10, 7, 0.6), (30, 3, 5, 8, 0.2), (200, 2, 6, 9, 0.05),
+                                     (1000, 3, 6, 10, 0.01)):
+        r = _rng(seed)
+        X = np.cumsum(r.standard_normal((n, d)) * scale, axis=0)
+        Y = np.cumsum(r.standard_normal((n, d)) * scale, axis=0)
+        cases.append(Case(f"walks_n{n}_d{d}_depth{depth}", {"n": n, "d": d, "depth": depth, "seed": seed},
+                          {"path_x": X, "path_y": Y, "depth": depth}))
+    return cases
+
+
+def _kernel_ref(path_x, path_y, depth):
+    from theory.signature import kernel
+
+    return (np.array(kernel(path_x, path_y, depth)),)
+
+
+def _kernel_tol(inputs, ref, eps):
+    X, Y, depth = inputs["path_x"], inputs["path_y"], int(inputs["depth"])
+    g = max(1.0, _tv(X)) * max(1.0, _tv(Y))
+    return (32.0 * (X.shape[0] + Y.shape[0]) * (depth + 1) ** 2 * eps * g ** depth,)
+
+
+register(Kernel(
+    name="signature_kernel",
+    module="theory.signature",
+    signature="fn(path_x, path_y, depth) -> k   (sum over levels 0..depth of <X^k, Y^k>, factorial "
+              "normalization, paths as given (no time augmentation))",
+    outputs=("k",),
+    make_cases=_kernel_cases,
+    reference=_kernel_ref,
+    tolerance=_kernel_tol,
+    rule="|k - k_ref| <= 32 (n_x + n_y) (depth + 1)^2 eps (max(1, TV_x) max(1, TV_y))^depth",
+    why="the kernel is a sum over depth + 1 levels of inner products of two signatures, each entry within the "
+        "signature rule; Cauchy-Schwarz bounds level k's inner product by (TV_x TV_y)^k",
+))
