@@ -378,6 +378,13 @@ def measure_heaviside(cfg: HeavisideConfig) -> HeavisideResult:
     return HeavisideResult(tuple(cfg.etas), ident, tuple(le), tuple(ve), tuple(fe), drift, hit)
 
 
+def _plain_minor_ticks(ax):
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
 def _slope(x, y):
     from theory.rates import fit_rate
 
@@ -423,6 +430,7 @@ def heaviside_figure(result: HeavisideResult, claim_id="two-timescale/eq-6.7"):
                    (result.flow_eta_error, "trajectory vs (6.7)")):
         ax.loglog(e, y, "o-", label=lab)
     ax.loglog(e, result.velocity_eta_error[0] * e / e[0] * 1.5, "k--", label="slope 1, predicted (guide)")
+    _plain_minor_ticks(ax)
     ax.set_xlabel("sharpness eta")
     ax.set_ylabel("max error over draws")
     ax.set_title(f"{claim_id}: eta-limit vs Heaviside closed forms", fontsize=9)
@@ -586,6 +594,7 @@ def tracking_figure(result: TrackingResult, claim_id="two-timescale/prop-6.9"):
     e = np.asarray(result.lag_eps)
     ax.loglog(e, result.lag, "o-", label="lag, measured")
     ax.loglog(e, result.lag[0] * e / e[0], "k--", label="slope 1, predicted (guide)")
+    _plain_minor_ticks(ax)
     ax.set_xlabel("eps")
     ax.set_title(f"{claim_id}/lag: lag vs eps (proxy: eps above threshold)", fontsize=9)
     ax.legend(fontsize=7)
@@ -701,6 +710,7 @@ def eps_limit_figure(result: EpsLimitResult, claim_id="two-timescale/sec-6.5.2")
     e = np.asarray(result.eps_values)
     ax.loglog(e, result.errors, "o-", label="max_tau ||u_GD - u_limit||, measured")
     ax.loglog(e, result.errors[0] * e / e[0], "k--", label="slope 1, predicted (guide)")
+    _plain_minor_ticks(ax)
     ax.set_xlabel("eps")
     ax.legend(fontsize=7)
     ax.set_title(f"{claim_id}: GD at ratio eps vs limit (6.8)", fontsize=9)
