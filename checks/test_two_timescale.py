@@ -120,3 +120,70 @@ def test_fig64_sparse_motion(claim):
     verdict = ex.fig64_verdict(result)
     figure = ex.fig64_figure(result, cfg)
     claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.fixture(scope="module")
+def lemmas_result():
+    return ex.measure_lemmas(ex.LEMMAS_PRESETS["check"])
+
+
+def _lemma(claim, result, name):
+    verdict = ex.lemma_verdict(result, name)
+    claim.qualitative(verdict.passed, {"ratio": result.ratio(name), "n_instances": result.trials}, verdict.message)
+
+
+_LEMMA_DOC = "(App. 6.C target, 3 neurons per piece, eta = 4e-3, 10 draws in U_eta)"
+
+
+@pytest.mark.claim("two-timescale/lemma-6.10", kind="qualitative", aliases=("marion-thesis/lemma-6.10",),
+                   title="Lemma 6.10: " + ex.LEMMA_TITLES["lemma-6.10"] + " " + _LEMMA_DOC)
+def test_lemma610(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.10")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.12", kind="qualitative", aliases=("marion-thesis/lemma-6.12",),
+                   title="Lemma 6.12: " + ex.LEMMA_TITLES["lemma-6.12"] + " (central differences) " + _LEMMA_DOC)
+def test_lemma612(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.12")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.14", kind="qualitative", aliases=("marion-thesis/lemma-6.14",),
+                   title="Lemma 6.14: " + ex.LEMMA_TITLES["lemma-6.14"] + " (attained) " + _LEMMA_DOC)
+def test_lemma614(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.14")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.15", kind="qualitative", aliases=("marion-thesis/lemma-6.15",),
+                   title="Lemma 6.15: " + ex.LEMMA_TITLES["lemma-6.15"] + " " + _LEMMA_DOC)
+def test_lemma615(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.15")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.16", kind="qualitative", aliases=("marion-thesis/lemma-6.16",),
+                   title="Lemma 6.16: " + ex.LEMMA_TITLES["lemma-6.16"] + " " + _LEMMA_DOC)
+def test_lemma616(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.16")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.17", kind="qualitative", aliases=("marion-thesis/lemma-6.17",),
+                   title="Lemma 6.17: " + ex.LEMMA_TITLES["lemma-6.17"] + " (random a) " + _LEMMA_DOC)
+def test_lemma617(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.17")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.18", kind="qualitative", aliases=("marion-thesis/lemma-6.18",),
+                   title="Lemma 6.18: " + ex.LEMMA_TITLES["lemma-6.18"] + " " + _LEMMA_DOC)
+def test_lemma618(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.18")
+
+
+@pytest.mark.claim("two-timescale/prop-6.7", kind="qualitative",
+                   title="Prop. 6.7 / Thm 6.8 horizon, Heaviside limit: from u i.i.d. uniform (m = 20, >= 2 neurons per "
+                         "piece) the closer neuron of every jump reaches it before tau = 6 / Delta f^2 (closed-form "
+                         "hitting times of (6.7))", aliases=("marion-thesis/prop-6.7", "marion-thesis/thm-6.8"),
+                   proxy="eta = 0 (the Heaviside limit) and no D-good condition: Prop. 6.7 needs eta > 0 so small that "
+                         "D = 2^6.5 sqrt(m+1) M eta^0.5 / Delta f is a feasible separation (eta ~ 1e-7 here)")
+def test_prop67_recovery_horizon(claim):
+    result = ex.measure_recovery(ex.RECOVERY_PRESETS["check"])
+    verdict = ex.recovery_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

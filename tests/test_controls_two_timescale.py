@@ -61,3 +61,17 @@ def test_fig64_control_swapped_regimes_fails():
     swapped = dataclasses.replace(r, l2=r.l2[::-1], moved=r.moved[::-1], covered=r.covered[::-1],
                                   eps_values=r.eps_values[::-1])
     assert ex.fig64_verdict(swapped).status == "fail"
+
+
+def test_lemmas_control_shrunk_bounds_fail():
+    r = ex.measure_lemmas(dataclasses.replace(ex.LEMMAS_PRESETS["check"], trials=2))
+    for name in ex.LEMMAS:
+        assert ex.lemma_verdict(r, name).status == "pass"
+    small = ex.measure_lemmas(dataclasses.replace(ex.LEMMAS_PRESETS["check"], trials=2, bound_scale=1e-4))
+    for name in ex.LEMMAS:
+        assert ex.lemma_verdict(small, name).status == "fail", name
+
+
+def test_recovery_control_short_horizon_fails():
+    cfg = dataclasses.replace(ex.RECOVERY_PRESETS["check"], horizon_scale=0.01)
+    assert ex.recovery_verdict(ex.measure_recovery(cfg)).status == "fail"

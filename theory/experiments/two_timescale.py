@@ -38,6 +38,7 @@ __all__ = [
     "EpsLimitConfig", "measure_eps_limit", "eps_limit_verdict", "eps_limit_figure",
     "DGoodConfig", "measure_dgood", "dgood_verdict",
     "Fig64Config", "measure_fig64", "fig64_verdict", "fig64_figure",
+    "LemmasConfig", "measure_lemmas", "lemma_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
 ]
 
 
@@ -990,3 +991,225 @@ register("two_timescale.dgood", config=DGoodConfig, presets=DGOOD_PRESETS, measu
          verdict=dgood_verdict, claims=("two-timescale/lemma-6.19",), summary=lambda r: {"fraction_good": list(r.fraction_good)})
 register("two_timescale.fig64", config=Fig64Config, presets=FIG64_PRESETS, measure=measure_fig64,
          verdict=fig64_verdict, claims=("two-timescale/fig-6.4",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Lemmas 6.10-6.18, Prop. 6.7
+
+LEMMAS = ("lemma-6.10", "lemma-6.12", "lemma-6.14", "lemma-6.15", "lemma-6.16", "lemma-6.17", "lemma-6.18")
+
+
+@dataclasses.dataclass(frozen=True)
+class LemmasConfig:
+    """The explicit inequalities of Lemmas 6.10-6.18 at random positions in U_eta with >= 2 neurons per piece.
+
+    Attributes
+    ----------
+    v, f : tuple of float
+        Target (App. 6.C).
+    per_piece : int
+        Neurons per piece (>= 2, as Lemmas 6.13-6.16 assume).
+    eta : float
+        Sharpness (3 eta <= Delta v for Lemma 6.18).
+    trials : int
+        Random position vectors.
+    seed : int
+        Seed.
+    bound_scale : float
+        Multiplies every right-hand side (1 for the claims; a control shrinks them).
+    """
+
+    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
+    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
+    per_piece: int = 3
+    eta: float = 0.004
+    trials: int = 10
+    seed: int = 0
+    bound_scale: float = 1.0
+
+    def __post_init__(self):
+        cls = "LemmasConfig"
+        _target(self.v, self.f, cls)
+        _int(self.per_piece, "per_piece", cls, 2)
+        _pos(self.eta, "eta", cls, 1.0)
+        _int(self.trials, "trials", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+        _pos(self.bound_scale, "bound_scale", cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class LemmasResult:
+    """For each lemma (``names``), the largest LHS / RHS over the trials (all its inequalities)."""
+
+    names: tuple
+    ratios: tuple
+    trials: int
+
+    def ratio(self, name):
+        return self.ratios[self.names.index(name)]
+
+    def to_measured(self):
+        return {n: r for n, r in zip(self.names, self.ratios)} | {"trials": self.trials}
+
+
+def measure_lemmas(cfg: LemmasConfig) -> LemmasResult:
+    """LHS / RHS of each inequality of Lemmas 6.10, 6.12, 6.14-6.18 (exact quadrature, a*_0 in closed form)."""
+    import theory.two_timescale as T
+
+    rng = np.random.default_rng(cfg.seed)
+    v, f = np.asarray(cfg.v), np.asarray(cfg.f)
+    n, dv, _, M = T.target_constants(v, f)
+    eta, c = cfg.eta, cfg.bound_scale
+    r = dict.fromkeys(LEMMAS, 0.0)
+    x = np.linspace(0, 1, 20001)
+    for _ in range(cfg.trials):
+        while True:
+            u = _spread_positions(rng, v, cfg.per_piece, 2 * eta)
+            if T.separation(u, eta) > 2 * eta:
+                break
+        m = u.size
+        D = T.separation(u, eta)
+        H, b = T.gram(u, eta, v, f)
+        H0, b0 = T.heaviside_gram(u, v, f, eta)
+        a_eta = np.linalg.solve(H, b)
+        a0 = T.heaviside_weights(u, v, f)
+        sq = math.sqrt(m + 1)
+        # Lemma 6.10
+        r["lemma-6.10"] = max(r["lemma-6.10"], np.linalg.norm(b - b0) / (c * M * eta * sq),
+                              np.linalg.norm(b) / (c * M * sq))
+        # Lemma 6.12: Jacobian of a*_eta by central differences
+        h = 1e-7
+        J = np.column_stack([(T.optimal_weights(u + h * e, eta, v, f) - T.optimal_weights(u - h * e, eta, v, f)) / (2 * h)
+                             for e in np.eye(m)])
+        r["lemma-6.12"] = max(r["lemma-6.12"], np.linalg.norm(J, 2) / (c * 8 / D * (2 * (m + 1) * np.linalg.norm(a_eta) + M)))
+        # Lemma 6.14
+        r["lemma-6.14"] = max(r["lemma-6.14"], float(np.abs(T.network(x, a0, u, eta)).max()) / (c * M))
+        # Lemma 6.15: |a*_0j| <= 2M and the gradient difference at random a near a*_0
+        g0 = T.gradient(a0, u, eta, v, f)[1]
+        worst = float(np.abs(a0).max()) / (c * 2 * M)
+        for scale in (1e-3, 1e-1, 1.0):
+            a = a0 + scale * rng.normal(size=m + 1)
+            dist = np.linalg.norm(a - a0)
+            gd = np.abs(T.gradient(a, u, eta, v, f)[1] - g0).max()
+            worst = max(worst, gd / (c * (2 * M * (sq + 1) * dist + sq * dist ** 2)))
+        r["lemma-6.15"] = max(r["lemma-6.15"], worst)
+        # Lemma 6.16
+        r["lemma-6.16"] = max(r["lemma-6.16"], np.linalg.norm(a_eta - a0) / (c * 16 * M * sq * eta / D))
+        # Lemma 6.17: gradient norms at random a
+        a = rng.normal(size=m + 1) * rng.uniform(0.1, 5)
+        ga, gu = T.gradient(a, u, eta, v, f)
+        na = np.linalg.norm(a)
+        r["lemma-6.17"] = max(r["lemma-6.17"], np.linalg.norm(gu) / (c * (sq * na ** 2 + M * na)),
+                              np.linalg.norm(ga) / (c * sq * (na * sq + M)))
+        # Lemma 6.18: one neuron within eta of each jump (3 eta <= Delta v holds for these presets)
+        w = u.copy()
+        L_, _ = T.flanking(w, v)
+        w[L_] = v - rng.uniform(0.0, eta, v.size)
+        if T.separation(w, eta) > 2 * eta:
+            err = 2 * T.loss(T.optimal_weights(w, eta, v, f), w, eta, v, f)
+            r["lemma-6.18"] = max(r["lemma-6.18"], err / (c * T.lemma_6_18_bound(M, eta, n)))
+    return LemmasResult(LEMMAS, tuple(float(r[k]) for k in LEMMAS), cfg.trials)
+
+
+LEMMA_TITLES = {
+    "lemma-6.10": "||b_eta - b_0|| <= M eta sqrt(m+1), ||b_eta|| <= M sqrt(m+1)",
+    "lemma-6.12": "||d a*_eta / du|| <= 8/Delta(u) (2(m+1) ||a*_eta|| + M)",
+    "lemma-6.14": "|f_eta(x; a*_0(u), u)| <= M",
+    "lemma-6.15": "|a*_0j| <= 2M and |d_uj L(a,u) - d_uj L(a*_0,u)| <= 2M(sqrt(m+1)+1)||a-a*_0|| + sqrt(m+1)||a-a*_0||^2",
+    "lemma-6.16": "||a*_eta(u) - a*_0(u)|| <= 16 M sqrt(m+1) eta / Delta(u)",
+    "lemma-6.17": "||grad_u L|| <= sqrt(m+1)||a||^2 + M||a||, ||grad_a L|| <= sqrt(m+1)(sqrt(m+1)||a|| + M)",
+    "lemma-6.18": "int |f_eta(.; a*_eta(u), u) - f*|^2 <= 6 M^2 eta n with a neuron within eta of each jump",
+}
+
+
+def lemma_verdict(result: LemmasResult, name: str) -> Verdict:
+    """Pass iff the largest LHS / RHS of the lemma ``name`` is <= 1 up to rounding (Lemma 6.14 is attained with
+    equality where the fit equals a value of f* of modulus M) and positive (the quantity was measured)."""
+    r = result.ratio(name)
+    ok = 0.0 < r <= 1.0 + 1e-12
+    return qualitative_verdict(ok, f"{name}: max LHS/RHS = {r:.3g} over {result.trials} draws (<= 1): {LEMMA_TITLES[name]}")
+
+
+LEMMAS_PRESETS = {"check": LemmasConfig(), "paper": LemmasConfig(trials=200, per_piece=4)}  # App. 6.C: eta = 4e-3
+
+
+@dataclasses.dataclass(frozen=True)
+class RecoveryConfig:
+    """Hitting times of the Heaviside limit (6.7) against the horizon 6 / Delta f^2 of Prop. 6.7 / Thm 6.8.
+
+    Attributes
+    ----------
+    v, f : tuple of float
+        Target (App. 6.C).
+    m : int
+        Neurons, i.i.d. uniform (draws without two neurons per piece are skipped).
+    draws : int
+        Random initialisations.
+    seed : int
+        Seed.
+    horizon_scale : float
+        Multiplies the horizon (1 for the claim; a control shortens it).
+    """
+
+    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
+    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
+    m: int = 20
+    draws: int = 200
+    seed: int = 0
+    horizon_scale: float = 1.0
+
+    def __post_init__(self):
+        cls = "RecoveryConfig"
+        _target(self.v, self.f, cls)
+        _int(self.m, "m", cls, 2)
+        _int(self.draws, "draws", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+        _pos(self.horizon_scale, "horizon_scale", cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class RecoveryResult:
+    """max over draws and jumps of tau*_i / (6 / Delta f^2), the mean, and the number of usable draws."""
+
+    max_ratio: float
+    mean_ratio: float
+    used: int
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_recovery(cfg: RecoveryConfig) -> RecoveryResult:
+    """tau* of each jump from the closed form (invariant of (6.7)) for u i.i.d. uniform with >= 2 per piece."""
+    import theory.two_timescale as T
+
+    rng = np.random.default_rng(cfg.seed)
+    v, f = np.asarray(cfg.v), np.asarray(cfg.f)
+    _, _, df, _ = T.target_constants(v, f)
+    horizon = cfg.horizon_scale * T.recovery_horizon(df)
+    edges = np.concatenate(([0.0], v, [1.0]))
+    ratios = []
+    for _ in range(cfg.draws):
+        u = np.sort(rng.uniform(0, 1, cfg.m))
+        if any(np.count_nonzero((u > lo) & (u < hi)) < 2 for lo, hi in zip(edges[:-1], edges[1:])):
+            continue
+        L, R = T.flanking(u, v)
+        for i in range(v.size):
+            ratios.append(T.heaviside_hitting_time(u[L[i]], u[R[i]], v[i], f[i + 1] - f[i])[0] / horizon)
+    return RecoveryResult(float(max(ratios)) if ratios else math.inf, float(np.mean(ratios)) if ratios else math.inf,
+                          len(ratios) // max(v.size, 1))
+
+
+def recovery_verdict(result: RecoveryResult) -> Verdict:
+    """Pass iff every jump is reached by its closer neuron before 6 / Delta f^2."""
+    ok = result.used > 0 and result.max_ratio <= 1.0
+    return qualitative_verdict(ok, f"max tau*_i / (6/Delta f^2) = {result.max_ratio:.3f} (mean {result.mean_ratio:.3f}) "
+                               f"over {result.used} initialisations with >= 2 neurons per piece (<= 1)")
+
+
+RECOVERY_PRESETS = {"check": RecoveryConfig(), "paper": RecoveryConfig(draws=5000)}  # App. 6.C: m = 20
+
+register("two_timescale.lemmas", config=LemmasConfig, presets=LEMMAS_PRESETS, measure=measure_lemmas,
+         verdict=lambda r: lemma_verdict(r, "lemma-6.16"), claims=tuple(f"two-timescale/{k}" for k in LEMMAS),
+         summary=lambda r: r.to_measured())
+register("two_timescale.recovery", config=RecoveryConfig, presets=RECOVERY_PRESETS, measure=measure_recovery,
+         verdict=recovery_verdict, claims=("two-timescale/prop-6.7",), summary=lambda r: r.to_measured())

@@ -21,7 +21,7 @@ from theory._validation import as_float_array, check_interval
 from .network import flanking
 from .target import validate_target
 
-__all__ = ["heaviside_loss", "heaviside_loss_closed_form", "heaviside_velocities", "heaviside_invariant",
+__all__ = ["heaviside_gram", "heaviside_weights", "heaviside_loss", "heaviside_loss_closed_form", "heaviside_velocities", "heaviside_invariant",
            "heaviside_hitting_time", "heaviside_flow"]
 
 
@@ -32,6 +32,33 @@ def _piece_integrals(a, b, v, f):
     hi = np.clip(edges[1:], a, b)
     w = hi - lo
     return float(np.sum(w * f)), float(np.sum(w * f * f))
+
+
+def heaviside_gram(u, v, f, eta=0.0):
+    """(H_0(u), b_0(u)) of the Heaviside features (bias first, u_0 = -eta/2):
+    H_0,ij = 1 - max(u_i, u_j, 0), b_0,j = int_{max(u_j, 0)}^1 f* (Lemma 6.11's H_0)."""
+    u = as_float_array(u, "u", func="heaviside_gram", ndim=1)
+    v, f = validate_target(v, f, func="heaviside_gram")
+    w = np.concatenate(([-eta / 2], u))
+    H = 1 - np.clip(np.maximum.outer(w, w), 0.0, 1.0)
+    b = np.array([_piece_integrals(min(max(x, 0.0), 1.0), 1.0, v, f)[0] for x in w])
+    return H, b
+
+
+def heaviside_weights(u, v, f):
+    """a*_0(u) = H_0(u)^-1 b_0(u): bias = mean of f* on the first cell, then the jumps between the means of
+    consecutive cells of the partition by u (distinct positions in (0, 1) required, ValueError naming ``u``)."""
+    u = as_float_array(u, "u", func="heaviside_weights", ndim=1)
+    v, f = validate_target(v, f, func="heaviside_weights")
+    if np.any(u <= 0) or np.any(u >= 1) or np.unique(u).size != u.size:
+        raise ValueError("`u` of heaviside_weights must hold distinct positions inside (0, 1).")
+    order = np.argsort(u)
+    cuts = np.concatenate(([0.0], u[order], [1.0]))
+    means = np.array([_piece_integrals(lo, hi, v, f)[0] / (hi - lo) for lo, hi in zip(cuts[:-1], cuts[1:])])
+    a = np.empty(u.size + 1)
+    a[0] = means[0]
+    a[1 + order] = np.diff(means)
+    return a
 
 
 def heaviside_loss(u, v, f):
