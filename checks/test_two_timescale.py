@@ -187,3 +187,14 @@ def test_prop67_recovery_horizon(claim):
     result = ex.measure_recovery(ex.RECOVERY_PRESETS["check"])
     verdict = ex.recovery_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("two-timescale/fig-6.7", kind="qualitative",
+                   title="Fig. 6.7 (population gradient descent, App. 6.C target, m = 20, eta = 4e-3, 2 seeds, run to "
+                         "tau = 6 or t = 10): the final L2 error grows with eps, with a transition near eps = 0.1",
+                   aliases=("marion-thesis/fig-6.7",))
+def test_fig67_transition(claim):
+    result = ex.measure_fig64(ex.FIG67_PRESETS["check"])
+    verdict = ex.fig67_verdict(result)
+    figure = ex.fig67_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)

@@ -75,3 +75,11 @@ def test_lemmas_control_shrunk_bounds_fail():
 def test_recovery_control_short_horizon_fails():
     cfg = dataclasses.replace(ex.RECOVERY_PRESETS["check"], horizon_scale=0.01)
     assert ex.recovery_verdict(ex.measure_recovery(cfg)).status == "fail"
+
+
+def test_fig67_control_flat_errors_fail():
+    cfg = dataclasses.replace(ex.FIG67_PRESETS["check"], seeds=(0,), eps_values=(1e-2, 1.0))
+    r = ex.measure_fig64(cfg)
+    assert ex.fig67_verdict(r).status == "pass"
+    flat = dataclasses.replace(r, l2=(r.l2[0], r.l2[0]))
+    assert ex.fig67_verdict(flat).status == "fail"

@@ -38,7 +38,7 @@ __all__ = [
     "EpsLimitConfig", "measure_eps_limit", "eps_limit_verdict", "eps_limit_figure",
     "DGoodConfig", "measure_dgood", "dgood_verdict",
     "Fig64Config", "measure_fig64", "fig64_verdict", "fig64_figure",
-    "LemmasConfig", "measure_lemmas", "lemma_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
+    "fig67_verdict", "fig67_figure", "fig67_transition", "LemmasConfig", "measure_lemmas", "lemma_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
 ]
 
 
@@ -1213,3 +1213,54 @@ register("two_timescale.lemmas", config=LemmasConfig, presets=LEMMAS_PRESETS, me
          summary=lambda r: r.to_measured())
 register("two_timescale.recovery", config=RecoveryConfig, presets=RECOVERY_PRESETS, measure=measure_recovery,
          verdict=recovery_verdict, claims=("two-timescale/prop-6.7",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Figure 6.7
+
+def fig67_transition(result: Fig64Result, factor=3.0):
+    """The smallest eps whose mean squared L2 error exceeds ``factor`` times that of the smallest eps (inf if none)."""
+    means = [float(np.mean(r)) for r in result.l2]
+    for e, mval in zip(result.eps_values, means):
+        if mval > factor * means[0]:
+            return e
+    return math.inf
+
+
+def fig67_verdict(result: Fig64Result) -> Verdict:
+    """Pass iff the mean squared L2 error grows with eps (largest eps >= 5 x smallest; every value at least the
+    smallest one up to 5 %) and the transition (error tripled) lies in [0.03, 1], around the thesis's 0.1."""
+    means = [float(np.mean(r)) for r in result.l2]
+    tr = fig67_transition(result)
+    ok = means[-1] >= 5 * means[0] and all(m >= 0.95 * means[0] for m in means) and 0.03 <= tr <= 1.0
+    parts = ", ".join(f"eps={e:g}: {m:.4f}" for e, m in zip(result.eps_values, means))
+    return qualitative_verdict(ok, f"mean ||f - f*||^2 over {len(result.l2[0])} seeds: {parts}; transition (error x3) "
+                               f"at eps = {tr:g} (thesis: about 0.1)")
+
+
+def fig67_figure(result: Fig64Result, claim_id="two-timescale/fig-6.7"):
+    """Mean squared L2 error against eps (log axis), seeds as dots."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    e = np.asarray(result.eps_values)
+    for k in range(len(result.l2[0])):
+        ax.loglog(e, [r[k] for r in result.l2], ".", color="gray", alpha=0.6)
+    ax.loglog(e, [np.mean(r) for r in result.l2], "o-", label="mean over seeds, measured")
+    ax.axvline(0.1, color="k", ls=":", label="transition reported in the thesis (about 0.1)")
+    ax.set_xlabel("eps (ratio of the step sizes of u and a)")
+    ax.set_ylabel("||f - f*||^2 at the end of training")
+    ax.set_title(f"{claim_id}: error against eps (population GD)", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+FIG67_PRESETS = {
+    "check": Fig64Config(eps_values=(1e-2, 0.1, 0.3, 1.0), seeds=(0, 1)),
+    # App. 6.C, Fig. 6.7: 20 repeats, eps from 2e-5 to 1
+    "paper": Fig64Config(eps_values=(2e-5, 1e-4, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0), h=0.05, u_step_max=1e-5,
+                         seeds=tuple(range(20))),
+}
+
+register("two_timescale.fig67", config=Fig64Config, presets=FIG67_PRESETS, measure=measure_fig64,
+         verdict=fig67_verdict, claims=("two-timescale/fig-6.7",), summary=lambda r: r.to_measured())
