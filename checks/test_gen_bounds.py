@@ -94,3 +94,16 @@ def test_thm48(claim):
     result = ex.measure_thm48(ex.THM48_PRESETS["check"])
     verdict = ex.thm48_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("gen-bounds/fig-4.1", kind="qualitative",
+                   title="Fig. 4.1 (reduced: synthetic 10-class data, d = 16, L = 30, A and B fixed, 2 data seeds): the "
+                         "weight-difference penalty lowers max ||W_(k+1) - W_k||_inf and the generalization gap "
+                         "(lambda = 0, 0.01, 0.1), and across trainings the gap rises with that maximum; the per-epoch "
+                         "correlation of Fig. 4.1a is reported (its sign varies with the seed at this size)",
+                   aliases=("marion-thesis/fig-4.1",))
+def test_fig41(claim):
+    result = ex.measure_fig41(ex.FIG41_PRESETS["check"])
+    verdict = ex.fig41_verdict(result)
+    figure = ex.fig41_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)

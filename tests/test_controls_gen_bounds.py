@@ -64,3 +64,12 @@ def test_thm48_control_bound_below_deviation_fails():
     tiny = dataclasses.replace(r, bound=tuple(1e-6 for _ in r.bound),
                                max_ratio=max(a / 1e-6 for a in r.deviation))
     assert ex.thm48_verdict(tiny).status == "fail"
+
+
+def test_fig41_control_penalty_without_effect_fails():
+    cfg = dataclasses.replace(ex.FIG41_PRESETS["check"], seeds=(0,), repeats=1, epochs=8)
+    r = ex.measure_fig41(cfg)
+    reversed_gap = dataclasses.replace(r, gap=tuple(row[::-1] for row in r.gap))
+    assert ex.fig41_verdict(reversed_gap).status == "fail"
+    anti = dataclasses.replace(r, final_spearman=-0.5)
+    assert ex.fig41_verdict(anti).status == "fail"

@@ -146,3 +146,26 @@ def test_smooth_weights_reproducible():
 def test_bad_input_names_argument(call, name):
     with pytest.raises((ValueError, TypeError), match=f"`{name}`"):
         call()
+
+
+def test_training_gradient_matches_finite_differences():
+    from theory.generalization.training import loss_and_gradient
+
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(12, 6)), rng.integers(0, 3, 12)
+    A, B = rng.normal(size=(4, 6)), rng.normal(size=(3, 4))
+    W = rng.normal(size=(5, 4, 4))
+    _, g = loss_and_gradient(X, y, A, W, B, lam=0.3)
+    h = 1e-6
+    for idx in [(0, 0, 0), (2, 1, 3), (4, 3, 2)]:
+        e = np.zeros_like(W)
+        e[idx] = h
+        fd = (loss_and_gradient(X, y, A, W + e, B, 0.3)[0] - loss_and_gradient(X, y, A, W - e, B, 0.3)[0]) / (2 * h)
+        assert g[idx] == pytest.approx(fd, rel=1e-5, abs=1e-9)
+
+
+def test_difference_penalty_value():
+    W = np.zeros((3, 1, 1))
+    W[1] = 3.0
+    val, _ = G.difference_penalty(W)
+    assert val == pytest.approx(math.sqrt(18.0))

@@ -29,7 +29,8 @@ __all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_v
            "Prop43Config", "measure_prop43", "prop43_verdict", "Prop46Config", "measure_prop46", "prop46_verdict",
            "Prop47Config", "measure_prop47", "prop47_verdict", "Cor49Config", "measure_cor49", "cor49_verdict",
            "KWRatesConfig", "measure_kw_rates", "kw_rates_verdict", "kw_rates_figure",
-           "Thm48Config", "measure_thm48", "thm48_verdict"]
+           "Thm48Config", "measure_thm48", "thm48_verdict", "Fig41Config", "measure_fig41", "fig41_verdict",
+           "fig41_figure"]
 
 
 def _int(v, name, cls, low):
@@ -766,3 +767,178 @@ register("gen_bounds.kw_rates", config=KWRatesConfig, presets=KW_RATES_PRESETS, 
          verdict=kw_rates_verdict, claims=("gen-bounds/sec-4.4.1",), summary=lambda r: r.to_measured())
 register("gen_bounds.thm48", config=Thm48Config, presets=THM48_PRESETS, measure=measure_thm48,
          verdict=thm48_verdict, claims=("gen-bounds/thm-4.8",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Figure 4.1
+
+@dataclasses.dataclass(frozen=True)
+class Fig41Config:
+    """Reduced Figure 4.1: the ResNet (4.10) with fixed random projections A (d x p), B (c x d), ReLU, smooth
+    initialisation (RBF bandwidth 0.1), trained with Adam (lr 0.02, batch 128) on synthetic Gaussian-mixture
+    classification, with the weight-difference penalty lambda (sum ||W_(k+1) - W_k||_F^2)^(1/2).
+
+    Attributes
+    ----------
+    p, classes : int
+        Input dimension and number of classes (class means N(0, separation^2 I), unit noise).
+    separation : float
+        Scale of the class means.
+    d, L : int
+        Width and depth.
+    n_train, n_test : int
+        Sample sizes.
+    epochs : int
+        Epochs per training.
+    lams : tuple of float
+        Penalty weights, increasing (the first must be 0: its runs give the dots of Figure 4.1a).
+    repeats : int
+        Trainings per lambda and seed.
+    seeds : tuple of int
+        Seeds of independent data sets (each: data, projections, initialisations and batches).
+    """
+
+    p: int = 32
+    classes: int = 10
+    separation: float = 0.6
+    d: int = 16
+    L: int = 30
+    n_train: int = 200
+    n_test: int = 1000
+    epochs: int = 20
+    lams: tuple = (0.0, 0.01, 0.1)
+    repeats: int = 3
+    seeds: tuple = (0, 1)
+
+    def __post_init__(self):
+        cls = "Fig41Config"
+        for name in ("p", "classes", "d", "L", "n_train", "n_test", "epochs", "repeats"):
+            _int(getattr(self, name), name, cls, 2 if name == "classes" else 1)
+        _pos(self.separation, "separation", cls)
+        if not isinstance(self.lams, tuple) or len(self.lams) < 2 or self.lams[0] != 0:
+            raise ValueError(f"`lams` of {cls} must be a tuple of >= 2 values starting with 0; got {self.lams!r}.")
+        for lam in self.lams[1:]:
+            _pos(lam, "lams", cls)
+        if any(b <= a for a, b in zip(self.lams, self.lams[1:])):
+            raise ValueError(f"`lams` of {cls} must be increasing; got {self.lams!r}.")
+        if not isinstance(self.seeds, tuple) or not self.seeds:
+            raise ValueError(f"`seeds` of {cls} must be a non-empty tuple; got {self.seeds!r}.")
+        for sd in self.seeds:
+            _int(sd, "seeds", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fig41Result:
+    """Per seed (rows) and lambda (columns): mean final gap (test - train cross-entropy), test loss and
+    max_k ||W_(k+1) - W_k||_inf. ``final``: (max difference, gap) of every training at its last epoch, and
+    ``final_spearman`` their rank correlation (pooled over lambdas and seeds). ``epoch_spearman``: per seed, the
+    rank correlation over the per-epoch dots of the lambda = 0 runs (the statistic of Fig. 4.1a); ``dots`` those
+    of the first seed, for the figure."""
+
+    lams: tuple
+    gap: tuple
+    test_loss: tuple
+    max_diff: tuple
+    final: tuple
+    final_spearman: float
+    epoch_spearman: tuple
+    dots: tuple
+
+    def to_measured(self):
+        d = dataclasses.asdict(self)
+        d.pop("dots")
+        d.pop("final")
+        return d
+
+
+def measure_fig41(cfg: Fig41Config) -> Fig41Result:
+    """Train ``repeats`` networks per lambda and seed; record the final gaps and the per-epoch dots of lambda = 0."""
+    import theory.generalization as G
+    from scipy.stats import spearmanr
+    from theory.generalization.training import train_resnet
+
+    gaps, tests, mds, final, eps_rho, first_dots = [], [], [], [], [], None
+    for sd in cfg.seeds:
+        rng = np.random.default_rng(sd)
+        means = rng.normal(size=(cfg.classes, cfg.p)) * cfg.separation
+
+        def data(n):
+            y = rng.integers(0, cfg.classes, n)
+            return means[y] + rng.normal(size=(n, cfg.p)), y
+
+        Xtr, ytr = data(cfg.n_train)
+        Xte, yte = data(cfg.n_test)
+        A = rng.normal(size=(cfg.d, cfg.p)) / math.sqrt(cfg.p)
+        B = rng.normal(size=(cfg.classes, cfg.d)) / math.sqrt(cfg.d)
+        dots, grow, trow, mrow = [], [], [], []
+        for lam in cfg.lams:
+            g, t, m = [], [], []
+            for _ in range(cfg.repeats):
+                W0 = G.smooth_weights(cfg.L, cfg.d, 0.1, rng)
+                r = train_resnet(Xtr, ytr, Xte, yte, A, W0, B, epochs=cfg.epochs, lam=lam, rng=rng)
+                g.append(r.gap[-1])
+                t.append(r.test_loss[-1])
+                m.append(r.max_diff[-1])
+                final.append((float(r.max_diff[-1]), float(r.gap[-1])))
+                if lam == 0:
+                    dots.extend(zip(r.max_diff.tolist(), r.gap.tolist()))
+            grow.append(float(np.mean(g)))
+            trow.append(float(np.mean(t)))
+            mrow.append(float(np.mean(m)))
+        x, y = np.array(dots).T
+        eps_rho.append(float(spearmanr(x, y)[0]))
+        first_dots = first_dots or tuple(dots)
+        gaps.append(tuple(grow))
+        tests.append(tuple(trow))
+        mds.append(tuple(mrow))
+    fx, fy = np.array(final).T
+    return Fig41Result(tuple(cfg.lams), tuple(gaps), tuple(tests), tuple(mds), tuple(final),
+                       float(spearmanr(fx, fy)[0]), tuple(eps_rho), first_dots)
+
+
+def fig41_verdict(result: Fig41Result) -> Verdict:
+    """Pass iff, for every seed, the mean final gap and max difference decrease as lambda grows (Fig. 4.1b), and the
+    final max difference and gap are positively rank-correlated across trainings. The per-epoch correlation of
+    Fig. 4.1a is reported, not asserted (its sign depends on the data seed at these sizes)."""
+    dec = all(all(b < a for a, b in zip(row, row[1:])) for row in result.gap)
+    dec_md = all(all(b < a for a, b in zip(row, row[1:])) for row in result.max_diff)
+    ok = dec and dec_md and result.final_spearman > 0
+    gaps = "; ".join(", ".join(f"{g:.3f}" for g in row) for row in result.gap)
+    tests = "; ".join(", ".join(f"{g:.3f}" for g in row) for row in result.test_loss)
+    return qualitative_verdict(ok, f"mean final gap per seed for lambda = {list(result.lams)}: {gaps} (decreasing: "
+                               f"{dec}); test loss {tests}; Spearman(final max diff, final gap) = "
+                               f"{result.final_spearman:.3f} (> 0); per-epoch Spearman of Fig. 4.1a (reported): "
+                               f"{', '.join(f'{r:.2f}' for r in result.epoch_spearman)}")
+
+
+def fig41_figure(result: Fig41Result, claim_id="gen-bounds/fig-4.1"):
+    """(a) gap against the max weight difference, one dot per epoch; (b) mean final gap against lambda."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(2, figsize=(10, 4))
+    x, y = np.array(result.dots).T
+    axes[0].plot(x, y, "o", ms=4, alpha=0.7,
+                 label=f"lambda = 0, one dot per epoch, first seed (Spearman {result.epoch_spearman[0]:.2f})")
+    fx, fy = np.array(result.final).T
+    axes[0].plot(fx, fy, "k^", ms=6, label=f"end of each training, all lambdas (Spearman {result.final_spearman:.2f})")
+    axes[0].set_xlabel("max_k ||W_(k+1) - W_k||_inf")
+    axes[0].set_ylabel("test - train cross-entropy")
+    axes[0].set_title(f"{claim_id}a: gap vs weight differences", fontsize=9)
+    axes[0].legend(fontsize=7)
+    lam = [max(l, 1e-3) for l in result.lams]
+    for k, (g, t) in enumerate(zip(result.gap, result.test_loss)):
+        axes[1].semilogx(lam, g, "o-", color="C0", label="mean final gap" if k == 0 else None)
+        axes[1].semilogx(lam, t, "s--", color="C1", label="mean final test loss" if k == 0 else None)
+    axes[1].set_xlabel("penalty lambda (0 drawn at 1e-3)")
+    axes[1].set_title(f"{claim_id}b: effect of the penalty", fontsize=9)
+    axes[1].legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+FIG41_PRESETS = {
+    "check": Fig41Config(),
+    # Table 4.1 / Sec. 4.B: MNIST (p = 784, 10 classes), d = 30, L = 1000, 30-50 epochs, 10-20 repeats, batch 128
+    "paper": Fig41Config(p=784, d=30, L=1000, n_train=60000, n_test=10000, epochs=30, repeats=10),
+}
+
+register("gen_bounds.fig41", config=Fig41Config, presets=FIG41_PRESETS, measure=measure_fig41,
+         verdict=fig41_verdict, claims=("gen-bounds/fig-4.1",), summary=lambda r: r.to_measured())
