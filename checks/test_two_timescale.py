@@ -198,3 +198,14 @@ def test_fig67_transition(claim):
     verdict = ex.fig67_verdict(result)
     figure = ex.fig67_figure(result)
     claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.mark.claim("two-timescale/fig-6.3", kind="qualitative",
+                   title="Fig. 6.3: one-pass SGD (6.9) (App. 6.C target, m = 20, eta = 4e-3, eps = 1e-4, h = 1e-3, "
+                         "uniform noise) follows the Heaviside two-timescale limit in tau = eps h p until the limit "
+                         "reaches 0, then plateaus at a small error", aliases=("marion-thesis/fig-6.3",))
+def test_fig63_sgd_vs_limit(claim):
+    result = ex.measure_fig63(ex.FIG63_PRESETS["check"])
+    verdict = ex.fig63_verdict(result)
+    figure = ex.fig63_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)

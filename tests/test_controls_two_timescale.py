@@ -83,3 +83,9 @@ def test_fig67_control_flat_errors_fail():
     assert ex.fig67_verdict(r).status == "pass"
     flat = dataclasses.replace(r, l2=(r.l2[0], r.l2[0]))
     assert ex.fig67_verdict(flat).status == "fail"
+
+
+def test_fig63_control_large_eps_fails():
+    # eps = 1 is far from the two-timescale regime: SGD no longer follows the limit
+    cfg = dataclasses.replace(ex.FIG63_PRESETS["check"], eps=1.0, h=1e-3, tau_end=0.2, tau_start=0.01)
+    assert ex.fig63_verdict(ex.measure_fig63(cfg)).status == "fail"

@@ -201,3 +201,25 @@ def test_bad_input_names_argument(call, name):
 def test_divergent_descent_raises_nonfinite():
     with pytest.raises(NonFiniteError):
         T.gradient_descent(np.zeros(13), _u(), 1e-3, 50.0, 2000, 0.004, V, F)
+
+
+def test_sgd_matches_python_loop_and_is_reproducible():
+    u0 = _u(m=5, seed=9, eta=0.02)
+    a0 = np.zeros(6)
+    tr = T.sgd(a0, u0, 0.1, 0.01, 50, 0.02, V, F, record_every=50, rng=np.random.default_rng(3))
+    rng = np.random.default_rng(3)
+    X, N = rng.uniform(0, 1, 50), rng.uniform(-1, 1, 50)
+    a, u = a0.copy(), u0.copy()
+    for x, n in zip(X, N):
+        s = T.activation((x - u) / 0.02)
+        ds = T.activation_prime((x - u) / 0.02) / 0.02
+        r = a[0] + s @ a[1:] - (T.evaluate_target(np.array([x]), V, F)[0] + n)
+        ga = np.concatenate(([r], r * s))
+        gu = -r * a[1:] * ds
+        a, u = a - 0.01 * ga, u - 0.1 * 0.01 * gu
+    np.testing.assert_allclose(tr.a[-1], a, atol=1e-13)
+    np.testing.assert_allclose(tr.u[-1], u, atol=1e-13)
+    tr2 = T.sgd(a0, u0, 0.1, 0.01, 50, 0.02, V, F, record_every=50, rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(tr.u, tr2.u)
+    with pytest.raises(ValueError, match="`noise`"):
+        T.sgd(a0, u0, 0.1, 0.01, 5, 0.02, V, F, noise=-1.0)

@@ -38,7 +38,7 @@ __all__ = [
     "EpsLimitConfig", "measure_eps_limit", "eps_limit_verdict", "eps_limit_figure",
     "DGoodConfig", "measure_dgood", "dgood_verdict",
     "Fig64Config", "measure_fig64", "fig64_verdict", "fig64_figure",
-    "fig67_verdict", "fig67_figure", "fig67_transition", "LemmasConfig", "measure_lemmas", "lemma_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
+    "Fig63Config", "measure_fig63", "fig63_verdict", "fig63_figure", "fig67_verdict", "fig67_figure", "fig67_transition", "LemmasConfig", "measure_lemmas", "lemma_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
 ]
 
 
@@ -1264,3 +1264,142 @@ FIG67_PRESETS = {
 
 register("two_timescale.fig67", config=Fig64Config, presets=FIG67_PRESETS, measure=measure_fig64,
          verdict=fig67_verdict, claims=("two-timescale/fig-6.7",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Figure 6.3
+
+@dataclasses.dataclass(frozen=True)
+class Fig63Config:
+    """One-pass SGD (6.9) against the Heaviside two-timescale limit (6.7) (Figure 6.3), aligned by tau = eps h p.
+
+    Attributes
+    ----------
+    v, f : tuple of float
+        Target (App. 6.C).
+    m : int
+        Neurons, u i.i.d. uniform: the first seed from ``seed`` on giving two neurons per piece is used.
+    eta : float
+        Sharpness of the SGD network (Table 6.1: 4e-3).
+    eps, h : float
+        Ratio and step of SGD (Table 6.1: 2e-5, 1e-5; App. 6.C says h = 1e-3 behaves the same).
+    tau_end : float
+        Slow-time horizon.
+    noise : float
+        Half-width of the uniform label noise (Table 6.1: 1).
+    seed : int
+        First seed tried for the positions; the samples use seed + 1000.
+    tau_start : float
+        Comparison starts there (after the fast phase of a).
+    """
+
+    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
+    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
+    m: int = 20
+    eta: float = 0.004
+    eps: float = 1e-4
+    h: float = 1e-3
+    tau_end: float = 0.65
+    noise: float = 1.0
+    seed: int = 0
+    tau_start: float = 0.03
+
+    def __post_init__(self):
+        cls = "Fig63Config"
+        _target(self.v, self.f, cls)
+        _int(self.m, "m", cls, 2)
+        _pos(self.eta, "eta", cls, 1.0)
+        _pos(self.eps, "eps", cls)
+        _pos(self.h, "h", cls)
+        _pos(self.tau_end, "tau_end", cls)
+        if isinstance(self.noise, bool) or not isinstance(self.noise, (int, float)) or not 0 <= self.noise < math.inf:
+            raise ValueError(f"`noise` of {cls} must be a finite number >= 0; got {self.noise!r}.")
+        _int(self.seed, "seed", cls, 0)
+        _pos(self.tau_start, "tau_start", cls)
+        if self.tau_start >= self.tau_end:
+            raise ValueError(f"`tau_start` of {cls} must be below tau_end = {self.tau_end}; got {self.tau_start}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Fig63Result:
+    """Loss curves against tau: SGD (population loss of its iterates) and the Heaviside limit; the seed used."""
+
+    tau: tuple
+    loss_sgd: tuple
+    loss_limit: tuple
+    seed: int
+    tau_start: float
+
+    def _window(self):
+        t = np.asarray(self.tau)
+        return t >= self.tau_start
+
+    @property
+    def max_gap(self):
+        w = self._window()
+        return float(np.max(np.abs(np.asarray(self.loss_sgd)[w] - np.asarray(self.loss_limit)[w])))
+
+    def to_measured(self):
+        w = self._window()
+        ls = np.asarray(self.loss_sgd)[w]
+        return {"seed": self.seed, "max_abs_gap": self.max_gap, "limit_loss_initial": float(self.loss_limit[0]),
+                "sgd_loss_start": float(ls[0]), "sgd_loss_end": float(np.mean(ls[-max(1, ls.size // 10):])),
+                "limit_loss_end": float(self.loss_limit[-1])}
+
+
+def measure_fig63(cfg: Fig63Config) -> Fig63Result:
+    """SGD with exact population losses at 200 records; the limit by numerical integration of (6.7)."""
+    import theory.two_timescale as T
+
+    v, f = np.asarray(cfg.v), np.asarray(cfg.f)
+    edges = np.concatenate(([0.0], v, [1.0]))
+    for s in range(cfg.seed, cfg.seed + 1000):
+        u0 = np.sort(np.random.default_rng(s).uniform(0, 1, cfg.m))
+        if all(np.count_nonzero((u0 > lo) & (u0 < hi)) >= 2 for lo, hi in zip(edges[:-1], edges[1:])):
+            break
+    else:
+        raise ValueError(f"no seed gives two neurons per piece with m = {cfg.m}; raise `m`.")
+    steps = int(round(cfg.tau_end / (cfg.eps * cfg.h)))
+    tr = T.sgd(np.zeros(cfg.m + 1), u0, cfg.eps, cfg.h, steps, cfg.eta, v, f, noise=cfg.noise,
+               rng=np.random.default_rng(s + 1000))
+    U = T.heaviside_flow(u0, v, f, tr.tau)
+    lim = [T.heaviside_loss(x, v, f) for x in U]
+    return Fig63Result(tuple(tr.tau), tuple(tr.loss), tuple(lim), s, cfg.tau_start)
+
+
+def fig63_verdict(result: Fig63Result, tol=0.1) -> Verdict:
+    """Pass iff after the fast phase (tau >= tau_start) the SGD loss stays within ``tol`` x (the limit's loss at
+    u(0), the scale of the problem) of the limit's, and it drops to at most half its value at tau_start (the
+    limit reaches 0 within the horizon)."""
+    m = result.to_measured()
+    ok = m["max_abs_gap"] <= tol * m["limit_loss_initial"] and m["sgd_loss_end"] <= 0.5 * m["sgd_loss_start"]
+    return qualitative_verdict(ok, f"max_tau |L_SGD - L_limit| = {m['max_abs_gap']:.4f} (<= {tol} x "
+                               f"{m['limit_loss_initial']:.4f}, the limit's loss at u(0)); SGD loss {m['sgd_loss_start']:.4f} -> "
+                               f"{m['sgd_loss_end']:.4f} (limit -> {m['limit_loss_end']:.4f})")
+
+
+def fig63_figure(result: Fig63Result, claim_id="two-timescale/fig-6.3"):
+    """Loss against tau = eps h p for SGD and the Heaviside limit."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    ax.plot(result.tau[1:], result.loss_sgd[1:], "C1", label="SGD (6.9), eta = 4e-3")
+    ax.plot(result.tau, np.maximum(result.loss_limit, 1e-4), "g", lw=2,
+            label="two-timescale limit, Heaviside (6.7) (0 drawn at 1e-4)")
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=5e-5)
+    ax.set_xlabel("tau = eps h p")
+    ax.set_ylabel("population loss L")
+    ax.set_title(f"{claim_id}: SGD vs two-timescale limit (seed {result.seed})", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+FIG63_PRESETS = {
+    "check": Fig63Config(),
+    # Table 6.1: eps = 2e-5, h = 1e-5, P = 1.8e8 (tau = 0.036)
+    "paper": Fig63Config(eps=2e-5, h=1e-5, tau_end=0.036 * 20),
+}
+
+register("two_timescale.fig63", config=Fig63Config, presets=FIG63_PRESETS, measure=measure_fig63,
+         verdict=fig63_verdict, claims=("two-timescale/fig-6.3",), summary=lambda r: r.to_measured())

@@ -172,3 +172,25 @@ def gd_run(a0, u0, eps, h, steps, record_every, eta, v, f, n_grid):
         for j in range(u.shape[0]):
             u[j] -= eps * h * gu[j]
     return A[:r], U[:r], Ls[:r]
+
+
+@njit(cache=True)
+def sgd_chunk(a, u, eps, h, eta, v, f, X, N):
+    """In place: one-pass SGD (6.9) on the samples (X_p, f*(X_p) + N_p) of this chunk."""
+    m = u.shape[0]
+    s = np.empty(m)
+    ds = np.empty(m)
+    for p in range(X.shape[0]):
+        x = X[p]
+        val = a[0]
+        for j in range(m):
+            z = (x - u[j]) / eta
+            s[j] = smoother(z)
+            ds[j] = smoother_prime(z) / eta
+            val += a[j + 1] * s[j]
+        r = val - (target_at(x, v, f) + N[p])
+        a[0] -= h * r
+        for j in range(m):
+            gu = -r * a[j + 1] * ds[j]
+            a[j + 1] -= h * r * s[j]
+            u[j] -= eps * h * gu

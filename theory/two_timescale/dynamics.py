@@ -3,6 +3,8 @@ the two-timescale limit (6.5)/(6.8).
 
 * Gradient descent (time discretisation of the flow (6.1)): a <- a - h grad_a L(a, u),
   u <- u - eps h grad_u L(a, u); k steps correspond to t = k h and to the slow time tau = eps k h.
+* One-pass SGD (6.9): X_p ~ U[0, 1], Y_p = f*(X_p) + N_p with N_p ~ U[-noise, noise];
+  a <- a - h grad_a l, u <- u - eps h grad_u l, l = (Y - f(X; a, u))^2 / 2; tau = eps h p.
 * Two-timescale limit (6.8): a = a*(u), du/dtau = -grad_u L(a*(u), u) (by the envelope identity of
   Remark 6.3, also the gradient of u -> L(a*(u), u)), integrated with the classical Runge-Kutta scheme.
 """
@@ -19,7 +21,7 @@ from . import _kernels as K
 from .network import _eta, _params, gradient, loss, optimal_weights
 from .target import validate_target
 
-__all__ = ["Trajectory", "gradient_descent", "limit_flow"]
+__all__ = ["Trajectory", "gradient_descent", "limit_flow", "sgd"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,3 +103,39 @@ def limit_flow(u0, tau_end, dtau, eta, v, f, *, record_every=1):
         k4 = _velocity(u + step * k3, eta, v, f)
         u = u + step / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
     return Trajectory(np.array(taus), np.array(As), np.array(us), np.array(Ls))
+
+
+def sgd(a0, u0, eps, h, steps, eta, v, f, *, noise=1.0, record_every=None, rng=None, chunk=1_000_000):
+    """Run ``steps`` steps of the one-pass SGD (6.9) from (a0, u0); records (with the exact population loss)
+    every ``record_every`` steps (default: 200 records). Samples come from the numpy Generator ``rng``."""
+    from theory._validation import as_generator
+
+    func = "sgd"
+    a0, u0 = _params(a0, u0, func)
+    eps = check_interval(eps, "eps", 0.0, np.inf, func=func)
+    h = check_interval(h, "h", 0.0, np.inf, func=func)
+    steps = check_int(steps, "steps", func=func, minimum=1)
+    eta = _eta(eta, func)
+    v, f = validate_target(v, f, func=func)
+    noise = check_interval(noise, "noise", 0.0, np.inf, func=func, closed="left")
+    every = check_int(record_every if record_every is not None else max(1, steps // 200), "record_every",
+                      func=func, minimum=1)
+    chunk = check_int(chunk, "chunk", func=func, minimum=1)
+    rng = as_generator(rng, func=func)
+    a, u = a0.copy(), u0.copy()
+    taus, As, Us, Ls = [0.0], [a.copy()], [u.copy()], [loss(a, u, eta, v, f)]
+    done = 0
+    while done < steps:
+        n = min(every - done % every, steps - done, chunk)
+        X = rng.uniform(0.0, 1.0, n)
+        N = rng.uniform(-noise, noise, n)
+        with np.errstate(over="ignore", invalid="ignore"):
+            K.sgd_chunk(a, u, eps, h, eta, v, f, X, N)
+        done += n
+        if done % every == 0 or done == steps:
+            check_finite_output(a, "SGD", func=func, hint="Reduce `h`.")
+            taus.append(eps * h * done)
+            As.append(a.copy())
+            Us.append(u.copy())
+            Ls.append(loss(a, u, eta, v, f))
+    return Trajectory(np.array(taus), np.array(As), np.array(Us), np.array(Ls))
