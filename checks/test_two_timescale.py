@@ -209,3 +209,19 @@ def test_fig63_sgd_vs_limit(claim):
     verdict = ex.fig63_verdict(result)
     figure = ex.fig63_figure(result)
     claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.mark.claim("two-timescale/lemma-6.11", kind="qualitative", aliases=("marion-thesis/lemma-6.11",),
+                   title="Lemma 6.11: on U_eta, H_eta(u) = H_0(u) + D_eta with H_0,ij = 1 - max(u_i, u_j, 0) and D_eta "
+                         "diagonal, independent of u, |D_eta| <= eta/2 " + _LEMMA_DOC)
+def test_lemma611(claim, lemmas_result):
+    verdict = ex.lemma_identity_verdict(lemmas_result, "lemma-6.11")
+    claim.qualitative(verdict.passed, {"max_error": lemmas_result.lemma611_error}, verdict.message)
+
+
+@pytest.mark.claim("two-timescale/lemma-6.13", kind="qualitative", aliases=("marion-thesis/lemma-6.13",),
+                   title="Lemma 6.13: at the Heaviside-optimal weights a*_0(u) the exact gradient of L_eta in u is 0 "
+                         "for non-flanking neurons and equals (6.7) for flanking ones " + _LEMMA_DOC)
+def test_lemma613(claim, lemmas_result):
+    verdict = ex.lemma_identity_verdict(lemmas_result, "lemma-6.13")
+    claim.qualitative(verdict.passed, {"max_error": lemmas_result.lemma613_error}, verdict.message)

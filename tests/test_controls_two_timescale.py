@@ -89,3 +89,11 @@ def test_fig63_control_large_eps_fails():
     # eps = 1 is far from the two-timescale regime: SGD no longer follows the limit
     cfg = dataclasses.replace(ex.FIG63_PRESETS["check"], eps=1.0, h=1e-3, tau_end=0.2, tau_start=0.01)
     assert ex.fig63_verdict(ex.measure_fig63(cfg)).status == "fail"
+
+
+def test_lemma_identities_control():
+    r = ex.measure_lemmas(dataclasses.replace(ex.LEMMAS_PRESETS["check"], trials=2))
+    assert ex.lemma_identity_verdict(r, "lemma-6.11").status == "pass"
+    assert ex.lemma_identity_verdict(r, "lemma-6.13").status == "pass"
+    assert ex.lemma_identity_verdict(dataclasses.replace(r, lemma611_error=1e-6), "lemma-6.11").status == "fail"
+    assert ex.lemma_identity_verdict(dataclasses.replace(r, lemma613_error=1e-6), "lemma-6.13").status == "fail"

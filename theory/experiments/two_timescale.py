@@ -38,7 +38,7 @@ __all__ = [
     "EpsLimitConfig", "measure_eps_limit", "eps_limit_verdict", "eps_limit_figure",
     "DGoodConfig", "measure_dgood", "dgood_verdict",
     "Fig64Config", "measure_fig64", "fig64_verdict", "fig64_figure",
-    "Fig63Config", "measure_fig63", "fig63_verdict", "fig63_figure", "fig67_verdict", "fig67_figure", "fig67_transition", "LemmasConfig", "measure_lemmas", "lemma_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
+    "Fig63Config", "measure_fig63", "fig63_verdict", "fig63_figure", "fig67_verdict", "fig67_figure", "fig67_transition", "LemmasConfig", "measure_lemmas", "lemma_verdict", "lemma_identity_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
 ]
 
 
@@ -1043,12 +1043,16 @@ class LemmasResult:
     names: tuple
     ratios: tuple
     trials: int
+    lemma611_error: float = math.nan
+    lemma613_error: float = math.nan
 
     def ratio(self, name):
         return self.ratios[self.names.index(name)]
 
     def to_measured(self):
-        return {n: r for n, r in zip(self.names, self.ratios)} | {"trials": self.trials}
+        return {n: r for n, r in zip(self.names, self.ratios)} | {
+            "trials": self.trials, "lemma-6.11 max error": self.lemma611_error,
+            "lemma-6.13 max error": self.lemma613_error}
 
 
 def measure_lemmas(cfg: LemmasConfig) -> LemmasResult:
@@ -1061,6 +1065,9 @@ def measure_lemmas(cfg: LemmasConfig) -> LemmasResult:
     eta, c = cfg.eta, cfg.bound_scale
     r = dict.fromkeys(LEMMAS, 0.0)
     x = np.linspace(0, 1, 20001)
+    gz, gw = np.polynomial.legendre.leggauss(8)  # exact for sigma^2 (degree 10) on [-1/2, 1/2]
+    d_eta = eta * (0.5 * float(gw @ T.activation(0.5 * gz) ** 2) - 0.5)
+    e611 = e613 = 0.0
     for _ in range(cfg.trials):
         while True:
             u = _spread_positions(rng, v, cfg.per_piece, 2 * eta)
@@ -1073,6 +1080,11 @@ def measure_lemmas(cfg: LemmasConfig) -> LemmasResult:
         a_eta = np.linalg.solve(H, b)
         a0 = T.heaviside_weights(u, v, f)
         sq = math.sqrt(m + 1)
+        # Lemma 6.11: H_eta = H_0 + D_eta, D_eta = diag(0, d_eta, ..., d_eta), |d_eta| <= eta / 2
+        Dm = np.diag(np.r_[0.0, np.full(m, d_eta)])
+        e611 = max(e611, float(np.abs(H - H0 - Dm).max()) + max(0.0, abs(d_eta) - eta / 2))
+        # Lemma 6.13: at a*_0 the gradient is (6.7) exactly (flanking neurons >= eta/2 from their jump)
+        e613 = max(e613, float(np.abs(-T.gradient(a0, u, eta, v, f)[1] - T.heaviside_velocities(u, v, f)).max()))
         # Lemma 6.10
         r["lemma-6.10"] = max(r["lemma-6.10"], np.linalg.norm(b - b0) / (c * M * eta * sq),
                               np.linalg.norm(b) / (c * M * sq))
@@ -1107,7 +1119,15 @@ def measure_lemmas(cfg: LemmasConfig) -> LemmasResult:
         if T.separation(w, eta) > 2 * eta:
             err = 2 * T.loss(T.optimal_weights(w, eta, v, f), w, eta, v, f)
             r["lemma-6.18"] = max(r["lemma-6.18"], err / (c * T.lemma_6_18_bound(M, eta, n)))
-    return LemmasResult(LEMMAS, tuple(float(r[k]) for k in LEMMAS), cfg.trials)
+    return LemmasResult(LEMMAS, tuple(float(r[k]) for k in LEMMAS), cfg.trials, e611, e613)
+
+
+def lemma_identity_verdict(result: LemmasResult, name: str, tol=1e-12) -> Verdict:
+    """Lemma 6.11 (H_eta = H_0 + D_eta, |D_eta| <= eta/2) or Lemma 6.13 (exact gradient at a*_0 equal to (6.7)):
+    pass iff the largest deviation is <= ``tol`` (exact quadrature: rounding only)."""
+    err = {"lemma-6.11": result.lemma611_error, "lemma-6.13": result.lemma613_error}[name]
+    what = {"lemma-6.11": "max |H_eta - H_0 - D_eta|", "lemma-6.13": "max |-(d_u L_eta)(a*_0(u), u) - (6.7)|"}[name]
+    return qualitative_verdict(bool(err <= tol), f"{name}: {what} = {err:.1e} over {result.trials} draws (<= {tol:g})")
 
 
 LEMMA_TITLES = {
@@ -1209,7 +1229,8 @@ def recovery_verdict(result: RecoveryResult) -> Verdict:
 RECOVERY_PRESETS = {"check": RecoveryConfig(), "paper": RecoveryConfig(draws=5000)}  # App. 6.C: m = 20
 
 register("two_timescale.lemmas", config=LemmasConfig, presets=LEMMAS_PRESETS, measure=measure_lemmas,
-         verdict=lambda r: lemma_verdict(r, "lemma-6.16"), claims=tuple(f"two-timescale/{k}" for k in LEMMAS),
+         verdict=lambda r: lemma_verdict(r, "lemma-6.16"),
+         claims=tuple(f"two-timescale/{k}" for k in LEMMAS + ("lemma-6.11", "lemma-6.13")),
          summary=lambda r: r.to_measured())
 register("two_timescale.recovery", config=RecoveryConfig, presets=RECOVERY_PRESETS, measure=measure_recovery,
          verdict=recovery_verdict, claims=("two-timescale/prop-6.7",), summary=lambda r: r.to_measured())
