@@ -107,3 +107,23 @@ def test_fig41(claim):
     verdict = ex.fig41_verdict(result)
     figure = ex.fig41_figure(result)
     claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.mark.claim("gen-bounds/cor-4.5", kind="qualitative",
+                   title="Cor. 4.5: the (1 - delta) quantile of the uniform deviation |R - R_n| over 100 neural ODEs (4.8) "
+                         "(d = 2, tanh, ||W||_(1,1) = 1, loss ||a - b||) stays below the bound, n = 100..1600",
+                   aliases=("marion-thesis/cor-4.5",))
+def test_cor45(claim):
+    result = ex.measure_cor45(ex.COR45_PRESETS["check"])
+    verdict = ex.thm48_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("gen-bounds/sec-4.4.2", kind="qualitative",
+                   title="Sec. 4.4.2: prod_k ||I + W_k/L||_F >= (sqrt(d) - R/L)^L, so Golowich et al.'s Frobenius "
+                         "product grows like d^(L/2) with the depth (d = 4, R = 2, L = 5..80)",
+                   aliases=("marion-thesis/sec-4.4.2",))
+def test_sec442_golowich(claim):
+    result = ex.measure_golowich(ex.GOLOWICH_PRESETS["check"])
+    verdict = ex.golowich_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

@@ -73,3 +73,16 @@ def test_fig41_control_penalty_without_effect_fails():
     assert ex.fig41_verdict(reversed_gap).status == "fail"
     anti = dataclasses.replace(r, final_spearman=-0.5)
     assert ex.fig41_verdict(anti).status == "fail"
+
+
+def test_cor45_control_bound_below_deviation_fails():
+    r = ex.measure_cor45(dataclasses.replace(ex.COR45_PRESETS["check"], ns=(100,), members=10, mc=5000, seeds=3))
+    assert ex.thm48_verdict(r).status == "pass"
+    assert ex.thm48_verdict(dataclasses.replace(r, max_ratio=2.0)).status == "fail"
+
+
+def test_golowich_control_wrong_growth_fails():
+    r = ex.measure_golowich(ex.GOLOWICH_PRESETS["check"])
+    assert ex.golowich_verdict(r).status == "pass"
+    assert ex.golowich_verdict(dataclasses.replace(r, slope=0.0)).status == "fail"
+    assert ex.golowich_verdict(dataclasses.replace(r, margin=-0.1)).status == "fail"

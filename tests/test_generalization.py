@@ -169,3 +169,13 @@ def test_difference_penalty_value():
     W[1] = 3.0
     val, _ = G.difference_penalty(W)
     assert val == pytest.approx(math.sqrt(18.0))
+
+
+def test_neural_ode_matches_parameterized_ode_embedding():
+    rng = np.random.default_rng(5)
+    W = rng.normal(size=(3, 3)) / 3
+    x = rng.normal(size=(5, 3))
+    emb = G.parameterized_ode(x, np.tile(W.reshape(1, -1), (101, 1)), _fields_tanh(3))
+    np.testing.assert_allclose(G.neural_ode(x, W, "tanh", 50), emb, atol=1e-12)
+    with pytest.raises(ValueError, match="`W`"):
+        G.neural_ode(x, np.zeros((2, 2)))

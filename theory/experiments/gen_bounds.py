@@ -30,7 +30,8 @@ __all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_v
            "Prop47Config", "measure_prop47", "prop47_verdict", "Cor49Config", "measure_cor49", "cor49_verdict",
            "KWRatesConfig", "measure_kw_rates", "kw_rates_verdict", "kw_rates_figure",
            "Thm48Config", "measure_thm48", "thm48_verdict", "Fig41Config", "measure_fig41", "fig41_verdict",
-           "fig41_figure"]
+           "fig41_figure", "Cor45Config", "measure_cor45", "GolowichConfig", "measure_golowich",
+           "golowich_verdict"]
 
 
 def _int(v, name, cls, low):
@@ -942,3 +943,168 @@ FIG41_PRESETS = {
 
 register("gen_bounds.fig41", config=Fig41Config, presets=FIG41_PRESETS, measure=measure_fig41,
          verdict=fig41_verdict, claims=("gen-bounds/fig-4.1",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Cor. 4.5
+
+@dataclasses.dataclass(frozen=True)
+class Cor45Config:
+    """Cor. 4.5 against the Monte-Carlo uniform deviation over random members of (4.9) (neural ODE (4.8), tanh).
+
+    Data: x uniform in the unit ball (R_X = 1), y = F_{W*}(x) + noise clipped to ||y|| <= R_Y, loss ||a - b||;
+    M = sup_{||x|| <= 1} ||sigma(x_j) e_i|| = tanh(1).
+
+    Attributes
+    ----------
+    d : int
+        Dimension.
+    R_W : float
+        Radius of ||W||_{1,1}; members are Gaussian matrices rescaled onto the sphere.
+    R_Y : float
+        Output radius.
+    ns : tuple of int
+        Sample sizes.
+    members, mc, seeds : int
+        Sub-family size, Monte-Carlo sample, independent samples per n.
+    delta : float
+        Confidence level.
+    steps : int
+        RK4 steps of the ODE.
+    """
+
+    d: int = 2
+    R_W: float = 1.0
+    R_Y: float = 2.0
+    ns: tuple = (100, 400, 1600)
+    members: int = 100
+    mc: int = 50000
+    seeds: int = 10
+    delta: float = 0.1
+    steps: int = 10
+
+    def __post_init__(self):
+        cls = "Cor45Config"
+        _int(self.d, "d", cls, 1)
+        _pos(self.R_W, "R_W", cls)
+        _pos(self.R_Y, "R_Y", cls)
+        _tuple(self.ns, "ns", cls, integer=True)
+        _int(self.members, "members", cls, 1)
+        _int(self.mc, "mc", cls, 1)
+        _int(self.seeds, "seeds", cls, 1)
+        _pos(self.delta, "delta", cls)
+        _int(self.steps, "steps", cls, 1)
+
+
+def measure_cor45(cfg: Cor45Config) -> Thm48Result:
+    """As :func:`measure_thm48`, for the neural ODE class (4.9) and the bound of Cor. 4.5."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(0)
+    Ws = [W * cfg.R_W / np.abs(W).sum() for W in rng.normal(size=(cfg.members + 1, cfg.d, cfg.d))]
+    W_star, members = Ws[0], Ws[1:]
+
+    def sample(n):
+        x = rng.normal(size=(n, cfg.d))
+        x *= (rng.uniform(size=(n, 1)) ** (1 / cfg.d)) / np.linalg.norm(x, axis=1, keepdims=True)
+        y = G.neural_ode(x, W_star, "tanh", cfg.steps) + 0.3 * rng.normal(size=(n, cfg.d))
+        return x, y * np.minimum(1.0, cfg.R_Y / np.linalg.norm(y, axis=1, keepdims=True))
+
+    xm, ym = sample(cfg.mc)
+    risk = np.array([np.linalg.norm(G.neural_ode(xm, W, "tanh", cfg.steps) - ym, axis=1).mean() for W in members])
+    B = G.corollary_4_5_constant(1.0, 1.0, cfg.R_W, 1.0, cfg.R_Y, math.tanh(1.0))
+    dev, bnd = [], []
+    for n in cfg.ns:
+        devs = []
+        for _ in range(cfg.seeds):
+            x, y = sample(n)
+            emp = np.array([np.linalg.norm(G.neural_ode(x, W, "tanh", cfg.steps) - y, axis=1).mean() for W in members])
+            devs.append(float(np.abs(risk - emp).max()))
+        dev.append(float(np.quantile(devs, 1 - cfg.delta)))
+        bnd.append(G.corollary_4_5_gap(n, cfg.delta, cfg.d, cfg.R_W, B))
+    return Thm48Result(tuple(cfg.ns), tuple(dev), tuple(bnd), max(a / b for a, b in zip(dev, bnd)))
+
+
+COR45_PRESETS = {"check": Cor45Config(),
+                 "paper": Cor45Config(d=30, ns=(1000, 10000, 60000), members=1000, mc=10 ** 6)}  # MNIST-sized
+
+register("gen_bounds.cor45", config=Cor45Config, presets=COR45_PRESETS, measure=measure_cor45,
+         verdict=thm48_verdict, claims=("gen-bounds/cor-4.5",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Section 4.4.2
+
+@dataclasses.dataclass(frozen=True)
+class GolowichConfig:
+    """Sec. 4.4.2: the product of Frobenius norms prod_k ||I + W_k / L||_F in Golowich et al.'s bound is at least
+    (sqrt(d) - R/L)^L, i.e. it grows like d^(L/2), while (4.13) does not depend on L.
+
+    Attributes
+    ----------
+    d : int
+        Width.
+    depths : tuple of int
+        Depths.
+    R : float
+        ||W||_{1,1,inf}.
+    draws : int
+        Random W per depth.
+    seed : int
+        Seed.
+    """
+
+    d: int = 4
+    depths: tuple = (5, 10, 20, 40, 80)
+    R: float = 2.0
+    draws: int = 5
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "GolowichConfig"
+        _int(self.d, "d", cls, 2)
+        _tuple(self.depths, "depths", cls, integer=True)
+        _pos(self.R, "R", cls)
+        _int(self.draws, "draws", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class GolowichResult:
+    """min over draws of log(prod ||I + W_k/L||_F) - L log(sqrt(d) - R/L) (>= 0 claimed), and the fitted slope of
+    log prod against L (about log(d)/2)."""
+
+    depths: tuple
+    margin: float
+    slope: float
+    half_log_d: float
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_golowich(cfg: GolowichConfig) -> GolowichResult:
+    """Frobenius products for i.i.d. W rescaled to ||W_k||_{1,1} = R."""
+    rng = np.random.default_rng(cfg.seed)
+    margin, logs = math.inf, []
+    for L in cfg.depths:
+        lp = []
+        for _ in range(cfg.draws):
+            W = rng.normal(size=(L, cfg.d, cfg.d))
+            W *= cfg.R / np.abs(W).sum(axis=(1, 2), keepdims=True)
+            lp.append(float(np.log(np.linalg.norm(np.eye(cfg.d) + W / L, axis=(1, 2))).sum()))
+            margin = min(margin, lp[-1] - L * math.log(math.sqrt(cfg.d) - cfg.R / L))
+        logs.append(np.mean(lp))
+    slope = float(np.polyfit(cfg.depths, logs, 1)[0])
+    return GolowichResult(tuple(cfg.depths), margin, slope, 0.5 * math.log(cfg.d))
+
+
+def golowich_verdict(result: GolowichResult, tol=0.05) -> Verdict:
+    """Pass iff the lower bound holds at every draw and log prod grows like (L/2) log d (slope within ``tol``)."""
+    ok = result.margin >= 0 and abs(result.slope - result.half_log_d) <= tol
+    return qualitative_verdict(ok, f"min [log prod ||I + W_k/L||_F - L log(sqrt d - R/L)] = {result.margin:.3f} (>= 0); "
+                               f"d(log prod)/dL = {result.slope:.4f} vs log(d)/2 = {result.half_log_d:.4f} (+- {tol})")
+
+
+GOLOWICH_PRESETS = {"check": GolowichConfig(), "paper": GolowichConfig(d=30, depths=(10, 100, 1000))}
+
+register("gen_bounds.golowich", config=GolowichConfig, presets=GOLOWICH_PRESETS, measure=measure_golowich,
+         verdict=golowich_verdict, claims=("gen-bounds/sec-4.4.2",), summary=lambda r: r.to_measured())

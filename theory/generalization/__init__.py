@@ -12,7 +12,7 @@ from .bounds import (corollary_4_5_constant, corollary_4_5_gap, corollary_4_9_co
                      theorem_4_4_constant, theorem_4_4_gap, theorem_4_8_constant, theorem_4_8_gap)
 from .covering import cover_log_size, cover_member, resnet_to_path
 from .training import TrainingRecord, difference_penalty, loss_and_gradient, train_resnet
-from .models import (ACTIVATIONS, iid_weights, norm_1_inf, norm_11inf, parameterized_ode, resnet_forward,
+from .models import (ACTIVATIONS, iid_weights, neural_ode, norm_1_inf, norm_11inf, parameterized_ode, resnet_forward,
                      smooth_weights, spectral_complexity, weight_lipschitz)
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "theorem_4_4_constant", "theorem_4_4_gap", "corollary_4_5_constant", "corollary_4_5_gap",
     "prop_4_6_output_bound", "prop_4_6_lipschitz", "prop_4_7_log_covering", "theorem_4_8_constant",
     "theorem_4_8_gap", "corollary_4_9_complexity_bound", "cover_log_size", "cover_member", "resnet_to_path",
-    "ACTIVATIONS", "parameterized_ode", "resnet_forward", "norm_1_inf", "norm_11inf", "weight_lipschitz",
+    "ACTIVATIONS", "parameterized_ode", "neural_ode", "resnet_forward", "norm_1_inf", "norm_11inf", "weight_lipschitz",
     "spectral_complexity", "smooth_weights", "iid_weights", "train_resnet", "loss_and_gradient",
     "difference_penalty", "TrainingRecord",
 ]

@@ -18,7 +18,7 @@ import numpy as np
 
 from theory._validation import as_float_array, as_generator, check_choice, check_int, check_interval
 
-__all__ = ["ACTIVATIONS", "parameterized_ode", "resnet_forward", "norm_1_inf", "norm_11inf", "weight_lipschitz",
+__all__ = ["ACTIVATIONS", "parameterized_ode", "neural_ode", "resnet_forward", "norm_1_inf", "norm_11inf", "weight_lipschitz",
            "spectral_complexity", "smooth_weights", "iid_weights"]
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda z: np.maximum(z, 0.0), "identity": lambda z: z}
@@ -50,6 +50,26 @@ def parameterized_ode(x, theta, fields, steps=None):
         k2 = rhs(h + 0.5 * dt * k1, tm)
         k3 = rhs(h + 0.5 * dt * k2, tm)
         k4 = rhs(h + dt * k3, t1)
+        h = h + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return h
+
+
+def neural_ode(x, W, activation="tanh", steps=50):
+    """F_W(x) = H_1 of the time-independent neural ODE (4.8), dH = W sigma(H) dt, H_0 = x (RK4, ``steps`` steps)."""
+    f = "neural_ode"
+    x = as_float_array(x, "x", func=f, ndim=2)
+    W = as_float_array(W, "W", func=f, ndim=2)
+    if W.shape != (x.shape[1], x.shape[1]):
+        raise ValueError(f"`W` of {f} must have shape (d, d) with d = x.shape[1] = {x.shape[1]}; got {W.shape}.")
+    act = ACTIVATIONS[check_choice(activation, "activation", ACTIVATIONS, func=f)]
+    steps = check_int(steps, "steps", func=f, minimum=1)
+    dt = 1.0 / steps
+    h = x.copy()
+    for _ in range(steps):
+        k1 = act(h) @ W.T
+        k2 = act(h + 0.5 * dt * k1) @ W.T
+        k3 = act(h + 0.5 * dt * k2) @ W.T
+        k4 = act(h + dt * k3) @ W.T
         h = h + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
     return h
 
