@@ -513,8 +513,9 @@ class TrackingResult:
 
     def to_measured(self):
         d = dataclasses.asdict(self)
-        for k in ("t", "dist", "bound"):
+        for k in ("t", "dist", "bound", "lag_eps", "lag"):
             d.pop(k)
+        d["n_instances"] = len(self.t)
         return d
 
 
@@ -854,7 +855,7 @@ class Fig64Config:
     eps_values: tuple = (1e-3, 1.0)
     tau_end: float = 6.0
     t_min: float = 10.0
-    seeds: tuple = (0, 1, 2, 3)
+    seeds: tuple = (0, 1, 2)
     move_threshold: float = 0.01
 
     def __post_init__(self):
