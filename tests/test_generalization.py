@@ -179,3 +179,51 @@ def test_neural_ode_matches_parameterized_ode_embedding():
     np.testing.assert_allclose(G.neural_ode(x, W, "tanh", 50), emb, atol=1e-12)
     with pytest.raises(ValueError, match="`W`"):
         G.neural_ode(x, np.zeros((2, 2)))
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(deadline=None, max_examples=40)
+@given(d=st.integers(1, 4), L=st.sampled_from([1, 3, 10, 100]), R=st.floats(0.1, 3.0), seed=st.integers(0, 2 ** 16),
+       act=st.sampled_from(["tanh", "relu", "identity"]))
+def test_prop46_bounds_hold_on_drawn_instances(d, L, R, seed, act):
+    # inside the hypotheses: sigma(0) = 0, 1-Lipschitz, ||W||_(1,1,inf) <= R, ||x|| <= R_X = 1
+    rng = np.random.default_rng(seed)
+    W = rng.normal(size=(L, d, d))
+    W *= R / np.abs(W).sum(axis=(1, 2), keepdims=True)
+    W2 = rng.normal(size=(L, d, d))
+    W2 *= R * rng.uniform(0, 1) / np.abs(W2).sum(axis=(1, 2), keepdims=True)
+    x = rng.normal(size=(8, d))
+    x /= np.maximum(1.0, np.linalg.norm(x, axis=1, keepdims=True))
+    F1, F2 = G.resnet_forward(x, W, act), G.resnet_forward(x, W2, act)
+    assert np.linalg.norm(F1, axis=1).max() <= G.prop_4_6_output_bound(1.0, 1.0, R) * (1 + 1e-12)
+    assert np.linalg.norm(F1 - F2, axis=1).max() <= G.prop_4_6_lipschitz(1.0, 1.0, R) * G.norm_11inf(W - W2) * (1 + 1e-12)
+
+
+@settings(deadline=None, max_examples=25)
+@given(kappa=st.floats(0.01, 2.0), R=st.floats(0.1, 2.0), seed=st.integers(0, 2 ** 16))
+def test_prop42_proof_constant_holds_on_drawn_instances(kappa, R, seed):
+    # maps (1 + kappa tanh(h_j)) e_i: kappa-Lipschitz, bounded by M = 1 + kappa tanh(1) on the unit ball
+    rng = np.random.default_rng(seed)
+    d, m, S = 2, 4, 40
+
+    def fields(h):
+        g = 1 + kappa * np.tanh(h)
+        F = np.zeros((m, h.shape[0], d))
+        for i in range(d):
+            for j in range(d):
+                F[i * d + j, :, i] = g[:, j]
+        return F
+
+    t = np.linspace(0, 1, 2 * S + 1)[:, None]
+    th = rng.normal(size=(1, m)) + rng.normal(size=(1, m)) * np.cos(np.pi * t)
+    th *= R / np.abs(th).sum(axis=1).max()
+    th2 = th * rng.uniform(0, 1)
+    x = rng.normal(size=(8, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    M = 1 + kappa * np.tanh(1.0)
+    F1, F2 = G.parameterized_ode(x, th, fields), G.parameterized_ode(x, th2, fields)
+    assert np.linalg.norm(F1, axis=1).max() <= G.prop_4_2_output_bound(1.0, M, kappa, R) * (1 + 1e-9)
+    lhs = np.linalg.norm(F1 - F2, axis=1).max()
+    assert lhs <= G.prop_4_2_lipschitz_proof(M, kappa, R) * G.norm_1_inf(th - th2) * (1 + 1e-9)

@@ -223,3 +223,12 @@ def test_sgd_matches_python_loop_and_is_reproducible():
     np.testing.assert_array_equal(tr.u, tr2.u)
     with pytest.raises(ValueError, match="`noise`"):
         T.sgd(a0, u0, 0.1, 0.01, 5, 0.02, V, F, noise=-1.0)
+
+
+def test_theorem_thresholds_refuse_too_few_neurons():
+    with pytest.raises(ValueError, match="`m`"):
+        T.theorem_6_2_thresholds(0.1, 0.5, 20, 1.0, 4.0, n=6, dv=0.15)
+    q1, q2 = T.theorem_6_2_thresholds(0.1, 0.5, 260, 1.0, 4.0, n=6, dv=0.15)
+    assert q1 > 0 and q2 > 0
+    with pytest.raises(ValueError, match="`n` and `dv`"):
+        T.theorem_6_2_thresholds(0.1, 0.5, 260, 1.0, 4.0, n=6)

@@ -40,12 +40,20 @@ def neurons_required(n, dv, delta):
     return 6.0 / dv * (4.0 + math.log(n) + math.log(1.0 / delta))
 
 
-def theorem_6_2_thresholds(xi, delta, m, df, M, *, C1=2.0 ** -21, C2=2.0 ** -36):
-    """(Q_1, Q_2) of Thm 6.2 (eta <= Q_1, eps <= Q_2), with the constants of its proof by default."""
+def theorem_6_2_thresholds(xi, delta, m, df, M, *, n=None, dv=None, C1=2.0 ** -21, C2=2.0 ** -36):
+    """(Q_1, Q_2) of Thm 6.2 (eta <= Q_1, eps <= Q_2), with the constants of its proof by default.
+
+    With the target's ``n`` (pieces) and ``dv`` (shortest piece) given, raises ValueError naming ``m`` when m is
+    below (6.2): the theorem does not apply."""
     func = "theorem_6_2_thresholds"
     xi = check_interval(xi, "xi", 0.0, np.inf, func=func)
     delta = check_interval(delta, "delta", 0.0, 1.0, func=func)
     m = check_int(m, "m", func=func, minimum=1)
+    if (n is None) != (dv is None):
+        raise ValueError(f"`n` and `dv` of {func} go together (both or neither); got n={n!r}, dv={dv!r}.")
+    if n is not None and m < neurons_required(n, dv, delta):
+        raise ValueError(f"`m` of {func} = {m} is below (6.2), 6/dv (4 + log n + log 1/delta) = "
+                         f"{neurons_required(n, dv, delta):.1f}: Thm 6.2 does not apply.")
     df = check_interval(df, "df", 0.0, np.inf, func=func)
     M = check_interval(M, "M", 1.0, np.inf, func=func, closed="left")
     q1 = C1 / (M ** 2 * (m + 1)) * min(delta ** 2 * df ** 2 / (m + 1) ** 4, xi)
