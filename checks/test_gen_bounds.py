@@ -127,3 +127,13 @@ def test_sec442_golowich(claim):
     result = ex.measure_golowich(ex.GOLOWICH_PRESETS["check"])
     verdict = ex.golowich_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("gen-bounds/thm-4.4", kind="qualitative",
+                   title="Thm 4.4: the (1 - delta) quantile of the uniform deviation |R - R_n| over 40 time-dependent "
+                         "parameterized ODEs (4.5) (d = 2, tanh maps, R_Theta = K_Theta = 1, loss ||a - b||) stays below "
+                         "the bound, n = 100..1600", aliases=("marion-thesis/thm-4.4",))
+def test_thm44(claim):
+    result = ex.measure_thm44(ex.THM44_PRESETS["check"])
+    verdict = ex.thm48_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)

@@ -86,3 +86,9 @@ def test_golowich_control_wrong_growth_fails():
     assert ex.golowich_verdict(r).status == "pass"
     assert ex.golowich_verdict(dataclasses.replace(r, slope=0.0)).status == "fail"
     assert ex.golowich_verdict(dataclasses.replace(r, margin=-0.1)).status == "fail"
+
+
+def test_thm44_control_bound_below_deviation_fails():
+    r = ex.measure_thm44(dataclasses.replace(ex.THM44_PRESETS["check"], ns=(100,), members=5, mc=2000, seeds=2))
+    assert ex.thm48_verdict(r).status == "pass"
+    assert ex.thm48_verdict(dataclasses.replace(r, max_ratio=1.5)).status == "fail"

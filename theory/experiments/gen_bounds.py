@@ -31,7 +31,7 @@ __all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_v
            "KWRatesConfig", "measure_kw_rates", "kw_rates_verdict", "kw_rates_figure",
            "Thm48Config", "measure_thm48", "thm48_verdict", "Fig41Config", "measure_fig41", "fig41_verdict",
            "fig41_figure", "Cor45Config", "measure_cor45", "GolowichConfig", "measure_golowich",
-           "golowich_verdict"]
+           "golowich_verdict", "Thm44Config", "measure_thm44"]
 
 
 def _int(v, name, cls, low):
@@ -1108,3 +1108,112 @@ GOLOWICH_PRESETS = {"check": GolowichConfig(), "paper": GolowichConfig(d=30, dep
 
 register("gen_bounds.golowich", config=GolowichConfig, presets=GOLOWICH_PRESETS, measure=measure_golowich,
          verdict=golowich_verdict, claims=("gen-bounds/sec-4.4.2",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Thm 4.4
+
+@dataclasses.dataclass(frozen=True)
+class Thm44Config:
+    """Thm 4.4 against the Monte-Carlo uniform deviation over time-dependent members of (4.7).
+
+    Model (4.5) with the d^2 maps f_ij(h) = tanh(h_j) e_i (K_f = 1, M = tanh(1) on the unit ball); members
+    theta_i(t) = alpha_i + beta_i cos(pi t) with sum_i |alpha_i| + |beta_i| = R_Theta and pi |beta_i| <= K_Theta.
+    Data, loss and noise as in :class:`Thm48Config`.
+
+    Attributes
+    ----------
+    d : int
+        Dimension (m = d^2 maps).
+    R_theta, K_theta : float
+        Radius and Lipschitz constant of the parameter class.
+    R_Y : float
+        Output radius.
+    ns : tuple of int
+        Sample sizes (>= 9 max(m^-2 R^-2, 1)).
+    members, mc, seeds : int
+        Sub-family size, Monte-Carlo sample, independent samples per n.
+    delta : float
+        Confidence level.
+    steps : int
+        RK4 steps of (4.5).
+    """
+
+    d: int = 2
+    R_theta: float = 1.0
+    K_theta: float = 1.0
+    R_Y: float = 2.0
+    ns: tuple = (100, 400, 1600)
+    members: int = 40
+    mc: int = 20000
+    seeds: int = 10
+    delta: float = 0.1
+    steps: int = 10
+
+    def __post_init__(self):
+        cls = "Thm44Config"
+        _int(self.d, "d", cls, 1)
+        _pos(self.R_theta, "R_theta", cls)
+        _pos(self.K_theta, "K_theta", cls)
+        _pos(self.R_Y, "R_Y", cls)
+        _tuple(self.ns, "ns", cls, integer=True)
+        _int(self.members, "members", cls, 1)
+        _int(self.mc, "mc", cls, 1)
+        _int(self.seeds, "seeds", cls, 1)
+        _pos(self.delta, "delta", cls)
+        _int(self.steps, "steps", cls, 1)
+
+
+def measure_thm44(cfg: Thm44Config) -> Thm48Result:
+    """As :func:`measure_thm48`, for the parameterized ODE class (4.7) and the bound of Thm 4.4."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(0)
+    d, m = cfg.d, cfg.d * cfg.d
+    t = np.linspace(0, 1, 2 * cfg.steps + 1)
+
+    def member():
+        beta = rng.uniform(-1, 1, m) * cfg.K_theta / math.pi
+        alpha = rng.normal(size=m)
+        room = cfg.R_theta - np.abs(beta).sum()
+        if room <= 0:
+            beta *= 0.5 * cfg.R_theta / np.abs(beta).sum()
+            room = cfg.R_theta - np.abs(beta).sum()
+        alpha *= room / np.abs(alpha).sum()
+        return alpha[None, :] + beta[None, :] * np.cos(math.pi * t)[:, None]
+
+    def fields(h):
+        F = np.zeros((m, h.shape[0], d))
+        th = np.tanh(h)
+        for i in range(d):
+            for j in range(d):
+                F[i * d + j, :, i] = th[:, j]
+        return F
+
+    thetas = [member() for _ in range(cfg.members + 1)]
+    star, members = thetas[0], thetas[1:]
+
+    def sample(n):
+        x = rng.normal(size=(n, d))
+        x *= (rng.uniform(size=(n, 1)) ** (1 / d)) / np.linalg.norm(x, axis=1, keepdims=True)
+        y = G.parameterized_ode(x, star, fields) + 0.3 * rng.normal(size=(n, d))
+        return x, y * np.minimum(1.0, cfg.R_Y / np.linalg.norm(y, axis=1, keepdims=True))
+
+    xm, ym = sample(cfg.mc)
+    risk = np.array([np.linalg.norm(G.parameterized_ode(xm, th, fields) - ym, axis=1).mean() for th in members])
+    B = G.theorem_4_4_constant(1.0, 1.0, cfg.R_theta, 1.0, cfg.R_Y, math.tanh(1.0))
+    dev, bnd = [], []
+    for n in cfg.ns:
+        devs = []
+        for _ in range(cfg.seeds):
+            x, y = sample(n)
+            emp = np.array([np.linalg.norm(G.parameterized_ode(x, th, fields) - y, axis=1).mean() for th in members])
+            devs.append(float(np.abs(risk - emp).max()))
+        dev.append(float(np.quantile(devs, 1 - cfg.delta)))
+        bnd.append(G.theorem_4_4_gap(n, cfg.delta, m, cfg.K_theta, cfg.R_theta, B))
+    return Thm48Result(tuple(cfg.ns), tuple(dev), tuple(bnd), max(a / b for a, b in zip(dev, bnd)))
+
+
+THM44_PRESETS = {"check": Thm44Config(), "paper": Thm44Config(d=4, members=500, mc=200000, steps=50)}
+
+register("gen_bounds.thm44", config=Thm44Config, presets=THM44_PRESETS, measure=measure_thm44,
+         verdict=thm48_verdict, claims=("gen-bounds/thm-4.4",), summary=lambda r: r.to_measured())
