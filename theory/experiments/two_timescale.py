@@ -830,7 +830,7 @@ class Fig64Config:
     eta : float
         Sharpness (App. 6.C: 4e-3).
     h : float
-        Largest step of a.
+        Largest step of a (below 2 / lambda_max(H), about 0.2 for m = 20 uniform positions).
     u_step_max : float
         Largest step eps h of u: the step of a is min(h, u_step_max / eps), so that the positions' update
         stays stable (the curvature of L in u_j is about a_j^2 / eta).
@@ -850,7 +850,7 @@ class Fig64Config:
     f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
     m: int = 20
     eta: float = 0.004
-    h: float = 0.1
+    h: float = 0.15
     u_step_max: float = 2.5e-4
     eps_values: tuple = (1e-3, 1.0)
     tau_end: float = 6.0
