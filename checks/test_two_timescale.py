@@ -1,0 +1,228 @@
+"""Claim checks of the two-timescale regime (thesis (Marion), chapter 6; paper key ``two-timescale``).
+
+Each check builds its config from a preset of :mod:`theory.experiments.two_timescale`, measures, and
+records the verdict computed there.
+"""
+
+import pytest
+
+import theory.experiments.two_timescale as ex
+
+
+@pytest.mark.claim("two-timescale/rem-6.3", kind="qualitative",
+                   title="Remark 6.3 (envelope identity): d/du L(a*(u), u) = (grad_u L)(a*(u), u) (central "
+                         "differences of the reduced loss, smootherstep, eta = 4e-3, m = 12, App. 6.C target)",
+                   aliases=("marion-thesis/rem-6.3",))
+def test_rem63_envelope(claim):
+    result = ex.measure_envelope(ex.ENVELOPE_PRESETS["check"])
+    verdict = ex.envelope_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("two-timescale/prop-6.4", kind="qualitative",
+                   title="Prop. 6.4: lambda_min(H(u)) >= Delta(u)/8 on U = {Delta(u) > 2 eta} (m = 3..25, "
+                         "eta = 4e-3, exact quadrature)", aliases=("marion-thesis/prop-6.4",))
+def test_prop64_hessian(claim):
+    result = ex.measure_hessian(ex.HESSIAN_PRESETS["check"])
+    verdict = ex.hessian_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.fixture(scope="module")
+def heaviside_result():
+    return ex.measure_heaviside(ex.HEAVISIDE_PRESETS["check"])
+
+
+@pytest.mark.claim("two-timescale/eq-6.6", kind="qualitative",
+                   title="(6.6): with two neurons per piece the Heaviside reduced loss equals the best "
+                         "piecewise-constant fit, and L(a*_eta(u), u) tends to it at rate eta",
+                   aliases=("marion-thesis/eq-6.6",))
+def test_eq66_heaviside_loss(claim, heaviside_result):
+    verdict = ex.heaviside_loss_verdict(heaviside_result)
+    claim.qualitative(verdict.passed, heaviside_result, verdict.message)
+
+
+@pytest.mark.claim("two-timescale/eq-6.7", kind="qualitative",
+                   title="(6.7): the velocities and trajectories of the limit (6.8) at sharpness eta tend to the "
+                         "Heaviside closed form at rate eta (before a neuron reaches its jump)",
+                   aliases=("marion-thesis/eq-6.7", "marion-thesis/lemma-6.13"))
+def test_eq67_heaviside_dynamics(claim, heaviside_result):
+    verdict = ex.heaviside_velocity_verdict(heaviside_result)
+    figure = ex.heaviside_figure(heaviside_result)
+    claim.qualitative(verdict.passed, heaviside_result, verdict.message, figure)
+
+
+@pytest.mark.claim("two-timescale/eq-6.7/invariant", kind="qualitative",
+                   title="Along (6.7), (u^R - v)^3 - (v - u^L)^3 is conserved; the closer neuron reaches v at the "
+                         "closed-form time tau* and the other stops at distance c^(1/3)",
+                   aliases=("marion-thesis/eq-6.7",))
+def test_eq67_invariant(claim, heaviside_result):
+    verdict = ex.heaviside_invariant_verdict(heaviside_result)
+    claim.qualitative(verdict.passed, heaviside_result, verdict.message)
+
+
+@pytest.fixture(scope="module")
+def tracking_result():
+    return ex.measure_tracking(ex.TRACKING_PRESETS["check"])
+
+
+@pytest.mark.claim("two-timescale/prop-6.9", kind="qualitative",
+                   title="Prop. 6.9: ||a(t) - a*(u(t))|| <= 3 M sqrt(m+1) e^(-Dt/16) + 2^17 M^3 (m+1)^3 eps / D^2 "
+                         "along gradient descent from a = 0 at the largest eps allowed (one jump, m = 6, eta = 1e-3)",
+                   aliases=("marion-thesis/prop-6.9",))
+def test_prop69_tracking(claim, tracking_result):
+    verdict = ex.tracking_bound_verdict(tracking_result)
+    figure = ex.tracking_figure(tracking_result)
+    claim.qualitative(verdict.passed, tracking_result, verdict.message, figure)
+
+
+@pytest.mark.claim("two-timescale/prop-6.9/lag", kind="qualitative",
+                   title="Prop. 6.9's second term: once the transient has died, ||a - a*(u)|| is proportional to eps",
+                   aliases=("marion-thesis/prop-6.9",),
+                   proxy="eps = 2.5e-6..4e-5 is far above Prop. 6.9's threshold (about 1e-9 here): the "
+                         "proportionality is measured, the proposition's constant is not reached")
+def test_prop69_lag(claim, tracking_result):
+    verdict = ex.tracking_lag_verdict(tracking_result)
+    claim.qualitative(verdict.passed, {"eps": list(tracking_result.lag_eps), "lag": list(tracking_result.lag)},
+                      verdict.message)
+
+
+@pytest.mark.claim("two-timescale/sec-6.5.2", kind="qualitative",
+                   title="Sec. 6.5.2: gradient descent at ratio eps from a = 0 follows the two-timescale limit (6.8); "
+                         "max_tau ||u_GD(tau/eps) - u_limit(tau)|| = O(eps)",
+                   aliases=("marion-thesis/sec-6.5.2", "marion-thesis/thm-6.2"),
+                   proxy="eps >= 1e-5 and eta = 0.02 are far above the thresholds Q_2, Q_1 of Thm 6.2 (about 1e-37 "
+                         "and 1e-20 for such targets): the O(eps) distance to the limit is measured, not the theorem")
+def test_sec652_eps_limit(claim):
+    result = ex.measure_eps_limit(ex.EPS_LIMIT_PRESETS["check"])
+    verdict = ex.eps_limit_verdict(result)
+    figure = ex.eps_limit_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.mark.claim("two-timescale/lemma-6.19", kind="qualitative",
+                   title="Lemma 6.19: with m from (6.2), u i.i.d. uniform is D-good, D = delta/(6(m+1)^2), with "
+                         "probability >= 1 - delta (App. 6.C target, 2000 draws)",
+                   aliases=("marion-thesis/lemma-6.19",))
+def test_lemma619_dgood(claim):
+    result = ex.measure_dgood(ex.DGOOD_PRESETS["check"])
+    verdict = ex.dgood_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("two-timescale/fig-6.4", kind="qualitative",
+                   title="Figs 6.4-6.5 (population gradient descent instead of SGD, App. 6.C target, m = 20, "
+                         "eta = 4e-3, 3 seeds): eps = 1e-3 covers every jump and moves at most two neurons per jump; "
+                         "eps = 1 (t = 10, Table 6.2) moves more neurons and fits worse",
+                   aliases=("marion-thesis/fig-6.4", "marion-thesis/fig-6.5", "two-timescale/fig-6.5"))
+def test_fig64_sparse_motion(claim):
+    cfg = ex.FIG64_PRESETS["check"]
+    result = ex.measure_fig64(cfg)
+    verdict = ex.fig64_verdict(result)
+    figure = ex.fig64_figure(result, cfg)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.fixture(scope="module")
+def lemmas_result():
+    return ex.measure_lemmas(ex.LEMMAS_PRESETS["check"])
+
+
+def _lemma(claim, result, name):
+    verdict = ex.lemma_verdict(result, name)
+    claim.qualitative(verdict.passed, {"ratio": result.ratio(name), "n_instances": result.trials}, verdict.message)
+
+
+_LEMMA_DOC = "(App. 6.C target, 3 neurons per piece, eta = 4e-3, 10 draws in U_eta)"
+
+
+@pytest.mark.claim("two-timescale/lemma-6.10", kind="qualitative", aliases=("marion-thesis/lemma-6.10",),
+                   title="Lemma 6.10: " + ex.LEMMA_TITLES["lemma-6.10"] + " " + _LEMMA_DOC)
+def test_lemma610(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.10")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.12", kind="qualitative", aliases=("marion-thesis/lemma-6.12",),
+                   title="Lemma 6.12: " + ex.LEMMA_TITLES["lemma-6.12"] + " (central differences) " + _LEMMA_DOC)
+def test_lemma612(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.12")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.14", kind="qualitative", aliases=("marion-thesis/lemma-6.14",),
+                   title="Lemma 6.14: " + ex.LEMMA_TITLES["lemma-6.14"] + " (attained) " + _LEMMA_DOC)
+def test_lemma614(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.14")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.15", kind="qualitative", aliases=("marion-thesis/lemma-6.15",),
+                   title="Lemma 6.15: " + ex.LEMMA_TITLES["lemma-6.15"] + " " + _LEMMA_DOC)
+def test_lemma615(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.15")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.16", kind="qualitative", aliases=("marion-thesis/lemma-6.16",),
+                   title="Lemma 6.16: " + ex.LEMMA_TITLES["lemma-6.16"] + " " + _LEMMA_DOC)
+def test_lemma616(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.16")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.17", kind="qualitative", aliases=("marion-thesis/lemma-6.17",),
+                   title="Lemma 6.17: " + ex.LEMMA_TITLES["lemma-6.17"] + " (random a) " + _LEMMA_DOC)
+def test_lemma617(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.17")
+
+
+@pytest.mark.claim("two-timescale/lemma-6.18", kind="qualitative", aliases=("marion-thesis/lemma-6.18",),
+                   title="Lemma 6.18: " + ex.LEMMA_TITLES["lemma-6.18"] + " " + _LEMMA_DOC)
+def test_lemma618(claim, lemmas_result):
+    _lemma(claim, lemmas_result, "lemma-6.18")
+
+
+@pytest.mark.claim("two-timescale/prop-6.7", kind="qualitative",
+                   title="Prop. 6.7 / Thm 6.8 horizon, Heaviside limit: from u i.i.d. uniform (m = 20, >= 2 neurons per "
+                         "piece) the closer neuron of every jump reaches it before tau = 6 / Delta f^2 (closed-form "
+                         "hitting times of (6.7))", aliases=("marion-thesis/prop-6.7", "marion-thesis/thm-6.8"),
+                   proxy="eta = 0 (the Heaviside limit) and no D-good condition: Prop. 6.7 needs eta > 0 so small that "
+                         "D = 2^6.5 sqrt(m+1) M eta^0.5 / Delta f is a feasible separation (eta ~ 1e-7 here)")
+def test_prop67_recovery_horizon(claim):
+    result = ex.measure_recovery(ex.RECOVERY_PRESETS["check"])
+    verdict = ex.recovery_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("two-timescale/fig-6.7", kind="qualitative",
+                   title="Fig. 6.7 (population gradient descent, App. 6.C target, m = 20, eta = 4e-3, 2 seeds, run to "
+                         "tau = 6 or t = 10): the final L2 error grows with eps, with a transition near eps = 0.1",
+                   aliases=("marion-thesis/fig-6.7",))
+def test_fig67_transition(claim):
+    result = ex.measure_fig64(ex.FIG67_PRESETS["check"])
+    verdict = ex.fig67_verdict(result)
+    figure = ex.fig67_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.mark.claim("two-timescale/fig-6.3", kind="qualitative",
+                   title="Fig. 6.3: one-pass SGD (6.9) (App. 6.C target, m = 20, eta = 4e-3, eps = 1e-4, h = 1e-3, "
+                         "uniform noise) follows the Heaviside two-timescale limit in tau = eps h p until the limit "
+                         "reaches 0, then plateaus at a small error", aliases=("marion-thesis/fig-6.3",))
+def test_fig63_sgd_vs_limit(claim):
+    result = ex.measure_fig63(ex.FIG63_PRESETS["check"])
+    verdict = ex.fig63_verdict(result)
+    figure = ex.fig63_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure)
+
+
+@pytest.mark.claim("two-timescale/lemma-6.11", kind="qualitative", aliases=("marion-thesis/lemma-6.11",),
+                   title="Lemma 6.11: on U_eta, H_eta(u) = H_0(u) + D_eta with H_0,ij = 1 - max(u_i, u_j, 0) and D_eta "
+                         "diagonal, independent of u, |D_eta| <= eta/2 " + _LEMMA_DOC)
+def test_lemma611(claim, lemmas_result):
+    verdict = ex.lemma_identity_verdict(lemmas_result, "lemma-6.11")
+    claim.qualitative(verdict.passed, {"max_error": lemmas_result.lemma611_error}, verdict.message)
+
+
+@pytest.mark.claim("two-timescale/lemma-6.13", kind="qualitative", aliases=("marion-thesis/lemma-6.13",),
+                   title="Lemma 6.13: at the Heaviside-optimal weights a*_0(u) the exact gradient of L_eta in u is 0 "
+                         "for non-flanking neurons and equals (6.7) for flanking ones " + _LEMMA_DOC)
+def test_lemma613(claim, lemmas_result):
+    verdict = ex.lemma_identity_verdict(lemmas_result, "lemma-6.13")
+    claim.qualitative(verdict.passed, {"max_error": lemmas_result.lemma613_error}, verdict.message)

@@ -1,0 +1,1219 @@
+"""Experiments of the ``gen-bounds`` paper key: generalization bounds for parameterized ODEs and 1/L-scaled
+ResNets (thesis (Marion), chapter 4).
+
+Registered as ``"gen_bounds.<name>"``:
+
+* ``prop42`` (``gen-bounds/prop-4.2``, ``gen-bounds/prop-4.2/erratum``): output bound and Lipschitz constant in
+  the parameters of (4.5), against the printed constant and the constant of the proof.
+* ``prop43`` (``gen-bounds/prop-4.3``): the covering of the proof: greedy centres within eps, size below the bound.
+* ``prop46`` (``gen-bounds/prop-4.6``): ResNet (4.10) bounded and Lipschitz in W, uniformly in the depth L.
+* ``prop47`` (``gen-bounds/prop-4.7``): the map phi of the proof is an isometry onto paths with Lipschitz
+  constant K_W, so Prop. 4.3's bound applies.
+* ``cor49`` (``gen-bounds/cor-4.9``): spectral complexity <= 2 R e^R sqrt(L) for L >= R.
+* ``kw_rates`` (``gen-bounds/sec-4.4.1``): K_W = O(1) for smooth, O(L) for i.i.d. initialisation.
+* ``thm48`` (``gen-bounds/thm-4.8``): (4.13) above the Monte-Carlo uniform deviation over a finite sub-family.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from theory.claims import Verdict, qualitative_verdict
+
+from . import register
+
+__all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_verdict", "prop42_figure",
+           "Prop43Config", "measure_prop43", "prop43_verdict", "Prop46Config", "measure_prop46", "prop46_verdict",
+           "Prop47Config", "measure_prop47", "prop47_verdict", "Cor49Config", "measure_cor49", "cor49_verdict",
+           "KWRatesConfig", "measure_kw_rates", "kw_rates_verdict", "kw_rates_figure",
+           "Thm48Config", "measure_thm48", "thm48_verdict", "Fig41Config", "measure_fig41", "fig41_verdict",
+           "fig41_figure", "Cor45Config", "measure_cor45", "GolowichConfig", "measure_golowich",
+           "golowich_verdict", "Thm44Config", "measure_thm44"]
+
+
+def _int(v, name, cls, low):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"`{name}` of {cls} must be an integer; got {v!r}.")
+    if v < low:
+        raise ValueError(f"`{name}` of {cls} must be >= {low}; got {v}.")
+
+
+def _pos(v, name, cls):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"`{name}` of {cls} must be a number; got {v!r}.")
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"`{name}` of {cls} must be finite and > 0; got {v!r}.")
+
+
+def _tuple(vals, name, cls, integer=False):
+    if not isinstance(vals, tuple) or not vals:
+        raise ValueError(f"`{name}` of {cls} must be a non-empty tuple; got {vals!r}.")
+    for v in vals:
+        (_int(v, name, cls, 1) if integer else _pos(v, name, cls))
+
+
+# ------------------------------------------------------------------------------ Prop. 4.2
+
+@dataclasses.dataclass(frozen=True)
+class Prop42Config:
+    """Random time-dependent parameters of (4.5) with maps f_ij(h) = (1 + kappa tanh(h_j)) e_i.
+
+    The maps are K_f = kappa Lipschitz and bounded on the ball X of radius R_X by M = 1 + kappa tanh(R_X).
+
+    Attributes
+    ----------
+    d : int
+        State dimension (m = d^2 maps).
+    kappas : tuple of float
+        Lipschitz constants K_f of the maps.
+    radii : tuple of float
+        R_Theta, the (1, inf)-radius of the parameters.
+    R_X : float
+        Radius of the inputs.
+    pairs : int
+        Parameter pairs (theta, theta') per (kappa, R_Theta).
+    batch : int
+        Inputs per pair (on the sphere of radius R_X).
+    steps : int
+        RK4 steps on [0, 1].
+    seed : int
+        Seed.
+    """
+
+    d: int = 2
+    kappas: tuple = (0.05, 0.1, 0.3, 1.0, 2.0)
+    radii: tuple = (0.5, 1.0, 2.0)
+    R_X: float = 1.0
+    pairs: int = 4
+    batch: int = 32
+    steps: int = 50
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "Prop42Config"
+        _int(self.d, "d", cls, 1)
+        _tuple(self.kappas, "kappas", cls)
+        _tuple(self.radii, "radii", cls)
+        _pos(self.R_X, "R_X", cls)
+        _int(self.pairs, "pairs", cls, 1)
+        _int(self.batch, "batch", cls, 1)
+        _int(self.steps, "steps", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop42Result:
+    """Per instance (kappa, R): max ||F_theta(x) - F_theta'(x)|| / ||theta - theta'||_{1,inf} (``lipschitz``),
+    the printed constant, the proof's constant, and max ||F_theta(x)|| / (R_X + M R e^{K_f R}) (``output_ratio``)."""
+
+    kappas: tuple
+    radii: tuple
+    lipschitz: tuple
+    printed: tuple
+    proof: tuple
+    output_ratio: float
+
+    @property
+    def printed_ratio(self):
+        return max(a / b for a, b in zip(self.lipschitz, self.printed))
+
+    @property
+    def proof_ratio(self):
+        return max(a / b for a, b in zip(self.lipschitz, self.proof))
+
+    def to_measured(self):
+        return {"max_ratio_to_printed": self.printed_ratio, "max_ratio_to_proof_constant": self.proof_ratio,
+                "max_output_ratio": self.output_ratio, "n_instances": len(self.lipschitz)}
+
+
+def _random_theta(rng, S, m, R):
+    """theta on the 2S+1 grid points: a few random Fourier modes, rescaled to ||theta||_{1,inf} = R."""
+    t = np.linspace(0, 1, 2 * S + 1)
+    th = np.zeros((t.size, m))
+    for k in range(3):
+        th += rng.normal(size=m) * np.cos(math.pi * k * t)[:, None]
+    return th * R / np.abs(th).sum(axis=1).max()
+
+
+def measure_prop42(cfg: Prop42Config) -> Prop42Result:
+    """Solve (4.5) for theta and a perturbed theta' (both in the ball), take the worst input of a batch."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(cfg.seed)
+    d, m = cfg.d, cfg.d * cfg.d
+    lips, pr, pf, kap, rad = [], [], [], [], []
+    out = 0.0
+    for kappa in cfg.kappas:
+        def fields(h, kappa=kappa):
+            g = 1 + kappa * np.tanh(h)  # (b, d)
+            F = np.zeros((m, h.shape[0], d))
+            for i in range(d):
+                for j in range(d):
+                    F[i * d + j, :, i] = g[:, j]
+            return F
+
+        M = 1 + kappa * math.tanh(cfg.R_X)
+        for R in cfg.radii:
+            worst = 0.0
+            for _ in range(cfg.pairs):
+                th = _random_theta(rng, cfg.steps, m, R)
+                th2 = th + 0.2 * R * _random_theta(rng, cfg.steps, m, 1.0)
+                th2 *= min(1.0, R / np.abs(th2).sum(axis=1).max())
+                x = rng.normal(size=(cfg.batch, d))
+                x *= cfg.R_X / np.linalg.norm(x, axis=1, keepdims=True)
+                F1 = G.parameterized_ode(x, th, fields)
+                F2 = G.parameterized_ode(x, th2, fields)
+                worst = max(worst, float(np.linalg.norm(F1 - F2, axis=1).max()) / G.norm_1_inf(th - th2))
+                out = max(out, float(np.linalg.norm(F1, axis=1).max()) / G.prop_4_2_output_bound(cfg.R_X, M, kappa, R))
+            lips.append(worst)
+            pr.append(G.prop_4_2_lipschitz_printed(M, kappa, R))
+            pf.append(G.prop_4_2_lipschitz_proof(M, kappa, R))
+            kap.append(kappa)
+            rad.append(R)
+    return Prop42Result(tuple(kap), tuple(rad), tuple(lips), tuple(pr), tuple(pf), out)
+
+
+def prop42_verdict(result: Prop42Result) -> Verdict:
+    """Corrected statement: Lipschitz ratio to the proof's constant <= 1 and output bound ratio <= 1, every instance."""
+    ok = result.proof_ratio <= 1.0 and result.output_ratio <= 1.0
+    return qualitative_verdict(ok, f"max over {len(result.lipschitz)} (K_f, R_Theta) of measured Lipschitz constant / "
+                               f"M (K_f R e^(K_f R) + 1) e^(K_f R) = {result.proof_ratio:.3f} (<= 1); max ||F_theta(x)|| "
+                               f"/ (R_X + M R e^(K_f R)) = {result.output_ratio:.3f} (<= 1)")
+
+
+def prop42_printed_verdict(result: Prop42Result) -> Verdict:
+    """The printed statement: measured Lipschitz constant <= 2 M K_f R e^(2 K_f R) at every instance."""
+    ok = result.printed_ratio <= 1.0
+    worst = int(np.argmax([a / b for a, b in zip(result.lipschitz, result.printed)]))
+    return qualitative_verdict(ok, f"max measured / printed constant 2 M K_f R e^(2 K_f R) = {result.printed_ratio:.2f} "
+                               f"(printed form needs <= 1) at K_f = {result.kappas[worst]}, R_Theta = "
+                               f"{result.radii[worst]}")
+
+
+def prop42_figure(result: Prop42Result, claim_id="gen-bounds/prop-4.2"):
+    """Measured Lipschitz constant against K_f R_Theta, with the printed and the proof's constants."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    kr = np.array(result.kappas) * np.array(result.radii)
+    o = np.argsort(kr)
+    ax.loglog(kr[o], np.array(result.lipschitz)[o], "o", label="measured sup ||dF|| / ||d theta||")
+    ax.loglog(kr[o], np.array(result.printed)[o], "r^", label="printed bound 2 M K_f R e^(2 K_f R)")
+    ax.loglog(kr[o], np.array(result.proof)[o], "ks", mfc="none", label="bound from the proof")
+    ax.set_xlabel("K_f R_Theta")
+    ax.set_ylabel("Lipschitz constant in theta")
+    ax.set_title(f"{claim_id}: Lipschitz constant of theta -> F_theta(x)", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+PROP42_PRESETS = {"check": Prop42Config(),
+                  "paper": Prop42Config(d=4, pairs=50, batch=256, steps=200)}  # no sizes in the thesis
+
+
+# ------------------------------------------------------------------------------ Prop. 4.3
+
+@dataclasses.dataclass(frozen=True)
+class Prop43Config:
+    """Greedy centres of the covering of Prop. 4.3 for random Lipschitz parameter functions.
+
+    Attributes
+    ----------
+    ms : tuple of int
+        Numbers of coordinates m.
+    trials : int
+        Random functions per m.
+    grid : int
+        Evaluation points in [0, 1].
+    seed : int
+        Seed.
+    eps_factor : float
+        The centres are built at eps_factor * eps but judged at eps (1 for the claim).
+    """
+
+    ms: tuple = (1, 2, 3)
+    trials: int = 100
+    grid: int = 2001
+    seed: int = 0
+    eps_factor: float = 1.0
+
+    def __post_init__(self):
+        cls = "Prop43Config"
+        _tuple(self.ms, "ms", cls, integer=True)
+        _int(self.trials, "trials", cls, 1)
+        _int(self.grid, "grid", cls, 2)
+        _int(self.seed, "seed", cls, 0)
+        _pos(self.eps_factor, "eps_factor", cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop43Result:
+    """max ||f - centre||_{1,inf} / eps over the trials, and max (log size of the construction) / (bound)."""
+
+    distance_ratio: float
+    size_ratio: float
+    n_instances: int
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_prop43(cfg: Prop43Config) -> Prop43Result:
+    """Random piecewise-linear K-Lipschitz functions with ||f||_{1,inf} <= R; R, K, eps drawn per trial."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(cfg.seed)
+    t = np.linspace(0, 1, cfg.grid)
+    dist = size = 0.0
+    n = 0
+    for m in cfg.ms:
+        for _ in range(cfg.trials):
+            R, K, eps = rng.uniform(0.5, 2), rng.uniform(0.5, 3), rng.uniform(0.05, 0.5)
+            knots = np.linspace(0, 1, rng.integers(3, 30))
+            steps = rng.uniform(-1, 1, (knots.size - 1, m)) * K * np.diff(knots)[:, None]
+            vals = np.vstack([rng.uniform(-1, 1, m), steps]).cumsum(axis=0)
+            knot_vals = np.column_stack([np.interp(t, knots, vals[:, i]) for i in range(m)])
+            scale = min(1.0, R / np.abs(knot_vals).sum(axis=1).max())
+            f = knot_vals * scale
+            c = G.cover_member(t, f, R, K, cfg.eps_factor * eps)
+            dist = max(dist, float(np.abs(f - c).sum(axis=1).max()) / eps)
+            if 4 * R / (eps / m) >= 1:
+                size = max(size, G.cover_log_size(m, R, K, eps) / G.prop_4_3_log_covering(m, R, K, eps))
+            n += 1
+    return Prop43Result(dist, size, n)
+
+
+def prop43_verdict(result: Prop43Result) -> Verdict:
+    """Pass iff every centre is within eps and the construction's log size is below the bound."""
+    # the construction meets the bound with equality up to the floor and ceiling of its grids: allow rounding
+    ok = result.distance_ratio <= 1.0 and result.size_ratio <= 1.0 + 1e-12
+    return qualitative_verdict(ok, f"max ||f - centre||_(1,inf) / eps = {result.distance_ratio:.4f} (<= 1); max log "
+                               f"#centres / Prop. 4.3 bound = {result.size_ratio:.6f} (<= 1; the proof's count meets "
+                               f"the bound up to its floor/ceiling), {result.n_instances} functions")
+
+
+PROP43_PRESETS = {"check": Prop43Config(), "paper": Prop43Config(ms=(1, 2, 4, 9), trials=1000, grid=10001)}
+
+
+# ------------------------------------------------------------------------------ Prop. 4.6
+
+@dataclasses.dataclass(frozen=True)
+class Prop46Config:
+    """ResNet (4.10) with tanh (K_sigma = 1, sigma(0) = 0), random W scaled to ||W||_{1,1,inf} = R_W.
+
+    Attributes
+    ----------
+    ds : tuple of int
+        Widths.
+    depths : tuple of int
+        Depths L.
+    radii : tuple of float
+        R_W.
+    pairs : int
+        Pairs (W, W') per (d, L, R_W).
+    batch : int
+        Inputs on the sphere of radius 1 (R_X = 1).
+    seed : int
+        Seed.
+    scaling : float
+        Exponent of the residual scaling 1/L^scaling (1 for (4.10); a control uses 0.5).
+    tied : bool
+        Use R_W / d times the identity at every layer (an expanding weight-tied network, K_W = 0) instead of
+        i.i.d. Gaussian layers.
+    """
+
+    ds: tuple = (2, 4)
+    depths: tuple = (1, 10, 100, 1000)
+    radii: tuple = (0.5, 1.0, 2.0)
+    pairs: int = 3
+    batch: int = 32
+    seed: int = 0
+    scaling: float = 1.0
+    tied: bool = False
+
+    def __post_init__(self):
+        cls = "Prop46Config"
+        _tuple(self.ds, "ds", cls, integer=True)
+        _tuple(self.depths, "depths", cls, integer=True)
+        _tuple(self.radii, "radii", cls)
+        _int(self.pairs, "pairs", cls, 1)
+        _int(self.batch, "batch", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+        _pos(self.scaling, "scaling", cls)
+        if not isinstance(self.tied, bool):
+            raise TypeError(f"`tied` of {cls} must be a bool; got {self.tied!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop46Result:
+    """Max ratios to the two bounds of Prop. 4.6, and per depth the max Lipschitz ratio."""
+
+    lipschitz_ratio: float
+    output_ratio: float
+    depths: tuple
+    per_depth: tuple
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_prop46(cfg: Prop46Config) -> Prop46Result:
+    """||F_W(x) - F_W'(x)|| / (R_X e^{2R}/R ||W - W'||_{1,1,inf}) and ||F_W(x)|| / (R_X e^R), worst case."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(cfg.seed)
+    lip = out = 0.0
+    per = {L: 0.0 for L in cfg.depths}
+    for d in cfg.ds:
+        for L in cfg.depths:
+            for R in cfg.radii:
+                for _ in range(cfg.pairs):
+                    W = np.repeat(np.eye(d)[None], L, axis=0) if cfg.tied else rng.normal(size=(L, d, d))
+                    W *= R / np.abs(W).sum(axis=(1, 2), keepdims=True)
+                    W2 = W + 0.05 * R / d ** 2 * rng.normal(size=W.shape)
+                    W2 *= np.minimum(1.0, R / np.abs(W2).sum(axis=(1, 2), keepdims=True))
+                    x = rng.normal(size=(cfg.batch, d))
+                    x /= np.linalg.norm(x, axis=1, keepdims=True)
+                    s = L ** (1 - cfg.scaling)
+                    F1, F2 = G.resnet_forward(x, W * s, "tanh"), G.resnet_forward(x, W2 * s, "tanh")
+                    r = float(np.linalg.norm(F1 - F2, axis=1).max()) / (G.prop_4_6_lipschitz(1.0, 1.0, R)
+                                                                         * G.norm_11inf(W - W2))
+                    lip = max(lip, r)
+                    per[L] = max(per[L], r)
+                    out = max(out, float(np.linalg.norm(F1, axis=1).max()) / G.prop_4_6_output_bound(1.0, 1.0, R))
+    return Prop46Result(lip, out, tuple(cfg.depths), tuple(per[L] for L in cfg.depths))
+
+
+def prop46_verdict(result: Prop46Result) -> Verdict:
+    """Pass iff both ratios are <= 1 at every depth."""
+    ok = result.lipschitz_ratio <= 1.0 and result.output_ratio <= 1.0
+    per = ", ".join(f"L={L}: {r:.3f}" for L, r in zip(result.depths, result.per_depth))
+    return qualitative_verdict(ok, f"max Lipschitz ratio {result.lipschitz_ratio:.3f}, output ratio "
+                               f"{result.output_ratio:.3f} (both <= 1); per depth: {per}")
+
+
+PROP46_PRESETS = {"check": Prop46Config(), "paper": Prop46Config(ds=(2, 5, 30), depths=(1, 10, 100, 1000), pairs=20)}
+
+
+# ------------------------------------------------------------------------------ Prop. 4.7
+
+@dataclasses.dataclass(frozen=True)
+class Prop47Config:
+    """The map phi of the proof of Prop. 4.7 on random W (smooth and i.i.d.).
+
+    Attributes
+    ----------
+    d : int
+        Width.
+    depths : tuple of int
+        Depths.
+    seed : int
+        Seed.
+    """
+
+    d: int = 3
+    depths: tuple = (2, 10, 100, 500)
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "Prop47Config"
+        _int(self.d, "d", cls, 1)
+        _tuple(self.depths, "depths", cls, integer=True)
+        if min(self.depths) < 2:
+            raise ValueError(f"`depths` of {cls} must be >= 2; got {self.depths}.")
+        _int(self.seed, "seed", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prop47Result:
+    """Max |(||phi(W)||_{1,inf}) - ||W||_{1,1,inf}|| and |Lip(phi(W)) - K_W| (relative), max linearity defect."""
+
+    norm_error: float
+    lipschitz_error: float
+    linearity_error: float
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_prop47(cfg: Prop47Config) -> Prop47Result:
+    """phi(W) on the knots; norm, Lipschitz constant of the coordinates, and phi(aW + bW') - a phi(W) - b phi(W')."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(cfg.seed)
+    ne = le = lin = 0.0
+    for L in cfg.depths:
+        for W in (G.smooth_weights(L, cfg.d, rng=rng), G.iid_weights(L, cfg.d, rng=rng)):
+            t, p = G.resnet_to_path(W)
+            ne = max(ne, abs(G.norm_1_inf(p) - G.norm_11inf(W)) / G.norm_11inf(W))
+            lipc = float((np.abs(np.diff(p, axis=0)) / np.diff(t)[:, None]).max())
+            le = max(le, abs(lipc - G.weight_lipschitz(W)) / G.weight_lipschitz(W))
+            W2 = G.iid_weights(L, cfg.d, rng=rng)
+            lin = max(lin, float(np.abs(G.resnet_to_path(2 * W - 3 * W2)[1] - 2 * p + 3 * G.resnet_to_path(W2)[1]).max()))
+    return Prop47Result(ne, le, lin)
+
+
+def prop47_verdict(result: Prop47Result, tol=1e-12) -> Verdict:
+    """Pass iff phi preserves the norm, maps K_W to the Lipschitz constant, and is linear (to ``tol``)."""
+    ok = max(result.norm_error, result.lipschitz_error, result.linearity_error) <= tol
+    return qualitative_verdict(ok, f"|norm(phi(W)) - ||W||_(1,1,inf)| rel. {result.norm_error:.1e}, |Lip - K_W| rel. "
+                               f"{result.lipschitz_error:.1e}, linearity {result.linearity_error:.1e} (<= {tol:g})")
+
+
+PROP47_PRESETS = {"check": Prop47Config(), "paper": Prop47Config(d=30, depths=(1000,))}  # Table 4.1: d = 30, L = 1000
+
+
+# ------------------------------------------------------------------------------ Cor. 4.9
+
+@dataclasses.dataclass(frozen=True)
+class Cor49Config:
+    """Spectral complexity of (4.10) against 2 R e^R sqrt(L) (proof of Cor. 4.9).
+
+    Attributes
+    ----------
+    d : int
+        Width.
+    depths : tuple of int
+        Depths (>= R).
+    radii : tuple of float
+        R = ||W||_{1,1,inf}.
+    draws : int
+        Draws per (L, R) and law.
+    seed : int
+        Seed.
+    """
+
+    d: int = 5
+    depths: tuple = (10, 100, 1000)
+    radii: tuple = (1.0, 2.0)
+    draws: int = 5
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "Cor49Config"
+        _int(self.d, "d", cls, 1)
+        _tuple(self.depths, "depths", cls, integer=True)
+        _tuple(self.radii, "radii", cls)
+        if min(self.depths) < max(self.radii):
+            raise ValueError(f"`depths` of {cls} must be >= max(radii) (L >= R in Cor. 4.9); got {self.depths}.")
+        _int(self.draws, "draws", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+
+
+def measure_cor49(cfg: Cor49Config):
+    """BoundResult of A(W) <= 2 R e^R sqrt(L) over i.i.d. and smooth W rescaled to ||W||_{1,1,inf} = R."""
+    import theory.generalization as G
+    from theory.rates import bound_ratio
+
+    rng = np.random.default_rng(cfg.seed)
+    lhs, rhs, inst = [], [], []
+    for L in cfg.depths:
+        for R in cfg.radii:
+            for law in ("iid", "smooth"):
+                for _ in range(cfg.draws):
+                    W = G.iid_weights(L, cfg.d, rng=rng) if law == "iid" else G.smooth_weights(L, cfg.d, rng=rng)
+                    W *= R / G.norm_11inf(W)
+                    lhs.append(G.spectral_complexity(W))
+                    rhs.append(G.corollary_4_9_complexity_bound(R, L))
+                    inst.append({"L": L, "R": R, "law": law})
+    return bound_ratio(lhs, rhs, inst)
+
+
+def cor49_verdict(result) -> Verdict:
+    """Pass iff A(W) <= 2 R e^R sqrt(L) at every draw."""
+    return qualitative_verdict(result.ratio <= 1.0, f"max A(W) / (2 R e^R sqrt(L)) = {result.ratio:.3f} over "
+                               f"{result.n_instances} draws (<= 1)")
+
+
+COR49_PRESETS = {"check": Cor49Config(), "paper": Cor49Config(d=30, depths=(10, 100, 1000), draws=20)}
+
+
+# ------------------------------------------------------------------------------ Section 4.4.1
+
+@dataclasses.dataclass(frozen=True)
+class KWRatesConfig:
+    """K_W = L max_k ||W_{k+1} - W_k||_inf against L for smooth (RBF Gaussian process) and i.i.d. weights.
+
+    Attributes
+    ----------
+    d : int
+        Width.
+    depths : tuple of int
+        Geometric ladder of depths.
+    bandwidth : float
+        RBF bandwidth of the smooth initialisation (0.1 in Section 4.B).
+    draws : int
+        Draws per depth.
+    seed : int
+        Seed.
+    """
+
+    d: int = 8
+    depths: tuple = (50, 100, 200, 400, 800)
+    bandwidth: float = 0.1
+    draws: int = 3
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "KWRatesConfig"
+        _int(self.d, "d", cls, 1)
+        _tuple(self.depths, "depths", cls, integer=True)
+        _pos(self.bandwidth, "bandwidth", cls)
+        _int(self.draws, "draws", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class KWRatesResult:
+    """Mean K_W per depth for each law and the fitted log-log slopes."""
+
+    depths: tuple
+    smooth: tuple
+    iid: tuple
+    smooth_slope: float
+    iid_slope: float
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_kw_rates(cfg: KWRatesConfig) -> KWRatesResult:
+    """K_W of both initialisations at each depth (mean over draws), and slopes in log L."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(cfg.seed)
+    sm, ii = [], []
+    for L in cfg.depths:
+        sm.append(np.mean([G.weight_lipschitz(G.smooth_weights(L, cfg.d, cfg.bandwidth, rng)) for _ in range(cfg.draws)]))
+        ii.append(np.mean([G.weight_lipschitz(G.iid_weights(L, cfg.d, rng)) for _ in range(cfg.draws)]))
+    x = np.log(cfg.depths)
+    return KWRatesResult(tuple(cfg.depths), tuple(map(float, sm)), tuple(map(float, ii)),
+                         float(np.polyfit(x, np.log(sm), 1)[0]), float(np.polyfit(x, np.log(ii), 1)[0]))
+
+
+def kw_rates_verdict(result: KWRatesResult, tol=0.2) -> Verdict:
+    """Smooth: slope 0 +- tol; i.i.d.: slope 1 +- tol, allowing the sqrt(log L) of a maximum of Gaussians
+    (slope in [1 - tol, 1 + 1.5 tol])."""
+    ok = abs(result.smooth_slope) <= tol and 1 - tol <= result.iid_slope <= 1 + 1.5 * tol
+    return qualitative_verdict(ok, f"K_W ~ L^{result.smooth_slope:.3f} (smooth, expected 0 +- {tol}), "
+                               f"L^{result.iid_slope:.3f} (i.i.d., expected 1, up to sqrt(log L)), L = "
+                               f"{min(result.depths)}..{max(result.depths)}")
+
+
+def kw_rates_figure(result: KWRatesResult, claim_id="gen-bounds/sec-4.4.1"):
+    """K_W against L for both laws, with slope-0 and slope-1 guides."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(1)
+    ax = axes[0]
+    L = np.asarray(result.depths, float)
+    ax.loglog(L, result.smooth, "o-", label=f"smooth (RBF GP), fitted slope {result.smooth_slope:.2f}")
+    ax.loglog(L, result.iid, "s-", label=f"i.i.d., fitted slope {result.iid_slope:.2f}")
+    ax.loglog(L, result.iid[0] * L / L[0], "k--", label="slope 1, predicted (guide)")
+    ax.loglog(L, result.smooth[0] + 0 * L, "k:", label="slope 0, predicted (guide)")
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("depth L")
+    ax.set_ylabel("K_W = L max_k ||W_(k+1) - W_k||_inf")
+    ax.set_title(f"{claim_id}: Lipschitz constant of the weights at initialisation", fontsize=9)
+    ax.legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+KW_RATES_PRESETS = {"check": KWRatesConfig(),
+                    "paper": KWRatesConfig(d=30, depths=(125, 250, 500, 1000, 2000), draws=10)}  # Table 4.1: d=30, L=1000
+
+
+# ------------------------------------------------------------------------------ Thm 4.8
+
+@dataclasses.dataclass(frozen=True)
+class Thm48Config:
+    """(4.13) against the uniform deviation max_j |R(W_j) - R_n(W_j)| over a finite sub-family of (4.12).
+
+    Data: x uniform in the unit ball of R^d (R_X = 1), y = F_{W*}(x) + noise clipped to ||y|| <= R_Y,
+    loss l(a, b) = ||a - b|| (K_l = 1, l(a, a) = 0), tanh (K_sigma = 1).
+
+    Attributes
+    ----------
+    d, L : int
+        Width and depth.
+    R_W, K_W : float
+        Radius and weight-Lipschitz constant of the class; members are smooth weights rescaled into it.
+    R_Y : float
+        Output radius.
+    ns : tuple of int
+        Sample sizes.
+    members : int
+        Size of the sub-family.
+    mc : int
+        Monte-Carlo sample for the population risk.
+    seeds : int
+        Independent samples per n.
+    delta : float
+        Confidence level.
+    """
+
+    d: int = 2
+    L: int = 10
+    R_W: float = 1.0
+    K_W: float = 1.0
+    R_Y: float = 2.0
+    ns: tuple = (100, 400, 1600)
+    members: int = 100
+    mc: int = 50000
+    seeds: int = 10
+    delta: float = 0.1
+
+    def __post_init__(self):
+        cls = "Thm48Config"
+        _int(self.d, "d", cls, 1)
+        _int(self.L, "L", cls, 1)
+        _pos(self.R_W, "R_W", cls)
+        _pos(self.K_W, "K_W", cls)
+        _pos(self.R_Y, "R_Y", cls)
+        _tuple(self.ns, "ns", cls, integer=True)
+        _int(self.members, "members", cls, 1)
+        _int(self.mc, "mc", cls, 1)
+        _int(self.seeds, "seeds", cls, 1)
+        _pos(self.delta, "delta", cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class Thm48Result:
+    """Per n: the (1 - delta) quantile over seeds of the uniform deviation, the bound (4.13) minus R_n, ratio."""
+
+    ns: tuple
+    deviation: tuple
+    bound: tuple
+    max_ratio: float
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def _sample(rng, n, d, W_star, R_Y):
+    import theory.generalization as G
+
+    x = rng.normal(size=(n, d))
+    x *= (rng.uniform(size=(n, 1)) ** (1 / d)) / np.linalg.norm(x, axis=1, keepdims=True)
+    y = G.resnet_forward(x, W_star, "tanh") + 0.3 * rng.normal(size=(n, d))
+    y *= np.minimum(1.0, R_Y / np.linalg.norm(y, axis=1, keepdims=True))
+    return x, y
+
+
+def _in_class(W, R, K):
+    import theory.generalization as G
+
+    W = W * R / G.norm_11inf(W)
+    k = G.weight_lipschitz(W)
+    return W if k <= K else (W - W.mean(axis=0)) * (K / k) + W.mean(axis=0) * min(1.0, R / G.norm_11inf(W))
+
+
+def measure_thm48(cfg: Thm48Config) -> Thm48Result:
+    """Population risks of the members by Monte Carlo, empirical risks on fresh samples of each size."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(0)
+    Ws = []
+    while len(Ws) < cfg.members + 1:
+        W = _in_class(G.smooth_weights(cfg.L, cfg.d, rng=rng), cfg.R_W, cfg.K_W)
+        if G.norm_11inf(W) <= cfg.R_W * (1 + 1e-12) and G.weight_lipschitz(W) <= cfg.K_W * (1 + 1e-12):
+            Ws.append(W)
+    W_star, members = Ws[0], Ws[1:]
+    xm, ym = _sample(rng, cfg.mc, cfg.d, W_star, cfg.R_Y)
+    risk = np.array([np.linalg.norm(G.resnet_forward(xm, W, "tanh") - ym, axis=1).mean() for W in members])
+    B = G.theorem_4_8_constant(1.0, 1.0, cfg.R_W, 1.0, cfg.R_Y)
+    dev, bnd = [], []
+    for n in cfg.ns:
+        devs = []
+        for _ in range(cfg.seeds):
+            x, y = _sample(rng, n, cfg.d, W_star, cfg.R_Y)
+            emp = np.array([np.linalg.norm(G.resnet_forward(x, W, "tanh") - y, axis=1).mean() for W in members])
+            devs.append(float(np.abs(risk - emp).max()))
+        dev.append(float(np.quantile(devs, 1 - cfg.delta)))
+        bnd.append(G.theorem_4_8_gap(n, cfg.delta, cfg.d, cfg.R_W, cfg.K_W, B))
+    return Thm48Result(tuple(cfg.ns), tuple(dev), tuple(bnd), max(a / b for a, b in zip(dev, bnd)))
+
+
+def thm48_verdict(result: Thm48Result) -> Verdict:
+    """Pass iff the (1 - delta) quantile of the uniform deviation is below (4.13) - R_n at every n."""
+    parts = ", ".join(f"n={n}: {a:.3g} vs {b:.3g}" for n, a, b in zip(result.ns, result.deviation, result.bound))
+    return qualitative_verdict(result.max_ratio <= 1.0, f"(1-delta) quantile of max_j |R - R_n| vs (4.13) - R_n: {parts}; "
+                               f"max ratio {result.max_ratio:.2e} (<= 1; the bound is loose by that factor)")
+
+
+THM48_PRESETS = {"check": Thm48Config(),
+                 "paper": Thm48Config(d=30, L=1000, ns=(1000, 10000, 60000), members=1000, mc=10 ** 6)}  # MNIST-sized
+
+
+# ------------------------------------------------------------------------------ registry
+
+register("gen_bounds.prop42", config=Prop42Config, presets=PROP42_PRESETS, measure=measure_prop42,
+         verdict=prop42_verdict, claims=("gen-bounds/prop-4.2", "gen-bounds/prop-4.2/erratum"),
+         summary=lambda r: r.to_measured())
+register("gen_bounds.prop43", config=Prop43Config, presets=PROP43_PRESETS, measure=measure_prop43,
+         verdict=prop43_verdict, claims=("gen-bounds/prop-4.3",), summary=lambda r: r.to_measured())
+register("gen_bounds.prop46", config=Prop46Config, presets=PROP46_PRESETS, measure=measure_prop46,
+         verdict=prop46_verdict, claims=("gen-bounds/prop-4.6",), summary=lambda r: r.to_measured())
+register("gen_bounds.prop47", config=Prop47Config, presets=PROP47_PRESETS, measure=measure_prop47,
+         verdict=prop47_verdict, claims=("gen-bounds/prop-4.7",), summary=lambda r: r.to_measured())
+register("gen_bounds.cor49", config=Cor49Config, presets=COR49_PRESETS, measure=measure_cor49,
+         verdict=cor49_verdict, claims=("gen-bounds/cor-4.9",), summary=lambda r: {"ratio": r.ratio})
+register("gen_bounds.kw_rates", config=KWRatesConfig, presets=KW_RATES_PRESETS, measure=measure_kw_rates,
+         verdict=kw_rates_verdict, claims=("gen-bounds/sec-4.4.1",), summary=lambda r: r.to_measured())
+register("gen_bounds.thm48", config=Thm48Config, presets=THM48_PRESETS, measure=measure_thm48,
+         verdict=thm48_verdict, claims=("gen-bounds/thm-4.8",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Figure 4.1
+
+@dataclasses.dataclass(frozen=True)
+class Fig41Config:
+    """Reduced Figure 4.1: the ResNet (4.10) with fixed random projections A (d x p), B (c x d), ReLU, smooth
+    initialisation (RBF bandwidth 0.1), trained with Adam (lr 0.02, batch 128) on synthetic Gaussian-mixture
+    classification, with the weight-difference penalty lambda (sum ||W_(k+1) - W_k||_F^2)^(1/2).
+
+    Attributes
+    ----------
+    p, classes : int
+        Input dimension and number of classes (class means N(0, separation^2 I), unit noise).
+    separation : float
+        Scale of the class means.
+    d, L : int
+        Width and depth.
+    n_train, n_test : int
+        Sample sizes.
+    epochs : int
+        Epochs per training.
+    lams : tuple of float
+        Penalty weights, increasing (the first must be 0: its runs give the dots of Figure 4.1a).
+    repeats : int
+        Trainings per lambda and seed.
+    seeds : tuple of int
+        Seeds of independent data sets (each: data, projections, initialisations and batches).
+    """
+
+    p: int = 32
+    classes: int = 10
+    separation: float = 0.6
+    d: int = 16
+    L: int = 30
+    n_train: int = 200
+    n_test: int = 1000
+    epochs: int = 20
+    lams: tuple = (0.0, 0.01, 0.1)
+    repeats: int = 3
+    seeds: tuple = (0, 1)
+
+    def __post_init__(self):
+        cls = "Fig41Config"
+        for name in ("p", "classes", "d", "L", "n_train", "n_test", "epochs", "repeats"):
+            _int(getattr(self, name), name, cls, 2 if name == "classes" else 1)
+        _pos(self.separation, "separation", cls)
+        if not isinstance(self.lams, tuple) or len(self.lams) < 2 or self.lams[0] != 0:
+            raise ValueError(f"`lams` of {cls} must be a tuple of >= 2 values starting with 0; got {self.lams!r}.")
+        for lam in self.lams[1:]:
+            _pos(lam, "lams", cls)
+        if any(b <= a for a, b in zip(self.lams, self.lams[1:])):
+            raise ValueError(f"`lams` of {cls} must be increasing; got {self.lams!r}.")
+        if not isinstance(self.seeds, tuple) or not self.seeds:
+            raise ValueError(f"`seeds` of {cls} must be a non-empty tuple; got {self.seeds!r}.")
+        for sd in self.seeds:
+            _int(sd, "seeds", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fig41Result:
+    """Per seed (rows) and lambda (columns): mean final gap (test - train cross-entropy), test loss and
+    max_k ||W_(k+1) - W_k||_inf. ``final``: (max difference, gap) of every training at its last epoch, and
+    ``final_spearman`` their rank correlation (pooled over lambdas and seeds). ``epoch_spearman``: per seed, the
+    rank correlation over the per-epoch dots of the lambda = 0 runs (the statistic of Fig. 4.1a); ``dots`` those
+    of the first seed, for the figure."""
+
+    lams: tuple
+    gap: tuple
+    test_loss: tuple
+    max_diff: tuple
+    final: tuple
+    final_spearman: float
+    epoch_spearman: tuple
+    dots: tuple
+
+    def to_measured(self):
+        d = dataclasses.asdict(self)
+        d.pop("dots")
+        d.pop("final")
+        return d
+
+
+def measure_fig41(cfg: Fig41Config) -> Fig41Result:
+    """Train ``repeats`` networks per lambda and seed; record the final gaps and the per-epoch dots of lambda = 0."""
+    import theory.generalization as G
+    from scipy.stats import spearmanr
+    from theory.generalization.training import train_resnet
+
+    gaps, tests, mds, final, eps_rho, first_dots = [], [], [], [], [], None
+    for sd in cfg.seeds:
+        rng = np.random.default_rng(sd)
+        means = rng.normal(size=(cfg.classes, cfg.p)) * cfg.separation
+
+        def data(n):
+            y = rng.integers(0, cfg.classes, n)
+            return means[y] + rng.normal(size=(n, cfg.p)), y
+
+        Xtr, ytr = data(cfg.n_train)
+        Xte, yte = data(cfg.n_test)
+        A = rng.normal(size=(cfg.d, cfg.p)) / math.sqrt(cfg.p)
+        B = rng.normal(size=(cfg.classes, cfg.d)) / math.sqrt(cfg.d)
+        dots, grow, trow, mrow = [], [], [], []
+        for lam in cfg.lams:
+            g, t, m = [], [], []
+            for _ in range(cfg.repeats):
+                W0 = G.smooth_weights(cfg.L, cfg.d, 0.1, rng)
+                r = train_resnet(Xtr, ytr, Xte, yte, A, W0, B, epochs=cfg.epochs, lam=lam, rng=rng)
+                g.append(r.gap[-1])
+                t.append(r.test_loss[-1])
+                m.append(r.max_diff[-1])
+                final.append((float(r.max_diff[-1]), float(r.gap[-1])))
+                if lam == 0:
+                    dots.extend(zip(r.max_diff.tolist(), r.gap.tolist()))
+            grow.append(float(np.mean(g)))
+            trow.append(float(np.mean(t)))
+            mrow.append(float(np.mean(m)))
+        x, y = np.array(dots).T
+        eps_rho.append(float(spearmanr(x, y)[0]))
+        first_dots = first_dots or tuple(dots)
+        gaps.append(tuple(grow))
+        tests.append(tuple(trow))
+        mds.append(tuple(mrow))
+    fx, fy = np.array(final).T
+    return Fig41Result(tuple(cfg.lams), tuple(gaps), tuple(tests), tuple(mds), tuple(final),
+                       float(spearmanr(fx, fy)[0]), tuple(eps_rho), first_dots)
+
+
+def fig41_verdict(result: Fig41Result) -> Verdict:
+    """Pass iff, for every seed, the mean final gap and max difference decrease as lambda grows (Fig. 4.1b), and the
+    final max difference and gap are positively rank-correlated across trainings. The per-epoch correlation of
+    Fig. 4.1a is reported, not asserted (its sign depends on the data seed at these sizes)."""
+    dec = all(all(b < a for a, b in zip(row, row[1:])) for row in result.gap)
+    dec_md = all(all(b < a for a, b in zip(row, row[1:])) for row in result.max_diff)
+    ok = dec and dec_md and result.final_spearman > 0
+    gaps = "; ".join(", ".join(f"{g:.3f}" for g in row) for row in result.gap)
+    tests = "; ".join(", ".join(f"{g:.3f}" for g in row) for row in result.test_loss)
+    return qualitative_verdict(ok, f"mean final gap per seed for lambda = {list(result.lams)}: {gaps} (decreasing: "
+                               f"{dec}); test loss {tests}; Spearman(final max diff, final gap) = "
+                               f"{result.final_spearman:.3f} (> 0); per-epoch Spearman of Fig. 4.1a (reported): "
+                               f"{', '.join(f'{r:.2f}' for r in result.epoch_spearman)}")
+
+
+def fig41_figure(result: Fig41Result, claim_id="gen-bounds/fig-4.1"):
+    """(a) gap against the max weight difference, one dot per epoch; (b) mean final gap against lambda."""
+    from theory.plots import save_figure, subplots
+
+    _, fig, axes = subplots(2, figsize=(10, 4))
+    x, y = np.array(result.dots).T
+    axes[0].plot(x, y, "o", ms=4, alpha=0.7,
+                 label=f"lambda = 0, one dot per epoch, first seed (Spearman {result.epoch_spearman[0]:.2f})")
+    fx, fy = np.array(result.final).T
+    axes[0].plot(fx, fy, "k^", ms=6, label=f"end of each training, all lambdas (Spearman {result.final_spearman:.2f})")
+    axes[0].set_xlabel("max_k ||W_(k+1) - W_k||_inf")
+    axes[0].set_ylabel("test - train cross-entropy")
+    axes[0].set_title(f"{claim_id}a: gap vs weight differences", fontsize=9)
+    axes[0].legend(fontsize=7)
+    lam = [max(l, 1e-3) for l in result.lams]
+    for k, (g, t) in enumerate(zip(result.gap, result.test_loss)):
+        axes[1].semilogx(lam, g, "o-", color="C0", label="mean final gap" if k == 0 else None)
+        axes[1].semilogx(lam, t, "s--", color="C1", label="mean final test loss" if k == 0 else None)
+    axes[1].set_xlabel("penalty lambda (0 drawn at 1e-3)")
+    axes[1].set_title(f"{claim_id}b: effect of the penalty", fontsize=9)
+    axes[1].legend(fontsize=7)
+    return save_figure(fig, claim_id)
+
+
+FIG41_PRESETS = {
+    "check": Fig41Config(),
+    # Table 4.1 / Sec. 4.B: MNIST (p = 784, 10 classes), d = 30, L = 1000, 30-50 epochs, 10-20 repeats, batch 128
+    "paper": Fig41Config(p=784, d=30, L=1000, n_train=60000, n_test=10000, epochs=30, repeats=10),
+}
+
+register("gen_bounds.fig41", config=Fig41Config, presets=FIG41_PRESETS, measure=measure_fig41,
+         verdict=fig41_verdict, claims=("gen-bounds/fig-4.1",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Cor. 4.5
+
+@dataclasses.dataclass(frozen=True)
+class Cor45Config:
+    """Cor. 4.5 against the Monte-Carlo uniform deviation over random members of (4.9) (neural ODE (4.8), tanh).
+
+    Data: x uniform in the unit ball (R_X = 1), y = F_{W*}(x) + noise clipped to ||y|| <= R_Y, loss ||a - b||;
+    M = sup_{||x|| <= 1} ||sigma(x_j) e_i|| = tanh(1).
+
+    Attributes
+    ----------
+    d : int
+        Dimension.
+    R_W : float
+        Radius of ||W||_{1,1}; members are Gaussian matrices rescaled onto the sphere.
+    R_Y : float
+        Output radius.
+    ns : tuple of int
+        Sample sizes.
+    members, mc, seeds : int
+        Sub-family size, Monte-Carlo sample, independent samples per n.
+    delta : float
+        Confidence level.
+    steps : int
+        RK4 steps of the ODE.
+    """
+
+    d: int = 2
+    R_W: float = 1.0
+    R_Y: float = 2.0
+    ns: tuple = (100, 400, 1600)
+    members: int = 100
+    mc: int = 50000
+    seeds: int = 10
+    delta: float = 0.1
+    steps: int = 10
+
+    def __post_init__(self):
+        cls = "Cor45Config"
+        _int(self.d, "d", cls, 1)
+        _pos(self.R_W, "R_W", cls)
+        _pos(self.R_Y, "R_Y", cls)
+        _tuple(self.ns, "ns", cls, integer=True)
+        _int(self.members, "members", cls, 1)
+        _int(self.mc, "mc", cls, 1)
+        _int(self.seeds, "seeds", cls, 1)
+        _pos(self.delta, "delta", cls)
+        _int(self.steps, "steps", cls, 1)
+
+
+def measure_cor45(cfg: Cor45Config) -> Thm48Result:
+    """As :func:`measure_thm48`, for the neural ODE class (4.9) and the bound of Cor. 4.5."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(0)
+    Ws = [W * cfg.R_W / np.abs(W).sum() for W in rng.normal(size=(cfg.members + 1, cfg.d, cfg.d))]
+    W_star, members = Ws[0], Ws[1:]
+
+    def sample(n):
+        x = rng.normal(size=(n, cfg.d))
+        x *= (rng.uniform(size=(n, 1)) ** (1 / cfg.d)) / np.linalg.norm(x, axis=1, keepdims=True)
+        y = G.neural_ode(x, W_star, "tanh", cfg.steps) + 0.3 * rng.normal(size=(n, cfg.d))
+        return x, y * np.minimum(1.0, cfg.R_Y / np.linalg.norm(y, axis=1, keepdims=True))
+
+    xm, ym = sample(cfg.mc)
+    risk = np.array([np.linalg.norm(G.neural_ode(xm, W, "tanh", cfg.steps) - ym, axis=1).mean() for W in members])
+    B = G.corollary_4_5_constant(1.0, 1.0, cfg.R_W, 1.0, cfg.R_Y, math.tanh(1.0))
+    dev, bnd = [], []
+    for n in cfg.ns:
+        devs = []
+        for _ in range(cfg.seeds):
+            x, y = sample(n)
+            emp = np.array([np.linalg.norm(G.neural_ode(x, W, "tanh", cfg.steps) - y, axis=1).mean() for W in members])
+            devs.append(float(np.abs(risk - emp).max()))
+        dev.append(float(np.quantile(devs, 1 - cfg.delta)))
+        bnd.append(G.corollary_4_5_gap(n, cfg.delta, cfg.d, cfg.R_W, B))
+    return Thm48Result(tuple(cfg.ns), tuple(dev), tuple(bnd), max(a / b for a, b in zip(dev, bnd)))
+
+
+COR45_PRESETS = {"check": Cor45Config(),
+                 "paper": Cor45Config(d=30, ns=(1000, 10000, 60000), members=1000, mc=10 ** 6)}  # MNIST-sized
+
+register("gen_bounds.cor45", config=Cor45Config, presets=COR45_PRESETS, measure=measure_cor45,
+         verdict=thm48_verdict, claims=("gen-bounds/cor-4.5",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Section 4.4.2
+
+@dataclasses.dataclass(frozen=True)
+class GolowichConfig:
+    """Sec. 4.4.2: the product of Frobenius norms prod_k ||I + W_k / L||_F in Golowich et al.'s bound is at least
+    (sqrt(d) - R/L)^L, i.e. it grows like d^(L/2), while (4.13) does not depend on L.
+
+    Attributes
+    ----------
+    d : int
+        Width.
+    depths : tuple of int
+        Depths.
+    R : float
+        ||W||_{1,1,inf}.
+    draws : int
+        Random W per depth.
+    seed : int
+        Seed.
+    """
+
+    d: int = 4
+    depths: tuple = (5, 10, 20, 40, 80)
+    R: float = 2.0
+    draws: int = 5
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "GolowichConfig"
+        _int(self.d, "d", cls, 2)
+        _tuple(self.depths, "depths", cls, integer=True)
+        _pos(self.R, "R", cls)
+        _int(self.draws, "draws", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class GolowichResult:
+    """min over draws of log(prod ||I + W_k/L||_F) - L log(sqrt(d) - R/L) (>= 0 claimed), and the fitted slope of
+    log prod against L (about log(d)/2)."""
+
+    depths: tuple
+    margin: float
+    slope: float
+    half_log_d: float
+
+    def to_measured(self):
+        return dataclasses.asdict(self)
+
+
+def measure_golowich(cfg: GolowichConfig) -> GolowichResult:
+    """Frobenius products for i.i.d. W rescaled to ||W_k||_{1,1} = R."""
+    rng = np.random.default_rng(cfg.seed)
+    margin, logs = math.inf, []
+    for L in cfg.depths:
+        lp = []
+        for _ in range(cfg.draws):
+            W = rng.normal(size=(L, cfg.d, cfg.d))
+            W *= cfg.R / np.abs(W).sum(axis=(1, 2), keepdims=True)
+            lp.append(float(np.log(np.linalg.norm(np.eye(cfg.d) + W / L, axis=(1, 2))).sum()))
+            margin = min(margin, lp[-1] - L * math.log(math.sqrt(cfg.d) - cfg.R / L))
+        logs.append(np.mean(lp))
+    slope = float(np.polyfit(cfg.depths, logs, 1)[0])
+    return GolowichResult(tuple(cfg.depths), margin, slope, 0.5 * math.log(cfg.d))
+
+
+def golowich_verdict(result: GolowichResult, tol=0.05) -> Verdict:
+    """Pass iff the lower bound holds at every draw and log prod grows like (L/2) log d (slope within ``tol``)."""
+    ok = result.margin >= 0 and abs(result.slope - result.half_log_d) <= tol
+    return qualitative_verdict(ok, f"min [log prod ||I + W_k/L||_F - L log(sqrt d - R/L)] = {result.margin:.3f} (>= 0); "
+                               f"d(log prod)/dL = {result.slope:.4f} vs log(d)/2 = {result.half_log_d:.4f} (+- {tol})")
+
+
+GOLOWICH_PRESETS = {"check": GolowichConfig(), "paper": GolowichConfig(d=30, depths=(10, 100, 1000))}
+
+register("gen_bounds.golowich", config=GolowichConfig, presets=GOLOWICH_PRESETS, measure=measure_golowich,
+         verdict=golowich_verdict, claims=("gen-bounds/sec-4.4.2",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Thm 4.4
+
+@dataclasses.dataclass(frozen=True)
+class Thm44Config:
+    """Thm 4.4 against the Monte-Carlo uniform deviation over time-dependent members of (4.7).
+
+    Model (4.5) with the d^2 maps f_ij(h) = tanh(h_j) e_i (K_f = 1, M = tanh(1) on the unit ball); members
+    theta_i(t) = alpha_i + beta_i cos(pi t) with sum_i |alpha_i| + |beta_i| = R_Theta and pi |beta_i| <= K_Theta.
+    Data, loss and noise as in :class:`Thm48Config`.
+
+    Attributes
+    ----------
+    d : int
+        Dimension (m = d^2 maps).
+    R_theta, K_theta : float
+        Radius and Lipschitz constant of the parameter class.
+    R_Y : float
+        Output radius.
+    ns : tuple of int
+        Sample sizes (>= 9 max(m^-2 R^-2, 1)).
+    members, mc, seeds : int
+        Sub-family size, Monte-Carlo sample, independent samples per n.
+    delta : float
+        Confidence level.
+    steps : int
+        RK4 steps of (4.5).
+    """
+
+    d: int = 2
+    R_theta: float = 1.0
+    K_theta: float = 1.0
+    R_Y: float = 2.0
+    ns: tuple = (100, 400, 1600)
+    members: int = 40
+    mc: int = 20000
+    seeds: int = 10
+    delta: float = 0.1
+    steps: int = 10
+
+    def __post_init__(self):
+        cls = "Thm44Config"
+        _int(self.d, "d", cls, 1)
+        _pos(self.R_theta, "R_theta", cls)
+        _pos(self.K_theta, "K_theta", cls)
+        _pos(self.R_Y, "R_Y", cls)
+        _tuple(self.ns, "ns", cls, integer=True)
+        _int(self.members, "members", cls, 1)
+        _int(self.mc, "mc", cls, 1)
+        _int(self.seeds, "seeds", cls, 1)
+        _pos(self.delta, "delta", cls)
+        _int(self.steps, "steps", cls, 1)
+
+
+def measure_thm44(cfg: Thm44Config) -> Thm48Result:
+    """As :func:`measure_thm48`, for the parameterized ODE class (4.7) and the bound of Thm 4.4."""
+    import theory.generalization as G
+
+    rng = np.random.default_rng(0)
+    d, m = cfg.d, cfg.d * cfg.d
+    t = np.linspace(0, 1, 2 * cfg.steps + 1)
+
+    def member():
+        beta = rng.uniform(-1, 1, m) * cfg.K_theta / math.pi
+        alpha = rng.normal(size=m)
+        room = cfg.R_theta - np.abs(beta).sum()
+        if room <= 0:
+            beta *= 0.5 * cfg.R_theta / np.abs(beta).sum()
+            room = cfg.R_theta - np.abs(beta).sum()
+        alpha *= room / np.abs(alpha).sum()
+        return alpha[None, :] + beta[None, :] * np.cos(math.pi * t)[:, None]
+
+    def fields(h):
+        F = np.zeros((m, h.shape[0], d))
+        th = np.tanh(h)
+        for i in range(d):
+            for j in range(d):
+                F[i * d + j, :, i] = th[:, j]
+        return F
+
+    thetas = [member() for _ in range(cfg.members + 1)]
+    star, members = thetas[0], thetas[1:]
+
+    def sample(n):
+        x = rng.normal(size=(n, d))
+        x *= (rng.uniform(size=(n, 1)) ** (1 / d)) / np.linalg.norm(x, axis=1, keepdims=True)
+        y = G.parameterized_ode(x, star, fields) + 0.3 * rng.normal(size=(n, d))
+        return x, y * np.minimum(1.0, cfg.R_Y / np.linalg.norm(y, axis=1, keepdims=True))
+
+    xm, ym = sample(cfg.mc)
+    risk = np.array([np.linalg.norm(G.parameterized_ode(xm, th, fields) - ym, axis=1).mean() for th in members])
+    B = G.theorem_4_4_constant(1.0, 1.0, cfg.R_theta, 1.0, cfg.R_Y, math.tanh(1.0))
+    dev, bnd = [], []
+    for n in cfg.ns:
+        devs = []
+        for _ in range(cfg.seeds):
+            x, y = sample(n)
+            emp = np.array([np.linalg.norm(G.parameterized_ode(x, th, fields) - y, axis=1).mean() for th in members])
+            devs.append(float(np.abs(risk - emp).max()))
+        dev.append(float(np.quantile(devs, 1 - cfg.delta)))
+        bnd.append(G.theorem_4_4_gap(n, cfg.delta, m, cfg.K_theta, cfg.R_theta, B))
+    return Thm48Result(tuple(cfg.ns), tuple(dev), tuple(bnd), max(a / b for a, b in zip(dev, bnd)))
+
+
+THM44_PRESETS = {"check": Thm44Config(), "paper": Thm44Config(d=4, members=500, mc=200000, steps=50)}
+
+register("gen_bounds.thm44", config=Thm44Config, presets=THM44_PRESETS, measure=measure_thm44,
+         verdict=thm48_verdict, claims=("gen-bounds/thm-4.4",), summary=lambda r: r.to_measured())
