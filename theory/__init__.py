@@ -14,7 +14,7 @@ __all__ = ["NonFiniteError", "__version__"]
 # Subpackages load on first access (``import theory; theory.isotonic``), as SciPy's do, so that
 # ``import theory`` and the ``theory`` command stay fast and Numba loads only when a kernel is used.
 _SUBMODULES = frozenset({
-    "claims", "cli", "experiments", "fbm", "implicit", "isotonic", "linear", "momentum", "oracle", "pl",
+    "claims", "cli", "experiments", "fbm", "icl", "implicit", "isotonic", "linear", "momentum", "oracle", "pl",
     "plots", "rates", "report", "resnet", "scaling", "sinkhorn", "sweep", "topk",
 })
 

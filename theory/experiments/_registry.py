@@ -21,7 +21,7 @@ from typing import Any
 __all__ = ["Experiment", "register", "experiment", "experiments", "MODULES"]
 
 #: the modules that register experiments, imported on the first look-up
-MODULES = ("resnet_node", "scaling", "implicit_reg", "topk", "momentum", "sinkformers")
+MODULES = ("resnet_node", "scaling", "implicit_reg", "topk", "momentum", "sinkformers", "icl_ar")
 
 _REGISTRY: dict[str, Experiment] = {}
 
