@@ -194,6 +194,8 @@ class EtaStarConfig:
     rate_tmax : tuple of int
         T_max grid (increasing, >= 2) of the rate |η* T_max - 3/2| ~ 1/T_max, at d = ``rate_d``.
     rate_d : int
+    curve_d, curve_tmax : int
+        Size (§6.6: d = 5, T_max = 50) of the curve "loss at the optimum against the context length T".
     s0 : {"inverse", "zero"}
         Convention for :math:`s_0`: "inverse" (:math:`s_0=W^{-1}s_1`, i.e. :math:`s_t=\\lambda^{t-1}` for every
         t >= 0, the computation of the proof) is the statement's; with "zero" the exact optimum differs.
@@ -206,9 +208,13 @@ class EtaStarConfig:
     rate_d: int = 5
     s0: str = "inverse"
     seed: int = 0
+    curve_d: int = 5
+    curve_tmax: int = 50
 
     def __post_init__(self):
         c = "EtaStarConfig"
+        _int(c, "curve_d", self.curve_d, 1)
+        _int(c, "curve_tmax", self.curve_tmax, 2)
         if not isinstance(self.sizes, tuple) or not self.sizes or not all(
                 isinstance(x, tuple) and len(x) == 2 for x in self.sizes):
             raise ValueError(f"`sizes` of {c} must be a non-empty tuple of (d, T_max) pairs; got {self.sizes!r}")
@@ -248,6 +254,9 @@ class EtaStarResult:
         η* T_max and |η* T_max - 3/2| on ``rate_tmax``.
     rate_match : bool
         Whether the exact η* equals the printed fraction on ``rate_tmax`` as well.
+    curve_T, curve_loss, curve_formula : tuple
+        T = 2..curve_tmax, the exact per-T loss at η*(curve_d, curve_tmax), and the proof's
+        d(η²(T²+(d-1)T) - 2ηT + 1).
     fit : RateFit
     s0 : str
     """
@@ -265,6 +274,9 @@ class EtaStarResult:
     fit: object
     s0: str
     rate_match: bool = False
+    curve_T: tuple = ()
+    curve_loss: tuple = ()
+    curve_formula: tuple = ()
 
     def to_measured(self):
         return {"rate_match": bool(self.rate_match), "sizes": [list(s) for s in self.sizes], "eta_exact": list(self.eta_exact),
@@ -313,8 +325,13 @@ def prop65(config: EtaStarConfig) -> EtaStarResult:
     eta_tmax = tuple(float(e) * tm for e, tm in zip(rate_eta, config.rate_tmax))
     err = tuple(abs(v - 1.5) for v in eta_tmax)
     fit = fit_rate(np.array(config.rate_tmax, float), np.array(err))
+    eta_c = float(icl.eta_star(config.curve_d, config.curve_tmax, config.s0))
+    dc = config.curve_d
+    curve_T = tuple(range(2, config.curve_tmax + 1))
+    curve = tuple(icl.augmented_ray_loss(eta_c, dc, T, config.s0) for T in curve_T)
+    formula = tuple(dc * (eta_c ** 2 * (T * T + (dc - 1) * T) - 2 * eta_c * T + 1) for T in curve_T)
     return EtaStarResult(config.sizes, tuple(eta_e), tuple(eta_p), tuple(loss_e), tuple(loss_f), gap, rel,
-                         config.rate_tmax, eta_tmax, err, fit, config.s0, rate_match)
+                         config.rate_tmax, eta_tmax, err, fit, config.s0, rate_match, curve_T, curve, formula)
 
 
 def prop65_verdict(result: EtaStarResult, tol=PROP65_TOL) -> Verdict:

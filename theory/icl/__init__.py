@@ -15,7 +15,7 @@ Attention: :func:`augmented_forward` (6.4), :func:`attention_forward` (6.6), :fu
 Exact moments: :func:`torus_moment`, :func:`expected_abs2`, :func:`group_monomials`.
 Losses: :func:`expected_loss` (l(C, p), unitary or orthogonal), :func:`expected_loss_exact`,
 :func:`quadratic_loss` (Prop. 6.8 corrected), :func:`printed_quadratic_loss`, :func:`quadratic_loss_gradient`,
-:func:`population_loss` (6.3), :func:`augmented_loss`, :func:`augmented_loss_exact`, :func:`eta_star`,
+:func:`population_loss` (6.3), :func:`augmented_loss`, :func:`augmented_loss_exact`, :func:`augmented_ray_loss`, :func:`eta_star`,
 :func:`eta_star_printed`, :func:`augmented_min_loss` (Prop. 6.5), :func:`pe_moment`, :func:`pe_hessian`,
 :func:`pe_hessian_printed`, :func:`pe_loss` (Prop. 6.12).
 Training: :func:`gradient_flow`, :func:`scalar_flow` (Prop. 6.9).
@@ -23,7 +23,7 @@ Training: :func:`gradient_flow`, :func:`scalar_flow` (Prop. 6.9).
 
 from ._attention import (attention_forward, augmented_forward, block_parameters, diagonal_forward, gd_construction,
                          gd_step_prediction)
-from ._loss import (CONTEXTS, augmented_loss, augmented_loss_exact, augmented_min_loss, eta_star, eta_star_printed,
+from ._loss import (CONTEXTS, augmented_loss, augmented_loss_exact, augmented_min_loss, augmented_ray_loss, eta_star, eta_star_printed,
                     expected_loss, expected_loss_exact, pe_hessian, pe_hessian_printed, pe_loss, pe_moment,
                     population_loss, printed_quadratic_loss, quadratic_loss, quadratic_loss_gradient)
 from ._processes import (S0_CONVENTIONS, ar_sequence, augmented_tokens, haar_orthogonal, orthogonal_contexts,
@@ -38,7 +38,7 @@ __all__ = [
     "gd_step_prediction",
     "torus_moment", "expected_abs2", "group_monomials",
     "expected_loss", "expected_loss_exact", "quadratic_loss", "printed_quadratic_loss", "quadratic_loss_gradient",
-    "population_loss", "augmented_loss", "augmented_loss_exact", "eta_star", "eta_star_printed", "augmented_min_loss",
+    "population_loss", "augmented_loss", "augmented_loss_exact", "augmented_ray_loss", "eta_star", "eta_star_printed", "augmented_min_loss",
     "pe_moment", "pe_hessian", "pe_hessian_printed", "pe_loss",
     "gradient_flow", "scalar_flow",
 ]

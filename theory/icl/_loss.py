@@ -40,7 +40,7 @@ from ._processes import S0_CONVENTIONS
 from ._torus import group_monomials
 
 __all__ = ["CONTEXTS", "expected_loss", "expected_loss_exact", "quadratic_loss", "printed_quadratic_loss",
-           "quadratic_loss_gradient", "population_loss", "augmented_loss", "augmented_loss_exact", "eta_star",
+           "quadratic_loss_gradient", "population_loss", "augmented_loss", "augmented_loss_exact", "augmented_ray_loss", "eta_star",
            "eta_star_printed", "augmented_min_loss", "pe_moment", "pe_hessian", "pe_hessian_printed", "pe_loss"]
 
 CONTEXTS = ("unitary", "orthogonal")
@@ -388,6 +388,19 @@ def _eta_counts(d, Tmax, s0):
         a, b, c = _ray_counts(d, T, s0)
         num, den, const = num + d * a, den + d * b, const + d * c
     return num, den, const
+
+
+def augmented_ray_loss(eta, d, T, s0="inverse"):
+    r"""Exact loss of the augmented model at one context length T along the ray :math:`a_3b_1=\eta` (the other
+    parameters 0): :math:`d\,(\eta^2\sum_gn_g^2-2\eta\sum_gn_g\delta_g+1)` from integer moment counts. With
+    ``s0="inverse"`` this is :math:`d(\eta^2(T^2+(d-1)T)-2\eta T+1)` (proof of Prop. 6.5)."""
+    func = "theory.icl.augmented_ray_loss"
+    eta = check_interval(eta, "eta", -np.inf, np.inf, func=func)
+    d = check_int(d, "d", func=func, minimum=1)
+    T = check_int(T, "T", func=func, minimum=2)
+    check_choice(s0, "s0", S0_CONVENTIONS, func=func)
+    a, b, c = _ray_counts(d, T, s0)
+    return float(d * (eta * eta * b - 2.0 * eta * a + c))
 
 
 def eta_star(d, Tmax, s0="inverse"):
