@@ -197,3 +197,23 @@ def test_prop612_erratum(claim):
     printed, corrected = ex.prop612_erratum(result)
     claim.erratum(printed, result, {"printed": "μ/(4π(t'-t)) sin(4(t'-t)) π/μ", "entries": ex.PROP612_TOL["entries"]},
                   corrected=corrected)
+
+
+@pytest.mark.claim("icl-ar/lemma-6.6", kind="qualitative", aliases=("sander-thesis/lemma-6.6",),
+                   title="Lemma 6.6 (thesis ch. 6): with diagonal heads (Assumption 2) and s_t = λ^(t-1), the layer (6.6) "
+                         "outputs Σ_t P_(T-1,t) [BᵀA] λ^(t-T+1) ⊙ λ^(t-1)")
+def test_lemma66(claim):
+    result = ex.lemma66(ex.LEMMA66_PRESETS["check"])
+    verdict = ex.lemma66_verdict(result)
+    claim.expected = {"rel_err_max": 1e-13}
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("icl-ar/prop-6.9", kind="qualitative", aliases=("sander-thesis/prop-6.9",),
+                   title="Prop. 6.9 (thesis ch. 6): the gradient flow of ℓ(a, b, p) = (pab - 1)² started with |pab - 1| < 1 "
+                         "converges to a global minimum p*a*b* = 1")
+def test_prop69(claim):
+    result = ex.prop69(ex.PROP69_PRESETS["check"])
+    verdict = ex.prop69_verdict(result)
+    claim.expected = {"final_gap_max": 1e-8, "loss": "non-increasing"}
+    claim.qualitative(verdict.passed, result, verdict.message)

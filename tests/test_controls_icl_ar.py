@@ -126,6 +126,25 @@ def test_prop612_erratum_fails_when_printed_holds_or_corrected_fails():
     _fails(ex.prop612_erratum_verdict(dataclasses.replace(r, corrected_err=r.printed_err)))
 
 
+# ---------------------------------------------------------------- Lemma 6.6, Prop. 6.9
+
+def test_lemma66_rejects_conjugating_the_key():
+    """The other Hermitian convention (conjugate the key s_t): exponents λ^(T-1-t) instead of λ^(t-T+1)."""
+    cfg = dataclasses.replace(ex.LEMMA66_PRESETS["check"], hermitian="first", draws=2)
+    _fails(ex.lemma66_verdict(ex.lemma66(cfg)))
+
+
+def test_prop69_rejects_saddle_start():
+    """a = b = 0 (|pab - 1| = 1, outside the hypothesis) is stationary: the flow stays at loss 1."""
+    cfg = dataclasses.replace(ex.PROP69_PRESETS["check"], init="saddle", draws=2, n_steps=200)
+    _fails(ex.prop69_verdict(ex.prop69(cfg)))
+
+
+def test_prop69_rejects_too_short_flow():
+    cfg = dataclasses.replace(ex.PROP69_PRESETS["check"], draws=2, t_end=0.1, n_steps=10)
+    _fails(ex.prop69_verdict(ex.prop69(cfg)))
+
+
 # ---------------------------------------------------------------- configs and registry
 
 @pytest.mark.parametrize("cls, kw, name", [
@@ -136,6 +155,8 @@ def test_prop612_erratum_fails_when_printed_holds_or_corrected_fails():
     (ex.RankDeltaConfig, {"deltas": (0,)}, "deltas"), (ex.OrthogonalFlowConfig, {"tmax": 2}, "tmax"),
     (ex.OrthogonalFlowConfig, {"lr": -1.0}, "lr"), (ex.UnitaryFlowConfig, {"context": "real"}, "context"),
     (ex.ConditioningConfig, {"mus": (0.5,)}, "mus"), (ex.ConditioningConfig, {"formula": "other"}, "formula"),
+    (ex.DiagonalHeadsConfig, {"hermitian": "none"}, "hermitian"), (ex.DiagonalHeadsConfig, {"lengths": (1,)}, "lengths"),
+    (ex.ScalarFlowConfig, {"t_end": 0.0}, "t_end"), (ex.ScalarFlowConfig, {"init": "outside"}, "init"),
 ])
 def test_configs_validate(cls, kw, name):
     with pytest.raises(ValueError, match=f"`{name}`"):
@@ -147,7 +168,7 @@ def test_icl_ar_experiments_registered():
 
     names = {n for n in experiments() if n.startswith("icl_ar.")}
     assert names == {f"icl_ar.{n}" for n in ("prop64", "prop65", "prop68", "prop68_erratum", "lemma610", "prop611",
-                                             "fig63", "prop612", "prop612_erratum")}
+                                             "fig63", "prop612", "prop612_erratum", "lemma66", "prop69")}
     for name in names:
         e = experiment(name)
         assert {"check", "paper"} <= set(e.presets)

@@ -16,6 +16,8 @@ them for an erratum). Every expectation over the contexts is exact (:mod:`theory
   H < d heads reaches zero loss at a rank-δ C with :math:`P_{T-1,T-1}/P_{T-1,T}=-1/2`.
 * :func:`fig63`: Fig. 6.3 (left) and Prop. 6.7: unitary contexts, d = H = 10, T_max = 15; the flow reaches zero
   loss at a diagonal C with :math:`P_{T-1,T}C_{ii}=1`.
+* :func:`lemma66`: Lemma 6.6, the explicit diagonal heads of (6.6) against the closed-form output.
+* :func:`prop69`: Prop. 6.9, the scalar gradient flow of :math:`(pab-1)^2` from :math:`|pab-1|<1`.
 * :func:`prop612`: Prop. 6.12, the matrix of the quadratic form (6.7) against quadrature (printed and corrected
   sine argument) and :math:`T-\sigma_1(\mu)\sim c/\mu^2`.
 """
@@ -43,6 +45,8 @@ __all__ = [
     "UnitaryFlowConfig", "UnitaryFlowResult", "fig63", "fig63_verdict", "FIG63_PRESETS", "FIG63_TOL",
     "ConditioningConfig", "ConditioningResult", "prop612", "prop612_verdict", "prop612_erratum",
     "prop612_erratum_verdict", "PROP612_PRESETS", "PROP612_TOL",
+    "DiagonalHeadsConfig", "DiagonalHeadsResult", "lemma66", "lemma66_verdict", "LEMMA66_PRESETS",
+    "ScalarFlowConfig", "ScalarFlowResult", "prop69", "prop69_verdict", "PROP69_PRESETS",
 ]
 
 
@@ -1072,6 +1076,200 @@ def prop612_erratum_verdict(result: ConditioningResult, tol=PROP612_TOL) -> Verd
     return erratum_verdict(*prop612_erratum(result, tol))
 
 
+# ------------------------------------------------------------------------------------------ Lemma 6.6
+
+@dataclass(frozen=True)
+class DiagonalHeadsConfig:
+    r"""Lemma 6.6: the multi-head layer (6.6) with diagonal heads on :math:`s_t=\lambda^{t-1}` against the formula
+    :math:`\sum_tP_{T-1,t}[\mathbf B^\top\mathbf A]\lambda^{t-T+1}\odot\lambda^{t-1}`.
+
+    Attributes
+    ----------
+    heads, d : int
+        H and d (>= 1).
+    lengths : tuple of int
+        Context lengths T (>= 2).
+    draws : int
+        Random (heads, P row, context) per T, >= 1.
+    hermitian : {"second", "first"}
+        Which argument of the Hermitian product is conjugated in the attention weight: "second" is the chapter's
+        :math:`\langle\alpha|\beta\rangle=\beta^*\alpha` (the statement); "first" conjugates the key instead,
+        which a negative control uses.
+    seed : int
+    """
+
+    heads: int = 4
+    d: int = 3
+    lengths: tuple = (2, 3, 5, 8)
+    draws: int = 20
+    hermitian: str = "second"
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "DiagonalHeadsConfig"
+        _int(c, "heads", self.heads, 1)
+        _int(c, "d", self.d, 1)
+        _ints(c, "lengths", self.lengths, 2)
+        _int(c, "draws", self.draws, 1)
+        _choice(c, "hermitian", self.hermitian, ("second", "first"))
+        _int(c, "seed", self.seed, 0)
+
+
+LEMMA66_PRESETS = {
+    "check": DiagonalHeadsConfig(),
+    # Fig. 6.3: d = H = 10, T = 15
+    "paper": DiagonalHeadsConfig(heads=10, d=10, lengths=(2, 5, 10, 15), draws=100),
+}
+
+
+@dataclass(frozen=True)
+class DiagonalHeadsResult:
+    """Largest relative deviation of the explicit heads from Lemma 6.6's formula.
+
+    Attributes
+    ----------
+    rel_err : float
+    n_instances : int
+    hermitian : str
+    """
+
+    rel_err: float
+    n_instances: int
+    hermitian: str
+
+    def to_measured(self):
+        return _plain(self.__dict__)
+
+
+def lemma66(config: DiagonalHeadsConfig) -> DiagonalHeadsResult:
+    r"""Measure Lemma 6.6 (thesis, ch. 6) with :func:`theory.icl.attention_forward` (explicit heads
+    :math:`A^h=\mathrm{diag}(a_h)`, :math:`B^h=\mathrm{diag}(b_h)`) and :func:`theory.icl.diagonal_forward`."""
+    rng = np.random.default_rng(config.seed)
+    err, n = 0.0, 0
+    for T in config.lengths:
+        for _ in range(config.draws):
+            A = rng.normal(size=(config.heads, config.d))
+            B = rng.normal(size=(config.heads, config.d))
+            p = rng.normal(size=T)
+            lam = icl.unitary_contexts(config.d, rng=rng)
+            s = icl.ar_sequence(lam, T)
+            Ah = np.stack([np.diag(a) for a in A])
+            Bh = np.stack([np.diag(b) for b in B])
+            if config.hermitian == "second":
+                out = icl.attention_forward(Ah, Bh, p, s)
+            else:  # conjugate the key s_t instead of the query A s_(T-1)
+                q = np.einsum("hij,j->hi", Ah, s[T - 2])
+                w = np.einsum("hi,ti->ht", q, s.conj())
+                out = np.einsum("t,ht,hti->i", p, w, np.einsum("hij,tj->hti", Bh, s))
+            ref = icl.diagonal_forward(A, B, p, lam)
+            err = max(err, float(np.max(np.abs(out - ref)) / max(1.0, float(np.max(np.abs(ref))))))
+            n += 1
+    return DiagonalHeadsResult(err, n, config.hermitian)
+
+
+def lemma66_verdict(result: DiagonalHeadsResult, tol=1e-13) -> Verdict:
+    """Pass iff the explicit heads equal Lemma 6.6's formula to ``tol`` (relative to max(1, |output|))."""
+    return qualitative_verdict(bool(result.rel_err <= tol), (
+        f"explicit diagonal heads (6.6) vs Lemma 6.6's formula: max rel. error {result.rel_err:.2g} (<= {tol:g}) over "
+        f"{result.n_instances} instances (Hermitian product conjugating the {result.hermitian} argument)"))
+
+
+# ------------------------------------------------------------------------------------------ Prop. 6.9
+
+@dataclass(frozen=True)
+class ScalarFlowConfig:
+    r"""Prop. 6.9: the gradient flow of :math:`(pab-1)^2` from :math:`|pab-1|<1` reaches :math:`p^*a^*b^*=1`.
+
+    Attributes
+    ----------
+    draws : int
+        Initialisations, >= 1: (a, b, p) with i.i.d. N(0, 1) entries, kept when 0 < pab < 2 (rejection).
+    t_end : float
+        Flow time, > 0.
+    n_steps : int
+        RK4 steps, >= 1.
+    init : {"inside", "saddle"}
+        "inside" draws inside the hypothesis (the statement); "saddle" starts at a = b = 0 (|pab - 1| = 1, a
+        stationary point, outside the hypothesis), which a negative control uses.
+    seed : int
+    """
+
+    draws: int = 20
+    t_end: float = 50.0
+    n_steps: int = 5000
+    init: str = "inside"
+    seed: int = 0
+
+    def __post_init__(self):
+        c = "ScalarFlowConfig"
+        _int(c, "draws", self.draws, 1)
+        _pos(c, "t_end", self.t_end)
+        _int(c, "n_steps", self.n_steps, 1)
+        _choice(c, "init", self.init, ("inside", "saddle"))
+        _int(c, "seed", self.seed, 0)
+
+
+PROP69_PRESETS = {
+    "check": ScalarFlowConfig(),
+    "paper": ScalarFlowConfig(draws=1000, t_end=200.0, n_steps=20000),
+}
+
+
+@dataclass(frozen=True)
+class ScalarFlowResult:
+    """Final |pab - 1| and monotonicity of the loss along the flows.
+
+    Attributes
+    ----------
+    final_gap : tuple of float
+        |p a b - 1| at t_end, per draw.
+    max_increase : float
+        Largest increase of the loss between consecutive steps over all draws (<= 0 for a descent).
+    balance_drift : float
+        Largest change of a² - b² along the flows (the flow conserves it).
+    init : str
+    """
+
+    final_gap: tuple
+    max_increase: float
+    balance_drift: float
+    init: str
+
+    def to_measured(self):
+        return {"max_final_gap": float(max(self.final_gap)), "max_increase": self.max_increase,
+                "balance_drift": self.balance_drift, "draws": len(self.final_gap), "init": self.init}
+
+
+def prop69(config: ScalarFlowConfig) -> ScalarFlowResult:
+    r"""Measure Prop. 6.9 (thesis, ch. 6) with :func:`theory.icl.scalar_flow` (RK4)."""
+    rng = np.random.default_rng(config.seed)
+    gaps, inc, drift = [], -np.inf, 0.0
+    for _ in range(config.draws):
+        if config.init == "saddle":
+            a, b, p = 0.0, 0.0, float(rng.normal())
+        else:
+            while True:
+                a, b, p = rng.normal(size=3)
+                if 0.0 < p * a * b < 2.0:
+                    break
+        traj = icl.scalar_flow(a, b, p, config.t_end, config.n_steps)
+        loss = (traj[:, 2] * traj[:, 0] * traj[:, 1] - 1.0) ** 2
+        gaps.append(float(np.sqrt(loss[-1])))
+        inc = max(inc, float(np.max(np.diff(loss))))
+        bal = traj[:, 0] ** 2 - traj[:, 1] ** 2
+        drift = max(drift, float(np.max(np.abs(bal - bal[0]))))
+    return ScalarFlowResult(tuple(gaps), inc, drift, config.init)
+
+
+def prop69_verdict(result: ScalarFlowResult, tol=1e-8) -> Verdict:
+    """Pass iff every flow ends with |pab - 1| <= ``tol`` and the loss never increases (beyond 1e-15)."""
+    ok = max(result.final_gap) <= tol and result.max_increase <= 1e-15
+    return qualitative_verdict(bool(ok), (
+        f"{len(result.final_gap)} flows from {result.init!r} starts: max |p a b - 1| at the end {max(result.final_gap):.2g} "
+        f"(<= {tol:g}), largest loss increase between steps {result.max_increase:.2g}, drift of a² - b² "
+        f"{result.balance_drift:.2g}"))
+
+
 # ------------------------------------------------------------------------------------------ registry
 
 def _summary(r):
@@ -1088,6 +1286,8 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
     ("prop611", OrthogonalFlowConfig, PROP611_PRESETS, prop611, prop611_verdict, ("icl-ar/prop-6.11",)),
     ("fig63", UnitaryFlowConfig, FIG63_PRESETS, fig63, fig63_verdict, ("icl-ar/fig-6.3", "icl-ar/prop-6.7")),
     ("prop612", ConditioningConfig, PROP612_PRESETS, prop612, prop612_verdict, ("icl-ar/prop-6.12",)),
+    ("lemma66", DiagonalHeadsConfig, LEMMA66_PRESETS, lemma66, lemma66_verdict, ("icl-ar/lemma-6.6",)),
+    ("prop69", ScalarFlowConfig, PROP69_PRESETS, prop69, prop69_verdict, ("icl-ar/prop-6.9",)),
     ("prop612_erratum", ConditioningConfig, PROP612_PRESETS, prop612, prop612_erratum_verdict,
      ("icl-ar/prop-6.12/erratum",)),
 ):
