@@ -217,3 +217,37 @@ def test_prop69(claim):
     verdict = ex.prop69_verdict(result)
     claim.expected = {"final_gap_max": 1e-8, "loss": "non-increasing"}
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+def _fig66_figure(result):
+    n = len(result.mus)
+    _, fig, axes = subplots(ncols=n, nrows=2, figsize=(3.2 * n, 6.2))
+    for c, (mu, M) in enumerate(zip(result.mus, result.P)):
+        shown = M.copy()
+        for r in range(shown.shape[0]):
+            shown[r, r + 1] = np.nan  # P_(T-1,T) masked, as in the thesis's figure
+        v = np.nanmax(np.abs(shown))
+        im = axes[0][c].imshow(shown, cmap="RdBu_r", vmin=-v, vmax=v)
+        fig.colorbar(im, ax=axes[0][c], fraction=0.046)
+        axes[0][c].set_title(f"μ = {mu:g}: P (P_(T-1,T) masked)", fontsize=9)
+        last = M[-1]
+        axes[1][c].plot(np.arange(1, last.size + 1), last, "o-", ms=3, label="learned last row")
+        target = np.zeros(last.size)
+        target[-1] = 1.0
+        axes[1][c].plot(np.arange(1, last.size + 1), target, "k--", lw=1, label=r"optimum $e_T$ (Prop. 6.12)")
+        axes[1][c].set_xlabel("t'")
+        axes[1][c].legend(fontsize=7)
+    fig.suptitle("icl-ar/fig-6.6: gradient descent on the exact PE-only loss (6.7), T_max = 30, stopped at mean loss "
+                 "1e-3", fontsize=10)
+    return save_figure(fig, "icl-ar/fig-6.6")
+
+
+@pytest.mark.claim("icl-ar/fig-6.6", kind="qualitative", aliases=("sander-thesis/fig-6.6",),
+                   title="Fig. 6.6 and §6.5.3 (thesis ch. 6): gradient descent on the PE-only loss (6.7) from P = 0, stopped "
+                         "at loss 1e-3, learns smooth rows far from the optimum e_T (more so for larger μ), largest on "
+                         "the most recent token (exact population loss, T_max = 30, μ = 50..300)")
+def test_fig66(claim):
+    result = ex.fig66(ex.FIG66_PRESETS["check"])
+    verdict = ex.fig66_verdict(result)
+    claim.expected = dict(ex.FIG66_TOL)
+    claim.qualitative(verdict.passed, result, verdict.message, figure=_fig66_figure(result))

@@ -145,6 +145,19 @@ def test_prop69_rejects_too_short_flow():
     _fails(ex.prop69_verdict(ex.prop69(cfg)))
 
 
+# ---------------------------------------------------------------- Fig. 6.6
+
+def test_fig66_rejects_well_conditioned_contexts():
+    """μ in {1, 2}: H = I, gradient descent reaches p* = e_T, nothing is smoothed."""
+    _fails(ex.fig66_verdict(ex.fig66(ex.PEOnlyConfig(tmax=10, mus=(1.0, 2.0)))))
+
+
+def test_fig66_rejects_unfinished_training():
+    result = ex.fig66(ex.PEOnlyConfig(tmax=10, mus=(50.0, 100.0), max_steps=3))
+    assert max(result.final_loss) > result.stop
+    _fails(ex.fig66_verdict(result))
+
+
 # ---------------------------------------------------------------- configs and registry
 
 @pytest.mark.parametrize("cls, kw, name", [
@@ -157,6 +170,7 @@ def test_prop69_rejects_too_short_flow():
     (ex.ConditioningConfig, {"mus": (0.5,)}, "mus"), (ex.ConditioningConfig, {"formula": "other"}, "formula"),
     (ex.DiagonalHeadsConfig, {"hermitian": "none"}, "hermitian"), (ex.DiagonalHeadsConfig, {"lengths": (1,)}, "lengths"),
     (ex.ScalarFlowConfig, {"t_end": 0.0}, "t_end"), (ex.ScalarFlowConfig, {"init": "outside"}, "init"),
+    (ex.PEOnlyConfig, {"mus": (100.0, 50.0)}, "mus"), (ex.PEOnlyConfig, {"stop": 0.0}, "stop"),
 ])
 def test_configs_validate(cls, kw, name):
     with pytest.raises(ValueError, match=f"`{name}`"):
@@ -168,7 +182,7 @@ def test_icl_ar_experiments_registered():
 
     names = {n for n in experiments() if n.startswith("icl_ar.")}
     assert names == {f"icl_ar.{n}" for n in ("prop64", "prop65", "prop68", "prop68_erratum", "lemma610", "prop611",
-                                             "fig63", "prop612", "prop612_erratum", "lemma66", "prop69")}
+                                             "fig63", "prop612", "prop612_erratum", "lemma66", "prop69", "fig66")}
     for name in names:
         e = experiment(name)
         assert {"check", "paper"} <= set(e.presets)

@@ -18,6 +18,8 @@ them for an erratum). Every expectation over the contexts is exact (:mod:`theory
   loss at a diagonal C with :math:`P_{T-1,T}C_{ii}=1`.
 * :func:`lemma66`: Lemma 6.6, the explicit diagonal heads of (6.6) against the closed-form output.
 * :func:`prop69`: Prop. 6.9, the scalar gradient flow of :math:`(pab-1)^2` from :math:`|pab-1|<1`.
+* :func:`fig66`: Fig. 6.6 and §6.5.3, gradient descent on the exact PE-only loss: the learned positional
+  encodings are smooth, far from the optimum :math:`e_T`, and approximately invariant across diagonals.
 * :func:`prop612`: Prop. 6.12, the matrix of the quadratic form (6.7) against quadrature (printed and corrected
   sine argument) and :math:`T-\sigma_1(\mu)\sim c/\mu^2`.
 """
@@ -47,6 +49,7 @@ __all__ = [
     "prop612_erratum_verdict", "PROP612_PRESETS", "PROP612_TOL",
     "DiagonalHeadsConfig", "DiagonalHeadsResult", "lemma66", "lemma66_verdict", "LEMMA66_PRESETS",
     "ScalarFlowConfig", "ScalarFlowResult", "prop69", "prop69_verdict", "PROP69_PRESETS",
+    "PEOnlyConfig", "PEOnlyResult", "fig66", "fig66_verdict", "FIG66_PRESETS", "FIG66_TOL",
 ]
 
 
@@ -1270,6 +1273,148 @@ def prop69_verdict(result: ScalarFlowResult, tol=1e-8) -> Verdict:
         f"{result.balance_drift:.2g}"))
 
 
+# ------------------------------------------------------------------------------------------ Fig. 6.6
+
+#: criteria of Fig. 6.6 (our reading of the qualitative statements of §6.5.3 and §6.6): the learned row deviates
+#: from p* = e_T by at least ``min_dist`` ("significantly"); the most recent token carries the largest weight of
+#: the last row (its argmax is t' = T). The spread of the first ``diagonals`` diagonals across T (the "invariance across
+#: diagonals", which the thesis does not quantify) is measured and reported, not judged.
+FIG66_TOL = {"min_dist": 0.5, "diagonals": 3}
+
+
+@dataclass(frozen=True)
+class PEOnlyConfig:
+    r"""Fig. 6.6 and §6.5.3: gradient descent on the positional-encoding-only problem (6.7), exact population loss
+    :math:`\frac1{T_{\max}-1}\sum_{T=2}^{T_{\max}}l_T(P_{T-1,1:T})` (the thesis trains on an empirical counterpart),
+    from P = 0, stopped when the loss is below ``stop``.
+
+    Attributes
+    ----------
+    tmax : int
+        T_max (§6.6: 30), >= 3.
+    mus : tuple of float
+        Context distributions W(μ) (Fig. 6.6: 50, 100, 200, 300), increasing, >= 1.
+    stop : float
+        Early-stopping threshold of the mean loss (§6.6: 1e-3), > 0.
+    max_steps : int
+        Largest number of steps; the step size is 1/(2 max_T σ_1(H_T)).
+    """
+
+    tmax: int = 30
+    mus: tuple = (50.0, 100.0, 200.0, 300.0)
+    stop: float = 1e-3
+    max_steps: int = 100000
+
+    def __post_init__(self):
+        c = "PEOnlyConfig"
+        _int(c, "tmax", self.tmax, 3)
+        if not isinstance(self.mus, tuple) or not self.mus or any(
+                isinstance(x, bool) or not isinstance(x, (int, float)) or not 1.0 <= x < float("inf") for x in self.mus) \
+                or any(b <= a for a, b in zip(self.mus, self.mus[1:])):
+            raise ValueError(f"`mus` of {c} must be an increasing non-empty tuple of numbers >= 1; got {self.mus!r}")
+        _pos(c, "stop", self.stop)
+        _int(c, "max_steps", self.max_steps, 1)
+
+
+FIG66_PRESETS = {
+    "check": PEOnlyConfig(),
+    "paper": PEOnlyConfig(),  # the figure's own sizes (T_max = 30, four values of μ) run in about a second
+}
+
+
+@dataclass(frozen=True)
+class PEOnlyResult:
+    """Learned positional encodings per μ.
+
+    Attributes
+    ----------
+    steps : tuple of int
+    final_loss : tuple of float
+    dist : tuple of float
+        ||P_(T_max-1, :) - e_T|| of the last row.
+    tv : tuple of float
+        Total variation of the last row (e_T has 1).
+    spread : tuple of float
+        max over the first diagonals k of std_T(P_(T-1,T-k)) / max_T |P_(T-1,T-k)|.
+    recent_largest : tuple of bool
+        Whether the last row is largest at the most recent token t' = T.
+    p_last : tuple of float
+        P_(T_max-1, T_max) per μ.
+    P : tuple of ndarray
+        The learned (T_max - 1, T_max) rows (NaN above the used part), per μ.
+    """
+
+    mus: tuple
+    steps: tuple
+    final_loss: tuple
+    dist: tuple
+    tv: tuple
+    spread: tuple
+    recent_largest: tuple
+    p_last: tuple
+    P: tuple = field(repr=False)
+    stop: float = 1e-3
+
+    def to_measured(self):
+        return {"mus": list(self.mus), "steps": list(self.steps), "final_loss": list(self.final_loss),
+                "dist": list(self.dist), "tv": list(self.tv), "spread": list(self.spread),
+                "recent_largest": [bool(x) for x in self.recent_largest], "p_last": list(self.p_last)}
+
+
+def fig66(config: PEOnlyConfig, tol=FIG66_TOL) -> PEOnlyResult:
+    r"""Measure Fig. 6.6 (thesis, ch. 6): gradient descent on (6.7) with :math:`H_T` of Prop. 6.12 (exact), then the
+    deviation of the learned rows from :math:`p^*=e_T`, their smoothness and their invariance across diagonals."""
+    out = {k: [] for k in ("steps", "final_loss", "dist", "tv", "spread", "recent_largest", "p_last", "P")}
+    Ts = range(2, config.tmax + 1)
+    for mu in config.mus:
+        Hs = {T: icl.pe_hessian(T, mu) for T in Ts}
+        lr = 1.0 / (2.0 * max(np.linalg.eigvalsh(H)[-1] for H in Hs.values()))
+        P = {T: np.zeros(T) for T in Ts}
+        k = 0
+        while True:
+            loss = float(np.mean([icl.pe_loss(P[T], mu) for T in Ts]))
+            if loss < config.stop or k >= config.max_steps:
+                break
+            for T, H in Hs.items():
+                q = P[T].copy()
+                q[-1] -= 1.0
+                P[T] -= lr * 2.0 * (H @ q)
+            k += 1
+        last = P[config.tmax]
+        e = np.zeros(config.tmax)
+        e[-1] = 1.0
+        spreads = []
+        for kk in range(tol["diagonals"]):
+            vals = np.array([P[T][T - 1 - kk] for T in Ts if T - 1 - kk >= 0])
+            spreads.append(float(vals.std() / max(np.max(np.abs(vals)), 1e-300)))
+        M = np.full((config.tmax - 1, config.tmax), np.nan)
+        for T in Ts:
+            M[T - 2, :T] = P[T]
+        out["steps"].append(k)
+        out["final_loss"].append(loss)
+        out["dist"].append(float(np.linalg.norm(last - e)))
+        out["tv"].append(float(np.sum(np.abs(np.diff(last)))))
+        out["spread"].append(max(spreads))
+        out["recent_largest"].append(bool(int(np.argmax(last)) == config.tmax - 1))
+        out["p_last"].append(float(last[-1]))
+        out["P"].append(M)
+    return PEOnlyResult(config.mus, **{k: tuple(v) for k, v in out.items()}, stop=config.stop)
+
+
+def fig66_verdict(result: PEOnlyResult, tol=FIG66_TOL) -> Verdict:
+    """Pass iff every run stops below the threshold with a learned row far from e_T (``min_dist``), deviating more
+    for larger μ, smoother than e_T (total variation < 1) and largest at the most recent token."""
+    d = result.dist
+    ok = (min(d) >= tol["min_dist"] and all(b > a for a, b in zip(d, d[1:])) and max(result.tv) < 1.0
+          and all(result.recent_largest) and max(result.final_loss) < result.stop)
+    return qualitative_verdict(bool(ok), (
+        f"μ = {list(result.mus)}: stopped after {list(result.steps)} steps at mean loss "
+        f"{max(result.final_loss):.2g}; ||p - e_T|| = {', '.join(f'{x:.3f}' for x in d)} (>= {tol['min_dist']:g}, "
+        f"increasing in μ); total variation {', '.join(f'{x:.3f}' for x in result.tv)} (e_T: 1); diagonal spread "
+        f"{max(result.spread):.3f} (relative, reported); largest weight on the most recent token: "
+        f"{all(result.recent_largest)}; P_(T-1,T) = {', '.join(f'{x:.3f}' for x in result.p_last)}"))
+
+
 # ------------------------------------------------------------------------------------------ registry
 
 def _summary(r):
@@ -1288,6 +1433,7 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
     ("prop612", ConditioningConfig, PROP612_PRESETS, prop612, prop612_verdict, ("icl-ar/prop-6.12",)),
     ("lemma66", DiagonalHeadsConfig, LEMMA66_PRESETS, lemma66, lemma66_verdict, ("icl-ar/lemma-6.6",)),
     ("prop69", ScalarFlowConfig, PROP69_PRESETS, prop69, prop69_verdict, ("icl-ar/prop-6.9",)),
+    ("fig66", PEOnlyConfig, FIG66_PRESETS, fig66, fig66_verdict, ("icl-ar/fig-6.6",)),
     ("prop612_erratum", ConditioningConfig, PROP612_PRESETS, prop612, prop612_erratum_verdict,
      ("icl-ar/prop-6.12/erratum",)),
 ):
