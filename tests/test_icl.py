@@ -305,3 +305,17 @@ def test_extremes():
 def test_bad_input(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_pe_loss_hessian_is_twice_H():
+    """Prop. 6.12's H is the quadratic form's matrix: the Hessian of l (finite differences of the exact loss) is 2H."""
+    mu, T = 20.0, 6
+    p0 = np.random.default_rng(37).normal(size=T)
+    h = 1e-4
+    Hfd = np.zeros((T, T))
+    for i in range(T):
+        for j in range(T):
+            ei, ej = np.eye(T)[i] * h, np.eye(T)[j] * h
+            Hfd[i, j] = (icl.pe_loss(p0 + ei + ej, mu) - icl.pe_loss(p0 + ei - ej, mu)
+                         - icl.pe_loss(p0 - ei + ej, mu) + icl.pe_loss(p0 - ei - ej, mu)) / (4 * h * h)
+    assert np.allclose(Hfd, 2 * icl.pe_hessian(T, mu), atol=1e-6)
