@@ -21,7 +21,7 @@ from typing import Any
 __all__ = ["Experiment", "register", "experiment", "experiments", "MODULES"]
 
 #: the modules that register experiments, imported on the first look-up
-MODULES = ("resnet_node", "scaling", "implicit_reg", "topk", "momentum", "sinkformers", "rnn_kernel",
+MODULES = ("resnet_node", "scaling", "implicit_reg", "topk", "momentum", "sinkformers", "icl_ar", "rnn_kernel",
            "two_timescale", "gen_bounds")
 
 _REGISTRY: dict[str, Experiment] = {}

@@ -985,4 +985,56 @@ register(Kernel(
     rule="|k - k_ref| <= 32 (n_x + n_y) (depth + 1)^2 eps (max(1, TV_x) max(1, TV_y))^depth",
     why="the kernel is a sum over depth + 1 levels of inner products of two signatures, each entry within the "
         "signature rule; Cauchy-Schwarz bounds level k's inner product by (TV_x TV_y)^k",
+# in-context AR learning (theory.icl, thesis chapter 6): the exact population losses
+
+
+def _icl_rows():
+    rows = []
+    for context, d, T, seed in (("unitary", 1, 2, 71), ("unitary", 3, 5, 72), ("unitary", 10, 15, 73),
+                                ("orthogonal", 2, 3, 74), ("orthogonal", 4, 6, 75), ("orthogonal", 10, 15, 76)):
+        r = _rng(seed)
+        rows.append((f"{context}_d{d}_T{T}", {"seed": seed, "d": d, "T": T, "context": context,
+                                              "law": "C ~ N(0, 1/d), p ~ N(0, 1)"},
+                     {"C": r.standard_normal((d, d)) / np.sqrt(d), "p": r.standard_normal(T), "context": context}))
+    r = _rng(77)
+    rows.append(("unitary_large_C_d3_T4", {"seed": 77, "d": 3, "T": 4, "context": "unitary", "law": "C ~ N(0, 1e6)"},
+                 {"C": 1e3 * r.standard_normal((3, 3)), "p": r.standard_normal(4), "context": "unitary"}))
+    return rows
+
+
+def _icl_scale(C, p):
+    # |each merged coefficient| <= S = max_i sum_t sum_j |p_t C_ij| + 1
+    return float(np.max(np.abs(C).sum(axis=1)) * np.abs(p).sum()) + 1.0
+
+
+def _icl_loss_tol(inputs, ref, eps):
+    C, p = inputs["C"], inputs["p"]
+    d, T = C.shape[0], p.shape[0]
+    S = _icl_scale(C, p)
+    base = 8.0 * (T * d + d) * eps * S
+    return (base * d * S, base * 2.0 * float(np.abs(p).sum()), base * 2.0 * float(np.max(np.abs(C).sum(axis=1))) * d)
+
+
+def _icl_loss_ref(C, p, context):
+    from theory.icl import expected_loss
+
+    loss, gC, gp = expected_loss(C, p, context, return_gradient=True)
+    return (np.asarray(loss), gC, gp)
+
+
+register(Kernel(
+    name="icl_expected_loss",
+    module="theory.icl",
+    signature="fn(C, p, context) -> (loss, dC, dp)   (exact E||sum_t p_t C lambda^(t-T+1) * lambda^(t-1) - lambda^T||^2 "
+              "over unitary or orthogonal (conjugate-pair) contexts, and its gradient)",
+    outputs=("loss", "dC", "dp"),
+    make_cases=lambda: [Case(*row) for row in _icl_rows()],
+    reference=_icl_loss_ref,
+    tolerance=_icl_loss_tol,
+    rule="|loss - ref| <= 8 (T d + d) eps d S^2; gradients: 8 (T d + d) eps S 2 ||p||_1 (dC), "
+         "8 (T d + d) eps S 2 d max_i ||C_i||_1 (dp); S = max_i sum_(t,j) |p_t C_ij| + 1",
+    why=("the loss is a sum over merged monomials of squared coefficients, each a sum of at most T d products "
+         "p_t C_ij minus 0 or 1 and bounded by S; rounding each coefficient costs (T d) eps S, squaring and summing "
+         "the d coordinates' coefficients multiplies by 2 d S; the gradient entries are sums of 2 coef p_t or "
+         "2 coef C_ij"),
 ))

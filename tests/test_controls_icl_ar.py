@@ -1,0 +1,191 @@
+"""Negative controls of the checks in checks/test_icl_ar.py: each feeds the experiment's own verdict a setting that
+breaks the claim and asserts that the verdict fails. They import theory.experiments.icl_ar, never checks/."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from theory.experiments import icl_ar as ex
+
+
+def _fails(verdict):
+    assert verdict.status == "fail", verdict.message
+
+
+# ---------------------------------------------------------------- Prop. 6.4
+
+def test_prop64_rejects_inverse_s0():
+    """With s_0 = W^-1 s_1 the construction (6.8) adds η s_1 s_0^* s_T: not one gradient step."""
+    cfg = dataclasses.replace(ex.PROP64_PRESETS["check"], s0="inverse", draws=3)
+    result = ex.prop64(cfg)
+    assert min(result.rel_err_orthogonal, result.rel_err_unitary) > 1e-3
+    _fails(ex.prop64_verdict(result))
+
+
+def test_prop64_passes_small():
+    assert ex.prop64_verdict(ex.prop64(dataclasses.replace(ex.PROP64_PRESETS["check"], draws=3))).passed
+
+
+# ---------------------------------------------------------------- Prop. 6.5
+
+_SMALL65 = dict(sizes=((2, 4),), starts=2, rate_tmax=(100, 200, 400), curve_tmax=6)
+
+
+def test_prop65_rejects_zero_s0():
+    """With s_0 = 0 every context sum loses its t = 1 term: the exact η* is not the printed fraction."""
+    result = ex.prop65(dataclasses.replace(ex.PROP65_PRESETS["check"], s0="zero", **_SMALL65))
+    assert result.eta_exact != result.eta_printed
+    _fails(ex.prop65_verdict(result))
+
+
+def test_prop65_rejects_argmin_off_the_relations():
+    r = ex.prop65(dataclasses.replace(ex.PROP65_PRESETS["check"], **_SMALL65))
+    assert ex.prop65_verdict(r).passed
+    _fails(ex.prop65_verdict(dataclasses.replace(r, relations=0.1)))
+    _fails(ex.prop65_verdict(dataclasses.replace(r, bfgs_gap=1e-3)))
+
+
+# ---------------------------------------------------------------- Prop. 6.8
+
+_SMALL68 = dict(dims=(2,), lengths=(3, 4), draws=2, rational_draws=1)
+
+
+def test_prop68_rejects_orthogonal_contexts():
+    """The unitary closed form is not the loss of orthogonal contexts (conjugate pairs merge more monomials)."""
+    result = ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], context="orthogonal", **_SMALL68))
+    _fails(ex.prop68_verdict(result))
+
+
+def test_prop68_erratum_fails_when_printed_form_holds():
+    r = ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], **_SMALL68))
+    assert ex.prop68_erratum_verdict(r).passed
+    as_if_printed_right = dataclasses.replace(r, printed_rel=r.corrected_rel, rational_printed_exact=r.n_rational)
+    _fails(ex.prop68_erratum_verdict(as_if_printed_right))
+
+
+def test_prop68_erratum_fails_when_corrected_form_fails():
+    r = ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], **_SMALL68))
+    _fails(ex.prop68_erratum_verdict(dataclasses.replace(r, corrected_rel=r.printed_rel)))
+    _fails(ex.prop68_erratum_verdict(dataclasses.replace(r, rational_exact=0)))
+    o = ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], context="orthogonal", **_SMALL68))
+    _fails(ex.prop68_erratum_verdict(o))
+
+
+# ---------------------------------------------------------------- Lemma 6.10, Prop. 6.11
+
+def test_lemma610_rejects_unitary_contexts():
+    """With independent phases (no conjugate pairs) the rank-δ parameters do not reach zero loss."""
+    result = ex.lemma610(dataclasses.replace(ex.LEMMA610_PRESETS["check"], context="unitary", deltas=(1, 2), tmax=4))
+    assert all(x != "0/1" for x in result.exact_losses)
+    _fails(ex.lemma610_verdict(result))
+
+
+def test_prop611_rejects_full_rank_heads():
+    """H = d heads: full-rank solutions exist (b = -p_(T-1)/(1 + p_(T-1)) free), the ratio is not -1/2."""
+    cfg = dataclasses.replace(ex.PROP611_PRESETS["check"], heads=4, seeds=(1,), steps=20000)
+    result = ex.prop611(cfg)
+    assert result.final_loss[0] <= 1e-8  # zero loss is reached, at another solution
+    _fails(ex.prop611_verdict(result))
+
+
+def test_prop611_passes_one_seed():
+    assert ex.prop611_verdict(ex.prop611(dataclasses.replace(ex.PROP611_PRESETS["check"], seeds=(2,)))).passed
+
+
+# ---------------------------------------------------------------- Fig. 6.3 / Prop. 6.7
+
+def test_fig63_rejects_orthogonal_contexts():
+    """Orthogonal contexts with H = d: the learned C is not diagonal (the pair entries survive)."""
+    cfg = ex.UnitaryFlowConfig(d=4, heads=4, tmax=6, seeds=(0,), init_scale=0.3, steps=20000, context="orthogonal")
+    _fails(ex.fig63_verdict(ex.fig63(cfg)))
+
+
+def test_fig63_rejects_short_training():
+    """Ten steps of the flow: the loss is far from zero."""
+    _fails(ex.fig63_verdict(ex.fig63(dataclasses.replace(ex.FIG63_PRESETS["check"], seeds=(0,), steps=10))))
+
+
+# ---------------------------------------------------------------- Prop. 6.12
+
+_SMALL612 = dict(T=12, mus=(3.0, 50.0), rate_mus=(300.0, 600.0, 1200.0, 2400.0))
+
+
+def test_prop612_rejects_printed_formula():
+    """The printed H does not depend on μ: no quadrature agreement and no μ^-2 decay."""
+    result = ex.prop612(ex.ConditioningConfig(formula="printed", **_SMALL612))
+    _fails(ex.prop612_verdict(result))
+
+
+def test_prop612_erratum_fails_when_printed_holds_or_corrected_fails():
+    r = ex.prop612(ex.ConditioningConfig(**_SMALL612))
+    assert ex.prop612_verdict(r).passed
+    assert ex.prop612_erratum_verdict(r).passed
+    _fails(ex.prop612_erratum_verdict(dataclasses.replace(r, printed_err=r.corrected_err)))
+    _fails(ex.prop612_erratum_verdict(dataclasses.replace(r, corrected_err=r.printed_err)))
+
+
+# ---------------------------------------------------------------- Lemma 6.6, Prop. 6.9
+
+def test_lemma66_rejects_conjugating_the_key():
+    """The other Hermitian convention (conjugate the key s_t): exponents λ^(T-1-t) instead of λ^(t-T+1)."""
+    cfg = dataclasses.replace(ex.LEMMA66_PRESETS["check"], hermitian="first", draws=2)
+    _fails(ex.lemma66_verdict(ex.lemma66(cfg)))
+
+
+def test_prop69_rejects_saddle_start():
+    """a = b = 0 (|pab - 1| = 1, outside the hypothesis) is stationary: the flow stays at loss 1."""
+    cfg = dataclasses.replace(ex.PROP69_PRESETS["check"], init="saddle", draws=2, n_steps=200)
+    _fails(ex.prop69_verdict(ex.prop69(cfg)))
+
+
+def test_prop69_rejects_too_short_flow():
+    cfg = dataclasses.replace(ex.PROP69_PRESETS["check"], draws=2, t_end=0.1, n_steps=10)
+    _fails(ex.prop69_verdict(ex.prop69(cfg)))
+
+
+# ---------------------------------------------------------------- Fig. 6.6
+
+def test_fig66_rejects_well_conditioned_contexts():
+    """μ in {1, 2}: H = I, gradient descent reaches p* = e_T, nothing is smoothed."""
+    _fails(ex.fig66_verdict(ex.fig66(ex.PEOnlyConfig(tmax=10, mus=(1.0, 2.0)))))
+
+
+def test_fig66_rejects_unfinished_training():
+    result = ex.fig66(ex.PEOnlyConfig(tmax=10, mus=(50.0, 100.0), max_steps=3))
+    assert max(result.final_loss) > result.stop
+    _fails(ex.fig66_verdict(result))
+
+
+# ---------------------------------------------------------------- configs and registry
+
+@pytest.mark.parametrize("cls, kw, name", [
+    (ex.GDStepConfig, {"T": 1}, "T"), (ex.GDStepConfig, {"s0": "one"}, "s0"), (ex.GDStepConfig, {"eta": 0.0}, "eta"),
+    (ex.EtaStarConfig, {"sizes": ()}, "sizes"), (ex.EtaStarConfig, {"rate_tmax": (10, 5, 20)}, "rate_tmax"),
+    (ex.QuadraticLossConfig, {"lengths": (1,)}, "lengths"),
+    (ex.QuadraticLossConfig, {"context": "orthogonal", "dims": (3,)}, "dims"),
+    (ex.RankDeltaConfig, {"deltas": (0,)}, "deltas"), (ex.OrthogonalFlowConfig, {"tmax": 2}, "tmax"),
+    (ex.OrthogonalFlowConfig, {"lr": -1.0}, "lr"), (ex.UnitaryFlowConfig, {"context": "real"}, "context"),
+    (ex.ConditioningConfig, {"mus": (0.5,)}, "mus"), (ex.ConditioningConfig, {"formula": "other"}, "formula"),
+    (ex.DiagonalHeadsConfig, {"hermitian": "none"}, "hermitian"), (ex.DiagonalHeadsConfig, {"lengths": (1,)}, "lengths"),
+    (ex.ScalarFlowConfig, {"t_end": 0.0}, "t_end"), (ex.ScalarFlowConfig, {"init": "outside"}, "init"),
+    (ex.PEOnlyConfig, {"mus": (100.0, 50.0)}, "mus"), (ex.PEOnlyConfig, {"stop": 0.0}, "stop"),
+])
+def test_configs_validate(cls, kw, name):
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        cls(**kw)
+
+
+def test_icl_ar_experiments_registered():
+    from theory.experiments import experiment, experiments
+
+    names = {n for n in experiments() if n.startswith("icl_ar.")}
+    assert names == {f"icl_ar.{n}" for n in ("prop64", "prop65", "prop68", "prop68_erratum", "lemma610", "prop611",
+                                             "fig63", "prop612", "prop612_erratum", "lemma66", "prop69", "fig66")}
+    for name in names:
+        e = experiment(name)
+        assert {"check", "paper"} <= set(e.presets)
+        assert all(c.startswith("icl-ar/") for c in e.claims)
+    e = experiment("icl_ar.lemma610")
+    assert e.verdict(e.run(deltas=(1,), tmax=4, draws=2)).passed

@@ -1,0 +1,321 @@
+"""Unit tests of theory.icl (thesis, chapter 6): exact expectations against Monte Carlo (loose tolerances),
+closed forms against the merged-monomial computation, gradients against finite differences, forward passes
+against each other (Lemma 6.6 from the explicit heads), extremes and bad input."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from theory import NonFiniteError
+from theory import icl
+
+
+def _fd(f, x, h=1e-6):
+    x = np.array(x, float)
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[idx] = h
+        g[idx] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+def _mc_loss(C, p, lam):
+    """Monte Carlo of l_T(C, p) from Lemma 6.6's output on sampled contexts lam (n, d)."""
+    T = len(p)
+    t = np.arange(1, T + 1)
+    out = np.einsum("t,ij,ntj,nti->ni", p, C, lam[:, None, :] ** (t - T + 1)[None, :, None],
+                    lam[:, None, :] ** (t - 1)[None, :, None])
+    v = np.sum(np.abs(out - lam ** T) ** 2, axis=1)
+    return v.mean(), v.std() / np.sqrt(len(v))
+
+
+# ---------------------------------------------------------------- torus moments
+
+def test_torus_moment_and_expected_abs2():
+    assert icl.torus_moment([1, 2], [1, 2]) == 1 and icl.torus_moment([1, 0], [0, 1]) == 0
+    e = [[1, 0], [0, 1], [1, 0], [0, 0]]
+    assert icl.expected_abs2([Fraction(1, 2), 2, Fraction(1, 3), -1], e) == Fraction(25, 36) + 4 + 1
+    assert icl.expected_abs2([1, 1, 1], [[1], [1], [2]]) == 5
+    assert icl.expected_abs2([0.5 + 1j, 1.0], [[1], [2]]) == pytest.approx(1.25 + 1.0)
+    rng = np.random.default_rng(0)
+    z = np.exp(2j * np.pi * rng.random((200000, 2)))
+    f = 0.5 * z[:, 0] + 2 * z[:, 1] + z[:, 0] / 3 - 1
+    assert np.mean(np.abs(f) ** 2) == pytest.approx(float(Fraction(25, 36) + 5), rel=0.02)
+
+
+def test_group_monomials():
+    ids, n = icl.group_monomials(np.array([[1, 0], [0, 1], [1, 0], [-3, 2]]))
+    assert n == 3 and ids[0] == ids[2] and len({ids[0], ids[1], ids[3]}) == 3
+
+
+# ---------------------------------------------------------------- non-augmented loss (Prop. 6.8)
+
+@pytest.mark.parametrize("d, T", [(1, 2), (2, 3), (3, 4), (3, 6)])
+def test_expected_loss_unitary_matches_closed_form_and_monte_carlo(d, T):
+    rng = np.random.default_rng(d * 10 + T)
+    C, p = rng.normal(size=(d, d)), rng.normal(size=T)
+    exact = icl.expected_loss(C, p)
+    assert icl.quadratic_loss(C, p) == pytest.approx(exact, rel=1e-13)
+    assert icl.printed_quadratic_loss(C, p) - exact == pytest.approx(p[-2] ** 2 * np.sum(C ** 2), rel=1e-12)
+    mean, se = _mc_loss(C, p, icl.unitary_contexts(d, 100000, rng))
+    assert abs(mean - exact) < 5 * se
+
+
+def test_expected_loss_complex_C_matches_monte_carlo():
+    rng = np.random.default_rng(3)
+    C = rng.normal(size=(2, 2)) + 1j * rng.normal(size=(2, 2))
+    p = rng.normal(size=4)
+    exact = icl.expected_loss(C, p)
+    assert icl.quadratic_loss(C, p) == pytest.approx(exact, rel=1e-13)
+    mean, se = _mc_loss(C, p, icl.unitary_contexts(2, 100000, rng))
+    assert abs(mean - exact) < 5 * se
+
+
+@pytest.mark.parametrize("delta, T", [(1, 3), (2, 4)])
+def test_expected_loss_orthogonal_matches_monte_carlo(delta, T):
+    rng = np.random.default_rng(delta + T)
+    d = 2 * delta
+    C, p = rng.normal(size=(d, d)), rng.normal(size=T)
+    exact = icl.expected_loss(C, p, "orthogonal")
+    mean, se = _mc_loss(C, p, icl.orthogonal_contexts(delta, 100000, rng))
+    assert abs(mean - exact) < 5 * se
+    assert abs(icl.quadratic_loss(C, p) - exact) > 1e-3  # the unitary closed form does not apply
+
+
+def test_expected_loss_exact_rational():
+    C = [[Fraction(1, 3), Fraction(-1, 2)], [Fraction(2, 5), 1]]
+    p = [Fraction(1, 7), Fraction(-2, 3), Fraction(3, 2)]
+    for context in icl.CONTEXTS:
+        exact = icl.expected_loss_exact(C, p, context)
+        assert isinstance(exact, Fraction)
+        assert float(exact) == pytest.approx(icl.expected_loss(np.array(C, float), np.array(p, float), context),
+                                             rel=1e-14)
+
+
+@pytest.mark.parametrize("context", icl.CONTEXTS)
+def test_expected_loss_gradient_vs_finite_differences(context):
+    rng = np.random.default_rng(7)
+    C, p = rng.normal(size=(4, 4)), rng.normal(size=5)
+    _, gC, gp = icl.expected_loss(C, p, context, return_gradient=True)
+    assert np.allclose(gC, _fd(lambda x: icl.expected_loss(x, p, context), C), rtol=1e-6, atol=1e-6)
+    assert np.allclose(gp, _fd(lambda x: icl.expected_loss(C, x, context), p), rtol=1e-6, atol=1e-6)
+    if context == "unitary":
+        qC, qp = icl.quadratic_loss_gradient(C, p)
+        assert np.allclose(qC, gC, rtol=1e-12, atol=1e-12) and np.allclose(qp, gp, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("context", icl.CONTEXTS)
+def test_population_loss_gradient_and_monte_carlo(context):
+    rng = np.random.default_rng(11)
+    H, d, Tmax = 3, 4, 5
+    A, B, P = rng.normal(size=(H, d)), rng.normal(size=(H, d)), rng.normal(size=(Tmax, Tmax))
+    L, gA, gB, gP = icl.population_loss(A, B, P, context=context, return_gradient=True)
+    assert np.allclose(gA, _fd(lambda x: icl.population_loss(x, B, P, context=context), A), rtol=1e-6, atol=1e-5)
+    assert np.allclose(gB, _fd(lambda x: icl.population_loss(A, x, P, context=context), B), rtol=1e-6, atol=1e-5)
+    assert np.allclose(gP, _fd(lambda x: icl.population_loss(A, B, x, context=context), P), rtol=1e-6, atol=1e-5)
+    # Monte Carlo with the explicit multi-head forward pass (6.6), diagonal heads (Assumption 2)
+    draw = icl.unitary_contexts if context == "unitary" else (lambda d_, n, r: icl.orthogonal_contexts(d_ // 2, n, r))
+    lam = draw(d, 4000, rng)
+    Ah = np.stack([np.diag(a) for a in A])
+    Bh = np.stack([np.diag(b) for b in B])
+    vals = []
+    for x in lam:
+        s = icl.ar_sequence(x, Tmax + 1)
+        vals.append(sum(np.sum(np.abs(icl.attention_forward(Ah, Bh, P, s[:T]) - s[T]) ** 2) for T in range(2, Tmax + 1)))
+    vals = np.array(vals)
+    assert abs(vals.mean() - L) < 5 * vals.std() / np.sqrt(len(vals))
+
+
+def test_lemma66_diagonal_forward_equals_explicit_heads():
+    rng = np.random.default_rng(5)
+    H, d, T = 4, 3, 5
+    A, B, p = rng.normal(size=(H, d)), rng.normal(size=(H, d)), rng.normal(size=T)
+    lam = icl.unitary_contexts(d, rng=rng)
+    s = icl.ar_sequence(lam, T)
+    out = icl.attention_forward(np.stack([np.diag(a) for a in A]), np.stack([np.diag(b) for b in B]), p, s)
+    assert np.allclose(out, icl.diagonal_forward(A, B, p, lam), atol=1e-13)
+
+
+# ---------------------------------------------------------------- augmented model (Props. 6.4, 6.5)
+
+@pytest.mark.parametrize("s0", icl.S0_CONVENTIONS)
+def test_augmented_loss_matches_monte_carlo_of_the_forward_pass(s0):
+    rng = np.random.default_rng(13)
+    d, Tmax = 2, 4
+    a, b = rng.normal(size=4), rng.normal(size=2)
+    L = icl.augmented_loss(a, b, d, Tmax, s0)
+    assert float(icl.augmented_loss_exact(a, b, d, Tmax, s0)) == pytest.approx(L, rel=1e-12)
+    A, B = icl.block_parameters(a, b, d)
+    vals = []
+    for lam in icl.unitary_contexts(d, 4000, rng):
+        s = icl.ar_sequence(lam, Tmax + 1)
+        tot = 0.0
+        for T in range(2, Tmax + 1):
+            e = icl.augmented_tokens(s[:T], s0, lam)
+            tot += np.sum(np.abs(icl.augmented_forward(A, B, e) - s[T]) ** 2)
+        vals.append(tot)
+    vals = np.array(vals)
+    assert abs(vals.mean() - L) < 5 * vals.std() / np.sqrt(len(vals))
+
+
+def test_augmented_loss_gradient():
+    rng = np.random.default_rng(17)
+    a, b = rng.normal(size=4), rng.normal(size=2)
+    _, ga, gb = icl.augmented_loss(a, b, 3, 5, return_gradient=True)
+    assert np.allclose(ga, _fd(lambda x: icl.augmented_loss(x, b, 3, 5), a), rtol=1e-6, atol=1e-6)
+    assert np.allclose(gb, _fd(lambda x: icl.augmented_loss(a, x, 3, 5), b), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("d, Tmax", [(1, 2), (2, 4), (3, 7), (5, 50), (10, 15)])
+def test_eta_star_exact(d, Tmax):
+    assert icl.eta_star(d, Tmax) == icl.eta_star_printed(d, Tmax)
+    Ts = range(2, Tmax + 1)
+    assert icl.eta_star(d, Tmax, "zero") == Fraction(sum(T - 1 for T in Ts),
+                                                     sum((T - 1) ** 2 + (d - 1) * (T - 1) for T in Ts))
+    eta = icl.eta_star(d, Tmax)
+    if Tmax <= 7:
+        assert icl.augmented_loss_exact([0, 0, eta, 0], [1, 0], d, Tmax) == icl.augmented_min_loss(d, Tmax)
+    assert icl.augmented_min_loss(d, Tmax) == d * (Tmax - 1 - Fraction(sum(Ts) ** 2, sum(T * T + (d - 1) * T for T in Ts)))
+
+
+def test_eta_star_known_values():
+    assert icl.eta_star(5, 50) == Fraction(13, 490) and icl.augmented_min_loss(5, 50) == 76
+    assert icl.eta_star(10, 15) == Fraction(17, 330)
+
+
+def test_gd_construction_is_one_gradient_step_with_s0_zero():
+    rng = np.random.default_rng(19)
+    W = icl.haar_orthogonal(4, rng=rng)
+    s = icl.ar_sequence(W, 6)
+    A, B = icl.gd_construction(4, 0.7)
+    out = icl.augmented_forward(A, B, icl.augmented_tokens(s, "zero"))
+    assert np.allclose(out, icl.gd_step_prediction(s, 0.7), atol=1e-14)
+    out_inv = icl.augmented_forward(A, B, icl.augmented_tokens(s, "inverse", W))
+    assert np.allclose(out_inv - out, 0.7 * s[0] * (W.T @ s[0]) @ s[-1], atol=1e-13)
+
+
+# ---------------------------------------------------------------- PE-only problem (Prop. 6.12)
+
+def test_pe_moment_and_loss_vs_monte_carlo():
+    rng = np.random.default_rng(23)
+    mu, T = 7.0, 6
+    lam = np.exp(1j * 2 * np.pi * rng.random(200000) / mu)
+    for k in (1, 3):
+        assert abs(np.mean(lam ** (2 * k)) - icl.pe_moment(k, mu)) < 0.01
+    p = rng.normal(size=T)
+    t = np.arange(1, T + 1)
+    vals = np.abs((lam[:, None] ** (2 * t - T)[None, :]) @ p - lam ** T) ** 2
+    assert abs(vals.mean() - icl.pe_loss(p, mu)) < 5 * vals.std() / np.sqrt(len(vals))
+    assert np.allclose(icl.pe_hessian(T, mu), np.real(icl.pe_moment(t[None, :] - t[:, None], mu)), atol=1e-15)
+
+
+@pytest.mark.parametrize("mu", [1.0, 4.0 / 3.0, 2.0, 4.0])
+def test_pe_hessian_identity_when_4_over_mu_integer(mu):
+    assert np.allclose(icl.pe_hessian(9, mu), np.eye(9), atol=1e-15)
+
+
+def test_pe_hessian_extremes():
+    H = icl.pe_hessian(30, 1e8)
+    assert np.allclose(H, 1.0, atol=1e-10)  # μ → ∞: H → 11ᵀ, σ_1 → T
+    assert np.trace(icl.pe_hessian(30, 50.0)) == pytest.approx(30.0)
+    assert np.allclose(icl.pe_hessian_printed(5, 10.0), icl.pe_hessian_printed(5, 300.0))
+
+
+# ---------------------------------------------------------------- gradient flow
+
+def test_gradient_flow_decreases_loss_and_matches_population_loss():
+    rng = np.random.default_rng(29)
+    A0, B0, P0 = 0.1 * rng.normal(size=(3, 3)), 0.1 * rng.normal(size=(3, 3)), 0.1 * rng.normal(size=(5, 5))
+    r = icl.gradient_flow(A0, B0, P0, lr=0.01, steps=200)
+    assert r.steps == 200 and np.all(np.diff(r.losses) <= 1e-12)
+    assert r.losses[-1] == pytest.approx(icl.population_loss(r.Amat, r.Bmat, r.P), rel=1e-12)
+    frozen = icl.gradient_flow(A0, B0, P0, lr=0.01, steps=5, train_P=False)
+    assert np.array_equal(frozen.P, P0)
+
+
+def test_gradient_flow_overflow_raises():
+    with pytest.raises(NonFiniteError):
+        icl.gradient_flow(np.ones((2, 2)), np.ones((2, 2)), np.ones((3, 3)), lr=10.0, steps=200)
+
+
+def test_scalar_flow_prop69():
+    out = icl.scalar_flow(0.9, 1.3, 0.7, 50.0, 5000)
+    a, b, p = out[-1]
+    assert abs(p * a * b - 1) < 1e-12
+    inv = out[:, 0] ** 2 - out[:, 1] ** 2
+    assert np.max(np.abs(inv - inv[0])) < 1e-9  # balancedness is conserved by the flow
+
+
+# ---------------------------------------------------------------- processes
+
+def test_contexts_and_sequences():
+    rng = np.random.default_rng(31)
+    lam = icl.orthogonal_contexts(3, rng=rng)
+    assert np.allclose(lam[1::2], lam[0::2].conj()) and np.allclose(np.abs(lam), 1)
+    W = icl.rotation_blocks(lam)
+    assert np.allclose(W.T @ W, np.eye(6)) and np.allclose(np.sort_complex(np.linalg.eigvals(W)), np.sort_complex(lam))
+    s = icl.ar_sequence(lam, 4)
+    assert np.allclose(s[3], lam ** 3)
+    Q = icl.haar_orthogonal(5, size=3, rng=rng)
+    assert Q.shape == (3, 5, 5) and np.allclose(Q[1].T @ Q[1], np.eye(5))
+
+
+# ---------------------------------------------------------------- extremes and bad input
+
+def test_extremes():
+    assert icl.expected_loss([[0.0]], [0.0, 0.0]) == 1.0  # zero model: the loss is ||λ^T||² = d
+    assert icl.expected_loss(np.eye(3), [0.0, 1.0]) == 0.0
+    with pytest.raises(NonFiniteError):
+        icl.expected_loss([[1e200]], [1e200, 1e200])
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: icl.ar_sequence(np.eye(2), 0), "`T`"),
+    (lambda: icl.ar_sequence(2 * np.eye(2), 3), "`W`.*unitary"),
+    (lambda: icl.ar_sequence(np.array([1.0, 1.1]), 3), "`W`.*unit circle"),
+    (lambda: icl.ar_sequence(np.eye(2), 3, s1=np.ones(3)), "`s1`"),
+    (lambda: icl.expected_loss(np.ones((2, 3)), [1.0, 2.0]), "`C`"),
+    (lambda: icl.expected_loss(np.eye(2), [1.0]), "`p`"),
+    (lambda: icl.expected_loss(np.eye(3), [1.0, 2.0], "orthogonal"), "`C`.*even"),
+    (lambda: icl.expected_loss(np.eye(2), [1.0, 2.0], "real"), "`context`"),
+    (lambda: icl.expected_loss(np.eye(2), [np.nan, 2.0]), "`p`"),
+    (lambda: icl.population_loss(np.ones((2, 3)), np.ones((2, 2)), np.eye(4)), "`Bmat`"),
+    (lambda: icl.population_loss(np.ones((2, 2)), np.ones((2, 2)), np.eye(4), Tmax=5), "`Tmax`"),
+    (lambda: icl.attention_forward(np.ones((1, 2, 2)), np.ones((1, 2, 2)), np.ones(2), np.ones((1, 2))), "`s`"),
+    (lambda: icl.attention_forward(np.ones((1, 3, 3)), np.ones((1, 3, 3)), np.ones(3), np.ones((3, 2))), "`A`"),
+    (lambda: icl.diagonal_forward(np.ones((1, 2)), np.ones((1, 2)), np.ones(3), 1.5 * np.ones(2)), "`lam`"),
+    (lambda: icl.augmented_forward(np.eye(6), np.eye(6), np.ones((3, 5))), "`e`"),
+    (lambda: icl.augmented_forward(np.eye(3), np.eye(6), np.ones((3, 6))), "`A`"),
+    (lambda: icl.augmented_tokens(np.ones((3, 2)), "inverse"), "`W`"),
+    (lambda: icl.augmented_tokens(np.ones((3, 2)), "previous"), "`s0`"),
+    (lambda: icl.augmented_loss(np.ones(3), np.ones(2), 2, 4), "`a`"),
+    (lambda: icl.eta_star(0, 4), "`d`"),
+    (lambda: icl.eta_star(2, 1), "`Tmax`"),
+    (lambda: icl.pe_hessian(5, 0.5), "`mu`"),
+    (lambda: icl.pe_moment(1.5, 3.0), "`k`"),
+    (lambda: icl.gradient_flow(np.ones((2, 2)), np.ones((2, 2)), np.eye(3), lr=0.0), "`lr`"),
+    (lambda: icl.expected_loss_exact([["x"]], [1, 2]), "`C`"),
+    (lambda: icl.orthogonal_contexts(0), "`delta`"),
+    (lambda: icl.torus_moment([1, 2], [1]), "`a`"),
+])
+def test_bad_input(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_pe_loss_hessian_is_twice_H():
+    """Prop. 6.12's H is the quadratic form's matrix: the Hessian of l (finite differences of the exact loss) is 2H."""
+    mu, T = 20.0, 6
+    p0 = np.random.default_rng(37).normal(size=T)
+    h = 1e-4
+    Hfd = np.zeros((T, T))
+    for i in range(T):
+        for j in range(T):
+            ei, ej = np.eye(T)[i] * h, np.eye(T)[j] * h
+            Hfd[i, j] = (icl.pe_loss(p0 + ei + ej, mu) - icl.pe_loss(p0 + ei - ej, mu)
+                         - icl.pe_loss(p0 - ei + ej, mu) + icl.pe_loss(p0 - ei - ej, mu)) / (4 * h * h)
+    assert np.allclose(Hfd, 2 * icl.pe_hessian(T, mu), atol=1e-6)
