@@ -985,6 +985,9 @@ register(Kernel(
     rule="|k - k_ref| <= 32 (n_x + n_y) (depth + 1)^2 eps (max(1, TV_x) max(1, TV_y))^depth",
     why="the kernel is a sum over depth + 1 levels of inner products of two signatures, each entry within the "
         "signature rule; Cauchy-Schwarz bounds level k's inner product by (TV_x TV_y)^k",
+))
+
+
 # in-context AR learning (theory.icl, thesis chapter 6): the exact population losses
 
 
