@@ -322,3 +322,14 @@ def test_jax_linear_product_through_adapter():
     result = oracle.verify("resnet_forward", jax_nets.euler_tanh, adapter=ROOT / "examples" / "oracle" / "jax_resnet_tanh.py",
                            cases=["euler_tanh_N1", "euler_tanh_N100", "euler_tanh_N10000"])
     assert result.ok, result.report()
+
+
+def test_adjoint_and_backprop_gradients_are_distinct_kernels():
+    """The adjoint's vectors reject an exact backprop (its O(1/N^2) difference is far above rounding), and the
+    exact gradient's vectors reject the adjoint; each passes its own, Euler and Heun."""
+    adjoint = oracle.kernel("resnet_gradient_adjoint")
+    backprop = oracle.kernel("resnet_gradient")
+    assert {c.inputs["scheme"] for c in adjoint.cases()} == {"euler", "heun"}
+    assert oracle.verify(adjoint, adjoint.implementation).ok
+    assert oracle.verify(adjoint, backprop.implementation).exit_code == 1
+    assert oracle.verify(backprop, adjoint.implementation).exit_code == 1
