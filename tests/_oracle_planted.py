@@ -134,3 +134,50 @@ def implicit_gradient_float32(X, Y, A, V, W, B, activation):
     r = [np.asarray(a, np.float32).astype(float) for a in (X, Y, A, V, W, B)]
     loss, g = loss_and_gradient(r[0], r[1], {"A": r[2], "V": r[3], "W": r[4], "B": r[5]}, activation)
     return tuple(np.asarray(a, np.float32) for a in (loss, g.A, g.V, g.W, g.B))
+
+
+# ----------------------------------------------------------------------------------------------
+# Sinkhorn attention: an independent NumPy implementation (it must pass) and planted bugs
+
+
+def numpy_sinkhorn(C, max_iter=200_000, tol=1e-13):
+    """Log-domain Sinkhorn with SciPy's logsumexp: rows, then columns, until the column sums are within tol."""
+    from scipy.special import logsumexp
+
+    L = np.array(C, dtype=float)
+    L -= L.max()
+    for _ in range(max_iter):
+        L = L - logsumexp(L, axis=1, keepdims=True)
+        if np.max(np.abs(np.exp(L).sum(axis=0) - 1.0)) <= tol:
+            break
+        L = L - logsumexp(L, axis=0, keepdims=True)
+    return np.exp(L)
+
+
+def numpy_attention(X, WQ, WK, WV, kind):
+    from scipy.special import logsumexp
+
+    C = (X @ WQ.T) @ (X @ WK.T).T
+    if kind == "kernel":
+        A = np.exp(C) / C.shape[0]
+    elif kind == "softmax":
+        A = np.exp(C - logsumexp(C, axis=1, keepdims=True))
+    else:
+        A = numpy_sinkhorn(C)
+    return A @ (X @ WV.T)
+
+
+def sinkhorn_five_iterations(C):
+    """Planted: Sinkhorn stopped after five normalisations (row, column, row, column, row)."""
+    return numpy_sinkhorn(C, max_iter=3, tol=0.0)
+
+
+def attention_softmax_over_columns(X, WQ, WK, WV, kind):
+    """Planted: the SoftMax normalises the columns of C (keys) instead of its rows (queries)."""
+    if kind != "softmax":
+        return numpy_attention(X, WQ, WK, WV, kind)
+    from scipy.special import logsumexp
+
+    C = (X @ WQ.T) @ (X @ WK.T).T
+    A = np.exp(C - logsumexp(C, axis=0, keepdims=True))
+    return A @ (X @ WV.T)

@@ -333,3 +333,22 @@ def test_adjoint_and_backprop_gradients_are_distinct_kernels():
     assert oracle.verify(adjoint, adjoint.implementation).ok
     assert oracle.verify(adjoint, backprop.implementation).exit_code == 1
     assert oracle.verify(backprop, adjoint.implementation).exit_code == 1
+
+
+def test_sinkhorn_kernels_independent_numpy_passes_planted_bugs_fail():
+    for dtype in ("float64", "float32"):
+        assert oracle.verify("sinkhorn", planted.numpy_sinkhorn, dtype=dtype).ok
+        result = oracle.verify("sinkhorn_attention", planted.numpy_attention, dtype=dtype)
+        assert result.ok, result.report()
+    result = oracle.verify("sinkhorn", planted.sinkhorn_five_iterations)
+    assert result.exit_code == 1
+    failing = {r.case for r in result.failures}
+    # five normalisations converge only where the limit is reached at once (n = 1, separable, constant logits)
+    assert {"gauss_n50_scale5", "gauss_n200_scale1", "symmetric_n10"} <= failing
+    assert not failing & {"n1", "separable_n8", "constant_n6"}
+    result = oracle.verify("sinkhorn_attention", planted.attention_softmax_over_columns)
+    failing = {r.case for r in result.failures}
+    assert result.exit_code == 1 and all(c.startswith("softmax_") for c in failing)
+    assert {"softmax_n5", "softmax_n200", "softmax_assumption_5_2_n12"} <= failing
+    kinds = {c.inputs["kind"] for c in oracle.kernel("sinkhorn_attention").cases()}
+    assert kinds == {"kernel", "softmax", "sinkhorn"}
