@@ -352,3 +352,32 @@ def test_sinkhorn_kernels_independent_numpy_passes_planted_bugs_fail():
     assert {"softmax_n5", "softmax_n200", "softmax_assumption_5_2_n12"} <= failing
     kinds = {c.inputs["kind"] for c in oracle.kernel("sinkhorn_attention").cases()}
     assert kinds == {"kernel", "softmax", "sinkhorn"}
+
+
+def test_momentum_kernels_independent_numpy_passes_planted_bugs_fail():
+    for dtype in ("float64", "float32"):
+        assert oracle.verify("momentum_forward", planted.numpy_momentum_forward, dtype=dtype).ok
+        assert oracle.verify("momentum_inverse", planted.numpy_momentum_inverse, dtype=dtype).ok
+    result = oracle.verify("momentum_forward", planted.momentum_forward_without_1_minus_gamma)
+    assert result.exit_code == 1
+    # the forgotten factor 1 - gamma is 1 at gamma = 0: those cases (and only those) still agree
+    assert {r.case for r in result.rows if r.verdict == "pass"} == {
+        c.name for c in oracle.kernel("momentum_forward").cases() if c.inputs["gamma"] == 0.0}
+    result = oracle.verify("momentum_inverse", planted.momentum_inverse_without_division)
+    assert result.exit_code == 1
+    assert {r.case for r in result.rows if r.verdict == "pass"} == {
+        c.name for c in oracle.kernel("momentum_inverse").cases() if c.inputs["gamma"] == 1.0}
+    assert "first failing case" in result.report()
+
+
+def test_momentum_psi_series_passes_first_order_map_fails():
+    """Prop. 4.3's series (an independent evaluation) agrees with Psi_eps where it converges; it overflows at
+    eps = 0.01 (its terms grow like ||theta/eps + I/(4 eps^2)||^n), which the oracle reports as an error."""
+    cases = [c.name for c in oracle.kernel("momentum_psi").cases() if c.name != "eps0.01_d3"]
+    result = oracle.verify("momentum_psi", planted.psi_by_series, cases=cases)
+    assert result.ok, result.report()
+    assert oracle.verify("momentum_psi", planted.psi_by_series, cases=["eps0.01_d3"]).exit_code == 2
+    result = oracle.verify("momentum_psi", planted.psi_ignoring_eps)
+    assert result.exit_code == 1
+    assert {r.case for r in result.rows if r.verdict == "pass"} == {
+        c.name for c in oracle.kernel("momentum_psi").cases() if c.inputs["eps"] == 0.0} | {"zero_eps0.3"}

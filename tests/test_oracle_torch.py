@@ -111,3 +111,29 @@ def test_torch_heun_computed_as_euler_fails_on_heun_cases():
     assert {r.case for r in result.failures} == {c.name for c in oracle.kernel("resnet_gradient").cases()
                                                   if c.inputs["scheme"] == "heun"}
     assert "first failing case: heun_" in result.report()
+
+
+def _torch_momentum_gradient(x0, v0, theta, residual, gamma, y, factor=True):
+    """A Momentum ResNet (Eq. (4.2) of Sander's thesis, ch. 4) in torch, its gradient by autograd."""
+    net = _torch_resnet()
+    x0, v0, theta = (t.detach().requires_grad_(True) for t in (x0, v0, theta))
+    x, v = x0, v0
+    for n in range(theta.shape[0]):
+        v = gamma * v + ((1 - gamma) if factor else 1.0) * net._f(residual, x, theta[n])
+        x = x + v
+    loss = 0.5 * torch.sum((x - y) ** 2)
+    return (loss,) + torch.autograd.grad(loss, (theta, x0, v0))
+
+
+def test_torch_autograd_momentum_resnet_passes_gradient_vectors_float64_and_float32():
+    for dtype in ("float64", "float32"):
+        result = oracle.verify("momentum_gradient", _torch_momentum_gradient, adapter=TORCH_ADAPTER, dtype=dtype)
+        assert result.ok, result.report()
+
+    def without_1_minus_gamma(x0, v0, theta, residual, gamma, y):  # planted
+        return _torch_momentum_gradient(x0, v0, theta, residual, gamma, y, factor=False)
+
+    result = oracle.verify("momentum_gradient", without_1_minus_gamma, adapter=TORCH_ADAPTER)
+    assert result.exit_code == 1
+    assert {r.case for r in result.rows if r.verdict == "pass"} == {
+        c.name for c in oracle.kernel("momentum_gradient").cases() if c.inputs["gamma"] == 0.0}
