@@ -284,13 +284,75 @@ def test_every_kernel_from_exported_vectors(tmp_path):
 def test_scaling_weights_laws_statistical():
     from theory.scaling import weights
 
-    assert oracle.verify("scaling_weights", oracle.kernel("scaling_weights").implementation).ok
+    k = oracle.kernel("scaling_weights")
+    assert {c.inputs["law"] for c in k.cases()} == {"gaussian", "uniform", "rademacher", "smooth", "fbm"}
+    assert oracle.verify("scaling_weights", k.implementation).ok
 
-    def gaussian_for_every_law(L, d, law, hurst, rng):  # planted: the fbm law drawn i.i.d.
+    def gaussian_for_every_law(L, d, law, hurst, rng):  # planted: every law drawn i.i.d. Gaussian
         return weights(L, d, "gaussian", None, rng)
 
     result = oracle.verify("scaling_weights", gaussian_for_every_law)
-    assert {r.case for r in result.failures} == {"fbm_H0.3_L64_d32", "fbm_H0.9_L64_d32"}
+    assert {r.case for r in result.failures} == {"fbm_H0.3_L64_d32", "fbm_H0.9_L64_d32", "uniform_L64_d32",
+                                                  "rademacher_L64_d32", "smooth_L64_d32"}
+    report = result.report()
+    assert "not +-1" in report and "not smooth across layers" in report and "KS against U(" in report
+
+    def uniform_for_gaussian(L, d, law, hurst, rng):  # planted: the same two moments, another law
+        return weights(L, d, "uniform" if law == "gaussian" else law, hurst if law == "fbm" else None, rng)
+
+    result = oracle.verify("scaling_weights", uniform_for_gaussian)
+    assert {r.case for r in result.failures} == {"gaussian_L64_d32"}
+
+
+def test_sampler_false_alarm_rates_weights_and_fbm_paths():
+    """The stated false-alarm rate (<= 1 %) of the weight-law and fBm-path tests on the package's exact samplers."""
+    from theory.fbm import fbm
+    from theory.scaling import weights
+
+    k = oracle.kernel("scaling_weights")
+    rejections, runs = 0, 140
+    for seed in range(runs):
+        inputs = k.cases()[seed % len(k.cases())].inputs
+        V = weights(64, 32, inputs["law"], inputs["hurst"] if inputs["law"] == "fbm" else None,
+                    np.random.default_rng(60_000 + seed))
+        rejections += k.judge(inputs, oracle.reference_outputs(k, inputs), V)[0] == "FAIL"
+    assert rejections <= 5, rejections  # P(Binomial(140, 0.01) > 5) < 0.002
+    k = oracle.kernel("fbm")
+    rejections, runs = 0, 200
+    for seed in range(runs):
+        inputs = {**k.cases()[seed % len(k.cases())].inputs, "size": 300}
+        paths = fbm(inputs["n"], inputs["hurst"], size=300, length=inputs["length"],
+                    rng=np.random.default_rng(50_000 + seed))
+        rejections += k.judge(inputs, oracle.reference_outputs(k, inputs), paths)[0] == "FAIL"
+    assert rejections <= 7, rejections  # P(Binomial(200, 0.01) > 7) < 1e-3
+
+
+def test_fbm_paths_kernel_power_and_planted_bugs():
+    from theory.fbm import fbm, fgn
+
+    k = oracle.kernel("fbm")
+    assert oracle.verify("fbm", k.implementation).ok
+    for case in k.cases():
+        i = case.inputs
+        for alternative in ("H+0.05", "H-0.05", "unscaled"):
+            assert oracle.fbm_power(i["n"], i["hurst"], i["length"], i["size"], alternative) > 0.99
+        if i["hurst"] != 0.5:
+            assert oracle.fbm_power(i["n"], i["hurst"], i["length"], i["size"], "brownian") > 0.99
+
+    def brownian(n, hurst, size, length, rng):  # planted: Brownian motion whatever H
+        return fbm(n, 0.5, size=size, length=length, rng=rng)
+
+    def unscaled(n, hurst, size, length, rng):  # planted: cumulative fGn without the step Delta^H
+        return np.concatenate([np.zeros((size, 1)), np.cumsum(fgn(n, hurst, size=size, rng=rng), axis=1)], axis=1)
+
+    def shifted(n, hurst, size, length, rng):  # planted: the path does not start at 0
+        return fbm(n, hurst, size=size, length=length, rng=rng) + 1e-3
+
+    result = oracle.verify("fbm", brownian)
+    assert {r.case for r in result.failures} == {c.name for c in k.cases() if c.inputs["hurst"] != 0.5}
+    assert {r.case for r in oracle.verify("fbm", unscaled).failures} == {c.name for c in k.cases()}
+    result = oracle.verify("fbm", shifted)
+    assert result.exit_code == 1 and "not at B(0) = 0" in result.report()
 
 
 def test_implicit_gradient_in_float32_fails_in_float64_passes_in_float32():

@@ -810,9 +810,16 @@ register(Kernel(
 # the scaling weight laws (theory.scaling.weights), verified statistically like fgn
 
 
+#: smooth law: eigen-directions of the RBF Gram matrix kept for whitening (eigenvalue above this times the largest)
+_SMOOTH_KEEP = 1e-6
+#: smooth law: the sampler's covariance may differ from the RBF kernel by this much per entry (its pivoted Cholesky)
+_SMOOTH_ENTRY_TOL = 1e-12
+
+
 def _weights_cases():
     cases = []
-    for law, hurst, seed in (("gaussian", None, 81), ("fbm", 0.3, 82), ("fbm", 0.5, 83), ("fbm", 0.9, 84)):
+    for law, hurst, seed in (("gaussian", None, 81), ("fbm", 0.3, 82), ("fbm", 0.5, 83), ("fbm", 0.9, 84),
+                             ("uniform", None, 85), ("rademacher", None, 86), ("smooth", None, 87)):
         L, d = 64, 32  # d^2 = 1024 independent entry sequences of length L
         inputs = {"L": L, "d": d, "law": law, "hurst": 0.5 if hurst is None else hurst, "seed": seed}
         cases.append(Case(f"{law}" + ("" if hurst is None else f"_H{hurst}") + f"_L{L}_d{d}",
@@ -820,10 +827,86 @@ def _weights_cases():
     return cases
 
 
+def _rbf_gram(L):
+    from theory.scaling import SMOOTH_LENGTHSCALE
+
+    s = np.arange(1, L + 1) / L
+    z = (s[:, None] - s[None, :]) / SMOOTH_LENGTHSCALE
+    return np.exp(-0.5 * z * z)
+
+
+def _weights_reference(L, d, law, hurst, seed):
+    if law == "smooth":
+        return (_rbf_gram(L),)
+    return (_fgn_cov(L, hurst if law == "fbm" else 0.5),)
+
+
+def _variance_lag1(Z):
+    """p-values of the exact chi-square variance test and the lag-1 test on whitened draws Z (M, n)."""
+    from scipy.stats import chi2, norm
+
+    M, n = Z.shape
+    ss = float(np.sum(Z * Z))
+    pA = 2 * min(chi2.sf(ss, M * n), chi2.cdf(ss, M * n))
+    A = (ss - M * n) / np.sqrt(2 * M * n)
+    if n < 2:
+        return A, pA, 0.0, 1.0
+    B = float(np.sum(Z[:, 1:] * Z[:, :-1])) / np.sqrt(M * (n - 1))
+    return A, pA, B, float(2 * norm.sf(abs(B)))
+
+
 def _weights_judge(inputs, ref, got):
-    L, d = int(inputs["L"]), int(inputs["d"])
+    """Three tests, each at ALPHA/3 (false alarms <= ALPHA): the variance and lag-1 statistics of the entry sequences
+    whitened by the law's covariance across layers, and the marginal law (Kolmogorov-Smirnov for the continuous
+    laws, the support {-1, +1} and a binomial test of the signs for Rademacher). The smooth law's Gram matrix is
+    numerically singular: its sequences are whitened on the eigen-directions above 1e-6 of the largest, and the
+    energy in the others must stay below 1.5 times its expectation (plus the sampler's allowed 1e-12 per entry)."""
+    from scipy.stats import binomtest, kstest, uniform as unif
+
+    L, d, law = int(inputs["L"]), int(inputs["d"]), str(inputs["law"])
     X = np.sqrt(d) * got.reshape(L, d * d).T  # (d^2, L): each entry's sequence across layers
-    return _fgn_judge({"hurst": inputs["hurst"]}, ref, X)
+    M = X.shape[0]
+    G = ref[0]
+    level = ALPHA / 3
+    notes = []
+    if law == "smooth":
+        lam, U = np.linalg.eigh(G)
+        keep = lam > _SMOOTH_KEEP * lam[-1]
+        Y = X @ U
+        Z = Y[:, keep] / np.sqrt(lam[keep])
+        energy = float(np.sum(Y[:, ~keep] ** 2))
+        allowed = 1.5 * M * float(np.sum(np.clip(lam[~keep], 0, None))) + M * L * L * _SMOOTH_ENTRY_TOL
+        if not energy <= allowed:
+            return ("FAIL", np.inf, 0.0, np.inf,
+                    f"energy {energy:.3g} outside the RBF kernel's numerical range (allowed {allowed:.3g}): the "
+                    f"sequences are not smooth across layers")
+    else:
+        from scipy.linalg import solve_triangular
+
+        Z = solve_triangular(np.linalg.cholesky(G), X.T, lower=True).T
+    A, pA, B, pB = _variance_lag1(Z)
+    if law == "rademacher":
+        if not np.all(np.abs(np.abs(X) - 1.0) <= 1e-12):
+            bad = float(X.ravel()[np.argmax(np.abs(np.abs(X.ravel()) - 1.0))])
+            return "FAIL", np.inf, 0.0, np.inf, f"an entry of sqrt(d) V is {bad:.6g}, not +-1"
+        pC = binomtest(int(np.sum(X > 0)), X.size, 0.5).pvalue
+        notes.append(f"signs: {int(np.sum(X > 0))} of {X.size} positive (p = {pC:.2g})")
+    elif law == "uniform":
+        pC = kstest(X.ravel(), unif(loc=-np.sqrt(3.0), scale=2 * np.sqrt(3.0)).cdf).pvalue
+        notes.append(f"KS against U(-sqrt 3, sqrt 3): p = {pC:.2g}")
+    else:
+        pC = kstest(Z.ravel(), "norm").pvalue
+        notes.append(f"KS of the whitened draws against N(0, 1): p = {pC:.2g}")
+    p = min(pA, pB, pC)
+    from scipy.stats import norm
+
+    crit = float(norm.isf(level / 2))
+    verdict = "pass" if p >= level else "FAIL"
+    msg = (f"variance statistic {A:+.2f} (p = {pA:.2g}), lag-1 statistic {B:+.2f} (p = {pB:.2g}), {notes[0]}; "
+           f"reject when a p < {level:.3g}")
+    if verdict == "FAIL":
+        msg += f": the draws do not follow the {law} law"
+    return verdict, max(abs(A), abs(B)), p, crit, msg
 
 
 def _weights_own(L, d, law, hurst, rng):
@@ -835,21 +918,98 @@ def _weights_own(L, d, law, hurst, rng):
 register(Kernel(
     name="scaling_weights",
     module="theory.scaling",
-    signature="fn(L, d, law, hurst, rng) -> V   ((L, d, d); law 'gaussian' (hurst given as 0.5, ignore it) or 'fbm')",
+    signature="fn(L, d, law, hurst, rng) -> V   ((L, d, d); law 'gaussian', 'uniform', 'rademacher', 'smooth' (RBF, "
+              "length-scale 0.1, V_k at s = k/L) or 'fbm' (hurst given as 0.5 for the other laws, ignore it))",
     outputs=("V",),
     make_cases=_weights_cases,
-    reference=lambda L, d, law, hurst, seed: (_fgn_cov(L, 0.5 if law == "gaussian" else hurst),),
+    reference=_weights_reference,
     tolerance=lambda inputs, ref, eps: (np.inf,),
-    rule="statistical: the d^2 = 1024 entry sequences of sqrt(d) V across layers, whitened; false alarms <= 1%",
-    why="each entry sequence of sqrt(d) V is i.i.d. N(0, 1) (gaussian: the covariance across layers is I, fGn with "
-        "H = 1/2) or unit-variance fGn(H) (fbm); the d^2 sequences are independent draws of length L and go through "
-        "the fgn test (exact chi-square variance test and lag-1 test, each two-sided at 0.005). The smooth law is "
-        "left out: its RBF Gram matrix across layers is numerically singular, so whitening is not possible",
+    rule="statistical: the d^2 = 1024 entry sequences of sqrt(d) V across layers, whitened by the law's covariance, "
+         "plus the marginal law; false alarms <= 1%",
+    why="each entry sequence of sqrt(d) V has unit variance and the law's covariance across layers: I for the "
+        "i.i.d. laws, fGn(H)'s Toeplitz matrix for fbm, the RBF Gram matrix exp(-(s-s')^2/(2 0.1^2)) at s = k/L for "
+        "smooth; the d^2 sequences are independent. Three tests at 1/300 each (Bonferroni): the exact chi-square "
+        "variance test and the lag-1 test of the whitened sequences, and the marginal law (KS against N(0, 1) of "
+        "the whitened draws, KS against U(-sqrt 3, sqrt 3) for uniform, support +-1 and a binomial sign test for "
+        "Rademacher). The smooth law is whitened on the Gram matrix's eigen-directions above 1e-6 of its largest "
+        "eigenvalue; the energy in the others must stay below 1.5 times its expectation (exceeded with probability "
+        "below 1e-20 for 1024 sequences). Power: against i.i.d. N(0, 1) in place of fbm(H = 0.3 or 0.9) or of the "
+        "smooth law, against N(0, 1) in place of uniform (Kolmogorov distance 0.03, 4 times the test's critical "
+        "0.007 at 65536 entries) and against any continuous law in place of Rademacher, it is above 0.99",
     prepare=lambda inputs: {"L": int(inputs["L"]), "d": int(inputs["d"]), "law": str(inputs["law"]),
                             "hurst": float(inputs["hurst"]), "rng": np.random.default_rng(int(inputs["seed"]))},
     shape=lambda inputs: (int(inputs["L"]), int(inputs["d"]), int(inputs["d"])),
     judge=_weights_judge,
     own=_weights_own,
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# fractional Brownian motion paths (theory.fbm.fbm), verified statistically like fgn
+
+
+def _fbm_cases():
+    cases = []
+    for hurst, length, seed in ((0.5, 1.0, 141), (0.3, 1.0, 142), (0.8, 1.0, 143), (0.8, 10.0, 145)):
+        n = 64
+        cases.append(Case(f"fbm_H{hurst}_n{n}_T{length:g}", {"n": n, "hurst": hurst, "length": length,
+                                                             "draws": _FGN_DRAWS, "seed": seed},
+                          {"n": n, "hurst": hurst, "length": length, "size": _FGN_DRAWS, "seed": seed}))
+    return cases
+
+
+def _fbm_cov(n, hurst, length):
+    t = np.arange(1, n + 1) * (length / n)
+    h2 = 2.0 * hurst
+    return 0.5 * (t[:, None] ** h2 + t[None, :] ** h2 - np.abs(t[:, None] - t[None, :]) ** h2)
+
+
+def fbm_power(n, hurst, length, draws, alternative):
+    """Power of the fbm-path test against ``alternative``: "H+0.05", "H-0.05", "brownian" (H = 1/2) or
+    "unscaled" (increments of unit variance, a path on [0, n] instead of [0, length])."""
+    from scipy.stats import norm
+
+    G = _fbm_cov(n, hurst, length)
+    if alternative == "brownian":
+        G1 = _fbm_cov(n, 0.5, length)
+    elif alternative == "unscaled":
+        G1 = _fbm_cov(n, hurst, float(n))
+    else:
+        G1 = _fbm_cov(n, min(0.99, max(0.01, hurst + (0.05 if alternative == "H+0.05" else -0.05))), length)
+    Linv = np.linalg.inv(np.linalg.cholesky(G))
+    return _power(_fgn_statistics_moments(Linv @ G1 @ Linv.T, draws), norm.isf(ALPHA / 4))
+
+
+def _fbm_judge(inputs, ref, got):
+    if not np.all(got[:, 0] == 0.0):
+        bad = float(got[np.flatnonzero(got[:, 0] != 0.0)[0], 0])
+        return "FAIL", np.inf, 0.0, np.inf, f"a path starts at {bad!r}, not at B(0) = 0"
+    verdict, stat, p, crit, msg = _fgn_judge(inputs, ref, got[:, 1:])
+    return verdict, stat, p, crit, msg.replace("fGn(", "fBm(")
+
+
+register(Kernel(
+    name="fbm",
+    module="theory.fbm",
+    signature="fn(n, hurst, size, length, rng) -> paths   ((size, n + 1) fBm at times 0, length/n, ..., length; "
+              "rng a numpy Generator)",
+    outputs=("paths",),
+    make_cases=_fbm_cases,
+    reference=lambda n, hurst, length, size, seed: (_fbm_cov(n, hurst, length),),
+    tolerance=lambda inputs, ref, eps: (np.inf,),
+    rule=f"statistical: B(0) = 0 exactly, and {_FGN_DRAWS} paths whitened by the exact covariance; false alarms "
+         f"<= {ALPHA:.0%}",
+    why="B(t_1..t_n) at t_j = j length/n is centred Gaussian with covariance (t_i^2H + t_j^2H - |t_i - t_j|^2H)/2; "
+        "the paths are whitened by its Cholesky factor and go through the fgn test (exact chi-square variance "
+        "test and lag-1 test, each two-sided at 0.005). Power (M = 1000, n = 64), stated by "
+        "`theory.oracle.fbm_power`: >= 0.99 against H + 0.05, H - 0.05, unscaled increments (a path on [0, n]), and "
+        "Brownian motion in place of fBm (H != 1/2)",
+    prepare=lambda inputs: {"n": int(inputs["n"]), "hurst": float(inputs["hurst"]), "size": int(inputs["size"]),
+                            "length": float(inputs["length"]), "rng": np.random.default_rng(int(inputs["seed"]))},
+    shape=lambda inputs: (int(inputs["size"]), int(inputs["n"]) + 1),
+    judge=_fbm_judge,
+    own=lambda n, hurst, size, length, rng: __import__("theory.fbm", fromlist=["fbm"]).fbm(n, hurst, size=size,
+                                                                                          length=length, rng=rng),
 ))
 
 
