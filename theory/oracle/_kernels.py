@@ -1316,12 +1316,13 @@ def _momentum_amplification(xs, theta, residual, gamma, inverse=False, both=Fals
             F = (1.0 - gamma) * _residual_jacobian(residual, xs[n], theta[n])
             J[i, :d, :d], J[i, :d, d:] = eye + F, gamma * eye
             J[i, d:, :d], J[i, d:, d:] = F, gamma * eye
-    P = np.zeros((N + 1, 2 * d, 2 * d))  # P[n] = product of the steps since start n (identity at its start)
+    D = 2 * d
+    P = np.zeros((D, D * N))  # block n (columns D n .. D n + D - 1): the product of the steps since start n
     total = largest = 1.0
     for k in range(N):
-        P[k] = np.eye(2 * d)
-        P[:k + 1] = J[k] @ P[:k + 1]
-        norms = np.max(np.sum(np.abs(P[:k + 1]), axis=-1), axis=-1)
+        P[:, D * k:D * (k + 1)] = np.eye(D)
+        P[:, :D * (k + 1)] = J[k] @ P[:, :D * (k + 1)]  # one matrix product for every start at once
+        norms = np.max(np.sum(np.abs(P[:, :D * (k + 1)]).reshape(D, k + 1, D), axis=2), axis=0)
         total = max(total, 1.0 + float(np.sum(norms)))
         largest = max(largest, float(np.max(norms)))
     return (total, largest) if both else total
