@@ -312,7 +312,7 @@ def _to_numpy(value, name: str, shape: tuple) -> np.ndarray:
     a = a.astype(np.float64)
     if not np.all(np.isfinite(a)):
         bad = int(np.flatnonzero(~np.isfinite(a.ravel()))[0])
-        raise _BadOutput(f"output {name} holds a non-finite value ({a.ravel()[bad]!r} at flat index {bad})")
+        raise _BadOutput(f"output {name} holds a non-finite value ({float(a.ravel()[bad])!r} at flat index {bad})")
     return a
 
 
