@@ -443,3 +443,14 @@ def test_momentum_psi_series_passes_first_order_map_fails():
     assert result.exit_code == 1
     assert {r.case for r in result.rows if r.verdict == "pass"} == {
         c.name for c in oracle.kernel("momentum_psi").cases() if c.inputs["eps"] == 0.0} | {"zero_eps0.3"}
+
+
+def test_public_fbm_path_samplers():
+    """The `fbm` package's paths pass every case; fracbm's Davies-Harte motion (negative circulant eigenvalues
+    clipped) fails at H = 0.95 only."""
+    fbm = pytest.importorskip("fbm")
+    result = oracle.verify("fbm", fbm.fbm, adapter=ROOT / "examples" / "oracle" / "fbm_paths.py")
+    assert result.ok, result.report()
+    fracbm = pytest.importorskip("fracbm.daviesharte")
+    result = oracle.verify("fbm", fracbm.motion, adapter=ROOT / "examples" / "oracle" / "fracbm_paths.py")
+    assert {r.case for r in result.failures} == {"fbm_H0.95_n64_T1"} and result.exit_code == 1

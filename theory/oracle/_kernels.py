@@ -950,7 +950,7 @@ register(Kernel(
 
 def _fbm_cases():
     cases = []
-    for hurst, length, seed in ((0.5, 1.0, 141), (0.3, 1.0, 142), (0.8, 1.0, 143), (0.8, 10.0, 145)):
+    for hurst, length, seed in ((0.5, 1.0, 141), (0.3, 1.0, 142), (0.8, 1.0, 143), (0.8, 10.0, 145), (0.95, 1.0, 146)):
         n = 64
         cases.append(Case(f"fbm_H{hurst}_n{n}_T{length:g}", {"n": n, "hurst": hurst, "length": length,
                                                              "draws": _FGN_DRAWS, "seed": seed},
