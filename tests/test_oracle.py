@@ -454,3 +454,20 @@ def test_public_fbm_path_samplers():
     fracbm = pytest.importorskip("fracbm.daviesharte")
     result = oracle.verify("fbm", fracbm.motion, adapter=ROOT / "examples" / "oracle" / "fracbm_paths.py")
     assert {r.case for r in result.failures} == {"fbm_H0.95_n64_T1"} and result.exit_code == 1
+
+
+def test_momentum_memory_free_gradient_passes_the_exact_gradient_vectors():
+    """Both gradient methods of theory.momentum: the memory-free one (activations rebuilt by the inverse (4.3))
+    agrees with backpropagation's vectors within the rule wherever gamma > 0; gamma = 0 has no inverse and the
+    method refuses it, which the oracle reports as an error (exit 2), not as a disagreement."""
+    from theory.momentum import gradient
+
+    def memory_free(x0, v0, theta, residual, gamma, y):
+        loss, dtheta, dx0, dv0 = gradient(x0, v0, theta, residual, gamma, y, method="memory_free")
+        return np.asarray(loss), dtheta, dx0, dv0
+
+    cases = oracle.kernel("momentum_gradient").cases()
+    result = oracle.verify("momentum_gradient", memory_free, cases=[c.name for c in cases if c.inputs["gamma"] > 0])
+    assert result.ok, result.report()
+    result = oracle.verify("momentum_gradient", memory_free, cases=[c.name for c in cases if c.inputs["gamma"] == 0])
+    assert result.exit_code == 2 and "gamma" in result.report()
