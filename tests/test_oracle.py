@@ -471,3 +471,31 @@ def test_momentum_memory_free_gradient_passes_the_exact_gradient_vectors():
     assert result.ok, result.report()
     result = oracle.verify("momentum_gradient", memory_free, cases=[c.name for c in cases if c.inputs["gamma"] == 0])
     assert result.exit_code == 2 and "gamma" in result.report()
+
+
+class _TensorLike:
+    """A foreign array (as torch's tensors are): a dtype NumPy cannot interpret, values through detach()."""
+
+    def __init__(self, a):
+        self.a, self.dtype = a, "foreign.float32"
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.a
+
+
+def test_foreign_tensor_outputs_are_read_and_their_dtype_reported():
+    """Regression: a returned tensor whose dtype is not a NumPy dtype raised TypeError inside verify."""
+    from theory.isotonic import isotonic_regression
+
+    def as_float32_tensor(y, w, increasing):
+        return _TensorLike(isotonic_regression(y, w, increasing=increasing)[0].astype(np.float32))
+
+    result = oracle.verify("isotonic_regression", as_float32_tensor, cases=_not_huge("isotonic_regression"))
+    assert result.exit_code == 1
+    assert "returned float32 in float64 mode" in result.report()
