@@ -165,13 +165,20 @@ def test_float32_mode_skips_out_of_range_cases():
 
 
 def test_speed_under_2s_beyond_the_function():
+    """Overhead of verifying all cases of each kernel (references, tolerances, comparison): the smaller of two
+    warm runs, so that a moment of load on a shared machine does not count as the oracle's cost."""
+    slow = {}
     for name in oracle.kernels():
         k = oracle.kernel(name)
         oracle.verify(name, k.implementation)  # warm the JIT and the case cache
-        start = time.perf_counter()
-        result = oracle.verify(name, k.implementation)
-        overhead = time.perf_counter() - start - result.seconds_user
-        assert overhead < 2.0, (name, overhead)
+        runs = []
+        for _ in range(2):
+            start = time.perf_counter()
+            result = oracle.verify(name, k.implementation)
+            runs.append(time.perf_counter() - start - result.seconds_user)
+        if min(runs) >= 2.0:
+            slow[name] = min(runs)
+    assert not slow, slow
 
 
 def _not_huge(kernel):
