@@ -134,3 +134,99 @@ def implicit_gradient_float32(X, Y, A, V, W, B, activation):
     r = [np.asarray(a, np.float32).astype(float) for a in (X, Y, A, V, W, B)]
     loss, g = loss_and_gradient(r[0], r[1], {"A": r[2], "V": r[3], "W": r[4], "B": r[5]}, activation)
     return tuple(np.asarray(a, np.float32) for a in (loss, g.A, g.V, g.W, g.B))
+
+
+# ----------------------------------------------------------------------------------------------
+# Sinkhorn attention: an independent NumPy implementation (it must pass) and planted bugs
+
+
+def numpy_sinkhorn(C, max_iter=200_000, tol=1e-13):
+    """Log-domain Sinkhorn with SciPy's logsumexp: rows, then columns, until the column sums are within tol."""
+    from scipy.special import logsumexp
+
+    L = np.array(C, dtype=float)
+    L -= L.max()
+    for _ in range(max_iter):
+        L = L - logsumexp(L, axis=1, keepdims=True)
+        if np.max(np.abs(np.exp(L).sum(axis=0) - 1.0)) <= tol:
+            break
+        L = L - logsumexp(L, axis=0, keepdims=True)
+    return np.exp(L)
+
+
+def numpy_attention(X, WQ, WK, WV, kind):
+    from scipy.special import logsumexp
+
+    C = (X @ WQ.T) @ (X @ WK.T).T
+    if kind == "kernel":
+        A = np.exp(C) / C.shape[0]
+    elif kind == "softmax":
+        A = np.exp(C - logsumexp(C, axis=1, keepdims=True))
+    else:
+        A = numpy_sinkhorn(C)
+    return A @ (X @ WV.T)
+
+
+def sinkhorn_five_iterations(C):
+    """Planted: Sinkhorn stopped after five normalisations (row, column, row, column, row)."""
+    return numpy_sinkhorn(C, max_iter=3, tol=0.0)
+
+
+def attention_softmax_over_columns(X, WQ, WK, WV, kind):
+    """Planted: the SoftMax normalises the columns of C (keys) instead of its rows (queries)."""
+    if kind != "softmax":
+        return numpy_attention(X, WQ, WK, WV, kind)
+    from scipy.special import logsumexp
+
+    C = (X @ WQ.T) @ (X @ WK.T).T
+    A = np.exp(C - logsumexp(C, axis=0, keepdims=True))
+    return A @ (X @ WV.T)
+
+
+# ----------------------------------------------------------------------------------------------
+# Momentum ResNets: independent NumPy implementations (they must pass) and planted bugs
+
+
+def numpy_momentum_forward(x0, v0, theta, residual, gamma, one_minus_gamma=True):
+    xs, vs = [np.asarray(x0, dtype=float)], [np.asarray(v0, dtype=float)]
+    for n in range(theta.shape[0]):
+        f = _f(residual, xs[-1], theta[n])
+        vs.append(gamma * vs[-1] + ((1 - gamma) * f if one_minus_gamma else f))
+        xs.append(xs[-1] + vs[-1])
+    return np.array(xs), np.array(vs)
+
+
+def momentum_forward_without_1_minus_gamma(x0, v0, theta, residual, gamma):
+    """Planted: v_{n+1} = gamma v_n + f(x_n) (the factor 1 - gamma of Eq. (4.2) forgotten)."""
+    return numpy_momentum_forward(x0, v0, theta, residual, gamma, one_minus_gamma=False)
+
+
+def numpy_momentum_inverse(xN, vN, theta, residual, gamma, divide=True):
+    xs, vs = [np.asarray(xN, dtype=float)], [np.asarray(vN, dtype=float)]
+    for n in range(theta.shape[0] - 1, -1, -1):
+        x = xs[-1] - vs[-1]
+        v = vs[-1] - (1 - gamma) * _f(residual, x, theta[n])
+        xs.append(x)
+        vs.append(v / gamma if divide else v)
+    return np.array(xs[::-1]), np.array(vs[::-1])
+
+
+def momentum_inverse_without_division(xN, vN, theta, residual, gamma):
+    """Planted: the inverse (4.3) without its division by gamma."""
+    return numpy_momentum_inverse(xN, vN, theta, residual, gamma, divide=False)
+
+
+def psi_by_series(theta, eps):
+    """Psi_eps by the series of Prop. 4.3 (theory.momentum.psi_series), exp(theta) at eps = 0."""
+    import scipy.linalg
+
+    from theory.momentum import psi_series
+
+    return scipy.linalg.expm(theta) if eps == 0 else psi_series(theta, eps, terms=120)
+
+
+def psi_ignoring_eps(theta, eps):
+    """Planted: the first-order map exp(theta) whatever eps."""
+    import scipy.linalg
+
+    return scipy.linalg.expm(theta)

@@ -165,13 +165,20 @@ def test_float32_mode_skips_out_of_range_cases():
 
 
 def test_speed_under_2s_beyond_the_function():
+    """Overhead of verifying all cases of each kernel (references, tolerances, comparison): the smaller of two
+    warm runs, so that a moment of load on a shared machine does not count as the oracle's cost."""
+    slow = {}
     for name in oracle.kernels():
         k = oracle.kernel(name)
         oracle.verify(name, k.implementation)  # warm the JIT and the case cache
-        start = time.perf_counter()
-        result = oracle.verify(name, k.implementation)
-        overhead = time.perf_counter() - start - result.seconds_user
-        assert overhead < 2.0, (name, overhead)
+        runs = []
+        for _ in range(2):
+            start = time.perf_counter()
+            result = oracle.verify(name, k.implementation)
+            runs.append(time.perf_counter() - start - result.seconds_user)
+        if min(runs) >= 2.0:
+            slow[name] = min(runs)
+    assert not slow, slow
 
 
 def _not_huge(kernel):
@@ -284,13 +291,75 @@ def test_every_kernel_from_exported_vectors(tmp_path):
 def test_scaling_weights_laws_statistical():
     from theory.scaling import weights
 
-    assert oracle.verify("scaling_weights", oracle.kernel("scaling_weights").implementation).ok
+    k = oracle.kernel("scaling_weights")
+    assert {c.inputs["law"] for c in k.cases()} == {"gaussian", "uniform", "rademacher", "smooth", "fbm"}
+    assert oracle.verify("scaling_weights", k.implementation).ok
 
-    def gaussian_for_every_law(L, d, law, hurst, rng):  # planted: the fbm law drawn i.i.d.
+    def gaussian_for_every_law(L, d, law, hurst, rng):  # planted: every law drawn i.i.d. Gaussian
         return weights(L, d, "gaussian", None, rng)
 
     result = oracle.verify("scaling_weights", gaussian_for_every_law)
-    assert {r.case for r in result.failures} == {"fbm_H0.3_L64_d32", "fbm_H0.9_L64_d32"}
+    assert {r.case for r in result.failures} == {"fbm_H0.3_L64_d32", "fbm_H0.9_L64_d32", "uniform_L64_d32",
+                                                  "rademacher_L64_d32", "smooth_L64_d32"}
+    report = result.report()
+    assert "not +-1" in report and "not smooth across layers" in report and "KS against U(" in report
+
+    def uniform_for_gaussian(L, d, law, hurst, rng):  # planted: the same two moments, another law
+        return weights(L, d, "uniform" if law == "gaussian" else law, hurst if law == "fbm" else None, rng)
+
+    result = oracle.verify("scaling_weights", uniform_for_gaussian)
+    assert {r.case for r in result.failures} == {"gaussian_L64_d32"}
+
+
+def test_sampler_false_alarm_rates_weights_and_fbm_paths():
+    """The stated false-alarm rate (<= 1 %) of the weight-law and fBm-path tests on the package's exact samplers."""
+    from theory.fbm import fbm
+    from theory.scaling import weights
+
+    k = oracle.kernel("scaling_weights")
+    rejections, runs = 0, 140
+    for seed in range(runs):
+        inputs = k.cases()[seed % len(k.cases())].inputs
+        V = weights(64, 32, inputs["law"], inputs["hurst"] if inputs["law"] == "fbm" else None,
+                    np.random.default_rng(60_000 + seed))
+        rejections += k.judge(inputs, oracle.reference_outputs(k, inputs), V)[0] == "FAIL"
+    assert rejections <= 5, rejections  # P(Binomial(140, 0.01) > 5) < 0.002
+    k = oracle.kernel("fbm")
+    rejections, runs = 0, 200
+    for seed in range(runs):
+        inputs = {**k.cases()[seed % len(k.cases())].inputs, "size": 300}
+        paths = fbm(inputs["n"], inputs["hurst"], size=300, length=inputs["length"],
+                    rng=np.random.default_rng(50_000 + seed))
+        rejections += k.judge(inputs, oracle.reference_outputs(k, inputs), paths)[0] == "FAIL"
+    assert rejections <= 7, rejections  # P(Binomial(200, 0.01) > 7) < 1e-3
+
+
+def test_fbm_paths_kernel_power_and_planted_bugs():
+    from theory.fbm import fbm, fgn
+
+    k = oracle.kernel("fbm")
+    assert oracle.verify("fbm", k.implementation).ok
+    for case in k.cases():
+        i = case.inputs
+        for alternative in ("H+0.05", "H-0.05", "unscaled"):
+            assert oracle.fbm_power(i["n"], i["hurst"], i["length"], i["size"], alternative) > 0.99
+        if i["hurst"] != 0.5:
+            assert oracle.fbm_power(i["n"], i["hurst"], i["length"], i["size"], "brownian") > 0.99
+
+    def brownian(n, hurst, size, length, rng):  # planted: Brownian motion whatever H
+        return fbm(n, 0.5, size=size, length=length, rng=rng)
+
+    def unscaled(n, hurst, size, length, rng):  # planted: cumulative fGn without the step Delta^H
+        return np.concatenate([np.zeros((size, 1)), np.cumsum(fgn(n, hurst, size=size, rng=rng), axis=1)], axis=1)
+
+    def shifted(n, hurst, size, length, rng):  # planted: the path does not start at 0
+        return fbm(n, hurst, size=size, length=length, rng=rng) + 1e-3
+
+    result = oracle.verify("fbm", brownian)
+    assert {r.case for r in result.failures} == {c.name for c in k.cases() if c.inputs["hurst"] != 0.5}
+    assert {r.case for r in oracle.verify("fbm", unscaled).failures} == {c.name for c in k.cases()}
+    result = oracle.verify("fbm", shifted)
+    assert result.exit_code == 1 and "not at B(0) = 0" in result.report()
 
 
 def test_implicit_gradient_in_float32_fails_in_float64_passes_in_float32():
@@ -322,3 +391,118 @@ def test_jax_linear_product_through_adapter():
     result = oracle.verify("resnet_forward", jax_nets.euler_tanh, adapter=ROOT / "examples" / "oracle" / "jax_resnet_tanh.py",
                            cases=["euler_tanh_N1", "euler_tanh_N100", "euler_tanh_N10000"])
     assert result.ok, result.report()
+
+
+def test_adjoint_and_backprop_gradients_are_distinct_kernels():
+    """The adjoint's vectors reject an exact backprop (its O(1/N^2) difference is far above rounding), and the
+    exact gradient's vectors reject the adjoint; each passes its own, Euler and Heun."""
+    adjoint = oracle.kernel("resnet_gradient_adjoint")
+    backprop = oracle.kernel("resnet_gradient")
+    assert {c.inputs["scheme"] for c in adjoint.cases()} == {"euler", "heun"}
+    assert oracle.verify(adjoint, adjoint.implementation).ok
+    assert oracle.verify(adjoint, backprop.implementation).exit_code == 1
+    assert oracle.verify(backprop, adjoint.implementation).exit_code == 1
+
+
+def test_sinkhorn_kernels_independent_numpy_passes_planted_bugs_fail():
+    for dtype in ("float64", "float32"):
+        assert oracle.verify("sinkhorn", planted.numpy_sinkhorn, dtype=dtype).ok
+        result = oracle.verify("sinkhorn_attention", planted.numpy_attention, dtype=dtype)
+        assert result.ok, result.report()
+    result = oracle.verify("sinkhorn", planted.sinkhorn_five_iterations)
+    assert result.exit_code == 1
+    failing = {r.case for r in result.failures}
+    # five normalisations converge only where the limit is reached at once (n = 1, separable, constant logits)
+    assert {"gauss_n50_scale5", "gauss_n200_scale1", "symmetric_n10"} <= failing
+    assert not failing & {"n1", "separable_n8", "constant_n6"}
+    result = oracle.verify("sinkhorn_attention", planted.attention_softmax_over_columns)
+    failing = {r.case for r in result.failures}
+    assert result.exit_code == 1 and all(c.startswith("softmax_") for c in failing)
+    assert {"softmax_n5", "softmax_n200", "softmax_assumption_5_2_n12"} <= failing
+    kinds = {c.inputs["kind"] for c in oracle.kernel("sinkhorn_attention").cases()}
+    assert kinds == {"kernel", "softmax", "sinkhorn"}
+
+
+def test_momentum_kernels_independent_numpy_passes_planted_bugs_fail():
+    for dtype in ("float64", "float32"):
+        assert oracle.verify("momentum_forward", planted.numpy_momentum_forward, dtype=dtype).ok
+        assert oracle.verify("momentum_inverse", planted.numpy_momentum_inverse, dtype=dtype).ok
+    result = oracle.verify("momentum_forward", planted.momentum_forward_without_1_minus_gamma)
+    assert result.exit_code == 1
+    # the forgotten factor 1 - gamma is 1 at gamma = 0: those cases (and only those) still agree
+    assert {r.case for r in result.rows if r.verdict == "pass"} == {
+        c.name for c in oracle.kernel("momentum_forward").cases() if c.inputs["gamma"] == 0.0}
+    result = oracle.verify("momentum_inverse", planted.momentum_inverse_without_division)
+    assert result.exit_code == 1
+    assert {r.case for r in result.rows if r.verdict == "pass"} == {
+        c.name for c in oracle.kernel("momentum_inverse").cases() if c.inputs["gamma"] == 1.0}
+    assert "first failing case" in result.report()
+
+
+def test_momentum_psi_series_passes_first_order_map_fails():
+    """Prop. 4.3's series (an independent evaluation) agrees with Psi_eps where it converges; it overflows at
+    eps = 0.01 (its terms grow like ||theta/eps + I/(4 eps^2)||^n), which the oracle reports as an error."""
+    cases = [c.name for c in oracle.kernel("momentum_psi").cases() if c.name != "eps0.01_d3"]
+    result = oracle.verify("momentum_psi", planted.psi_by_series, cases=cases)
+    assert result.ok, result.report()
+    assert oracle.verify("momentum_psi", planted.psi_by_series, cases=["eps0.01_d3"]).exit_code == 2
+    result = oracle.verify("momentum_psi", planted.psi_ignoring_eps)
+    assert result.exit_code == 1
+    assert {r.case for r in result.rows if r.verdict == "pass"} == {
+        c.name for c in oracle.kernel("momentum_psi").cases() if c.inputs["eps"] == 0.0} | {"zero_eps0.3"}
+
+
+def test_public_fbm_path_samplers():
+    """The `fbm` package's paths pass every case; fracbm's Davies-Harte motion (negative circulant eigenvalues
+    clipped) fails at H = 0.95 only."""
+    fbm = pytest.importorskip("fbm")
+    result = oracle.verify("fbm", fbm.fbm, adapter=ROOT / "examples" / "oracle" / "fbm_paths.py")
+    assert result.ok, result.report()
+    fracbm = pytest.importorskip("fracbm.daviesharte")
+    result = oracle.verify("fbm", fracbm.motion, adapter=ROOT / "examples" / "oracle" / "fracbm_paths.py")
+    assert {r.case for r in result.failures} == {"fbm_H0.95_n64_T1"} and result.exit_code == 1
+
+
+def test_momentum_memory_free_gradient_passes_the_exact_gradient_vectors():
+    """Both gradient methods of theory.momentum: the memory-free one (activations rebuilt by the inverse (4.3))
+    agrees with backpropagation's vectors within the rule wherever gamma > 0; gamma = 0 has no inverse and the
+    method refuses it, which the oracle reports as an error (exit 2), not as a disagreement."""
+    from theory.momentum import gradient
+
+    def memory_free(x0, v0, theta, residual, gamma, y):
+        loss, dtheta, dx0, dv0 = gradient(x0, v0, theta, residual, gamma, y, method="memory_free")
+        return np.asarray(loss), dtheta, dx0, dv0
+
+    cases = oracle.kernel("momentum_gradient").cases()
+    result = oracle.verify("momentum_gradient", memory_free, cases=[c.name for c in cases if c.inputs["gamma"] > 0])
+    assert result.ok, result.report()
+    result = oracle.verify("momentum_gradient", memory_free, cases=[c.name for c in cases if c.inputs["gamma"] == 0])
+    assert result.exit_code == 2 and "gamma" in result.report()
+
+
+class _TensorLike:
+    """A foreign array (as torch's tensors are): a dtype NumPy cannot interpret, values through detach()."""
+
+    def __init__(self, a):
+        self.a, self.dtype = a, "foreign.float32"
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.a
+
+
+def test_foreign_tensor_outputs_are_read_and_their_dtype_reported():
+    """Regression: a returned tensor whose dtype is not a NumPy dtype raised TypeError inside verify."""
+    from theory.isotonic import isotonic_regression
+
+    def as_float32_tensor(y, w, increasing):
+        return _TensorLike(isotonic_regression(y, w, increasing=increasing)[0].astype(np.float32))
+
+    result = oracle.verify("isotonic_regression", as_float32_tensor, cases=_not_huge("isotonic_regression"))
+    assert result.exit_code == 1
+    assert "returned float32 in float64 mode" in result.report()

@@ -13,9 +13,9 @@ From a test suite::
 The command ``theory oracle list | export DIR | verify KERNEL module:function`` does the same from a shell.
 """
 
-from ._kernels import ALPHA, fgn_power
+from ._kernels import ALPHA, fbm_power, fgn_power
 from ._core import (FORMAT_VERSION, Case, CaseRow, Kernel, OracleInputError, VerifyResult, export, kernel,
                     kernels, load_adapter, load_function, load_vectors, reference_outputs, verify)
 
-__all__ = ["ALPHA", "fgn_power", "FORMAT_VERSION", "Case", "CaseRow", "Kernel", "OracleInputError", "VerifyResult", "export", "kernel",
+__all__ = ["ALPHA", "fbm_power", "fgn_power", "FORMAT_VERSION", "Case", "CaseRow", "Kernel", "OracleInputError", "VerifyResult", "export", "kernel",
            "kernels", "load_adapter", "load_function", "load_vectors", "reference_outputs", "verify"]

@@ -312,8 +312,21 @@ def _to_numpy(value, name: str, shape: tuple) -> np.ndarray:
     a = a.astype(np.float64)
     if not np.all(np.isfinite(a)):
         bad = int(np.flatnonzero(~np.isfinite(a.ravel()))[0])
-        raise _BadOutput(f"output {name} holds a non-finite value ({a.ravel()[bad]!r} at flat index {bad})")
+        raise _BadOutput(f"output {name} holds a non-finite value ({float(a.ravel()[bad])!r} at flat index {bad})")
     return a
+
+
+def _float_dtype(value):
+    """The NumPy floating dtype of a returned array (NumPy, torch, JAX, ...), None for anything else."""
+    if not hasattr(value, "dtype"):
+        return None
+    if hasattr(value, "detach"):  # torch: its dtype is not a NumPy dtype
+        value = value.detach().cpu().numpy()
+    try:
+        t = np.dtype(value.dtype)
+    except TypeError:
+        return None
+    return t if t.kind == "f" else None
 
 
 def _compare(k: Kernel, case: Case, got: tuple, ref: tuple, eps: float, given: Mapping) -> CaseRow:
@@ -419,9 +432,8 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
             rows.append(CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}"))
         else:
             row = _compare(k, case, got, ref, eps, given)
-            narrow = sorted({str(np.asarray(v).dtype) for v in _as_outputs(k, raw)
-                             if hasattr(v, "dtype") and np.dtype(v.dtype).kind == "f"
-                             and np.dtype(v.dtype).itemsize < np.dtype(dtype).itemsize})
+            narrow = sorted({str(t) for t in map(_float_dtype, _as_outputs(k, raw))
+                             if t is not None and t.itemsize < np.dtype(dtype).itemsize})
             if narrow and row.verdict == "FAIL":
                 row = dataclasses.replace(row, message=f"returned {', '.join(narrow)} in {dtype} mode")
             rows.append(row)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ._core import Case, Kernel, register
 
@@ -376,6 +377,53 @@ register(Kernel(
          "(grad_x0: without the 1/N and max|x|)",
     why=_RESNET_WHY + "; the backward pass propagates the residual x_N - y through the transposed layer Jacobians "
         "(another factor exp(Lambda)) and each parameter gradient is an outer product with x_n scaled by 1/N",
+))
+
+
+def _adjoint_cases():
+    cases = _gradient_cases()
+    r = _rng(36)
+    for scheme in ("euler", "heun"):
+        N = 2000
+        slices = N + 1 if scheme == "heun" else N
+        s = np.linspace(0, 1, slices)[:, None, None]
+        theta = np.cos(2 * np.pi * s) * r.standard_normal((1, 4, 4)) / 2
+        cases.append(Case(f"{scheme}_tanh_N2000", {"seed": 36, "N": N, "d": 4, "scheme": scheme, "residual": "tanh",
+                                                   "law": "theta_n = cos(2 pi n/N) A, A ~ N(0, 1/d) (smooth in depth)",
+                                                   "y": "N(0, 1)"},
+                          {"x0": r.standard_normal(4), "theta": theta, "y": r.standard_normal(4), "residual": "tanh",
+                           "scheme": scheme}))
+    return cases
+
+
+def _resnet_adjoint_ref(x0, theta, y, residual, scheme):
+    from theory.resnet import gradient
+
+    return tuple(gradient(x0, theta, y, residual, scheme, method="adjoint"))
+
+
+def _resnet_adjoint_tolerance(inputs, ref, eps):
+    g_theta, g_x0 = _resnet_gradient_tolerance(inputs, ref, eps)
+    amp = np.exp(_lipschitz_sum(inputs["theta"]))  # the reverse-time reconstruction: one more flow
+    return (g_theta * amp, g_x0 * amp)
+
+
+register(Kernel(
+    name="resnet_gradient_adjoint",
+    module="theory.resnet",
+    signature="fn(x0, theta, y, residual, scheme) -> (grad_theta, grad_x0)   (the memory-free adjoint: x_N "
+              "forward, then x_n rebuilt by the reverse-time scheme while backpropagating)",
+    outputs=("grad_theta", "grad_x0"),
+    make_cases=_adjoint_cases,
+    reference=_resnet_adjoint_ref,
+    tolerance=_resnet_adjoint_tolerance,
+    rule="the resnet_gradient rule times exp(Lambda): "
+         "max|g - g_ref| <= 8 (N + d) eps exp(3 Lambda) (max|g_ref| + |x_N - y|_inf max(1, max|x|)/N)",
+    why=_RESNET_WHY + "; the adjoint reconstructs x_n backwards from x_N (the reverse scheme, another factor "
+        "exp(Lambda) on the rounding errors) before backpropagating along the reconstruction. The adjoint differs "
+        "from the exact gradient by O(1/N^2) per Euler slice and O(Delta_theta/N^2 + 1/N^3) per Heun slice (Prop. 4 "
+        "and 6 of the resnet-node paper), far above this rounding rule at small N: an exact backprop fails these "
+        "vectors and an adjoint fails resnet_gradient's",
 ))
 
 
@@ -763,9 +811,16 @@ register(Kernel(
 # the scaling weight laws (theory.scaling.weights), verified statistically like fgn
 
 
+#: smooth law: eigen-directions of the RBF Gram matrix kept for whitening (eigenvalue above this times the largest)
+_SMOOTH_KEEP = 1e-6
+#: smooth law: the sampler's covariance may differ from the RBF kernel by this much per entry (its pivoted Cholesky)
+_SMOOTH_ENTRY_TOL = 1e-12
+
+
 def _weights_cases():
     cases = []
-    for law, hurst, seed in (("gaussian", None, 81), ("fbm", 0.3, 82), ("fbm", 0.5, 83), ("fbm", 0.9, 84)):
+    for law, hurst, seed in (("gaussian", None, 81), ("fbm", 0.3, 82), ("fbm", 0.5, 83), ("fbm", 0.9, 84),
+                             ("uniform", None, 85), ("rademacher", None, 86), ("smooth", None, 87)):
         L, d = 64, 32  # d^2 = 1024 independent entry sequences of length L
         inputs = {"L": L, "d": d, "law": law, "hurst": 0.5 if hurst is None else hurst, "seed": seed}
         cases.append(Case(f"{law}" + ("" if hurst is None else f"_H{hurst}") + f"_L{L}_d{d}",
@@ -773,10 +828,86 @@ def _weights_cases():
     return cases
 
 
+def _rbf_gram(L):
+    from theory.scaling import SMOOTH_LENGTHSCALE
+
+    s = np.arange(1, L + 1) / L
+    z = (s[:, None] - s[None, :]) / SMOOTH_LENGTHSCALE
+    return np.exp(-0.5 * z * z)
+
+
+def _weights_reference(L, d, law, hurst, seed):
+    if law == "smooth":
+        return (_rbf_gram(L),)
+    return (_fgn_cov(L, hurst if law == "fbm" else 0.5),)
+
+
+def _variance_lag1(Z):
+    """p-values of the exact chi-square variance test and the lag-1 test on whitened draws Z (M, n)."""
+    from scipy.stats import chi2, norm
+
+    M, n = Z.shape
+    ss = float(np.sum(Z * Z))
+    pA = 2 * min(chi2.sf(ss, M * n), chi2.cdf(ss, M * n))
+    A = (ss - M * n) / np.sqrt(2 * M * n)
+    if n < 2:
+        return A, pA, 0.0, 1.0
+    B = float(np.sum(Z[:, 1:] * Z[:, :-1])) / np.sqrt(M * (n - 1))
+    return A, pA, B, float(2 * norm.sf(abs(B)))
+
+
 def _weights_judge(inputs, ref, got):
-    L, d = int(inputs["L"]), int(inputs["d"])
+    """Three tests, each at ALPHA/3 (false alarms <= ALPHA): the variance and lag-1 statistics of the entry sequences
+    whitened by the law's covariance across layers, and the marginal law (Kolmogorov-Smirnov for the continuous
+    laws, the support {-1, +1} and a binomial test of the signs for Rademacher). The smooth law's Gram matrix is
+    numerically singular: its sequences are whitened on the eigen-directions above 1e-6 of the largest, and the
+    energy in the others must stay below 1.5 times its expectation (plus the sampler's allowed 1e-12 per entry)."""
+    from scipy.stats import binomtest, kstest, uniform as unif
+
+    L, d, law = int(inputs["L"]), int(inputs["d"]), str(inputs["law"])
     X = np.sqrt(d) * got.reshape(L, d * d).T  # (d^2, L): each entry's sequence across layers
-    return _fgn_judge({"hurst": inputs["hurst"]}, ref, X)
+    M = X.shape[0]
+    G = ref[0]
+    level = ALPHA / 3
+    notes = []
+    if law == "smooth":
+        lam, U = np.linalg.eigh(G)
+        keep = lam > _SMOOTH_KEEP * lam[-1]
+        Y = X @ U
+        Z = Y[:, keep] / np.sqrt(lam[keep])
+        energy = float(np.sum(Y[:, ~keep] ** 2))
+        allowed = 1.5 * M * float(np.sum(np.clip(lam[~keep], 0, None))) + M * L * L * _SMOOTH_ENTRY_TOL
+        if not energy <= allowed:
+            return ("FAIL", np.inf, 0.0, np.inf,
+                    f"energy {energy:.3g} outside the RBF kernel's numerical range (allowed {allowed:.3g}): the "
+                    f"sequences are not smooth across layers")
+    else:
+        from scipy.linalg import solve_triangular
+
+        Z = solve_triangular(np.linalg.cholesky(G), X.T, lower=True).T
+    A, pA, B, pB = _variance_lag1(Z)
+    if law == "rademacher":
+        if not np.all(np.abs(np.abs(X) - 1.0) <= 1e-12):
+            bad = float(X.ravel()[np.argmax(np.abs(np.abs(X.ravel()) - 1.0))])
+            return "FAIL", np.inf, 0.0, np.inf, f"an entry of sqrt(d) V is {bad:.6g}, not +-1"
+        pC = binomtest(int(np.sum(X > 0)), X.size, 0.5).pvalue
+        notes.append(f"signs: {int(np.sum(X > 0))} of {X.size} positive (p = {pC:.2g})")
+    elif law == "uniform":
+        pC = kstest(X.ravel(), unif(loc=-np.sqrt(3.0), scale=2 * np.sqrt(3.0)).cdf).pvalue
+        notes.append(f"KS against U(-sqrt 3, sqrt 3): p = {pC:.2g}")
+    else:
+        pC = kstest(Z.ravel(), "norm").pvalue
+        notes.append(f"KS of the whitened draws against N(0, 1): p = {pC:.2g}")
+    p = min(pA, pB, pC)
+    from scipy.stats import norm
+
+    crit = float(norm.isf(level / 2))
+    verdict = "pass" if p >= level else "FAIL"
+    msg = (f"variance statistic {A:+.2f} (p = {pA:.2g}), lag-1 statistic {B:+.2f} (p = {pB:.2g}), {notes[0]}; "
+           f"reject when a p < {level:.3g}")
+    if verdict == "FAIL":
+        msg += f": the draws do not follow the {law} law"
+    return verdict, max(abs(A), abs(B)), p, crit, msg
 
 
 def _weights_own(L, d, law, hurst, rng):
@@ -788,21 +919,98 @@ def _weights_own(L, d, law, hurst, rng):
 register(Kernel(
     name="scaling_weights",
     module="theory.scaling",
-    signature="fn(L, d, law, hurst, rng) -> V   ((L, d, d); law 'gaussian' (hurst given as 0.5, ignore it) or 'fbm')",
+    signature="fn(L, d, law, hurst, rng) -> V   ((L, d, d); law 'gaussian', 'uniform', 'rademacher', 'smooth' (RBF, "
+              "length-scale 0.1, V_k at s = k/L) or 'fbm' (hurst given as 0.5 for the other laws, ignore it))",
     outputs=("V",),
     make_cases=_weights_cases,
-    reference=lambda L, d, law, hurst, seed: (_fgn_cov(L, 0.5 if law == "gaussian" else hurst),),
+    reference=_weights_reference,
     tolerance=lambda inputs, ref, eps: (np.inf,),
-    rule="statistical: the d^2 = 1024 entry sequences of sqrt(d) V across layers, whitened; false alarms <= 1%",
-    why="each entry sequence of sqrt(d) V is i.i.d. N(0, 1) (gaussian: the covariance across layers is I, fGn with "
-        "H = 1/2) or unit-variance fGn(H) (fbm); the d^2 sequences are independent draws of length L and go through "
-        "the fgn test (exact chi-square variance test and lag-1 test, each two-sided at 0.005). The smooth law is "
-        "left out: its RBF Gram matrix across layers is numerically singular, so whitening is not possible",
+    rule="statistical: the d^2 = 1024 entry sequences of sqrt(d) V across layers, whitened by the law's covariance, "
+         "plus the marginal law; false alarms <= 1%",
+    why="each entry sequence of sqrt(d) V has unit variance and the law's covariance across layers: I for the "
+        "i.i.d. laws, fGn(H)'s Toeplitz matrix for fbm, the RBF Gram matrix exp(-(s-s')^2/(2 0.1^2)) at s = k/L for "
+        "smooth; the d^2 sequences are independent. Three tests at 1/300 each (Bonferroni): the exact chi-square "
+        "variance test and the lag-1 test of the whitened sequences, and the marginal law (KS against N(0, 1) of "
+        "the whitened draws, KS against U(-sqrt 3, sqrt 3) for uniform, support +-1 and a binomial sign test for "
+        "Rademacher). The smooth law is whitened on the Gram matrix's eigen-directions above 1e-6 of its largest "
+        "eigenvalue; the energy in the others must stay below 1.5 times its expectation (exceeded with probability "
+        "below 1e-20 for 1024 sequences). Power: against i.i.d. N(0, 1) in place of fbm(H = 0.3 or 0.9) or of the "
+        "smooth law, against N(0, 1) in place of uniform (Kolmogorov distance 0.03, 4 times the test's critical "
+        "0.007 at 65536 entries) and against any continuous law in place of Rademacher, it is above 0.99",
     prepare=lambda inputs: {"L": int(inputs["L"]), "d": int(inputs["d"]), "law": str(inputs["law"]),
                             "hurst": float(inputs["hurst"]), "rng": np.random.default_rng(int(inputs["seed"]))},
     shape=lambda inputs: (int(inputs["L"]), int(inputs["d"]), int(inputs["d"])),
     judge=_weights_judge,
     own=_weights_own,
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# fractional Brownian motion paths (theory.fbm.fbm), verified statistically like fgn
+
+
+def _fbm_cases():
+    cases = []
+    for hurst, length, seed in ((0.5, 1.0, 141), (0.3, 1.0, 142), (0.8, 1.0, 143), (0.8, 10.0, 145), (0.95, 1.0, 146)):
+        n = 64
+        cases.append(Case(f"fbm_H{hurst}_n{n}_T{length:g}", {"n": n, "hurst": hurst, "length": length,
+                                                             "draws": _FGN_DRAWS, "seed": seed},
+                          {"n": n, "hurst": hurst, "length": length, "size": _FGN_DRAWS, "seed": seed}))
+    return cases
+
+
+def _fbm_cov(n, hurst, length):
+    t = np.arange(1, n + 1) * (length / n)
+    h2 = 2.0 * hurst
+    return 0.5 * (t[:, None] ** h2 + t[None, :] ** h2 - np.abs(t[:, None] - t[None, :]) ** h2)
+
+
+def fbm_power(n, hurst, length, draws, alternative):
+    """Power of the fbm-path test against ``alternative``: "H+0.05", "H-0.05", "brownian" (H = 1/2) or
+    "unscaled" (increments of unit variance, a path on [0, n] instead of [0, length])."""
+    from scipy.stats import norm
+
+    G = _fbm_cov(n, hurst, length)
+    if alternative == "brownian":
+        G1 = _fbm_cov(n, 0.5, length)
+    elif alternative == "unscaled":
+        G1 = _fbm_cov(n, hurst, float(n))
+    else:
+        G1 = _fbm_cov(n, min(0.99, max(0.01, hurst + (0.05 if alternative == "H+0.05" else -0.05))), length)
+    Linv = np.linalg.inv(np.linalg.cholesky(G))
+    return _power(_fgn_statistics_moments(Linv @ G1 @ Linv.T, draws), norm.isf(ALPHA / 4))
+
+
+def _fbm_judge(inputs, ref, got):
+    if not np.all(got[:, 0] == 0.0):
+        bad = float(got[np.flatnonzero(got[:, 0] != 0.0)[0], 0])
+        return "FAIL", np.inf, 0.0, np.inf, f"a path starts at {bad!r}, not at B(0) = 0"
+    verdict, stat, p, crit, msg = _fgn_judge(inputs, ref, got[:, 1:])
+    return verdict, stat, p, crit, msg.replace("fGn(", "fBm(")
+
+
+register(Kernel(
+    name="fbm",
+    module="theory.fbm",
+    signature="fn(n, hurst, size, length, rng) -> paths   ((size, n + 1) fBm at times 0, length/n, ..., length; "
+              "rng a numpy Generator)",
+    outputs=("paths",),
+    make_cases=_fbm_cases,
+    reference=lambda n, hurst, length, size, seed: (_fbm_cov(n, hurst, length),),
+    tolerance=lambda inputs, ref, eps: (np.inf,),
+    rule=f"statistical: B(0) = 0 exactly, and {_FGN_DRAWS} paths whitened by the exact covariance; false alarms "
+         f"<= {ALPHA:.0%}",
+    why="B(t_1..t_n) at t_j = j length/n is centred Gaussian with covariance (t_i^2H + t_j^2H - |t_i - t_j|^2H)/2; "
+        "the paths are whitened by its Cholesky factor and go through the fgn test (exact chi-square variance "
+        "test and lag-1 test, each two-sided at 0.005). Power (M = 1000, n = 64), stated by "
+        "`theory.oracle.fbm_power`: >= 0.99 against H + 0.05, H - 0.05, unscaled increments (a path on [0, n]), and "
+        "Brownian motion in place of fBm (H != 1/2)",
+    prepare=lambda inputs: {"n": int(inputs["n"]), "hurst": float(inputs["hurst"]), "size": int(inputs["size"]),
+                            "length": float(inputs["length"]), "rng": np.random.default_rng(int(inputs["seed"]))},
+    shape=lambda inputs: (int(inputs["size"]), int(inputs["n"]) + 1),
+    judge=_fbm_judge,
+    own=lambda n, hurst, size, length, rng: __import__("theory.fbm", fromlist=["fbm"]).fbm(n, hurst, size=size,
+                                                                                          length=length, rng=rng),
 ))
 
 
@@ -1040,4 +1248,447 @@ register(Kernel(
          "p_t C_ij minus 0 or 1 and bounded by S; rounding each coefficient costs (T d) eps S, squaring and summing "
          "the d coordinates' coefficients multiplies by 2 d S; the gradient entries are sums of 2 coef p_t or "
          "2 coef C_ij"),
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# Sinkhorn attention (theory.sinkhorn; the sinkformers chapter of Sander's thesis): the doubly stochastic limit
+# and the three attention fields (kernel K^0 / n, row SoftMax K^1, Sinkhorn K^infinity)
+
+#: the column-sum error at which the reference stops (theory.sinkhorn.sinkhorn's default); a user's limit
+#: must be as converged
+SINKHORN_TOL = 1e-13
+
+
+def _sinkhorn_matrix_cases():
+    cases = []
+
+    def add(name, C, **params):
+        cases.append(Case(name, params, {"C": np.asarray(C, dtype=np.float64)}))
+
+    for n, scale, seed in ((2, 1.0, 101), (5, 1.0, 102), (30, 1.0, 103), (200, 1.0, 104), (50, 5.0, 105)):
+        add(f"gauss_n{n}_scale{scale:g}", scale * _rng(seed).standard_normal((n, n)), n=n, seed=seed,
+            law=f"C_ij ~ N(0, {scale ** 2:g})", regime="slow mixing (gap ~ 0.03)" if scale > 1 else "generic")
+    add("n1", [[0.3]], n=1, law="a single logit (K = [[1]])")
+    r = _rng(106)
+    a, b = r.standard_normal(8), r.standard_normal(8)
+    add("separable_n8", a[:, None] + b[None, :], n=8, seed=106, law="C_ij = a_i + b_j (limit: all entries 1/n)")
+    A = _rng(107).standard_normal((10, 10))
+    add("symmetric_n10", (A + A.T) / 2, n=10, seed=107, law="symmetric C")
+    add("constant_n6", np.full((6, 6), 7.5), n=6, law="constant logits (ties everywhere)")
+    add("huge_offset_n6", 1e300 + _rng(108).standard_normal((6, 6)), n=6, seed=108,
+        law="N(0, 1) + 1e300 (rounds to a constant: the limit is uniform)")
+    return cases
+
+
+def _gap(K):
+    """1 - sigma_2(K) for a doubly stochastic K (sigma_1 = 1): the spectral gap of the scaling problem."""
+    if K.shape[0] == 1:
+        return 1.0
+    s2 = np.linalg.eigvalsh(K @ K.T)  # squared singular values, increasing
+    return max(float(1.0 - np.sqrt(max(s2[-2], 0.0))), 1e-300)
+
+
+def _sinkhorn_ref(C):
+    from theory.sinkhorn import sinkhorn
+
+    return (sinkhorn(C, tol=SINKHORN_TOL),)
+
+
+def _spread(C):
+    return float(np.max(C) - np.min(C))
+
+
+def _sinkhorn_tol(inputs, ref, eps):
+    C, K = inputs["C"], ref[0]
+    n = C.shape[0]
+    gap = _gap(K)
+    return ((8.0 * (n + 2) * eps * (1.0 + _spread(C)) + 4.0 * SINKHORN_TOL) * float(np.max(K)) / gap,)
+
+
+_SINKHORN_WHY = ("the limit is K = exp(C + f 1^T + 1 g^T) with potentials f, g fixing unit row and column sums; a "
+                 "perturbation dC (rounding: about n eps (1 + spread(C)) in the log domain, the log-sum-exps of "
+                 "n terms of size spread(C)) changes log K by dC plus the change of the potentials, which solve a "
+                 "linear system whose smallest nonzero eigenvalue is the spectral gap 1 - sigma_2(K); so |dK| <= "
+                 "(|dC| + 2|dC|/gap) max K. Stopping at a column-sum error tau leaves the iterate within about "
+                 "tau/gap of the limit, tau = 1e-13 for the reference and for the implementation under test")
+
+register(Kernel(
+    name="sinkhorn",
+    module="theory.sinkhorn",
+    signature="fn(C) -> K   (Sinkhorn's limit of exp(C), rows normalised first: unit row and column sums, "
+              "converged to column sums within 1e-13)",
+    outputs=("K",),
+    make_cases=_sinkhorn_matrix_cases,
+    reference=_sinkhorn_ref,
+    tolerance=_sinkhorn_tol,
+    rule="max|K - K_ref| <= (8 (n + 2) eps (1 + spread(C)) + 4e-13) max K_ref / (1 - sigma_2(K_ref)), "
+         "spread = max C - min C",
+    why=_SINKHORN_WHY,
+))
+
+
+def _attention_cases():
+    cases = []
+    m, d = 3, 4
+    rows = []
+    for n, scale, seed in ((1, 1.0, 111), (5, 1.0, 112), (30, 1.0, 113), (200, 1.0, 114), (20, 2.5, 115)):
+        r = _rng(seed)
+        rows.append((f"n{n}" + ("" if scale == 1.0 else f"_large_logits_x{scale:g}"),
+                     {"seed": seed, "n": n, "d": d, "m": m, "law": f"X ~ N(0, {scale ** 2:g}); W ~ N(0, 1/d)"},
+                     {"X": scale * r.standard_normal((n, d)), "WQ": r.standard_normal((m, d)) / np.sqrt(d),
+                      "WK": r.standard_normal((m, d)) / np.sqrt(d), "WV": r.standard_normal((d, d)) / np.sqrt(d)}))
+    r = _rng(116)
+    WQ = r.standard_normal((d, d)) / np.sqrt(d)
+    rows.append(("assumption_5_2_n12", {"seed": 116, "n": 12, "d": d, "m": d,
+                                        "law": "WK = WQ, WV = -WQ^T WK (symmetric: the energy's gradient field)"},
+                 {"X": r.standard_normal((12, d)), "WQ": WQ, "WK": WQ, "WV": -WQ.T @ WQ}))
+    x = r.standard_normal(d)
+    rows.append(("identical_tokens_n7", {"seed": 116, "n": 7, "d": d, "m": m, "law": "seven copies of one token"},
+                 {"X": np.tile(x, (7, 1)), "WQ": r.standard_normal((m, d)), "WK": r.standard_normal((m, d)),
+                  "WV": r.standard_normal((d, d))}))
+    for name, params, inputs in rows:
+        for kind in ("kernel", "softmax", "sinkhorn"):
+            cases.append(Case(f"{kind}_{name}", {**params, "kind": kind}, {**inputs, "kind": kind}))
+    return cases
+
+
+def _attention_ref(X, WQ, WK, WV, kind):
+    from theory.sinkhorn import attention
+
+    return (attention(X, WQ, WK, WV, kind, tol=SINKHORN_TOL),)
+
+
+def _attention_tol(inputs, ref, eps):
+    from theory.sinkhorn import logits, sinkhorn
+
+    X, WQ, WK, WV, kind = inputs["X"], inputs["WQ"], inputs["WK"], inputs["WV"], inputs["kind"]
+    n, d = X.shape
+    m = WQ.shape[0]
+    C = logits(X, WQ, WK)
+    Cabs = float(np.max((np.abs(X) @ np.abs(WQ).T) @ (np.abs(X) @ np.abs(WK).T).T))  # bound on the logits' terms
+    Vabs = np.max(np.abs(X) @ np.abs(WV).T, axis=1)  # max_k (|X||WV|^T)_jk per token j
+    conv = 0.0
+    if kind == "kernel":
+        A, g = np.exp(C) / n, 1.0
+    elif kind == "softmax":
+        A, g = np.exp(C - np.max(C, axis=1, keepdims=True)), 2.0
+        A /= A.sum(axis=1, keepdims=True)
+    else:
+        A = sinkhorn(C, tol=SINKHORN_TOL)
+        gap = _gap(A)
+        g = 1.0 + 2.0 / gap
+        conv = 4.0 * SINKHORN_TOL * n * float(np.max(Vabs)) / gap
+    S = float(np.max(A @ Vabs))
+    return (8.0 * eps * S * ((n + m + d) + (m + d) * g * Cabs) + conv,)
+
+
+register(Kernel(
+    name="sinkhorn_attention",
+    module="theory.sinkhorn",
+    signature="fn(X, WQ, WK, WV, kind) -> T   ((n, d); T_i = sum_j A_ij WV x_j with C = (X WQ^T)(X WK^T)^T and "
+              "A = exp(C)/n (kind 'kernel'), the row SoftMax of C ('softmax') or Sinkhorn's limit ('sinkhorn'))",
+    outputs=("T",),
+    make_cases=_attention_cases,
+    reference=_attention_ref,
+    tolerance=_attention_tol,
+    rule="max|T - T_ref| <= 8 eps max_i sum_j A_ij v_j ((n + m + d) + (m + d) g |C|max) (+ 4e-13 n max v / gap for "
+         "'sinkhorn'); v_j = max_k (|X||WV|^T)_jk, g = 1 kernel, 2 softmax, 1 + 2/gap sinkhorn, "
+         "|C|max = max (|X||WQ|^T)(|X||WK|^T)^T",
+    why="a logit is a sum of m d products, rounded by about (m + d) eps |C|max; the kernel exp(C) turns that into a "
+        "relative error of the same size per entry, the row SoftMax into at most twice it (numerator and "
+        "normaliser), Sinkhorn's limit into (1 + 2/gap) times it (the potentials, see the sinkhorn kernel); the "
+        "product with the values X WV^T adds n + d rounding terms of size max|X||WV|^T",
+))
+
+
+# ----------------------------------------------------------------------------------------------
+# Momentum ResNets (theory.momentum; Sander's thesis, chapter 4): forward map (4.2), its inverse (4.3), the
+# gradient by backpropagation, and the time-1 map Psi_eps of the linear second-order model (Prop. 4.3)
+
+
+def _momentum_rows():
+    rows = []
+    d = 3
+    for residual in ("linear", "tanh", "tanh_out"):
+        for gamma, N, seed in ((0.0, 10, 121), (0.5, 1, 122), (0.5, 10, 123), (0.9, 100, 124), (1.0, 10, 125),
+                               (0.99, 1000, 126)):
+            r = _rng(seed)
+            theta = 2.0 * r.standard_normal((N, d, d)) / (np.sqrt(d) * N)
+            x0, v0 = r.standard_normal(d), r.standard_normal(d)
+            if N >= 1000:
+                v0 = np.zeros(d)  # a unit v0 would carry x_N about v0/(1 - gamma) = 100 away
+            rows.append((f"{residual}_gamma{gamma:g}_N{N}",
+                         {"seed": seed, "N": N, "d": d, "gamma": gamma, "residual": residual,
+                          "law": "theta ~ N(0, 4/(d N^2)), x0 ~ N(0, 1), " + ("v0 = 0" if N >= 1000 else "v0 ~ N(0, 1)")},
+                         {"x0": x0, "v0": v0, "theta": theta, "residual": residual, "gamma": gamma}))
+    r = _rng(127)
+    rows.append(("tanh_gamma0.9_large_theta_N20", {"seed": 127, "N": 20, "d": d, "gamma": 0.9, "residual": "tanh",
+                                                    "law": "theta ~ N(0, 4/d) (unscaled), v0 = 0"},
+                 {"x0": r.standard_normal(d), "v0": np.zeros(d), "theta": 2.0 * r.standard_normal((20, d, d)) / np.sqrt(d),
+                  "residual": "tanh", "gamma": 0.9}))
+    rows.append(("linear_gamma0.5_d1_N10", {"N": 10, "d": 1, "gamma": 0.5, "residual": "linear",
+                                            "law": "d = 1, theta_n = -1 (oscillating velocity)"},
+                 {"x0": np.array([1.0]), "v0": np.array([0.0]), "theta": np.full((10, 1, 1), -1.0),
+                  "residual": "linear", "gamma": 0.5}))
+    return rows
+
+
+def _residual_jacobian(residual, x, th):
+    if residual == "linear":
+        return th
+    if residual == "tanh":
+        return (1.0 - np.tanh(th @ x) ** 2)[:, None] * th
+    return th * (1.0 - np.tanh(x) ** 2)[None, :]  # tanh_out
+
+
+def _momentum_amplification(xs, theta, residual, gamma, inverse=False, both=False):
+    """max over n' of sum_{n <= n'} ||J_{n'-1} ... J_n||_inf, J_n the Jacobian in (x, v) of step n along the
+    trajectory xs (of the inverse steps, taken from the top, when ``inverse``): the total growth of one rounding
+    error per step up to any later step (all start positions propagated together, one batched product per step).
+    ``both``: also the largest single norm max_{n <= n'} ||J_{n'-1} ... J_n||_inf."""
+    N, d = theta.shape[0], theta.shape[-1]
+    eye = np.eye(d)
+    J = np.zeros((N, 2 * d, 2 * d))
+    order = range(N - 1, -1, -1) if inverse else range(N)
+    for i, n in enumerate(order):
+        if inverse:  # step from (x_{n+1}, v_{n+1}) to (x_n, v_n); the residual at x_n
+            F = (1.0 - gamma) * _residual_jacobian(residual, xs[n], theta[n]) / gamma
+            J[i, :d, :d], J[i, :d, d:] = eye, -eye
+            J[i, d:, :d], J[i, d:, d:] = -F, eye / gamma + F
+        else:
+            F = (1.0 - gamma) * _residual_jacobian(residual, xs[n], theta[n])
+            J[i, :d, :d], J[i, :d, d:] = eye + F, gamma * eye
+            J[i, d:, :d], J[i, d:, d:] = F, gamma * eye
+    total, largest = _products_norms(J)
+    return (total, largest) if both else total
+
+
+@njit(cache=True)
+def _products_norms(J):
+    """For steps J (N, D, D): (1 + max_k sum_{n <= k} ||J_k ... J_n||_inf, max_{n <= k} ||J_k ... J_n||_inf)."""
+    N, D = J.shape[0], J.shape[1]
+    P = np.zeros((N, D, D))  # P[n]: the product of the steps since start n
+    tmp = np.empty((D, D))
+    total = 1.0
+    largest = 1.0
+    for k in range(N):
+        for i in range(D):
+            P[k, i, i] = 1.0
+        acc = 0.0
+        for n in range(k + 1):
+            for i in range(D):
+                for j in range(D):
+                    v = 0.0
+                    for m in range(D):
+                        v += J[k, i, m] * P[n, m, j]
+                    tmp[i, j] = v
+            norm = 0.0
+            for i in range(D):
+                row = 0.0
+                for j in range(D):
+                    P[n, i, j] = tmp[i, j]
+                    row += abs(tmp[i, j])
+                norm = max(norm, row)
+            acc += norm
+            largest = max(largest, norm)
+        total = max(total, 1.0 + acc)
+    return total, largest
+
+
+def _momentum_forward_ref(x0, v0, theta, residual, gamma):
+    from theory.momentum import forward
+
+    return tuple(forward(x0, v0, theta, residual, gamma))
+
+
+def _momentum_forward_tol(inputs, ref, eps):
+    theta = inputs["theta"]
+    N, d = theta.shape[0], theta.shape[-1]
+    amp = _momentum_amplification(ref[0], theta, inputs["residual"], inputs["gamma"])
+    t = 2.0 * (d + 3) * eps * max(float(np.max(np.abs(ref[0]))), float(np.max(np.abs(ref[1])))) * amp
+    return (t, t)
+
+
+_MOMENTUM_WHY = ("each step v' = gamma v + (1 - gamma) f(x, theta_n), x' = x + v' rounds a d-term dot product and "
+                 "three operations, about (d + 3) eps max(|x|, |v|); an error made at step n reaches step n' through the "
+                 "product of the step Jacobians [[I + (1-gamma) F, gamma I], [(1-gamma) F, gamma I]] (F = df/dx along "
+                 "the reference trajectory); the sum of their infinity norms over the steps n before n', maximised "
+                 "over n', is computed per case: the condition number of the discrete flow for one rounding per step")
+
+register(Kernel(
+    name="momentum_forward",
+    module="theory.momentum",
+    signature="fn(x0, v0, theta, residual, gamma) -> (xs, vs)   ((N+1, d) each; v_{n+1} = gamma v_n + (1-gamma) "
+              "f(x_n, theta_n), x_{n+1} = x_n + v_{n+1}; no 1/N step)",
+    outputs=("xs", "vs"),
+    make_cases=lambda: [Case(*row) for row in _momentum_rows()],
+    reference=_momentum_forward_ref,
+    tolerance=_momentum_forward_tol,
+    rule="max|xs - xs_ref|, max|vs - vs_ref| <= 2 (d + 3) eps max(|xs_ref|, |vs_ref|) A, "
+         "A = 1 + max_n' sum_{n <= n'} ||J_{n'-1} ... J_n||_inf (step Jacobians along the reference trajectory)",
+    why=_MOMENTUM_WHY,
+))
+
+
+def _momentum_inverse_cases():
+    from theory.momentum import forward
+
+    cases = []
+    for name, params, inputs in _momentum_rows():
+        if inputs["gamma"] == 0.0:
+            continue  # gamma = 0 has no inverse
+        xs, vs = forward(inputs["x0"], inputs["v0"], inputs["theta"], inputs["residual"], inputs["gamma"])
+        cases.append(Case(name, {**params, "xN, vN": "momentum forward of (x0, v0)"},
+                          {"xN": xs[-1], "vN": vs[-1], "theta": inputs["theta"], "residual": inputs["residual"],
+                           "gamma": inputs["gamma"]}))
+    return cases
+
+
+def _momentum_inverse_ref(xN, vN, theta, residual, gamma):
+    from theory.momentum import inverse
+
+    return tuple(inverse(xN, vN, theta, residual, gamma))
+
+
+def _momentum_inverse_tol(inputs, ref, eps):
+    theta, gamma = inputs["theta"], inputs["gamma"]
+    N, d = theta.shape[0], theta.shape[-1]
+    amp = _momentum_amplification(ref[0], theta, inputs["residual"], gamma, inverse=True)
+    t = 2.0 * (d + 3) * eps * max(float(np.max(np.abs(ref[0]))), float(np.max(np.abs(ref[1])))) * amp / gamma
+    return (t, t)
+
+
+register(Kernel(
+    name="momentum_inverse",
+    module="theory.momentum",
+    signature="fn(xN, vN, theta, residual, gamma) -> (xs, vs)   (the inverse (4.3): x_n = x_{n+1} - v_{n+1}, "
+              "v_n = (v_{n+1} - (1-gamma) f(x_n, theta_n))/gamma; gamma in (0, 1])",
+    outputs=("xs", "vs"),
+    make_cases=_momentum_inverse_cases,
+    reference=_momentum_inverse_ref,
+    tolerance=_momentum_inverse_tol,
+    rule="max|xs - xs_ref|, max|vs - vs_ref| <= 2 (d + 3) eps max(|xs_ref|, |vs_ref|) A / gamma, A as in "
+         "momentum_forward for the inverse-step Jacobians [[I, -I], [-G, I/gamma + G]], G = (1-gamma) F/gamma",
+    why="the same count as momentum_forward for the inverse steps, each divided by gamma; the products of the "
+        "inverse-step Jacobians grow like gamma^(-N) (their determinant is gamma^(-d) per step): the inverse of a "
+        "Momentum ResNet with gamma < 1 is ill-conditioned in floating point, which the tolerance shows (gamma = 0.9, "
+        "N = 100 and gamma = 0.99, N = 1000 allow 3e3 to 5e3 times momentum_forward's tolerance on the same case)",
+))
+
+
+def _momentum_gradient_cases():
+    cases = []
+    for name, params, inputs in _momentum_rows():
+        r = _rng(params.get("seed", 128) + 100)
+        cases.append(Case(name, {**params, "y": "N(0, 1), seed + 100"}, {**inputs, "y": r.standard_normal(
+            inputs["x0"].shape)}))
+    return cases
+
+
+def _momentum_gradient_ref(x0, v0, theta, residual, gamma, y):
+    from theory.momentum import gradient
+
+    loss, dtheta, dx0, dv0 = gradient(x0, v0, theta, residual, gamma, y, method="backprop")
+    return (np.asarray(loss), dtheta, dx0, dv0)
+
+
+def _momentum_gradient_tol(inputs, ref, eps):
+    from theory.momentum import forward
+
+    theta = inputs["theta"]
+    N, d = theta.shape[0], theta.shape[-1]
+    xs, vs = forward(inputs["x0"], inputs["v0"], theta, inputs["residual"], inputs["gamma"])
+    total, largest = _momentum_amplification(xs, theta, inputs["residual"], inputs["gamma"], both=True)
+    r = float(np.max(np.abs(xs[-1] - inputs["y"])))
+    S = max(1.0, float(np.max(np.abs(xs))), float(np.max(np.abs(vs))))
+    base = 4.0 * (d + 3) * eps * total * (1.0 + largest)
+    loss = base * (float(ref[0]) + d * r * S)
+    return (loss,) + tuple(base * (float(np.max(np.abs(g))) + r * S) for g in ref[1:])
+
+
+register(Kernel(
+    name="momentum_gradient",
+    module="theory.momentum",
+    signature="fn(x0, v0, theta, residual, gamma, y) -> (loss, dtheta, dx0, dv0)   (L = 1/2 ||x_N - y||^2 and its "
+              "exact gradients)",
+    outputs=("loss", "dtheta", "dx0", "dv0"),
+    make_cases=_momentum_gradient_cases,
+    reference=_momentum_gradient_ref,
+    tolerance=_momentum_gradient_tol,
+    rule="max|g - g_ref| <= 4 (d + 3) eps A (1 + B) (max|g_ref| + |x_N - y|_inf S), S = max(1, |xs|, |vs|) "
+         "(loss: d |x_N - y|_inf S); A as in momentum_forward, B = max_{n <= n'} ||J_{n'-1} ... J_n||_inf",
+    why=_MOMENTUM_WHY + "; the backward pass carries the residual x_N - y back through the transposed step "
+        "Jacobians: its own roundings add up to A again, and the forward pass's error reaches it amplified by at most "
+        "B; each parameter gradient is an outer product with a state",
+))
+
+
+def _psi_cases():
+    cases = []
+
+    def add(name, theta, eps, **params):
+        cases.append(Case(name, {**params, "eps": eps}, {"theta": np.asarray(theta, dtype=np.float64), "eps": eps}))
+
+    for d, seed in ((1, 131), (2, 132), (4, 133)):
+        theta = _rng(seed).standard_normal((d, d))
+        for eps in (0.0, 0.05, 0.5, 5.0):
+            add(f"d{d}_eps{eps:g}", theta, eps, d=d, seed=seed, law="theta ~ N(0, 1)")
+    r = _rng(134)
+    add("eps0.01_d3", r.standard_normal((3, 3)), 0.01, d=3, seed=134, law="theta ~ N(0, 1); small eps (stiff)")
+    from theory.momentum import lambda_eps
+
+    lam, alpha = lambda_eps(0.5)
+    add("at_theta_star_eps0.5", [[-0.5 * alpha ** 2 - 0.5]], 0.5, d=1,
+        law="theta* = -eps alpha*^2 - 1/(4 eps): the minimum lambda_eps of Psi (Sec. 4.4.3)")
+    add("oscillating_eps1", [[-np.pi ** 2 - 0.25]], 1.0, d=1, law="theta = -pi^2 - 1/4: Psi = -exp(-1/2)")
+    Q, _ = np.linalg.qr(_rng(135).standard_normal((3, 3)))
+    add("nearly_singular_eps0.5", Q @ np.diag([1.0, 1e-8, 0.0]) @ Q.T, 0.5, d=3, seed=135,
+        law="symmetric, eigenvalues 1, 1e-8, 0")
+    add("large_theta_eps0.1", 8.0 * _rng(136).standard_normal((3, 3)), 0.1, d=3, seed=136, law="theta ~ N(0, 64)")
+    add("zero_eps0.3", np.zeros((2, 2)), 0.3, d=2, law="theta = 0: Psi = I (x stays at x0)")
+    return cases
+
+
+def _psi_ref(theta, eps):
+    from theory.momentum import psi
+
+    return (psi(theta, eps),)
+
+
+def _psi_tol(inputs, ref, eps_m):
+    from scipy.linalg import expm
+
+    theta, eps = inputs["theta"], float(inputs["eps"])
+    d = theta.shape[0]
+    if eps == 0.0:
+        A = theta
+    else:
+        A = np.zeros((2 * d, 2 * d))
+        A[:d, d:] = np.eye(d)
+        A[d:, :d] = theta / eps
+        A[d:, d:] = -np.eye(d) / eps
+    # the Frechet derivative of exp at A is E -> int_0^1 e^(sA) E e^((1-s)A) ds: bound its norm by the integral
+    s = np.linspace(0.0, 1.0, 17)
+    norms = np.array([np.linalg.norm(expm(t * A), 2) for t in s])
+    integral = float(np.trapezoid(norms * norms[::-1], s))
+    return (16.0 * (2 * d) * eps_m * float(np.linalg.norm(A, 2)) * integral + 4.0 * eps_m * float(np.max(np.abs(ref[0]))),)
+
+
+register(Kernel(
+    name="momentum_psi",
+    module="theory.momentum",
+    signature="fn(theta, eps) -> Psi   ((d, d): x(1) of eps x'' + x' = theta x, x(0) = x_0, x'(0) = 0, as x(1) = Psi x_0; "
+              "eps = 0: exp(theta))",
+    outputs=("Psi",),
+    make_cases=_psi_cases,
+    reference=_psi_ref,
+    tolerance=_psi_tol,
+    rule="max|Psi - Psi_ref| <= 32 d eps ||A|| int_0^1 ||e^(sA)|| ||e^((1-s)A)|| ds + 4 eps max|Psi_ref| (2-norms, "
+         "trapezoid rule on 17 points), A = [[0, I], [theta/eps, -I/eps]] (A = theta for eps = 0)",
+    why="Psi_eps(theta) is the top-left block of exp(A) for the phase-space matrix A of the second-order ODE (Prop. "
+        "4.3); the derivative of exp at A in the direction E is int_0^1 e^(sA) E e^((1-s)A) ds, so a relative "
+        "perturbation of A of size eps (the rounding of theta/eps, or the backward error of a scaling-and-squaring "
+        "exponential) moves exp(A) by at most eps ||A|| times the integral; the factor 2d covers the 2d-term "
+        "products, the last term the final rounding",
 ))
