@@ -247,7 +247,20 @@ def api_pages(folder: Path) -> None:
     _write(folder / "index.rst", "\n".join(index))
 
 
+def oracle_table() -> str:
+    """The oracle's kernels as ``theory oracle list`` knows them: name, cases, call, tolerance rule."""
+    from theory import oracle
+
+    lines = ["| kernel | cases | how your function is called | tolerance rule |", "|---|---|---|---|"]
+    for name in oracle.kernels():
+        k = oracle.kernel(name)
+        lines.append("| " + " | ".join(_cell(x) for x in (
+            f"`{name}`", len(k.make_cases()), f"`{k.signature}`", k.rule)) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def generate(app) -> None:
+    _write(OUT / "oracle_kernels.md", oracle_table())
     api_pages(OUT / "api")
     # autosummary lists the files to scan before this handler runs; name the generated API pages
     app.config.autosummary_generate = sorted(

@@ -1,9 +1,9 @@
 """Generalization bounds for parameterized ODEs, neural ODEs and 1/L-scaled ResNets (thesis (Marion), chapter 4).
 
-Bound calculators (:mod:`.bounds`) for Props 4.2-4.7, Thm 4.4, Cor. 4.5, Thm 4.8 and Cor. 4.9; the models and
-the empirical quantities they bound (:mod:`.models`: the parameterized ODE (4.5), the ResNet (4.10), the norms,
+Bound calculators (``theory.generalization.bounds``) for Props 4.2-4.7, Thm 4.4, Cor. 4.5, Thm 4.8 and Cor. 4.9; the models and
+the empirical quantities they bound (``theory.generalization.models``: the parameterized ODE (4.5), the ResNet (4.10), the norms,
 K_W, the spectral complexity, smooth and i.i.d. initialisations); the covering of the proof of Prop. 4.3 and the
-isometry of Prop. 4.7 (:mod:`.covering`).
+isometry of Prop. 4.7 (``theory.generalization.covering``).
 """
 
 from .bounds import (corollary_4_5_constant, corollary_4_5_gap, corollary_4_9_complexity_bound,

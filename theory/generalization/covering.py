@@ -3,7 +3,7 @@ and the isometry of the proof of Prop. 4.7.
 
 For m = 1, radius R, Lipschitz constant K and eps > 0: kinks G_x = {k eps / (2K), 0 <= k <= ceil(2K / eps)},
 starting values G_y = {-R + k eps / 2, 1 <= k <= floor(4R / eps)}; the centres are the functions starting at a
-point of G_y, piecewise linear between consecutive kinks with slopes +-K. There are |G_y| 2^|G_x| of them,
+point of G_y, piecewise linear between consecutive kinks with slopes +-K. There are ``|G_y| 2^|G_x|`` of them,
 at most (16 R / eps) 4^(K / eps). For m > 1 the product of eps/m covers of each coordinate is an eps cover in
 the (1, inf)-norm. :func:`cover_member` picks the centre greedily (start within eps/2 of f(0), then at each
 kink the slope whose end is closer to f), which keeps ||f - centre||_inf <= eps.
@@ -27,7 +27,7 @@ def _grid_sizes(R, K, eps):
 
 
 def cover_log_size(m, R, K, eps):
-    """log of the number of centres of the construction: m (log |G_y| + |G_x| log 2) at eps / m."""
+    """log of the number of centres of the construction: ``m (log |G_y| + |G_x| log 2)`` at eps / m."""
     f = "cover_log_size"
     m = check_int(m, "m", func=f, minimum=1)
     R = check_interval(R, "R", 0.0, np.inf, func=f)

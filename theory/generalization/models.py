@@ -90,13 +90,13 @@ def resnet_forward(x, W, activation="tanh"):
 
 
 def norm_1_inf(theta):
-    """||theta||_{1,inf} = max_t sum_i |theta_i(t)| (4.6) over the rows of ``theta`` (shape (T, m))."""
+    """||theta||_{1,inf} = ``max_t sum_i |theta_i(t)|`` (4.6) over the rows of ``theta`` (shape (T, m))."""
     theta = as_float_array(theta, "theta", func="norm_1_inf", ndim=2)
     return float(np.abs(theta).sum(axis=1).max())
 
 
 def norm_11inf(W):
-    """||W||_{1,1,inf} = max_k sum_ij |W_kij| (4.11)."""
+    """||W||_{1,1,inf} = ``max_k sum_ij |W_kij|`` (4.11)."""
     W = as_float_array(W, "W", func="norm_11inf", ndim=3)
     return float(np.abs(W).sum(axis=(1, 2)).max())
 

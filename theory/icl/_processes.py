@@ -74,7 +74,7 @@ def rotation_blocks(lam):
 
 
 def haar_orthogonal(d, size=(), rng=None):
-    """Haar-distributed orthogonal matrices (QR of a Gaussian matrix with the sign fix), shape (*size, d, d)."""
+    """Haar-distributed orthogonal matrices (QR of a Gaussian matrix with the sign fix), shape ``(*size, d, d)``."""
     func = "theory.icl.haar_orthogonal"
     d = check_int(d, "d", func=func, minimum=1)
     rng = as_generator(rng, func=func)

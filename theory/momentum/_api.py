@@ -116,7 +116,7 @@ def forward(x0, v0, theta, residual, gamma, *, depth=None):
     residual : str or theory.resnet.Residual
     gamma : float in [0, 1]
     depth : int, optional
-        Tied weights (as in Fig. 4.1 and Sec. 4.3.2 of the thesis): ``theta`` holds one slice, shape (1, *P),
+        Tied weights (as in Fig. 4.1 and Sec. 4.3.2 of the thesis): ``theta`` holds one slice, shape ``(1, *P)``,
         shared by ``depth`` layers. Default: N = theta.shape[0] layers.
 
     Returns

@@ -1,9 +1,9 @@
 """The two-timescale regime of a shallow network with a piecewise-constant target (thesis (Marion), chapter 6).
 
 Network f(x; a, u) = a_0 + sum_j a_j sigma((x - u_j) / eta) on [0, 1] with the quintic smootherstep sigma,
-loss L(a, u) = 1/2 int (f* - f)^2 with exact gradients (:mod:`.network`), gradient descent at ratio eps
-and the two-timescale limit (:mod:`.dynamics`), the Heaviside limit (6.6)-(6.7) (:mod:`.heaviside`) and the
-explicit constants of Thm 6.2, Props 6.7, 6.9 and Lemmas 6.18-6.19 (:mod:`.constants`).
+loss L(a, u) = 1/2 int (f* - f)^2 with exact gradients (``theory.two_timescale.network``), gradient descent at ratio eps
+and the two-timescale limit (``theory.two_timescale.dynamics``), the Heaviside limit (6.6)-(6.7) (``theory.two_timescale.heaviside``) and the
+explicit constants of Thm 6.2, Props 6.7, 6.9 and Lemmas 6.18-6.19 (``theory.two_timescale.constants``).
 """
 
 from .constants import (lemma_6_18_bound, lemma_6_19_separation, neurons_required, prop_6_7_separation,

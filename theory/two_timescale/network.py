@@ -119,7 +119,7 @@ def reduced_loss(u, eta, v, f, quadrature="exact"):
 
 
 def separation(u, eta):
-    """Delta(u) = min_{j != k} |u_j - u_k| over u_0 = -eta/2, u_1..u_m, u_{m+1} = 1 + eta/2 (Section 6.5.1)."""
+    """Delta(u) = ``min_{j != k} |u_j - u_k|`` over u_0 = -eta/2, u_1..u_m, u_{m+1} = 1 + eta/2 (Section 6.5.1)."""
     _, u = _params(None, u, "separation")
     eta = _eta(eta, "separation")
     w = np.sort(np.concatenate(([-eta / 2], u, [1 + eta / 2])))
@@ -151,7 +151,7 @@ def flanking(u, v):
 
 def is_d_good(u, v, D, eta):
     """Definition 6.6: (a) >= 6 positions in each [v_i, v_{i+1}], (b) Delta(u) >= D,
-    (c) |u^R_i + u^L_i - 2 v_i| >= D at every jump."""
+    (c) ``|u^R_i + u^L_i - 2 v_i| >= D`` at every jump."""
     _, u = _params(None, u, "is_d_good")
     v = as_float_array(v, "v", func="is_d_good", ndim=1)
     D = check_interval(D, "D", 0.0, np.inf, func="is_d_good")

@@ -37,7 +37,7 @@ def validate_target(v, f, *, func=None):
 
 
 def target_constants(v, f):
-    """(n, Delta v, Delta f, M) of Definition 6.1: pieces, smallest piece length, smallest jump, max |f*|."""
+    """(n, Delta v, Delta f, M) of Definition 6.1: pieces, smallest piece length, smallest jump, ``max |f*|``."""
     v, f = validate_target(v, f, func="target_constants")
     edges = np.concatenate(([0.0], v, [1.0]))
     dv = float(np.min(np.diff(edges)))
