@@ -16,7 +16,7 @@ __all__ = ["NonFiniteError", "__version__"]
 _SUBMODULES = frozenset({
     "claims", "cli", "experiments", "fbm", "implicit", "isotonic", "linear", "momentum", "oracle", "pl",
     "plots", "rates", "report", "resnet", "scaling", "sinkhorn", "sweep", "topk",
-})
+}) | {"backends"}
 
 
 def __getattr__(name):
