@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from theory.backends import FLOAT32_ATOL, FLOAT64_ATOL, Backend, resolve, torch_available
+from theory.backends import FLOAT32_ATOL, FLOAT64_ATOL, Backend, float32_tolerance, resolve, torch_available
 from theory.experiments import experiment, experiments
 
 needs_torch = pytest.mark.skipif(not torch_available(),
@@ -271,3 +271,19 @@ def test_torch_absent_is_refused_with_the_extra(monkeypatch):
     monkeypatch.setattr(backends, "torch_available", lambda: False)
     with pytest.raises(ValueError, match=r"`backend`.*theory\[gpu\]"):
         backends.resolve("torch")
+
+
+@needs_torch
+def test_float32_at_depth_1000():
+    """The stated float32 tolerance (float32_tolerance, entry by entry) holds at the papers' depth, on both
+    sides of the boundary and both panels; float64 stays within 1e-10 there."""
+    exp = experiment("scaling.fig7_grid")
+    kw = dict(hurst=(0.1, 0.9), beta=(0.2, 0.7, 1.3), L=1000, d=10, draws=1, n_inputs=2)
+    ref = exp.run("check", **kw)
+    assert ref.hidden.max() > 5 and ref.hidden.min() < -2  # both sides of the boundary, a small ratio
+    got = exp.run("check", **kw, backend="torch", dtype="float32")
+    for q in ("hidden", "gradient"):
+        err = np.abs(getattr(ref, q) - getattr(got, q))
+        assert np.all(err <= float32_tolerance(getattr(ref, q))), (q, err.max())
+        assert err.max() > 1e-9
+    assert _max_diff(ref, exp.run("check", **kw, backend="torch")) <= FLOAT64_ATOL
