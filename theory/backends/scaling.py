@@ -7,8 +7,9 @@ r"""The scale computations of paper key ``scaling`` on either backend (:mod:`the
     inputs of :math:`\log_{10}\|h_L - h_0\|/\|h_0\|` and of :math:`\log_{10}\|p_0 - p_L\|/\|p_L\|`.
     The NumPy backend is :func:`theory.scaling.phase.phase_diagram`. The torch backend runs every
     (H, draw) pair and every beta of a chunk as one batch: per layer two batched matrix products
-    (the weights of a draw are shared by its betas), with the same per-layer renormalisation and
-    log-norm bookkeeping as the NumPy kernels (exact for the positively homogeneous layer), so the
+    (the weights of a draw are shared by its betas), with the renormalisation and log-norm
+    bookkeeping of the NumPy kernels (exact for the positively homogeneous layer; every
+    :data:`RENORM_EVERY` layers instead of every layer, log norms summed in float64), so the
     explosion side cannot overflow, in float32 either. The gradient pass keeps the signs of
     :math:`W_{k+1} h_k` (one byte per entry) and runs the co-state recursion backwards.
 
@@ -32,6 +33,11 @@ from theory.backends import Backend
 __all__ = ["phase_grid", "explicit_res3_ratios", "fgn_torch"]
 
 _LN10 = math.log(10.0)
+#: the torch backend renormalises the states every this many layers (the NumPy kernels: every layer).
+#: Exact in exact arithmetic (the layer is positively homogeneous); a state grows by at most a factor
+#: 1 + alpha ||V_k|| ||W_k|| per layer, so 8 layers stay far inside float32's range, and the kernels
+#: of the other layers are the two matrix products only (what a plain loop costs)
+RENORM_EVERY = 8
 #: host memory a torch chunk may use on a CPU device (device memory: half of what CUDA reports free)
 _CPU_BUDGET = 2**31
 
@@ -128,7 +134,8 @@ def _torch_cells(b, V, W, h0, pL, alphas, gradients):
         if gradients:
             torch.gt(z, 0, out=masks[k])
         h = torch.baddbmm(h, torch.relu(z) * al, V[:, k].transpose(1, 2))
-        h = _renorm(torch, h, logs)
+        if k % RENORM_EVERY == RENORM_EVERY - 1 or k == L - 1:
+            h = _renorm(torch, h, logs)
     _finite(torch, logs, "a hidden state")
     hidden = (_log_dist(torch, logs, h, u0).reshape(G, nb, B).to(torch.float64).mean(-1) / _LN10).cpu().numpy()
     if not gradients:
@@ -139,7 +146,8 @@ def _torch_cells(b, V, W, h0, pL, alphas, gradients):
     for k in range(L - 1, -1, -1):
         u = torch.bmm(p, V[:, k]) * masks[k] * al
         p = torch.baddbmm(p, u, W[:, k])
-        p = _renorm(torch, p, logp)
+        if k % RENORM_EVERY == 0:
+            p = _renorm(torch, p, logp)
     _finite(torch, logp, "a co-state p_k")
     grad = (_log_dist(torch, logp, p, r).reshape(G, nb, B).to(torch.float64).mean(-1) / _LN10).cpu().numpy()
     return hidden, grad
