@@ -287,3 +287,18 @@ def test_float32_at_depth_1000():
         assert np.all(err <= float32_tolerance(getattr(ref, q))), (q, err.max())
         assert err.max() > 1e-9
     assert _max_diff(ref, exp.run("check", **kw, backend="torch")) <= FLOAT64_ATOL
+
+
+def test_paper_grid_plan_fits_a_gpu_or_is_refused():
+    """The paper's Figure 7 grid (51 x 70, 5 draws, 64 inputs, L = 1000, d = 40, both panels) is split to
+    fit the memory given (no allocation here); a budget below one (draw, beta) is refused with the size."""
+    from theory.backends.scaling import phase_grid_plan
+
+    c = experiment("scaling.fig7_grid").presets["paper"]
+    kw = dict(L=c.L, d=c.d, n_seeds=c.draws, n_inputs=c.n_inputs, gradients=True, dtype="float64")
+    g, b, nbytes = phase_grid_plan(len(c.hurst), len(c.beta), memory=39e9, **kw)  # half an H100's memory
+    assert nbytes <= 39e9 and math.ceil(len(c.hurst) * c.draws / g) * math.ceil(len(c.beta) / b) <= 2
+    g, b, nbytes = phase_grid_plan(len(c.hurst), len(c.beta), memory=4e9, **kw)
+    assert nbytes <= 4e9 and g >= 1 and b >= 1
+    with pytest.raises(ValueError, match=r"`L` = 1000 .* needs 27\.1 MiB on the device"):
+        phase_grid_plan(len(c.hurst), len(c.beta), memory=1e6, **kw)

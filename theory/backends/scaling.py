@@ -30,7 +30,7 @@ import numpy as np
 from theory._validation import format_bytes
 from theory.backends import Backend
 
-__all__ = ["phase_grid", "explicit_res3_ratios", "fgn_torch"]
+__all__ = ["phase_grid", "phase_grid_plan", "explicit_res3_ratios", "fgn_torch"]
 
 _LN10 = math.log(10.0)
 #: the torch backend renormalises the states every this many layers (the NumPy kernels: every layer).
@@ -54,11 +54,13 @@ def _budget(b: Backend, memory):
 
 
 def _chunks(n_groups, nb, per_group_fixed, per_cell, budget, what):
-    """(groups per chunk, betas per chunk) fitting ``budget`` bytes, or a ValueError with the size."""
+    """(groups per chunk, betas per chunk) fitting ``budget`` bytes, or a ValueError with the size
+    (``what`` names the argument, e.g. "`L` = 1000")."""
     need_one = per_group_fixed + per_cell
     if need_one > budget:
-        raise ValueError(f"`{what}`: one weight draw at one beta needs {format_bytes(need_one)} on the device, "
-                         f"above the {format_bytes(budget)} available; reduce L or d")
+        raise ValueError(f"{what} of theory.backends.scaling.phase_grid: one weight draw at one beta needs "
+                         f"{format_bytes(need_one)} on the device, above the {format_bytes(budget)} available; "
+                         "reduce L, d or n_inputs")
     nbc = int(max(1, min(nb, (budget - per_group_fixed) // per_cell)))
     per_group = per_group_fixed + nbc * per_cell
     return int(max(1, min(n_groups, budget // per_group))), nbc
@@ -153,6 +155,18 @@ def _torch_cells(b, V, W, h0, pL, alphas, gradients):
     return hidden, grad
 
 
+def phase_grid_plan(n_hurst, n_beta, *, L, d, n_seeds, n_inputs, gradients, dtype, memory):
+    """How :func:`phase_grid` splits a grid on the torch backend: (draws per chunk, betas per chunk,
+    bytes per chunk), counting the two weight tensors, the states and, with gradients, one byte per
+    (layer, input, beta, coordinate) for the signs. ValueError (naming the size needed) when one
+    (H, draw) pair at one beta does not fit ``memory`` bytes."""
+    item = 8 if dtype == "float64" else 4
+    per_group = 2 * L * d * d * item + 2 * n_inputs * d * item
+    per_cell = n_inputs * d * (6 * item + 16 + (L if gradients else 0))
+    g, b = _chunks(n_hurst * n_seeds, n_beta, per_group, per_cell, memory, f"`L` = {L} (d = {d})")
+    return g, b, g * (per_group + b * per_cell)
+
+
 def phase_grid(hurst, beta, *, L, d, n_seeds, n_inputs=1, rng, backend: Backend, gradients=True,
                draws_on="host", seed=0, weights_fn=None, memory=None):
     r"""Log10 ratios of res-3 over a (Hurst index, beta) grid, arrays of shape (nH, nB, n_seeds).
@@ -185,11 +199,9 @@ def phase_grid(hurst, beta, *, L, d, n_seeds, n_inputs=1, rng, backend: Backend,
         raise ValueError(f"`beta` must be positive and strictly increasing; got {bs.tolist()[:8]}")
     alphas = [float(L) ** (-float(x)) for x in bs]
     dev, dt = backend.torch_device, backend.torch_dtype
-    item = 8 if backend.dtype == "float64" else 4
-    per_group = 2 * L * d * d * item + 2 * n_inputs * d * item
-    per_cell = n_inputs * d * (6 * item + (L if gradients else 0))
     n_groups = len(hs) * n_seeds
-    gchunk, bchunk = _chunks(n_groups, bs.size, per_group, per_cell, _budget(backend, memory), "L")
+    gchunk, bchunk, _ = phase_grid_plan(len(hs), bs.size, L=L, d=d, n_seeds=n_seeds, n_inputs=n_inputs,
+                                        gradients=gradients, dtype=backend.dtype, memory=_budget(backend, memory))
     hidden = np.empty((len(hs), bs.size, n_seeds))
     grad = np.empty_like(hidden) if gradients else None
     gen = torch.Generator(device=dev).manual_seed(int(seed)) if draws_on == "device" else None
