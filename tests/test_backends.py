@@ -302,3 +302,10 @@ def test_paper_grid_plan_fits_a_gpu_or_is_refused():
     assert nbytes <= 4e9 and g >= 1 and b >= 1
     with pytest.raises(ValueError, match=r"`L` = 1000 .* needs 27\.1 MiB on the device"):
         phase_grid_plan(len(c.hurst), len(c.beta), memory=1e6, **kw)
+
+
+@needs_torch
+def test_explicit_chunk_too_large_is_refused():
+    with pytest.raises(ValueError, match=r"`chunk` = 1000000 .* needs .* per chunk.*at most \d+ networks"):
+        experiment("scaling.fig2_explicit").run("check", runs=1_000_000, chunk=1_000_000, d=100, L=1000,
+                                                backend="torch")

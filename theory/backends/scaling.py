@@ -265,6 +265,14 @@ def explicit_res3_ratios(runs, d, L, beta, seed, *, backend: Backend, draws_on="
     """
     alpha = float(L) ** (-float(beta))
     s = 1.0 / math.sqrt(d)
+    R = min(chunk, runs)
+    item = 8 if backend.dtype == "float64" else 4
+    need = R * (4 * d * d * 8 + 8 * d * item + (L * d if gradients else 0))  # normals, weights, states, signs
+    budget = _budget(backend, None) if backend.is_torch else float(2**34)
+    if need > budget:
+        raise ValueError(f"`chunk` = {chunk} of theory.backends.scaling.explicit_res3_ratios needs "
+                         f"{format_bytes(need)} per chunk (d = {d}, L = {L}), above the {format_bytes(budget)} "
+                         f"available; use a chunk of at most {max(1, int(budget // (need / R)))} networks")
     hs, ps = [], []
     for c, start in enumerate(range(0, runs, chunk)):
         R = min(chunk, runs - start)
