@@ -12,7 +12,7 @@ venv: $(STAMP)
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,sweep,oracle]'
+	$(PY) -m pip install --quiet -e '.[test,sweep,oracle,gpu]'
 	@# torchsort (an oracle comparison, optional) compiles its C++ extension against the installed torch;
 	@# with nvcc on PATH it asks for a CUDA build, so it is built with /usr/local/bin left out of PATH.
 	-env PATH="$(CURDIR)/$(VENV)/bin:/usr/bin:/bin" $(PY) -m pip install --quiet --no-build-isolation torchsort==0.1.10

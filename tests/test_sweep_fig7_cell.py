@@ -24,7 +24,7 @@ def test_cell_is_the_phase_diagram_at_one_point_and_rms_over_draws():
 
 def test_explosion_and_identity_sides():
     exp = experiment("scaling.fig7_cell")
-    assert exp.fields == ("beta", "hurst", "depth", "width", "draws", "seed")
+    assert exp.fields == ("beta", "hurst", "depth", "width", "draws", "seed", "backend", "device", "dtype")
     low = exp.summary(exp.run("check", beta=0.2, hurst=0.5, depth=100, width=8))
     high = exp.summary(exp.run("check", beta=1.2, hurst=0.5, depth=100, width=8))
     assert low["hidden"] > 0 > high["hidden"] and low["gradient"] > 0 > high["gradient"]

@@ -14,9 +14,9 @@ __all__ = ["NonFiniteError", "__version__"]
 # Subpackages load on first access (``import theory; theory.isotonic``), as SciPy's do, so that
 # ``import theory`` and the ``theory`` command stay fast and Numba loads only when a kernel is used.
 _SUBMODULES = frozenset({
-    "claims", "cli", "experiments", "fbm", "generalization", "icl", "implicit", "isotonic", "linear",
-    "momentum", "oracle", "pl", "plots", "rates", "report", "resnet", "scaling", "signature", "sinkhorn",
-    "sweep", "topk", "two_timescale",
+    "backends", "claims", "cli", "experiments", "fbm", "generalization", "icl", "implicit", "isotonic",
+    "linear", "momentum", "oracle", "pl", "plots", "rates", "report", "resnet", "scaling", "signature",
+    "sinkhorn", "sweep", "topk", "two_timescale",
 })
 
 

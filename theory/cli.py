@@ -5,6 +5,8 @@ Usage::
     theory check [--paper KEY] [--claim ID] [--slow] [--list] [pytest arguments]
     theory report [--dir DIR] [--format table|markdown|json] [--quiet]
     theory plots [NAME ...]
+    theory run EXPERIMENT [--preset P] [--set NAME=VALUE ...] [--backend numpy|torch] [--device cpu|cuda]
+               [--dtype float64|float32] [--draws-on host|device] [--json OUT]
     theory sweep EXPERIMENT --grid GRID [--preset P] [--scheduler S] [--workers N] [--out DIR] [--plot [FIELD]]
     theory oracle list | export DIR [--kernel K ...] | verify KERNEL module:function [--vectors DIR]
                   [--adapter FILE] [--dtype float64|float32] [--json OUT]
@@ -291,9 +293,119 @@ def _parser() -> argparse.ArgumentParser:
     plots.add_argument("names", nargs="*", metavar="NAME", help="run only these scripts (default: all)")
     plots.add_argument("--list", action="store_true", help="list the scripts with their run time and exit")
     plots.add_argument("--gallery", action="store_true", help="also copy the gallery figures to figures/gallery/")
+    _run_parser(sub)
     _sweep_parser(sub)
     _oracle_parser(sub)
     return parser
+
+
+def _run_parser(sub) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run one experiment once (a preset, some fields changed), e.g. at the paper's size on a GPU",
+        description="Run a registered experiment once and print its summary, its verdict (if it has one) and\n"
+        "the time it took. The scale experiments (those with a `backend` field) run on PyTorch with\n"
+        "--backend torch, on a CUDA device with --device cuda. Exit codes: 0 done (verdict passed or none),\n"
+        "1 the verdict failed, 2 bad input (an unknown experiment, preset, field or value; a backend the\n"
+        "experiment does not support; a CUDA device where none exists).",
+        epilog="example:\n  theory run scaling.fig7_grid --preset paper --backend torch --device cuda --draws-on device",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("experiment", nargs="?", metavar="EXPERIMENT", help="a registered experiment (--list prints them)")
+    run.add_argument("--preset", default="check", help="the preset to start from (default: check)")
+    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="change one field (repeatable); a tuple field takes v1|v2|... or start:stop:count")
+    run.add_argument("--backend", default=None, help="numpy or torch (experiments with a backend field)")
+    run.add_argument("--device", default=None, help="cpu, cuda or cuda:N (torch backend)")
+    run.add_argument("--dtype", default=None, help="float64 (default) or float32 (torch backend)")
+    run.add_argument("--draws-on", default=None, dest="draws_on",
+                     help="host (NumPy draws, identical on every backend) or device (torch only)")
+    run.add_argument("--json", default=None, metavar="OUT", help="also write the summary and timing as JSON")
+    run.add_argument("--list", action="store_true", help="list the experiments that take --backend and exit")
+
+
+def _run_value(exp, preset, name, text):
+    """The value of field ``name`` typed as ``text``, of the kind of the preset's value."""
+    from theory.sweep import _parse_value, _range_values, _scalar_kind
+
+    current = getattr(exp.presets[preset], name)
+    kind = _scalar_kind(exp, name)
+    if kind is not None:
+        return _parse_value(text, name, kind)
+    if isinstance(current, tuple):
+        inner = "int" if current and all(isinstance(v, int) for v in current) else "float"
+        if text.count(":") == 2:
+            return tuple(_range_values(text, name, inner))
+        return tuple(_parse_value(v, name, inner) for v in text.split("|") if v.strip())
+    raise ValueError(f"field {name!r} of {exp.name} cannot be set from the command line")
+
+
+def _run(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from theory.experiments import experiment, experiments
+    from theory.sweep import SweepInputError
+
+    if args.list:
+        for name in experiments():
+            if "backend" in experiment(name).fields:
+                _say(f"{name:<28} {', '.join(sorted(experiment(name).presets))}")
+        return 0
+    if not args.experiment:
+        _say("theory run: name an EXPERIMENT (`theory sweep --list` prints them all)", sys.stderr)
+        return 2
+    try:
+        exp = experiment(args.experiment)
+        if args.preset not in exp.presets:
+            raise ValueError(f"--preset must be one of {sorted(exp.presets)}; got {args.preset!r}")
+        overrides = {}
+        for item in args.set:
+            name, sep, text = item.partition("=")
+            if not sep or name.strip() not in exp.fields:
+                raise ValueError(f"--set {item!r}: expected NAME=VALUE with NAME one of {', '.join(exp.fields)}")
+            overrides[name.strip()] = _run_value(exp, args.preset, name.strip(), text)
+        for flag, name in (("--backend", "backend"), ("--device", "device"), ("--dtype", "dtype"),
+                           ("--draws-on", "draws_on")):
+            value = getattr(args, name)
+            if value is None:
+                continue
+            if name not in exp.fields:
+                raise ValueError(f"{flag}: experiment {exp.name} has no `{name}` field (the experiments that take "
+                                 f"one: `theory run --list`)")
+            overrides[name] = value
+        if "device" in overrides and "backend" not in overrides and overrides["device"] != "cpu":
+            overrides["backend"] = "torch"  # --device cuda alone means the torch backend
+        config = exp.config_for(args.preset, **overrides)
+    except (ValueError, TypeError, SweepInputError) as exc:
+        _say(f"theory run: {exc}", sys.stderr)
+        return 2
+    from theory.backends import resolve
+
+    backend = resolve(config.backend, config.device, config.dtype) if "backend" in exp.fields else None
+    start = time.perf_counter()
+    result = exp.measure(config)
+    if backend is not None:
+        backend.synchronize()
+    elapsed = time.perf_counter() - start
+    where = f"{backend.name} {backend.device} {backend.dtype}" if backend is not None else "numpy"
+    shown = [f"{k}={v}" if not isinstance(v, tuple) else f"{k}=({len(v)} values)" for k, v in overrides.items()]
+    _say(f"{exp.name} (preset {', '.join([args.preset] + shown)}) on {where}: {elapsed:.3f} s")
+    summary = exp.summary(result) if exp.summary is not None else {}
+    for key, value in summary.items():
+        _say(f"  {key} = {value:.6g}" if isinstance(value, float) else f"  {key} = {value}")
+    code = 0
+    if exp.verdict is not None:
+        out = exp.verdict(result)
+        verdict = out[0] if isinstance(out, tuple) else out
+        if hasattr(verdict, "status"):
+            _say(f"verdict: {verdict.status}: {verdict.message}")
+            code = 0 if verdict.passed else 1
+    if args.json:
+        Path(args.json).write_text(json.dumps({"experiment": exp.name, "preset": args.preset, "backend": where,
+                                               "seconds": elapsed, "summary": summary}, indent=1) + "\n",
+                                   encoding="utf-8")
+    return code
 
 
 def _oracle_parser(sub) -> None:
@@ -439,6 +551,8 @@ def main(argv: list[str] | None = None) -> int:
         return _plots(args)
     if args.command == "sweep":
         return _sweep(args)
+    if args.command == "run":
+        return _run(args)
     if args.command == "oracle":
         return _oracle(args)
     parser.print_help()

@@ -71,11 +71,13 @@ from scipy import stats
 
 from theory.claims import Verdict, qualitative_verdict, rate_verdict
 from theory.experiments import _scaling_claims, _scaling_fbm, _scaling_iid, _scaling_limits  # noqa: F401 (their experiments)
+from theory.experiments import _scaling_scale  # noqa: F401 (the scale experiments of the backends)
 from theory.experiments._registry import register
 from theory.fbm import autocovariance
 from theory.rates import RateFit
 from theory.scaling import log_norm_ratio, weights
-from theory.scaling.phase import phase_diagram
+from theory.backends import resolve, validate_fields
+from theory.backends.scaling import phase_grid
 
 __all__ = [
     "Fig7Config",
@@ -197,6 +199,10 @@ class Fig7Config:
     hurst_shift : float
         Weights are drawn with Hurst index H + hurst_shift while the prediction uses H (0 for the
         claim; the negative controls mis-specify the kernel with it).
+    backend, device, dtype : str
+        Array backend of the forward and backward passes (:mod:`theory.backends`): ``"numpy"``
+        (default, the package's kernels) or ``"torch"`` on ``"cpu"`` or ``"cuda"``, ``"float64"``
+        (default) or ``"float32"``. The draws are the same NumPy draws on every backend.
     """
 
     hurst: tuple = (0.2, 0.5, 0.7, 0.9)
@@ -208,9 +214,13 @@ class Fig7Config:
     ci_level: float = 0.99
     seed: int = 7
     hurst_shift: float = 0.0
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         where = "theory.experiments.scaling.Fig7Config"
+        validate_fields(self, where)
         hs = tuple(float(h) for h in self.hurst)
         if not hs or any(not (0.0 < h < 1.0) for h in hs):
             raise ValueError(f"`hurst` of {where} must be a non-empty tuple of values in (0, 1); got {self.hurst!r}")
@@ -294,10 +304,12 @@ def fig7(config: Fig7Config) -> Fig7Result:
     def draw_fn(L, d, H, g):
         return weights(L, d, "fbm", H + shift, rng=g)
 
+    backend = resolve(c.backend, c.device, c.dtype)
     for i, H in enumerate(c.hurst):
-        pd = phase_diagram([H], betas[i], L=c.L, d=c.d, n_seeds=c.draws, rng=rng, weights_fn=draw_fn)
+        pd_hidden, pd_gradient = phase_grid([H], betas[i], L=c.L, d=c.d, n_seeds=c.draws, rng=rng,
+                                            weights_fn=draw_fn, backend=backend)
         for q in QUANTITIES:
-            vals = (pd.hidden if q == "hidden" else pd.gradient)[0]  # (nB, draws) log10 ratios
+            vals = (pd_hidden if q == "hidden" else pd_gradient)[0]  # (nB, draws) log10 ratios
             curves[q][i] = _rms_log10(vals)
             loo = np.stack([_rms_log10(vals[:, keep[k]]) for k in range(n)])  # (draws, nB)
             for lev in levels:
@@ -900,6 +912,9 @@ class Fig7CellConfig:
         Seed of the numpy Generator of every draw, >= 0. The draws depend on (seed, hurst, depth,
         width) and not on beta, so the cells of one Hurst index share their weights, as the columns
         of :func:`theory.scaling.phase.phase_diagram` do.
+    backend, device, dtype : str
+        Array backend (:mod:`theory.backends`): ``"numpy"`` (default) or ``"torch"`` on ``"cpu"``
+        or ``"cuda"``, ``"float64"`` (default) or ``"float32"``; the draws are the same NumPy draws.
     """
 
     beta: float = 0.5
@@ -908,9 +923,13 @@ class Fig7CellConfig:
     width: int = 20
     draws: int = 4
     seed: int = 7
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         where = "theory.experiments.scaling.Fig7CellConfig"
+        validate_fields(self, where)
         for name in ("beta", "hurst"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
@@ -960,9 +979,10 @@ def fig7_cell(config: Fig7CellConfig) -> Fig7CellResult:
         raise TypeError(f"`config` of theory.experiments.scaling.fig7_cell must be a Fig7CellConfig; "
                         f"got {type(config).__name__}")
     c = config
-    pd = phase_diagram([c.hurst], [c.beta], L=c.depth, d=c.width, n_seeds=c.draws, rng=np.random.default_rng(c.seed))
-    hidden = np.array(pd.hidden[0, 0])
-    gradient = np.array(pd.gradient[0, 0])
+    pd_hidden, pd_gradient = phase_grid([c.hurst], [c.beta], L=c.depth, d=c.width, n_seeds=c.draws,
+                                        rng=np.random.default_rng(c.seed), backend=resolve(c.backend, c.device, c.dtype))
+    hidden = np.array(pd_hidden[0, 0])
+    gradient = np.array(pd_gradient[0, 0])
     return Fig7CellResult(c, hidden, gradient, float(_rms_log10(hidden)), float(_rms_log10(gradient)))
 
 
