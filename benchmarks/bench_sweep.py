@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from _harness import format_table, load_average, machine_info, publish, tee_stdout  # noqa: E402
+from _harness import format_table, load_average, machine_info  # noqa: E402
 
 GRID = "beta=0.2:1.3:12,hurst=0.05:0.97:10"
 
@@ -166,13 +166,6 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args(argv)
     info = machine_info()
-    with tee_stdout() as printed:
-        _run(args, info)
-    if not args.quick:  # the documentation's benchmark page reads benchmarks/results/
-        print(f"Published: {publish('sweep', 'Parameter sweeps', 'python benchmarks/bench_sweep.py', ''.join(printed), info=info)}")
-
-
-def _run(args, info):
     print(f"{info['cpu']}, {info['cores']} cores, load average {info['load_average']}")
     over = bench_overhead(rounds=2 if args.quick else 4)
     print(format_table(["scheduler", "tasks", "wall", "overhead / task"],
