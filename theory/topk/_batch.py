@@ -1,0 +1,248 @@
+r"""Numba kernels of the quadratic (p = 2) soft sort and soft rank on batches of rows (paper key
+``topk``, thesis Chapter 7, §7.3 and Proposition 7.5 with :math:`R=\frac\lambda2\|\cdot\|^2`).
+
+Private: float64/intp C-contiguous 2-D arrays, one independent problem per row, no validation. The
+public, validated interface is :mod:`theory.topk._soft`, which also keeps the reference
+implementation (one row, NumPy) that these kernels reproduce bit for bit: the same operations in the
+same order, the isotonic fit by the same pool-adjacent-violators kernel
+(:func:`theory.isotonic._kernels._pav_unit`), and the block sums in the order of NumPy's
+``np.add.reduceat`` (first element, then the pairwise sum of the rest: :func:`_npsum`).
+
+Ties of the sort. The rank needs the sorting permutation. The reference uses NumPy's stable argsort
+(ties ordered by index); the callers pass NumPy's default (faster, unstable) argsort instead and
+:func:`_stable_ties` re-sorts the indices inside every run of equal keys, which gives the stable
+permutation exactly (a permutation sorts the keys and orders equal keys by index iff it is the stable
+one). The outputs are therefore those of the reference for every order of ties.
+
+Row status (``status[r]``): 0 OK; 1 a pooled sum overflowed or x / reg is not finite. A row with a
+status other than 0 is recomputed by the caller on the reference path, which rescales or raises the
+documented error.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ..isotonic._kernels import _pav_unit
+
+_JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
+
+OK, FALLBACK = 0, 1
+
+
+@njit(**_JIT)
+def _pairwise(a, lo, n):
+    """NumPy's pairwise summation of a[lo:lo + n] (blocks of 128, eight accumulators, halves rounded
+    down to a multiple of 8), the inner loop of ``np.add.reduce`` for float64."""
+    if n < 8:
+        res = -0.0  # NumPy starts from -0.0: a sum of negative zeros stays -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0 = a[lo]
+        r1 = a[lo + 1]
+        r2 = a[lo + 2]
+        r3 = a[lo + 3]
+        r4 = a[lo + 4]
+        r5 = a[lo + 5]
+        r6 = a[lo + 6]
+        r7 = a[lo + 7]
+        m = n - (n % 8)
+        i = 8
+        while i < m:
+            r0 += a[lo + i]
+            r1 += a[lo + i + 1]
+            r2 += a[lo + i + 2]
+            r3 += a[lo + i + 3]
+            r4 += a[lo + i + 4]
+            r5 += a[lo + i + 5]
+            r6 += a[lo + i + 6]
+            r7 += a[lo + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[lo + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+
+
+@njit(**_JIT)
+def _npsum(a, lo, hi):
+    """sum(a[lo:hi]) (hi > lo) exactly as ``np.add.reduceat`` computes it for that segment."""
+    res = a[lo]
+    if hi - lo > 1:
+        res += _pairwise(a, lo + 1, hi - lo - 1)
+    return res
+
+
+@njit(**_JIT)
+def _stable_ties(key, order):
+    """Turn ``order`` (a permutation sorting ``key`` increasingly) into the stable one: the indices of
+    each run of equal keys are sorted."""
+    n = order.shape[0]
+    i = 0
+    while i < n - 1:
+        if key[order[i]] == key[order[i + 1]]:
+            j = i + 1
+            while j < n - 1 and key[order[j]] == key[order[j + 1]]:
+                j += 1
+            order[i:j + 1] = np.sort(order[i:j + 1])
+            i = j + 1
+        else:
+            i += 1
+
+
+@njit(**_JIT)
+def _pav_decreasing(t, v, wb, r, rr):
+    """Decreasing fit of t by the increasing kernel on the reversed targets (the reference's
+    convention); v: the fit, rr[:nb + 1]: the block starts in decreasing coordinates, then n."""
+    n = t.shape[0]
+    yr = np.empty(n)
+    for j in range(n):
+        yr[j] = t[n - 1 - j]
+    xr = np.empty(n)
+    nb, status = _pav_unit(yr, xr, wb, r)
+    for j in range(n):
+        v[j] = xr[n - 1 - j]
+    for k in range(nb + 1):
+        rr[k] = n - r[nb - k]
+    return nb, status
+
+
+@njit(**_JIT)
+def _sort_row(sc, lam, y, rr):
+    """One row of the descending quadratic soft sort on the scaled values sorted increasingly
+    (``sc``); writes y (descending coordinates) and the blocks rr; returns (nb, status)."""
+    n = sc.shape[0]
+    s = np.empty(n)
+    t = np.empty(n)
+    for i in range(n):
+        s[i] = sc[n - 1 - i]
+        t[i] = float(n - i) / lam - s[i]
+    v = np.empty(n)
+    nb, status = _pav_decreasing(t, v, np.empty(n), np.empty(n + 1, dtype=np.intp), rr)
+    if status != 0:
+        return nb, FALLBACK
+    for k in range(nb):
+        a = rr[k]
+        b = rr[k + 1]
+        mean = _npsum(s, a, b) / float(b - a)
+        for i in range(a, b):
+            y[i] = mean + (0.5 * float(a + b - 1) - float(i)) / lam
+    return nb, OK
+
+
+def _sort_rows_impl(SC, lam, Y, R, NB, status):
+    for row in prange(SC.shape[0]):
+        nb, st = _sort_row(SC[row], lam[row], Y[row], R[row])
+        NB[row] = nb
+        status[row] = st
+
+
+@njit(**_JIT)
+def _rank_row(x, order, reg, y, rr):
+    """One row of the descending quadratic soft rank; ``order`` sorts x increasingly (made stable
+    here, in place); writes y (input coordinates) and the blocks rr (sorted coordinates)."""
+    n = x.shape[0]
+    _stable_ties(x, order)
+    s = np.empty(n)
+    rho = np.empty(n)
+    t = np.empty(n)
+    for i in range(n):
+        z = -x[order[i]] / reg
+        if not (z - z == 0.0):
+            return 0, FALLBACK
+        s[i] = z
+        rho[i] = float(n - i)
+        t[i] = z - rho[i]
+    v = np.empty(n)
+    nb, status = _pav_decreasing(t, v, np.empty(n), np.empty(n + 1, dtype=np.intp), rr)
+    if status != 0:
+        return nb, FALLBACK
+    d = np.empty(n)
+    for k in range(nb):
+        a = rr[k]
+        b = rr[k + 1]
+        if b - a == 1:
+            y[order[a]] = rho[a]
+            continue
+        first = s[a]
+        for i in range(a, b):
+            d[i] = s[i] - first
+        mr = _npsum(rho, a, b) / float(b - a)
+        md = _npsum(d, a, b) / float(b - a)
+        for i in range(a, b):
+            y[order[i]] = mr + (d[i] - md)
+    return nb, OK
+
+
+def _rank_rows_impl(X, O, reg, Y, R, NB, status):
+    for row in prange(X.shape[0]):
+        nb, st = _rank_row(X[row], O[row], reg, Y[row], R[row])
+        NB[row] = nb
+        status[row] = st
+
+
+@njit(**_JIT)
+def _stable_rows_impl(K, O):
+    for row in range(K.shape[0]):
+        _stable_ties(K[row], O[row])
+
+
+def _avg_rows_impl(U, O, R, NB, G, mode):
+    """Products with the p = 2 Jacobians in sorted coordinates (block averages). Per row, with
+    ``o = O[row]`` and the blocks of R[row]:
+
+    mode 0 (sort JVP): G[i] = mean_B(U[o])_i (singletons: U[o[i]]);
+    mode 1 (sort VJP): G[o[i]] = mean_B(U)_i (singletons: U[i]);
+    mode 2 (rank, symmetric): G[o[i]] = ds_i - mean_B(ds), ds = U[o] (singletons 0; the caller
+    passes U = -dx / reg).
+    """
+    for row in prange(U.shape[0]):
+        u = U[row]
+        o = O[row]
+        r = R[row]
+        g = G[row]
+        n = u.shape[0]
+        ds = np.empty(n)
+        if mode == 1:
+            for i in range(n):
+                ds[i] = u[i]
+        else:
+            for i in range(n):
+                ds[i] = u[o[i]]
+        for k in range(NB[row]):
+            a = r[k]
+            b = r[k + 1]
+            if b - a == 1:
+                val = 0.0 if mode == 2 else ds[a]
+                if mode == 0:
+                    g[a] = val
+                else:
+                    g[o[a]] = val
+                continue
+            m = _npsum(ds, a, b) / float(b - a)
+            for i in range(a, b):
+                if mode == 0:
+                    g[i] = m
+                elif mode == 1:
+                    g[o[i]] = m
+                else:
+                    g[o[i]] = ds[i] - m
+
+
+_sort_rows = njit(**_JIT)(_sort_rows_impl)
+_sort_rows_par = njit(parallel=True, **_JIT)(_sort_rows_impl)
+_rank_rows = njit(**_JIT)(_rank_rows_impl)
+_rank_rows_par = njit(parallel=True, **_JIT)(_rank_rows_impl)
+_avg_rows = njit(**_JIT)(_avg_rows_impl)
+_avg_rows_par = njit(parallel=True, **_JIT)(_avg_rows_impl)
+_stable_rows = _stable_rows_impl
+
+#: rows x n above which the row loop runs on every core (below, thread start-up costs more than it saves)
+PARALLEL_MIN_WORK = 50_000
+#: a single row is never split across threads; batches need at least this many rows to go parallel
+PARALLEL_MIN_ROWS = 2
