@@ -56,8 +56,8 @@ def _as_batch(x, name, func):
     """``x`` as a float64 C-contiguous array of any leading shape, each row (last axis) one problem.
     1-D input keeps the 1-D messages; otherwise the errors name the offending row."""
     arr = as_float_array(x, name, func=func, finite=False)
-    if arr.ndim <= 1:
-        return as_float_array(arr, name, func=func, ndim=1, min_size=1)
+    if arr.ndim <= 1 or np.ndim(x) == 0:
+        return as_float_array(x, name, func=func, ndim=1, min_size=1)
     if arr.shape[-1] == 0:
         raise ValueError(f"`{name}` of {func} must have a non-empty last axis (each row along it is one problem); "
                          f"got shape {arr.shape}.")
