@@ -179,7 +179,8 @@ def test_topk_mask(x, k, reg, p):
     xs = _vec(x)
     assert y.shape == xs.shape
     assert np.all((y >= 0.0) & (y <= 1.0))
-    assert abs(y.sum() - k) <= 8 * xs.size * EPS * k
+    rows = y.reshape(-1, xs.shape[-1])  # a batch (2-D x): each row is one mask
+    assert np.all(np.abs(rows.sum(axis=1) - k) <= 8 * xs.shape[-1] * EPS * k)
 
 
 def _check_magnitude(x, y, k, rescale):

@@ -230,3 +230,43 @@ def test_bad_vectors_of_the_jacobian():
         jac.vjp(np.full((3, 4), "a"))
     with pytest.raises(ValueError, match="`tangent`"):
         soft_rank_jvp(X, np.zeros(4))
+
+
+# ------------------------------------------------------------------------ top-k operators on batches
+
+@pytest.mark.parametrize("p", [2.0, 4.0 / 3.0, 1.5])
+def test_topk_rows_equal_1d(p):
+    from theory.topk import jacobian, jvp, topk_magnitude, topk_mask, vjp
+
+    X = _batch_x(11, (2, 3, 9))
+    T = np.random.default_rng(12).standard_normal(X.shape)
+    k, reg = 3, 0.4
+    out = {"mask": topk_mask(X, k, reg, p), "mag": topk_magnitude(X, k, reg, p),
+           "jvp": jvp(X, k, T, reg, p), "vjp": vjp(X, k, T, reg, p, "magnitude"), "jac": jacobian(X, k, reg, p)}
+    assert out["jac"].shape == X.shape + (9,)
+    for i, (x, t) in enumerate(zip(_rows(X), _rows(T))):
+        np.testing.assert_array_equal(_rows(out["mask"])[i], topk_mask(x, k, reg, p))
+        np.testing.assert_array_equal(_rows(out["mag"])[i], topk_magnitude(x, k, reg, p))
+        np.testing.assert_array_equal(_rows(out["jvp"])[i], jvp(x, k, t, reg, p))
+        np.testing.assert_array_equal(_rows(out["vjp"])[i], vjp(x, k, t, reg, p, "magnitude"))
+        np.testing.assert_array_equal(out["jac"].reshape(-1, 9, 9)[i], jacobian(x, k, reg, p))
+
+
+def test_topk_bad_batches():
+    from theory.topk import jvp, topk_mask
+
+    X = np.zeros((3, 4))
+    X[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"`x` of theory\.topk\.topk_mask must be finite; row 1 "):
+        topk_mask(X, 2)
+    with pytest.raises(ValueError, match="`k`"):
+        topk_mask(np.zeros((3, 4)), 4)  # k outside 1..n-1 for rows of length 4
+    with pytest.raises(ValueError, match="`k`"):
+        topk_mask(np.zeros((0, 4)), 0)  # checked even without rows
+    with pytest.raises(ValueError, match="`x`.*last axis"):
+        topk_mask(np.zeros((3, 1)), 1)
+    with pytest.raises(ValueError, match="`x`.*last axis"):
+        topk_mask(np.zeros((3, 0)), 1)
+    with pytest.raises(ValueError, match="`tangent`"):
+        jvp(np.zeros((3, 4)), 1, np.zeros(4))
+    assert topk_mask(np.zeros((0, 4)), 2).shape == (0, 4)

@@ -446,6 +446,37 @@ def _apply(sol, vec, n, transpose):
     return out
 
 
+# ----------------------------------------------------------------------------------- batches of rows
+
+def _is_batch(x):
+    """x has two or more axes: a batch whose rows (last axis) are independent problems."""
+    try:
+        return np.ndim(x) >= 2
+    except (ValueError, TypeError):  # ragged input: the 1-D validation reports it
+        return False
+
+
+def _batch_rows(x, k, reg, p, func, vectors=()):
+    """Validate a batch x (..., n), n >= 2, finite (the error names the row), k in 1..n-1, reg, p and
+    each (name, array) of ``vectors`` (x's shape, finite); return x and the vectors as (m, n) arrays."""
+    from ._soft import _as_batch  # one batch validation for every operator of theory.topk
+
+    X = _as_batch(x, "x", func)
+    n = X.shape[-1]
+    if n < 2:
+        raise ValueError(f"`x` of {func} must have at least 2 entries along its last axis; got shape {X.shape}.")
+    check_int(k, "k", func=func, minimum=1, maximum=n - 1)
+    check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
+    check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
+    vs = [as_float_array(v, name, func=func, shape=X.shape).reshape(-1, n) for name, v in vectors]
+    return X, X.reshape(-1, n), vs
+
+
+def _stack(outs, shape):
+    return np.array(outs, dtype=np.float64).reshape(shape)
+
+
+
 def topk_mask(x, k, reg=1.0, p=2.0):
     r"""Regularised top-k mask (the relaxed topkmask of ``topk`` Section 7.4, :math:`\varphi(x)=x`).
 
@@ -530,6 +561,9 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     [0.8993, 0.1007, 0.0]
     """
     func = "theory.topk.topk_mask"
+    if _is_batch(x):  # rows along the last axis, each the 1-D operator (bit for bit)
+        X, rows, _ = _batch_rows(x, k, reg, p, func)
+        return _stack([topk_mask(r, k, reg, p) for r in rows], X.shape)
     x, k, reg, p = _validate(x, k, reg, p, func)
     y, *_ = _forward(x, k, reg, p, "mask", func)
     return check_finite_output(y, "the mask", func=func, hint="Increase `reg` or rescale `x`.")
@@ -626,6 +660,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     [2.336522, -1.435913, 0.0]
     """
     func = "theory.topk.topk_magnitude"
+    if _is_batch(x):
+        X, rows, _ = _batch_rows(x, k, reg, p, func)
+        return _stack([topk_magnitude(r, k, reg, p, rescale=rescale) for r in rows], X.shape)
     rescale = _check_rescale(rescale, func)
     x, k, reg, p = _validate(x, k, reg, p, func)
     y, order, yw, extra = _forward(x, k, reg, p, "magnitude", func)
@@ -718,6 +755,9 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [[0.5, -0.5, 0.0], [-0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
     """
     func = "theory.topk.jacobian"
+    if _is_batch(x):  # one matrix per row: shape x.shape + (n,)
+        X, rows, _ = _batch_rows(x, k, reg, p, func)
+        return _stack([jacobian(r, k, reg, p, mode, rescale=rescale) for r in rows], X.shape + (X.shape[-1],))
     x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     n = x.shape[0]
     J = np.empty((n, n))
@@ -776,6 +816,9 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [0.5, -0.5, 0.0]
     """
     func = "theory.topk.jvp"
+    if _is_batch(x):
+        X, rows, (T,) = _batch_rows(x, k, reg, p, func, (("tangent", tangent),))
+        return _stack([jvp(r, k, t, reg, p, mode, rescale=rescale) for r, t in zip(rows, T)], X.shape)
     x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     v = _vector(tangent, "tangent", x.shape[0], func)
     with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN: refused below
@@ -820,6 +863,9 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [0.5, 0.5, 0.0]
     """
     func = "theory.topk.vjp"
+    if _is_batch(x):
+        X, rows, (U,) = _batch_rows(x, k, reg, p, func, (("cotangent", cotangent),))
+        return _stack([vjp(r, k, u, reg, p, mode, rescale=rescale) for r, u in zip(rows, U)], X.shape)
     x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     v = _vector(cotangent, "cotangent", x.shape[0], func)
     with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN: refused below
