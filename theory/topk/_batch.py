@@ -19,6 +19,8 @@ status other than 0 is recomputed by the caller on the reference path, which res
 documented error.
 """
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -27,6 +29,7 @@ from ..isotonic._kernels import _pav_unit
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
 
 OK, FALLBACK = 0, 1
+LAM_FLOOR = 2.0**-900  # theory.topk._soft._LAM_FLOOR
 
 
 @njit(**_JIT)
@@ -113,14 +116,27 @@ def _pav_decreasing(t, v, wb, r, rr):
 
 
 @njit(**_JIT)
-def _sort_row(sc, lam, y, rr):
-    """One row of the descending quadratic soft sort on the scaled values sorted increasingly
-    (``sc``); writes y (descending coordinates) and the blocks rr; returns (nb, status)."""
-    n = sc.shape[0]
+def _sort_row(S, reg, desc, y, rr):
+    """One row of the quadratic soft sort on the row sorted increasingly (``S``, unscaled): the
+    reference's exact scaling by 2^-e (e the exponent of max|x|, lam = reg 2^e clamped at 2^-900),
+    applied here by multiplications with exact powers of two, which round as ``np.ldexp`` does while
+    |e| <= 1000 (other rows: FALLBACK). Writes y (descending, or increasing when not ``desc``) and
+    the blocks rr (descending coordinates); returns (nb, status)."""
+    n = S.shape[0]
+    amax = max(abs(S[0]), abs(S[n - 1]))
+    e = math.frexp(amax)[1]
+    if e > 1000 or e < -1000:
+        return 0, FALLBACK
+    lam = reg * 2.0 ** e
+    if not (lam - lam == 0.0):
+        return 0, FALLBACK  # reg * max|x| overflows: the reference path raises
+    lam = max(lam, LAM_FLOOR)
+    down = 2.0 ** (-e)
+    up = 2.0 ** e
     s = np.empty(n)
     t = np.empty(n)
     for i in range(n):
-        s[i] = sc[n - 1 - i]
+        s[i] = S[n - 1 - i] * down
         t[i] = float(n - i) / lam - s[i]
     v = np.empty(n)
     nb, status = _pav_decreasing(t, v, np.empty(n), np.empty(n + 1, dtype=np.intp), rr)
@@ -131,13 +147,17 @@ def _sort_row(sc, lam, y, rr):
         b = rr[k + 1]
         mean = _npsum(s, a, b) / float(b - a)
         for i in range(a, b):
-            y[i] = mean + (0.5 * float(a + b - 1) - float(i)) / lam
+            val = (mean + (0.5 * float(a + b - 1) - float(i)) / lam) * up
+            if desc:
+                y[i] = val
+            else:
+                y[n - 1 - i] = val
     return nb, OK
 
 
-def _sort_rows_impl(SC, lam, Y, R, NB, status):
-    for row in prange(SC.shape[0]):
-        nb, st = _sort_row(SC[row], lam[row], Y[row], R[row])
+def _sort_rows_impl(S, reg, desc, Y, R, NB, status):
+    for row in prange(S.shape[0]):
+        nb, st = _sort_row(S[row], reg, desc, Y[row], R[row])
         NB[row] = nb
         status[row] = st
 

@@ -55,6 +55,9 @@ _LAM_FLOOR = 2.0**-900
 def _as_batch(x, name, func):
     """``x`` as a float64 C-contiguous array of any leading shape, each row (last axis) one problem.
     1-D input keeps the 1-D messages; otherwise the errors name the offending row."""
+    if (x.__class__ is np.ndarray and x.dtype == np.float64 and x.ndim >= 1 and x.shape[-1] >= 1
+            and x.flags.c_contiguous and x.flags.writeable and all_finite(x)):
+        return x  # what the checks below would pass through unchanged
     arr = as_float_array(x, name, func=func, finite=False)
     if arr.ndim <= 1 or np.ndim(x) == 0:
         return as_float_array(x, name, func=func, ndim=1, min_size=1)
@@ -222,20 +225,6 @@ def _row_name(shape, r):
     return "" if not idx else f" (row {tuple(int(i) for i in idx) if len(idx) > 1 else int(idx[0])})"
 
 
-def _lam_p2(S, reg, shape, func):
-    """Per row: the exponent e of max|x| and the normalised reg of :func:`_sort_core` at p = 2
-    (lam = reg 2^e, clamped at 2^-900); S holds the rows sorted (either direction)."""
-    amax = np.maximum(np.abs(S[:, 0]), np.abs(S[:, -1]))
-    e = np.frexp(amax)[1].astype(np.int64)
-    with np.errstate(over="ignore"):
-        lam = np.ldexp(reg, e)
-    if not np.all(np.isfinite(lam)):
-        r = int(np.flatnonzero(~np.isfinite(lam))[0])
-        raise ValueError(f"`reg` of {func}: reg * max|x|^(p-1) overflows{_row_name(shape, r)} (reg = {reg}, p = 2.0, "
-                         f"max|x| ~ 2^{int(e[r])}); rescale `x` towards unit magnitude or lower `reg`.")
-    return e, np.maximum(lam, _LAM_FLOOR)
-
-
 class _Rows:
     """Forward pass of a batch: values Y (m, n) in descending coordinates (sort) or input coordinates
     (rank); for p = 2 the sorting permutations O (descending order for the sort, increasing x for the
@@ -244,7 +233,9 @@ class _Rows:
     __slots__ = ("Y", "O", "R", "NB", "sols")
 
 
-def _sort_rows(X, reg, p, func, shape, need_jac):
+def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
+    """Y in descending coordinates, or increasing ones when not ``descending`` (p = 2 only; other p
+    always descending, reversed by the caller)."""
     m, n = X.shape
     out = _Rows()
     out.sols = None
@@ -261,16 +252,19 @@ def _sort_rows(X, reg, p, func, shape, need_jac):
     else:
         O = None
         S = np.sort(X, axis=1)  # the values only: the same sequence for every order of ties
-    e, lam = _lam_p2(S, reg, shape, func)
-    SC = np.ldexp(S, -e[:, None])
     Y = np.empty((m, n))
     R = np.empty((m, n + 1), dtype=np.intp)
     NB = np.empty(m, dtype=np.intp)
     status = np.empty(m, dtype=np.intp)
-    (_batch._sort_rows_par if _parallel(m, n) else _batch._sort_rows)(SC, lam, Y, R, NB, status)
-    Y = np.ldexp(Y, e[:, None])
-    for r in np.flatnonzero(status):  # a pooled sum overflowed: the one-row code rescales
-        sol, Y[r] = _sort_core(X[r], reg, p, func)
+    (_batch._sort_rows_par if _parallel(m, n) else _batch._sort_rows)(S, reg, descending, Y, R, NB, status)
+    for r in np.flatnonzero(status):  # extreme exponents, an overflow of reg * max|x| or of a pooled sum
+        try:
+            sol, y = _sort_core(X[r], reg, p, func)
+        except ValueError as exc:
+            if len(shape) > 1:
+                raise type(exc)(f"{exc}{_row_name(shape, r)}") from None
+            raise
+        Y[r] = y if descending else y[::-1]
         if need_jac:
             O[r] = sol.order
             NB[r] = sol.blocks.shape[0] - 1
@@ -389,11 +383,13 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     """
     func = "theory.topk.soft_sort"
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    return _soft_sort_value(_sort_rows(_flat(x), reg, p, func, x.shape, False), x.shape, descending, func)
+    rows = _sort_rows(_flat(x), reg, p, func, x.shape, False, descending)
+    # p = 2 writes the requested order directly; other p are descending
+    return _soft_sort_value(rows, x.shape, not descending and p != 2.0, func)
 
 
-def _soft_sort_value(rows, shape, descending, func):
-    y = rows.Y if descending else rows.Y[:, ::-1].copy()
+def _soft_sort_value(rows, shape, flip, func):
+    y = rows.Y[:, ::-1].copy() if flip else rows.Y
     return check_finite_output(y.reshape(shape), "the soft sort", func=func, hint="Rescale `x` towards unit magnitude.")
 
 
@@ -750,7 +746,7 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True):
     func = "theory.topk.soft_sort_with_jacobian"
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
-    return (_soft_sort_value(rows, x.shape, descending, func),
+    return (_soft_sort_value(rows, x.shape, not descending, func),
             SoftJacobian("sort", x.shape, reg, p, descending, rows, func))
 
 
