@@ -270,3 +270,30 @@ def test_topk_bad_batches():
     with pytest.raises(ValueError, match="`tangent`"):
         jvp(np.zeros((3, 4)), 1, np.zeros(4))
     assert topk_mask(np.zeros((0, 4)), 2).shape == (0, 4)
+
+
+@pytest.mark.parametrize("k", [1, 3, 70, 199])  # k > 64 selects by np.partition inside the kernel
+def test_topk_mask_compiled_rows_equal_1d(k):
+    """p = 2: the compiled first window reproduces the 1-D code bit for bit (ties, every scale, both
+    accepted and rejected first windows; rejected rows run the 1-D code)."""
+    from theory.topk import topk_mask
+
+    rng = np.random.default_rng(13)
+    status_seen = set()
+    for trial in range(40):
+        X = np.round(rng.standard_normal((3, 200)) * 3, int(rng.integers(0, 3))) * 10.0 ** rng.integers(-3, 3)
+        reg = float(10.0 ** rng.uniform(-3, 3))
+        st = np.empty(3, dtype=np.intp)
+        _batch._mask_rows(X, k, reg, np.empty_like(X), st)
+        status_seen.update(st.tolist())
+        Y = topk_mask(X, k, reg)
+        for x, y in zip(X, Y):
+            np.testing.assert_array_equal(y, topk_mask(x, k, reg))
+    assert _batch.OK in status_seen
+
+
+def test_kth_largest():
+    rng = np.random.default_rng(14)
+    for n, k in ((2, 1), (50, 1), (50, 49), (1000, 10), (1000, 64), (1000, 65)):
+        x = np.round(rng.standard_normal(n), 1)
+        assert _batch._kth_largest(x, k) == np.partition(x, n - k)[n - k]

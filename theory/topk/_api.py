@@ -38,7 +38,7 @@ import numpy as np
 from .._errors import NonFiniteError
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
-from . import _kernels
+from . import _batch, _kernels
 from ._fast import solve_windowed
 
 __all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp"]
@@ -563,7 +563,16 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     func = "theory.topk.topk_mask"
     if _is_batch(x):  # rows along the last axis, each the 1-D operator (bit for bit)
         X, rows, _ = _batch_rows(x, k, reg, p, func)
-        return _stack([topk_mask(r, k, reg, p) for r in rows], X.shape)
+        if p != 2.0:
+            return _stack([topk_mask(r, k, reg, p) for r in rows], X.shape)
+        m, n = rows.shape  # p = 2: every row's first window in one compiled call, the others by the 1-D code
+        Y = np.empty((m, n))
+        status = np.empty(m, dtype=np.intp)
+        par = m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
+        (_batch._mask_rows_par if par else _batch._mask_rows)(rows, int(k), float(reg), Y, status)
+        for r in np.flatnonzero(status):
+            Y[r] = topk_mask(rows[r], k, reg, p)
+        return check_finite_output(Y.reshape(X.shape), "the mask", func=func, hint="Increase `reg` or rescale `x`.")
     x, k, reg, p = _validate(x, k, reg, p, func)
     y, *_ = _forward(x, k, reg, p, "mask", func)
     return check_finite_output(y, "the mask", func=func, hint="Increase `reg` or rescale `x`.")

@@ -266,3 +266,104 @@ _stable_rows = _stable_rows_impl
 PARALLEL_MIN_WORK = 50_000
 #: a single row is never split across threads; batches need at least this many rows to go parallel
 PARALLEL_MIN_ROWS = 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# The quadratic top-k mask on rows (topk Eq. (7.5) with w = 1_k, phi = identity, R = reg/2 ||.||^2):
+# the first window of theory.topk._api._forward (the entries above the k-th largest minus reg, a
+# proven superset of the pooled block), solved and accepted exactly as theory.topk._api._mask_solver
+# does; a row whose first window is rejected (or too small) is left to the caller (FALLBACK), which
+# runs the 1-D code with its growing windows.
+
+_CLIP = 4.0  # theory.topk._api._CLIP
+_EPS = 2.220446049250313e-16
+
+
+@njit(**_JIT)
+def _kth_largest(x, k):
+    """The k-th largest entry of x (the value np.partition(x, n - k)[n - k]): for small k by a sorted
+    buffer of the k largest seen (one comparison per entry, rare insertions), else by np.partition."""
+    n = x.shape[0]
+    if k > 64:
+        return np.partition(x, n - k)[n - k]
+    buf = np.empty(k)  # increasing; buf[0] the k-th largest so far
+    for i in range(k):
+        v = x[i]
+        j = i
+        while j > 0 and buf[j - 1] > v:
+            buf[j] = buf[j - 1]
+            j -= 1
+        buf[j] = v
+    for i in range(k, n):
+        v = x[i]
+        if v > buf[0]:
+            j = 0
+            while j + 1 < k and buf[j + 1] < v:
+                buf[j] = buf[j + 1]
+                j += 1
+            buf[j] = v
+    return buf[0]
+
+
+@njit(**_JIT)
+def _mask_row(x, k, reg, y):
+    n = x.shape[0]
+    thr = _kth_largest(x, k) - reg
+    full = not (thr > -np.inf)
+    cand = np.empty(n, dtype=np.intp)
+    K = 0
+    nxt = -np.inf
+    for i in range(n):
+        if full or x[i] > thr:
+            cand[K] = i
+            K += 1
+        elif x[i] > nxt:
+            nxt = x[i]
+    full = full or K == n
+    if K <= k:
+        return FALLBACK
+    cand = cand[:K]
+    neg = np.empty(K)
+    for j in range(K):
+        neg[j] = -x[cand[j]]
+    order = cand[np.argsort(neg)]  # ties in any order: tied entries get equal outputs
+    sk = x[order[k - 1]]
+    t = np.empty(K)
+    for j in range(K):
+        v = (x[order[j]] - sk) / reg
+        t[j] = min(max(v, -_CLIP), _CLIP)
+    tw = np.empty(K)
+    for j in range(K):
+        tw[j] = t[j] - (1.0 if j < k else 0.0)
+    v = np.empty(K)
+    rr = np.empty(K + 1, dtype=np.intp)
+    nb, status = _pav_decreasing(tw, v, np.empty(K), np.empty(K + 1, dtype=np.intp), rr)
+    if status != 0:
+        return FALLBACK
+    r = np.searchsorted(rr[:nb + 1], k - 1, side="right") - 1
+    a0 = rr[r]
+    b0 = rr[r + 1]
+    vk = v[k - 1]
+    gam = v[a0]
+    if not full:
+        tn = min(max((nxt - sk) / reg, -_CLIP), _CLIP)
+        if not (tn == -_CLIP or vk > tn + 8.0 * n * _EPS * max(1.0, abs(tn))):
+            return FALLBACK
+    for i in range(n):
+        y[i] = 0.0
+    for j in range(k):
+        y[order[j]] = 1.0
+    if b0 > k:
+        for j in range(a0, b0):
+            d = t[j] - gam
+            y[order[j]] = min(max(d, 0.0), 1.0)
+    return OK
+
+
+def _mask_rows_impl(X, k, reg, Y, status):
+    for row in prange(X.shape[0]):
+        status[row] = _mask_row(X[row], k, reg, Y[row])
+
+
+_mask_rows = njit(**_JIT)(_mask_rows_impl)
+_mask_rows_par = njit(parallel=True, **_JIT)(_mask_rows_impl)
