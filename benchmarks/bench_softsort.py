@@ -76,10 +76,13 @@ def _agree(a, b):
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
-def run(quick=False):
+def run(quick=False, torch_threads=None):
     import torch
     import torchsort
     from torchsort.ops import isotonic_l2_cpu
+
+    if torch_threads:
+        torch.set_num_threads(torch_threads)
 
     ns = [10**3, 10**4, 10**5] if quick else [10**3, 10**4, 10**5, 10**6]
     budget = 0.5 if quick else 2.0
@@ -198,14 +201,17 @@ def plot(rows, path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="n up to 1e5, shorter timing budget")
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="torch intra-op threads (default: torch's own default); the files get a suffix")
     args = ap.parse_args(argv)
-    rows, info = run(args.quick)
+    rows, info = run(args.quick, args.torch_threads)
     text = table(rows, info)
     print(text)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "bench_softsort.md").write_text(text + "\n")
-    (OUT / "bench_softsort.json").write_text(json.dumps({"rows": rows, "info": info}, indent=1, default=str))
-    plot(rows, OUT / "bench_softsort.png")
+    tag = f"_torch{args.torch_threads}" if args.torch_threads else ""
+    (OUT / f"bench_softsort{tag}.md").write_text(text + "\n")
+    (OUT / f"bench_softsort{tag}.json").write_text(json.dumps({"rows": rows, "info": info}, indent=1, default=str))
+    plot(rows, OUT / f"bench_softsort{tag}.png")
 
 
 if __name__ == "__main__":
