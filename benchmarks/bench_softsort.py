@@ -81,6 +81,9 @@ def run(quick=False, torch_threads=None):
     import torchsort
     from torchsort.ops import isotonic_l2_cpu
 
+    # start Numba's threading layer first: with the OpenMP layer its start resets the OpenMP thread
+    # count that torch reads (torch.get_num_threads() becomes Numba's count)
+    soft_rank(np.zeros((4, 20000)))
     if torch_threads:
         torch.set_num_threads(torch_threads)
 

@@ -297,3 +297,19 @@ def test_kth_largest():
     for n, k in ((2, 1), (50, 1), (50, 49), (1000, 10), (1000, 64), (1000, 65)):
         x = np.round(rng.standard_normal(n), 1)
         assert _batch._kth_largest(x, k) == np.partition(x, n - k)[n - k]
+
+
+def test_parallel_kernels_are_distinct_functions():
+    """Regression: the serial and parallel row loops were two dispatchers of one Python function; Numba's
+    on-disk cache keys on the function (name and line), not on the parallel flag, so with a warm cache
+    the parallel dispatcher loaded the serial code (it never started a thread). Now every parallel loop
+    is its own function, and calling one starts Numba's threading layer."""
+    import numba
+
+    for name in ("_sort_rows", "_rank_rows", "_avg_rows", "_mask_rows"):
+        ser, par = getattr(_batch, name), getattr(_batch, name + "_par")
+        assert ser.py_func is not par.py_func
+        assert par.targetoptions.get("parallel") and not ser.targetoptions.get("parallel")
+    X = np.random.default_rng(15).standard_normal((8, 50))
+    _batch._mask_rows_par(X, 3, 1.0, np.empty_like(X), np.empty(8, dtype=np.intp))
+    assert numba.threading_layer() in ("omp", "tbb", "workqueue")

@@ -498,8 +498,10 @@ def topk_mask(x, k, reg=1.0, p=2.0):
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        Scores, finite reals, n >= 2. Never modified.
+    x : array_like, shape (n,) or (..., n)
+        Scores, finite reals, n >= 2. Never modified. Several axes: a batch, every row along the last
+        axis is one problem; each row's output equals the 1-D call bit for bit (p = 2: the rows' first
+        windows in one compiled call).
     k : int
         Number of selected entries, 1 <= k <= n - 1.
     reg : float
@@ -509,7 +511,7 @@ def topk_mask(x, k, reg=1.0, p=2.0):
 
     Returns
     -------
-    y : ndarray, shape (n,), float64
+    y : ndarray, shape of x, float64
         In :math:`[0, 1]^n`, summing to k (to rounding).
 
     Raises
@@ -517,7 +519,8 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     TypeError
         ``x`` not a real array; ``k`` not an integer; ``reg``/``p`` not real numbers.
     ValueError
-        ``x`` not 1-D, n < 2, or NaN/inf in ``x``; ``k`` outside 1..n-1; ``reg`` <= 0, NaN or inf;
+        ``x`` 0-D, n < 2 entries along its last axis, or NaN/inf in ``x`` (a batch: the message names
+        the row); ``k`` outside 1..n-1; ``reg`` <= 0, NaN or inf;
         ``p`` <= 1, NaN or inf.
 
     Warns
@@ -599,8 +602,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        Finite reals, n >= 2. Never modified.
+    x : array_like, shape (n,) or (..., n)
+        Finite reals, n >= 2. Never modified. Several axes: a batch of rows (last axis), each equal to
+        the 1-D call bit for bit.
     k : int
         1 <= k <= n - 1.
     reg : float
@@ -617,7 +621,7 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
 
     Returns
     -------
-    y : ndarray, shape (n,), float64
+    y : ndarray, shape of x, float64
         :math:`\mathrm{sign}(y_i)\in\{0,\mathrm{sign}(x_i)\}`, :math:`|y_i|\le|x_i|`; at least k nonzeros
         when x has.
 
@@ -723,7 +727,7 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
     Returns
     -------
-    J : ndarray, shape (n, n), float64
+    J : ndarray, shape (n, n) (or x.shape + (n,) for a batch), float64
         ``J[i, j]`` = :math:`\partial y_i/\partial x_j`. Symmetric positive semidefinite (the Hessian of
         the convex :math:`f_{\varphi,R}`) unless ``rescale``; for the mask each row sums to 0 (shift
         invariance). For matrix-free products use :func:`jvp` and :func:`vjp` (O(n)).
@@ -802,7 +806,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     ----------
     x, k, reg, p, mode, rescale
         As :func:`jacobian`.
-    tangent : array_like, shape (n,)
+    tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
 
     Returns
@@ -849,7 +853,7 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     ----------
     x, k, reg, p, mode, rescale
         As :func:`jacobian`.
-    cotangent : array_like, shape (n,)
+    cotangent : array_like, shape of x
         Finite :math:`\bar{\mathbf y}`.
 
     Returns

@@ -1,5 +1,6 @@
-r"""Numba kernels of the quadratic (p = 2) soft sort and soft rank on batches of rows (paper key
-``topk``, thesis Chapter 7, §7.3 and Proposition 7.5 with :math:`R=\frac\lambda2\|\cdot\|^2`).
+r"""Numba kernels of the quadratic (p = 2) soft sort, soft rank and top-k mask on batches of rows
+(paper key ``topk``, thesis Chapter 7, §7.3, Eq. (7.5) and Proposition 7.5 with
+:math:`R=\frac\lambda2\|\cdot\|^2`).
 
 Private: float64/intp C-contiguous 2-D arrays, one independent problem per row, no validation. The
 public, validated interface is :mod:`theory.topk._soft`, which also keeps the reference
@@ -155,7 +156,18 @@ def _sort_row(S, reg, desc, y, rr):
     return nb, OK
 
 
-def _sort_rows_impl(S, reg, desc, Y, R, NB, status):
+@njit(**_JIT)
+def _sort_rows(S, reg, desc, Y, R, NB, status):
+    for row in range(S.shape[0]):
+        nb, st = _sort_row(S[row], reg, desc, Y[row], R[row])
+        NB[row] = nb
+        status[row] = st
+
+
+# a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
+# function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
+@njit(parallel=True, **_JIT)
+def _sort_rows_par(S, reg, desc, Y, R, NB, status):
     for row in prange(S.shape[0]):
         nb, st = _sort_row(S[row], reg, desc, Y[row], R[row])
         NB[row] = nb
@@ -199,7 +211,18 @@ def _rank_row(x, order, reg, y, rr):
     return nb, OK
 
 
-def _rank_rows_impl(X, O, reg, Y, R, NB, status):
+@njit(**_JIT)
+def _rank_rows(X, O, reg, Y, R, NB, status):
+    for row in range(X.shape[0]):
+        nb, st = _rank_row(X[row], O[row], reg, Y[row], R[row])
+        NB[row] = nb
+        status[row] = st
+
+
+# a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
+# function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
+@njit(parallel=True, **_JIT)
+def _rank_rows_par(X, O, reg, Y, R, NB, status):
     for row in prange(X.shape[0]):
         nb, st = _rank_row(X[row], O[row], reg, Y[row], R[row])
         NB[row] = nb
@@ -207,60 +230,64 @@ def _rank_rows_impl(X, O, reg, Y, R, NB, status):
 
 
 @njit(**_JIT)
-def _stable_rows_impl(K, O):
+def _stable_rows(K, O):
     for row in range(K.shape[0]):
         _stable_ties(K[row], O[row])
 
 
-def _avg_rows_impl(U, O, R, NB, G, mode):
-    """Products with the p = 2 Jacobians in sorted coordinates (block averages). Per row, with
-    ``o = O[row]`` and the blocks of R[row]:
+@njit(**_JIT)
+def _avg_row(u, o, r, nb, g, mode):
+    """Products with the p = 2 Jacobians in sorted coordinates (block averages), one row: u the
+    vector, o the permutation, r[:nb + 1] the blocks, g the output.
 
-    mode 0 (sort JVP): G[i] = mean_B(U[o])_i (singletons: U[o[i]]);
-    mode 1 (sort VJP): G[o[i]] = mean_B(U)_i (singletons: U[i]);
-    mode 2 (rank, symmetric): G[o[i]] = ds_i - mean_B(ds), ds = U[o] (singletons 0; the caller
-    passes U = -dx / reg).
+    mode 0 (sort JVP): g[i] = mean_B(u[o])_i (singletons: u[o[i]]);
+    mode 1 (sort VJP): g[o[i]] = mean_B(u)_i (singletons: u[i]);
+    mode 2 (rank, symmetric): g[o[i]] = ds_i - mean_B(ds), ds = u[o] (singletons 0; the caller
+    passes u = -dx / reg).
     """
+    n = u.shape[0]
+    ds = np.empty(n)
+    if mode == 1:
+        for i in range(n):
+            ds[i] = u[i]
+    else:
+        for i in range(n):
+            ds[i] = u[o[i]]
+    for k in range(nb):
+        a = r[k]
+        b = r[k + 1]
+        if b - a == 1:
+            val = 0.0 if mode == 2 else ds[a]
+            if mode == 0:
+                g[a] = val
+            else:
+                g[o[a]] = val
+            continue
+        m = _npsum(ds, a, b) / float(b - a)
+        for i in range(a, b):
+            if mode == 0:
+                g[i] = m
+            elif mode == 1:
+                g[o[i]] = m
+            else:
+                g[o[i]] = ds[i] - m
+
+
+@njit(**_JIT)
+def _avg_rows(U, O, R, NB, G, mode):
+    """Products with the p = 2 Jacobians, row by row (:func:`_avg_row`)."""
+    for row in range(U.shape[0]):
+        _avg_row(U[row], O[row], R[row], NB[row], G[row], mode)
+
+
+# a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
+# function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
+@njit(parallel=True, **_JIT)
+def _avg_rows_par(U, O, R, NB, G, mode):
+    """:func:`_avg_rows` with the rows on every core."""
     for row in prange(U.shape[0]):
-        u = U[row]
-        o = O[row]
-        r = R[row]
-        g = G[row]
-        n = u.shape[0]
-        ds = np.empty(n)
-        if mode == 1:
-            for i in range(n):
-                ds[i] = u[i]
-        else:
-            for i in range(n):
-                ds[i] = u[o[i]]
-        for k in range(NB[row]):
-            a = r[k]
-            b = r[k + 1]
-            if b - a == 1:
-                val = 0.0 if mode == 2 else ds[a]
-                if mode == 0:
-                    g[a] = val
-                else:
-                    g[o[a]] = val
-                continue
-            m = _npsum(ds, a, b) / float(b - a)
-            for i in range(a, b):
-                if mode == 0:
-                    g[i] = m
-                elif mode == 1:
-                    g[o[i]] = m
-                else:
-                    g[o[i]] = ds[i] - m
+        _avg_row(U[row], O[row], R[row], NB[row], G[row], mode)
 
-
-_sort_rows = njit(**_JIT)(_sort_rows_impl)
-_sort_rows_par = njit(parallel=True, **_JIT)(_sort_rows_impl)
-_rank_rows = njit(**_JIT)(_rank_rows_impl)
-_rank_rows_par = njit(parallel=True, **_JIT)(_rank_rows_impl)
-_avg_rows = njit(**_JIT)(_avg_rows_impl)
-_avg_rows_par = njit(parallel=True, **_JIT)(_avg_rows_impl)
-_stable_rows = _stable_rows_impl
 
 #: rows x n above which the row loop runs on every core (below, thread start-up costs more than it saves)
 PARALLEL_MIN_WORK = 50_000
@@ -360,10 +387,15 @@ def _mask_row(x, k, reg, y):
     return OK
 
 
-def _mask_rows_impl(X, k, reg, Y, status):
-    for row in prange(X.shape[0]):
+@njit(**_JIT)
+def _mask_rows(X, k, reg, Y, status):
+    for row in range(X.shape[0]):
         status[row] = _mask_row(X[row], k, reg, Y[row])
 
 
-_mask_rows = njit(**_JIT)(_mask_rows_impl)
-_mask_rows_par = njit(parallel=True, **_JIT)(_mask_rows_impl)
+# a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
+# function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
+@njit(parallel=True, **_JIT)
+def _mask_rows_par(X, k, reg, Y, status):
+    for row in prange(X.shape[0]):
+        status[row] = _mask_row(X[row], k, reg, Y[row])

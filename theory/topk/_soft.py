@@ -320,8 +320,9 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        Finite reals, n >= 1. Never modified.
+    x : array_like, shape (n,) or (..., n)
+        Finite reals, n >= 1. Never modified. Several axes: a batch, every row along the last axis is
+        one problem (NumPy's convention); each row's output equals the 1-D call on it bit for bit.
     reg : float
         :math:`\lambda>0`.
     p : float
@@ -332,7 +333,7 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
 
     Returns
     -------
-    y : ndarray, shape (n,), float64
+    y : ndarray, shape of x, float64
         In :math:`P(\mathbf x)`: sorted (decreasing, or increasing), summing to :math:`\sum x` (to rounding).
 
     Raises
@@ -340,7 +341,7 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     TypeError
         ``x`` not a real array; ``reg``/``p`` not real numbers; ``descending`` not a bool.
     ValueError
-        ``x`` not 1-D, empty or not finite; ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
+        ``x`` 0-D, with an empty last axis, or not finite (a batch: the message names the row); ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
         :math:`\lambda\max|x|^{p-1}` overflows (p > 1 with extreme magnitudes; rescale x).
 
     Warns
@@ -411,8 +412,9 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        Finite reals, n >= 1. Never modified.
+    x : array_like, shape (n,) or (..., n)
+        Finite reals, n >= 1. Never modified. Several axes: a batch, every row along the last axis is
+        one problem (NumPy's convention); each row's output equals the 1-D call on it bit for bit.
     reg : float
         :math:`\lambda>0`.
     p : float
@@ -423,7 +425,7 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
 
     Returns
     -------
-    y : ndarray, shape (n,), float64
+    y : ndarray, shape of x, float64
         In :math:`P(\boldsymbol\rho)`: entries in [1, n], summing to n(n+1)/2 (to rounding).
 
     Raises
@@ -491,12 +493,12 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     ----------
     x, reg, p, descending
         As :func:`soft_sort`.
-    tangent : array_like, shape (n,)
+    tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
 
     Returns
     -------
-    ndarray, shape (n,)
+    ndarray, shape of x
         :math:`J\dot{\mathbf x}`, J the Jacobian of the piece selected by the sort and the blocks (at a
         kink, an element of the Clarke generalized Jacobian; ties of v are pooled).
 
@@ -532,12 +534,12 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     ----------
     x, reg, p, descending
         As :func:`soft_rank`.
-    tangent : array_like, shape (n,)
+    tangent : array_like, shape of x
         Finite direction.
 
     Returns
     -------
-    ndarray, shape (n,)
+    ndarray, shape of x
 
     Raises
     ------
