@@ -207,6 +207,12 @@ def main(argv=None):
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch intra-op threads (default: torch's own default); the files get a suffix")
     args = ap.parse_args(argv)
+    try:
+        import torchsort  # noqa: F401
+    except ImportError:
+        sys.exit("bench_softsort needs torchsort 0.1.10, built against the installed torch: "
+                 "pip install --no-build-isolation torchsort==0.1.10 (with nvcc off PATH on a machine without "
+                 "a GPU; `make venv` does it).")
     rows, info = run(args.quick, args.torch_threads)
     text = table(rows, info)
     print(text)
