@@ -178,12 +178,12 @@ def table(rows, info):
     return "\n".join(lines)
 
 
-def plot(rows, path):
+def plot(rows, info, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(8.4, 4.2))
     for case, marker in (("soft_sort", "o"), ("soft_rank", "s"), ("soft_sort value + VJP", "^"),
                          ("soft_rank value + VJP", "v"), ("isotonic (decreasing)", "x")):
         pts = [(float(r["n"]), r["ratio"]) for r in rows if r["case"] == case]
@@ -191,11 +191,14 @@ def plot(rows, path):
             ax.plot(*zip(*pts), marker=marker, label=case)
     ax.axhline(1.0, color="grey", lw=0.8, ls=":", label="equal time")
     ax.axhline(TARGETS["soft_sort"], color="k", lw=0.8, ls="--", label="target soft_sort/rank (0.8)")
+    ax.axhline(TARGETS["value+vjp"], color="k", lw=0.8, ls="-.", label="target value + VJP (0.833)")
     ax.set_xscale("log")
     ax.set_xlabel("n (one vector)")
     ax.set_ylabel("time theory / time torchsort")
-    ax.set_title("theory.topk against torchsort 0.1.10 (float64, same process)")
-    ax.legend(fontsize=7)
+    load = info.get("load_average")
+    ax.set_title("theory.topk against torchsort 0.1.10 (float64, same process)\n"
+                 f"torch threads {info.get('torch_threads')}, load average {load}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -220,7 +223,7 @@ def main(argv=None):
     tag = f"_torch{args.torch_threads}" if args.torch_threads else ""
     (OUT / f"bench_softsort{tag}.md").write_text(text + "\n")
     (OUT / f"bench_softsort{tag}.json").write_text(json.dumps({"rows": rows, "info": info}, indent=1, default=str))
-    plot(rows, OUT / f"bench_softsort{tag}.png")
+    plot(rows, info, OUT / f"bench_softsort{tag}.png")
 
 
 if __name__ == "__main__":
