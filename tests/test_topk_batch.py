@@ -115,6 +115,9 @@ def test_stable_ties_is_stable_argsort():
         o = np.argsort(key)
         _batch._stable_ties(key, o)
         np.testing.assert_array_equal(o, np.argsort(key, kind="stable"))
+        o = np.argsort(key)[::-1].copy()  # decreasing: ties by increasing index, the stable argsort of -key
+        _batch._stable_ties(key, o)
+        np.testing.assert_array_equal(o, np.argsort(-key, kind="stable"))
 
 
 @pytest.mark.parametrize("p", P_SOME)

@@ -84,8 +84,8 @@ def _npsum(a, lo, hi):
 
 @njit(**_JIT)
 def _stable_ties(key, order):
-    """Turn ``order`` (a permutation sorting ``key`` increasingly) into the stable one: the indices of
-    each run of equal keys are sorted."""
+    """Turn ``order`` (a permutation sorting ``key``, increasingly or decreasingly) into the one that
+    orders equal keys by increasing index: the indices of each run of equal keys are sorted."""
     n = order.shape[0]
     i = 0
     while i < n - 1:

@@ -245,9 +245,9 @@ def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
         out.sols = [s for s, _ in sols]
         return out
     if need_jac:
-        key = -X
-        O = np.argsort(key, axis=1)
-        _batch._stable_rows(key, O)
+        # the reference's stable argsort(-x): decreasing x, ties by increasing index
+        O = np.ascontiguousarray(np.argsort(X, axis=1)[:, ::-1])
+        _batch._stable_rows(X, O)
         S = np.take_along_axis(X, O[:, ::-1], axis=1)  # increasing
     else:
         O = None
