@@ -167,7 +167,8 @@ def _fmt(t):
 def table(rows, info):
     lines = [f"Load average at the end: {info['load_average']}; torch threads {info['torch_threads']}, "
              f"Numba threads {info['numba_threads']}.", "",
-             "| case | n | theory | torchsort (np.sort for topk_mask) | ratio theory/other | target | met | rel. diff |",
+             "| case | n | theory | torchsort (np.sort for topk_mask) | ratio theory/other | target | met "
+             "| rel. diff |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         tgt = "" if r["target"] is None else f"<= {r['target']:.3g}"

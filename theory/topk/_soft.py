@@ -341,7 +341,8 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     TypeError
         ``x`` not a real array; ``reg``/``p`` not real numbers; ``descending`` not a bool.
     ValueError
-        ``x`` 0-D, with an empty last axis, or not finite (a batch: the message names the row); ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
+        ``x`` 0-D, with an empty last axis, or not finite (a batch: the message names the row);
+        ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
         :math:`\lambda\max|x|^{p-1}` overflows (p > 1 with extreme magnitudes; rescale x).
 
     Warns
@@ -381,6 +382,8 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     [3.0, 2.0, 1.0]
     >>> soft_sort([0.0, 1.0], reg=4.0).tolist()               # affine: 0.5 +- 0.5/4
     [0.625, 0.375]
+    >>> soft_sort([[1.0, 3.0, 2.0], [0.0, 1.0, 0.5]], reg=0.5).tolist()   # a batch: one problem per row
+    [[3.0, 2.0, 1.0], [1.0, 0.5, 0.0]]
     """
     func = "theory.topk.soft_sort"
     x, reg, p, descending = _validate(x, reg, p, descending, func)
@@ -466,7 +469,8 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
     func = "theory.topk.soft_rank"
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
-    return check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
+    return check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func,
+                               hint="Increase `reg` or rescale `x`.")
 
 
 def _alpha(d, p):
