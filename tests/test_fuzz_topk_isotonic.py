@@ -37,6 +37,7 @@ N_EX = int(os.environ.get("FUZZ_EXAMPLES", "200"))  # per function; ci profile (
 EXCLUDED = {
     "ReferenceResult": "a result container (dataclass) returned by the reference solvers, not a function",
     "ConvergenceWarning": "a warning class",
+    "SoftJacobian": "the result object of soft_sort_with_jacobian and soft_rank_with_jacobian, fuzzed through them",
 }
 
 # ------------------------------------------------------------------------------------------- values
@@ -178,7 +179,8 @@ def test_topk_mask(x, k, reg, p):
     xs = _vec(x)
     assert y.shape == xs.shape
     assert np.all((y >= 0.0) & (y <= 1.0))
-    assert abs(y.sum() - k) <= 8 * xs.size * EPS * k
+    rows = y.reshape(-1, xs.shape[-1])  # a batch (2-D x): each row is one mask
+    assert np.all(np.abs(rows.sum(axis=1) - k) <= 8 * xs.shape[-1] * EPS * k)
 
 
 def _check_magnitude(x, y, k, rescale):
@@ -318,6 +320,10 @@ def _check_soft(x, y, kind):
     xs = _vec(x)
     _finite(y)
     assert y.shape == xs.shape
+    if xs.ndim > 1:  # a batch: every row is one problem (last axis)
+        for xr, yr in zip(xs.reshape(-1, xs.shape[-1]), y.reshape(-1, xs.shape[-1])):
+            _check_soft(xr, yr, kind)
+        return
     n = xs.size
     if kind == "sort":
         scale = float(np.sum(np.abs(xs))) if n else 0.0
@@ -365,6 +371,80 @@ def test_soft_rank_jvp(xv, reg, p, desc):
     out = call(topk.soft_rank_jvp, x, v, reg, p, desc)
     if out is not None:
         assert _finite(out).shape == _vec(x).shape
+
+
+@st.composite
+def batches_any(draw):
+    """Batches (m, n) and (2, m, n) of finite rows with ties and extreme magnitudes; sometimes a NaN or
+    inf in one row, an empty last axis, zero rows, or a 0-D input."""
+    n = draw(st.integers(1, 5))
+    m = draw(st.integers(1, 4))
+    X = np.stack([draw(real_vectors(n, n)) for _ in range(m)])
+    kind = draw(st.sampled_from(["ok"] * 8 + ["nan", "empty_axis", "no_rows", "3d", "scalar", "fortran"]))
+    if kind == "nan":
+        X[draw(st.integers(0, m - 1)), draw(st.integers(0, n - 1))] = draw(_bad_entry)
+    elif kind == "empty_axis":
+        X = np.empty((m, 0))
+    elif kind == "no_rows":
+        X = np.empty((0, n))
+    elif kind == "3d":
+        X = np.stack([X, X[::-1]])
+    elif kind == "scalar":
+        X = np.float64(1.5)
+    elif kind == "fortran":
+        X = np.asfortranarray(X)
+    return X
+
+
+def _rows_equal_1d(f, X, Y, *args):
+    """Every row of a batch result equals the 1-D call on that row, bit for bit."""
+    Xs = _vec(X).reshape(-1, X.shape[-1])
+    for xr, yr in zip(Xs, Y.reshape(Xs.shape)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            np.testing.assert_array_equal(yr, f(xr, *args))
+
+
+@settings(max_examples=N_EX)
+@given(X=batches_any(), reg=REGS, p=PS, desc=DESC, which=st.sampled_from(["sort", "rank"]))
+def test_soft_batches(X, reg, p, desc, which):
+    f = topk.soft_sort if which == "sort" else topk.soft_rank
+    Y = call(f, X, reg, p, desc)
+    if Y is None:
+        if np.ndim(X) >= 2 and X.shape[-1] and X.size and not np.all(np.isfinite(X)):
+            with pytest.raises(ValueError, match=r"`x`.* row "):
+                f(X, reg, p, desc)
+        return
+    if p <= 50.0:  # beyond, a root solve may stop at max_iter (ConvergenceWarning; an open limit of the 1-D code)
+        _check_soft(X, Y, which)
+    _rows_equal_1d(f, X, Y, reg, p, desc)
+
+
+@settings(max_examples=N_EX)
+@given(X=batches_any(), reg=REGS, p=PS, desc=DESC, which=st.sampled_from(["sort", "rank"]),
+       seed=st.integers(0, 3), bad=st.sampled_from(["ok"] * 5 + ["shape", "nan", "str"]))
+def test_soft_with_jacobian(X, reg, p, desc, which, seed, bad):
+    f = topk.soft_sort_with_jacobian if which == "sort" else topk.soft_rank_with_jacobian
+    out = call(f, X, reg, p, desc)
+    if out is None:
+        return
+    y, jac = out
+    if p <= 50.0:
+        _check_soft(X, y, which)
+    np.testing.assert_array_equal(y, call(topk.soft_sort if which == "sort" else topk.soft_rank, X, reg, p, desc))
+    u = np.random.default_rng(seed).standard_normal(y.shape)
+    if bad == "shape":
+        u = u[..., :-1]
+    elif bad == "nan" and u.size:
+        u.flat[0] = np.nan
+    elif bad == "str":
+        u = u.astype(str)
+    for method in (jac.jvp, jac.vjp):
+        g = call(method, u)
+        if g is not None:
+            assert _finite(g).shape == y.shape
+        elif bad == "ok":  # a refusal of valid vectors is an overflow of the derivative only
+            pass
 
 
 # ------------------------------------------------------------------------------------ isotonic
@@ -433,7 +513,8 @@ def test_ksupport_negentropy(y, k, return_z):
 FUZZED = {
     "topk": {"topk_mask", "topk_magnitude", "jacobian", "jvp", "vjp", "fenchel_young_loss",
              "fenchel_young_gradient", "dykstra", "dykstra_printed", "dual_coordinate_ascent", "soft_sort",
-             "soft_rank", "soft_sort_jvp", "soft_rank_jvp", "ksupport_norm_squared", "ksupport_negentropy"},
+             "soft_rank", "soft_sort_jvp", "soft_rank_jvp", "ksupport_norm_squared", "ksupport_negentropy",
+             "soft_sort_with_jacobian", "soft_rank_with_jacobian"},
     "isotonic": {"isotonic_regression"},
 }
 

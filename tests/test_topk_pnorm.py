@@ -306,7 +306,7 @@ def test_extreme_magnitudes(p):
 BAD = [
     ({"x": [1.0, np.nan, 0.0]}, ValueError, "`x`"),
     ({"x": [1.0, -np.inf, 0.0]}, ValueError, "`x`"),
-    ({"x": [[1.0, 2.0]]}, ValueError, "`x`"),
+    ({"x": [[1.0], [2.0]]}, ValueError, "`x`"),  # 2-D is a batch of rows; rows of length 1 are refused
     ({"x": [1.0]}, ValueError, "`x`"),
     ({"x": "abc"}, TypeError, "`x`"),
     ({"k": 0}, ValueError, "`k`"),

@@ -246,7 +246,7 @@ def test_bad_input(f):
     with pytest.raises(TypeError, match="`x`"):
         f(np.array([1 + 1j, 2.0]))
     with pytest.raises(ValueError, match="`x`"):
-        f(np.ones((2, 2)))
+        f(np.ones((2, 0)))  # empty last axis (2-D input is a batch of rows)
     with pytest.raises(ValueError, match="`x`"):
         f([])
     with pytest.raises(ValueError, match="`x`"):

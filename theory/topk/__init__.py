@@ -6,18 +6,23 @@ Public names: :func:`topk_mask`, :func:`topk_magnitude`, :func:`jacobian`, and t
 :func:`fenchel_young_gradient`; slow reference solvers of the isotonic subproblem for tests,
 :func:`dykstra`, :func:`dykstra_printed` (Algorithm 7.7 as printed) and :func:`dual_coordinate_ascent`;
 the soft sort and soft rank of §7.3 on the same isotonic core, :func:`soft_sort`, :func:`soft_rank`,
-:func:`soft_sort_jvp`, :func:`soft_rank_jvp`.
+:func:`soft_sort_jvp`, :func:`soft_rank_jvp`, and value with Jacobian in one pass,
+:func:`soft_sort_with_jacobian`, :func:`soft_rank_with_jacobian` (a :class:`SoftJacobian` with ``jvp``
+and ``vjp``). The soft operators work along the last axis of arrays of any leading shape (one problem
+per row).
 """
 
 from ._api import jacobian, jvp, topk_magnitude, topk_mask, vjp
 from ._fenchel_young import fenchel_young_gradient, fenchel_young_loss
 from ._reference import ReferenceResult, dual_coordinate_ascent, dykstra, dykstra_printed
-from ._soft import soft_rank, soft_rank_jvp, soft_sort, soft_sort_jvp
+from ._soft import (SoftJacobian, soft_rank, soft_rank_jvp, soft_rank_with_jacobian, soft_sort, soft_sort_jvp,
+                    soft_sort_with_jacobian)
 
 __all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp",
            "fenchel_young_gradient", "fenchel_young_loss",
            "ReferenceResult", "dual_coordinate_ascent", "dykstra", "dykstra_printed",
-           "soft_rank", "soft_rank_jvp", "soft_sort", "soft_sort_jvp"]
+           "soft_rank", "soft_rank_jvp", "soft_sort", "soft_sort_jvp",
+           "SoftJacobian", "soft_rank_with_jacobian", "soft_sort_with_jacobian"]
 from ._ksupport import ksupport_negentropy, ksupport_norm_squared  # noqa: E402  (App. 7.B.1, Prop. 7.3)
 
 __all__ += ["ksupport_negentropy", "ksupport_norm_squared"]

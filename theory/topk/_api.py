@@ -38,7 +38,7 @@ import numpy as np
 from .._errors import NonFiniteError
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
-from . import _kernels
+from . import _batch, _kernels
 from ._fast import solve_windowed
 
 __all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp"]
@@ -446,6 +446,37 @@ def _apply(sol, vec, n, transpose):
     return out
 
 
+# ----------------------------------------------------------------------------------- batches of rows
+
+def _is_batch(x):
+    """x has two or more axes: a batch whose rows (last axis) are independent problems."""
+    try:
+        return np.ndim(x) >= 2
+    except (ValueError, TypeError):  # ragged input: the 1-D validation reports it
+        return False
+
+
+def _batch_rows(x, k, reg, p, func, vectors=()):
+    """Validate a batch x (..., n), n >= 2, finite (the error names the row), k in 1..n-1, reg, p and
+    each (name, array) of ``vectors`` (x's shape, finite); return x and the vectors as (m, n) arrays."""
+    from ._soft import _as_batch  # one batch validation for every operator of theory.topk
+
+    X = _as_batch(x, "x", func)
+    n = X.shape[-1]
+    if n < 2:
+        raise ValueError(f"`x` of {func} must have at least 2 entries along its last axis; got shape {X.shape}.")
+    check_int(k, "k", func=func, minimum=1, maximum=n - 1)
+    check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
+    check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
+    vs = [as_float_array(v, name, func=func, shape=X.shape).reshape(-1, n) for name, v in vectors]
+    return X, X.reshape(-1, n), vs
+
+
+def _stack(outs, shape):
+    return np.array(outs, dtype=np.float64).reshape(shape)
+
+
+
 def topk_mask(x, k, reg=1.0, p=2.0):
     r"""Regularised top-k mask (the relaxed topkmask of ``topk`` Section 7.4, :math:`\varphi(x)=x`).
 
@@ -467,8 +498,10 @@ def topk_mask(x, k, reg=1.0, p=2.0):
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        Scores, finite reals, n >= 2. Never modified.
+    x : array_like, shape (n,) or (..., n)
+        Scores, finite reals, n >= 2. Never modified. Several axes: a batch, every row along the last
+        axis is one problem; each row's output equals the 1-D call bit for bit (p = 2: the rows' first
+        windows in one compiled call).
     k : int
         Number of selected entries, 1 <= k <= n - 1.
     reg : float
@@ -478,7 +511,7 @@ def topk_mask(x, k, reg=1.0, p=2.0):
 
     Returns
     -------
-    y : ndarray, shape (n,), float64
+    y : ndarray, shape of x, float64
         In :math:`[0, 1]^n`, summing to k (to rounding).
 
     Raises
@@ -486,7 +519,8 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     TypeError
         ``x`` not a real array; ``k`` not an integer; ``reg``/``p`` not real numbers.
     ValueError
-        ``x`` not 1-D, n < 2, or NaN/inf in ``x``; ``k`` outside 1..n-1; ``reg`` <= 0, NaN or inf;
+        ``x`` 0-D, n < 2 entries along its last axis, or NaN/inf in ``x`` (a batch: the message names
+        the row); ``k`` outside 1..n-1; ``reg`` <= 0, NaN or inf;
         ``p`` <= 1, NaN or inf.
 
     Warns
@@ -530,6 +564,18 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     [0.8993, 0.1007, 0.0]
     """
     func = "theory.topk.topk_mask"
+    if _is_batch(x):  # rows along the last axis, each the 1-D operator (bit for bit)
+        X, rows, _ = _batch_rows(x, k, reg, p, func)
+        if p != 2.0:
+            return _stack([topk_mask(r, k, reg, p) for r in rows], X.shape)
+        m, n = rows.shape  # p = 2: every row's first window in one compiled call, the others by the 1-D code
+        Y = np.empty((m, n))
+        status = np.empty(m, dtype=np.intp)
+        par = m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
+        (_batch._mask_rows_par if par else _batch._mask_rows)(rows, int(k), float(reg), Y, status)
+        for r in np.flatnonzero(status):
+            Y[r] = topk_mask(rows[r], k, reg, p)
+        return check_finite_output(Y.reshape(X.shape), "the mask", func=func, hint="Increase `reg` or rescale `x`.")
     x, k, reg, p = _validate(x, k, reg, p, func)
     y, *_ = _forward(x, k, reg, p, "mask", func)
     return check_finite_output(y, "the mask", func=func, hint="Increase `reg` or rescale `x`.")
@@ -556,8 +602,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        Finite reals, n >= 2. Never modified.
+    x : array_like, shape (n,) or (..., n)
+        Finite reals, n >= 2. Never modified. Several axes: a batch of rows (last axis), each equal to
+        the 1-D call bit for bit.
     k : int
         1 <= k <= n - 1.
     reg : float
@@ -574,7 +621,7 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
 
     Returns
     -------
-    y : ndarray, shape (n,), float64
+    y : ndarray, shape of x, float64
         :math:`\mathrm{sign}(y_i)\in\{0,\mathrm{sign}(x_i)\}`, :math:`|y_i|\le|x_i|`; at least k nonzeros
         when x has.
 
@@ -626,6 +673,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     [2.336522, -1.435913, 0.0]
     """
     func = "theory.topk.topk_magnitude"
+    if _is_batch(x):
+        X, rows, _ = _batch_rows(x, k, reg, p, func)
+        return _stack([topk_magnitude(r, k, reg, p, rescale=rescale) for r in rows], X.shape)
     rescale = _check_rescale(rescale, func)
     x, k, reg, p = _validate(x, k, reg, p, func)
     y, order, yw, extra = _forward(x, k, reg, p, "magnitude", func)
@@ -677,7 +727,7 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
 
     Returns
     -------
-    J : ndarray, shape (n, n), float64
+    J : ndarray, shape (n, n) (or x.shape + (n,) for a batch), float64
         ``J[i, j]`` = :math:`\partial y_i/\partial x_j`. Symmetric positive semidefinite (the Hessian of
         the convex :math:`f_{\varphi,R}`) unless ``rescale``; for the mask each row sums to 0 (shift
         invariance). For matrix-free products use :func:`jvp` and :func:`vjp` (O(n)).
@@ -718,6 +768,9 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [[0.5, -0.5, 0.0], [-0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
     """
     func = "theory.topk.jacobian"
+    if _is_batch(x):  # one matrix per row: shape x.shape + (n,)
+        X, rows, _ = _batch_rows(x, k, reg, p, func)
+        return _stack([jacobian(r, k, reg, p, mode, rescale=rescale) for r in rows], X.shape + (X.shape[-1],))
     x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     n = x.shape[0]
     J = np.empty((n, n))
@@ -753,7 +806,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     ----------
     x, k, reg, p, mode, rescale
         As :func:`jacobian`.
-    tangent : array_like, shape (n,)
+    tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
 
     Returns
@@ -776,6 +829,9 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [0.5, -0.5, 0.0]
     """
     func = "theory.topk.jvp"
+    if _is_batch(x):
+        X, rows, (T,) = _batch_rows(x, k, reg, p, func, (("tangent", tangent),))
+        return _stack([jvp(r, k, t, reg, p, mode, rescale=rescale) for r, t in zip(rows, T)], X.shape)
     x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     v = _vector(tangent, "tangent", x.shape[0], func)
     with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN: refused below
@@ -797,7 +853,7 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     ----------
     x, k, reg, p, mode, rescale
         As :func:`jacobian`.
-    cotangent : array_like, shape (n,)
+    cotangent : array_like, shape of x
         Finite :math:`\bar{\mathbf y}`.
 
     Returns
@@ -820,6 +876,9 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [0.5, 0.5, 0.0]
     """
     func = "theory.topk.vjp"
+    if _is_batch(x):
+        X, rows, (U,) = _batch_rows(x, k, reg, p, func, (("cotangent", cotangent),))
+        return _stack([vjp(r, k, u, reg, p, mode, rescale=rescale) for r, u in zip(rows, U)], X.shape)
     x, sol = _prepare(x, k, reg, p, mode, rescale, func)
     v = _vector(cotangent, "cotangent", x.shape[0], func)
     with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN: refused below

@@ -40,19 +40,40 @@ import warnings
 import numpy as np
 
 from .._errors import NonFiniteError
-from .._validation import as_float_array, check_finite_output, check_interval, plain_repr
+from .._validation import all_finite, as_float_array, check_finite_output, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
-from . import _kernels
+from . import _batch, _kernels
 
-__all__ = ["soft_rank", "soft_rank_jvp", "soft_sort", "soft_sort_jvp"]
+__all__ = ["SoftJacobian", "soft_rank", "soft_rank_jvp", "soft_rank_with_jacobian", "soft_sort", "soft_sort_jvp",
+           "soft_sort_with_jacobian"]
 
 #: lower clamp of the normalised reg of soft_sort: below 1/2 the output is the hard sort (see _sort_core),
 #: so any value in (0, 1/2] gives the same result; 2^-900 keeps rho/reg finite for every n < 2^100
 _LAM_FLOOR = 2.0**-900
 
 
+def _as_batch(x, name, func):
+    """``x`` as a float64 C-contiguous array of any leading shape, each row (last axis) one problem.
+    1-D input keeps the 1-D messages; otherwise the errors name the offending row."""
+    if (x.__class__ is np.ndarray and x.dtype == np.float64 and x.ndim >= 1 and x.shape[-1] >= 1
+            and x.flags.c_contiguous and x.flags.writeable and all_finite(x)):
+        return x  # what the checks below would pass through unchanged
+    arr = as_float_array(x, name, func=func, finite=False)
+    if arr.ndim <= 1 or np.ndim(x) == 0:
+        return as_float_array(x, name, func=func, ndim=1, min_size=1)
+    if arr.shape[-1] == 0:
+        raise ValueError(f"`{name}` of {func} must have a non-empty last axis (each row along it is one problem); "
+                         f"got shape {arr.shape}.")
+    if not all_finite(arr):
+        ok = np.all(np.isfinite(arr), axis=-1)
+        row = tuple(int(i) for i in np.argwhere(~ok)[0])
+        raise ValueError(f"`{name}` of {func} must be finite; row {row if len(row) > 1 else row[0]} (index along "
+                         f"the leading axes) holds NaN or inf.")
+    return arr
+
+
 def _validate(x, reg, p, descending, func):
-    x = as_float_array(x, "x", func=func, ndim=1, min_size=1)
+    x = _as_batch(x, "x", func)
     reg = check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
     p = check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
     if not isinstance(descending, (bool, np.bool_)):
@@ -189,6 +210,98 @@ def _rank_core(x, reg, p, func):
     return sol, out
 
 
+# ----------------------------------------------------------------------------------- batches of rows
+# Every operator works along the last axis: x of shape (..., n) holds independent problems, one per
+# row. p = 2 runs all rows in one compiled call (theory.topk._batch, bit for bit the one-row code
+# above); other p loop over the rows with the one-row code.
+
+
+def _parallel(m, n):
+    return m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
+
+
+def _row_name(shape, r):
+    idx = np.unravel_index(r, shape[:-1]) if len(shape) > 1 else ()
+    return "" if not idx else f" (row {tuple(int(i) for i in idx) if len(idx) > 1 else int(idx[0])})"
+
+
+class _Rows:
+    """Forward pass of a batch: values Y (m, n) in descending coordinates (sort) or input coordinates
+    (rank); for p = 2 the sorting permutations O (descending order for the sort, increasing x for the
+    rank) and the blocks R[:, :NB + 1]; for other p one _Sorted per row."""
+
+    __slots__ = ("Y", "O", "R", "NB", "sols")
+
+
+def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
+    """Y in descending coordinates, or increasing ones when not ``descending`` (p = 2 only; other p
+    always descending, reversed by the caller)."""
+    m, n = X.shape
+    out = _Rows()
+    out.sols = None
+    if p != 2.0:
+        sols = [_sort_core(X[r], reg, p, func) for r in range(m)]
+        out.Y = np.array([y for _, y in sols]).reshape(m, n)
+        out.sols = [s for s, _ in sols]
+        return out
+    if need_jac:
+        # the reference's stable argsort(-x): decreasing x, ties by increasing index
+        O = np.ascontiguousarray(np.argsort(X, axis=1)[:, ::-1])
+        _batch._stable_rows(X, O)
+        S = np.take_along_axis(X, O[:, ::-1], axis=1)  # increasing
+    else:
+        O = None
+        S = np.sort(X, axis=1)  # the values only: the same sequence for every order of ties
+    Y = np.empty((m, n))
+    R = np.empty((m, n + 1), dtype=np.intp)
+    NB = np.empty(m, dtype=np.intp)
+    status = np.empty(m, dtype=np.intp)
+    (_batch._sort_rows_par if _parallel(m, n) else _batch._sort_rows)(S, reg, descending, Y, R, NB, status)
+    for r in np.flatnonzero(status):  # extreme exponents, an overflow of reg * max|x| or of a pooled sum
+        try:
+            sol, y = _sort_core(X[r], reg, p, func)
+        except ValueError as exc:
+            if len(shape) > 1:
+                raise type(exc)(f"{exc}{_row_name(shape, r)}") from None
+            raise
+        Y[r] = y if descending else y[::-1]
+        if need_jac:
+            O[r] = sol.order
+            NB[r] = sol.blocks.shape[0] - 1
+            R[r, :NB[r] + 1] = sol.blocks
+    out.Y, out.O, out.R, out.NB = Y, O, R, NB
+    return out
+
+
+def _rank_rows(X, reg, p, func, shape):
+    """X already negated for ascending ranks."""
+    m, n = X.shape
+    out = _Rows()
+    out.sols = None
+    if p != 2.0:
+        sols = [_rank_core(X[r], reg, p, func) for r in range(m)]
+        out.Y = np.array([y for _, y in sols]).reshape(m, n)
+        out.sols = [s for s, _ in sols]
+        return out
+    O = np.argsort(X, axis=1)  # made stable (ties by index) inside the kernel
+    Y = np.empty((m, n))
+    R = np.empty((m, n + 1), dtype=np.intp)
+    NB = np.empty(m, dtype=np.intp)
+    status = np.empty(m, dtype=np.intp)
+    (_batch._rank_rows_par if _parallel(m, n) else _batch._rank_rows)(X, O, reg, Y, R, NB, status)
+    for r in np.flatnonzero(status):  # x / reg not finite (refused) or a pooled sum overflowed
+        sol, Y[r] = _rank_core(X[r], reg, p, func)
+        O[r] = sol.order
+        NB[r] = sol.blocks.shape[0] - 1
+        R[r, :NB[r] + 1] = sol.blocks
+    out.Y, out.O, out.R, out.NB = Y, O, R, NB
+    return out
+
+
+def _flat(x):
+    return x.reshape(-1, x.shape[-1])
+
+
 def soft_sort(x, reg=1.0, p=2.0, descending=True):
     r"""Soft sort: the p-norm regularised sorting LP over the permutahedron of x (``topk`` §7.3-7.5).
 
@@ -207,8 +320,9 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        Finite reals, n >= 1. Never modified.
+    x : array_like, shape (n,) or (..., n)
+        Finite reals, n >= 1. Never modified. Several axes: a batch, every row along the last axis is
+        one problem (NumPy's convention); each row's output equals the 1-D call on it bit for bit.
     reg : float
         :math:`\lambda>0`.
     p : float
@@ -219,7 +333,7 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
 
     Returns
     -------
-    y : ndarray, shape (n,), float64
+    y : ndarray, shape of x, float64
         In :math:`P(\mathbf x)`: sorted (decreasing, or increasing), summing to :math:`\sum x` (to rounding).
 
     Raises
@@ -227,7 +341,8 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     TypeError
         ``x`` not a real array; ``reg``/``p`` not real numbers; ``descending`` not a bool.
     ValueError
-        ``x`` not 1-D, empty or not finite; ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
+        ``x`` 0-D, with an empty last axis, or not finite (a batch: the message names the row);
+        ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
         :math:`\lambda\max|x|^{p-1}` overflows (p > 1 with extreme magnitudes; rescale x).
 
     Warns
@@ -267,13 +382,19 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     [3.0, 2.0, 1.0]
     >>> soft_sort([0.0, 1.0], reg=4.0).tolist()               # affine: 0.5 +- 0.5/4
     [0.625, 0.375]
+    >>> soft_sort([[1.0, 3.0, 2.0], [0.0, 1.0, 0.5]], reg=0.5).tolist()   # a batch: one problem per row
+    [[3.0, 2.0, 1.0], [1.0, 0.5, 0.0]]
     """
     func = "theory.topk.soft_sort"
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    _, y = _sort_core(x, reg, p, func)
-    if not descending:
-        y = y[::-1].copy()
-    return check_finite_output(y, "the soft sort", func=func, hint="Rescale `x` towards unit magnitude.")
+    rows = _sort_rows(_flat(x), reg, p, func, x.shape, False, descending)
+    # p = 2 writes the requested order directly; other p are descending
+    return _soft_sort_value(rows, x.shape, not descending and p != 2.0, func)
+
+
+def _soft_sort_value(rows, shape, flip, func):
+    y = rows.Y[:, ::-1].copy() if flip else rows.Y
+    return check_finite_output(y.reshape(shape), "the soft sort", func=func, hint="Rescale `x` towards unit magnitude.")
 
 
 def soft_rank(x, reg=1.0, p=2.0, descending=True):
@@ -294,8 +415,9 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        Finite reals, n >= 1. Never modified.
+    x : array_like, shape (n,) or (..., n)
+        Finite reals, n >= 1. Never modified. Several axes: a batch, every row along the last axis is
+        one problem (NumPy's convention); each row's output equals the 1-D call on it bit for bit.
     reg : float
         :math:`\lambda>0`.
     p : float
@@ -306,7 +428,7 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
 
     Returns
     -------
-    y : ndarray, shape (n,), float64
+    y : ndarray, shape of x, float64
         In :math:`P(\boldsymbol\rho)`: entries in [1, n], summing to n(n+1)/2 (to rounding).
 
     Raises
@@ -346,8 +468,9 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
     """
     func = "theory.topk.soft_rank"
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    _, y = _rank_core(-x if not descending else x, reg, p, func)
-    return check_finite_output(y, "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
+    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    return check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func,
+                               hint="Increase `reg` or rescale `x`.")
 
 
 def _alpha(d, p):
@@ -374,12 +497,12 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     ----------
     x, reg, p, descending
         As :func:`soft_sort`.
-    tangent : array_like, shape (n,)
+    tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
 
     Returns
     -------
-    ndarray, shape (n,)
+    ndarray, shape of x
         :math:`J\dot{\mathbf x}`, J the Jacobian of the piece selected by the sort and the blocks (at a
         kink, an element of the Clarke generalized Jacobian; ties of v are pooled).
 
@@ -395,26 +518,9 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     """
     func = "theory.topk.soft_sort_jvp"
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    dx = as_float_array(tangent, "tangent", func=func, shape=(x.shape[0],))
-    sol, _ = _sort_core(x, reg, p, func)
-    ds = dx[sol.order]
-    blocks = sol.blocks
-    alpha = _alpha(sol.s - sol.v, p)
-    ids = _block_ids(blocks, x.shape[0])
-    inf = np.isinf(alpha)
-    if np.any(inf):
-        has_inf = np.add.reduceat(inf.astype(float), blocks[:-1]) > 0
-        alpha = np.where(has_inf[ids], inf.astype(float), alpha)
-    num = np.add.reduceat(ds, blocks[:-1])  # sum_B ds
-    den = np.add.reduceat(alpha, blocks[:-1])
-    with np.errstate(divide="ignore", invalid="ignore"):  # singletons (alpha 0 or inf) are replaced below
-        out = alpha * (num / den)[ids]
-    single = np.diff(blocks) == 1
-    out[single[ids]] = ds[single[ids]]
-    if not descending:
-        out = out[::-1].copy()
-    return check_finite_output(out, "the product", func=func,
-                               hint="The derivative is infinite or overflows at this `x`, `reg` and `p`.")
+    dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
+    rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
+    return SoftJacobian("sort", x.shape, reg, p, descending, rows, func)._apply(_flat(dx), False, func)
 
 
 def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
@@ -432,12 +538,12 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     ----------
     x, reg, p, descending
         As :func:`soft_rank`.
-    tangent : array_like, shape (n,)
+    tangent : array_like, shape of x
         Finite direction.
 
     Returns
     -------
-    ndarray, shape (n,)
+    ndarray, shape of x
 
     Raises
     ------
@@ -454,16 +560,63 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     """
     func = "theory.topk.soft_rank_jvp"
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    dx = as_float_array(tangent, "tangent", func=func, shape=(x.shape[0],))
-    if not descending:
-        x, dx = -x, -dx
-    sol, _ = _rank_core(x, reg, p, func)
-    with np.errstate(over="ignore"):  # an overflow is refused below (singletons' entries are replaced)
+    dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
+    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    return SoftJacobian("rank", x.shape, reg, p, descending, rows, func)._apply(_flat(dx), False, func)
+
+
+# ------------------------------------------------------------------------------ Jacobian products
+
+def _sort_jvp_row(sol, dx, p):
+    """One row: J dx of the descending soft sort in its output (descending) coordinates."""
+    ds = dx[sol.order]
+    blocks = sol.blocks
+    alpha = _alpha(sol.s - sol.v, p)
+    ids = _block_ids(blocks, ds.shape[0])
+    inf = np.isinf(alpha)
+    if np.any(inf):
+        has_inf = np.add.reduceat(inf.astype(float), blocks[:-1]) > 0
+        alpha = np.where(has_inf[ids], inf.astype(float), alpha)
+    num = np.add.reduceat(ds, blocks[:-1])  # sum_B ds
+    den = np.add.reduceat(alpha, blocks[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):  # singletons (alpha 0 or inf) are replaced below
+        out = alpha * (num / den)[ids]
+    single = np.diff(blocks) == 1
+    out[single[ids]] = ds[single[ids]]
+    return out
+
+
+def _sort_vjp_row(sol, u, p):
+    """One row: J^T u of the descending soft sort (u in descending coordinates), in input coordinates.
+    In sorted coordinates a block's Jacobian is alpha 1^T / sum_B alpha, so its transpose sends u to
+    sum_B(alpha u) / sum_B alpha on every member; singletons pass u through."""
+    blocks = sol.blocks
+    n = u.shape[0]
+    alpha = _alpha(sol.s - sol.v, p)
+    ids = _block_ids(blocks, n)
+    inf = np.isinf(alpha)
+    if np.any(inf):
+        has_inf = np.add.reduceat(inf.astype(float), blocks[:-1]) > 0
+        alpha = np.where(has_inf[ids], inf.astype(float), alpha)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        num = np.add.reduceat(alpha * u, blocks[:-1])
+        den = np.add.reduceat(alpha, blocks[:-1])
+        gs = (num / den)[ids]
+    single = np.diff(blocks) == 1
+    gs[single[ids]] = u[single[ids]]
+    g = np.empty(n)
+    g[sol.order] = gs
+    return g
+
+
+def _rank_jvp_row(sol, dx, reg, p):
+    """One row: J dx of the descending soft rank (symmetric: also J^T dx), in input coordinates."""
+    with np.errstate(over="ignore"):  # an overflow is refused by the caller (singletons' entries are replaced)
         ds = -dx[sol.order] / reg
     blocks = sol.blocks
-    ids = _block_ids(blocks, x.shape[0])
+    ids = _block_ids(blocks, dx.shape[0])
     alpha = _alpha(sol.s - sol.v, p)
-    with np.errstate(divide="ignore", invalid="ignore"):  # singletons (alpha 0 or inf) are replaced below
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # singletons are replaced below
         num = np.add.reduceat(alpha * ds, blocks[:-1])
         den = np.add.reduceat(alpha, blocks[:-1])
         outs = alpha * (ds - (num / den)[ids])
@@ -471,4 +624,168 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     outs[single[ids]] = 0.0
     out = np.empty_like(outs)
     out[sol.order] = outs
-    return check_finite_output(out, "the product", func=func, hint="The derivative is infinite or overflows at this `x`, `reg` and `p`.")
+    return out
+
+
+_HINT_PRODUCT = "The derivative is infinite or overflows at this `x`, `reg` and `p`."
+
+
+class SoftJacobian:
+    r"""The Jacobian of :func:`soft_sort` or :func:`soft_rank` at one point (or one per row of a
+    batch), kept from the forward pass: the sorting permutation and the pooled blocks of the isotonic
+    problem (``topk`` Proposition 7.8, φ = identity). Products cost O(n) per row and never redo the
+    sort or the isotonic fit.
+
+    Returned by :func:`soft_sort_with_jacobian` and :func:`soft_rank_with_jacobian`. In sorted
+    coordinates a pooled block B of the sort has :math:`J_B=\boldsymbol\alpha\mathbf 1^\top/\sum_B\alpha`
+    (p = 2: the block average), a singleton the identity; the rank has the symmetric
+    :math:`J_B=-(\mathrm{diag}\,\boldsymbol\alpha-\boldsymbol\alpha\boldsymbol\alpha^\top/\sum_B\alpha)/\lambda`,
+    a singleton 0; :math:`\alpha_j=(q-1)|t_j-\gamma_B|^{q-2}`.
+
+    Attributes
+    ----------
+    shape : tuple
+        The shape of x (and of every tangent and cotangent).
+
+    Methods
+    -------
+    jvp(tangent)
+        :math:`J\dot{\mathbf x}`, row by row; same shape as x.
+    vjp(cotangent)
+        :math:`J^\top\mathbf u`, row by row (the backward pass of an autograd function).
+    todense()
+        The Jacobian matrices, shape ``x.shape + (n,)`` (row i of matrix k: output i of row k).
+    """
+
+    def __init__(self, kind, shape, reg, p, descending, rows, func):
+        self._kind, self.shape, self._reg, self._p = kind, tuple(shape), reg, p
+        self._desc, self._rows, self._func = descending, rows, func
+
+    def __repr__(self):
+        return (f"SoftJacobian(kind={self._kind!r}, shape={self.shape}, reg={self._reg}, p={self._p}, "
+                f"descending={self._desc})")
+
+    def _vector(self, v, name, func):
+        v = as_float_array(v, name, func=func, shape=self.shape)
+        return v.reshape(-1, self.shape[-1])
+
+    def _apply(self, V, transpose, func):
+        rows, reg, p = self._rows, self._reg, self._p
+        m, n = V.shape
+        if self._kind == "sort":
+            if transpose and not self._desc:
+                V = V[:, ::-1]
+            if rows.sols is None:
+                G = np.empty((m, n))
+                V = np.ascontiguousarray(V)
+                (_batch._avg_rows_par if _parallel(m, n) else _batch._avg_rows)(
+                    V, rows.O, rows.R, rows.NB, G, 1 if transpose else 0)
+            else:
+                f = _sort_vjp_row if transpose else _sort_jvp_row
+                G = np.array([f(sol, np.ascontiguousarray(V[r]), p) for r, sol in enumerate(rows.sols)]).reshape(m, n)
+            if not transpose and not self._desc:
+                G = G[:, ::-1].copy()
+        else:
+            if not self._desc:
+                V = -V
+            if rows.sols is None:
+                with np.errstate(over="ignore"):  # an overflow is refused below
+                    U = np.ascontiguousarray(-V / reg)
+                G = np.empty((m, n))
+                (_batch._avg_rows_par if _parallel(m, n) else _batch._avg_rows)(U, rows.O, rows.R, rows.NB, G, 2)
+            else:
+                G = np.array([_rank_jvp_row(sol, V[r], reg, p) for r, sol in enumerate(rows.sols)]).reshape(m, n)
+        return check_finite_output(G.reshape(self.shape), "the product", func=func, hint=_HINT_PRODUCT)
+
+    def jvp(self, tangent):
+        """Jacobian-vector product :math:`J\\dot{\\mathbf x}` (each row with its own Jacobian)."""
+        func = f"theory.topk.SoftJacobian.jvp"
+        return self._apply(self._vector(tangent, "tangent", func), False, func)
+
+    def vjp(self, cotangent):
+        """Vector-Jacobian product :math:`J^\\top\\mathbf u` (each row with its own Jacobian)."""
+        func = f"theory.topk.SoftJacobian.vjp"
+        return self._apply(self._vector(cotangent, "cotangent", func), True, func)
+
+    def todense(self):
+        """The Jacobian matrices, shape ``shape + (n,)``; entry [..., i, j] = d y_i / d x_j (O(n^2) per row)."""
+        n = self.shape[-1]
+        m = int(np.prod(self.shape[:-1], dtype=np.int64))
+        out = np.empty((m, n, n))
+        eye = np.eye(n)
+        func = "theory.topk.SoftJacobian.todense"
+        for j in range(n):
+            out[:, :, j] = self._apply(np.ascontiguousarray(np.broadcast_to(eye[j], (m, n))), False,
+                                       func).reshape(m, n)
+        return out.reshape(self.shape + (n,))
+
+
+def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True):
+    r"""The soft sort and its Jacobian in one forward pass: ``(y, jac)`` with ``y = soft_sort(x, ...)``
+    (bit for bit) and ``jac`` a :class:`SoftJacobian` whose ``jvp``/``vjp`` reuse the permutation and
+    pooled blocks of that pass (``topk`` Proposition 7.8; the pattern of a custom autograd function:
+    value in the forward pass, ``jac.vjp(grad_output)`` in the backward pass).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n)
+        As :func:`soft_sort`: every row along the last axis is one problem.
+    reg, p, descending
+        As :func:`soft_sort`.
+
+    Returns
+    -------
+    y : ndarray, shape (..., n)
+    jac : SoftJacobian
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`soft_sort`.
+
+    Examples
+    --------
+    >>> y, jac = soft_sort_with_jacobian([0.0, 1.0], reg=4.0)
+    >>> y.tolist(), jac.vjp([1.0, 0.0]).tolist()      # one pooled block: the average
+    ([0.625, 0.375], [0.5, 0.5])
+    """
+    func = "theory.topk.soft_sort_with_jacobian"
+    x, reg, p, descending = _validate(x, reg, p, descending, func)
+    rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
+    return (_soft_sort_value(rows, x.shape, not descending, func),
+            SoftJacobian("sort", x.shape, reg, p, descending, rows, func))
+
+
+def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True):
+    r"""The soft rank and its Jacobian in one forward pass: ``(y, jac)`` with ``y = soft_rank(x, ...)``
+    (bit for bit) and ``jac`` a :class:`SoftJacobian` (symmetric: ``jac.vjp`` equals ``jac.jvp``) reusing
+    the permutation and the pooled blocks (``topk`` Proposition 7.8).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n)
+        As :func:`soft_rank`: every row along the last axis is one problem.
+    reg, p, descending
+        As :func:`soft_rank`.
+
+    Returns
+    -------
+    y : ndarray, shape (..., n)
+    jac : SoftJacobian
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`soft_rank`.
+
+    Examples
+    --------
+    >>> y, jac = soft_rank_with_jacobian([0.0, 1.0], reg=4.0)
+    >>> y.tolist(), jac.vjp([1.0, 0.0]).tolist()
+    ([1.625, 1.375], [-0.125, 0.125])
+    """
+    func = "theory.topk.soft_rank_with_jacobian"
+    x, reg, p, descending = _validate(x, reg, p, descending, func)
+    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    y = check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
+    return y, SoftJacobian("rank", x.shape, reg, p, descending, rows, func)

@@ -1,0 +1,401 @@
+r"""Numba kernels of the quadratic (p = 2) soft sort, soft rank and top-k mask on batches of rows
+(paper key ``topk``, thesis Chapter 7, §7.3, Eq. (7.5) and Proposition 7.5 with
+:math:`R=\frac\lambda2\|\cdot\|^2`).
+
+Private: float64/intp C-contiguous 2-D arrays, one independent problem per row, no validation. The
+public, validated interface is :mod:`theory.topk._soft`, which also keeps the reference
+implementation (one row, NumPy) that these kernels reproduce bit for bit: the same operations in the
+same order, the isotonic fit by the same pool-adjacent-violators kernel
+(:func:`theory.isotonic._kernels._pav_unit`), and the block sums in the order of NumPy's
+``np.add.reduceat`` (first element, then the pairwise sum of the rest: :func:`_npsum`).
+
+Ties of the sort. The rank needs the sorting permutation. The reference uses NumPy's stable argsort
+(ties ordered by index); the callers pass NumPy's default (faster, unstable) argsort instead and
+:func:`_stable_ties` re-sorts the indices inside every run of equal keys, which gives the stable
+permutation exactly (a permutation sorts the keys and orders equal keys by index iff it is the stable
+one). The outputs are therefore those of the reference for every order of ties.
+
+Row status (``status[r]``): 0 OK; 1 a pooled sum overflowed or x / reg is not finite. A row with a
+status other than 0 is recomputed by the caller on the reference path, which rescales or raises the
+documented error.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..isotonic._kernels import _pav_unit
+
+_JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
+
+OK, FALLBACK = 0, 1
+LAM_FLOOR = 2.0**-900  # theory.topk._soft._LAM_FLOOR
+
+
+@njit(**_JIT)
+def _pairwise(a, lo, n):
+    """NumPy's pairwise summation of a[lo:lo + n] (blocks of 128, eight accumulators, halves rounded
+    down to a multiple of 8), the inner loop of ``np.add.reduce`` for float64."""
+    if n < 8:
+        res = -0.0  # NumPy starts from -0.0: a sum of negative zeros stays -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0 = a[lo]
+        r1 = a[lo + 1]
+        r2 = a[lo + 2]
+        r3 = a[lo + 3]
+        r4 = a[lo + 4]
+        r5 = a[lo + 5]
+        r6 = a[lo + 6]
+        r7 = a[lo + 7]
+        m = n - (n % 8)
+        i = 8
+        while i < m:
+            r0 += a[lo + i]
+            r1 += a[lo + i + 1]
+            r2 += a[lo + i + 2]
+            r3 += a[lo + i + 3]
+            r4 += a[lo + i + 4]
+            r5 += a[lo + i + 5]
+            r6 += a[lo + i + 6]
+            r7 += a[lo + i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[lo + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+
+
+@njit(**_JIT)
+def _npsum(a, lo, hi):
+    """sum(a[lo:hi]) (hi > lo) exactly as ``np.add.reduceat`` computes it for that segment."""
+    res = a[lo]
+    if hi - lo > 1:
+        res += _pairwise(a, lo + 1, hi - lo - 1)
+    return res
+
+
+@njit(**_JIT)
+def _stable_ties(key, order):
+    """Turn ``order`` (a permutation sorting ``key``, increasingly or decreasingly) into the one that
+    orders equal keys by increasing index: the indices of each run of equal keys are sorted."""
+    n = order.shape[0]
+    i = 0
+    while i < n - 1:
+        if key[order[i]] == key[order[i + 1]]:
+            j = i + 1
+            while j < n - 1 and key[order[j]] == key[order[j + 1]]:
+                j += 1
+            order[i:j + 1] = np.sort(order[i:j + 1])
+            i = j + 1
+        else:
+            i += 1
+
+
+@njit(**_JIT)
+def _pav_decreasing(t, v, wb, r, rr):
+    """Decreasing fit of t by the increasing kernel on the reversed targets (the reference's
+    convention); v: the fit, rr[:nb + 1]: the block starts in decreasing coordinates, then n."""
+    n = t.shape[0]
+    yr = np.empty(n)
+    for j in range(n):
+        yr[j] = t[n - 1 - j]
+    xr = np.empty(n)
+    nb, status = _pav_unit(yr, xr, wb, r)
+    for j in range(n):
+        v[j] = xr[n - 1 - j]
+    for k in range(nb + 1):
+        rr[k] = n - r[nb - k]
+    return nb, status
+
+
+@njit(**_JIT)
+def _sort_row(S, reg, desc, y, rr):
+    """One row of the quadratic soft sort on the row sorted increasingly (``S``, unscaled): the
+    reference's exact scaling by 2^-e (e the exponent of max|x|, lam = reg 2^e clamped at 2^-900),
+    applied here by multiplications with exact powers of two, which round as ``np.ldexp`` does while
+    |e| <= 1000 (other rows: FALLBACK). Writes y (descending, or increasing when not ``desc``) and
+    the blocks rr (descending coordinates); returns (nb, status)."""
+    n = S.shape[0]
+    amax = max(abs(S[0]), abs(S[n - 1]))
+    e = math.frexp(amax)[1]
+    if e > 1000 or e < -1000:
+        return 0, FALLBACK
+    lam = reg * 2.0 ** e
+    if not (lam - lam == 0.0):
+        return 0, FALLBACK  # reg * max|x| overflows: the reference path raises
+    lam = max(lam, LAM_FLOOR)
+    down = 2.0 ** (-e)
+    up = 2.0 ** e
+    s = np.empty(n)
+    t = np.empty(n)
+    for i in range(n):
+        s[i] = S[n - 1 - i] * down
+        t[i] = float(n - i) / lam - s[i]
+    v = np.empty(n)
+    nb, status = _pav_decreasing(t, v, np.empty(n), np.empty(n + 1, dtype=np.intp), rr)
+    if status != 0:
+        return nb, FALLBACK
+    for k in range(nb):
+        a = rr[k]
+        b = rr[k + 1]
+        mean = _npsum(s, a, b) / float(b - a)
+        for i in range(a, b):
+            val = (mean + (0.5 * float(a + b - 1) - float(i)) / lam) * up
+            if desc:
+                y[i] = val
+            else:
+                y[n - 1 - i] = val
+    return nb, OK
+
+
+@njit(**_JIT)
+def _sort_rows(S, reg, desc, Y, R, NB, status):
+    for row in range(S.shape[0]):
+        nb, st = _sort_row(S[row], reg, desc, Y[row], R[row])
+        NB[row] = nb
+        status[row] = st
+
+
+# a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
+# function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
+@njit(parallel=True, **_JIT)
+def _sort_rows_par(S, reg, desc, Y, R, NB, status):
+    for row in prange(S.shape[0]):
+        nb, st = _sort_row(S[row], reg, desc, Y[row], R[row])
+        NB[row] = nb
+        status[row] = st
+
+
+@njit(**_JIT)
+def _rank_row(x, order, reg, y, rr):
+    """One row of the descending quadratic soft rank; ``order`` sorts x increasingly (made stable
+    here, in place); writes y (input coordinates) and the blocks rr (sorted coordinates)."""
+    n = x.shape[0]
+    _stable_ties(x, order)
+    s = np.empty(n)
+    rho = np.empty(n)
+    t = np.empty(n)
+    for i in range(n):
+        z = -x[order[i]] / reg
+        if not (z - z == 0.0):
+            return 0, FALLBACK
+        s[i] = z
+        rho[i] = float(n - i)
+        t[i] = z - rho[i]
+    v = np.empty(n)
+    nb, status = _pav_decreasing(t, v, np.empty(n), np.empty(n + 1, dtype=np.intp), rr)
+    if status != 0:
+        return nb, FALLBACK
+    d = np.empty(n)
+    for k in range(nb):
+        a = rr[k]
+        b = rr[k + 1]
+        if b - a == 1:
+            y[order[a]] = rho[a]
+            continue
+        first = s[a]
+        for i in range(a, b):
+            d[i] = s[i] - first
+        mr = _npsum(rho, a, b) / float(b - a)
+        md = _npsum(d, a, b) / float(b - a)
+        for i in range(a, b):
+            y[order[i]] = mr + (d[i] - md)
+    return nb, OK
+
+
+@njit(**_JIT)
+def _rank_rows(X, O, reg, Y, R, NB, status):
+    for row in range(X.shape[0]):
+        nb, st = _rank_row(X[row], O[row], reg, Y[row], R[row])
+        NB[row] = nb
+        status[row] = st
+
+
+# a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
+# function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
+@njit(parallel=True, **_JIT)
+def _rank_rows_par(X, O, reg, Y, R, NB, status):
+    for row in prange(X.shape[0]):
+        nb, st = _rank_row(X[row], O[row], reg, Y[row], R[row])
+        NB[row] = nb
+        status[row] = st
+
+
+@njit(**_JIT)
+def _stable_rows(K, O):
+    for row in range(K.shape[0]):
+        _stable_ties(K[row], O[row])
+
+
+@njit(**_JIT)
+def _avg_row(u, o, r, nb, g, mode):
+    """Products with the p = 2 Jacobians in sorted coordinates (block averages), one row: u the
+    vector, o the permutation, r[:nb + 1] the blocks, g the output.
+
+    mode 0 (sort JVP): g[i] = mean_B(u[o])_i (singletons: u[o[i]]);
+    mode 1 (sort VJP): g[o[i]] = mean_B(u)_i (singletons: u[i]);
+    mode 2 (rank, symmetric): g[o[i]] = ds_i - mean_B(ds), ds = u[o] (singletons 0; the caller
+    passes u = -dx / reg).
+    """
+    n = u.shape[0]
+    ds = np.empty(n)
+    if mode == 1:
+        for i in range(n):
+            ds[i] = u[i]
+    else:
+        for i in range(n):
+            ds[i] = u[o[i]]
+    for k in range(nb):
+        a = r[k]
+        b = r[k + 1]
+        if b - a == 1:
+            val = 0.0 if mode == 2 else ds[a]
+            if mode == 0:
+                g[a] = val
+            else:
+                g[o[a]] = val
+            continue
+        m = _npsum(ds, a, b) / float(b - a)
+        for i in range(a, b):
+            if mode == 0:
+                g[i] = m
+            elif mode == 1:
+                g[o[i]] = m
+            else:
+                g[o[i]] = ds[i] - m
+
+
+@njit(**_JIT)
+def _avg_rows(U, O, R, NB, G, mode):
+    """Products with the p = 2 Jacobians, row by row (:func:`_avg_row`)."""
+    for row in range(U.shape[0]):
+        _avg_row(U[row], O[row], R[row], NB[row], G[row], mode)
+
+
+# a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
+# function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
+@njit(parallel=True, **_JIT)
+def _avg_rows_par(U, O, R, NB, G, mode):
+    """:func:`_avg_rows` with the rows on every core."""
+    for row in prange(U.shape[0]):
+        _avg_row(U[row], O[row], R[row], NB[row], G[row], mode)
+
+
+#: rows x n above which the row loop runs on every core (below, thread start-up costs more than it saves)
+PARALLEL_MIN_WORK = 50_000
+#: a single row is never split across threads; batches need at least this many rows to go parallel
+PARALLEL_MIN_ROWS = 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# The quadratic top-k mask on rows (topk Eq. (7.5) with w = 1_k, phi = identity, R = reg/2 ||.||^2):
+# the first window of theory.topk._api._forward (the entries above the k-th largest minus reg, a
+# proven superset of the pooled block), solved and accepted exactly as theory.topk._api._mask_solver
+# does; a row whose first window is rejected (or too small) is left to the caller (FALLBACK), which
+# runs the 1-D code with its growing windows.
+
+_CLIP = 4.0  # theory.topk._api._CLIP
+_EPS = 2.220446049250313e-16
+
+
+@njit(**_JIT)
+def _kth_largest(x, k):
+    """The k-th largest entry of x (the value np.partition(x, n - k)[n - k]): for small k by a sorted
+    buffer of the k largest seen (one comparison per entry, rare insertions), else by np.partition."""
+    n = x.shape[0]
+    if k > 64:
+        return np.partition(x, n - k)[n - k]
+    buf = np.empty(k)  # increasing; buf[0] the k-th largest so far
+    for i in range(k):
+        v = x[i]
+        j = i
+        while j > 0 and buf[j - 1] > v:
+            buf[j] = buf[j - 1]
+            j -= 1
+        buf[j] = v
+    for i in range(k, n):
+        v = x[i]
+        if v > buf[0]:
+            j = 0
+            while j + 1 < k and buf[j + 1] < v:
+                buf[j] = buf[j + 1]
+                j += 1
+            buf[j] = v
+    return buf[0]
+
+
+@njit(**_JIT)
+def _mask_row(x, k, reg, y):
+    n = x.shape[0]
+    thr = _kth_largest(x, k) - reg
+    full = not (thr > -np.inf)
+    cand = np.empty(n, dtype=np.intp)
+    K = 0
+    nxt = -np.inf
+    for i in range(n):
+        if full or x[i] > thr:
+            cand[K] = i
+            K += 1
+        elif x[i] > nxt:
+            nxt = x[i]
+    full = full or K == n
+    if K <= k:
+        return FALLBACK
+    cand = cand[:K]
+    neg = np.empty(K)
+    for j in range(K):
+        neg[j] = -x[cand[j]]
+    order = cand[np.argsort(neg)]  # ties in any order: tied entries get equal outputs
+    sk = x[order[k - 1]]
+    t = np.empty(K)
+    for j in range(K):
+        v = (x[order[j]] - sk) / reg
+        t[j] = min(max(v, -_CLIP), _CLIP)
+    tw = np.empty(K)
+    for j in range(K):
+        tw[j] = t[j] - (1.0 if j < k else 0.0)
+    v = np.empty(K)
+    rr = np.empty(K + 1, dtype=np.intp)
+    nb, status = _pav_decreasing(tw, v, np.empty(K), np.empty(K + 1, dtype=np.intp), rr)
+    if status != 0:
+        return FALLBACK
+    r = np.searchsorted(rr[:nb + 1], k - 1, side="right") - 1
+    a0 = rr[r]
+    b0 = rr[r + 1]
+    vk = v[k - 1]
+    gam = v[a0]
+    if not full:
+        tn = min(max((nxt - sk) / reg, -_CLIP), _CLIP)
+        if not (tn == -_CLIP or vk > tn + 8.0 * n * _EPS * max(1.0, abs(tn))):
+            return FALLBACK
+    for i in range(n):
+        y[i] = 0.0
+    for j in range(k):
+        y[order[j]] = 1.0
+    if b0 > k:
+        for j in range(a0, b0):
+            d = t[j] - gam
+            y[order[j]] = min(max(d, 0.0), 1.0)
+    return OK
+
+
+@njit(**_JIT)
+def _mask_rows(X, k, reg, Y, status):
+    for row in range(X.shape[0]):
+        status[row] = _mask_row(X[row], k, reg, Y[row])
+
+
+# a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
+# function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
+@njit(parallel=True, **_JIT)
+def _mask_rows_par(X, k, reg, Y, status):
+    for row in prange(X.shape[0]):
+        status[row] = _mask_row(X[row], k, reg, Y[row])
