@@ -37,7 +37,7 @@ SCRIPTS = {
     "signature": ("Truncated signatures and the signature kernel", ["bench_signature.py"], ()),
     "icl": ("Exact expectations of in-context AR learning against Monte Carlo", ["bench_icl.py"], ()),
     "two-timescale": ("Two-timescale network: one gradient step", ["bench_two_timescale.py"], ()),
-    "softsort": ("Soft sort, soft rank and top-k against torchsort", ["bench_softsort.py"], ()),
+    "softsort": ("Soft sort, soft rank and top-k against torchsort", ["bench_softsort.py"], ("bench_softsort.png",)),
     "backends": ("Scale experiments: NumPy and PyTorch backends on the CPU", ["bench_backends.py"],
                  ("bench_backends_fig7.png",)),
     "sweep": ("Parameter sweeps: per-task overhead and speed-up", ["bench_sweep.py"], ()),

@@ -57,8 +57,17 @@ def _rel(path: Path, start: Path) -> str:
     return os.path.relpath(path, start).replace(os.sep, "/")
 
 
+def _code(text) -> str:
+    """Text as inline code in a Markdown table cell."""
+    return "``" + " ".join(str(text).split()).replace("|", "\\|") + "``"
+
+
 def _cell(text) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|").replace("$", "\\$")
+    """Text as one Markdown line: characters with a Markdown meaning escaped (claim titles are plain text)."""
+    text = " ".join(str(text).split())
+    for char in "\\|$[]*<>`_":
+        text = text.replace(char, "\\" + char)
+    return text
 
 
 def _write(path: Path, text: str) -> None:
@@ -116,8 +125,8 @@ def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
         verdict = VERDICT.get(c.get("status"), c.get("status"))
         if c.get("proxy"):
             verdict += " (proxy)"
-        lines.append("| " + " | ".join(_cell(x) for x in (
-            claim, c.get("title", ""), predicted, _measured(c.get("measured") or {}), verdict)) + " |")
+        texts = [_cell(x) for x in (c.get("title", ""), predicted, _measured(c.get("measured") or {}))]
+        lines.append("| " + " | ".join([claim, *texts, verdict]) + " |")
     lines += ["", "## Claims", ""]
     for c in claims:
         lines += [f"({_anchor(c['id'])})=", f"### `{c['id']}`", ""]
@@ -254,8 +263,8 @@ def oracle_table() -> str:
     lines = ["| kernel | cases | how your function is called | tolerance rule |", "|---|---|---|---|"]
     for name in oracle.kernels():
         k = oracle.kernel(name)
-        lines.append("| " + " | ".join(_cell(x) for x in (
-            f"`{name}`", len(k.make_cases()), f"`{k.signature}`", k.rule)) + " |")
+        lines.append("| " + " | ".join((_code(name), str(len(k.make_cases())), _code(k.signature), _cell(k.rule)))
+                     + " |")
     return "\n".join(lines) + "\n"
 
 

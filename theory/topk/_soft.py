@@ -647,14 +647,10 @@ class SoftJacobian:
     shape : tuple
         The shape of x (and of every tangent and cotangent).
 
-    Methods
-    -------
-    jvp(tangent)
-        :math:`J\dot{\mathbf x}`, row by row; same shape as x.
-    vjp(cotangent)
-        :math:`J^\top\mathbf u`, row by row (the backward pass of an autograd function).
-    todense()
-        The Jacobian matrices, shape ``x.shape + (n,)`` (row i of matrix k: output i of row k).
+    Its methods: :meth:`jvp` (:math:`J\dot{\mathbf x}`, row by row, same shape as x), :meth:`vjp`
+    (:math:`J^\top\mathbf u`, row by row: the backward pass of an autograd function) and
+    :meth:`todense` (the Jacobian matrices, shape ``x.shape + (n,)``; row i of matrix k is output i
+    of row k).
     """
 
     def __init__(self, kind, shape, reg, p, descending, rows, func):
