@@ -38,7 +38,7 @@ import numpy as np
 from .._errors import NonFiniteError
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
-from . import _batch, _kernels
+from . import _axis, _batch, _kernels
 from ._fast import solve_windowed
 
 __all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp"]
@@ -477,7 +477,7 @@ def _stack(outs, shape):
 
 
 
-def topk_mask(x, k, reg=1.0, p=2.0):
+def topk_mask(x, k, reg=1.0, p=2.0, *, axis=-1):
     r"""Regularised top-k mask (the relaxed topkmask of ``topk`` Section 7.4, :math:`\varphi(x)=x`).
 
     .. math::
@@ -564,6 +564,9 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     [0.8993, 0.1007, 0.0]
     """
     func = "theory.topk.topk_mask"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        return _axis.from_last(topk_mask(_axis.to_last(x, a), k, reg, p), a)
     if _is_batch(x):  # rows along the last axis, each the 1-D operator (bit for bit)
         X, rows, _ = _batch_rows(x, k, reg, p, func)
         if p != 2.0:
@@ -581,7 +584,7 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     return check_finite_output(y, "the mask", func=func, hint="Increase `reg` or rescale `x`.")
 
 
-def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
+def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, axis=-1):
     r"""Regularised top-k in magnitude, the thesis operator :math:`\mathrm{topkmag}_R` (``topk`` §7.4).
 
     .. math::
@@ -673,6 +676,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     [2.336522, -1.435913, 0.0]
     """
     func = "theory.topk.topk_magnitude"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        return _axis.from_last(topk_magnitude(_axis.to_last(x, a), k, reg, p, rescale=rescale), a)
     if _is_batch(x):
         X, rows, _ = _batch_rows(x, k, reg, p, func)
         return _stack([topk_magnitude(r, k, reg, p, rescale=rescale) for r in rows], X.shape)
@@ -694,7 +700,7 @@ def _prepare(x, k, reg, p, mode, rescale, func):
     return x, _structure(x, k, reg, p, mode, order, yw, extra, rescale)
 
 
-def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
+def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     r"""Exact Jacobian :math:`\partial\mathbf y^*/\partial\mathbf x` of :func:`topk_mask` or
     :func:`topk_magnitude`, from the pooled blocks (``topk`` Proposition 7.8, corrected).
 
@@ -768,6 +774,9 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [[0.5, -0.5, 0.0], [-0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
     """
     func = "theory.topk.jacobian"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:  # one matrix per problem, indexed by the other axes of x
+        return jacobian(_axis.to_last(x, a), k, reg, p, mode, rescale=rescale)
     if _is_batch(x):  # one matrix per row: shape x.shape + (n,)
         X, rows, _ = _batch_rows(x, k, reg, p, func)
         return _stack([jacobian(r, k, reg, p, mode, rescale=rescale) for r in rows], X.shape + (X.shape[-1],))
@@ -791,7 +800,7 @@ def _vector(v, name, n, func):
     return as_float_array(v, name, func=func, shape=(n,))
 
 
-def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
+def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     r"""Jacobian-vector product :math:`J\,\dot{\mathbf x}` of :func:`topk_mask` / :func:`topk_magnitude`
     without forming J.
 
@@ -829,6 +838,10 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [0.5, -0.5, 0.0]
     """
     func = "theory.topk.jvp"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        v = _axis.vector_to_last(tangent, "tangent", x, a, func)
+        return _axis.from_last(jvp(_axis.to_last(x, a), k, v, reg, p, mode, rescale=rescale), a)
     if _is_batch(x):
         X, rows, (T,) = _batch_rows(x, k, reg, p, func, (("tangent", tangent),))
         return _stack([jvp(r, k, t, reg, p, mode, rescale=rescale) for r, t in zip(rows, T)], X.shape)
@@ -841,7 +854,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
                                     "output at 0, or a tiny `reg`).")
 
 
-def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
+def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     r"""Vector-Jacobian product :math:`\bar{\mathbf y}^\top J` of :func:`topk_mask` /
     :func:`topk_magnitude` without forming J.
 
@@ -876,6 +889,10 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [0.5, 0.5, 0.0]
     """
     func = "theory.topk.vjp"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        v = _axis.vector_to_last(cotangent, "cotangent", x, a, func)
+        return _axis.from_last(vjp(_axis.to_last(x, a), k, v, reg, p, mode, rescale=rescale), a)
     if _is_batch(x):
         X, rows, (U,) = _batch_rows(x, k, reg, p, func, (("cotangent", cotangent),))
         return _stack([vjp(r, k, u, reg, p, mode, rescale=rescale) for r, u in zip(rows, U)], X.shape)

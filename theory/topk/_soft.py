@@ -42,7 +42,7 @@ import numpy as np
 from .._errors import NonFiniteError
 from .._validation import all_finite, as_float_array, check_finite_output, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
-from . import _batch, _kernels
+from . import _axis, _batch, _kernels
 
 __all__ = ["SoftJacobian", "soft_rank", "soft_rank_jvp", "soft_rank_with_jacobian", "soft_sort", "soft_sort_jvp",
            "soft_sort_with_jacobian"]
@@ -302,7 +302,7 @@ def _flat(x):
     return x.reshape(-1, x.shape[-1])
 
 
-def soft_sort(x, reg=1.0, p=2.0, descending=True):
+def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""Soft sort: the p-norm regularised sorting LP over the permutahedron of x (``topk`` §7.3-7.5).
 
     .. math::
@@ -386,6 +386,9 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     [[3.0, 2.0, 1.0], [1.0, 0.5, 0.0]]
     """
     func = "theory.topk.soft_sort"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        return _axis.from_last(soft_sort(_axis.to_last(x, a), reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _sort_rows(_flat(x), reg, p, func, x.shape, False, descending)
     # p = 2 writes the requested order directly; other p are descending
@@ -397,7 +400,7 @@ def _soft_sort_value(rows, shape, flip, func):
     return check_finite_output(y.reshape(shape), "the soft sort", func=func, hint="Rescale `x` towards unit magnitude.")
 
 
-def soft_rank(x, reg=1.0, p=2.0, descending=True):
+def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""Soft rank: the p-norm regularised ranking LP over the permutahedron of ρ (``topk`` §7.3-7.5).
 
     .. math::
@@ -467,6 +470,9 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
     [1.625, 1.375]
     """
     func = "theory.topk.soft_rank"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        return _axis.from_last(soft_rank(_axis.to_last(x, a), reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
     return check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func,
@@ -482,7 +488,7 @@ def _alpha(d, p):
         return (q - 1.0) * np.abs(d) ** (q - 2.0)
 
 
-def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
+def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""Jacobian-vector product of :func:`soft_sort` from its pooled blocks (``topk`` Proposition 7.8,
     φ = identity, applied to the sort's isotonic problem).
 
@@ -517,13 +523,17 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     [0.5, 0.5]
     """
     func = "theory.topk.soft_sort_jvp"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        t = _axis.vector_to_last(tangent, "tangent", x, a, func)
+        return _axis.from_last(soft_sort_jvp(_axis.to_last(x, a), t, reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
     rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
     return SoftJacobian("sort", x.shape, reg, p, descending, rows, func)._apply(_flat(dx), False, func)
 
 
-def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
+def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""Jacobian-vector product of :func:`soft_rank` from its pooled blocks (``topk`` Proposition 7.8,
     φ = identity).
 
@@ -559,6 +569,10 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     [-0.125, 0.125]
     """
     func = "theory.topk.soft_rank_jvp"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        t = _axis.vector_to_last(tangent, "tangent", x, a, func)
+        return _axis.from_last(soft_rank_jvp(_axis.to_last(x, a), t, reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
     rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
@@ -656,16 +670,27 @@ class SoftJacobian:
     def __init__(self, kind, shape, reg, p, descending, rows, func):
         self._kind, self.shape, self._reg, self._p = kind, tuple(shape), reg, p
         self._desc, self._rows, self._func = descending, rows, func
+        self._mshape, self._axis = self.shape, None  # the shape the rows were computed on; the moved axis
+
+    def _along(self, axis):
+        """This Jacobian for x of the caller's shape, the rows computed along ``axis`` moved last."""
+        self._axis = axis
+        m = self._mshape
+        self.shape = m[:axis] + m[-1:] + m[axis:-1]
+        return self
 
     def __repr__(self):
+        along = "" if self._axis is None else f", axis={self._axis}"
         return (f"SoftJacobian(kind={self._kind!r}, shape={self.shape}, reg={self._reg}, p={self._p}, "
-                f"descending={self._desc})")
+                f"descending={self._desc}{along})")
 
     def _vector(self, v, name, func):
         v = as_float_array(v, name, func=func, shape=self.shape)
-        return v.reshape(-1, self.shape[-1])
+        if self._axis is not None:
+            v = np.moveaxis(v, self._axis, -1)
+        return v.reshape(-1, self._mshape[-1])
 
-    def _apply(self, V, transpose, func):
+    def _apply(self, V, transpose, func, restore=True):
         rows, reg, p = self._rows, self._reg, self._p
         m, n = V.shape
         if self._kind == "sort":
@@ -691,7 +716,8 @@ class SoftJacobian:
                 (_batch._avg_rows_par if _parallel(m, n) else _batch._avg_rows)(U, rows.O, rows.R, rows.NB, G, 2)
             else:
                 G = np.array([_rank_jvp_row(sol, V[r], reg, p) for r, sol in enumerate(rows.sols)]).reshape(m, n)
-        return check_finite_output(G.reshape(self.shape), "the product", func=func, hint=_HINT_PRODUCT)
+        G = check_finite_output(G.reshape(self._mshape), "the product", func=func, hint=_HINT_PRODUCT)
+        return _axis.from_last(G, self._axis) if restore and self._axis is not None else G
 
     def jvp(self, tangent):
         """Jacobian-vector product :math:`J\\dot{\\mathbf x}` (each row with its own Jacobian)."""
@@ -704,19 +730,20 @@ class SoftJacobian:
         return self._apply(self._vector(cotangent, "cotangent", func), True, func)
 
     def todense(self):
-        """The Jacobian matrices, shape ``shape + (n,)``; entry [..., i, j] = d y_i / d x_j (O(n^2) per row)."""
-        n = self.shape[-1]
-        m = int(np.prod(self.shape[:-1], dtype=np.int64))
+        """The Jacobian matrices, one per problem: the axes of x other than the problem axis, in order,
+        then (n, n) (``shape + (n,)`` for the last axis); entry [..., i, j] = d y_i / d x_j (O(n^2) per row)."""
+        n = self._mshape[-1]
+        m = int(np.prod(self._mshape[:-1], dtype=np.int64))
         out = np.empty((m, n, n))
         eye = np.eye(n)
         func = "theory.topk.SoftJacobian.todense"
         for j in range(n):
             out[:, :, j] = self._apply(np.ascontiguousarray(np.broadcast_to(eye[j], (m, n))), False,
-                                       func).reshape(m, n)
-        return out.reshape(self.shape + (n,))
+                                       func, restore=False).reshape(m, n)
+        return out.reshape(self._mshape + (n,))
 
 
-def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True):
+def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""The soft sort and its Jacobian in one forward pass: ``(y, jac)`` with ``y = soft_sort(x, ...)``
     (bit for bit) and ``jac`` a :class:`SoftJacobian` whose ``jvp``/``vjp`` reuse the permutation and
     pooled blocks of that pass (``topk`` Proposition 7.8; the pattern of a custom autograd function:
@@ -746,13 +773,17 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True):
     ([0.625, 0.375], [0.5, 0.5])
     """
     func = "theory.topk.soft_sort_with_jacobian"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        y, jac = soft_sort_with_jacobian(_axis.to_last(x, a), reg, p, descending)
+        return _axis.from_last(y, a), jac._along(a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
     return (_soft_sort_value(rows, x.shape, not descending, func),
             SoftJacobian("sort", x.shape, reg, p, descending, rows, func))
 
 
-def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True):
+def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""The soft rank and its Jacobian in one forward pass: ``(y, jac)`` with ``y = soft_rank(x, ...)``
     (bit for bit) and ``jac`` a :class:`SoftJacobian` (symmetric: ``jac.vjp`` equals ``jac.jvp``) reusing
     the permutation and the pooled blocks (``topk`` Proposition 7.8).
@@ -781,6 +812,10 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True):
     ([1.625, 1.375], [-0.125, 0.125])
     """
     func = "theory.topk.soft_rank_with_jacobian"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        y, jac = soft_rank_with_jacobian(_axis.to_last(x, a), reg, p, descending)
+        return _axis.from_last(y, a), jac._along(a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
     y = check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
