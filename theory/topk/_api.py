@@ -508,6 +508,11 @@ def topk_mask(x, k, reg=1.0, p=2.0, *, axis=-1):
         Regularisation strength :math:`\lambda > 0`.
     p : float
         Exponent of the regulariser, in (1, inf).
+    axis : int, optional
+        Keyword only. The axis along which each problem lies (default -1, the last axis); every other
+        axis indexes the problems. The result along ``axis=a`` equals
+        ``np.moveaxis(f(np.moveaxis(x, a, -1), ...), -1, a)`` bit for bit. An integer in
+        [-x.ndim, x.ndim - 1].
 
     Returns
     -------
@@ -522,6 +527,9 @@ def topk_mask(x, k, reg=1.0, p=2.0, *, axis=-1):
         ``x`` 0-D, n < 2 entries along its last axis, or NaN/inf in ``x`` (a batch: the message names
         the row); ``k`` outside 1..n-1; ``reg`` <= 0, NaN or inf;
         ``p`` <= 1, NaN or inf.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Warns
     -----
@@ -621,6 +629,11 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, axis=-1):
         topkmag in the singleton regime. The thesis operator (default) is smaller there
         (:math:`|y_i|=g` with :math:`g+\lambda g^{p-1}=|x_i|`) and tends to 0 as
         :math:`\lambda\to\infty`.
+    axis : int, optional
+        Keyword only. The axis along which each problem lies (default -1, the last axis); every other
+        axis indexes the problems. The result along ``axis=a`` equals
+        ``np.moveaxis(f(np.moveaxis(x, a, -1), ...), -1, a)`` bit for bit. An integer in
+        [-x.ndim, x.ndim - 1].
 
     Returns
     -------
@@ -640,6 +653,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, axis=-1):
         (a ValueError naming ``x``) an output among the k largest magnitudes is nonzero in exact
         arithmetic but below the normal float64 range (flushed to zero, or subnormal for a normal
         :math:`x_i`): the result is not representable. Outputs after the k-th may be flushed.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Warns
     -----
@@ -730,11 +746,17 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
         Which operator.
     rescale : bool, keyword only
         Only with ``mode="magnitude"``: the Jacobian of ``topk_magnitude(..., rescale=True)``.
+    axis : int, optional
+        Keyword only. The axis of the problems (default -1, the last axis). The matrices are indexed
+        by the other axes of x in their order: the result has shape
+        ``np.moveaxis(x, axis, -1).shape + (n,)`` with n = ``x.shape[axis]`` (NumPy's stacks of
+        matrices in the last two axes; ``x.shape + (n,)`` for the last axis) and equals
+        ``jacobian(np.moveaxis(x, axis, -1), ...)`` bit for bit.
 
     Returns
     -------
     J : ndarray, shape (n, n) (or x.shape + (n,) for a batch), float64
-        ``J[i, j]`` = :math:`\partial y_i/\partial x_j`. Symmetric positive semidefinite (the Hessian of
+        Along another ``axis``: the other axes of x in order, then (n, n). ``J[i, j]`` = :math:`\partial y_i/\partial x_j`. Symmetric positive semidefinite (the Hessian of
         the convex :math:`f_{\varphi,R}`) unless ``rescale``; for the mask each row sums to 0 (shift
         invariance). For matrix-free products use :func:`jvp` and :func:`vjp` (O(n)).
 
@@ -746,6 +768,9 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     theory.NonFiniteError
         The derivative is infinite: p > 2 at an input where a pooled entry is exactly at 0
         (:math:`|s_j-\gamma|^{q-2}` with q < 2).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Notes
     -----
@@ -817,16 +842,22 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
         As :func:`jacobian`.
     tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for the value operator; ``tangent`` has the shape of
+        ``x`` and is taken along the same axis, and so is the result.
 
     Returns
     -------
-    ndarray, shape (n,)
-        ``jacobian(x, k, reg, p, mode) @ tangent`` (to rounding).
+    ndarray, shape of x
+        ``jacobian(x, k, reg, p, mode) @ tangent`` (to rounding; row by row for a batch).
 
     Raises
     ------
     TypeError, ValueError, theory.NonFiniteError
         As :func:`jacobian`; ``tangent`` of another shape or not finite (ValueError).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     References
     ----------
@@ -868,16 +899,22 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1)
         As :func:`jacobian`.
     cotangent : array_like, shape of x
         Finite :math:`\bar{\mathbf y}`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for the value operator; ``cotangent`` has the shape of
+        ``x`` and is taken along the same axis, and so is the result.
 
     Returns
     -------
-    ndarray, shape (n,)
-        ``cotangent @ jacobian(x, k, reg, p, mode)`` (to rounding).
+    ndarray, shape of x
+        ``cotangent @ jacobian(x, k, reg, p, mode)`` (to rounding; row by row for a batch).
 
     Raises
     ------
     TypeError, ValueError, theory.NonFiniteError
         As :func:`jvp` (naming ``cotangent``).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     References
     ----------

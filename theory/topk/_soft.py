@@ -330,6 +330,11 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     descending : bool
         True: largest first (the thesis convention). False: increasing order, the reverse of the
         descending output (:math:`P(\mathbf x)` and R are permutation invariant).
+    axis : int, optional
+        Keyword only. The axis along which each problem lies (default -1, the last axis); every other
+        axis indexes the problems. The result along ``axis=a`` equals
+        ``np.moveaxis(f(np.moveaxis(x, a, -1), ...), -1, a)`` bit for bit. An integer in
+        [-x.ndim, x.ndim - 1].
 
     Returns
     -------
@@ -344,6 +349,9 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
         ``x`` 0-D, with an empty last axis, or not finite (a batch: the message names the row);
         ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
         :math:`\lambda\max|x|^{p-1}` overflows (p > 1 with extreme magnitudes; rescale x).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Warns
     -----
@@ -384,6 +392,8 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     [0.625, 0.375]
     >>> soft_sort([[1.0, 3.0, 2.0], [0.0, 1.0, 0.5]], reg=0.5).tolist()   # a batch: one problem per row
     [[3.0, 2.0, 1.0], [1.0, 0.5, 0.0]]
+    >>> soft_sort([[1.0, 0.0], [3.0, 0.5], [2.0, 1.0]], reg=0.5, axis=0).tolist()   # one problem per column
+    [[3.0, 1.0], [2.0, 0.5], [1.0, 0.0]]
     """
     func = "theory.topk.soft_sort"
     a = _axis.resolve(x, axis, func)
@@ -428,6 +438,11 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     descending : bool
         True: rank 1 for the largest (thesis convention). False: rank 1 for the smallest, i.e.
         ``soft_rank(-x)``.
+    axis : int, optional
+        Keyword only. The axis along which each problem lies (default -1, the last axis); every other
+        axis indexes the problems. The result along ``axis=a`` equals
+        ``np.moveaxis(f(np.moveaxis(x, a, -1), ...), -1, a)`` bit for bit. An integer in
+        [-x.ndim, x.ndim - 1].
 
     Returns
     -------
@@ -438,6 +453,9 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     ------
     TypeError, ValueError
         As :func:`soft_sort`; a ValueError when x / reg overflows.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Warns
     -----
@@ -505,6 +523,9 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
         As :func:`soft_sort`.
     tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for the value operator; ``tangent`` has the shape of
+        ``x`` and is taken along the same axis, and so is the result.
 
     Returns
     -------
@@ -516,6 +537,9 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
     ------
     TypeError, ValueError
         As :func:`soft_sort`; ``tangent`` of another shape or not finite.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Examples
     --------
@@ -550,6 +574,9 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
         As :func:`soft_rank`.
     tangent : array_like, shape of x
         Finite direction.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for the value operator; ``tangent`` has the shape of
+        ``x`` and is taken along the same axis, and so is the result.
 
     Returns
     -------
@@ -562,6 +589,9 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
     theory.NonFiniteError
         The derivative is infinite (p > 2 with a pooled output at 0 cannot occur for ranks >= 1 except
         through rounding; reported rather than returned).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Examples
     --------
@@ -664,7 +694,8 @@ class SoftJacobian:
     Its methods: :meth:`jvp` (:math:`J\dot{\mathbf x}`, row by row, same shape as x), :meth:`vjp`
     (:math:`J^\top\mathbf u`, row by row: the backward pass of an autograd function) and
     :meth:`todense` (the Jacobian matrices, shape ``x.shape + (n,)``; row i of matrix k is output i
-    of row k).
+    of row k). Built with ``axis`` along another axis than the last, ``jvp`` and ``vjp`` work along
+    that axis on arrays of x's shape, and ``todense`` is indexed by the other axes of x, then (n, n).
     """
 
     def __init__(self, kind, shape, reg, p, descending, rows, func):
@@ -755,6 +786,10 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
         As :func:`soft_sort`: every row along the last axis is one problem.
     reg, p, descending
         As :func:`soft_sort`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for :func:`soft_sort`; ``jac.jvp`` and ``jac.vjp``
+        take and return arrays of the shape of x along the same axis, ``jac.todense()`` is indexed
+        by the other axes of x followed by (n, n).
 
     Returns
     -------
@@ -765,6 +800,9 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     ------
     TypeError, ValueError
         As :func:`soft_sort`.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Examples
     --------
@@ -794,6 +832,10 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
         As :func:`soft_rank`: every row along the last axis is one problem.
     reg, p, descending
         As :func:`soft_rank`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for :func:`soft_rank`; ``jac.jvp`` and ``jac.vjp``
+        take and return arrays of the shape of x along the same axis, ``jac.todense()`` is indexed
+        by the other axes of x followed by (n, n).
 
     Returns
     -------
@@ -804,6 +846,9 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     ------
     TypeError, ValueError
         As :func:`soft_rank`.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Examples
     --------
