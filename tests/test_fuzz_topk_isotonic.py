@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import theory.isotonic as iso
@@ -488,8 +488,10 @@ def test_axis_any(X, reg, p, axis, name, vshape):
         assert set(re.findall(r"`(\w+)`", msg)) & names, f"{name}: message names no argument: {msg!r}"
         assert not _NUMPY_REPR.search(msg), f"{name}: numpy scalar repr in message: {msg!r}"
         _unchanged(before, [X, V])
+        event(f"axis: {type(exc).__name__}")
         return
     _unchanged(before, [X, V])
+    event("axis: ran")
     a = int(axis) % np.ndim(X)
     Xm = np.ascontiguousarray(np.moveaxis(X, a, -1))
     Vm = np.ascontiguousarray(np.moveaxis(V, a, -1))
