@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import theory.isotonic as iso
@@ -445,6 +445,66 @@ def test_soft_with_jacobian(X, reg, p, desc, which, seed, bad):
             assert _finite(g).shape == y.shape
         elif bad == "ok":  # a refusal of valid vectors is an overflow of the derivative only
             pass
+
+
+AXES = st.one_of(st.integers(-4, 3), st.sampled_from([10**18, -10**18, 1.0, 0.5, True, np.bool_(False), "0", None,
+                                                       [0], np.int64(0), np.float64(-1.0)]))
+_AXIS_OPS = {
+    "soft_sort": lambda X, v, reg, p, axis: topk.soft_sort(X, reg, p, axis=axis),
+    "soft_rank": lambda X, v, reg, p, axis: topk.soft_rank(X, reg, p, axis=axis),
+    "soft_sort_jvp": lambda X, v, reg, p, axis: topk.soft_sort_jvp(X, v, reg, p, axis=axis),
+    "soft_rank_jvp": lambda X, v, reg, p, axis: topk.soft_rank_jvp(X, v, reg, p, axis=axis),
+    "soft_sort_with_jacobian": lambda X, v, reg, p, axis: topk.soft_sort_with_jacobian(X, reg, p, axis=axis),
+    "soft_rank_with_jacobian": lambda X, v, reg, p, axis: topk.soft_rank_with_jacobian(X, reg, p, axis=axis),
+    "topk_mask": lambda X, v, reg, p, axis: topk.topk_mask(X, 1, reg, p, axis=axis),
+    "topk_magnitude": lambda X, v, reg, p, axis: topk.topk_magnitude(X, 1, reg, p, axis=axis),
+    "jacobian": lambda X, v, reg, p, axis: topk.jacobian(X, 1, reg, p, axis=axis),
+    "jvp": lambda X, v, reg, p, axis: topk.jvp(X, 1, v, reg, p, axis=axis),
+    "vjp": lambda X, v, reg, p, axis: topk.vjp(X, 1, v, reg, p, axis=axis),
+}
+
+
+@settings(max_examples=N_EX)
+@given(X=batches_any(), reg=REGS, p=PS, axis=AXES, name=st.sampled_from(sorted(_AXIS_OPS)),
+       vshape=st.sampled_from(["x", "x", "x", "moved", "short"]))
+def test_axis_any(X, reg, p, axis, name, vshape):
+    """Every operator with an ``axis`` over its whole domain and beyond it: the error contract (the
+    message names ``axis`` or another argument), and a result along a valid axis equal to the
+    last-axis result on the moved array, bit for bit."""
+    V = np.random.default_rng(0).standard_normal(np.shape(X))
+    if vshape == "moved" and V.ndim >= 2:
+        V = np.moveaxis(V, 0, -1)
+    elif vshape == "short" and V.ndim >= 1:
+        V = V[..., :-1]
+    f = _AXIS_OPS[name]
+    names = {"x", "tangent", "cotangent", "k", "reg", "p", "axis"}
+    before = _snapshot([X, V])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            out = f(X, V, reg, p, axis)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        assert set(re.findall(r"`(\w+)`", msg)) & names, f"{name}: message names no argument: {msg!r}"
+        assert not _NUMPY_REPR.search(msg), f"{name}: numpy scalar repr in message: {msg!r}"
+        _unchanged(before, [X, V])
+        event(f"axis: {type(exc).__name__}")
+        return
+    _unchanged(before, [X, V])
+    event("axis: ran")
+    a = int(axis) % np.ndim(X)
+    Xm = np.ascontiguousarray(np.moveaxis(X, a, -1))
+    Vm = np.ascontiguousarray(np.moveaxis(V, a, -1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = f(Xm, Vm, reg, p, -1)
+    if name.endswith("with_jacobian"):
+        (out, jac), (ref, jacm) = out, ref
+        np.testing.assert_array_equal(jac.todense(), jacm.todense())
+    if name != "jacobian":
+        ref = np.moveaxis(ref, -1, a)
+    assert out.shape == ref.shape
+    np.testing.assert_array_equal(out, ref)
 
 
 # ------------------------------------------------------------------------------------ isotonic

@@ -8,8 +8,8 @@ Public names: :func:`topk_mask`, :func:`topk_magnitude`, :func:`jacobian`, and t
 the soft sort and soft rank of §7.3 on the same isotonic core, :func:`soft_sort`, :func:`soft_rank`,
 :func:`soft_sort_jvp`, :func:`soft_rank_jvp`, and value with Jacobian in one pass,
 :func:`soft_sort_with_jacobian`, :func:`soft_rank_with_jacobian` (a :class:`SoftJacobian` with ``jvp``
-and ``vjp``). The soft operators work along the last axis of arrays of any leading shape (one problem
-per row).
+and ``vjp``). The operators work along the last axis of arrays of any leading shape (one problem
+per row), or along the axis named by their keyword-only ``axis`` argument.
 """
 
 from ._api import jacobian, jvp, topk_magnitude, topk_mask, vjp

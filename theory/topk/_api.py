@@ -38,7 +38,7 @@ import numpy as np
 from .._errors import NonFiniteError
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
-from . import _batch, _kernels
+from . import _axis, _batch, _kernels
 from ._fast import solve_windowed
 
 __all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp"]
@@ -477,7 +477,7 @@ def _stack(outs, shape):
 
 
 
-def topk_mask(x, k, reg=1.0, p=2.0):
+def topk_mask(x, k, reg=1.0, p=2.0, *, axis=-1):
     r"""Regularised top-k mask (the relaxed topkmask of ``topk`` Section 7.4, :math:`\varphi(x)=x`).
 
     .. math::
@@ -508,6 +508,11 @@ def topk_mask(x, k, reg=1.0, p=2.0):
         Regularisation strength :math:`\lambda > 0`.
     p : float
         Exponent of the regulariser, in (1, inf).
+    axis : int, optional
+        Keyword only. The axis along which each problem lies (default -1, the last axis); every other
+        axis indexes the problems. The result along ``axis=a`` equals
+        ``np.moveaxis(f(np.moveaxis(x, a, -1), ...), -1, a)`` bit for bit. An integer in
+        [-x.ndim, x.ndim - 1].
 
     Returns
     -------
@@ -522,6 +527,9 @@ def topk_mask(x, k, reg=1.0, p=2.0):
         ``x`` 0-D, n < 2 entries along its last axis, or NaN/inf in ``x`` (a batch: the message names
         the row); ``k`` outside 1..n-1; ``reg`` <= 0, NaN or inf;
         ``p`` <= 1, NaN or inf.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Warns
     -----
@@ -564,6 +572,9 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     [0.8993, 0.1007, 0.0]
     """
     func = "theory.topk.topk_mask"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        return _axis.from_last(topk_mask(_axis.to_last(x, a), k, reg, p), a)
     if _is_batch(x):  # rows along the last axis, each the 1-D operator (bit for bit)
         X, rows, _ = _batch_rows(x, k, reg, p, func)
         if p != 2.0:
@@ -581,7 +592,7 @@ def topk_mask(x, k, reg=1.0, p=2.0):
     return check_finite_output(y, "the mask", func=func, hint="Increase `reg` or rescale `x`.")
 
 
-def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
+def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, axis=-1):
     r"""Regularised top-k in magnitude, the thesis operator :math:`\mathrm{topkmag}_R` (``topk`` §7.4).
 
     .. math::
@@ -618,6 +629,11 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
         topkmag in the singleton regime. The thesis operator (default) is smaller there
         (:math:`|y_i|=g` with :math:`g+\lambda g^{p-1}=|x_i|`) and tends to 0 as
         :math:`\lambda\to\infty`.
+    axis : int, optional
+        Keyword only. The axis along which each problem lies (default -1, the last axis); every other
+        axis indexes the problems. The result along ``axis=a`` equals
+        ``np.moveaxis(f(np.moveaxis(x, a, -1), ...), -1, a)`` bit for bit. An integer in
+        [-x.ndim, x.ndim - 1].
 
     Returns
     -------
@@ -637,6 +653,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
         (a ValueError naming ``x``) an output among the k largest magnitudes is nonzero in exact
         arithmetic but below the normal float64 range (flushed to zero, or subnormal for a normal
         :math:`x_i`): the result is not representable. Outputs after the k-th may be flushed.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Warns
     -----
@@ -673,6 +692,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False):
     [2.336522, -1.435913, 0.0]
     """
     func = "theory.topk.topk_magnitude"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        return _axis.from_last(topk_magnitude(_axis.to_last(x, a), k, reg, p, rescale=rescale), a)
     if _is_batch(x):
         X, rows, _ = _batch_rows(x, k, reg, p, func)
         return _stack([topk_magnitude(r, k, reg, p, rescale=rescale) for r in rows], X.shape)
@@ -694,7 +716,7 @@ def _prepare(x, k, reg, p, mode, rescale, func):
     return x, _structure(x, k, reg, p, mode, order, yw, extra, rescale)
 
 
-def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
+def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     r"""Exact Jacobian :math:`\partial\mathbf y^*/\partial\mathbf x` of :func:`topk_mask` or
     :func:`topk_magnitude`, from the pooled blocks (``topk`` Proposition 7.8, corrected).
 
@@ -724,11 +746,17 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
         Which operator.
     rescale : bool, keyword only
         Only with ``mode="magnitude"``: the Jacobian of ``topk_magnitude(..., rescale=True)``.
+    axis : int, optional
+        Keyword only. The axis of the problems (default -1, the last axis). The matrices are indexed
+        by the other axes of x in their order: the result has shape
+        ``np.moveaxis(x, axis, -1).shape + (n,)`` with n = ``x.shape[axis]`` (NumPy's stacks of
+        matrices in the last two axes; ``x.shape + (n,)`` for the last axis) and equals
+        ``jacobian(np.moveaxis(x, axis, -1), ...)`` bit for bit.
 
     Returns
     -------
     J : ndarray, shape (n, n) (or x.shape + (n,) for a batch), float64
-        ``J[i, j]`` = :math:`\partial y_i/\partial x_j`. Symmetric positive semidefinite (the Hessian of
+        Along another ``axis``: the other axes of x in order, then (n, n). ``J[i, j]`` = :math:`\partial y_i/\partial x_j`. Symmetric positive semidefinite (the Hessian of
         the convex :math:`f_{\varphi,R}`) unless ``rescale``; for the mask each row sums to 0 (shift
         invariance). For matrix-free products use :func:`jvp` and :func:`vjp` (O(n)).
 
@@ -740,6 +768,9 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     theory.NonFiniteError
         The derivative is infinite: p > 2 at an input where a pooled entry is exactly at 0
         (:math:`|s_j-\gamma|^{q-2}` with q < 2).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Notes
     -----
@@ -768,6 +799,9 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [[0.5, -0.5, 0.0], [-0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
     """
     func = "theory.topk.jacobian"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:  # one matrix per problem, indexed by the other axes of x
+        return jacobian(_axis.to_last(x, a), k, reg, p, mode, rescale=rescale)
     if _is_batch(x):  # one matrix per row: shape x.shape + (n,)
         X, rows, _ = _batch_rows(x, k, reg, p, func)
         return _stack([jacobian(r, k, reg, p, mode, rescale=rescale) for r in rows], X.shape + (X.shape[-1],))
@@ -791,7 +825,7 @@ def _vector(v, name, n, func):
     return as_float_array(v, name, func=func, shape=(n,))
 
 
-def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
+def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     r"""Jacobian-vector product :math:`J\,\dot{\mathbf x}` of :func:`topk_mask` / :func:`topk_magnitude`
     without forming J.
 
@@ -808,16 +842,22 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
         As :func:`jacobian`.
     tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for the value operator; ``tangent`` has the shape of
+        ``x`` and is taken along the same axis, and so is the result.
 
     Returns
     -------
-    ndarray, shape (n,)
-        ``jacobian(x, k, reg, p, mode) @ tangent`` (to rounding).
+    ndarray, shape of x
+        ``jacobian(x, k, reg, p, mode) @ tangent`` (to rounding; row by row for a batch).
 
     Raises
     ------
     TypeError, ValueError, theory.NonFiniteError
         As :func:`jacobian`; ``tangent`` of another shape or not finite (ValueError).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     References
     ----------
@@ -829,6 +869,10 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [0.5, -0.5, 0.0]
     """
     func = "theory.topk.jvp"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        v = _axis.vector_to_last(tangent, "tangent", x, a, func)
+        return _axis.from_last(jvp(_axis.to_last(x, a), k, v, reg, p, mode, rescale=rescale), a)
     if _is_batch(x):
         X, rows, (T,) = _batch_rows(x, k, reg, p, func, (("tangent", tangent),))
         return _stack([jvp(r, k, t, reg, p, mode, rescale=rescale) for r, t in zip(rows, T)], X.shape)
@@ -841,7 +885,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
                                     "output at 0, or a tiny `reg`).")
 
 
-def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
+def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     r"""Vector-Jacobian product :math:`\bar{\mathbf y}^\top J` of :func:`topk_mask` /
     :func:`topk_magnitude` without forming J.
 
@@ -855,16 +899,22 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
         As :func:`jacobian`.
     cotangent : array_like, shape of x
         Finite :math:`\bar{\mathbf y}`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for the value operator; ``cotangent`` has the shape of
+        ``x`` and is taken along the same axis, and so is the result.
 
     Returns
     -------
-    ndarray, shape (n,)
-        ``cotangent @ jacobian(x, k, reg, p, mode)`` (to rounding).
+    ndarray, shape of x
+        ``cotangent @ jacobian(x, k, reg, p, mode)`` (to rounding; row by row for a batch).
 
     Raises
     ------
     TypeError, ValueError, theory.NonFiniteError
         As :func:`jvp` (naming ``cotangent``).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     References
     ----------
@@ -876,6 +926,10 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False):
     [0.5, 0.5, 0.0]
     """
     func = "theory.topk.vjp"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        v = _axis.vector_to_last(cotangent, "cotangent", x, a, func)
+        return _axis.from_last(vjp(_axis.to_last(x, a), k, v, reg, p, mode, rescale=rescale), a)
     if _is_batch(x):
         X, rows, (U,) = _batch_rows(x, k, reg, p, func, (("cotangent", cotangent),))
         return _stack([vjp(r, k, u, reg, p, mode, rescale=rescale) for r, u in zip(rows, U)], X.shape)

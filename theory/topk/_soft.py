@@ -42,7 +42,7 @@ import numpy as np
 from .._errors import NonFiniteError
 from .._validation import all_finite, as_float_array, check_finite_output, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
-from . import _batch, _kernels
+from . import _axis, _batch, _kernels
 
 __all__ = ["SoftJacobian", "soft_rank", "soft_rank_jvp", "soft_rank_with_jacobian", "soft_sort", "soft_sort_jvp",
            "soft_sort_with_jacobian"]
@@ -302,7 +302,7 @@ def _flat(x):
     return x.reshape(-1, x.shape[-1])
 
 
-def soft_sort(x, reg=1.0, p=2.0, descending=True):
+def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""Soft sort: the p-norm regularised sorting LP over the permutahedron of x (``topk`` §7.3-7.5).
 
     .. math::
@@ -330,6 +330,11 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     descending : bool
         True: largest first (the thesis convention). False: increasing order, the reverse of the
         descending output (:math:`P(\mathbf x)` and R are permutation invariant).
+    axis : int, optional
+        Keyword only. The axis along which each problem lies (default -1, the last axis); every other
+        axis indexes the problems. The result along ``axis=a`` equals
+        ``np.moveaxis(f(np.moveaxis(x, a, -1), ...), -1, a)`` bit for bit. An integer in
+        [-x.ndim, x.ndim - 1].
 
     Returns
     -------
@@ -344,6 +349,9 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
         ``x`` 0-D, with an empty last axis, or not finite (a batch: the message names the row);
         ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
         :math:`\lambda\max|x|^{p-1}` overflows (p > 1 with extreme magnitudes; rescale x).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Warns
     -----
@@ -384,8 +392,13 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True):
     [0.625, 0.375]
     >>> soft_sort([[1.0, 3.0, 2.0], [0.0, 1.0, 0.5]], reg=0.5).tolist()   # a batch: one problem per row
     [[3.0, 2.0, 1.0], [1.0, 0.5, 0.0]]
+    >>> soft_sort([[1.0, 0.0], [3.0, 0.5], [2.0, 1.0]], reg=0.5, axis=0).tolist()   # one problem per column
+    [[3.0, 1.0], [2.0, 0.5], [1.0, 0.0]]
     """
     func = "theory.topk.soft_sort"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        return _axis.from_last(soft_sort(_axis.to_last(x, a), reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _sort_rows(_flat(x), reg, p, func, x.shape, False, descending)
     # p = 2 writes the requested order directly; other p are descending
@@ -397,7 +410,7 @@ def _soft_sort_value(rows, shape, flip, func):
     return check_finite_output(y.reshape(shape), "the soft sort", func=func, hint="Rescale `x` towards unit magnitude.")
 
 
-def soft_rank(x, reg=1.0, p=2.0, descending=True):
+def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""Soft rank: the p-norm regularised ranking LP over the permutahedron of ρ (``topk`` §7.3-7.5).
 
     .. math::
@@ -425,6 +438,11 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
     descending : bool
         True: rank 1 for the largest (thesis convention). False: rank 1 for the smallest, i.e.
         ``soft_rank(-x)``.
+    axis : int, optional
+        Keyword only. The axis along which each problem lies (default -1, the last axis); every other
+        axis indexes the problems. The result along ``axis=a`` equals
+        ``np.moveaxis(f(np.moveaxis(x, a, -1), ...), -1, a)`` bit for bit. An integer in
+        [-x.ndim, x.ndim - 1].
 
     Returns
     -------
@@ -435,6 +453,9 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
     ------
     TypeError, ValueError
         As :func:`soft_sort`; a ValueError when x / reg overflows.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Warns
     -----
@@ -467,6 +488,9 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True):
     [1.625, 1.375]
     """
     func = "theory.topk.soft_rank"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        return _axis.from_last(soft_rank(_axis.to_last(x, a), reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
     return check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func,
@@ -482,7 +506,7 @@ def _alpha(d, p):
         return (q - 1.0) * np.abs(d) ** (q - 2.0)
 
 
-def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
+def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""Jacobian-vector product of :func:`soft_sort` from its pooled blocks (``topk`` Proposition 7.8,
     φ = identity, applied to the sort's isotonic problem).
 
@@ -499,6 +523,9 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
         As :func:`soft_sort`.
     tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for the value operator; ``tangent`` has the shape of
+        ``x`` and is taken along the same axis, and so is the result.
 
     Returns
     -------
@@ -510,6 +537,9 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     ------
     TypeError, ValueError
         As :func:`soft_sort`; ``tangent`` of another shape or not finite.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Examples
     --------
@@ -517,13 +547,17 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     [0.5, 0.5]
     """
     func = "theory.topk.soft_sort_jvp"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        t = _axis.vector_to_last(tangent, "tangent", x, a, func)
+        return _axis.from_last(soft_sort_jvp(_axis.to_last(x, a), t, reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
     rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
     return SoftJacobian("sort", x.shape, reg, p, descending, rows, func)._apply(_flat(dx), False, func)
 
 
-def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
+def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""Jacobian-vector product of :func:`soft_rank` from its pooled blocks (``topk`` Proposition 7.8,
     φ = identity).
 
@@ -540,6 +574,9 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
         As :func:`soft_rank`.
     tangent : array_like, shape of x
         Finite direction.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for the value operator; ``tangent`` has the shape of
+        ``x`` and is taken along the same axis, and so is the result.
 
     Returns
     -------
@@ -552,6 +589,9 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     theory.NonFiniteError
         The derivative is infinite (p > 2 with a pooled output at 0 cannot occur for ranks >= 1 except
         through rounding; reported rather than returned).
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Examples
     --------
@@ -559,6 +599,10 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True):
     [-0.125, 0.125]
     """
     func = "theory.topk.soft_rank_jvp"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        t = _axis.vector_to_last(tangent, "tangent", x, a, func)
+        return _axis.from_last(soft_rank_jvp(_axis.to_last(x, a), t, reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
     rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
@@ -650,22 +694,34 @@ class SoftJacobian:
     Its methods: :meth:`jvp` (:math:`J\dot{\mathbf x}`, row by row, same shape as x), :meth:`vjp`
     (:math:`J^\top\mathbf u`, row by row: the backward pass of an autograd function) and
     :meth:`todense` (the Jacobian matrices, shape ``x.shape + (n,)``; row i of matrix k is output i
-    of row k).
+    of row k). Built with ``axis`` along another axis than the last, ``jvp`` and ``vjp`` work along
+    that axis on arrays of x's shape, and ``todense`` is indexed by the other axes of x, then (n, n).
     """
 
     def __init__(self, kind, shape, reg, p, descending, rows, func):
         self._kind, self.shape, self._reg, self._p = kind, tuple(shape), reg, p
         self._desc, self._rows, self._func = descending, rows, func
+        self._mshape, self._axis = self.shape, None  # the shape the rows were computed on; the moved axis
+
+    def _along(self, axis):
+        """This Jacobian for x of the caller's shape, the rows computed along ``axis`` moved last."""
+        self._axis = axis
+        m = self._mshape
+        self.shape = m[:axis] + m[-1:] + m[axis:-1]
+        return self
 
     def __repr__(self):
+        along = "" if self._axis is None else f", axis={self._axis}"
         return (f"SoftJacobian(kind={self._kind!r}, shape={self.shape}, reg={self._reg}, p={self._p}, "
-                f"descending={self._desc})")
+                f"descending={self._desc}{along})")
 
     def _vector(self, v, name, func):
         v = as_float_array(v, name, func=func, shape=self.shape)
-        return v.reshape(-1, self.shape[-1])
+        if self._axis is not None:
+            v = np.moveaxis(v, self._axis, -1)
+        return v.reshape(-1, self._mshape[-1])
 
-    def _apply(self, V, transpose, func):
+    def _apply(self, V, transpose, func, restore=True):
         rows, reg, p = self._rows, self._reg, self._p
         m, n = V.shape
         if self._kind == "sort":
@@ -691,7 +747,8 @@ class SoftJacobian:
                 (_batch._avg_rows_par if _parallel(m, n) else _batch._avg_rows)(U, rows.O, rows.R, rows.NB, G, 2)
             else:
                 G = np.array([_rank_jvp_row(sol, V[r], reg, p) for r, sol in enumerate(rows.sols)]).reshape(m, n)
-        return check_finite_output(G.reshape(self.shape), "the product", func=func, hint=_HINT_PRODUCT)
+        G = check_finite_output(G.reshape(self._mshape), "the product", func=func, hint=_HINT_PRODUCT)
+        return _axis.from_last(G, self._axis) if restore and self._axis is not None else G
 
     def jvp(self, tangent):
         """Jacobian-vector product :math:`J\\dot{\\mathbf x}` (each row with its own Jacobian)."""
@@ -704,19 +761,20 @@ class SoftJacobian:
         return self._apply(self._vector(cotangent, "cotangent", func), True, func)
 
     def todense(self):
-        """The Jacobian matrices, shape ``shape + (n,)``; entry [..., i, j] = d y_i / d x_j (O(n^2) per row)."""
-        n = self.shape[-1]
-        m = int(np.prod(self.shape[:-1], dtype=np.int64))
+        """The Jacobian matrices, one per problem: the axes of x other than the problem axis, in order,
+        then (n, n) (``shape + (n,)`` for the last axis); entry [..., i, j] = d y_i / d x_j (O(n^2) per row)."""
+        n = self._mshape[-1]
+        m = int(np.prod(self._mshape[:-1], dtype=np.int64))
         out = np.empty((m, n, n))
         eye = np.eye(n)
         func = "theory.topk.SoftJacobian.todense"
         for j in range(n):
             out[:, :, j] = self._apply(np.ascontiguousarray(np.broadcast_to(eye[j], (m, n))), False,
-                                       func).reshape(m, n)
-        return out.reshape(self.shape + (n,))
+                                       func, restore=False).reshape(m, n)
+        return out.reshape(self._mshape + (n,))
 
 
-def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True):
+def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""The soft sort and its Jacobian in one forward pass: ``(y, jac)`` with ``y = soft_sort(x, ...)``
     (bit for bit) and ``jac`` a :class:`SoftJacobian` whose ``jvp``/``vjp`` reuse the permutation and
     pooled blocks of that pass (``topk`` Proposition 7.8; the pattern of a custom autograd function:
@@ -728,6 +786,10 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True):
         As :func:`soft_sort`: every row along the last axis is one problem.
     reg, p, descending
         As :func:`soft_sort`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for :func:`soft_sort`; ``jac.jvp`` and ``jac.vjp``
+        take and return arrays of the shape of x along the same axis, ``jac.todense()`` is indexed
+        by the other axes of x followed by (n, n).
 
     Returns
     -------
@@ -738,6 +800,9 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True):
     ------
     TypeError, ValueError
         As :func:`soft_sort`.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Examples
     --------
@@ -746,13 +811,17 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True):
     ([0.625, 0.375], [0.5, 0.5])
     """
     func = "theory.topk.soft_sort_with_jacobian"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        y, jac = soft_sort_with_jacobian(_axis.to_last(x, a), reg, p, descending)
+        return _axis.from_last(y, a), jac._along(a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
     return (_soft_sort_value(rows, x.shape, not descending, func),
             SoftJacobian("sort", x.shape, reg, p, descending, rows, func))
 
 
-def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True):
+def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     r"""The soft rank and its Jacobian in one forward pass: ``(y, jac)`` with ``y = soft_rank(x, ...)``
     (bit for bit) and ``jac`` a :class:`SoftJacobian` (symmetric: ``jac.vjp`` equals ``jac.jvp``) reusing
     the permutation and the pooled blocks (``topk`` Proposition 7.8).
@@ -763,6 +832,10 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True):
         As :func:`soft_rank`: every row along the last axis is one problem.
     reg, p, descending
         As :func:`soft_rank`.
+    axis : int, optional
+        Keyword only. The axis of the problems, as for :func:`soft_rank`; ``jac.jvp`` and ``jac.vjp``
+        take and return arrays of the shape of x along the same axis, ``jac.todense()`` is indexed
+        by the other axes of x followed by (n, n).
 
     Returns
     -------
@@ -773,6 +846,9 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True):
     ------
     TypeError, ValueError
         As :func:`soft_rank`.
+    numpy.exceptions.AxisError
+        (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
+        not an integer (a bool, a float, None) raises TypeError.
 
     Examples
     --------
@@ -781,6 +857,10 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True):
     ([1.625, 1.375], [-0.125, 0.125])
     """
     func = "theory.topk.soft_rank_with_jacobian"
+    a = _axis.resolve(x, axis, func)
+    if a is not None:
+        y, jac = soft_rank_with_jacobian(_axis.to_last(x, a), reg, p, descending)
+        return _axis.from_last(y, a), jac._along(a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
     y = check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
