@@ -28,6 +28,17 @@ def test_prop64_hessian(claim):
     claim.qualitative(verdict.passed, result, verdict.message)
 
 
+@pytest.mark.claim("two-timescale/prop-6.5", kind="qualitative",
+                   title="Prop. 6.5: G(u) = (grad_u L)(a*(u), u) is Lipschitz on U = {Delta(u) > 2 eta}: ||DG|| "
+                         "converges as a flanking pair closes in on Delta(u) = 2 eta, Lipschitz quotients stay "
+                         "below ||DG||, ||a*(u)|| <= 8 M sqrt(m+1) / Delta(u) (m = 14, eta = 4e-3, App. 6.C target)",
+                   aliases=("marion-thesis/prop-6.5",))
+def test_prop65_lipschitz(claim):
+    result = ex.measure_lipschitz(ex.LIPSCHITZ_PRESETS["check"])
+    verdict = ex.lipschitz_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
 @pytest.fixture(scope="module")
 def heaviside_result():
     return ex.measure_heaviside(ex.HEAVISIDE_PRESETS["check"])

@@ -1,6 +1,7 @@
 """Negative controls of the two-timescale claim checks: broken inputs make each verdict fail."""
 
 import dataclasses
+import math
 
 import theory.experiments.two_timescale as ex
 
@@ -97,3 +98,30 @@ def test_lemma_identities_control():
     assert ex.lemma_identity_verdict(r, "lemma-6.13").status == "pass"
     assert ex.lemma_identity_verdict(dataclasses.replace(r, lemma611_error=1e-6), "lemma-6.11").status == "fail"
     assert ex.lemma_identity_verdict(dataclasses.replace(r, lemma613_error=1e-6), "lemma-6.13").status == "fail"
+
+
+def _lipschitz_result():
+    return ex.measure_lipschitz(dataclasses.replace(ex.LIPSCHITZ_PRESETS["check"], trials=2))
+
+
+def test_lipschitz_control_blow_up_at_edge_fails():
+    # a G whose Jacobian blows up like 1 / (gap - 2 eta) at the edge of U is not Lipschitz on U
+    r = _lipschitz_result()
+    assert ex.lipschitz_verdict(r).status == "pass"
+    blown = tuple(tuple(n / (g - 2.0) for n, g in zip(row, r.gaps)) for row in r.jacobian_norms)
+    assert ex.lipschitz_verdict(dataclasses.replace(r, jacobian_norms=blown)).status == "fail"
+    # a slow (logarithmic) blow-up is caught too
+    slow = tuple(tuple(n * (1 + abs(math.log(g - 2.0))) for n, g in zip(row, r.gaps))
+                 for row in r.jacobian_norms)
+    assert ex.lipschitz_verdict(dataclasses.replace(r, jacobian_norms=slow)).status == "fail"
+
+
+def test_lipschitz_control_quotient_above_jacobian_fails():
+    r = _lipschitz_result()
+    bad = tuple(q * 10 for q in r.quotient_ratios)
+    assert ex.lipschitz_verdict(dataclasses.replace(r, quotient_ratios=bad)).status == "fail"
+
+
+def test_lipschitz_control_weights_above_proof_bound_fails():
+    r = _lipschitz_result()
+    assert ex.lipschitz_verdict(dataclasses.replace(r, astar_ratio=1.5)).status == "fail"
