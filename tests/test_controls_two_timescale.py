@@ -125,3 +125,27 @@ def test_lipschitz_control_quotient_above_jacobian_fails():
 def test_lipschitz_control_weights_above_proof_bound_fails():
     r = _lipschitz_result()
     assert ex.lipschitz_verdict(dataclasses.replace(r, astar_ratio=1.5)).status == "fail"
+
+
+def test_flanking_control_formula_broken_or_hypothesis_blind_fails():
+    r = ex.measure_flanking(dataclasses.replace(ex.FLANKING_PRESETS["check"], trials=2))
+    assert ex.flanking_verdict(r).status == "pass"
+    # a formula off by 1e-6 inside the hypothesis fails
+    off = tuple(e + 1e-6 for e in r.flank_error)
+    assert ex.flanking_verdict(dataclasses.replace(r, flank_error=off)).status == "fail"
+    # formulae that stayed exact below eta/2 would mean the measurement does not see the jump: fail
+    blind = dataclasses.replace(r, flank_error=tuple(1e-14 for _ in r.flank_error))
+    assert ex.flanking_verdict(blind).status == "fail"
+
+
+def test_flanking_erratum_control_both_halves():
+    from theory.claims import erratum_verdict
+
+    r = ex.measure_flanking(dataclasses.replace(ex.FLANKING_PRESETS["check"], trials=2))
+    assert erratum_verdict(*ex.flanking_erratum_verdicts(r)).status == "pass"
+    # if the printed label were right (printed form exact), the erratum record fails
+    right = dataclasses.replace(r, printed_error=1e-14)
+    assert erratum_verdict(*ex.flanking_erratum_verdicts(right)).status == "fail"
+    # if the corrected form failed too, the erratum record fails
+    wrong = dataclasses.replace(r, flank_error=tuple(1e-3 for _ in r.flank_error))
+    assert erratum_verdict(*ex.flanking_erratum_verdicts(wrong)).status == "fail"

@@ -263,3 +263,17 @@ def test_lipschitz_quotient_equals_directional_derivative_for_small_pairs():
 
     q = [(G(u + r * d) - G(u)) / r for r in (1e-4, 1e-5, 1e-6)]
     assert np.linalg.norm(q[2] - q[1]) < 0.2 * np.linalg.norm(q[1] - q[0])
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"per_piece": 1}, "per_piece"),
+    ({"offsets": ()}, "offsets"),
+    ({"offsets": (3.0,)}, "offsets"),
+    ({"eta": 2.0}, "eta"),
+    ({"v": (0.5, 0.2), "f": (0.0, 1.0, 2.0)}, "v"),
+])
+def test_flanking_config_rejects_bad_fields(kw, name):
+    from theory.experiments.two_timescale import FlankingConfig
+
+    with pytest.raises((ValueError, TypeError), match=f"`{name}`"):
+        FlankingConfig(**kw)

@@ -9,6 +9,9 @@ Registered as ``"two_timescale.<name>"``:
 * ``lipschitz`` (``two-timescale/prop-6.5``): G(u) = (grad_u L)(a*(u), u) is Lipschitz on U: ||DG|| converges
   as a flanking pair closes in on the edge Delta(u) = 2 eta, Lipschitz quotients agree with ||DG||, and the
   proof's bound ||a*(u)|| <= 8 M sqrt(m + 1) / Delta(u) holds.
+* ``flanking`` (``two-timescale/lemma-6.13/hypothesis``, ``two-timescale/lemma-6.13/erratum``): Lemma 6.13's
+  flanking-neuron formulae are exact when the flanking neurons are >= eta/2 from their jump and not below;
+  the printed first display is d/du^L, not d/du^R.
 * ``heaviside`` (``two-timescale/eq-6.6``, ``two-timescale/eq-6.7``): the closed forms (6.6)-(6.7) against
   the best piecewise-constant fit, and the limit (6.8) at sharpness eta against them (error O(eta)); the
   invariant (d^R)^3 - (d^L)^3 and the hitting time along a numerical integration of (6.7).
@@ -43,6 +46,7 @@ __all__ = [
     "Fig64Config", "measure_fig64", "fig64_verdict", "fig64_figure",
     "Fig63Config", "measure_fig63", "fig63_verdict", "fig63_figure", "fig67_verdict", "fig67_figure", "fig67_transition", "LemmasConfig", "measure_lemmas", "lemma_verdict", "lemma_identity_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
     "LipschitzConfig", "LipschitzResult", "measure_lipschitz", "lipschitz_verdict",
+    "FlankingConfig", "FlankingResult", "measure_flanking", "flanking_verdict", "flanking_erratum_verdicts",
 ]
 
 
@@ -1636,3 +1640,163 @@ LIPSCHITZ_PRESETS = {
 
 register("two_timescale.lipschitz", config=LipschitzConfig, presets=LIPSCHITZ_PRESETS, measure=measure_lipschitz,
          verdict=lipschitz_verdict, claims=("two-timescale/prop-6.5",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Lemma 6.13 (flanking neurons)
+
+@dataclasses.dataclass(frozen=True)
+class FlankingConfig:
+    """Lemma 6.13's flanking-neuron formulae, their hypothesis and the labels of the printed display.
+
+    At the Heaviside-optimal weights a = a*_0(u), the exact gradient of L_eta in the neuron u^L just left of
+    a jump v_i is -(1/2) (u^R - v_i)^2 / (u^R - u^L)^2 (f*_i - f*_(i-1))^2 and in u^R it is
+    +(1/2) (v_i - u^L)^2 / (u^R - u^L)^2 (f*_i - f*_(i-1))^2, provided both are at least eta/2 from v_i; the
+    gradient in every other neuron is 0 (Lemma 6.13 of the thesis, chapter 6; the formulae are computed here
+    directly, not through the package's Heaviside closed forms). One flanking neuron is put at distance
+    ``offsets`` * eta from its jump: for offsets >= 1/2 the formulae are exact, below 1/2 the jump enters the
+    support of sigma_eta'(. - u^L) and they are not (the hypothesis is needed). The printed statement
+    labels both displays d/du^R; the first one is d/du^L.
+
+    Attributes
+    ----------
+    v, f : tuple of float
+        Target jumps and values (default: the target of App. 6.C).
+    per_piece : int
+        Neurons per piece (>= 2, as the lemma assumes), uniform, >= 2 eta from the jumps and Delta(u) > 2 eta.
+    eta : float
+        Sharpness of sigma_eta, in (0, 1].
+    offsets : tuple of float
+        Distances of the moved flanking neuron from its jump, in units of eta (each in (0, 2]).
+    trials : int
+        Random positions (and jump, and side) per offset.
+    seed : int
+        Seed.
+    """
+
+    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
+    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
+    per_piece: int = 3
+    eta: float = 0.004
+    offsets: tuple = (2.0, 1.0, 0.75, 0.5, 0.45, 0.25, 0.1)
+    trials: int = 6
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "FlankingConfig"
+        _target(self.v, self.f, cls)
+        _int(self.per_piece, "per_piece", cls, 2)
+        _pos(self.eta, "eta", cls, 1.0)
+        _pos_tuple(self.offsets, "offsets", cls, 2.0)
+        _int(self.trials, "trials", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class FlankingResult:
+    """Per offset (eta units), max over trials of the error of the lemma's formulae relative to the largest
+    flanking gradient: ``flank_error`` (both flanking neurons, corrected labels), ``other_error`` (max |grad|
+    of the non-flanking neurons, same scale), ``weight_error`` (absolute error of a*_0 of the flanking neurons
+    against the proof's (u^R - v)/(u^R - u^L) jump and (v - u^L)/(u^R - u^L) jump); ``printed_error``: max
+    relative error of the printed first display read as d/du^R, at the offsets >= 1/2."""
+
+    offsets: tuple
+    flank_error: tuple
+    other_error: tuple
+    weight_error: tuple
+    printed_error: float
+    trials: int
+
+    def to_measured(self):
+        return {"offsets": [float(x) for x in self.offsets], "flank_error": [float(x) for x in self.flank_error],
+                "other_error": [float(x) for x in self.other_error],
+                "weight_error": [float(x) for x in self.weight_error], "printed_error": float(self.printed_error)}
+
+
+def measure_flanking(cfg: FlankingConfig) -> FlankingResult:
+    """Exact gradient of L_eta at a*_0(u) against Lemma 6.13's formulae, one flanking neuron at each offset."""
+    import theory.two_timescale as T
+
+    v, f, eta = np.asarray(cfg.v, float), np.asarray(cfg.f, float), cfg.eta
+    rng = np.random.default_rng(cfg.seed)
+    flank = np.zeros(len(cfg.offsets))
+    other = np.zeros(len(cfg.offsets))
+    weight = np.zeros(len(cfg.offsets))
+    printed = 0.0
+    for _ in range(cfg.trials):
+        while True:
+            base = _spread_positions(rng, v, cfg.per_piece, 2 * eta)
+            if T.separation(base, eta) > 2 * eta:
+                break
+        i = int(rng.integers(v.size))
+        side = int(rng.integers(2))
+        for k, d in enumerate(cfg.offsets):
+            u = base.copy()
+            L, R = T.flanking(u, v)
+            if side == 0:
+                u[L[i]] = v[i] - d * eta
+            else:
+                u[R[i]] = v[i] + d * eta
+            L, R = T.flanking(u, v)
+            a0 = T.heaviside_weights(u, v, f)
+            g = T.gradient(a0, u, eta, v, f)[1]
+            scale = 0.0
+            errs = 0.0
+            for j in range(v.size):
+                uL, uR, jump = u[L[j]], u[R[j]], f[j + 1] - f[j]
+                w = uR - uL
+                dL = -0.5 * (uR - v[j]) ** 2 / w ** 2 * jump ** 2
+                dR = 0.5 * (v[j] - uL) ** 2 / w ** 2 * jump ** 2
+                scale = max(scale, abs(dL), abs(dR))
+                errs = max(errs, abs(g[L[j]] - dL), abs(g[R[j]] - dR))
+                weight[k] = max(weight[k], abs(a0[1 + L[j]] - (uR - v[j]) / w * jump),
+                                abs(a0[1 + R[j]] - (v[j] - uL) / w * jump))
+                if d >= 0.5:  # the printed first display, read as a formula for d/du^R
+                    printed = max(printed, abs(g[R[j]] - dL) / max(abs(dL), abs(dR)))
+            mask = np.ones(u.size, bool)
+            mask[L] = mask[R] = False
+            flank[k] = max(flank[k], errs / scale)
+            other[k] = max(other[k], float(np.abs(g[mask]).max()) / scale)
+    return FlankingResult(tuple(cfg.offsets), tuple(float(x) for x in flank), tuple(float(x) for x in other),
+                          tuple(float(x) for x in weight), float(printed), cfg.trials)
+
+
+def flanking_verdict(result: FlankingResult, tol: float = 1e-10, visible: float = 1e-6) -> Verdict:
+    """Pass iff, at every offset >= 1/2 (the lemma's hypothesis), the flanking formulae, the zero gradient of the
+    other neurons and the proof's weights hold to ``tol`` (relative), and at every offset < 1/2 the flanking
+    formulae are off by more than ``visible`` (the hypothesis is needed: the check can tell)."""
+    inside = [k for k, d in enumerate(result.offsets) if d >= 0.5]
+    outside = [k for k, d in enumerate(result.offsets) if d < 0.5]
+    worst_in = max([max(result.flank_error[k], result.other_error[k], result.weight_error[k]) for k in inside],
+                   default=math.nan)
+    least_out = min([result.flank_error[k] for k in outside], default=math.inf)
+    ok = bool(inside) and math.isfinite(worst_in) and worst_in <= tol and least_out > visible
+    return qualitative_verdict(
+        bool(ok),
+        f"offsets >= eta/2 ({len(inside)}): max relative error of the flanking formulae, the zero gradients and "
+        f"a*_0 = {worst_in:.2e} (expected <= {tol:g}); offsets < eta/2 ({len(outside)}): smallest error "
+        f"{least_out:.2e} (expected > {visible:g}, the hypothesis is needed); {result.trials} draws per offset")
+
+
+def flanking_erratum_verdicts(result: FlankingResult, tol: float = 1e-10):
+    """(printed, corrected): the printed first display as d/du^R against the exact gradient, and the same
+    display as d/du^L (the corrected label), at the offsets inside the hypothesis."""
+    inside = [k for k, d in enumerate(result.offsets) if d >= 0.5]
+    worst = max([result.flank_error[k] for k in inside], default=math.nan)
+    printed = qualitative_verdict(math.isfinite(result.printed_error) and result.printed_error <= tol,
+                                  f"first display read as d/du^R: max relative error {result.printed_error:.3g} "
+                                  f"(exact would be <= {tol:g})")
+    corrected = qualitative_verdict(math.isfinite(worst) and worst <= tol,
+                                    f"first display read as d/du^L: max relative error {worst:.2e} "
+                                    f"(expected <= {tol:g})")
+    return printed, corrected
+
+
+FLANKING_PRESETS = {
+    "check": FlankingConfig(),
+    # App. 6.C: m = 20 neurons (>= 2 per piece; 3 per piece gives m = 18), eta = 4e-3
+    "paper": FlankingConfig(trials=100, offsets=(2.0, 1.0, 0.75, 0.6, 0.5, 0.49, 0.45, 0.4, 0.25, 0.1, 0.01)),
+}
+
+register("two_timescale.flanking", config=FlankingConfig, presets=FLANKING_PRESETS, measure=measure_flanking,
+         verdict=flanking_verdict, claims=("two-timescale/lemma-6.13/hypothesis", "two-timescale/lemma-6.13/erratum"),
+         summary=lambda r: r.to_measured())
