@@ -28,6 +28,17 @@ def test_prop64_hessian(claim):
     claim.qualitative(verdict.passed, result, verdict.message)
 
 
+@pytest.mark.claim("two-timescale/prop-6.5", kind="qualitative",
+                   title="Prop. 6.5: G(u) = (grad_u L)(a*(u), u) is Lipschitz on U = {Delta(u) > 2 eta}: ||DG|| "
+                         "converges as a flanking pair closes in on Delta(u) = 2 eta, Lipschitz quotients stay "
+                         "below ||DG||, ||a*(u)|| <= 8 M sqrt(m+1) / Delta(u) (m = 14, eta = 4e-3, App. 6.C target)",
+                   aliases=("marion-thesis/prop-6.5",))
+def test_prop65_lipschitz(claim):
+    result = ex.measure_lipschitz(ex.LIPSCHITZ_PRESETS["check"])
+    verdict = ex.lipschitz_verdict(result)
+    claim.qualitative(verdict.passed, result, verdict.message)
+
+
 @pytest.fixture(scope="module")
 def heaviside_result():
     return ex.measure_heaviside(ex.HEAVISIDE_PRESETS["check"])
@@ -226,3 +237,29 @@ def test_lemma611(claim, lemmas_result):
 def test_lemma613(claim, lemmas_result):
     verdict = ex.lemma_identity_verdict(lemmas_result, "lemma-6.13")
     claim.qualitative(verdict.passed, {"max_error": lemmas_result.lemma613_error}, verdict.message)
+
+
+@pytest.fixture(scope="module")
+def flanking_result():
+    return ex.measure_flanking(ex.FLANKING_PRESETS["check"])
+
+
+@pytest.mark.claim("two-timescale/lemma-6.13/hypothesis", kind="qualitative", aliases=("marion-thesis/lemma-6.13",),
+                   title="Lemma 6.13: at a*_0(u) the gradient in the flanking neurons is -(1/2)(u^R - v)^2/(u^R - u^L)^2 "
+                         "(Delta f)^2 (u^L) and +(1/2)(v - u^L)^2/(u^R - u^L)^2 (Delta f)^2 (u^R), exactly when both are "
+                         ">= eta/2 from the jump, and not below (formulae evaluated directly; App. 6.C target, "
+                         "m = 18, eta = 4e-3)")
+def test_lemma613_flanking_hypothesis(claim, flanking_result):
+    verdict = ex.flanking_verdict(flanking_result)
+    claim.qualitative(verdict.passed, flanking_result, verdict.message)
+
+
+@pytest.mark.claim("two-timescale/lemma-6.13/erratum", kind="erratum", aliases=("marion-thesis/lemma-6.13",),
+                   wrong_in="formula",
+                   title="Lemma 6.13 (thesis): the first flanking display is printed as d L/d u^R; it is d L/d u^L "
+                         "(as in (6.7) and in the proof)")
+def test_lemma613_label_erratum(claim, flanking_result):
+    printed, corrected = ex.flanking_erratum_verdicts(flanking_result)
+    claim.erratum(printed, measured=flanking_result.to_measured(),
+                  expected={"printed": "dL/du^R = -(1/2) (u^R - v)^2 / (u^R - u^L)^2 (f*_i - f*_(i-1))^2"},
+                  corrected=corrected)

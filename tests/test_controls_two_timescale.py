@@ -1,6 +1,7 @@
 """Negative controls of the two-timescale claim checks: broken inputs make each verdict fail."""
 
 import dataclasses
+import math
 
 import theory.experiments.two_timescale as ex
 
@@ -97,3 +98,54 @@ def test_lemma_identities_control():
     assert ex.lemma_identity_verdict(r, "lemma-6.13").status == "pass"
     assert ex.lemma_identity_verdict(dataclasses.replace(r, lemma611_error=1e-6), "lemma-6.11").status == "fail"
     assert ex.lemma_identity_verdict(dataclasses.replace(r, lemma613_error=1e-6), "lemma-6.13").status == "fail"
+
+
+def _lipschitz_result():
+    return ex.measure_lipschitz(dataclasses.replace(ex.LIPSCHITZ_PRESETS["check"], trials=2))
+
+
+def test_lipschitz_control_blow_up_at_edge_fails():
+    # a G whose Jacobian blows up like 1 / (gap - 2 eta) at the edge of U is not Lipschitz on U
+    r = _lipschitz_result()
+    assert ex.lipschitz_verdict(r).status == "pass"
+    blown = tuple(tuple(n / (g - 2.0) for n, g in zip(row, r.gaps)) for row in r.jacobian_norms)
+    assert ex.lipschitz_verdict(dataclasses.replace(r, jacobian_norms=blown)).status == "fail"
+    # a slow (logarithmic) blow-up is caught too
+    slow = tuple(tuple(n * (1 + abs(math.log(g - 2.0))) for n, g in zip(row, r.gaps))
+                 for row in r.jacobian_norms)
+    assert ex.lipschitz_verdict(dataclasses.replace(r, jacobian_norms=slow)).status == "fail"
+
+
+def test_lipschitz_control_quotient_above_jacobian_fails():
+    r = _lipschitz_result()
+    bad = tuple(q * 10 for q in r.quotient_ratios)
+    assert ex.lipschitz_verdict(dataclasses.replace(r, quotient_ratios=bad)).status == "fail"
+
+
+def test_lipschitz_control_weights_above_proof_bound_fails():
+    r = _lipschitz_result()
+    assert ex.lipschitz_verdict(dataclasses.replace(r, astar_ratio=1.5)).status == "fail"
+
+
+def test_flanking_control_formula_broken_or_hypothesis_blind_fails():
+    r = ex.measure_flanking(dataclasses.replace(ex.FLANKING_PRESETS["check"], trials=2))
+    assert ex.flanking_verdict(r).status == "pass"
+    # a formula off by 1e-6 inside the hypothesis fails
+    off = tuple(e + 1e-6 for e in r.flank_error)
+    assert ex.flanking_verdict(dataclasses.replace(r, flank_error=off)).status == "fail"
+    # formulae that stayed exact below eta/2 would mean the measurement does not see the jump: fail
+    blind = dataclasses.replace(r, flank_error=tuple(1e-14 for _ in r.flank_error))
+    assert ex.flanking_verdict(blind).status == "fail"
+
+
+def test_flanking_erratum_control_both_halves():
+    from theory.claims import erratum_verdict
+
+    r = ex.measure_flanking(dataclasses.replace(ex.FLANKING_PRESETS["check"], trials=2))
+    assert erratum_verdict(*ex.flanking_erratum_verdicts(r)).status == "pass"
+    # if the printed label were right (printed form exact), the erratum record fails
+    right = dataclasses.replace(r, printed_error=1e-14)
+    assert erratum_verdict(*ex.flanking_erratum_verdicts(right)).status == "fail"
+    # if the corrected form failed too, the erratum record fails
+    wrong = dataclasses.replace(r, flank_error=tuple(1e-3 for _ in r.flank_error))
+    assert erratum_verdict(*ex.flanking_erratum_verdicts(wrong)).status == "fail"

@@ -232,3 +232,48 @@ def test_theorem_thresholds_refuse_too_few_neurons():
     assert q1 > 0 and q2 > 0
     with pytest.raises(ValueError, match="`n` and `dv`"):
         T.theorem_6_2_thresholds(0.1, 0.5, 260, 1.0, 4.0, n=6)
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"gaps": (2.2, 4.0, 2.02)}, "gaps"),
+    ({"gaps": (4.0, 2.2)}, "gaps"),
+    ({"gaps": (4.0, -1.0, -2.0)}, "gaps"),
+    ({"spacing": 2.0}, "spacing"),
+    ({"pair_radius": 0.5}, "pair_radius"),
+    ({"per_piece": 0}, "per_piece"),
+    ({"eta": 0.0}, "eta"),
+    ({"trials": 1.5}, "trials"),
+])
+def test_lipschitz_config_rejects_bad_fields(kw, name):
+    from theory.experiments.two_timescale import LipschitzConfig
+
+    with pytest.raises((ValueError, TypeError), match=f"`{name}`"):
+        LipschitzConfig(**kw)
+
+
+def test_lipschitz_quotient_equals_directional_derivative_for_small_pairs():
+    # G(u) = (grad_u L)(a*(u), u) is C^1 on U: (G(u + r d) - G(u)) / r -> DG(u) d as r -> 0
+    eta = 0.004
+    u = _u(seed=3)
+    d = np.random.default_rng(1).standard_normal(u.size)
+    d /= np.linalg.norm(d)
+
+    def G(w):
+        return T.gradient(T.optimal_weights(w, eta, V, F), w, eta, V, F)[1]
+
+    q = [(G(u + r * d) - G(u)) / r for r in (1e-4, 1e-5, 1e-6)]
+    assert np.linalg.norm(q[2] - q[1]) < 0.2 * np.linalg.norm(q[1] - q[0])
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"per_piece": 1}, "per_piece"),
+    ({"offsets": ()}, "offsets"),
+    ({"offsets": (3.0,)}, "offsets"),
+    ({"eta": 2.0}, "eta"),
+    ({"v": (0.5, 0.2), "f": (0.0, 1.0, 2.0)}, "v"),
+])
+def test_flanking_config_rejects_bad_fields(kw, name):
+    from theory.experiments.two_timescale import FlankingConfig
+
+    with pytest.raises((ValueError, TypeError), match=f"`{name}`"):
+        FlankingConfig(**kw)

@@ -6,6 +6,12 @@ Registered as ``"two_timescale.<name>"``:
 * ``envelope`` (``two-timescale/rem-6.3``): grad of u -> L(a*(u), u) (central differences) equals
   (grad_u L)(a*(u), u).
 * ``hessian`` (``two-timescale/prop-6.4``): lambda_min(H(u)) >= Delta(u) / 8 on U.
+* ``lipschitz`` (``two-timescale/prop-6.5``): G(u) = (grad_u L)(a*(u), u) is Lipschitz on U: ||DG|| converges
+  as a flanking pair closes in on the edge Delta(u) = 2 eta, Lipschitz quotients agree with ||DG||, and the
+  proof's bound ||a*(u)|| <= 8 M sqrt(m + 1) / Delta(u) holds.
+* ``flanking`` (``two-timescale/lemma-6.13/hypothesis``, ``two-timescale/lemma-6.13/erratum``): Lemma 6.13's
+  flanking-neuron formulae are exact when the flanking neurons are >= eta/2 from their jump and not below;
+  the printed first display is d/du^L, not d/du^R.
 * ``heaviside`` (``two-timescale/eq-6.6``, ``two-timescale/eq-6.7``): the closed forms (6.6)-(6.7) against
   the best piecewise-constant fit, and the limit (6.8) at sharpness eta against them (error O(eta)); the
   invariant (d^R)^3 - (d^L)^3 and the hitting time along a numerical integration of (6.7).
@@ -39,6 +45,8 @@ __all__ = [
     "DGoodConfig", "measure_dgood", "dgood_verdict",
     "Fig64Config", "measure_fig64", "fig64_verdict", "fig64_figure",
     "Fig63Config", "measure_fig63", "fig63_verdict", "fig63_figure", "fig67_verdict", "fig67_figure", "fig67_transition", "LemmasConfig", "measure_lemmas", "lemma_verdict", "lemma_identity_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
+    "LipschitzConfig", "LipschitzResult", "measure_lipschitz", "lipschitz_verdict",
+    "FlankingConfig", "FlankingResult", "measure_flanking", "flanking_verdict", "flanking_erratum_verdicts",
 ]
 
 
@@ -1425,3 +1433,370 @@ FIG63_PRESETS = {
 
 register("two_timescale.fig63", config=Fig63Config, presets=FIG63_PRESETS, measure=measure_fig63,
          verdict=fig63_verdict, claims=("two-timescale/fig-6.3",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Prop. 6.5
+
+@dataclasses.dataclass(frozen=True)
+class LipschitzConfig:
+    """Lipschitz continuity of G(u) = (grad_u L)(a*(u), u) on U = {Delta(u) > 2 eta} (Prop. 6.5).
+
+    The statement gives no constant, so three falsifiable consequences are measured. (i) The Jacobian norm
+    ||DG(u)|| (central differences of G) converges, rather than blowing up, when two neurons flanking a jump
+    approach each other down to the edge Delta(u) = 2 eta of U: positions u^L = v_i - t g,
+    u^R = v_i + (1 - t) g with the gaps g = ``gaps`` * eta tending to 2 eta. (ii) Lipschitz quotients
+    ||G(u') - G(u)|| / ||u' - u|| over random pairs of nearby points of U stay below the Jacobian norms
+    sampled on their segment (mean-value consistency of the finite estimate). (iii) The bound
+    ||a*(u)|| <= 8 M sqrt(m + 1) / Delta(u) used in the proof (Lemma 6.10 with Prop. 6.4).
+
+    Attributes
+    ----------
+    v, f : tuple of float
+        Target jumps and values (default: the target of App. 6.C).
+    per_piece : int
+        Neurons per piece besides the flanking pair (drawn uniformly, at least ``spacing`` eta apart).
+    eta : float
+        Sharpness of sigma_eta, in (0, 1].
+    gaps : tuple of float
+        Distances u^R - u^L of the flanking pair in units of eta, strictly decreasing, at least 3 values
+        (the last three decide convergence). All > 2 keeps u in U (the hypothesis).
+    trials : int
+        Random positions (and jumps) per gap sequence, and random pairs for the quotients.
+    spacing : float
+        Smallest distance, in units of eta, between the other neurons (>= 2.5 keeps them inside U).
+    pair_radius : float
+        Distance ||u' - u|| of the random pairs, in units of eta (<= 0.25 keeps the segment inside U).
+    step : float
+        Central-difference step for DG.
+    seed : int
+        Seed of the positions.
+    """
+
+    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
+    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
+    per_piece: int = 2
+    eta: float = 0.004
+    gaps: tuple = (4.0, 2.2, 2.02, 2.002, 2.0002)
+    trials: int = 4
+    spacing: float = 5.0
+    pair_radius: float = 0.2
+    step: float = 1e-7
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "LipschitzConfig"
+        _target(self.v, self.f, cls)
+        _int(self.per_piece, "per_piece", cls, 1)
+        _pos(self.eta, "eta", cls, 1.0)
+        _pos_tuple(self.gaps, "gaps", cls)
+        if len(self.gaps) < 3 or any(b >= a for a, b in zip(self.gaps, self.gaps[1:])):
+            raise ValueError(f"`gaps` of {cls} must be strictly decreasing with >= 3 values; got {self.gaps!r}.")
+        _int(self.trials, "trials", cls, 1)
+        _pos(self.spacing, "spacing", cls)
+        if self.spacing < 2.5:
+            raise ValueError(f"`spacing` of {cls} must be >= 2.5 (eta units); got {self.spacing!r}.")
+        _pos(self.pair_radius, "pair_radius", cls, 0.25)
+        _pos(self.step, "step", cls, 1e-3)
+        _int(self.seed, "seed", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class LipschitzResult:
+    """jacobian_norms[t][g]: ||DG(u)|| (spectral) for trial t at gap gaps[g] (eta units);
+    quotient_ratios[t]: Lipschitz quotient of pair t over the largest ||DG|| at its ends and midpoint;
+    max_jacobian: largest ||DG|| sampled; astar_ratio: max ||a*(u)|| / (8 M sqrt(m + 1) / Delta(u));
+    inside_u: every gap > 2 (the hypothesis Delta(u) > 2 eta)."""
+
+    gaps: tuple
+    jacobian_norms: tuple
+    quotient_ratios: tuple
+    max_jacobian: float
+    astar_ratio: float
+    inside_u: bool
+    eta: float
+
+    @property
+    def edge_ratio(self):
+        """max over trials of ||DG|| at the last gap over ||DG|| at the one before (1 when converged)."""
+        return max(row[-1] / row[-2] for row in self.jacobian_norms)
+
+    @property
+    def increment_ratio(self):
+        """max over trials of |N_last - N_prev| / |N_prev - N_prevprev| (about 0.1 per decade of gap - 2 when
+        the norms converge linearly). Increments below 1e-6 N (the central-difference noise) count as 0: a
+        row that does not move at all gives 0, one that starts moving at the edge gives inf."""
+        out = 0.0
+        for row in self.jacobian_norms:
+            noise = 1e-6 * abs(row[-2])
+            d1, d2 = abs(row[-1] - row[-2]), abs(row[-2] - row[-3])
+            if d1 <= noise:
+                continue
+            out = max(out, d1 / d2 if d2 > noise else math.inf)
+        return out
+
+    def to_measured(self):
+        return {"edge_ratio": self.edge_ratio, "increment_ratio": self.increment_ratio,
+                "max_quotient_ratio": max(self.quotient_ratios), "max_jacobian": self.max_jacobian,
+                "max_jacobian_times_eta": self.max_jacobian * self.eta, "astar_ratio": self.astar_ratio,
+                "inside_u": self.inside_u}
+
+
+def _reduced_gradient(u, cfg):
+    """G(u) = (grad_u L)(a*(u), u) and a*(u)."""
+    import theory.two_timescale as T
+
+    a = T.optimal_weights(u, cfg.eta, cfg.v, cfg.f)
+    return T.gradient(a, u, cfg.eta, cfg.v, cfg.f)[1], a
+
+
+def _jacobian_norm(u, cfg):
+    """Spectral norm of DG(u) by central differences."""
+    m = u.size
+    J = np.empty((m, m))
+    for k in range(m):
+        e = np.zeros(m)
+        e[k] = cfg.step
+        J[:, k] = (_reduced_gradient(u + e, cfg)[0] - _reduced_gradient(u - e, cfg)[0]) / (2 * cfg.step)
+    return float(np.linalg.norm(J, 2))
+
+
+def _background(rng, cfg, exclude):
+    """per_piece uniform positions per piece, >= spacing * eta apart, from the ends and from the jump
+    ``exclude``, by rejection."""
+    import theory.two_timescale as T
+
+    gap = cfg.spacing * cfg.eta
+    for _ in range(10_000):
+        u = _spread_positions(rng, cfg.v, cfg.per_piece, gap)
+        if T.separation(u, cfg.eta) >= gap and np.min(np.abs(u - exclude)) >= gap:
+            return u
+    raise ValueError(f"no positions {cfg.spacing} eta apart found: lower `per_piece` or `spacing`.")
+
+
+def _astar_ratio(u, a, M, cfg):
+    import theory.two_timescale as T
+
+    return float(np.linalg.norm(a)) * T.separation(u, cfg.eta) / (8 * M * math.sqrt(u.size + 1))
+
+
+def measure_lipschitz(cfg: LipschitzConfig) -> LipschitzResult:
+    """Jacobian norms of G along gap sequences of a flanking pair, Lipschitz quotients on random pairs in U,
+    and the proof's bound on ||a*(u)||."""
+    import theory.two_timescale as T
+
+    M = T.target_constants(cfg.v, cfg.f)[3]
+    rng = np.random.default_rng(cfg.seed)
+    norms, jmax, astar = [], 0.0, 0.0
+    for _ in range(cfg.trials):
+        vi = float(cfg.v[rng.integers(len(cfg.v))])
+        t = float(rng.uniform(0.3, 0.7))
+        base = _background(rng, cfg, vi)
+        row = []
+        for g in cfg.gaps:
+            u = np.sort(np.concatenate((base, [vi - t * g * cfg.eta, vi + (1 - t) * g * cfg.eta])))
+            row.append(_jacobian_norm(u, cfg))
+            astar = max(astar, _astar_ratio(u, _reduced_gradient(u, cfg)[1], M, cfg))
+        norms.append(tuple(row))
+        jmax = max(jmax, max(row))
+    ratios = []
+    m = cfg.per_piece * (len(cfg.v) + 1) + 2
+    for _ in range(cfg.trials):
+        u = _random_u(rng, m, cfg.eta)
+        d = rng.standard_normal(m)
+        w = u + cfg.pair_radius * cfg.eta * d / np.linalg.norm(d)
+        G0, a0 = _reduced_gradient(u, cfg)
+        G1, _ = _reduced_gradient(w, cfg)
+        q = float(np.linalg.norm(G1 - G0) / np.linalg.norm(w - u))
+        local = max(_jacobian_norm(u, cfg), _jacobian_norm(w, cfg), _jacobian_norm((u + w) / 2, cfg))
+        ratios.append(q / local)
+        jmax = max(jmax, local)
+        astar = max(astar, _astar_ratio(u, a0, M, cfg))
+    return LipschitzResult(tuple(cfg.gaps), tuple(norms), tuple(ratios), jmax, astar,
+                           bool(min(cfg.gaps) > 2), cfg.eta)
+
+
+def lipschitz_verdict(result: LipschitzResult, edge_tol: float = 0.05, shrink: float = 0.5,
+                      slack: float = 1.05) -> Verdict:
+    """Pass iff, as the flanking gap tends to the edge 2 eta of U, ||DG|| changes by at most ``edge_tol``
+    (relative) over the last step and its increments shrink by at least ``shrink`` (no blow-up), every Lipschitz quotient is
+    <= ``slack`` times the largest ||DG|| on its segment, and ||a*|| <= 8 M sqrt(m+1) / Delta(u)."""
+    er, ir = result.edge_ratio, result.increment_ratio
+    qr = max(result.quotient_ratios)
+    ok = (math.isfinite(er) and abs(er - 1) <= edge_tol and ir <= shrink and math.isfinite(qr) and qr <= slack
+          and math.isfinite(result.astar_ratio) and result.astar_ratio <= 1.0)
+    return qualitative_verdict(
+        bool(ok),
+        f"gap {result.gaps[-2]:g} -> {result.gaps[-1]:g} eta: ||DG|| ratio {er:.4f} (expected within 1 +- "
+        f"{edge_tol:g}), increment ratio {ir:.3g} (expected <= {shrink:g}); max ||DG|| = {result.max_jacobian:.4g} "
+        f"(x eta = {result.max_jacobian * result.eta:.3g}); Lipschitz quotient / local max ||DG|| <= {qr:.3f} "
+        f"(expected <= {slack:g}); max ||a*|| Delta / (8 M sqrt(m+1)) = {result.astar_ratio:.3g} (expected <= 1)")
+
+
+LIPSCHITZ_PRESETS = {
+    "check": LipschitzConfig(),
+    # App. 6.C: m = 20 neurons (3 per piece + the flanking pair), eta = 4e-3
+    "paper": LipschitzConfig(per_piece=3, trials=50, gaps=(4.0, 3.0, 2.2, 2.02, 2.002, 2.0002)),
+}
+
+register("two_timescale.lipschitz", config=LipschitzConfig, presets=LIPSCHITZ_PRESETS, measure=measure_lipschitz,
+         verdict=lipschitz_verdict, claims=("two-timescale/prop-6.5",), summary=lambda r: r.to_measured())
+
+
+# ------------------------------------------------------------------------------ Lemma 6.13 (flanking neurons)
+
+@dataclasses.dataclass(frozen=True)
+class FlankingConfig:
+    """Lemma 6.13's flanking-neuron formulae, their hypothesis and the labels of the printed display.
+
+    At the Heaviside-optimal weights a = a*_0(u), the exact gradient of L_eta in the neuron u^L just left of
+    a jump v_i is -(1/2) (u^R - v_i)^2 / (u^R - u^L)^2 (f*_i - f*_(i-1))^2 and in u^R it is
+    +(1/2) (v_i - u^L)^2 / (u^R - u^L)^2 (f*_i - f*_(i-1))^2, provided both are at least eta/2 from v_i; the
+    gradient in every other neuron is 0 (Lemma 6.13 of the thesis, chapter 6; the formulae are computed here
+    directly, not through the package's Heaviside closed forms). One flanking neuron is put at distance
+    ``offsets`` * eta from its jump: for offsets >= 1/2 the formulae are exact, below 1/2 the jump enters the
+    support of sigma_eta'(. - u^L) and they are not (the hypothesis is needed). The printed statement
+    labels both displays d/du^R; the first one is d/du^L.
+
+    Attributes
+    ----------
+    v, f : tuple of float
+        Target jumps and values (default: the target of App. 6.C).
+    per_piece : int
+        Neurons per piece (>= 2, as the lemma assumes), uniform, >= 2 eta from the jumps and Delta(u) > 2 eta.
+    eta : float
+        Sharpness of sigma_eta, in (0, 1].
+    offsets : tuple of float
+        Distances of the moved flanking neuron from its jump, in units of eta (each in (0, 2]).
+    trials : int
+        Random positions (and jump, and side) per offset.
+    seed : int
+        Seed.
+    """
+
+    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
+    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
+    per_piece: int = 3
+    eta: float = 0.004
+    offsets: tuple = (2.0, 1.0, 0.75, 0.5, 0.45, 0.25, 0.1)
+    trials: int = 6
+    seed: int = 0
+
+    def __post_init__(self):
+        cls = "FlankingConfig"
+        _target(self.v, self.f, cls)
+        _int(self.per_piece, "per_piece", cls, 2)
+        _pos(self.eta, "eta", cls, 1.0)
+        _pos_tuple(self.offsets, "offsets", cls, 2.0)
+        _int(self.trials, "trials", cls, 1)
+        _int(self.seed, "seed", cls, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class FlankingResult:
+    """Per offset (eta units), max over trials of the error of the lemma's formulae relative to the largest
+    flanking gradient: ``flank_error`` (both flanking neurons, corrected labels), ``other_error`` (max |grad|
+    of the non-flanking neurons, same scale), ``weight_error`` (absolute error of a*_0 of the flanking neurons
+    against the proof's (u^R - v)/(u^R - u^L) jump and (v - u^L)/(u^R - u^L) jump); ``printed_error``: max
+    relative error of the printed first display read as d/du^R, at the offsets >= 1/2."""
+
+    offsets: tuple
+    flank_error: tuple
+    other_error: tuple
+    weight_error: tuple
+    printed_error: float
+    trials: int
+
+    def to_measured(self):
+        return {"offsets": [float(x) for x in self.offsets], "flank_error": [float(x) for x in self.flank_error],
+                "other_error": [float(x) for x in self.other_error],
+                "weight_error": [float(x) for x in self.weight_error], "printed_error": float(self.printed_error)}
+
+
+def measure_flanking(cfg: FlankingConfig) -> FlankingResult:
+    """Exact gradient of L_eta at a*_0(u) against Lemma 6.13's formulae, one flanking neuron at each offset."""
+    import theory.two_timescale as T
+
+    v, f, eta = np.asarray(cfg.v, float), np.asarray(cfg.f, float), cfg.eta
+    rng = np.random.default_rng(cfg.seed)
+    flank = np.zeros(len(cfg.offsets))
+    other = np.zeros(len(cfg.offsets))
+    weight = np.zeros(len(cfg.offsets))
+    printed = 0.0
+    for _ in range(cfg.trials):
+        while True:
+            base = _spread_positions(rng, v, cfg.per_piece, 2 * eta)
+            if T.separation(base, eta) > 2 * eta:
+                break
+        i = int(rng.integers(v.size))
+        side = int(rng.integers(2))
+        for k, d in enumerate(cfg.offsets):
+            u = base.copy()
+            L, R = T.flanking(u, v)
+            if side == 0:
+                u[L[i]] = v[i] - d * eta
+            else:
+                u[R[i]] = v[i] + d * eta
+            L, R = T.flanking(u, v)
+            a0 = T.heaviside_weights(u, v, f)
+            g = T.gradient(a0, u, eta, v, f)[1]
+            scale = 0.0
+            errs = 0.0
+            for j in range(v.size):
+                uL, uR, jump = u[L[j]], u[R[j]], f[j + 1] - f[j]
+                w = uR - uL
+                dL = -0.5 * (uR - v[j]) ** 2 / w ** 2 * jump ** 2
+                dR = 0.5 * (v[j] - uL) ** 2 / w ** 2 * jump ** 2
+                scale = max(scale, abs(dL), abs(dR))
+                errs = max(errs, abs(g[L[j]] - dL), abs(g[R[j]] - dR))
+                weight[k] = max(weight[k], abs(a0[1 + L[j]] - (uR - v[j]) / w * jump),
+                                abs(a0[1 + R[j]] - (v[j] - uL) / w * jump))
+                if d >= 0.5:  # the printed first display, read as a formula for d/du^R
+                    printed = max(printed, abs(g[R[j]] - dL) / max(abs(dL), abs(dR)))
+            mask = np.ones(u.size, bool)
+            mask[L] = mask[R] = False
+            flank[k] = max(flank[k], errs / scale)
+            other[k] = max(other[k], float(np.abs(g[mask]).max()) / scale)
+    return FlankingResult(tuple(cfg.offsets), tuple(float(x) for x in flank), tuple(float(x) for x in other),
+                          tuple(float(x) for x in weight), float(printed), cfg.trials)
+
+
+def flanking_verdict(result: FlankingResult, tol: float = 1e-10, visible: float = 1e-6) -> Verdict:
+    """Pass iff, at every offset >= 1/2 (the lemma's hypothesis), the flanking formulae, the zero gradient of the
+    other neurons and the proof's weights hold to ``tol`` (relative), and at every offset < 1/2 the flanking
+    formulae are off by more than ``visible`` (the hypothesis is needed: the check can tell)."""
+    inside = [k for k, d in enumerate(result.offsets) if d >= 0.5]
+    outside = [k for k, d in enumerate(result.offsets) if d < 0.5]
+    worst_in = max([max(result.flank_error[k], result.other_error[k], result.weight_error[k]) for k in inside],
+                   default=math.nan)
+    least_out = min([result.flank_error[k] for k in outside], default=math.inf)
+    ok = bool(inside) and math.isfinite(worst_in) and worst_in <= tol and least_out > visible
+    return qualitative_verdict(
+        bool(ok),
+        f"offsets >= eta/2 ({len(inside)}): max relative error of the flanking formulae, the zero gradients and "
+        f"a*_0 = {worst_in:.2e} (expected <= {tol:g}); offsets < eta/2 ({len(outside)}): smallest error "
+        f"{least_out:.2e} (expected > {visible:g}, the hypothesis is needed); {result.trials} draws per offset")
+
+
+def flanking_erratum_verdicts(result: FlankingResult, tol: float = 1e-10):
+    """(printed, corrected): the printed first display as d/du^R against the exact gradient, and the same
+    display as d/du^L (the corrected label), at the offsets inside the hypothesis."""
+    inside = [k for k, d in enumerate(result.offsets) if d >= 0.5]
+    worst = max([result.flank_error[k] for k in inside], default=math.nan)
+    printed = qualitative_verdict(math.isfinite(result.printed_error) and result.printed_error <= tol,
+                                  f"first display read as d/du^R: max relative error {result.printed_error:.3g} "
+                                  f"(exact would be <= {tol:g})")
+    corrected = qualitative_verdict(math.isfinite(worst) and worst <= tol,
+                                    f"first display read as d/du^L: max relative error {worst:.2e} "
+                                    f"(expected <= {tol:g})")
+    return printed, corrected
+
+
+FLANKING_PRESETS = {
+    "check": FlankingConfig(),
+    # App. 6.C: m = 20 neurons (>= 2 per piece; 3 per piece gives m = 18), eta = 4e-3
+    "paper": FlankingConfig(trials=100, offsets=(2.0, 1.0, 0.75, 0.6, 0.5, 0.49, 0.45, 0.4, 0.25, 0.1, 0.01)),
+}
+
+register("two_timescale.flanking", config=FlankingConfig, presets=FLANKING_PRESETS, measure=measure_flanking,
+         verdict=flanking_verdict, claims=("two-timescale/lemma-6.13/hypothesis", "two-timescale/lemma-6.13/erratum"),
+         summary=lambda r: r.to_measured())
