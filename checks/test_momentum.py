@@ -196,3 +196,15 @@ def test_thm47_jordan(claim):
     result = ex.measure_thm47(ex.THM47_PRESETS["check"])
     verdict = ex.thm47_verdict(result)
     claim.qualitative(verdict.passed, result, verdict.message)
+
+
+@pytest.mark.claim("momentum/fig-4.1", kind="qualitative",
+                   title="Fig. 4.1 (reduced, ODE limit): trained on x -> -x^3 with tied weights over the horizon 15 "
+                         "(step 1/4), the ResNet flow stays at the order-preserving error floor while the Momentum "
+                         "ResNet flow (gamma = 0.9) goes below 0.3 x that floor, in every seed",
+                   aliases=("sander-thesis/fig-4.1",))
+def test_fig41_dynamics(claim):
+    result = ex.measure_fig41(ex.FIG41_PRESETS["check"])
+    verdict = ex.fig41_verdict(result)
+    figure = ex.fig41_figure(result)
+    claim.qualitative(verdict.passed, result, verdict.message, figure=figure)

@@ -184,3 +184,30 @@ def test_thm47_control_shifted_preimage_fails():
 def test_appendix_configs_refuse_bad_fields(cls, kwargs):
     with pytest.raises((ValueError, TypeError), match="`" + next(iter(kwargs)) + "`"):
         getattr(ex, cls)(**kwargs)
+
+
+def test_fig41_control_without_momentum_fails():
+    # gamma = 0 turns the second model into a ResNet: it stays at the order-preserving floor as well
+    cfg = dataclasses.replace(ex.FIG41_PRESETS["check"], gamma=0.0, seeds=(0,), iterations=200)
+    result = ex.measure_fig41(cfg)
+    assert min(result.momentum_errors) >= 0.99 * result.floor
+    assert ex.fig41_verdict(result).status == "fail"
+
+
+def test_fig41_control_resnet_below_floor_fails():
+    cfg = dataclasses.replace(ex.FIG41_PRESETS["check"], seeds=(0,), iterations=300)
+    result = ex.measure_fig41(cfg)
+    assert ex.fig41_verdict(result).status == "pass"
+    crossing = dataclasses.replace(result, resnet_errors=(0.5 * result.floor,))
+    assert ex.fig41_verdict(crossing).status == "fail"
+    weak = dataclasses.replace(result, momentum_errors=(0.5 * result.floor,))
+    assert ex.fig41_verdict(weak).status == "fail"
+
+
+def test_fig41_control_unit_step_resnet_crosses():
+    # the figure's own discrete networks (step 1): the ResNet is no longer an ODE flow and, for this seed, learns
+    # the decreasing map by reversing the order of points, so the first-order half of the verdict rejects it
+    cfg = dataclasses.replace(ex.FIG41_PRESETS["paper"], seeds=(0,))
+    result = ex.measure_fig41(cfg)
+    assert result.resnet_errors[0] < 0.5 * result.floor and not result.resnet_order_preserving[0]
+    assert ex.fig41_verdict(result).status == "fail"

@@ -336,3 +336,65 @@ def test_nonfinite_theta_in_any_layer_refused_by_the_fused_check(layer, which):
 def test_bad_depth_refused(kw, theta_n):
     with pytest.raises(ValueError, match="`depth`"):
         M.forward(np.ones(3), None, np.zeros((theta_n, 3, 3)), "tanh", 0.5, **kw)
+
+
+# ------------------------------------------------------------------ reduced Figure 4.1
+
+def test_fig41_isotonic_floor():
+    import theory.experiments.momentum as ex
+
+    y = -np.linspace(-1.0, 1.0, 9) ** 3
+    assert ex.isotonic_floor(y) == pytest.approx(np.var(y), rel=1e-12)
+    assert ex.isotonic_floor(np.arange(5.0)) == 0.0
+    assert ex.isotonic_floor([1.0, 3.0, 2.0]) == pytest.approx(1.0 / 6.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("second", [False, True])
+def test_fig41_flow_gradient_matches_finite_differences(second):
+    from theory.experiments._momentum_fig41 import _flow_loss_grad
+
+    rng = np.random.default_rng(3)
+    m, B, n = 4, 7, 12
+    p = rng.standard_normal(3 * m)
+    x0 = np.linspace(-1.0, 1.0, B)
+    y = -x0 ** 3
+    xs, vs, g = np.empty((n + 1, B)), np.empty((n + 1, B)), np.empty(3 * m)
+    _flow_loss_grad(p, x0, y, 3.0, n, 2.5, second, xs, vs, g)
+    fd = np.empty(3 * m)
+    for k in range(3 * m):
+        e = np.zeros(3 * m)
+        e[k] = 1e-6
+        lp = _flow_loss_grad(p + e, x0, y, 3.0, n, 2.5, second, xs, vs, np.empty(3 * m))
+        lm = _flow_loss_grad(p - e, x0, y, 3.0, n, 2.5, second, xs, vs, np.empty(3 * m))
+        fd[k] = (lp - lm) / 2e-6
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_fig41_unit_step_is_eq42():
+    # refine = 1: the second-order scheme is the Momentum ResNet (4.2) with gamma = 1 - 1/eps, v0 = 0
+    from theory.experiments._momentum_fig41 import _flow_loss_grad
+
+    rng = np.random.default_rng(4)
+    m, B, n, gamma = 3, 5, 15, 0.9
+    p = rng.standard_normal(3 * m)
+    x0 = np.linspace(-1.0, 1.0, B)
+    xs, vs, g = np.empty((n + 1, B)), np.empty((n + 1, B)), np.empty(3 * m)
+    _flow_loss_grad(p, x0, np.zeros(B), float(n), n, 1.0 / (1.0 - gamma), True, xs, vs, g)
+    x, v = x0.copy(), np.zeros(B)
+    for _ in range(n):
+        f = np.tanh(np.outer(x, p[m:2 * m]) + p[2 * m:]) @ p[:m]
+        v = gamma * v + (1.0 - gamma) * f
+        x = x + v
+    np.testing.assert_allclose(xs[-1], x, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("field, value", [("depth", 0), ("refine", 0), ("gamma", 1.0), ("gamma", -0.1),
+                                          ("width", 0), ("points", 1), ("seeds", ()), ("seeds", (-1,)),
+                                          ("iterations", 0), ("lr", 0.0), ("refine", 2.5)])
+def test_fig41_config_rejects_bad_fields(field, value):
+    import dataclasses
+
+    import theory.experiments.momentum as ex
+
+    with pytest.raises(ValueError, match=f"`{field}`"):
+        dataclasses.replace(ex.FIG41_PRESETS["check"], **{field: value})
