@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_memory, check_work
+from ._kernels import TANH, euler_backprop_stored, euler_forward_store
 from ._residuals import resolve_residual
 from ._schemes import KERNELS, resolve_scheme
 
@@ -259,6 +260,11 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
     # backprop: forward + backward (about 3 passes); adjoint: forward + reverse + backward (about 5)
     p = _Problem(func, x0, "x0", theta, residual, scheme, depth, max_work=max_work,
                  passes=3 if method == "backprop" else 5, trajectory=method == "backprop")
+    if method == "backprop" and p.scheme.name == "euler" and p.residual.code == TANH:
+        # the tanh derivatives stored beside the trajectory double its memory
+        check_memory(16 * (p.N + 1) * p.B * p.d, "theta" if p.N >= p.B else "x0", p.N if p.N >= p.B else p.B,
+                     func=func, hint=f"The trajectory and the stored tanh derivatives have shape "
+                                     f"({p.N + 1}, {p.B}, {p.d}) each.")
     target = as_float_array(y, "y", func=func)
     if target.shape != p.shape_x(p.x).shape:
         raise ValueError(f"`y` of {func} must have the shape of `x0`, {p.shape_x(p.x).shape}; got {target.shape}.")
@@ -273,6 +279,10 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         if heun:
             k1, k2 = p.heun_buffers()
             bad = fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
+        elif code == TANH:  # derivatives stored by the forward pass: no recomputation backwards
+            (fbuf,) = p.buffers(1)
+            dact = np.empty((p.N, p.B, p.d))
+            bad = euler_forward_store(code, m, p.x, p.theta, traj, dact, fbuf, p.work)
         else:
             (fbuf,) = p.buffers(1)
             bad = fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
@@ -284,6 +294,8 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         if heun:
             yb, gy = p.buffers(2)
             backprop(code, m, traj, p.theta, g, gtheta, yb, cot, gy, gx, p.work)
+        elif code == TANH:
+            euler_backprop_stored(traj, dact, p.theta, g, gtheta, cot, gx, p.work)
         else:
             backprop(code, m, traj, p.theta, g, gtheta, cot, gx, p.work)
     else:
