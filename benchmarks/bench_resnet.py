@@ -264,7 +264,8 @@ def plot_memory(result, path):
 # ---------------------------------------------------------------------------------------------------
 
 GRID_D = (4, 16, 64, 256)
-GRID_B = (1, 16, 64, 256)
+GRID_B = (1, 16, 256)
+GRID_EXTRA = ((16, 64),)  # (d, B) cells run besides the grid: the issue's target at d = 16, B = 64
 GRID_N = (100, 10_000)
 GRID_THETA_BYTES = 64 * 2**20  # theta (N, d, d) capped at 64 MiB: wide cases run at smaller N
 GRID_FLOPS = 4e8  # and one forward pass capped at ~4e8 flops (about 0.1 s), so every case stays < ~1 s
@@ -323,32 +324,38 @@ def _floor_call(x0, theta):
 
 
 def _interleaved(fns, *, rounds=7, target=0.05):
-    """Least seconds per call of each function over interleaved rounds (each round runs every
-    function once, repeated to about ``target`` seconds), so that load changes hit all alike; the
-    minimum, not the median, because on a shared machine the other jobs only ever add time."""
+    """Least CPU seconds per call of each function over interleaved rounds (each round runs every
+    function once, repeated to about ``target`` seconds), so that load changes hit all alike.
+
+    CPU time of the process (``time.process_time``), not wall time: every side runs on one thread
+    (BLAS, PyTorch and the kernels), and on a machine shared with other jobs a wall-clock time
+    counts their time slices too, more of them the longer a call runs, which biases the ratios
+    towards the shorter call. The minimum over rounds, not the median: other jobs only add time
+    (cache and memory-bandwidth contention remain)."""
     import time
 
     reps = []
     for fn in fns:
         fn()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn()
-        dt = time.perf_counter() - t0
+        dt = time.process_time() - t0
         reps.append(max(1, int(target / max(dt, 1e-7))))
     times = [[] for _ in fns]
     for _ in range(rounds):
         for k, fn in enumerate(fns):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for _ in range(reps[k]):
                 fn()
-            times[k].append((time.perf_counter() - t0) / reps[k])
+            times[k].append((time.process_time() - t0) / reps[k])
     return [float(np.min(t)) for t in times]
 
 
-def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, seed=0, rounds=7, target=0.05, torch_anchor=True):
+def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, extra=GRID_EXTRA, seed=0, rounds=5, target=0.05,
+               torch_anchor=True):
     """Forward and backprop gradient (tanh residual, Euler) over the (d, B, N) grid.
 
-    For each cell: medians of theory.resnet.forward / gradient, of :func:`numpy_forward` /
+    For each cell: least CPU times (:func:`_interleaved`) of theory.resnet.forward / gradient, of :func:`numpy_forward` /
     :func:`numpy_gradient`, and of the floor (:func:`_floor_call`; the gradient floor is three of
     them: theta is read in the forward and backward passes and grad theta written once, and the
     backward pass does two products per layer), all interleaved. Results are checked to agree
@@ -366,77 +373,79 @@ def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, seed=0, rounds=7, target=0.05
         torch = None
     load_before = os.getloadavg()
     cells = []
-    for d in ds:
-        for B in Bs:
-            for N0 in Ns:
-                N = grid_depth(d, B, N0)
-                if any(c["d"] == d and c["B"] == B and c["N"] == N for c in cells):
-                    continue
-                x0, theta = make_problem(d, N, None if B == 1 else B, "euler", seed)
-                y = np.zeros_like(x0)
-                ours = forward(x0, theta, "tanh")
-                ref = numpy_forward(x0, theta)
-                scale = max(1.0, float(np.max(np.abs(ref))))
-                if not float(np.max(np.abs(ours - ref))) <= 1e-10 * scale:
-                    raise AssertionError(f"forward disagrees at d={d}, B={B}, N={N}")
-                gt, gx = gradient(x0, theta, y, "tanh")
-                rt, rx = numpy_gradient(x0, theta, y)
-                if not (np.max(np.abs(gt - rt)) <= 1e-10 * max(1.0, np.max(np.abs(rt)))
-                        and np.max(np.abs(gx - rx)) <= 1e-10 * max(1.0, np.max(np.abs(rx)))):
-                    raise AssertionError(f"gradient disagrees at d={d}, B={B}, N={N}")
-                fns = [lambda: forward(x0, theta, "tanh"), lambda: numpy_forward(x0, theta),
-                       lambda: gradient(x0, theta, y, "tanh"), lambda: numpy_gradient(x0, theta, y),
-                       *_floor_call(x0, theta)]
-                n_floor = 1 if B == 1 else 2
-                if torch is not None:
-                    tx = torch.from_numpy(x0.copy())
-                    ty = torch.from_numpy(y)
-                    tth = torch.from_numpy(theta)
+    pairs = [(d, B) for d in ds for B in Bs]
+    pairs += [(d, B) for d, B in extra if (d, B) not in pairs]
+    pairs.sort()
+    for d, B in pairs:
+        for N0 in Ns:
+            N = grid_depth(d, B, N0)
+            if any(c["d"] == d and c["B"] == B and c["N"] == N for c in cells):
+                continue
+            x0, theta = make_problem(d, N, None if B == 1 else B, "euler", seed)
+            y = np.zeros_like(x0)
+            ours = forward(x0, theta, "tanh")
+            ref = numpy_forward(x0, theta)
+            scale = max(1.0, float(np.max(np.abs(ref))))
+            if not float(np.max(np.abs(ours - ref))) <= 1e-10 * scale:
+                raise AssertionError(f"forward disagrees at d={d}, B={B}, N={N}")
+            gt, gx = gradient(x0, theta, y, "tanh")
+            rt, rx = numpy_gradient(x0, theta, y)
+            if not (np.max(np.abs(gt - rt)) <= 1e-10 * max(1.0, np.max(np.abs(rt)))
+                    and np.max(np.abs(gx - rx)) <= 1e-10 * max(1.0, np.max(np.abs(rx)))):
+                raise AssertionError(f"gradient disagrees at d={d}, B={B}, N={N}")
+            fns = [lambda: forward(x0, theta, "tanh"), lambda: numpy_forward(x0, theta),
+                   lambda: gradient(x0, theta, y, "tanh"), lambda: numpy_gradient(x0, theta, y),
+                   *_floor_call(x0, theta)]
+            n_floor = 1 if B == 1 else 2
+            if torch is not None:
+                tx = torch.from_numpy(x0.copy())
+                ty = torch.from_numpy(y)
+                tth = torch.from_numpy(theta)
 
-                    def torch_forward(tx=tx, tth=tth, N=N):
-                        # the trajectory stored, as theory.resnet.forward and numpy_forward do
-                        x = tx
-                        traj = [x]
-                        with torch.no_grad():
-                            for n in range(N):
-                                x = x + torch.tanh(tth[n] @ x if x.ndim == 1 else x @ tth[n].T) / N
-                                traj.append(x)
-                        return torch.stack(traj)
-
-                    def torch_gradient(tx=tx, ty=ty, tth=tth, N=N):
-                        th = tth.detach().requires_grad_(True)
-                        x = tx.detach().requires_grad_(True)
-                        z = x
+                def torch_forward(tx=tx, tth=tth, N=N):
+                    # the trajectory stored, as theory.resnet.forward and numpy_forward do
+                    x = tx
+                    traj = [x]
+                    with torch.no_grad():
                         for n in range(N):
-                            z = z + torch.tanh(th[n] @ z if z.ndim == 1 else z @ th[n].T) / N
-                        loss = 0.5 * ((z - ty) ** 2).sum()
-                        loss.backward()
-                        return th.grad, x.grad
-                    tg, txg = torch_gradient()
-                    if not np.max(np.abs(tg.numpy() - rt)) <= 1e-10 * max(1.0, np.max(np.abs(rt))):
-                        raise AssertionError(f"torch gradient disagrees at d={d}, B={B}, N={N}")
-                    fns += [torch_forward, torch_gradient]
-                t = _interleaved(fns, rounds=rounds, target=target)
-                floor = max(t[4:4 + n_floor])
-                cell = {"d": d, "B": B, "N": N, "N_asked": N0, "read_theta": t[4],
-                        "dgemm": t[5] if n_floor == 2 else None,
-                        "theory_forward": t[0], "numpy_forward": t[1], "theory_gradient": t[2],
-                        "numpy_gradient": t[3], "floor_forward": floor, "floor_gradient": 3 * floor,
-                        "speedup_forward": t[1] / t[0], "speedup_gradient": t[3] / t[2],
-                        "floor_ratio_forward": t[0] / floor, "floor_ratio_gradient": t[2] / (3 * floor)}
-                if torch is not None:
-                    cell["torch_forward"] = t[-2]
-                    cell["torch_gradient"] = t[-1]
-                    cell["speedup_forward_vs_torch"] = t[-2] / t[0]
-                    cell["speedup_gradient_vs_torch"] = t[-1] / t[2]
-                cells.append(cell)
-                extra = ""
-                if torch is not None:
-                    extra = (f"  torch/theory fwd x{cell['speedup_forward_vs_torch']:6.2f} "
-                             f"grad x{cell['speedup_gradient_vs_torch']:6.2f}")
-                print(f"d={d:4d} B={B:4d} N={N:6d}  fwd x{cell['speedup_forward']:6.2f} "
-                      f"(floor x{cell['floor_ratio_forward']:5.2f})  grad x{cell['speedup_gradient']:6.2f} "
-                      f"(floor x{cell['floor_ratio_gradient']:5.2f}){extra}", file=sys.stderr, flush=True)
+                            x = x + torch.tanh(tth[n] @ x if x.ndim == 1 else x @ tth[n].T) / N
+                            traj.append(x)
+                    return torch.stack(traj)
+
+                def torch_gradient(tx=tx, ty=ty, tth=tth, N=N):
+                    th = tth.detach().requires_grad_(True)
+                    x = tx.detach().requires_grad_(True)
+                    z = x
+                    for n in range(N):
+                        z = z + torch.tanh(th[n] @ z if z.ndim == 1 else z @ th[n].T) / N
+                    loss = 0.5 * ((z - ty) ** 2).sum()
+                    loss.backward()
+                    return th.grad, x.grad
+                tg, txg = torch_gradient()
+                if not np.max(np.abs(tg.numpy() - rt)) <= 1e-10 * max(1.0, np.max(np.abs(rt))):
+                    raise AssertionError(f"torch gradient disagrees at d={d}, B={B}, N={N}")
+                fns += [torch_forward, torch_gradient]
+            t = _interleaved(fns, rounds=rounds, target=target)
+            floor = max(t[4:4 + n_floor])
+            cell = {"d": d, "B": B, "N": N, "N_asked": N0, "read_theta": t[4],
+                    "dgemm": t[5] if n_floor == 2 else None,
+                    "theory_forward": t[0], "numpy_forward": t[1], "theory_gradient": t[2],
+                    "numpy_gradient": t[3], "floor_forward": floor, "floor_gradient": 3 * floor,
+                    "speedup_forward": t[1] / t[0], "speedup_gradient": t[3] / t[2],
+                    "floor_ratio_forward": t[0] / floor, "floor_ratio_gradient": t[2] / (3 * floor)}
+            if torch is not None:
+                cell["torch_forward"] = t[-2]
+                cell["torch_gradient"] = t[-1]
+                cell["speedup_forward_vs_torch"] = t[-2] / t[0]
+                cell["speedup_gradient_vs_torch"] = t[-1] / t[2]
+            cells.append(cell)
+            extra = ""
+            if torch is not None:
+                extra = (f"  torch/theory fwd x{cell['speedup_forward_vs_torch']:6.2f} "
+                         f"grad x{cell['speedup_gradient_vs_torch']:6.2f}")
+            print(f"d={d:4d} B={B:4d} N={N:6d}  fwd x{cell['speedup_forward']:6.2f} "
+                  f"(floor x{cell['floor_ratio_forward']:5.2f})  grad x{cell['speedup_gradient']:6.2f} "
+                  f"(floor x{cell['floor_ratio_gradient']:5.2f}){extra}", file=sys.stderr, flush=True)
     return {"name": "resnet grid: forward and backprop gradient (tanh, Euler) vs NumPy loops and floors",
             "kind": "grid", "cells": cells, "load_before": load_before, "load_after": os.getloadavg(),
             "cpus": os.cpu_count(), "rounds": rounds, "torch": torch is not None}
@@ -463,11 +472,17 @@ def plot_grid(result, path, *, before=None):
         bg = [bmap.get((c["d"], c["B"], c["N"]), {}).get("speedup_gradient", np.nan) for c in cells]
         ax.semilogy(x - 0.12, bf, "o", mfc="none", color="#1f5fa8", label="forward, before")
         ax.semilogy(x + 0.12, bg, "s", mfc="none", color="#c0392b", label="gradient, before")
-    ax.axhline(1.0, color="0.3", lw=1, ls="--", label="NumPy loop (ratio 1)")
-    ax.set_ylabel("NumPy loop time / theory time")
+    if result.get("torch"):
+        ax.semilogy(x - 0.12, [c["speedup_forward_vs_torch"] for c in cells], "^", color="#1f5fa8", alpha=0.45,
+                    label="forward vs PyTorch eager")
+        ax.semilogy(x + 0.12, [c["speedup_gradient_vs_torch"] for c in cells], "v", color="#c0392b", alpha=0.45,
+                    label="gradient vs PyTorch eager (autograd)")
+    ax.axhline(1.0, color="0.3", lw=1, ls="--", label="anchor (ratio 1)")
+    ax.set_ylabel("anchor time / theory time")
     ax.legend(fontsize=8, ncol=3, frameon=False)
     ax.grid(True, which="both", alpha=0.3)
-    ax.set_title("theory.resnet (tanh, Euler, backprop) against a NumPy loop over the layers")
+    ax.set_title("theory.resnet (tanh, Euler, backprop) against a NumPy loop over the layers (filled) and PyTorch "
+                 "CPU eager (pale)")
     ax = axes[1]
     ax.semilogy(x - 0.12, [c["floor_ratio_forward"] for c in cells], "o", color="#1f5fa8", label="forward")
     ax.semilogy(x + 0.12, [c["floor_ratio_gradient"] for c in cells], "s", color="#c0392b", label="gradient")
@@ -480,7 +495,8 @@ def plot_grid(result, path, *, before=None):
     ax.set_xticks(x)
     ax.set_xticklabels(labels, fontsize=7)
     la, lb = result["load_before"][0], result["load_after"][0]
-    fig.suptitle(f"1-min load average {la:.1f} before, {lb:.1f} after, on {result['cpus']} CPUs", fontsize=9)
+    fig.suptitle(f"least CPU time of interleaved rounds, one thread each; 1-min load average {la:.1f} before, "
+                 f"{lb:.1f} after, on {result['cpus']} CPUs", fontsize=9)
     fig.savefig(path, dpi=150)
     plt.close(fig)
     return path
@@ -528,7 +544,7 @@ def grid_markdown(result):
     lines.append("Ratios: 'vs NumPy' and 'vs torch' are the anchor's time over theory's (above 1: theory "
                  "faster); '/ floor' is theory's time over the floor (one read of theta; for a batch the larger "
                  "of that and the N dgemm calls of the forward products alone; x3 for the gradient). Least "
-                 f"time of {result['rounds']} interleaved rounds. Load average {result['load_before'][0]:.1f} before, "
+                 f"CPU time (one thread each side) of {result['rounds']} interleaved rounds. Load average {result['load_before'][0]:.1f} before, "
                  f"{result['load_after'][0]:.1f} after, on {result['cpus']} CPUs; "
                  f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}.")
     lines.append("")
@@ -559,9 +575,13 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="theory.resnet size grid against NumPy loops and floors")
     parser.add_argument("--out", default="benchmarks/out/resnet_grid.json")
     parser.add_argument("--before", help="an earlier grid JSON to draw for comparison")
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="a corner of the grid (d 4 and 16, B 1 and 16, N 100)")
     args = parser.parse_args()
-    res = bench_grid(rounds=args.rounds)
+    if args.quick:
+        res = bench_grid(ds=(4, 16), Bs=(1, 16), Ns=(100,), extra=(), rounds=3)
+    else:
+        res = bench_grid(rounds=args.rounds)
     res["OPENBLAS_NUM_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS")
     import theory
     res["theory_path"] = theory.__file__

@@ -41,7 +41,9 @@ LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
 # nan (caught by the API's finiteness checks) instead of raising inside the kernel, which also lets
 # loops vectorise. fastmath={"contract"}: the one fast-math flag used, allowing a*b + c to become a
 # fused multiply-add (one rounding instead of two); it keeps IEEE NaN and infinity semantics, unlike
-# "nnan", "ninf" or "reassoc", which are never set. It makes the tanh loops ~1.5x faster.
+# "nnan" and "ninf", which are never set. It makes the tanh loops ~1.5x faster. "reassoc" (sums in
+# an order of the compiler's choosing) is set on one kernel only, the single-input product
+# _matvec_reassoc, where its effect on rounding is stated.
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 
 
@@ -419,8 +421,37 @@ def _heun_step(code, m, x, th_a, th_b, h, out, k1, k2, work):
 
 @njit(**_JIT, inline="always")
 def _row_path(code, B, d):
-    """A single input of a matrix family with rows too short for BLAS: the view-free loop below."""
-    return B == 1 and (code == LINEAR or code == TANH) and not _use_blas_forward(B, d)
+    """A single input of the linear or tanh family: the loop of :func:`_euler_row` (no BLAS gemv)."""
+    return B == 1 and (code == LINEAR or code == TANH)
+
+
+# From this width on, a single input's row dot products th_i . v are summed in an order chosen by
+# the compiler ("reassoc": partial sums in vector lanes, added at the end), so that the loop
+# vectorises and streams theta at memory speed where one in-order chain per row is bound by the
+# latency of its additions (or BLAS gemv by its own overheads: about 2x the time of reading theta
+# once at d = 256). The result differs from the in-order sum by rounding only (a few units of the
+# last place of the sum of |th_ij v_j|). Only the flag "reassoc" is added; no NaN or infinity
+# assumption is made, so a non-finite entry still propagates.
+ROW_REASSOC_MIN_D = 32
+_JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", "reassoc"}}
+
+
+@njit(**_JIT_REASSOC)
+def _matvec_reassoc(theta, n, traj, src, o, d):
+    """o[0, i] = sum_j theta[n, i d + j] traj[src, 0, j], each sum in an order the compiler may
+    choose (indexed in place: no views); returns the number of non-finite entries of theta[n],
+    counted row by row right after the row's product, while it is in the first-level cache."""
+    bad = 0
+    for i in range(d):
+        r = i * d
+        acc = 0.0
+        for j in range(d):
+            acc += theta[n, r + j] * traj[src, 0, j]
+        o[0, i] = acc
+        for j in range(d):
+            x = theta[n, r + j]
+            bad += (x - x) != 0.0
+    return bad
 
 
 @njit(**_JIT)
@@ -441,7 +472,11 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
         n = N - 1 - step if reverse else step
         src = n + 1 if reverse else n
         dst = n if reverse else n + 1
-        i = 0
+        if d >= ROW_REASSOC_MIN_D:
+            bad += _matvec_reassoc(theta, n, traj, src, work, d)
+            i = d
+        else:
+            i = 0
         while i + 8 <= d:
             r0 = i * d
             a0 = 0.0
@@ -507,9 +542,10 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
         else:
             for i in range(d):
                 traj[dst, 0, i] = traj[src, 0, i] + h * work[0, i]
-        for k in range(d * d):
-            v = theta[n, k]
-            bad += (v - v) != 0.0
+        if d < ROW_REASSOC_MIN_D:
+            for k in range(d * d):
+                v = theta[n, k]
+                bad += (v - v) != 0.0
     return bad
 
 
@@ -675,26 +711,44 @@ def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
     """:func:`euler_backprop` for the tanh family with the derivatives 1 - tanh(theta_n x_n)^2
     stored by :func:`euler_forward_store`: the cotangent of theta_n x_n is h = (g / N) (1 - t^2),
     computed as the tanh branch of :func:`_residual_vjp` computes it, and the rest is the linear
-    family's vector-Jacobian product (grad theta_n = h x_n^T, g <- g + theta_n^T h)."""
+    family's vector-Jacobian product: grad theta_n = h x_n^T (summed over the batch) and
+    g <- g + theta_n^T h.
+
+    One input: both in one pass over theta_n and grad theta_n (theta_n^T h summed over i in
+    increasing order for each j). A batch large enough for BLAS (:func:`_use_blas`): two products
+    straight from the trajectory and the cotangents; otherwise the loops of :func:`_residual_vjp`.
+    """
     N = theta.shape[0]
     B, d = g.shape
+    blas = _use_blas(B, d)
     for n in range(N - 1, -1, -1):
         if B == 1:
             for i in range(d):
                 cot[0, i] = (g[0, i] / N) * dact[n, 0, i]
-            _residual_vjp(LINEAR, 0, traj[n], theta[n], cot, gtheta[n], gx, work, True)
+            for j in range(d):
+                gx[0, j] = 0.0
+            for i in range(d):
+                hi = cot[0, i]
+                r = i * d
+                for j in range(d):
+                    gtheta[n, r + j] = hi * traj[n, 0, j]
+                    gx[0, j] += theta[n, r + j] * hi
             for i in range(d):
                 g[0, i] += gx[0, i]
+            continue
+        gf = g.reshape(B * d)
+        cf = cot.reshape(B * d)
+        gxf = gx.reshape(B * d)
+        df = dact[n].reshape(B * d)
+        for k in range(B * d):
+            cf[k] = (gf[k] / N) * df[k]
+        if blas:
+            np.dot(cot.T, traj[n], gtheta[n].reshape((d, d)))
+            np.dot(cot, theta[n].reshape((d, d)), gx)
         else:
-            gf = g.reshape(B * d)
-            cf = cot.reshape(B * d)
-            gxf = gx.reshape(B * d)
-            df = dact[n].reshape(B * d)
-            for k in range(B * d):
-                cf[k] = (gf[k] / N) * df[k]
             _residual_vjp(LINEAR, 0, traj[n], theta[n], cot, gtheta[n], gx, work, True)
-            for k in range(B * d):
-                gf[k] += gxf[k]
+        for k in range(B * d):
+            gf[k] += gxf[k]
 
 
 @njit(**_JIT)
