@@ -97,12 +97,15 @@ def _run_trajectory(p: _Problem, which: int, start):
     kernel = KERNELS[p.scheme.name][which]
     if p.scheme.name == "euler":
         (fbuf,) = p.buffers(1)
-        bad = kernel(p.residual.code, p.m, start, p.theta, traj, fbuf, p.work)
+        # the Euler kernels also count the trajectory's non-finite entries as they write them
+        bad, out_bad = kernel(p.residual.code, p.m, start, p.theta, traj, fbuf, p.work)
     else:
         k1, k2 = p.heun_buffers()
         bad = kernel(p.residual.code, p.m, start, p.theta, traj, k1, k2, p.work)
+        out_bad = -1  # not counted: read the trajectory
     p.check_theta(bad)
-    check_finite_output(traj, "the trajectory", func=p.func, hint=_OVERFLOW_HINT)
+    if out_bad:
+        check_finite_output(traj, "the trajectory", func=p.func, hint=_OVERFLOW_HINT)
     return p.shape_traj(traj)
 
 
@@ -279,15 +282,17 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         if heun:
             k1, k2 = p.heun_buffers()
             bad = fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
+            out_bad = -1  # not counted by the Heun kernels: read the trajectory
         elif code == TANH:  # derivatives stored by the forward pass: no recomputation backwards
             (fbuf,) = p.buffers(1)
             dact = np.empty((p.N, p.B, p.d))
-            bad = euler_forward_store(code, m, p.x, p.theta, traj, dact, fbuf, p.work)
+            bad, out_bad = euler_forward_store(code, m, p.x, p.theta, traj, dact, fbuf, p.work)
         else:
             (fbuf,) = p.buffers(1)
-            bad = fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
+            bad, out_bad = fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
         p.check_theta(bad)
-        check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
+        if out_bad:
+            check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
             g = traj[p.N] - target
         check_finite_output(g, "the residual x_N - y", func=func, hint=_OVERFLOW_HINT)

@@ -148,6 +148,20 @@ def _count_nonfinite(theta, n):
     return bad
 
 
+@njit(**_JIT, inline="always")
+def _count_nonfinite_rows(x):
+    """Number of NaN or infinite entries of the state x (B, d) just written by a step, counted
+    while it is in cache: the trajectory kernels return it beside theta's count, so that the
+    caller need not read the whole trajectory once more to detect an overflow."""
+    B, d = x.shape
+    bad = 0
+    for b in range(B):
+        for i in range(d):
+            v = x[b, i]
+            bad += (v - v) != 0.0
+    return bad
+
+
 @njit(**_JIT)
 def _mlp_hidden(m, d, x_row, th, a):
     """a = tanh(W x + b), the hidden layer of the perceptron family (W at d m, b at 2 d m in th)."""
@@ -457,7 +471,8 @@ def _matvec_reassoc(theta, n, traj, src, o, d):
 @njit(**_JIT)
 def _euler_row(code, theta, traj, dact, store, reverse, work):
     """Euler (Eq. (1)) or reverse-time Euler (Eq. (6)) for one input of the linear or tanh family,
-    trajectory ``traj`` (N + 1, 1, d); returns the non-finite count of theta (as the other kernels).
+    trajectory ``traj`` (N + 1, 1, d); returns the non-finite counts of theta (as the other kernels)
+    and of the states it wrote (:func:`_count_nonfinite_rows`).
 
     The same arithmetic in the same order as :func:`_euler_step` (row dot products over j in
     increasing order, then x + h tanh(s)), indexing ``traj`` and ``theta`` in place: at d <= 16 the
@@ -468,6 +483,7 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
     d = traj.shape[2]
     h = -1.0 / N if reverse else 1.0 / N
     bad = 0
+    out_bad = 0
     for step in range(N):
         n = N - 1 - step if reverse else step
         src = n + 1 if reverse else n
@@ -542,25 +558,33 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
         else:
             for i in range(d):
                 traj[dst, 0, i] = traj[src, 0, i] + h * work[0, i]
+        for i in range(d):
+            v = traj[dst, 0, i]
+            out_bad += (v - v) != 0.0
         if d < ROW_REASSOC_MIN_D:
             for k in range(d * d):
                 v = theta[n, k]
                 bad += (v - v) != 0.0
-    return bad
+    return bad, out_bad
 
 
 @njit(**_JIT)
 def euler_forward(code, m, x0, theta, traj, fbuf, work):
-    """traj[n + 1] = traj[n] + f(traj[n], theta[n]) / N, traj[0] = x0 (Eq. (1)); traj (N + 1, B, d)."""
+    """traj[n + 1] = traj[n] + f(traj[n], theta[n]) / N, traj[0] = x0 (Eq. (1)); traj (N + 1, B, d).
+
+    Returns the non-finite counts of theta and of the trajectory (both counted as they are used or
+    written)."""
     N = theta.shape[0]
     traj[0] = x0
     if _row_path(code, x0.shape[0], x0.shape[1]):
         return _euler_row(code, theta, traj, traj, False, False, work)
     bad = 0
+    out_bad = 0
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
         bad += _count_nonfinite(theta, n)
-    return bad
+        out_bad += _count_nonfinite_rows(traj[n + 1])
+    return bad, out_bad
 
 
 @njit(**_JIT)
@@ -574,6 +598,7 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
     if _row_path(code, B, d):
         return _euler_row(code, theta, traj, dact, True, False, work)
     bad = 0
+    out_bad = 0
     for n in range(N):
         x = traj[n]
         _residual(code, m, x, theta[n], fbuf, work, False)
@@ -586,8 +611,9 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
             t = tanh(ff[k])
             df[k] = 1.0 - t * t
             of[k] = xf[k] + h * t
+            out_bad += (of[k] - of[k]) != 0.0
         bad += _count_nonfinite(theta, n)
-    return bad
+    return bad, out_bad
 
 
 @njit(**_JIT)
@@ -604,16 +630,20 @@ def heun_forward(code, m, x0, theta, traj, k1, k2, work):
 
 @njit(**_JIT)
 def euler_reverse(code, m, xN, theta, traj, fbuf, work):
-    """Reverse-time Euler, Eq. (6): traj[n] = traj[n + 1] - f(traj[n + 1], theta[n]) / N, traj[N] = xN."""
+    """Reverse-time Euler, Eq. (6): traj[n] = traj[n + 1] - f(traj[n + 1], theta[n]) / N, traj[N] = xN.
+
+    Returns the non-finite counts of theta and of the trajectory, as :func:`euler_forward`."""
     N = theta.shape[0]
     traj[N] = xN
     if _row_path(code, xN.shape[0], xN.shape[1]):
         return _euler_row(code, theta, traj, traj, False, True, work)
     bad = 0
+    out_bad = 0
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
         bad += _count_nonfinite(theta, n)
-    return bad
+        out_bad += _count_nonfinite_rows(traj[n])
+    return bad, out_bad
 
 
 @njit(**_JIT)
