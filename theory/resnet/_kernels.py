@@ -746,7 +746,7 @@ def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
 
     One input: both in one pass over theta_n and grad theta_n (theta_n^T h summed over i in
     increasing order for each j). A batch large enough for BLAS (:func:`_use_blas`): two products
-    straight from the trajectory and the cotangents; otherwise the loops of :func:`_residual_vjp`.
+    straight from the trajectory and the cotangents; otherwise loops over the batch rows.
     """
     N = theta.shape[0]
     B, d = g.shape
@@ -776,7 +776,20 @@ def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
             np.dot(cot.T, traj[n], gtheta[n].reshape((d, d)))
             np.dot(cot, theta[n].reshape((d, d)), gx)
         else:
-            _residual_vjp(LINEAR, 0, traj[n], theta[n], cot, gtheta[n], gx, work, True)
+            # batch rows in the outer loop: each grad theta entry is still summed over b in
+            # increasing order (as by _residual_vjp) but d^2 independent sums advance together,
+            # where one sum at a time over b is bound by the latency of its additions
+            for b in range(B):
+                for i in range(d):
+                    hi = cot[b, i]
+                    r = i * d
+                    for j in range(d):
+                        gtheta[n, r + j] += hi * traj[n, b, j]
+                for j in range(d):
+                    acc = 0.0
+                    for i in range(d):
+                        acc += theta[n, i * d + j] * cot[b, i]
+                    gx[b, j] = acc
         for k in range(B * d):
             gf[k] += gxf[k]
 
