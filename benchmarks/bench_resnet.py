@@ -327,27 +327,29 @@ def _interleaved(fns, *, rounds=7, target=0.05):
     """Least CPU seconds per call of each function over interleaved rounds (each round runs every
     function once, repeated to about ``target`` seconds), so that load changes hit all alike.
 
-    CPU time of the process (``time.process_time``), not wall time: every side runs on one thread
-    (BLAS, PyTorch and the kernels), and on a machine shared with other jobs a wall-clock time
-    counts their time slices too, more of them the longer a call runs, which biases the ratios
-    towards the shorter call. The minimum over rounds, not the median: other jobs only add time
-    (cache and memory-bandwidth contention remain)."""
+    CPU time of the calling thread (``time.thread_time``), not wall time: every side computes on
+    that one thread (BLAS with OPENBLAS_NUM_THREADS=1, PyTorch with one intra-op thread, the
+    kernels), and on a machine shared with other jobs a wall-clock time counts their time slices
+    too, more of them the longer a call runs, which biases the ratios towards the shorter call. Not
+    the process's CPU time either: helper threads that PyTorch leaves spinning after its calls would
+    be charged to whichever call runs next. The minimum over rounds, not the median: other jobs
+    only add time (cache and memory-bandwidth contention remain)."""
     import time
 
     reps = []
     for fn in fns:
         fn()
-        t0 = time.process_time()
+        t0 = time.thread_time()
         fn()
-        dt = time.process_time() - t0
+        dt = time.thread_time() - t0
         reps.append(max(1, int(target / max(dt, 1e-7))))
     times = [[] for _ in fns]
     for _ in range(rounds):
         for k, fn in enumerate(fns):
-            t0 = time.process_time()
+            t0 = time.thread_time()
             for _ in range(reps[k]):
                 fn()
-            times[k].append((time.process_time() - t0) / reps[k])
+            times[k].append((time.thread_time() - t0) / reps[k])
     return [float(np.min(t)) for t in times]
 
 
@@ -496,7 +498,7 @@ def plot_grid(result, path, *, before=None):
     ax.set_xticks(x)
     ax.set_xticklabels(labels, fontsize=7)
     la, lb = result["load_before"][0], result["load_after"][0]
-    fig.suptitle(f"least CPU time of interleaved rounds, one thread each; 1-min load average {la:.1f} before, "
+    fig.suptitle(f"least thread CPU time of interleaved rounds, one thread each; 1-min load average {la:.1f} before, "
                  f"{lb:.1f} after, on {result['cpus']} CPUs", fontsize=9)
     fig.savefig(path, dpi=150)
     plt.close(fig)
