@@ -426,8 +426,11 @@ def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, extra=GRID_EXTRA, seed=0, rou
                 tg, txg = torch_gradient()
                 if not np.max(np.abs(tg.numpy() - rt)) <= 1e-10 * max(1.0, np.max(np.abs(rt))):
                     raise AssertionError(f"torch gradient disagrees at d={d}, B={B}, N={N}")
-                fns += [torch_forward, torch_gradient]
             t = _interleaved(fns, rounds=rounds, target=target)
+            if torch is not None:
+                # timed apart, after the others: interleaved with them, PyTorch's calls slowed the
+                # kernels timed next by up to 3x in thread CPU time (d = 16, B = 64, N = 10^4)
+                t += _interleaved([torch_forward, torch_gradient], rounds=rounds, target=target)
             floor = max(t[4:4 + n_floor])
             cell = {"d": d, "B": B, "N": N, "N_asked": N0, "read_theta": t[4],
                     "dgemm": t[5] if n_floor == 2 else None,
