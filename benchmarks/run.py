@@ -342,6 +342,19 @@ def _main(argv=None):
             gallery.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(plot_path, gallery)
         benchmarks += [compile_result] + forward_results + [memory]
+        # the size grid (d, B, N) with its targets, in a child process whose BLAS runs on one thread
+        # (as PyTorch and the kernels do), the setting its CPU-time ratios assume
+        grid_json = args.out / f"resnet_grid{suffix}.json"
+        grid_cmd = [sys.executable, str(HERE / "bench_resnet.py"), "--out", str(grid_json)]
+        if args.quick:
+            grid_cmd += ["--quick"]
+        import os
+        import subprocess
+
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        subprocess.run(grid_cmd, check=True, env=env, stderr=subprocess.DEVNULL)
+        benchmarks.append(json.loads(grid_json.read_text()))
+        print(f"Plot: {grid_json.with_suffix('.png')}")
         plot = str(plot_path.relative_to(HERE.parent)) if plot_path.is_relative_to(HERE.parent) else str(plot_path)
         print()
     if "linear" in families:

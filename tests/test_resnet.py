@@ -1040,3 +1040,52 @@ def test_nonfinite_theta_is_rejected_by_name(family, scheme, slot, bad):
                  lambda: gradient(x0, theta, y, res, scheme, "adjoint")):
         with pytest.raises(ValueError, match=pattern):
             call()
+
+
+# The benchmark's size grid (d in 4, 16, 64, 256; one input or a batch of 16, 64, 256) at a small
+# depth, for the matrix families: every kernel path the grid times (the in-order single-input loop,
+# the vectorised single-input loop with its summation order left to the compiler from
+# d = ROW_REASSOC_MIN_D on, BLAS products, and the tanh backpropagation that reuses the derivatives
+# stored by the forward pass) against the plain NumPy loop, forward and both gradient methods.
+GRID_SIZES = [(d, B) for d in (4, 16, 64, 256) for B in (None, 16, 64, 256)] + [(33, None), (130, None)]
+
+
+@pytest.mark.parametrize("d, B", GRID_SIZES, ids=[f"d{d}-B{B}" for d, B in GRID_SIZES])
+@pytest.mark.parametrize("scheme", ["euler", "heun"])
+@pytest.mark.parametrize("family", ["linear", "tanh"])
+def test_kernels_match_numpy_loop_on_the_benchmark_grid(family, scheme, d, B):
+    N = 3
+    theta, x0, y = draw_problem(family, scheme, d, N, B, _seed(family, scheme, d, N, B))
+    K = theta.shape[0]
+    th = theta.reshape(K, -1)
+    X0 = _rows(x0)
+    ref = np_forward_loop(family, scheme, X0, th)
+    ref = ref[:, 0] if B is None else ref
+    assert_rel(forward(x0, theta, family, scheme), ref, REF_RTOL, "trajectory")
+    assert_rel(reverse(ref[-1], theta, family, scheme)[-1], ref[-1], REF_RTOL, "reverse end")
+    assert_rel(final_state(x0, theta, family, scheme), ref[-1], REF_RTOL, "final state")
+    for method in ("backprop", "adjoint"):
+        g_theta, g_x0 = gradient(x0, theta, y, family, scheme, method)
+        r_theta, r_x0 = np_gradient_loop(family, scheme, X0, th, _rows(y), method)
+        assert_rel(g_theta, r_theta.reshape(theta.shape), REF_RTOL, f"{method} grad_theta")
+        assert_rel(g_x0, _unrows(r_x0, x0), REF_RTOL, f"{method} grad_x0")
+
+
+@pytest.mark.parametrize("d", [3, 16, 40])
+@pytest.mark.parametrize("where", ["first", "last", "last-entry"])
+def test_nonfinite_theta_is_rejected_on_the_single_input_paths(d, where):
+    # the single-input loops count theta's non-finite entries in the pass that uses them (in place
+    # below ROW_REASSOC_MIN_D, row by row above it): every slice and every entry of it is counted
+    theta, x0, y = draw_problem("tanh", "euler", d, 5, None, 11)
+    theta = theta.copy()
+    if where == "first":
+        theta[0, 0, 0] = np.nan
+    elif where == "last":
+        theta[-1, d // 2, 0] = np.inf
+    else:
+        theta[-1, -1, -1] = -np.inf
+    pattern = r"`theta` of theory\.resnet\.\w+ must be finite; got NaN or inf\."
+    for call in (lambda: forward(x0, theta, "tanh"), lambda: reverse(x0, theta, "tanh"),
+                 lambda: gradient(x0, theta, y, "tanh", method="backprop")):
+        with pytest.raises(ValueError, match=pattern):
+            call()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_memory, check_work
+from ._kernels import TANH, euler_backprop_stored, euler_forward_store
 from ._residuals import resolve_residual
 from ._schemes import KERNELS, resolve_scheme
 
@@ -96,12 +97,15 @@ def _run_trajectory(p: _Problem, which: int, start):
     kernel = KERNELS[p.scheme.name][which]
     if p.scheme.name == "euler":
         (fbuf,) = p.buffers(1)
-        bad = kernel(p.residual.code, p.m, start, p.theta, traj, fbuf, p.work)
+        # the Euler kernels also count the trajectory's non-finite entries as they write them
+        bad, out_bad = kernel(p.residual.code, p.m, start, p.theta, traj, fbuf, p.work)
     else:
         k1, k2 = p.heun_buffers()
         bad = kernel(p.residual.code, p.m, start, p.theta, traj, k1, k2, p.work)
+        out_bad = -1  # not counted: read the trajectory
     p.check_theta(bad)
-    check_finite_output(traj, "the trajectory", func=p.func, hint=_OVERFLOW_HINT)
+    if out_bad:
+        check_finite_output(traj, "the trajectory", func=p.func, hint=_OVERFLOW_HINT)
     return p.shape_traj(traj)
 
 
@@ -259,6 +263,11 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
     # backprop: forward + backward (about 3 passes); adjoint: forward + reverse + backward (about 5)
     p = _Problem(func, x0, "x0", theta, residual, scheme, depth, max_work=max_work,
                  passes=3 if method == "backprop" else 5, trajectory=method == "backprop")
+    if method == "backprop" and p.scheme.name == "euler" and p.residual.code == TANH:
+        # the tanh derivatives stored beside the trajectory double its memory
+        check_memory(16 * (p.N + 1) * p.B * p.d, "theta" if p.N >= p.B else "x0", p.N if p.N >= p.B else p.B,
+                     func=func, hint=f"The trajectory and the stored tanh derivatives have shape "
+                                     f"({p.N + 1}, {p.B}, {p.d}) each.")
     target = as_float_array(y, "y", func=func)
     if target.shape != p.shape_x(p.x).shape:
         raise ValueError(f"`y` of {func} must have the shape of `x0`, {p.shape_x(p.x).shape}; got {target.shape}.")
@@ -273,17 +282,25 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         if heun:
             k1, k2 = p.heun_buffers()
             bad = fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
+            out_bad = -1  # not counted by the Heun kernels: read the trajectory
+        elif code == TANH:  # derivatives stored by the forward pass: no recomputation backwards
+            (fbuf,) = p.buffers(1)
+            dact = np.empty((p.N, p.B, p.d))
+            bad, out_bad = euler_forward_store(code, m, p.x, p.theta, traj, dact, fbuf, p.work)
         else:
             (fbuf,) = p.buffers(1)
-            bad = fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
+            bad, out_bad = fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
         p.check_theta(bad)
-        check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
+        if out_bad:
+            check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
             g = traj[p.N] - target
         check_finite_output(g, "the residual x_N - y", func=func, hint=_OVERFLOW_HINT)
         if heun:
             yb, gy = p.buffers(2)
             backprop(code, m, traj, p.theta, g, gtheta, yb, cot, gy, gx, p.work)
+        elif code == TANH:
+            euler_backprop_stored(traj, dact, p.theta, g, gtheta, cot, gx, p.work)
         else:
             backprop(code, m, traj, p.theta, g, gtheta, cot, gx, p.work)
     else:

@@ -41,7 +41,9 @@ LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
 # nan (caught by the API's finiteness checks) instead of raising inside the kernel, which also lets
 # loops vectorise. fastmath={"contract"}: the one fast-math flag used, allowing a*b + c to become a
 # fused multiply-add (one rounding instead of two); it keeps IEEE NaN and infinity semantics, unlike
-# "nnan", "ninf" or "reassoc", which are never set. It makes the tanh loops ~1.5x faster.
+# "nnan" and "ninf", which are never set. It makes the tanh loops ~1.5x faster. "reassoc" (sums in
+# an order of the compiler's choosing) is set on one kernel only, the single-input product
+# _matvec_reassoc, where its effect on rounding is stated.
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 
 
@@ -69,11 +71,41 @@ def _use_blas(B, d):
 def _matvec(d, th, V, bv, O, bo):
     """O[bo, i] = sum_j th[i d + j] V[bv, j] (theta row-major (d, d)), the sum over j in increasing order.
 
-    Four rows at a time: four independent chains of fused multiply-adds overlap in the pipeline
-    instead of one chain of d dependent ones; each O[bo, i] is rounded exactly as by a plain row
-    loop. Rows are passed by index, not as views, so that a loop over a batch creates no arrays.
+    Eight rows at a time (then four, then one): eight independent chains of fused multiply-adds
+    overlap in the pipeline instead of one chain of d dependent ones, and each V[bv, j] is loaded
+    once for eight rows; each O[bo, i] is rounded exactly as by a plain row loop. Rows are passed by
+    index, not as views, so that a loop over a batch creates no arrays.
     """
     i = 0
+    while i + 8 <= d:
+        r0 = i * d
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        a4 = 0.0
+        a5 = 0.0
+        a6 = 0.0
+        a7 = 0.0
+        for j in range(d):
+            vj = V[bv, j]
+            a0 += th[r0 + j] * vj
+            a1 += th[r0 + d + j] * vj
+            a2 += th[r0 + 2 * d + j] * vj
+            a3 += th[r0 + 3 * d + j] * vj
+            a4 += th[r0 + 4 * d + j] * vj
+            a5 += th[r0 + 5 * d + j] * vj
+            a6 += th[r0 + 6 * d + j] * vj
+            a7 += th[r0 + 7 * d + j] * vj
+        O[bo, i] = a0
+        O[bo, i + 1] = a1
+        O[bo, i + 2] = a2
+        O[bo, i + 3] = a3
+        O[bo, i + 4] = a4
+        O[bo, i + 5] = a5
+        O[bo, i + 6] = a6
+        O[bo, i + 7] = a7
+        i += 8
     while i + 4 <= d:
         r0 = i * d
         r1 = r0 + d
@@ -113,6 +145,20 @@ def _count_nonfinite(theta, n):
     for k in range(theta.shape[1]):
         v = theta[n, k]
         bad += (v - v) != 0.0
+    return bad
+
+
+@njit(**_JIT, inline="always")
+def _count_nonfinite_rows(x):
+    """Number of NaN or infinite entries of the state x (B, d) just written by a step, counted
+    while it is in cache: the trajectory kernels return it beside theta's count, so that the
+    caller need not read the whole trajectory once more to detect an overflow."""
+    B, d = x.shape
+    bad = 0
+    for b in range(B):
+        for i in range(d):
+            v = x[b, i]
+            bad += (v - v) != 0.0
     return bad
 
 
@@ -387,16 +433,187 @@ def _heun_step(code, m, x, th_a, th_b, h, out, k1, k2, work):
         of[k] = xf[k] + 0.5 * h * (f1f[k] + k2f[k])
 
 
+@njit(**_JIT, inline="always")
+def _row_path(code, B, d):
+    """A single input of the linear or tanh family: the loop of :func:`_euler_row` (no BLAS gemv)."""
+    return B == 1 and (code == LINEAR or code == TANH)
+
+
+# From this width on, a single input's row dot products th_i . v are summed in an order chosen by
+# the compiler ("reassoc": partial sums in vector lanes, added at the end), so that the loop
+# vectorises and streams theta at memory speed where one in-order chain per row is bound by the
+# latency of its additions (or BLAS gemv by its own overheads: about 2x the time of reading theta
+# once at d = 256). The result differs from the in-order sum by rounding only (a few units of the
+# last place of the sum of |th_ij v_j|). Only the flag "reassoc" is added; no NaN or infinity
+# assumption is made, so a non-finite entry still propagates.
+ROW_REASSOC_MIN_D = 32
+_JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", "reassoc"}}
+
+
+@njit(**_JIT_REASSOC)
+def _matvec_reassoc(theta, n, traj, src, o, d):
+    """o[0, i] = sum_j theta[n, i d + j] traj[src, 0, j], each sum in an order the compiler may
+    choose (indexed in place: no views); returns the number of non-finite entries of theta[n],
+    counted row by row right after the row's product, while it is in the first-level cache."""
+    bad = 0
+    for i in range(d):
+        r = i * d
+        acc = 0.0
+        for j in range(d):
+            acc += theta[n, r + j] * traj[src, 0, j]
+        o[0, i] = acc
+        for j in range(d):
+            x = theta[n, r + j]
+            bad += (x - x) != 0.0
+    return bad
+
+
+@njit(**_JIT)
+def _euler_row(code, theta, traj, dact, store, reverse, work):
+    """Euler (Eq. (1)) or reverse-time Euler (Eq. (6)) for one input of the linear or tanh family,
+    trajectory ``traj`` (N + 1, 1, d); returns the non-finite counts of theta (as the other kernels)
+    and of the states it wrote (:func:`_count_nonfinite_rows`).
+
+    The same arithmetic in the same order as :func:`_euler_step` (row dot products over j in
+    increasing order, then x + h tanh(s)), indexing ``traj`` and ``theta`` in place: at d <= 16 the
+    array views that a per-layer call creates cost as much as the layer's arithmetic. With
+    ``store`` the tanh family also writes 1 - tanh(s)^2 into ``dact[n, 0]`` for backpropagation.
+    """
+    N = theta.shape[0]
+    d = traj.shape[2]
+    h = -1.0 / N if reverse else 1.0 / N
+    bad = 0
+    out_bad = 0
+    for step in range(N):
+        n = N - 1 - step if reverse else step
+        src = n + 1 if reverse else n
+        dst = n if reverse else n + 1
+        if d >= ROW_REASSOC_MIN_D:
+            bad += _matvec_reassoc(theta, n, traj, src, work, d)
+            i = d
+        else:
+            i = 0
+        while i + 8 <= d:
+            r0 = i * d
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            a4 = 0.0
+            a5 = 0.0
+            a6 = 0.0
+            a7 = 0.0
+            for j in range(d):
+                vj = traj[src, 0, j]
+                a0 += theta[n, r0 + j] * vj
+                a1 += theta[n, r0 + d + j] * vj
+                a2 += theta[n, r0 + 2 * d + j] * vj
+                a3 += theta[n, r0 + 3 * d + j] * vj
+                a4 += theta[n, r0 + 4 * d + j] * vj
+                a5 += theta[n, r0 + 5 * d + j] * vj
+                a6 += theta[n, r0 + 6 * d + j] * vj
+                a7 += theta[n, r0 + 7 * d + j] * vj
+            work[0, i] = a0
+            work[0, i + 1] = a1
+            work[0, i + 2] = a2
+            work[0, i + 3] = a3
+            work[0, i + 4] = a4
+            work[0, i + 5] = a5
+            work[0, i + 6] = a6
+            work[0, i + 7] = a7
+            i += 8
+        while i + 4 <= d:
+            r0 = i * d
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            for j in range(d):
+                vj = traj[src, 0, j]
+                a0 += theta[n, r0 + j] * vj
+                a1 += theta[n, r0 + d + j] * vj
+                a2 += theta[n, r0 + 2 * d + j] * vj
+                a3 += theta[n, r0 + 3 * d + j] * vj
+            work[0, i] = a0
+            work[0, i + 1] = a1
+            work[0, i + 2] = a2
+            work[0, i + 3] = a3
+            i += 4
+        while i < d:
+            acc = 0.0
+            r0 = i * d
+            for j in range(d):
+                acc += theta[n, r0 + j] * traj[src, 0, j]
+            work[0, i] = acc
+            i += 1
+        if code == TANH:
+            if store:
+                for i in range(d):
+                    t = tanh(work[0, i])
+                    dact[n, 0, i] = 1.0 - t * t
+                    traj[dst, 0, i] = traj[src, 0, i] + h * t
+            else:
+                for i in range(d):
+                    traj[dst, 0, i] = traj[src, 0, i] + h * tanh(work[0, i])
+        else:
+            for i in range(d):
+                traj[dst, 0, i] = traj[src, 0, i] + h * work[0, i]
+        for i in range(d):
+            v = traj[dst, 0, i]
+            out_bad += (v - v) != 0.0
+        if d < ROW_REASSOC_MIN_D:
+            for k in range(d * d):
+                v = theta[n, k]
+                bad += (v - v) != 0.0
+    return bad, out_bad
+
+
 @njit(**_JIT)
 def euler_forward(code, m, x0, theta, traj, fbuf, work):
-    """traj[n + 1] = traj[n] + f(traj[n], theta[n]) / N, traj[0] = x0 (Eq. (1)); traj (N + 1, B, d)."""
+    """traj[n + 1] = traj[n] + f(traj[n], theta[n]) / N, traj[0] = x0 (Eq. (1)); traj (N + 1, B, d).
+
+    Returns the non-finite counts of theta and of the trajectory (both counted as they are used or
+    written)."""
     N = theta.shape[0]
     traj[0] = x0
+    if _row_path(code, x0.shape[0], x0.shape[1]):
+        return _euler_row(code, theta, traj, traj, False, False, work)
     bad = 0
+    out_bad = 0
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
         bad += _count_nonfinite(theta, n)
-    return bad
+        out_bad += _count_nonfinite_rows(traj[n + 1])
+    return bad, out_bad
+
+
+@njit(**_JIT)
+def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
+    """:func:`euler_forward` for the tanh family that also stores 1 - tanh(theta_n x_n)^2 into
+    ``dact`` (N, B, d): backpropagation (:func:`euler_backprop_stored`) then needs no second product
+    theta_n x_n per layer and no second tanh."""
+    N = theta.shape[0]
+    B, d = x0.shape
+    traj[0] = x0
+    if _row_path(code, B, d):
+        return _euler_row(code, theta, traj, dact, True, False, work)
+    bad = 0
+    out_bad = 0
+    for n in range(N):
+        x = traj[n]
+        _residual(code, m, x, theta[n], fbuf, work, False)
+        xf = x.reshape(B * d)
+        of = traj[n + 1].reshape(B * d)
+        ff = fbuf.reshape(B * d)
+        df = dact[n].reshape(B * d)
+        h = 1.0 / N
+        for k in range(B * d):
+            t = tanh(ff[k])
+            df[k] = 1.0 - t * t
+            of[k] = xf[k] + h * t
+            out_bad += (of[k] - of[k]) != 0.0
+        bad += _count_nonfinite(theta, n)
+    return bad, out_bad
 
 
 @njit(**_JIT)
@@ -413,14 +630,20 @@ def heun_forward(code, m, x0, theta, traj, k1, k2, work):
 
 @njit(**_JIT)
 def euler_reverse(code, m, xN, theta, traj, fbuf, work):
-    """Reverse-time Euler, Eq. (6): traj[n] = traj[n + 1] - f(traj[n + 1], theta[n]) / N, traj[N] = xN."""
+    """Reverse-time Euler, Eq. (6): traj[n] = traj[n + 1] - f(traj[n + 1], theta[n]) / N, traj[N] = xN.
+
+    Returns the non-finite counts of theta and of the trajectory, as :func:`euler_forward`."""
     N = theta.shape[0]
     traj[N] = xN
+    if _row_path(code, xN.shape[0], xN.shape[1]):
+        return _euler_row(code, theta, traj, traj, False, True, work)
     bad = 0
+    out_bad = 0
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
         bad += _count_nonfinite(theta, n)
-    return bad
+        out_bad += _count_nonfinite_rows(traj[n])
+    return bad, out_bad
 
 
 @njit(**_JIT)
@@ -511,6 +734,64 @@ def euler_backprop(code, m, traj, theta, g, gtheta, cot, gx, work):
     N = theta.shape[0]
     for n in range(N - 1, -1, -1):
         _euler_step_vjp(code, m, traj[n], theta[n], N, g, gtheta[n], cot, gx, work)
+
+
+@njit(**_JIT)
+def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
+    """:func:`euler_backprop` for the tanh family with the derivatives 1 - tanh(theta_n x_n)^2
+    stored by :func:`euler_forward_store`: the cotangent of theta_n x_n is h = (g / N) (1 - t^2),
+    computed as the tanh branch of :func:`_residual_vjp` computes it, and the rest is the linear
+    family's vector-Jacobian product: grad theta_n = h x_n^T (summed over the batch) and
+    g <- g + theta_n^T h.
+
+    One input: both in one pass over theta_n and grad theta_n (theta_n^T h summed over i in
+    increasing order for each j). A batch large enough for BLAS (:func:`_use_blas`): two products
+    straight from the trajectory and the cotangents; otherwise loops over the batch rows.
+    """
+    N = theta.shape[0]
+    B, d = g.shape
+    blas = _use_blas(B, d)
+    for n in range(N - 1, -1, -1):
+        if B == 1:
+            for i in range(d):
+                cot[0, i] = (g[0, i] / N) * dact[n, 0, i]
+            for j in range(d):
+                gx[0, j] = 0.0
+            for i in range(d):
+                hi = cot[0, i]
+                r = i * d
+                for j in range(d):
+                    gtheta[n, r + j] = hi * traj[n, 0, j]
+                    gx[0, j] += theta[n, r + j] * hi
+            for i in range(d):
+                g[0, i] += gx[0, i]
+            continue
+        gf = g.reshape(B * d)
+        cf = cot.reshape(B * d)
+        gxf = gx.reshape(B * d)
+        df = dact[n].reshape(B * d)
+        for k in range(B * d):
+            cf[k] = (gf[k] / N) * df[k]
+        if blas:
+            np.dot(cot.T, traj[n], gtheta[n].reshape((d, d)))
+            np.dot(cot, theta[n].reshape((d, d)), gx)
+        else:
+            # batch rows in the outer loop: each grad theta entry is still summed over b in
+            # increasing order (as by _residual_vjp) but d^2 independent sums advance together,
+            # where one sum at a time over b is bound by the latency of its additions
+            for b in range(B):
+                for i in range(d):
+                    hi = cot[b, i]
+                    r = i * d
+                    for j in range(d):
+                        gtheta[n, r + j] += hi * traj[n, b, j]
+                for j in range(d):
+                    acc = 0.0
+                    for i in range(d):
+                        acc += theta[n, i * d + j] * cot[b, i]
+                    gx[b, j] = acc
+        for k in range(B * d):
+            gf[k] += gxf[k]
 
 
 @njit(**_JIT)
