@@ -32,7 +32,7 @@ OUT = HERE / "out"
 #: name -> (title, script and arguments, plots the script writes under benchmarks/out/)
 SCRIPTS = {
     "resnet": ("ResNet kernels over the size grid (forward and gradient against a NumPy loop, "
-               "PyTorch CPU eager and the floors)", ["bench_resnet.py"], ()),
+               "PyTorch CPU eager and the floors; one BLAS thread)", ["bench_resnet.py"], ("resnet_grid.png",)),
     "momentum": ("Momentum ResNets and Sinkhorn attention", ["bench_momentum.py"], ()),
     "signature": ("Truncated signatures and the signature kernel", ["bench_signature.py"], ()),
     "icl": ("Exact expectations of in-context AR learning against Monte Carlo", ["bench_icl.py"], ()),
