@@ -261,7 +261,7 @@ def oracle_table() -> str:
     lines = ["| kernel | cases | how your function is called | tolerance rule |", "|---|---|---|---|"]
     for name in oracle.kernels():
         k = oracle.kernel(name)
-        lines.append("| " + " | ".join((_code(name), str(len(k.make_cases())), _code(k.signature), _cell(k.rule)))
+        lines.append("| " + " | ".join((_code(name), str(len(k.cases())), _code(k.signature), _cell(k.rule)))
                      + " |")
     return "\n".join(lines) + "\n"
 
