@@ -331,6 +331,44 @@ def test_nonfinite_theta_in_any_layer_refused_by_the_fused_check(layer, which):
         fn(x, np.zeros(4), theta, "tanh", 0.9)
 
 
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("which", ["forward", "inverse"])
+@pytest.mark.parametrize("residual", ["tanh", "linear"])
+def test_nonfinite_theta_refused_on_the_streaming_row_path(value, which, residual):
+    """d >= 32, one input: theta is read once and only a row whose product is not finite is counted; an
+    infinity met by a zero coordinate of the state (inf * 0 = NaN) is still found, in any layer and row."""
+    rng = np.random.default_rng(16)
+    d = 40
+    x = rng.standard_normal(d)
+    x[5] = 0.0
+    for layer, row in ((0, 0), (11, 39), (29, 17)):
+        theta = rng.standard_normal((30, d, d)) / (4 * d)
+        theta[layer, row, 5 if layer == 0 else row] = value  # layer 0: against x's zero coordinate
+        fn = M.forward if which == "forward" else M.inverse
+        with pytest.raises(ValueError, match=rf"`theta`.*finite.*layer {layer}"):
+            fn(x, np.zeros(d), theta, residual, 0.9)
+
+
+def test_streaming_row_path_matches_in_order_sums_to_rounding():
+    """The single-input path (row products in a compiler-chosen order) against the batch path of the same
+    rows (in-order sums), forward and inverse, d = 64: equal to rounding, and a finite theta whose products
+    overflow is not reported as a non-finite theta."""
+    rng = np.random.default_rng(17)
+    d, N = 64, 200
+    theta = rng.standard_normal((N, d, d)) / np.sqrt(d)
+    x = rng.standard_normal((2, d))
+    xs1, vs1 = M.forward(x[0], None, theta, "tanh", 0.99)  # gamma^-N = 7.5: the float inverse is stable
+    xsb, vsb = M.forward(x, None, theta, "tanh", 0.99)
+    np.testing.assert_allclose(xs1, xsb[:, 0], rtol=1e-12, atol=1e-13)
+    r1 = M.inverse(xs1[-1], vs1[-1], theta, "tanh", 0.99)
+    rb = M.inverse(xsb[-1], vsb[-1], theta, "tanh", 0.99)
+    np.testing.assert_allclose(r1[0], rb[0][:, 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r1[0], xs1, rtol=0, atol=1e-11)
+    big = np.full((3, d, d), 1e300)
+    xs, _ = M.forward(np.ones(d), None, big, "tanh", 0.5)  # theta x overflows to inf; tanh(inf) = 1
+    assert np.isfinite(xs).all()
+
+
 @pytest.mark.parametrize("kw, theta_n", [({"depth": 0}, 1), ({"depth": 2.5}, 1), ({"depth": True}, 1),
                                          ({"depth": 5}, 3)])
 def test_bad_depth_refused(kw, theta_n):

@@ -8,22 +8,58 @@ Shapes: ``x``, ``v`` are batches ``(B, d)``; trajectories are ``(N + 1, B, d)``;
 ``(N, P)``; ``work`` is scratch of shape ``(3 + d + B, max(m, d))`` and ``fbuf`` is ``(B, d)``.
 """
 
-import math
-
 from numba import njit
 
-from ..resnet._kernels import _residual, _residual_vjp
+from .._tanh import tanh
+from ..resnet._kernels import LINEAR, ROW_REASSOC_MIN_D, TANH, _count_nonfinite, _residual, _residual_vjp
 
-_JIT = {"cache": True, "error_model": "numpy"}
+_JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 
 
-@njit(**_JIT)
-def _finite(th_n):
-    """True iff every entry of one parameter slice is finite."""
-    for k in range(th_n.shape[0]):
-        if not math.isfinite(th_n[k]):
-            return False
-    return True
+# Row products th_i . x summed in an order the compiler chooses ("reassoc": partial sums in vector lanes), so
+# that a single input streams theta at memory speed, as the row kernel of theory.resnet does from the same
+# width on; the result differs from the in-order sum by rounding only.
+_JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", "reassoc"}}
+
+
+@njit(**_JIT_REASSOC)
+def _matvec_rows(theta, k, xs, src, o, d):
+    """o[0, i] = sum_j theta[k, i d + j] xs[src, 0, j]; returns the number of non-finite entries of theta[k].
+
+    With xs[src] finite, a NaN or infinite entry in row i of theta makes the row's product non-finite (an
+    infinity times 0 is NaN), so only a row whose product is not finite is read a second time to count its
+    non-finite entries (a finite row with an overflowing product counts 0): theta is read once."""
+    bad = 0
+    for i in range(d):
+        r = i * d
+        acc = 0.0
+        for j in range(d):
+            acc += theta[k, r + j] * xs[src, 0, j]
+        o[0, i] = acc
+        if acc - acc != 0.0:
+            for j in range(d):
+                z = theta[k, r + j]
+                bad += (z - z) != 0.0
+    return bad
+
+
+@njit(**_JIT, inline="always")
+def _layer(code, m, xs, src, theta, k, fbuf, work):
+    """fbuf = f(xs[src], theta[k]); returns the number of non-finite entries of theta[k], counted while the
+    slice is in cache (no separate validation pass over theta).
+
+    A single input of the linear or tanh family with d >= ROW_REASSOC_MIN_D takes the row products of
+    :mod:`theory.resnet` that stream theta at memory speed (each sum in an order the compiler chooses:
+    results differ from in-order sums by rounding only); every other case the shared residual loop."""
+    B, d = fbuf.shape
+    if B == 1 and (code == LINEAR or code == TANH) and d >= ROW_REASSOC_MIN_D:
+        bad = _matvec_rows(theta, k, xs, src, fbuf, d)
+        if code == TANH:
+            for i in range(d):
+                fbuf[0, i] = tanh(fbuf[0, i])
+        return bad
+    _residual(code, m, xs[src], theta[k], fbuf, work, True)
+    return _count_nonfinite(theta, k)
 
 
 @njit(**_JIT)
@@ -42,9 +78,9 @@ def momentum_forward(code, m, x0, v0, theta, gamma, xs, vs, fbuf, work, check):
     c = 1.0 - gamma
     for n in range(N):
         k = n if T > 1 else 0
-        if check and (T > 1 or n == 0) and not _finite(theta[k]):
+        bad = _layer(code, m, xs, n, theta, k, fbuf, work)
+        if check and (T > 1 or n == 0) and bad > 0:
             return n
-        _residual(code, m, xs[n], theta[k], fbuf, work, True)
         for b in range(B):
             for i in range(d):
                 v = gamma * vs[n, b, i] + c * fbuf[b, i]
@@ -66,12 +102,12 @@ def momentum_inverse(code, m, xN, vN, theta, gamma, xs, vs, fbuf, work, check):
     c = 1.0 - gamma
     for n in range(N - 1, -1, -1):
         k = n if T > 1 else 0
-        if check and (T > 1 or n == N - 1) and not _finite(theta[k]):
-            return n
         for b in range(B):
             for i in range(d):
                 xs[n, b, i] = xs[n + 1, b, i] - vs[n + 1, b, i]
-        _residual(code, m, xs[n], theta[k], fbuf, work, True)
+        bad = _layer(code, m, xs, n, theta, k, fbuf, work)
+        if check and (T > 1 or n == N - 1) and bad > 0:
+            return n
         for b in range(B):
             for i in range(d):
                 vs[n, b, i] = (vs[n + 1, b, i] - c * fbuf[b, i]) / gamma
