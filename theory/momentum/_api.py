@@ -89,11 +89,13 @@ def _run(kernel, func, x, x_name, v, v_name, theta, residual, gamma, inverse, de
     B, d = xb.shape
     xs = np.empty((N + 1, B, d))
     vs = np.empty((N + 1, B, d))
-    bad = kernel(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work, True)
+    nonfinite = np.zeros(1, dtype=np.int64)
+    bad = kernel(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work, True, nonfinite)
     if bad >= 0:
         raise ValueError(f"`theta` of {func} must be finite; got NaN or inf in layer {bad}.")
-    check_finite_output(xs, "the positions", func=func, hint=_HINT)
-    check_finite_output(vs, "the velocities", func=func, hint=_HINT)
+    if nonfinite[0]:  # counted by the kernel as it wrote them; the messages name what overflowed
+        check_finite_output(xs, "the positions", func=func, hint=_HINT)
+        check_finite_output(vs, "the velocities", func=func, hint=_HINT)
     if single:
         return xs[:, 0, :], vs[:, 0, :]
     return xs, vs
@@ -189,7 +191,8 @@ def gradient(x0, v0, theta, residual, gamma, y, method="backprop"):
     if method == "backprop":
         xs = np.empty((N + 1, B, d))
         vs = np.empty((N + 1, B, d))
-        _kernels.momentum_forward(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work, False)
+        _kernels.momentum_forward(res.code, res.width, xb, vb, th, gamma, xs, vs, fbuf, work, False,
+                                  np.zeros(1, dtype=np.int64))
         xN, vN = xs[N], vs[N]
         check_finite_output(xN, "the output", func=func, hint=_HINT)
         gx = xN - yb

@@ -43,8 +43,34 @@ def _matvec_rows(theta, k, xs, src, o, d):
     return bad
 
 
+@njit(**_JIT_REASSOC)
+def _matvec_rows_descending(theta, k, xs, src, o, d):
+    """:func:`_matvec_rows` reading the slice from its last entry to its first (rows and entries in
+    decreasing order). The inverse (4.3) visits the layers from the last: a slice read forwards after the one
+    above it in memory breaks the hardware's stream prefetch (measured: 1.7 times the time of a forward pass),
+    while a slice read backwards continues one descending stream, as fast as the forward pass. The loop has
+    no branch (a branch in it, or an index chosen by a flag, keeps it from vectorising): the non-finite row
+    products are counted, and only if there is one is the slice read again to count its non-finite entries."""
+    rows = 0
+    for ii in range(d):
+        i = d - 1 - ii
+        r = i * d
+        acc = 0.0
+        for jj in range(d):
+            j = d - 1 - jj
+            acc += theta[k, r + j] * xs[src, 0, j]
+        o[0, i] = acc
+        rows += (acc - acc) != 0.0
+    bad = 0
+    if rows > 0:
+        for q in range(d * d):
+            z = theta[k, q]
+            bad += (z - z) != 0.0
+    return bad
+
+
 @njit(**_JIT, inline="always")
-def _layer(code, m, xs, src, theta, k, fbuf, work):
+def _layer(code, m, xs, src, theta, k, fbuf, work, descending):
     """fbuf = f(xs[src], theta[k]); returns the number of non-finite entries of theta[k], counted while the
     slice is in cache (no separate validation pass over theta).
 
@@ -53,7 +79,10 @@ def _layer(code, m, xs, src, theta, k, fbuf, work):
     results differ from in-order sums by rounding only); every other case the shared residual loop."""
     B, d = fbuf.shape
     if B == 1 and (code == LINEAR or code == TANH) and d >= ROW_REASSOC_MIN_D:
-        bad = _matvec_rows(theta, k, xs, src, fbuf, d)
+        if descending:
+            bad = _matvec_rows_descending(theta, k, xs, src, fbuf, d)
+        else:
+            bad = _matvec_rows(theta, k, xs, src, fbuf, d)
         if code == TANH:
             for i in range(d):
                 fbuf[0, i] = tanh(fbuf[0, i])
@@ -63,12 +92,14 @@ def _layer(code, m, xs, src, theta, k, fbuf, work):
 
 
 @njit(**_JIT)
-def momentum_forward(code, m, x0, v0, theta, gamma, xs, vs, fbuf, work, check):
+def momentum_forward(code, m, x0, v0, theta, gamma, xs, vs, fbuf, work, check, nonfinite):
     """Eq. (4.2): v_{n+1} = gamma v_n + (1 - gamma) f(x_n, theta_n), x_{n+1} = x_n + v_{n+1}.
 
     The depth is xs.shape[0] - 1; a theta of one slice is shared by every layer (tied weights). With
     ``check``, each slice is tested for non-finite entries just before its use (while it is in cache, so that
     the validation costs no separate pass over theta); returns the first layer with a non-finite slice, or -1.
+    ``nonfinite[0]`` receives the number of non-finite entries written into xs[1:] and vs[1:] (counted as they
+    are written, so that the caller need not read the trajectories again to detect an overflow).
     """
     N = xs.shape[0] - 1
     T = theta.shape[0]
@@ -76,41 +107,51 @@ def momentum_forward(code, m, x0, v0, theta, gamma, xs, vs, fbuf, work, check):
     xs[0] = x0
     vs[0] = v0
     c = 1.0 - gamma
+    count = 0
     for n in range(N):
         k = n if T > 1 else 0
-        bad = _layer(code, m, xs, n, theta, k, fbuf, work)
+        bad = _layer(code, m, xs, n, theta, k, fbuf, work, False)
         if check and (T > 1 or n == 0) and bad > 0:
             return n
         for b in range(B):
             for i in range(d):
                 v = gamma * vs[n, b, i] + c * fbuf[b, i]
+                x = xs[n, b, i] + v
                 vs[n + 1, b, i] = v
-                xs[n + 1, b, i] = xs[n, b, i] + v
+                xs[n + 1, b, i] = x
+                count += ((v - v) != 0.0) + ((x - x) != 0.0)
+    nonfinite[0] = count
     return -1
 
 
 @njit(**_JIT)
-def momentum_inverse(code, m, xN, vN, theta, gamma, xs, vs, fbuf, work, check):
+def momentum_inverse(code, m, xN, vN, theta, gamma, xs, vs, fbuf, work, check, nonfinite):
     """Eq. (4.3): x_n = x_{n+1} - v_{n+1}, then v_n = (v_{n+1} - (1 - gamma) f(x_n, theta_n)) / gamma.
 
-    Depth, tied weights and ``check`` as in :func:`momentum_forward`."""
+    Depth, tied weights, ``check`` and ``nonfinite`` (for xs[:N] and vs[:N]) as in :func:`momentum_forward`."""
     N = xs.shape[0] - 1
     T = theta.shape[0]
     B, d = xN.shape
     xs[N] = xN
     vs[N] = vN
     c = 1.0 - gamma
+    count = 0
     for n in range(N - 1, -1, -1):
         k = n if T > 1 else 0
         for b in range(B):
             for i in range(d):
-                xs[n, b, i] = xs[n + 1, b, i] - vs[n + 1, b, i]
-        bad = _layer(code, m, xs, n, theta, k, fbuf, work)
+                x = xs[n + 1, b, i] - vs[n + 1, b, i]
+                xs[n, b, i] = x
+                count += (x - x) != 0.0
+        bad = _layer(code, m, xs, n, theta, k, fbuf, work, True)
         if check and (T > 1 or n == N - 1) and bad > 0:
             return n
         for b in range(B):
             for i in range(d):
-                vs[n, b, i] = (vs[n + 1, b, i] - c * fbuf[b, i]) / gamma
+                v = (vs[n + 1, b, i] - c * fbuf[b, i]) / gamma
+                vs[n, b, i] = v
+                count += (v - v) != 0.0
+    nonfinite[0] = count
     return -1
 
 
