@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from theory.claims import Verdict, qualitative_verdict
+from ._fields import integer
 
 __all__ = ["Fig41Config", "Fig41Result", "measure_fig41", "fig41_verdict", "fig41_figure", "FIG41_PRESETS",
            "isotonic_floor", "FIG41_RESNET_FLOOR_FRACTION", "FIG41_MOMENTUM_FLOOR_FRACTION"]
@@ -110,11 +111,6 @@ def isotonic_floor(y) -> float:
     return float(np.mean((fit - y) ** 2))
 
 
-def _int(v, name, low):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"`{name}` of Fig41Config must be an integer >= {low}; got {v!r}.")
-
-
 @dataclasses.dataclass(frozen=True)
 class Fig41Config:
     """Settings of the reduced Figure 4.1 (thesis, chapter 4).
@@ -152,7 +148,7 @@ class Fig41Config:
 
     def __post_init__(self):
         for name, low in (("depth", 1), ("refine", 1), ("width", 1), ("points", 2), ("iterations", 1)):
-            _int(getattr(self, name), name, low)
+            integer(getattr(self, name), name, "Fig41Config", low)
         if not isinstance(self.gamma, (int, float)) or isinstance(self.gamma, bool) or not 0.0 <= self.gamma < 1.0:
             raise ValueError(f"`gamma` of Fig41Config must be a number in [0, 1); got {self.gamma!r}.")
         if not isinstance(self.lr, (int, float)) or isinstance(self.lr, bool) or not 0.0 < self.lr <= 1.0:
@@ -160,7 +156,7 @@ class Fig41Config:
         if not isinstance(self.seeds, tuple) or len(self.seeds) == 0:
             raise ValueError(f"`seeds` of Fig41Config must be a non-empty tuple of integers; got {self.seeds!r}.")
         for s in self.seeds:
-            _int(s, "seeds", 0)
+            integer(s, "seeds", "Fig41Config", 0)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,6 +27,7 @@ import numpy as np
 
 from theory.claims import Verdict, qualitative_verdict
 
+from ._fields import integer, integers, positives, real
 from ._registry import register
 
 __all__ = [
@@ -39,30 +40,6 @@ __all__ = [
     "Thm414Config", "Thm414Result", "measure_thm414", "thm414_verdict", "THM414_PRESETS", "THM414_TOL", "LEMMA46_FORM_TOL", "LEMMA45_TOL",
     "Thm47Config", "Thm47Result", "measure_thm47", "thm47_verdict", "THM47_PRESETS",
 ]
-
-
-def _tuple(values, name, cls, *, low=0.0, closed=False, integer=False, min_len=1):
-    if not isinstance(values, tuple) or len(values) < min_len:
-        raise ValueError(f"`{name}` of {cls} must be a tuple of at least {min_len} values; got {values!r}.")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
-            raise TypeError(f"`{name}` of {cls} must hold {'integers' if integer else 'numbers'}; got {v!r}.")
-        if not math.isfinite(v) or (v < low if closed else v <= low):
-            raise ValueError(f"`{name}` of {cls} must hold finite values {'>=' if closed else '>'} {low}; got {v!r}.")
-
-
-def _int(v, name, cls, low):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"`{name}` of {cls} must be an integer; got {v!r}.")
-    if v < low:
-        raise ValueError(f"`{name}` of {cls} must be >= {low}; got {v}.")
-
-
-def _num(v, name, cls, *, low=None, high=None):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise TypeError(f"`{name}` of {cls} must be a finite number; got {v!r}.")
-    if (low is not None and v <= low) or (high is not None and v > high):
-        raise ValueError(f"`{name}` of {cls} must lie in ({low}, {high}]; got {v!r}.")
 
 
 def _f_eps(z, eps):
@@ -101,9 +78,9 @@ class Lemma45Config:
 
     def __post_init__(self):
         cls = "Lemma45Config"
-        _tuple(self.eps_values, "eps_values", cls)
-        _int(self.targets, "targets", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        positives(self.eps_values, "eps_values", cls)
+        integer(self.targets, "targets", cls, 1)
+        integer(self.seed, "seed", cls, 0)
         if self.family not in ("f_eps", "exp"):
             raise ValueError(f"`family` of {cls} must be 'f_eps' or 'exp'; got {self.family!r}.")
 
@@ -245,12 +222,12 @@ class Lemma46Config:
 
     def __post_init__(self):
         cls = "Lemma46Config"
-        _tuple(self.eps_values, "eps_values", cls)
-        _num(self.half_width, "half_width", cls, low=2.0)
-        _num(self.height, "height", cls, low=0.0, high=20.0)
+        positives(self.eps_values, "eps_values", cls)
+        real(self.half_width, "half_width", cls, low=2.0)
+        real(self.height, "height", cls, low=0.0, high=20.0, open_high=False)
         if self.function not in ("G_eps", "cubic"):
             raise ValueError(f"`function` of {cls} must be 'G_eps' or 'cubic'; got {self.function!r}.")
-        _int(self.alpha_grid, "alpha_grid", cls, 2)
+        integer(self.alpha_grid, "alpha_grid", cls, 2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -378,14 +355,14 @@ class Prop48Config:
 
     def __post_init__(self):
         cls = "Prop48Config"
-        _int(self.d, "d", cls, 1)
-        _tuple(self.eps_values, "eps_values", cls, min_len=3)
+        integer(self.d, "d", cls, 1)
+        positives(self.eps_values, "eps_values", cls, min_len=3)
         if any(b <= a for a, b in zip(self.eps_values, self.eps_values[1:])):
             raise ValueError(f"`eps_values` of {cls} must increase; got {self.eps_values}.")
-        _num(self.horizon, "horizon", cls, low=0.0)
-        _int(self.draws, "draws", cls, 1)
-        _num(self.damping_power, "damping_power", cls, low=-1e-300, high=4.0)
-        _int(self.seed, "seed", cls, 0)
+        real(self.horizon, "horizon", cls, low=0.0)
+        integer(self.draws, "draws", cls, 1)
+        real(self.damping_power, "damping_power", cls, low=-1e-300, high=4.0, open_high=False)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -475,14 +452,14 @@ class Prop49Config:
 
     def __post_init__(self):
         cls = "Prop49Config"
-        _int(self.d, "d", cls, 1)
-        _int(self.points, "points", cls, 1)
-        _tuple(self.depths, "depths", cls, integer=True, min_len=2)
+        integer(self.d, "d", cls, 1)
+        integer(self.points, "points", cls, 1)
+        integers(self.depths, "depths", cls, 1, min_len=2)
         if any(b <= a for a, b in zip(self.depths, self.depths[1:])):
             raise ValueError(f"`depths` of {cls} must increase; got {self.depths}.")
         if self.v0_rule not in ("prop", "zero"):
             raise ValueError(f"`v0_rule` of {cls} must be 'prop' or 'zero'; got {self.v0_rule!r}.")
-        _int(self.seed, "seed", cls, 0)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -570,12 +547,12 @@ class Prop410Config:
 
     def __post_init__(self):
         cls = "Prop410Config"
-        _tuple(self.eps_values, "eps_values", cls)
-        _int(self.draws, "draws", cls, 1)
-        _num(self.f_scale, "f_scale", cls, low=-1e-300)
-        _num(self.x_max, "x_max", cls, low=0.0)
-        _num(self.v0_gain, "v0_gain", cls)
-        _int(self.seed, "seed", cls, 0)
+        positives(self.eps_values, "eps_values", cls)
+        integer(self.draws, "draws", cls, 1)
+        real(self.f_scale, "f_scale", cls, low=-1e-300)
+        real(self.x_max, "x_max", cls, low=0.0)
+        real(self.v0_gain, "v0_gain", cls)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -654,9 +631,9 @@ class Thm414Config:
 
     def __post_init__(self):
         cls = "Thm414Config"
-        _tuple(self.a_values, "a_values", cls)
-        _tuple(self.s_values, "s_values", cls)
-        _num(self.x_max, "x_max", cls, low=0.0)
+        positives(self.a_values, "a_values", cls)
+        positives(self.s_values, "s_values", cls)
+        real(self.x_max, "x_max", cls, low=0.0)
         if self.time_profile not in ("autonomous", "cos"):
             raise ValueError(f"`time_profile` of {cls} must be 'autonomous' or 'cos'; got {self.time_profile!r}.")
 
@@ -775,16 +752,16 @@ class Thm47Config:
 
     def __post_init__(self):
         cls = "Thm47Config"
-        _tuple(self.eps_values, "eps_values", cls)
-        _int(self.block, "block", cls, 2)
+        positives(self.eps_values, "eps_values", cls)
+        integer(self.block, "block", cls, 2)
         if self.block > 3:
             raise ValueError(f"`block` of {cls} must be 2 or 3 (ranks of powers lose accuracy beyond); got "
                              f"{self.block}.")
-        _num(self.below, "below", cls, high=0.0)
+        real(self.below, "below", cls, high=0.0, open_high=False)
         if self.below >= 0:
             raise ValueError(f"`below` of {cls} must be < 0; got {self.below}.")
-        _num(self.above, "above", cls, low=0.0)
-        _num(self.z_offset, "z_offset", cls)
+        real(self.above, "above", cls, low=0.0)
+        real(self.z_offset, "z_offset", cls)
 
 
 @dataclasses.dataclass(frozen=True)

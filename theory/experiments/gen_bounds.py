@@ -24,6 +24,7 @@ import numpy as np
 from theory.claims import Verdict, qualitative_verdict
 
 from . import register
+from ._fields import integer, integers, positive, positives
 
 __all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_verdict", "prop42_figure",
            "Prop43Config", "measure_prop43", "prop43_verdict", "Prop46Config", "measure_prop46", "prop46_verdict",
@@ -32,27 +33,6 @@ __all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_v
            "Thm48Config", "measure_thm48", "thm48_verdict", "Fig41Config", "measure_fig41", "fig41_verdict",
            "fig41_figure", "Cor45Config", "measure_cor45", "GolowichConfig", "measure_golowich",
            "golowich_verdict", "Thm44Config", "measure_thm44"]
-
-
-def _int(v, name, cls, low):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"`{name}` of {cls} must be an integer; got {v!r}.")
-    if v < low:
-        raise ValueError(f"`{name}` of {cls} must be >= {low}; got {v}.")
-
-
-def _pos(v, name, cls):
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"`{name}` of {cls} must be a number; got {v!r}.")
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"`{name}` of {cls} must be finite and > 0; got {v!r}.")
-
-
-def _tuple(vals, name, cls, integer=False):
-    if not isinstance(vals, tuple) or not vals:
-        raise ValueError(f"`{name}` of {cls} must be a non-empty tuple; got {vals!r}.")
-    for v in vals:
-        (_int(v, name, cls, 1) if integer else _pos(v, name, cls))
 
 
 # ------------------------------------------------------------------------------ Prop. 4.2
@@ -94,14 +74,14 @@ class Prop42Config:
 
     def __post_init__(self):
         cls = "Prop42Config"
-        _int(self.d, "d", cls, 1)
-        _tuple(self.kappas, "kappas", cls)
-        _tuple(self.radii, "radii", cls)
-        _pos(self.R_X, "R_X", cls)
-        _int(self.pairs, "pairs", cls, 1)
-        _int(self.batch, "batch", cls, 1)
-        _int(self.steps, "steps", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.d, "d", cls, 1)
+        positives(self.kappas, "kappas", cls)
+        positives(self.radii, "radii", cls)
+        positive(self.R_X, "R_X", cls)
+        integer(self.pairs, "pairs", cls, 1)
+        integer(self.batch, "batch", cls, 1)
+        integer(self.steps, "steps", cls, 1)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,11 +223,11 @@ class Prop43Config:
 
     def __post_init__(self):
         cls = "Prop43Config"
-        _tuple(self.ms, "ms", cls, integer=True)
-        _int(self.trials, "trials", cls, 1)
-        _int(self.grid, "grid", cls, 2)
-        _int(self.seed, "seed", cls, 0)
-        _pos(self.eps_factor, "eps_factor", cls)
+        integers(self.ms, "ms", cls, 1)
+        integer(self.trials, "trials", cls, 1)
+        integer(self.grid, "grid", cls, 2)
+        integer(self.seed, "seed", cls, 0)
+        positive(self.eps_factor, "eps_factor", cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -337,13 +317,13 @@ class Prop46Config:
 
     def __post_init__(self):
         cls = "Prop46Config"
-        _tuple(self.ds, "ds", cls, integer=True)
-        _tuple(self.depths, "depths", cls, integer=True)
-        _tuple(self.radii, "radii", cls)
-        _int(self.pairs, "pairs", cls, 1)
-        _int(self.batch, "batch", cls, 1)
-        _int(self.seed, "seed", cls, 0)
-        _pos(self.scaling, "scaling", cls)
+        integers(self.ds, "ds", cls, 1)
+        integers(self.depths, "depths", cls, 1)
+        positives(self.radii, "radii", cls)
+        integer(self.pairs, "pairs", cls, 1)
+        integer(self.batch, "batch", cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        positive(self.scaling, "scaling", cls)
         if not isinstance(self.tied, bool):
             raise TypeError(f"`tied` of {cls} must be a bool; got {self.tied!r}.")
 
@@ -421,11 +401,11 @@ class Prop47Config:
 
     def __post_init__(self):
         cls = "Prop47Config"
-        _int(self.d, "d", cls, 1)
-        _tuple(self.depths, "depths", cls, integer=True)
+        integer(self.d, "d", cls, 1)
+        integers(self.depths, "depths", cls, 1)
         if min(self.depths) < 2:
             raise ValueError(f"`depths` of {cls} must be >= 2; got {self.depths}.")
-        _int(self.seed, "seed", cls, 0)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -495,13 +475,13 @@ class Cor49Config:
 
     def __post_init__(self):
         cls = "Cor49Config"
-        _int(self.d, "d", cls, 1)
-        _tuple(self.depths, "depths", cls, integer=True)
-        _tuple(self.radii, "radii", cls)
+        integer(self.d, "d", cls, 1)
+        integers(self.depths, "depths", cls, 1)
+        positives(self.radii, "radii", cls)
         if min(self.depths) < max(self.radii):
             raise ValueError(f"`depths` of {cls} must be >= max(radii) (L >= R in Cor. 4.9); got {self.depths}.")
-        _int(self.draws, "draws", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.draws, "draws", cls, 1)
+        integer(self.seed, "seed", cls, 0)
 
 
 def measure_cor49(cfg: Cor49Config):
@@ -560,11 +540,11 @@ class KWRatesConfig:
 
     def __post_init__(self):
         cls = "KWRatesConfig"
-        _int(self.d, "d", cls, 1)
-        _tuple(self.depths, "depths", cls, integer=True)
-        _pos(self.bandwidth, "bandwidth", cls)
-        _int(self.draws, "draws", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.d, "d", cls, 1)
+        integers(self.depths, "depths", cls, 1)
+        positive(self.bandwidth, "bandwidth", cls)
+        integer(self.draws, "draws", cls, 1)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -671,16 +651,16 @@ class Thm48Config:
 
     def __post_init__(self):
         cls = "Thm48Config"
-        _int(self.d, "d", cls, 1)
-        _int(self.L, "L", cls, 1)
-        _pos(self.R_W, "R_W", cls)
-        _pos(self.K_W, "K_W", cls)
-        _pos(self.R_Y, "R_Y", cls)
-        _tuple(self.ns, "ns", cls, integer=True)
-        _int(self.members, "members", cls, 1)
-        _int(self.mc, "mc", cls, 1)
-        _int(self.seeds, "seeds", cls, 1)
-        _pos(self.delta, "delta", cls)
+        integer(self.d, "d", cls, 1)
+        integer(self.L, "L", cls, 1)
+        positive(self.R_W, "R_W", cls)
+        positive(self.K_W, "K_W", cls)
+        positive(self.R_Y, "R_Y", cls)
+        integers(self.ns, "ns", cls, 1)
+        integer(self.members, "members", cls, 1)
+        integer(self.mc, "mc", cls, 1)
+        integer(self.seeds, "seeds", cls, 1)
+        positive(self.delta, "delta", cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -813,18 +793,18 @@ class Fig41Config:
     def __post_init__(self):
         cls = "Fig41Config"
         for name in ("p", "classes", "d", "L", "n_train", "n_test", "epochs", "repeats"):
-            _int(getattr(self, name), name, cls, 2 if name == "classes" else 1)
-        _pos(self.separation, "separation", cls)
+            integer(getattr(self, name), name, cls, 2 if name == "classes" else 1)
+        positive(self.separation, "separation", cls)
         if not isinstance(self.lams, tuple) or len(self.lams) < 2 or self.lams[0] != 0:
             raise ValueError(f"`lams` of {cls} must be a tuple of >= 2 values starting with 0; got {self.lams!r}.")
         for lam in self.lams[1:]:
-            _pos(lam, "lams", cls)
+            positive(lam, "lams", cls)
         if any(b <= a for a, b in zip(self.lams, self.lams[1:])):
             raise ValueError(f"`lams` of {cls} must be increasing; got {self.lams!r}.")
         if not isinstance(self.seeds, tuple) or not self.seeds:
             raise ValueError(f"`seeds` of {cls} must be a non-empty tuple; got {self.seeds!r}.")
         for sd in self.seeds:
-            _int(sd, "seeds", cls, 0)
+            integer(sd, "seeds", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -984,15 +964,15 @@ class Cor45Config:
 
     def __post_init__(self):
         cls = "Cor45Config"
-        _int(self.d, "d", cls, 1)
-        _pos(self.R_W, "R_W", cls)
-        _pos(self.R_Y, "R_Y", cls)
-        _tuple(self.ns, "ns", cls, integer=True)
-        _int(self.members, "members", cls, 1)
-        _int(self.mc, "mc", cls, 1)
-        _int(self.seeds, "seeds", cls, 1)
-        _pos(self.delta, "delta", cls)
-        _int(self.steps, "steps", cls, 1)
+        integer(self.d, "d", cls, 1)
+        positive(self.R_W, "R_W", cls)
+        positive(self.R_Y, "R_Y", cls)
+        integers(self.ns, "ns", cls, 1)
+        integer(self.members, "members", cls, 1)
+        integer(self.mc, "mc", cls, 1)
+        integer(self.seeds, "seeds", cls, 1)
+        positive(self.delta, "delta", cls)
+        integer(self.steps, "steps", cls, 1)
 
 
 def measure_cor45(cfg: Cor45Config) -> Thm48Result:
@@ -1060,11 +1040,11 @@ class GolowichConfig:
 
     def __post_init__(self):
         cls = "GolowichConfig"
-        _int(self.d, "d", cls, 2)
-        _tuple(self.depths, "depths", cls, integer=True)
-        _pos(self.R, "R", cls)
-        _int(self.draws, "draws", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.d, "d", cls, 2)
+        integers(self.depths, "depths", cls, 1)
+        positive(self.R, "R", cls)
+        integer(self.draws, "draws", cls, 1)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1151,16 +1131,16 @@ class Thm44Config:
 
     def __post_init__(self):
         cls = "Thm44Config"
-        _int(self.d, "d", cls, 1)
-        _pos(self.R_theta, "R_theta", cls)
-        _pos(self.K_theta, "K_theta", cls)
-        _pos(self.R_Y, "R_Y", cls)
-        _tuple(self.ns, "ns", cls, integer=True)
-        _int(self.members, "members", cls, 1)
-        _int(self.mc, "mc", cls, 1)
-        _int(self.seeds, "seeds", cls, 1)
-        _pos(self.delta, "delta", cls)
-        _int(self.steps, "steps", cls, 1)
+        integer(self.d, "d", cls, 1)
+        positive(self.R_theta, "R_theta", cls)
+        positive(self.K_theta, "K_theta", cls)
+        positive(self.R_Y, "R_Y", cls)
+        integers(self.ns, "ns", cls, 1)
+        integer(self.members, "members", cls, 1)
+        integer(self.mc, "mc", cls, 1)
+        integer(self.seeds, "seeds", cls, 1)
+        positive(self.delta, "delta", cls)
+        integer(self.steps, "steps", cls, 1)
 
 
 def measure_thm44(cfg: Thm44Config) -> Thm48Result:

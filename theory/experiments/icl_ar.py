@@ -36,6 +36,7 @@ from .. import icl
 from ..claims import Verdict, qualitative_verdict
 from ..rates import fit_rate
 from . import register
+from ._fields import choice, integer, integers, positive
 
 __all__ = [
     "GDStepConfig", "GDStepResult", "prop64", "prop64_verdict", "PROP64_PRESETS", "PROP64_TOL",
@@ -51,31 +52,6 @@ __all__ = [
     "ScalarFlowConfig", "ScalarFlowResult", "prop69", "prop69_verdict", "PROP69_PRESETS",
     "PEOnlyConfig", "PEOnlyResult", "fig66", "fig66_verdict", "FIG66_PRESETS", "FIG66_TOL",
 ]
-
-
-def _int(cls, name, value, low):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"`{name}` of {cls} must be an integer >= {low}; got {value!r}")
-
-
-def _pos(cls, name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
-            0.0 < float(value) < float("inf")):
-        raise ValueError(f"`{name}` of {cls} must be a positive finite number; got {value!r}")
-
-
-def _choice(cls, name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"`{name}` of {cls} must be one of {allowed!r}; got {value!r}")
-
-
-def _ints(cls, name, values, low, increasing=False):
-    if not isinstance(values, tuple) or not values:
-        raise ValueError(f"`{name}` of {cls} must be a non-empty tuple of integers >= {low}; got {values!r}")
-    for v in values:
-        _int(cls, name, v, low)
-    if increasing and any(b <= a for a, b in zip(values, values[1:])):
-        raise ValueError(f"`{name}` of {cls} must be strictly increasing; got {values!r}")
 
 
 def _plain(d):
@@ -118,12 +94,12 @@ class GDStepConfig:
 
     def __post_init__(self):
         c = "GDStepConfig"
-        _int(c, "d", self.d, 1)
-        _int(c, "T", self.T, 2)
-        _pos(c, "eta", self.eta)
-        _int(c, "draws", self.draws, 1)
-        _choice(c, "s0", self.s0, icl.S0_CONVENTIONS)
-        _int(c, "seed", self.seed, 0)
+        integer(self.d, "d", c, 1)
+        integer(self.T, "T", c, 2)
+        positive(self.eta, "eta", c)
+        integer(self.draws, "draws", c, 1)
+        choice(self.s0, "s0", c, icl.S0_CONVENTIONS)
+        integer(self.seed, "seed", c, 0)
 
 
 PROP64_PRESETS = {
@@ -220,19 +196,19 @@ class EtaStarConfig:
 
     def __post_init__(self):
         c = "EtaStarConfig"
-        _int(c, "curve_d", self.curve_d, 1)
-        _int(c, "curve_tmax", self.curve_tmax, 2)
+        integer(self.curve_d, "curve_d", c, 1)
+        integer(self.curve_tmax, "curve_tmax", c, 2)
         if not isinstance(self.sizes, tuple) or not self.sizes or not all(
                 isinstance(x, tuple) and len(x) == 2 for x in self.sizes):
             raise ValueError(f"`sizes` of {c} must be a non-empty tuple of (d, T_max) pairs; got {self.sizes!r}")
         for dd, tm in self.sizes:
-            _int(c, "sizes", dd, 1)
-            _int(c, "sizes", tm, 2)
-        _int(c, "starts", self.starts, 1)
-        _ints(c, "rate_tmax", self.rate_tmax, 2, increasing=True)
-        _int(c, "rate_d", self.rate_d, 1)
-        _choice(c, "s0", self.s0, icl.S0_CONVENTIONS)
-        _int(c, "seed", self.seed, 0)
+            integer(dd, "sizes", c, 1)
+            integer(tm, "sizes", c, 2)
+        integer(self.starts, "starts", c, 1)
+        integers(self.rate_tmax, "rate_tmax", c, 2, increasing=True)
+        integer(self.rate_d, "rate_d", c, 1)
+        choice(self.s0, "s0", c, icl.S0_CONVENTIONS)
+        integer(self.seed, "seed", c, 0)
 
 
 PROP65_PRESETS = {
@@ -395,14 +371,14 @@ class QuadraticLossConfig:
 
     def __post_init__(self):
         c = "QuadraticLossConfig"
-        _ints(c, "dims", self.dims, 1)
-        _ints(c, "lengths", self.lengths, 2)
-        _int(c, "draws", self.draws, 1)
-        _int(c, "rational_draws", self.rational_draws, 0)
-        _choice(c, "context", self.context, icl.CONTEXTS)
+        integers(self.dims, "dims", c, 1)
+        integers(self.lengths, "lengths", c, 2)
+        integer(self.draws, "draws", c, 1)
+        integer(self.rational_draws, "rational_draws", c, 0)
+        choice(self.context, "context", c, icl.CONTEXTS)
         if self.context == "orthogonal" and any(d % 2 for d in self.dims):
             raise ValueError(f"`dims` of {c} must be even for context='orthogonal'; got {self.dims!r}")
-        _int(c, "seed", self.seed, 0)
+        integer(self.seed, "seed", c, 0)
 
 
 PROP68_PRESETS = {
@@ -559,11 +535,11 @@ class RankDeltaConfig:
 
     def __post_init__(self):
         c = "RankDeltaConfig"
-        _ints(c, "deltas", self.deltas, 1)
-        _int(c, "tmax", self.tmax, 2)
-        _int(c, "draws", self.draws, 1)
-        _choice(c, "context", self.context, icl.CONTEXTS)
-        _int(c, "seed", self.seed, 0)
+        integers(self.deltas, "deltas", c, 1)
+        integer(self.tmax, "tmax", c, 2)
+        integer(self.draws, "draws", c, 1)
+        choice(self.context, "context", c, icl.CONTEXTS)
+        integer(self.seed, "seed", c, 0)
 
 
 LEMMA610_PRESETS = {
@@ -683,14 +659,14 @@ class OrthogonalFlowConfig:
 
     def __post_init__(self):
         c = "OrthogonalFlowConfig"
-        _int(c, "delta", self.delta, 1)
-        _int(c, "heads", self.heads, 1)
-        _int(c, "tmax", self.tmax, 3)
-        _ints(c, "seeds", self.seeds, 0)
-        _pos(c, "init_scale", self.init_scale)
-        _pos(c, "lr", self.lr)
-        _int(c, "steps", self.steps, 1)
-        _pos(c, "tol", self.tol)
+        integer(self.delta, "delta", c, 1)
+        integer(self.heads, "heads", c, 1)
+        integer(self.tmax, "tmax", c, 3)
+        integers(self.seeds, "seeds", c, 0)
+        positive(self.init_scale, "init_scale", c)
+        positive(self.lr, "lr", c)
+        integer(self.steps, "steps", c, 1)
+        positive(self.tol, "tol", c)
 
 
 PROP611_PRESETS = {
@@ -838,15 +814,15 @@ class UnitaryFlowConfig:
 
     def __post_init__(self):
         c = "UnitaryFlowConfig"
-        _int(c, "d", self.d, 1)
-        _int(c, "heads", self.heads, 1)
-        _int(c, "tmax", self.tmax, 2)
-        _ints(c, "seeds", self.seeds, 0)
-        _pos(c, "init_scale", self.init_scale)
-        _pos(c, "lr", self.lr)
-        _int(c, "steps", self.steps, 1)
-        _pos(c, "tol", self.tol)
-        _choice(c, "context", self.context, icl.CONTEXTS)
+        integer(self.d, "d", c, 1)
+        integer(self.heads, "heads", c, 1)
+        integer(self.tmax, "tmax", c, 2)
+        integers(self.seeds, "seeds", c, 0)
+        positive(self.init_scale, "init_scale", c)
+        positive(self.lr, "lr", c)
+        integer(self.steps, "steps", c, 1)
+        positive(self.tol, "tol", c)
+        choice(self.context, "context", c, icl.CONTEXTS)
         if self.context == "orthogonal" and self.d % 2:
             raise ValueError(f"`d` of {c} must be even for context='orthogonal'; got {self.d}")
 
@@ -960,7 +936,7 @@ class ConditioningConfig:
 
     def __post_init__(self):
         c = "ConditioningConfig"
-        _int(c, "T", self.T, 2)
+        integer(self.T, "T", c, 2)
         for name in ("mus", "rate_mus"):
             v = getattr(self, name)
             if not isinstance(v, tuple) or not v or any(
@@ -968,7 +944,7 @@ class ConditioningConfig:
                 raise ValueError(f"`{name}` of {c} must be a non-empty tuple of numbers >= 1; got {v!r}")
         if any(b <= a for a, b in zip(self.rate_mus, self.rate_mus[1:])) or len(self.rate_mus) < 3:
             raise ValueError(f"`rate_mus` of {c} must be increasing with >= 3 values; got {self.rate_mus!r}")
-        _choice(c, "formula", self.formula, ("corrected", "printed"))
+        choice(self.formula, "formula", c, ("corrected", "printed"))
 
 
 PROP612_PRESETS = {
@@ -1110,12 +1086,12 @@ class DiagonalHeadsConfig:
 
     def __post_init__(self):
         c = "DiagonalHeadsConfig"
-        _int(c, "heads", self.heads, 1)
-        _int(c, "d", self.d, 1)
-        _ints(c, "lengths", self.lengths, 2)
-        _int(c, "draws", self.draws, 1)
-        _choice(c, "hermitian", self.hermitian, ("second", "first"))
-        _int(c, "seed", self.seed, 0)
+        integer(self.heads, "heads", c, 1)
+        integer(self.d, "d", c, 1)
+        integers(self.lengths, "lengths", c, 2)
+        integer(self.draws, "draws", c, 1)
+        choice(self.hermitian, "hermitian", c, ("second", "first"))
+        integer(self.seed, "seed", c, 0)
 
 
 LEMMA66_PRESETS = {
@@ -1205,11 +1181,11 @@ class ScalarFlowConfig:
 
     def __post_init__(self):
         c = "ScalarFlowConfig"
-        _int(c, "draws", self.draws, 1)
-        _pos(c, "t_end", self.t_end)
-        _int(c, "n_steps", self.n_steps, 1)
-        _choice(c, "init", self.init, ("inside", "saddle"))
-        _int(c, "seed", self.seed, 0)
+        integer(self.draws, "draws", c, 1)
+        positive(self.t_end, "t_end", c)
+        integer(self.n_steps, "n_steps", c, 1)
+        choice(self.init, "init", c, ("inside", "saddle"))
+        integer(self.seed, "seed", c, 0)
 
 
 PROP69_PRESETS = {
@@ -1307,13 +1283,13 @@ class PEOnlyConfig:
 
     def __post_init__(self):
         c = "PEOnlyConfig"
-        _int(c, "tmax", self.tmax, 3)
+        integer(self.tmax, "tmax", c, 3)
         if not isinstance(self.mus, tuple) or not self.mus or any(
                 isinstance(x, bool) or not isinstance(x, (int, float)) or not 1.0 <= x < float("inf") for x in self.mus) \
                 or any(b <= a for a, b in zip(self.mus, self.mus[1:])):
             raise ValueError(f"`mus` of {c} must be an increasing non-empty tuple of numbers >= 1; got {self.mus!r}")
-        _pos(c, "stop", self.stop)
-        _int(c, "max_steps", self.max_steps, 1)
+        positive(self.stop, "stop", c)
+        integer(self.max_steps, "max_steps", c, 1)
 
 
 FIG66_PRESETS = {

@@ -35,6 +35,7 @@ import numpy as np
 from theory.claims import Verdict, erratum_verdict, qualitative_verdict
 
 from . import register
+from ._fields import integer, integers, positives
 
 __all__ = [
     "InversionConfig", "InversionResult", "measure_inversion", "inversion_verdict",
@@ -45,23 +46,6 @@ __all__ = [
     "lambda_figure", "LambdaRangeConfig", "LambdaRangeResult", "measure_lambda_range", "lambda_range_verdict",
     "Prop411Config", "Prop411Result", "measure_prop411", "prop411_verdict", "BitsConfig", "BitsResult", "measure_bits", "bits_verdict", "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
 ]
-
-
-def _positive_tuple(values, name, cls, *, integer=False, low=0.0, closed=False):
-    if not isinstance(values, tuple) or not values:
-        raise ValueError(f"`{name}` of {cls} must be a non-empty tuple; got {values!r}.")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
-            raise TypeError(f"`{name}` of {cls} must hold {'integers' if integer else 'numbers'}; got {v!r}.")
-        if not math.isfinite(v) or (v < low if closed else v <= low):
-            raise ValueError(f"`{name}` of {cls} must hold finite values {'>=' if closed else '>'} {low}; got {v!r}.")
-
-
-def _check_int(v, name, cls, low):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"`{name}` of {cls} must be an integer; got {v!r}.")
-    if v < low:
-        raise ValueError(f"`{name}` of {cls} must be >= {low}; got {v}.")
 
 
 # --------------------------------------------------------------------------- inversion, Eq. (4.3)
@@ -101,12 +85,12 @@ class InversionConfig:
 
     def __post_init__(self):
         cls = "InversionConfig"
-        _check_int(self.d, "d", cls, 1)
-        _check_int(self.batch, "batch", cls, 1)
-        _check_int(self.width, "width", cls, 1)
-        _check_int(self.seed, "seed", cls, 0)
-        _positive_tuple(self.depths, "depths", cls, integer=True)
-        _positive_tuple(self.gammas, "gammas", cls)
+        integer(self.d, "d", cls, 1)
+        integer(self.batch, "batch", cls, 1)
+        integer(self.width, "width", cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        integers(self.depths, "depths", cls, 1)
+        positives(self.gammas, "gammas", cls)
         if any(g > 1 for g in self.gammas):
             raise ValueError(f"`gammas` of {cls} must lie in (0, 1]; got {self.gammas}.")
         if not isinstance(self.families, tuple) or not self.families or any(
@@ -217,11 +201,11 @@ class PsiConfig:
 
     def __post_init__(self):
         cls = "PsiConfig"
-        _check_int(self.d, "d", cls, 1)
-        _check_int(self.seed, "seed", cls, 0)
-        _check_int(self.series_terms, "series_terms", cls, 1)
-        _positive_tuple(self.eps_values, "eps_values", cls)
-        _positive_tuple(self.depths, "depths", cls, integer=True)
+        integer(self.d, "d", cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        integer(self.series_terms, "series_terms", cls, 1)
+        positives(self.eps_values, "eps_values", cls)
+        integers(self.depths, "depths", cls, 1)
         if len(self.depths) < 3:
             raise ValueError(f"`depths` of {cls} needs at least 3 depths for a slope; got {self.depths}.")
         if min(self.depths) * min(self.eps_values) < 1:
@@ -340,10 +324,10 @@ class RepresentableConfig:
 
     def __post_init__(self):
         cls = "RepresentableConfig"
-        _check_int(self.d, "d", cls, 4)
-        _check_int(self.trials, "trials", cls, 1)
-        _check_int(self.seed, "seed", cls, 0)
-        _positive_tuple(self.eps_values, "eps_values", cls)
+        integer(self.d, "d", cls, 4)
+        integer(self.trials, "trials", cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        positives(self.eps_values, "eps_values", cls)
         if not isinstance(self.eps_offset, (int, float)) or not math.isfinite(self.eps_offset):
             raise ValueError(f"`eps_offset` of {cls} must be a finite number; got {self.eps_offset!r}.")
 
@@ -476,11 +460,11 @@ class LambdaConfig:
 
     def __post_init__(self):
         cls = "LambdaConfig"
-        _positive_tuple(self.eps_values, "eps_values", cls)
+        positives(self.eps_values, "eps_values", cls)
         if list(self.eps_values) != sorted(set(self.eps_values)):
             raise ValueError(f"`eps_values` of {cls} must be strictly increasing; got {self.eps_values}.")
-        _positive_tuple((self.from_eps,), "from_eps", cls)
-        _positive_tuple((self.closeness,), "closeness", cls)
+        positives((self.from_eps,), "from_eps", cls)
+        positives((self.closeness,), "closeness", cls)
         if not any(e >= self.from_eps for e in self.eps_values):
             raise ValueError(f"`eps_values` of {cls} must contain a value >= from_eps = {self.from_eps}.")
 
@@ -594,12 +578,12 @@ class MemoryConfig:
     def __post_init__(self):
         cls = "MemoryConfig"
         for name in ("d", "batch", "width"):
-            _check_int(getattr(self, name), name, cls, 1)
-        _check_int(self.seed, "seed", cls, 0)
-        _positive_tuple(self.depths, "depths", cls, integer=True)
+            integer(getattr(self, name), name, cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        integers(self.depths, "depths", cls, 1)
         if len(self.depths) < 2:
             raise ValueError(f"`depths` of {cls} needs at least 2 depths; got {self.depths}.")
-        _positive_tuple((self.gamma_scale,), "gamma_scale", cls)
+        positives((self.gamma_scale,), "gamma_scale", cls)
         if self.gamma_scale * min(self.depths) < 1:
             raise ValueError(f"`gamma_scale` of {cls} must make gamma = 1 - 1/(gamma_scale N) >= 0; got "
                              f"{self.gamma_scale}.")
@@ -752,9 +736,9 @@ class Prop42Config:
     def __post_init__(self):
         cls = "Prop42Config"
         for name in ("d", "width", "instances"):
-            _check_int(getattr(self, name), name, cls, 1)
-        _check_int(self.seed, "seed", cls, 0)
-        _positive_tuple(self.eps_values, "eps_values", cls)
+            integer(getattr(self, name), name, cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        positives(self.eps_values, "eps_values", cls)
         if self.v0 not in ("f", "zero"):
             raise ValueError(f"`v0` of {cls} must be 'f' or 'zero'; got {self.v0!r}.")
         if not isinstance(self.rtol, float) or not 1e-14 <= self.rtol <= 1e-3:
@@ -849,8 +833,8 @@ class LambdaRangeConfig:
 
     def __post_init__(self):
         cls = "LambdaRangeConfig"
-        _positive_tuple(self.eps_values, "eps_values", cls)
-        _check_int(self.grid, "grid", cls, 10)
+        positives(self.eps_values, "eps_values", cls)
+        integer(self.grid, "grid", cls, 10)
         if self.candidate not in ("lambda", "g_pi"):
             raise ValueError(f"`candidate` of {cls} must be 'lambda' or 'g_pi'; got {self.candidate!r}.")
 
@@ -948,9 +932,9 @@ class Prop41Config:
 
     def __post_init__(self):
         cls = "Prop41Config"
-        _check_int(self.d, "d", cls, 1)
-        _check_int(self.trials, "trials", cls, 1)
-        _check_int(self.seed, "seed", cls, 0)
+        integer(self.d, "d", cls, 1)
+        integer(self.trials, "trials", cls, 1)
+        integer(self.seed, "seed", cls, 0)
         if self.model not in ("revnet", "momentum"):
             raise ValueError(f"`model` of {cls} must be 'revnet' or 'momentum'; got {self.model!r}.")
         if not isinstance(self.gamma, float) or not 0.0 < self.gamma < 1.0:
@@ -1050,9 +1034,9 @@ class BitsConfig:
     def __post_init__(self):
         cls = "BitsConfig"
         for name in ("d", "batch", "depth", "frac_bits"):
-            _check_int(getattr(self, name), name, cls, 1)
-        _check_int(self.seed, "seed", cls, 0)
-        _check_int(self.inverse_den_offset, "inverse_den_offset", cls, 0)
+            integer(getattr(self, name), name, cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        integer(self.inverse_den_offset, "inverse_den_offset", cls, 0)
         if not isinstance(self.gammas, tuple) or not self.gammas or any(
                 not (isinstance(g, tuple) and len(g) == 2 and all(isinstance(t, int) for t in g) and 1 <= g[0] < g[1])
                 for g in self.gammas):

@@ -31,6 +31,7 @@ from theory.claims import Verdict, bound_verdict, identity_verdict, qualitative_
 from theory.rates import bound_ratio, fit_rate, identity_error
 
 from . import register
+from ._fields import integer, integers, real
 
 __all__ = [
     "spiral", "SignatureConfig", "SignatureResult", "measure_signature", "signature_verdicts",
@@ -47,30 +48,6 @@ __all__ = [
     "StabilityConfig", "measure_stability", "stability_verdict",
     "RademacherConfig", "RademacherResult", "measure_rademacher", "rademacher_bound_verdict", "rademacher_rate_verdict",
 ]
-
-
-def _int(v, name, cls, low):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"`{name}` of {cls} must be an integer; got {v!r}.")
-    if v < low:
-        raise ValueError(f"`{name}` of {cls} must be >= {low}; got {v}.")
-
-
-def _real(v, name, cls, low=-math.inf, high=math.inf, *, open_low=True, open_high=True):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise TypeError(f"`{name}` of {cls} must be a finite number; got {v!r}.")
-    if (v <= low if open_low else v < low) or (v >= high if open_high else v > high):
-        raise ValueError(f"`{name}` of {cls} must lie in {'(' if open_low else '['}{low}, {high}"
-                         f"{')' if open_high else ']'}; got {v}.")
-
-
-def _ints(v, name, cls, low, min_len=1):
-    if not isinstance(v, tuple) or len(v) < min_len:
-        raise ValueError(f"`{name}` of {cls} must be a tuple of at least {min_len} integers; got {v!r}.")
-    for x in v:
-        _int(x, name, cls, low)
-    if len(set(v)) != len(v):
-        raise ValueError(f"`{name}` of {cls} must hold distinct values; got {v}.")
 
 
 def _act(v, name, cls, allowed=S.ACTIVATIONS):
@@ -161,11 +138,11 @@ class SignatureConfig:
 
     def __post_init__(self):
         cls = "SignatureConfig"
-        _int(self.d, "d", cls, 1)
-        _int(self.depth, "depth", cls, 1)
-        _int(self.n_paths, "n_paths", cls, 1)
-        _int(self.n_points, "n_points", cls, 3)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.d, "d", cls, 1)
+        integer(self.depth, "depth", cls, 1)
+        integer(self.n_paths, "n_paths", cls, 1)
+        integer(self.n_points, "n_points", cls, 3)
+        integer(self.seed, "seed", cls, 0)
         if not isinstance(self.chen_binomial, bool):
             raise TypeError(f"`chen_binomial` of {cls} must be a bool; got {self.chen_binomial!r}.")
 
@@ -256,12 +233,12 @@ class Prop56Config:
     def __post_init__(self):
         cls = "Prop56Config"
         for n, low in (("d", 1), ("n_points", 2), ("n_paths", 1), ("depth", 1), ("seed", 0)):
-            _int(getattr(self, n), n, cls, low)
+            integer(getattr(self, n), n, cls, low)
         if not isinstance(self.Ls, tuple) or not self.Ls:
             raise ValueError(f"`Ls` of {cls} must be a non-empty tuple; got {self.Ls!r}.")
         for L in self.Ls:
-            _real(L, "Ls", cls, 0.0, 1.0)
-        _real(self.tv_factor, "tv_factor", cls, 0.0)
+            real(L, "Ls", cls, 0.0, 1.0)
+        real(self.tv_factor, "tv_factor", cls, 0.0)
 
 
 def measure_prop56(cfg: Prop56Config):
@@ -331,16 +308,16 @@ class EulerConfig:
 
     def __post_init__(self):
         cls = "EulerConfig"
-        _int(self.e, "e", cls, 1)
-        _real(self.L, "L", cls, 0.0, 1.0)
-        _real(self.tv, "tv", cls, 0.0)
-        _ints(self.Ts, "Ts", cls, 1, min_len=3)
-        _int(self.fine, "fine", cls, 1)
+        integer(self.e, "e", cls, 1)
+        real(self.L, "L", cls, 0.0, 1.0)
+        real(self.tv, "tv", cls, 0.0)
+        integers(self.Ts, "Ts", cls, 1, min_len=3, distinct=True)
+        integer(self.fine, "fine", cls, 1)
         if any(self.fine % T for T in self.Ts):
             raise ValueError(f"`Ts` of {cls} must all divide `fine` = {self.fine}; got {self.Ts}.")
         _act(self.activation, "activation", cls)
-        _real(self.weight_scale, "weight_scale", cls, 0.0)
-        _ints(self.seeds, "seeds", cls, 0)
+        real(self.weight_scale, "weight_scale", cls, 0.0)
+        integers(self.seeds, "seeds", cls, 0, distinct=True)
         if self.scheme not in ("right", "left"):
             raise ValueError(f"`scheme` of {cls} must be 'right' or 'left'; got {self.scheme!r}.")
 
@@ -472,20 +449,20 @@ class TaylorConfig:
 
     def __post_init__(self):
         cls = "TaylorConfig"
-        _int(self.e, "e", cls, 1)
-        _real(self.L, "L", cls, 0.0, 1.0)
-        _int(self.n_points, "n_points", cls, 2)
-        _ints(self.Ns, "Ns", cls, 1, min_len=3)
+        integer(self.e, "e", cls, 1)
+        real(self.L, "L", cls, 0.0, 1.0)
+        integer(self.n_points, "n_points", cls, 2)
+        integers(self.Ns, "Ns", cls, 1, min_len=3, distinct=True)
         if max(self.Ns) > 9:
             raise ValueError(f"`Ns` of {cls} must be <= 9 (3^N star products); got {max(self.Ns)}.")
         if not isinstance(self.activations, tuple) or not self.activations:
             raise ValueError(f"`activations` of {cls} must be a non-empty tuple; got {self.activations!r}.")
         for a in self.activations:
             _act(a, "activations", cls)
-        _int(self.n_rnns, "n_rnns", cls, 1)
-        _real(self.weight_scale, "weight_scale", cls, 0.0)
-        _int(self.n_lambda, "n_lambda", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.n_rnns, "n_rnns", cls, 1)
+        real(self.weight_scale, "weight_scale", cls, 0.0)
+        integer(self.n_lambda, "n_lambda", cls, 1)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -606,7 +583,7 @@ class ActivationConfig:
     n_max: int = 16
 
     def __post_init__(self):
-        _int(self.n_max, "n_max", "ActivationConfig", 1)
+        integer(self.n_max, "n_max", "ActivationConfig", 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -728,17 +705,17 @@ class LambdaConfig:
 
     def __post_init__(self):
         cls = "LambdaConfig"
-        _int(self.e, "e", cls, 1)
+        integer(self.e, "e", cls, 1)
         if self.e > 4:
             raise ValueError(f"`e` of {cls} must be <= 4 (hypothesis (5.11) at k = 0 for the logistic); got {self.e}.")
-        _int(self.d, "d", cls, 1)
-        _real(self.L, "L", cls, 0.0, 1.0)
-        _ints(self.Ns, "Ns", cls, 1)
-        _int(self.n_rnns, "n_rnns", cls, 1)
-        _real(self.w_fraction, "w_fraction", cls, 0.0, 1.0)
-        _real(self.bias, "bias", cls, -1e3, 1e3)
-        _int(self.n_points, "n_points", cls, 0)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.d, "d", cls, 1)
+        real(self.L, "L", cls, 0.0, 1.0)
+        integers(self.Ns, "Ns", cls, 1, distinct=True)
+        integer(self.n_rnns, "n_rnns", cls, 1)
+        real(self.w_fraction, "w_fraction", cls, 0.0, 1.0)
+        real(self.bias, "bias", cls, -1e3, 1e3)
+        integer(self.n_points, "n_points", cls, 0)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -843,17 +820,17 @@ class Ex513Config:
 
     def __post_init__(self):
         cls = "Ex513Config"
-        _int(self.e, "e", cls, 1)
+        integer(self.e, "e", cls, 1)
         if self.e > 4:
             raise ValueError(f"`e` of {cls} must be <= 4; got {self.e}.")
-        _int(self.d, "d", cls, 1)
-        _real(self.L, "L", cls, 0.0, 1.0)
-        _real(self.K_W_fraction, "K_W_fraction", cls, 0.0, 1.0)
-        _real(self.K_b, "K_b", cls, 0.0, 1e3, open_low=False)
-        _real(self.K_psi, "K_psi", cls, 0.0)
-        _int(self.n_rnns, "n_rnns", cls, 1)
-        _int(self.depth, "depth", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.d, "d", cls, 1)
+        real(self.L, "L", cls, 0.0, 1.0)
+        real(self.K_W_fraction, "K_W_fraction", cls, 0.0, 1.0)
+        real(self.K_b, "K_b", cls, 0.0, 1e3, open_low=False)
+        real(self.K_psi, "K_psi", cls, 0.0)
+        integer(self.n_rnns, "n_rnns", cls, 1)
+        integer(self.depth, "depth", cls, 1)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1019,21 +996,21 @@ class StabilityConfig:
     def __post_init__(self):
         cls = "StabilityConfig"
         _act(self.activation, "activation", cls)
-        _int(self.e, "e", cls, 1)
-        _real(self.L, "L", cls, 0.0, 1.0)
-        _int(self.T, "T", cls, 1)
-        _int(self.fine, "fine", cls, 1)
+        integer(self.e, "e", cls, 1)
+        real(self.L, "L", cls, 0.0, 1.0)
+        integer(self.T, "T", cls, 1)
+        integer(self.fine, "fine", cls, 1)
         if self.fine % self.T:
             raise ValueError(f"`T` of {cls} must divide `fine`; got T = {self.T}, fine = {self.fine}.")
-        _int(self.depth, "depth", cls, 1)
+        integer(self.depth, "depth", cls, 1)
         if not isinstance(self.eps_values, tuple) or not self.eps_values:
             raise ValueError(f"`eps_values` of {cls} must be a non-empty tuple; got {self.eps_values!r}.")
         for v in self.eps_values:
-            _real(v, "eps_values", cls, 0.0)
-        _int(self.n_pairs, "n_pairs", cls, 1)
-        _real(self.weight_scale, "weight_scale", cls, 0.0)
-        _real(self.c1_factor, "c1_factor", cls, 0.0, math.inf, open_low=False)
-        _int(self.seed, "seed", cls, 0)
+            real(v, "eps_values", cls, 0.0)
+        integer(self.n_pairs, "n_pairs", cls, 1)
+        real(self.weight_scale, "weight_scale", cls, 0.0)
+        real(self.c1_factor, "c1_factor", cls, 0.0, math.inf, open_low=False)
+        integer(self.seed, "seed", cls, 0)
 
 
 def measure_stability(cfg: StabilityConfig):
@@ -1107,12 +1084,12 @@ class RademacherConfig:
 
     def __post_init__(self):
         cls = "RademacherConfig"
-        _real(self.L, "L", cls, 0.0, 1.0)
-        _ints(self.ns, "ns", cls, 1, min_len=3)
-        _int(self.n_points, "n_points", cls, 2)
-        _int(self.depth, "depth", cls, 1)
-        _int(self.draws, "draws", cls, 1)
-        _ints(self.seeds, "seeds", cls, 0)
+        real(self.L, "L", cls, 0.0, 1.0)
+        integers(self.ns, "ns", cls, 1, min_len=3, distinct=True)
+        integer(self.n_points, "n_points", cls, 2)
+        integer(self.depth, "depth", cls, 1)
+        integer(self.draws, "draws", cls, 1)
+        integers(self.seeds, "seeds", cls, 0, distinct=True)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,6 +23,7 @@ import numpy as np
 from ..claims import Verdict, qualitative_verdict
 from ..sinkhorn import attention, energy, sinkhorn
 from . import register
+from ._fields import choice, integer, positive
 
 __all__ = [
     "InvarianceConfig", "InvarianceResult", "prop51", "prop51_verdict", "PROP51_PRESETS", "PROP51_TOL",
@@ -38,22 +39,6 @@ __all__ = [
     "NormalisationsConfig", "NormalisationsResult", "fig51", "fig51_verdict", "fig51_figure", "FIG51_PRESETS",
     "FIG51_TOL",
 ]
-
-
-def _int(cls, name, value, low):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"`{name}` of {cls} must be an integer >= {low}; got {value!r}")
-
-
-def _pos(cls, name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
-            0.0 < float(value) < float("inf")):
-        raise ValueError(f"`{name}` of {cls} must be a positive finite number; got {value!r}")
-
-
-def _choice(cls, name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"`{name}` of {cls} must be one of {allowed!r}; got {value!r}")
 
 
 # ------------------------------------------------------------------------------------------ Prop. 5.1
@@ -95,14 +80,14 @@ class InvarianceConfig:
 
     def __post_init__(self):
         c = "InvarianceConfig"
-        _int(c, "n", self.n, 2)
-        _int(c, "d", self.d, 1)
-        _int(c, "draws", self.draws, 1)
-        _pos(c, "logit_scale", self.logit_scale)
-        _pos(c, "shift_scale", self.shift_scale)
+        integer(self.n, "n", c, 2)
+        integer(self.d, "d", c, 1)
+        integer(self.draws, "draws", c, 1)
+        positive(self.logit_scale, "logit_scale", c)
+        positive(self.shift_scale, "shift_scale", c)
         if self.n_iter is not None:
-            _int(c, "n_iter", self.n_iter, 1)
-        _int(c, "seed", self.seed, 0)
+            integer(self.n_iter, "n_iter", c, 1)
+        integer(self.seed, "seed", c, 0)
 
 
 PROP51_PRESETS = {
@@ -203,14 +188,14 @@ class EquivarianceConfig:
 
     def __post_init__(self):
         c = "EquivarianceConfig"
-        _int(c, "n", self.n, 2)
-        _int(c, "d", self.d, 1)
-        _int(c, "m", self.m, 1)
-        _int(c, "draws", self.draws, 1)
+        integer(self.n, "n", c, 2)
+        integer(self.d, "d", c, 1)
+        integer(self.m, "m", c, 1)
+        integer(self.draws, "draws", c, 1)
         if isinstance(self.bias_scale, bool) or not isinstance(self.bias_scale, (int, float)) or not (
                 0.0 <= float(self.bias_scale) < float("inf")):
             raise ValueError(f"`bias_scale` of {c} must be a finite number >= 0; got {self.bias_scale!r}")
-        _int(c, "seed", self.seed, 0)
+        integer(self.seed, "seed", c, 0)
 
 
 EQUIVARIANCE_PRESETS = {"check": EquivarianceConfig(), "paper": EquivarianceConfig(n=64, d=16, m=8, draws=100)}
@@ -331,16 +316,16 @@ class GradientFlowConfig:
 
     def __post_init__(self):
         c = "GradientFlowConfig"
-        _int(c, "n", self.n, 2)
-        _int(c, "d", self.d, 1)
-        _int(c, "draws", self.draws, 1)
+        integer(self.n, "n", c, 2)
+        integer(self.d, "d", c, 1)
+        integer(self.draws, "draws", c, 1)
         for name in ("token_scale", "weight_scale", "fd_step", "flow_step", "tol"):
-            _pos(c, name, getattr(self, name))
-        _int(c, "flow_steps", self.flow_steps, 1)
-        _choice(c, "value_sign", self.value_sign, (-1.0, 1.0))
+            positive(getattr(self, name), name, c)
+        integer(self.flow_steps, "flow_steps", c, 1)
+        choice(self.value_sign, "value_sign", c, (-1.0, 1.0))
         if not isinstance(self.symmetric_value, bool):
             raise TypeError(f"`symmetric_value` of {c} must be a bool; got {self.symmetric_value!r}")
-        _int(c, "seed", self.seed, 0)
+        integer(self.seed, "seed", c, 0)
 
 
 PROP53_PRESETS = {"check": GradientFlowConfig(), "paper": GradientFlowConfig(n=32, d=4, draws=20, flow_steps=1000)}
@@ -507,9 +492,9 @@ class DiffusionConfig:
 
     def __post_init__(self):
         c = "DiffusionConfig"
-        _int(c, "n", self.n, 10)
+        integer(self.n, "n", c, 10)
         for name in ("sigma", "a", "window", "tol"):
-            _pos(c, name, getattr(self, name))
+            positive(getattr(self, name), name, c)
         g = self.eps_grid
         if not isinstance(g, tuple) or len(g) < 3 or any(
                 isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 < e <= 1.0 for e in g) or any(
@@ -649,14 +634,14 @@ class NonlocalConfig:
                 isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 < e <= 1.0 for e in g) or any(
                 g[i + 1] >= g[i] for i in range(len(g) - 1)):
             raise ValueError(f"`eps_grid` of {c} must be a decreasing tuple of at least 3 numbers in (0, 1]; got {g!r}")
-        _pos(c, "spacing", self.spacing)
-        _pos(c, "half_width", self.half_width)
+        positive(self.spacing, "spacing", c)
+        positive(self.half_width, "half_width", c)
         if self.half_width / self.spacing > 2000:
             raise ValueError(f"`spacing` of {c} gives more than 4001² nodes; got {self.spacing!r}")
-        _int(c, "points", self.points, 1)
+        integer(self.points, "points", c, 1)
         if not isinstance(self.symmetric_key, bool):
             raise TypeError(f"`symmetric_key` of {c} must be a bool; got {self.symmetric_key!r}")
-        _int(c, "seed", self.seed, 0)
+        integer(self.seed, "seed", c, 0)
 
 
 PROP56_PRESETS = {
@@ -784,11 +769,11 @@ class NormalisationConfig:
         if not isinstance(self.sizes, tuple) or not self.sizes:
             raise ValueError(f"`sizes` of {c} must be a non-empty tuple of integers >= 2; got {self.sizes!r}")
         for v in self.sizes:
-            _int(c, "sizes", v, 2)
-        _int(c, "d", self.d, 1)
+            integer(v, "sizes", c, 2)
+        integer(self.d, "d", c, 1)
         for name in ("token_scale", "weight_scale", "fd_step", "tol"):
-            _pos(c, name, getattr(self, name))
-        _int(c, "seed", self.seed, 0)
+            positive(getattr(self, name), name, c)
+        integer(self.seed, "seed", c, 0)
 
 
 NORMALISATION_PRESETS = {"check": NormalisationConfig(), "paper": NormalisationConfig(sizes=(4, 8, 16, 32, 64))}
@@ -926,18 +911,18 @@ class GeneralDiffusionConfig:
 
     def __post_init__(self):
         c = "GeneralDiffusionConfig"
-        _int(c, "n_axis", self.n_axis, 8)
+        integer(self.n_axis, "n_axis", c, 8)
         g = self.eps_grid
         if not isinstance(g, tuple) or len(g) < 3 or any(
                 isinstance(e, bool) or not isinstance(e, (int, float)) or not 0.0 < e <= 1.0 for e in g) or any(
                 g[i + 1] >= g[i] for i in range(len(g) - 1)):
             raise ValueError(f"`eps_grid` of {c} must be a decreasing tuple of at least 3 numbers in (0, 1]; got {g!r}")
-        _pos(c, "window", self.window)
-        _choice(c, "kind", self.kind, ("sinkhorn", "softmax"))
-        _int(c, "l2_grid", self.l2_grid, 10)
-        _pos(c, "l2_eps_scale", self.l2_eps_scale)
-        _pos(c, "tol", self.tol)
-        _int(c, "seed", self.seed, 0)
+        positive(self.window, "window", c)
+        choice(self.kind, "kind", c, ("sinkhorn", "softmax"))
+        integer(self.l2_grid, "l2_grid", c, 10)
+        positive(self.l2_eps_scale, "l2_eps_scale", c)
+        positive(self.tol, "tol", c)
+        integer(self.seed, "seed", c, 0)
 
 
 GENERAL_DIFFUSION_PRESETS = {
@@ -1094,17 +1079,17 @@ class NormalisationsConfig:
 
     def __post_init__(self):
         c = "NormalisationsConfig"
-        _int(c, "n", self.n, 4)
+        integer(self.n, "n", c, 4)
         if self.n % 2:
             raise ValueError(f"`n` of {c} must be even; got {self.n!r}")
         if isinstance(self.gap, bool) or not isinstance(self.gap, (int, float)) or not 0.0 <= self.gap < 1e3:
             raise ValueError(f"`gap` of {c} must be a number in [0, 1000); got {self.gap!r}")
-        _pos(c, "noise", self.noise)
-        _pos(c, "center", self.center)
-        _int(c, "draws", self.draws, 1)
+        positive(self.noise, "noise", c)
+        positive(self.center, "center", c)
+        integer(self.draws, "draws", c, 1)
         if self.n_iter is not None:
-            _int(c, "n_iter", self.n_iter, 1)
-        _int(c, "seed", self.seed, 0)
+            integer(self.n_iter, "n_iter", c, 1)
+        integer(self.seed, "seed", c, 0)
 
 
 FIG51_PRESETS = {"check": NormalisationsConfig(), "paper": NormalisationsConfig()}  # Fig. 5.1 draws 10 + 10 points

@@ -34,6 +34,7 @@ import numpy as np
 from theory.claims import Verdict, qualitative_verdict
 
 from . import register
+from ._fields import integer, positive, positives
 
 __all__ = [
     "EnvelopeConfig", "measure_envelope", "envelope_verdict",
@@ -48,27 +49,6 @@ __all__ = [
     "LipschitzConfig", "LipschitzResult", "measure_lipschitz", "lipschitz_verdict",
     "FlankingConfig", "FlankingResult", "measure_flanking", "flanking_verdict", "flanking_erratum_verdicts",
 ]
-
-
-def _int(v, name, cls, low):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"`{name}` of {cls} must be an integer; got {v!r}.")
-    if v < low:
-        raise ValueError(f"`{name}` of {cls} must be >= {low}; got {v}.")
-
-
-def _pos(v, name, cls, high=math.inf):
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"`{name}` of {cls} must be a number; got {v!r}.")
-    if not (math.isfinite(v) and 0 < v <= high):
-        raise ValueError(f"`{name}` of {cls} must lie in (0, {high}]; got {v!r}.")
-
-
-def _pos_tuple(vals, name, cls, high=math.inf):
-    if not isinstance(vals, tuple) or not vals:
-        raise ValueError(f"`{name}` of {cls} must be a non-empty tuple; got {vals!r}.")
-    for v in vals:
-        _pos(v, name, cls, high)
 
 
 def _target(v, f, cls):
@@ -123,11 +103,11 @@ class EnvelopeConfig:
     def __post_init__(self):
         cls = "EnvelopeConfig"
         _target(self.v, self.f, cls)
-        _int(self.m, "m", cls, 1)
-        _pos(self.eta, "eta", cls, 1.0)
-        _int(self.trials, "trials", cls, 1)
-        _pos(self.step, "step", cls, 0.1)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.m, "m", cls, 1)
+        positive(self.eta, "eta", cls, 1.0)
+        integer(self.trials, "trials", cls, 1)
+        positive(self.step, "step", cls, 0.1)
+        integer(self.seed, "seed", cls, 0)
         if not isinstance(self.use_partial, bool):
             raise TypeError(f"`use_partial` of {cls} must be a bool; got {self.use_partial!r}.")
 
@@ -226,11 +206,11 @@ class HessianConfig:
         if not isinstance(self.m_values, tuple) or not self.m_values:
             raise ValueError(f"`m_values` of {cls} must be a non-empty tuple; got {self.m_values!r}.")
         for m in self.m_values:
-            _int(m, "m_values", cls, 1)
-        _pos(self.eta, "eta", cls, 1.0)
-        _int(self.trials, "trials", cls, 1)
-        _int(self.seed, "seed", cls, 0)
-        _pos(self.bound_factor, "bound_factor", cls)
+            integer(m, "m_values", cls, 1)
+        positive(self.eta, "eta", cls, 1.0)
+        integer(self.trials, "trials", cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        positive(self.bound_factor, "bound_factor", cls)
 
 
 def measure_hessian(cfg: HessianConfig):
@@ -301,16 +281,16 @@ class HeavisideConfig:
     def __post_init__(self):
         cls = "HeavisideConfig"
         _target(self.v, self.f, cls)
-        _int(self.per_piece, "per_piece", cls, 2)
-        _pos_tuple(self.etas, "etas", cls, 1.0)
-        _int(self.trials, "trials", cls, 1)
-        _pos(self.tau_end, "tau_end", cls)
-        _pos(self.dtau, "dtau", cls)
-        _pos(self.margin, "margin", cls, 0.5)
+        integer(self.per_piece, "per_piece", cls, 2)
+        positives(self.etas, "etas", cls, 1.0)
+        integer(self.trials, "trials", cls, 1)
+        positive(self.tau_end, "tau_end", cls)
+        positive(self.dtau, "dtau", cls)
+        positive(self.margin, "margin", cls, 0.5)
         if self.margin <= max(self.etas):
             raise ValueError(f"`margin` of {cls} must exceed max(etas) = {max(self.etas)}; got {self.margin}.")
-        _int(self.seed, "seed", cls, 0)
-        _pos(self.jump_scale, "jump_scale", cls)
+        integer(self.seed, "seed", cls, 0)
+        positive(self.jump_scale, "jump_scale", cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -493,13 +473,13 @@ class TrackingConfig:
     def __post_init__(self):
         cls = "TrackingConfig"
         _target(self.v, self.f, cls)
-        _int(self.per_piece, "per_piece", cls, 2)
-        _pos(self.eta, "eta", cls, 1.0)
-        _pos(self.h, "h", cls)
-        _pos(self.t_end, "t_end", cls)
-        _pos_tuple(self.lag_eps, "lag_eps", cls)
-        _pos(self.lag_t_end, "lag_t_end", cls)
-        _pos(self.bound_scale, "bound_scale", cls)
+        integer(self.per_piece, "per_piece", cls, 2)
+        positive(self.eta, "eta", cls, 1.0)
+        positive(self.h, "h", cls)
+        positive(self.t_end, "t_end", cls)
+        positives(self.lag_eps, "lag_eps", cls)
+        positive(self.lag_t_end, "lag_t_end", cls)
+        positive(self.bound_scale, "bound_scale", cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -656,13 +636,13 @@ class EpsLimitConfig:
     def __post_init__(self):
         cls = "EpsLimitConfig"
         _target(self.v, self.f, cls)
-        _int(self.per_piece, "per_piece", cls, 1)
-        _pos(self.eta, "eta", cls, 1.0)
-        _pos(self.h, "h", cls)
-        _pos_tuple(self.eps_values, "eps_values", cls)
-        _pos(self.tau_end, "tau_end", cls)
-        _pos(self.dtau, "dtau", cls)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.per_piece, "per_piece", cls, 1)
+        positive(self.eta, "eta", cls, 1.0)
+        positive(self.h, "h", cls)
+        positives(self.eps_values, "eps_values", cls)
+        positive(self.tau_end, "tau_end", cls)
+        positive(self.dtau, "dtau", cls)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -771,9 +751,9 @@ class DGoodConfig:
     def __post_init__(self):
         cls = "DGoodConfig"
         _target(self.v, self.f, cls)
-        _pos_tuple(self.deltas, "deltas", cls, 0.999)
-        _int(self.draws, "draws", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        positives(self.deltas, "deltas", cls, 0.999)
+        integer(self.draws, "draws", cls, 1)
+        integer(self.seed, "seed", cls, 0)
         if isinstance(self.m_offset, bool) or not isinstance(self.m_offset, int):
             raise TypeError(f"`m_offset` of {cls} must be an integer; got {self.m_offset!r}.")
 
@@ -869,18 +849,18 @@ class Fig64Config:
     def __post_init__(self):
         cls = "Fig64Config"
         _target(self.v, self.f, cls)
-        _int(self.m, "m", cls, 1)
-        _pos(self.eta, "eta", cls, 1.0)
-        _pos(self.h, "h", cls)
-        _pos(self.u_step_max, "u_step_max", cls)
-        _pos_tuple(self.eps_values, "eps_values", cls)
-        _pos(self.tau_end, "tau_end", cls)
-        _pos(self.t_min, "t_min", cls)
+        integer(self.m, "m", cls, 1)
+        positive(self.eta, "eta", cls, 1.0)
+        positive(self.h, "h", cls)
+        positive(self.u_step_max, "u_step_max", cls)
+        positives(self.eps_values, "eps_values", cls)
+        positive(self.tau_end, "tau_end", cls)
+        positive(self.t_min, "t_min", cls)
         if not isinstance(self.seeds, tuple) or not self.seeds:
             raise ValueError(f"`seeds` of {cls} must be a non-empty tuple; got {self.seeds!r}.")
         for s in self.seeds:
-            _int(s, "seeds", cls, 0)
-        _pos(self.move_threshold, "move_threshold", cls)
+            integer(s, "seeds", cls, 0)
+        positive(self.move_threshold, "move_threshold", cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1038,11 +1018,11 @@ class LemmasConfig:
     def __post_init__(self):
         cls = "LemmasConfig"
         _target(self.v, self.f, cls)
-        _int(self.per_piece, "per_piece", cls, 2)
-        _pos(self.eta, "eta", cls, 1.0)
-        _int(self.trials, "trials", cls, 1)
-        _int(self.seed, "seed", cls, 0)
-        _pos(self.bound_scale, "bound_scale", cls)
+        integer(self.per_piece, "per_piece", cls, 2)
+        positive(self.eta, "eta", cls, 1.0)
+        integer(self.trials, "trials", cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        positive(self.bound_scale, "bound_scale", cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1189,10 +1169,10 @@ class RecoveryConfig:
     def __post_init__(self):
         cls = "RecoveryConfig"
         _target(self.v, self.f, cls)
-        _int(self.m, "m", cls, 2)
-        _int(self.draws, "draws", cls, 1)
-        _int(self.seed, "seed", cls, 0)
-        _pos(self.horizon_scale, "horizon_scale", cls)
+        integer(self.m, "m", cls, 2)
+        integer(self.draws, "draws", cls, 1)
+        integer(self.seed, "seed", cls, 0)
+        positive(self.horizon_scale, "horizon_scale", cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1336,15 +1316,15 @@ class Fig63Config:
     def __post_init__(self):
         cls = "Fig63Config"
         _target(self.v, self.f, cls)
-        _int(self.m, "m", cls, 2)
-        _pos(self.eta, "eta", cls, 1.0)
-        _pos(self.eps, "eps", cls)
-        _pos(self.h, "h", cls)
-        _pos(self.tau_end, "tau_end", cls)
+        integer(self.m, "m", cls, 2)
+        positive(self.eta, "eta", cls, 1.0)
+        positive(self.eps, "eps", cls)
+        positive(self.h, "h", cls)
+        positive(self.tau_end, "tau_end", cls)
         if isinstance(self.noise, bool) or not isinstance(self.noise, (int, float)) or not 0 <= self.noise < math.inf:
             raise ValueError(f"`noise` of {cls} must be a finite number >= 0; got {self.noise!r}.")
-        _int(self.seed, "seed", cls, 0)
-        _pos(self.tau_start, "tau_start", cls)
+        integer(self.seed, "seed", cls, 0)
+        positive(self.tau_start, "tau_start", cls)
         if self.tau_start >= self.tau_end:
             raise ValueError(f"`tau_start` of {cls} must be below tau_end = {self.tau_end}; got {self.tau_start}.")
 
@@ -1486,18 +1466,18 @@ class LipschitzConfig:
     def __post_init__(self):
         cls = "LipschitzConfig"
         _target(self.v, self.f, cls)
-        _int(self.per_piece, "per_piece", cls, 1)
-        _pos(self.eta, "eta", cls, 1.0)
-        _pos_tuple(self.gaps, "gaps", cls)
+        integer(self.per_piece, "per_piece", cls, 1)
+        positive(self.eta, "eta", cls, 1.0)
+        positives(self.gaps, "gaps", cls)
         if len(self.gaps) < 3 or any(b >= a for a, b in zip(self.gaps, self.gaps[1:])):
             raise ValueError(f"`gaps` of {cls} must be strictly decreasing with >= 3 values; got {self.gaps!r}.")
-        _int(self.trials, "trials", cls, 1)
-        _pos(self.spacing, "spacing", cls)
+        integer(self.trials, "trials", cls, 1)
+        positive(self.spacing, "spacing", cls)
         if self.spacing < 2.5:
             raise ValueError(f"`spacing` of {cls} must be >= 2.5 (eta units); got {self.spacing!r}.")
-        _pos(self.pair_radius, "pair_radius", cls, 0.25)
-        _pos(self.step, "step", cls, 1e-3)
-        _int(self.seed, "seed", cls, 0)
+        positive(self.pair_radius, "pair_radius", cls, 0.25)
+        positive(self.step, "step", cls, 1e-3)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1684,11 +1664,11 @@ class FlankingConfig:
     def __post_init__(self):
         cls = "FlankingConfig"
         _target(self.v, self.f, cls)
-        _int(self.per_piece, "per_piece", cls, 2)
-        _pos(self.eta, "eta", cls, 1.0)
-        _pos_tuple(self.offsets, "offsets", cls, 2.0)
-        _int(self.trials, "trials", cls, 1)
-        _int(self.seed, "seed", cls, 0)
+        integer(self.per_piece, "per_piece", cls, 2)
+        positive(self.eta, "eta", cls, 1.0)
+        positives(self.offsets, "offsets", cls, 2.0)
+        integer(self.trials, "trials", cls, 1)
+        integer(self.seed, "seed", cls, 0)
 
 
 @dataclasses.dataclass(frozen=True)
