@@ -37,7 +37,6 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	-$(PY) -m pip install --quiet wheel && $(PY) -m pip install --quiet --no-build-isolation iisignature==0.24
-	$(PY) benchmarks/run.py
 	$(PY) benchmarks/publish.py
 
 figures: $(STAMP)

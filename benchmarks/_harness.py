@@ -17,9 +17,7 @@ here starts with ``test_``), and ``make test`` never runs it.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import io
 import shutil
 import gc
 import math
@@ -351,27 +349,6 @@ def machine_line(info: dict | None = None) -> str:
     if load:
         parts.append(f"load average {load[0]} at the start")
     return "; ".join(str(p) for p in parts)
-
-
-@contextlib.contextmanager
-def tee_stdout():
-    """Copy what the block prints into a list of strings (``with tee_stdout() as lines: ...``)."""
-    lines: list[str] = []
-    real = sys.stdout
-
-    class _Tee(io.TextIOBase):
-        def write(self, text):
-            lines.append(text)
-            return real.write(text)
-
-        def flush(self):
-            real.flush()
-
-    sys.stdout = _Tee()
-    try:
-        yield lines
-    finally:
-        sys.stdout = real
 
 
 def publish(name: str, title: str, command: str, text: str, *, info: dict | None = None,

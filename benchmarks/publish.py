@@ -9,7 +9,7 @@ Each script prints its own tables (timings against its anchor, measured in the s
 runs it in a fresh interpreter, keeps what it printed verbatim, and writes
 ``benchmarks/results/<name>.md`` with the machine it ran on (and copies the script's plots beside
 it). The documentation's benchmark page is built from those files, so that no measured figure is
-typed by hand. ``python benchmarks/run.py`` (the kernels against their anchors) publishes itself.
+typed by hand; the README's speed table quotes them (``tests/test_readme_speed.py`` checks it).
 A script that fails is reported and not published; the exit code is then 1.
 """
 
@@ -33,6 +33,8 @@ OUT = HERE / "out"
 SCRIPTS = {
     "resnet": ("ResNet kernels over the size grid (forward and gradient against a NumPy loop, "
                "PyTorch CPU eager and the floors; one BLAS thread)", ["bench_resnet.py"], ("resnet_grid.png",)),
+    "kernels": ("Kernels against their anchors: ResNet compile time, forward and adjoint memory; linear flows; "
+                "fBm; isotonic regression; top-k; implicit-reg", ["run.py"], ("resnet_memory.png", "sorting.png")),
     "momentum": ("Momentum ResNets and Sinkhorn attention", ["bench_momentum.py"], ()),
     "signature": ("Truncated signatures and the signature kernel", ["bench_signature.py"], ()),
     "icl": ("Exact expectations of in-context AR learning against Monte Carlo", ["bench_icl.py"], ()),

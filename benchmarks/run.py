@@ -6,7 +6,9 @@ Usage::
     python benchmarks/run.py --quick    # small sizes: a smoke test of the harness, still prints ratios
     python benchmarks/run.py --only linear   # one family (resnet, linear, fbm, isotonic, implicit or topk); combines with --quick
 
-``--quick`` writes ``results-quick.json`` and ``resnet_memory-quick.png`` so that it never overwrites
+``python benchmarks/publish.py kernels`` runs this script at full sizes and publishes what it prints in
+``benchmarks/results/kernels.md`` with the machine line (the ResNet size grid is ``bench_resnet.py``,
+published as ``resnet``). ``--quick`` writes ``results-quick.json`` and ``resnet_memory-quick.png`` so that it never overwrites
 the full results; ``--only FAMILY`` writes ``results-FAMILY[-quick].json`` so that it never
 overwrites the results of every family. Never part of ``make test``; pytest does not collect this
 directory.
@@ -35,7 +37,7 @@ import bench_isotonic  # noqa: E402
 import bench_linear  # noqa: E402
 import bench_resnet  # noqa: E402
 import bench_topk  # noqa: E402
-from _harness import fmt_bytes, fmt_time, format_table, load_average, machine_info, publish, tee_stdout  # noqa: E402
+from _harness import fmt_bytes, fmt_time, format_table, load_average, machine_info  # noqa: E402
 from plot_sorting import plot_sorting  # noqa: E402
 
 # Targets of the brief: one trajectory at d = 16, N = 1e4 at least 5x NumPy (goal 10x); a batch of
@@ -293,16 +295,7 @@ def run_linear(cfg, timing, quick=False):
 
 
 def main(argv=None):
-    with tee_stdout() as printed:
-        code, doc, args = _main(argv)
-    if doc["mode"] == "full":  # the documentation's benchmark page reads benchmarks/results/
-        only = f"-{args.only}" if args.only else ""
-        images = [p for p in (HERE.parent / doc["plot"] if doc.get("plot") else None,
-                              args.out / f"sorting{only}.png") if p is not None and p.exists()]
-        path = publish(f"run{only}", "Kernels against their anchors" + (f" ({args.only})" if args.only else ""),
-                       "python benchmarks/run.py" + (f" --only {args.only}" if args.only else ""),
-                       "".join(printed), info=doc["machine"], images=tuple(images))
-        print(f"Published: {path}")
+    code, _, _ = _main(argv)
     return code
 
 
@@ -342,19 +335,6 @@ def _main(argv=None):
             gallery.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(plot_path, gallery)
         benchmarks += [compile_result] + forward_results + [memory]
-        # the size grid (d, B, N) with its targets, in a child process whose BLAS runs on one thread
-        # (as PyTorch and the kernels do), the setting its CPU-time ratios assume
-        grid_json = args.out / f"resnet_grid{suffix}.json"
-        grid_cmd = [sys.executable, str(HERE / "bench_resnet.py"), "--out", str(grid_json)]
-        if args.quick:
-            grid_cmd += ["--quick"]
-        import os
-        import subprocess
-
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-        subprocess.run(grid_cmd, check=True, env=env, stderr=subprocess.DEVNULL)
-        benchmarks.append(json.loads(grid_json.read_text()))
-        print(f"Plot: {grid_json.with_suffix('.png')}")
         plot = str(plot_path.relative_to(HERE.parent)) if plot_path.is_relative_to(HERE.parent) else str(plot_path)
         print()
     if "linear" in families:
