@@ -12,13 +12,15 @@ seeds, width 64, 90 epochs of SGD on the digits, 540 steps), ``resnet_node.fig4`
 5 seeds, 300 Adam steps for each of the 4 variants) and ``resnet_node.fig3c``. ``"cpu"``: the same
 experiments at reduced sizes.
 
-Estimate of the paper run on one H100 (not yet measured). The tensors are small (the largest batched
-product is 5 x 256 x 64 by 64 x 64), so the run is bound by kernel launches and autograd, not by
-FLOPs (about 3e12 in all, one minute of float64 peak... at a few percent of it) : the digits training
-issues about 540 steps x 6.7e3 kernels = 3.6e6 kernels, Figure 4 about 300 x 1.6e4 = 4.8e6 kernels
-and 7.5e4 autograd calls of the adjoint; at 5-10 us per kernel that is 40-80 s for the two together,
-plus a few seconds for the synthetic Figure 3(c). The dry run on this CPU counts the same kernels
-at reduced depth and is dispatch-bound too (its seconds per kernel are printed in the JSON).
+Estimate of the paper run on one H100 (an estimate, not yet measured). The tensors are small (the
+largest batched product is 5 x 256 x 64 by 64 x 64): the digits training is about 1.3e13 float64
+operations (540 steps x 382 layer evaluations x 63 MFLOP, forward and backward), a few seconds at
+a realistic fraction of the 50 TFLOP/s peak for products this small; Figure 4 is negligible in
+FLOPs (d = 6, width 16). Both are bound by kernel launches and autograd instead: the digits
+training issues about 540 steps x 6.7e3 kernels = 3.6e6 kernels, Figure 4 about 300 x 1.6e4 =
+4.8e6 kernels and 7.5e4 autograd calls of the adjoint; at 5-10 us per kernel that is 40-80 s for
+the two, plus a few seconds for the synthetic Figure 3(c). The dry run on a CPU (``--size cpu``,
+one thread) took 45-55 s on a loaded 2-core machine.
 
 Writes benchmarks/out/gpu_scale_resnet_node_<device>_<size>.json and the figures
 benchmarks/out/resnet-node__fig-3c-digits_<device>_<size>.png and

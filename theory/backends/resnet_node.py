@@ -21,11 +21,12 @@ layer is one batched matrix product, so the seeds of a figure share the device's
   same data, initialisation and optimiser formulas as the NumPy code of the package.
 
 dtype. float64 by default. float32 is accepted by :func:`train_moons` (Figure 4 measures test
-errors: a float32 run may flip the class of a test point near the boundary, so its figures agree
-with float64 to the number of such points, not to a fixed tolerance; measured at the test's small
-size: identical test errors, training losses within 1e-6). The adjoint-error experiments
-(Figure 3(c)) refuse float32: the errors they measure reach 1e-6 relative (HeunNet at depth 64 and
-more), the size of float32's rounding of the gradients themselves.
+errors: a float32 run may flip the class of a test point near the decision boundary, so its figures
+agree with float64 up to such flips, not to a fixed tolerance; measured at the test's small size,
+15 Adam steps: identical test errors, final training losses within 1e-7 (6e-8)). The adjoint-error
+experiments (Figure 3(c)) refuse float32: the errors they measure go down to 1e-7 relative (the
+HeunNet at depth 128 of the check of ``resnet_node.fig3c``; 3e-8 on the digits), the size of
+float32's rounding of the gradients themselves (unit round-off 6e-8).
 """
 
 from __future__ import annotations
@@ -207,9 +208,10 @@ def train_digits(b: Backend, X, labels, theta, Wh, ch, batches, lrs, *, scheme, 
     :math:`g \leftarrow g + \lambda p`, :math:`u \leftarrow \mu u + g`, :math:`p \leftarrow p - \eta u`)
     on the residual slices and the softmax head of S networks, exact gradients (backprop).
 
-    X (n, d) and labels (n,) on the host, theta (S, K, P), Wh (S, C, d), ch (S, C) NumPy float64
-    (the initial point), ``batches[t]`` (S, b_t) indices of step t, ``lrs[t]`` its learning rate.
-    Returns the trained (theta, Wh, ch) as tensors on the device."""
+    X (n, d) and labels (n,) on the host (the training sets of the S networks stacked), theta
+    (S, K, P), Wh (S, C, d), ch (S, C) NumPy float64 (the initial point), ``batches[t]`` (S, b_t)
+    row indices into X of step t (row s: network s's mini-batch), ``lrs[t]`` its learning rate.
+    Returns the trained [theta, Wh, ch] as tensors on the device."""
     torch = _torch()
     dev, dt = b.torch_device, b.torch_dtype
     Xd = torch.as_tensor(X, dtype=dt, device=dev)

@@ -54,9 +54,9 @@ def _check_choice(value, name, where, choices):
 
 
 def require_float64(backend, where):
-    """Refuse float32 for an experiment that measures adjoint errors down to 1e-6 relative."""
+    """Refuse float32 for an experiment that measures adjoint errors down to 1e-7 relative."""
     if backend.dtype != "float64":
-        raise ValueError(f"`dtype` of {where} must be 'float64': the adjoint errors it measures reach 1e-6 "
+        raise ValueError(f"`dtype` of {where} must be 'float64': the adjoint errors it measures reach 1e-7 "
                          f"relative, the size of float32's rounding of the gradients; got {backend.dtype!r}")
 
 

@@ -530,7 +530,7 @@ class Fig3cConfig:
         Array backend of the two gradients (:mod:`theory.backends`): ``"numpy"`` (the package's
         kernels, default) or ``"torch"`` on ``"cpu"`` or ``"cuda"``
         (:mod:`theory.backends.resnet_node`); the weights and batches are the same NumPy draws on
-        every backend. ``dtype`` must be ``"float64"``: the errors measured reach 1e-6 relative,
+        every backend. ``dtype`` must be ``"float64"``: the errors measured reach 1e-7 relative,
         the size of float32's own rounding of the gradients.
     """
 

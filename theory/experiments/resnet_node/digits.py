@@ -255,21 +255,10 @@ def _measure_torch(config, runs, scheme, N):
     # the training sets of the seeds are different draws: index them per seed on the device
     offsets = (np.arange(S) * X.shape[1])[:, None]
     flatX, flaty = X.reshape(-1, d), y.reshape(-1)
+    params = tb.train_digits(b, flatX, flaty, theta, Wh, ch, [idx + offsets for idx in batches], runs[0][2][1],
+                             scheme=scheme, d=d, m=m, momentum=config.momentum, weight_decay=config.weight_decay)
     Xd = torch.as_tensor(flatX, dtype=dt, device=dev)
     yd = torch.as_tensor(flaty, device=dev)
-    params = [torch.as_tensor(a, dtype=dt, device=dev).clone() for a in (theta, Wh, ch)]
-    bufs = [torch.zeros_like(p) for p in params]
-    for idx, lr in zip(batches, runs[0][2][1]):
-        ii = torch.as_tensor(idx + offsets, device=dev)
-        x0 = Xd[ii]
-        xN = tb.forward_last(x0, params[0], scheme, d, m)
-        _, gx, gW, gc = tb.softmax_cross_entropy(xN, params[1], params[2], yd[ii])
-        gth, _ = tb.gradient(x0, params[0], gx, scheme, "backprop", d, m)
-        for p, u, g in zip(params, bufs, (gth, gW, gc)):
-            g = g + config.weight_decay * p
-            u.mul_(config.momentum).add_(g)
-            p.sub_(lr * u)
-    tb._finite(params[0], "the trained weights", "theory.experiments.resnet_node.fig3c_digits")
     ii = torch.as_tensor(np.arange(config.eval_batch)[None, :] + offsets, device=dev)
     x0 = Xd[ii]
     with torch.no_grad():
