@@ -34,6 +34,18 @@ not asserted: Prop. 4 gives the ResNet a relative error O(1/N); Prop. 6 gives th
 between consecutive layers (their initialisation is i.i.d. across layers) and faster when training
 makes them smooth in depth.
 
+Measured (float64; the two backends agree to 1e-10). Check preset (width 16, 4 epochs, depths 4 to
+32, one seed): slopes ResNet -3.18 [-3.37, -3.02], HeunNet -3.41 [-3.79, -2.89]; HeunNet/ResNet
+median 0.22 at N = 4 to 0.16 at N = 32; test error 7.2%. Width 32, 30 epochs, depths 4 to 64, one
+seed: ResNet -3.01 [-3.19, -2.86] (median 2.6e-3 at N = 4 to 6.1e-7 at N = 64), HeunNet -3.34
+[-3.62, -3.11] (4.2e-4 to 3.7e-8), ratio 0.16 to 0.061, test error 3.3%. Both messages of the
+figure hold; the errors fall like N^-3, faster than the O(1/N) of Prop. 4, because the trained
+weights are not of order one here: with the step 1/N and a learning rate independent of N, the
+gradient of every slice is O(1/N), so SGD moves each V_n by O(1/N) from its zero initialisation,
+the residuals f_n and their Jacobians are O(1/N), the reconstruction error O(N^-3), and so the
+relative gradient error. Prop. 4 bounds the error with depth-independent constants; these shrink
+with N, which the bound allows.
+
 Backends: ``"numpy"`` (the package's kernels, :func:`theory.resnet.gradient`, one network at a
 time) or ``"torch"`` (:mod:`theory.backends.resnet_node`, the seeds trained together as one batch
 of networks); the same data, splits, initial weights and mini-batches on both. float64 only.
