@@ -83,8 +83,10 @@ def _digits_figure(result, path):
 def _fig4_figure(result, path):
     from theory.plots import STYLE, subplots
 
-    styles = {"euler-backprop": ("C0", "-", "o", "ResNet, backprop"), "euler-adjoint": ("C0", "--", "s", "ResNet, adjoint"),
-              "heun-backprop": ("C3", "-", "o", "HeunNet, backprop"), "heun-adjoint": ("C3", "--", "s", "HeunNet, adjoint")}
+    styles = {"euler-backprop": ("C0", "-", "o", "ResNet, backprop"),
+              "euler-adjoint": ("C0", "--", "s", "ResNet, adjoint"),
+              "heun-backprop": ("C3", "-", "o", "HeunNet, backprop"),
+              "heun-adjoint": ("C3", "--", "s", "HeunNet, adjoint")}
     mpl, fig, (ax,) = subplots(1, (5.8, 4.0))
     depths = np.asarray(result.table.depths)
     with mpl.rc_context(STYLE):
@@ -99,8 +101,8 @@ def _fig4_figure(result, path):
         ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: f"{v:g}%"))
         ax.set_xlabel("depth N")
         ax.set_ylabel("test error (median, min-max band)")
-        ax.set_title(f"resnet-node/fig-4: two moons, {len(result.config.seeds)} seeds, {result.config.steps} Adam steps",
-                     fontsize=10)
+        ax.set_title(f"resnet-node/fig-4: two moons, {len(result.config.seeds)} seeds, "
+                     f"{result.config.steps} Adam steps", fontsize=10)
         ax.legend(frameon=False, fontsize=8)
     fig.savefig(path, dpi=120)
     mpl.pyplot.close(fig)
@@ -151,7 +153,8 @@ def _run(backend, device, size):
         if hasattr(result, "to_measured"):
             entry["measured"] = result.to_measured()
         if draw is not None:
-            path = OUT / f"resnet-node__{name.replace('_', '-').replace('fig3c', 'fig-3c').replace('fig4', 'fig-4')}_{tag}.png"
+            stem = name.replace("_", "-").replace("fig3c", "fig-3c").replace("fig4", "fig-4")
+            path = OUT / f"resnet-node__{stem}_{tag}.png"
             draw(result, path)
             entry["figure"] = str(path.relative_to(OUT.parent.parent))
         out[name] = entry

@@ -42,7 +42,8 @@ seed: ResNet -3.01 [-3.19, -2.86] (median 2.6e-3 at N = 4 to 6.1e-7 at N = 64), 
 figure hold; the errors fall like N^-3, faster than the O(1/N) of Prop. 4, because the trained
 weights are not of order one here: with the step 1/N and a learning rate independent of N, the
 gradient of every slice is O(1/N), so SGD moves each V_n by O(1/N) from its zero initialisation
-(check preset: the median of N ||V_n||_F is 1.51, 1.56, 1.43, 1.45 at N = 4, 8, 16, 32), the residuals f_n and their Jacobians are O(1/N), the reconstruction error O(N^-3), and so the
+(check preset: the median of N ||V_n||_F is 1.51, 1.56, 1.43, 1.45 at N = 4, 8, 16, 32), the
+residuals f_n and their Jacobians are O(1/N), the reconstruction error O(N^-3), and so the
 relative gradient error. Prop. 4 bounds the error with depth-independent constants; these shrink
 with N, which the bound allows.
 
