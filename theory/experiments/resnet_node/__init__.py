@@ -12,16 +12,20 @@ function returning a result, and the verdict beside it. All are registered by na
   Figure 3(c);
 * :mod:`~theory.experiments.resnet_node.linear`: the deep linear ResNet, Section 3.2, Assumption 1,
   Prop. 2, Th. 1, Lemmas 1-2 and Figure 2;
-* :mod:`~theory.experiments.resnet_node.trained`: the training experiments, Figures 1 and 4.
+* :mod:`~theory.experiments.resnet_node.trained`: the training experiments, Figures 1 and 4;
+* :mod:`~theory.experiments.resnet_node.digits`: Figure 3(c) on networks trained on scikit-learn's
+  digits (a scale experiment of the PyTorch backend).
 
 Their public names are re-exported here.
 """
 
 from __future__ import annotations
 
-from . import adjoint, linear, ode, trained
+from . import adjoint, digits, linear, ode, trained
 from .adjoint import *  # noqa: F401,F403
 from .adjoint import __all__ as _adjoint_all
+from .digits import *  # noqa: F401,F403
+from .digits import __all__ as _digits_all
 from .linear import *  # noqa: F401,F403
 from .linear import __all__ as _linear_all
 from .ode import *  # noqa: F401,F403
@@ -39,4 +43,4 @@ SEARCH_SETTINGS = {"max_examples": 40, "deadline": None, "derandomize": True, "d
 PRESETS = {"assumption-1": linear.ASSUMPTION1_PRESETS, "assumption-1/erratum": linear.ERRATUM_PRESETS,
            "fig-3c": adjoint.FIG3C_PRESETS, "fig-1": trained.FIG1_PRESETS, "fig-4": trained.FIG4_PRESETS}
 
-__all__ = ["PRESETS", "SEARCH_SETTINGS", "adjoint", "linear", "ode", "trained", *_adjoint_all, *_linear_all, *_ode_all, *_trained_all]
+__all__ = ["PRESETS", "SEARCH_SETTINGS", "adjoint", "digits", "linear", "ode", "trained", *_adjoint_all, *_digits_all, *_linear_all, *_ode_all, *_trained_all]

@@ -51,3 +51,28 @@ def _check_floats(values, name, where, low, high, *, min_len=1):
 def _check_choice(value, name, where, choices):
     if value not in choices:
         raise ValueError(f"`{name}` of {where} must be one of {list(choices)}; got {value!r}")
+
+
+def require_float64(backend, where):
+    """Refuse float32 for an experiment that measures adjoint errors down to 1e-7 relative."""
+    if backend.dtype != "float64":
+        raise ValueError(f"`dtype` of {where} must be 'float64': the adjoint errors it measures reach 1e-7 "
+                         f"relative, the size of float32's rounding of the gradients; got {backend.dtype!r}")
+
+
+def torch_gradient_pair(backend, x0, theta, y, scheme, d, m):
+    """Exact and adjoint gradients in theta of 1/2 ||x_N - y||^2 (one network, NumPy arrays in and
+    out) on the torch backend (:func:`theory.backends.resnet_node.gradient`)."""
+    import torch
+
+    from theory.backends import resnet_node as tb
+
+    dev, dt = backend.torch_device, backend.torch_dtype
+    x = torch.as_tensor(x0, dtype=dt, device=dev).unsqueeze(0)
+    th = torch.as_tensor(theta, dtype=dt, device=dev).unsqueeze(0)
+    with torch.no_grad():
+        xN = tb.forward_last(x, th, scheme, d, m)
+    g = xN - torch.as_tensor(y, dtype=dt, device=dev).unsqueeze(0)
+    exact, _ = tb.gradient(x, th, g, scheme, "backprop", d, m)
+    approx, _ = tb.gradient(x, th, g, scheme, "adjoint", d, m, xN=xN)
+    return tb.to_numpy(exact[0]), tb.to_numpy(approx[0])

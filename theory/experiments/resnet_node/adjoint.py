@@ -47,7 +47,10 @@ from theory.resnet.errors import (
     smooth_weights,
 )
 
-from ._common import _check_choice, _check_float, _check_floats, _check_int, _check_ints, _require
+from theory.backends import resolve, validate_fields
+
+from ._common import (_check_choice, _check_float, _check_floats, _check_int, _check_ints, _require, require_float64,
+                      torch_gradient_pair)
 
 __all__ = [
     "PROP6_ERRATUM_EXPECTED",
@@ -523,6 +526,12 @@ class Fig3cConfig:
         where Prop. 6 predicts only a relative error O(1/N) for Heun).
     scale : float
         Multiplies every weight (entries of A, B_1, B_2, M_n have variance 1/fan-in before it).
+    backend, device, dtype : str
+        Array backend of the two gradients (:mod:`theory.backends`): ``"numpy"`` (the package's
+        kernels, default) or ``"torch"`` on ``"cpu"`` or ``"cuda"``
+        (:mod:`theory.backends.resnet_node`); the weights and batches are the same NumPy draws on
+        every backend. ``dtype`` must be ``"float64"``: the errors measured reach 1e-7 relative,
+        the size of float32's own rounding of the gradients.
     """
 
     depths: tuple = (4, 8, 16, 32, 64, 128)
@@ -532,9 +541,13 @@ class Fig3cConfig:
     seeds: tuple = (0, 1, 2)
     weights: str = "smooth"
     scale: float = 1.0
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         where = "theory.experiments.resnet_node.Fig3cConfig"
+        require_float64(validate_fields(self, where), where)
         _check_ints(self.depths, "depths", where, 1, increasing=True, min_len=5)
         _check_int(self.d, "d", where, 1)
         _check_int(self.width, "width", where, 1)
@@ -578,10 +591,19 @@ def _relative_errors(config: Fig3cConfig, scheme: str, N: int, seed: int) -> np.
     data = np.random.default_rng(10_000 + seed)
     x0 = data.standard_normal((config.batch, config.d))
     y = np.tanh(x0 @ data.standard_normal((config.d, config.d)))
-    exact, _ = gradient(x0, theta, y, residual, scheme, "backprop")
-    approx, _ = gradient(x0, theta, y, residual, scheme, "adjoint")
+    if config.backend == "numpy":
+        exact, _ = gradient(x0, theta, y, residual, scheme, "backprop")
+        approx, _ = gradient(x0, theta, y, residual, scheme, "adjoint")
+    else:
+        exact, approx = torch_gradient_pair(resolve(config.backend, config.device, config.dtype), x0, theta, y,
+                                            scheme, config.d, config.width)
+    return tensor_relative_errors(residual, exact, approx, config.d, K)
+
+
+def tensor_relative_errors(residual, exact, approx, d, K):
+    """Per-tensor relative errors ||g~ - g||_F / ||g||_F of V_n, W_n, b_n (K slices each), shape (3 K,)."""
     out = []
-    for g, a in zip(residual.unpack(exact, config.d), residual.unpack(approx, config.d)):
+    for g, a in zip(residual.unpack(exact, d), residual.unpack(approx, d)):
         num = np.sqrt(np.sum((a - g).reshape(K, -1) ** 2, axis=1))
         den = np.sqrt(np.sum(g.reshape(K, -1) ** 2, axis=1))
         out.append(num / den)

@@ -11,18 +11,21 @@ as library experiments around the training code of :mod:`theory.resnet.training`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from theory._validation import check_work
+from theory.backends import validate_fields
 from theory.claims import Verdict
 from theory.experiments._registry import register
+from theory.resnet import mlp
 from theory.resnet import training as _training
 
 from ._common import _check_float, _check_int, _check_ints, _require
 
 __all__ = ["FIG1_EXPECTED", "FIG1_PRESETS", "FIG4_EXPECTED", "FIG4_PRESETS", "Fig1Config", "Fig4Config",
-           "Fig4Result", "fig1", "fig1_verdict", "fig4", "fig4_verdict"]
+           "Fig4Result", "fig1", "fig1_verdict", "fig4", "fig4_verdict", "moons_data"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,9 @@ def fig1_verdict(result: _training.Fig1Result) -> Verdict:
     return _training.fig1_verdict(result.to_measured())
 
 
+_BACKEND_FIELDS = ("backend", "device", "dtype")
+
+
 @dataclass(frozen=True)
 class Fig4Config:
     """Setting of the reduced Figure 4 (see :class:`theory.resnet.training.Fig4Setup`).
@@ -120,6 +126,13 @@ class Fig4Config:
         Adam learning rate.
     steps : int
         Full-batch Adam steps.
+    backend, device, dtype : str
+        Array backend of the trainings (:mod:`theory.backends`): ``"numpy"`` (the package's kernels,
+        one network at a time; default) or ``"torch"`` on ``"cpu"`` or ``"cuda"``, where the seeds
+        of one (scheme, method, depth) train together as one batch of networks
+        (:func:`theory.backends.resnet_node.train_moons`). Data and initial weights are the same
+        NumPy draws on every backend. float32 is accepted on the torch backend (a test point near
+        the decision boundary may then change class: the figures agree with float64 to such flips).
     """
 
     depths: tuple = (2, 4, 8, 16)
@@ -131,9 +144,13 @@ class Fig4Config:
     n_test: int = 1024
     lr: float = 0.02
     steps: int = 300
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         where = "theory.experiments.resnet_node.Fig4Config"
+        validate_fields(self, where)
         _check_ints(self.depths, "depths", where, 1, increasing=True, min_len=2)
         if 2 not in self.depths or 4 not in self.depths:
             raise ValueError(f"`depths` of {where} must contain 2 and 4; got {self.depths!r}")
@@ -148,7 +165,8 @@ class Fig4Config:
 
     def setup(self) -> _training.Fig4Setup:
         """The same setting as a :class:`theory.resnet.training.Fig4Setup`."""
-        return _training.Fig4Setup(**{f.name: getattr(self, f.name) for f in fields(self)})
+        return _training.Fig4Setup(**{f.name: getattr(self, f.name) for f in fields(self)
+                                       if f.name not in _BACKEND_FIELDS})
 
 
 FIG4_PRESETS = {
@@ -163,10 +181,13 @@ FIG4_EXPECTED = dict(_training.FIG4_THRESHOLDS)
 
 @dataclass(frozen=True)
 class Fig4Result:
-    """The table of test errors (:class:`theory.resnet.training.Fig4Table`) and its setting."""
+    """The table of test errors (:class:`theory.resnet.training.Fig4Table`), its setting, and the
+    final training loss of every run (``train_loss[variant]``: array (depths, seeds), the logistic
+    loss at the last Adam step)."""
 
     config: Fig4Config
     table: _training.Fig4Table
+    train_loss: dict = field(default_factory=dict, repr=False)
 
     def medians(self) -> dict:
         """Variant -> median test error over the seeds, per depth."""
@@ -181,7 +202,61 @@ class Fig4Result:
 def fig4(config: Fig4Config = FIG4_PRESETS["check"]) -> Fig4Result:
     """Train every (scheme, method, depth, seed) (:func:`theory.resnet.training.fig4_table`)."""
     _require(config, Fig4Config, "fig4")
-    return Fig4Result(config, _training.fig4_table(config.setup()))
+    setup = config.setup()
+    if config.backend != "numpy":
+        return _fig4_torch(config, setup)
+    # the loop of theory.resnet.training.fig4_table (same budget, same trainings), keeping the losses
+    ops = len(setup.seeds) * sum(_training._moons_work(N, s, m, setup) for s, m in _training.VARIANTS
+                                 for N in setup.depths)
+    check_work(ops, "setup.depths", max(setup.depths), func="theory.resnet.training.fig4_table",
+               max_work=_training.FIG4_MAX_WORK)
+    errors, losses = {}, {}
+    for scheme, method in _training.VARIANTS:
+        runs = [[_training.train_moons(N, scheme, method, s, setup, max_work=max(ops, 1.0)) for s in setup.seeds]
+                for N in setup.depths]
+        errors[f"{scheme}-{method}"] = np.array([[r["test_error"] for r in row] for row in runs])
+        losses[f"{scheme}-{method}"] = np.array([[r["train_loss"] for r in row] for row in runs])
+    return Fig4Result(config, _training.Fig4Table(tuple(setup.depths), errors), losses)
+
+
+def moons_data(setup, N, scheme, seed):
+    """The data and initial point of :func:`theory.resnet.training.train_moons` for one run: X, y,
+    Xt, yt (lifted to d), theta (N or N + 1 slices) and the head w (the same NumPy draws)."""
+    residual = mlp(setup.width)
+    data_rng = np.random.default_rng([seed, 0])
+    X, y = _training.two_moons(setup.n_train, setup.noise, data_rng)
+    Xt, yt = _training.two_moons(setup.n_test, setup.noise, data_rng)
+    X, Xt = _training.lift(X, setup.d), _training.lift(Xt, setup.d)
+    init_rng = np.random.default_rng([seed, 1])
+    theta = _training.init_mlp(residual, N + 1, setup.d, init_rng)[:N + (1 if scheme == "heun" else 0)]
+    w = init_rng.standard_normal(setup.d) / np.sqrt(setup.d)
+    return X, y, Xt, yt, theta, w
+
+
+def _fig4_torch(config, setup):
+    import torch
+
+    from theory.backends import resnet_node as tb
+
+    b = validate_fields(config, "theory.experiments.resnet_node.Fig4Config")
+    errors, losses = {}, {}
+    S = len(setup.seeds)
+    for scheme, method in _training.VARIANTS:
+        err_rows, loss_rows = [], []
+        for N in setup.depths:
+            runs = [moons_data(setup, N, scheme, s) for s in setup.seeds]
+            X, y, Xt, yt, theta, w = (np.stack([r[i] for r in runs]) for i in range(6))
+            tb.check_memory(b, S, theta.shape[1], max(setup.n_train, setup.n_test), setup.d, setup.width,
+                            "`depths` of theory.experiments.resnet_node.Fig4Config")
+            th, wv, c, loss = tb.train_moons(b, X, y.astype(float), theta, w, setup.steps, setup.lr,
+                                             scheme=scheme, method=method, d=setup.d, m=setup.width)
+            Xtd = torch.as_tensor(Xt, dtype=b.torch_dtype, device=b.torch_device)
+            ytd = torch.as_tensor(yt, device=b.torch_device)
+            err_rows.append(tb.to_numpy(tb.test_error_moons(th, wv, c, Xtd, ytd, scheme, setup.d, setup.width)))
+            loss_rows.append(tb.to_numpy(loss))
+        errors[f"{scheme}-{method}"] = np.array(err_rows)
+        losses[f"{scheme}-{method}"] = np.array(loss_rows)
+    return Fig4Result(config, _training.Fig4Table(tuple(setup.depths), errors), losses)
 
 
 def fig4_verdict(result: Fig4Result) -> Verdict:
