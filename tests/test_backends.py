@@ -43,6 +43,8 @@ SMALL = {
     "scaling.fig7_cell": dict(depth=60, width=6, draws=3, beta=0.45, hurst=0.7),
     "scaling.fig7_grid": dict(hurst=(0.2, 0.6), beta=(0.3, 0.6, 0.9), L=50, d=6, draws=2, n_inputs=3),
     "scaling.fig2_explicit": dict(runs=24, d=8, L=40, chunk=10),
+    "scaling.fig8": dict(L=30, d=4, n_in=5, n=10, steps=12, update_noise=0.5),
+    "scaling.fig9": dict(hurst=(0.3, 0.8), beta=(0.3, 1.0), lrs=(1e-2,), L=12, d=5, epochs=2, batch=32, n_train=64),
 }
 
 
@@ -60,6 +62,9 @@ def _arrays(result):
                 walk(v[k])
         elif isinstance(v, np.ndarray) and v.dtype.kind == "f":
             out.append(v.ravel())
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
         elif isinstance(v, float):
             out.append(np.array([v]))
 

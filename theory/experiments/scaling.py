@@ -72,6 +72,7 @@ from scipy import stats
 from theory.claims import Verdict, qualitative_verdict, rate_verdict
 from theory.experiments import _scaling_claims, _scaling_fbm, _scaling_iid, _scaling_limits  # noqa: F401 (their experiments)
 from theory.experiments import _scaling_scale  # noqa: F401 (the scale experiments of the backends)
+from theory.experiments import _scaling_train  # noqa: F401 (Figure 9: training over the (H, beta) grid)
 from theory.experiments._registry import register
 from theory.fbm import autocovariance
 from theory.rates import RateFit
@@ -413,6 +414,12 @@ class Fig8Config:
         (0 for the claim; the negative controls use it to train with updates that are rough in k).
     seed : int
         Seed of every draw (data, teacher, read-out, weights, plotted coordinate).
+    backend, device, dtype : str
+        Array backend of the training (:mod:`theory.backends`): ``"numpy"`` (default, the package's
+        kernel :func:`theory.scaling.training.loss_and_gradient`, one setup after the other) or
+        ``"torch"`` on ``"cpu"`` or ``"cuda"`` (:func:`theory.backends.scaling_train.train`, the setups
+        trained together as one batch), ``"float64"`` (default) or ``"float32"``. The draws are the same
+        NumPy draws on every backend.
     """
 
     setups: tuple = (("smooth", 1.0), ("gaussian", 0.5), ("gaussian", 1.0))
@@ -424,9 +431,13 @@ class Fig8Config:
     lr: float = 0.002
     update_noise: float = 0.0
     seed: int = 8
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         where = "theory.experiments.scaling.Fig8Config"
+        validate_fields(self, where)
         setups = tuple((str(law), float(beta)) for law, beta in self.setups)
         if not setups or any(law not in LAWS_FIG8 or not (beta >= 0 and math.isfinite(beta)) for law, beta in setups):
             raise ValueError(f"`setups` of {where} must be (law in {LAWS_FIG8}, beta >= 0) pairs; got {self.setups!r}")
@@ -444,7 +455,8 @@ class Fig8Config:
 FIG8_PRESETS = {
     # what the check runs: L = 200, d = 12, 64 samples, 70 Adam steps at lr 2e-3 (~6 s)
     "check": Fig8Config(),
-    # the paper's depth L = 1000 (its data set, MNIST, is not used: a synthetic teacher instead)
+    # the paper's depth L = 1000 (Figure 8: "k ranging from 1 to the depth L = 1000") and width d = 30
+    # (Table 4 of Appendix E); its data set, MNIST, is not used: a synthetic teacher instead
     "paper": Fig8Config(L=1000, d=30, n_in=64, n=256, steps=500),
 }
 
@@ -503,6 +515,9 @@ def fig8(config: Fig8Config) -> Fig8Result:
     coord = tuple(rng.integers(0, c.d, 2))
     out = {k: [] for k in ("loss_init", "loss_final", "relative_change", "exponent_init", "exponent_trained",
                            "path_init", "path_trained", "losses", "exponent_curve")}
+    backend = resolve(c.backend, c.device, c.dtype)
+    if backend.is_torch:
+        return _fig8_batched(c, backend, H0, b, y, coord, out)
     for law, beta in c.setups:
         g = np.random.default_rng([c.seed, LAWS_FIG8.index(law), int(round(1000 * beta))])
         theta = np.stack([weights(c.L, c.d, law, rng=g), weights(c.L, c.d, law, rng=g)])  # V, W
@@ -534,6 +549,49 @@ def fig8(config: Fig8Config) -> Fig8Result:
         out["path_init"].append(theta0[0][:, coord[0], coord[1]].copy())
         out["path_trained"].append(theta[0][:, coord[0], coord[1]].copy())
         out["losses"].append(np.array(curve))
+    return Fig8Result(c, **out)
+
+
+def _fig8_batched(c, backend, H0, b, y, coord, out):
+    """:func:`fig8` with every setup trained at once by :func:`theory.backends.scaling_train.train`
+    (same draws, same Adam, same records)."""
+    from theory.backends.scaling_train import train
+
+    gens, V0, W0 = [], [], []
+    for law, beta in c.setups:
+        g = np.random.default_rng([c.seed, LAWS_FIG8.index(law), int(round(1000 * beta))])
+        V0.append(weights(c.L, c.d, law, rng=g))
+        W0.append(weights(c.L, c.d, law, rng=g))
+        gens.append(g)
+    V0, W0 = np.stack(V0), np.stack(W0)
+    G = len(c.setups)
+    curves = [[] for _ in range(G)]
+
+    def record(t, theta):
+        for s in range(G):
+            curves[s].append((t, variogram_exponent(np.stack([theta[0][s], theta[1][s]], axis=1))))
+
+    def noise(t):
+        if not c.update_noise:
+            return None
+        z = np.stack([g.standard_normal((2, c.L, c.d, c.d)) for g in gens]) * (c.lr * c.update_noise)
+        return z[:, 0], z[:, 1]
+
+    alphas = [float(c.L) ** (-beta) for _, beta in c.setups]
+    (V, W), losses, _ = train("res3", (V0, W0), alphas, [c.lr] * G, H0, b[:, None], y, steps=c.steps,
+                              backend=backend, loss="mse", noise=noise, record_every=10, record=record)
+    for s in range(G):
+        theta0 = np.stack([V0[s], W0[s]])
+        theta = np.stack([V[s], W[s]])
+        out["loss_init"].append(float(losses[0, s]))
+        out["loss_final"].append(float(losses[-1, s]))
+        out["relative_change"].append(float(np.linalg.norm(theta - theta0) / np.linalg.norm(theta0)))
+        out["exponent_init"].append(curves[s][0][1])
+        out["exponent_trained"].append(curves[s][-1][1])
+        out["exponent_curve"].append(np.array(curves[s]))
+        out["path_init"].append(V0[s][:, coord[0], coord[1]].copy())
+        out["path_trained"].append(V[s][:, coord[0], coord[1]].copy())
+        out["losses"].append(losses[:, s].copy())
     return Fig8Result(c, **out)
 
 
