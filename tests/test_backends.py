@@ -44,6 +44,11 @@ SMALL = {
     "scaling.fig7_grid": dict(hurst=(0.2, 0.6), beta=(0.3, 0.6, 0.9), L=50, d=6, draws=2, n_inputs=3),
     "scaling.fig2_explicit": dict(runs=24, d=8, L=40, chunk=10),
     "scaling.fig8": dict(L=30, d=4, n_in=5, n=10, steps=12, update_noise=0.5),
+    "scaling.fig1": dict(seeds=(0, 1, 2), plan=((0.25, (10, 20)), (0.5, (10, 20)), (1.0, (20,))), d=6,
+                         figure_depths=(10, 20)),
+    "scaling.fig3": dict(seeds=(0, 1, 2), plan=((0.25, (10, 20)), (0.5, (10, 20)), (1.0, (20,))), d=6,
+                         figure_depths=(10, 20), quantity="p"),
+    "scaling.fig45": dict(seeds=(0, 1, 2), grid=(8, 16, 24), d=6),
     "scaling.fig9": dict(hurst=(0.3, 0.8), beta=(0.3, 1.0), lrs=(1e-2,), L=12, d=5, epochs=2, batch=32, n_train=64),
 }
 

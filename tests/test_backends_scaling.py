@@ -92,3 +92,33 @@ def test_fig8_torch_keeps_the_numpy_draws_and_records():
         assert np.array_equal(a.path_init[s], b.path_init[s])
         assert np.array_equal(a.exponent_curve[s][:, 0], b.exponent_curve[s][:, 0])
     assert e.verdict(a)[0].status == e.verdict(b)[0].status
+
+
+@needs_torch
+@pytest.mark.parametrize("quantity", ["hidden", "gradient"])
+def test_fig45_both_quantities_agree(quantity):
+    """Figures 4 (hidden) and 5 (gradient): torch float64 equals the NumPy kernels on the same draws."""
+    e = experiment("scaling.fig45")
+    kw = dict(seeds=(0, 1), grid=(8, 16, 32), d=5, quantity=quantity)
+    a, b = e.run("check", **kw), e.run("check", **kw, backend="torch")
+    for beta in a.table:
+        assert np.max(np.abs(np.log(a.table[beta]) - np.log(b.table[beta]))) <= 1e-10
+
+
+@needs_torch
+def test_log_ratios_chunked_and_bad_quantity():
+    from theory.backends import resolve
+    from theory.backends.scaling_figs import log_ratios
+
+    rng = np.random.default_rng(3)
+    V, W = rng.standard_normal((2, 4, 12, 5, 5)) / np.sqrt(5)
+    h0, pL = rng.standard_normal((2, 4, 5))
+    plan = [(6, (0.5, 1.0)), (12, (0.5,))]
+    for q in ("h", "p"):
+        full = log_ratios(V, W, h0, pL, plan, quantity=q, backend=resolve("torch"))
+        small = log_ratios(V, W, h0, pL, plan, quantity=q, backend=resolve("torch"), memory=20_000)
+        ref = log_ratios(V, W, h0, pL, plan, quantity=q, backend=resolve("numpy"))
+        for k in ref:
+            assert np.max(np.abs(full[k] - small[k])) <= 1e-12 and np.max(np.abs(full[k] - ref[k])) <= 1e-10
+    with pytest.raises(ValueError, match="`quantity`"):
+        log_ratios(V, W, h0, pL, plan, quantity="x", backend=resolve("torch"))
