@@ -48,6 +48,7 @@ SMALL = {
                          figure_depths=(10, 20)),
     "scaling.fig3": dict(seeds=(0, 1, 2), plan=((0.25, (10, 20)), (0.5, (10, 20)), (1.0, (20,))), d=6,
                          figure_depths=(10, 20), quantity="p"),
+    "scaling.fig2": dict(runs=64, d=10, L=50),
     "scaling.fig45": dict(seeds=(0, 1, 2), grid=(8, 16, 24), d=6),
     "scaling.fig9": dict(hurst=(0.3, 0.8), beta=(0.3, 1.0), lrs=(1e-2,), L=12, d=5, epochs=2, batch=32, n_train=64),
 }
@@ -242,7 +243,7 @@ def _cli(args, capsys):
     (["run", "scaling.fig7_grid", "--backend", "jax"], "`backend`"),
     (["run", "scaling.fig7_grid", "--backend", "torch", "--dtype", "float16"], "`dtype`"),
     (["run", "scaling.fig7_grid", "--device", "tpu"], "`device`"),
-    (["run", "scaling.fig2", "--backend", "torch"], "no `backend` field"),
+    (["run", "scaling.prop1", "--backend", "torch"], "no `backend` field"),
     (["run", "scaling.nope"], "no experiment named"),
     (["run", "scaling.fig7_grid", "--preset", "huge"], "--preset"),
     (["run", "scaling.fig7_grid", "--set", "L=abc"], "'L'"),

@@ -1050,6 +1050,11 @@ class Fig2Config:
         Scaling exponent.
     seed : int
         Seed.
+    backend, device, dtype : str
+        Array backend (:mod:`theory.backends`) of the sampler's recursion
+        (:func:`theory.backends.scaling_figs.exact_law_log_norms`): ``"numpy"`` (default) or
+        ``"torch"`` on ``"cpu"`` or ``"cuda"``, ``"float64"`` (default) or ``"float32"``; the draws are
+        the same NumPy draws on every backend.
     """
 
     runs: int = iid.FIG2["runs"]
@@ -1057,8 +1062,14 @@ class Fig2Config:
     L: int = iid.FIG2["L"]
     beta: float = iid.FIG2["beta"]
     seed: int = 2
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
+        from theory.backends import validate_fields
+
+        validate_fields(self, _where(self))
         _int(self, "runs", 8)
         _int(self, "d")
         _int(self, "L")
@@ -1082,6 +1093,12 @@ def fig2(config: Fig2Config) -> Fig2Result:
     """Sample the ratios."""
     _check_type(config, Fig2Config, "fig2")
     c = config
+    if c.backend == "torch":
+        from theory.backends import resolve
+        from theory.backends.scaling_figs import exact_law_log_norms
+
+        logs = exact_law_log_norms(c.L, c.d, c.beta, c.runs, c.seed, backend=resolve(c.backend, c.device, c.dtype))
+        return Fig2Result(c, np.exp(logs))
     return Fig2Result(c, iid.fig2_sample(c.runs, c.d, c.L, c.beta, c.seed))
 
 
