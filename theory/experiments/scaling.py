@@ -58,7 +58,10 @@ Claim E-2 (the identity side of Figure 7 as a rate), :func:`e2` and :func:`e2_ve
 Figure 8 (thesis Figure 2.8 and Figure 1.1), :func:`fig8` and :func:`fig8_verdict`
     One coordinate of the weights as a function of the layer index after training: smooth
     initialisation with beta = 1 stays smooth (ODE-like), i.i.d. initialisations stay rough.
-    Reduced here to a synthetic regression task trained with Adam (the paper: MNIST, L = 1000).
+    Reduced here to a synthetic regression task trained with Adam (the paper: MNIST, L = 1000). With
+    ``backend="torch"`` the setups are trained together as one batch
+    (:func:`theory.backends.scaling_train.train`, which also trains the (H, beta) grid of Figure 9:
+    ``scaling.fig9`` in :mod:`theory.experiments._scaling_train`).
 """
 
 from __future__ import annotations
