@@ -37,7 +37,7 @@ def test_fig9_chunked_equals_unchunked():
 
     e = experiment("scaling.fig9")
     full = e.run("check", **FIG9_SMALL, backend="torch")
-    small = e.run("check", **FIG9_SMALL, backend="torch", memory=60_000)
+    small = e.run("check", **FIG9_SMALL, backend="torch", memory=250_000)
     assert fig9_plan(small.config)[0] < 8 and fig9_plan(full.config)[1] == 1
     assert np.allclose(full.accuracy, small.accuracy, atol=1e-12, equal_nan=True)
     assert np.allclose(full.train_loss, small.train_loss, atol=1e-10, equal_nan=True)

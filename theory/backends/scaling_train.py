@@ -138,13 +138,15 @@ def _ops(backend: Backend):
     return _TORCH(backend) if backend.is_torch else _NP(backend)
 
 
-def networks_per_chunk(arch, L, d, batch, *, dtype="float64", memory):
+def networks_per_chunk(arch, L, d, batch, *, dtype="float64", memory, n_eval=0):
     """How many networks :func:`train` may run at once in ``memory`` bytes: per network the weights,
-    Adam's two moments and the gradients (4 P L d^2), the L + 1 states of a batch plus the
-    temporaries of one layer, and trained input and read-out layers of up to 64 inputs and 10 outputs. ValueError naming the size when one network does not fit."""
+    Adam's two moments, the gradients and the temporaries of the update (7 P L d^2), the L + 1 states
+    of a batch plus the temporaries of one layer, trained input and read-out layers of up to 64 inputs
+    and 10 outputs, and the evaluation of ``n_eval`` samples (4 n_eval d). ValueError naming the size
+    when one network does not fit."""
     item = 8 if dtype == "float64" else 4
     P = 2 if arch == "res3" else 1
-    per = item * (4 * P * L * d * d + (L + 8) * batch * d + 4 * d * (64 + 10))
+    per = item * (7 * P * L * d * d + (L + 8) * batch * d + 7 * d * (64 + 10) + 4 * n_eval * d)
     if per > memory:
         raise ValueError(f"`L` = {L} (d = {d}, batch = {batch}) of theory.backends.scaling_train.train: one "
                          f"network needs {format_bytes(per)}, above the {format_bytes(memory)} available; "
@@ -165,8 +167,9 @@ def budget(backend: Backend, memory=None):
     return float(_CPU_BUDGET)
 
 
-def _forward(o, arch, theta, alpha, h):
-    """States h_0..h_L (list of (G, n, d)) of the stack."""
+def _forward(o, arch, theta, alpha, h, keep=True):
+    """States h_0..h_L (list of (G, n, d)) of the stack; with ``keep=False`` only [h_L] (evaluation:
+    the states of a whole data set for every network would not fit)."""
     L = theta[0].shape[1]
     hs = [h]
     for k in range(L):
@@ -176,8 +179,9 @@ def _forward(o, arch, theta, alpha, h):
         else:
             z = h
         h = h + alpha * ((z * (z > 0)) @ o.swap(Vk))
-        hs.append(h)
-    return hs
+        if keep:
+            hs.append(h)
+    return hs if keep else [h]
 
 
 def _head(o, loss, hL, B, y, onehot):
@@ -234,7 +238,7 @@ def evaluate(o, arch, theta, alpha, H, A, B, y, loss, n_classes):
     """(loss (G,), accuracy (G,) or None) of every network on the inputs H; the accuracy (cross-entropy
     only) is the fraction of samples whose largest logit is the label."""
     G = theta[0].shape[0]
-    hL = _forward(o, arch, theta, alpha, _inputs(o, H, A, G))[-1]
+    hL = _forward(o, arch, theta, alpha, _inputs(o, H, A, G), keep=False)[-1]
     onehot = o.onehot(y, n_classes) if loss == "xent" else None
     yy = o.asarray(y) if loss == "mse" else None
     val, _, out, _ = _head(o, loss, hL, B, yy, onehot)
@@ -336,14 +340,13 @@ def train(arch, theta, alphas, lrs, H, B, y, *, steps, backend: Backend, loss="m
         del hs
         c1, c2 = 1 - 0.9**t, 1 - 0.999**t
         f = 1.0 if lr_factors is None else float(lr_factors[t - 1])
-        new = []
         for x, g, mm, vv, r in zip(params, grads, m, v, lr):
             mm *= 0.9
             mm += 0.1 * g
             vv *= 0.999
             vv += 0.001 * g * g
-            new.append(x - (f * r) * (mm / c1) / ((vv / c2) ** 0.5 + 1e-8))
-        params = new
+            x -= (f * r) * (mm / c1) / ((vv / c2) ** 0.5 + 1e-8)  # in place: no second copy of the weights
+        del grads
         if noise is not None:
             add = noise(t)
             if add is not None:

@@ -180,7 +180,7 @@ def fig9_plan(config: Fig9Config):
     b = resolve(c.backend, c.device, c.dtype)
     G = len(c.hurst) * len(c.beta) * len(c.lrs)
     per = min(G, networks_per_chunk("res1", c.L, c.d, min(c.batch, c.n_train), dtype=c.dtype,
-                                    memory=budget(b, c.memory)))
+                                    memory=budget(b, c.memory), n_eval=max(c.n_train, 360)))
     steps = c.epochs * math.ceil(c.n_train / c.batch)
     return per, math.ceil(G / per), steps
 

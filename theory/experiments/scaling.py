@@ -558,7 +558,7 @@ def fig8(config: Fig8Config) -> Fig8Result:
 def _fig8_batched(c, backend, H0, b, y, coord, out):
     """:func:`fig8` with every setup trained at once by :func:`theory.backends.scaling_train.train`
     (same draws, same Adam, same records)."""
-    from theory.backends.scaling_train import train
+    from theory.backends.scaling_train import budget, networks_per_chunk, train
 
     gens, V0, W0 = [], [], []
     for law, beta in c.setups:
@@ -569,20 +569,26 @@ def _fig8_batched(c, backend, H0, b, y, coord, out):
     V0, W0 = np.stack(V0), np.stack(W0)
     G = len(c.setups)
     curves = [[] for _ in range(G)]
-
-    def record(t, theta):
-        for s in range(G):
-            curves[s].append((t, variogram_exponent(np.stack([theta[0][s], theta[1][s]], axis=1))))
-
-    def noise(t):
-        if not c.update_noise:
-            return None
-        z = np.stack([g.standard_normal((2, c.L, c.d, c.d)) for g in gens]) * (c.lr * c.update_noise)
-        return z[:, 0], z[:, 1]
-
+    per = networks_per_chunk("res3", c.L, c.d, c.n, dtype=c.dtype, memory=budget(backend), n_eval=c.n)
+    V, W = np.empty_like(V0), np.empty_like(W0)
+    losses = np.empty((c.steps + 1, G))
     alphas = [float(c.L) ** (-beta) for _, beta in c.setups]
-    (V, W), losses, _ = train("res3", (V0, W0), alphas, [c.lr] * G, H0, b[:, None], y, steps=c.steps,
-                              backend=backend, loss="mse", noise=noise, record_every=10, record=record)
+    for s0 in range(0, G, per):  # the setups that fit the device's memory train together
+        s1 = min(G, s0 + per)
+
+        def record(t, theta, s0=s0, s1=s1):
+            for s in range(s0, s1):
+                curves[s].append((t, variogram_exponent(np.stack([theta[0][s - s0], theta[1][s - s0]], axis=1))))
+
+        def noise(t, s0=s0, s1=s1):
+            if not c.update_noise:
+                return None
+            z = np.stack([g.standard_normal((2, c.L, c.d, c.d)) for g in gens[s0:s1]]) * (c.lr * c.update_noise)
+            return z[:, 0], z[:, 1]
+
+        (V[s0:s1], W[s0:s1]), losses[:, s0:s1], _ = train(
+            "res3", (V0[s0:s1], W0[s0:s1]), alphas[s0:s1], [c.lr] * (s1 - s0), H0, b[:, None], y, steps=c.steps,
+            backend=backend, loss="mse", noise=noise, record_every=10, record=record)
     for s in range(G):
         theta0 = np.stack([V0[s], W0[s]])
         theta = np.stack([V[s], W[s]])
