@@ -17,6 +17,8 @@ It runs, in this order:
    own comparison at more draws than the check can afford;
 4. ``resnet-node`` (benchmarks/gpu_scale_resnet_node.py): Figure 3(c) on networks trained on
    scikit-learn's digits and Figure 4 over depths 2 ... 64, at their ``"paper"`` presets.
+5. Figures 1-5, 8 and 9 of ``scaling`` (:mod:`gpu_scale_scaling`): their ``"paper"`` presets on the
+   torch backend, timed, with verdicts and figures (stored under ``"scaling_figs"``).
 
 Writes benchmarks/out/gpu_scale_<device>_<size>.json (timings, ratios, beta*(H), quartiles, the
 verdict) beside the files of bench_backends.
@@ -86,6 +88,9 @@ def main(argv=None):
     import gpu_scale_resnet_node  # resnet-node: Figure 3(c) on digits, Figure 4 over depths 2 ... 64
 
     out["resnet_node"] = gpu_scale_resnet_node.run(a.device, "paper" if a.size == "paper" else "cpu")
+    import gpu_scale_scaling  # Figures 1-5, 8 and 9 of scaling (their own module)
+
+    out["scaling_figs"] = gpu_scale_scaling.run(a.device, a.size)
     path = Path(__file__).resolve().parent / "out" / f"gpu_scale_{a.device.replace(':', '')}_{a.size}.json"
     path.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
     print(f"wrote {path}")

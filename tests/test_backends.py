@@ -47,12 +47,20 @@ SMALL = {
     "resnet_node.fig4": dict(depths=(2, 4), seeds=(0, 1), width=4, d=3, n_train=32, n_test=64, steps=15),
     "resnet_node.fig3c_digits": dict(depths=(2, 3, 4, 5), seeds=(0, 1), width=3, epochs=2, decay_every=1, batch=128,
                                      eval_batch=16),
+    "scaling.fig8": dict(L=30, d=4, n_in=5, n=10, steps=12, update_noise=0.5),
+    "scaling.fig1": dict(seeds=(0, 1, 2), plan=((0.25, (10, 20)), (0.5, (10, 20)), (1.0, (20,))), d=6,
+                         figure_depths=(10, 20)),
+    "scaling.fig3": dict(seeds=(0, 1, 2), plan=((0.25, (10, 20)), (0.5, (10, 20)), (1.0, (20,))), d=6,
+                         figure_depths=(10, 20), quantity="p"),
+    "scaling.fig2": dict(runs=64, d=10, L=50),
+    "scaling.fig45": dict(seeds=(0, 1, 2), grid=(8, 16, 24), d=6),
+    "scaling.fig9": dict(hurst=(0.3, 0.8), beta=(0.3, 1.0), lrs=(1e-2,), L=12, d=5, epochs=2, batch=32, n_train=64),
 }
 #: experiments that refuse float32, with the reason (the float32 test asserts the refusal)
 FLOAT64_ONLY = {"resnet_node.fig3c": "adjoint errors down to 1e-7 relative",
                 "resnet_node.fig3c_digits": "adjoint errors down to 1e-7 relative"}
 #: experiments that need a package beyond PyTorch (their tests skip without it)
-NEEDS_MODULE = {"resnet_node.fig3c_digits": "sklearn"}
+NEEDS_MODULE = {"resnet_node.fig3c_digits": "sklearn", "scaling.fig9": "sklearn"}
 
 
 def _needs(name):
@@ -74,6 +82,9 @@ def _arrays(result):
                 walk(v[k])
         elif isinstance(v, np.ndarray) and v.dtype.kind == "f":
             out.append(v.ravel())
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
         elif isinstance(v, float):
             out.append(np.array([v]))
 
@@ -252,7 +263,7 @@ def _cli(args, capsys):
     (["run", "scaling.fig7_grid", "--backend", "jax"], "`backend`"),
     (["run", "scaling.fig7_grid", "--backend", "torch", "--dtype", "float16"], "`dtype`"),
     (["run", "scaling.fig7_grid", "--device", "tpu"], "`device`"),
-    (["run", "scaling.fig2", "--backend", "torch"], "no `backend` field"),
+    (["run", "scaling.prop1", "--backend", "torch"], "no `backend` field"),
     (["run", "scaling.nope"], "no experiment named"),
     (["run", "scaling.fig7_grid", "--preset", "huge"], "--preset"),
     (["run", "scaling.fig7_grid", "--set", "L=abc"], "'L'"),

@@ -655,9 +655,56 @@ class FigResult:
     seeds: int
 
 
+@dataclass(frozen=True)
+class FigNetConfig(NetConfig):
+    """:class:`NetConfig` of Figures 1 and 3 with an array backend.
+
+    Attributes
+    ----------
+    backend, device, dtype : str
+        Array backend (:mod:`theory.backends`): ``"numpy"`` (default: the shared table of the
+        corollaries' checks, :func:`theory.experiments._scaling_iid.fig_table`) or ``"torch"`` on
+        ``"cpu"`` or ``"cuda"`` (:func:`theory.backends.scaling_figs.log_ratios`: only the figure's
+        depths and quantity, every draw of a chunk at once), ``"float64"`` (default) or ``"float32"``.
+        The draws are the same NumPy draws on every backend.
+    """
+
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        super().__post_init__()
+        from theory.backends import validate_fields
+
+        validate_fields(self, _where(self))
+
+
+def _fig13_torch(c: FigNetConfig) -> FigResult:
+    from theory.backends import resolve
+    from theory.backends.scaling_figs import log_ratios
+
+    Lmax = max(max(ds) for _, ds in c.plan)
+    Vs, Ws, H0, PL = [], [], [], []
+    for s in c.seeds:
+        rng = np.random.default_rng(c.seed0 + s)
+        Vs.append(iid.draw(c.law, Lmax, c.d, rng))
+        Ws.append(iid.draw(c.law, Lmax, c.d, rng))
+        H0.append(iid.network_input(rng, c.d))
+        PL.append(iid.readout(rng, c.d))
+    depths = {b: tuple(L for L in ds if L in c.figure_depths) for b, ds in c.plan}
+    plan = [(L, tuple(b for b in depths if L in depths[b])) for L in sorted({L for ds in depths.values() for L in ds})]
+    vals = log_ratios(np.stack(Vs), np.stack(Ws), np.stack(H0), np.stack(PL), plan, quantity=c.quantity,
+                      backend=resolve(c.backend, c.device, c.dtype))
+    logs = {b: np.stack([vals[(L, b)] for L in ds], axis=1) for b, ds in depths.items()}
+    return FigResult(c, logs, depths, len(c.seeds))
+
+
 def fig13(config: NetConfig) -> FigResult:
     """The panels of Figure 1 ("h") or Figure 3 ("p") (thesis Figs. 2.1, 2.3), reduced."""
     _check_type(config, NetConfig, "fig13")
+    if getattr(config, "backend", "numpy") == "torch":
+        return _fig13_torch(config)
     table = _table(config)
     logs, depths = {}, {}
     for beta, ds in table.plan:
@@ -672,9 +719,11 @@ def fig13_verdict(result: FigResult):
     return iid.fig_verdict(result.logs, result.depths)
 
 
-FIG1_PRESETS = {"check": NetConfig(), "paper": NetConfig(plan=_PAPER_PLAN, figure_depths=_PAPER_PLAN[0][1])}
-FIG3_PRESETS = {"check": NetConfig(quantity="p"),
-                "paper": NetConfig(plan=_PAPER_PLAN, quantity="p", figure_depths=_PAPER_PLAN[0][1])}
+# "paper": Table 2 of Appendix E (d = 40, L from 10 to 1000, beta in {0.25, 0.5, 1}, uniform weights) and the
+# 50 randomisations of the captions of Figures 1 and 3, on 15 depths
+FIG1_PRESETS = {"check": FigNetConfig(), "paper": FigNetConfig(plan=_PAPER_PLAN, figure_depths=_PAPER_PLAN[0][1])}
+FIG3_PRESETS = {"check": FigNetConfig(quantity="p"),
+                "paper": FigNetConfig(plan=_PAPER_PLAN, quantity="p", figure_depths=_PAPER_PLAN[0][1])}
 
 
 @dataclass(frozen=True)
@@ -1001,6 +1050,11 @@ class Fig2Config:
         Scaling exponent.
     seed : int
         Seed.
+    backend, device, dtype : str
+        Array backend (:mod:`theory.backends`) of the sampler's recursion
+        (:func:`theory.backends.scaling_figs.exact_law_log_norms`): ``"numpy"`` (default) or
+        ``"torch"`` on ``"cpu"`` or ``"cuda"``, ``"float64"`` (default) or ``"float32"``; the draws are
+        the same NumPy draws on every backend.
     """
 
     runs: int = iid.FIG2["runs"]
@@ -1008,8 +1062,14 @@ class Fig2Config:
     L: int = iid.FIG2["L"]
     beta: float = iid.FIG2["beta"]
     seed: int = 2
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
+        from theory.backends import validate_fields
+
+        validate_fields(self, _where(self))
         _int(self, "runs", 8)
         _int(self, "d")
         _int(self, "L")
@@ -1033,6 +1093,12 @@ def fig2(config: Fig2Config) -> Fig2Result:
     """Sample the ratios."""
     _check_type(config, Fig2Config, "fig2")
     c = config
+    if c.backend == "torch":
+        from theory.backends import resolve
+        from theory.backends.scaling_figs import exact_law_log_norms
+
+        logs = exact_law_log_norms(c.L, c.d, c.beta, c.runs, c.seed, backend=resolve(c.backend, c.device, c.dtype))
+        return Fig2Result(c, np.exp(logs))
     return Fig2Result(c, iid.fig2_sample(c.runs, c.d, c.L, c.beta, c.seed))
 
 
@@ -1340,10 +1406,10 @@ register("scaling.cor4", config=NetConfig, presets=COR4_PRESETS, measure=regimes
          claims=("scaling/cor-4",), summary=_regime_summary)
 register("scaling.cor8", config=NetConfig, presets=COR8_PRESETS, measure=regimes, verdict=regimes_verdict,
          claims=("scaling/cor-8",), summary=_regime_summary)
-register("scaling.fig1", config=NetConfig, presets=FIG1_PRESETS, measure=fig13, verdict=fig13_verdict,
+register("scaling.fig1", config=FigNetConfig, presets=FIG1_PRESETS, measure=fig13, verdict=fig13_verdict,
          claims=("scaling/fig-1",), summary=lambda r: {f"median_L{r.depths[b][-1]}_beta_{b:g}":
                                                        float(np.exp(np.median(r.logs[b][:, -1]))) for b in r.logs})
-register("scaling.fig3", config=NetConfig, presets=FIG3_PRESETS, measure=fig13, verdict=fig13_verdict,
+register("scaling.fig3", config=FigNetConfig, presets=FIG3_PRESETS, measure=fig13, verdict=fig13_verdict,
          claims=("scaling/fig-3",), summary=lambda r: {f"median_L{r.depths[b][-1]}_beta_{b:g}":
                                                        float(np.exp(np.median(r.logs[b][:, -1]))) for b in r.logs})
 register("scaling.prop2", config=IdentityConfig, presets=PROP2_PRESETS, measure=identity, verdict=frequency_verdict,

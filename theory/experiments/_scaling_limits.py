@@ -783,6 +783,11 @@ class Fig45Config:
         One weight draw per seed (and per L).
     betas : tuple of float
         Must hold 2.0 (identity, slope -1), 1.0 (flat) and 0.5 (explosion), which the verdict reads.
+    backend, device, dtype : str
+        Array backend (:mod:`theory.backends`): ``"numpy"`` (default, the package's kernels one network
+        at a time) or ``"torch"`` on ``"cpu"`` or ``"cuda"`` (:func:`theory.backends.scaling_figs.log_ratios`:
+        the draws of one depth and the three betas as one batch), ``"float64"`` (default) or
+        ``"float32"``. The draws are the same NumPy draws on every backend.
     """
 
     quantity: str = "hidden"
@@ -791,9 +796,15 @@ class Fig45Config:
     grid: tuple = tuple(int(L) for L in FIG45["grid"])
     seeds: tuple = tuple(FIG45["seeds"])
     betas: tuple = tuple(FIG45["betas"])
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         where = "theory.experiments._scaling_limits.Fig45Config"
+        from theory.backends import validate_fields
+
+        validate_fields(self, where)
         if self.quantity not in ("hidden", "gradient"):
             raise ValueError(f"`quantity` of {where} must be 'hidden' or 'gradient'; got {self.quantity!r}")
         if self.law not in ("smooth", "gaussian", "uniform", "rademacher"):
@@ -806,7 +817,10 @@ class Fig45Config:
 FIG45_PRESETS = {
     # the check: d = 40, L from 10 to 1000, 20 draws; the paper (Section 3.2, Figures 4 and 5) averages 50
     "check": Fig45Config(),
-    "paper": Fig45Config(seeds=tuple(range(50))),
+    # the captions of Figures 4 and 5 and Appendix E: d = 40, L from 10 to 1000, beta in {0.5, 1, 2}, 50
+    # randomisations; 15 depths on the paper's range instead of the check's 5
+    "paper": Fig45Config(seeds=tuple(range(50)),
+                         grid=tuple(int(x) for x in np.unique(np.geomspace(10, 1000, 15).round()))),
 }
 
 
@@ -821,7 +835,32 @@ class Fig45Result:
 def fig45(config: Fig45Config) -> Fig45Result:
     """Measure the ratios of Figure 4 or 5 for ``config``."""
     c = config
+    if c.backend == "torch":
+        return Fig45Result(c, _fig45_table_torch(c))
     return Fig45Result(c, fig45_table(c.quantity, c.law, c.seeds, np.asarray(c.grid), c.d, c.betas))
+
+
+def _fig45_table_torch(c: Fig45Config):
+    """:func:`fig45_table` on the torch backend: the same draws (per seed and L), every seed of one
+    depth and every beta as one batch."""
+    from theory.backends import resolve
+    from theory.backends.scaling_figs import log_ratios
+
+    b = resolve(c.backend, c.device, c.dtype)
+    out = {beta: np.empty((len(c.seeds), len(c.grid))) for beta in c.betas}
+    for j, L in enumerate(c.grid):
+        Vs, Ws, H0, PL = [], [], [], []
+        for seed in c.seeds:
+            rng = np.random.default_rng([seed, int(L)])
+            Vs.append(weights(L, c.d, c.law, rng=rng))
+            Ws.append(weights(L, c.d, c.law, rng=rng))
+            H0.append(rng.standard_normal(c.d))
+            PL.append(rng.standard_normal(c.d))
+        vals = log_ratios(np.stack(Vs), np.stack(Ws), np.stack(H0), np.stack(PL), [(int(L), tuple(c.betas))],
+                          quantity="h" if c.quantity == "hidden" else "p", backend=b)
+        for beta in c.betas:
+            out[beta][:, j] = vals[(int(L), beta)]
+    return {beta: np.exp(v) for beta, v in out.items()}
 
 
 def fig45_result_verdict(result: Fig45Result):

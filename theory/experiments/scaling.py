@@ -58,7 +58,10 @@ Claim E-2 (the identity side of Figure 7 as a rate), :func:`e2` and :func:`e2_ve
 Figure 8 (thesis Figure 2.8 and Figure 1.1), :func:`fig8` and :func:`fig8_verdict`
     One coordinate of the weights as a function of the layer index after training: smooth
     initialisation with beta = 1 stays smooth (ODE-like), i.i.d. initialisations stay rough.
-    Reduced here to a synthetic regression task trained with Adam (the paper: MNIST, L = 1000).
+    Reduced here to a synthetic regression task trained with Adam (the paper: MNIST, L = 1000). With
+    ``backend="torch"`` the setups are trained together as one batch
+    (:func:`theory.backends.scaling_train.train`, which also trains the (H, beta) grid of Figure 9:
+    ``scaling.fig9`` in :mod:`theory.experiments._scaling_train`).
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from scipy import stats
 from theory.claims import Verdict, qualitative_verdict, rate_verdict
 from theory.experiments import _scaling_claims, _scaling_fbm, _scaling_iid, _scaling_limits  # noqa: F401 (their experiments)
 from theory.experiments import _scaling_scale  # noqa: F401 (the scale experiments of the backends)
+from theory.experiments import _scaling_train  # noqa: F401 (Figure 9: training over the (H, beta) grid)
 from theory.experiments._registry import register
 from theory.fbm import autocovariance
 from theory.rates import RateFit
@@ -413,6 +417,12 @@ class Fig8Config:
         (0 for the claim; the negative controls use it to train with updates that are rough in k).
     seed : int
         Seed of every draw (data, teacher, read-out, weights, plotted coordinate).
+    backend, device, dtype : str
+        Array backend of the training (:mod:`theory.backends`): ``"numpy"`` (default, the package's
+        kernel :func:`theory.scaling.training.loss_and_gradient`, one setup after the other) or
+        ``"torch"`` on ``"cpu"`` or ``"cuda"`` (:func:`theory.backends.scaling_train.train`, the setups
+        trained together as one batch), ``"float64"`` (default) or ``"float32"``. The draws are the same
+        NumPy draws on every backend.
     """
 
     setups: tuple = (("smooth", 1.0), ("gaussian", 0.5), ("gaussian", 1.0))
@@ -424,9 +434,13 @@ class Fig8Config:
     lr: float = 0.002
     update_noise: float = 0.0
     seed: int = 8
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         where = "theory.experiments.scaling.Fig8Config"
+        validate_fields(self, where)
         setups = tuple((str(law), float(beta)) for law, beta in self.setups)
         if not setups or any(law not in LAWS_FIG8 or not (beta >= 0 and math.isfinite(beta)) for law, beta in setups):
             raise ValueError(f"`setups` of {where} must be (law in {LAWS_FIG8}, beta >= 0) pairs; got {self.setups!r}")
@@ -444,7 +458,8 @@ class Fig8Config:
 FIG8_PRESETS = {
     # what the check runs: L = 200, d = 12, 64 samples, 70 Adam steps at lr 2e-3 (~6 s)
     "check": Fig8Config(),
-    # the paper's depth L = 1000 (its data set, MNIST, is not used: a synthetic teacher instead)
+    # the paper's depth L = 1000 (Figure 8: "k ranging from 1 to the depth L = 1000") and width d = 30
+    # (Table 4 of Appendix E); its data set, MNIST, is not used: a synthetic teacher instead
     "paper": Fig8Config(L=1000, d=30, n_in=64, n=256, steps=500),
 }
 
@@ -503,6 +518,9 @@ def fig8(config: Fig8Config) -> Fig8Result:
     coord = tuple(rng.integers(0, c.d, 2))
     out = {k: [] for k in ("loss_init", "loss_final", "relative_change", "exponent_init", "exponent_trained",
                            "path_init", "path_trained", "losses", "exponent_curve")}
+    backend = resolve(c.backend, c.device, c.dtype)
+    if backend.is_torch:
+        return _fig8_batched(c, backend, H0, b, y, coord, out)
     for law, beta in c.setups:
         g = np.random.default_rng([c.seed, LAWS_FIG8.index(law), int(round(1000 * beta))])
         theta = np.stack([weights(c.L, c.d, law, rng=g), weights(c.L, c.d, law, rng=g)])  # V, W
@@ -534,6 +552,55 @@ def fig8(config: Fig8Config) -> Fig8Result:
         out["path_init"].append(theta0[0][:, coord[0], coord[1]].copy())
         out["path_trained"].append(theta[0][:, coord[0], coord[1]].copy())
         out["losses"].append(np.array(curve))
+    return Fig8Result(c, **out)
+
+
+def _fig8_batched(c, backend, H0, b, y, coord, out):
+    """:func:`fig8` with every setup trained at once by :func:`theory.backends.scaling_train.train`
+    (same draws, same Adam, same records)."""
+    from theory.backends.scaling_train import budget, networks_per_chunk, train
+
+    gens, V0, W0 = [], [], []
+    for law, beta in c.setups:
+        g = np.random.default_rng([c.seed, LAWS_FIG8.index(law), int(round(1000 * beta))])
+        V0.append(weights(c.L, c.d, law, rng=g))
+        W0.append(weights(c.L, c.d, law, rng=g))
+        gens.append(g)
+    V0, W0 = np.stack(V0), np.stack(W0)
+    G = len(c.setups)
+    curves = [[] for _ in range(G)]
+    per = networks_per_chunk("res3", c.L, c.d, c.n, dtype=c.dtype, memory=budget(backend), n_eval=c.n)
+    V, W = np.empty_like(V0), np.empty_like(W0)
+    losses = np.empty((c.steps + 1, G))
+    alphas = [float(c.L) ** (-beta) for _, beta in c.setups]
+    for s0 in range(0, G, per):  # the setups that fit the device's memory train together
+        s1 = min(G, s0 + per)
+
+        def record(t, theta, s0=s0, s1=s1):
+            for s in range(s0, s1):
+                curves[s].append((t, variogram_exponent(np.stack([theta[0][s - s0], theta[1][s - s0]], axis=1))))
+
+        def noise(t, s0=s0, s1=s1):
+            if not c.update_noise:
+                return None
+            z = np.stack([g.standard_normal((2, c.L, c.d, c.d)) for g in gens[s0:s1]]) * (c.lr * c.update_noise)
+            return z[:, 0], z[:, 1]
+
+        (V[s0:s1], W[s0:s1]), losses[:, s0:s1], _ = train(
+            "res3", (V0[s0:s1], W0[s0:s1]), alphas[s0:s1], [c.lr] * (s1 - s0), H0, b[:, None], y, steps=c.steps,
+            backend=backend, loss="mse", noise=noise, record_every=10, record=record)
+    for s in range(G):
+        theta0 = np.stack([V0[s], W0[s]])
+        theta = np.stack([V[s], W[s]])
+        out["loss_init"].append(float(losses[0, s]))
+        out["loss_final"].append(float(losses[-1, s]))
+        out["relative_change"].append(float(np.linalg.norm(theta - theta0) / np.linalg.norm(theta0)))
+        out["exponent_init"].append(curves[s][0][1])
+        out["exponent_trained"].append(curves[s][-1][1])
+        out["exponent_curve"].append(np.array(curves[s]))
+        out["path_init"].append(V0[s][:, coord[0], coord[1]].copy())
+        out["path_trained"].append(V[s][:, coord[0], coord[1]].copy())
+        out["losses"].append(losses[:, s].copy())
     return Fig8Result(c, **out)
 
 
