@@ -59,6 +59,10 @@ SMALL = {
 #: experiments that refuse float32, with the reason (the float32 test asserts the refusal)
 FLOAT64_ONLY = {"resnet_node.fig3c": "adjoint errors down to 1e-7 relative",
                 "resnet_node.fig3c_digits": "adjoint errors down to 1e-7 relative"}
+#: experiments whose measured figures cancel: their float64 agreement is limited by eps / (smallest figure).
+#: fig3c's smallest adjoint error is 5.5e-7, a difference of two gradients each rounded at 1e-16 in another
+#: order by each backend: 1e-16 / 5.5e-7 = 2e-10 on its log, which moves the slope's confidence bounds by 1.7e-10
+FLOAT64_ATOL_CANCELLING = {"resnet_node.fig3c": 1e-9}
 #: experiments that need a package beyond PyTorch (their tests skip without it)
 NEEDS_MODULE = {"resnet_node.fig3c_digits": "sklearn", "scaling.fig9": "sklearn"}
 
@@ -118,7 +122,7 @@ def test_torch_float64_agrees_with_numpy(name):
     ref = exp.run("check", **SMALL[name])
     got = exp.run("check", **SMALL[name], backend="torch", device="cpu")
     diff = _max_diff(ref, got)
-    assert diff <= FLOAT64_ATOL, f"{name}: max |numpy - torch| = {diff:.3g}"
+    assert diff <= FLOAT64_ATOL_CANCELLING.get(name, FLOAT64_ATOL), f"{name}: max |numpy - torch| = {diff:.3g}"
 
 
 @needs_torch
