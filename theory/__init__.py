@@ -8,6 +8,9 @@ and :mod:`theory.plots`; the command-line entry point is ``theory.cli``.
 __version__ = "0.1.0"
 
 from ._errors import NonFiniteError  # noqa: E402  (raised by every kernel API on overflow)
+from ._numba_cache import invalidate_stale as _invalidate_stale_kernels  # noqa: E402
+
+_invalidate_stale_kernels()  # a changed kernel source must not leave other modules' compiled copies in use
 
 __all__ = ["NonFiniteError", "__version__"]
 
