@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import numba
 import numpy as np
 
 from .._errors import NonFiniteError
@@ -220,6 +221,23 @@ def _parallel(m, n):
     return m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
 
 
+def _rows_kernel(X, kind, flag, reg, Y, O, R, NB, status, keep):
+    """Run :func:`theory.topk._batch._rows_rx` on every row: on every core for large batches, else
+    serially with scratch allocated here (NumPy's allocator, which asks the kernel for huge pages on
+    large arrays: far fewer page faults on the first touch than the compiled code's own allocations)."""
+    m, n = X.shape
+    if not keep:
+        O = np.empty((1, n), dtype=np.intp)
+        R = np.empty((1, n + 1), dtype=np.intp)
+    if _parallel(m, n):
+        nchunks = min(m, 4 * numba.get_num_threads())
+        _batch._rows_rx_par(X, kind, flag, float(reg), Y, O, R, NB, status, keep, nchunks)
+    else:
+        k = np.empty((2, n), dtype=np.uint64)
+        _batch._rows_rx_ws(X, kind, flag, float(reg), Y, O, R, NB, status, keep, k[0], k[1],
+                           np.empty(n, dtype=np.intp), 0, m)
+
+
 def _row_name(shape, r):
     idx = np.unravel_index(r, shape[:-1]) if len(shape) > 1 else ()
     return "" if not idx else f" (row {tuple(int(i) for i in idx) if len(idx) > 1 else int(idx[0])})"
@@ -244,19 +262,17 @@ def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
         out.Y = np.array([y for _, y in sols]).reshape(m, n)
         out.sols = [s for s, _ in sols]
         return out
-    if need_jac:
-        # the reference's stable argsort(-x): decreasing x, ties by increasing index
-        O = np.ascontiguousarray(np.argsort(X, axis=1)[:, ::-1])
-        _batch._stable_rows(X, O)
-        S = np.take_along_axis(X, O[:, ::-1], axis=1)  # increasing
-    else:
-        O = None
-        S = np.sort(X, axis=1)  # the values only: the same sequence for every order of ties
     Y = np.empty((m, n))
-    R = np.empty((m, n + 1), dtype=np.intp)
     NB = np.empty(m, dtype=np.intp)
     status = np.empty(m, dtype=np.intp)
-    (_batch._sort_rows_par if _parallel(m, n) else _batch._sort_rows)(S, reg, descending, Y, R, NB, status)
+    if need_jac:  # the reference's stable argsort(-x) (decreasing x, ties by index), by radix, in the kernel
+        O = np.empty((m, n), dtype=np.intp)
+        R = np.empty((m, n + 1), dtype=np.intp)
+        _rows_kernel(X, 1, descending, reg, Y, O, R, NB, status, True)
+    else:  # the values only: the same sequence for every order of ties
+        O = None
+        R = None
+        _rows_kernel(np.sort(X, axis=1), 2, descending, reg, Y, None, None, NB, status, False)
     for r in np.flatnonzero(status):  # extreme exponents, an overflow of reg * max|x| or of a pooled sum
         try:
             sol, y = _sort_core(X[r], reg, p, func)
@@ -273,24 +289,25 @@ def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
     return out
 
 
-def _rank_rows(X, reg, p, func, shape):
-    """X already negated for ascending ranks."""
-    m, n = X.shape
+def _rank_rows(x, reg, p, func, shape, flip=False):
+    """The descending soft rank of the rows of X = -x if ``flip`` (ascending ranks) else x."""
+    m, n = x.shape
     out = _Rows()
     out.sols = None
+    X = -x if flip and p != 2.0 else x
     if p != 2.0:
         sols = [_rank_core(X[r], reg, p, func) for r in range(m)]
         out.Y = np.array([y for _, y in sols]).reshape(m, n)
         out.sols = [s for s, _ in sols]
         return out
-    O = np.argsort(X, axis=1)  # made stable (ties by index) inside the kernel
+    O = np.empty((m, n), dtype=np.intp)  # the stable argsort of X, by radix, in the kernel
     Y = np.empty((m, n))
     R = np.empty((m, n + 1), dtype=np.intp)
     NB = np.empty(m, dtype=np.intp)
     status = np.empty(m, dtype=np.intp)
-    (_batch._rank_rows_par if _parallel(m, n) else _batch._rank_rows)(X, O, reg, Y, R, NB, status)
+    _rows_kernel(x, 0, flip, reg, Y, O, R, NB, status, True)
     for r in np.flatnonzero(status):  # x / reg not finite (refused) or a pooled sum overflowed
-        sol, Y[r] = _rank_core(X[r], reg, p, func)
+        sol, Y[r] = _rank_core(-x[r] if flip else x[r], reg, p, func)
         O[r] = sol.order
         NB[r] = sol.blocks.shape[0] - 1
         R[r, :NB[r] + 1] = sol.blocks
@@ -492,7 +509,7 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     if a is not None:
         return _axis.from_last(soft_rank(_axis.to_last(x, a), reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
     return check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func,
                                hint="Increase `reg` or rescale `x`.")
 
@@ -605,7 +622,7 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
         return _axis.from_last(soft_rank_jvp(_axis.to_last(x, a), t, reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
-    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
     return SoftJacobian("rank", x.shape, reg, p, descending, rows, func)._apply(_flat(dx), False, func)
 
 
@@ -862,6 +879,6 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
         y, jac = soft_rank_with_jacobian(_axis.to_last(x, a), reg, p, descending)
         return _axis.from_last(y, a), jac._along(a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
     y = check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
     return y, SoftJacobian("rank", x.shape, reg, p, descending, rows, func)
