@@ -92,3 +92,87 @@ def test_radix_argsort_property(x, bits):
     """Property: for every finite array (ties, signed zeros and subnormals drawn often), every digit
     width, both directions: the permutation is NumPy's stable argsort and the keys decode to x[order]."""
     _check(x, bits)
+
+
+# ------------------------------------------------- the soft sort / rank kernels that sort by radix
+# theory.topk._batch._rows_rx* sort inside the kernel; they must give the bits of the kernels fed
+# NumPy's stable argsort (_batch._rank_rows / _batch._sort_rows, the reference's arithmetic).
+
+from theory.topk import _batch  # noqa: E402
+
+
+def _kernel_rows(seed, m, n):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n))
+    X[0] = np.round(X[0], 1)  # ties
+    if m > 1:
+        X[1] = rng.choice([0.0, -0.0, 1.0, -1.0], n)  # signed zeros tied with each other
+    if m > 2:
+        X[2] = rng.standard_normal(n) * 10.0 ** rng.integers(-300, 300, n)  # every magnitude
+    if m > 3:
+        X[3] = 7.0  # constant row: one key, no pass
+    if m > 4:
+        X[4, : n // 2] = 1e308  # overflowing pooled sums: FALLBACK, like the old kernel
+        X[4, n // 2:] = -1e308
+    return X
+
+
+def _old_rank(X, reg):
+    m, n = X.shape
+    O = np.argsort(X, axis=1, kind="stable")
+    Y, R = np.empty((m, n)), np.empty((m, n + 1), dtype=np.intp)
+    NB, st = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.intp)
+    _batch._rank_rows(X, O, reg, Y, R, NB, st)
+    return Y, O, R, NB, st
+
+
+def _old_sort(X, reg, desc):
+    m, n = X.shape
+    O = np.argsort(-X, axis=1, kind="stable")
+    S = np.take_along_axis(X, O[:, ::-1], axis=1)
+    Y, R = np.empty((m, n)), np.empty((m, n + 1), dtype=np.intp)
+    NB, st = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.intp)
+    _batch._sort_rows(S, reg, desc, Y, R, NB, st)
+    return Y, O, R, NB, st
+
+
+def _new(X, kind, flag, reg, parallel, keep=True):
+    m, n = X.shape
+    Y, O, R = np.empty((m, n)), np.empty((m, n), dtype=np.intp), np.empty((m, n + 1), dtype=np.intp)
+    NB, st = np.empty(m, dtype=np.intp), np.empty(m, dtype=np.intp)
+    if parallel:
+        _batch._rows_rx_par(X, kind, flag, reg, Y, O, R, NB, st, keep, 3)
+    else:
+        _batch._rows_rx(X, kind, flag, reg, Y, O, R, NB, st, keep, 0, m)
+    return Y, O, R, NB, st
+
+
+def _same(new, old):
+    Yn, On, Rn, NBn, stn = new
+    Yo, Oo, Ro, NBo, sto = old
+    np.testing.assert_array_equal(stn, sto)
+    ok = sto == _batch.OK
+    assert np.array_equal(Yn[ok].view(np.int64), Yo[ok].view(np.int64))
+    np.testing.assert_array_equal(NBn[ok], NBo[ok])
+    np.testing.assert_array_equal(On[ok], Oo[ok])
+    for r in np.flatnonzero(ok):
+        np.testing.assert_array_equal(Rn[r, :NBn[r] + 1], Ro[r, :NBo[r] + 1])
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 9, 1000, 5000])
+def test_radix_kernels_equal_stable_argsort_kernels(n, parallel):
+    """Each row of the radix kernels (rank of x and of -x, sort with its permutation, decreasing and
+    increasing, and the values-only sort) equals the kernels fed NumPy's stable argsort bit for bit:
+    values, permutation, blocks and row status (fallback rows included)."""
+    X = _kernel_rows(n, 6, n)
+    for reg in (1e-3, 1.0, 40.0):
+        _same(_new(X, 0, False, reg, parallel), _old_rank(X, reg))
+        _same(_new(X, 0, True, reg, parallel), _old_rank(-X, reg))
+        for desc in (True, False):
+            old = _old_sort(X, reg, desc)
+            _same(_new(X, 1, desc, reg, parallel), old)
+            Yv, _, _, NBv, stv = _new(np.sort(X, axis=1), 2, desc, reg, parallel, keep=False)
+            np.testing.assert_array_equal(stv, old[4])
+            ok = stv == _batch.OK
+            assert np.array_equal(Yv[ok].view(np.int64), old[0][ok].view(np.int64))

@@ -221,21 +221,37 @@ def _parallel(m, n):
     return m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
 
 
+#: rows at least this long get their scratch from NumPy's allocator (which asks the kernel for huge pages
+#: on large arrays: far fewer page faults on the first touch than the compiled code's own allocations)
+_NUMPY_SCRATCH = 1 << 17
+_NO_ROWS = np.empty((0, 0), dtype=np.intp)
+#: rows shorter than this, run serially, are sorted by NumPy's stable argsort outside the kernel (faster
+#: than the radix sort's eight passes on short rows); the permutation is the same
+_RADIX_MIN = 2048
+
+
+def _small_serial(m, n):
+    return n < _RADIX_MIN and not _parallel(m, n)
+
+
 def _rows_kernel(X, kind, flag, reg, Y, O, R, NB, status, keep):
-    """Run :func:`theory.topk._batch._rows_rx` on every row: on every core for large batches, else
-    serially with scratch allocated here (NumPy's allocator, which asks the kernel for huge pages on
-    large arrays: far fewer page faults on the first touch than the compiled code's own allocations)."""
+    """Run :func:`theory.topk._batch._rows_rx` on every row of X: on every core for large batches,
+    else serially (``keep``: O and R receive the permutations and the blocks, else they are None)."""
     m, n = X.shape
     if not keep:
-        O = np.empty((1, n), dtype=np.intp)
-        R = np.empty((1, n + 1), dtype=np.intp)
+        O = R = _NO_ROWS
     if _parallel(m, n):
         nchunks = min(m, 4 * numba.get_num_threads())
         _batch._rows_rx_par(X, kind, flag, float(reg), Y, O, R, NB, status, keep, nchunks)
-    else:
+    elif n >= _NUMPY_SCRATCH:
+        if not keep:
+            O = np.empty((1, n), dtype=np.intp)
+            R = np.empty((1, n + 1), dtype=np.intp)
         k = np.empty((2, n), dtype=np.uint64)
         _batch._rows_rx_ws(X, kind, flag, float(reg), Y, O, R, NB, status, keep, k[0], k[1],
                            np.empty(n, dtype=np.intp), 0, m)
+    else:
+        _batch._rows_rx(X, kind, flag, float(reg), Y, O, R, NB, status, keep, 0, m)
 
 
 def _row_name(shape, r):
@@ -265,7 +281,12 @@ def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
     Y = np.empty((m, n))
     NB = np.empty(m, dtype=np.intp)
     status = np.empty(m, dtype=np.intp)
-    if need_jac:  # the reference's stable argsort(-x) (decreasing x, ties by index), by radix, in the kernel
+    if need_jac and _small_serial(m, n):  # the reference's stable argsort(-x): decreasing x, ties by index
+        O = np.argsort(-X, axis=1, kind="stable")
+        R = np.empty((m, n + 1), dtype=np.intp)
+        S = np.take_along_axis(X, O[:, ::-1], axis=1)  # increasing
+        _batch._sort_rows(S, reg, descending, Y, R, NB, status)
+    elif need_jac:  # the same permutation by radix, in the kernel
         O = np.empty((m, n), dtype=np.intp)
         R = np.empty((m, n + 1), dtype=np.intp)
         _rows_kernel(X, 1, descending, reg, Y, O, R, NB, status, True)
@@ -300,12 +321,17 @@ def _rank_rows(x, reg, p, func, shape, flip=False):
         out.Y = np.array([y for _, y in sols]).reshape(m, n)
         out.sols = [s for s, _ in sols]
         return out
-    O = np.empty((m, n), dtype=np.intp)  # the stable argsort of X, by radix, in the kernel
     Y = np.empty((m, n))
     R = np.empty((m, n + 1), dtype=np.intp)
     NB = np.empty(m, dtype=np.intp)
     status = np.empty(m, dtype=np.intp)
-    _rows_kernel(x, 0, flip, reg, Y, O, R, NB, status, True)
+    if _small_serial(m, n):
+        X = -x if flip else x
+        O = np.argsort(X, axis=1, kind="stable")  # the kernel's tie pass then changes nothing
+        _batch._rank_rows(X, O, reg, Y, R, NB, status)
+    else:  # the stable argsort of X, by radix, in the kernel
+        O = np.empty((m, n), dtype=np.intp)
+        _rows_kernel(x, 0, flip, reg, Y, O, R, NB, status, True)
     for r in np.flatnonzero(status):  # x / reg not finite (refused) or a pooled sum overflowed
         sol, Y[r] = _rank_core(-x[r] if flip else x[r], reg, p, func)
         O[r] = sol.order
