@@ -576,3 +576,59 @@ def _rows_rx_par(X, kind, flag, reg, Y, O, R, NB, status, keep, nchunks):
     m = X.shape[0]
     for c in prange(nchunks):
         _rows_rx(X, kind, flag, reg, Y, O, R, NB, status, keep, c * m // nchunks, (c + 1) * m // nchunks)
+
+
+@njit(**_JIT)
+def _avg_row_ws(u, o, r, nb, g, mode, flip, reg, ds):
+    """:func:`_avg_row` without its copies: mode 1 reads u in place (``flip``: reversed, copied into
+    ds); modes 0 and 2 gather into the scratch ds (length n); mode 2 takes the vector itself,
+    ds_i = -(+-u[o_i]) / reg (the minus inside when ``flip``), the values :func:`_avg_row` receives
+    from its caller."""
+    n = u.shape[0]
+    if mode == 1 and not flip:
+        ds = u
+    elif mode == 1:
+        for i in range(n):
+            ds[i] = u[n - 1 - i]
+    elif mode == 0:
+        for i in range(u.shape[0]):
+            ds[i] = u[o[i]]
+    else:
+        for i in range(u.shape[0]):
+            w = u[o[i]]
+            if flip:
+                w = -w
+            ds[i] = -w / reg
+    for k in range(nb):
+        a = r[k]
+        b = r[k + 1]
+        if b - a == 1:
+            val = 0.0 if mode == 2 else ds[a]
+            if mode == 0:
+                g[a] = val
+            else:
+                g[o[a]] = val
+            continue
+        m = _npsum(ds, a, b) / float(b - a)
+        for i in range(a, b):
+            if mode == 0:
+                g[i] = m
+            elif mode == 1:
+                g[o[i]] = m
+            else:
+                g[o[i]] = ds[i] - m
+
+
+@njit(**_JIT)
+def _avg_rows_ws(U, O, R, NB, G, mode, flip, reg, ds, lo, hi):
+    """:func:`_avg_row_ws` on rows lo..hi - 1 with the scratch ds (length n)."""
+    for row in range(lo, hi):
+        _avg_row_ws(U[row], O[row], R[row], NB[row], G[row], mode, flip, reg, ds)
+
+
+@njit(parallel=True, **_JIT)
+def _avg_rows_ws_par(U, O, R, NB, G, mode, flip, reg, nchunks):
+    """:func:`_avg_rows_ws` with the rows cut into ``nchunks`` chunks on every core."""
+    m = U.shape[0]
+    for c in prange(nchunks):
+        _avg_rows_ws(U, O, R, NB, G, mode, flip, reg, np.empty(U.shape[1]), c * m // nchunks, (c + 1) * m // nchunks)

@@ -717,6 +717,19 @@ def _rank_jvp_row(sol, dx, reg, p):
 _HINT_PRODUCT = "The derivative is infinite or overflows at this `x`, `reg` and `p`."
 
 
+def _avg_products(V, rows, mode, flip, reg):
+    """The p = 2 Jacobian products of every row (:func:`theory.topk._batch._avg_row_ws`)."""
+    m, n = V.shape
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    G = np.empty((m, n))
+    if _parallel(m, n):
+        _batch._avg_rows_ws_par(V, rows.O, rows.R, rows.NB, G, mode, flip, float(reg),
+                                min(m, 4 * numba.get_num_threads()))
+    else:
+        _batch._avg_rows_ws(V, rows.O, rows.R, rows.NB, G, mode, flip, float(reg), np.empty(n), 0, m)
+    return G
+
+
 class SoftJacobian:
     r"""The Jacobian of :func:`soft_sort` or :func:`soft_rank` at one point (or one per row of a
     batch), kept from the forward pass: the sorting permutation and the pooled blocks of the isotonic
@@ -768,27 +781,21 @@ class SoftJacobian:
         rows, reg, p = self._rows, self._reg, self._p
         m, n = V.shape
         if self._kind == "sort":
-            if transpose and not self._desc:
-                V = V[:, ::-1]
-            if rows.sols is None:
-                G = np.empty((m, n))
-                V = np.ascontiguousarray(V)
-                (_batch._avg_rows_par if _parallel(m, n) else _batch._avg_rows)(
-                    V, rows.O, rows.R, rows.NB, G, 1 if transpose else 0)
+            if rows.sols is None:  # a transposed product of the increasing sort reads V reversed
+                G = _avg_products(V, rows, 1 if transpose else 0, transpose and not self._desc, 1.0)
             else:
+                if transpose and not self._desc:
+                    V = V[:, ::-1]
                 f = _sort_vjp_row if transpose else _sort_jvp_row
                 G = np.array([f(sol, np.ascontiguousarray(V[r]), p) for r, sol in enumerate(rows.sols)]).reshape(m, n)
             if not transpose and not self._desc:
                 G = G[:, ::-1].copy()
         else:
-            if not self._desc:
-                V = -V
-            if rows.sols is None:
-                with np.errstate(over="ignore"):  # an overflow is refused below
-                    U = np.ascontiguousarray(-V / reg)
-                G = np.empty((m, n))
-                (_batch._avg_rows_par if _parallel(m, n) else _batch._avg_rows)(U, rows.O, rows.R, rows.NB, G, 2)
+            if rows.sols is None:  # the kernel forms -(+-V) / reg itself (an overflow is refused below)
+                G = _avg_products(V, rows, 2, not self._desc, reg)
             else:
+                if not self._desc:
+                    V = -V
                 G = np.array([_rank_jvp_row(sol, V[r], reg, p) for r, sol in enumerate(rows.sols)]).reshape(m, n)
         G = check_finite_output(G.reshape(self._mshape), "the product", func=func, hint=_HINT_PRODUCT)
         return _axis.from_last(G, self._axis) if restore and self._axis is not None else G
