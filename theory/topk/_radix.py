@@ -69,13 +69,12 @@ def order_key(v, descending):
     """The uint64 key of the float64 ``v``: increasing in v (decreasing when ``descending``); -0.0 and
     +0.0 share the key of +0.0."""
     b = _f2u(v + 0.0)  # -0.0 + 0.0 = +0.0; every other finite value is unchanged
-    if b & _SIGN:
-        k = ~b
-    else:
-        k = b | _SIGN
+    # without branches (random signs would mispredict): negative -> ~b, non-negative -> b | sign;
+    # descending complements
+    flip = (np.uint64(0) - (b >> np.uint64(63))) | _SIGN
     if descending:
-        k = ~k
-    return k
+        flip = ~flip
+    return b ^ flip
 
 
 @njit(**_JIT)
