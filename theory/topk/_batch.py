@@ -9,11 +9,18 @@ same order, the isotonic fit by the same pool-adjacent-violators kernel
 (:func:`theory.isotonic._kernels._pav_unit`), and the block sums in the order of NumPy's
 ``np.add.reduceat`` (first element, then the pairwise sum of the rest: :func:`_npsum`).
 
-Ties of the sort. The rank needs the sorting permutation. The reference uses NumPy's stable argsort
-(ties ordered by index); the callers pass NumPy's default (faster, unstable) argsort instead and
-:func:`_stable_ties` re-sorts the indices inside every run of equal keys, which gives the stable
-permutation exactly (a permutation sorts the keys and orders equal keys by index iff it is the stable
-one). The outputs are therefore those of the reference for every order of ties.
+Ties of the sort. The rank (and the Jacobian of the sort) needs the sorting permutation; the
+reference uses NumPy's stable argsort (ties ordered by index). Two routes give exactly that
+permutation, hence the reference's outputs for every order of ties:
+
+* :func:`_rows_rx` (and its variants) sort inside the kernel by the stable radix argsort of
+  :mod:`theory.topk._radix`, read the sorted values back from its keys (no gather) and reuse its
+  scratch for the isotonic pass and the block sums (six arrays of n words in all per row, against
+  about fourteen before; at n = 10^6 the page faults on the first touch of fresh arrays are a large
+  share of the time);
+* :func:`_rank_rows` / :func:`_sort_rows` take a permutation from the caller (short serial rows:
+  NumPy's stable argsort, or any argsort whose runs of equal keys :func:`_stable_ties` re-sorts by
+  index: a permutation sorts the keys and orders equal keys by index iff it is the stable one).
 
 Row status (``status[r]``): 0 OK; 1 a pooled sum overflowed or x / reg is not finite. A row with a
 status other than 0 is recomputed by the caller on the reference path, which rescales or raises the

@@ -6,7 +6,8 @@ order: the sign bit of a non-negative number is set, every bit of a negative num
 (IEEE-754 sign-magnitude to offset binary). Negative zero is given the key of positive zero, so -0.0
 and +0.0 are equal keys, as they are equal numbers for NumPy's comparison sorts. For a decreasing
 sort the keys are complemented. The keys are then sorted by counting sort on six digits of 11 bits
-(bits 0-10, 11-21, ..., 55-63), least significant first. Each pass places the entries of one digit
+(bits 0-10, 11-21, ..., 55-63; eight digits of 8 bits below 4096 entries, see :func:`digit_bits`),
+least significant first. Each pass places the entries of one digit
 value in their order of arrival, so each pass is stable and so is the whole sort: equal keys keep
 increasing index order. The permutation is therefore exactly ``np.argsort(x, kind="stable")`` (for
 a decreasing sort, ``np.argsort(-x, kind="stable")``: decreasing values, ties by increasing index),
@@ -16,7 +17,10 @@ Cost. One pass over x builds the six digit histograms (6 x 2048 counters); a dig
 entry (one non-empty bucket, e.g. the top digit of positive numbers of similar magnitude) is skipped;
 every other digit is one pass that moves (key, index) pairs, 16 bytes read and 16 written per entry,
 into 2048 buckets whose write positions stay in the level-2 cache. Time O(6 n + 6 x 2048) with no
-comparison, against O(n log n) comparisons for a merge sort; memory four arrays of n words, which
+comparison, against O(n log n) comparisons for a merge sort (measured on one core at n = 10^6: two
+to four times faster than NumPy's default, vectorised, unstable argsort, more against its stable one;
+at n = 1000 on par with the former and slower than the latter, so short single rows are left to
+NumPy by the callers); memory four arrays of n words, which
 the caller provides and can reuse as scratch afterwards (the permutation and the sorted keys end in
 the first two, whatever the number of passes). :func:`key_value` turns a sorted key back into its
 value (exactly; a negative zero reads back as +0.0).
