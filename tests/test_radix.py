@@ -1,7 +1,8 @@
 """The stable radix argsort of float64 keys (theory.topk._radix), the sort of the quadratic soft sort and
 soft rank: its permutation is NumPy's stable argsort exactly (increasing, and of -x for decreasing),
 ties by increasing index, -0.0 and +0.0 one tie, on random, tied, signed-zero, huge and subnormal
-inputs, n = 0 and 1, every digit width, and the keys decode to the sorted values."""
+inputs, long and short runs of keys that share their high half (the second phase), n = 0 and 1,
+every digit width, and the keys decode to the sorted values."""
 
 from __future__ import annotations
 
@@ -45,9 +46,15 @@ def _inputs():
     yield np.empty(0)
     yield np.arange(20000, dtype=float)[::-1].copy()  # reversed: every pass moves every entry
     yield 1.0 + np.arange(3000) * 2.0**-52  # differ in the lowest digit only
+    # equal high halves of the keys: one long run finished on the low halves (ties inside)
+    yield 1.0 + rng.integers(0, 100, 3000) * 2.0**-52
+    yield -(1.0 + rng.integers(0, 100, 3000) * 2.0**-52)
+    # many runs of 17 to 255 entries (the short-digit pass) and of 2 to 16 (insertion), with ties
+    yield (rng.integers(0, 40, 5000) + 1.0) * (1.0 + rng.integers(0, 30, 5000) * 2.0**-52)
+    yield np.repeat(rng.standard_normal(300), rng.integers(1, 40, 300)) * (1.0 + rng.integers(0, 3, 1) * 2.0**-52)
 
 
-@pytest.mark.parametrize("idx", range(13))
+@pytest.mark.parametrize("idx", range(len(list(_inputs()))))
 def test_radix_argsort_is_stable_argsort(idx):
     x = list(_inputs())[idx]
     _check(x)
@@ -86,11 +93,13 @@ _floats = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=True,
 
 @settings(deadline=None, max_examples=300)
 @given(hnp.arrays(np.float64, st.integers(0, 300),
-                  elements=st.one_of(_floats, st.sampled_from([0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324]))),
+                  elements=st.one_of(_floats, st.sampled_from([0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324]),
+                                     st.integers(-40, 40).map(lambda k: 1.5 + k * 2.0**-52))),
        st.sampled_from([3, 8, 11]))
 def test_radix_argsort_property(x, bits):
-    """Property: for every finite array (ties, signed zeros and subnormals drawn often), every digit
-    width, both directions: the permutation is NumPy's stable argsort and the keys decode to x[order]."""
+    """Property: for every finite array (ties, signed zeros, subnormals and runs of keys sharing their
+    high half drawn often), every digit width, both directions: the permutation is NumPy's stable
+    argsort and the keys decode to x[order]."""
     _check(x, bits)
 
 
