@@ -172,7 +172,7 @@ def _same(new, old):
 @pytest.mark.parametrize("n", [1, 2, 9, 1000, 5000])
 def test_radix_kernels_equal_stable_argsort_kernels(n, parallel):
     """Each row of the radix kernels (rank of x and of -x, sort with its permutation, decreasing and
-    increasing, and the values-only sort) equals the kernels fed NumPy's stable argsort bit for bit:
+    increasing, and the values-only sort, from NumPy's sort or by radix) equals the kernels fed NumPy's stable argsort bit for bit:
     values, permutation, blocks and row status (fallback rows included)."""
     X = _kernel_rows(n, 6, n)
     for reg in (1e-3, 1.0, 40.0):
@@ -181,7 +181,8 @@ def test_radix_kernels_equal_stable_argsort_kernels(n, parallel):
         for desc in (True, False):
             old = _old_sort(X, reg, desc)
             _same(_new(X, 1, desc, reg, parallel), old)
-            Yv, _, _, NBv, stv = _new(np.sort(X, axis=1), 2, desc, reg, parallel, keep=False)
-            np.testing.assert_array_equal(stv, old[4])
-            ok = stv == _batch.OK
-            assert np.array_equal(Yv[ok].view(np.int64), old[0][ok].view(np.int64))
+            for kind, Xin in ((2, np.sort(X, axis=1)), (1, X)):  # values only: NumPy's sort, or radix
+                Yv, _, _, NBv, stv = _new(Xin, kind, desc, reg, parallel, keep=False)
+                np.testing.assert_array_equal(stv, old[4])
+                ok = stv == _batch.OK
+                assert np.array_equal(Yv[ok].view(np.int64), old[0][ok].view(np.int64))

@@ -230,6 +230,11 @@ _NO_ROWS = np.empty((0, 0), dtype=np.intp)
 _RADIX_MIN = 2048
 
 
+#: soft sort without Jacobian: rows at least this long are sorted by radix (below, NumPy's vectorised
+#: sort of the values is faster)
+_SORT_RADIX_MIN = 8192
+
+
 def _small_serial(m, n):
     return n < _RADIX_MIN and not _parallel(m, n)
 
@@ -285,9 +290,11 @@ def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
         O = np.empty((m, n), dtype=np.intp)
         R = np.empty((m, n + 1), dtype=np.intp)
         _rows_kernel(X, 1, descending, reg, Y, O, R, NB, status, True)
-    else:  # the values only: the same sequence for every order of ties
-        O = None
-        R = None
+    elif n >= _SORT_RADIX_MIN:  # the values only, by radix (its permutation discarded)
+        O = R = None
+        _rows_kernel(X, 1, descending, reg, Y, None, None, NB, status, False)
+    else:  # the values only, by NumPy's sort: the same sequence for every order of ties
+        O = R = None
         _rows_kernel(np.sort(X, axis=1), 2, descending, reg, Y, None, None, NB, status, False)
     for r in np.flatnonzero(status):  # extreme exponents, an overflow of reg * max|x| or of a pooled sum
         try:
