@@ -18,9 +18,11 @@ permutation, hence the reference's outputs for every order of ties:
   scratch for the isotonic pass and the block sums (six arrays of n words in all per row, against
   about fourteen before; at n = 10^6 the page faults on the first touch of fresh arrays are a large
   share of the time);
-* :func:`_rank_rows` / :func:`_sort_rows` take a permutation from the caller (short serial rows:
-  NumPy's stable argsort, or any argsort whose runs of equal keys :func:`_stable_ties` re-sorts by
-  index: a permutation sorts the keys and orders equal keys by index iff it is the stable one).
+* :func:`_rank_rows` (used for short serial rows of the rank, with NumPy's stable argsort) and
+  :func:`_sort_rows` / :func:`_avg_rows` (kept as the references the tests hold the radix kernels to)
+  take a permutation from the caller: the stable one, or any argsort whose runs of equal keys
+  :func:`_stable_ties` re-sorts by index (a permutation sorts the keys and orders equal keys by
+  index iff it is the stable one).
 
 Row status (``status[r]``): 0 OK; 1 a pooled sum overflowed or x / reg is not finite. A row with a
 status other than 0 is recomputed by the caller on the reference path, which rescales or raises the
@@ -235,12 +237,6 @@ def _rank_rows_par(X, O, reg, Y, R, NB, status):
         nb, st = _rank_row(X[row], O[row], reg, Y[row], R[row])
         NB[row] = nb
         status[row] = st
-
-
-@njit(**_JIT)
-def _stable_rows(K, O):
-    for row in range(K.shape[0]):
-        _stable_ties(K[row], O[row])
 
 
 @njit(**_JIT)
