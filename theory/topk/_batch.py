@@ -9,11 +9,20 @@ same order, the isotonic fit by the same pool-adjacent-violators kernel
 (:func:`theory.isotonic._kernels._pav_unit`), and the block sums in the order of NumPy's
 ``np.add.reduceat`` (first element, then the pairwise sum of the rest: :func:`_npsum`).
 
-Ties of the sort. The rank needs the sorting permutation. The reference uses NumPy's stable argsort
-(ties ordered by index); the callers pass NumPy's default (faster, unstable) argsort instead and
-:func:`_stable_ties` re-sorts the indices inside every run of equal keys, which gives the stable
-permutation exactly (a permutation sorts the keys and orders equal keys by index iff it is the stable
-one). The outputs are therefore those of the reference for every order of ties.
+Ties of the sort. The rank (and the Jacobian of the sort) needs the sorting permutation; the
+reference uses NumPy's stable argsort (ties ordered by index). Two routes give exactly that
+permutation, hence the reference's outputs for every order of ties:
+
+* :func:`_rows_rx` (and its variants) sort inside the kernel by the stable radix argsort of
+  :mod:`theory.topk._radix`, read the sorted values back from its keys (no gather) and reuse its
+  scratch for the isotonic pass and the block sums (six arrays of n words in all per row, against
+  about fourteen before; at n = 10^6 the page faults on the first touch of fresh arrays are a large
+  share of the time);
+* :func:`_rank_rows` (used for short serial rows of the rank, with NumPy's stable argsort) and
+  :func:`_sort_rows` / :func:`_avg_rows` (kept as the references the tests hold the radix kernels to)
+  take a permutation from the caller: the stable one, or any argsort whose runs of equal keys
+  :func:`_stable_ties` re-sorts by index (a permutation sorts the keys and orders equal keys by
+  index iff it is the stable one).
 
 Row status (``status[r]``): 0 OK; 1 a pooled sum overflowed or x / reg is not finite. A row with a
 status other than 0 is recomputed by the caller on the reference path, which rescales or raises the
@@ -26,6 +35,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..isotonic._kernels import _pav_unit
+from ._radix import key_value, radix_argsort_into
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
 
@@ -230,12 +240,6 @@ def _rank_rows_par(X, O, reg, Y, R, NB, status):
 
 
 @njit(**_JIT)
-def _stable_rows(K, O):
-    for row in range(K.shape[0]):
-        _stable_ties(K[row], O[row])
-
-
-@njit(**_JIT)
 def _avg_row(u, o, r, nb, g, mode):
     """Products with the p = 2 Jacobians in sorted coordinates (block averages), one row: u the
     vector, o the permutation, r[:nb + 1] the blocks, g the output.
@@ -399,3 +403,235 @@ def _mask_rows(X, k, reg, Y, status):
 def _mask_rows_par(X, k, reg, Y, status):
     for row in prange(X.shape[0]):
         status[row] = _mask_row(X[row], k, reg, Y[row])
+
+
+# ---------------------------------------------------------------------------------------------------
+# The same rows with the sort inside the kernel: the stable radix argsort of theory.topk._radix gives
+# the stable permutation directly (no tie pass) and the sorted values (decoded from its keys: no
+# gather), and every array of n words the row needs is one of six buffers the caller provides (the
+# radix scratch is reused for the isotonic pass and the block sums). Same operations in the same order
+# as _sort_row / _rank_row on the reference's stable permutation, hence the same bits.
+
+
+@njit(**_JIT)
+def _sorted_value(keys, order, x, i, descending):
+    """x[order[i]] from the sorted key (a zero is read from x, keeping its sign)."""
+    v = key_value(keys[i], descending)
+    if v == 0.0:
+        v = x[order[i]]
+    return v
+
+
+@njit(**_JIT)
+def _rank_row_rx(x, flip, reg, y, o, r, k0, k1, i1):
+    """:func:`_rank_row` on x (flip: on -x, without forming it), sorting inside: o receives the
+    stable permutation sorting the (negated) row increasingly, r[:nb + 1] the blocks (sorted
+    coordinates), y the soft rank; k0, k1 (uint64) and i1 (intp) are scratch of length n."""
+    n = x.shape[0]
+    radix_argsort_into(x, flip, k0, o, k1, i1)
+    s = k0.view(np.float64)  # s overwrites the sorted keys, entry by entry
+    yr = k1.view(np.float64)
+    for i in range(n):
+        v = _sorted_value(k0, o, x, i, flip)
+        if flip:
+            v = -v
+        z = -v / reg
+        if not (z - z == 0.0):
+            return 0, FALLBACK
+        s[i] = z
+        yr[n - 1 - i] = z - float(n - i)
+    nb, status = _pav_unit(yr, i1.view(np.float64), y, r)
+    if status != 0:
+        return nb, FALLBACK
+    _reverse_blocks(r, nb, n)
+    d = yr  # free again: scratch of the block sums
+    for k in range(nb):
+        a = r[k]
+        b = r[k + 1]
+        if b - a == 1:
+            y[o[a]] = float(n - a)
+            continue
+        for i in range(a, b):
+            d[i] = float(n - i)
+        mr = _npsum(d, a, b) / float(b - a)
+        first = s[a]
+        for i in range(a, b):
+            d[i] = s[i] - first
+        md = _npsum(d, a, b) / float(b - a)
+        for i in range(a, b):
+            y[o[i]] = mr + (d[i] - md)
+    return nb, OK
+
+
+@njit(**_JIT)
+def _reverse_blocks(r, nb, n):
+    """Block starts of the increasing fit of reversed targets (r[:nb + 1]) to those of the decreasing
+    fit, in place: r[k] <- n - r[nb - k]."""
+    lo = 0
+    hi = nb
+    while lo < hi:
+        a = r[lo]
+        r[lo] = n - r[hi]
+        r[hi] = n - a
+        lo += 1
+        hi -= 1
+    if lo == hi:
+        r[lo] = n - r[lo]
+
+
+@njit(**_JIT)
+def _sort_scaled(s, reg, desc, y, r, yr, xr):
+    """The quadratic soft sort of a row given its values sorted decreasingly in s (overwritten by the
+    scaled values): :func:`_sort_row`'s arithmetic; yr, xr scratch of length n."""
+    n = s.shape[0]
+    amax = max(abs(s[n - 1]), abs(s[0]))
+    e = math.frexp(amax)[1]
+    if e > 1000 or e < -1000:
+        return 0, FALLBACK
+    lam = reg * 2.0 ** e
+    if not (lam - lam == 0.0):
+        return 0, FALLBACK
+    lam = max(lam, LAM_FLOOR)
+    down = 2.0 ** (-e)
+    up = 2.0 ** e
+    for i in range(n):
+        si = s[i] * down
+        s[i] = si
+        yr[n - 1 - i] = float(n - i) / lam - si
+    nb, status = _pav_unit(yr, xr, y, r)
+    if status != 0:
+        return nb, FALLBACK
+    _reverse_blocks(r, nb, n)
+    for k in range(nb):
+        a = r[k]
+        b = r[k + 1]
+        mean = _npsum(s, a, b) / float(b - a)
+        for i in range(a, b):
+            val = (mean + (0.5 * float(a + b - 1) - float(i)) / lam) * up
+            if desc:
+                y[i] = val
+            else:
+                y[n - 1 - i] = val
+    return nb, OK
+
+
+@njit(**_JIT)
+def _sort_row_rx(x, reg, desc, y, o, r, k0, k1, i1):
+    """:func:`_sort_row` with the sort inside: o receives the stable permutation sorting x
+    decreasingly (the reference's argsort(-x, kind="stable")), r the blocks, y the soft sort."""
+    n = x.shape[0]
+    radix_argsort_into(x, True, k0, o, k1, i1)
+    s = k0.view(np.float64)
+    for i in range(n):
+        s[i] = _sorted_value(k0, o, x, i, True)
+    return _sort_scaled(s, reg, desc, y, r, k1.view(np.float64), i1.view(np.float64))
+
+
+@njit(**_JIT)
+def _sort_row_vals(S, reg, desc, y, r, w0, w1):
+    """:func:`_sort_row` on S sorted increasingly (overwritten), no permutation; w0, w1 scratch."""
+    n = S.shape[0]
+    for i in range(n // 2):
+        t = S[i]
+        S[i] = S[n - 1 - i]
+        S[n - 1 - i] = t
+    return _sort_scaled(S, reg, desc, y, r, w0, w1)
+
+
+@njit(**_JIT)
+def _rows_rx(X, kind, flag, reg, Y, O, R, NB, status, keep, lo, hi):
+    """Rows lo..hi - 1 of kind 0 (rank; ``flag``: of -x), 1 (sort with its permutation; ``flag``:
+    descending output) or 2 (sort of rows already sorted increasingly in X, overwritten, without
+    permutation; ``flag``: descending output); one set of scratch buffers for these rows. ``keep``: O and R receive every row's
+    permutation and blocks (m rows each), else they are not touched."""
+    n = X.shape[1]
+    k0 = np.empty(n, dtype=np.uint64)
+    k1 = np.empty(n, dtype=np.uint64)
+    i1 = np.empty(n, dtype=np.intp)
+    if keep:
+        _rows_rx_ws(X, kind, flag, reg, Y, O, R, NB, status, True, k0, k1, i1, lo, hi)
+    else:
+        o = np.empty((1, n), dtype=np.intp)
+        r = np.empty((1, n + 1), dtype=np.intp)
+        _rows_rx_ws(X, kind, flag, reg, Y, o, r, NB, status, False, k0, k1, i1, lo, hi)
+
+
+@njit(**_JIT)
+def _rows_rx_ws(X, kind, flag, reg, Y, O, R, NB, status, keep, k0, k1, i1, lo, hi):
+    """:func:`_rows_rx` on rows lo..hi - 1 with caller-provided scratch k0, k1 (uint64) and i1 (intp),
+    and, when not ``keep``, O and R of one row (scratch too)."""
+    for row in range(lo, hi):
+        j = row if keep else 0
+        if kind == 0:
+            nb, st = _rank_row_rx(X[row], flag, reg, Y[row], O[j], R[j], k0, k1, i1)
+        elif kind == 1:
+            nb, st = _sort_row_rx(X[row], reg, flag, Y[row], O[j], R[j], k0, k1, i1)
+        else:
+            nb, st = _sort_row_vals(X[row], reg, flag, Y[row], R[j], k0.view(np.float64), k1.view(np.float64))
+        NB[row] = nb
+        status[row] = st
+
+
+@njit(parallel=True, **_JIT)
+def _rows_rx_par(X, kind, flag, reg, Y, O, R, NB, status, keep, nchunks):
+    """:func:`_rows_rx` with the rows cut into ``nchunks`` contiguous chunks run on every core (each
+    chunk its own scratch)."""
+    m = X.shape[0]
+    for c in prange(nchunks):
+        _rows_rx(X, kind, flag, reg, Y, O, R, NB, status, keep, c * m // nchunks, (c + 1) * m // nchunks)
+
+
+@njit(**_JIT)
+def _avg_row_ws(u, o, r, nb, g, mode, flip, reg, ds):
+    """:func:`_avg_row` without its copies: mode 1 reads u in place (``flip``: reversed, copied into
+    ds); modes 0 and 2 gather into the scratch ds (length n); mode 2 takes the vector itself,
+    ds_i = -(+-u[o_i]) / reg (the minus inside when ``flip``), the values :func:`_avg_row` receives
+    from its caller."""
+    n = u.shape[0]
+    if mode == 1 and not flip:
+        ds = u
+    elif mode == 1:
+        for i in range(n):
+            ds[i] = u[n - 1 - i]
+    elif mode == 0:
+        for i in range(u.shape[0]):
+            ds[i] = u[o[i]]
+    else:
+        for i in range(u.shape[0]):
+            w = u[o[i]]
+            if flip:
+                w = -w
+            ds[i] = -w / reg
+    for k in range(nb):
+        a = r[k]
+        b = r[k + 1]
+        if b - a == 1:
+            val = 0.0 if mode == 2 else ds[a]
+            if mode == 0:
+                g[a] = val
+            else:
+                g[o[a]] = val
+            continue
+        m = _npsum(ds, a, b) / float(b - a)
+        for i in range(a, b):
+            if mode == 0:
+                g[i] = m
+            elif mode == 1:
+                g[o[i]] = m
+            else:
+                g[o[i]] = ds[i] - m
+
+
+@njit(**_JIT)
+def _avg_rows_ws(U, O, R, NB, G, mode, flip, reg, ds, lo, hi):
+    """:func:`_avg_row_ws` on rows lo..hi - 1 with the scratch ds (length n)."""
+    for row in range(lo, hi):
+        _avg_row_ws(U[row], O[row], R[row], NB[row], G[row], mode, flip, reg, ds)
+
+
+@njit(parallel=True, **_JIT)
+def _avg_rows_ws_par(U, O, R, NB, G, mode, flip, reg, nchunks):
+    """:func:`_avg_rows_ws` with the rows cut into ``nchunks`` chunks on every core."""
+    m = U.shape[0]
+    for c in prange(nchunks):
+        _avg_rows_ws(U, O, R, NB, G, mode, flip, reg, np.empty(U.shape[1]), c * m // nchunks, (c + 1) * m // nchunks)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import numba
 import numpy as np
 
 from .._errors import NonFiniteError
@@ -220,6 +221,44 @@ def _parallel(m, n):
     return m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
 
 
+#: rows at least this long get their scratch from NumPy's allocator (which asks the kernel for huge pages
+#: on large arrays: far fewer page faults on the first touch than the compiled code's own allocations)
+_NUMPY_SCRATCH = 1 << 17
+_NO_ROWS = np.empty((0, 0), dtype=np.intp)
+#: soft rank: rows shorter than this, run serially, are sorted by NumPy's stable argsort outside the
+#: kernel (measured slightly faster there, unlike the soft sort's); the permutation is the same
+_RADIX_MIN = 2048
+
+
+#: soft sort without Jacobian: rows at least this long are sorted by radix (below, NumPy's vectorised
+#: sort of the values is faster)
+_SORT_RADIX_MIN = 8192
+
+
+def _small_serial(m, n):
+    return n < _RADIX_MIN and not _parallel(m, n)
+
+
+def _rows_kernel(X, kind, flag, reg, Y, O, R, NB, status, keep):
+    """Run :func:`theory.topk._batch._rows_rx` on every row of X: on every core for large batches,
+    else serially (``keep``: O and R receive the permutations and the blocks, else they are None)."""
+    m, n = X.shape
+    if not keep:
+        O = R = _NO_ROWS
+    if _parallel(m, n):
+        nchunks = min(m, 4 * numba.get_num_threads())
+        _batch._rows_rx_par(X, kind, flag, float(reg), Y, O, R, NB, status, keep, nchunks)
+    elif n >= _NUMPY_SCRATCH:
+        if not keep:
+            O = np.empty((1, n), dtype=np.intp)
+            R = np.empty((1, n + 1), dtype=np.intp)
+        k = np.empty((2, n), dtype=np.uint64)
+        _batch._rows_rx_ws(X, kind, flag, float(reg), Y, O, R, NB, status, keep, k[0], k[1],
+                           np.empty(n, dtype=np.intp), 0, m)
+    else:
+        _batch._rows_rx(X, kind, flag, float(reg), Y, O, R, NB, status, keep, 0, m)
+
+
 def _row_name(shape, r):
     idx = np.unravel_index(r, shape[:-1]) if len(shape) > 1 else ()
     return "" if not idx else f" (row {tuple(int(i) for i in idx) if len(idx) > 1 else int(idx[0])})"
@@ -244,19 +283,19 @@ def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
         out.Y = np.array([y for _, y in sols]).reshape(m, n)
         out.sols = [s for s, _ in sols]
         return out
-    if need_jac:
-        # the reference's stable argsort(-x): decreasing x, ties by increasing index
-        O = np.ascontiguousarray(np.argsort(X, axis=1)[:, ::-1])
-        _batch._stable_rows(X, O)
-        S = np.take_along_axis(X, O[:, ::-1], axis=1)  # increasing
-    else:
-        O = None
-        S = np.sort(X, axis=1)  # the values only: the same sequence for every order of ties
     Y = np.empty((m, n))
-    R = np.empty((m, n + 1), dtype=np.intp)
     NB = np.empty(m, dtype=np.intp)
     status = np.empty(m, dtype=np.intp)
-    (_batch._sort_rows_par if _parallel(m, n) else _batch._sort_rows)(S, reg, descending, Y, R, NB, status)
+    if need_jac:  # the reference's stable argsort(-x) (decreasing x, ties by index), by radix, in the kernel
+        O = np.empty((m, n), dtype=np.intp)
+        R = np.empty((m, n + 1), dtype=np.intp)
+        _rows_kernel(X, 1, descending, reg, Y, O, R, NB, status, True)
+    elif n >= _SORT_RADIX_MIN:  # the values only, by radix (its permutation discarded)
+        O = R = None
+        _rows_kernel(X, 1, descending, reg, Y, None, None, NB, status, False)
+    else:  # the values only, by NumPy's sort: the same sequence for every order of ties
+        O = R = None
+        _rows_kernel(np.sort(X, axis=1), 2, descending, reg, Y, None, None, NB, status, False)
     for r in np.flatnonzero(status):  # extreme exponents, an overflow of reg * max|x| or of a pooled sum
         try:
             sol, y = _sort_core(X[r], reg, p, func)
@@ -273,24 +312,30 @@ def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
     return out
 
 
-def _rank_rows(X, reg, p, func, shape):
-    """X already negated for ascending ranks."""
-    m, n = X.shape
+def _rank_rows(x, reg, p, func, shape, flip=False):
+    """The descending soft rank of the rows of X = -x if ``flip`` (ascending ranks) else x."""
+    m, n = x.shape
     out = _Rows()
     out.sols = None
+    X = -x if flip and p != 2.0 else x
     if p != 2.0:
         sols = [_rank_core(X[r], reg, p, func) for r in range(m)]
         out.Y = np.array([y for _, y in sols]).reshape(m, n)
         out.sols = [s for s, _ in sols]
         return out
-    O = np.argsort(X, axis=1)  # made stable (ties by index) inside the kernel
     Y = np.empty((m, n))
     R = np.empty((m, n + 1), dtype=np.intp)
     NB = np.empty(m, dtype=np.intp)
     status = np.empty(m, dtype=np.intp)
-    (_batch._rank_rows_par if _parallel(m, n) else _batch._rank_rows)(X, O, reg, Y, R, NB, status)
+    if _small_serial(m, n):
+        X = -x if flip else x
+        O = np.argsort(X, axis=1, kind="stable")  # the kernel's tie pass then changes nothing
+        _batch._rank_rows(X, O, reg, Y, R, NB, status)
+    else:  # the stable argsort of X, by radix, in the kernel
+        O = np.empty((m, n), dtype=np.intp)
+        _rows_kernel(x, 0, flip, reg, Y, O, R, NB, status, True)
     for r in np.flatnonzero(status):  # x / reg not finite (refused) or a pooled sum overflowed
-        sol, Y[r] = _rank_core(X[r], reg, p, func)
+        sol, Y[r] = _rank_core(-x[r] if flip else x[r], reg, p, func)
         O[r] = sol.order
         NB[r] = sol.blocks.shape[0] - 1
         R[r, :NB[r] + 1] = sol.blocks
@@ -492,7 +537,7 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     if a is not None:
         return _axis.from_last(soft_rank(_axis.to_last(x, a), reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
     return check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func,
                                hint="Increase `reg` or rescale `x`.")
 
@@ -605,7 +650,7 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
         return _axis.from_last(soft_rank_jvp(_axis.to_last(x, a), t, reg, p, descending), a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
     dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
-    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
     return SoftJacobian("rank", x.shape, reg, p, descending, rows, func)._apply(_flat(dx), False, func)
 
 
@@ -674,6 +719,19 @@ def _rank_jvp_row(sol, dx, reg, p):
 _HINT_PRODUCT = "The derivative is infinite or overflows at this `x`, `reg` and `p`."
 
 
+def _avg_products(V, rows, mode, flip, reg):
+    """The p = 2 Jacobian products of every row (:func:`theory.topk._batch._avg_row_ws`)."""
+    m, n = V.shape
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    G = np.empty((m, n))
+    if _parallel(m, n):
+        _batch._avg_rows_ws_par(V, rows.O, rows.R, rows.NB, G, mode, flip, float(reg),
+                                min(m, 4 * numba.get_num_threads()))
+    else:
+        _batch._avg_rows_ws(V, rows.O, rows.R, rows.NB, G, mode, flip, float(reg), np.empty(n), 0, m)
+    return G
+
+
 class SoftJacobian:
     r"""The Jacobian of :func:`soft_sort` or :func:`soft_rank` at one point (or one per row of a
     batch), kept from the forward pass: the sorting permutation and the pooled blocks of the isotonic
@@ -725,27 +783,21 @@ class SoftJacobian:
         rows, reg, p = self._rows, self._reg, self._p
         m, n = V.shape
         if self._kind == "sort":
-            if transpose and not self._desc:
-                V = V[:, ::-1]
-            if rows.sols is None:
-                G = np.empty((m, n))
-                V = np.ascontiguousarray(V)
-                (_batch._avg_rows_par if _parallel(m, n) else _batch._avg_rows)(
-                    V, rows.O, rows.R, rows.NB, G, 1 if transpose else 0)
+            if rows.sols is None:  # a transposed product of the increasing sort reads V reversed
+                G = _avg_products(V, rows, 1 if transpose else 0, transpose and not self._desc, 1.0)
             else:
+                if transpose and not self._desc:
+                    V = V[:, ::-1]
                 f = _sort_vjp_row if transpose else _sort_jvp_row
                 G = np.array([f(sol, np.ascontiguousarray(V[r]), p) for r, sol in enumerate(rows.sols)]).reshape(m, n)
             if not transpose and not self._desc:
                 G = G[:, ::-1].copy()
         else:
-            if not self._desc:
-                V = -V
-            if rows.sols is None:
-                with np.errstate(over="ignore"):  # an overflow is refused below
-                    U = np.ascontiguousarray(-V / reg)
-                G = np.empty((m, n))
-                (_batch._avg_rows_par if _parallel(m, n) else _batch._avg_rows)(U, rows.O, rows.R, rows.NB, G, 2)
+            if rows.sols is None:  # the kernel forms -(+-V) / reg itself (an overflow is refused below)
+                G = _avg_products(V, rows, 2, not self._desc, reg)
             else:
+                if not self._desc:
+                    V = -V
                 G = np.array([_rank_jvp_row(sol, V[r], reg, p) for r, sol in enumerate(rows.sols)]).reshape(m, n)
         G = check_finite_output(G.reshape(self._mshape), "the product", func=func, hint=_HINT_PRODUCT)
         return _axis.from_last(G, self._axis) if restore and self._axis is not None else G
@@ -862,6 +914,6 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
         y, jac = soft_rank_with_jacobian(_axis.to_last(x, a), reg, p, descending)
         return _axis.from_last(y, a), jac._along(a)
     x, reg, p, descending = _validate(x, reg, p, descending, func)
-    rows = _rank_rows(_flat(-x if not descending else x), reg, p, func, x.shape)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
     y = check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
     return y, SoftJacobian("rank", x.shape, reg, p, descending, rows, func)
