@@ -28,6 +28,12 @@ Shapes used throughout:
 * The forward, reverse and last-state kernels return the number of NaN or infinite entries of
   theta, counted slice by slice as the layers use them: the caller validates theta by this count
   instead of reading it once more beforehand (its result is discarded when the count is not 0).
+  The Euler kernels of the matrix families (linear, tanh, tanh_out) count the (B, d) products
+  theta_n v instead of the (d, d) slice (:func:`_product_check`): a NaN or infinite entry of theta_n
+  makes every product it enters NaN or infinite in IEEE arithmetic (inf * 0 is NaN, inf - inf is
+  NaN, NaN propagates; no fast-math flag that assumes finite values is set and no product is
+  skipped), so a finite product proves the slice finite; on a non-finite product the slice itself
+  is counted, which tells a non-finite theta from an overflow of finite values.
 """
 
 import numpy as np
@@ -160,6 +166,21 @@ def _count_nonfinite_rows(x):
             v = x[b, i]
             bad += (v - v) != 0.0
     return bad
+
+
+@njit(**_JIT, inline="always")
+def _product_check(code, theta, n, prod):
+    """Non-finite entries of theta[n] for a step whose products theta_n v are ``prod`` (B, d).
+
+    For the matrix families each entry theta_n[i, j] enters every product prod[b, i] as
+    theta_n[i, j] v[b, j] (no product skipped, IEEE arithmetic): one NaN or infinite entry makes
+    prod[b, i] NaN or infinite. So B d products are read instead of d^2 weights, and the slice is
+    counted only when a product is not finite (a non-finite theta, or an overflow of finite values,
+    which the count of the slice then tells apart). The other families count the slice."""
+    if code == LINEAR or code == TANH or code == TANH_OUT:
+        if _count_nonfinite_rows(prod) == 0:
+            return 0
+    return _count_nonfinite(theta, n)
 
 
 @njit(**_JIT)
@@ -453,19 +474,15 @@ _JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", 
 @njit(**_JIT_REASSOC)
 def _matvec_reassoc(theta, n, traj, src, o, d):
     """o[0, i] = sum_j theta[n, i d + j] traj[src, 0, j], each sum in an order the compiler may
-    choose (indexed in place: no views); returns the number of non-finite entries of theta[n],
-    counted row by row right after the row's product, while it is in the first-level cache."""
-    bad = 0
+    choose (indexed in place: no views). A NaN or infinite term still makes its sum NaN or infinite
+    in any order ("reassoc" assumes nothing about finiteness), so theta[n]'s finiteness can be read
+    from o (:func:`_product_check`)."""
     for i in range(d):
         r = i * d
         acc = 0.0
         for j in range(d):
             acc += theta[n, r + j] * traj[src, 0, j]
         o[0, i] = acc
-        for j in range(d):
-            x = theta[n, r + j]
-            bad += (x - x) != 0.0
-    return bad
 
 
 @njit(**_JIT)
@@ -489,7 +506,7 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
         src = n + 1 if reverse else n
         dst = n if reverse else n + 1
         if d >= ROW_REASSOC_MIN_D:
-            bad += _matvec_reassoc(theta, n, traj, src, work, d)
+            _matvec_reassoc(theta, n, traj, src, work, d)
             i = d
         else:
             i = 0
@@ -561,10 +578,14 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
         for i in range(d):
             v = traj[dst, 0, i]
             out_bad += (v - v) != 0.0
-        if d < ROW_REASSOC_MIN_D:
-            for k in range(d * d):
-                v = theta[n, k]
-                bad += (v - v) != 0.0
+        # theta_n's finiteness from its d products in work[0] (as _product_check, indexed in place:
+        # no view); work[0] still holds them, the updates above wrote the trajectory and dact only
+        prod_bad = 0
+        for i in range(d):
+            v = work[0, i]
+            prod_bad += (v - v) != 0.0
+        if prod_bad:
+            bad += _count_nonfinite(theta, n)
     return bad, out_bad
 
 
@@ -582,7 +603,7 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     out_bad = 0
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
-        bad += _count_nonfinite(theta, n)
+        bad += _product_check(code, theta, n, fbuf)
         out_bad += _count_nonfinite_rows(traj[n + 1])
     return bad, out_bad
 
@@ -612,7 +633,7 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
             df[k] = 1.0 - t * t
             of[k] = xf[k] + h * t
             out_bad += (of[k] - of[k]) != 0.0
-        bad += _count_nonfinite(theta, n)
+        bad += _product_check(code, theta, n, fbuf)
     return bad, out_bad
 
 
@@ -641,7 +662,7 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     out_bad = 0
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
-        bad += _count_nonfinite(theta, n)
+        bad += _product_check(code, theta, n, fbuf)
         out_bad += _count_nonfinite_rows(traj[n])
     return bad, out_bad
 
@@ -665,7 +686,7 @@ def euler_last(code, m, x, theta, fbuf, work):
     bad = 0
     for n in range(N):
         _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
-        bad += _count_nonfinite(theta, n)
+        bad += _product_check(code, theta, n, fbuf)
     return bad
 
 
