@@ -1138,3 +1138,27 @@ def test_overflowing_products_of_a_finite_theta_are_not_a_theta_error(d, B):
     got = forward(x0, theta, "tanh")
     np.testing.assert_array_equal(got, ref[:, 0] if B is None else ref)
     np.testing.assert_array_equal(final_state(x0, theta, "tanh"), got[-1])
+
+
+# The batched loop of the linear and tanh families at small d (up to BATCH_LOOP_MAX_D) pairs the
+# rows of theta_n and takes the terms eight at a time: odd widths, widths that are not multiples
+# of 8, the largest width it takes and the smallest batch cover its remainders.
+BATCH_LOOP_SIZES = [(1, 2), (5, 3), (9, 2), (17, 5), (31, 4), (32, 3)]
+
+
+@pytest.mark.parametrize("d, B", BATCH_LOOP_SIZES, ids=[f"d{d}-B{B}" for d, B in BATCH_LOOP_SIZES])
+@pytest.mark.parametrize("family", ["linear", "tanh"])
+def test_batch_loop_matches_numpy_loop_at_odd_sizes(family, d, B):
+    N = 6
+    theta, x0, y = draw_problem(family, "euler", d, N, B, _seed(family, "euler", d, N, B))
+    th = theta.reshape(N, -1)
+    ref = np_forward_loop(family, "euler", x0, th)
+    assert_rel(forward(x0, theta, family), ref, REF_RTOL, "trajectory")
+    assert_rel(reverse(ref[-1], theta, family)[0], ref[0], 0.1, "reverse start")  # O(1/N) apart
+    rev = np_forward_loop(family, "euler", ref[-1], th[::-1].copy() * -1.0)[-1] if family == "linear" else None
+    if rev is not None:  # linear: reverse-time Euler is Euler with -theta over the reversed slices
+        assert_rel(reverse(ref[-1], theta, family)[0], rev, REF_RTOL, "reverse trajectory")
+    g_theta, g_x0 = gradient(x0, theta, y, family, method="backprop")
+    r_theta, r_x0 = np_gradient_loop(family, "euler", x0, th, y, "backprop")
+    assert_rel(g_theta, r_theta.reshape(theta.shape), REF_RTOL, "grad_theta")
+    assert_rel(g_x0, r_x0, REF_RTOL, "grad_x0")

@@ -472,17 +472,19 @@ _JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", 
 
 
 @njit(**_JIT_REASSOC)
-def _matvec_reassoc(theta, n, traj, src, o, d):
-    """o[0, i] = sum_j theta[n, i d + j] traj[src, 0, j], each sum in an order the compiler may
-    choose (indexed in place: no views). A NaN or infinite term still makes its sum NaN or infinite
-    in any order ("reassoc" assumes nothing about finiteness), so theta[n]'s finiteness can be read
-    from o (:func:`_product_check`)."""
-    for i in range(d):
-        r = i * d
+def _matvec_reassoc(th, base, tr, src, w, d):
+    """w[i] = sum_j th[base + i d + j] tr[src + j] for i < d (flat arrays, unsigned offsets as in
+    :func:`_euler_row`), each sum in an order the compiler may choose. A NaN or infinite term still
+    makes its sum NaN or infinite in any order ("reassoc" assumes nothing about finiteness), so
+    theta's finiteness can be read from w (:func:`_product_check`)."""
+    for ii in range(d):
+        i = np.uint64(ii)
+        r = base + i * np.uint64(d)
         acc = 0.0
-        for j in range(d):
-            acc += theta[n, r + j] * traj[src, 0, j]
-        o[0, i] = acc
+        for jj in range(d):
+            j = np.uint64(jj)
+            acc += th[r + j] * tr[src + j]
+        w[i] = acc
 
 
 @njit(**_JIT)
@@ -492,26 +494,51 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
     and of the states it wrote (:func:`_count_nonfinite_rows`).
 
     The same arithmetic in the same order as :func:`_euler_step` (row dot products over j in
-    increasing order, then x + h tanh(s)), indexing ``traj`` and ``theta`` in place: at d <= 16 the
-    array views that a per-layer call creates cost as much as the layer's arithmetic. With
+    increasing order, then x + h tanh(s)). ``theta``, ``traj``, ``dact`` and ``work`` are indexed
+    as flat arrays with unsigned offsets: at d <= 16 the array views that a per-layer call creates
+    cost as much as the layer's arithmetic, and a signed index costs a test for negative values
+    (Python's wraparound) on every load, which here costs more than the multiply-adds. With
     ``store`` the tanh family also writes 1 - tanh(s)^2 into ``dact[n, 0]`` for backpropagation.
     """
     N = theta.shape[0]
     d = traj.shape[2]
     h = -1.0 / N if reverse else 1.0 / N
+    th = theta.reshape(theta.size)
+    tr = traj.reshape(traj.size)
+    da = dact.reshape(dact.size)
+    w = work.reshape(work.size)  # work[0, i] is w[i]
+    ud = np.uint64(d)
+    u0 = np.uint64(0)
+    u1 = np.uint64(1)
+    u2 = np.uint64(2)
+    u3 = np.uint64(3)
+    u4 = np.uint64(4)
+    u5 = np.uint64(5)
+    u6 = np.uint64(6)
+    u7 = np.uint64(7)
+    u8 = np.uint64(8)
     bad = 0
     out_bad = 0
     for step in range(N):
         n = N - 1 - step if reverse else step
-        src = n + 1 if reverse else n
-        dst = n if reverse else n + 1
+        src = np.uint64((n + 1) * d) if reverse else np.uint64(n * d)
+        dst = np.uint64(n * d) if reverse else np.uint64((n + 1) * d)
+        dn = np.uint64(n * d)
+        base = np.uint64(n * d * d)
         if d >= ROW_REASSOC_MIN_D:
-            _matvec_reassoc(theta, n, traj, src, work, d)
-            i = d
+            _matvec_reassoc(th, base, tr, src, w, d)
+            i = ud
         else:
-            i = 0
-        while i + 8 <= d:
-            r0 = i * d
+            i = u0
+        while i + u8 <= ud:
+            r0 = base + i * ud
+            r1 = r0 + ud
+            r2 = r1 + ud
+            r3 = r2 + ud
+            r4 = r3 + ud
+            r5 = r4 + ud
+            r6 = r5 + ud
+            r7 = r6 + ud
             a0 = 0.0
             a1 = 0.0
             a2 = 0.0
@@ -520,70 +547,282 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
             a5 = 0.0
             a6 = 0.0
             a7 = 0.0
-            for j in range(d):
-                vj = traj[src, 0, j]
-                a0 += theta[n, r0 + j] * vj
-                a1 += theta[n, r0 + d + j] * vj
-                a2 += theta[n, r0 + 2 * d + j] * vj
-                a3 += theta[n, r0 + 3 * d + j] * vj
-                a4 += theta[n, r0 + 4 * d + j] * vj
-                a5 += theta[n, r0 + 5 * d + j] * vj
-                a6 += theta[n, r0 + 6 * d + j] * vj
-                a7 += theta[n, r0 + 7 * d + j] * vj
-            work[0, i] = a0
-            work[0, i + 1] = a1
-            work[0, i + 2] = a2
-            work[0, i + 3] = a3
-            work[0, i + 4] = a4
-            work[0, i + 5] = a5
-            work[0, i + 6] = a6
-            work[0, i + 7] = a7
-            i += 8
-        while i + 4 <= d:
-            r0 = i * d
+            for jj in range(d):
+                j = np.uint64(jj)
+                vj = tr[src + j]
+                a0 += th[r0 + j] * vj
+                a1 += th[r1 + j] * vj
+                a2 += th[r2 + j] * vj
+                a3 += th[r3 + j] * vj
+                a4 += th[r4 + j] * vj
+                a5 += th[r5 + j] * vj
+                a6 += th[r6 + j] * vj
+                a7 += th[r7 + j] * vj
+            w[i] = a0
+            w[i + u1] = a1
+            w[i + u2] = a2
+            w[i + u3] = a3
+            w[i + u4] = a4
+            w[i + u5] = a5
+            w[i + u6] = a6
+            w[i + u7] = a7
+            i += u8
+        while i + u4 <= ud:
+            r0 = base + i * ud
+            r1 = r0 + ud
+            r2 = r1 + ud
+            r3 = r2 + ud
             a0 = 0.0
             a1 = 0.0
             a2 = 0.0
             a3 = 0.0
-            for j in range(d):
-                vj = traj[src, 0, j]
-                a0 += theta[n, r0 + j] * vj
-                a1 += theta[n, r0 + d + j] * vj
-                a2 += theta[n, r0 + 2 * d + j] * vj
-                a3 += theta[n, r0 + 3 * d + j] * vj
-            work[0, i] = a0
-            work[0, i + 1] = a1
-            work[0, i + 2] = a2
-            work[0, i + 3] = a3
-            i += 4
-        while i < d:
+            for jj in range(d):
+                j = np.uint64(jj)
+                vj = tr[src + j]
+                a0 += th[r0 + j] * vj
+                a1 += th[r1 + j] * vj
+                a2 += th[r2 + j] * vj
+                a3 += th[r3 + j] * vj
+            w[i] = a0
+            w[i + u1] = a1
+            w[i + u2] = a2
+            w[i + u3] = a3
+            i += u4
+        while i < ud:
             acc = 0.0
-            r0 = i * d
-            for j in range(d):
-                acc += theta[n, r0 + j] * traj[src, 0, j]
-            work[0, i] = acc
-            i += 1
+            r0 = base + i * ud
+            for jj in range(d):
+                j = np.uint64(jj)
+                acc += th[r0 + j] * tr[src + j]
+            w[i] = acc
+            i += u1
         if code == TANH:
             if store:
-                for i in range(d):
-                    t = tanh(work[0, i])
-                    dact[n, 0, i] = 1.0 - t * t
-                    traj[dst, 0, i] = traj[src, 0, i] + h * t
+                for kk in range(d):
+                    k = np.uint64(kk)
+                    t = tanh(w[k])
+                    da[dn + k] = 1.0 - t * t
+                    tr[dst + k] = tr[src + k] + h * t
             else:
-                for i in range(d):
-                    traj[dst, 0, i] = traj[src, 0, i] + h * tanh(work[0, i])
+                for kk in range(d):
+                    k = np.uint64(kk)
+                    tr[dst + k] = tr[src + k] + h * tanh(w[k])
         else:
-            for i in range(d):
-                traj[dst, 0, i] = traj[src, 0, i] + h * work[0, i]
-        for i in range(d):
-            v = traj[dst, 0, i]
+            for kk in range(d):
+                k = np.uint64(kk)
+                tr[dst + k] = tr[src + k] + h * w[k]
+        for kk in range(d):
+            v = tr[dst + np.uint64(kk)]
             out_bad += (v - v) != 0.0
-        # theta_n's finiteness from its d products in work[0] (as _product_check, indexed in place:
-        # no view); work[0] still holds them, the updates above wrote the trajectory and dact only
+        # theta_n's finiteness from its d products in w (as _product_check, in place: no view); w
+        # still holds them, the updates above wrote the trajectory and dact only
         prod_bad = 0
-        for i in range(d):
-            v = work[0, i]
+        for kk in range(d):
+            v = w[np.uint64(kk)]
             prod_bad += (v - v) != 0.0
+        if prod_bad:
+            bad += _count_nonfinite(theta, n)
+    return bad, out_bad
+
+
+# A batch of the linear or tanh family at small d: the products theta_n x_n for all rows of the batch
+# by a loop that the compiler vectorises along the batch (see _euler_batch), from d <= this width
+# and B >= 2; above it (or where B d^2 is large) BLAS products are faster.
+BATCH_LOOP_MAX_D = 32
+
+
+@njit(**_JIT, inline="always")
+def _batch_path(code, B, d):
+    """A batch of the linear or tanh family at small d: the loop of :func:`_euler_batch`."""
+    return B > 1 and d <= BATCH_LOOP_MAX_D and (code == LINEAR or code == TANH)
+
+
+@njit(**_JIT, inline="always")
+def _products_T(th, rb, d, B, xf, of):
+    """of[i B + b] = sum_j th[rb + i d + j] xf[j B + b] for i < d, b < B: the products theta x_b of
+    a batch held transposed (xf is x^T, (d, B) flat; of likewise), each sum over j in increasing
+    order with one rounding per term (fused multiply-add), as :func:`_matvec` sums it.
+
+    The loop over b is the innermost and has unit stride, so the compiler vectorises it; theta's
+    entries are loop-invariant scalars (eight at a time, for two rows i at a time), and each pass
+    reads eight rows of x^T per row pair: the partial sums stay in registers over eight terms
+    instead of going through memory after each one. Unsigned offsets: no wraparound tests."""
+    uB = np.uint64(B)
+    i = 0
+    while i < d:
+        two = i + 1 < d
+        oa = np.uint64(i * B)
+        ob = np.uint64((i + 1) * B) if two else oa
+        ra = rb + np.uint64(i * d)
+        rbb = ra + np.uint64(d) if two else ra
+        j = 0
+        while j < d:
+            if j + 8 <= d:
+                uj = np.uint64(j)
+                a0 = th[ra + uj]
+                a1 = th[ra + uj + np.uint64(1)]
+                a2 = th[ra + uj + np.uint64(2)]
+                a3 = th[ra + uj + np.uint64(3)]
+                a4 = th[ra + uj + np.uint64(4)]
+                a5 = th[ra + uj + np.uint64(5)]
+                a6 = th[ra + uj + np.uint64(6)]
+                a7 = th[ra + uj + np.uint64(7)]
+                c0 = th[rbb + uj]
+                c1 = th[rbb + uj + np.uint64(1)]
+                c2 = th[rbb + uj + np.uint64(2)]
+                c3 = th[rbb + uj + np.uint64(3)]
+                c4 = th[rbb + uj + np.uint64(4)]
+                c5 = th[rbb + uj + np.uint64(5)]
+                c6 = th[rbb + uj + np.uint64(6)]
+                c7 = th[rbb + uj + np.uint64(7)]
+                x0 = uj * uB
+                x1 = x0 + uB
+                x2 = x1 + uB
+                x3 = x2 + uB
+                x4 = x3 + uB
+                x5 = x4 + uB
+                x6 = x5 + uB
+                x7 = x6 + uB
+                if j == 0:  # from 0: 0 + a0 v0 rounds as a0 v0
+                    for bb in range(B):
+                        b = np.uint64(bb)
+                        v0 = xf[x0 + b]
+                        v1 = xf[x1 + b]
+                        v2 = xf[x2 + b]
+                        v3 = xf[x3 + b]
+                        v4 = xf[x4 + b]
+                        v5 = xf[x5 + b]
+                        v6 = xf[x6 + b]
+                        v7 = xf[x7 + b]
+                        s = a0 * v0
+                        t = c0 * v0
+                        s += a1 * v1
+                        t += c1 * v1
+                        s += a2 * v2
+                        t += c2 * v2
+                        s += a3 * v3
+                        t += c3 * v3
+                        s += a4 * v4
+                        t += c4 * v4
+                        s += a5 * v5
+                        t += c5 * v5
+                        s += a6 * v6
+                        t += c6 * v6
+                        s += a7 * v7
+                        t += c7 * v7
+                        of[ob + b] = t
+                        of[oa + b] = s
+                else:
+                    for bb in range(B):
+                        b = np.uint64(bb)
+                        v0 = xf[x0 + b]
+                        v1 = xf[x1 + b]
+                        v2 = xf[x2 + b]
+                        v3 = xf[x3 + b]
+                        v4 = xf[x4 + b]
+                        v5 = xf[x5 + b]
+                        v6 = xf[x6 + b]
+                        v7 = xf[x7 + b]
+                        s = of[oa + b] + a0 * v0
+                        t = of[ob + b] + c0 * v0
+                        s += a1 * v1
+                        t += c1 * v1
+                        s += a2 * v2
+                        t += c2 * v2
+                        s += a3 * v3
+                        t += c3 * v3
+                        s += a4 * v4
+                        t += c4 * v4
+                        s += a5 * v5
+                        t += c5 * v5
+                        s += a6 * v6
+                        t += c6 * v6
+                        s += a7 * v7
+                        t += c7 * v7
+                        of[ob + b] = t
+                        of[oa + b] = s
+                j += 8
+            else:
+                uj = np.uint64(j)
+                a0 = th[ra + uj]
+                c0 = th[rbb + uj]
+                x0 = uj * uB
+                first = j == 0
+                for bb in range(B):
+                    b = np.uint64(bb)
+                    v0 = xf[x0 + b]
+                    if first:
+                        s = a0 * v0
+                        t = c0 * v0
+                    else:
+                        s = of[oa + b] + a0 * v0
+                        t = of[ob + b] + c0 * v0
+                    of[ob + b] = t
+                    of[oa + b] = s
+                j += 1
+        i += 2
+
+
+@njit(**_JIT)
+def _euler_batch(code, theta, traj, dact, store, reverse):
+    """Euler (Eq. (1)) or reverse-time Euler (Eq. (6)) for a batch of the linear or tanh family at
+    small d (:func:`_batch_path`), trajectory ``traj`` (N + 1, B, d); returns the non-finite counts
+    of theta and of the states written, as :func:`_euler_row`.
+
+    The state is held transposed, x^T (d, B), in scratch, so that the products
+    (:func:`_products_T`), the tanh and the update vectorise along the batch; each new state is
+    copied into the trajectory (and 1 - tanh(s)^2 into ``dact[n]`` with ``store``). Each product
+    is summed over j in increasing order with fused multiply-adds, as the single-input loop sums it.
+    """
+    N = theta.shape[0]
+    B = traj.shape[1]
+    d = traj.shape[2]
+    h = -1.0 / N if reverse else 1.0 / N
+    th = theta.reshape(theta.size)
+    xT = np.empty((d, B))
+    oT = np.empty((d, B))
+    tT = np.empty((d, B))
+    xf = xT.reshape(B * d)
+    of = oT.reshape(B * d)
+    tf = tT.reshape(B * d)
+    start = N if reverse else 0
+    for b in range(B):
+        for i in range(d):
+            xT[i, b] = traj[start, b, i]
+    bad = 0
+    out_bad = 0
+    for step in range(N):
+        n = N - 1 - step if reverse else step
+        dst = n if reverse else n + 1
+        _products_T(th, np.uint64(n * d * d), d, B, xf, of)
+        prod_bad = 0
+        for k in range(B * d):
+            s = of[k]
+            prod_bad += (s - s) != 0.0
+        if code == TANH:
+            if store:
+                for k in range(B * d):
+                    t = tanh(of[k])
+                    tf[k] = 1.0 - t * t
+                    xf[k] = xf[k] + h * t
+            else:
+                for k in range(B * d):
+                    xf[k] = xf[k] + h * tanh(of[k])
+        else:
+            for k in range(B * d):
+                xf[k] = xf[k] + h * of[k]
+        for k in range(B * d):
+            v = xf[k]
+            out_bad += (v - v) != 0.0
+        xo = traj[dst]
+        for b in range(B):
+            for i in range(d):
+                xo[b, i] = xT[i, b]
+        if store:
+            do = dact[n]
+            for b in range(B):
+                for i in range(d):
+                    do[b, i] = tT[i, b]
         if prod_bad:
             bad += _count_nonfinite(theta, n)
     return bad, out_bad
@@ -599,6 +838,8 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     traj[0] = x0
     if _row_path(code, x0.shape[0], x0.shape[1]):
         return _euler_row(code, theta, traj, traj, False, False, work)
+    if _batch_path(code, x0.shape[0], x0.shape[1]):
+        return _euler_batch(code, theta, traj, traj, False, False)
     bad = 0
     out_bad = 0
     for n in range(N):
@@ -618,6 +859,8 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
     traj[0] = x0
     if _row_path(code, B, d):
         return _euler_row(code, theta, traj, dact, True, False, work)
+    if _batch_path(code, B, d):
+        return _euler_batch(code, theta, traj, dact, True, False)
     bad = 0
     out_bad = 0
     for n in range(N):
@@ -658,6 +901,8 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     traj[N] = xN
     if _row_path(code, xN.shape[0], xN.shape[1]):
         return _euler_row(code, theta, traj, traj, False, True, work)
+    if _batch_path(code, xN.shape[0], xN.shape[1]):
+        return _euler_batch(code, theta, traj, traj, False, True)
     bad = 0
     out_bad = 0
     for n in range(N - 1, -1, -1):
