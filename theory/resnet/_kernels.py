@@ -638,43 +638,54 @@ def _batch_path(code, B, d):
 
 
 @njit(**_JIT, inline="always")
-def _products_T(th, rb, d, B, xf, of):
-    """of[i B + b] = sum_j th[rb + i d + j] xf[j B + b] for i < d, b < B: the products theta x_b of
-    a batch held transposed (xf is x^T, (d, B) flat; of likewise), each sum over j in increasing
-    order with one rounding per term (fused multiply-add), as :func:`_matvec` sums it.
+def _products_T(th, rb, rs, cs, d, B, xf, of):
+    """of[i B + b] = sum_j A[i, j] xf[j B + b] for i < d, b < B, with A[i, j] = th[rb + i rs + j cs]
+    (rs = d, cs = 1: theta_n; rs = 1, cs = d: its transpose): the products A x_b of a batch held
+    transposed (xf is x^T, (d, B) flat; of likewise), each sum over j in increasing order with one
+    rounding per term (fused multiply-add), as :func:`_matvec` sums it.
 
-    The loop over b is the innermost and has unit stride, so the compiler vectorises it; theta's
+    The loop over b is the innermost and has unit stride, so the compiler vectorises it; A's
     entries are loop-invariant scalars (eight at a time, for two rows i at a time), and each pass
     reads eight rows of x^T per row pair: the partial sums stay in registers over eight terms
     instead of going through memory after each one. Unsigned offsets: no wraparound tests."""
     uB = np.uint64(B)
+    urs = np.uint64(rs)
+    ucs = np.uint64(cs)
     i = 0
     while i < d:
         two = i + 1 < d
         oa = np.uint64(i * B)
         ob = np.uint64((i + 1) * B) if two else oa
-        ra = rb + np.uint64(i * d)
-        rbb = ra + np.uint64(d) if two else ra
+        ra = rb + np.uint64(i) * urs
+        rbb = ra + urs if two else ra
         j = 0
         while j < d:
             if j + 8 <= d:
                 uj = np.uint64(j)
-                a0 = th[ra + uj]
-                a1 = th[ra + uj + np.uint64(1)]
-                a2 = th[ra + uj + np.uint64(2)]
-                a3 = th[ra + uj + np.uint64(3)]
-                a4 = th[ra + uj + np.uint64(4)]
-                a5 = th[ra + uj + np.uint64(5)]
-                a6 = th[ra + uj + np.uint64(6)]
-                a7 = th[ra + uj + np.uint64(7)]
-                c0 = th[rbb + uj]
-                c1 = th[rbb + uj + np.uint64(1)]
-                c2 = th[rbb + uj + np.uint64(2)]
-                c3 = th[rbb + uj + np.uint64(3)]
-                c4 = th[rbb + uj + np.uint64(4)]
-                c5 = th[rbb + uj + np.uint64(5)]
-                c6 = th[rbb + uj + np.uint64(6)]
-                c7 = th[rbb + uj + np.uint64(7)]
+                c0 = uj * ucs
+                c1 = c0 + ucs
+                c2 = c1 + ucs
+                c3 = c2 + ucs
+                c4 = c3 + ucs
+                c5 = c4 + ucs
+                c6 = c5 + ucs
+                c7 = c6 + ucs
+                a0 = th[ra + c0]
+                a1 = th[ra + c1]
+                a2 = th[ra + c2]
+                a3 = th[ra + c3]
+                a4 = th[ra + c4]
+                a5 = th[ra + c5]
+                a6 = th[ra + c6]
+                a7 = th[ra + c7]
+                e0 = th[rbb + c0]
+                e1 = th[rbb + c1]
+                e2 = th[rbb + c2]
+                e3 = th[rbb + c3]
+                e4 = th[rbb + c4]
+                e5 = th[rbb + c5]
+                e6 = th[rbb + c6]
+                e7 = th[rbb + c7]
                 x0 = uj * uB
                 x1 = x0 + uB
                 x2 = x1 + uB
@@ -695,21 +706,21 @@ def _products_T(th, rb, d, B, xf, of):
                         v6 = xf[x6 + b]
                         v7 = xf[x7 + b]
                         s = a0 * v0
-                        t = c0 * v0
+                        t = e0 * v0
                         s += a1 * v1
-                        t += c1 * v1
+                        t += e1 * v1
                         s += a2 * v2
-                        t += c2 * v2
+                        t += e2 * v2
                         s += a3 * v3
-                        t += c3 * v3
+                        t += e3 * v3
                         s += a4 * v4
-                        t += c4 * v4
+                        t += e4 * v4
                         s += a5 * v5
-                        t += c5 * v5
+                        t += e5 * v5
                         s += a6 * v6
-                        t += c6 * v6
+                        t += e6 * v6
                         s += a7 * v7
-                        t += c7 * v7
+                        t += e7 * v7
                         of[ob + b] = t
                         of[oa + b] = s
                 else:
@@ -724,41 +735,45 @@ def _products_T(th, rb, d, B, xf, of):
                         v6 = xf[x6 + b]
                         v7 = xf[x7 + b]
                         s = of[oa + b] + a0 * v0
-                        t = of[ob + b] + c0 * v0
+                        t = of[ob + b] + e0 * v0
                         s += a1 * v1
-                        t += c1 * v1
+                        t += e1 * v1
                         s += a2 * v2
-                        t += c2 * v2
+                        t += e2 * v2
                         s += a3 * v3
-                        t += c3 * v3
+                        t += e3 * v3
                         s += a4 * v4
-                        t += c4 * v4
+                        t += e4 * v4
                         s += a5 * v5
-                        t += c5 * v5
+                        t += e5 * v5
                         s += a6 * v6
-                        t += c6 * v6
+                        t += e6 * v6
                         s += a7 * v7
-                        t += c7 * v7
+                        t += e7 * v7
                         of[ob + b] = t
                         of[oa + b] = s
                 j += 8
             else:
-                uj = np.uint64(j)
+                uj = np.uint64(j) * ucs
                 a0 = th[ra + uj]
-                c0 = th[rbb + uj]
-                x0 = uj * uB
-                first = j == 0
-                for bb in range(B):
-                    b = np.uint64(bb)
-                    v0 = xf[x0 + b]
-                    if first:
+                e0 = th[rbb + uj]
+                x0 = np.uint64(j) * uB
+                if j == 0:
+                    for bb in range(B):
+                        b = np.uint64(bb)
+                        v0 = xf[x0 + b]
+                        t = e0 * v0
                         s = a0 * v0
-                        t = c0 * v0
-                    else:
+                        of[ob + b] = t
+                        of[oa + b] = s
+                else:
+                    for bb in range(B):
+                        b = np.uint64(bb)
+                        v0 = xf[x0 + b]
+                        t = of[ob + b] + e0 * v0
                         s = of[oa + b] + a0 * v0
-                        t = of[ob + b] + c0 * v0
-                    of[ob + b] = t
-                    of[oa + b] = s
+                        of[ob + b] = t
+                        of[oa + b] = s
                 j += 1
         i += 2
 
@@ -771,8 +786,10 @@ def _euler_batch(code, theta, traj, dact, store, reverse):
 
     The state is held transposed, x^T (d, B), in scratch, so that the products
     (:func:`_products_T`), the tanh and the update vectorise along the batch; each new state is
-    copied into the trajectory (and 1 - tanh(s)^2 into ``dact[n]`` with ``store``). Each product
-    is summed over j in increasing order with fused multiply-adds, as the single-input loop sums it.
+    copied into the trajectory. With ``store``, 1 - tanh(s)^2 goes into ``dact[n]`` TRANSPOSED:
+    the (B, d) slot holds the (d, B) block, as :func:`_backprop_batch` reads it (the derivatives
+    are private to the gradient). Each product is summed over j in increasing order with fused
+    multiply-adds, as the single-input loop sums it.
     """
     N = theta.shape[0]
     B = traj.shape[1]
@@ -781,10 +798,8 @@ def _euler_batch(code, theta, traj, dact, store, reverse):
     th = theta.reshape(theta.size)
     xT = np.empty((d, B))
     oT = np.empty((d, B))
-    tT = np.empty((d, B))
     xf = xT.reshape(B * d)
     of = oT.reshape(B * d)
-    tf = tT.reshape(B * d)
     start = N if reverse else 0
     for b in range(B):
         for i in range(d):
@@ -794,13 +809,14 @@ def _euler_batch(code, theta, traj, dact, store, reverse):
     for step in range(N):
         n = N - 1 - step if reverse else step
         dst = n if reverse else n + 1
-        _products_T(th, np.uint64(n * d * d), d, B, xf, of)
+        _products_T(th, np.uint64(n * d * d), d, 1, d, B, xf, of)
         prod_bad = 0
         for k in range(B * d):
             s = of[k]
             prod_bad += (s - s) != 0.0
         if code == TANH:
             if store:
+                tf = dact[n].reshape(B * d)  # the (d, B) block in the (B, d) slot
                 for k in range(B * d):
                     t = tanh(of[k])
                     tf[k] = 1.0 - t * t
@@ -818,14 +834,38 @@ def _euler_batch(code, theta, traj, dact, store, reverse):
         for b in range(B):
             for i in range(d):
                 xo[b, i] = xT[i, b]
-        if store:
-            do = dact[n]
-            for b in range(B):
-                for i in range(d):
-                    do[b, i] = tT[i, b]
         if prod_bad:
             bad += _count_nonfinite(theta, n)
     return bad, out_bad
+
+
+@njit(**_JIT, inline="always")
+def _matrix_step_counted(code, x, th, h, out, fbuf, work):
+    """out = x + h f(x, th) for the linear or tanh family (as :func:`_euler_step`), counting in
+    the same pass the non-finite products theta x (fbuf) and entries of out: returns both counts.
+    One pass over the B d entries instead of three."""
+    B, d = x.shape
+    _residual(code, 0, x, th, fbuf, work, False)
+    xf = x.reshape(B * d)
+    of = out.reshape(B * d)
+    ff = fbuf.reshape(B * d)
+    prod_bad = 0
+    out_bad = 0
+    if code == TANH:
+        for k in range(B * d):
+            s = ff[k]
+            prod_bad += (s - s) != 0.0
+            v = xf[k] + h * tanh(s)
+            of[k] = v
+            out_bad += (v - v) != 0.0
+    else:
+        for k in range(B * d):
+            s = ff[k]
+            prod_bad += (s - s) != 0.0
+            v = xf[k] + h * s
+            of[k] = v
+            out_bad += (v - v) != 0.0
+    return prod_bad, out_bad
 
 
 @njit(**_JIT)
@@ -842,6 +882,13 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
         return _euler_batch(code, theta, traj, traj, False, False)
     bad = 0
     out_bad = 0
+    if code == LINEAR or code == TANH:
+        for n in range(N):
+            prod_bad, ob = _matrix_step_counted(code, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
+            out_bad += ob
+            if prod_bad:
+                bad += _count_nonfinite(theta, n)
+        return bad, out_bad
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
         bad += _product_check(code, theta, n, fbuf)
@@ -905,6 +952,13 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
         return _euler_batch(code, theta, traj, traj, False, True)
     bad = 0
     out_bad = 0
+    if code == LINEAR or code == TANH:
+        for n in range(N - 1, -1, -1):
+            prod_bad, ob = _matrix_step_counted(code, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
+            out_bad += ob
+            if prod_bad:
+                bad += _count_nonfinite(theta, n)
+        return bad, out_bad
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
         bad += _product_check(code, theta, n, fbuf)
@@ -1003,6 +1057,50 @@ def euler_backprop(code, m, traj, theta, g, gtheta, cot, gx, work):
 
 
 @njit(**_JIT)
+def _backprop_batch(traj, dact, theta, g, gtheta):
+    """:func:`euler_backprop_stored` for a batch at small d (:func:`_batch_path`), with the
+    derivatives stored transposed by :func:`_euler_batch` (``dact[n]`` holds a (d, B) block).
+
+    The cotangents are held transposed, h^T (d, B): h = (g / N) (1 - t^2) entrywise, then
+    g <- g + theta_n^T h by :func:`_products_T` on theta_n's transpose (each sum over i in
+    increasing order, as the loops sum it) and grad theta_n = h^T x_n, (d, B) times (B, d): one
+    BLAS product from B d^2 = BLAS_MIN_WORK multiply-adds on (:func:`_use_blas`), otherwise a loop
+    over the batch rows (each entry summed over b in increasing order)."""
+    N = theta.shape[0]
+    B, d = g.shape
+    blas = _use_blas(B, d)
+    th = theta.reshape(theta.size)
+    gT = np.empty((d, B))
+    cT = np.empty((d, B))
+    xT = np.empty((d, B))
+    gf = gT.reshape(B * d)
+    cf = cT.reshape(B * d)
+    xf = xT.reshape(B * d)
+    for b in range(B):
+        for i in range(d):
+            gT[i, b] = g[b, i]
+    for n in range(N - 1, -1, -1):
+        df = dact[n].reshape(B * d)
+        for k in range(B * d):
+            cf[k] = (gf[k] / N) * df[k]
+        if blas:
+            np.dot(cT, traj[n], gtheta[n].reshape((d, d)))
+        else:
+            for b in range(B):
+                for i in range(d):
+                    hi = cT[i, b]
+                    r = i * d
+                    for j in range(d):
+                        gtheta[n, r + j] += hi * traj[n, b, j]
+        _products_T(th, np.uint64(n * d * d), 1, d, d, B, cf, xf)  # xT = (theta_n^T h)^T
+        for k in range(B * d):
+            gf[k] += xf[k]
+    for b in range(B):
+        for i in range(d):
+            g[b, i] = gT[i, b]
+
+
+@njit(**_JIT)
 def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
     """:func:`euler_backprop` for the tanh family with the derivatives 1 - tanh(theta_n x_n)^2
     stored by :func:`euler_forward_store`: the cotangent of theta_n x_n is h = (g / N) (1 - t^2),
@@ -1016,6 +1114,9 @@ def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
     """
     N = theta.shape[0]
     B, d = g.shape
+    if _batch_path(TANH, B, d):  # dact holds transposed blocks (see _euler_batch)
+        _backprop_batch(traj, dact, theta, g, gtheta)
+        return
     blas = _use_blas(B, d)
     for n in range(N - 1, -1, -1):
         if B == 1:
