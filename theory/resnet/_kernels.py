@@ -900,7 +900,8 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
 def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
     """:func:`euler_forward` for the tanh family that also stores 1 - tanh(theta_n x_n)^2 into
     ``dact`` (N, B, d): backpropagation (:func:`euler_backprop_stored`) then needs no second product
-    theta_n x_n per layer and no second tanh."""
+    theta_n x_n per layer and no second tanh. The layout of ``dact`` is private to the pair: for a
+    small-d batch (:func:`_batch_path`) each slice holds the transposed (d, B) block."""
     N = theta.shape[0]
     B, d = x0.shape
     traj[0] = x0
