@@ -583,11 +583,25 @@ if __name__ == "__main__":
     parser.add_argument("--before", help="an earlier grid JSON to draw for comparison")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="a corner of the grid (d 4 and 16, B 1 and 16, N 100)")
+    parser.add_argument("--cells", help="only these cells, 'd,B,N' separated by ';' (e.g. '16,64,10000;256,16,128'); "
+                                        "N is capped as in the full grid")
+    parser.add_argument("--no-torch", action="store_true", help="leave out the PyTorch anchor")
     args = parser.parse_args()
-    if args.quick:
-        res = bench_grid(ds=(4, 16), Bs=(1, 16), Ns=(100,), extra=(), rounds=3)
+    if args.cells:
+        res = None
+        for spec in args.cells.split(";"):
+            d, B, N = (int(v) for v in spec.split(","))
+            part = bench_grid(ds=(d,), Bs=(B,), Ns=(N,), extra=(), rounds=args.rounds,
+                              torch_anchor=not args.no_torch)
+            if res is None:
+                res = part
+            else:
+                res["cells"] += part["cells"]
+                res["load_after"] = part["load_after"]
+    elif args.quick:
+        res = bench_grid(ds=(4, 16), Bs=(1, 16), Ns=(100,), extra=(), rounds=3, torch_anchor=not args.no_torch)
     else:
-        res = bench_grid(rounds=args.rounds)
+        res = bench_grid(rounds=args.rounds, torch_anchor=not args.no_torch)
     res["OPENBLAS_NUM_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS")
     import theory
     res["theory_path"] = theory.__file__

@@ -1089,3 +1089,76 @@ def test_nonfinite_theta_is_rejected_on_the_single_input_paths(d, where):
                  lambda: gradient(x0, theta, y, "tanh", method="backprop")):
         with pytest.raises(ValueError, match=pattern):
             call()
+
+
+# The Euler kernels of the matrix families read theta's finiteness from the products theta_n v
+# (B d numbers) instead of the slice (d^2 numbers), and count the slice only when a product is not
+# finite. Sizes cover every product path: the in-order single-input loop (d = 3, 16), the
+# vectorised one (d = 40), the batched loops (d = 4, B = 16), BLAS gemm (d = 64, B = 16) and, for
+# tanh_out, BLAS gemv (d = 128, one input).
+PRODUCT_PATHS = [("tanh", 3, None), ("tanh", 16, None), ("linear", 40, None), ("tanh", 4, 16),
+                 ("linear", 64, 16), ("tanh", 64, 16), ("tanh_out", 128, None), ("tanh_out", 4, 16)]
+
+
+@pytest.mark.parametrize("family, d, B", PRODUCT_PATHS, ids=[f"{f}-d{d}-B{B}" for f, d, B in PRODUCT_PATHS])
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_nonfinite_theta_met_by_a_zero_input_is_rejected_by_name(family, d, B, bad):
+    # The weakest case of the product test: the non-finite weight multiplies an input entry that is
+    # 0 (tanh(0) = 0 for tanh_out), in the last slice; inf * 0 is NaN, so the product still shows it.
+    theta, x0, y = draw_problem(family, "euler", d, 4, B, 23)
+    theta, x0 = theta.copy(), x0.copy()
+    x0[..., :] = 0.0  # x_n = 0 for every n: f(0) = 0 for the three families while theta is finite
+    theta[-1, d // 2, d - 1] = bad
+    pattern = r"`theta` of theory\.resnet\.\w+ must be finite; got NaN or inf\."
+    for call in (lambda: forward(x0, theta, family), lambda: reverse(x0, theta, family),
+                 lambda: final_state(x0, theta, family),
+                 lambda: gradient(x0, theta, y, family, method="backprop"),
+                 lambda: gradient(x0, theta, y, family, method="adjoint")):
+        with pytest.raises(ValueError, match=pattern):
+            call()
+
+
+@pytest.mark.parametrize("d, B", [(3, None), (40, None), (4, 16), (64, 16)], ids=["d3", "d40", "d4-B16", "d64-B16"])
+def test_overflowing_products_of_a_finite_theta_are_not_a_theta_error(d, B):
+    # A finite theta whose products overflow (1e308 * 2 = inf) is not reported as a non-finite theta:
+    # the slice is counted on the non-finite product and found finite. Linear: the trajectory
+    # overflows (NonFiniteError, as before); tanh: tanh(+inf) = 1, a finite trajectory equal to
+    # NumPy's on the same arithmetic.
+    N = 3
+    theta = np.full((N, d, d), 1e308)
+    x0 = np.full(d if B is None else (B, d), 2.0)
+    with pytest.raises(NonFiniteError, match=r"overflowed to NaN or inf"):
+        forward(x0, theta, "linear")
+    with pytest.raises(NonFiniteError, match=r"overflowed to NaN or inf"):
+        final_state(x0, theta, "linear")
+    X0 = _rows(x0)
+    with np.errstate(over="ignore"):
+        ref = np_forward_loop("tanh", "euler", X0, theta.reshape(N, -1))
+    assert np.all(np.isfinite(ref))
+    got = forward(x0, theta, "tanh")
+    np.testing.assert_array_equal(got, ref[:, 0] if B is None else ref)
+    np.testing.assert_array_equal(final_state(x0, theta, "tanh"), got[-1])
+
+
+# The batched loop of the linear and tanh families at small d (up to BATCH_LOOP_MAX_D) pairs the
+# rows of theta_n and takes the terms eight at a time: odd widths, widths that are not multiples
+# of 8, the largest width it takes and the smallest batch cover its remainders.
+BATCH_LOOP_SIZES = [(1, 2), (5, 3), (9, 2), (17, 5), (31, 4), (32, 3)]
+
+
+@pytest.mark.parametrize("d, B", BATCH_LOOP_SIZES, ids=[f"d{d}-B{B}" for d, B in BATCH_LOOP_SIZES])
+@pytest.mark.parametrize("family", ["linear", "tanh"])
+def test_batch_loop_matches_numpy_loop_at_odd_sizes(family, d, B):
+    N = 6
+    theta, x0, y = draw_problem(family, "euler", d, N, B, _seed(family, "euler", d, N, B))
+    th = theta.reshape(N, -1)
+    ref = np_forward_loop(family, "euler", x0, th)
+    assert_rel(forward(x0, theta, family), ref, REF_RTOL, "trajectory")
+    assert_rel(reverse(ref[-1], theta, family)[0], ref[0], 0.1, "reverse start")  # O(1/N) apart
+    rev = np_forward_loop(family, "euler", ref[-1], th[::-1].copy() * -1.0)[-1] if family == "linear" else None
+    if rev is not None:  # linear: reverse-time Euler is Euler with -theta over the reversed slices
+        assert_rel(reverse(ref[-1], theta, family)[0], rev, REF_RTOL, "reverse trajectory")
+    g_theta, g_x0 = gradient(x0, theta, y, family, method="backprop")
+    r_theta, r_x0 = np_gradient_loop(family, "euler", x0, th, y, "backprop")
+    assert_rel(g_theta, r_theta.reshape(theta.shape), REF_RTOL, "grad_theta")
+    assert_rel(g_x0, r_x0, REF_RTOL, "grad_x0")

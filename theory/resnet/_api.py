@@ -285,7 +285,7 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             out_bad = -1  # not counted by the Heun kernels: read the trajectory
         elif code == TANH:  # derivatives stored by the forward pass: no recomputation backwards
             (fbuf,) = p.buffers(1)
-            dact = np.empty((p.N, p.B, p.d))
+            dact = np.empty((p.N, p.B, p.d))  # the kernels' private layout: for euler_backprop_stored only
             bad, out_bad = euler_forward_store(code, m, p.x, p.theta, traj, dact, fbuf, p.work)
         else:
             (fbuf,) = p.buffers(1)

@@ -28,6 +28,12 @@ Shapes used throughout:
 * The forward, reverse and last-state kernels return the number of NaN or infinite entries of
   theta, counted slice by slice as the layers use them: the caller validates theta by this count
   instead of reading it once more beforehand (its result is discarded when the count is not 0).
+  The Euler kernels of the matrix families (linear, tanh, tanh_out) count the (B, d) products
+  theta_n v instead of the (d, d) slice (:func:`_product_check`): a NaN or infinite entry of theta_n
+  makes every product it enters NaN or infinite in IEEE arithmetic (inf * 0 is NaN, inf - inf is
+  NaN, NaN propagates; no fast-math flag that assumes finite values is set and no product is
+  skipped), so a finite product proves the slice finite; on a non-finite product the slice itself
+  is counted, which tells a non-finite theta from an overflow of finite values.
 """
 
 import numpy as np
@@ -160,6 +166,21 @@ def _count_nonfinite_rows(x):
             v = x[b, i]
             bad += (v - v) != 0.0
     return bad
+
+
+@njit(**_JIT, inline="always")
+def _product_check(code, theta, n, prod):
+    """Non-finite entries of theta[n] for a step whose products theta_n v are ``prod`` (B, d).
+
+    For the matrix families each entry theta_n[i, j] enters every product prod[b, i] as
+    theta_n[i, j] v[b, j] (no product skipped, IEEE arithmetic): one NaN or infinite entry makes
+    prod[b, i] NaN or infinite. So B d products are read instead of d^2 weights, and the slice is
+    counted only when a product is not finite (a non-finite theta, or an overflow of finite values,
+    which the count of the slice then tells apart). The other families count the slice."""
+    if code == LINEAR or code == TANH or code == TANH_OUT:
+        if _count_nonfinite_rows(prod) == 0:
+            return 0
+    return _count_nonfinite(theta, n)
 
 
 @njit(**_JIT)
@@ -451,21 +472,19 @@ _JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", 
 
 
 @njit(**_JIT_REASSOC)
-def _matvec_reassoc(theta, n, traj, src, o, d):
-    """o[0, i] = sum_j theta[n, i d + j] traj[src, 0, j], each sum in an order the compiler may
-    choose (indexed in place: no views); returns the number of non-finite entries of theta[n],
-    counted row by row right after the row's product, while it is in the first-level cache."""
-    bad = 0
-    for i in range(d):
-        r = i * d
+def _matvec_reassoc(th, base, tr, src, w, d):
+    """w[i] = sum_j th[base + i d + j] tr[src + j] for i < d (flat arrays, unsigned offsets as in
+    :func:`_euler_row`), each sum in an order the compiler may choose. A NaN or infinite term still
+    makes its sum NaN or infinite in any order ("reassoc" assumes nothing about finiteness), so
+    theta's finiteness can be read from w (:func:`_product_check`)."""
+    for ii in range(d):
+        i = np.uint64(ii)
+        r = base + i * np.uint64(d)
         acc = 0.0
-        for j in range(d):
-            acc += theta[n, r + j] * traj[src, 0, j]
-        o[0, i] = acc
-        for j in range(d):
-            x = theta[n, r + j]
-            bad += (x - x) != 0.0
-    return bad
+        for jj in range(d):
+            j = np.uint64(jj)
+            acc += th[r + j] * tr[src + j]
+        w[i] = acc
 
 
 @njit(**_JIT)
@@ -475,26 +494,51 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
     and of the states it wrote (:func:`_count_nonfinite_rows`).
 
     The same arithmetic in the same order as :func:`_euler_step` (row dot products over j in
-    increasing order, then x + h tanh(s)), indexing ``traj`` and ``theta`` in place: at d <= 16 the
-    array views that a per-layer call creates cost as much as the layer's arithmetic. With
+    increasing order, then x + h tanh(s)). ``theta``, ``traj``, ``dact`` and ``work`` are indexed
+    as flat arrays with unsigned offsets: at d <= 16 the array views that a per-layer call creates
+    cost as much as the layer's arithmetic, and a signed index costs a test for negative values
+    (Python's wraparound) on every load, which here costs more than the multiply-adds. With
     ``store`` the tanh family also writes 1 - tanh(s)^2 into ``dact[n, 0]`` for backpropagation.
     """
     N = theta.shape[0]
     d = traj.shape[2]
     h = -1.0 / N if reverse else 1.0 / N
+    th = theta.reshape(theta.size)
+    tr = traj.reshape(traj.size)
+    da = dact.reshape(dact.size)
+    w = work.reshape(work.size)  # work[0, i] is w[i]
+    ud = np.uint64(d)
+    u0 = np.uint64(0)
+    u1 = np.uint64(1)
+    u2 = np.uint64(2)
+    u3 = np.uint64(3)
+    u4 = np.uint64(4)
+    u5 = np.uint64(5)
+    u6 = np.uint64(6)
+    u7 = np.uint64(7)
+    u8 = np.uint64(8)
     bad = 0
     out_bad = 0
     for step in range(N):
         n = N - 1 - step if reverse else step
-        src = n + 1 if reverse else n
-        dst = n if reverse else n + 1
+        src = np.uint64((n + 1) * d) if reverse else np.uint64(n * d)
+        dst = np.uint64(n * d) if reverse else np.uint64((n + 1) * d)
+        dn = np.uint64(n * d)
+        base = np.uint64(n * d * d)
         if d >= ROW_REASSOC_MIN_D:
-            bad += _matvec_reassoc(theta, n, traj, src, work, d)
-            i = d
+            _matvec_reassoc(th, base, tr, src, w, d)
+            i = ud
         else:
-            i = 0
-        while i + 8 <= d:
-            r0 = i * d
+            i = u0
+        while i + u8 <= ud:
+            r0 = base + i * ud
+            r1 = r0 + ud
+            r2 = r1 + ud
+            r3 = r2 + ud
+            r4 = r3 + ud
+            r5 = r4 + ud
+            r6 = r5 + ud
+            r7 = r6 + ud
             a0 = 0.0
             a1 = 0.0
             a2 = 0.0
@@ -503,69 +547,325 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
             a5 = 0.0
             a6 = 0.0
             a7 = 0.0
-            for j in range(d):
-                vj = traj[src, 0, j]
-                a0 += theta[n, r0 + j] * vj
-                a1 += theta[n, r0 + d + j] * vj
-                a2 += theta[n, r0 + 2 * d + j] * vj
-                a3 += theta[n, r0 + 3 * d + j] * vj
-                a4 += theta[n, r0 + 4 * d + j] * vj
-                a5 += theta[n, r0 + 5 * d + j] * vj
-                a6 += theta[n, r0 + 6 * d + j] * vj
-                a7 += theta[n, r0 + 7 * d + j] * vj
-            work[0, i] = a0
-            work[0, i + 1] = a1
-            work[0, i + 2] = a2
-            work[0, i + 3] = a3
-            work[0, i + 4] = a4
-            work[0, i + 5] = a5
-            work[0, i + 6] = a6
-            work[0, i + 7] = a7
-            i += 8
-        while i + 4 <= d:
-            r0 = i * d
+            for jj in range(d):
+                j = np.uint64(jj)
+                vj = tr[src + j]
+                a0 += th[r0 + j] * vj
+                a1 += th[r1 + j] * vj
+                a2 += th[r2 + j] * vj
+                a3 += th[r3 + j] * vj
+                a4 += th[r4 + j] * vj
+                a5 += th[r5 + j] * vj
+                a6 += th[r6 + j] * vj
+                a7 += th[r7 + j] * vj
+            w[i] = a0
+            w[i + u1] = a1
+            w[i + u2] = a2
+            w[i + u3] = a3
+            w[i + u4] = a4
+            w[i + u5] = a5
+            w[i + u6] = a6
+            w[i + u7] = a7
+            i += u8
+        while i + u4 <= ud:
+            r0 = base + i * ud
+            r1 = r0 + ud
+            r2 = r1 + ud
+            r3 = r2 + ud
             a0 = 0.0
             a1 = 0.0
             a2 = 0.0
             a3 = 0.0
-            for j in range(d):
-                vj = traj[src, 0, j]
-                a0 += theta[n, r0 + j] * vj
-                a1 += theta[n, r0 + d + j] * vj
-                a2 += theta[n, r0 + 2 * d + j] * vj
-                a3 += theta[n, r0 + 3 * d + j] * vj
-            work[0, i] = a0
-            work[0, i + 1] = a1
-            work[0, i + 2] = a2
-            work[0, i + 3] = a3
-            i += 4
-        while i < d:
+            for jj in range(d):
+                j = np.uint64(jj)
+                vj = tr[src + j]
+                a0 += th[r0 + j] * vj
+                a1 += th[r1 + j] * vj
+                a2 += th[r2 + j] * vj
+                a3 += th[r3 + j] * vj
+            w[i] = a0
+            w[i + u1] = a1
+            w[i + u2] = a2
+            w[i + u3] = a3
+            i += u4
+        while i < ud:
             acc = 0.0
-            r0 = i * d
-            for j in range(d):
-                acc += theta[n, r0 + j] * traj[src, 0, j]
-            work[0, i] = acc
-            i += 1
+            r0 = base + i * ud
+            for jj in range(d):
+                j = np.uint64(jj)
+                acc += th[r0 + j] * tr[src + j]
+            w[i] = acc
+            i += u1
         if code == TANH:
             if store:
-                for i in range(d):
-                    t = tanh(work[0, i])
-                    dact[n, 0, i] = 1.0 - t * t
-                    traj[dst, 0, i] = traj[src, 0, i] + h * t
+                for kk in range(d):
+                    k = np.uint64(kk)
+                    t = tanh(w[k])
+                    da[dn + k] = 1.0 - t * t
+                    tr[dst + k] = tr[src + k] + h * t
             else:
-                for i in range(d):
-                    traj[dst, 0, i] = traj[src, 0, i] + h * tanh(work[0, i])
+                for kk in range(d):
+                    k = np.uint64(kk)
+                    tr[dst + k] = tr[src + k] + h * tanh(w[k])
         else:
-            for i in range(d):
-                traj[dst, 0, i] = traj[src, 0, i] + h * work[0, i]
-        for i in range(d):
-            v = traj[dst, 0, i]
+            for kk in range(d):
+                k = np.uint64(kk)
+                tr[dst + k] = tr[src + k] + h * w[k]
+        for kk in range(d):
+            v = tr[dst + np.uint64(kk)]
             out_bad += (v - v) != 0.0
-        if d < ROW_REASSOC_MIN_D:
-            for k in range(d * d):
-                v = theta[n, k]
-                bad += (v - v) != 0.0
+        # theta_n's finiteness from its d products in w (as _product_check, in place: no view); w
+        # still holds them, the updates above wrote the trajectory and dact only
+        prod_bad = 0
+        for kk in range(d):
+            v = w[np.uint64(kk)]
+            prod_bad += (v - v) != 0.0
+        if prod_bad:
+            bad += _count_nonfinite(theta, n)
     return bad, out_bad
+
+
+# A batch of the linear or tanh family at small d: the products theta_n x_n for all rows of the batch
+# by a loop that the compiler vectorises along the batch (see _euler_batch), from d <= this width
+# and B >= 2; above it (or where B d^2 is large) BLAS products are faster.
+BATCH_LOOP_MAX_D = 32
+
+
+@njit(**_JIT, inline="always")
+def _batch_path(code, B, d):
+    """A batch of the linear or tanh family at small d: the loop of :func:`_euler_batch`."""
+    return B > 1 and d <= BATCH_LOOP_MAX_D and (code == LINEAR or code == TANH)
+
+
+@njit(**_JIT, inline="always")
+def _products_T(th, rb, rs, cs, d, B, xf, of):
+    """of[i B + b] = sum_j A[i, j] xf[j B + b] for i < d, b < B, with A[i, j] = th[rb + i rs + j cs]
+    (rs = d, cs = 1: theta_n; rs = 1, cs = d: its transpose): the products A x_b of a batch held
+    transposed (xf is x^T, (d, B) flat; of likewise), each sum over j in increasing order with one
+    rounding per term (fused multiply-add), as :func:`_matvec` sums it.
+
+    The loop over b is the innermost and has unit stride, so the compiler vectorises it; A's
+    entries are loop-invariant scalars (eight at a time, for two rows i at a time), and each pass
+    reads eight rows of x^T per row pair: the partial sums stay in registers over eight terms
+    instead of going through memory after each one. Unsigned offsets: no wraparound tests."""
+    uB = np.uint64(B)
+    urs = np.uint64(rs)
+    ucs = np.uint64(cs)
+    i = 0
+    while i < d:
+        two = i + 1 < d
+        oa = np.uint64(i * B)
+        ob = np.uint64((i + 1) * B) if two else oa
+        ra = rb + np.uint64(i) * urs
+        rbb = ra + urs if two else ra
+        j = 0
+        while j < d:
+            if j + 8 <= d:
+                uj = np.uint64(j)
+                c0 = uj * ucs
+                c1 = c0 + ucs
+                c2 = c1 + ucs
+                c3 = c2 + ucs
+                c4 = c3 + ucs
+                c5 = c4 + ucs
+                c6 = c5 + ucs
+                c7 = c6 + ucs
+                a0 = th[ra + c0]
+                a1 = th[ra + c1]
+                a2 = th[ra + c2]
+                a3 = th[ra + c3]
+                a4 = th[ra + c4]
+                a5 = th[ra + c5]
+                a6 = th[ra + c6]
+                a7 = th[ra + c7]
+                e0 = th[rbb + c0]
+                e1 = th[rbb + c1]
+                e2 = th[rbb + c2]
+                e3 = th[rbb + c3]
+                e4 = th[rbb + c4]
+                e5 = th[rbb + c5]
+                e6 = th[rbb + c6]
+                e7 = th[rbb + c7]
+                x0 = uj * uB
+                x1 = x0 + uB
+                x2 = x1 + uB
+                x3 = x2 + uB
+                x4 = x3 + uB
+                x5 = x4 + uB
+                x6 = x5 + uB
+                x7 = x6 + uB
+                if j == 0:  # from 0: 0 + a0 v0 rounds as a0 v0
+                    for bb in range(B):
+                        b = np.uint64(bb)
+                        v0 = xf[x0 + b]
+                        v1 = xf[x1 + b]
+                        v2 = xf[x2 + b]
+                        v3 = xf[x3 + b]
+                        v4 = xf[x4 + b]
+                        v5 = xf[x5 + b]
+                        v6 = xf[x6 + b]
+                        v7 = xf[x7 + b]
+                        s = a0 * v0
+                        t = e0 * v0
+                        s += a1 * v1
+                        t += e1 * v1
+                        s += a2 * v2
+                        t += e2 * v2
+                        s += a3 * v3
+                        t += e3 * v3
+                        s += a4 * v4
+                        t += e4 * v4
+                        s += a5 * v5
+                        t += e5 * v5
+                        s += a6 * v6
+                        t += e6 * v6
+                        s += a7 * v7
+                        t += e7 * v7
+                        of[ob + b] = t
+                        of[oa + b] = s
+                else:
+                    for bb in range(B):
+                        b = np.uint64(bb)
+                        v0 = xf[x0 + b]
+                        v1 = xf[x1 + b]
+                        v2 = xf[x2 + b]
+                        v3 = xf[x3 + b]
+                        v4 = xf[x4 + b]
+                        v5 = xf[x5 + b]
+                        v6 = xf[x6 + b]
+                        v7 = xf[x7 + b]
+                        s = of[oa + b] + a0 * v0
+                        t = of[ob + b] + e0 * v0
+                        s += a1 * v1
+                        t += e1 * v1
+                        s += a2 * v2
+                        t += e2 * v2
+                        s += a3 * v3
+                        t += e3 * v3
+                        s += a4 * v4
+                        t += e4 * v4
+                        s += a5 * v5
+                        t += e5 * v5
+                        s += a6 * v6
+                        t += e6 * v6
+                        s += a7 * v7
+                        t += e7 * v7
+                        of[ob + b] = t
+                        of[oa + b] = s
+                j += 8
+            else:
+                uj = np.uint64(j) * ucs
+                a0 = th[ra + uj]
+                e0 = th[rbb + uj]
+                x0 = np.uint64(j) * uB
+                if j == 0:
+                    for bb in range(B):
+                        b = np.uint64(bb)
+                        v0 = xf[x0 + b]
+                        t = e0 * v0
+                        s = a0 * v0
+                        of[ob + b] = t
+                        of[oa + b] = s
+                else:
+                    for bb in range(B):
+                        b = np.uint64(bb)
+                        v0 = xf[x0 + b]
+                        t = of[ob + b] + e0 * v0
+                        s = of[oa + b] + a0 * v0
+                        of[ob + b] = t
+                        of[oa + b] = s
+                j += 1
+        i += 2
+
+
+@njit(**_JIT)
+def _euler_batch(code, theta, traj, dact, store, reverse):
+    """Euler (Eq. (1)) or reverse-time Euler (Eq. (6)) for a batch of the linear or tanh family at
+    small d (:func:`_batch_path`), trajectory ``traj`` (N + 1, B, d); returns the non-finite counts
+    of theta and of the states written, as :func:`_euler_row`.
+
+    The state is held transposed, x^T (d, B), in scratch, so that the products
+    (:func:`_products_T`), the tanh and the update vectorise along the batch; each new state is
+    copied into the trajectory. With ``store``, 1 - tanh(s)^2 goes into ``dact[n]`` TRANSPOSED:
+    the (B, d) slot holds the (d, B) block, as :func:`_backprop_batch` reads it (the derivatives
+    are private to the gradient). Each product is summed over j in increasing order with fused
+    multiply-adds, as the single-input loop sums it.
+    """
+    N = theta.shape[0]
+    B = traj.shape[1]
+    d = traj.shape[2]
+    h = -1.0 / N if reverse else 1.0 / N
+    th = theta.reshape(theta.size)
+    xT = np.empty((d, B))
+    oT = np.empty((d, B))
+    xf = xT.reshape(B * d)
+    of = oT.reshape(B * d)
+    start = N if reverse else 0
+    for b in range(B):
+        for i in range(d):
+            xT[i, b] = traj[start, b, i]
+    bad = 0
+    out_bad = 0
+    for step in range(N):
+        n = N - 1 - step if reverse else step
+        dst = n if reverse else n + 1
+        _products_T(th, np.uint64(n * d * d), d, 1, d, B, xf, of)
+        prod_bad = 0
+        for k in range(B * d):
+            s = of[k]
+            prod_bad += (s - s) != 0.0
+        if code == TANH:
+            if store:
+                tf = dact[n].reshape(B * d)  # the (d, B) block in the (B, d) slot
+                for k in range(B * d):
+                    t = tanh(of[k])
+                    tf[k] = 1.0 - t * t
+                    xf[k] = xf[k] + h * t
+            else:
+                for k in range(B * d):
+                    xf[k] = xf[k] + h * tanh(of[k])
+        else:
+            for k in range(B * d):
+                xf[k] = xf[k] + h * of[k]
+        for k in range(B * d):
+            v = xf[k]
+            out_bad += (v - v) != 0.0
+        xo = traj[dst]
+        for b in range(B):
+            for i in range(d):
+                xo[b, i] = xT[i, b]
+        if prod_bad:
+            bad += _count_nonfinite(theta, n)
+    return bad, out_bad
+
+
+@njit(**_JIT, inline="always")
+def _matrix_step_counted(code, x, th, h, out, fbuf, work):
+    """out = x + h f(x, th) for the linear or tanh family (as :func:`_euler_step`), counting in
+    the same pass the non-finite products theta x (fbuf) and entries of out: returns both counts.
+    One pass over the B d entries instead of three."""
+    B, d = x.shape
+    _residual(code, 0, x, th, fbuf, work, False)
+    xf = x.reshape(B * d)
+    of = out.reshape(B * d)
+    ff = fbuf.reshape(B * d)
+    prod_bad = 0
+    out_bad = 0
+    if code == TANH:
+        for k in range(B * d):
+            s = ff[k]
+            prod_bad += (s - s) != 0.0
+            v = xf[k] + h * tanh(s)
+            of[k] = v
+            out_bad += (v - v) != 0.0
+    else:
+        for k in range(B * d):
+            s = ff[k]
+            prod_bad += (s - s) != 0.0
+            v = xf[k] + h * s
+            of[k] = v
+            out_bad += (v - v) != 0.0
+    return prod_bad, out_bad
 
 
 @njit(**_JIT)
@@ -578,11 +878,20 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     traj[0] = x0
     if _row_path(code, x0.shape[0], x0.shape[1]):
         return _euler_row(code, theta, traj, traj, False, False, work)
+    if _batch_path(code, x0.shape[0], x0.shape[1]):
+        return _euler_batch(code, theta, traj, traj, False, False)
     bad = 0
     out_bad = 0
+    if code == LINEAR or code == TANH:
+        for n in range(N):
+            prod_bad, ob = _matrix_step_counted(code, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
+            out_bad += ob
+            if prod_bad:
+                bad += _count_nonfinite(theta, n)
+        return bad, out_bad
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
-        bad += _count_nonfinite(theta, n)
+        bad += _product_check(code, theta, n, fbuf)
         out_bad += _count_nonfinite_rows(traj[n + 1])
     return bad, out_bad
 
@@ -591,12 +900,15 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
 def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
     """:func:`euler_forward` for the tanh family that also stores 1 - tanh(theta_n x_n)^2 into
     ``dact`` (N, B, d): backpropagation (:func:`euler_backprop_stored`) then needs no second product
-    theta_n x_n per layer and no second tanh."""
+    theta_n x_n per layer and no second tanh. The layout of ``dact`` is private to the pair: for a
+    small-d batch (:func:`_batch_path`) each slice holds the transposed (d, B) block."""
     N = theta.shape[0]
     B, d = x0.shape
     traj[0] = x0
     if _row_path(code, B, d):
         return _euler_row(code, theta, traj, dact, True, False, work)
+    if _batch_path(code, B, d):
+        return _euler_batch(code, theta, traj, dact, True, False)
     bad = 0
     out_bad = 0
     for n in range(N):
@@ -612,7 +924,7 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
             df[k] = 1.0 - t * t
             of[k] = xf[k] + h * t
             out_bad += (of[k] - of[k]) != 0.0
-        bad += _count_nonfinite(theta, n)
+        bad += _product_check(code, theta, n, fbuf)
     return bad, out_bad
 
 
@@ -637,11 +949,20 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     traj[N] = xN
     if _row_path(code, xN.shape[0], xN.shape[1]):
         return _euler_row(code, theta, traj, traj, False, True, work)
+    if _batch_path(code, xN.shape[0], xN.shape[1]):
+        return _euler_batch(code, theta, traj, traj, False, True)
     bad = 0
     out_bad = 0
+    if code == LINEAR or code == TANH:
+        for n in range(N - 1, -1, -1):
+            prod_bad, ob = _matrix_step_counted(code, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
+            out_bad += ob
+            if prod_bad:
+                bad += _count_nonfinite(theta, n)
+        return bad, out_bad
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
-        bad += _count_nonfinite(theta, n)
+        bad += _product_check(code, theta, n, fbuf)
         out_bad += _count_nonfinite_rows(traj[n])
     return bad, out_bad
 
@@ -665,7 +986,7 @@ def euler_last(code, m, x, theta, fbuf, work):
     bad = 0
     for n in range(N):
         _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
-        bad += _count_nonfinite(theta, n)
+        bad += _product_check(code, theta, n, fbuf)
     return bad
 
 
@@ -737,6 +1058,50 @@ def euler_backprop(code, m, traj, theta, g, gtheta, cot, gx, work):
 
 
 @njit(**_JIT)
+def _backprop_batch(traj, dact, theta, g, gtheta):
+    """:func:`euler_backprop_stored` for a batch at small d (:func:`_batch_path`), with the
+    derivatives stored transposed by :func:`_euler_batch` (``dact[n]`` holds a (d, B) block).
+
+    The cotangents are held transposed, h^T (d, B): h = (g / N) (1 - t^2) entrywise, then
+    g <- g + theta_n^T h by :func:`_products_T` on theta_n's transpose (each sum over i in
+    increasing order, as the loops sum it) and grad theta_n = h^T x_n, (d, B) times (B, d): one
+    BLAS product from B d^2 = BLAS_MIN_WORK multiply-adds on (:func:`_use_blas`), otherwise a loop
+    over the batch rows (each entry summed over b in increasing order)."""
+    N = theta.shape[0]
+    B, d = g.shape
+    blas = _use_blas(B, d)
+    th = theta.reshape(theta.size)
+    gT = np.empty((d, B))
+    cT = np.empty((d, B))
+    xT = np.empty((d, B))
+    gf = gT.reshape(B * d)
+    cf = cT.reshape(B * d)
+    xf = xT.reshape(B * d)
+    for b in range(B):
+        for i in range(d):
+            gT[i, b] = g[b, i]
+    for n in range(N - 1, -1, -1):
+        df = dact[n].reshape(B * d)
+        for k in range(B * d):
+            cf[k] = (gf[k] / N) * df[k]
+        if blas:
+            np.dot(cT, traj[n], gtheta[n].reshape((d, d)))
+        else:
+            for b in range(B):
+                for i in range(d):
+                    hi = cT[i, b]
+                    r = i * d
+                    for j in range(d):
+                        gtheta[n, r + j] += hi * traj[n, b, j]
+        _products_T(th, np.uint64(n * d * d), 1, d, d, B, cf, xf)  # xT = (theta_n^T h)^T
+        for k in range(B * d):
+            gf[k] += xf[k]
+    for b in range(B):
+        for i in range(d):
+            g[b, i] = gT[i, b]
+
+
+@njit(**_JIT)
 def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
     """:func:`euler_backprop` for the tanh family with the derivatives 1 - tanh(theta_n x_n)^2
     stored by :func:`euler_forward_store`: the cotangent of theta_n x_n is h = (g / N) (1 - t^2),
@@ -750,6 +1115,9 @@ def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
     """
     N = theta.shape[0]
     B, d = g.shape
+    if _batch_path(TANH, B, d):  # dact holds transposed blocks (see _euler_batch)
+        _backprop_batch(traj, dact, theta, g, gtheta)
+        return
     blas = _use_blas(B, d)
     for n in range(N - 1, -1, -1):
         if B == 1:
