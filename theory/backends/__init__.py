@@ -1,8 +1,10 @@
 r"""Array backends of the scale experiments: NumPy/Numba (default) or PyTorch on a CPU or a CUDA device.
 
-Only the measure functions of the scale experiments use this layer (``scaling.fig7``,
-``scaling.fig7_cell``, ``scaling.fig7_grid``, ``scaling.fig2_explicit``); the kernels of the package
-and the claim checks stay NumPy/Numba in float64. An experiment that supports a backend has the
+Only the measure functions of the scale experiments use this layer (``scaling.fig1``, ``fig2``,
+``fig2_explicit``, ``fig3``, ``fig45``, ``fig7``, ``fig7_cell``, ``fig7_grid``, ``fig8``, ``fig9``;
+``implicit_reg.fig1``, ``fig2``, ``table1_digits``; ``resnet_node.fig3c``, ``fig3c_digits``, ``fig4``:
+``theory run --list`` prints them); the kernels of the package and the claim checks stay NumPy/Numba
+in float64. An experiment that supports a backend has the
 config fields ``backend``, ``device``, ``dtype`` (and ``draws_on`` where the random draws can be
 made on the device), validated by :func:`resolve`:
 
