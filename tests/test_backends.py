@@ -43,6 +43,8 @@ SMALL = {
     "scaling.fig7_cell": dict(depth=60, width=6, draws=3, beta=0.45, hurst=0.7),
     "scaling.fig7_grid": dict(hurst=(0.2, 0.6), beta=(0.3, 0.6, 0.9), L=50, d=6, draws=2, n_inputs=3),
     "scaling.fig2_explicit": dict(runs=24, d=8, L=40, chunk=10),
+    "implicit_reg.fig1": dict(grid=(4, 8), ref=32, seeds=(0, 1), record=(10, 20), chunk=5, n=6, d=3, m=4),
+    "implicit_reg.fig2": dict(depths=(4, 8), seeds=(0, 1), n=4, d=3, m=6, record=(10, 30, 60)),
 }
 
 
