@@ -45,7 +45,17 @@ SMALL = {
     "scaling.fig2_explicit": dict(runs=24, d=8, L=40, chunk=10),
     "implicit_reg.fig1": dict(grid=(4, 8), ref=32, seeds=(0, 1), record=(10, 20), chunk=5, n=6, d=3, m=4),
     "implicit_reg.fig2": dict(depths=(4, 8), seeds=(0, 1), n=4, d=3, m=6, record=(10, 30, 60)),
+    "implicit_reg.table1_digits": dict(depths=(3, 6), seeds=(0,), n_train=30, m=4, lr=0.02, steps=10),
 }
+#: experiments whose data need another package (skipped, with the reason, where it is absent)
+NEEDS = {"implicit_reg.table1_digits": "sklearn"}
+
+
+def _skip_without_data(name):
+    import importlib.util
+
+    if name in NEEDS and importlib.util.find_spec(NEEDS[name]) is None:
+        pytest.skip(f"{name} needs {NEEDS[name]} (scikit-learn ships the digits; pip install 'theory[gpu]')")
 
 
 def _arrays(result):
@@ -90,6 +100,7 @@ def test_every_backend_experiment_is_tested():
 @needs_torch
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_torch_float64_agrees_with_numpy(name):
+    _skip_without_data(name)
     exp = experiment(name)
     ref = exp.run("check", **SMALL[name])
     got = exp.run("check", **SMALL[name], backend="torch", device="cpu")
@@ -100,6 +111,7 @@ def test_torch_float64_agrees_with_numpy(name):
 @needs_torch
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_torch_float32_within_stated_tolerance(name):
+    _skip_without_data(name)
     exp = experiment(name)
     ref = exp.run("check", **SMALL[name])
     got = exp.run("check", **SMALL[name], backend="torch", dtype="float32")
