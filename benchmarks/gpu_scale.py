@@ -14,7 +14,9 @@ It runs, in this order:
 2. the Figure 7 grid again in float32 (time and largest change of beta*(H) against float64);
 3. the claim experiment ``scaling.fig7`` at its ``"paper"`` preset (11 Hurst indices, 32 draws,
    15 betas, NumPy draws, torch forward and backward on the device) with its verdict: the claim's
-   own comparison at more draws than the check can afford.
+   own comparison at more draws than the check can afford;
+4. the experiments of ``implicit-reg`` (Figures 1 and 2, Table 1 on digits) with their verdicts and
+   figures: benchmarks/gpu_scale_implicit_reg.py (under the key ``implicit_reg``).
 
 Writes benchmarks/out/gpu_scale_<device>_<size>.json (timings, ratios, beta*(H), quartiles, the
 verdict) beside the files of bench_backends.
@@ -81,6 +83,10 @@ def main(argv=None):
           f"(largest change of beta*(H): {out['fig7_grid_float32_max_beta_star_change']:.2g})")
     print(f"scaling.fig7 preset {preset} on torch {a.device}: {out['fig7_claim_seconds']:.1f} s; {verdict.status}: "
           f"{verdict.message[:300]}")
+    import gpu_scale_implicit_reg  # implicit-reg: Figures 1-2 and Table 1 on digits (its own sizes, "cpu" or "paper")
+
+    out["implicit_reg"] = gpu_scale_implicit_reg.run(a.device, "paper" if a.size == "paper" else "cpu")
+    print(f"implicit_reg: {json.dumps(out['implicit_reg'], default=str)[:600]}")
     path = Path(__file__).resolve().parent / "out" / f"gpu_scale_{a.device.replace(':', '')}_{a.size}.json"
     path.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
     print(f"wrote {path}")

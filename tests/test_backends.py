@@ -49,6 +49,8 @@ SMALL = {
 }
 #: experiments whose data need another package (skipped, with the reason, where it is absent)
 NEEDS = {"implicit_reg.table1_digits": "sklearn"}
+#: experiments that refuse float32 (the reason is in their config's docstring)
+FLOAT64_ONLY = {"implicit_reg.table1_digits": "its verdict reads the roughness of nearly tied weights"}
 
 
 def _skip_without_data(name):
@@ -112,6 +114,8 @@ def test_torch_float64_agrees_with_numpy(name):
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_torch_float32_within_stated_tolerance(name):
     _skip_without_data(name)
+    if name in FLOAT64_ONLY:
+        pytest.skip(f"{name} refuses float32: {FLOAT64_ONLY[name]}")
     exp = experiment(name)
     ref = exp.run("check", **SMALL[name])
     got = exp.run("check", **SMALL[name], backend="torch", dtype="float32")

@@ -141,8 +141,11 @@ def test_digits_data_split():
     (dict(lr=0.0), "lr"),
     (dict(steps=0), "steps"),
     (dict(backend="numpy", dtype="float32"), "dtype"),
+    (dict(backend="torch", dtype="float32"), "dtype"),
 ])
 def test_digits_config_refuses(kw, name):
+    if kw.get("backend") == "torch" and not torch_available():
+        pytest.skip("PyTorch absent: the backend name is refused first")
     with pytest.raises(ValueError, match=f"`{name}`"):
         experiment("implicit_reg.table1_digits").config_for("check", **kw)
 

@@ -14,6 +14,11 @@ Experiments (registered as ``implicit_reg.<name>``, each a frozen config, preset
 ``"paper"``, a ``measure_*`` function and verdicts): ``fig1``, ``horizon``, ``fig2``, ``table1``,
 ``backprop`` (Eqs. (13), (15)), ``adjoint`` (Eq. (44)), ``app_d_gradient``. The bound of B.5 is checked
 over Hypothesis instances; :func:`b5_sides` computes both sides of one instance.
+
+``fig1`` and ``fig2`` take the array backend fields of :mod:`theory.backends` (``backend``, ``device``,
+``dtype``): with ``backend="torch"`` the seeds of a depth train as one batch on a CPU or a CUDA device
+(:func:`theory.backends.implicit_reg.gd_runs`, same NumPy draws); their ``"paper"`` presets are Appendix
+E's sizes, for a GPU.
 """
 
 from __future__ import annotations
