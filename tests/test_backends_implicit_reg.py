@@ -84,6 +84,20 @@ def test_gd_runs_split_and_refusal():
 
 
 @needs_torch
+@pytest.mark.parametrize("kw, name", [(dict(record=()), "record"), (dict(record=(5, 3)), "record"),
+                                      (dict(record=(0, 3)), "record"), (dict(observe_every=0), "observe_every")])
+def test_gd_runs_refuses(kw, name):
+    from theory.backends.implicit_reg import gd_runs
+
+    X, Y, P = _runs(R=2)
+    args = {**dict(lr=0.05, record=(4,), backend=resolve("torch")), **kw}
+    with pytest.raises(ValueError, match=f"`{name}`"):
+        gd_runs(X, Y, P, "gelu", **args)
+    with pytest.raises(ValueError, match="`params`"):
+        gd_runs(X[:1], Y, P, "gelu", lr=0.05, record=(4,), backend=resolve("torch"))
+
+
+@needs_torch
 def test_gd_runs_divergence_is_refused():
     from theory._errors import NonFiniteError
     from theory.backends.implicit_reg import gd_runs

@@ -55,11 +55,12 @@ _DERIV_BLOCK = 256
 
 
 def run_bytes(L, n, q, m, dtype="float64"):
-    """Bytes one run of :func:`gd_runs` keeps on the device during a gradient evaluation: states
-    (L + 1) n q, activations and derivatives 2 L n m, co-states L n q (in ``dtype``), and the float64
-    weights, their working copies and gradients (4 L q m entries)."""
+    """Bytes one run of :func:`gd_runs` keeps on the device during a gradient evaluation, in ``dtype``: the
+    states (L + 1) n q, activations L n m and co-states L n q, each twice (per layer, then stacked for the
+    batched weight gradients), the derivatives L n m, the weights' working copies and gradients 2 L q m;
+    and the float64 weights and their updates (4 L q m entries)."""
     item = 8 if dtype == "float64" else 4
-    return item * ((L + 1) * n * q + 2 * L * n * m + L * n * q + 2 * L * q * m) + 8 * 4 * L * q * m
+    return item * (2 * (L + 1) * n * q + 3 * L * n * m + 2 * L * n * q + 2 * L * q * m) + 8 * 4 * L * q * m
 
 
 def _budget(b: Backend, memory):
@@ -199,6 +200,17 @@ def gd_runs(X, Y, params, activation, *, lr, record, backend: Backend, train_out
     from theory.implicit import Params
 
     R = len(params)
+    where = "theory.backends.implicit_reg.gd_runs"
+    record = tuple(record)
+    if (not record or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in record)
+            or any(b <= a for a, b in zip(record, record[1:]))):
+        raise ValueError(f"`record` of {where} must be a non-empty increasing tuple of ints >= 1; got {record!r}")
+    if observe_every is not None and (isinstance(observe_every, bool) or not isinstance(observe_every, (int, np.integer))
+                                      or observe_every < 1):
+        raise ValueError(f"`observe_every` of {where} must be None or an int >= 1; got {observe_every!r}")
+    if R < 1 or len(X) != R or len(Y) != R:
+        raise ValueError(f"`params` of {where} must hold R >= 1 starting points, one per entry of `X` and `Y`; got "
+                         f"{R}, {len(X)}, {len(Y)}")
     record = tuple(int(s) for s in record)
     steps = record[-1]
     L, q, m = params[0].V.shape
@@ -206,7 +218,7 @@ def gd_runs(X, Y, params, activation, *, lr, record, backend: Backend, train_out
     need = run_bytes(L, n, q, m, backend.dtype)
     budget = _budget(backend, memory)
     if need > budget:
-        raise ValueError(f"`L` = {L} of theory.backends.implicit_reg.gd_runs: one run (n = {n}, q = {q}, m = {m}) "
+        raise ValueError(f"`L` = {L} of {where}: one run (n = {n}, q = {q}, m = {m}) "
                          f"needs {format_bytes(need)} on the device, above the {format_bytes(budget)} available; "
                          "reduce L, n or m")
     group = int(max(1, min(R, budget // need)))
