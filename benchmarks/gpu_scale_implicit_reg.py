@@ -161,8 +161,8 @@ def run(device: str = "cpu", size: str = "cpu") -> dict:
             b, lambda: e3.run("check", **S["table1_digits"], backend="torch", device=device))
         if S["table1_numpy"]:
             n3, out["table1_digits_numpy_seconds"] = _timed(b, lambda: e3.run("check", **S["table1_digits"]))
-            out["table1_digits_counts_equal"] = all(np.array_equal(n3.rows[k]["test_correct"], r3.rows[k]["test_correct"])
-                                                    for k in r3.rows)
+            out["table1_digits_counts_equal"] = all(
+                np.array_equal(n3.rows[k]["test_correct"], r3.rows[k]["test_correct"]) for k in r3.rows)
         verdict, measured = e3.verdict(r3)
         out["table1_digits"] = {"status": verdict.status, "message": verdict.message, "parts": measured["parts"]}
         plot_table1_digits(r3, directory=str(OUT))

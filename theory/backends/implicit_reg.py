@@ -205,8 +205,8 @@ def gd_runs(X, Y, params, activation, *, lr, record, backend: Backend, train_out
     if (not record or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in record)
             or any(b <= a for a, b in zip(record, record[1:]))):
         raise ValueError(f"`record` of {where} must be a non-empty increasing tuple of ints >= 1; got {record!r}")
-    if observe_every is not None and (isinstance(observe_every, bool) or not isinstance(observe_every, (int, np.integer))
-                                      or observe_every < 1):
+    bad_every = isinstance(observe_every, bool) or not isinstance(observe_every, (int, np.integer))
+    if observe_every is not None and (bad_every or observe_every < 1):
         raise ValueError(f"`observe_every` of {where} must be None or an int >= 1; got {observe_every!r}")
     if R < 1 or len(X) != R or len(Y) != R:
         raise ValueError(f"`params` of {where} must hold R >= 1 starting points, one per entry of `X` and `Y`; got "

@@ -133,8 +133,8 @@ class Table1DigitsConfig:
         cls = "Table1DigitsConfig"
         validate_fields(self, f"theory.experiments.implicit_reg.{cls}")
         if self.dtype != "float64":
-            raise ValueError(f"`dtype` of theory.experiments.implicit_reg.{cls} must be 'float64': the verdict reads the "
-                             f"roughness of nearly tied weights, which float32 passes change by up to half its value "
+            raise ValueError(f"`dtype` of theory.experiments.implicit_reg.{cls} must be 'float64': the verdict reads "
+                             f"the roughness of nearly tied weights, which float32 passes change by up to half its value "
                              f"(measured on the 'check' preset, identity/tied); got {self.dtype!r}.")
         int_tuple(self.depths, "depths", cls, minimum=3, min_len=2, increasing=True)
         if len(self.depths) != 2:
