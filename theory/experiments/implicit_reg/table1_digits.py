@@ -134,8 +134,8 @@ class Table1DigitsConfig:
         validate_fields(self, f"theory.experiments.implicit_reg.{cls}")
         if self.dtype != "float64":
             raise ValueError(f"`dtype` of theory.experiments.implicit_reg.{cls} must be 'float64': the verdict reads "
-                             f"the roughness of nearly tied weights, which float32 passes change by up to half its value "
-                             f"(measured on the 'check' preset, identity/tied); got {self.dtype!r}.")
+                             f"the roughness of nearly tied weights, which float32 passes change by up to half its "
+                             f"value (measured on the 'check' preset, identity/tied); got {self.dtype!r}.")
         int_tuple(self.depths, "depths", cls, minimum=3, min_len=2, increasing=True)
         if len(self.depths) != 2:
             raise ValueError(f"`depths` of {cls} must hold two depths (L and a larger one); got {self.depths!r}.")
