@@ -19,6 +19,8 @@ It runs, in this order:
    scikit-learn's digits and Figure 4 over depths 2 ... 64, at their ``"paper"`` presets.
 5. Figures 1-5, 8 and 9 of ``scaling`` (:mod:`gpu_scale_scaling`): their ``"paper"`` presets on the
    torch backend, timed, with verdicts and figures (stored under ``"scaling_figs"``).
+6. the experiments of ``implicit-reg`` (Figures 1 and 2, Table 1 on digits) with their verdicts and
+   figures: benchmarks/gpu_scale_implicit_reg.py (under the key ``implicit_reg``).
 
 Writes benchmarks/out/gpu_scale_<device>_<size>.json (timings, ratios, beta*(H), quartiles, the
 verdict) beside the files of bench_backends.
@@ -91,6 +93,10 @@ def main(argv=None):
     import gpu_scale_scaling  # Figures 1-5, 8 and 9 of scaling (their own module)
 
     out["scaling_figs"] = gpu_scale_scaling.run(a.device, a.size)
+    import gpu_scale_implicit_reg  # implicit-reg: Figures 1-2 and Table 1 on digits (its own sizes, "cpu" or "paper")
+
+    out["implicit_reg"] = gpu_scale_implicit_reg.run(a.device, "paper" if a.size == "paper" else "cpu")
+    print(f"implicit_reg: {json.dumps(out['implicit_reg'], default=str)[:600]}")
     path = Path(__file__).resolve().parent / "out" / f"gpu_scale_{a.device.replace(':', '')}_{a.size}.json"
     path.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
     print(f"wrote {path}")

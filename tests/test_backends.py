@@ -54,17 +54,21 @@ SMALL = {
                          figure_depths=(10, 20), quantity="p"),
     "scaling.fig2": dict(runs=64, d=10, L=50),
     "scaling.fig45": dict(seeds=(0, 1, 2), grid=(8, 16, 24), d=6),
+    "implicit_reg.fig1": dict(grid=(4, 8), ref=32, seeds=(0, 1), record=(10, 20), chunk=5, n=6, d=3, m=4),
+    "implicit_reg.fig2": dict(depths=(4, 8), seeds=(0, 1), n=4, d=3, m=6, record=(10, 30, 60)),
+    "implicit_reg.table1_digits": dict(depths=(3, 6), seeds=(0,), n_train=30, m=4, lr=0.02, steps=10),
     "scaling.fig9": dict(hurst=(0.3, 0.8), beta=(0.3, 1.0), lrs=(1e-2,), L=12, d=5, epochs=2, batch=32, n_train=64),
 }
 #: experiments that refuse float32, with the reason (the float32 test asserts the refusal)
 FLOAT64_ONLY = {"resnet_node.fig3c": "adjoint errors down to 1e-7 relative",
-                "resnet_node.fig3c_digits": "adjoint errors down to 1e-7 relative"}
+                "resnet_node.fig3c_digits": "adjoint errors down to 1e-7 relative",
+                "implicit_reg.table1_digits": "its verdict reads the roughness of nearly tied weights"}
 #: experiments whose measured figures cancel: their float64 agreement is limited by eps / (smallest figure).
 #: fig3c's smallest adjoint error is 5.5e-7, a difference of two gradients each rounded at 1e-16 in another
 #: order by each backend: 1e-16 / 5.5e-7 = 2e-10 on its log, which moves the slope's confidence bounds by 1.7e-10
 FLOAT64_ATOL_CANCELLING = {"resnet_node.fig3c": 1e-9}
 #: experiments that need a package beyond PyTorch (their tests skip without it)
-NEEDS_MODULE = {"resnet_node.fig3c_digits": "sklearn", "scaling.fig9": "sklearn"}
+NEEDS_MODULE = {"resnet_node.fig3c_digits": "sklearn", "scaling.fig9": "sklearn", "implicit_reg.table1_digits": "sklearn"}
 
 
 def _needs(name):

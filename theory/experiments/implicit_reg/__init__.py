@@ -10,14 +10,15 @@ Every claim's measurement, as pure functions with a frozen config (presets ``"ch
   the backpropagation formulas (13), (15) and the adjoint (44), the bound (B.5) and Appendix D's gradient;
 * :mod:`.general`: Lemmas 18 and 20, Propositions 7, 8 and 11 (the general model (12), Appendix A);
 * :mod:`.pl`: Lemma 21, Proposition 5 and Theorem 6 (the PL condition, Section 4);
-* :mod:`.supplement`: Theorem 14, reduced Figures 3 and 4, and the search of Proposition 5's ball.
+* :mod:`.supplement`: Theorem 14, reduced Figures 3 and 4, and the search of Proposition 5's ball;
+* :mod:`.table1_digits`: the message of Table 1 on scikit-learn's digits (model (3) with 64 inputs).
 
 Each module registers its experiments under ``"implicit_reg.<name>"`` (:func:`theory.experiments.experiment`).
 The names of :mod:`.supplement` are re-exported here.
 """
 
-from . import core, general, pl, section5, supplement  # noqa: F401  (registration)
+from . import core, general, pl, section5, supplement, table1_digits  # noqa: F401  (registration)
 from .supplement import *  # noqa: F401,F403
 from .supplement import PRESETS, __all__ as _supplement_all  # noqa: F401
 
-__all__ = ["core", "section5", "general", "pl", "supplement", *_supplement_all]
+__all__ = ["core", "section5", "general", "pl", "supplement", "table1_digits", *_supplement_all]

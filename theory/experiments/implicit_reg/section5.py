@@ -14,6 +14,11 @@ Experiments (registered as ``implicit_reg.<name>``, each a frozen config, preset
 ``"paper"``, a ``measure_*`` function and verdicts): ``fig1``, ``horizon``, ``fig2``, ``table1``,
 ``backprop`` (Eqs. (13), (15)), ``adjoint`` (Eq. (44)), ``app_d_gradient``. The bound of B.5 is checked
 over Hypothesis instances; :func:`b5_sides` computes both sides of one instance.
+
+``fig1`` and ``fig2`` take the array backend fields of :mod:`theory.backends` (``backend``, ``device``,
+``dtype``): with ``backend="torch"`` the seeds of a depth train as one batch on a CPU or a CUDA device
+(:func:`theory.backends.implicit_reg.gd_runs`, same NumPy draws); their ``"paper"`` presets are Appendix
+E's sizes, for a GPU.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.special import erf
 
+from theory.backends import resolve, validate_fields
 from theory.claims import Verdict, identity_verdict, rate_verdict
 from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
 from theory.plots import plot_rate, save_figure, subplots
@@ -576,6 +582,11 @@ class Fig1Config:
         Samples, q = d = d', residual width.
     lr : float
         Learning rate (the residual weights take L lr); training time t = lr x steps.
+    backend, device, dtype : str
+        Array backend of the training runs (:mod:`theory.backends`): ``"numpy"`` (default, the package's
+        kernels, one run at a time) or ``"torch"`` on ``"cpu"`` or ``"cuda"`` (the seeds of a depth as one
+        batch, :func:`theory.backends.implicit_reg.gd_runs`), ``"float64"`` (default) or ``"float32"``
+        (float32 passes, float64 weights). The draws are the same NumPy draws on every backend.
     """
 
     grid: tuple = (8, 16, 32, 64, 128)
@@ -589,9 +600,13 @@ class Fig1Config:
     d: int = base.D
     m: int = base.M
     lr: float = base.LR
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         cls = "Fig1Config"
+        validate_fields(self, "theory.experiments.implicit_reg.Fig1Config")
         int_tuple(self.grid, "grid", cls, minimum=2, min_len=2, increasing=True)
         pos_int(self.ref, "ref", cls, minimum=2)
         if self.ref <= self.grid[-1]:
@@ -627,9 +642,37 @@ class Fig1Result:
 def measure_fig1(config: Fig1Config) -> Fig1Result:
     """Both panels of the reduced Figure 1 (Section 5.1)."""
     c = config
-    left, right = fig1_tables(c.activation, c.kind, grid=np.array(c.grid), seeds=c.seeds, ref=c.ref,
-                              record=c.record, chunk=c.chunk, lr=c.lr, n=c.n, d=c.d, m=c.m)
+    if c.backend == "numpy":
+        left, right = fig1_tables(c.activation, c.kind, grid=np.array(c.grid), seeds=c.seeds, ref=c.ref,
+                                  record=c.record, chunk=c.chunk, lr=c.lr, n=c.n, d=c.d, m=c.m)
+    else:
+        left, right = _fig1_tables_torch(c)
     return Fig1Result(np.array(c.grid), c.times, left, right)
+
+
+def _fig1_tables_torch(c):
+    """:func:`fig1_tables` on the torch backend: the seeds of each depth as one batch (same draws)."""
+    from theory.backends.implicit_reg import gd_runs
+
+    b = resolve(c.backend, c.device, c.dtype)
+    data = [base._data(s, c.n, c.d) for s in c.seeds]
+    record = tuple(c.record)
+
+    def runs(L, observe):
+        ps = [initialize(c.d, c.m, int(L), np.random.default_rng(s), kind=c.kind) for s in c.seeds]
+        return gd_runs([x for x, _ in data], [y for _, y in data], ps, c.activation, lr=c.lr, record=record,
+                       backend=b, observe_every=c.chunk if observe else None)
+
+    ref = runs(c.ref, False)["states"]
+    left = np.empty((len(record), len(c.seeds), len(c.grid)))
+    right = np.empty_like(left)
+    for j, L in enumerate(c.grid):
+        out = runs(L, True)
+        for i in range(len(c.seeds)):
+            for a, steps in enumerate(record):
+                left[a, i, j] = np.max(out["dmax"][i, : steps // c.chunk + 1])
+                right[a, i, j] = base.interpolant_distance(out["states"][steps][i], ref[steps][i])
+    return left, right
 
 
 def fig1_verdict(result: Fig1Result, panel="left", expected=EXPECTED_FIG1):
@@ -723,6 +766,11 @@ class Fig2Config:
         Learning rate (the residual weights take L lr).
     record : tuple of int
         Steps at which the weights are kept (increasing); the last is the total.
+    backend, device, dtype : str
+        Array backend of the training runs (:mod:`theory.backends`): ``"numpy"`` (default, the package's
+        kernels, one run at a time) or ``"torch"`` on ``"cpu"`` or ``"cuda"`` (the seeds of a depth as one
+        batch, :func:`theory.backends.implicit_reg.gd_runs`), ``"float64"`` (default) or ``"float32"``
+        (float32 passes, float64 weights). The draws are the same NumPy draws on every backend.
     """
 
     depths: tuple = FIG2_DEPTHS
@@ -732,9 +780,13 @@ class Fig2Config:
     m: int = FIG2_M
     lr: float = FIG2_LR
     record: tuple = FIG2_RECORD
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
 
     def __post_init__(self):
         cls = "Fig2Config"
+        validate_fields(self, "theory.experiments.implicit_reg.Fig2Config")
         int_tuple(self.depths, "depths", cls, minimum=3, min_len=2, increasing=True)
         if len(self.depths) != 2:
             raise ValueError(f"`depths` of {cls} must hold two depths (L and a larger one); got {self.depths!r}.")
@@ -779,10 +831,34 @@ def measure_fig2(config: Fig2Config) -> Fig2Result:
     """The reduced Figure 2: roughness of the weights across layers at every recorded time, and the loss."""
     c = config
     kw = c.run_kwargs
-    rho, lip = fig2_smoothness(c.depths, "paper", c.m, c.seeds, **kw)
-    times, states, losses = fig2_run(c.depths[1], c.m, "paper", c.seeds[0], "gelu", **kw)
+    if c.backend == "numpy":
+        rho, lip = fig2_smoothness(c.depths, "paper", c.m, c.seeds, **kw)
+        times, states, losses = fig2_run(c.depths[1], c.m, "paper", c.seeds[0], "gelu", **kw)
+    else:
+        rho, lip, (times, states, losses) = _fig2_torch(c)
     drift = [float(np.max(np.abs(states[j].V - states[j - 1].V))) for j in range(1, len(states))]
     return Fig2Result(c, times[1:], rho, lip, drift, losses)
+
+
+def _fig2_torch(c):
+    """(rho, lip, (times, states, losses) of the first seed at the largest depth) as :func:`fig2_smoothness` and
+    :func:`fig2_run`, on the torch backend with the seeds of each depth as one batch (same draws)."""
+    from theory.backends.implicit_reg import gd_runs
+
+    b = resolve(c.backend, c.device, c.dtype)
+    data = [synthetic_data(c.n, c.d, np.random.default_rng(700 + s)) for s in c.seeds]
+    record = tuple(c.record)
+    rho, lip = [], []
+    for L in c.depths:
+        ps = [initialize(c.d, c.m, int(L), np.random.default_rng(s), kind="paper") for s in c.seeds]
+        out = gd_runs([x for x, _ in data], [y for _, y in data], ps, "gelu", lr=c.lr, record=record, backend=b)
+        rho.append([[[roughness(getattr(out["states"][t][i], z)) for t in record] for z in "VW"]
+                    for i in range(len(c.seeds))])
+        lip.append([[L * base.max_successive_difference(out["states"][t][i]) for t in record]
+                    for i in range(len(c.seeds))])
+    states = [ps[0]] + [out["states"][t][0] for t in record]
+    times = c.lr * np.array((0,) + record)
+    return np.array(rho), np.array(lip), (times, states, out["losses"][0])
 
 
 def fig2_verdict(result: Fig2Result, ratio_max=FIG2_RHO_RATIO_MAX):
