@@ -33,6 +33,11 @@ OUT = HERE / "out"
 SCRIPTS = {
     "resnet": ("ResNet kernels over the size grid (forward and gradient against a NumPy loop, "
                "PyTorch CPU eager and the floors; one BLAS thread)", ["bench_resnet.py"], ("resnet_grid.png",)),
+    "resnet-targets": ("ResNet kernels at the target cells of the size grid and its lowest cells (forward and "
+                       "gradient against a NumPy loop, PyTorch CPU eager and the floors; one BLAS thread)",
+                       ["bench_resnet.py", "--out", "benchmarks/out/resnet_targets.json", "--cells",
+                        "16,1,10000;16,64,10000;64,256,100;64,256,10000;256,1,100;256,16,100;256,16,10000;"
+                        "256,256,10000;4,256,100;4,256,10000;16,256,100;16,256,10000"], ("resnet_targets.png",)),
     "kernels": ("Kernels against their anchors: ResNet compile time, forward and adjoint memory; linear flows; "
                 "fBm; isotonic regression; top-k; implicit-reg", ["run.py"], ("resnet_memory.png", "sorting.png")),
     "momentum": ("Momentum ResNets and Sinkhorn attention", ["bench_momentum.py"], ()),
