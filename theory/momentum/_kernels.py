@@ -8,50 +8,30 @@ Shapes: ``x``, ``v`` are batches ``(B, d)``; trajectories are ``(N + 1, B, d)``;
 ``(N, P)``; ``work`` is scratch of shape ``(3 + d + B, max(m, d))`` and ``fbuf`` is ``(B, d)``.
 """
 
+import numpy as np
 from numba import njit
 
 from .._tanh import tanh
-from ..resnet._kernels import LINEAR, ROW_REASSOC_MIN_D, TANH, _count_nonfinite, _residual, _residual_vjp
+from ..resnet._kernels import (LINEAR, ROW_REASSOC_MIN_D, TANH, _matvec_reassoc, _product_check, _residual,
+                              _residual_vjp)
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 
 
-# Row products th_i . x summed in an order the compiler chooses ("reassoc": partial sums in vector lanes), so
-# that a single input streams theta at memory speed, as the row kernel of theory.resnet does from the same
-# width on; the result differs from the in-order sum by rounding only.
+# A single input of width d >= ROW_REASSOC_MIN_D streams theta with the row products of theory.resnet, each sum
+# in an order the compiler chooses ("reassoc": partial sums in vector lanes); results differ from in-order sums
+# by rounding only.
 _JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", "reassoc"}}
 
 
 @njit(**_JIT_REASSOC)
-def _matvec_rows(theta, k, xs, src, o, d):
-    """o[0, i] = sum_j theta[k, i d + j] xs[src, 0, j]; returns the number of non-finite entries of theta[k].
+def _matvec_descending(theta, k, xs, src, o, d):
+    """o[0, i] = sum_j theta[k, i d + j] xs[src, 0, j], reading the slice from its last entry to its first.
 
-    With xs[src] finite, a NaN or infinite entry in row i of theta makes the row's product non-finite (an
-    infinity times 0 is NaN), so only a row whose product is not finite is read a second time to count its
-    non-finite entries (a finite row with an overflowing product counts 0): theta is read once."""
-    bad = 0
-    for i in range(d):
-        r = i * d
-        acc = 0.0
-        for j in range(d):
-            acc += theta[k, r + j] * xs[src, 0, j]
-        o[0, i] = acc
-        if acc - acc != 0.0:
-            for j in range(d):
-                z = theta[k, r + j]
-                bad += (z - z) != 0.0
-    return bad
-
-
-@njit(**_JIT_REASSOC)
-def _matvec_rows_descending(theta, k, xs, src, o, d):
-    """:func:`_matvec_rows` reading the slice from its last entry to its first (rows and entries in
-    decreasing order). The inverse (4.3) visits the layers from the last: a slice read forwards after the one
-    above it in memory breaks the hardware's stream prefetch (measured: 1.7 times the time of a forward pass),
-    while a slice read backwards continues one descending stream, as fast as the forward pass. The loop has
-    no branch (a branch in it, or an index chosen by a flag, keeps it from vectorising): the non-finite row
-    products are counted, and only if there is one is the slice read again to count its non-finite entries."""
-    rows = 0
+    The inverse (4.3) visits the layers from the last: a slice read forwards after the one above it in memory
+    breaks the hardware's stream prefetch (measured: 1.7 times the time of a forward pass), while a slice read
+    backwards continues one descending stream, as fast as the forward pass. (Its own loop: an index chosen by
+    a flag, or a branch, inside the loop keeps it from vectorising.)"""
     for ii in range(d):
         i = d - 1 - ii
         r = i * d
@@ -60,35 +40,32 @@ def _matvec_rows_descending(theta, k, xs, src, o, d):
             j = d - 1 - jj
             acc += theta[k, r + j] * xs[src, 0, j]
         o[0, i] = acc
-        rows += (acc - acc) != 0.0
-    bad = 0
-    if rows > 0:
-        for q in range(d * d):
-            z = theta[k, q]
-            bad += (z - z) != 0.0
-    return bad
 
 
 @njit(**_JIT, inline="always")
 def _layer(code, m, xs, src, theta, k, fbuf, work, descending):
-    """fbuf = f(xs[src], theta[k]); returns the number of non-finite entries of theta[k], counted while the
-    slice is in cache (no separate validation pass over theta).
+    """fbuf = f(xs[src], theta[k]); returns the number of non-finite entries of theta[k].
 
-    A single input of the linear or tanh family with d >= ROW_REASSOC_MIN_D takes the row products of
-    :mod:`theory.resnet` that stream theta at memory speed (each sum in an order the compiler chooses:
-    results differ from in-order sums by rounding only); every other case the shared residual loop."""
+    The products theta_k x are computed first (a single input of the linear or tanh family with
+    d >= ROW_REASSOC_MIN_D by the streaming row products, forwards or, for the inverse, backwards; every other
+    case by the shared residual loop without its outer tanh), theta's finiteness is read from them as in
+    theory.resnet (:func:`theory.resnet._kernels._product_check`: the slice is counted only when a product is
+    not finite), then the tanh family's activation is applied."""
     B, d = fbuf.shape
     if B == 1 and (code == LINEAR or code == TANH) and d >= ROW_REASSOC_MIN_D:
         if descending:
-            bad = _matvec_rows_descending(theta, k, xs, src, fbuf, d)
+            _matvec_descending(theta, k, xs, src, fbuf, d)
         else:
-            bad = _matvec_rows(theta, k, xs, src, fbuf, d)
-        if code == TANH:
+            P = np.uint64(theta.shape[1])
+            _matvec_reassoc(theta.reshape(-1), np.uint64(k) * P, xs.reshape(-1), np.uint64(src * d), fbuf[0], d)
+    else:
+        _residual(code, m, xs[src], theta[k], fbuf, work, False)
+    bad = _product_check(code, theta, k, fbuf)
+    if code == TANH:
+        for b in range(B):
             for i in range(d):
-                fbuf[0, i] = tanh(fbuf[0, i])
-        return bad
-    _residual(code, m, xs[src], theta[k], fbuf, work, True)
-    return _count_nonfinite(theta, k)
+                fbuf[b, i] = tanh(fbuf[b, i])
+    return bad
 
 
 @njit(**_JIT)
