@@ -18,17 +18,7 @@ needs_sklearn = pytest.mark.skipif(importlib.util.find_spec("sklearn") is None,
                                    reason="scikit-learn is absent: it ships the digits (pip install 'theory[gpu]')")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    if not torch_available():
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny tensors: one intra-op thread (conftest)
 
 
 def _runs(R=3, L=6, d=4, m=5, n=9, kinds=("paper", "iid")):

@@ -19,17 +19,7 @@ needs_torch = pytest.mark.skipif(not torch_available(),
                                  reason="PyTorch is not installed (pip install 'theory[gpu]'): torch backend untested")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    if not torch_available():
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny tensors: one intra-op thread (conftest)
 
 
 @needs_torch
