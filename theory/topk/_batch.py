@@ -239,24 +239,11 @@ def _rank_rows_par(X, O, reg, Y, R, NB, status):
         status[row] = st
 
 
-@njit(**_JIT)
-def _avg_row(u, o, r, nb, g, mode):
-    """Products with the p = 2 Jacobians in sorted coordinates (block averages), one row: u the
-    vector, o the permutation, r[:nb + 1] the blocks, g the output.
-
-    mode 0 (sort JVP): g[i] = mean_B(u[o])_i (singletons: u[o[i]]);
-    mode 1 (sort VJP): g[o[i]] = mean_B(u)_i (singletons: u[i]);
-    mode 2 (rank, symmetric): g[o[i]] = ds_i - mean_B(ds), ds = u[o] (singletons 0; the caller
-    passes u = -dx / reg).
-    """
-    n = u.shape[0]
-    ds = np.empty(n)
-    if mode == 1:
-        for i in range(n):
-            ds[i] = u[i]
-    else:
-        for i in range(n):
-            ds[i] = u[o[i]]
+@njit(**_JIT, inline="always")
+def _block_average(ds, o, r, nb, g, mode):
+    """The block step of the p = 2 Jacobian products: over each block [r[k], r[k + 1]) of the sorted order,
+    the mean m of ds; g receives m (mode 0, sorted order; mode 1, through the permutation o) or ds - m
+    (mode 2, through o; a singleton block gives 0)."""
     for k in range(nb):
         a = r[k]
         b = r[k + 1]
@@ -275,6 +262,27 @@ def _avg_row(u, o, r, nb, g, mode):
                 g[o[i]] = m
             else:
                 g[o[i]] = ds[i] - m
+
+
+@njit(**_JIT)
+def _avg_row(u, o, r, nb, g, mode):
+    """Products with the p = 2 Jacobians in sorted coordinates (block averages), one row: u the
+    vector, o the permutation, r[:nb + 1] the blocks, g the output.
+
+    mode 0 (sort JVP): g[i] = mean_B(u[o])_i (singletons: u[o[i]]);
+    mode 1 (sort VJP): g[o[i]] = mean_B(u)_i (singletons: u[i]);
+    mode 2 (rank, symmetric): g[o[i]] = ds_i - mean_B(ds), ds = u[o] (singletons 0; the caller
+    passes u = -dx / reg).
+    """
+    n = u.shape[0]
+    ds = np.empty(n)
+    if mode == 1:
+        for i in range(n):
+            ds[i] = u[i]
+    else:
+        for i in range(n):
+            ds[i] = u[o[i]]
+    _block_average(ds, o, r, nb, g, mode)
 
 
 @njit(**_JIT)
@@ -602,24 +610,7 @@ def _avg_row_ws(u, o, r, nb, g, mode, flip, reg, ds):
             if flip:
                 w = -w
             ds[i] = -w / reg
-    for k in range(nb):
-        a = r[k]
-        b = r[k + 1]
-        if b - a == 1:
-            val = 0.0 if mode == 2 else ds[a]
-            if mode == 0:
-                g[a] = val
-            else:
-                g[o[a]] = val
-            continue
-        m = _npsum(ds, a, b) / float(b - a)
-        for i in range(a, b):
-            if mode == 0:
-                g[i] = m
-            elif mode == 1:
-                g[o[i]] = m
-            else:
-                g[o[i]] = ds[i] - m
+    _block_average(ds, o, r, nb, g, mode)
 
 
 @njit(**_JIT)
