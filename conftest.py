@@ -1,4 +1,4 @@
-"""Suite-wide configuration: Hypothesis profiles.
+"""Suite-wide configuration: Hypothesis profiles and the fixtures several test modules share.
 
 ``ci`` (default): derandomised, no example database, no deadline (JIT compiles), reproduction blob
 printed. ``explore``: random and longer, for local hunting; select with HYPOTHESIS_PROFILE=explore.
@@ -11,8 +11,10 @@ collection on the machine's load. Under ``ci`` that pool is kept empty, so that 
 same instances whatever else is imported; ``explore`` keeps it.
 """
 
+import importlib.util
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -43,3 +45,18 @@ def _without_source_constants() -> bool:
 
 
 SOURCE_CONSTANTS_OFF = PROFILE == "ci" and _without_source_constants()
+
+
+@pytest.fixture
+def torch_one_thread():
+    """One PyTorch intra-op thread for the test (the tensors of the backend tests are tiny, and several
+    threads on a shared CPU spin-wait); a no-op without PyTorch."""
+    if importlib.util.find_spec("torch") is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
