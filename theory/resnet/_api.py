@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_memory, check_work
-from ._kernels import TANH, euler_backprop_stored, euler_forward_store
+from ._kernels import (TANH, _backprop_batch, _batch_path, _euler_batch, euler_backprop_stored,
+                       euler_forward_store)
 from ._residuals import resolve_residual
 from ._schemes import KERNELS, resolve_scheme
 
@@ -92,7 +93,24 @@ class _Problem:
         return x[0] if self.single else x
 
 
+def _transposed_trajectory(p: _Problem):
+    """Whether the Euler kernels write this problem's trajectory as (N + 1, d, B): a batch of the
+    linear or tanh family at small d, whose loop vectorises along the batch (the API returns the
+    transposed view, of shape (N + 1, B, d))."""
+    return p.scheme.name == "euler" and bool(_batch_path(p.residual.code, p.B, p.d))
+
+
 def _run_trajectory(p: _Problem, which: int, start):
+    if _transposed_trajectory(p):
+        store = np.empty((p.N + 1, p.d, p.B))
+        reverse = which == 1
+        store[p.N if reverse else 0] = start.T
+        bad, out_bad = _euler_batch(p.residual.code, p.theta, store, store, False, reverse, True)
+        traj = store.transpose(0, 2, 1)
+        p.check_theta(bad)
+        if out_bad:
+            check_finite_output(traj, "the trajectory", func=p.func, hint=_OVERFLOW_HINT)
+        return traj
     traj = np.empty((p.N + 1, p.B, p.d))
     kernel = KERNELS[p.scheme.name][which]
     if p.scheme.name == "euler":
@@ -140,7 +158,9 @@ def forward(x0, theta, residual, scheme="euler", *, depth=None, max_work=None):
     Returns
     -------
     ndarray, shape (N + 1, d) or (N + 1, B, d)
-        x_0, ..., x_N.
+        x_0, ..., x_N. For a batch of the linear or tanh family at small d (d <= 32, Euler) the
+        array is the transposed view of an (N + 1, d, B) C-contiguous array, the layout in which
+        the kernel writes it (``np.ascontiguousarray`` gives a row-major copy where one is needed).
 
     Raises
     ------
@@ -177,7 +197,8 @@ def reverse(xN, theta, residual, scheme="euler", *, depth=None, max_work=None):
     Returns
     -------
     ndarray, shape (N + 1, d) or (N + 1, B, d)
-        The reconstructed :math:`\tilde x_0, \dots, \tilde x_N` (the last equals ``xN``).
+        The reconstructed :math:`\tilde x_0, \dots, \tilde x_N` (the last equals ``xN``); a
+        transposed view for a small-d batch, as the output of :func:`forward`.
 
     Notes
     -----
@@ -283,6 +304,12 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             k1, k2 = p.heun_buffers()
             bad = fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
             out_bad = -1  # not counted by the Heun kernels: read the trajectory
+        elif code == TANH and _transposed_trajectory(p):  # both stored transposed, (N + 1, d, B)
+            store = np.empty((p.N + 1, p.d, p.B))
+            store[0] = p.x.T
+            dact = np.empty((p.N, p.d, p.B))
+            bad, out_bad = _euler_batch(code, p.theta, store, dact, True, False, True)
+            traj = store.transpose(0, 2, 1)
         elif code == TANH:  # derivatives stored by the forward pass: no recomputation backwards
             (fbuf,) = p.buffers(1)
             dact = np.empty((p.N, p.B, p.d))  # the kernels' private layout: for euler_backprop_stored only
@@ -294,11 +321,13 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         if out_bad:
             check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
-            g = traj[p.N] - target
+            g = np.subtract(traj[p.N], target, order="C")  # C order: traj may be a transposed view
         check_finite_output(g, "the residual x_N - y", func=func, hint=_OVERFLOW_HINT)
         if heun:
             yb, gy = p.buffers(2)
             backprop(code, m, traj, p.theta, g, gtheta, yb, cot, gy, gx, p.work)
+        elif code == TANH and _transposed_trajectory(p):
+            _backprop_batch(store, dact, p.theta, g, gtheta)
         elif code == TANH:
             euler_backprop_stored(traj, dact, p.theta, g, gtheta, cot, gx, p.work)
         else:

@@ -779,61 +779,85 @@ def _products_T(th, rb, rs, cs, d, B, xf, of):
 
 
 @njit(**_JIT)
-def _euler_batch(code, theta, traj, dact, store, reverse):
+def _euler_batch(code, theta, traj, dact, store, reverse, transposed):
     """Euler (Eq. (1)) or reverse-time Euler (Eq. (6)) for a batch of the linear or tanh family at
-    small d (:func:`_batch_path`), trajectory ``traj`` (N + 1, B, d); returns the non-finite counts
-    of theta and of the states written, as :func:`_euler_row`.
+    small d (:func:`_batch_path`); returns the non-finite counts of theta and of the states written,
+    as :func:`_euler_row`.
 
-    The state is held transposed, x^T (d, B), in scratch, so that the products
-    (:func:`_products_T`), the tanh and the update vectorise along the batch; each new state is
-    copied into the trajectory. With ``store``, 1 - tanh(s)^2 goes into ``dact[n]`` TRANSPOSED:
-    the (B, d) slot holds the (d, B) block, as :func:`_backprop_batch` reads it (the derivatives
-    are private to the gradient). Each product is summed over j in increasing order with fused
-    multiply-adds, as the single-input loop sums it.
+    The products (:func:`_products_T`), the tanh and the update vectorise along the batch, so the
+    states are held transposed, x^T (d, B). With ``transposed`` the trajectory itself has that
+    layout, ``traj`` (N + 1, d, B) (the API returns its transposed view): each layer reads
+    ``traj[n]`` and writes ``traj[n + 1]`` in the pass that applies the tanh, and no copy is made.
+    Otherwise ``traj`` is (N + 1, B, d) and the state lives in scratch, copied into each slice.
+    With ``store``, 1 - tanh(s)^2 goes into ``dact[n]`` as a (d, B) block (``dact`` (N, d, B)), as
+    :func:`_backprop_batch` reads it. Each product is summed over j in increasing order with fused
+    multiply-adds, as the single-input loop sums it; the checks of the products and of the new
+    states are counted in the same pass as the update.
     """
     N = theta.shape[0]
-    B = traj.shape[1]
-    d = traj.shape[2]
+    if transposed:
+        d = traj.shape[1]
+        B = traj.shape[2]
+    else:
+        B = traj.shape[1]
+        d = traj.shape[2]
     h = -1.0 / N if reverse else 1.0 / N
     th = theta.reshape(theta.size)
     xT = np.empty((d, B))
     oT = np.empty((d, B))
-    xf = xT.reshape(B * d)
+    xs = xT.reshape(B * d)
     of = oT.reshape(B * d)
     start = N if reverse else 0
-    for b in range(B):
-        for i in range(d):
-            xT[i, b] = traj[start, b, i]
+    if not transposed:
+        for b in range(B):
+            for i in range(d):
+                xT[i, b] = traj[start, b, i]
     bad = 0
     out_bad = 0
     for step in range(N):
         n = N - 1 - step if reverse else step
+        src = n + 1 if reverse else n
         dst = n if reverse else n + 1
+        if transposed:
+            xf = traj[src].reshape(B * d)
+            yf = traj[dst].reshape(B * d)
+        else:
+            xf = xs
+            yf = xs
         _products_T(th, np.uint64(n * d * d), d, 1, d, B, xf, of)
         prod_bad = 0
-        for k in range(B * d):
-            s = of[k]
-            prod_bad += (s - s) != 0.0
+        ob = 0
         if code == TANH:
             if store:
-                tf = dact[n].reshape(B * d)  # the (d, B) block in the (B, d) slot
+                tf = dact[n].reshape(B * d)
                 for k in range(B * d):
-                    t = tanh(of[k])
+                    s = of[k]
+                    prod_bad += (s - s) != 0.0
+                    t = tanh(s)
                     tf[k] = 1.0 - t * t
-                    xf[k] = xf[k] + h * t
+                    v = xf[k] + h * t
+                    ob += (v - v) != 0.0
+                    yf[k] = v
             else:
                 for k in range(B * d):
-                    xf[k] = xf[k] + h * tanh(of[k])
+                    s = of[k]
+                    prod_bad += (s - s) != 0.0
+                    v = xf[k] + h * tanh(s)
+                    ob += (v - v) != 0.0
+                    yf[k] = v
         else:
             for k in range(B * d):
-                xf[k] = xf[k] + h * of[k]
-        for k in range(B * d):
-            v = xf[k]
-            out_bad += (v - v) != 0.0
-        xo = traj[dst]
-        for b in range(B):
-            for i in range(d):
-                xo[b, i] = xT[i, b]
+                s = of[k]
+                prod_bad += (s - s) != 0.0
+                v = xf[k] + h * s
+                ob += (v - v) != 0.0
+                yf[k] = v
+        out_bad += ob
+        if not transposed:
+            xo = traj[dst]
+            for b in range(B):
+                for i in range(d):
+                    xo[b, i] = xT[i, b]
         if prod_bad:
             bad += _count_nonfinite(theta, n)
     return bad, out_bad
@@ -879,7 +903,7 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     if _row_path(code, x0.shape[0], x0.shape[1]):
         return _euler_row(code, theta, traj, traj, False, False, work)
     if _batch_path(code, x0.shape[0], x0.shape[1]):
-        return _euler_batch(code, theta, traj, traj, False, False)
+        return _euler_batch(code, theta, traj, traj, False, False, False)
     bad = 0
     out_bad = 0
     if code == LINEAR or code == TANH:
@@ -900,15 +924,14 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
 def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
     """:func:`euler_forward` for the tanh family that also stores 1 - tanh(theta_n x_n)^2 into
     ``dact`` (N, B, d): backpropagation (:func:`euler_backprop_stored`) then needs no second product
-    theta_n x_n per layer and no second tanh. The layout of ``dact`` is private to the pair: for a
-    small-d batch (:func:`_batch_path`) each slice holds the transposed (d, B) block."""
+    theta_n x_n per layer and no second tanh. A small-d batch (:func:`_batch_path`) takes the other
+    pair instead, :func:`_euler_batch` with ``store`` and :func:`_backprop_batch`, on transposed
+    layouts."""
     N = theta.shape[0]
     B, d = x0.shape
     traj[0] = x0
     if _row_path(code, B, d):
         return _euler_row(code, theta, traj, dact, True, False, work)
-    if _batch_path(code, B, d):
-        return _euler_batch(code, theta, traj, dact, True, False)
     bad = 0
     out_bad = 0
     for n in range(N):
@@ -950,7 +973,7 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     if _row_path(code, xN.shape[0], xN.shape[1]):
         return _euler_row(code, theta, traj, traj, False, True, work)
     if _batch_path(code, xN.shape[0], xN.shape[1]):
-        return _euler_batch(code, theta, traj, traj, False, True)
+        return _euler_batch(code, theta, traj, traj, False, True, False)
     bad = 0
     out_bad = 0
     if code == LINEAR or code == TANH:
@@ -1059,8 +1082,9 @@ def euler_backprop(code, m, traj, theta, g, gtheta, cot, gx, work):
 
 @njit(**_JIT)
 def _backprop_batch(traj, dact, theta, g, gtheta):
-    """:func:`euler_backprop_stored` for a batch at small d (:func:`_batch_path`), with the
-    derivatives stored transposed by :func:`_euler_batch` (``dact[n]`` holds a (d, B) block).
+    """:func:`euler_backprop_stored` for a batch at small d (:func:`_batch_path`), on the transposed
+    trajectory ``traj`` (N + 1, d, B) and derivatives ``dact`` (N, d, B) written by
+    :func:`_euler_batch` with ``transposed`` and ``store``; g (B, d) ends as dL/dx0.
 
     The cotangents are held transposed, h^T (d, B): h = (g / N) (1 - t^2) entrywise, then
     g <- g + theta_n^T h by :func:`_products_T` on theta_n's transpose (each sum over i in
@@ -1084,15 +1108,16 @@ def _backprop_batch(traj, dact, theta, g, gtheta):
         df = dact[n].reshape(B * d)
         for k in range(B * d):
             cf[k] = (gf[k] / N) * df[k]
+        xn = traj[n]
         if blas:
-            np.dot(cT, traj[n], gtheta[n].reshape((d, d)))
+            np.dot(cT, xn.T, gtheta[n].reshape((d, d)))
         else:
             for b in range(B):
                 for i in range(d):
                     hi = cT[i, b]
                     r = i * d
                     for j in range(d):
-                        gtheta[n, r + j] += hi * traj[n, b, j]
+                        gtheta[n, r + j] += hi * xn[j, b]
         _products_T(th, np.uint64(n * d * d), 1, d, d, B, cf, xf)  # xT = (theta_n^T h)^T
         for k in range(B * d):
             gf[k] += xf[k]
@@ -1115,9 +1140,6 @@ def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
     """
     N = theta.shape[0]
     B, d = g.shape
-    if _batch_path(TANH, B, d):  # dact holds transposed blocks (see _euler_batch)
-        _backprop_batch(traj, dact, theta, g, gtheta)
-        return
     blas = _use_blas(B, d)
     for n in range(N - 1, -1, -1):
         if B == 1:
