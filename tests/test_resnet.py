@@ -280,6 +280,24 @@ def test_gradient_matches_forward_mode_reference(family, scheme, d, N, B, method
     assert_rel(g_x0, r_x0, REF_RTOL, f"{method} grad_x0")
 
 
+@pytest.mark.parametrize("d, B, N", [(16, 64, 50), (1, 5, 3), (4, 300, 7)])
+def test_checkpointed_backprop_of_a_small_d_batch(d, B, N):
+    # A batch of the tanh family at small d is backpropagated from checkpoints every seg layers,
+    # each segment recomputed: several segments and a partial last one (16, 64, 50: seg = 24), one
+    # segment, and the input left untouched (the kernel overwrites a copy of x0^T with x_N^T).
+    from theory.resnet._kernels import checkpoint_segment
+
+    assert checkpoint_segment(64, 16) == 24
+    theta, x0, y = draw_problem("tanh", "euler", d, N, B, [d, B, N])
+    x_before = x0.copy()
+    g_theta, g_x0 = gradient(x0, theta, y, "tanh")
+    np.testing.assert_array_equal(x0, x_before)
+    r_theta, r_x0 = ref_gradient("tanh", "euler", x0, theta, y, "backprop")
+    assert_rel(g_theta, r_theta, REF_RTOL, "grad_theta")
+    assert_rel(g_x0, r_x0, REF_RTOL, "grad_x0")
+    assert g_x0.flags.c_contiguous and g_theta.flags.c_contiguous
+
+
 def test_hand_worked_example():
     # Euler, f = theta x with theta = 1/2, N = 4, x0 = 1: x_n = (9/8)^n, all exact in binary.
     traj = forward([1.0], np.full((4, 1, 1), 0.5), "linear")

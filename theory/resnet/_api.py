@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._errors import NonFiniteError
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_memory, check_work
-from ._kernels import (TANH, _backprop_batch, _batch_path, _euler_batch, euler_backprop_stored,
-                       euler_forward_store)
+from ._kernels import (TANH, _backprop_checkpointed, _batch_checkpoints, _batch_path, _euler_batch,
+                       checkpoint_segment, euler_backprop_stored, euler_forward_store)
 from ._residuals import resolve_residual
 from ._schemes import KERNELS, resolve_scheme
 
@@ -105,7 +106,7 @@ def _run_trajectory(p: _Problem, which: int, start):
         store = np.empty((p.N + 1, p.d, p.B))
         reverse = which == 1
         store[p.N if reverse else 0] = start.T
-        bad, out_bad = _euler_batch(p.residual.code, p.theta, store, store, False, reverse, True)
+        bad, out_bad = _euler_batch(p.residual.code, p.theta, store, reverse, True)
         traj = store.transpose(0, 2, 1)
         p.check_theta(bad)
         if out_bad:
@@ -284,7 +285,8 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
     # backprop: forward + backward (about 3 passes); adjoint: forward + reverse + backward (about 5)
     p = _Problem(func, x0, "x0", theta, residual, scheme, depth, max_work=max_work,
                  passes=3 if method == "backprop" else 5, trajectory=method == "backprop")
-    if method == "backprop" and p.scheme.name == "euler" and p.residual.code == TANH:
+    if (method == "backprop" and p.scheme.name == "euler" and p.residual.code == TANH
+            and not _transposed_trajectory(p)):
         # the tanh derivatives stored beside the trajectory double its memory
         check_memory(16 * (p.N + 1) * p.B * p.d, "theta" if p.N >= p.B else "x0", p.N if p.N >= p.B else p.B,
                      func=func, hint=f"The trajectory and the stored tanh derivatives have shape "
@@ -304,12 +306,13 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             k1, k2 = p.heun_buffers()
             bad = fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
             out_bad = -1  # not counted by the Heun kernels: read the trajectory
-        elif code == TANH and _transposed_trajectory(p):  # both stored transposed, (N + 1, d, B)
-            store = np.empty((p.N + 1, p.d, p.B))
-            store[0] = p.x.T
-            dact = np.empty((p.N, p.d, p.B))
-            bad, out_bad = _euler_batch(code, p.theta, store, dact, True, False, True)
-            traj = store.transpose(0, 2, 1)
+        elif code == TANH and _transposed_trajectory(p):
+            # checkpoints every seg layers; each segment recomputed backwards (_backprop_checkpointed)
+            seg = checkpoint_segment(p.B, p.d)
+            ckpt = np.empty(((p.N + seg - 1) // seg, p.d, p.B))
+            xT = np.array(p.x.T, order="C")  # a copy (the kernel overwrites it with x_N^T)
+            bad, out_bad = _batch_checkpoints(code, p.theta, ckpt, seg, xT)
+            traj = xT.T[None]  # x_N only: the rest is not stored
         elif code == TANH:  # derivatives stored by the forward pass: no recomputation backwards
             (fbuf,) = p.buffers(1)
             dact = np.empty((p.N, p.B, p.d))  # the kernels' private layout: for euler_backprop_stored only
@@ -318,16 +321,18 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             (fbuf,) = p.buffers(1)
             bad, out_bad = fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
         p.check_theta(bad)
+        if out_bad and traj.shape[0] == 1:  # the checkpointed pass keeps x_N only: its count stands
+            raise NonFiniteError(f"{func}: the trajectory overflowed to NaN or inf. {_OVERFLOW_HINT}")
         if out_bad:
             check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
-            g = np.subtract(traj[p.N], target, order="C")  # C order: traj may be a transposed view
+            g = np.subtract(traj[-1], target, order="C")  # C order: traj may be a transposed view
         check_finite_output(g, "the residual x_N - y", func=func, hint=_OVERFLOW_HINT)
         if heun:
             yb, gy = p.buffers(2)
             backprop(code, m, traj, p.theta, g, gtheta, yb, cot, gy, gx, p.work)
         elif code == TANH and _transposed_trajectory(p):
-            _backprop_batch(store, dact, p.theta, g, gtheta)
+            _backprop_checkpointed(code, p.theta, ckpt, seg, g, gtheta)
         elif code == TANH:
             euler_backprop_stored(traj, dact, p.theta, g, gtheta, cot, gx, p.work)
         else:

@@ -778,21 +778,54 @@ def _products_T(th, rb, rs, cs, d, B, xf, of):
         i += 2
 
 
+@njit(**_JIT, inline="always")
+def _batch_layer(code, th, n, d, B, h, xf, yf, of, tf, store):
+    """One layer of a small-d batch on transposed states (:func:`_batch_path`): of = theta_n x^T by
+    :func:`_products_T` (each sum over j in increasing order with fused multiply-adds, as the
+    single-input loop sums it), then yf = xf + h f in one pass that also counts the non-finite
+    products and new states (returned, in that order) and, with ``store``, writes 1 - tanh(s)^2 into
+    tf. xf, yf, of, tf are (d, B) blocks, flat; yf may be xf."""
+    _products_T(th, np.uint64(n * d * d), d, 1, d, B, xf, of)
+    prod_bad = 0
+    ob = 0
+    if code == TANH:
+        if store:
+            for k in range(B * d):
+                s = of[k]
+                prod_bad += (s - s) != 0.0
+                t = tanh(s)
+                tf[k] = 1.0 - t * t
+                v = xf[k] + h * t
+                ob += (v - v) != 0.0
+                yf[k] = v
+        else:
+            for k in range(B * d):
+                s = of[k]
+                prod_bad += (s - s) != 0.0
+                v = xf[k] + h * tanh(s)
+                ob += (v - v) != 0.0
+                yf[k] = v
+    else:
+        for k in range(B * d):
+            s = of[k]
+            prod_bad += (s - s) != 0.0
+            v = xf[k] + h * s
+            ob += (v - v) != 0.0
+            yf[k] = v
+    return prod_bad, ob
+
+
 @njit(**_JIT)
-def _euler_batch(code, theta, traj, dact, store, reverse, transposed):
+def _euler_batch(code, theta, traj, reverse, transposed):
     """Euler (Eq. (1)) or reverse-time Euler (Eq. (6)) for a batch of the linear or tanh family at
     small d (:func:`_batch_path`); returns the non-finite counts of theta and of the states written,
     as :func:`_euler_row`.
 
-    The products (:func:`_products_T`), the tanh and the update vectorise along the batch, so the
+    The products, the tanh and the update vectorise along the batch (:func:`_batch_layer`), so the
     states are held transposed, x^T (d, B). With ``transposed`` the trajectory itself has that
     layout, ``traj`` (N + 1, d, B) (the API returns its transposed view): each layer reads
     ``traj[n]`` and writes ``traj[n + 1]`` in the pass that applies the tanh, and no copy is made.
     Otherwise ``traj`` is (N + 1, B, d) and the state lives in scratch, copied into each slice.
-    With ``store``, 1 - tanh(s)^2 goes into ``dact[n]`` as a (d, B) block (``dact`` (N, d, B)), as
-    :func:`_backprop_batch` reads it. Each product is summed over j in increasing order with fused
-    multiply-adds, as the single-input loop sums it; the checks of the products and of the new
-    states are counted in the same pass as the update.
     """
     N = theta.shape[0]
     if transposed:
@@ -824,40 +857,44 @@ def _euler_batch(code, theta, traj, dact, store, reverse, transposed):
         else:
             xf = xs
             yf = xs
-        _products_T(th, np.uint64(n * d * d), d, 1, d, B, xf, of)
-        prod_bad = 0
-        ob = 0
-        if code == TANH:
-            if store:
-                tf = dact[n].reshape(B * d)
-                for k in range(B * d):
-                    s = of[k]
-                    prod_bad += (s - s) != 0.0
-                    t = tanh(s)
-                    tf[k] = 1.0 - t * t
-                    v = xf[k] + h * t
-                    ob += (v - v) != 0.0
-                    yf[k] = v
-            else:
-                for k in range(B * d):
-                    s = of[k]
-                    prod_bad += (s - s) != 0.0
-                    v = xf[k] + h * tanh(s)
-                    ob += (v - v) != 0.0
-                    yf[k] = v
-        else:
-            for k in range(B * d):
-                s = of[k]
-                prod_bad += (s - s) != 0.0
-                v = xf[k] + h * s
-                ob += (v - v) != 0.0
-                yf[k] = v
+        prod_bad, ob = _batch_layer(code, th, n, d, B, h, xf, yf, of, of, False)
         out_bad += ob
         if not transposed:
             xo = traj[dst]
             for b in range(B):
                 for i in range(d):
                     xo[b, i] = xT[i, b]
+        if prod_bad:
+            bad += _count_nonfinite(theta, n)
+    return bad, out_bad
+
+
+def checkpoint_segment(B, d):
+    """Layers per segment of :func:`_batch_checkpoints` / :func:`_backprop_checkpointed`: a
+    segment's states and tanh derivatives, 16 B d bytes a layer, take at most 384 KiB, so that
+    they stay in the core's cache between their recomputation and their use backwards."""
+    return max(1, (384 * 1024) // (16 * B * d))
+
+
+@njit(**_JIT)
+def _batch_checkpoints(code, theta, ckpt, seg, x):
+    """Forward pass of a small-d batch (Euler, Eq. (1)) that keeps only the states x_n at
+    n = 0, seg, 2 seg, ...: ``ckpt[n // seg]`` (d, B) each, ``ckpt`` of shape (ceil(N / seg), d, B).
+    ``x`` (d, B) holds x_0^T on entry and x_N^T on return. Returns the non-finite counts of theta
+    and of the states, as :func:`_euler_batch` (whose layers these are, bit for bit)."""
+    N = theta.shape[0]
+    d, B = x.shape
+    h = 1.0 / N
+    th = theta.reshape(theta.size)
+    of = np.empty(B * d)
+    xf = x.reshape(B * d)
+    bad = 0
+    out_bad = 0
+    for n in range(N):
+        if n % seg == 0:
+            ckpt[n // seg] = x
+        prod_bad, ob = _batch_layer(code, th, n, d, B, h, xf, xf, of, of, False)
+        out_bad += ob
         if prod_bad:
             bad += _count_nonfinite(theta, n)
     return bad, out_bad
@@ -903,7 +940,7 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
     if _row_path(code, x0.shape[0], x0.shape[1]):
         return _euler_row(code, theta, traj, traj, False, False, work)
     if _batch_path(code, x0.shape[0], x0.shape[1]):
-        return _euler_batch(code, theta, traj, traj, False, False, False)
+        return _euler_batch(code, theta, traj, False, False)
     bad = 0
     out_bad = 0
     if code == LINEAR or code == TANH:
@@ -925,8 +962,7 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
     """:func:`euler_forward` for the tanh family that also stores 1 - tanh(theta_n x_n)^2 into
     ``dact`` (N, B, d): backpropagation (:func:`euler_backprop_stored`) then needs no second product
     theta_n x_n per layer and no second tanh. A small-d batch (:func:`_batch_path`) takes the other
-    pair instead, :func:`_euler_batch` with ``store`` and :func:`_backprop_batch`, on transposed
-    layouts."""
+    pair instead, :func:`_batch_checkpoints` and :func:`_backprop_checkpointed`."""
     N = theta.shape[0]
     B, d = x0.shape
     traj[0] = x0
@@ -973,7 +1009,7 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
     if _row_path(code, xN.shape[0], xN.shape[1]):
         return _euler_row(code, theta, traj, traj, False, True, work)
     if _batch_path(code, xN.shape[0], xN.shape[1]):
-        return _euler_batch(code, theta, traj, traj, False, True, False)
+        return _euler_batch(code, theta, traj, True, False)
     bad = 0
     out_bad = 0
     if code == LINEAR or code == TANH:
@@ -1081,46 +1117,62 @@ def euler_backprop(code, m, traj, theta, g, gtheta, cot, gx, work):
 
 
 @njit(**_JIT)
-def _backprop_batch(traj, dact, theta, g, gtheta):
-    """:func:`euler_backprop_stored` for a batch at small d (:func:`_batch_path`), on the transposed
-    trajectory ``traj`` (N + 1, d, B) and derivatives ``dact`` (N, d, B) written by
-    :func:`_euler_batch` with ``transposed`` and ``store``; g (B, d) ends as dL/dx0.
+def _backprop_checkpointed(code, theta, ckpt, seg, g, gtheta):
+    """Exact backpropagation, Eq. (3), for a small-d batch of the tanh family (:func:`_batch_path`)
+    from the checkpoints of :func:`_batch_checkpoints`; g (B, d) enters as dL/dx_N and ends as
+    dL/dx0, gtheta (N, d d) is written.
 
-    The cotangents are held transposed, h^T (d, B): h = (g / N) (1 - t^2) entrywise, then
-    g <- g + theta_n^T h by :func:`_products_T` on theta_n's transpose (each sum over i in
-    increasing order, as the loops sum it) and grad theta_n = h^T x_n, (d, B) times (B, d): one
-    BLAS product from B d^2 = BLAS_MIN_WORK multiply-adds on (:func:`_use_blas`), otherwise a loop
-    over the batch rows (each entry summed over b in increasing order)."""
+    Segment by segment from the last: the segment's states and tanh derivatives are recomputed from
+    its checkpoint by the forward layers (:func:`_batch_layer`, the same arithmetic, so the same bits
+    as a stored trajectory) into a buffer that stays in cache, then walked back. Per layer, with the
+    cotangents held transposed, h^T (d, B): h = (g / N) (1 - t^2) entrywise, grad theta_n = h^T x_n,
+    (d, B) times (B, d) (one BLAS product from B d^2 = BLAS_MIN_WORK multiply-adds on,
+    :func:`_use_blas`, otherwise a loop over the batch rows, each entry summed over b in increasing
+    order), and g <- g + theta_n^T h by :func:`_products_T` on theta_n's transpose (each sum over i in
+    increasing order). Memory: the checkpoints, N d B / seg entries, and the segment, 2 seg d B,
+    instead of a stored trajectory and derivatives of 2 N d B."""
     N = theta.shape[0]
     B, d = g.shape
     blas = _use_blas(B, d)
+    h = 1.0 / N
     th = theta.reshape(theta.size)
+    straj = np.empty((seg + 1, d, B))
+    sdact = np.empty((seg, d, B))
     gT = np.empty((d, B))
     cT = np.empty((d, B))
     xT = np.empty((d, B))
+    oT = np.empty((d, B))
     gf = gT.reshape(B * d)
     cf = cT.reshape(B * d)
     xf = xT.reshape(B * d)
+    of = oT.reshape(B * d)
     for b in range(B):
         for i in range(d):
             gT[i, b] = g[b, i]
-    for n in range(N - 1, -1, -1):
-        df = dact[n].reshape(B * d)
-        for k in range(B * d):
-            cf[k] = (gf[k] / N) * df[k]
-        xn = traj[n]
-        if blas:
-            np.dot(cT, xn.T, gtheta[n].reshape((d, d)))
-        else:
-            for b in range(B):
-                for i in range(d):
-                    hi = cT[i, b]
-                    r = i * d
-                    for j in range(d):
-                        gtheta[n, r + j] += hi * xn[j, b]
-        _products_T(th, np.uint64(n * d * d), 1, d, d, B, cf, xf)  # xT = (theta_n^T h)^T
-        for k in range(B * d):
-            gf[k] += xf[k]
+    for sgm in range(ckpt.shape[0] - 1, -1, -1):
+        n0 = sgm * seg
+        n1 = min(N, n0 + seg)
+        straj[0] = ckpt[sgm]
+        for n in range(n0, n1):
+            _batch_layer(code, th, n, d, B, h, straj[n - n0].reshape(B * d),
+                         straj[n - n0 + 1].reshape(B * d), of, sdact[n - n0].reshape(B * d), True)
+        for n in range(n1 - 1, n0 - 1, -1):
+            df = sdact[n - n0].reshape(B * d)
+            for k in range(B * d):
+                cf[k] = (gf[k] / N) * df[k]
+            xn = straj[n - n0]
+            if blas:
+                np.dot(cT, xn.T, gtheta[n].reshape((d, d)))
+            else:
+                for b in range(B):
+                    for i in range(d):
+                        hi = cT[i, b]
+                        r = i * d
+                        for j in range(d):
+                            gtheta[n, r + j] += hi * xn[j, b]
+            _products_T(th, np.uint64(n * d * d), 1, d, d, B, cf, xf)  # xT = (theta_n^T h)^T
+            for k in range(B * d):
+                gf[k] += xf[k]
     for b in range(B):
         for i in range(d):
             g[b, i] = gT[i, b]
