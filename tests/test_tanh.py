@@ -37,21 +37,27 @@ def reference(values):
     return np.array(out)
 
 
-def test_coefficients_are_the_reciprocal_factorials():
-    # _EXPM1_SERIES[i] = 1/(14 - i)!, exactly rounded from the rational
-    expected = tuple(float(Fraction(1, factorial(j))) for j in range(14, 0, -1))
-    assert _tanh._EXPM1_SERIES == expected
+def test_coefficients_are_the_order_7_pade_coefficients_of_exp():
+    # _PADE[j - 1] = c_j = (14 - j)! 7! / (14! j! (7 - j)!), exactly rounded from the rational
+    expected = tuple(float(Fraction(factorial(14 - j) * factorial(7), factorial(14) * factorial(j) * factorial(7 - j)))
+                     for j in range(1, 8))
+    assert _tanh._PADE == expected
     assert _tanh._LN2_HI + _tanh._LN2_LO == pytest.approx(np.log(2), rel=1e-17, abs=0)
     assert float(_tanh._LN2_HI).hex().endswith("00000p-1")  # trailing zero bits: k * ln2_hi exact for k < 2^20
 
 
-def test_within_two_ulp_of_a_40_digit_reference():
-    rng = np.random.default_rng(0)
-    x = np.concatenate([rng.uniform(-3, 3, 4000), np.geomspace(1e-300, 25, 3000),
-                        -np.geomspace(1e-12, 25, 1000), np.linspace(-0.6, 0.6, 500)])
+def test_within_three_ulp_of_a_40_digit_reference():
+    # 56,000 points, denser where the method changes form (k = 1 and k = 2 start at |s| = ln(2)/2
+    # and ln 2); the measured distribution is the module docstring's: most exact, 0.9 % at 2 ulp, a
+    # handful at 3 (the bound stated)
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(0, 1.5, 30000), rng.uniform(1.5, 20, 10000), np.geomspace(1e-300, 1e-3, 2000),
+                        rng.uniform(0.3, 0.4, 5000), rng.uniform(0.65, 0.75, 5000), np.geomspace(1e-300, 25, 3000),
+                        -np.geomspace(1e-12, 25, 1000)])
     ref = reference(x)
     ulps = np.abs(ours(x) - ref) / np.spacing(np.abs(ref))
-    assert ulps.max() <= 2.0, f"max {ulps.max()} ulp at x = {x[np.argmax(ulps)]!r}"
+    assert ulps.max() <= 3.0, f"max {ulps.max()} ulp at x = {x[np.argmax(ulps)]!r}"
+    assert np.mean(ulps >= 2) <= 0.02
 
 
 def test_agrees_with_numpy_on_a_dense_grid():
