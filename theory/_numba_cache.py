@@ -8,6 +8,9 @@ without a word. This module keeps one signature of the package's sources beside 
 (``theory/__pycache__/numba-sources.txt``) and, when it changes, deletes every cached kernel
 (``*.nbi``, ``*.nbc``) of the package, so that they are compiled afresh from the current sources.
 
+The signature also names the BLAS library the kernels link by name (:mod:`theory._blas`: NumPy's bundled
+OpenBLAS, or none), so that a kernel compiled against one choice is not loaded under the other.
+
 Cost: one ``stat`` per source file at import (about a millisecond); the sources that use Numba are read only
 when a file's size or time has changed, and the caches are dropped only when one of those has a new content.
 A package installed read-only is left as it is.
@@ -26,8 +29,22 @@ def _sources():
     return sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+def _blas_token() -> str:
+    """The file name of NumPy's bundled OpenBLAS that :mod:`theory._blas` links (found without importing
+    NumPy), or an empty string."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("numpy")
+    if spec is None or spec.origin is None:
+        return ""
+    libs = Path(spec.origin).resolve().parent.parent / "numpy.libs"
+    found = sorted(libs.glob("libscipy_openblas64_*.so")) if libs.is_dir() else []
+    return found[0].name if found else ""
+
+
 def _quick_signature(files) -> str:
     h = hashlib.sha256()
+    h.update(f"blas:{_blas_token()}\n".encode())
     for p in files:
         st = p.stat()
         h.update(f"{p.relative_to(ROOT)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
@@ -36,6 +53,7 @@ def _quick_signature(files) -> str:
 
 def _content_signature(files) -> str:
     h = hashlib.sha256()
+    h.update(f"blas:{_blas_token()}\n".encode())
     for p in files:
         data = p.read_bytes()
         if b"numba" in data:

@@ -39,6 +39,7 @@ Shapes used throughout:
 import numpy as np
 from numba import njit
 
+from .._blas import gemm_nn, gemm_nt, gemm_tn
 from .._tanh import tanh
 
 LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
@@ -226,11 +227,11 @@ def _residual(code, m, x, th, out, work, activate):
                 if B == 1:  # a matrix-vector product (BLAS gemv), not a 1-row gemm
                     np.dot(mat, T[0], out[0])
                 else:
-                    np.dot(T, mat.T, out)
+                    gemm_nt(T, mat, out)
             elif B == 1:
                 np.dot(mat, x[0], out[0])
             else:
-                np.dot(x, mat.T, out)
+                gemm_nt(x, mat, out)
         if code == TANH and activate:
             flat = out.reshape(B * d)
             for i in range(B * d):
@@ -310,7 +311,7 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
             if blas and B == 1:
                 np.dot(mat, V[0], H[0])
             elif blas:
-                np.dot(V, mat.T, H)
+                gemm_nt(V, mat, H)
             else:
                 for b in range(B):
                     _matvec(d, th, V, b, H, b)
@@ -334,13 +335,13 @@ def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
             np.dot(mat.T, H[0], gx[0])
         elif blas:
             if fresh:
-                np.dot(H.T, V, gth.reshape((d, d)))
+                gemm_tn(H, V, gth.reshape((d, d)))
             else:
-                np.dot(H.T, V, D)
+                gemm_tn(H, V, D)
                 Df = D.reshape(d * d)
                 for k in range(d * d):
                     gth[k] += Df[k]
-            np.dot(H, mat, gx)
+            gemm_nn(H, mat, gx)
         elif d >= 8:  # rows of theta long enough to vectorise along j
             for b in range(B):
                 for i in range(d):
@@ -1162,7 +1163,7 @@ def _backprop_checkpointed(code, theta, ckpt, seg, g, gtheta):
                 cf[k] = (gf[k] / N) * df[k]
             xn = straj[n - n0]
             if blas:
-                np.dot(cT, xn.T, gtheta[n].reshape((d, d)))
+                gemm_nt(cT, xn, gtheta[n].reshape((d, d)))
             else:
                 for b in range(B):
                     for i in range(d):
@@ -1215,8 +1216,8 @@ def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
         for k in range(B * d):
             cf[k] = (gf[k] / N) * df[k]
         if blas:
-            np.dot(cot.T, traj[n], gtheta[n].reshape((d, d)))
-            np.dot(cot, theta[n].reshape((d, d)), gx)
+            gemm_tn(cot, traj[n], gtheta[n].reshape((d, d)))
+            gemm_nn(cot, theta[n].reshape((d, d)), gx)
         else:
             # batch rows in the outer loop: each grad theta entry is still summed over b in
             # increasing order (as by _residual_vjp) but d^2 independent sums advance together,
