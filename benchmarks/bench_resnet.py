@@ -323,30 +323,6 @@ def _floor_call(x0, theta):
     return [read, dgemm]
 
 
-def _release_free_memory():
-    """Return the C heap's free memory to the operating system (glibc's ``malloc_trim(0)``; a no-op
-    elsewhere), so that the next large array is built on fresh pages, as in a new process.
-
-    Without it the timings depend on what ran before: once a large autograd graph of the PyTorch
-    anchor has been freed, glibc serves later arrays of tens of MB from heap pages that are already
-    mapped, and a call that writes an 82 MB trajectory skips the ~7 ms of first-touch page faults
-    it pays in a fresh process (d = 16, B = 64, N = 10^4: 21 instead of 29 ms for the forward pass,
-    75 instead of 80 for the NumPy loop)."""
-    global _TRIM
-    if _TRIM is None:
-        try:
-            import ctypes
-
-            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _TRIM = False
-    if _TRIM:
-        _TRIM(0)
-
-
-_TRIM = None
-
-
 def _interleaved(fns, *, rounds=7, target=0.05):
     """Least CPU seconds per call of each function over interleaved rounds (each round runs every
     function once, repeated to about ``target`` seconds), so that load changes hit all alike.
@@ -357,15 +333,12 @@ def _interleaved(fns, *, rounds=7, target=0.05):
     too, more of them the longer a call runs, which biases the ratios towards the shorter call. Not
     the process's CPU time either: helper threads that PyTorch leaves spinning after its calls would
     be charged to whichever call runs next. The minimum over rounds, not the median: other jobs
-    only add time (cache and memory-bandwidth contention remain). Before each call the heap's free
-    memory goes back to the system (:func:`_release_free_memory`, not timed): every call, on every
-    side, pays the page faults of its new arrays, as the first call of a fresh process does."""
+    only add time (cache and memory-bandwidth contention remain)."""
     import time
 
     reps = []
     for fn in fns:
         fn()
-        _release_free_memory()
         t0 = time.thread_time()
         fn()
         dt = time.thread_time() - t0
@@ -373,14 +346,52 @@ def _interleaved(fns, *, rounds=7, target=0.05):
     times = [[] for _ in fns]
     for _ in range(rounds):
         for k, fn in enumerate(fns):
-            total = 0.0
+            t0 = time.thread_time()
             for _ in range(reps[k]):
-                _release_free_memory()
-                t0 = time.thread_time()
                 fn()
-                total += time.thread_time() - t0
-            times[k].append(total / reps[k])
+            times[k].append((time.thread_time() - t0) / reps[k])
     return [float(np.min(t)) for t in times]
+
+
+def _torch_cell(d, B, N, seed, rounds, target, ref_gtheta):
+    """The PyTorch CPU eager anchor of one grid cell (forward storing the trajectory, and autograd's
+    gradient), timed by :func:`_interleaved` with one intra-op thread, after checking its gradient
+    against ``ref_gtheta``. Runs in a child process (:func:`bench_grid`): freeing an autograd graph
+    of 10^4 layers leaves hundreds of MB of mapped free heap behind, from which glibc then serves
+    the large arrays of the other sides without the first-touch page faults they pay in a fresh
+    process (d = 16, B = 64, N = 10^4: the forward pass's 82 MB trajectory, 21 instead of 29 ms),
+    which would make every later timing depend on whether this anchor ran."""
+    import torch
+
+    torch.set_num_threads(1)  # like BLAS on both other sides (OPENBLAS_NUM_THREADS=1 as a script)
+    x0, theta = make_problem(d, N, None if B == 1 else B, "euler", seed)
+    tx = torch.from_numpy(x0.copy())
+    ty = torch.zeros_like(tx)
+    tth = torch.from_numpy(theta)
+
+    def torch_forward():
+        # the trajectory stored, as theory.resnet.forward and numpy_forward do
+        x = tx
+        traj = [x]
+        with torch.no_grad():
+            for n in range(N):
+                x = x + torch.tanh(tth[n] @ x if x.ndim == 1 else x @ tth[n].T) / N
+                traj.append(x)
+        return torch.stack(traj)
+
+    def torch_gradient():
+        th = tth.detach().requires_grad_(True)
+        x = tx.detach().requires_grad_(True)
+        z = x
+        for n in range(N):
+            z = z + torch.tanh(th[n] @ z if z.ndim == 1 else z @ th[n].T) / N
+        loss = 0.5 * ((z - ty) ** 2).sum()
+        loss.backward()
+        return th.grad, x.grad
+    tg, _ = torch_gradient()
+    if not np.max(np.abs(tg.numpy() - ref_gtheta)) <= 1e-10 * max(1.0, np.max(np.abs(ref_gtheta))):
+        raise AssertionError(f"torch gradient disagrees at d={d}, B={B}, N={N}")
+    return _interleaved([torch_forward, torch_gradient], rounds=rounds, target=target)
 
 
 def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, extra=GRID_EXTRA, seed=0, rounds=5, target=0.05,
@@ -395,14 +406,15 @@ def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, extra=GRID_EXTRA, seed=0, rou
     import os
     import sys
 
-    try:
-        if not torch_anchor:
-            raise ImportError
-        import torch
+    import importlib.util
 
-        torch.set_num_threads(1)  # like BLAS on both other sides (OPENBLAS_NUM_THREADS=1 as a script)
-    except ImportError:
-        torch = None
+    pool = None
+    if torch_anchor and importlib.util.find_spec("torch") is not None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # one child process for the PyTorch anchor of every cell (see _torch_cell)
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
     load_before = os.getloadavg()
     cells = []
     pairs = [(d, B) for d in ds for B in Bs]
@@ -429,38 +441,9 @@ def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, extra=GRID_EXTRA, seed=0, rou
                    lambda: gradient(x0, theta, y, "tanh"), lambda: numpy_gradient(x0, theta, y),
                    *_floor_call(x0, theta)]
             n_floor = 1 if B == 1 else 2
-            if torch is not None:
-                tx = torch.from_numpy(x0.copy())
-                ty = torch.from_numpy(y)
-                tth = torch.from_numpy(theta)
-
-                def torch_forward(tx=tx, tth=tth, N=N):
-                    # the trajectory stored, as theory.resnet.forward and numpy_forward do
-                    x = tx
-                    traj = [x]
-                    with torch.no_grad():
-                        for n in range(N):
-                            x = x + torch.tanh(tth[n] @ x if x.ndim == 1 else x @ tth[n].T) / N
-                            traj.append(x)
-                    return torch.stack(traj)
-
-                def torch_gradient(tx=tx, ty=ty, tth=tth, N=N):
-                    th = tth.detach().requires_grad_(True)
-                    x = tx.detach().requires_grad_(True)
-                    z = x
-                    for n in range(N):
-                        z = z + torch.tanh(th[n] @ z if z.ndim == 1 else z @ th[n].T) / N
-                    loss = 0.5 * ((z - ty) ** 2).sum()
-                    loss.backward()
-                    return th.grad, x.grad
-                tg, txg = torch_gradient()
-                if not np.max(np.abs(tg.numpy() - rt)) <= 1e-10 * max(1.0, np.max(np.abs(rt))):
-                    raise AssertionError(f"torch gradient disagrees at d={d}, B={B}, N={N}")
             t = _interleaved(fns, rounds=rounds, target=target)
-            if torch is not None:
-                # timed apart, after the others: interleaved with them, PyTorch's calls slowed the
-                # kernels timed next by up to 3x in thread CPU time (d = 16, B = 64, N = 10^4)
-                t += _interleaved([torch_forward, torch_gradient], rounds=rounds, target=target)
+            if pool is not None:
+                t += pool.submit(_torch_cell, d, B, N, seed, rounds, target, rt).result()
             floor = max(t[4:4 + n_floor])
             cell = {"d": d, "B": B, "N": N, "N_asked": N0, "read_theta": t[4],
                     "dgemm": t[5] if n_floor == 2 else None,
@@ -468,22 +451,24 @@ def bench_grid(*, ds=GRID_D, Bs=GRID_B, Ns=GRID_N, extra=GRID_EXTRA, seed=0, rou
                     "numpy_gradient": t[3], "floor_forward": floor, "floor_gradient": 3 * floor,
                     "speedup_forward": t[1] / t[0], "speedup_gradient": t[3] / t[2],
                     "floor_ratio_forward": t[0] / floor, "floor_ratio_gradient": t[2] / (3 * floor)}
-            if torch is not None:
+            if pool is not None:
                 cell["torch_forward"] = t[-2]
                 cell["torch_gradient"] = t[-1]
                 cell["speedup_forward_vs_torch"] = t[-2] / t[0]
                 cell["speedup_gradient_vs_torch"] = t[-1] / t[2]
             cells.append(cell)
             extra = ""
-            if torch is not None:
+            if pool is not None:
                 extra = (f"  torch/theory fwd x{cell['speedup_forward_vs_torch']:6.2f} "
                          f"grad x{cell['speedup_gradient_vs_torch']:6.2f}")
             print(f"d={d:4d} B={B:4d} N={N:6d}  fwd x{cell['speedup_forward']:6.2f} "
                   f"(floor x{cell['floor_ratio_forward']:5.2f})  grad x{cell['speedup_gradient']:6.2f} "
                   f"(floor x{cell['floor_ratio_gradient']:5.2f}){extra}", file=sys.stderr, flush=True)
+    if pool is not None:
+        pool.shutdown()
     return {"name": "resnet grid: forward and backprop gradient (tanh, Euler) vs NumPy loops and floors",
             "kind": "grid", "cells": cells, "load_before": load_before, "load_after": os.getloadavg(),
-            "cpus": os.cpu_count(), "rounds": rounds, "torch": torch is not None}
+            "cpus": os.cpu_count(), "rounds": rounds, "torch": pool is not None}
 
 
 def plot_grid(result, path, *, before=None):
