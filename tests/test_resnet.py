@@ -298,6 +298,21 @@ def test_checkpointed_backprop_of_a_small_d_batch(d, B, N):
     assert g_x0.flags.c_contiguous and g_theta.flags.c_contiguous
 
 
+@pytest.mark.parametrize("residual", ["tanh", "linear"])
+def test_small_d_batch_trajectory_is_a_transposed_view(residual):
+    # the layout forward and reverse document for a small-d batch: the transposed view of an
+    # (N + 1, d, B) C-contiguous array, each slice equal to the state the final-state pass computes
+    theta, x0, _ = draw_problem(residual, "euler", 8, 6, 40, [8, 6, 40])
+    traj = forward(x0, theta, residual)
+    assert traj.shape == (7, 40, 8) and not traj.flags.c_contiguous
+    assert traj.base is not None and traj.base.shape == (7, 8, 40) and traj.base.flags.c_contiguous
+    np.testing.assert_array_equal(traj[0], x0)
+    assert_rel(traj, ref_forward(residual, "euler", x0, theta), REF_RTOL, "forward")
+    rev = reverse(traj[-1], theta, residual)
+    assert rev.base is not None and rev.base.shape == (7, 8, 40)
+    np.testing.assert_array_equal(rev[-1], traj[-1])
+
+
 def test_hand_worked_example():
     # Euler, f = theta x with theta = 1/2, N = 4, x0 = 1: x_n = (9/8)^n, all exact in binary.
     traj = forward([1.0], np.full((4, 1, 1), 0.5), "linear")
