@@ -66,29 +66,28 @@ if LIBRARY is not None:
         return max(1, a.strides[0] // 8)
 
     @njit(cache=True)
+    def _gemm(trans_a, trans_b, a, b, out):
+        # out (M, N) = op(a) op(b), op = transpose where asked; K is the inner dimension of op(a)
+        M, N = out.shape
+        K = a.shape[0] if trans_a else a.shape[1]
+        _dgemm(_ROW_MAJOR, _TRANS if trans_a else _NO_TRANS, _TRANS if trans_b else _NO_TRANS, M, N, K, 1.0,
+               a.ctypes.data, _ld(a), b.ctypes.data, _ld(b), 0.0, out.ctypes.data, _ld(out))
+
+    @njit(cache=True, inline="always")
     def gemm_nt(a, b, out):
         """out = a @ b.T for float64 matrices a (M, K), b (N, K), out (M, N), each row-major with unit
         column stride (rows may be spaced further apart, as in a slice of rows) (NumPy's BLAS)."""
-        M, K = a.shape
-        N = b.shape[0]
-        _dgemm(_ROW_MAJOR, _NO_TRANS, _TRANS, M, N, K, 1.0, a.ctypes.data, _ld(a), b.ctypes.data, _ld(b), 0.0,
-               out.ctypes.data, _ld(out))
+        _gemm(False, True, a, b, out)
 
-    @njit(cache=True)
+    @njit(cache=True, inline="always")
     def gemm_nn(a, b, out):
         """out = a @ b for float64 matrices a (M, K), b (K, N), out (M, N), as :func:`gemm_nt`."""
-        M, K = a.shape
-        N = b.shape[1]
-        _dgemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, M, N, K, 1.0, a.ctypes.data, _ld(a), b.ctypes.data, _ld(b), 0.0,
-               out.ctypes.data, _ld(out))
+        _gemm(False, False, a, b, out)
 
-    @njit(cache=True)
+    @njit(cache=True, inline="always")
     def gemm_tn(a, b, out):
         """out = a.T @ b for float64 matrices a (K, M), b (K, N), out (M, N), as :func:`gemm_nt`."""
-        K, M = a.shape
-        N = b.shape[1]
-        _dgemm(_ROW_MAJOR, _TRANS, _NO_TRANS, M, N, K, 1.0, a.ctypes.data, _ld(a), b.ctypes.data, _ld(b), 0.0,
-               out.ctypes.data, _ld(out))
+        _gemm(True, False, a, b, out)
 else:  # pragma: no cover - NumPy built against another BLAS
 
     @njit(cache=True)

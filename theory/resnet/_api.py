@@ -108,20 +108,17 @@ def _run_trajectory(p: _Problem, which: int, start):
         store[p.N if reverse else 0] = start.T
         bad, out_bad = _euler_batch(p.residual.code, p.theta, store, reverse, True)
         traj = store.transpose(0, 2, 1)
-        p.check_theta(bad)
-        if out_bad:
-            check_finite_output(traj, "the trajectory", func=p.func, hint=_OVERFLOW_HINT)
-        return traj
-    traj = np.empty((p.N + 1, p.B, p.d))
-    kernel = KERNELS[p.scheme.name][which]
-    if p.scheme.name == "euler":
-        (fbuf,) = p.buffers(1)
-        # the Euler kernels also count the trajectory's non-finite entries as they write them
-        bad, out_bad = kernel(p.residual.code, p.m, start, p.theta, traj, fbuf, p.work)
     else:
-        k1, k2 = p.heun_buffers()
-        bad = kernel(p.residual.code, p.m, start, p.theta, traj, k1, k2, p.work)
-        out_bad = -1  # not counted: read the trajectory
+        traj = np.empty((p.N + 1, p.B, p.d))
+        kernel = KERNELS[p.scheme.name][which]
+        if p.scheme.name == "euler":
+            (fbuf,) = p.buffers(1)
+            # the Euler kernels also count the trajectory's non-finite entries as they write them
+            bad, out_bad = kernel(p.residual.code, p.m, start, p.theta, traj, fbuf, p.work)
+        else:
+            k1, k2 = p.heun_buffers()
+            bad = kernel(p.residual.code, p.m, start, p.theta, traj, k1, k2, p.work)
+            out_bad = -1  # not counted: read the trajectory
     p.check_theta(bad)
     if out_bad:
         check_finite_output(traj, "the trajectory", func=p.func, hint=_OVERFLOW_HINT)
@@ -285,8 +282,9 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
     # backprop: forward + backward (about 3 passes); adjoint: forward + reverse + backward (about 5)
     p = _Problem(func, x0, "x0", theta, residual, scheme, depth, max_work=max_work,
                  passes=3 if method == "backprop" else 5, trajectory=method == "backprop")
-    if (method == "backprop" and p.scheme.name == "euler" and p.residual.code == TANH
-            and not _transposed_trajectory(p)):
+    # a small-d tanh batch is backpropagated from checkpoints (no stored trajectory, no derivatives)
+    checkpointed = method == "backprop" and p.residual.code == TANH and _transposed_trajectory(p)
+    if method == "backprop" and p.scheme.name == "euler" and p.residual.code == TANH and not checkpointed:
         # the tanh derivatives stored beside the trajectory double its memory
         check_memory(16 * (p.N + 1) * p.B * p.d, "theta" if p.N >= p.B else "x0", p.N if p.N >= p.B else p.B,
                      func=func, hint=f"The trajectory and the stored tanh derivatives have shape "
@@ -306,8 +304,7 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             k1, k2 = p.heun_buffers()
             bad = fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
             out_bad = -1  # not counted by the Heun kernels: read the trajectory
-        elif code == TANH and _transposed_trajectory(p):
-            # checkpoints every seg layers; each segment recomputed backwards (_backprop_checkpointed)
+        elif checkpointed:  # checkpoints every seg layers; each segment recomputed backwards
             seg = checkpoint_segment(p.B, p.d)
             ckpt = np.empty(((p.N + seg - 1) // seg, p.d, p.B))
             xT = np.array(p.x.T, order="C")  # a copy (the kernel overwrites it with x_N^T)
@@ -321,7 +318,7 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             (fbuf,) = p.buffers(1)
             bad, out_bad = fwd(code, m, p.x, p.theta, traj, fbuf, p.work)
         p.check_theta(bad)
-        if out_bad and traj.shape[0] == 1:  # the checkpointed pass keeps x_N only: its count stands
+        if out_bad and checkpointed:  # the checkpointed pass keeps x_N only: its count stands
             raise NonFiniteError(f"{func}: the trajectory overflowed to NaN or inf. {_OVERFLOW_HINT}")
         if out_bad:
             check_finite_output(traj, "the trajectory", func=func, hint=_OVERFLOW_HINT)
@@ -331,7 +328,7 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
         if heun:
             yb, gy = p.buffers(2)
             backprop(code, m, traj, p.theta, g, gtheta, yb, cot, gy, gx, p.work)
-        elif code == TANH and _transposed_trajectory(p):
+        elif checkpointed:
             _backprop_checkpointed(code, p.theta, ckpt, seg, g, gtheta)
         elif code == TANH:
             euler_backprop_stored(traj, dact, p.theta, g, gtheta, cot, gx, p.work)
