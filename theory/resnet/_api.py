@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _alloc
 from .._errors import NonFiniteError
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_memory, check_work
 from ._kernels import (TANH, _backprop_checkpointed, _batch_checkpoints, _batch_path, _euler_batch,
@@ -103,13 +104,13 @@ def _transposed_trajectory(p: _Problem):
 
 def _run_trajectory(p: _Problem, which: int, start):
     if _transposed_trajectory(p):
-        store = np.empty((p.N + 1, p.d, p.B))
+        store = _alloc.empty((p.N + 1, p.d, p.B))
         reverse = which == 1
         store[p.N if reverse else 0] = start.T
         bad, out_bad = _euler_batch(p.residual.code, p.theta, store, reverse, True)
         traj = store.transpose(0, 2, 1)
     else:
-        traj = np.empty((p.N + 1, p.B, p.d))
+        traj = _alloc.empty((p.N + 1, p.B, p.d))
         kernel = KERNELS[p.scheme.name][which]
         if p.scheme.name == "euler":
             (fbuf,) = p.buffers(1)
@@ -299,7 +300,7 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
     fwd, _, last, backprop, adjoint = KERNELS[p.scheme.name]
     heun = p.scheme.name == "heun"
     if method == "backprop":
-        traj = np.empty((p.N + 1, p.B, p.d))
+        traj = _alloc.empty((p.N + 1, p.B, p.d))
         if heun:
             k1, k2 = p.heun_buffers()
             bad = fwd(code, m, p.x, p.theta, traj, k1, k2, p.work)
@@ -312,7 +313,7 @@ def gradient(x0, theta, y, residual, scheme="euler", method="backprop", *, depth
             traj = xT.T[None]  # x_N only: the rest is not stored
         elif code == TANH:  # derivatives stored by the forward pass: no recomputation backwards
             (fbuf,) = p.buffers(1)
-            dact = np.empty((p.N, p.B, p.d))  # the kernels' private layout: for euler_backprop_stored only
+            dact = _alloc.empty((p.N, p.B, p.d))  # the kernels' private layout: for euler_backprop_stored only
             bad, out_bad = euler_forward_store(code, m, p.x, p.theta, traj, dact, fbuf, p.work)
         else:
             (fbuf,) = p.buffers(1)
