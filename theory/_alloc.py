@@ -10,9 +10,10 @@ pages, one fault each. Measured on the development machine (AMD EPYC, Linux with
 3 ms of 17.
 
 :func:`empty` returns a C-contiguous float64 array whose data start on a 2 MiB boundary, carved from a
-slightly larger NumPy buffer (its ``base``); below :data:`MIN_BYTES` it is ``np.empty``. The price: up to
-2 MiB of address space before the array and, where huge pages are used, up to 2 MiB of memory after its end
-(the last huge page is allocated whole). Where huge pages are off, or on another system, the array behaves as
+slightly larger NumPy buffer (its ``base``); below :data:`MIN_BYTES` it is ``np.empty``. The buffer spans the
+array's whole huge pages (its last page included: if the mapping ended inside it, the tail would fault in
+4 KiB pages) plus 2 MiB for the alignment. The price: up to 2 MiB of address space before the array and,
+where huge pages are used, up to 2 MiB of memory after its end (the last huge page is allocated whole). Where huge pages are off, or on another system, the array behaves as
 ``np.empty``'s, 4 KiB pages and all.
 """
 
@@ -40,6 +41,7 @@ def empty(shape):
     nbytes = 8 * int(np.prod(shape, dtype=np.int64)) if shape else 8
     if nbytes < MIN_BYTES:
         return np.empty(shape)
-    raw = np.empty(nbytes + HUGE_PAGE, dtype=np.uint8)
+    span = -(-nbytes // HUGE_PAGE) * HUGE_PAGE  # whole huge pages, so that the last one is inside the mapping too
+    raw = np.empty(span + HUGE_PAGE, dtype=np.uint8)
     start = -raw.ctypes.data % HUGE_PAGE
     return raw[start:start + nbytes].view(np.float64).reshape(shape)
