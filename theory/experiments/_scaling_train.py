@@ -39,6 +39,7 @@ import numpy as np
 
 from theory.backends import resolve, validate_fields
 from theory.claims import qualitative_verdict
+from theory.experiments._digits import load_digits_arrays
 from theory.experiments._registry import register
 from theory.scaling import weights
 
@@ -154,12 +155,7 @@ class Fig9Result:
 
 
 def _data(c: Fig9Config):
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError:  # pragma: no cover - scikit-learn is in the oracle and bench extras
-        raise ValueError("theory.experiments.scaling.fig9 needs scikit-learn's digits data set "
-                         "(pip install scikit-learn)") from None
-    X, y = load_digits(return_X_y=True)
+    X, y = load_digits_arrays("theory.experiments.scaling.fig9")
     rng = np.random.default_rng([c.seed, 0])
     perm = rng.permutation(len(y))
     n_tr = int(0.8 * len(y))

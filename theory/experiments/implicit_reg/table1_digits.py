@@ -46,6 +46,7 @@ from theory.backends import resolve, validate_fields
 from theory.claims import Verdict
 from theory.implicit import forward, initialize, train
 
+from .._digits import N_CLASSES, N_IMAGES, N_PIXELS, load_digits_arrays, sklearn_available
 from ._common import int_tuple, pos_float, pos_int
 from .section5 import FIG2_RHO_RATIO_MAX, mean_successive_difference, roughness
 
@@ -54,16 +55,8 @@ __all__ = ["Table1DigitsConfig", "Table1DigitsResult", "digits_data", "measure_t
 
 ACTIVATIONS = ("identity", "gelu", "relu")
 KINDS = ("paper", "iid")  # weight-tied (Section 3) and i.i.d.
-N_IMAGES, N_PIXELS, N_CLASSES = 1797, 64, 10
 #: Figure 4: i.i.d. / tied layer-mean successive difference, "an order of magnitude"
 ORDER = 10.0
-
-
-def sklearn_available() -> bool:
-    """Whether scikit-learn (which ships the digits) can be imported."""
-    import importlib.util
-
-    return importlib.util.find_spec("sklearn") is not None
 
 
 @functools.lru_cache(maxsize=4)
@@ -71,12 +64,7 @@ def digits_data(n_train, split_seed=0):
     """(X_train, Y_train, y_train, X_test, y_test): the digits split by a permutation of seed ``split_seed``,
     pixels standardised with the training images' mean and deviation (constant pixels left at 0), Y one-hot.
     Read-only arrays (memoised)."""
-    if not sklearn_available():
-        raise ImportError("implicit_reg.table1_digits needs scikit-learn, which ships the digits data set "
-                          "(pip install 'theory[gpu]')")
-    from sklearn.datasets import load_digits
-
-    X, y = load_digits(return_X_y=True)
+    X, y = load_digits_arrays("theory.experiments.implicit_reg.table1_digits")
     perm = np.random.default_rng(split_seed).permutation(len(y))
     tr, te = perm[:n_train], perm[n_train:]
     mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)

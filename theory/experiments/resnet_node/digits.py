@@ -66,6 +66,7 @@ from theory.rates import fit_rate
 from theory.resnet import final_state, mlp
 from theory.resnet.training import loss_gradient
 
+from .._digits import load_digits_arrays, sklearn_available
 from ._common import _check_float, _check_int, _check_ints, _require, require_float64
 from .adjoint import tensor_relative_errors
 
@@ -74,13 +75,6 @@ __all__ = ["FIG3C_DIGITS_PRESETS", "Fig3cDigitsConfig", "Fig3cDigitsResult", "fi
 
 _SCHEMES = ("euler", "heun")
 _CLASSES = 10
-
-
-def sklearn_available() -> bool:
-    """Whether scikit-learn (the source of the digits) can be imported."""
-    import importlib.util
-
-    return importlib.util.find_spec("sklearn") is not None
 
 
 @dataclass(frozen=True)
@@ -164,14 +158,7 @@ FIG3C_DIGITS_PRESETS = {
 
 def digits_data(config: Fig3cDigitsConfig, seed: int):
     """``(X, y, Xt, yt)``: the seed's training and test images (standardised, shape (n, 64)) and labels."""
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError as exc:  # pragma: no cover - exercised where scikit-learn is absent
-        raise ModuleNotFoundError("theory.experiments.resnet_node.fig3c_digits needs scikit-learn for the digits "
-                                  "(pip install 'theory[gpu]')") from exc
-    data = load_digits()
-    X = np.asarray(data.data, dtype=np.float64)
-    y = np.asarray(data.target, dtype=np.int64)
+    X, y = load_digits_arrays("theory.experiments.resnet_node.fig3c_digits")
     n = X.shape[0]
     n_test = int(round(config.test_fraction * n))
     order = np.random.default_rng([seed, 0]).permutation(n)
