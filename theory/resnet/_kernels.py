@@ -780,40 +780,58 @@ def _products_T(th, rb, rs, cs, d, B, xf, of):
 
 
 @njit(**_JIT, inline="always")
+def _count_nonfinite_pair(of, yf, size):
+    """(number of non-finite entries of of[:size], of yf[:size]): the exact counts of
+    :func:`_batch_layer`, taken only when its one-flag test found something."""
+    prod_bad = 0
+    ob = 0
+    for k in range(size):
+        s = of[k]
+        v = yf[k]
+        prod_bad += (s - s) != 0.0
+        ob += (v - v) != 0.0
+    return prod_bad, ob
+
+
+@njit(**_JIT, inline="always")
 def _batch_layer(code, th, n, d, B, h, xf, yf, of, tf, store):
     """One layer of a small-d batch on transposed states (:func:`_batch_path`): of = theta_n x^T by
     :func:`_products_T` (each sum over j in increasing order with fused multiply-adds, as the
-    single-input loop sums it), then yf = xf + h f in one pass that also counts the non-finite
-    products and new states (returned, in that order) and, with ``store``, writes 1 - tanh(s)^2 into
-    tf. xf, yf, of, tf are (d, B) blocks, flat; yf may be xf."""
+    single-input loop sums it), then yf = xf + h f in one pass (with ``store``, also writing
+    1 - tanh(s)^2 into tf). Returns the numbers of non-finite products and of non-finite new states,
+    in that order. xf, yf, of, tf are (d, B) blocks, flat; yf may be xf.
+
+    The pass tests finiteness with one flag, (s - s) + (v - v) != 0 for the product s and the new
+    state v (NaN exactly when either is infinite or NaN), an OR the compiler keeps in vector lanes;
+    only when the flag is set are both counted exactly, in a second pass over the block (still in
+    cache). Two counts in the main pass cost 4 % of a layer at d = 16, B = 64."""
     _products_T(th, np.uint64(n * d * d), d, 1, d, B, xf, of)
-    prod_bad = 0
-    ob = 0
+    size = B * d
+    flag = False
     if code == TANH:
         if store:
-            for k in range(B * d):
+            for k in range(size):
                 s = of[k]
-                prod_bad += (s - s) != 0.0
                 t = tanh(s)
                 tf[k] = 1.0 - t * t
                 v = xf[k] + h * t
-                ob += (v - v) != 0.0
+                flag |= ((s - s) + (v - v)) != 0.0
                 yf[k] = v
         else:
-            for k in range(B * d):
+            for k in range(size):
                 s = of[k]
-                prod_bad += (s - s) != 0.0
                 v = xf[k] + h * tanh(s)
-                ob += (v - v) != 0.0
+                flag |= ((s - s) + (v - v)) != 0.0
                 yf[k] = v
     else:
-        for k in range(B * d):
+        for k in range(size):
             s = of[k]
-            prod_bad += (s - s) != 0.0
             v = xf[k] + h * s
-            ob += (v - v) != 0.0
+            flag |= ((s - s) + (v - v)) != 0.0
             yf[k] = v
-    return prod_bad, ob
+    if flag:
+        return _count_nonfinite_pair(of, yf, size)
+    return 0, 0
 
 
 @njit(**_JIT)
