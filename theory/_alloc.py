@@ -12,9 +12,10 @@ pages, one fault each. Measured on the development machine (AMD EPYC, Linux with
 :func:`empty` returns a C-contiguous float64 array whose data start on a 2 MiB boundary, carved from a
 slightly larger NumPy buffer (its ``base``); below :data:`MIN_BYTES` it is ``np.empty``. The buffer spans the
 array's whole huge pages (its last page included: if the mapping ended inside it, the tail would fault in
-4 KiB pages) plus 2 MiB for the alignment. The price: up to 2 MiB of address space before the array and,
-where huge pages are used, up to 2 MiB of memory after its end (the last huge page is allocated whole). Where huge pages are off, or on another system, the array behaves as
-``np.empty``'s, 4 KiB pages and all.
+4 KiB pages) plus 2 MiB for the alignment. The price: up to 2 MiB of address space before the array
+and, where huge pages are used, up to 2 MiB of memory after its end (the last huge page is allocated
+whole). Where huge pages are off, or on another system, the array behaves as ``np.empty``'s, 4 KiB pages
+and all.
 """
 
 from __future__ import annotations
