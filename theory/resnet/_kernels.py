@@ -780,29 +780,16 @@ def _products_T(th, rb, rs, cs, d, B, xf, of):
 
 
 @njit(**_JIT, inline="always")
-def _count_nonfinite_pair(sf, yf, size):
-    """(number of non-finite entries of sf[:size], of yf[:size]): the exact counts behind the flag of
-    :func:`_update_flagged`, taken only when it is set."""
-    prod_bad = 0
-    ob = 0
-    for k in range(size):
-        s = sf[k]
-        v = yf[k]
-        prod_bad += (s - s) != 0.0
-        ob += (v - v) != 0.0
-    return prod_bad, ob
-
-
-@njit(**_JIT, inline="always")
-def _update_flagged(code, h, xf, sf, yf, tf, store, size):
+def _update_counted(code, h, xf, sf, yf, tf, store, size):
     """yf[k] = xf[k] + h f_k for k < size (flat arrays), f_k = tanh(sf[k]) for the tanh family and
     sf[k] for the linear one, from the products sf = theta_n x; with ``store`` (tanh family) also
-    tf[k] = 1 - tanh(sf[k])^2. Returns whether some product or new state is not finite.
+    tf[k] = 1 - tanh(sf[k])^2. Returns the numbers of non-finite products and of non-finite new
+    states, in that order. yf may be xf.
 
-    The test is one flag, (s - s) + (v - v) != 0 for the product s and the new state v (NaN exactly
-    when either is infinite or NaN), an OR the compiler keeps in vector lanes; the callers count
-    exactly (:func:`_count_nonfinite_pair`) only when it is set. Counting both in this pass cost 4 %
-    of a layer at d = 16, B = 64. yf may be xf."""
+    The pass tests finiteness with one flag, (s - s) + (v - v) != 0 for the product s and the new
+    state v (NaN exactly when either is infinite or NaN), an OR the compiler keeps in vector lanes;
+    only when it is set are both counted, in a second pass over the block (still in cache). Counting
+    both in the main pass cost 4 % of a layer at d = 16, B = 64."""
     flag = False
     if code == TANH:
         if store:
@@ -825,20 +812,26 @@ def _update_flagged(code, h, xf, sf, yf, tf, store, size):
             v = xf[k] + h * s
             flag |= ((s - s) + (v - v)) != 0.0
             yf[k] = v
-    return flag
+    prod_bad = 0
+    ob = 0
+    if flag:
+        for k in range(size):
+            s = sf[k]
+            v = yf[k]
+            prod_bad += (s - s) != 0.0
+            ob += (v - v) != 0.0
+    return prod_bad, ob
 
 
 @njit(**_JIT, inline="always")
 def _batch_layer(code, th, n, d, B, h, xf, yf, of, tf, store):
     """One layer of a small-d batch on transposed states (:func:`_batch_path`): of = theta_n x^T by
     :func:`_products_T` (each sum over j in increasing order with fused multiply-adds, as the
-    single-input loop sums it), then yf = xf + h f by :func:`_update_flagged` (with ``store``, also
+    single-input loop sums it), then yf = xf + h f by :func:`_update_counted` (with ``store``, also
     1 - tanh(s)^2 into tf). Returns the numbers of non-finite products and of non-finite new states,
     in that order. xf, yf, of, tf are (d, B) blocks, flat; yf may be xf."""
     _products_T(th, np.uint64(n * d * d), d, 1, d, B, xf, of)
-    if _update_flagged(code, h, xf, of, yf, tf, store, B * d):
-        return _count_nonfinite_pair(of, yf, B * d)
-    return 0, 0
+    return _update_counted(code, h, xf, of, yf, tf, store, B * d)
 
 
 @njit(**_JIT)
@@ -930,15 +923,11 @@ def _batch_checkpoints(code, theta, ckpt, seg, x):
 def _matrix_step_counted(code, x, th, h, out, fbuf, work):
     """out = x + h f(x, th) for the linear or tanh family (as :func:`_euler_step`), returning the
     numbers of non-finite products theta x (fbuf) and entries of out: one pass over the B d entries
-    (:func:`_update_flagged`), and a counting pass only when it finds one."""
+    (:func:`_update_counted`), and a counting pass only when it finds one."""
     B, d = x.shape
     _residual(code, 0, x, th, fbuf, work, False)
-    xf = x.reshape(B * d)
     ff = fbuf.reshape(B * d)
-    of = out.reshape(B * d)
-    if _update_flagged(code, h, xf, ff, of, ff, False, B * d):
-        return _count_nonfinite_pair(ff, of, B * d)
-    return 0, 0
+    return _update_counted(code, h, x.reshape(B * d), ff, out.reshape(B * d), ff, False, B * d)
 
 
 @njit(**_JIT)
@@ -989,11 +978,10 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
         of = traj[n + 1].reshape(B * d)
         ff = fbuf.reshape(B * d)
         df = dact[n].reshape(B * d)
-        if _update_flagged(code, 1.0 / N, xf, ff, of, df, True, B * d):
-            prod_bad, ob = _count_nonfinite_pair(ff, of, B * d)
-            out_bad += ob
-            if prod_bad:
-                bad += _count_nonfinite(theta, n)
+        prod_bad, ob = _update_counted(code, 1.0 / N, xf, ff, of, df, True, B * d)
+        out_bad += ob
+        if prod_bad:
+            bad += _count_nonfinite(theta, n)
     return bad, out_bad
 
 

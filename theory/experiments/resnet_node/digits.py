@@ -66,7 +66,7 @@ from theory.rates import fit_rate
 from theory.resnet import final_state, mlp
 from theory.resnet.training import loss_gradient
 
-from .._digits import load_digits_arrays, sklearn_available
+from .._digits import N_CLASSES, load_digits_arrays, sklearn_available
 from ._common import _check_float, _check_int, _check_ints, _require, require_float64
 from .adjoint import tensor_relative_errors
 
@@ -74,7 +74,6 @@ __all__ = ["FIG3C_DIGITS_PRESETS", "Fig3cDigitsConfig", "Fig3cDigitsResult", "fi
            "fig3c_digits_verdict", "digits_data", "digits_init", "digits_batches", "sklearn_available"]
 
 _SCHEMES = ("euler", "heun")
-_CLASSES = 10
 
 
 @dataclass(frozen=True)
@@ -174,8 +173,8 @@ def digits_init(config: Fig3cDigitsConfig, N: int, scheme: str, seed: int, d: in
     m = config.width
     W = rng.standard_normal((N + 1, m, d)) / np.sqrt(d)
     theta = mlp(m).pack(np.zeros((N + 1, d, m)), W, np.zeros((N + 1, m)))[: N + (scheme == "heun")]
-    Wh = rng.standard_normal((_CLASSES, d)) / np.sqrt(d)
-    return theta, Wh, np.zeros(_CLASSES)
+    Wh = rng.standard_normal((N_CLASSES, d)) / np.sqrt(d)
+    return theta, Wh, np.zeros(N_CLASSES)
 
 
 def digits_batches(config: Fig3cDigitsConfig, n_train: int, seed: int):
