@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -412,3 +413,99 @@ def test_plugin_records_proxy_wrong_in_and_both_erratum_halves(strict_pytester, 
     assert claims["implicit-reg/prop-7/erratum"]["wrong_in"] == "statement"
     assert claims["implicit-reg/prop-7/erratum"]["status"] == "fail"
     assert "corrected statement FAILS too" in claims["implicit-reg/prop-7/erratum"]["message"]
+
+
+# --------------------------------------------------------------------------- nothing lost
+
+_ONE_CLAIM = '''
+import pytest
+from theory.rates import bound_ratio
+
+
+@pytest.mark.claim("{id}", kind="bound", title="a bound that holds")
+def test_{name}(claim):
+    claim.bound(bound_ratio([0.5], [1.0]), {{"ratio_max": 1.0}})
+'''
+
+
+def _many_claims_report(n):
+    return fixed_report([record(f"topk/prop-{i}", message="x" * 200) for i in range(1, n + 1)])
+
+
+def test_write_report_failing_half_way_keeps_the_previous_pair(tmp_path):
+    """A write stopped by a file-size limit (as a full disk would) leaves claims.json and claims.md as they
+    were, both readable, and no temporary file behind (the old code truncated claims.json in place)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    old = _many_claims_report(2)
+    write_report(old, tmp_path)
+    before = {name: (tmp_path / name).read_bytes() for name in ("claims.json", "claims.md")}
+    script = textwrap.dedent(f"""
+        import resource, signal, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_report import _many_claims_report
+        from theory.report import write_report
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        big = _many_claims_report(200)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        try:
+            write_report(big, {str(tmp_path)!r})
+        except OSError as exc:
+            print("refused:", exc.errno)
+            sys.exit(3)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    assert load_report(tmp_path) == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.json", "claims.md"]
+
+
+def test_plugin_exits_2_when_the_report_cannot_be_written(strict_pytester, tmp_path):
+    strict_pytester.makepyfile(test_one=_ONE_CLAIM.format(id="topk/prop-1", name="one"))
+    out = tmp_path / "not-a-folder"
+    out.write_text("a file where the report folder should be")
+    result = run(strict_pytester, out)
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["*claims report could not be written to*"])
+
+
+def test_plugin_moves_an_unreadable_report_aside_and_names_it(strict_pytester, tmp_path):
+    strict_pytester.makepyfile(test_one=_ONE_CLAIM.format(id="topk/prop-1", name="one"))
+    (tmp_path / "claims.json").write_text('{"claims": [{"id": "topk/prop-2", "status": "pass"}', encoding="utf-8")
+    result = run(strict_pytester, tmp_path)
+    assert result.ret == 0
+    aside = sorted(tmp_path.glob("claims.json.unreadable-*"))
+    assert len(aside) == 1
+    assert aside[0].read_text(encoding="utf-8") == '{"claims": [{"id": "topk/prop-2", "status": "pass"}'
+    result.stdout.fnmatch_lines([f"*previous report was unreadable*moved to {aside[0]}*"])
+    assert [c["id"] for c in load_report(tmp_path)["claims"]] == ["topk/prop-1"]
+
+
+def test_two_concurrent_runs_keep_both_records(tmp_path):
+    """Two `pytest` runs writing one report, each pausing 1.5 s between reading the old report and writing the
+    merged one: both records survive (without the lock, the later writer drops the earlier one's record)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
+    (tmp_path / "conftest.py").write_text(
+        "import time\n"
+        "import theory.pytest_plugin as plugin\n"
+        "_merge = plugin.merge_with_previous\n"
+        "def _slow_merge(*args, **kwargs):\n"
+        "    time.sleep(1.5)\n"
+        "    return _merge(*args, **kwargs)\n"
+        "plugin.merge_with_previous = _slow_merge\n")
+    (tmp_path / "test_a.py").write_text(_ONE_CLAIM.format(id="topk/prop-1", name="a"))
+    (tmp_path / "test_b.py").write_text(_ONE_CLAIM.format(id="topk/prop-2", name="b"))
+    out = tmp_path / "reports"
+    runs = [subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "theory.pytest_plugin",
+                              f"--claims-report={out}", f"test_{name}.py"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for name in "ab"]
+    outputs = [r.communicate(timeout=120)[0] for r in runs]
+    assert [r.returncode for r in runs] == [0, 0], outputs
+    assert [c["id"] for c in load_report(out)["claims"]] == ["topk/prop-1", "topk/prop-2"]
+    assert "2 claims" in (out / "claims.md").read_text(encoding="utf-8")

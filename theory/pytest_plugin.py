@@ -24,12 +24,14 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from theory._files import locked
 from theory.claims import (
     KINDS,
     PAPER_KEYS,
@@ -556,21 +558,25 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     ]
     this_run = build_report(run, generated=state.started, environment=environment)
     directory = _report_dir(config)
-    previous, note = None, None
-    if (directory / "claims.json").is_file():
-        try:
-            previous = load_report(directory)
-        except (ValueError, OSError) as exc:
-            note = f"the previous report was unreadable and is replaced ({exc})"
-    root = config.rootpath
-    claims, dropped = merge_with_previous(this_run["claims"], previous, lambda rec: _check_exists(rec, root))
-    report = {**{k: v for k, v in this_run.items() if k != "claims"},
-              "last_run": {"at": state.started, "commit": commit, "claims": [r.id for r in run]},
-              "claims": claims}
+    note = None
     try:
-        _, md_path = write_report(report, directory, root=config.rootpath)
+        directory.mkdir(parents=True, exist_ok=True)
+        # one lock across read, merge and write: two concurrent runs keep both their records
+        with locked(directory / _LOCK_NAME):
+            previous, note = _read_previous(directory)
+            root = config.rootpath
+            claims, dropped = merge_with_previous(this_run["claims"], previous,
+                                                  lambda rec: _check_exists(rec, root))
+            report = {**{k: v for k, v in this_run.items() if k != "claims"},
+                      "last_run": {"at": state.started, "commit": commit, "claims": [r.id for r in run]},
+                      "claims": claims}
+            _, md_path = write_report(report, directory, root=config.rootpath)
     except OSError as exc:
+        # exit 2: the input or the environment is wrong (1 means a claim failed)
         state.line = f"claims report could not be written to {directory}: {exc}"
+        if note:
+            state.extra_lines.append(note)
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
         return
     state.table = render_table(report, ids=[r.id for r in run])
     if note:
@@ -587,6 +593,33 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     except ValueError:
         shown = md_path
     state.line = f"claims report: {shown.parent / 'claims.json'} and {shown} ({summary_line(report)})"
+
+
+_LOCK_NAME = ".claims.lock"
+
+
+def _read_previous(directory: Path) -> tuple[dict | None, str | None]:
+    """The report on disk, or (None, note) when there is none or it cannot be used.
+
+    An unreadable report (invalid JSON, not a claims report, unreadable bytes) is never silently
+    replaced: it is renamed to ``claims.json.unreadable-<UTC time>`` in the same folder, and the
+    note names that file.
+    """
+    path = directory / "claims.json"
+    if not path.is_file():
+        return None, None
+    try:
+        return load_report(directory), None
+    except ValueError as exc:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        aside = path.with_name(f"claims.json.unreadable-{stamp}")
+        try:
+            os.replace(path, aside)
+        except OSError as move:
+            raise OSError(f"the previous report {path} is unreadable ({exc}) and could not be moved aside "
+                          f"({move}); it is left as it is") from None
+        return None, (f"the previous report was unreadable ({exc}); it was moved to {aside} and a new "
+                      "report was started")
 
 
 def _check_exists(record: dict, root: Path) -> bool:

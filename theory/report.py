@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from theory._files import write_atomic_many
 from theory.claims import STATUSES, ClaimRecord
 from theory.rates import to_plain
 
@@ -477,14 +478,30 @@ def write_report(
     Returns
     -------
     (json_path, md_path) : tuple of Path
+
+    Raises
+    ------
+    OSError
+        When a file cannot be written in full; both files are then as they were before the call.
+
+    Notes
+    -----
+    Each file is replaced atomically: its whole content goes to a temporary file in ``directory``,
+    which is flushed to disk and renamed over the old file, so that a reader sees the old report
+    or the new one, never a part. Concurrent writers are serialised by the caller
+    (:mod:`theory.pytest_plugin` holds a lock file across read, merge and write).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     base = os.path.relpath(Path(root or os.getcwd()).resolve(), directory.resolve())
     link_base = "" if base == "." else Path(base).as_posix() + "/"
     json_path, md_path = directory / "claims.json", directory / "claims.md"
-    json_path.write_text(json.dumps(report, indent=2, allow_nan=False, ensure_ascii=False) + "\n", encoding="utf-8")
-    md_path.write_text(render_markdown(report, link_base=link_base), encoding="utf-8")
+    # both texts are complete before either file changes; each is written to a temporary file,
+    # fsynced and renamed over the old one (theory._files), so that a failure at any point leaves
+    # the previous pair of files as it was
+    json_text = json.dumps(report, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    md_text = render_markdown(report, link_base=link_base)
+    write_atomic_many([(json_path, json_text), (md_path, md_text)])
     return json_path, md_path
 
 
@@ -514,6 +531,8 @@ def load_report(path: str | os.PathLike) -> dict:
         report = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise ValueError(f"{path} is not a claims report: its JSON is nested too deeply") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text: {exc}") from exc
     except OSError as exc:
