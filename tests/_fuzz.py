@@ -227,3 +227,81 @@ def public_callables(module):
 def seed(draw):
     """A drawn seed for building valid arrays."""
     return np.random.default_rng(draw(st.integers(0, 2**16), label="seed"))
+
+
+def _to_float32(value):
+    """``value`` with every float64 array and float scalar inside it (lists, tuples, dicts) as float32."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        return value.astype(np.float32)
+    if isinstance(value, float) and not isinstance(value, bool):
+        return np.float32(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_float32(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_float32(v) for k, v in value.items()}
+    return value
+
+
+def _widened(value):
+    """The float64 values of :func:`_to_float32` of ``value`` (the float32 twin's exact float64 copy)."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        return value.astype(np.float32).astype(np.float64)
+    if isinstance(value, float) and not isinstance(value, bool):
+        return float(np.float32(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_widened(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _widened(v) for k, v in value.items()}
+    return value
+
+
+def _equal_results(a, b, path="result"):
+    """Assert that two results are equal bit for bit (arrays, scalars, containers, dataclasses); fields
+named ``seconds`` (wall-clock timings, or timings handed in and stored as given) are not compared."""
+    if ".seconds" in path:
+        return
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape, f"{path}: shapes {a.shape} and {b.shape}"
+        assert a.dtype == b.dtype, f"{path}: dtypes {a.dtype} (float32 input) and {b.dtype} (float64 input)"
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"), f"{path} differs"
+    elif isinstance(a, (float, np.floating)) or isinstance(b, (float, np.floating)):
+        assert type(a) is type(b), f"{path}: types {type(a).__name__} and {type(b).__name__}"
+        assert a == b or (math.isnan(a) and math.isnan(b)), f"{path}: {a!r} != {b!r}"
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), f"{path}: {type(a).__name__} of {len(a)} vs {b!r}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _equal_results(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), f"{path}: keys differ"
+        for k in a:
+            _equal_results(a[k], b[k], f"{path}.{k}")
+    elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), f"{path}: types differ"
+        for f in dataclasses.fields(a):
+            _equal_results(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
+
+
+def twin(spec, examples=5):
+    """Float32 input is computed in float64: a valid call whose float arrays and scalars are given as
+    float32 returns exactly what the call with the same values in float64 returns (same dtypes, same
+    bits), or both raise the same exception type."""
+
+    @settings(max_examples=examples)
+    @given(st.data())
+    def inner(data):
+        base = spec.valid(data.draw)
+        single = {k: (v if k in spec.fixed else _to_float32(v)) for k, v in copy.deepcopy(base).items()}
+        double = {k: (v if k in spec.fixed else _widened(v)) for k, v in copy.deepcopy(base).items()}
+        outcomes = []
+        for kwargs in (single, double):
+            try:
+                outcomes.append(("ok", spec.func(**kwargs)))
+            except (TypeError, ValueError) as exc:
+                outcomes.append((type(exc).__name__, str(exc)))
+        (kind32, out32), (kind64, out64) = outcomes
+        assert kind32 == kind64, f"float32 input: {kind32} {out32 if kind32 != 'ok' else ''}; float64: {kind64}"
+        if kind32 == "ok":
+            _equal_results(out32, out64)
+
+    inner()
