@@ -149,7 +149,7 @@ def test_bad_input_names_argument(call, name):
 
 
 def test_training_gradient_matches_finite_differences():
-    from theory.generalization.training import loss_and_gradient
+    from theory.generalization import loss_and_gradient
 
     rng = np.random.default_rng(4)
     X, y = rng.normal(size=(12, 6)), rng.integers(0, 3, 12)
@@ -227,3 +227,142 @@ def test_prop42_proof_constant_holds_on_drawn_instances(kappa, R, seed):
     assert np.linalg.norm(F1, axis=1).max() <= G.prop_4_2_output_bound(1.0, M, kappa, R) * (1 + 1e-9)
     lhs = np.linalg.norm(F1 - F2, axis=1).max()
     assert lhs <= G.prop_4_2_lipschitz_proof(M, kappa, R) * G.norm_1_inf(th - th2) * (1 + 1e-9)
+
+
+# ------------------------------------------------------------------ validation at the door (regressions)
+
+import signal  # noqa: E402
+import time  # noqa: E402
+
+from theory import NonFiniteError  # noqa: E402
+
+
+def _training_problem(n=12, p=6, d=4, L=5, c=3, seed=4):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(n, p)), rng.integers(0, c, n), rng.normal(size=(d, p)), rng.normal(size=(L, d, d)),
+            rng.normal(size=(c, d)))
+
+
+def _nan_at(a, idx=(0, 0)):
+    a = np.array(a, dtype=float)
+    a[idx] = np.nan
+    return a
+
+
+@pytest.mark.parametrize("call, name, exc", [
+    (lambda X, y, A, W, B: G.loss_and_gradient(_nan_at(X), y, A, W, B), "X", ValueError),
+    (lambda X, y, A, W, B: G.loss_and_gradient(X, y, A, _nan_at(W, (1, 0, 0)), B), "W", ValueError),
+    (lambda X, y, A, W, B: G.loss_and_gradient(X, y, A, W, _nan_at(B)), "B", ValueError),
+    (lambda X, y, A, W, B: G.loss_and_gradient(X, y, A, W, B, lam=np.nan), "lam", ValueError),
+    (lambda X, y, A, W, B: G.loss_and_gradient(X, y.astype(str), A, W, B), "y", TypeError),
+    (lambda X, y, A, W, B: G.loss_and_gradient(X, y.astype(float), A, W, B), "y", TypeError),
+    (lambda X, y, A, W, B: G.loss_and_gradient(X, y + 3, A, W, B), "y", ValueError),
+    (lambda X, y, A, W, B: G.loss_and_gradient(X, y[:-1], A, W, B), "y", ValueError),
+    (lambda X, y, A, W, B: G.loss_and_gradient(X[:, :-1], y, A, W, B), "X", ValueError),
+    (lambda X, y, A, W, B: G.difference_penalty(_nan_at(W, (1, 0, 0))), "W", ValueError),
+    (lambda X, y, A, W, B: G.difference_penalty("W"), "W", TypeError),
+    (lambda X, y, A, W, B: G.train_resnet(X, y.astype(str), X, y, A, W, B, epochs=1), "ytr", TypeError),
+    (lambda X, y, A, W, B: G.train_resnet(X, y, X, y + 3, A, W, B, epochs=1), "yte", ValueError),
+    (lambda X, y, A, W, B: G.train_resnet(_nan_at(X), y, X, y, A, W, B, epochs=1), "Xtr", ValueError),
+    (lambda X, y, A, W, B: G.train_resnet(X, y, X, y, A, W, B, epochs=1, lr=np.inf), "lr", ValueError),
+])
+def test_training_functions_validate_every_argument(call, name, exc):
+    # before: NaN in, NaN out; string labels parsed as integers; out-of-range labels an IndexError
+    with pytest.raises(exc, match=f"`{name}`"):
+        call(*_training_problem())
+
+
+def test_training_functions_accept_lists_and_compute_float32_in_float64():
+    X, y, A, W, B = _training_problem()
+    loss, g = G.loss_and_gradient(X, y, A, W, B, lam=0.3)
+    # lists (before: AttributeError on W.shape)
+    loss_l, g_l = G.loss_and_gradient(X.tolist(), y.tolist(), A.tolist(), W.tolist(), B.tolist(), lam=0.3)
+    assert loss_l == loss and np.array_equal(g_l, g)
+    # float32 input is converted, the arithmetic is float64: equal to the float64 twin (before: float32 throughout)
+    X32, A32, W32, B32 = (a.astype(np.float32) for a in (X, A, W, B))
+    loss32, g32 = G.loss_and_gradient(X32, y, A32, W32, B32, lam=0.3)
+    twin, g_twin = G.loss_and_gradient(*(a.astype(np.float64) for a in (X32,)), y,
+                                       *(a.astype(np.float64) for a in (A32, W32, B32)), lam=0.3)
+    assert g32.dtype == np.float64 and loss32 == twin and np.array_equal(g32, g_twin)
+    val32, gp32 = G.difference_penalty(W32)
+    val64, gp64 = G.difference_penalty(W32.astype(np.float64))
+    assert gp32.dtype == np.float64 and val32 == val64 and np.array_equal(gp32, gp64)
+
+
+def _fails_within(seconds):
+    def alarm(signum, frame):
+        raise AssertionError(f"not refused within {seconds} s")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    return old
+
+
+@pytest.mark.parametrize("call, name", [
+    # Figure 4.1's check sizes (p = 32, d = 16, L = 30, 200 + 1000 samples): 1e5 epochs are ~4e12 operations
+    (lambda X, y, Xt, yt, A, W, B: G.train_resnet(X, y, Xt, yt, A, W, B, epochs=10**5), "epochs"),
+    (lambda X, y, Xt, yt, A, W, B: G.neural_ode(X[:4, :16], W[0], steps=10**12), "steps"),
+    (lambda X, y, Xt, yt, A, W, B: G.resnet_to_path(W, points_per_layer=10**12), "points_per_layer"),
+    (lambda X, y, Xt, yt, A, W, B: G.smooth_weights(10**6, 16), "L"),
+    (lambda X, y, Xt, yt, A, W, B: G.cover_member(np.linspace(0, 1, 5), np.zeros(5), 1.0, 1e12, 1e-3), "eps"),
+])
+def test_huge_sizes_are_refused_up_front(call, name):
+    # before: train_resnet(epochs=1e5) and neural_ode ran for hours, resnet_to_path asked for 8 TB
+    rng = np.random.default_rng(0)
+    X, Xt = rng.normal(size=(200, 32)), rng.normal(size=(1000, 32))
+    y, yt = rng.integers(0, 10, 200), rng.integers(0, 10, 1000)
+    A, W, B = rng.normal(size=(16, 32)), G.smooth_weights(30, 16, rng=1), rng.normal(size=(10, 16))
+    old = _fails_within(5)
+    try:
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match=f"`{name}`"):
+            call(X, y, Xt, yt, A, W, B)
+        assert time.perf_counter() - start < 1.0
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_train_resnet_single_layer_and_divergence():
+    X, y, A, W, B = _training_problem(L=1)
+    # before: max_k ||W_(k+1) - W_k|| of one layer raised "zero-size array" (no argument named)
+    rec = G.train_resnet(X, y, X, y, A, W, B, epochs=2, rng=0)
+    assert rec.max_diff.tolist() == [0.0, 0.0] and np.all(np.isfinite(rec.train_loss))
+    X, y, A, W, B = _training_problem()
+    with pytest.raises(NonFiniteError):
+        G.train_resnet(1e150 * X, y, X, y, A, W, B, epochs=2, lr=1e300, rng=0)
+
+
+def test_overflowing_bounds_raise_nonfinite_error():
+    # before: OverflowError from math.exp (not a ValueError), or inf returned
+    with pytest.raises(NonFiniteError):
+        G.prop_4_2_output_bound(1.0, 1.0, 800.0, 1.0)
+    with pytest.raises(NonFiniteError):
+        G.theorem_4_8_constant(1.0, 1e200, 1e200, 1.0, 1.0)
+    with pytest.raises(NonFiniteError):
+        G.cover_log_size(1, 1.0, 1e300, 1e-300)
+    # before: ZeroDivisionError from (m R)^-2 underflowing to 1/0
+    with pytest.raises(ValueError, match="`n`"):
+        G.theorem_4_4_gap(10**6, 0.1, 1, 0.0, 1e-200, 1.0)
+
+
+def test_cover_member_refuses_an_empty_start_grid():
+    # before: "attempt to get argmin of an empty sequence" when eps > 4 R m
+    with pytest.raises(ValueError, match="`eps`"):
+        G.cover_member(np.linspace(0, 1, 3), np.zeros(3), 1.0, 1.0, 5.0)
+
+
+def test_parameterized_ode_checks_what_fields_returns():
+    x, th = np.zeros((2, 2)), np.zeros((5, 4))
+    with pytest.raises(ValueError, match="`fields`"):  # before: numpy's einsum error, no argument named
+        G.parameterized_ode(x, th, lambda h: np.zeros((3, 2, 2)))
+    with pytest.raises(ValueError, match="`fields`"):  # before: NaN returned
+        G.parameterized_ode(x, th, lambda h: np.full((4, 2, 2), np.nan))
+
+
+def test_spectral_complexity_at_a_singular_layer_is_the_continuous_extension():
+    # s_1 = |1 + W_1 / L| = 0: the product form gives 0 * inf = NaN (before); the limit is
+    # ((|W_1| / L)^(2/3) s_2^(2/3))^(3/2) = |W_1| s_2 / L
+    W = np.array([-2.0, 0.5]).reshape(2, 1, 1)
+    assert G.spectral_complexity(W) == pytest.approx(2.0 * 1.25 / 2)
+    near = G.spectral_complexity(np.array([-2.0 + 1e-9, 0.5]).reshape(2, 1, 1))
+    assert near == pytest.approx(2.0 * 1.25 / 2, rel=1e-6)

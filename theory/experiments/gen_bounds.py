@@ -835,7 +835,6 @@ def measure_fig41(cfg: Fig41Config) -> Fig41Result:
     """Train ``repeats`` networks per lambda and seed; record the final gaps and the per-epoch dots of lambda = 0."""
     import theory.generalization as G
     from scipy.stats import spearmanr
-    from theory.generalization.training import train_resnet
 
     gaps, tests, mds, final, eps_rho, first_dots = [], [], [], [], [], None
     for sd in cfg.seeds:
@@ -855,7 +854,7 @@ def measure_fig41(cfg: Fig41Config) -> Fig41Result:
             g, t, m = [], [], []
             for _ in range(cfg.repeats):
                 W0 = G.smooth_weights(cfg.L, cfg.d, 0.1, rng)
-                r = train_resnet(Xtr, ytr, Xte, yte, A, W0, B, epochs=cfg.epochs, lam=lam, rng=rng)
+                r = G.train_resnet(Xtr, ytr, Xte, yte, A, W0, B, epochs=cfg.epochs, lam=lam, rng=rng)
                 g.append(r.gap[-1])
                 t.append(r.test_loss[-1])
                 m.append(r.max_diff[-1])
