@@ -10,7 +10,9 @@ __version__ = "0.1.0"
 from ._errors import NonFiniteError  # noqa: E402  (raised by every kernel API on overflow)
 from ._numba_cache import invalidate_stale as _invalidate_stale_kernels  # noqa: E402
 
-_invalidate_stale_kernels()  # a changed kernel source must not leave other modules' compiled copies in use
+# a changed kernel source must not leave other modules' compiled copies in use, in whichever folder Numba caches
+# them; with no writable cache folder the kernels run uncached (one warning) instead of failing to import
+_invalidate_stale_kernels()
 
 __all__ = ["NonFiniteError", "__version__"]
 
