@@ -277,3 +277,103 @@ def test_flanking_config_rejects_bad_fields(kw, name):
 
     with pytest.raises((ValueError, TypeError), match=f"`{name}`"):
         FlankingConfig(**kw)
+
+
+# ------------------------------------------------------------------ validation at the door (regressions)
+
+import signal  # noqa: E402
+import time  # noqa: E402
+
+
+def _refused_fast(call, name, seconds=5):
+    def alarm(signum, frame):
+        raise AssertionError(f"not refused within {seconds} s")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match=f"`{name}`"):
+            call()
+        assert time.perf_counter() - start < 1.0
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("call, name", [
+    # before: 168 s for tau_end = 1e300 at dtau = 1e-3 (or forever), now ~1e303 RK4 steps refused up front
+    (lambda u: T.limit_flow(u, 1e300, 1e-3, 0.02, V, F), "tau_end"),
+    (lambda u: T.limit_flow(u, 1.0, 1e-300, 0.02, V, F), "tau_end"),
+    # before: a Numba allocation of 10**12 records, or hours of steps
+    (lambda u: T.gradient_descent(np.zeros(u.size + 1), u, 0.01, 0.1, 10**12, 0.02, V, F), "steps"),
+    (lambda u: T.sgd(np.zeros(u.size + 1), u, 0.01, 0.1, 10**13, 0.02, V, F), "steps"),
+    (lambda u: T.loss(np.zeros(u.size + 1), u, 0.02, V, F, quadrature=10**12), "quadrature"),
+    (lambda u: T.heaviside_flow(np.linspace(0.001, 0.999, 3000), [0.5], [0, 1], np.zeros(10**6)), "taus"),
+])
+def test_huge_sizes_are_refused_up_front(call, name):
+    u = _u(m=8, seed=7, eta=0.02)
+    _refused_fast(lambda: call(u), name)
+
+
+@pytest.mark.parametrize("call, name, exc", [
+    (lambda: T.heaviside_invariant(None, 0.3, 0.2), "u_left", TypeError),  # before: NaN
+    (lambda: T.heaviside_invariant([0.1, np.nan], 0.3, 0.2), "u_left", ValueError),  # before: NaN
+    (lambda: T.heaviside_invariant(0.1, "0.3", 0.2), "u_right", TypeError),
+    (lambda: T.heaviside_invariant(0.1, 0.3, None), "v", TypeError),
+    (lambda: T.heaviside_invariant(np.zeros(2), np.zeros(3), 0.2), "u_right", ValueError),
+    (lambda: T.heaviside_hitting_time(-1e300, 0.3, 0.2, 1.0), "u_left", ValueError),  # before: NaN
+    (lambda: T.heaviside_hitting_time(0.1, 1e300, 0.2, 1.0), "u_right", ValueError),  # before: NaN
+    (lambda: T.gradient_descent(None, [0.5], 0.1, 0.1, 10, 0.1, V, F), "a0", TypeError),  # before: a Numba error
+    (lambda: T.sgd(None, [0.5], 0.1, 0.1, 10, 0.1, V, F), "a0", TypeError),  # before: AttributeError
+    (lambda: T.target_constants([], [1.0]), "v", ValueError),  # before: Delta f = inf returned
+    (lambda: T.prop_6_9_bound("1", 1e-12, 0.1, 1.0, 6), "t", TypeError),  # before: numpy's conversion error
+    (lambda: T.is_d_good([0.5], [0.5], 0.1, 5.0), "eta", ValueError),  # before: False, eta never looked at
+    (lambda: T.is_d_good([0.5], [0.7, 0.2], 0.1, 0.1), "v", ValueError),  # before: False for decreasing jumps
+    (lambda: T.flanking([0.5], [[0.2]]), "v", ValueError),
+    (lambda: T.heaviside_gram([0.5], V, F, eta="0"), "eta", TypeError),  # before: TypeError of unary minus
+    (lambda: T.heaviside_flow([0.1, 0.2, 0.6, 0.7], [0.5], [0, 1], [1.0], rtol=1e-20), "rtol", ValueError),
+    (lambda: T.theorem_6_2_thresholds(0.1, 0.5, 260, 1.0, 4.0, C1=-1.0), "C1", ValueError),  # before: accepted
+    (lambda: T.theorem_6_8_threshold(0.1, 0.5, 260, 6, 1.0, 4.0, C=np.nan), "C", ValueError),  # before: NaN
+    (lambda: T.sgd(np.zeros(2), [0.5], 0.1, 0.1, 10, 0.1, V, F, noise=1.7e308), "noise", ValueError),
+])
+def test_every_argument_is_validated(call, name, exc):
+    with pytest.raises(exc, match=f"`{name}`"):
+        call()
+
+
+def test_overflow_raises_nonfinite_error_or_gives_the_finite_limit():
+    # before: OverflowError of Python's float power (not a ValueError)
+    q1, q2 = T.theorem_6_2_thresholds(0.1, 0.5, 260, 1e300, 4.0)
+    assert q1 == 2.0 ** -21 / (16 * 261) * 0.1  # min(delta^2 df^2 / (m+1)^4, xi) = xi
+    with pytest.raises(NonFiniteError):
+        T.recovery_horizon(1e-200)  # before: ZeroDivisionError
+    with pytest.raises(NonFiniteError):
+        T.prop_6_9_bound(1.0, 1e-300, 1e-100, 1e200, 6)
+    with pytest.raises(NonFiniteError):  # before: inf returned
+        T.heaviside_loss_closed_form([0.1, 0.2, 0.6, 0.7], [0.5], [-1e200, 1e200])
+
+
+def test_shapes_of_scalar_input_and_huge_record_every():
+    # scalars stay scalars (before: shape (1,))
+    assert np.shape(T.activation(0.1)) == () and np.shape(T.network(0.3, [0.0, 1.0], [0.5], 0.1)) == ()
+    assert np.shape(T.evaluate_target(0.3, V, F)) == ()
+    # before: OverflowError "int too big to convert" in the kernel; the start is the only record
+    tr = T.gradient_descent(np.zeros(2), [0.5], 0.1, 0.1, 3, 0.1, V, F, record_every=10**30)
+    assert tr.u.shape == (1, 1) and tr.tau.tolist() == [0.0]
+    # before: numpy's "high - low < 0" for a noise of -0.0
+    assert T.sgd(np.zeros(2), [0.5], 0.1, 0.1, 3, 0.1, V, F, noise=-0.0, rng=0).u.shape == (4, 1)
+
+
+def test_flanking_and_d_good_match_their_definitions_with_ties():
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        u = np.round(rng.uniform(-0.1, 1.1, rng.integers(1, 15)), 1)  # ties, and positions at the jumps
+        left, right = T.flanking(u, V)
+        for i, vi in enumerate(V):
+            below, above = np.where(u < vi)[0], np.where(u > vi)[0]
+            assert left[i] == (below[np.argmax(u[below])] if below.size else -1)
+            assert right[i] == (above[np.argmin(u[above])] if above.size else -1)
+        edges = np.concatenate(([0.0], V, [1.0]))
+        six = all(np.count_nonzero((u >= lo) & (u <= hi)) >= 6 for lo, hi in zip(edges[:-1], edges[1:]))
+        if not six:
+            assert not T.is_d_good(u, V, 1e-3, 0.01)
