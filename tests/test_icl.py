@@ -319,3 +319,96 @@ def test_pe_loss_hessian_is_twice_H():
             Hfd[i, j] = (icl.pe_loss(p0 + ei + ej, mu) - icl.pe_loss(p0 + ei - ej, mu)
                          - icl.pe_loss(p0 - ei + ej, mu) + icl.pe_loss(p0 - ei - ej, mu)) / (4 * h * h)
     assert np.allclose(Hfd, 2 * icl.pe_hessian(T, mu), atol=1e-6)
+
+
+# ---------------------------------------------------------------- exact functions: every integer and bool dtype
+
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+def _big(dtype, k=1):
+    """A value of ``dtype`` whose products overflow it (half its maximum; 1 for bool), and k - 1 below it."""
+    if dtype is np.bool_:
+        return 1
+    return int(np.iinfo(dtype).max) // 2 - (k - 1)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda t: np.dtype(t).name)
+def test_exact_functions_convert_every_integer_and_bool_dtype(dtype):
+    """augmented_loss_exact([0.1, 0.2, 0.3, 0.4], np.array([1, 1]), 2, 3) returned 2.5e-14 instead of 59.96 and
+    expected_loss_exact overflowed: a NumPy integer inside a Fraction keeps its fixed width. Every exact function
+    now equals its Python-int call exactly and the float kernel to rounding, for every integer and bool dtype."""
+    v = [_big(dtype, k) for k in (1, 2, 3, 4)]
+    b = [_big(dtype, 1), _big(dtype, 2)]
+    # augmented model: float a with integer b (the reported case), and integer a and b
+    for a_in in ([0.1, 0.2, 0.3, 0.4], np.array(v, dtype)):
+        a_py = a_in if isinstance(a_in, list) else v
+        for s0 in icl.S0_CONVENTIONS:
+            got = icl.augmented_loss_exact(a_in, np.array(b, dtype), 2, 3, s0)
+            assert got == icl.augmented_loss_exact(a_py, b, 2, 3, s0)
+            assert float(got) == pytest.approx(icl.augmented_loss(np.array(a_py, float), np.array(b, float), 2, 3, s0),
+                                               rel=1e-12)
+    assert float(icl.augmented_loss_exact([0.1, 0.2, 0.3, 0.4], np.array([1, 1], dtype), 2, 3)) == pytest.approx(59.96)
+    if dtype is not np.bool_:
+        assert float(icl.augmented_loss_exact([0.1, 0.2, 0.3, 0.4], np.array([2, 2], dtype), 2, 3)) == pytest.approx(
+            239.84)
+    small = [1, 0, 1, 1] if dtype is np.bool_ else [1, 0, 2, 1]
+    # non-augmented model, both contexts
+    C = np.array([[v[0], v[1]], [v[2], v[3]]], dtype)
+    p = np.array([v[3], v[0], v[1]], dtype)
+    for context in icl.CONTEXTS:
+        got = icl.expected_loss_exact(C, p, context)
+        assert got == icl.expected_loss_exact(C.tolist(), [int(x) for x in p], context)
+        assert float(got) == pytest.approx(icl.expected_loss(C.astype(float), p.astype(float), context), rel=1e-12)
+    # exact moments: integer coefficients and exponents of the dtype
+    e = np.array([[1, 0], [1, 0], [0, 1]], dtype)
+    coef = np.array(v[:3], dtype)
+    got = icl.expected_abs2(coef, e)
+    assert got == icl.expected_abs2(v[:3], e.astype(np.int64).tolist()) and isinstance(got, int)
+    assert float(got) == pytest.approx(icl.expected_abs2(coef.astype(float), e.astype(np.int64)), rel=1e-12)
+    assert icl.torus_moment(np.array(small, dtype), small) == 1
+    assert icl.torus_moment(np.array(small, dtype), np.array(small[::-1], dtype)) == int(small == small[::-1])
+    # integer sizes as NumPy scalars (a bool is not a size)
+    if dtype is np.bool_:
+        with pytest.raises(TypeError, match="`d`"):
+            icl.eta_star(np.bool_(True), 4)
+    else:
+        assert icl.eta_star(dtype(3), dtype(6)) == icl.eta_star(3, 6)
+        assert icl.augmented_min_loss(dtype(3), dtype(6), "zero") == icl.augmented_min_loss(3, 6, "zero")
+        assert icl.eta_star_printed(dtype(3), dtype(6)) == icl.eta_star(3, 6)
+        assert icl.augmented_loss_exact(v, b, dtype(2), dtype(3)) == icl.augmented_loss_exact(v, b, 2, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.longdouble], ids=lambda t: np.dtype(t).name)
+def test_exact_functions_take_every_float_dtype_exactly(dtype):
+    """A NumPy float is read exactly (its as_integer_ratio), as its Python float would be: np.float32 used to be
+    refused by Fraction, and np.longdouble is not rounded to float64 first."""
+    a = np.array([0.1, 0.2, 0.3, 0.4], dtype)
+    as_fractions = [Fraction(*x.as_integer_ratio()) for x in a]
+    assert icl.augmented_loss_exact(a, [1, 1], 2, 3) == icl.augmented_loss_exact(as_fractions, [1, 1], 2, 3)
+    assert icl.expected_loss_exact(a.reshape(2, 2), a[:3]) == icl.expected_loss_exact(
+        [as_fractions[:2], as_fractions[2:]], as_fractions[:3])
+    assert icl.expected_abs2(list(a[:2]), [[1], [1]]) == pytest.approx(float(sum(as_fractions[:2]) ** 2), rel=1e-6)
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: icl.expected_loss_exact([["1"]], [1, 2]), TypeError, "`C`"),
+    (lambda: icl.expected_loss_exact([[1]], ["1/2", 2]), TypeError, "`p`"),
+    (lambda: icl.expected_loss_exact([[1j]], [1, 2]), TypeError, "`C`"),
+    (lambda: icl.expected_loss_exact([[None]], [1, 2]), TypeError, "`C`"),
+    (lambda: icl.expected_loss_exact([[float("inf")]], [1, 2]), ValueError, "`C`"),
+    (lambda: icl.expected_loss_exact([[1.0]], [np.nan, 2]), ValueError, "`p`"),
+    (lambda: icl.augmented_loss_exact(["0.1", 0, 0, 0], [1, 1], 2, 3), TypeError, "`a`"),
+    (lambda: icl.augmented_loss_exact([0, 0, 0, 0], np.array([1 + 0j, 1]), 2, 3), TypeError, "`b`"),
+    (lambda: icl.augmented_loss_exact([0, 0, 0], [1, 1], 2, 3), ValueError, "`a`"),
+    (lambda: icl.expected_abs2(["1"], [[1]]), TypeError, "`coefficients`"),
+    (lambda: icl.expected_abs2([10 ** 400, 0.5], [[1], [2]]), ValueError, "`coefficients`"),
+    (lambda: icl.torus_moment([1.0], [1]), TypeError, "`a`"),
+    (lambda: icl.torus_moment([1], [None]), TypeError, "`b`"),
+    (lambda: icl.group_monomials([[1.5, 0.0]]), TypeError, "`exponents`"),
+])
+def test_exact_functions_refuse_what_is_not_a_number(call, exc, match):
+    """Strings used to reach Fraction (which parses "1/2"); inf raised OverflowError; a huge int mixed with floats
+    raised OverflowError."""
+    with pytest.raises(exc, match=match):
+        call()

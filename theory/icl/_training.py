@@ -1,5 +1,5 @@
 r"""Gradient-flow training of the model (6.6) on the exact population loss (6.3) (chapter 6 of the thesis,
-§6.5 and Fig. 6.3), and of the scalar problem of Prop. 6.9.
+§6.5 and Fig. 6.3), and of the scalar problem of Prop. 6.9 (private; validated by :mod:`theory.icl._api`).
 
 :func:`gradient_flow` integrates :math:`\dot\theta=-\nabla\ell(\theta)`, :math:`\theta=(\mathbf A,\mathbf B,P)`, by
 explicit Euler steps of size ``lr`` (full-batch gradient descent on the exact loss, no sampling). Only the
@@ -8,17 +8,13 @@ entries of P that the loss uses (row T-1, columns 1..T, for T = 2..Tmax) move.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-import functools
-
-from .._validation import as_float_array, check_finite_output, check_int, check_interval
 from . import _kernels
-from ._loss import _check_context, _structure
-
-__all__ = ["FlowResult", "gradient_flow", "scalar_flow"]
+from ._loss import _structure
 
 
 @functools.lru_cache(maxsize=64)
@@ -37,16 +33,16 @@ def _stacked_structure(d, Tmax, context):
 
 @dataclass(frozen=True)
 class FlowResult:
-    """Trajectory summary of :func:`gradient_flow`.
+    """Trajectory summary of :func:`theory.icl.gradient_flow`.
 
     Attributes
     ----------
     Amat, Bmat, P : ndarray
-        Final parameters.
+        Final parameters, float64, shapes (H, d), (H, d) and (Tmax, Tmax) as given.
     losses : ndarray
-        Loss before each step and after the last one (length steps_taken + 1).
+        Loss before each step and after the last one (length steps + 1), float64.
     steps : int
-        Steps taken (fewer than asked when the loss fell below ``tol``).
+        Steps taken (fewer than asked when the loss fell to ``tol`` or below).
     """
 
     Amat: np.ndarray
@@ -56,58 +52,17 @@ class FlowResult:
     steps: int
 
 
-def gradient_flow(Amat0, Bmat0, P0, Tmax=None, context="unitary", *, lr=0.01, steps=1000, tol=0.0,
-                  train_P=True):
-    r"""Euler discretisation of the gradient flow on :math:`\ell(\mathbf A,\mathbf B,P)` (6.3) under
-    Assumptions 6.2 and 2, with the exact loss of :func:`theory.icl.population_loss`.
-
-    Parameters
-    ----------
-    Amat0, Bmat0 : array_like, shape (H, d)
-    P0 : array_like, shape (Tmax, Tmax)
-    Tmax : int, optional
-    context : {"unitary", "orthogonal"}
-    lr : float
-        Step size (> 0).
-    steps : int
-        Largest number of steps (>= 0).
-    tol : float
-        Stop once the loss is <= tol (>= 0).
-    train_P : bool
-        Whether P moves (False: the flow on (A, B) at fixed P).
-    """
-    func = "theory.icl.gradient_flow"
-    context = _check_context(context, func)
-    A = as_float_array(Amat0, "Amat0", func=func, ndim=2, copy=True)
-    B = as_float_array(Bmat0, "Bmat0", func=func, ndim=2, copy=True)
-    if B.shape != A.shape:
-        raise ValueError(f"`Bmat0` of {func} must have the shape of `Amat0`, {A.shape}; got {B.shape}")
-    P = as_float_array(P0, "P0", func=func, ndim=2, copy=True)
-    lr = check_interval(lr, "lr", 0.0, np.inf, func=func)
-    steps = check_int(steps, "steps", func=func, minimum=0)
-    tol = check_interval(tol, "tol", 0.0, np.inf, func=func, closed="left")
+def gradient_flow(A, B, P, Tmax, context, lr, steps, tol, train_P):
+    """Euler steps in place on the copies ``A``, ``B``, ``P``: a :class:`FlowResult`."""
     d = A.shape[1]
-    if P.shape[0] != P.shape[1] or P.shape[0] < 2:
-        raise ValueError(f"`P0` of {func} must be a square (Tmax, Tmax) matrix with Tmax >= 2; got {P.shape}")
-    Tmax = P.shape[0] if Tmax is None else check_int(Tmax, "Tmax", func=func, minimum=2, maximum=P.shape[0])
-    if context == "orthogonal" and d % 2:
-        raise ValueError(f"`Amat0` of {func} must have an even number of columns d = 2δ for context='orthogonal'; "
-                         f"got d = {d}")
     gid, target, ngroups = _stacked_structure(d, Tmax, context)
     losses = np.empty(steps + 1)
-    k = _kernels.flow(A, B, P, gid, target, ngroups, lr, steps, tol, bool(train_P), losses)
-    losses = losses[: k + 1]
-    check_finite_output(losses, "the loss along the flow", func=func, hint="Use a smaller `lr`.")
-    return FlowResult(A, B, P, losses, int(k))
+    k = _kernels.flow(A, B, P, gid, target, ngroups, lr, steps, tol, train_P, losses)
+    return FlowResult(A, B, P, losses[: k + 1], int(k))
 
 
-def scalar_flow(a0, b0, p0, t_end, n_steps):
-    r"""Prop. 6.9: the gradient flow of :math:`\ell(a,b,p)=(pab-1)^2`, integrated by classical RK4 with
-    ``n_steps`` steps up to time ``t_end``; returns the states, shape (n_steps + 1, 3)."""
-    func = "theory.icl.scalar_flow"
-    x = np.array([check_interval(v, n, -np.inf, np.inf, func=func) for v, n in ((a0, "a0"), (b0, "b0"), (p0, "p0"))])
-    t_end = check_interval(t_end, "t_end", 0.0, np.inf, func=func)
-    n_steps = check_int(n_steps, "n_steps", func=func, minimum=1)
+def scalar_flow(x, t_end, n_steps):
+    """Classical RK4 on the gradient flow of (pab - 1)², from x = (a0, b0, p0): states (n_steps + 1, 3)."""
 
     def f(y):
         a, b, p = y
@@ -124,7 +79,4 @@ def scalar_flow(a0, b0, p0, t_end, n_steps):
         k4 = f(x + h * k3)
         x = x + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
         out[n + 1] = x
-    if not np.all(np.isfinite(out)):
-        from .._errors import NonFiniteError
-        raise NonFiniteError(f"{func}: the flow overflowed; use a smaller `t_end` or more `n_steps`.")
     return out
