@@ -208,3 +208,131 @@ def test_scaling_kernel_matches_log_domain_kernel(n_iter):
     assert abs(ra[1] - rb[1]) <= 1e-12
     np.testing.assert_allclose(np.exp(Lb), np.exp(La), rtol=0, atol=1e-12)
     np.testing.assert_allclose(Lb[np.exp(La) > 1e-200], La[np.exp(La) > 1e-200], rtol=1e-12, atol=1e-9)
+
+
+# ------------------------------------------------------------------ validation at the door, guards
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda C: sk.sinkhorn_reference(np.zeros((4, 3)), 3), ValueError, "`C`.*square"),
+    (lambda C: sk.sinkhorn_reference(C, "20"), TypeError, "`n_iter`"),
+    (lambda C: sk.sinkhorn_reference(C, 2.5), TypeError, "`n_iter`"),
+    (lambda C: sk.sinkhorn_reference(C, None), TypeError, "`n_iter`"),
+    (lambda C: sk.sinkhorn_reference(C, True), TypeError, "`n_iter`"),
+    (lambda C: sk.sinkhorn_reference(C, 0), ValueError, "`n_iter`"),
+    (lambda C: sk.sinkhorn_reference(C + 1j, 3), TypeError, "`C`"),
+    (lambda C: sk.sinkhorn_reference("C", 3), TypeError, "`C`"),
+    (lambda C: sk.sinkhorn_reference(np.full((2, 2), np.nan), 3), ValueError, "`C`"),
+    (lambda C: sk.sinkhorn_reference(C, 3, max_work="big"), TypeError, "`max_work`"),
+    (lambda C: sk.sinkhorn(C, n_iter="20"), TypeError, "`n_iter`"),
+    (lambda C: sk.sinkhorn(C + 0j), TypeError, "`C`"),
+    (lambda C: sk.sinkhorn(None), TypeError, "`C`"),
+    (lambda C: sk.sinkhorn(C, tol="1e-13"), TypeError, "`tol`"),
+    (lambda C: sk.sinkhorn(C, max_iter=None), TypeError, "`max_iter`"),
+    (lambda C: sk.sinkhorn(C, return_info="yes"), TypeError, "`return_info`"),
+    (lambda C: sk.sinkhorn(C, max_work=0.0), ValueError, "`max_work`"),
+    (lambda C: sk.sinkhorn(C, max_work=1j), TypeError, "`max_work`"),
+])
+def test_every_argument_validated(call, exc, match):
+    """sinkhorn_reference accepted a (4, 3) matrix, n_iter="20" and 2.5 (int() of them) and complex logits (their
+    real part); sinkhorn accepted return_info="yes" into a NumPy error."""
+    with pytest.raises(exc, match=match):
+        call(_logits(4, seed=1))
+
+
+def test_lists_and_float32_computed_in_float64():
+    C = _logits(5, seed=6)
+    K = sk.sinkhorn(C)
+    assert np.array_equal(sk.sinkhorn(C.tolist()), K)
+    C32 = C.astype(np.float32)
+    K32 = sk.sinkhorn(C32, n_iter=3)
+    assert K32.dtype == np.float64 and np.array_equal(K32, sk.sinkhorn(C32.astype(np.float64), n_iter=3))
+    R = sk.sinkhorn_reference(C32, 3)
+    assert R.dtype == np.float64 and np.array_equal(R, sk.sinkhorn_reference(C32.astype(np.float64), 3))
+
+
+@pytest.mark.parametrize("n_iter", [None, 1, 4, 9])
+def test_public_function_is_the_kernel_bit_for_bit(n_iter):
+    """The validation adds no arithmetic: the result is exp of the kernel's iterate, to the last bit."""
+    from theory.sinkhorn import _kernels
+
+    C = _logits(11, seed=7)
+    L = C - C.max()
+    if n_iter is None:
+        _kernels.sinkhorn_scaling(L, 0, 1e-13, 100_000)
+    else:
+        _kernels.sinkhorn_scaling(L, n_iter, 0.0, 1)
+    assert np.array_equal(sk.sinkhorn(C, n_iter=n_iter), np.exp(L))
+
+
+def test_huge_counts_and_sizes_refused_up_front():
+    """n_iter = 10**12 ran 10**12 normalisations (hours); a million tokens allocated a 7 TiB matrix."""
+    import time
+
+    C = _logits(4, seed=2)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="`n_iter`.*max_work"):
+        sk.sinkhorn(C, n_iter=10**12)
+    with pytest.raises(ValueError, match="`n_iter`.*max_work"):
+        sk.sinkhorn_reference(C, 10**9)
+    with pytest.raises(ValueError, match="`n_iter`"):
+        sk.attention(*_setup(), n_iter=10**30)
+    X = np.zeros((10**6, 1))
+    with pytest.raises(ValueError, match="`X`.*memory"):
+        sk.attention(X, np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)))
+    with pytest.raises(ValueError, match="`X`.*memory"):
+        sk.energy(X, np.ones((1, 1)), np.ones((1, 1)))
+    with pytest.raises(ValueError, match="`X`.*memory"):
+        sk.logits(X, np.ones((1, 1)), np.ones((1, 1)))
+    with pytest.raises(ValueError, match="`x`.*memory"):
+        sk.l2_softmax_field(X, X[:10**5], np.ones(10**5), np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), 1.0)
+    with pytest.raises(ValueError, match="`C`.*memory"):
+        sk.sinkhorn(np.broadcast_to(0.0, (10**5, 10**5)))
+    assert time.perf_counter() - t0 < 5.0
+
+
+def test_convergence_stops_where_the_budget_is_spent():
+    """Slowly converging logits with a huge max_iter stop at the work budget, naming max_work."""
+    C = _logits(6, seed=8, scale=300.0)
+    with pytest.raises(ValueError, match="`max_work`"):
+        sk.sinkhorn(C, max_iter=10**12, max_work=1e8)
+    with pytest.raises(ValueError, match="`max_work`"):
+        sk.sinkhorn(C, max_work=1.0)  # not even one normalisation
+    K, info = sk.sinkhorn(_logits(6, seed=8), max_iter=10**12, max_work=1e8, return_info=True)
+    assert info["col_error"] <= 1e-13
+
+
+def test_arguments_unused_by_a_kind_are_still_validated():
+    """attention(kind="kernel", n_iter="x") and energy("kernel", tol=None) were accepted."""
+    X, WQ, WK, WV = _setup()
+    with pytest.raises(TypeError, match="`n_iter`"):
+        sk.attention(X, WQ, WK, WV, "kernel", n_iter="x")
+    with pytest.raises(TypeError, match="`tol`"):
+        sk.energy(X, WQ, WK, "kernel", tol=None)
+    with pytest.raises(TypeError, match="`tol`"):
+        sk.energy(X, WQ, WK, tol="x")  # was a Numba typing error
+    with pytest.raises(TypeError, match="`WV`"):
+        sk.attention(X, WQ, WK, None)  # was an AttributeError
+    with pytest.raises(TypeError, match="`max_iter`"):
+        sk.energy(X, WQ, WK, max_iter=2.0)
+
+
+def test_overflowing_logits_never_give_nan():
+    """Logits spanning beyond the float64 range gave an energy of NaN, and an attention error naming `C`,
+    an argument attention does not have."""
+    X, W = np.array([[1e154], [-1e154]]), np.array([[1.0]])
+    with pytest.raises(ValueError, match="`X`"):
+        sk.energy(X, W, W)
+    with pytest.raises(ValueError, match="`X`"):
+        sk.attention(X, W, W, W)
+    with pytest.raises(NonFiniteError, match="overflow"):
+        sk.attention(X, W, W, W, "kernel")
+
+
+def test_l2_field_with_weights_near_the_float64_maximum():
+    """Weights whose sum overflows are normalised by their maximum first (the field depends on the ratios only)."""
+    rng = np.random.default_rng(4)
+    x, nodes, w = rng.normal(size=(3, 2)), rng.normal(size=(5, 2)), rng.uniform(0.5, 1.5, size=5)
+    WQ, WK, WV = rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 2))
+    big = sk.l2_softmax_field(x, nodes, w * 1e308, WQ, WK, WV, 0.5)
+    np.testing.assert_allclose(big, sk.l2_softmax_field(x, nodes, w, WQ, WK, WV, 0.5), rtol=1e-13, atol=1e-13)
