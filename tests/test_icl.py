@@ -412,3 +412,60 @@ def test_exact_functions_refuse_what_is_not_a_number(call, exc, match):
     raised OverflowError."""
     with pytest.raises(exc, match=match):
         call()
+
+
+# ---------------------------------------------------------------- huge sizes are refused up front
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: icl.augmented_loss([0.1, 0.2, 0.3, 0.4], [1.0, 1.0], 2, 10 ** 5), "Tmax"),
+    (lambda: icl.augmented_loss_exact([1, 2, 3, 4], [1, 1], 2, 10 ** 5), "Tmax"),
+    (lambda: icl.eta_star(2, 10 ** 7), "Tmax"),
+    (lambda: icl.augmented_min_loss(2, 10 ** 7, "zero"), "Tmax"),
+    (lambda: icl.augmented_ray_loss(0.5, 2, 10 ** 12), "T"),
+    (lambda: icl.expected_loss(np.eye(100), np.ones(10 ** 4)), "C"),
+    (lambda: icl.expected_loss_exact(np.eye(30, dtype=int), np.ones(10 ** 4, dtype=int)), "p"),
+    (lambda: icl.population_loss(np.ones((1, 50)), np.ones((1, 50)), np.zeros((200, 200))), "P"),
+    (lambda: icl.gradient_flow(np.ones((1, 2)), np.ones((1, 2)), np.eye(3), steps=10 ** 12), "steps"),
+    (lambda: icl.gradient_flow(np.ones((1, 2)), np.ones((1, 2)), np.eye(3), steps=10 ** 9), "steps"),
+    (lambda: icl.scalar_flow(1.0, 1.0, 1.0, 1.0, 10 ** 9), "n_steps"),
+    (lambda: icl.ar_sequence([1.0, 1j], 10 ** 12), "T"),
+    (lambda: icl.ar_sequence([1.0, 1j], 10 ** 8), "T"),
+    (lambda: icl.unitary_contexts(10 ** 12), "d"),
+    (lambda: icl.orthogonal_contexts(2, size=(10 ** 6, 10 ** 6)), "size"),
+    (lambda: icl.haar_orthogonal(10 ** 5), "d"),
+    (lambda: icl.haar_orthogonal(30, size=10 ** 6), "size"),
+    (lambda: icl.block_parameters(np.ones(4), np.ones(2), 10 ** 6), "d"),
+    (lambda: icl.gd_construction(10 ** 6, 0.5), "d"),
+    (lambda: icl.pe_hessian(10 ** 6, 3.0), "T"),
+    (lambda: icl.pe_hessian_printed(10 ** 6, 3.0), "T"),
+    (lambda: icl.pe_loss(np.zeros(10 ** 5), 3.0), "p"),
+    (lambda: icl.gd_step_prediction(np.ones((2, 10 ** 5)), 0.5), "s"),
+    (lambda: icl.rotation_blocks(np.ones(10 ** 5)), "lam"),
+])
+def test_huge_sizes_are_refused_up_front(call, name):
+    """augmented_loss(..., Tmax=1e5) ran for hours, pe_hessian(1e6) asked for 8 TB, scalar_flow(n_steps=1e9)
+    ran for a day: each is now refused before any loop or allocation, naming the argument, in milliseconds."""
+    import signal
+    import time
+
+    def alarm(signum, frame):
+        raise TimeoutError("not refused within 5 s")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(5)
+    try:
+        t0 = time.process_time()  # CPU time of this process: other load on the machine does not count
+        with pytest.raises(ValueError, match=f"`{name}` of theory.icl"):
+            call()
+        assert time.process_time() - t0 < 1.0
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_eta_star_printed_takes_any_size():
+    """Closed-form power sums: Tmax = 10**30 is exact and instant (the loop over T would never end)."""
+    n = 10 ** 30
+    s1, s2 = n * (n + 1) // 2 - 1, n * (n + 1) * (2 * n + 1) // 6 - 1
+    assert icl.eta_star_printed(3, n) == Fraction(s1, s2 + 2 * s1)
+    assert icl.eta_star_printed(7, 40) == Fraction(sum(range(2, 41)), sum(T * T + 6 * T for T in range(2, 41)))

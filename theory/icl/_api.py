@@ -52,13 +52,14 @@ __all__ = [
 
 # Cost model of the interpreted loops, measured on one core and counted at 1e9 operations per second (the
 # unit of theory._validation.MAX_WORK): building the merged monomials of the model (6.6) costs about 1.5 us
-# per term (i, t, j) plus 20 ns per term and variable (the sort); of the augmented model about 3 us per term
-# (i, t, k, l, j); one rational multiply-add about 30 us (Fractions of floats carry 53-bit denominators);
+# per term (i, t, j) plus up to 80 ns per term and variable (the multi-key sort; 1.3 s in all at
+# d = T = 60); of the augmented model about 3 us per term (i, t, k, l, j); one rational
+# multiply-add about 30 us (Fractions of floats carry 53-bit denominators);
 # the moment counts along the ray about 100 us per context length plus 0.4 us per exponent entry; one RK4
 # step of Prop. 6.9 about 45 us; one token of ar_sequence about 3 us; one evaluation of the loss (6.3) in the
 # compiled flow about 5 us plus 3 us per context length (allocations) plus 10 operations per merged term.
 _TERM = 1500.0
-_TERM_VAR = 20.0
+_TERM_VAR = 80.0
 _AUG_TERM = 3000.0
 _RATIONAL = 3.0e4
 _RAY_CALL = 1.0e5
@@ -1006,7 +1007,7 @@ def expected_loss(C, p, context="unitary", *, return_gradient=False, max_work=No
     return_gradient : bool
         Also return :math:`\partial l/\partial\mathbf C` and :math:`\partial l/\partial p` (real C only).
     max_work : float, optional
-        Budget in floating-point operations (default 1e11); about :math:`d^2T(1500+20d)` to merge the
+        Budget in floating-point operations (default 1e11); about :math:`d^2T(1500+80d)` to merge the
         monomials (cached per (d, T, context)).
 
     Returns
@@ -1276,7 +1277,7 @@ def population_loss(Amat, Bmat, P, Tmax=None, context="unitary", *, return_gradi
     return_gradient : bool
         Also return the gradients with respect to Amat, Bmat and P (zero on unused entries of P).
     max_work : float, optional
-        Budget in floating-point operations (default 1e11); about :math:`d^2(1500+20d)T_{\max}^2/2` to merge
+        Budget in floating-point operations (default 1e11); about :math:`d^2(1500+80d)T_{\max}^2/2` to merge
         the monomials (cached).
 
     Returns

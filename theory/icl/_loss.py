@@ -39,8 +39,20 @@ def _var_sign(k, context):
     return k // 2, (1 if k % 2 == 0 else -1)
 
 
-@functools.lru_cache(maxsize=256)
+#: Largest structures kept in the caches, in bytes (each cache holds at most 256 of them, so at most 512 MiB);
+#: larger ones are rebuilt at each call rather than kept.
+_CACHE_BYTES = 2**21
+
+
 def _structure(d, T, context):
+    """Group ids (d, T, d), target ids (d,), number of groups, for the model (6.6) at context length T (cached
+    up to :data:`_CACHE_BYTES`)."""
+    if 8 * d * d * T <= _CACHE_BYTES:
+        return _structure_cached(d, T, context)
+    return _build_structure(d, T, context)
+
+
+def _build_structure(d, T, context):
     """Group ids (d, T, d), target ids (d,), number of groups, for the model (6.6) at context length T."""
     m = d if context == "unitary" else d // 2
     gid = np.empty((d, T, d), np.int64)
@@ -63,6 +75,9 @@ def _structure(d, T, context):
     gid.setflags(write=False)
     target.setflags(write=False)
     return gid, target, offset
+
+
+_structure_cached = functools.lru_cache(maxsize=256)(_build_structure)
 
 
 def expected_loss(C, p, context, return_gradient):
@@ -141,8 +156,15 @@ def population_loss(Amat, Bmat, P, Tmax, context, return_gradient):
 
 # ------------------------------------------------------------------------------ augmented model (6.4)
 
-@functools.lru_cache(maxsize=256)
 def _aug_structure(d, T, s0):
+    """Counts N (n_groups, 4, 2) of the terms a_k b_l per merged monomial, and the target indicator (n_groups,)
+    (cached up to :data:`_CACHE_BYTES`: at most 8 d^2 T + d groups of 72 bytes)."""
+    if 72 * (8 * d * d * T + d) <= _CACHE_BYTES:
+        return _aug_structure_cached(d, T, s0)
+    return _build_aug_structure(d, T, s0)
+
+
+def _build_aug_structure(d, T, s0):
     """Counts N (n_groups, 4, 2) of the terms a_k b_l per merged monomial, and the target indicator (n_groups,)."""
     counts = []
     targets = []
@@ -179,6 +201,9 @@ def _aug_structure(d, T, s0):
     N.setflags(write=False)
     ind.setflags(write=False)
     return N, ind
+
+
+_aug_structure_cached = functools.lru_cache(maxsize=256)(_build_aug_structure)
 
 
 def augmented_loss(a, b, d, Tmax, s0, return_gradient):

@@ -14,11 +14,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels
-from ._loss import _structure
+from ._loss import _CACHE_BYTES, _structure
 
 
-@functools.lru_cache(maxsize=64)
 def _stacked_structure(d, Tmax, context):
+    """The structures of T = 2..Tmax stacked, gid (Tmax - 1, d, Tmax, d) (cached up to 2 MiB)."""
+    if 8 * (Tmax - 1) * d * d * Tmax <= _CACHE_BYTES:
+        return _stacked_cached(d, Tmax, context)
+    return _build_stacked(d, Tmax, context)
+
+
+def _build_stacked(d, Tmax, context):
     nT = Tmax - 1
     gid = np.zeros((nT, d, Tmax, d), np.int64)
     target = np.zeros((nT, d), np.int64)
@@ -29,6 +35,9 @@ def _stacked_structure(d, Tmax, context):
         target[k] = tg
         ngroups[k] = n
     return gid, target, ngroups
+
+
+_stacked_cached = functools.lru_cache(maxsize=64)(_build_stacked)
 
 
 @dataclass(frozen=True)
