@@ -26,7 +26,7 @@ from hypothesis.extra import numpy as hnp
 from scipy.optimize import isotonic_regression as scipy_ir
 
 from theory.isotonic import isotonic_regression
-from theory.isotonic import _kernels
+from theory import _pav as _kernels
 
 FUNC = "theory.isotonic.isotonic_regression"
 

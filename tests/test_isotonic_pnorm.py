@@ -12,7 +12,7 @@ import pytest
 from scipy.optimize import minimize
 
 from theory.isotonic import ConvergenceWarning, isotonic_regression
-from theory.isotonic import _kernels
+from theory import _pav as _kernels
 
 PS = [4 / 3, 1.5, 3.0]
 

@@ -1,6 +1,6 @@
 """Public API of weighted isotonic regression (paper key ``topk``, Section 7.5): validation, the
 conventions (decreasing fits by reversal, SciPy's block convention, rescaling after an overflow) and
-the call of the private kernel :func:`theory.isotonic._kernels._pav`."""
+the call of the private kernel :func:`theory._pav._pav`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .._validation import NonFiniteError, all_finite, as_float_array, check_finite_output, plain_repr
-from . import _kernels
+from .. import _pav as _kernels
 
 __all__ = ["ConvergenceWarning", "isotonic_regression"]
 

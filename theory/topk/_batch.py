@@ -6,7 +6,7 @@ Private: float64/intp C-contiguous 2-D arrays, one independent problem per row, 
 public, validated interface is :mod:`theory.topk._soft`, which also keeps the reference
 implementation (one row, NumPy) that these kernels reproduce bit for bit: the same operations in the
 same order, the isotonic fit by the same pool-adjacent-violators kernel
-(:func:`theory.isotonic._kernels._pav_unit`), and the block sums in the order of NumPy's
+(:func:`theory._pav._pav_unit`), and the block sums in the order of NumPy's
 ``np.add.reduceat`` (first element, then the pairwise sum of the rest: :func:`_npsum`).
 
 Ties of the sort. The rank (and the Jacobian of the sort) needs the sorting permutation; the
@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..isotonic._kernels import _pav_unit
+from .._pav import _pav_unit
 from ._radix import key_value, radix_argsort_into
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}

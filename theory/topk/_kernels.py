@@ -19,8 +19,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ..isotonic._kernels import _block_root as _iso_block_root
-from ..isotonic._kernels import _pw
+from .._pav import _block_root as _iso_block_root
+from .._pav import _pw
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
 

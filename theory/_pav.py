@@ -1,9 +1,11 @@
-"""Numba kernel of weighted least-squares isotonic regression (paper key ``topk``, Section 7.5, Eq. (7.5)
-with R = 1/2 ||.||^2; Algorithm 1 of its Appendix 7.B.2, pool adjacent violators).
+"""The pool-adjacent-violators core shared by :mod:`theory.isotonic` and :mod:`theory.topk`: Numba kernels of
+weighted isotonic regression (paper key ``topk``, Section 7.5, Eq. (7.5) with R = 1/2 ||.||^2 and the p-norm
+regularised pooling of Eqs. (7.5)-(7.6); Algorithm 1 of its Appendix 7.B.2, pool adjacent violators).
 
 Private: float64 C-contiguous arrays and plain integers only, no validation, no defaults, no
-allocation. The public, validated interface is :mod:`theory.isotonic._api`, which also owns every
-convention (decreasing fits by reversal, SciPy's block convention, rescaling after an overflow).
+allocation. The public, validated interface is :mod:`theory.isotonic` (``theory.isotonic._api`` owns every
+convention: decreasing fits by reversal, SciPy's block convention, rescaling after an overflow);
+:mod:`theory.topk` calls the unit-weight pass and the block root finder of its soft operators from here.
 
 Status codes returned by :func:`_pav`:
 
