@@ -144,7 +144,7 @@ def test_vectors_edited_or_newer_exit_2(tmp_path, capsys):
             "--adapter", str(SCIPY_ADAPTER), "--vectors", str(d)]
     assert main(args) == 2
     assert "was modified" in capsys.readouterr().err
-    oracle.export(d, ["isotonic_regression"])
+    oracle.export(d, ["isotonic_regression"], overwrite=True)
     manifest = json.loads((d / "manifest.json").read_text())
     manifest["format"] = oracle.FORMAT_VERSION + 1
     (d / "manifest.json").write_text(json.dumps(manifest))
@@ -440,12 +440,10 @@ def test_momentum_kernels_independent_numpy_passes_planted_bugs_fail():
 
 
 def test_momentum_psi_series_passes_first_order_map_fails():
-    """Prop. 4.3's series (an independent evaluation) agrees with Psi_eps where it converges; it overflows at
-    eps = 0.01 (its terms grow like ||theta/eps + I/(4 eps^2)||^n), which the oracle reports as an error."""
-    cases = [c.name for c in oracle.kernel("momentum_psi").cases() if c.name != "eps0.01_d3"]
-    result = oracle.verify("momentum_psi", planted.psi_by_series, cases=cases)
+    """Prop. 4.3's series (an independent evaluation) agrees with Psi_eps on every case, eps = 0.01 included
+    (its terms from n = 86 on, where (2n)! leaves float64, are the zeros they are in float64, not 0 * inf)."""
+    result = oracle.verify("momentum_psi", planted.psi_by_series)
     assert result.ok, result.report()
-    assert oracle.verify("momentum_psi", planted.psi_by_series, cases=["eps0.01_d3"]).exit_code == 2
     result = oracle.verify("momentum_psi", planted.psi_ignoring_eps)
     assert result.exit_code == 1
     assert {r.case for r in result.rows if r.verdict == "pass"} == {
@@ -506,3 +504,217 @@ def test_foreign_tensor_outputs_are_read_and_their_dtype_reported():
     result = oracle.verify("isotonic_regression", as_float32_tensor, cases=_not_huge("isotonic_regression"))
     assert result.exit_code == 1
     assert "returned float32 in float64 mode" in result.report()
+
+
+# ----------------------------------------------------------------------------------------------
+# bad input to the power functions; user code that exits; runs that compare nothing; output paths
+
+
+@pytest.mark.parametrize("call, exc", [
+    (lambda: oracle.fgn_power(64, 0.5, 1000, "H-0.5"), ValueError),
+    (lambda: oracle.fgn_power(64, 0.5, 1000, "brownian"), ValueError),
+    (lambda: oracle.fgn_power(64, 0.5, 1000, None), TypeError),
+    (lambda: oracle.fbm_power(64, 0.5, 1.0, 1000, "H+0.5"), ValueError),
+    (lambda: oracle.fbm_power(64, 0.5, 1.0, 1000, "white"), ValueError),
+])
+def test_power_refuses_an_unknown_alternative(call, exc):
+    """Any alternative but the declared ones was silently taken for "H-0.05"."""
+    with pytest.raises(exc, match="`alternative`"):
+        call()
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"n": 1}, "n"), ({"n": "64"}, "n"), ({"hurst": 1.0}, "hurst"), ({"hurst": None}, "hurst"),
+    ({"draws": 0}, "draws"), ({"draws": 2.5}, "draws"), ({"n": 10**6}, "n"),
+])
+def test_power_validates_its_other_arguments(kwargs, name):
+    args = {"n": 64, "hurst": 0.5, "draws": 1000, "alternative": "H+0.05", **kwargs}
+    with pytest.raises((TypeError, ValueError), match=f"`{name}`"):
+        oracle.fgn_power(**args)
+    with pytest.raises((TypeError, ValueError), match=f"`{name}`"):
+        oracle.fbm_power(length=1.0, **args)
+    with pytest.raises(ValueError, match="`length`"):
+        oracle.fbm_power(64, 0.5, -1.0, 1000, "H+0.05")
+
+
+_EXITING = '''
+import sys
+
+from theory.isotonic import isotonic_regression
+
+
+def exits(y, w, increasing=True):
+    sys.exit(0)
+
+
+def exits_on_one_point(y, w, increasing=True):
+    if len(y) == 1:
+        sys.exit(0)
+    return isotonic_regression(y, w, increasing=increasing)[0]
+
+
+def interrupts_on_one_point(y, w, increasing=True):
+    if len(y) == 1:
+        raise KeyboardInterrupt
+    return isotonic_regression(y, w, increasing=increasing)[0]
+
+
+def sampler_exits(n, hurst, size, rng):
+    sys.exit(3)
+
+
+calls = []
+
+
+def recorded(y, w, increasing=True):
+    calls.append(len(y))
+    return isotonic_regression(y, w, increasing=increasing)[0]
+'''
+
+
+@pytest.fixture()
+def exiting(tmp_path, monkeypatch):
+    """A module of functions under test that call sys.exit or raise KeyboardInterrupt, importable as
+    `oracle_exiting`."""
+    (tmp_path / "oracle_exiting.py").write_text(_EXITING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    sys.modules.pop("oracle_exiting", None)
+    module = importlib.import_module("oracle_exiting")
+    yield module
+    sys.modules.pop("oracle_exiting", None)
+
+
+def _verify(*args, **kwargs):
+    try:
+        return oracle.verify(*args, **kwargs)
+    except (SystemExit, KeyboardInterrupt) as exc:  # what the oracle did before: the run ended silently
+        pytest.fail(f"{type(exc).__name__} escaped from verify")
+
+
+def test_sys_exit_in_the_function_is_an_error_of_the_case(exiting, capsys):
+    """`theory oracle verify` exited 0 with no output when the function under test called sys.exit(0)."""
+    try:
+        code = main(["oracle", "verify", "isotonic_regression", "oracle_exiting:exits_on_one_point"])
+    except SystemExit as exc:
+        pytest.fail(f"SystemExit({exc.code}) escaped from the command")
+    out = capsys.readouterr().out
+    assert code == 2, out
+    assert "n1" in out and "SystemExit(0)" in out
+    assert "first failing case: n1" in out
+    result = _verify("isotonic_regression", exiting.exits)
+    assert result.exit_code == 2 and not result.ok
+    assert all(r.verdict == "ERROR" and "SystemExit(0)" in r.message for r in result.rows)
+    result = _verify("fgn", exiting.sampler_exits, cases=["fgn_H0.5_n64"])
+    assert result.exit_code == 2 and "SystemExit(3)" in result.rows[0].message
+
+
+def test_keyboard_interrupt_in_the_function_stops_the_run_as_an_error(exiting):
+    cases = [c.name for c in oracle.kernel("isotonic_regression").cases()]
+    at = cases.index("n1")
+    result = _verify("isotonic_regression", exiting.interrupts_on_one_point)
+    assert result.exit_code == 2 and not result.ok
+    assert [r.verdict for r in result.rows[:at]] == ["pass"] * at
+    assert result.rows[at].verdict == "ERROR" and "KeyboardInterrupt" in result.rows[at].message
+    assert all(r.verdict == "skip" and "not run" in r.message for r in result.rows[at + 1:])
+    assert len(result.rows) == len(cases)
+    assert "the remaining cases are not run" in result.report()
+
+
+def test_adapter_or_module_that_exits_is_bad_input(exiting, tmp_path, capsys):
+    def adapt(fn):
+        sys.exit(1)
+
+    with pytest.raises(oracle.OracleInputError, match="SystemExit"):
+        _verify("isotonic_regression", exiting.recorded, adapter=adapt)
+    (tmp_path / "exits_at_import.py").write_text("import sys\nsys.exit(0)\n")
+    (tmp_path / "adapter_exits.py").write_text("import sys\nsys.exit(0)\n")
+    try:
+        assert main(["oracle", "verify", "isotonic_regression", "exits_at_import:f"]) == 2
+        assert main(["oracle", "verify", "isotonic_regression", "oracle_exiting:recorded",
+                     "--adapter", str(tmp_path / "adapter_exits.py")]) == 2
+    except SystemExit as exc:
+        pytest.fail(f"SystemExit({exc.code}) escaped from the command")
+    assert capsys.readouterr().err.count("SystemExit(0)") == 2
+
+
+def test_a_run_that_compared_nothing_is_not_a_success(exiting, capsys):
+    """Every selected case skipped (float32 mode, cases outside float32's range), or none selected,
+    was reported as a pass with exit code 0."""
+    result = _verify("isotonic_regression", exiting.recorded, dtype="float32",
+                     cases=["huge_1e300_n50", "tiny_1e-300_n50"])
+    assert [r.verdict for r in result.rows] == ["skip", "skip"]
+    assert not result.ok and result.exit_code == 2
+    assert "nothing was compared" in result.summary()
+    empty = _verify("isotonic_regression", exiting.recorded, cases=[])
+    assert not empty.ok and empty.exit_code == 2 and "no case selected" in empty.summary()
+    code = main(["oracle", "verify", "isotonic_regression", "oracle_exiting:recorded", "--dtype", "float32",
+                 "--case", "huge_1e300_n50"])
+    assert code == 2 and "nothing was compared" in capsys.readouterr().out
+    assert exiting.calls == []
+
+
+@pytest.mark.parametrize("target", ["missing/x.json", ".", "a_file/x.json"])
+def test_json_path_checked_before_the_run(target, exiting, tmp_path, capsys):
+    """--json /nonexistent/x.json ended a run whose every case passed with a traceback (exit 1)."""
+    (tmp_path / "a_file").write_text("not a folder")
+    path = tmp_path / target
+    code = main(["oracle", "verify", "isotonic_regression", "oracle_exiting:recorded", "--json", str(path)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert exiting.calls == []  # refused before the function under test ran
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and "--json" in captured.err
+
+
+def test_json_written_atomically(exiting, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    out.write_text("an older result")
+    assert main(["oracle", "verify", "isotonic_regression", "oracle_exiting:recorded", "--case", "n1",
+                 "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["exit_code"] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["oracle_exiting.py", "r.json"]  # no temporary left
+
+
+def test_export_onto_a_file_or_an_earlier_export(tmp_path, capsys):
+    """`theory oracle export` onto an existing file ended in a traceback (FileExistsError, exit 1); onto an
+    earlier export it replaced the vectors silently."""
+    f = tmp_path / "notes.txt"
+    f.write_text("keep me")
+    for target in (f, f / "sub"):
+        assert main(["oracle", "export", str(target), "--kernel", "isotonic_regression"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and str(f) in err
+    assert f.read_text() == "keep me"
+    d = tmp_path / "v" / "deeper"  # missing parents are created
+    assert main(["oracle", "export", str(d), "--kernel", "isotonic_regression"]) == 0
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    assert main(["oracle", "export", str(d), "--kernel", "isotonic_regression"]) == 2
+    err = capsys.readouterr().err
+    assert "--force" in err and "manifest.json" in err
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+    assert main(["oracle", "export", str(d), "--kernel", "isotonic_regression", "--force"]) == 0
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before  # byte-identical, nothing else left
+
+
+def test_export_that_fails_half_way_leaves_the_earlier_export(tmp_path, monkeypatch, capsys):
+    """A write that fails (a full disk) leaves the earlier vectors as they were and exits 2, not 1."""
+    from theory import _files
+
+    d = tmp_path / "v"
+    names = ["isotonic_regression", "topk_mask"]
+    oracle.export(d, names)
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    real, count = _files._staged, []
+
+    def full_disk(path, data):
+        count.append(path)
+        if len(count) == 2:
+            raise OSError(28, "No space left on device", str(path))
+        return real(path, data)
+
+    monkeypatch.setattr(_files, "_staged", full_disk)
+    args = ["oracle", "export", str(d), "--force"] + [a for n in names for a in ("--kernel", n)]
+    assert main(args) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before

@@ -8,7 +8,7 @@ Usage::
     theory run EXPERIMENT [--preset P] [--set NAME=VALUE ...] [--backend numpy|torch] [--device cpu|cuda]
                [--dtype float64|float32] [--draws-on host|device] [--json OUT]
     theory sweep EXPERIMENT --grid GRID [--preset P] [--scheduler S] [--workers N] [--out DIR] [--plot [FIELD]]
-    theory oracle list | export DIR [--kernel K ...] | verify KERNEL module:function [--vectors DIR]
+    theory oracle list | export DIR [--kernel K ...] [--force] | verify KERNEL module:function [--vectors DIR]
                   [--adapter FILE] [--dtype float64|float32] [--json OUT]
 
 ``python -m theory.cli ...`` does the same. Exit codes: 0 all selected claims pass, 1 a claim
@@ -413,8 +413,9 @@ def _oracle_parser(sub) -> None:
         "oracle",
         help="check another implementation against the float64 kernels; export test vectors",
         description="The reference oracle. Exit codes: 0 every case agrees, 1 your implementation disagrees on a\n"
-        "case, 2 the input is wrong (a module that does not import, a function that raises or returns a wrong\n"
-        "shape, dtype or NaN, a modified or newer vectors folder, an unknown kernel).",
+        "case, 2 the input is wrong (a module that does not import, a function that raises, calls sys.exit or\n"
+        "returns a wrong shape, dtype or NaN, a modified or newer vectors folder, an unknown kernel, an output\n"
+        "path that cannot be written, a run that compared no case).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     osub = oracle.add_subparsers(dest="oracle_command")
@@ -422,6 +423,8 @@ def _oracle_parser(sub) -> None:
     export = osub.add_parser("export", help="write one .npz per kernel and manifest.json (byte-reproducible)")
     export.add_argument("dir", metavar="DIR")
     export.add_argument("--kernel", action="append", default=[], metavar="K", help="only this kernel (repeatable)")
+    export.add_argument("--force", action="store_true",
+                        help="replace the manifest.json and .npz files of an earlier export in DIR (default: refuse)")
     verify = osub.add_parser("verify", help="call module:function on every case of KERNEL and compare")
     verify.add_argument("kernel", metavar="KERNEL")
     verify.add_argument("function", metavar="module:function")
@@ -445,11 +448,18 @@ def _oracle(args: argparse.Namespace) -> int:
                 _say(f"{name:<24} {len(k.cases()):>3} cases  {k.rule}")
             return 0
         if args.oracle_command == "export":
-            path = oracle.export(args.dir, args.kernel or None)
+            path = oracle.export(args.dir, args.kernel or None, overwrite=args.force)
             _say(f"wrote {path} and {len(args.kernel) or len(oracle.kernels())} .npz files")
             return 0
         if args.oracle_command == "verify":
             oracle.kernel(args.kernel)
+            if args.json:  # before the run: an unwritable --json must not cost the run, nor end it with a traceback
+                from theory._files import check_writable_file
+
+                try:
+                    check_writable_file(args.json, "--json")
+                except ValueError as exc:
+                    raise oracle.OracleInputError(str(exc)) from None
             if args.function.endswith(".py") or ":" not in args.function:
                 raise oracle.OracleInputError(
                     f"expected module:function (e.g. scipy.optimize:isotonic_regression), got {args.function!r}")
@@ -464,10 +474,16 @@ def _oracle(args: argparse.Namespace) -> int:
             if args.json:
                 import json
 
-                Path(args.json).write_text(json.dumps(result.to_json(), indent=1) + "\n", encoding="utf-8")
+                from theory._files import write_atomic
+
+                write_atomic(args.json, json.dumps(result.to_json(), indent=1) + "\n")
             return result.exit_code
     except oracle.OracleInputError as exc:
         _say(f"theory oracle: {exc}", sys.stderr)
+        return 2
+    except OSError as exc:  # the environment (a full disk, a folder removed meanwhile): exit 2, not a traceback
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        _say(f"theory oracle: cannot read or write a file{where}: {exc.strerror or exc}", sys.stderr)
         return 2
     _say("theory oracle: name a subcommand: list, export or verify (`theory oracle --help`)", sys.stderr)
     return 2

@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import time
 import zipfile
 from collections.abc import Callable, Mapping
@@ -204,13 +205,21 @@ class VerifyResult:
     seconds_total: float = 0.0
 
     @property
+    def compared(self) -> int:
+        """How many cases were compared (passed or failed); skipped and unchecked cases are not."""
+        return sum(r.verdict in ("pass", "FAIL") for r in self.rows)
+
+    @property
     def ok(self) -> bool:
-        return all(r.verdict in ("pass", "skip") for r in self.rows)
+        """Every case compared agrees, and at least one was compared (a run that compared nothing,
+        every case skipped or none selected, is never a success)."""
+        return self.compared > 0 and all(r.verdict in ("pass", "skip") for r in self.rows)
 
     @property
     def exit_code(self) -> int:
-        """0 all cases agree, 1 a case disagrees, 2 a case could not be checked (raised, bad output)."""
-        if any(r.verdict == "ERROR" for r in self.rows):
+        """0 all cases agree, 1 a case disagrees, 2 a case could not be checked (raised, exited, was
+        interrupted, returned a bad output) or nothing was compared."""
+        if any(r.verdict == "ERROR" for r in self.rows) or self.compared == 0:
             return 2
         return 0 if self.ok else 1
 
@@ -246,6 +255,9 @@ class VerifyResult:
             text += f"; {failed} disagree"
         if errors:
             text += f"; {errors} could not be checked (the function raised or returned a bad output)"
+        if self.compared == 0 and not errors:
+            text += "; nothing was compared (" + ("every selected case was skipped" if n else "no case selected") + \
+                    "), which is not a success"
         return text
 
     def report(self) -> str:
@@ -373,6 +385,15 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
     -------
     VerifyResult
         ``.ok``, ``.exit_code`` (0, 1 disagree, 2 could not be checked), ``.table()``, ``.report()``.
+        An exception raised by ``fn``, SystemExit (a call of ``sys.exit``) and KeyboardInterrupt included,
+        is an ``ERROR`` of its case (after a KeyboardInterrupt the remaining cases are not run); a run
+        that compared no case (every case skipped, or none selected) is not ``ok`` and has exit code 2.
+
+    Raises
+    ------
+    OracleInputError
+        An unknown kernel or case, a bad dtype, a function that is not callable, an adapter that fails,
+        a vectors folder that is missing, modified or newer.
     """
     start = time.perf_counter()
     if dtype not in EPS:
@@ -382,8 +403,8 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         adapt = load_adapter(adapter) if isinstance(adapter, (str, Path)) else adapter
         try:
             fn = adapt(fn)
-        except Exception as exc:  # noqa: BLE001 - the user's adapter
-            raise OracleInputError(f"the adapter raised {type(exc).__name__}: {exc}") from exc
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the user's adapter
+            raise OracleInputError(f"the adapter raised {_raised(exc)}") from exc
     if not callable(fn):
         raise OracleInputError(f"the function under test is not callable ({type(fn).__name__})")
     if vectors is not None:
@@ -399,7 +420,11 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         loaded = [(c, r) for c, r in loaded if c.name in wanted]
     eps = EPS[dtype]
     rows, first, user = [], None, 0.0
-    for case, stored in loaded:
+    for index, (case, stored) in enumerate(loaded):
+        if rows and rows[-1].message.startswith(_INTERRUPTED):  # a KeyboardInterrupt ends the run
+            rows += [CaseRow(c.name, "skip", message=f"not run: {_INTERRUPTED} in case {rows[-1].case}")
+                     for c, _ in loaded[index:]]
+            break
         if dtype == "float32" and not all(_fits_float32(v) for v in case.inputs.values()):
             rows.append(CaseRow(case.name, "skip", message="inputs outside float32's range"))
             continue
@@ -426,10 +451,14 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         except _BadOutput as exc:
             msg = f"case {case.name}: {exc}"
             rows.append(CaseRow(case.name, "ERROR", message=str(exc)))
-        except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the user's code may raise anything
+            # sys.exit() or an interrupt inside the function under test is an error of this case, never a
+            # silent end of the run (which the command would report with the exit status the function chose)
             user += time.perf_counter() - t0
-            msg = f"case {case.name}: the function raised {type(exc).__name__}: {exc}"
-            rows.append(CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}"))
+            msg = f"case {case.name}: the function raised {_raised(exc)}"
+            if isinstance(exc, KeyboardInterrupt):
+                msg += "; the remaining cases are not run"
+            rows.append(CaseRow(case.name, "ERROR", message=_error_message(exc)))
         else:
             row = _compare(k, case, got, ref, eps, given)
             narrow = sorted({str(t) for t in map(_float_dtype, _as_outputs(k, raw))
@@ -449,9 +478,29 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
     return VerifyResult(k.name, dtype, rows, first, user, time.perf_counter() - start)
 
 
+#: how the message of a case that a KeyboardInterrupt stopped begins (the remaining cases are not run)
+_INTERRUPTED = "interrupted (KeyboardInterrupt)"
+
+
+def _raised(exc: BaseException) -> str:
+    """``exc`` as the report names it: its type and message; for SystemExit the status it asked for."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit({exc.code!r}) (sys.exit was called)"
+    if isinstance(exc, KeyboardInterrupt):
+        return f"KeyboardInterrupt{': ' + str(exc) if str(exc) else ''}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _error_message(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return f"{_INTERRUPTED}: the remaining cases are not run"
+    return f"raised {_raised(exc)}"
+
+
 def _verify_statistical(k: Kernel, case: Case, fn, stored) -> tuple[CaseRow, float]:
     """The row of a sampler's case, and the clock when the user's function returned."""
     arguments = k.prepare(case.inputs)
+    called = time.perf_counter()
     try:
         try:
             draws = fn(**arguments)
@@ -460,8 +509,8 @@ def _verify_statistical(k: Kernel, case: Case, fn, stored) -> tuple[CaseRow, flo
         got = _to_numpy(_as_outputs(k, draws)[0], k.outputs[0], k.shape(case.inputs))
     except _BadOutput as exc:
         return CaseRow(case.name, "ERROR", message=str(exc)), called
-    except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
-        return CaseRow(case.name, "ERROR", message=f"raised {type(exc).__name__}: {exc}"), called
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the user's code may raise anything
+        return CaseRow(case.name, "ERROR", message=_error_message(exc)), called
     ref = stored["float64"] if stored is not None else reference_outputs(k, case.inputs)
     verdict, statistic, p_value, critical, message = k.judge(case.inputs, ref, got)
     return CaseRow(case.name, verdict, statistic, p_value, critical, "", message), called
@@ -480,8 +529,8 @@ def load_function(spec: str) -> Callable:
         raise OracleInputError(f"expected module:function (e.g. scipy.optimize:isotonic_regression), got {spec!r}")
     try:
         obj = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - ImportError or whatever the module raises at import
-        raise OracleInputError(f"cannot import module {module_name!r}: {type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - whatever the module raises at import
+        raise OracleInputError(f"cannot import module {module_name!r}: {_raised(exc)}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise OracleInputError(f"module {module_name!r} has no attribute {attr!r}")
@@ -500,8 +549,8 @@ def load_adapter(path) -> Callable:
         raise OracleInputError(f"adapter file {path} does not exist")
     try:
         namespace = runpy.run_path(str(path), run_name="theory_oracle_adapter")
-    except Exception as exc:  # noqa: BLE001 - the user's file
-        raise OracleInputError(f"adapter {path} failed to run: {type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the user's file
+        raise OracleInputError(f"adapter {path} failed to run: {_raised(exc)}") from None
     adapt = namespace.get("adapt")
     if not callable(adapt):
         raise OracleInputError(f"adapter {path} defines no function adapt(fn)")
@@ -521,7 +570,7 @@ def _npy_bytes(a: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     """An .npz that ``np.load`` reads, byte-identical for identical arrays (fixed order and timestamps)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
@@ -531,7 +580,7 @@ def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
             info.external_attr = 0o644 << 16
             info.create_system = 3
             z.writestr(info, _npy_bytes(arrays[key]))
-    path.write_bytes(buf.getvalue())
+    return buf.getvalue()
 
 
 def _kind(value) -> str:
@@ -556,19 +605,67 @@ def _from_stored(kind: str, a: np.ndarray):
     return {"bool": bool, "int": int, "float": float, "str": str}[kind](a.item())
 
 
-def export(directory, kernel_names=None) -> Path:
+def _check_export_folder(directory: Path, files: list[str], overwrite: bool) -> None:
+    """Refuse, before any work, a destination that cannot receive the export: a path that is not a
+    folder, a folder (or the nearest existing parent of a new one) that cannot be written, or, without
+    ``overwrite``, a folder already holding one of the files the export writes."""
+    if directory.exists() and not directory.is_dir():
+        raise OracleInputError(f"{directory} exists and is not a folder; export writes a folder of files "
+                               f"(manifest.json and one .npz per kernel): choose another path")
+    parent = directory
+    while not parent.exists():  # the folders export would create
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OracleInputError(f"cannot create the folder {directory}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OracleInputError(f"cannot write into {parent}: permission denied")
+    if directory.is_dir() and not overwrite:
+        present = [f for f in files if (directory / f).exists()]
+        if present:
+            raise OracleInputError(f"{directory} already holds {', '.join(present)} (test vectors written before?); "
+                                   f"choose an empty folder, or replace them with --force (overwrite=True)")
+
+
+def export(directory, kernel_names=None, *, overwrite=False) -> Path:
     """Write one ``<kernel>.npz`` per kernel and ``manifest.json`` into ``directory``; returns the manifest path.
 
     Each npz holds ``<case>/in/<name>``, ``<case>/ref/<output>`` (float64 reference) and
     ``<case>/ref32/<output>`` (the reference on the float32-rounded inputs, for float32 mode).
     Two exports of the same version are byte-identical.
+
+    Parameters
+    ----------
+    directory : path
+        The folder to write (created with its parents when missing).
+    kernel_names : iterable of str, optional
+        Only these kernels (default: every kernel of ``theory oracle list``).
+    overwrite : bool
+        Replace a ``manifest.json`` or ``<kernel>.npz`` already in ``directory`` (default: refuse).
+
+    Returns
+    -------
+    pathlib.Path
+        The path of ``manifest.json``.
+
+    Raises
+    ------
+    OracleInputError
+        An unknown kernel; ``directory`` not a folder, not writable, or (without ``overwrite``) already
+        holding one of the files; checked before any reference is computed.
+    OSError
+        A file could not be written (a full disk, ...): the files are written to temporary files first
+        and renamed into place together, the manifest last, so that an earlier export in ``directory``
+        is left as it was.
     """
     import theory
+
+    from theory._files import write_atomic_many
 
     directory = Path(directory)
     names = list(kernel_names) if kernel_names else kernels()
     ks = [kernel(n) for n in names]
-    directory.mkdir(parents=True, exist_ok=True)
+    _check_export_folder(directory, [f"{k.name}.npz" for k in ks] + ["manifest.json"], bool(overwrite))
+    files: list[tuple[Path, bytes]] = []
     manifest = {"format": FORMAT_VERSION, "package": "theory", "version": theory.__version__, "kernels": {}}
     for k in ks:
         arrays, entries = {}, []
@@ -584,15 +681,18 @@ def export(directory, kernel_names=None) -> Path:
                     arrays[f"{case.name}/{tag}/{out_name}"] = value
             entries.append({"name": case.name, "params": _jsonable(case.params), "inputs": kinds})
         fname = f"{k.name}.npz"
-        _write_npz(directory / fname, arrays)
-        digest = hashlib.sha256((directory / fname).read_bytes()).hexdigest()
+        data = _npz_bytes(arrays)
+        files.append((directory / fname, data))
+        digest = hashlib.sha256(data).hexdigest()
         manifest["kernels"][k.name] = {
             "signature": k.signature, "outputs": list(k.outputs),
             "tolerance": {"rule": k.rule, "why": k.why, "float32": "the same rule with eps = 2^-23 (float32's "
                           "machine epsilon), against the reference computed on the float32-rounded inputs"},
             "file": fname, "sha256": digest, "cases": entries}
     path = directory / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    files.append((path, (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8")))
+    directory.mkdir(parents=True, exist_ok=True)
+    write_atomic_many(files)  # every file staged and fsynced, then renamed, the manifest last
     return path
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._validation import check_choice, check_finite_output, check_int, check_interval, check_memory, check_work
 from ._core import Case, Kernel, register
 
 
@@ -582,20 +583,78 @@ def _power(moments, crit):
     return 1.0 - p
 
 
-def fgn_power(n, hurst, draws, alternative):
-    """Power of the fGn test against ``alternative``: "H+0.05", "H-0.05" or "white" (i.i.d. N(0, 1))."""
+#: the alternatives of :func:`fgn_power` and :func:`fbm_power`
+FGN_ALTERNATIVES = ("H+0.05", "H-0.05", "white")
+FBM_ALTERNATIVES = ("H+0.05", "H-0.05", "brownian", "unscaled")
+
+
+def _check_power_args(n, hurst, draws, alternative, choices, func):
+    """The arguments of the power functions, validated; the n x n covariances (a handful of them, and
+    a Cholesky factor and an inverse at about n^3 operations each) checked against the limits."""
+    n = check_int(n, "n", func=func, minimum=2)
+    hurst = check_interval(hurst, "hurst", 0.0, 1.0, func=func)
+    draws = check_int(draws, "draws", func=func, minimum=1, maximum=2**53)
+    alternative = check_choice(alternative, "alternative", choices, func=func)
+    check_memory(8 * 8 * n * n, "n", n, func=func, hint="The test holds about eight n x n covariance matrices.")
+    check_work(4 * n**3, "n", n, func=func, hint="A Cholesky factor, an inverse and two products of n x n matrices.")
+    return n, hurst, draws, alternative
+
+
+def _whitened_power(G, G1, draws, func):
+    """The power of the two statistics for the null covariance G against the alternative G1."""
     from scipy.stats import norm
 
+    try:
+        Linv = np.linalg.inv(np.linalg.cholesky(G))
+    except np.linalg.LinAlgError:
+        raise ValueError(f"`hurst` and `n` of {func} give a covariance that is numerically singular (its "
+                         f"Cholesky factorisation fails); use a smaller `n` or a `hurst` further from 1.") from None
+    power = _power(_fgn_statistics_moments(Linv @ G1 @ Linv.T, draws), norm.isf(ALPHA / 4))
+    return float(check_finite_output(np.float64(power), "the power", func=func))
+
+
+def fgn_power(n, hurst, draws, alternative):
+    r"""Power of the oracle's fGn test (the ``fgn`` kernel) against ``alternative``.
+
+    The draws are whitened by the exact covariance :math:`G` of fGn(H), so that under an alternative of
+    covariance :math:`G_1` the whitened draws have covariance :math:`C=L^{-1}G_1L^{-	op}` (:math:`LL^	op=G`).
+    The variance statistic :math:`A=(\sum z^2-Mn)/\sqrt{2Mn}` and the lag-1 statistic
+    :math:`B=\sum_mz_m^	op Kz_m/\sqrt{M(n-1)}` (:math:`K` half the first off-diagonals) are taken as
+    independent normals with the means and variances they have under :math:`C`; the power is the
+    probability that one of them leaves :math:`\pm z_{1-lpha/4}` (:data:`ALPHA` = 0.01).
+
+    Parameters
+    ----------
+    n : int >= 2
+        Length of each draw.
+    hurst : float in (0, 1)
+        Hurst index H of the null.
+    draws : int >= 1
+        Number M of independent draws.
+    alternative : {"H+0.05", "H-0.05", "white"}
+        fGn with H shifted by +0.05 or -0.05 (clipped to [0.01, 0.99]), or white noise (i.i.d. N(0, 1)).
+
+    Returns
+    -------
+    float
+        The power, in [0, 1].
+
+    Raises
+    ------
+    TypeError
+        ``n`` or ``draws`` not an integer, ``hurst`` not a real number, ``alternative`` not a string.
+    ValueError
+        ``n`` < 2, ``draws`` < 1, ``hurst`` outside (0, 1), ``alternative`` not one of the three names
+        (any other string used to be taken for "H-0.05"); n above the memory or work limit.
+    """
+    func = "theory.oracle.fgn_power"
+    n, hurst, draws, alternative = _check_power_args(n, hurst, draws, alternative, FGN_ALTERNATIVES, func)
     G = _fgn_cov(n, hurst)
     if alternative == "white":
         G1 = np.eye(n)
     else:
         G1 = _fgn_cov(n, min(0.99, max(0.01, hurst + (0.05 if alternative == "H+0.05" else -0.05))))
-    L = np.linalg.cholesky(G)
-    Linv = np.linalg.inv(L)
-    C = Linv @ G1 @ Linv.T
-    crit = norm.isf(ALPHA / 4)
-    return _power(_fgn_statistics_moments(C, draws), crit)
+    return _whitened_power(G, G1, draws, func)
 
 
 def _fgn_judge(inputs, ref, got):
@@ -966,10 +1025,43 @@ def _fbm_cov(n, hurst, length):
 
 
 def fbm_power(n, hurst, length, draws, alternative):
-    """Power of the fbm-path test against ``alternative``: "H+0.05", "H-0.05", "brownian" (H = 1/2) or
-    "unscaled" (increments of unit variance, a path on [0, n] instead of [0, length])."""
-    from scipy.stats import norm
+    r"""Power of the oracle's fBm-path test (the ``fbm`` kernel) against ``alternative``.
 
+    As :func:`fgn_power`, with :math:`G` the covariance :math:`rac12(t_i^{2H}+t_j^{2H}-|t_i-t_j|^{2H})`
+    of fBm at the times :math:`t_i=i\,\mathrm{length}/n`, i = 1..n (the path's value at 0 is tested apart).
+
+    Parameters
+    ----------
+    n : int >= 2
+        Number of steps of each path.
+    hurst : float in (0, 1)
+        Hurst index H of the null.
+    length : float > 0
+        The paths' time horizon.
+    draws : int >= 1
+        Number M of independent paths.
+    alternative : {"H+0.05", "H-0.05", "brownian", "unscaled"}
+        fBm with H shifted by +0.05 or -0.05 (clipped to [0.01, 0.99]), Brownian motion (H = 1/2), or
+        increments of unit variance (a path on [0, n] instead of [0, length]).
+
+    Returns
+    -------
+    float
+        The power, in [0, 1].
+
+    Raises
+    ------
+    TypeError
+        ``n`` or ``draws`` not an integer, ``hurst`` or ``length`` not a real number, ``alternative``
+        not a string.
+    ValueError
+        ``n`` < 2, ``draws`` < 1, ``hurst`` outside (0, 1), ``length`` not positive and finite,
+        ``alternative`` not one of the four names (any other string used to be taken for "H-0.05");
+        n above the memory or work limit.
+    """
+    func = "theory.oracle.fbm_power"
+    n, hurst, draws, alternative = _check_power_args(n, hurst, draws, alternative, FBM_ALTERNATIVES, func)
+    length = check_interval(length, "length", 0.0, np.inf, func=func)
     G = _fbm_cov(n, hurst, length)
     if alternative == "brownian":
         G1 = _fbm_cov(n, 0.5, length)
@@ -977,8 +1069,7 @@ def fbm_power(n, hurst, length, draws, alternative):
         G1 = _fbm_cov(n, hurst, float(n))
     else:
         G1 = _fbm_cov(n, min(0.99, max(0.01, hurst + (0.05 if alternative == "H+0.05" else -0.05))), length)
-    Linv = np.linalg.inv(np.linalg.cholesky(G))
-    return _power(_fgn_statistics_moments(Linv @ G1 @ Linv.T, draws), norm.isf(ALPHA / 4))
+    return _whitened_power(G, G1, draws, func)
 
 
 def _fbm_judge(inputs, ref, got):
