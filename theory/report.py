@@ -489,7 +489,7 @@ def write_report(
     Each file is replaced atomically: its whole content goes to a temporary file in ``directory``,
     which is flushed to disk and renamed over the old file, so that a reader sees the old report
     or the new one, never a part. Concurrent writers are serialised by the caller
-    (:mod:`theory.pytest_plugin` holds a lock file across read, merge and write).
+    (``theory.pytest_plugin`` holds a lock file across read, merge and write).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -108,7 +108,7 @@ def cover_member(t, values, R, K, eps, *, max_work=None):
     eps : float
         Covering radius, 0 < eps <= 4 R m (so that G_y is non-empty).
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the m (2 K m / eps + 4 R m / eps) steps of
+        Work budget (default ``theory._validation.MAX_WORK``) for the m (2 K m / eps + 4 R m / eps) steps of
         the construction (1e4 operations each, interpreter work included).
 
     Returns

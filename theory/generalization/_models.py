@@ -139,7 +139,7 @@ def neural_ode(x, W, activation="tanh", steps=50, *, max_work=None):
     steps : int
         Number of RK4 steps, >= 1.
     max_work : float, optional
-        Work budget in floating-point operations (default :data:`theory._validation.MAX_WORK`); the cost
+        Work budget in floating-point operations (default ``theory._validation.MAX_WORK``); the cost
         steps (4 (2 b d^2 + b d) + 5e4), interpreter work included, is checked before the loop.
 
     Returns
@@ -191,7 +191,7 @@ def resnet_forward(x, W, activation="tanh", *, max_work=None):
     activation : {"tanh", "relu", "identity"}
         The activation sigma.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the cost L (2 b d^2 + 1e4).
+        Work budget (default ``theory._validation.MAX_WORK``) for the cost L (2 b d^2 + 1e4).
 
     Returns
     -------
@@ -389,9 +389,9 @@ def smooth_weights(L, d, bandwidth=0.1, rng=None, *, max_work=None):
     bandwidth : float
         RBF bandwidth, > 0.
     rng : numpy.random.Generator or int or None
-        Source of randomness (:func:`theory._validation.as_generator`).
+        Source of randomness (``theory._validation.as_generator``).
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the cost 10 L^3 + 2 L^2 d^2.
+        Work budget (default ``theory._validation.MAX_WORK``) for the cost 10 L^3 + 2 L^2 d^2.
 
     Returns
     -------
@@ -439,7 +439,7 @@ def iid_weights(L, d, rng=None):
     d : int
         Width, >= 1.
     rng : numpy.random.Generator or int or None
-        Source of randomness (:func:`theory._validation.as_generator`).
+        Source of randomness (``theory._validation.as_generator``).
 
     Returns
     -------

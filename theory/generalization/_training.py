@@ -206,7 +206,7 @@ def loss_and_gradient(X, y, A, W, B, lam=0.0, *, max_work=None):
     lam : float
         Penalty weight lambda >= 0.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the cost L (6e4 + 8 n d^2) + 2 n d (p + 2c).
+        Work budget (default ``theory._validation.MAX_WORK``) for the cost L (6e4 + 8 n d^2) + 2 n d (p + 2c).
 
     Returns
     -------
@@ -305,9 +305,9 @@ def train_resnet(Xtr, ytr, Xte, yte, A, W0, B, *, epochs=10, batch=128, lr=0.02,
     lam : float
         Penalty weight lambda >= 0.
     rng : numpy.random.Generator or int or None
-        Source of the mini-batch orders (:func:`theory._validation.as_generator`).
+        Source of the mini-batch orders (``theory._validation.as_generator``).
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the whole training, estimated up front
+        Work budget (default ``theory._validation.MAX_WORK``) for the whole training, estimated up front
         from epochs, the number of mini-batches and the sizes.
 
     Returns

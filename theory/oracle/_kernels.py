@@ -617,11 +617,11 @@ def fgn_power(n, hurst, draws, alternative):
     r"""Power of the oracle's fGn test (the ``fgn`` kernel) against ``alternative``.
 
     The draws are whitened by the exact covariance :math:`G` of fGn(H), so that under an alternative of
-    covariance :math:`G_1` the whitened draws have covariance :math:`C=L^{-1}G_1L^{-	op}` (:math:`LL^	op=G`).
+    covariance :math:`G_1` the whitened draws have covariance :math:`C=L^{-1}G_1L^{-\top}` (:math:`LL^\top=G`).
     The variance statistic :math:`A=(\sum z^2-Mn)/\sqrt{2Mn}` and the lag-1 statistic
-    :math:`B=\sum_mz_m^	op Kz_m/\sqrt{M(n-1)}` (:math:`K` half the first off-diagonals) are taken as
+    :math:`B=\sum_mz_m^\top Kz_m/\sqrt{M(n-1)}` (:math:`K` half the first off-diagonals) are taken as
     independent normals with the means and variances they have under :math:`C`; the power is the
-    probability that one of them leaves :math:`\pm z_{1-lpha/4}` (:data:`ALPHA` = 0.01).
+    probability that one of them leaves :math:`\pm z_{1-\alpha/4}` (:data:`ALPHA` = 0.01).
 
     Parameters
     ----------
@@ -1027,7 +1027,7 @@ def _fbm_cov(n, hurst, length):
 def fbm_power(n, hurst, length, draws, alternative):
     r"""Power of the oracle's fBm-path test (the ``fbm`` kernel) against ``alternative``.
 
-    As :func:`fgn_power`, with :math:`G` the covariance :math:`rac12(t_i^{2H}+t_j^{2H}-|t_i-t_j|^{2H})`
+    As :func:`fgn_power`, with :math:`G` the covariance :math:`\frac12(t_i^{2H}+t_j^{2H}-|t_i-t_j|^{2H})`
     of fBm at the times :math:`t_i=i\,\mathrm{length}/n`, i = 1..n (the path's value at 0 is tested apart).
 
     Parameters

@@ -95,7 +95,7 @@ def gradient_descent(a0, u0, eps, h, steps, eta, v, f, *, record_every=1, quadra
     quadrature : "exact" or int
         "exact" (composite Gauss rule) or the number N >= 3 of uniform trapezoid points.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the (steps + 1) loss-and-gradient
+        Work budget (default ``theory._validation.MAX_WORK``) for the (steps + 1) loss-and-gradient
         evaluations (nodes x (m + 1) x 10 operations each).
 
     Returns
@@ -168,7 +168,7 @@ def limit_flow(u0, tau_end, dtau, eta, v, f, *, record_every=1, max_work=None):
     record_every : int
         Record every ``record_every`` steps (the start and the end always), >= 1.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the N RK4 steps (4 evaluations of
+        Work budget (default ``theory._validation.MAX_WORK``) for the N RK4 steps (4 evaluations of
         a*(u) and of the gradient each, 5 at a record), checked before the first step.
 
     Returns
@@ -261,11 +261,11 @@ def sgd(a0, u0, eps, h, steps, eta, v, f, *, noise=1.0, record_every=None, rng=N
         Record (with the exact population loss) every ``record_every`` steps, >= 1; default max(1, steps // 200),
         about 200 records.
     rng : numpy.random.Generator or int or None
-        Source of the samples (:func:`theory._validation.as_generator`).
+        Source of the samples (``theory._validation.as_generator``).
     chunk : int
         Largest number of samples drawn at once, >= 1 (memory: 16 bytes per sample).
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the steps and the records.
+        Work budget (default ``theory._validation.MAX_WORK``) for the steps and the records.
 
     Returns
     -------

@@ -249,7 +249,7 @@ def loss(a, u, eta, v, f, quadrature="exact", *, max_work=None):
     quadrature : "exact" or int
         "exact" (composite Gauss rule, exact up to rounding) or the number N >= 3 of uniform trapezoid points.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the nodes x (m + 1) x 10 operations.
+        Work budget (default ``theory._validation.MAX_WORK``) for the nodes x (m + 1) x 10 operations.
 
     Returns
     -------
@@ -298,7 +298,7 @@ def gradient(a, u, eta, v, f, quadrature="exact", *, max_work=None):
     quadrature : "exact" or int
         "exact" or the number N >= 3 of uniform trapezoid points.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`).
+        Work budget (default ``theory._validation.MAX_WORK``).
 
     Returns
     -------
@@ -337,7 +337,7 @@ def gram(u, eta, v, f, quadrature="exact", *, max_work=None):
     quadrature : "exact" or int
         "exact" or the number N >= 3 of uniform trapezoid points.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`) for the nodes x (m + 1)^2 x 3 operations.
+        Work budget (default ``theory._validation.MAX_WORK``) for the nodes x (m + 1)^2 x 3 operations.
 
     Returns
     -------
@@ -377,7 +377,7 @@ def optimal_weights(u, eta, v, f, quadrature="exact", *, max_work=None):
     quadrature : "exact" or int
         "exact" or the number N >= 3 of uniform trapezoid points.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`).
+        Work budget (default ``theory._validation.MAX_WORK``).
 
     Returns
     -------
@@ -414,7 +414,7 @@ def reduced_loss(u, eta, v, f, quadrature="exact", *, max_work=None):
     quadrature : "exact" or int
         "exact" or the number N >= 3 of uniform trapezoid points.
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`).
+        Work budget (default ``theory._validation.MAX_WORK``).
 
     Returns
     -------
@@ -485,7 +485,7 @@ def min_eigenvalue(u, eta, v, f, *, max_work=None):
     v, f : array_like
         The target: jumps (n - 1,) and values (n,).
     max_work : float, optional
-        Work budget (default :data:`theory._validation.MAX_WORK`).
+        Work budget (default ``theory._validation.MAX_WORK``).
 
     Returns
     -------

@@ -93,7 +93,7 @@ def target_constants(v, f):
     df : float
         Smallest jump Delta f.
     M : float
-        max(1, max |f*|).
+        max(1, max ``|f*|``).
 
     Raises
     ------
@@ -102,7 +102,7 @@ def target_constants(v, f):
     ValueError
         An invalid target (see :func:`validate_target`), or no jump.
     NonFiniteError
-        A jump |f*_i - f*_(i-1)| overflows float64.
+        A jump ``|f*_i - f*_(i-1)|`` overflows float64.
     """
     func = _PKG + "target_constants"
     v, f = _target(v, f, func)

@@ -499,13 +499,13 @@ def p8_hypotheses(seed, M=P8_BALL, target_scale=P8_TARGET, m=P8_M):
     Definition 1's whole M-ball around init, for every L, and the threshold mu of (22).
 
     Certificate (valid for every L and every parameter of the ball). For Z_k in the ball,
-    :math:`\|\partial_1 f(h, Z_k)\|_2 \le \|V_k\|_2\|W_k\|_2/\sqrt{mq} \le M(\|ar W\|_2 + M)/\sqrt{mq} =: \kappa`
+    :math:`\|\partial_1 f(h, Z_k)\|_2 \le \|V_k\|_2\|W_k\|_2/\sqrt{mq} \le M(\|\bar W\|_2 + M)/\sqrt{mq} =: \kappa`
     (|sin'| <= 1, V^init = 0), so the input Jacobian :math:`J_i = \prod_k (I + \partial_1 f/L)` of sample i
-    satisfies :math:`\|J_i - I\|_2 \le (1 + \kappa/L)^L - 1 \le e^\kappa - 1 =: arepsilon`. With
-    :math:`\partial\ell/\partial A = (2/n)\sum_i J_i^	op B^	op r_i x_i^	op` (r_i = F(x_i) - y_i),
+    satisfies :math:`\|J_i - I\|_2 \le (1 + \kappa/L)^L - 1 \le e^\kappa - 1 =: \varepsilon`. With
+    :math:`\partial\ell/\partial A = (2/n)\sum_i J_i^\top B^\top r_i x_i^\top` (r_i = F(x_i) - y_i),
     :math:`s_{\min}(B) \ge 1 - M`, :math:`\|B\|_2 \le 1 + M` and n <= d (Lemma 18's product bound),
     :math:`\|\partial\ell/\partial A\|_F \ge (2/n)\,c\,\|R\|_F` with
-    :math:`c = (1 - M)s_n(X) - arepsilon(1 + M)M_X\sqrt n`, hence
+    :math:`c = (1 - M)s_n(X) - \varepsilon(1 + M)M_X\sqrt n`, hence
     :math:`G \ge \|\partial\ell/\partial A\|_F^2 \ge (4c^2/n)\,\ell` when c > 0: mu_cert = 4c^2/n.
 
     Threshold (22): :math:`\max(M_B K, M_B M_X, M_A M_X)\,8e^K/M\,\sqrt{\ell(0)}`, with l(0) = mean ||y_i||^2
