@@ -1,11 +1,13 @@
 """Tests of the `theory` command (theory.cli)."""
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from theory.claims import ClaimRecord
@@ -363,3 +365,116 @@ def test_report_renders_a_measured_dict_of_an_unexpected_form(tmp_path, capsys):
     (tmp_path / "claims.json").write_text(content)
     assert main(["report", "--dir", str(tmp_path)]) == 0
     assert "slope = 1; ci = 5" in capsys.readouterr().out
+
+
+# Exit codes of `theory run` and `theory report` for bad input or environment. Before: a size far
+# beyond the guards (`--set depth=1000000000000`) and a size refused by a kernel's guard ended in a
+# traceback with exit 1 (which means "a claim failed"), --json onto a folder or into a missing folder
+# failed only after the whole run, a tuple range of 10**12 values tried to allocate 7 TiB, and a
+# report nested too deeply to render raised RecursionError.
+
+
+def _one_line_exit_2(argv, capsys):
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 2, captured
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err, captured.err
+    return captured
+
+
+def test_run_refuses_a_count_beyond_the_guards_before_running(capsys):
+    err = _one_line_exit_2(["run", "scaling.fig7_cell", "--set", "depth=1000000000000"], capsys).err
+    assert "`depth` of scaling.fig7_cell = 1000000000000 is above 2147483648" in err
+    err = _one_line_exit_2(["run", "scaling.fig7_grid", "--set", "beta=0.2:1.3:1000000000000"], capsys).err
+    assert "count of the range of 'beta' (--set) must be at most 1000000" in err
+
+
+def test_run_reports_a_kernel_guard_refusal_in_one_line(capsys):
+    # below the count limit, refused by theory.scaling.phase.phase_diagram's memory guard at its door
+    captured = _one_line_exit_2(["run", "scaling.fig7_cell", "--set", "depth=1000000000"], capsys)
+    assert "scaling.fig7_cell is refused at these sizes: `L` of theory.scaling.phase.phase_diagram" in captured.err
+    assert "theory._validation.MAX_BYTES" in captured.err and captured.out == ""
+
+
+@dataclasses.dataclass(frozen=True)
+class _SizeConfig:
+    mode: str = "guard"
+    n: int = 1
+
+
+def _size_measure(config):
+    from theory._validation import check_memory, check_work
+
+    def kernel():
+        if config.mode == "guard":
+            check_memory(8 * 10**12, "n", config.n, func="a.kernel")
+        if config.mode == "work":
+            try:
+                check_work(10**15, "n", config.n, func="a.kernel")
+            except ValueError as exc:
+                raise ValueError(f"stage 2: {exc}") from exc
+        if config.mode == "numpy":
+            np.empty((10**10, 10**10))
+        if config.mode == "memory":
+            raise MemoryError
+        if config.mode == "bug":
+            raise ValueError("a bug, not a size")
+        return config.n
+
+    return kernel()
+
+
+def test_run_size_refusals_exit_2_and_other_errors_still_raise(capsys):
+    from theory.experiments import register
+
+    register("scaling.cli_size_toy", config=_SizeConfig, presets={"check": _SizeConfig(), "paper": _SizeConfig()},
+             measure=_size_measure)
+    for mode, words in (("guard", "`n` of a.kernel = 1 needs 7.3 TiB of memory"),
+                        ("work", "stage 2: `n` of a.kernel = 1 needs about 1e+15 floating-point operations"),
+                        ("numpy", "array is too big"), ("memory", "ran out of memory")):
+        err = _one_line_exit_2(["run", "scaling.cli_size_toy", "--set", f"mode={mode}"], capsys).err
+        assert words in err, (mode, err)
+    with pytest.raises(ValueError, match="a bug, not a size"):
+        main(["run", "scaling.cli_size_toy", "--set", "mode=bug"])
+
+
+def test_run_json_output_is_checked_before_running_and_written_atomically(tmp_path, capsys, monkeypatch):
+    import _sweep_toy  # noqa: F401  (registers scaling.sweep_toy)
+
+    (tmp_path / "folder").mkdir()
+    for target, words in ((tmp_path / "folder", "--json"), (tmp_path / "missing" / "x.json", "does not exist")):
+        captured = _one_line_exit_2(["run", "scaling.sweep_toy", "--json", str(target)], capsys)
+        assert words in captured.err and str(target) in captured.err
+        assert captured.out == ""                                    # refused before the run
+    out = tmp_path / "run.json"
+    assert main(["run", "scaling.sweep_toy", "--set", "x=2", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["experiment"] == "scaling.sweep_toy" and data["summary"]["x2"] == 4.0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "run.json"]     # no temporary file left
+    capsys.readouterr()
+
+    def full(path, data, **kw):
+        raise OSError(28, "No space left on device")
+
+    import theory._files
+
+    monkeypatch.setattr(theory._files, "write_atomic", full)
+    code = main(["run", "scaling.sweep_toy", "--set", "x=3", "--json", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "could not be written (No space left on device)" in err and "Traceback" not in err
+    assert json.loads(out.read_text())["summary"]["x2"] == 4.0      # the previous file is intact
+
+
+@pytest.mark.parametrize("depth", [900, 100000])
+@pytest.mark.parametrize("options", [[], ["--quiet"], ["--format", "markdown"], ["--format", "json"]])
+def test_report_nested_too_deeply_exits_2_in_one_line(tmp_path, capsys, depth, options):
+    nested = "{\"a\": " * depth + "1" + "}" * depth
+    (tmp_path / "claims.json").write_text('{"claims": [{"id": "topk/prop-1", "paper": "topk", "kind": "bound", '
+                                          f'"status": "pass", "expected": {{}}, "measured": {nested}}}]}}')
+    code = main(["report", "--dir", str(tmp_path), *options])
+    captured = capsys.readouterr()
+    if code == 0:   # --quiet does not show the measured values; the JSON format prints them as they are
+        assert options in (["--quiet"], ["--format", "json"]) and depth == 900
+        return
+    assert code == 2 and captured.err.count("\n") == 1 and "nested too deeply" in captured.err
+    assert str(tmp_path / "claims.json") in captured.err

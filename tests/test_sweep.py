@@ -1,6 +1,8 @@
 """theory.sweep: grids, the cache (resume, versions, atomic files), failures, bad input, plots."""
 
+import hashlib
 import io
+import json
 import os
 import pickle
 import signal
@@ -16,7 +18,8 @@ import _sweep_toy  # noqa: F401  (registers scaling.sweep_toy)
 import theory
 from theory.cli import main
 from theory.experiments import experiment
-from theory.sweep import CACHE_FORMAT, SweepInputError, load_sweep, parse_grid, plot_sweep, sweep, task_key
+from theory.sweep import (CACHE_FORMAT, SweepCacheError, SweepCacheWarning, SweepInputError, load_sweep, parse_grid,
+                          plot_sweep, sweep, task_key)
 
 TOY = "scaling.sweep_toy"
 HERE = Path(__file__).resolve().parent
@@ -66,6 +69,19 @@ def test_malformed_grids(grid, message):
 # --------------------------------------------------------------------------- cache
 
 
+def read_task_file(path):
+    """(header, summary, result) of a cache file, read as its format is documented: a JSON line with the
+    format and the sha256 of every later byte, the header's JSON line, then the summary and result pickles."""
+    first, _, body = path.read_bytes().partition(b"\n")
+    stamp = json.loads(first)
+    assert stamp["format"] == CACHE_FORMAT and hashlib.sha256(body).hexdigest() == stamp["sha256"]
+    line, _, payload = body.partition(b"\n")
+    header = json.loads(line)
+    n = header["summary_bytes"]
+    assert len(payload) == n + header["result_bytes"]
+    return header, pickle.loads(payload[:n]), pickle.loads(payload[n:])
+
+
 def test_cache_layout_header_and_replot_for_free(tmp_path):
     res, text = run("x=0:1:3", tmp_path)
     assert (res.computed, res.cached, res.failures) == (3, 0, [])
@@ -73,12 +89,11 @@ def test_cache_layout_header_and_replot_for_free(tmp_path):
     assert len(files) == 3 and not [f for f in files if f.suffix != ".pkl"]   # no temporary file left
     cfg = experiment(TOY).config_for("check", x=0.5)
     path = tmp_path / "tasks" / f"{task_key(TOY, cfg)}.pkl"
-    with open(path, "rb") as fh:
-        header = pickle.load(fh)
-        full = pickle.load(fh)
+    header, summary, full = read_task_file(path)
     assert header["format"] == CACHE_FORMAT and header["version"] == theory.__version__
     assert header["config"] == {"x": 0.5, "n": 3, "fail_above": float("inf"), "sleep": 0.0, "label": "a", "seed": 0}
-    assert header["summary"] == res.summaries[1] and full.config == cfg
+    assert header["experiment"] == TOY and header["preset"] == "check" and header["key"] == path.stem
+    assert summary == res.summaries[1] and full.config == cfg
     assert res.result(1).values.tolist() == full.values.tolist()
     assert "\r" not in text and text.count("\n") == 1 and "3/3 tasks (3 computed" in text   # not a TTY
     again, _ = run("x=0:1:3", tmp_path)
@@ -241,3 +256,130 @@ def test_a_worker_that_dies_fails_its_tasks_not_the_sweep(tmp_path):
     failed = [p for p, _ in res.failures]
     assert sum(s is not None for s in res.summaries) >= 1      # the tasks finished before the crash
     assert all((s is None) == (p in failed) for p, s in zip(res.points, res.summaries))
+
+
+# --------------------------------------------------------------------------- a verified cache
+# Before: the cache trusted its files. A flipped bit in a task's result, one task's file copied over
+# another's, or a truncated result part were served "from the cache" with exit 0 (the copied file
+# gave the other task's values); the truncation was noticed only at result().
+
+
+def _damage(files):
+    """Flip one bit in the result part of files[0], copy files[1] over files[2], cut files[3] short."""
+    data = bytearray(files[0].read_bytes())
+    data[-40] ^= 0x04
+    files[0].write_bytes(bytes(data))
+    files[2].write_bytes(files[1].read_bytes())
+    files[3].write_bytes(files[3].read_bytes()[:-25])
+    return [files[0], files[2], files[3]]
+
+
+def _by_key(res):
+    return {key: i for i, key in enumerate(res.keys)}
+
+
+def test_damaged_cache_files_are_recomputed_never_served(tmp_path):
+    grid = "x=0.5:2.5:5,n=4"
+    fresh, _ = run(grid, tmp_path / "fresh")
+    first, _ = run(grid, tmp_path / "cache")
+    files = [tmp_path / "cache" / "tasks" / f"{k}.pkl" for k in first.keys]
+    damaged = _damage(files[:4])
+    res, text = run(grid, tmp_path / "cache")
+    assert (res.computed, res.cached, res.stale) == (3, 2, 3)
+    for path in damaged:
+        assert f"warning: the cache file {path} is not used" in text
+    assert "checksum does not match" in text and "holds another task" in text and "truncated" in text
+    assert res.summaries == fresh.summaries
+    for i in range(len(res)):
+        assert np.array_equal(res.result(i).values, fresh.result(i).values)
+    again, text = run(grid, tmp_path / "cache")
+    assert (again.computed, again.cached) == (0, 5) and "warning" not in text
+
+
+def test_load_sweep_and_result_treat_a_damaged_file_as_missing(tmp_path):
+    grid = "x=0.5:2.5:5,n=4"
+    first, _ = run(grid, tmp_path)
+    files = [tmp_path / "tasks" / f"{k}.pkl" for k in first.keys]
+    damaged = _damage(files[:4])
+    with pytest.warns(SweepCacheWarning) as caught:
+        loaded = load_sweep(TOY, grid, out=tmp_path)
+    assert sorted(str(w.message).split(" is not used")[0].split()[-1] for w in caught) == sorted(map(str, damaged))
+    assert loaded.summaries == [None, first.summaries[1], None, None, first.summaries[4]]
+    for i in (0, 2, 3):
+        with pytest.raises(SweepCacheError, match=f"cannot be read: {files[i]} "):
+            first.result(i)
+    assert first.result(1).values.tolist() == loaded.result(1).values.tolist()
+    stream = io.StringIO()
+    assert load_sweep(TOY, out=tmp_path, stream=stream).summaries == loaded.summaries   # the recorded grid
+    assert stream.getvalue().count("warning: the cache file") == 3
+
+
+def test_every_single_bit_flip_of_a_task_file_is_detected(tmp_path):
+    """No bit of a task file (header, checksum, summary, result) can flip unnoticed: the point is missing."""
+    run("x=1.5", tmp_path)
+    path = next((tmp_path / "tasks").iterdir())
+    original = path.read_bytes()
+    assert load_sweep(TOY, "x=1.5", out=tmp_path).summaries[0] is not None
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", SweepCacheWarning)
+        for pos in range(len(original)):
+            data = bytearray(original)
+            data[pos] ^= 1 << (pos % 8)
+            path.write_bytes(bytes(data))
+            with pytest.raises(SweepInputError, match="no task of this grid is cached"):
+                load_sweep(TOY, "x=1.5", out=tmp_path)
+    path.write_bytes(original)
+    assert load_sweep(TOY, "x=1.5", out=tmp_path).summaries[0] is not None
+
+
+def test_a_file_of_the_older_pickle_format_is_recomputed_quietly(tmp_path):
+    res, _ = run("x=1|2", tmp_path)
+    path = tmp_path / "tasks" / f"{res.keys[0]}.pkl"
+    path.write_bytes(pickle.dumps({"format": "theory-sweep/1", "experiment": TOY, "version": theory.__version__,
+                                   "summary": {"sum": 99.0, "x2": 99.0, "n": 3}}) + pickle.dumps(None))
+    again, text = run("x=1|2", tmp_path)
+    assert (again.computed, again.cached, again.stale) == (1, 1, 1) and "warning" not in text
+    assert again.summaries == res.summaries
+
+
+# --------------------------------------------------------------------------- sizes and paths: exit 2, one line
+# Before: a range of 10**12 values tried to allocate 7 TiB (a MemoryError traceback, exit 1), a count
+# of 10**12 went to the tasks, and --png onto a folder or in an unknown format failed after drawing.
+
+
+@pytest.mark.parametrize("args, message", [
+    (["scaling.fig7_cell", "--grid", "beta=0.2:1.3:1000000000000"],
+     "count of the range of 'beta' (--grid) must be at most 1000000"),
+    ([TOY, "--grid", "x=0:1:1001,n=1:1000:1000"], "the grid (--grid) has 1001000 points (1001 x 1000), more than"),
+    (["scaling.fig7_cell", "--grid", "depth=100|1000000000000"],
+     "grid point depth=1000000000000: `depth` of scaling.fig7_cell = 1000000000000 is above 2147483648"),
+    ([TOY, "--grid", "x=1", "--png", "a.png"], "--png names the image of --plot"),
+])
+def test_oversized_grids_exit_2_before_any_allocation(args, message, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["sweep", *args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and not out.exists()
+
+
+def test_plot_paths_are_checked_before_drawing(tmp_path, capsys):
+    run("x=0:1:3", tmp_path)
+    (tmp_path / "folder.png").mkdir()
+    assert main(["sweep", TOY, "--out", str(tmp_path), "--plot", "x2", "--png", str(tmp_path / "folder.png")]) == 2
+    assert "--png" in capsys.readouterr().err
+    assert main(["sweep", TOY, "--out", str(tmp_path), "--plot", "x2", "--png", str(tmp_path / "a.nope")]) == 2
+    err = capsys.readouterr().err
+    assert "(--png)" in err and err.count("\n") == 1
+    (tmp_path / "sweep.json").write_text('{"format": "theory-sweep/2"}')
+    assert main(["sweep", TOY, "--out", str(tmp_path), "--plot", "x2"]) == 2
+    assert "is not a sweep record" in capsys.readouterr().err
+
+
+def test_a_cache_that_cannot_be_written_exits_2(tmp_path, capsys, monkeypatch):
+    def full(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)     # the rename that completes each file's atomic write
+    assert main(["sweep", TOY, "--grid", "x=0:1:3", "--scheduler", "serial", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "Traceback" not in err

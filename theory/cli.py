@@ -174,11 +174,18 @@ def _report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _say(f"theory report: {exc}; run `theory check` to write a new one", sys.stderr)
         return 2
+    except RecursionError:
+        _say(f"theory report: {directory / 'claims.json'} is not a claims report: its JSON is nested too deeply; "
+             "run `theory check` to write a new one", sys.stderr)
+        return 2
+    except OSError as exc:
+        _say(f"theory report: {directory} cannot be read ({exc.strerror or exc})", sys.stderr)
+        return 2
     from theory.report import _git_commit, freshness, render_table
 
-    failed = [c for c in report["claims"] if c.get("status") == "fail"]
-    status = freshness(report, _git_commit())
     try:
+        failed = [c for c in report["claims"] if c.get("status") == "fail"]
+        status = freshness(report, _git_commit())
         if args.quiet:
             lines = [f"{summary_line(report)} ({directory / 'claims.md'})", *status]
             lines += [f"FAIL {c['id']}: {' '.join(str(c.get('message', '')).split())}" for c in failed]
@@ -190,6 +197,11 @@ def _report(args: argparse.Namespace) -> int:
             lines = [json.dumps(report, indent=2, ensure_ascii=False)]
         else:
             lines = [render_table(report), summary_line(report), *status]
+    except RecursionError:
+        # a field nested too deeply to render (it loaded within Python's recursion limit)
+        _say(f"theory report: {directory / 'claims.json'} is malformed (a field is nested too deeply to show); "
+             "run `theory check` to write a new one", sys.stderr)
+        return 2
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
         # a field of an unexpected form (a hand-edited or foreign file): exit 2 is "no usable report"
         _say(f"theory report: {directory / 'claims.json'} is malformed ({type(exc).__name__}: {exc}); "
@@ -306,8 +318,9 @@ def _run_parser(sub) -> None:
         description="Run a registered experiment once and print its summary, its verdict (if it has one) and\n"
         "the time it took. The scale experiments (those with a `backend` field) run on PyTorch with\n"
         "--backend torch, on a CUDA device with --device cuda. Exit codes: 0 done (verdict passed or none),\n"
-        "1 the verdict failed, 2 bad input (an unknown experiment, preset, field or value; a backend the\n"
-        "experiment does not support; a CUDA device where none exists).",
+        "1 the verdict failed, 2 bad input (an unknown experiment, preset, field or value; a size beyond the\n"
+        "work or memory guards; a --json path that cannot be written; a backend the experiment does not\n"
+        "support; a CUDA device where none exists).",
         epilog="example:\n  theory run scaling.fig7_grid --preset paper --backend torch --device cuda --draws-on device",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -335,17 +348,48 @@ def _run_value(exp, preset, name, text):
     if isinstance(current, tuple):
         inner = "int" if current and all(isinstance(v, int) for v in current) else "float"
         if text.count(":") == 2:
-            return tuple(_range_values(text, name, inner))
+            return tuple(_range_values(text, name, inner, option="--set"))
         return tuple(_parse_value(v, name, inner) for v in text.split("|") if v.strip())
     raise ValueError(f"field {name!r} of {exp.name} cannot be set from the command line")
+
+
+#: How NumPy refuses an array whose size overflows (a ValueError, not a MemoryError)
+_NUMPY_TOO_BIG = ("array is too big", "Maximum allowed size exceeded")
+
+
+def _size_refusal(exc: BaseException) -> BaseException | None:
+    """The refusal by a size guard of theory._validation (``check_work``, ``check_memory``) that
+    ``exc`` is or was raised from, else None.
+
+    Experiments call the public kernels, which refuse at their door a call whose estimated work or
+    memory is beyond :data:`theory._validation.MAX_WORK` / :data:`~theory._validation.MAX_BYTES`
+    before computing or allocating anything: such a refusal is bad input (a config too large), not
+    a failed claim. It is recognised by the frame that raised it, so that no other ValueError is
+    taken for one; so is NumPy's refusal of an array whose byte size overflows."""
+    from theory import _validation
+
+    guards = {_validation.check_work.__code__, _validation.check_memory.__code__}
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb, last = exc.__traceback__, None
+        while tb is not None:
+            last, tb = tb, tb.tb_next
+        if isinstance(exc, ValueError) and last is not None and last.tb_frame.f_code in guards:
+            return exc
+        if isinstance(exc, ValueError) and str(exc).startswith(_NUMPY_TOO_BIG):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _run(args: argparse.Namespace) -> int:
     import json
     import time
 
+    from theory._files import check_writable_file, write_atomic
     from theory.experiments import experiment, experiments
-    from theory.sweep import SweepInputError
+    from theory.sweep import SweepInputError, check_counts
 
     if args.list:
         for name in experiments():
@@ -377,16 +421,28 @@ def _run(args: argparse.Namespace) -> int:
         if "device" in overrides and "backend" not in overrides and overrides["device"] != "cpu":
             overrides["backend"] = "torch"  # --device cuda alone means the torch backend
         config = exp.config_for(args.preset, **overrides)
-    except (ValueError, TypeError, SweepInputError) as exc:
+        check_counts(exp, config)
+        if args.json is not None:  # before the run, not after it
+            check_writable_file(args.json, "--json")
+        from theory.backends import resolve
+
+        backend = resolve(config.backend, config.device, config.dtype) if "backend" in exp.fields else None
+    except (ValueError, TypeError, ImportError, SweepInputError) as exc:
         _say(f"theory run: {exc}", sys.stderr)
         return 2
-    from theory.backends import resolve
-
-    backend = resolve(config.backend, config.device, config.dtype) if "backend" in exp.fields else None
     start = time.perf_counter()
-    result = exp.measure(config)
-    if backend is not None:
-        backend.synchronize()
+    try:
+        result = exp.measure(config)
+        if backend is not None:
+            backend.synchronize()
+    except ValueError as exc:
+        if _size_refusal(exc) is None:
+            raise
+        _say(f"theory run: {exp.name} is refused at these sizes: {' '.join(str(exc).split())}", sys.stderr)
+        return 2
+    except MemoryError:
+        _say(f"theory run: {exp.name} ran out of memory; choose smaller sizes with --set", sys.stderr)
+        return 2
     elapsed = time.perf_counter() - start
     where = f"{backend.name} {backend.device} {backend.dtype}" if backend is not None else "numpy"
     shown = [f"{k}={v}" if not isinstance(v, tuple) else f"{k}=({len(v)} values)" for k, v in overrides.items()]
@@ -401,10 +457,16 @@ def _run(args: argparse.Namespace) -> int:
         if hasattr(verdict, "status"):
             _say(f"verdict: {verdict.status}: {verdict.message}")
             code = 0 if verdict.passed else 1
-    if args.json:
-        Path(args.json).write_text(json.dumps({"experiment": exp.name, "preset": args.preset, "backend": where,
-                                               "seconds": elapsed, "summary": summary}, indent=1) + "\n",
-                                   encoding="utf-8")
+    if args.json is not None:
+        from theory.sweep import _plain
+
+        text = json.dumps({"experiment": exp.name, "preset": args.preset, "backend": where, "seconds": elapsed,
+                           "summary": _plain(summary)}, indent=1, default=repr) + "\n"
+        try:
+            write_atomic(args.json, text)
+        except OSError as exc:
+            _say(f"theory run: --json {args.json} could not be written ({exc.strerror or exc})", sys.stderr)
+            return 2
     return code
 
 
@@ -495,7 +557,9 @@ def _sweep_parser(sub) -> None:
         help="run an experiment over a parameter grid (cached; resumable; local processes or Dask)",
         description="Run a registered experiment at every point of a grid; each point is one task, cached in\n"
         "OUT/tasks/ (an interrupted sweep resumes; a finished one replots for free).\n"
-        "Exit codes: 0 done, 1 a task failed, 2 bad input (before any task runs).",
+        "Exit codes: 0 done, 1 a task failed, 2 bad input (before any task runs: a grid of more than\n"
+        "10**6 points, a size beyond the guards, an unwritable --out or --png) or a cache file that\n"
+        "cannot be written. A damaged cache file is never used: it is recomputed with a warning.",
         epilog="grid: comma-separated name=start:stop:count (count values evenly spaced, both ends\n"
         "included), name=v1|v2|v3 (a list) or name=value; the last parameter varies fastest. Examples:\n"
         "  theory sweep scaling.fig7_cell --grid 'beta=0.2:1.3:70,hurst=0.05:0.97:51' --preset paper\n"
@@ -519,6 +583,7 @@ def _sweep_parser(sub) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from theory._files import check_writable_file
     from theory.sweep import SweepInputError, load_sweep, plot_sweep, sweep
 
     if args.list:
@@ -531,8 +596,17 @@ def _sweep(args: argparse.Namespace) -> int:
         _say("theory sweep: name an EXPERIMENT (`theory sweep --list` prints them)", sys.stderr)
         return 2
     try:
+        if args.png is not None:
+            if args.plot is None:
+                raise SweepInputError("--png names the image of --plot; give --plot too")
+            png = Path(args.png)
+            if png.is_dir() or png.parent.is_dir():  # a missing folder is created when the image is saved
+                try:
+                    check_writable_file(png, "--png")
+                except ValueError as exc:
+                    raise SweepInputError(str(exc)) from None
         if args.plot is not None:
-            result = load_sweep(args.experiment, args.grid, preset=args.preset, out=args.out)
+            result = load_sweep(args.experiment, args.grid, preset=args.preset, out=args.out, stream=sys.stderr)
             fields = [f.strip() for f in args.plot.split(",") if f.strip()]
             if not fields:
                 first = next(s for s in result.summaries if s is not None)
@@ -548,6 +622,10 @@ def _sweep(args: argparse.Namespace) -> int:
                        workers=args.workers, out=args.out)
     except SweepInputError as exc:
         _say(f"theory sweep: {exc}", sys.stderr)
+        return 2
+    except OSError as exc:  # the cache folder filled up or went away during the sweep
+        _say(f"theory sweep: a cache file could not be written ({exc}); what finished is kept, run it again "
+             "to resume", sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

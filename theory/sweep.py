@@ -29,17 +29,29 @@ Schedulers
 Cache
     ``OUT/tasks/<key>.pkl``, one file per task (default ``OUT = reports/sweeps/<experiment>/``),
     ``key`` the SHA-256 of the experiment's name and its full config (every field, seed included,
-    not only the grid point). The file holds two pickles: a header (format, experiment, config,
-    package version, summary, seconds) then the full result, so that reading summaries never loads
-    results. A task whose file exists is not recomputed: an interrupted sweep resumes, a finished one
-    replots for free. A file written by another version of ``theory`` is recomputed (and the sweep
-    says how many). Files are written to a temporary name and renamed, so a killed sweep leaves no
-    half-written file. ``OUT/sweep.json`` records the last sweep (grid, preset, status of each
-    point) for :func:`plot_sweep`. The cache holds pickles: read only caches you wrote.
+    not only the grid point). The file is a line of JSON with the format and a SHA-256 checksum, a
+    line of JSON with the header (experiment, preset, config, key, package version, seconds, the
+    byte lengths of the two parts), then two pickles: the summary and the full result. The checksum
+    covers every byte after the first line and is verified before anything is unpickled; the
+    header's experiment and config must give the file's own key. A file that fails either test (a flipped bit, a
+    truncated file, one task's file copied over another's) is never served: :func:`sweep` recomputes
+    it with a warning naming the file, :func:`load_sweep` treats it as missing with a warning, and
+    :meth:`SweepResult.result` raises :class:`SweepCacheError`. A task whose file is valid is not
+    recomputed: an interrupted sweep resumes, a finished one replots for free. A file written by
+    another version of ``theory`` (or in another format) is recomputed (and the sweep says how many).
+    Files are written to a temporary name, fsynced and renamed (:func:`theory._files.write_atomic`),
+    so a killed sweep leaves no half-written file. ``OUT/sweep.json`` records the last sweep (grid,
+    preset, status of each point) for :func:`plot_sweep`. The checksum detects damage, not
+    tampering: the cache holds pickles, read only caches you wrote.
+
+Size
+    A grid has at most :data:`MAX_POINTS` points (and a range at most as many values), refused
+    before anything is allocated.
 
 Bad input raises :class:`SweepInputError` (a ValueError) before any task starts: an unknown
 experiment or preset, a parameter the experiment does not take, a value outside its domain (every
-config is constructed up front), a malformed grid, an unreachable scheduler, an unwritable output
+config is constructed up front), a count beyond the guards (:func:`check_counts`), a malformed or
+oversized grid, an unreachable scheduler, an unwritable output
 folder. A task that raises does not stop the others: it is listed in :attr:`SweepResult.failures`
 with its parameters and message, and its summary is None.
 """
@@ -55,18 +67,24 @@ import math
 import multiprocessing
 import os
 import pickle
+import re
 import sys
 import tempfile
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from theory._files import write_atomic
+
 __all__ = [
     "SweepInputError",
+    "SweepCacheError",
+    "SweepCacheWarning",
     "SweepResult",
     "parse_grid",
     "grid_points",
@@ -75,16 +93,31 @@ __all__ = [
     "load_sweep",
     "plot_sweep",
     "CACHE_FORMAT",
+    "MAX_POINTS",
+    "check_counts",
 ]
 
 #: Format tag of the cache files; a file of another format is recomputed.
-CACHE_FORMAT = "theory-sweep/1"
+CACHE_FORMAT = "theory-sweep/2"
+#: Most points of one grid (and values of one range): a larger grid is refused before anything is
+#: allocated (10**6 points of scaling.fig7_cell's check preset, 0.095 s each, take about a core-day).
+MAX_POINTS = 10**6
+#: Longest header line of a cache file read (bytes); a longer one is a damaged file.
+_MAX_HEADER = 1 << 24
 #: Seconds to wait for a remote Dask scheduler before calling it unreachable.
 CONNECT_TIMEOUT = 5.0
 
 
 class SweepInputError(ValueError):
     """Bad input to a sweep, found before any task ran (the ``theory sweep`` command exits 2)."""
+
+
+class SweepCacheError(ValueError):
+    """A cache file that cannot be served: missing, damaged, of another task, format or version."""
+
+
+class SweepCacheWarning(UserWarning):
+    """A damaged cache file (or one of another task) was found, and is treated as missing."""
 
 
 # =========================================================================== grids
@@ -128,7 +161,7 @@ def _parse_value(text, name, kind):
     return text
 
 
-def _range_values(text, name, kind):
+def _range_values(text, name, kind, option="--grid"):
     parts = text.split(":")
     if len(parts) != 3:
         raise SweepInputError(f"grid range of {name!r} must be start:stop:count; got {text!r}")
@@ -141,6 +174,9 @@ def _range_values(text, name, kind):
         count = 0
     if count < 1:
         raise SweepInputError(f"count of the grid range of {name!r} must be an integer >= 1; got {parts[2]!r}")
+    if count > MAX_POINTS:
+        raise SweepInputError(f"count of the range of {name!r} ({option}) must be at most {MAX_POINTS} "
+                              f"(theory.sweep.MAX_POINTS); got {count}")
     values = np.linspace(start, stop, count) if count > 1 else np.array([start])
     if kind == "int":
         ints = [int(v) for v in np.rint(values)]
@@ -159,7 +195,8 @@ def parse_grid(grid, experiment) -> dict[str, list]:
     ------
     SweepInputError
         A malformed grid, a parameter the experiment does not take (the message lists those it
-        takes), a repeated parameter, a value of the wrong type.
+        takes), a repeated parameter, a value of the wrong type, a range or a grid of more than
+        :data:`MAX_POINTS` points.
 
     Examples
     --------
@@ -201,11 +238,20 @@ def parse_grid(grid, experiment) -> dict[str, list]:
             else:
                 values = [_parse_value(v, name, kind) for v in spec.split("|")]
         else:
-            values = list(spec) if isinstance(spec, (list, tuple, np.ndarray, range)) else [spec]
+            many = isinstance(spec, (list, tuple, np.ndarray, range))
+            if many and len(spec) > MAX_POINTS:
+                raise SweepInputError(f"grid axis {name!r} has {len(spec)} values, more than {MAX_POINTS} "
+                                      "(theory.sweep.MAX_POINTS)")
+            values = list(spec) if many else [spec]
             if not values:
                 raise SweepInputError(f"grid axis {name!r} has no value")
             values = [_parse_value(str(_plain(v)), name, kind) for v in values]
         axes[name] = values
+    total = math.prod(len(v) for v in axes.values())
+    if total > MAX_POINTS:
+        raise SweepInputError(f"the grid (--grid) has {total} points "
+                              f"({' x '.join(str(len(v)) for v in axes.values())}), more than the {MAX_POINTS} "
+                              f"of one sweep (theory.sweep.MAX_POINTS); split it into several sweeps")
     return axes
 
 
@@ -237,6 +283,48 @@ def task_key(name: str, config) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
+_SEED_FIELD = re.compile(r"(.*_)?seed[0-9]*")
+
+
+def check_counts(experiment, config) -> None:
+    r"""Refuse, before anything runs, a config with an integer field above ``MAX_BYTES // 8``.
+
+    Every integer field of an experiment's config, but its seeds (``seed``, ``seed0``, ``*_seed``),
+    counts something (layers, width, samples, draws, steps, bootstrap resamples), and each unit costs
+    at least one float64 or one pass of a loop. A count above ``theory._validation.MAX_BYTES / 8``
+    (:math:`2^{31}`) is beyond the guards of :mod:`theory._validation` whatever the other fields: as
+    an array length it alone needs more than ``MAX_BYTES`` (16 GiB), and as a loop count of even 50
+    floating-point operations a pass it needs more than ``MAX_WORK`` (:math:`10^{11}`). The largest
+    count of any registered preset is below :math:`2 \cdot 10^7`. Smaller configs that are still too
+    large are refused by the kernels' own guards (``check_work``, ``check_memory``) when they are
+    called, before they compute.
+
+    Parameters
+    ----------
+    experiment : theory.experiments.Experiment
+        The experiment, for the message.
+    config : dataclass
+        One of its configs (tuple fields are checked entry by entry).
+
+    Raises
+    ------
+    ValueError
+        Naming the field, the experiment and the limit.
+    """
+    from theory import _validation
+
+    limit = _validation.MAX_BYTES // 8
+    for f in dataclasses.fields(config):
+        if _SEED_FIELD.fullmatch(f.name):
+            continue
+        value = getattr(config, f.name)
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v > limit:
+                raise ValueError(f"`{f.name}` of {experiment.name} = {_validation.plain(v)!r} is above {limit}, the "
+                                 "largest count a run takes (theory._validation.MAX_BYTES / 8): as an array length "
+                                 "it alone needs more memory than MAX_BYTES, as a loop count more work than MAX_WORK")
+
+
 def _point_text(point: Mapping) -> str:
     return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in point.items())
 
@@ -259,30 +347,115 @@ def _run_task(measure, summary, config):
     return {"ok": True, "summary": plain, "result": blob, "seconds": time.perf_counter() - start}
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def _key_of(name: str, config: Mapping) -> str:
+    """:func:`task_key` of a config given as its field dict (as :func:`_config_dict` makes it)."""
+    text = json.dumps({"experiment": name, "config": config}, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
-def _read_header(path: Path):
-    """The header dict of a cache file, or None when it is missing or unreadable."""
+def _canonical(header: Mapping) -> bytes:
+    return json.dumps(header, sort_keys=True, separators=(",", ":"), default=repr).encode("utf-8")
+
+
+def _task_bytes(header: dict, summary, result_blob: bytes) -> bytes:
+    """The content of a cache file: a first JSON line with the format and the checksum, the header as
+    a second JSON line, then the summary pickle and the result pickle.
+
+    The checksum is the SHA-256 of every byte after the first line (header line, summary, result),
+    so that no bit of them can change unnoticed, not even one that leaves a number's value as it was."""
+    summary_blob = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
+    header = {**header, "summary_bytes": len(summary_blob), "result_bytes": len(result_blob)}
+    body = _canonical(header) + b"\n" + summary_blob + result_blob
+    first = _canonical({"format": CACHE_FORMAT, "sha256": hashlib.sha256(body).hexdigest()})
+    return first + b"\n" + body
+
+
+@dataclasses.dataclass
+class _Task:
+    """What :func:`_read_task` found: ``status`` is "ok", "missing", "stale" (another format or
+    version of theory: recomputed silently, counted) or "damaged" (a wrong checksum, a truncated file,
+    another task's file: recomputed with a warning naming the file); ``reason`` says why."""
+
+    status: str
+    reason: str = ""
+    header: dict | None = None
+    summary: object = None
+    result: object = None
+
+
+def _read_task(path: Path, name: str, key: str, version: str, *, result: bool = False) -> _Task:
+    """Read and verify the cache file ``path`` of task ``key`` of experiment ``name``.
+
+    The checksum is verified over the whole file before anything is unpickled; the summary (and,
+    with ``result``, the full result) is unpickled only then."""
     try:
-        with open(path, "rb") as fh:
-            header = pickle.load(fh)
+        fh = open(path, "rb")
     except FileNotFoundError:
-        return None
-    except Exception:  # noqa: BLE001 - a truncated or foreign file: recompute it
-        return {"format": None}
-    return header if isinstance(header, dict) else {"format": None}
+        return _Task("missing", "no such file")
+    except OSError as exc:
+        return _Task("damaged", f"it cannot be read ({exc.strerror or exc})")
+    with fh:
+        try:
+            first = fh.readline(256)
+            if first.startswith(b"\x80"):  # a pickle: the format theory-sweep/1
+                return _Task("stale", "it is in an older format")
+            stamp = json.loads(first)
+            if not isinstance(stamp, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+            return _Task("damaged", f"its first line is not the JSON of a cache file ({type(exc).__name__})")
+        if stamp.get("format") != CACHE_FORMAT:
+            if isinstance(stamp.get("format"), str) and stamp["format"].startswith("theory-sweep/"):
+                return _Task("stale", f"it is in the format {stamp['format']!r}")
+            return _Task("damaged", "its first line names no known format")
+        expected = stamp.get("sha256")
+        if not isinstance(expected, str):
+            return _Task("damaged", "its first line has no checksum")
+        try:
+            line = fh.readline(_MAX_HEADER)
+            digest = hashlib.sha256(line)
+            if not line.endswith(b"\n"):
+                return _Task("damaged", "its header line is cut off or too long")
+            header = json.loads(line)  # JSON only: nothing is unpickled before the checksum is verified
+            if not isinstance(header, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError, RecursionError) as exc:
+            return _Task("damaged", f"its header is not valid JSON ({type(exc).__name__})")
+        sizes = header.get("summary_bytes"), header.get("result_bytes")
+        if not all(type(n) is int and n >= 0 for n in sizes):
+            return _Task("damaged", "its header has no part lengths")
+        try:
+            summary_blob = fh.read(sizes[0])
+            digest.update(summary_blob)
+            rest = 0
+            result_blob = io.BytesIO() if result else None
+            while chunk := fh.read(1 << 20):
+                rest += len(chunk)
+                digest.update(chunk)
+                if result_blob is not None and rest <= sizes[1]:
+                    result_blob.write(chunk)
+        except OSError as exc:
+            return _Task("damaged", f"it cannot be read ({exc.strerror or exc})")
+        if len(summary_blob) != sizes[0] or rest != sizes[1]:
+            return _Task("damaged", f"it holds {len(summary_blob) + rest} bytes after its header, not the "
+                                    f"{sizes[0] + sizes[1]} its header records (truncated or extended)")
+        if digest.hexdigest() != expected:
+            return _Task("damaged", "its checksum does not match its content")
+    config = header.get("config")
+    if header.get("experiment") != name or not isinstance(config, dict) or _key_of(name, config) != key \
+            or header.get("key") != key:
+        return _Task("damaged", f"it holds another task (experiment {header.get('experiment')!r}, key "
+                                f"{header.get('key')!r}), not task {key} of {name!r}")
+    if header.get("version") != version:
+        return _Task("stale", f"it was written by theory {header.get('version')}", header)
+    try:
+        summary = pickle.loads(summary_blob)
+        full = pickle.loads(result_blob.getvalue()) if result else None
+    except Exception as exc:  # noqa: BLE001 - a valid checksum over a pickle that does not load
+        return _Task("damaged", f"its content does not unpickle ({type(exc).__name__}: {exc})", header)
+    if not isinstance(summary, dict):
+        return _Task("damaged", f"its summary is a {type(summary).__name__}, not a dict", header)
+    return _Task("ok", "", header, summary, full)
 
 
 def _version() -> str:
@@ -314,7 +487,8 @@ class SweepResult:
         (point, "ExceptionType: message") of each failed task.
     computed, cached, stale : int
         Tasks computed now, read from the cache, and recomputed because their file was written by
-        another version of theory (or unreadable).
+        another version of theory (or in another format) or is damaged (unreadable, a checksum that
+        does not match, another task's content).
     seconds : float
         Wall-clock time of the sweep.
     out : pathlib.Path
@@ -359,11 +533,34 @@ class SweepResult:
         return np.array(values, dtype=float).reshape(self.shape)
 
     def result(self, index: int):
-        """The full result of point ``index``, unpickled from the cache."""
+        """The full result of point ``index``, unpickled from the cache once its file is verified.
+
+        Parameters
+        ----------
+        index : int
+            Position of the point in grid order (``self.points[index]``).
+
+        Returns
+        -------
+        object
+            What the experiment's ``measure`` returned for this point's config.
+
+        Raises
+        ------
+        SweepCacheError
+            When the point's file is missing (a failed task), damaged (its SHA-256 checksum, recorded in
+            its header, does not match its content; a truncated file), holds another task, or was
+            written by another version of theory; the message names the file. Run the sweep again to
+            recompute it.
+        """
+        index = range(len(self.keys))[index]
         path = self.out / "tasks" / f"{self.keys[index]}.pkl"
-        with open(path, "rb") as fh:
-            pickle.load(fh)
-            return pickle.load(fh)
+        task = _read_task(path, self.experiment, self.keys[index], _version(), result=True)
+        if task.status != "ok":
+            raise SweepCacheError(f"the result of point {_point_text(self.points[index])} cannot be read: {path} "
+                                  f"{'does not exist' if task.status == 'missing' else task.reason}; run the "
+                                  "sweep again to recompute it")
+        return task.result
 
 
 # =========================================================================== progress
@@ -508,9 +705,11 @@ def _prepare(name, grid, preset):
     configs = []
     for point in points:
         try:
-            configs.append(exp.config_for(preset, **point))
+            config = exp.config_for(preset, **point)
+            check_counts(exp, config)
         except (ValueError, TypeError) as exc:
             raise SweepInputError(f"grid point {_point_text(point)}: {exc}") from None
+        configs.append(config)
     return exp, axes, points, configs
 
 
@@ -585,18 +784,20 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
         if key in seen:  # the same config twice in one grid: computed once
             continue
         seen[key] = i
-        header = _read_header(tasks / f"{key}.pkl")
-        if header is not None and header.get("format") == CACHE_FORMAT and header.get("version") == version \
-                and header.get("experiment") == exp.name:
-            summaries[i] = header["summary"]
-            seconds[i] = header.get("seconds")
+        path = tasks / f"{key}.pkl"
+        task = _read_task(path, exp.name, key, version)
+        if task.status == "ok":
+            summaries[i] = task.summary
+            seconds[i] = task.header.get("seconds")
             continue
-        if header is not None:
+        if task.status == "damaged":
+            stream.write(f"warning: the cache file {path} is not used: {task.reason}; recomputing it\n")
+        if task.status != "missing":
             stale += 1
         jobs.append((i, exp.measure, exp.summary, config))
     if stale:
         stream.write(f"{exp.name}: {stale} cached task(s) were written by another version of theory (or are "
-                     f"unreadable); recomputing them with theory {version}\n")
+                     f"unreadable or damaged); recomputing them with theory {version}\n")
     live = progress if progress is not None else bool(getattr(stream, "isatty", lambda: False)())
     bar = _Progress(len(seen), stream, live)
     for _ in range(len(seen) - len(jobs)):
@@ -606,13 +807,10 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
     def on_done(i, outcome):
         seconds[i] = outcome["seconds"]
         if outcome["ok"]:
-            header = {"format": CACHE_FORMAT, "experiment": exp.name, "preset": preset,
-                      "config": _config_dict(configs[i]), "version": version, "summary": outcome["summary"],
+            header = {"format": CACHE_FORMAT, "experiment": exp.name, "preset": preset, "key": keys[i],
+                      "config": json.loads(_canonical(_config_dict(configs[i]))), "version": version,
                       "seconds": outcome["seconds"]}
-            buf = io.BytesIO()
-            pickle.dump(header, buf, protocol=pickle.HIGHEST_PROTOCOL)
-            buf.write(outcome["result"])
-            _write_atomic(tasks / f"{keys[i]}.pkl", buf.getvalue())
+            write_atomic(tasks / f"{keys[i]}.pkl", _task_bytes(header, outcome["summary"], outcome["result"]))
             summaries[i] = outcome["summary"]
         else:
             failures.append((points[i], outcome["error"]))
@@ -649,7 +847,7 @@ def _write_manifest(out, name, preset, axes, keys, summaries, version):
     manifest = {"format": CACHE_FORMAT, "experiment": name, "preset": preset, "version": version,
                 "axes": _plain(axes), "keys": keys, "done": [s is not None for s in summaries]}
     try:
-        _write_atomic(out / "sweep.json", json.dumps(manifest, indent=1).encode("utf-8"))
+        write_atomic(out / "sweep.json", json.dumps(manifest, indent=1).encode("utf-8"))
     except OSError:
         pass
 
@@ -657,11 +855,29 @@ def _write_manifest(out, name, preset, axes, keys, summaries, version):
 # =========================================================================== reading and plotting
 
 
-def load_sweep(name: str, grid=None, *, preset: str | None = None, out: str | os.PathLike | None = None) -> SweepResult:
+def load_sweep(name: str, grid=None, *, preset: str | None = None, out: str | os.PathLike | None = None,
+               stream=None) -> SweepResult:
     """The cached summaries of a sweep, without computing anything.
 
-    With ``grid`` None the grid (and preset) of the last sweep in ``out`` (its ``sweep.json``) is used.
-    Points whose task is not cached (or cached by another version) have summary None.
+    Parameters
+    ----------
+    name : str
+        The experiment.
+    grid : str or mapping, optional
+        The grid; with None, the grid (and preset) of the last sweep in ``out`` (its ``sweep.json``).
+    preset : str, optional
+        The preset the grid modifies (default: the recorded one, else "check").
+    out : path, optional
+        The cache folder (default as in :func:`sweep`).
+    stream : file, optional
+        Where a damaged file is reported; default: a :class:`SweepCacheWarning`.
+
+    Returns
+    -------
+    SweepResult
+        Points whose task is not cached (or cached by another version of theory) have summary None.
+        So have the points whose file is damaged (its SHA-256 checksum does not match its content, it
+        is truncated, or it holds another task): each is reported, naming the file.
 
     Raises
     ------
@@ -672,17 +888,28 @@ def load_sweep(name: str, grid=None, *, preset: str | None = None, out: str | os
     if grid is None:
         try:
             manifest = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            grid, recorded = manifest["axes"], manifest["preset"]
+            if not isinstance(grid, Mapping) or not isinstance(recorded, str):
+                raise TypeError
+        except (OSError, ValueError, RecursionError):
             raise SweepInputError(f"no sweep recorded in {out}; give its --grid or run the sweep first") from None
-        grid, preset = manifest["axes"], preset or manifest["preset"]
+        except (KeyError, TypeError):
+            raise SweepInputError(f"{out / 'sweep.json'} is not a sweep record; give the --grid") from None
+        preset = preset or recorded
     exp, axes, points, configs = _prepare(name, grid, preset or "check")
     version = _version()
     keys = [task_key(exp.name, c) for c in configs]
     summaries = []
     for key in keys:
-        header = _read_header(out / "tasks" / f"{key}.pkl")
-        ok = header is not None and header.get("format") == CACHE_FORMAT and header.get("version") == version
-        summaries.append(header["summary"] if ok else None)
+        path = out / "tasks" / f"{key}.pkl"
+        task = _read_task(path, exp.name, key, version)
+        if task.status == "damaged":
+            message = f"the cache file {path} is not used: {task.reason}; its point is missing"
+            if stream is not None:
+                stream.write(f"warning: {message}\n")
+            else:
+                warnings.warn(message, SweepCacheWarning, stacklevel=2)
+        summaries.append(task.summary if task.status == "ok" else None)
     if not any(s is not None for s in summaries):
         raise SweepInputError(f"no task of this grid is cached in {out} (for theory {version}); run the sweep first")
     return SweepResult(exp.name, preset or "check", axes, points, configs, summaries, [], 0,
@@ -778,7 +1005,16 @@ def plot_sweep(result: SweepResult, fields: Sequence[str], path: str | os.PathLi
     fig.suptitle(f"{title}, preset {result.preset!r}", fontsize=10)
     fig.tight_layout()
     path = Path(path) if path is not None else result.out / f"{'_'.join(fields)}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    image = io.BytesIO()
+    try:
+        fig.savefig(image, format=path.suffix.lstrip(".").lower() or "png", dpi=120)
+    except ValueError as exc:  # an image format matplotlib does not write
+        raise SweepInputError(f"the image path {str(path)!r} (--png): {exc}") from None
+    finally:
+        plt.close(fig)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, image.getvalue())
+    except OSError as exc:
+        raise SweepInputError(f"the image {str(path)!r} (--png) cannot be written ({exc.strerror or exc})") from None
     return path
