@@ -1,6 +1,7 @@
 """Unit tests of theory.momentum (Momentum ResNets, Sander's thesis ch. 4)."""
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -372,7 +373,8 @@ def test_streaming_row_path_matches_in_order_sums_to_rounding():
 @pytest.mark.parametrize("kw, theta_n", [({"depth": 0}, 1), ({"depth": 2.5}, 1), ({"depth": True}, 1),
                                          ({"depth": 5}, 3)])
 def test_bad_depth_refused(kw, theta_n):
-    with pytest.raises(ValueError, match="`depth`"):
+    # a depth of the wrong kind (2.5, True) is a TypeError, one out of range or with several slices a ValueError
+    with pytest.raises(TypeError if isinstance(kw["depth"], (bool, float)) else ValueError, match="`depth`"):
         M.forward(np.ones(3), None, np.zeros((theta_n, 3, 3)), "tanh", 0.5, **kw)
 
 
@@ -437,3 +439,117 @@ def test_fig41_config_rejects_bad_fields(field, value):
     # a value of the wrong type (2.5 for an integer) is a TypeError, one out of range a ValueError
     with pytest.raises(TypeError if value == 2.5 else ValueError, match=f"`{field}`"):
         dataclasses.replace(ex.FIG41_PRESETS["check"], **{field: value})
+
+
+# ------------------------------------------------------------- validation at the door, work and memory
+
+def test_to_fixed_refuses_a_fractional_or_bool_frac_bits():
+    """A fractional number of bits was accepted (to_fixed(x, 2.5) rounded to a grid of 2^-2.5)."""
+    for bad in (2.5, True, "52", None):
+        with pytest.raises(TypeError, match="`frac_bits`"):
+            M.to_fixed([0.5], bad)
+    for bad in (0, -3, 201):
+        with pytest.raises(ValueError, match="`frac_bits`"):
+            M.to_fixed([0.5], bad)
+    assert M.to_fixed([0.75, -1.5], 2).tolist() == [3, -6]
+    assert M.to_fixed(0.75, 2).shape == ()  # a scalar keeps its shape
+
+
+def test_to_fixed_refuses_values_beyond_the_float_range_of_the_grid():
+    """x 2^frac_bits overflowed to inf inside the rounding: an OverflowError naming nothing."""
+    with pytest.raises(ValueError, match="`x`.*frac_bits"):
+        M.to_fixed([1e300], 200)
+    with pytest.raises(ValueError, match="`x0`"):
+        M.forward_exact(np.full((1, 2), 1e300), None, np.zeros((1, 2, 2)), "linear", 1, 2, frac_bits=200)
+
+
+def test_from_fixed_takes_integers_only():
+    """from_fixed had no validation: floats were accepted and None or a string raised a bare float() error."""
+    assert M.from_fixed(np.array([3, -6], dtype=np.int64), 2).tolist() == [0.75, -1.5]
+    assert M.from_fixed([[3], [2 ** 80]], 2).dtype == np.float64
+    for bad in (None, "3", [1.5], np.array([1.0]), [True], 1j):
+        with pytest.raises(TypeError, match="`z`"):
+            M.from_fixed(bad, 2)
+    with pytest.raises(TypeError, match="`frac_bits`"):
+        M.from_fixed([3], 2.5)
+    with pytest.raises(ValueError, match="`z`"):
+        M.from_fixed([2 ** 1100], 2)
+
+
+def test_inverse_exact_refuses_float_arrays():
+    """Float arrays were taken as the integers of the grid and a float 'exact' inverse was returned."""
+    x, v, buf = M.forward_exact(np.ones((1, 2)), None, 0.1 * np.ones((3, 2, 2)), "tanh", 9, 10)
+    for name, kw in (("xN", {"xN": np.ones((1, 2))}), ("vN", {"vN": [[0.5, 1.0]]}), ("buffer", {"buffer": None})):
+        args = {"xN": x, "vN": v, "buffer": buf, **kw}
+        with pytest.raises(TypeError, match=f"`{name}`"):
+            M.inverse_exact(args["xN"], args["vN"], args["buffer"], 0.1 * np.ones((3, 2, 2)), "tanh", 9, 10)
+    # NumPy integer arrays are integers
+    rx, rv, rb = M.inverse_exact(x, v, np.asarray(buf, dtype=np.int64), 0.1 * np.ones((3, 2, 2)), "tanh", 9, 10)
+    assert (rx == M.to_fixed(np.ones((1, 2)))).all() and (rv == 0).all() and (rb == 0).all()
+
+
+def test_forward_exact_refuses_a_growing_buffer_up_front():
+    """The buffer gains log2(den / num) bits per layer: 10**7 bits per layer over 10**4 layers ran for hours."""
+    theta = np.zeros((10 ** 4, 1, 1))
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="`den`.*max_work"):
+        M.forward_exact(np.ones((1, 1)), None, theta, "linear", 1, 2 ** (10 ** 7))
+    assert time.perf_counter() - t < 1.0
+    with pytest.raises(ValueError, match="`den`.*memory"):
+        M.forward_exact(np.ones((1, 1)), None, theta, "linear", 1, 2 ** (10 ** 8))
+    with pytest.raises(ValueError, match="`num`.*integer of"):  # a message that Python can print
+        M.forward_exact(np.ones((1, 1)), None, theta, "linear", 2 ** 20000, 2)
+
+
+def test_psi_series_terms_validated_and_stops_where_the_factorials_overflow():
+    """terms = 10**12 looped for hours and True counted as one term; beyond n = 86 every term is 0 * M^n."""
+    theta = np.array([[0.3, -0.2], [0.1, 0.4]])
+    ref = M.psi_series(theta, 0.7, 80)
+    t = time.perf_counter()
+    assert np.array_equal(M.psi_series(theta, 0.7, 10 ** 12), ref)
+    assert time.perf_counter() - t < 1.0
+    assert np.array_equal(M.psi_series(theta, 0.7, np.int64(80)), ref)
+    for bad in (True, 2.5, "80"):
+        with pytest.raises(TypeError, match="`terms`"):
+            M.psi_series(theta, 0.7, bad)
+    with pytest.raises(ValueError, match="`terms`"):
+        M.psi_series(theta, 0.7, 0)
+
+
+def test_eps_below_the_normal_range_is_refused():
+    """lambda_eps(5e-324) returned (nan, ...)."""
+    for f, args in ((M.lambda_eps, ()), (M.psi, ([[0.1]],)), (M.representable, ([[0.5]],)),
+                    (M.preimage, ([[0.5]],))):
+        with pytest.raises(ValueError, match="`eps`"):
+            f(*args, 5e-324) if args else f(5e-324)
+    lam, alpha = M.lambda_eps(2.3e-308)
+    assert lam == 0.0 and math.isfinite(alpha)
+
+
+def test_preimage_at_extreme_eps_names_its_arguments():
+    """eps = 1e-300 raised a message naming no argument; eps = 1.7e308 a NaN from scipy's root finder."""
+    with pytest.raises(ValueError, match="`eps`"):
+        M.preimage([[0.9]], 1e-300)
+    for eps in (1e300, 1.7e308):  # 2 eps s overflowed in the complex arithmetic of f_eps
+        theta = M.preimage([[0.9]], eps)
+        assert np.isfinite(theta).all() and abs(M.psi(theta, eps)[0, 0] - 0.9) < 1e-12
+
+
+def test_gradient_loss_overflow_is_an_error_not_a_warning():
+    """0.5 * sum((x_N - y)^2) overflowed with a RuntimeWarning (an error under the test configuration)."""
+    from theory._errors import NonFiniteError
+    for method in ("backprop", "memory_free"):
+        with pytest.raises(NonFiniteError, match="loss"):
+            M.gradient(np.array([1e200]), None, np.zeros((1, 1, 1)), "linear", 0.5, np.zeros(1), method=method)
+    with pytest.raises(TypeError, match="`method`"):
+        M.gradient(np.ones(1), None, np.zeros((1, 1, 1)), "linear", 0.5, np.zeros(1), method=np.zeros((2, 0)))
+
+
+def test_tied_depth_over_the_work_budget_is_refused_up_front():
+    """A tied theta of width 100 and depth 10**7 fits in memory (16 GB) but is 2e11 operations."""
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="`depth`.*max_work"):
+        M.forward(np.ones(100), None, np.zeros((1, 100, 100)), "tanh", 0.5, depth=10 ** 7)
+    assert time.perf_counter() - t < 1.0
+    with pytest.raises(ValueError, match="`theta`.*max_work"):
+        M.forward(np.ones(2), None, np.zeros((100, 2, 2)), "tanh", 0.5, max_work=100)

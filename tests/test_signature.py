@@ -3,6 +3,7 @@ finite differences, the algebraic identities of signatures) and its input valida
 
 import itertools
 import math
+import time
 
 import numpy as np
 import pytest
@@ -301,3 +302,110 @@ def test_oracle_accepts_iisignature_after_conversion():
     # the standard normalization, unconverted, is rejected
     assert not verify("signature", lambda path, depth: np.concatenate(
         [[1.0], iisignature.sig(path, depth)]) if depth > 0 else np.array([1.0])).ok
+
+
+# ------------------------------------------------------------- validation at the door, work and memory
+
+def test_huge_depth_refused_before_any_computation():
+    """signature(path, 100000) in dimension 2 summed 2**k up to 30000 digits for 103 s, then failed with
+    Python's 4300-digit error while formatting its own message."""
+    t = time.perf_counter()
+    for depth in (10 ** 5, 10 ** 12, 2 ** 62):
+        with pytest.raises(ValueError, match="`depth`"):
+            S.signature(np.zeros((2, 2)), depth)
+        with pytest.raises(ValueError, match="`depth`"):
+            S.kernel(np.zeros((2, 2)), np.ones((2, 2)), depth)
+    assert time.perf_counter() - t < 1.0
+
+
+def test_depth_where_the_factorials_leave_float64_is_refused():
+    """In dimension 1 the entry limit allows any depth: the level-k arrays (k axes) failed beyond NumPy's 64 axes
+    and (k!)^2 of the kernel raised OverflowError ('Numerical result out of range') beyond 98."""
+    path = [[0.0], [0.5]]
+    for norm in ("factorial", "standard"):
+        assert len(S.signature(path, 64, norm)) == 65
+        with pytest.raises(ValueError, match="`depth`.*64"):
+            S.signature(path, 65, norm)
+    assert math.isfinite(S.kernel(path, path, 98))
+    with pytest.raises(ValueError, match="`depth`.*98"):
+        S.kernel(path, path, 99)
+
+
+def test_malformed_signature_levels_named():
+    """A level 1 that is a scalar raised IndexError('tuple index out of range')."""
+    for f in (S.to_standard, S.signature_norm):
+        with pytest.raises(ValueError, match=r"`sig\[1\]`"):
+            f([1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=r"`sig_a\[1\]`"):
+        S.chen([1.0, 1.0], [1.0, 1.0])
+    with pytest.raises(TypeError, match="`sig`"):
+        S.to_standard(np.ones(3))
+    with pytest.raises(ValueError, match="`sig`"):
+        S.to_standard([])
+
+
+def test_overflowing_sums_are_errors_not_warnings():
+    """total_variation, rkhs_norm and the conversions overflowed with a RuntimeWarning and returned inf."""
+    with pytest.raises(NonFiniteError):
+        S.total_variation([[-1e308, 0.0], [1e308, 0.0]])
+    with pytest.raises(NonFiniteError):
+        S.rkhs_norm([np.array(1e200), np.array([1e200])])
+    with pytest.raises(NonFiniteError):
+        S.to_factorial([np.array(1.0), np.array([1e308]), np.full((1, 1), 1e308)])
+    with pytest.raises(NonFiniteError):
+        S.signature_inner([np.array(1e200), np.array([1.0])], [np.array(1e200), np.array([1.0])])
+
+
+def test_time_augment_check_is_a_bool():
+    with pytest.raises(TypeError, match="`check`"):
+        S.time_augment([[0.0], [0.1]], 0.5, check=np.zeros((2, 0)))
+
+
+def test_solvers_refuse_huge_substeps_up_front():
+    """substeps = 10**12 ran inside the jitted RK4 loop, which nothing interrupts."""
+    U, V, b = _params(0)
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="`substeps`.*max_work"):
+        S.ode_solution(np.zeros((3, 2)), U, V, b, substeps=10 ** 12)
+    with pytest.raises(ValueError, match="`substeps`.*max_work"):
+        S.cde_solution(np.zeros((3, 3)), U, V, b, 0.5, substeps=10 ** 12)
+    assert time.perf_counter() - t < 1.0
+
+
+def test_star_products_refuse_huge_jets_up_front():
+    """e = 30 hidden units at depth 12 enumerated the 12**30 exponent tuples of a grid."""
+    rng = np.random.default_rng(0)
+    U, V, b = rng.uniform(-0.1, 0.1, (30, 30)), rng.uniform(-0.1, 0.1, (30, 1)), np.zeros(30)
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="`depth`"):
+        S.star_products(U, V, b, 0.5, 12)
+    assert time.perf_counter() - t < 1.0
+
+
+def test_lambda_bound_and_derivative_bound_stay_in_float64():
+    """lambda_bound(N = 10**12) computed N! for hours; a = 1.7e308 returned inf; derivative_bound('logistic',
+    160) returned inf."""
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match="`N`"):
+        S.lambda_bound(10 ** 12, 1.0, 1.0, 0.5)
+    assert time.perf_counter() - t < 1.0
+    with pytest.raises(NonFiniteError, match="`a`"):
+        S.lambda_bound(3, 1.7e308, 1.0, 0.5)
+    with pytest.raises(TypeError, match="`corrected`"):
+        S.lambda_bound(3, 1.0, 1.0, 0.5, corrected=np.zeros((2, 0)))
+    assert math.isfinite(S.derivative_bound("logistic", 150)) and math.isfinite(S.derivative_bound("tanh", 133))
+    for act, n in (("logistic", 151), ("tanh", 134)):
+        with pytest.raises(ValueError, match="`n`"):
+            S.derivative_bound(act, n)
+
+
+@pytest.mark.parametrize("f", ["taylor_expansion", "rkhs_coefficients"])
+def test_malformed_products_named(f):
+    """products = ['x'] raised IndexError('tuple index out of range')."""
+    U, V, b = _params(0)
+    P = S.star_products(U, V, b, 0.5, 2)
+    first = S.signature(np.zeros((2, 3)), 1) if f == "taylor_expansion" else np.ones(2)
+    for bad, err in ((["x"], TypeError), ([None], TypeError), ([np.nan], ValueError), ("P", TypeError),
+                     ([P[0], P[0]], ValueError)):
+        with pytest.raises(err, match="`products"):
+            getattr(S, f)(first, bad)

@@ -653,8 +653,9 @@ def measure_memory(cfg: MemoryConfig) -> MemoryResult:
     for N in cfg.depths:
         theta = np.ascontiguousarray(np.broadcast_to(layer, (N, P)))
         gamma = 1.0 - 1.0 / (cfg.gamma_scale * N)
-        gm, peak_m = _peak(lambda: M.gradient(x0, None, theta, res, gamma, y, method=cfg.method))
-        gb, peak_b = _peak(lambda: M.gradient(x0, None, theta, res, gamma, y, method="backprop"))
+        work = 8.0 * N * cfg.batch * P  # four passes of 2 B P operations per layer (paper sizes: above the default)
+        gm, peak_m = _peak(lambda: M.gradient(x0, None, theta, res, gamma, y, method=cfg.method, max_work=work))
+        gb, peak_b = _peak(lambda: M.gradient(x0, None, theta, res, gamma, y, method="backprop", max_work=work))
         out_bytes = gm[1].nbytes  # the returned dtheta, (N, P) float64
         pm.append(peak_m - out_bytes)
         pb.append(peak_b - out_bytes)
