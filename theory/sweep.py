@@ -39,7 +39,7 @@ Cache
     :meth:`SweepResult.result` raises :class:`SweepCacheError`. A task whose file is valid is not
     recomputed: an interrupted sweep resumes, a finished one replots for free. A file written by
     another version of ``theory`` (or in another format) is recomputed (and the sweep says how many).
-    Files are written to a temporary name, fsynced and renamed (:func:`theory._files.write_atomic`),
+    Files are written to a temporary name, fsynced and renamed (``theory._files.write_atomic``),
     so a killed sweep leaves no half-written file. ``OUT/sweep.json`` records the last sweep (grid,
     preset, status of each point) for :func:`plot_sweep`. The checksum detects damage, not
     tampering: the cache holds pickles, read only caches you wrote.
@@ -292,7 +292,7 @@ def check_counts(experiment, config) -> None:
     Every integer field of an experiment's config, but its seeds (``seed``, ``seed0``, ``*_seed``),
     counts something (layers, width, samples, draws, steps, bootstrap resamples), and each unit costs
     at least one float64 or one pass of a loop. A count above ``theory._validation.MAX_BYTES / 8``
-    (:math:`2^{31}`) is beyond the guards of :mod:`theory._validation` whatever the other fields: as
+    (:math:`2^{31}`) is beyond the guards of ``theory._validation`` whatever the other fields: as
     an array length it alone needs more than ``MAX_BYTES`` (16 GiB), and as a loop count of even 50
     floating-point operations a pass it needs more than ``MAX_WORK`` (:math:`10^{11}`). The largest
     count of any registered preset is below :math:`2 \cdot 10^7`. Smaller configs that are still too

@@ -167,8 +167,8 @@ def forward(x0, v0, theta, residual, gamma, *, depth=None, max_work=None):
         Tied weights (as in Fig. 4.1 and Sec. 4.3.2 of the thesis): ``theta`` holds one slice, shape
         ``(1, *P)``, shared by ``depth`` layers. Default: N = theta.shape[0] layers.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`); the cost,
-        about 2 N B |P|, is estimated before the kernel runs.
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``); the cost,
+        about 2 N B ``|P|``, is estimated before the kernel runs.
 
     Returns
     -------
@@ -439,7 +439,7 @@ def to_fixed(x, frac_bits=52):
     Parameters
     ----------
     x : array_like
-        Finite real values, any shape; |x| 2^frac_bits must stay below the float64 maximum.
+        Finite real values, any shape; ``|x| 2^frac_bits`` must stay below the float64 maximum.
     frac_bits : int in [1, 200]
         Bits after the binary point.
 
@@ -453,7 +453,7 @@ def to_fixed(x, frac_bits=52):
     TypeError
         ``x`` not real numeric (a string, None, complex), ``frac_bits`` not an integer (2.5, True).
     ValueError
-        NaN or inf in ``x``, |x| 2^frac_bits beyond float64, ``frac_bits`` outside [1, 200].
+        NaN or inf in ``x``, ``|x| 2^frac_bits`` beyond float64, ``frac_bits`` outside [1, 200].
 
     Examples
     --------
@@ -582,7 +582,7 @@ def forward_exact(x0, v0, theta, residual, num, den, frac_bits=52, *, max_work=N
     frac_bits : int in [1, 200]
         Bits after the binary point of the grid.
     max_work : float, optional
-        Budget in floating-point-operation equivalents (default :data:`theory._validation.MAX_WORK`,
+        Budget in floating-point-operation equivalents (default ``theory._validation.MAX_WORK``,
         about a minute): the integer loops are estimated before they run.
 
     Returns
@@ -711,7 +711,7 @@ def psi(theta, eps, *, max_work=None):
     eps : float
         0, or at least the smallest normal float64 (2.2e-308).
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -779,7 +779,7 @@ def psi_series(theta, eps, terms=80, *, max_work=None):
     terms : int >= 1
         Number of terms summed (at most 86 are nonzero in float64).
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -1039,7 +1039,7 @@ def representable(D, eps, *, max_work=None):
     eps : float
         0, or at least the smallest normal float64.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -1081,7 +1081,7 @@ def preimage(D, eps, *, max_work=None):
     eps : float
         0, or at least the smallest normal float64.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns

@@ -212,7 +212,7 @@ def signature(path, depth, normalization="factorial", *, max_work=None):
     normalization : {"factorial", "standard"}
         "factorial": the chapter's Definition 5.4 (level k carries k!); "standard": iisignature's.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -332,7 +332,7 @@ def chen(sig_a, sig_b, normalization="factorial", *, max_work=None):
     normalization : {"factorial", "standard"}
         The normalization of both inputs and of the result.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -437,7 +437,7 @@ def kernel(path_x, path_y, depth, *, max_work=None):
         Truncation level N (level k carries (k!)^2, which leaves float64 beyond 98), with
         sum_k d^k <= 1e8 entries.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -495,7 +495,7 @@ def linear_kernel(a, b):
     TypeError
         ``a`` or ``b`` not a real array.
     ValueError
-        Shapes that differ, NaN or inf, or |<a, b>| >= 1 (the series diverges).
+        Shapes that differ, NaN or inf, or ``|<a, b>| >= 1`` (the series diverges).
     """
     func = "theory.signature.linear_kernel"
     a = as_float_array(a, "a", func=func, ndim=1, min_size=1)
@@ -641,7 +641,7 @@ def rnn(xs, U, V, b, activation="tanh", h0=None, *, max_work=None):
     h0 : array_like, shape (e,), optional
         Initial hidden state; default 0.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -691,7 +691,7 @@ def ode_solution(path, U, V, b, activation="tanh", h0=None, substeps=8, *, max_w
     substeps : int >= 1
         RK4 steps per segment.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -745,7 +745,7 @@ def cde_solution(path_bar, U, V, b, L, activation="tanh", hbar0=None, substeps=8
     substeps : int >= 1
         RK4 steps per segment.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
@@ -838,7 +838,7 @@ def derivative_sup(activation, n):
     Returns
     -------
     float
-        The supremum; for the identity it is exact: inf at n = 0 (sup |x| over the real line), 1 at
+        The supremum; for the identity it is exact: inf at n = 0 (``sup |x|`` over the real line), 1 at
         n = 1, 0 beyond.
 
     Raises
@@ -1039,7 +1039,7 @@ def star_products(U, V, b, L, depth, activation="tanh", hbar0=None, *, max_work=
     hbar0 : array_like, shape (e + d,), optional
         The point :math:`\bar h_0`; default 0.
     max_work : float, optional
-        Budget in floating-point operations (default :data:`theory._validation.MAX_WORK`, about a minute of
+        Budget in floating-point operations (default ``theory._validation.MAX_WORK``, about a minute of
         one core); the cost is estimated before the computation runs.
 
     Returns
