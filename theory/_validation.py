@@ -28,6 +28,7 @@ __all__ = [
     "check_choice",
     "check_finite_output",
     "check_int",
+    "check_size",
     "check_interval",
     "plain",
     "plain_repr",
@@ -195,6 +196,23 @@ def as_generator(rng, name="rng", func=None):
         return np.random.default_rng(int(rng))
     raise TypeError(f"`{name}`{where} must be None, an int seed or a numpy.random.Generator; "
                     f"got {type(rng).__name__}.")
+
+
+def check_size(size, name="size", *, func=None):
+    """``size`` (NumPy's ``size`` argument: an int or a tuple of ints) as a tuple of non-negative ints,
+    an int meaning a 1-tuple; TypeError for another kind, ValueError for a negative entry."""
+    if isinstance(size, (numbers.Integral, np.integer)) and not isinstance(size, (bool, np.bool_)):
+        size = (size,)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"`{name}`{_where(func)} must be an int or a tuple of ints; got {plain_repr(size)}.")
+    out = []
+    for s in size:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (numbers.Integral, np.integer)):
+            raise TypeError(f"`{name}`{_where(func)} must be an int or a tuple of ints; got {size!r}.")
+        if s < 0:
+            raise ValueError(f"`{name}`{_where(func)} must hold non-negative ints; got {tuple(size)!r}.")
+        out.append(int(s))
+    return tuple(out)
 
 
 def check_bool(v, name, *, func=None):

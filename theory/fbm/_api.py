@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 
 import numpy as np
 
@@ -34,6 +33,7 @@ from .._validation import (
     check_int,
     check_interval,
     check_memory,
+    check_size,
 )
 from ._kernels import _autocovariance
 
@@ -59,22 +59,6 @@ _CACHE_SIZE = 32
 
 def _check_hurst(hurst, func):
     return check_interval(hurst, "hurst", 0.0, 1.0, func=func, closed="neither")
-
-
-def _check_size(size, func):
-    """``size`` as a tuple of non-negative ints (an int means a 1-tuple)."""
-    if isinstance(size, (numbers.Integral, np.integer)) and not isinstance(size, (bool, np.bool_)):
-        size = (size,)
-    if not isinstance(size, (tuple, list)):
-        raise TypeError(f"`size` of {func} must be an int or a tuple of ints; got {size!r}.")
-    out = []
-    for s in size:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (numbers.Integral, np.integer)):
-            raise TypeError(f"`size` of {func} must be an int or a tuple of ints; got {size!r}.")
-        if s < 0:
-            raise ValueError(f"`size` of {func} must hold non-negative ints; got {tuple(size)!r}.")
-        out.append(int(s))
-    return tuple(out)
 
 
 def _check_rng(rng, func):
@@ -172,7 +156,7 @@ def _sample(n, hurst, size, rng, func):
     """Validated (n, H, size, rng) -> the (m, 2n) circulant process, m = prod(size), and the shape."""
     n = check_int(n, "n", func=func, minimum=1)
     hurst = _check_hurst(hurst, func)
-    shape = _check_size(size, func)
+    shape = check_size(size, func=func)
     rng = _check_rng(rng, func)
     m = math.prod(shape)
     # the normal draws, their transform and the output: three float64 arrays of m * 2n entries (the

@@ -30,6 +30,7 @@ from .._validation import (
     check_int,
     check_interval,
     check_memory,
+    check_size,
     check_work,
     plain,
 )
@@ -93,22 +94,6 @@ def _numeric(x, name, func, *, ndim=None, shape=None, min_size=None):
     if arr is not None and (arr.dtype == object or arr.dtype.kind not in "biuf"):
         raise TypeError(f"`{name}` of {func} must be a real or complex numeric array; got dtype {arr.dtype}.")
     return as_float_array(x, name, func=func, ndim=ndim, shape=shape, min_size=min_size)
-
-
-def _check_size(size, func):
-    """``size`` as a tuple of non-negative ints (an int means a 1-tuple)."""
-    if isinstance(size, (numbers.Integral, np.integer)) and not isinstance(size, (bool, np.bool_)):
-        size = (size,)
-    if not isinstance(size, (tuple, list)):
-        raise TypeError(f"`size` of {func} must be an int or a tuple of ints; got {plain(size)!r}.")
-    out = []
-    for s in size:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (numbers.Integral, np.integer)):
-            raise TypeError(f"`size` of {func} must be an int or a tuple of ints; got {size!r}.")
-        if s < 0:
-            raise ValueError(f"`size` of {func} must hold non-negative ints; got {tuple(size)!r}.")
-        out.append(int(s))
-    return tuple(out)
 
 
 def _check_context(context, func):
@@ -232,7 +217,7 @@ def unitary_contexts(d, size=(), rng=None):
     """
     func = "theory.icl.unitary_contexts"
     d = check_int(d, "d", func=func, minimum=1)
-    size = _check_size(size, func)
+    size = check_size(size, func=func)
     m = math.prod(size)
     check_memory(40 * _f(max(m, 1)) * d, "d" if d >= m else "size", d if d >= m else size, func=func,
                  hint="Each phase takes 40 bytes while drawn.")
@@ -275,7 +260,7 @@ def orthogonal_contexts(delta, size=(), rng=None):
     """
     func = "theory.icl.orthogonal_contexts"
     delta = check_int(delta, "delta", func=func, minimum=1)
-    size = _check_size(size, func)
+    size = check_size(size, func=func)
     m = math.prod(size)
     check_memory(72 * _f(max(m, 1)) * delta, "delta" if delta >= m else "size", delta if delta >= m else size,
                  func=func, hint="Each pair takes 72 bytes while drawn.")
@@ -360,7 +345,7 @@ def haar_orthogonal(d, size=(), rng=None, *, max_work=None):
     """
     func = "theory.icl.haar_orthogonal"
     d = check_int(d, "d", func=func, minimum=1)
-    size = _check_size(size, func)
+    size = check_size(size, func=func)
     m = math.prod(size)
     name, value = ("d", d) if d * d >= m else ("size", size)
     check_memory(32 * _f(max(m, 1)) * _f(d) ** 2, name, value, func=func,
