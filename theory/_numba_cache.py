@@ -39,11 +39,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import os
 import sys
-import tempfile
-import uuid
 import warnings
 from pathlib import Path
 
@@ -148,11 +145,13 @@ def _cache_folders(directory, custom: str, user: str) -> list[Path]:
 
 
 def _writable(folder: Path) -> bool:
-    """Whether Numba can cache in ``folder``: its ``_CacheLocator.ensure_cache_path`` (create the folder,
-    then a temporary file in it)."""
+    """Whether Numba can cache in ``folder``: what its ``_CacheLocator.ensure_cache_path`` tries (create
+    the folder, then a file in it), without importing ``tempfile`` at every import of the package."""
+    probe = folder / f".probe-{os.getpid()}-{id(folder):x}"
     try:
         os.makedirs(folder, exist_ok=True)
-        tempfile.TemporaryFile(dir=folder).close()
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
         return True
     except OSError:
         return False
@@ -166,14 +165,9 @@ def _read_stamp(folder: Path) -> list[str]:
 
 
 def _write_stamp(folder: Path, quick: str, content: str) -> None:
-    stamp = folder / STAMP_NAME
-    tmp = stamp.with_name(f"{STAMP_NAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        tmp.write_text(f"{quick}\n{content}\n")
-        tmp.replace(stamp)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    from ._files import write_atomic  # only when a stamp changes: keeps tempfile out of the import
+
+    write_atomic(folder / STAMP_NAME, f"{quick}\n{content}\n")
 
 
 def _drop(folder: Path) -> tuple[bool, bool]:
@@ -196,6 +190,8 @@ def _run_uncached(folders: frozenset) -> None:
     instead of raising ``RuntimeError("cannot cache function ...: no locator available")``; every other
     function is cached as Numba does it.
     """
+    import inspect
+
     from numba.core import caching, dispatcher
 
     enable = dispatcher.Dispatcher.enable_caching
