@@ -389,7 +389,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from theory._files import check_writable_file, write_atomic
     from theory.experiments import experiment, experiments
-    from theory.sweep import SweepInputError, check_counts
+    from theory.sweep import SweepInputError
 
     if args.list:
         for name in experiments():
@@ -420,8 +420,7 @@ def _run(args: argparse.Namespace) -> int:
             overrides[name] = value
         if "device" in overrides and "backend" not in overrides and overrides["device"] != "cpu":
             overrides["backend"] = "torch"  # --device cuda alone means the torch backend
-        config = exp.config_for(args.preset, **overrides)
-        check_counts(exp, config)
+        config = exp.config_for(args.preset, **overrides)  # counts beyond the guards refused there
         if args.json is not None:  # before the run, not after it
             check_writable_file(args.json, "--json")
         from theory.backends import resolve

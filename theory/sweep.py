@@ -50,7 +50,7 @@ Size
 
 Bad input raises :class:`SweepInputError` (a ValueError) before any task starts: an unknown
 experiment or preset, a parameter the experiment does not take, a value outside its domain (every
-config is constructed up front), a count beyond the guards (:func:`check_counts`), a malformed or
+config is constructed up front), a count beyond the guards (``Experiment.config_for``), a malformed or
 oversized grid, an unreachable scheduler, an unwritable output
 folder. A task that raises does not stop the others: it is listed in :attr:`SweepResult.failures`
 with its parameters and message, and its summary is None.
@@ -67,7 +67,6 @@ import math
 import multiprocessing
 import os
 import pickle
-import re
 import sys
 import tempfile
 import threading
@@ -94,7 +93,6 @@ __all__ = [
     "plot_sweep",
     "CACHE_FORMAT",
     "MAX_POINTS",
-    "check_counts",
 ]
 
 #: Format tag of the cache files; a file of another format is recomputed.
@@ -281,48 +279,6 @@ def task_key(name: str, config) -> str:
     """Cache key of one task: SHA-256 (24 hex digits) of the experiment name and every config field."""
     text = json.dumps({"experiment": name, "config": _config_dict(config)}, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-
-
-_SEED_FIELD = re.compile(r"(.*_)?seed[0-9]*")
-
-
-def check_counts(experiment, config) -> None:
-    r"""Refuse, before anything runs, a config with an integer field above ``MAX_BYTES // 8``.
-
-    Every integer field of an experiment's config, but its seeds (``seed``, ``seed0``, ``*_seed``),
-    counts something (layers, width, samples, draws, steps, bootstrap resamples), and each unit costs
-    at least one float64 or one pass of a loop. A count above ``theory._validation.MAX_BYTES / 8``
-    (:math:`2^{31}`) is beyond the guards of ``theory._validation`` whatever the other fields: as
-    an array length it alone needs more than ``MAX_BYTES`` (16 GiB), and as a loop count of even 50
-    floating-point operations a pass it needs more than ``MAX_WORK`` (:math:`10^{11}`). The largest
-    count of any registered preset is below :math:`2 \cdot 10^7`. Smaller configs that are still too
-    large are refused by the kernels' own guards (``check_work``, ``check_memory``) when they are
-    called, before they compute.
-
-    Parameters
-    ----------
-    experiment : theory.experiments.Experiment
-        The experiment, for the message.
-    config : dataclass
-        One of its configs (tuple fields are checked entry by entry).
-
-    Raises
-    ------
-    ValueError
-        Naming the field, the experiment and the limit.
-    """
-    from theory import _validation
-
-    limit = _validation.MAX_BYTES // 8
-    for f in dataclasses.fields(config):
-        if _SEED_FIELD.fullmatch(f.name):
-            continue
-        value = getattr(config, f.name)
-        for v in value if isinstance(value, tuple) else (value,):
-            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v > limit:
-                raise ValueError(f"`{f.name}` of {experiment.name} = {_validation.plain(v)!r} is above {limit}, the "
-                                 "largest count a run takes (theory._validation.MAX_BYTES / 8): as an array length "
-                                 "it alone needs more memory than MAX_BYTES, as a loop count more work than MAX_WORK")
 
 
 def _point_text(point: Mapping) -> str:
@@ -706,7 +662,6 @@ def _prepare(name, grid, preset):
     for point in points:
         try:
             config = exp.config_for(preset, **point)
-            check_counts(exp, config)
         except (ValueError, TypeError) as exc:
             raise SweepInputError(f"grid point {_point_text(point)}: {exc}") from None
         configs.append(config)

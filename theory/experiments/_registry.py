@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import numbers
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+#: config fields that are seeds, not counts (not bounded by Experiment._check_counts)
+_SEED_FIELD = re.compile(r"(.*_)?seed[0-9]*")
 
 __all__ = ["Experiment", "register", "experiment", "experiments", "MODULES"]
 
@@ -80,7 +85,8 @@ class Experiment:
         Raises
         ------
         ValueError
-            For an unknown preset or a field the config does not have.
+            For an unknown preset, a field the config does not have, or a count above ``MAX_BYTES // 8``
+            (:meth:`_check_counts`).
         """
         if preset not in self.presets:
             raise ValueError(
@@ -92,7 +98,34 @@ class Experiment:
                 f"experiment {self.name!r} has no parameter {', '.join(unknown)}; its parameters: "
                 f"{', '.join(self.fields)}"
             )
-        return dataclasses.replace(self.presets[preset], **overrides)
+        config = dataclasses.replace(self.presets[preset], **overrides)
+        self._check_counts(config)
+        return config
+
+    def _check_counts(self, config: Any) -> None:
+        r"""Refuse a config with an integer field above ``MAX_BYTES // 8`` (:math:`2^{31}`).
+
+        Every integer field of a config but its seeds (``seed``, ``seed0``, ``*_seed``) counts something
+        (layers, width, samples, draws, steps, bootstrap resamples), and each unit costs at least one float64
+        or one pass of a loop: as an array length a count above the limit alone needs more than ``MAX_BYTES``
+        (16 GiB), as a loop count of even 50 floating-point operations a pass more than ``MAX_WORK``
+        (:math:`10^{11}`). The largest count of any registered preset is below :math:`2 \cdot 10^7`. Smaller
+        configs that are still too large are refused by the kernels' own guards when they are called.
+        Tuple fields are checked entry by entry.
+        """
+        from theory import _validation
+
+        limit = _validation.MAX_BYTES // 8
+        for f in dataclasses.fields(config):
+            if _SEED_FIELD.fullmatch(f.name):
+                continue
+            value = getattr(config, f.name)
+            for v in value if isinstance(value, tuple) else (value,):
+                if isinstance(v, numbers.Integral) and not isinstance(v, bool) and v > limit:
+                    raise ValueError(f"`{f.name}` of {self.name} = {_validation.plain(v)!r} is above {limit}, the "
+                                     "largest count a run takes (theory._validation.MAX_BYTES / 8): as an array "
+                                     "length it alone needs more memory than MAX_BYTES, as a loop count more work "
+                                     "than MAX_WORK")
 
     def run(self, preset: str = "check", **overrides: Any) -> Any:
         """``measure(config_for(preset, **overrides))``."""
