@@ -27,6 +27,7 @@ __all__ = [
     "check_bool",
     "check_choice",
     "check_finite_output",
+    "finite_value",
     "check_int",
     "check_size",
     "check_interval",
@@ -160,6 +161,19 @@ def check_finite_output(arr, what, *, func=None, hint=""):
         extra = f" {hint}" if hint else ""
         raise NonFiniteError(f"{func or 'theory'}: {what} overflowed to NaN or inf.{extra}")
     return arr
+
+
+def finite_value(compute, *, func=None, what="the result", hint=""):
+    """``compute()``, a closed form in Python floats, or :class:`~theory.NonFiniteError` when it leaves the
+    float64 range: an OverflowError or ZeroDivisionError of Python's arithmetic, or an inf or NaN result."""
+    try:
+        out = compute()
+    except (OverflowError, ZeroDivisionError):
+        out = math.inf
+    if not math.isfinite(out):
+        extra = f"; {hint}" if hint else ""
+        raise NonFiniteError(f"{func or 'theory'}: {what} overflowed to inf or NaN in float64{extra}.")
+    return out
 
 
 # ------------------------------------------------------------------------------------ rng and limits

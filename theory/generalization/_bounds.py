@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from theory._validation import NonFiniteError, check_int, check_interval
+from theory._validation import check_int, check_interval, finite_value
 
 __all__ = ["prop_4_2_output_bound", "prop_4_2_lipschitz_printed", "prop_4_2_lipschitz_proof",
            "prop_4_3_log_covering", "theorem_4_4_constant", "theorem_4_4_gap", "corollary_4_5_constant",
@@ -67,14 +67,9 @@ def _threshold(compute):
 
 def _value(func, compute):
     """``compute()`` as a finite float, or :class:`NonFiniteError` when the formula leaves the float64 range."""
-    try:
-        out = compute()
-    except (OverflowError, ZeroDivisionError):
-        out = math.inf
-    if not math.isfinite(out):
-        raise NonFiniteError(f"{func}: the bound overflowed to inf or NaN in float64; its constants are too large "
-                             "(exp(K R) overflows beyond K R = 709.78) or delta is below about 1e-308.")
-    return float(out)
+    return float(finite_value(compute, func=func, what="the bound",
+                              hint="its constants are too large (exp(K R) overflows beyond K R = 709.78) or "
+                                   "delta is below about 1e-308"))
 
 
 def prop_4_2_output_bound(R_X, M, K_f, R_theta):

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from theory._validation import NonFiniteError, as_float_array, check_int, check_interval
+from theory._validation import NonFiniteError, as_float_array, check_int, check_interval, finite_value
 
 __all__ = ["neurons_required", "theorem_6_2_thresholds", "theorem_6_8_threshold", "prop_6_7_separation",
            "prop_6_9_bound", "prop_6_9_eps_max", "lemma_6_18_bound", "lemma_6_19_separation", "recovery_horizon"]
@@ -45,15 +45,8 @@ def _M(M, func):
 
 
 def _value(func, compute):
-    """``compute()`` as a finite float, or :class:`NonFiniteError` when the formula leaves the float64 range."""
-    try:
-        out = compute()
-    except (OverflowError, ZeroDivisionError):
-        out = math.inf
-    if not math.isfinite(out):
-        raise NonFiniteError(f"{func}: the constant overflowed to inf or NaN in float64; its arguments are too "
-                             "large or too small.")
-    return out
+    """``compute()`` as a finite number, or :class:`NonFiniteError` when the formula leaves the float64 range."""
+    return finite_value(compute, func=func, what="the constant", hint="its arguments are too large or too small")
 
 
 def _min(compute, cap):
