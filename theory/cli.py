@@ -174,10 +174,6 @@ def _report(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _say(f"theory report: {exc}; run `theory check` to write a new one", sys.stderr)
         return 2
-    except RecursionError:
-        _say(f"theory report: {directory / 'claims.json'} is not a claims report: its JSON is nested too deeply; "
-             "run `theory check` to write a new one", sys.stderr)
-        return 2
     except OSError as exc:
         _say(f"theory report: {directory} cannot be read ({exc.strerror or exc})", sys.stderr)
         return 2
