@@ -86,7 +86,7 @@ class Experiment:
         ------
         ValueError
             For an unknown preset, a field the config does not have, or a count above ``MAX_BYTES // 8``
-            (:meth:`_check_counts`).
+            (``Experiment._check_counts``).
         """
         if preset not in self.presets:
             raise ValueError(
