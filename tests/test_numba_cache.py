@@ -109,6 +109,11 @@ def test_changed_kernel_source_drops_every_cached_kernel(tmp_path):
     doc.write_text(doc.read_text() + "\n# changed\n")
     _run(tmp_path, check)
     assert cached.exists()
+    named = pkg / "report.py"  # names Numba (a version look-up) without importing it: keeps the cache too
+    assert b"numba" in named.read_bytes() and not c._USES_NUMBA.search(named.read_bytes())
+    named.write_text(named.read_text() + "\n# changed\n")
+    _run(tmp_path, check)
+    assert cached.exists()
 
 
 def test_user_wide_cache_is_dropped_when_a_source_changes(tmp_path):

@@ -40,12 +40,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
 
 ROOT = Path(os.path.dirname(os.path.abspath(__file__)))  # not resolved: Numba hashes the path as imported
 STAMP_NAME = "numba-sources.txt"
+#: a source that imports Numba (at any indentation): only these can define or inline kernels, so only their
+#: content enters the signature (a module that merely names Numba, as the report does, keeps the cache)
+_USES_NUMBA = re.compile(rb"^[ \t]*(?:from|import)[ \t]+numba\b", re.MULTILINE)
 
 __all__ = ["KernelCacheWarning", "cache_folders", "invalidate_stale"]
 
@@ -85,7 +89,7 @@ def _content_signature(files) -> str:
     h.update(f"blas:{_blas_token()}\n".encode())
     for p in files:
         data = p.read_bytes()
-        if b"numba" in data:
+        if _USES_NUMBA.search(data):
             h.update(str(p.relative_to(ROOT)).encode() + b"\0" + data + b"\0")
     return h.hexdigest()
 
@@ -256,7 +260,7 @@ def invalidate_stale() -> bool:
     @functools.cache
     def has_kernels(d: Path) -> bool:
         try:
-            return any(b"numba" in p.read_bytes() for p in by_folder[d])
+            return any(_USES_NUMBA.search(p.read_bytes()) for p in by_folder[d])
         except OSError:
             return True
 
