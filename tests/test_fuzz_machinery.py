@@ -204,6 +204,25 @@ def test_qualitative_and_erratum_verdicts(ok, message):
         assert both.status == verdict.status
 
 
+@FUZZ
+@given(measured=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.one_of(extreme, junk), max_size=3),
+       expected=st.dictionaries(st.sampled_from(["a_max", "b_min", "c_max", "d_min", "a", "_max"]),
+                                st.one_of(extreme, junk), max_size=3),
+       kind=st.one_of(st.sampled_from(claims.KINDS), junk))
+def test_threshold_verdict(measured, expected, kind):
+    try:
+        verdict = claims.threshold_verdict(kind, measured, expected)
+    except ValueError as exc:
+        assert "theory.claims.threshold_verdict" in str(exc) or "`expected" in str(exc)
+    else:
+        assert verdict.kind == kind and verdict.expected == expected and verdict.status in ("pass", "fail")
+        for key, bound in expected.items():
+            value = float(measured[key[:-4]])
+            holds = value <= bound if key.endswith("_max") else value >= bound
+            if not (math.isfinite(value) and holds):
+                assert verdict.status == "fail"
+
+
 # --------------------------------------------------------------------------- theory.report
 
 
@@ -256,7 +275,7 @@ def test_every_public_function_of_the_machinery_is_fuzzed():
         rates: {"fit_rate", "bound_ratio", "BoundTracker", "frequency", "identity_error", "to_plain",
                 "RateFit", "BoundResult", "FrequencyResult", "IdentityResult"},
         claims: {"parse_claim_id", "rate_verdict", "bound_verdict", "frequency_verdict", "identity_verdict",
-                 "qualitative_verdict", "erratum_verdict", "Verdict", "ClaimRecord", "merge_records", "PAPER_KEYS",
+                 "qualitative_verdict", "threshold_verdict", "erratum_verdict", "Verdict", "ClaimRecord", "merge_records", "PAPER_KEYS",
                  "KINDS", "STATUSES", "WRONG_IN"},
         report: {"build_report", "render_markdown", "render_table", "freshness", "merge_with_previous",
                  "load_report", "claim_line", "summary_line", "count_statuses", "count_proxies",

@@ -20,7 +20,7 @@ __all__ = ["NonFiniteError", "__version__"]
 # ``import theory`` and the ``theory`` command stay fast and Numba loads only when a kernel is used.
 _SUBMODULES = frozenset({
     "backends", "claims", "cli", "experiments", "fbm", "generalization", "icl", "implicit", "isotonic",
-    "linear", "momentum", "oracle", "pl", "plots", "rates", "report", "resnet", "scaling", "signature",
+    "linear", "momentum", "oracle", "papers", "pl", "plots", "rates", "report", "resnet", "scaling", "signature",
     "sinkhorn", "sweep", "topk", "two_timescale",
 })
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from theory._validation import plain
+from theory.papers import PAPER_KEYS
 from theory.rates import to_plain
 
 __all__ = [
@@ -38,23 +39,12 @@ __all__ = [
     "frequency_verdict",
     "identity_verdict",
     "qualitative_verdict",
+    "threshold_verdict",
     "erratum_verdict",
     "ClaimRecord",
     "merge_records",
 ]
 
-PAPER_KEYS = (
-    "resnet-node",
-    "scaling",
-    "implicit-reg",
-    "momentum",
-    "sinkformers",
-    "icl-ar",
-    "topk",
-    "gen-bounds",
-    "rnn-kernel",
-    "two-timescale",
-)
 KINDS = ("bound", "rate", "identity", "frequency", "qualitative", "erratum")
 STATUSES = ("pass", "fail", "skip")
 #: Where a printed erratum lies: the statement itself is false ("statement"); a step or constant of
@@ -120,21 +110,52 @@ def is_erratum_id(claim_id: str) -> bool:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Outcome of comparing a measurement with a claim.
+    """Outcome of comparing a measurement with a claim: one type for every kind of claim.
+
+    The verdict functions below build it; a check records it as it is (``claim.record(verdict)``) and the
+    report renders its fields. Its numbers travel as numbers: ``expected`` holds what the document predicts,
+    ``measured`` what was measured, and ``message`` only says it in words.
 
     Attributes
     ----------
     status : {"pass", "fail"}
     message : str
         The record in one line: measured figure, expectation, range.
+    kind : str or None
+        One of :data:`KINDS` (None only for a verdict built by hand without one).
+    expected : dict
+        The prediction as numbers: ``{"slope": s, "tol": t}``, ``{"ratio_max": r}``, ``{"delta": d}``,
+        ``{"atol": a}``, or thresholds ``{"<name>_max": v, "<name>_min": v}`` on entries of ``measured``;
+        an erratum's holds ``{"printed": {...}, "corrected": {...}}``.
+    measured : dict
+        The measurement as numbers (a fit's ``slope``, ``ci``, ``grid``; a bound's ``ratio``, ...).
+    parts : tuple of Verdict
+        The verdicts combined into this one (an erratum's printed and corrected halves).
     """
 
     status: str
     message: str
+    kind: str | None = None
+    expected: Mapping = field(default_factory=dict)
+    measured: Mapping = field(default_factory=dict)
+    parts: tuple = ()
 
     def __post_init__(self) -> None:
         if self.status not in ("pass", "fail"):
             raise ValueError(f"`status` of theory.claims.Verdict must be 'pass' or 'fail'; got {self.status!r}")
+        if self.kind is not None and self.kind not in KINDS:
+            raise ValueError(f"`kind` of theory.claims.Verdict must be one of {KINDS}; got {self.kind!r}")
+        for name in ("expected", "measured"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping):
+                value = value.to_measured() if hasattr(value, "to_measured") else value
+            if not isinstance(value, Mapping):
+                raise ValueError(f"`{name}` of theory.claims.Verdict must be a dict; got {value!r}")
+            object.__setattr__(self, name, dict(value))
+        object.__setattr__(self, "parts", tuple(self.parts))
+
+    def __repr__(self) -> str:
+        return f"Verdict(status={self.status!r}, message={self.message!r})"
 
     @property
     def passed(self) -> bool:
@@ -176,8 +197,10 @@ def _grid_range(grid: Any) -> str:
     return f"{_g(grid.min(), 'g')}..{_g(grid.max(), 'g')}"
 
 
-def _verdict(ok: bool, message: str) -> Verdict:
-    return Verdict("pass" if ok else "fail", message)
+def _verdict(ok: bool, message: str, kind: str | None = None, expected: Mapping | None = None,
+             measured: Any = None) -> Verdict:
+    measured = measured.to_measured() if hasattr(measured, "to_measured") else (measured or {})
+    return Verdict("pass" if ok else "fail", message, kind, dict(expected or {}), measured)
 
 
 def rate_verdict(fit: Any, expected: Mapping, *, grid_label: str = "N") -> Verdict:
@@ -230,7 +253,7 @@ def rate_verdict(fit: Any, expected: Mapping, *, grid_label: str = "N") -> Verdi
     )
     if len(fit.dropped):
         message += f" (dropped at floor: {', '.join(_g(g, 'g') for g in fit.dropped)})"
-    return _verdict(ok, message)
+    return _verdict(ok, message, "rate", exp, fit)
 
 
 def _describe(instance: Any, limit: int = 80) -> str:
@@ -269,7 +292,7 @@ def bound_verdict(result: Any, expected: Mapping) -> Verdict:
         f"max LHS/RHS {_g(ratio, '.4g')} over {result.n_instances} instances "
         f"(worst: {_describe(result.worst)}), expected ≤ {_g(exp['ratio_max'], 'g')}"
     )
-    return _verdict(ok, message)
+    return _verdict(ok, message, "bound", exp, result)
 
 
 def frequency_verdict(result: Any, expected: Mapping) -> Verdict:
@@ -305,7 +328,7 @@ def frequency_verdict(result: Any, expected: Mapping) -> Verdict:
         f"violation frequency {_g(freq)} ({result.violations} of {result.runs}) "
         f"[{level}% CI {_g(low)}, {_g(high)}], expected ≤ δ = {_g(delta, 'g')}"
     )
-    return _verdict(ok, message)
+    return _verdict(ok, message, "frequency", {"delta": delta}, result)
 
 
 def identity_verdict(result: Any, expected: Mapping) -> Verdict:
@@ -356,11 +379,94 @@ def identity_verdict(result: Any, expected: Mapping) -> Verdict:
     elif _finite(norm_rel):
         text.append(f"{_g(norm_rel, '.2e')} of max |reference|")
     message = f"{', '.join(text)} over {result.n_instances} instances, expected {', '.join(parts)}"
-    return _verdict(ok, message)
+    return _verdict(ok, message, "identity", exp, result)
 
 
-def qualitative_verdict(ok: bool, message: str) -> Verdict:
+#: comparison of a threshold key's suffix: measured[name] <= value for "<name>_max", >= for "<name>_min"
+_THRESHOLDS = {"_max": ("≤", lambda m, v: m <= v), "_min": ("≥", lambda m, v: m >= v)}
+
+
+def _threshold(key: str) -> tuple[str, str, Any]:
+    for suffix, (symbol, holds) in _THRESHOLDS.items():
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return key[: -len(suffix)], symbol, holds
+    raise ValueError(
+        f"`expected` key {key!r} of theory.claims.threshold_verdict must end in '_max' or '_min' (the bound on "
+        f"the measured entry of the same name)"
+    )
+
+
+def threshold_verdict(kind: str, measured: Any, expected: Mapping, *, context: str = "") -> Verdict:
+    """Compare measured numbers with the thresholds a statement gives them: pass iff every one holds.
+
+    For statements whose prediction is several numbers at once (an invariance to ``1e-12`` and a
+    separation of at least ``1e-2``, a bound at every size of a grid, an ordering by a margin).
+
+    Parameters
+    ----------
+    kind : str
+        The claim's kind, one of :data:`KINDS` but ``"erratum"`` (``"identity"`` for invariances and
+        closed forms, ``"bound"`` for inequalities, ``"rate"`` for limits at a rate, ``"qualitative"`` for a
+        shape that still has numbers).
+    measured : dict or result object
+        The measurement, numbers by name (an object with ``to_measured()`` is converted).
+    expected : dict
+        Thresholds by key ``"<name>_max"`` (``measured[name] <= value``) or ``"<name>_min"``
+        (``measured[name] >= value``); every ``name`` must be in ``measured``. A NaN measurement fails.
+    context : str, optional
+        What was measured on which instances, appended to the message (``"20 draws, n = 10"``).
+
+    Returns
+    -------
+    Verdict
+        With ``expected`` the thresholds and ``measured`` the measurement, as given.
+
+    Examples
+    --------
+    >>> v = threshold_verdict("identity", {"max_diff": 3e-16, "min_gap": 0.4},
+    ...                       {"max_diff_max": 1e-12, "min_gap_min": 1e-2}, context="20 draws")
+    >>> v.status, v.message
+    ('pass', 'max_diff 3e-16 ≤ 1e-12, min_gap 0.4 ≥ 0.01 (20 draws)')
+    """
+    where = "theory.claims.threshold_verdict"
+    if kind not in KINDS or kind == "erratum":
+        raise ValueError(f"`kind` of {where} must be one of {[k for k in KINDS if k != 'erratum']}; got {kind!r}")
+    values = measured.to_measured() if hasattr(measured, "to_measured") else measured
+    if not isinstance(values, Mapping):
+        raise ValueError(f"`measured` of {where} must be a dict of numbers; got {measured!r}")
+    if not isinstance(expected, Mapping) or not expected:
+        raise ValueError(f"`expected` of {where} must be a non-empty dict of thresholds; got {expected!r}")
+    ok, parts = True, []
+    for key, bound in expected.items():
+        name, symbol, holds = _threshold(key)
+        bound = _number(bound, key, where) if not (isinstance(bound, float) and math.isinf(bound)) else bound
+        if name not in values:
+            raise ValueError(f"`expected[{key!r}]` of {where} bounds measured[{name!r}], which `measured` lacks; "
+                             f"measured has {sorted(values)}")
+        value = values[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"measured[{name!r}] of {where} must be a number; got {plain(value)!r}")
+        value = float(value)
+        ok = ok and _finite(value) and bool(holds(value, bound))
+        parts.append(f"{name} {_g(value, '.3g')} {symbol} {_g(bound, '.3g')}")
+    message = ", ".join(parts) + (f" ({context})" if context else "")
+    return _verdict(ok, message, kind, dict(expected), dict(values))
+
+
+def qualitative_verdict(ok: bool, message: str, measured: Any = None, expected: Mapping | None = None) -> Verdict:
     """Verdict of a qualitative claim (a sign, an ordering, a shape) decided by the check.
+
+    Only for statements with no number to compare: a statement that predicts a value, a rate, a bound or a
+    tolerance gets the verdict of its kind (:func:`threshold_verdict` where it predicts several numbers).
+
+    Parameters
+    ----------
+    ok : bool
+        Whether the statement holds.
+    message : str
+        What was seen, in one line.
+    measured, expected : dict, optional
+        The numbers behind the decision, recorded as they are.
 
     Examples
     --------
@@ -371,7 +477,7 @@ def qualitative_verdict(ok: bool, message: str) -> Verdict:
         raise ValueError(f"`ok` of theory.claims.qualitative_verdict must be a bool; got {ok!r}")
     if not isinstance(message, str) or not message:
         raise ValueError(f"`message` of theory.claims.qualitative_verdict must be a non-empty string; got {message!r}")
-    return _verdict(bool(ok), message)
+    return _verdict(bool(ok), message, "qualitative", expected, measured)
 
 
 def erratum_verdict(printed_verdict: Verdict, corrected_verdict: Verdict | None = None) -> Verdict:
@@ -407,13 +513,20 @@ def erratum_verdict(printed_verdict: Verdict, corrected_verdict: Verdict | None 
     else:
         first = f"printed statement holds numerically, so the erratum is not confirmed: {printed_verdict.message}"
     if corrected_verdict is None:
-        return Verdict("pass" if printed_verdict.status == "fail" else "fail", first)
+        return Verdict("pass" if printed_verdict.status == "fail" else "fail", first, "erratum",
+                       {"printed": printed_verdict.expected}, printed_verdict.measured, (printed_verdict,))
     if corrected_verdict.status == "pass":
         second = f"corrected statement holds: {corrected_verdict.message}"
     else:
         second = f"corrected statement FAILS too: {corrected_verdict.message}"
     ok = printed_verdict.status == "fail" and corrected_verdict.status == "pass"
-    return Verdict("pass" if ok else "fail", f"{first}; {second}")
+    if printed_verdict.measured == corrected_verdict.measured:
+        measured = dict(printed_verdict.measured)
+    else:
+        measured = {"printed": printed_verdict.measured, "corrected": corrected_verdict.measured}
+    expected = {"printed": printed_verdict.expected, "corrected": corrected_verdict.expected}
+    return Verdict("pass" if ok else "fail", f"{first}; {second}", "erratum", expected, measured,
+                   (printed_verdict, corrected_verdict))
 
 
 # --------------------------------------------------------------------------- records

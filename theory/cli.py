@@ -337,6 +337,8 @@ def _run_value(exp, preset, name, text):
     """The value of field ``name`` typed as ``text``, of the kind of the preset's value."""
     from theory.sweep import _parse_value, _range_values, _scalar_kind
 
+    if exp.constraint(name) is not None:  # declared: parsed and validated by its constraint
+        return exp.parse(name, text)
     current = getattr(exp.presets[preset], name)
     kind = _scalar_kind(exp, name)
     if kind is not None:

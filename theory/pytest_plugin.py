@@ -177,7 +177,26 @@ class Claim:
             "erratum", measured, expected, figure, lambda: erratum_verdict(printed_verdict, corrected)
         )
 
-    def _conclude(self, kind: str, result: Any, expected: Any, figure: Any, verdict_of) -> Verdict:
+    def record(self, verdict: Verdict, figure: str | None = None, *, measured: Any = None) -> Verdict:
+        """Record a typed :class:`~theory.claims.Verdict` as it is, and assert it.
+
+        The record's ``expected`` and ``measured`` are the verdict's (``measured`` adds further numbers: a
+        dict or a result object with ``to_measured()``, for the report and its figures); its kind must be the
+        kind the marker declares. This is the one way a check records an experiment's verdict::
+
+            claim.record(ex.prop51_verdict(ex.prop51(ex.PROP51_PRESETS["check"])))
+        """
+        __tracebackhide__ = True
+        if not isinstance(verdict, Verdict):
+            raise TypeError(f"{self.id}: claim.record takes a theory.claims.Verdict; got {type(verdict).__name__}")
+        if verdict.kind is None:
+            raise ValueError(f"{self.id}: the verdict has no kind; build it with a verdict function of "
+                             "theory.claims (rate_verdict, bound_verdict, threshold_verdict, ...)")
+        extra = measured.to_measured() if hasattr(measured, "to_measured") else dict(measured or {})
+        return self._conclude(verdict.kind, {**extra, **verdict.measured}, verdict.expected, figure,
+                              lambda: verdict, source=verdict)
+
+    def _conclude(self, kind: str, result: Any, expected: Any, figure: Any, verdict_of, source: Any = None) -> Verdict:
         __tracebackhide__ = True
         if kind != self.kind:
             raise ValueError(f"{self.id} is declared with kind={self.kind!r}, but claim.{kind}() was called")
@@ -187,7 +206,7 @@ class Claim:
         # keys the check put in claim.measured beforehand stay, beside the measurement's own
         measured = result.to_measured() if hasattr(result, "to_measured") else dict(result)
         self.measured = {**self.measured, **measured}
-        self.notes.extend(_nonfinite_fields(result))
+        self.notes.extend(_nonfinite_fields(result if source is None else self.measured))
         if figure is not None:
             self.figure = str(figure)
             self._figure_dir = Path.cwd()  # a relative figure path is relative to the cwd now

@@ -224,6 +224,11 @@ def _measured(measured: Mapping) -> str:
 def _predicted_known(expected: Mapping) -> str:
     if not expected:
         return ""
+    if "printed" in expected and isinstance(expected["printed"], Mapping):  # an erratum's two halves
+        text = f"printed: {_predicted(expected['printed'])} (should fail)"
+        if isinstance(expected.get("corrected"), Mapping):
+            text += f"; corrected: {_predicted(expected['corrected'])}"
+        return text
     parts, used = [], set()
     if "slope" in expected and "tol" in expected:
         parts.append(f"slope {_num(expected['slope'], '.2f')} ± {_num(expected['tol'], '.2f')}")
@@ -243,6 +248,11 @@ def _predicted_known(expected: Mapping) -> str:
     if "rtol" in expected:
         parts.append(f"rel err ≤ {_num(expected['rtol'], '.2g')}")
         used.add("rtol")
+    for key, value in expected.items():  # thresholds on named measurements (theory.claims.threshold_verdict)
+        for suffix, symbol in (("_max", "≤"), ("_min", "≥")):
+            if key not in used and key.endswith(suffix) and len(key) > len(suffix):
+                parts.append(f"{key[: -len(suffix)]} {symbol} {_num(value, '.3g')}")
+                used.add(key)
     rest = _generic(expected, tuple(used))
     return "; ".join(parts + ([rest] if rest else []))
 
@@ -318,7 +328,7 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
         if c.get("aliases"):
             claim += " (also " + ", ".join(f"`{a}`" for a in c["aliases"]) + ")"
         predicted = _predicted(c.get("expected") or {})
-        if c.get("kind") == "erratum" and predicted:
+        if c.get("kind") == "erratum" and predicted and not predicted.startswith("printed"):
             predicted = f"printed: {predicted} (should fail)"
         if c.get("kind") == "erratum" and c.get("wrong_in"):
             claim += f" (error in the {c['wrong_in']})"

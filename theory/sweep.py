@@ -185,6 +185,36 @@ def _range_values(text, name, kind, option="--grid"):
     return [float(v) for v in values]
 
 
+def _declared_values(experiment, name, constraint, spec) -> list:
+    """The values of one grid axis of a field with a declared constraint, each validated by it."""
+    from theory.experiments.config import Int, OrNone, Real
+
+    if not constraint.scalar:
+        raise SweepInputError(f"parameter {name!r} of experiment {experiment.name!r} is not a scalar "
+                              f"(a sweep varies numbers, booleans and choices; it is {constraint.describe()})")
+    inner = constraint.inner if isinstance(constraint, OrNone) else constraint
+    kind = "int" if isinstance(inner, Int) else "float" if isinstance(inner, Real) else None
+    try:
+        if isinstance(spec, str):
+            if ":" in spec and kind is not None:
+                values = _range_values(spec, name, kind)
+            else:
+                values = [constraint.parse(v, name) for v in spec.split("|")]
+        else:
+            many = isinstance(spec, (list, tuple, np.ndarray, range))
+            if many and len(spec) > MAX_POINTS:
+                raise SweepInputError(f"grid axis {name!r} has {len(spec)} values, more than {MAX_POINTS} "
+                                      "(theory.sweep.MAX_POINTS)")
+            values = list(spec) if many else [spec]
+            if not values:
+                raise SweepInputError(f"grid axis {name!r} has no value")
+        return [constraint.validate(v, name, experiment.config.__name__) for v in values]
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, SweepInputError):
+            raise
+        raise SweepInputError(f"grid value of parameter {name!r}: {exc}") from None
+
+
 def parse_grid(grid, experiment) -> dict[str, list]:
     """The axes of ``grid`` (a string in the syntax of the module docstring, or a mapping) for
     ``experiment`` (an :class:`theory.experiments.Experiment`): an ordered dict name -> values.
@@ -226,6 +256,10 @@ def parse_grid(grid, experiment) -> dict[str, list]:
                                   f"{', '.join(experiment.fields)}")
         if name in axes:
             raise SweepInputError(f"parameter {name!r} appears twice in the grid")
+        declared = experiment.constraint(name)
+        if declared is not None:
+            axes[name] = _declared_values(experiment, name, declared, spec)
+            continue
         kind = _scalar_kind(experiment, name)
         if kind is None:
             raise SweepInputError(f"parameter {name!r} of experiment {experiment.name!r} is not a scalar "

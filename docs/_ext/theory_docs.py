@@ -23,32 +23,15 @@ from pathlib import Path
 
 from sphinx.errors import ExtensionError
 
+from theory import papers as _papers
+
 DOCS = Path(__file__).resolve().parents[1]
 ROOT = DOCS.parent
 OUT = DOCS / "_generated"
 
-#: Paper key -> (title, source). The documents' own numbering is the claims' numbering.
-PAPERS = {
-    "resnet-node": ("Do Residual Neural Networks discretize Neural ODEs?",
-                    "Sander, Ablin, Peyré, NeurIPS 2022; chapter 2 of M. E. Sander's thesis"),
-    "scaling": ("Scaling ResNets in the large-depth regime",
-                "Marion, Fermanian, Biau, Vert, 2022; chapter 2 of P. Marion's thesis"),
-    "implicit-reg": ("Implicit regularization of deep residual networks towards neural ODEs",
-                     "Marion, Wu, Sander, Biau, ICLR 2024; chapter 3 of both theses"),
-    "momentum": ("Momentum residual neural networks", "chapter 4 of M. E. Sander's thesis"),
-    "sinkformers": ("Sinkformers: Transformers with doubly stochastic attention",
-                    "chapter 5 of M. E. Sander's thesis"),
-    "icl-ar": ("In-context autoregressive learning with linear attention",
-               "chapter 6 of M. E. Sander's thesis"),
-    "topk": ("Fast, differentiable and sparse top-k: a convex analysis perspective",
-             "chapter 7 of M. E. Sander's thesis"),
-    "gen-bounds": ("Generalization bounds for neural ODEs and deep residual networks",
-                   "chapter 4 of P. Marion's thesis"),
-    "rnn-kernel": ("Framing RNNs as kernel methods: a neural ODE approach",
-                   "chapter 5 of P. Marion's thesis"),
-    "two-timescale": ("Leveraging the two-timescale regime to demonstrate convergence of neural networks",
-                      "chapter 6 of P. Marion's thesis"),
-}
+#: Paper key -> (title, source), from the package's table of paper keys (theory.papers). The documents' own
+#: numbering is the claims' numbering.
+PAPERS = {p.key: (p.title, p.source) for p in _papers.PAPERS}
 
 VERDICT = {"pass": "pass", "fail": "**FAIL**", "skip": "skip"}
 

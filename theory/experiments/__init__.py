@@ -14,5 +14,22 @@ them::
 """
 
 from ._registry import Experiment, experiment, experiments, register
+from .config import (
+    Bool,
+    Choice,
+    Choices,
+    Config,
+    Custom,
+    Int,
+    Ints,
+    OrNone,
+    Real,
+    Reals,
+    Seed,
+    field,
+)
 
-__all__ = ["Experiment", "experiment", "experiments", "register"]
+__all__ = [
+    "Experiment", "experiment", "experiments", "register",
+    "Config", "field", "Int", "Seed", "Real", "Bool", "Choice", "Ints", "Reals", "Choices", "OrNone", "Custom",
+]

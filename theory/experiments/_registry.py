@@ -20,14 +20,15 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from theory.papers import PAPERS
+
 #: config fields that are seeds, not counts (not bounded by Experiment._check_counts)
 _SEED_FIELD = re.compile(r"(.*_)?seed[0-9]*")
 
 __all__ = ["Experiment", "register", "experiment", "experiments", "MODULES"]
 
-#: the modules that register experiments, imported on the first look-up
-MODULES = ("resnet_node", "scaling", "implicit_reg", "topk", "momentum", "sinkformers", "icl_ar", "rnn_kernel",
-           "two_timescale", "gen_bounds")
+#: the modules that register experiments, one per paper key (theory.papers), imported on the first look-up
+MODULES = tuple(p.module for p in PAPERS)
 
 _REGISTRY: dict[str, Experiment] = {}
 
@@ -115,9 +116,12 @@ class Experiment:
         """
         from theory import _validation
 
+        from .config import constraint_of
+
         limit = _validation.MAX_BYTES // 8
         for f in dataclasses.fields(config):
-            if _SEED_FIELD.fullmatch(f.name):
+            declared = constraint_of(type(config), f.name)
+            if (not declared.counts) if declared is not None else _SEED_FIELD.fullmatch(f.name):
                 continue
             value = getattr(config, f.name)
             for v in value if isinstance(value, tuple) else (value,):
@@ -126,6 +130,32 @@ class Experiment:
                                      "largest count a run takes (theory._validation.MAX_BYTES / 8): as an array "
                                      "length it alone needs more memory than MAX_BYTES, as a loop count more work "
                                      "than MAX_WORK")
+
+    def constraint(self, name: str):
+        """The declared constraint of parameter ``name`` (a :class:`theory.experiments.config.Constraint`),
+        or None for a field declared without one."""
+        from .config import constraint_of
+
+        if name not in self.fields:
+            raise ValueError(f"experiment {self.name!r} has no parameter {name!r}; its parameters: "
+                             f"{', '.join(self.fields)}")
+        return constraint_of(self.config, name)
+
+    def parse(self, name: str, text: str) -> Any:
+        """The value of parameter ``name`` typed as ``text`` (``theory run --set NAME=TEXT``), validated by its
+        declaration: ``1e3`` for an integer, ``0.1|0.5`` or ``0.1:0.9:5`` for a tuple, ``none`` where None is
+        allowed.
+
+        Raises
+        ------
+        ValueError
+            Text that is not a value of the field (TypeError for a value of the wrong kind), or a field without
+            a declared constraint.
+        """
+        c = self.constraint(name)
+        if c is None:
+            raise ValueError(f"parameter {name!r} of {self.name} declares no constraint and cannot be set from text")
+        return c.validate(c.parse(text, name), name, self.config.__name__)
 
     def run(self, preset: str = "check", **overrides: Any) -> Any:
         """``measure(config_for(preset, **overrides))``."""

@@ -16,14 +16,16 @@ propositions carry no sizes of their own, so "paper" is a larger sweep of the sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 
 import numpy as np
 
-from ..claims import Verdict, qualitative_verdict
+from ..claims import Verdict, qualitative_verdict, threshold_verdict
 from ..sinkhorn import attention, energy, sinkhorn
 from . import register
 from ._fields import choice, integer, positive
+from .config import Config, Int, OrNone, Real, Seed, field
 
 __all__ = [
     "InvarianceConfig", "InvarianceResult", "prop51", "prop51_verdict", "PROP51_PRESETS", "PROP51_TOL",
@@ -48,46 +50,20 @@ PROP51_TOL = {"invariant": 1e-12, "moved": 1e-2}
 
 
 @dataclass(frozen=True)
-class InvarianceConfig:
-    """Prop. 5.1 on random logits.
+class InvarianceConfig(Config):
+    """Prop. 5.1 on random logits."""
 
-    Attributes
-    ----------
-    n : int
-        Number of tokens (the logits are n x n), >= 2.
-    d : int
-        Token dimension of the L2-cost comparison, >= 1.
-    draws : int
-        Number of random instances, >= 1.
-    logit_scale : float
-        Standard deviation of the Gaussian logits C (and of the scale of X, W_Q, W_K in the L2 comparison).
-    shift_scale : float
-        Standard deviation of the Gaussian shifts f_i and g_j.
-    n_iter : int or None
-        Sinkhorn normalisations of the operator under test; None is the limit K^∞ (the claim). 1 is the
-        SoftMax, which a negative control passes to show that the verdict rejects a non-invariant operator.
-    seed : int
-        Seed of numpy's default_rng.
-    """
-
-    n: int = 10
-    d: int = 3
-    draws: int = 20
-    logit_scale: float = 1.5
-    shift_scale: float = 3.0
-    n_iter: int | None = None
-    seed: int = 0
-
-    def __post_init__(self):
-        c = "InvarianceConfig"
-        integer(self.n, "n", c, 2)
-        integer(self.d, "d", c, 1)
-        integer(self.draws, "draws", c, 1)
-        positive(self.logit_scale, "logit_scale", c)
-        positive(self.shift_scale, "shift_scale", c)
-        if self.n_iter is not None:
-            integer(self.n_iter, "n_iter", c, 1)
-        integer(self.seed, "seed", c, 0)
+    n: int = field(Int(low=2), 10, "Number of tokens (the logits are n x n).")
+    d: int = field(Int(low=1), 3, "Token dimension of the L2-cost comparison.")
+    draws: int = field(Int(low=1), 20, "Number of random instances.")
+    logit_scale: float = field(Real(0, closed="neither"), 1.5, "Standard deviation of the Gaussian logits C (and "
+                               "of the scale of X, W_Q, W_K in the L2 comparison).")
+    shift_scale: float = field(Real(0, closed="neither"), 3.0, "Standard deviation of the Gaussian shifts f_i and "
+                               "g_j.")
+    n_iter: int | None = field(OrNone(Int(low=1)), None, "Sinkhorn normalisations of the operator under test; None "
+                               "is the limit K^∞ (the claim). 1 is the SoftMax, which a negative control passes to "
+                               "show that the verdict rejects a non-invariant operator.")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
 
 PROP51_PRESETS = {
@@ -149,15 +125,13 @@ def prop51(config: InvarianceConfig) -> InvarianceResult:
 
 
 def prop51_verdict(result: InvarianceResult, tol=PROP51_TOL) -> Verdict:
-    """Pass iff the shifts (and the L2 cost) leave the operator unchanged to ``invariant`` and column shifts move
-    the SoftMax by at least ``moved`` while row shifts do not."""
-    ok = (result.max_diff_shift <= tol["invariant"] and result.max_diff_l2 <= tol["invariant"]
-          and result.min_diff_softmax_cols >= tol["moved"] and result.max_diff_softmax_rows <= tol["invariant"])
-    return qualitative_verdict(bool(ok), (
-        f"max|Sinkhorn(C+f+g) - Sinkhorn(C)| = {result.max_diff_shift:.2g}, L2 vs dot-product cost "
-        f"{result.max_diff_l2:.2g} (<= {tol['invariant']:g}); SoftMax under column shifts moves by >= "
-        f"{result.min_diff_softmax_cols:.3g} (>= {tol['moved']:g}), under row shifts {result.max_diff_softmax_rows:.2g} "
-        f"({result.n_instances} draws)"))
+    """An identity: the shifts (and the L2 cost) leave the operator unchanged to ``invariant``, and so do row
+    shifts of the SoftMax, while column shifts move the SoftMax by at least ``moved``."""
+    return threshold_verdict("identity", result, {
+        "max_diff_shift_max": tol["invariant"], "max_diff_l2_max": tol["invariant"],
+        "max_diff_softmax_rows_max": tol["invariant"], "min_diff_softmax_cols_min": tol["moved"]},
+        context=f"{result.n_instances} draws; max|S(C + f + g) - S(C)|, Sinkhorn with the L2 vs the dot-product "
+                "cost, SoftMax under row and under column shifts")
 
 
 # ------------------------------------------------------------------------------- permutation equivariance
@@ -208,7 +182,7 @@ EQUIVARIANCE_TOL = 1e-12
 class EquivarianceResult:
     """max over draws of max|T(X_σ) - T(X)_σ| / max|T(X)| per kind ("kernel", "softmax", "sinkhorn")."""
 
-    rel_err: dict = field(default_factory=dict)
+    rel_err: dict = _field(default_factory=dict)
     n_instances: int = 0
 
     def to_measured(self):

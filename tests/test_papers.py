@@ -1,0 +1,47 @@
+"""The table of paper keys (theory.papers) is the one list: every other list of keys is read from it."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from theory import claims, papers
+from theory.experiments import _registry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_list_of_keys_is_the_table():
+    keys = tuple(p.key for p in papers.PAPERS)
+    assert claims.PAPER_KEYS == papers.PAPER_KEYS == keys and len(set(keys)) == len(keys)
+    assert _registry.MODULES == tuple(p.module for p in papers.PAPERS)
+
+
+def test_each_paper_has_its_pieces():
+    """An experiments module, a check module, kernel subpackages and (where named) a benchmark."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        publish = importlib.import_module("publish")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    for p in papers.PAPERS:
+        importlib.import_module(f"theory.experiments.{p.module}")
+        assert list((ROOT / "checks").glob(f"test_{p.module}*.py")), p.key
+        for kernel in p.kernels:
+            importlib.import_module(f"theory.{kernel}")
+        assert p.benchmark is None or p.benchmark in publish.SCRIPTS, p
+
+
+def test_lookups_and_refusals():
+    assert papers.paper("icl-ar").module == "icl_ar" and papers.paper_of_module("gen_bounds").key == "gen-bounds"
+    with pytest.raises(ValueError, match="unknown paper key 'icl'; known keys: resnet-node"):
+        papers.paper("icl")
+    with pytest.raises(ValueError, match="experiments module"):
+        papers.paper_of_module("icl")
+    with pytest.raises(ValueError, match="must be 'a_b'"):
+        papers.Paper("a-b", "ab", "t", "s", (), None)
+    with pytest.raises(ValueError, match="lower-case words"):
+        papers.Paper("A", "A", "t", "s", (), None)
