@@ -58,16 +58,14 @@ def hunt_jacobians(max_examples=60):
                          "magnitude case) equals central finite differences")
 def test_prop78_jacobian(claim):
     out = ex.prop78_outcome(hunt_jacobians())
-    claim.measured.update(out.extras)
-    claim.identity(out.result, ex.operators.PROP78_EXPECTED)
+    claim.record(ex.prop78_verdict(out), measured=out.extras)
 
 
 @pytest.mark.claim("topk/prop-7.8/symmetric-psd", kind="identity",
                    title="The p=2 operator Jacobian (a Hessian of the convex f_{φ,R}) is symmetric positive semi-definite")
 def test_prop78_symmetric_psd(claim):
     out = ex.prop78_psd_outcome(hunt_jacobians(max_examples=40))
-    claim.measured.update(out.extras)
-    claim.identity(out.result, ex.operators.PROP78_PSD_EXPECTED)
+    claim.record(ex.prop78_psd_verdict(out), measured=out.extras)
 
 
 @pytest.mark.claim("topk/prop-7.8/erratum", kind="erratum", wrong_in="statement",
@@ -76,8 +74,8 @@ def test_prop78_symmetric_psd(claim):
                          "finite differences; corrected: Σ_j((q−1)|γ−s_j|^{q−2} + λ^{q−1}w_j), the weight inside the sum")
 def test_prop78_erratum(claim):
     cases = [c for c in hunt_jacobians() if c[0]["mode"] == "magnitude"]
-    printed, corrected, measured = ex.prop78_erratum_verdicts(cases)
-    claim.erratum(printed, measured, {"atol": ex.FD_ATOL}, corrected=corrected)
+    out = ex.prop78_erratum_outcome(cases)
+    claim.record(ex.erratum_outcome_verdict(out), measured=out)
 
 
 # --------------------------------------------------------------------------- Proposition 7.2 (reduction)
@@ -103,7 +101,7 @@ def test_prop72_reduction(claim):
         ref.append(y_ref)
 
     hunt()
-    claim.identity(ex.prop72_outcome(list(zip(comp, ref))).result, ex.operators.PROP72_EXPECTED)
+    claim.record(ex.prop72_verdict(ex.prop72_outcome(list(zip(comp, ref)))))
 
 
 # --------------------------------------------------------------------------- regimes (p = 2)
@@ -114,8 +112,7 @@ def test_prop72_reduction(claim):
                          "(equal at the threshold, different 0.1% beyond)")
 def test_hard_regime(claim):
     out = ex.regimes(ex.REGIME_PRESETS["hard"]["check"])
-    claim.measured.update(out.extras)
-    claim.identity(out.result, ex.operators.REGIME_EXPECTED)
+    claim.record(ex.regime_verdict(out), measured=out.extras)
 
 
 @pytest.mark.claim("topk/sec-7.7/affine", kind="identity",
@@ -123,19 +120,17 @@ def test_hard_regime(claim):
                          "λ ≥ max{(x̄ − min x) n/k, (max x − x̄) n/(n−k)} (equal at the threshold, different 0.1% below)")
 def test_affine_regime(claim):
     out = ex.regimes(ex.REGIME_PRESETS["affine"]["check"])
-    claim.measured.update(out.extras)
-    claim.identity(out.result, ex.operators.REGIME_EXPECTED)
+    claim.record(ex.regime_verdict(out), measured=out.extras)
 
 
 # --------------------------------------------------------------------------- Figure 7.1
 
 
-@pytest.mark.claim("topk/fig-7.1", kind="qualitative",
+@pytest.mark.claim("topk/fig-7.1", kind="identity",
                    title="Fig. 7.1, p=2: the relaxed mask y_2 + y_3 along θ(s) = (3, 1, s−1, s) is piecewise linear "
                          "with finitely many kinks and exactly 0 / 1 on intervals")
 def test_fig71(claim):
     result = ex.fig71(ex.FIG71_PRESETS["check"])
-    verdict = ex.fig71_verdict(result)
     ax = new_axes()
     ax.plot(result.s, result.hard, label="hard (λ = 0): jumps", color="0.5", ls="--")
     ax.plot(result.s, result.curve, label=f"p = 2, λ = {result.reg}: kinks")
@@ -145,8 +140,7 @@ def test_fig71(claim):
     ax.set_title(r"Fig. 7.1: $\theta(s) = (3, 1, s-1, s)$, k = 2")
     ax.legend()
     figure = save_figure(ax.figure, "topk/fig-7.1")
-    claim.expected = dict(ex.operators.FIG71_EXPECTED)
-    claim.qualitative(verdict.passed, result, verdict.message, figure=figure)
+    claim.record(ex.fig71_verdict(result), figure=figure)
 
 
 @pytest.mark.claim("topk/fig-7.1/smooth", kind="rate",
@@ -154,7 +148,6 @@ def test_fig71(claim):
                          "vanishes like the grid step h) and still exactly 0 / 1 on intervals; p = 2 keeps jumps 1/(2λ)")
 def test_fig71_smooth(claim):
     result = ex.fig71_smooth(ex.FIG71_PRESETS["check"])
-    claim.measured.update(result.extras)
     steps = result.steps
     ax = plot_rate(result.fit, expected_slope=1.0, label="p = 4/3", xlabel="grid step h",
                    ylabel="max |jump of the difference quotient|", title="Fig. 7.1: smoothness, p = 4/3 vs p = 2")
@@ -163,5 +156,4 @@ def test_fig71_smooth(claim):
     ax.set_xticks(steps, [f"{h:g}" for h in steps])
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(0.0, 0.92))
     figure = save_figure(ax.figure, "topk/fig-7.1/smooth")
-    claim.rate(result.fit, ex.FIG71_SMOOTH, figure=figure, grid_label="h")
-    assert result.ok, result.extras  # sparsity and the oracle values (recorded above)
+    claim.record(ex.fig71_smooth_verdict(result), figure=figure)

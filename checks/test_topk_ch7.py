@@ -34,7 +34,7 @@ def test_prop71_lmo(claim):
         pairs.append(ex.prop71_instance(rng.standard_normal(5), rng.standard_normal(5)))
 
     hunt()
-    claim.identity(ex.prop71_outcome(pairs).result, ex.conjugates.PROP71_EXPECTED)
+    claim.record(ex.prop71_verdict(ex.prop71_outcome(pairs)))
 
 
 # --------------------------------------------------------------------------- Proposition 7.3 (conjugate)
@@ -57,7 +57,7 @@ def test_prop73_conjugate(claim):
         ref.extend(r)
 
     hunt()
-    claim.identity(ex.prop73_outcome(comp, ref).result, ex.conjugates.PROP73_EXPECTED)
+    claim.record(ex.prop73_verdict(ex.prop73_outcome(comp, ref)))
 
 
 # --------------------------------------------------------------------------- §7.5: PAV is exact
@@ -86,15 +86,14 @@ def test_pav_exact(claim):
 
     hunt()
     out = ex.pav_outcome(worst, 40)
-    claim.measured.update(out.extras)
-    claim.identity(out.result, ex.solvers.PAV_EXPECTED)
+    claim.record(ex.pav_verdict(out), measured=out.extras)
 
 
 @pytest.mark.claim("topk/app-7.A.8", kind="identity",
                    title="Dual block coordinate ascent (odd, then even multipliers) and Dykstra's projections "
                          "produce the same primal iterates in the Euclidean case (p = 2)")
 def test_dual_ascent_is_dykstra(claim):
-    claim.identity(ex.app7a8(ex.APP7A8_PRESETS["check"]).result, ex.solvers.APP7A8_EXPECTED)
+    claim.record(ex.app7a8_verdict(ex.app7a8(ex.APP7A8_PRESETS["check"])))
 
 
 # --------------------------------------------------------------------------- Algorithm 7.7 (Dykstra)
@@ -118,15 +117,13 @@ def _alg77_rate_figure(result):
     return save_figure(ax.figure, "topk/alg-7.7/rate")
 
 
-@pytest.mark.claim("topk/alg-7.7/rate", kind="qualitative",
+@pytest.mark.claim("topk/alg-7.7/rate", kind="rate",
                    title="Dykstra's projections (corrected Algorithm 7.7) converge linearly to the PAV solution; "
                          "fast when blocks are short (λ = 0.1), slow when long (λ = 1), n = 400, k = 28")
 def test_alg77_rate(claim):
     result = ex.alg77_rate(ex.ALG77_RATE_PRESETS["check"])
-    verdict = ex.alg77_rate_verdict(result)
     figure = _alg77_rate_figure(result)
-    claim.expected = dict(ex.solvers.ALG77_RATE_EXPECTED)
-    claim.qualitative(verdict.passed, result, verdict.message, figure=figure)
+    claim.record(ex.alg77_rate_verdict(result), figure=figure, measured=result)
 
 
 @pytest.mark.claim("topk/alg-7.7", kind="identity",
@@ -134,8 +131,7 @@ def test_alg77_rate(claim):
                          "PAV solution (mask and magnitude)")
 def test_alg77_corrected(claim):
     out = ex.alg77(ex.ALG77_PRESETS["check"])
-    claim.measured.update(out.extras)
-    claim.identity(out.result, ex.solvers.ALG77_EXPECTED)
+    claim.record(ex.alg77_verdict(out), measured=out.extras)
 
 
 @pytest.mark.claim("topk/alg-7.7/erratum", kind="erratum", wrong_in="formula",
@@ -143,8 +139,8 @@ def test_alg77_corrected(claim):
                          "to v*: it converges to the projection of s − 2λw (relaxed mask for 2·1_k, summing to 2k); "
                          "corrected (v⁰ = s − λw, plain projections) it converges to v* on the same instances")
 def test_alg77_erratum(claim):
-    printed, corrected, measured = ex.alg77_erratum(ex.ALG77_PRESETS["check"])
-    claim.erratum(printed, measured, {"atol": ex.ALG77_ATOL}, corrected=corrected)
+    out = ex.alg77_erratum(ex.ALG77_PRESETS["check"])
+    claim.record(ex.erratum_outcome_verdict(out), measured=out)
 
 
 # --------------------------------------------------------------------------- Example of §7.5 (p = 2, magnitude)
@@ -171,9 +167,9 @@ def test_magnitude_error_bound(claim):
         outside.add(*ex.magnitude_bound_instance(x, k, reg2), {"n": n, "k": k, "reg": reg2, "seed": seed})
 
     hunt()
-    claim.measured["exact_value"] = "λ/(1+λ)·|x|_[1] in the regime, so the ratio is 1/(1+λ)"
-    claim.measured["ratio_any_reg"] = float(outside.result().ratio)
-    claim.bound(tracker.result(), ex.magnitude.MAGNITUDE_BOUND_EXPECTED)
+    claim.record(ex.magnitude_bound_verdict(tracker.result()),
+                 measured={"exact_value": "λ/(1+λ)·|x|_[1] in the regime, so the ratio is 1/(1+λ)",
+                           "ratio_any_reg": float(outside.result().ratio)})
 
 
 @pytest.mark.claim("topk/sec-7.5/example", kind="identity",
@@ -181,8 +177,7 @@ def test_magnitude_error_bound(claim):
                          "(equal at the threshold, different 0.1% beyond)")
 def test_magnitude_exact_regime(claim):
     out = ex.magnitude_example(ex.EXAMPLE_PRESETS["check"])
-    claim.measured.update(out.extras)
-    claim.identity(out.result, {"atol": 0.0})
+    claim.record(ex.magnitude_example_verdict(out), measured=out.extras)
 
 
 # --------------------------------------------------------------------------- Proposition 7.8: p > 1, not p > 0
@@ -193,8 +188,8 @@ def test_magnitude_exact_regime(claim):
                          "(discontinuous) one, so not differentiable: the statement needs p > 1 (where the same "
                          "family is continuous)")
 def test_prop78_p_domain_erratum(claim):
-    printed, corrected, measured = ex.p_domain_erratum(ex.P_DOMAIN_PRESETS["check"])
-    claim.erratum(printed, measured, {"max_jump": "≤ 0.05 (continuous)"}, corrected=corrected)
+    out = ex.p_domain_erratum(ex.P_DOMAIN_PRESETS["check"])
+    claim.record(ex.erratum_outcome_verdict(out), measured=out)
 
 
 # --------------------------------------------------------------------------- §7.6: smooth top-k loss
@@ -215,8 +210,7 @@ def test_fy_loss(claim):
 
     hunt()
     out = ex.fy_outcome(res)
-    claim.measured.update(out.extras)
-    claim.identity(out.result, {"atol": ex.FY_ATOL})
+    claim.record(ex.fy_verdict(out), measured=out.extras)
 
 
 @pytest.mark.claim("topk/sec-7.6/erratum", kind="erratum", wrong_in="formula",
@@ -224,8 +218,8 @@ def test_fy_loss(claim):
                          "loss, but for k > 1 it is unbounded below: ℓ(x − c1) = ℓ(x) − c(k−1); corrected "
                          "(t ∈ P(1_k), + R(t)) it is ≥ 0 and shift invariant on the same inputs")
 def test_fy_erratum(claim):
-    printed, corrected, measured = ex.fy_erratum(ex.FY_ERRATUM_PRESETS["check"])
-    claim.erratum(printed, measured, {"loss": "≥ 0 (a Fenchel-Young loss)"}, corrected=corrected)
+    out = ex.fy_erratum(ex.FY_ERRATUM_PRESETS["check"])
+    claim.record(ex.erratum_outcome_verdict(out), measured=out)
 
 
 # --------------------------------------------------------------------------- Proposition 7.4 (biconjugate)
@@ -235,7 +229,8 @@ def test_fy_erratum(claim):
                    title="Biconjugate: for φ = x²/2 (convex, min φ = 0), the biconjugate of Σφ*(y_i) + δ_{S_k}(y) is "
                          "f*_φ(y, 1_k) (the squared k-support norm / 2)")
 def test_prop74_biconjugate(claim):
-    claim.identity(ex.prop74(ex.PROP74_PRESETS["check"]).result, {"rtol": ex.PROP74_RTOL})
+    out = ex.prop74(ex.PROP74_PRESETS["check"])
+    claim.record(ex.prop74_verdict(out), measured=out.extras)
 
 
 @pytest.mark.claim("topk/prop-7.4/erratum", kind="erratum", wrong_in="statement",
@@ -243,8 +238,8 @@ def test_prop74_biconjugate(claim):
                          "f*_φ(y, 1_k) − (n − k): the proof drops the φ*(0) terms; corrected: Φ_k** = f*_φ(·, 1_k) − "
                          "(n − k) inf φ (the printed form iff inf φ = 0)")
 def test_prop74_erratum(claim):
-    printed, corrected, measured = ex.prop74_erratum(ex.conjugates.PROP74_ERRATUM_PRESETS["check"])
-    claim.erratum(printed, measured, {"rtol": ex.PROP74_RTOL}, corrected=corrected)
+    out = ex.prop74_erratum(ex.PROP74_ERRATUM_PRESETS["check"])
+    claim.record(ex.erratum_outcome_verdict(out), measured=out)
 
 
 # --------------------------------------------------------------------------- hard regimes and bound, any p
@@ -255,8 +250,7 @@ def test_prop74_erratum(claim):
                          "magnitude = sign(x)g, g + λg^{p−1} = |x_i| on the top-k, iff |x|_[k+1] + λ|x|_[k+1]^{p−1} ≤ |x|_[k]")
 def test_hard_regime_pnorm(claim):
     out = ex.hard_regime_p(ex.HARD_P_PRESETS["check"])
-    claim.measured.update(out.extras)
-    claim.identity(out.result, {"atol": 0.0})
+    claim.record(ex.hard_regime_p_verdict(out), measured=out.extras)
 
 
 @pytest.mark.claim("topk/sec-7.5/bound/pnorm", kind="bound",
@@ -277,7 +271,7 @@ def test_magnitude_bound_pnorm(claim):
         tracker.add(*ex.magnitude_bound_instance(x, k, reg, p), {"n": n, "k": k, "reg": reg, "p": p, "seed": seed})
 
     hunt()
-    claim.bound(tracker.result(), ex.magnitude.MAGNITUDE_BOUND_EXPECTED)
+    claim.record(ex.magnitude_bound_verdict(tracker.result()))
 
 
 # --------------------------------------------------------------------------- Proposition 7.8 for p != 2
@@ -302,8 +296,7 @@ def test_prop78_pnorm(claim):
 
     hunt()
     out = ex.prop78_pnorm_outcome(res, asym, neg)
-    claim.measured.update(out.extras)
-    claim.identity(out.result, {"atol": ex.PNORM_JAC_ATOL})
+    claim.record(ex.prop78_pnorm_verdict(out), measured=out.extras)
 
 
 # --------------------------------------------------------------------------- sparsity (§7.4)
@@ -313,7 +306,7 @@ def test_prop78_pnorm(claim):
                    title="Relaxed top-k outputs keep at least k nonzeros (mask in P(1_k); magnitude sign-consistent with "
                          "|y| ≤ |x|) and the mask has exact zeros below the affine regime, p ∈ {2, 4/3}")
 def test_sparsity(claim):
-    claim.identity(ex.sparsity(ex.SPARSITY_PRESETS["check"]).result, {"atol": 0.0})
+    claim.record(ex.sparsity_verdict(ex.sparsity(ex.SPARSITY_PRESETS["check"])))
 
 
 # --------------------------------------------------------------------------- Proposition 7.2: zero duality gap
@@ -338,8 +331,7 @@ def test_prop72_duality(claim):
 
     hunt()
     out = ex.duality_outcome(gaps, margins)
-    claim.measured.update(out.extras)
-    claim.identity(out.result, {"atol": 1e-12})
+    claim.record(ex.duality_verdict(out), measured=out.extras)
 
 
 # --------------------------------------------------------------------------- Eqs. (7.2) and (7.4): LP forms
@@ -358,7 +350,7 @@ def test_eq72_lp(claim):
         errs.extend(ex.lp_forms_errors(np.random.default_rng(seed).standard_normal(n), k))
 
     hunt()
-    claim.identity(ex.lp_forms_outcome(errs).result, {"atol": 1e-9})
+    claim.record(ex.lp_forms_verdict(ex.lp_forms_outcome(errs)))
 
 
 # --------------------------------------------------------------------------- §7.3 soft sort and soft rank
@@ -381,5 +373,4 @@ def test_soft_sort_rank(claim):
     # one identity: LP errors against 0 (tolerance SOFT_LP_ATOL) and the 0/1 regime table against the
     # prediction (a single mismatch is an error of 1)
     out = ex.soft_sort_rank_outcome(errs)
-    claim.measured.update(out.extras)
-    claim.identity(out.result, {"atol": ex.SOFT_LP_ATOL})
+    claim.record(ex.soft_sort_rank_verdict(out), measured=out.extras)

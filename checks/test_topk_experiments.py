@@ -14,24 +14,20 @@ from theory.experiments import topk as ex
 from theory.plots import new_axes, save_figure
 
 
-@pytest.mark.claim("topk/prop-7.5", kind="qualitative",
+@pytest.mark.claim("topk/prop-7.5", kind="identity",
                    title="Prop. 7.5 (φ(x) = x, R separable): u* = v*_{σ⁻¹} with v* the isotonic solution over the monotone "
                          "cone minimises Prop. 7.2's primal R*(x − u) + f(u, w) (SLSQP over the n! vertices; w sorted, p ∈ {2, 4/3, 1.5})")
 def test_prop75(claim):
     result = ex.prop75(ex.PROP75_PRESETS["check"])
-    verdict = ex.prop75_verdict(result)
-    claim.expected = dict(ex.REDUCTION_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop75_verdict(result), measured=result)
 
 
-@pytest.mark.claim("topk/prop-7.6", kind="qualitative",
+@pytest.mark.claim("topk/prop-7.6", kind="identity",
                    title="Prop. 7.6 (φ even, increasing on ℝ₊: x²/2 and |x|): u* = sign(x)∘v*_{σ⁻¹}, v* over the non-negative "
                          "monotone cone (truncated at 0), minimises Prop. 7.2's primal (SLSQP; w ≥ 0 sorted, p ∈ {2, 4/3, 1.5})")
 def test_prop76(claim):
     result = ex.prop76(ex.PROP76_PRESETS["check"])
-    verdict = ex.prop76_verdict(result)
-    claim.expected = dict(ex.REDUCTION_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop76_verdict(result), measured=result)
 
 
 def _fig73_figure(result, config):
@@ -64,17 +60,14 @@ def _fig73_figure(result, config):
     return save_figure(fig, "topk/fig-7.3")
 
 
-@pytest.mark.claim("topk/fig-7.3", kind="qualitative",
+@pytest.mark.claim("topk/fig-7.3", kind="identity",
                    title="Fig. 7.3 (φ = x²/2, k = 2, x = (x₁, x₂, ½, 1), λ = 0.3): R = 0 jumps, p = 2 is Lipschitz with kinks, "
                          "p = 4/3 is C¹; both relaxed maps are exactly 0 on the square max|x_i| ≤ g(½), g + λg^{p−1} = ½")
 def test_fig73(claim):
     config = ex.FIG73_PRESETS["check"]
     result = ex.fig73(config)
-    verdict = ex.fig73_verdict(result)
     figure = _fig73_figure(result, config)
-    claim.expected = {"zero_mismatch": 0, "halfwidth_rtol": ex.FIG73_HALFWIDTH_RTOL, "modulus_slope_relaxed": 1.0,
-                      "jump_slope_p4/3": 1.0, "hard_modulus_min": ">= 0.25", "tol": ex.FIG73_SLOPE_TOL}
-    claim.qualitative(verdict.passed, result, verdict.message, figure=figure)
+    claim.record(ex.fig73_verdict(result), figure=figure, measured=result)
 
 
 def _fig78_figure(result):
@@ -104,27 +97,22 @@ def _fig78_figure(result):
     return save_figure(fig, "topk/fig-7.8")
 
 
-@pytest.mark.claim("topk/fig-7.8", kind="qualitative",
+@pytest.mark.claim("topk/fig-7.8", kind="identity",
                    title="Fig. 7.8 (Fig. 7.1's family, p ∈ {1.25, 4/3, 1.5, 2, 3, 4}): for every p the mask is exactly 1 on "
                          "s ≤ 1 − λ and exactly 0 on [1 + λ, 4 − λ]; it leaves 1 like h^{1/(p−1)} for p < 2 (C¹) and linearly "
                          "for p ≥ 2 (a kink)")
 def test_fig78(claim):
     result = ex.fig78(ex.FIG78_PRESETS["check"])
-    verdict = ex.fig78_verdict(result)
     figure = _fig78_figure(result)
-    claim.expected = {"one_end": "1 − λ", "zero_interval": "[1 + λ, 4 − λ]", "entry_exponent": "1/(p−1) for p < 2, 1 for p ≥ 2",
-                      "slope_rtol": ex.FIG78_SLOPE_RTOL, "kink_slope": "1/(2λ) at p = 2, (q−1)/λ for p > 2"}
-    claim.qualitative(verdict.passed, result, verdict.message, figure=figure)
+    claim.record(ex.fig78_verdict(result), figure=figure, measured=result)
 
 
-@pytest.mark.claim("topk/app-7.B.1", kind="qualitative",
+@pytest.mark.claim("topk/app-7.B.1", kind="identity",
                    title="App. 7.B.1: the k-support negentropy min_{z ∈ P(1_k)} Σ y_i log(y_i/z_i) in closed form "
                          "(theory.topk.ksupport_negentropy) equals SLSQP on that program and on the conjugate of Σ_top-k e^{x−1}")
 def test_app7b1(claim):
     result = ex.app7b1(ex.APP7B1_PRESETS["check"])
-    verdict = ex.app7b1_verdict(result)
-    claim.expected = {"rtol": ex.APP7B1_RTOL}
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.app7b1_verdict(result), measured=result)
 
 
 def _ternary(pts):
@@ -160,13 +148,11 @@ def _fig79_figure(result):
     return save_figure(fig, "topk/fig-7.9")
 
 
-@pytest.mark.claim("topk/fig-7.9", kind="qualitative",
+@pytest.mark.claim("topk/fig-7.9", kind="identity",
                    title="Fig. 7.9 (n = 3, k = 2): the k-support negentropy on the simplex is minimal (−log 2) exactly on the "
                          "capped simplex {max y ≤ 1/2} (a flat region, unlike the negentropy's single minimiser) and depends "
                          "on max y alone outside it")
 def test_fig79(claim):
     result = ex.fig79(ex.FIG79_PRESETS["check"])
-    verdict = ex.fig79_verdict(result)
     figure = _fig79_figure(result)
-    claim.expected = {"flat_mismatch": 0, "min": -math.log(2.0), "max": 0.0, "negentropy_minimisers": 1}
-    claim.qualitative(verdict.passed, result, verdict.message, figure=figure)
+    claim.record(ex.fig79_verdict(result), figure=figure, measured=result)

@@ -74,7 +74,8 @@ def test_prop78_erratum_rejects_failing_correction():
     h = chk.FD_STEP * 3.0
     Jfd = chk.fd_jacobian(x, k, reg, "magnitude", h)
     inst = {"k": k, "reg": reg, "mode": "magnitude"}
-    printed, corrected, _ = chk.prop78_erratum_verdicts([(inst, x, h, jacobian(x, k, reg, mode="magnitude"), Jfd)])
+    printed, corrected = chk.erratum_outcome_verdict(
+        chk.prop78_erratum_outcome([(inst, x, h, jacobian(x, k, reg, mode="magnitude"), Jfd)])).parts
     assert printed.status == "fail" and corrected.status == "pass"
     bad = identity_verdict(identity_error(reg * jacobian(x, k, reg, mode="magnitude", rescale=True), reg * Jfd),
                            {"atol": chk.FD_ATOL})

@@ -15,14 +15,16 @@ from theory.claims import Verdict, identity_verdict
 from theory.rates import identity_error
 from theory.topk import ksupport_norm_squared
 
-from ._common import ErratumOutcome, Outcome, check_int, check_pair
+from ..config import Config, Int, Real, Seed, field
+from ._common import ErratumOutcome, Outcome, int_range, shapes_nk
 
 __all__ = [
     "lmo_brute_force", "lmo_sorting", "prop71_instance", "LmoConfig", "PROP71_PRESETS", "prop71", "prop71_outcome",
     "prop71_verdict", "ksupport_by_z", "ksupport_closed_form", "conjugate_direct", "prop73_instance", "Prop73Config",
     "PROP73_PRESETS", "prop73", "prop73_outcome", "prop73_verdict", "phi_k_star", "biconjugate", "prop74_cases",
     "phi_half_square", "phi_shifted", "PROP74_RTOL", "Prop74Config", "PROP74_PRESETS", "prop74", "prop74_verdict",
-    "prop74_erratum_sides", "prop74_erratum", "prop74_erratum_verdicts",
+    "prop74_erratum_sides", "prop74_erratum", "prop74_erratum_outcome", "PROP74_ERRATUM_PRESETS",
+    "PROP71_EXPECTED", "PROP73_EXPECTED", "PROP74_EXPECTED",
 ]
 
 # =========================================================================== Proposition 7.1 (LMO)
@@ -55,26 +57,12 @@ def prop71_instance(x, w, sort_w=True):
 
 
 @dataclass(frozen=True)
-class LmoConfig:
-    """Prop. 7.1 on x, w ~ N(0, I_n) (tie-free almost surely).
+class LmoConfig(Config):
+    """Prop. 7.1 on x, w ~ N(0, I_n) (tie-free almost surely)."""
 
-    Attributes
-    ----------
-    n : int
-        Dimension, 2..8 (the reference enumerates n! vertices).
-    draws : int
-        Instances, >= 1.
-    seed : int
-        Seed of the numpy Generator.
-    """
-
-    n: int = 5
-    draws: int = 50
-    seed: int = 71
-
-    def __post_init__(self):
-        check_int("LmoConfig", "n", self.n, 2, 8)
-        check_int("LmoConfig", "draws", self.draws, 1)
+    n: int = field(Int(2, 8), 5, "Dimension (the reference enumerates the n! vertices).")
+    draws: int = field(Int(low=1), 50, "Instances.")
+    seed: int = field(Seed(), 71, "Seed of the numpy Generator.")
 
 
 #: "check": the Hypothesis hunt's size (50 examples, n = 5); "paper": no sizes in the thesis
@@ -152,26 +140,12 @@ def prop73_instance(y, k):
 
 
 @dataclass(frozen=True)
-class Prop73Config:
-    """Prop. 7.3 (φ = x²/2, w = 1_k) on y ~ N(0, I_n).
+class Prop73Config(Config):
+    """Prop. 7.3 (φ = x²/2, w = 1_k) on y ~ N(0, I_n)."""
 
-    Attributes
-    ----------
-    n_range : tuple of int
-        (low, high), 2 <= low < high; k in 1..n-1.
-    draws : int
-        Instances, >= 1.
-    seed : int
-        Seed of the numpy Generator.
-    """
-
-    n_range: tuple = (3, 9)
-    draws: int = 40
-    seed: int = 73
-
-    def __post_init__(self):
-        check_pair("Prop73Config", "n_range", self.n_range, 2, 100_000)
-        check_int("Prop73Config", "draws", self.draws, 1)
+    n_range: tuple = field(int_range(2, 100_000), (3, 9), "(low, high) of n; k in 1..n-1.")
+    draws: int = field(Int(low=1), 40, "Instances.")
+    seed: int = field(Seed(), 73, "Seed of the numpy Generator.")
 
 
 PROP73_PRESETS = {"check": Prop73Config(), "paper": Prop73Config(n_range=(3, 200), draws=400)}
@@ -264,32 +238,13 @@ PROP74_RTOL = 1e-8  # SLSQP on the epigraph program, ftol 1e-15
 
 
 @dataclass(frozen=True)
-class Prop74Config:
-    """Prop. 7.4 with φ = x²/2 + ``inf_phi`` (φ*(0) = −inf_phi) on the (n, k) of ``shapes``.
+class Prop74Config(Config):
+    """Prop. 7.4 with φ = x²/2 + ``inf_phi`` (φ*(0) = −inf_phi) on the (n, k) of ``shapes``."""
 
-    Attributes
-    ----------
-    shapes : tuple of (int, int)
-        (n, k), 1 <= k < n <= 6 (the reference enumerates the supports).
-    inf_phi : float
-        min φ: 0 for the proposition's claim, 1 for its erratum; finite.
-    seed : int
-        Seed of the numpy Generator of y.
-    """
-
-    shapes: tuple = ((3, 1), (4, 2), (5, 2), (5, 3))
-    inf_phi: float = 0.0
-    seed: int = 74
-
-    def __post_init__(self):
-        if not isinstance(self.shapes, tuple) or not self.shapes:
-            raise ValueError(f"`shapes` of Prop74Config must be a non-empty tuple of (n, k); got {self.shapes!r}")
-        for nk in self.shapes:
-            if not (isinstance(nk, tuple) and len(nk) == 2 and all(isinstance(v, int) for v in nk)
-                    and 1 <= nk[1] < nk[0] <= 6):
-                raise ValueError(f"`shapes` of Prop74Config must hold (n, k) with 1 <= k < n <= 6; got {nk!r}")
-        if not math.isfinite(float(self.inf_phi)):
-            raise ValueError(f"`inf_phi` of Prop74Config must be finite; got {self.inf_phi!r}")
+    shapes: tuple = field(shapes_nk(6), ((3, 1), (4, 2), (5, 2), (5, 3)), "The (n, k) (the reference enumerates "
+                          "the supports).")
+    inf_phi: float = field(Real(), 0.0, "min φ: 0 for the proposition's claim, 1 for its erratum.")
+    seed: int = field(Seed(), 74, "Seed of the numpy Generator of y.")
 
 
 #: "check": the four shapes of the check; "paper": no sizes in the thesis, all shapes up to n = 6
@@ -333,8 +288,8 @@ def prop74_verdict(result: Outcome) -> Verdict:
     return identity_verdict(result.result, PROP74_EXPECTED)
 
 
-def prop74_erratum_verdicts(comp, ref, nk, inf_phi=1.0):
-    """(printed, corrected, measured): printed Φ_k** = f*_φ(·, 1_k); corrected Φ_k** = f*_φ − (n − k) inf φ."""
+def prop74_erratum_outcome(comp, ref, nk, inf_phi=1.0) -> ErratumOutcome:
+    """The two halves and the measured figures: printed Φ_k** = f*_φ(·, 1_k); corrected Φ_k** = f*_φ − (n − k) inf φ."""
     printed = identity_verdict(identity_error(comp, ref), PROP74_EXPECTED)
     corrected = identity_verdict(identity_error(comp, ref - nk * inf_phi), PROP74_EXPECTED)
     measured = {"biconjugate_minus_fstar": (comp - ref).round(9).tolist(), "n_minus_k": nk.tolist(),
@@ -342,8 +297,8 @@ def prop74_erratum_verdicts(comp, ref, nk, inf_phi=1.0):
     return ErratumOutcome(printed, corrected, measured)
 
 
-def prop74_erratum(config: Prop74Config) -> tuple:
-    """The erratum's sides on ``config`` (inf_phi != 0): ``(printed, corrected, measured)``."""
+def prop74_erratum(config: Prop74Config) -> ErratumOutcome:
+    """The erratum's sides on ``config`` (inf_phi != 0), with their verdicts (:func:`prop74_erratum_outcome`)."""
     cases = prop74_cases(config.shapes, config.seed)
     comp, ref, nk = prop74_erratum_sides(None, None, config.inf_phi, cases)
-    return prop74_erratum_verdicts(comp, ref, nk, config.inf_phi)
+    return prop74_erratum_outcome(comp, ref, nk, config.inf_phi)

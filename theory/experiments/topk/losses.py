@@ -12,7 +12,8 @@ from theory.claims import Verdict, identity_verdict
 from theory.rates import identity_error
 from theory.topk import fenchel_young_gradient, fenchel_young_loss, ksupport_norm_squared, topk_magnitude, topk_mask
 
-from ._common import ErratumOutcome, Outcome, check_int, check_pair
+from ..config import Config, Int, Reals, Seed, field
+from ._common import ErratumOutcome, Outcome, int_range, real_range, shapes_nk
 from .magnitude import hard_topkmag
 
 __all__ = [
@@ -60,35 +61,14 @@ def fy_instance(n, k, reg, p, seed):
 
 
 @dataclass(frozen=True)
-class FyConfig:
-    """The smooth top-k loss (§7.6) in its Fenchel-Young form.
+class FyConfig(Config):
+    """The smooth top-k loss (§7.6) in its Fenchel-Young form."""
 
-    Attributes
-    ----------
-    ps : tuple of float
-        Exponents p > 1.
-    n_range : tuple of int
-        (low, high), 2 <= low < high; k in 1..n-1.
-    log10_reg : tuple of float
-        Within [-3, 3].
-    draws : int
-        Instances, >= 1.
-    seed : int
-        Seed of the numpy Generator.
-    """
-
-    ps: tuple = FY_P
-    n_range: tuple = (2, 9)
-    log10_reg: tuple = (-1.0, 1.0)
-    draws: int = 60
-    seed: int = 76
-
-    def __post_init__(self):
-        if not isinstance(self.ps, tuple) or not self.ps or any(not float(p) > 1.0 for p in self.ps):
-            raise ValueError(f"`ps` of FyConfig must be a non-empty tuple of p > 1; got {self.ps!r}")
-        check_pair("FyConfig", "n_range", self.n_range, 2, 100_000)
-        check_pair("FyConfig", "log10_reg", self.log10_reg, -3.0, 3.0)
-        check_int("FyConfig", "draws", self.draws, 1)
+    ps: tuple = field(Reals(1.0, closed="neither"), FY_P, "Exponents p of R = (λ/p)||.||_p^p.")
+    n_range: tuple = field(int_range(2, 100_000), (2, 9), "(low, high) of n; k in 1..n-1.")
+    log10_reg: tuple = field(real_range(-3.0, 3.0), (-1.0, 1.0), "reg = 10**U(low, high).")
+    draws: int = field(Int(low=1), 60, "Instances.")
+    seed: int = field(Seed(), 76, "Seed of the numpy Generator.")
 
 
 #: "check": the Hypothesis hunt's size; "paper": the MoE size of §7.6 (n up to 400)
@@ -151,34 +131,13 @@ def corrected_loss_shift_values(cases, shifts=np.array([0.0, 10.0, 100.0, 1000.0
 
 
 @dataclass(frozen=True)
-class FyErratumConfig:
-    """The printed smooth top-k loss under shifts x − c1.
+class FyErratumConfig(Config):
+    """The printed smooth top-k loss under shifts x − c1."""
 
-    Attributes
-    ----------
-    shapes : tuple of (int, int)
-        (n, k), 1 <= k < n.
-    ps : tuple of float
-        Exponents p > 1.
-    shifts : tuple of float
-        The shifts c, >= 2 distinct values.
-    seed : int
-        Seed of the numpy Generator.
-    """
-
-    shapes: tuple = ((5, 2), (10, 3), (100, 3), (100, 10))
-    ps: tuple = FY_P
-    shifts: tuple = (0.0, 10.0, 100.0, 1000.0)
-    seed: int = 76
-
-    def __post_init__(self):
-        if not isinstance(self.shapes, tuple) or not self.shapes or any(
-                not (len(s) == 2 and 1 <= s[1] < s[0]) for s in self.shapes):
-            raise ValueError(f"`shapes` of FyErratumConfig must be (n, k) with 1 <= k < n; got {self.shapes!r}")
-        if not isinstance(self.ps, tuple) or not self.ps or any(not float(p) > 1.0 for p in self.ps):
-            raise ValueError(f"`ps` of FyErratumConfig must be a non-empty tuple of p > 1; got {self.ps!r}")
-        if not isinstance(self.shifts, tuple) or len(set(self.shifts)) < 2:
-            raise ValueError(f"`shifts` of FyErratumConfig must hold >= 2 distinct values; got {self.shifts!r}")
+    shapes: tuple = field(shapes_nk(), ((5, 2), (10, 3), (100, 3), (100, 10)), "The (n, k).")
+    ps: tuple = field(Reals(1.0, closed="neither"), FY_P, "Exponents p of R = (λ/p)||.||_p^p.")
+    shifts: tuple = field(Reals(min_len=2, distinct=True), (0.0, 10.0, 100.0, 1000.0), "The shifts c.")
+    seed: int = field(Seed(), 76, "Seed of the numpy Generator.")
 
 
 #: "paper": the MoE size of §7.6 (n = 400, k = 28) added
@@ -186,8 +145,8 @@ FY_ERRATUM_PRESETS = {"check": FyErratumConfig(),
                       "paper": FyErratumConfig(shapes=FyErratumConfig().shapes + ((400, 28),))}
 
 
-def fy_erratum(config: FyErratumConfig, *, form="fy") -> tuple:
-    """``(printed, corrected, measured)``: the printed loss (one-hot t) goes negative along x − c1 with slope
+def fy_erratum(config: FyErratumConfig, *, form="fy") -> ErratumOutcome:
+    """The two halves with their verdicts and the measured figures: the printed loss (one-hot t) goes negative along x − c1 with slope
     −(k − 1); the corrected one (``form``, k-hot t in P(1_k)) is >= 0 and shift invariant on the same inputs."""
     shifts = np.array(config.shifts, dtype=float)
     cases = fy_erratum_cases(config.shapes, config.ps, config.seed)
@@ -232,35 +191,14 @@ def primal_dual_gap(x, k, reg, p, mode, rng, op=None):
 
 
 @dataclass(frozen=True)
-class DualityConfig:
-    """Prop. 7.2's zero duality gap.
+class DualityConfig(Config):
+    """Prop. 7.2's zero duality gap."""
 
-    Attributes
-    ----------
-    ps : tuple of float
-        Exponents p > 1.
-    n_range : tuple of int
-        (low, high), 2 <= low < high; k in 1..n-1.
-    log10_reg : tuple of float
-        Within [-3, 3].
-    draws : int
-        Instances, >= 1.
-    seed : int
-        Seed of the numpy Generator (instances and perturbations).
-    """
-
-    ps: tuple = (2.0, 4.0 / 3.0)
-    n_range: tuple = (2, 9)
-    log10_reg: tuple = (-1.0, 1.0)
-    draws: int = 60
-    seed: int = 72
-
-    def __post_init__(self):
-        if not isinstance(self.ps, tuple) or not self.ps or any(not float(p) > 1.0 for p in self.ps):
-            raise ValueError(f"`ps` of DualityConfig must be a non-empty tuple of p > 1; got {self.ps!r}")
-        check_pair("DualityConfig", "n_range", self.n_range, 2, 100_000)
-        check_pair("DualityConfig", "log10_reg", self.log10_reg, -3.0, 3.0)
-        check_int("DualityConfig", "draws", self.draws, 1)
+    ps: tuple = field(Reals(1.0, closed="neither"), (2.0, 4.0 / 3.0), "Exponents p of R = (λ/p)||.||_p^p.")
+    n_range: tuple = field(int_range(2, 100_000), (2, 9), "(low, high) of n; k in 1..n-1.")
+    log10_reg: tuple = field(real_range(-3.0, 3.0), (-1.0, 1.0), "reg = 10**U(low, high).")
+    draws: int = field(Int(low=1), 60, "Instances.")
+    seed: int = field(Seed(), 72, "Seed of the numpy Generator (instances and perturbations).")
 
 
 DUALITY_PRESETS = {"check": DualityConfig(), "paper": DualityConfig(ps=(1.25, 4.0 / 3.0, 1.5, 2.0, 3.0),
@@ -317,26 +255,12 @@ def lp_forms_errors(x, k):
 
 
 @dataclass(frozen=True)
-class LpConfig:
-    """Eqs. (7.2)/(7.4) on x ~ N(0, I_n).
+class LpConfig(Config):
+    """Eqs. (7.2)/(7.4) on x ~ N(0, I_n)."""
 
-    Attributes
-    ----------
-    n_range : tuple of int
-        (low, high), 2 <= low < high; k in 1..n-1.
-    draws : int
-        Instances, >= 1.
-    seed : int
-        Seed of the numpy Generator.
-    """
-
-    n_range: tuple = (2, 12)
-    draws: int = 40
-    seed: int = 720
-
-    def __post_init__(self):
-        check_pair("LpConfig", "n_range", self.n_range, 2, 10**7)
-        check_int("LpConfig", "draws", self.draws, 1)
+    n_range: tuple = field(int_range(2, 10**7), (2, 12), "(low, high) of n; k in 1..n-1.")
+    draws: int = field(Int(low=1), 40, "Instances.")
+    seed: int = field(Seed(), 720, "Seed of the numpy Generator.")
 
 
 LP_PRESETS = {"check": LpConfig(), "paper": LpConfig(n_range=(2, 400), draws=200)}

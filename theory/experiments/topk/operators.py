@@ -15,16 +15,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import LinearConstraint, brentq, minimize
 
-from theory.claims import Verdict, identity_verdict, qualitative_verdict, rate_verdict
+from theory.claims import Verdict, identity_verdict, threshold_verdict
 from theory.rates import fit_rate, identity_error
 from theory.topk import jacobian, topk_magnitude, topk_mask
 
-from ._common import ErratumOutcome, Outcome, check_choices, check_int, check_pair, check_positive
+from ..config import Choice, Choices, Config, Int, Ints, Real, Reals, Seed, field
+from ._common import ErratumOutcome, Outcome, decreasing_steps, int_range, real_range
 
 __all__ = [
     "FD_STEP", "FD_ATOL", "fd_jacobian", "smooth_point", "printed_magnitude_jacobians", "jacobian_case",
     "JacobianConfig", "JacobianCases", "JACOBIAN_PRESETS", "jacobian_cases", "prop78_outcome", "prop78_verdict",
-    "prop78_psd_outcome", "prop78_psd_verdict", "prop78_erratum_verdicts", "prop78_erratum",
+    "prop78_psd_outcome", "prop78_psd_verdict", "prop78_erratum_outcome", "prop78_erratum",
+    "PROP78_EXPECTED", "PROP78_PSD_EXPECTED", "PROP72_EXPECTED", "REGIME_EXPECTED", "FIG71_EXPECTED",
     "permutahedron_constraints", "slsqp_mask", "SLSQP_ATOL", "prop72_instance", "Prop72Config", "PROP72_PRESETS",
     "prop72", "prop72_outcome", "prop72_verdict",
     "REGIME_RATIOS", "hard_regime_table", "affine_regime_table", "regime_inputs", "RegimeConfig", "REGIME_PRESETS",
@@ -104,38 +106,16 @@ def jacobian_case(x, k, reg, mode, inst=None):
 
 
 @dataclass(frozen=True)
-class JacobianConfig:
-    """Instances of Prop. 7.8 at p = 2 (mask and magnitude) away from kinks.
+class JacobianConfig(Config):
+    """Instances of Prop. 7.8 at p = 2 (mask and magnitude) away from kinks."""
 
-    Attributes
-    ----------
-    n_range : tuple of int
-        (low, high): n drawn in low..high, 2 <= low < high; k drawn in 1..n-1.
-    log10_reg : tuple of float
-        reg = 10**U(low, high), within [-3, 3].
-    log10_scale : tuple of float
-        x = 10**U(low, high) * N(0, I), within [-3, 3].
-    modes : tuple of str
-        Among "mask", "magnitude".
-    draws : int
-        Instances drawn (those with a kink within the finite-difference step are dropped), >= 1.
-    seed : int
-        Seed of the numpy Generator.
-    """
-
-    n_range: tuple = (3, 8)
-    log10_reg: tuple = (-2.0, 2.0)
-    log10_scale: tuple = (-1.0, 2.0)
-    modes: tuple = ("mask", "magnitude")
-    draws: int = 60
-    seed: int = 78
-
-    def __post_init__(self):
-        check_pair("JacobianConfig", "n_range", self.n_range, 2, 10_000)
-        check_pair("JacobianConfig", "log10_reg", self.log10_reg, -3.0, 3.0)
-        check_pair("JacobianConfig", "log10_scale", self.log10_scale, -3.0, 3.0)
-        check_choices("JacobianConfig", "modes", self.modes, ("mask", "magnitude"))
-        check_int("JacobianConfig", "draws", self.draws, 1)
+    n_range: tuple = field(int_range(2, 10_000), (3, 8), "(low, high): n drawn in low..high; k drawn in 1..n-1.")
+    log10_reg: tuple = field(real_range(-3.0, 3.0), (-2.0, 2.0), "reg = 10**U(low, high).")
+    log10_scale: tuple = field(real_range(-3.0, 3.0), (-1.0, 2.0), "x = 10**U(low, high) * N(0, I).")
+    modes: tuple = field(Choices("mask", "magnitude"), ("mask", "magnitude"), "The operators drawn from.")
+    draws: int = field(Int(low=1), 60, "Instances drawn (those with a kink within the finite-difference step are "
+                       "dropped).")
+    seed: int = field(Seed(), 78, "Seed of the numpy Generator.")
 
 
 #: "check": the size of the Hypothesis hunt of the check (60 examples, n in 3..8); "paper": the thesis
@@ -209,8 +189,8 @@ def prop78_psd_verdict(result) -> Verdict:
     return identity_verdict(out.result, PROP78_PSD_EXPECTED)
 
 
-def prop78_erratum_verdicts(cases):
-    """(printed, corrected, measured) for the magnitude cases: printed = both printed readings against finite
+def prop78_erratum_outcome(cases) -> ErratumOutcome:
+    """The printed and corrected verdicts and the measured figures for the magnitude cases: printed = both printed readings against finite
     differences (it holds if either reading does); corrected = the weights inside the sum (theory.topk.jacobian)."""
     noweight, literal, corrected = [], [], []
     for inst, x, h, J, Jfd in cases:
@@ -234,7 +214,7 @@ def prop78_erratum(config: JacobianConfig) -> ErratumOutcome:
     "magnitude")."""
     if "magnitude" not in config.modes:
         raise ValueError(f"`config.modes` of prop78_erratum must include 'magnitude'; got {config.modes!r}")
-    return prop78_erratum_verdicts([c for c in jacobian_cases(config).cases if c[0]["mode"] == "magnitude"])
+    return prop78_erratum_outcome([c for c in jacobian_cases(config).cases if c[0]["mode"] == "magnitude"])
 
 
 # =========================================================================== Proposition 7.2 (reduction)
@@ -276,30 +256,14 @@ def prop72_instance(x, k, reg):
 
 
 @dataclass(frozen=True)
-class Prop72Config:
-    """Instances of Prop. 7.2 (p = 2 mask) against the regularised LP over the permutahedron.
+class Prop72Config(Config):
+    """Instances of Prop. 7.2 (p = 2 mask) against the regularised LP over the permutahedron."""
 
-    Attributes
-    ----------
-    n_range : tuple of int
-        (low, high), 2 <= low < high <= 8 (the reference has 2^n constraints).
-    log10_reg : tuple of float
-        reg = 10**U(low, high), within [-3, 3].
-    draws : int
-        Instances, >= 1; every second one has integer entries in -2..2 (ties).
-    seed : int
-        Seed of the numpy Generator.
-    """
-
-    n_range: tuple = (3, 6)
-    log10_reg: tuple = (-1.5, 1.5)
-    draws: int = 30
-    seed: int = 72
-
-    def __post_init__(self):
-        check_pair("Prop72Config", "n_range", self.n_range, 2, 8)
-        check_pair("Prop72Config", "log10_reg", self.log10_reg, -3.0, 3.0)
-        check_int("Prop72Config", "draws", self.draws, 1)
+    n_range: tuple = field(int_range(2, 8), (3, 6), "(low, high) of n (the reference has 2^n constraints); k in "
+                           "1..n-1.")
+    log10_reg: tuple = field(real_range(-3.0, 3.0), (-1.5, 1.5), "reg = 10**U(low, high).")
+    draws: int = field(Int(low=1), 30, "Instances; every second one has integer entries in -2..2 (ties).")
+    seed: int = field(Seed(), 72, "Seed of the numpy Generator.")
 
 
 #: "check": the size of the check's Hypothesis hunt (30 examples); "paper": no sizes in the thesis, a sweep
@@ -361,40 +325,15 @@ def regime_inputs(ns=(3, 5, 8, 12), k_max=4, seed=72):
 
 
 @dataclass(frozen=True)
-class RegimeConfig:
-    """The exact regimes of the p = 2 mask: hard (§7.5, λ <= x_[k] - x_[k+1]) or affine (§7.7).
+class RegimeConfig(Config):
+    """The exact regimes of the p = 2 mask: hard (§7.5, λ <= x_[k] - x_[k+1]) or affine (§7.7)."""
 
-    Attributes
-    ----------
-    side : str
-        "hard" or "affine".
-    ns : tuple of int
-        Dimensions, each >= 2.
-    k_max : int
-        k runs over 1..min(n - 1, k_max), >= 1.
-    ratios : tuple of float
-        Multiples of the threshold at which equality is tested (positive); predicted equal at ratios <= 1
-        (hard) or >= 1 (affine).
-    seed : int
-        Seed of the numpy Generator of the inputs.
-    """
-
-    side: str = "hard"
-    ns: tuple = (3, 5, 8, 12)
-    k_max: int = 4
-    ratios: tuple = tuple(REGIME_RATIOS.tolist())
-    seed: int = 72
-
-    def __post_init__(self):
-        if self.side not in ("hard", "affine"):
-            raise ValueError(f"`side` of RegimeConfig must be 'hard' or 'affine'; got {self.side!r}")
-        if not isinstance(self.ns, tuple) or not self.ns:
-            raise ValueError(f"`ns` of RegimeConfig must be a non-empty tuple; got {self.ns!r}")
-        for n in self.ns:
-            check_int("RegimeConfig", "ns", n, 2)
-        check_int("RegimeConfig", "k_max", self.k_max, 1)
-        if not isinstance(self.ratios, tuple) or not self.ratios or any(not float(r) > 0 for r in self.ratios):
-            raise ValueError(f"`ratios` of RegimeConfig must be a non-empty tuple of positive numbers; got {self.ratios!r}")
+    side: str = field(Choice("hard", "affine"), "hard", "The regime tested.")
+    ns: tuple = field(Ints(low=2), (3, 5, 8, 12), "Dimensions.")
+    k_max: int = field(Int(low=1), 4, "k runs over 1..min(n - 1, k_max).")
+    ratios: tuple = field(Reals(0.0, closed="neither"), tuple(REGIME_RATIOS.tolist()), "Multiples of the threshold "
+                          "at which equality is tested; predicted equal at ratios <= 1 (hard) or >= 1 (affine).")
+    seed: int = field(Seed(), 72, "Seed of the numpy Generator of the inputs.")
 
 
 #: "check": what the checks run; "paper": the thesis states the regimes without sizes: larger inputs
@@ -494,40 +433,23 @@ def fig71_smooth_predicate(fit, curve43, s_grid, oracle_err, smooth=FIG71_SMOOTH
 
 
 @dataclass(frozen=True)
-class Fig71Config:
-    r"""Fig. 7.1: y_2 + y_3 of the relaxed top-2 mask along :math:`\theta(s) = (3, 1, s-1, s)`, s in [0, 5].
+class Fig71Config(Config):
+    r"""Fig. 7.1: y_2 + y_3 of the relaxed top-2 mask along :math:`\theta(s) = (3, 1, s-1, s)`, s in [0, 5]."""
 
-    Attributes
-    ----------
-    reg : float
-        λ > 0 (the thesis does not print it; 0.6 reproduces its curve; the kinks sit at 1 ± λ, 4 ± λ).
-    grid : int
-        Points of the s grid on [0, 5], >= 11 (1001: step 0.005, the kinks on grid points).
-    p_smooth : float
-        The smooth exponent in (1, 2) drawn beside p = 2 (4/3).
-    steps : tuple of float
-        Grid steps h of the smoothness measurement on [0, 2.5], >= 3 positive decreasing.
-    probe : tuple of float
-        s values in (1 - λ, 1 + λ) where the p = 4/3 curve is compared with :func:`fig71_oracle_43`.
-    """
+    reg: float = field(Real(0.0, closed="neither"), FIG71_REG, "λ (the thesis does not print it; 0.6 reproduces its "
+                       "curve; the kinks sit at 1 ± λ, 4 ± λ).")
+    grid: int = field(Int(low=11), 1001, "Points of the s grid on [0, 5] (1001: step 0.005, the kinks on grid "
+                      "points).")
+    p_smooth: float = field(Real(1.0, 2.0, closed="neither"), FIG71_P, "The smooth exponent drawn beside p = 2 "
+                            "(4/3).")
+    steps: tuple = field(decreasing_steps(3), tuple(FIG71_STEPS.tolist()), "Grid steps h of the smoothness "
+                         "measurement on [0, 2.5].")
+    probe: tuple = field(Reals(), (0.5, 0.9, 1.1, 1.5), "s values in (1 - λ, 1 + λ) where the p = 4/3 curve is "
+                         "compared with :func:`fig71_oracle_43`.")
 
-    reg: float = FIG71_REG
-    grid: int = 1001
-    p_smooth: float = FIG71_P
-    steps: tuple = tuple(FIG71_STEPS.tolist())
-    probe: tuple = (0.5, 0.9, 1.1, 1.5)
-
-    def __post_init__(self):
-        check_positive("Fig71Config", "reg", self.reg)
-        check_int("Fig71Config", "grid", self.grid, 11)
-        if not 1.0 < float(self.p_smooth) < 2.0:
-            raise ValueError(f"`p_smooth` of Fig71Config must lie in (1, 2); got {self.p_smooth!r}")
-        h = np.asarray(self.steps, dtype=float)
-        if h.ndim != 1 or h.size < 3 or np.any(h <= 0) or np.any(np.diff(h) >= 0):
-            raise ValueError(f"`steps` of Fig71Config must be >= 3 positive decreasing steps; got {self.steps!r}")
-        if not isinstance(self.probe, tuple) or not self.probe or any(
-                not 1.0 - self.reg < float(s) < 1.0 + self.reg for s in self.probe):
-            raise ValueError(f"`probe` of Fig71Config must be a non-empty tuple of s in (1 - reg, 1 + reg); got {self.probe!r}")
+    def check(self):
+        if any(not 1.0 - self.reg < s < 1.0 + self.reg for s in self.probe):
+            raise self.invalid("probe", "hold values s in (1 - reg, 1 + reg)")
 
 
 #: "check": the check's grid; "paper": a finer grid and two more halvings of the step (the thesis plots the
@@ -561,18 +483,24 @@ def fig71(config: Fig71Config, *, op=topk_mask) -> Fig71Result:
     curve43 = fig71_curve(s_grid, config.reg, op=lambda x, k, r: topk_mask(x, k, r, config.p_smooth))
     hard = np.array([float(s < 1.0) + float(s > 4.0) for s in s_grid])
     ok, measured = fig71_predicate(s_grid, curve)
-    measured.update(grid=[0.0, 5.0, config.grid], value_at_0_9=float(fig71_curve([0.9], config.reg, op=op)[0]))
+    measured.update(grid=[0.0, 5.0, config.grid], value_at_0_9=float(fig71_curve([0.9], config.reg, op=op)[0]),
+                    curve_min=float(np.min(curve)), curve_max=float(np.max(curve)))
     return Fig71Result(s_grid, curve, curve43, hard, bool(ok), measured, config.reg)
 
 
-FIG71_EXPECTED = {"n_kinks": FIG71_KINKS, "n_nonlinear_cells_max": 2 * FIG71_KINKS, "exact_zeros": "> 0"}
+#: the thresholds of Fig. 7.1's verdict on the measured figures of :func:`fig71_predicate` (4 kinks, each spread
+#: over at most 2 grid cells, values in [0, 1], at least one exact zero)
+FIG71_EXPECTED = {"n_kinks_min": FIG71_KINKS, "n_kinks_max": FIG71_KINKS, "n_nonlinear_cells_max": 2 * FIG71_KINKS,
+                  "n_exact_zero_min": 1, "curve_min_min": 0.0, "curve_max_max": 1.0}
 
 
 def fig71_verdict(result: Fig71Result) -> Verdict:
-    """Pass iff :func:`fig71_predicate` holds (4 kinks, values in [0, 1], exact zeros)."""
+    """An identity of counts (Fig. 7.1, p = 2): the curve is piecewise linear with exactly FIG71_KINKS = 4 kinks
+    (at s = 1 ± λ, 4 ± λ; second differences <= 1e-9 elsewhere, at most 2 cells per kink), stays in [0, 1] and is
+    exactly 0 somewhere (the thresholds of :data:`FIG71_EXPECTED`, those of :func:`fig71_predicate`)."""
     m = result.measured
-    return qualitative_verdict(result.ok, f"{m['n_kinks']} kinks (expected {FIG71_KINKS}) at s ≈ {m['kink_s']}, "
-                                          f"{m['n_exact_zero']} exact zeros, second differences ≤ 1e-9 elsewhere")
+    return threshold_verdict("identity", m, FIG71_EXPECTED,
+                             context=f"kinks at s ≈ {m['kink_s']}, grid of {m['grid'][2]} points on [0, 5]")
 
 
 @dataclass(frozen=True)
@@ -614,8 +542,13 @@ def fig71_smooth(config: Fig71Config) -> Fig71SmoothResult:
 
 
 def fig71_smooth_verdict(result: Fig71SmoothResult) -> Verdict:
-    """Pass iff the rate verdict (slope 1 ± 0.15) passes and the sparsity and oracle parts hold."""
-    v = rate_verdict(result.fit, FIG71_SMOOTH, grid_label="h")
-    if v.status == "pass" and not result.ok:
-        return Verdict("fail", f"{v.message}; sparsity/oracle part fails: {result.extras}")
-    return v
+    """A rate (Fig. 7.1, p = 4/3): the jump of the difference quotient vanishes like h, fitted log-log slope
+    FIG71_SMOOTH = 1 ± 0.15 on the (>= 5) grid steps, while the curve stays exactly 0 and exactly 1 on intervals and
+    equals the threshold oracle :func:`fig71_oracle_43` to 1e-12 (the thresholds of :func:`fig71_smooth_predicate`)."""
+    fit = result.fit
+    slope, tol = FIG71_SMOOTH["slope"], FIG71_SMOOTH["tol"]
+    measured = {**result.extras, **fit.to_measured(), "slope_error": abs(float(fit.slope) - slope)}
+    return threshold_verdict("rate", measured, {"slope_error_max": tol, "n_exact_zero_min": 1, "n_exact_one_min": 1,
+                                                "oracle_max_err_max": 1e-12},
+                             context=f"slope {float(fit.slope):.2f} [95% CI {fit.ci[0]:.2f}, {fit.ci[1]:.2f}], "
+                                     f"expected {slope:.2f} ± {tol:.2f}, h = {np.min(fit.grid):g}..{np.max(fit.grid):g}")

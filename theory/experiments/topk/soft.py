@@ -15,7 +15,8 @@ from theory.claims import Verdict, identity_verdict
 from theory.rates import identity_error
 from theory.topk import soft_rank, soft_sort
 
-from ._common import Outcome, check_int, check_pair
+from ..config import Config, Int, Ints, Reals, Seed, field
+from ._common import Outcome, int_range, real_range
 
 __all__ = [
     "SOFT_P", "SOFT_LP_ATOL", "SOFT_RATIOS", "permutahedron_lp", "soft_lp_errors", "hard_sort_threshold",
@@ -103,42 +104,15 @@ def soft_hard_inputs(ns=(2, 4, 7, 12), scales=(0.5, 3.0), seed=730):
 
 
 @dataclass(frozen=True)
-class SoftConfig:
-    """Soft sort/rank (§7.3): LP reference on random instances, and the hard-regime table.
+class SoftConfig(Config):
+    """Soft sort/rank (§7.3): LP reference on random instances, and the hard-regime table."""
 
-    Attributes
-    ----------
-    ps : tuple of float
-        Exponents p > 1.
-    n_range : tuple of int
-        (low, high) of the LP instances, 1 <= low < high <= 7 (2^n constraints).
-    log10_reg : tuple of float
-        Within [-3, 3].
-    draws : int
-        LP instances, >= 1.
-    ns : tuple of int
-        Dimensions of the regime table's inputs, each >= 2.
-    seed : int
-        Seed of the LP instances (the regime inputs use seed 730).
-    """
-
-    ps: tuple = SOFT_P
-    n_range: tuple = (2, 6)
-    log10_reg: tuple = (-2.5, 2.5)
-    draws: int = 40
-    ns: tuple = (2, 4, 7, 12)
-    seed: int = 73
-
-    def __post_init__(self):
-        if not isinstance(self.ps, tuple) or not self.ps or any(not float(p) > 1.0 for p in self.ps):
-            raise ValueError(f"`ps` of SoftConfig must be a non-empty tuple of p > 1; got {self.ps!r}")
-        check_pair("SoftConfig", "n_range", self.n_range, 1, 7)
-        check_pair("SoftConfig", "log10_reg", self.log10_reg, -3.0, 3.0)
-        check_int("SoftConfig", "draws", self.draws, 1)
-        if not isinstance(self.ns, tuple) or not self.ns:
-            raise ValueError(f"`ns` of SoftConfig must be a non-empty tuple; got {self.ns!r}")
-        for n in self.ns:
-            check_int("SoftConfig", "ns", n, 2)
+    ps: tuple = field(Reals(1.0, closed="neither"), SOFT_P, "Exponents p of R = (λ/p)||.||_p^p.")
+    n_range: tuple = field(int_range(1, 7), (2, 6), "(low, high) of the LP instances' n (2^n constraints).")
+    log10_reg: tuple = field(real_range(-3.0, 3.0), (-2.5, 2.5), "reg = 10**U(low, high).")
+    draws: int = field(Int(low=1), 40, "LP instances.")
+    ns: tuple = field(Ints(low=2), (2, 4, 7, 12), "Dimensions of the regime table's inputs.")
+    seed: int = field(Seed(), 73, "Seed of the LP instances (the regime inputs use seed 730).")
 
 
 SOFT_PRESETS = {"check": SoftConfig(), "paper": SoftConfig(n_range=(2, 7), draws=300, ns=(2, 4, 7, 12, 50, 200))}

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory.claims import Verdict, identity_verdict, qualitative_verdict
+from theory.claims import Verdict, identity_verdict, threshold_verdict
 from theory.isotonic import isotonic_regression
 from theory.rates import fit_rate, identity_error
 from theory.topk import dual_coordinate_ascent, dykstra, dykstra_printed, topk_magnitude, topk_mask
 
-from ._common import ErratumOutcome, Outcome, check_int, check_pair
+from ..config import Config, Int, Ints, Reals, Seed, field
+from ._common import ErratumOutcome, Outcome, cases_nkr, int_range, real_range, reg_grids, shapes_nk
 
 __all__ = [
     "PAV_ATOL", "PAV_P_MASK", "pav_v", "pav_errors", "draw_pav_x", "PavConfig", "PAV_PRESETS", "pav", "pav_outcome",
@@ -23,7 +24,8 @@ __all__ = [
     "DYK_N", "DYK_K", "DYK_SEEDS", "DYK_GRIDS", "DYK_FLOOR", "dykstra_error_curves", "geometric_fit",
     "alg77_rate_predicate", "Alg77RateConfig", "ALG77_RATE_PRESETS", "Alg77RateResult", "alg77_rate",
     "alg77_rate_verdict", "printed_alg77_errors", "alg77_cases", "ALG77_ATOL", "corrected_alg77_errors",
-    "Alg77Config", "ALG77_PRESETS", "alg77", "alg77_verdict", "alg77_erratum", "alg77_erratum_verdicts",
+    "Alg77Config", "ALG77_PRESETS", "alg77", "alg77_verdict", "alg77_erratum", "alg77_erratum_outcome",
+    "PAV_EXPECTED", "APP7A8_EXPECTED", "ALG77_EXPECTED", "ALG77_RATE_EXPECTED",
 ]
 
 # =========================================================================== §7.5: PAV is exact
@@ -91,32 +93,14 @@ def draw_pav_x(inst):
 
 
 @dataclass(frozen=True)
-class PavConfig:
-    """Instances of (7.5) on which PAV is compared with Dykstra and dual ascent.
+class PavConfig(Config):
+    """Instances of (7.5) on which PAV is compared with Dykstra and dual ascent."""
 
-    Attributes
-    ----------
-    n_range : tuple of int
-        (low, high), 2 <= low < high; k in 1..n-1.
-    log10_reg, log10_scale : tuple of float
-        reg = 10**U(...), x scale = 10**U(...), within [-3, 3].
-    draws : int
-        Instances, >= 1 (every second one with ties; p != 2 on the tie-free ones).
-    seed : int
-        Seed of the numpy Generator.
-    """
-
-    n_range: tuple = (2, 10)
-    log10_reg: tuple = (-1.5, 1.0)
-    log10_scale: tuple = (-1.0, 1.0)
-    draws: int = 40
-    seed: int = 75
-
-    def __post_init__(self):
-        check_pair("PavConfig", "n_range", self.n_range, 2, 100_000)
-        check_pair("PavConfig", "log10_reg", self.log10_reg, -3.0, 3.0)
-        check_pair("PavConfig", "log10_scale", self.log10_scale, -3.0, 3.0)
-        check_int("PavConfig", "draws", self.draws, 1)
+    n_range: tuple = field(int_range(2, 100_000), (2, 10), "(low, high) of n; k in 1..n-1.")
+    log10_reg: tuple = field(real_range(-3.0, 3.0), (-1.5, 1.0), "reg = 10**U(low, high).")
+    log10_scale: tuple = field(real_range(-3.0, 3.0), (-1.0, 1.0), "x scale = 10**U(low, high).")
+    draws: int = field(Int(low=1), 40, "Instances (every second one with ties; p != 2 on the tie-free ones).")
+    seed: int = field(Seed(), 75, "Seed of the numpy Generator.")
 
 
 #: "check": the Hypothesis hunt's size (40 examples, n <= 10); "paper": the MoE size of §7.6 (n = 400)
@@ -156,28 +140,12 @@ def pav_verdict(result: Outcome) -> Verdict:
 
 
 @dataclass(frozen=True)
-class DualDykstraConfig:
-    """App. 7.A.8: dual block coordinate ascent and Dykstra's projections, same iterates at p = 2.
+class DualDykstraConfig(Config):
+    """App. 7.A.8: dual block coordinate ascent and Dykstra's projections, same iterates at p = 2."""
 
-    Attributes
-    ----------
-    cases : tuple of (int, int, float)
-        (n, k, reg) with 1 <= k < n and reg > 0.
-    iterations : int
-        Iterations compared, >= 1.
-    seed : int
-        Seed of the numpy Generator of x.
-    """
-
-    cases: tuple = ((6, 2, 0.5), (12, 3, 1.5), (40, 5, 1.0), (101, 10, 3.0))
-    iterations: int = 60
-    seed: int = 78
-
-    def __post_init__(self):
-        if not isinstance(self.cases, tuple) or not self.cases or any(
-                not (len(c) == 3 and 1 <= c[1] < c[0] and c[2] > 0) for c in self.cases):
-            raise ValueError(f"`cases` of DualDykstraConfig must be (n, k, reg), 1 <= k < n, reg > 0; got {self.cases!r}")
-        check_int("DualDykstraConfig", "iterations", self.iterations, 1)
+    cases: tuple = field(cases_nkr(), ((6, 2, 0.5), (12, 3, 1.5), (40, 5, 1.0), (101, 10, 3.0)), "The (n, k, reg).")
+    iterations: int = field(Int(low=1), 60, "Iterations compared.")
+    seed: int = field(Seed(), 78, "Seed of the numpy Generator of x.")
 
 
 #: "paper": the MoE size of §7.6 (n = 400, k = 28) added
@@ -256,39 +224,19 @@ def alg77_rate_predicate(curves):
 
 
 @dataclass(frozen=True)
-class Alg77RateConfig:
-    """The linear rate of the corrected Algorithm 7.7 on the MoE setup of §7.6.
+class Alg77RateConfig(Config):
+    """The linear rate of the corrected Algorithm 7.7 on the MoE setup of §7.6."""
 
-    Attributes
-    ----------
-    n, k : int
-        Tokens and selected tokens, 1 <= k < n (the thesis: 400 and 28).
-    seeds : tuple of int
-        Seeds of x ~ N(0, I_n), non-empty.
-    grids : tuple of (float, tuple of int)
-        (reg, iteration grid): reg > 0 and >= 3 increasing positive iteration counts.
-    at : int
-        The iteration at which the error is also reported (the thesis: 100), >= 1.
-    """
+    n: int = field(Int(low=2), DYK_N, "Tokens (the thesis: 400).")
+    k: int = field(Int(low=1), DYK_K, "Selected tokens, k < n (the thesis: 28).")
+    seeds: tuple = field(Ints(low=0), tuple(DYK_SEEDS), "Seeds of x ~ N(0, I_n).")
+    grids: tuple = field(reg_grids(3), tuple((reg, tuple(int(t) for t in grid)) for reg, grid in DYK_GRIDS.items()),
+                         "(reg, iteration grid) pairs.")
+    at: int = field(Int(low=1), 100, "The iteration at which the error is also reported (the thesis: 100).")
 
-    n: int = DYK_N
-    k: int = DYK_K
-    seeds: tuple = tuple(DYK_SEEDS)
-    grids: tuple = tuple((reg, tuple(int(t) for t in grid)) for reg, grid in DYK_GRIDS.items())
-    at: int = 100
-
-    def __post_init__(self):
-        check_int("Alg77RateConfig", "n", self.n, 2)
-        check_int("Alg77RateConfig", "k", self.k, 1, self.n - 1)
-        if not isinstance(self.seeds, tuple) or not self.seeds:
-            raise ValueError(f"`seeds` of Alg77RateConfig must be a non-empty tuple; got {self.seeds!r}")
-        if not isinstance(self.grids, tuple) or not self.grids:
-            raise ValueError(f"`grids` of Alg77RateConfig must be a non-empty tuple of (reg, grid); got {self.grids!r}")
-        for reg, grid in self.grids:
-            g = np.asarray(grid)
-            if not reg > 0 or g.size < 3 or np.any(g < 1) or np.any(np.diff(g) <= 0):
-                raise ValueError(f"`grids` of Alg77RateConfig: reg > 0 and >= 3 increasing iteration counts; got {(reg, grid)!r}")
-        check_int("Alg77RateConfig", "at", self.at, 1)
+    def check(self):
+        if self.k > self.n - 1:
+            raise self.invalid("k", "be at most n - 1")
 
 
 #: "check" = "paper": the thesis' MoE setup (n = 400, k = 28, Fig. 7.4's 100 iterations); "paper" adds seeds
@@ -322,14 +270,28 @@ def alg77_rate(config: Alg77RateConfig, *, solver=dykstra) -> Alg77RateResult:
     return Alg77RateResult(curves, ok, measured, config)
 
 
-ALG77_RATE_EXPECTED = {"rho_ci_upper": "< 1 for each λ", "error_drop_over_grid": "≤ 1e-3"}
+#: linear convergence for every reg: the upper end of the 95% CI of ρ below 1 (the largest float below 1 as the
+#: threshold: ``<= nextafter(1, 0)`` is ``< 1``) and the error falling by at least 1e3 over the grid
+ALG77_RATE_EXPECTED = {"rho_ci_high_max": float(np.nextafter(1.0, 0.0)), "error_drop_max": 1e-3}
 
 
 def alg77_rate_verdict(result: Alg77RateResult) -> Verdict:
-    """Pass iff for every reg the CI of rho lies below 1 and the error falls by >= 1e3 over the grid."""
-    msg = "; ".join(f"{key}: ρ = {m['rho']:.5f} [{m['ci'][0]:.5f}, {m['ci'][1]:.5f}], error {m['error_first']:.2g} → "
-                    f"{m['error_last']:.2g}, at t = 100: {m['error_at_100']:.2g}" for key, m in result.measured.items())
-    return qualitative_verdict(result.ok, msg)
+    """A rate (Algorithm 7.7 corrected, §7.6's MoE setup): for every reg the error decays geometrically,
+    err_t ~ C ρ^t with the upper end of the 95% CI of ρ below 1 (:func:`geometric_fit`, on >= 3 iterations, 7 and
+    8 in the presets) and a drop error_last / error_first <= 1e-3 over the grid (:data:`ALG77_RATE_EXPECTED`)."""
+    measured, expected = {}, {}
+    for key, m in result.measured.items():
+        tag = key.replace("reg=", "reg_")
+        measured[f"rho_{tag}"] = m["rho"]
+        measured[f"rho_ci_high_{tag}"] = m["ci"][1]
+        measured[f"error_drop_{tag}"] = m["error_last"] / m["error_first"]
+        measured[f"error_at_{result.config.at}_{tag}"] = m["error_at_100"]
+        expected[f"rho_ci_high_{tag}_max"] = ALG77_RATE_EXPECTED["rho_ci_high_max"]
+        expected[f"error_drop_{tag}_max"] = ALG77_RATE_EXPECTED["error_drop_max"]
+    context = "; ".join(f"{key}: ρ = {m['rho']:.5f} [{m['ci'][0]:.5f}, {m['ci'][1]:.5f}], error {m['error_first']:.2g} "
+                        f"→ {m['error_last']:.2g}, at t = {result.config.at}: {m['error_at_100']:.2g}"
+                        for key, m in result.measured.items())
+    return threshold_verdict("rate", measured, expected, context=context)
 
 
 def printed_alg77_errors(cases):
@@ -366,29 +328,13 @@ def corrected_alg77_errors(cases, solver=dykstra):
 
 
 @dataclass(frozen=True)
-class Alg77Config:
-    """Algorithm 7.7 (corrected and printed) run to convergence.
+class Alg77Config(Config):
+    """Algorithm 7.7 (corrected and printed) run to convergence."""
 
-    Attributes
-    ----------
-    shapes : tuple of (int, int)
-        (n, k), 1 <= k < n (the largest: the MoE setup n = 400, k = 28 of §7.6).
-    regs : tuple of float
-        Positive reg values.
-    seed : int
-        Seed of the numpy Generator of x.
-    """
-
-    shapes: tuple = ((8, 2), (50, 5), (400, 28))
-    regs: tuple = (0.1, 1.0)
-    seed: int = 77
-
-    def __post_init__(self):
-        if not isinstance(self.shapes, tuple) or not self.shapes or any(
-                not (len(s) == 2 and 1 <= s[1] < s[0]) for s in self.shapes):
-            raise ValueError(f"`shapes` of Alg77Config must be (n, k) with 1 <= k < n; got {self.shapes!r}")
-        if not isinstance(self.regs, tuple) or not self.regs or any(not float(r) > 0 for r in self.regs):
-            raise ValueError(f"`regs` of Alg77Config must be a non-empty tuple of positive numbers; got {self.regs!r}")
+    shapes: tuple = field(shapes_nk(), ((8, 2), (50, 5), (400, 28)), "The (n, k) (the largest: the MoE setup n = 400, "
+                          "k = 28 of §7.6).")
+    regs: tuple = field(Reals(0.0, closed="neither"), (0.1, 1.0), "The reg values.")
+    seed: int = field(Seed(), 77, "Seed of the numpy Generator of x.")
 
 
 #: "check": the check's six instances; "paper": the MoE size (n = 400, k = 28) with more reg values
@@ -416,8 +362,8 @@ def alg77_verdict(result: Outcome) -> Verdict:
     return identity_verdict(result.result, ALG77_EXPECTED)
 
 
-def alg77_erratum_verdicts(err_star, err_double, err_corrected):
-    """(printed, corrected, measured) of the Algorithm 7.7 erratum."""
+def alg77_erratum_outcome(err_star, err_double, err_corrected) -> ErratumOutcome:
+    """The printed and corrected verdicts of the Algorithm 7.7 erratum, with the measured figures."""
     printed = identity_verdict(identity_error(err_star, 0.0), ALG77_EXPECTED)
     corrected = identity_verdict(identity_error(err_corrected, 0.0), ALG77_EXPECTED)
     measured = {"max_error_to_v_star": float(err_star.max()), "min_error_to_v_star": float(err_star.min()),
@@ -426,9 +372,9 @@ def alg77_erratum_verdicts(err_star, err_double, err_corrected):
     return ErratumOutcome(printed, corrected, measured)
 
 
-def alg77_erratum(config: Alg77Config, *, corrected_solver=dykstra) -> tuple:
-    """``(printed, corrected, measured)``: the printed algorithm against v*, the corrected one on the same
+def alg77_erratum(config: Alg77Config, *, corrected_solver=dykstra) -> ErratumOutcome:
+    """The two halves with their verdicts (:func:`alg77_erratum_outcome`): the printed algorithm against v*, the corrected one on the same
     instances (``corrected_solver``, for the controls)."""
     cases = alg77_cases(config.shapes, config.regs, config.seed)
     err_star, err_double = printed_alg77_errors(cases)
-    return alg77_erratum_verdicts(err_star, err_double, corrected_alg77_errors(cases, solver=corrected_solver))
+    return alg77_erratum_outcome(err_star, err_double, corrected_alg77_errors(cases, solver=corrected_solver))
