@@ -1,7 +1,7 @@
 """Claim checks of the generalization bounds (thesis (Marion), chapter 4; paper key ``gen-bounds``).
 
 Each check builds its config from a preset of :mod:`theory.experiments.gen_bounds`, measures, and records
-the verdict computed there.
+the typed verdict computed there as it is (``claim.record``).
 """
 
 import pytest
@@ -14,15 +14,13 @@ def prop42_result():
     return ex.measure_prop42(ex.PROP42_PRESETS["check"])
 
 
-@pytest.mark.claim("gen-bounds/prop-4.2", kind="qualitative",
+@pytest.mark.claim("gen-bounds/prop-4.2", kind="bound",
                    title="Prop. 4.2 (with the constant of its proof): ||F_theta(x)|| <= R_X + M R e^(K_f R) and "
                          "||F_theta(x) - F_theta'(x)|| <= M (K_f R e^(K_f R) + 1) e^(K_f R) ||theta - theta'||_(1,inf) "
                          "(d = 2, maps (1 + K_f tanh(h_j)) e_i, K_f = 0.05..2, R_Theta = 0.5..2, time-dependent theta)",
                    aliases=("marion-thesis/prop-4.2",))
 def test_prop42(claim, prop42_result):
-    verdict = ex.prop42_verdict(prop42_result)
-    figure = ex.prop42_figure(prop42_result)
-    claim.qualitative(verdict.passed, prop42_result, verdict.message, figure)
+    claim.record(ex.prop42_verdict(prop42_result), figure=ex.prop42_figure(prop42_result))
 
 
 @pytest.mark.claim("gen-bounds/prop-4.2/erratum", kind="erratum", wrong_in="statement",
@@ -31,69 +29,55 @@ def test_prop42(claim, prop42_result):
                          "K_f = 0.05, R = 0.5 the measured constant is 9x the printed one. Corrected: "
                          "M (K_f R e^(K_f R) + 1) e^(K_f R)", aliases=("marion-thesis/prop-4.2",))
 def test_prop42_erratum(claim, prop42_result):
-    claim.erratum(ex.prop42_printed_verdict(prop42_result), prop42_result,
-                  {"printed": "sup ||dF|| / ||d theta|| <= 2 M K_f R e^(2 K_f R)"},
-                  corrected=ex.prop42_verdict(prop42_result))
+    claim.record(ex.prop42_erratum_verdict(prop42_result))
 
 
-@pytest.mark.claim("gen-bounds/prop-4.3", kind="qualitative",
+@pytest.mark.claim("gen-bounds/prop-4.3", kind="bound",
                    title="Prop. 4.3: the covering of its proof (kinks every eps/(2K), slopes +-K) puts every K-Lipschitz "
                          "function of (1,inf)-norm <= R within eps of a centre, with log #centres <= m log(16 m R/eps) "
                          "+ m^2 K log 4 / eps (m = 1..3, 300 random functions)", aliases=("marion-thesis/prop-4.3",))
 def test_prop43(claim):
-    result = ex.measure_prop43(ex.PROP43_PRESETS["check"])
-    verdict = ex.prop43_verdict(result)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop43_verdict(ex.measure_prop43(ex.PROP43_PRESETS["check"])))
 
 
-@pytest.mark.claim("gen-bounds/prop-4.6", kind="qualitative",
+@pytest.mark.claim("gen-bounds/prop-4.6", kind="bound",
                    title="Prop. 4.6: the ResNet (4.10) (tanh) satisfies ||F_W(x)|| <= R_X e^(R_W) and is "
                          "R_X e^(2 R_W)/R_W-Lipschitz in ||.||_(1,1,inf), at every depth L = 1..1000",
                    aliases=("marion-thesis/prop-4.6",))
 def test_prop46(claim):
-    result = ex.measure_prop46(ex.PROP46_PRESETS["check"])
-    verdict = ex.prop46_verdict(result)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop46_verdict(ex.measure_prop46(ex.PROP46_PRESETS["check"])))
 
 
-@pytest.mark.claim("gen-bounds/prop-4.7", kind="qualitative",
+@pytest.mark.claim("gen-bounds/prop-4.7", kind="identity",
                    title="Prop. 4.7 (proof): the piecewise-affine map phi is linear, preserves ||.||_(1,1,inf) and "
                          "sends K_W to the Lipschitz constant of the path, so Prop. 4.3's covering bound applies",
                    aliases=("marion-thesis/prop-4.7",))
 def test_prop47(claim):
-    result = ex.measure_prop47(ex.PROP47_PRESETS["check"])
-    verdict = ex.prop47_verdict(result)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop47_verdict(ex.measure_prop47(ex.PROP47_PRESETS["check"])))
 
 
-@pytest.mark.claim("gen-bounds/cor-4.9", kind="qualitative",
+@pytest.mark.claim("gen-bounds/cor-4.9", kind="bound",
                    title="Cor. 4.9 (proof): the spectral complexity of (4.10) with reference I is <= 2 R e^R sqrt(L) "
                          "for L >= R (d = 5, i.i.d. and smooth W, L = 10..1000)", aliases=("marion-thesis/cor-4.9",))
 def test_cor49(claim):
-    result = ex.measure_cor49(ex.COR49_PRESETS["check"])
-    verdict = ex.cor49_verdict(result)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.cor49_verdict(ex.measure_cor49(ex.COR49_PRESETS["check"])))
 
 
-@pytest.mark.claim("gen-bounds/sec-4.4.1", kind="qualitative",
+@pytest.mark.claim("gen-bounds/sec-4.4.1", kind="rate",
                    title="Sec. 4.4.1: K_W = L max ||W_(k+1) - W_k||_inf is O(1) for smooth (RBF Gaussian process) "
                          "initialisation and O(L) for i.i.d. initialisation (d = 8, L = 50..800)",
                    aliases=("marion-thesis/sec-4.4.1",))
 def test_sec441_kw_rates(claim):
     result = ex.measure_kw_rates(ex.KW_RATES_PRESETS["check"])
-    verdict = ex.kw_rates_verdict(result)
-    figure = ex.kw_rates_figure(result)
-    claim.qualitative(verdict.passed, result, verdict.message, figure)
+    claim.record(ex.kw_rates_verdict(result), figure=ex.kw_rates_figure(result))
 
 
-@pytest.mark.claim("gen-bounds/thm-4.8", kind="qualitative",
+@pytest.mark.claim("gen-bounds/thm-4.8", kind="bound",
                    title="Thm 4.8 (4.13): the (1 - delta) quantile of the uniform deviation |R - R_n| over 100 members "
                          "of the class (d = 2, L = 10, R_W = K_W = 1, loss ||a - b||) stays below the bound, n = 100..1600",
                    aliases=("marion-thesis/thm-4.8",))
 def test_thm48(claim):
-    result = ex.measure_thm48(ex.THM48_PRESETS["check"])
-    verdict = ex.thm48_verdict(result)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.thm48_verdict(ex.measure_thm48(ex.THM48_PRESETS["check"])))
 
 
 @pytest.mark.claim("gen-bounds/fig-4.1", kind="qualitative",
@@ -104,36 +88,28 @@ def test_thm48(claim):
                    aliases=("marion-thesis/fig-4.1",))
 def test_fig41(claim):
     result = ex.measure_fig41(ex.FIG41_PRESETS["check"])
-    verdict = ex.fig41_verdict(result)
-    figure = ex.fig41_figure(result)
-    claim.qualitative(verdict.passed, result, verdict.message, figure)
+    claim.record(ex.fig41_verdict(result), figure=ex.fig41_figure(result))
 
 
-@pytest.mark.claim("gen-bounds/cor-4.5", kind="qualitative",
+@pytest.mark.claim("gen-bounds/cor-4.5", kind="bound",
                    title="Cor. 4.5: the (1 - delta) quantile of the uniform deviation |R - R_n| over 100 neural ODEs (4.8) "
                          "(d = 2, tanh, ||W||_(1,1) = 1, loss ||a - b||) stays below the bound, n = 100..1600",
                    aliases=("marion-thesis/cor-4.5",))
 def test_cor45(claim):
-    result = ex.measure_cor45(ex.COR45_PRESETS["check"])
-    verdict = ex.thm48_verdict(result)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.thm48_verdict(ex.measure_cor45(ex.COR45_PRESETS["check"])))
 
 
-@pytest.mark.claim("gen-bounds/sec-4.4.2", kind="qualitative",
+@pytest.mark.claim("gen-bounds/sec-4.4.2", kind="bound",
                    title="Sec. 4.4.2: prod_k ||I + W_k/L||_F >= (sqrt(d) - R/L)^L, so Golowich et al.'s Frobenius "
                          "product grows like d^(L/2) with the depth (d = 4, R = 2, L = 5..80)",
                    aliases=("marion-thesis/sec-4.4.2",))
 def test_sec442_golowich(claim):
-    result = ex.measure_golowich(ex.GOLOWICH_PRESETS["check"])
-    verdict = ex.golowich_verdict(result)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.golowich_verdict(ex.measure_golowich(ex.GOLOWICH_PRESETS["check"])))
 
 
-@pytest.mark.claim("gen-bounds/thm-4.4", kind="qualitative",
+@pytest.mark.claim("gen-bounds/thm-4.4", kind="bound",
                    title="Thm 4.4: the (1 - delta) quantile of the uniform deviation |R - R_n| over 40 time-dependent "
                          "parameterized ODEs (4.5) (d = 2, tanh maps, R_Theta = K_Theta = 1, loss ||a - b||) stays below "
                          "the bound, n = 100..1600", aliases=("marion-thesis/thm-4.4",))
 def test_thm44(claim):
-    result = ex.measure_thm44(ex.THM44_PRESETS["check"])
-    verdict = ex.thm48_verdict(result)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.thm48_verdict(ex.measure_thm44(ex.THM44_PRESETS["check"])))

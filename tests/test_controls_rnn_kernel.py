@@ -6,6 +6,7 @@ They import the package only (theory.experiments.rnn_kernel), never checks/.
 import dataclasses
 
 import numpy as np
+import pytest
 
 import theory.experiments.rnn_kernel as ex
 from theory.claims import Verdict, bound_verdict, erratum_verdict, identity_verdict, rate_verdict
@@ -16,7 +17,8 @@ def test_chen_without_binomials_is_rejected():
     # the plain tensor product is Chen's relation of the standard normalization, not of the chapter's
     cfg = dataclasses.replace(ex.SIGNATURE_PRESETS["check"], n_paths=3, chen_binomial=False)
     result = ex.measure_signature(cfg)
-    assert not ex.signature_verdicts(result)["chen"].passed
+    assert not ex.prop521_chen_verdict(result).passed
+    assert not ex.signature_verdict(result).passed
 
 
 def test_standard_normalization_breaks_segment_and_kernel():
@@ -55,6 +57,7 @@ def test_prop51_rate_rejects_a_zeroth_order_error():
 
 
 def test_prop52_rejects_a_gap():
+    assert ex.prop52_verdict(1e-14).passed and ex.prop52_verdict(1e-14).kind == "identity"
     assert not ex.prop52_verdict(1e-6).passed
     assert not ex.prop52_verdict(float("nan")).passed
 
@@ -73,12 +76,20 @@ def test_fig51_rejects_a_slow_decay():
     fit = fit_rate(np.exp(np.array(Ns, dtype=float)), errs[0])
     result = ex.TaylorResult(Ns, ("tanh",), errs, errs * 10, (fit,))
     assert not ex.prop59_rate_verdict(result).passed
+    # one activation decaying geometrically, the other like 1/N: the slowest one decides
+    grid = np.exp(np.array(Ns, dtype=float))
+    fast = fit_rate(grid, np.exp(-2.0 * np.array(Ns, dtype=float))[None, :] * np.ones((2, 1)))
+    both = ex.TaylorResult(Ns, ("tanh", "logistic"), np.concatenate([errs, errs]), errs * 10, (fast, fit))
+    v = ex.prop59_rate_verdict(both)
+    assert not v.passed and v.kind == "rate" and v.measured["slowest_activation"] == "logistic"
+    assert ex.prop59_rate_verdict(dataclasses.replace(both, fits=(fast, fast))).passed
 
 
 def test_lemma519_erratum_both_halves():
     result = ex.measure_activations(ex.ACTIVATION_PRESETS["check"])
     printed, corrected = ex.lemma519_printed_verdict(result), ex.lemma519_verdict(result)
     assert erratum_verdict(printed, corrected).passed
+    assert ex.lemma519_erratum_verdict(result).passed and ex.lemma519_erratum_verdict(result).kind == "erratum"
     # if the printed form held (n = 0 bound raised to 1), the erratum record must fail
     fixed = dataclasses.replace(result, bound_logistic=(1.0,) + result.bound_logistic[1:])
     assert not erratum_verdict(ex.lemma519_printed_verdict(fixed), ex.lemma519_verdict(fixed)).passed
@@ -86,6 +97,7 @@ def test_lemma519_erratum_both_halves():
     broken = dataclasses.replace(result, sup_logistic=result.sup_logistic[:3] + (1e3,) + result.sup_logistic[4:])
     assert not ex.lemma519_verdict(broken).passed
     assert not erratum_verdict(ex.lemma519_printed_verdict(broken), ex.lemma519_verdict(broken)).passed
+    assert not ex.lemma519_erratum_verdict(fixed).passed and not ex.lemma519_erratum_verdict(broken).passed
 
 
 def test_lemma520_rejects_a_smaller_bound():
@@ -98,10 +110,12 @@ def test_prop510_erratum_both_halves():
     cfg = dataclasses.replace(ex.LAMBDA_PRESETS["check"], n_rnns=2, n_points=2)
     result = ex.measure_prop510(cfg)
     assert erratum_verdict(ex.prop510_printed_verdict(result), ex.prop510_corrected_verdict(result)).passed
+    assert ex.prop510_erratum_verdict(result).passed
     # if the printed bound held on every instance, the erratum record must fail
     small = dataclasses.replace(result, lam=0.5 * np.minimum(result.printed, result.corrected))
     assert ex.prop510_printed_verdict(small).passed
     assert not erratum_verdict(ex.prop510_printed_verdict(small), ex.prop510_corrected_verdict(small)).passed
+    assert not ex.prop510_erratum_verdict(small).passed
     # weights outside (5.11) (Lambda grows): the corrected bound must be able to fail
     inflated = dataclasses.replace(result, lam=result.lam * 10)
     assert not ex.prop510_corrected_verdict(inflated).passed
@@ -110,9 +124,11 @@ def test_prop510_erratum_both_halves():
 def test_ex513_erratum_both_halves():
     result = ex.measure_ex513(dataclasses.replace(ex.EX513_PRESETS["check"], n_rnns=3))
     assert erratum_verdict(ex.ex513_printed_verdict(result), ex.ex513_corrected_verdict(result)).passed
+    assert ex.ex513_erratum_verdict(result).passed
     # if the printed B held, the erratum record must fail
     small = dataclasses.replace(result, norms=np.full(3, 0.5 * result.printed_B))
     assert not erratum_verdict(ex.ex513_printed_verdict(small), ex.ex513_corrected_verdict(small)).passed
+    assert not ex.ex513_erratum_verdict(small).passed
     assert not ex.ex513_corrected_verdict(dataclasses.replace(result, corrected_B=result.norms.max() / 2)).passed
 
 
@@ -152,4 +168,29 @@ def test_eq514_rejects_a_truncated_expansion():
     # the expansion cut at depth 1 misses the RNN by far more than c1 / T
     bound, gap = ex.measure_eq514(ex.THM511_PRESETS["check"], depth=1)
     assert not bound_verdict(bound, {"ratio_max": 1.0}).passed
+    assert not ex.eq514_verdict((bound, gap)).passed
     assert gap <= 1e-12
+
+
+def test_eq514_rejects_a_stopped_path_gap():
+    # a bound that holds, but the signature of the stopped path differing from the prefix's: the verdict fails
+    from theory.rates import bound_ratio
+    ok = bound_ratio([0.5], [1.0], [{"seed": 0}])
+    assert ex.eq514_verdict((ok, 0.0)).passed
+    assert not ex.eq514_verdict((ok, 1e-6)).passed
+
+
+def test_configs_refuse_wrong_kinds_values_and_cross_field_rules():
+    with pytest.raises(TypeError, match="`chen_binomial` of SignatureConfig"):
+        ex.SignatureConfig(chen_binomial=1)
+    with pytest.raises(ValueError, match="`Ts` of EulerConfig must all divide `fine` = 1280"):
+        ex.EulerConfig(Ts=(10, 20, 30))
+    with pytest.raises(ValueError, match="`T` of StabilityConfig must divide `fine` = 400"):
+        ex.StabilityConfig(T=3)
+    with pytest.raises(ValueError, match="`Ns` of TaylorConfig"):
+        ex.TaylorConfig(Ns=(1, 2, 10))
+    with pytest.raises(ValueError, match="`e` of LambdaConfig"):
+        ex.LambdaConfig(e=5)
+    with pytest.raises(ValueError, match="`activation` of EulerConfig"):
+        ex.EulerConfig(activation="relu")
+    assert ex.Ex513Config(K_b=0.0).K_b == 0.0 and ex.StabilityConfig(c1_factor=0).c1_factor == 0.0

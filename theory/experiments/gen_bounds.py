@@ -21,67 +21,47 @@ import math
 
 import numpy as np
 
-from theory.claims import Verdict, qualitative_verdict
+from theory.claims import Verdict, bound_verdict, erratum_verdict, qualitative_verdict, threshold_verdict
 
 from . import register
-from ._fields import integer, integers, positive, positives
+from .config import Bool, Config, Int, Ints, Real, Reals, Seed, field
 
-__all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_verdict", "prop42_figure",
-           "Prop43Config", "measure_prop43", "prop43_verdict", "Prop46Config", "measure_prop46", "prop46_verdict",
-           "Prop47Config", "measure_prop47", "prop47_verdict", "Cor49Config", "measure_cor49", "cor49_verdict",
-           "KWRatesConfig", "measure_kw_rates", "kw_rates_verdict", "kw_rates_figure",
-           "Thm48Config", "measure_thm48", "thm48_verdict", "Fig41Config", "measure_fig41", "fig41_verdict",
-           "fig41_figure", "Cor45Config", "measure_cor45", "GolowichConfig", "measure_golowich",
-           "golowich_verdict", "Thm44Config", "measure_thm44"]
+__all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_verdict", "prop42_erratum_verdict",
+           "prop42_figure", "PROP42_PRESETS",
+           "Prop43Config", "measure_prop43", "prop43_verdict", "PROP43_PRESETS",
+           "Prop46Config", "measure_prop46", "prop46_verdict", "PROP46_PRESETS",
+           "Prop47Config", "measure_prop47", "prop47_verdict", "PROP47_PRESETS",
+           "Cor49Config", "measure_cor49", "cor49_verdict", "COR49_PRESETS",
+           "KWRatesConfig", "measure_kw_rates", "kw_rates_verdict", "kw_rates_figure", "KW_RATES_PRESETS",
+           "Thm48Config", "measure_thm48", "thm48_verdict", "THM48_PRESETS",
+           "Fig41Config", "measure_fig41", "fig41_verdict", "fig41_figure", "FIG41_PRESETS",
+           "Cor45Config", "measure_cor45", "COR45_PRESETS",
+           "GolowichConfig", "measure_golowich", "golowich_verdict", "GOLOWICH_PRESETS",
+           "Thm44Config", "measure_thm44", "THM44_PRESETS"]
+
+#: the positive reals (0, inf) of the radii, Lipschitz constants and scales
+_POSITIVE = Real(0, closed="neither")
 
 
 # ------------------------------------------------------------------------------ Prop. 4.2
 
 @dataclasses.dataclass(frozen=True)
-class Prop42Config:
+class Prop42Config(Config):
     """Random time-dependent parameters of (4.5) with maps f_ij(h) = (1 + kappa tanh(h_j)) e_i.
 
     The maps are K_f = kappa Lipschitz and bounded on the ball X of radius R_X by M = 1 + kappa tanh(R_X).
-
-    Attributes
-    ----------
-    d : int
-        State dimension (m = d^2 maps).
-    kappas : tuple of float
-        Lipschitz constants K_f of the maps.
-    radii : tuple of float
-        R_Theta, the (1, inf)-radius of the parameters.
-    R_X : float
-        Radius of the inputs.
-    pairs : int
-        Parameter pairs (theta, theta') per (kappa, R_Theta).
-    batch : int
-        Inputs per pair (on the sphere of radius R_X).
-    steps : int
-        RK4 steps on [0, 1].
-    seed : int
-        Seed.
     """
 
-    d: int = 2
-    kappas: tuple = (0.05, 0.1, 0.3, 1.0, 2.0)
-    radii: tuple = (0.5, 1.0, 2.0)
-    R_X: float = 1.0
-    pairs: int = 4
-    batch: int = 32
-    steps: int = 50
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Prop42Config"
-        integer(self.d, "d", cls, 1)
-        positives(self.kappas, "kappas", cls)
-        positives(self.radii, "radii", cls)
-        positive(self.R_X, "R_X", cls)
-        integer(self.pairs, "pairs", cls, 1)
-        integer(self.batch, "batch", cls, 1)
-        integer(self.steps, "steps", cls, 1)
-        integer(self.seed, "seed", cls, 0)
+    d: int = field(Int(low=1), 2, "State dimension (m = d^2 maps).")
+    kappas: tuple = field(Reals(0, closed="neither"), (0.05, 0.1, 0.3, 1.0, 2.0), "Lipschitz constants K_f of the "
+                          "maps.")
+    radii: tuple = field(Reals(0, closed="neither"), (0.5, 1.0, 2.0), "R_Theta, the (1, inf)-radius of the "
+                         "parameters.")
+    R_X: float = field(_POSITIVE, 1.0, "Radius of the inputs.")
+    pairs: int = field(Int(low=1), 4, "Parameter pairs (theta, theta') per (kappa, R_Theta).")
+    batch: int = field(Int(low=1), 32, "Inputs per pair (on the sphere of radius R_X).")
+    steps: int = field(Int(low=1), 50, "RK4 steps on [0, 1].")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,20 +137,28 @@ def measure_prop42(cfg: Prop42Config) -> Prop42Result:
 
 
 def prop42_verdict(result: Prop42Result) -> Verdict:
-    """Corrected statement: Lipschitz ratio to the proof's constant <= 1 and output bound ratio <= 1, every instance."""
-    ok = result.proof_ratio <= 1.0 and result.output_ratio <= 1.0
-    return qualitative_verdict(ok, f"max over {len(result.lipschitz)} (K_f, R_Theta) of measured Lipschitz constant / "
-                               f"M (K_f R e^(K_f R) + 1) e^(K_f R) = {result.proof_ratio:.3f} (<= 1); max ||F_theta(x)|| "
-                               f"/ (R_X + M R e^(K_f R)) = {result.output_ratio:.3f} (<= 1)")
+    """A bound (Prop. 4.2 with the constant of its proof), at every instance (K_f, R_Theta):
+    sup ||F_theta(x) - F_theta'(x)|| / ||theta - theta'||_(1,inf) <= M (K_f R e^(K_f R) + 1) e^(K_f R) and
+    ||F_theta(x)|| <= R_X + M R e^(K_f R), i.e. both largest ratios <= 1."""
+    return threshold_verdict("bound", result, {"max_ratio_to_proof_constant_max": 1.0, "max_output_ratio_max": 1.0},
+                             context=f"max over {len(result.lipschitz)} (K_f, R_Theta) of the measured Lipschitz "
+                                     "constant / M (K_f R e^(K_f R) + 1) e^(K_f R) and of ||F_theta(x)|| / "
+                                     "(R_X + M R e^(K_f R))")
 
 
 def prop42_printed_verdict(result: Prop42Result) -> Verdict:
-    """The printed statement: measured Lipschitz constant <= 2 M K_f R e^(2 K_f R) at every instance."""
-    ok = result.printed_ratio <= 1.0
+    """A bound (Prop. 4.2 as printed): the measured Lipschitz constant <= 2 M K_f R e^(2 K_f R) at every
+    instance, i.e. the largest ratio to the printed constant <= 1."""
     worst = int(np.argmax([a / b for a, b in zip(result.lipschitz, result.printed)]))
-    return qualitative_verdict(ok, f"max measured / printed constant 2 M K_f R e^(2 K_f R) = {result.printed_ratio:.2f} "
-                               f"(printed form needs <= 1) at K_f = {result.kappas[worst]}, R_Theta = "
-                               f"{result.radii[worst]}")
+    return threshold_verdict("bound", result, {"max_ratio_to_printed_max": 1.0},
+                             context=f"measured / printed constant 2 M K_f R e^(2 K_f R), worst at K_f = "
+                                     f"{result.kappas[worst]}, R_Theta = {result.radii[worst]}")
+
+
+def prop42_erratum_verdict(result: Prop42Result) -> Verdict:
+    """The erratum of Prop. 4.2: the printed constant 2 M K_f R e^(2 K_f R) is exceeded
+    (:func:`prop42_printed_verdict` fails) while the proof's constant holds (:func:`prop42_verdict` passes)."""
+    return erratum_verdict(prop42_printed_verdict(result), prop42_verdict(result))
 
 
 def prop42_figure(result: Prop42Result, claim_id="gen-bounds/prop-4.2"):
@@ -198,36 +186,15 @@ PROP42_PRESETS = {"check": Prop42Config(),
 # ------------------------------------------------------------------------------ Prop. 4.3
 
 @dataclasses.dataclass(frozen=True)
-class Prop43Config:
-    """Greedy centres of the covering of Prop. 4.3 for random Lipschitz parameter functions.
+class Prop43Config(Config):
+    """Greedy centres of the covering of Prop. 4.3 for random Lipschitz parameter functions."""
 
-    Attributes
-    ----------
-    ms : tuple of int
-        Numbers of coordinates m.
-    trials : int
-        Random functions per m.
-    grid : int
-        Evaluation points in [0, 1].
-    seed : int
-        Seed.
-    eps_factor : float
-        The centres are built at eps_factor * eps but judged at eps (1 for the claim).
-    """
-
-    ms: tuple = (1, 2, 3)
-    trials: int = 100
-    grid: int = 2001
-    seed: int = 0
-    eps_factor: float = 1.0
-
-    def __post_init__(self):
-        cls = "Prop43Config"
-        integers(self.ms, "ms", cls, 1)
-        integer(self.trials, "trials", cls, 1)
-        integer(self.grid, "grid", cls, 2)
-        integer(self.seed, "seed", cls, 0)
-        positive(self.eps_factor, "eps_factor", cls)
+    ms: tuple = field(Ints(low=1), (1, 2, 3), "Numbers of coordinates m.")
+    trials: int = field(Int(low=1), 100, "Random functions per m.")
+    grid: int = field(Int(low=2), 2001, "Evaluation points in [0, 1].")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
+    eps_factor: float = field(_POSITIVE, 1.0, "The centres are built at eps_factor * eps but judged at eps (1 for "
+                              "the claim).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -268,12 +235,12 @@ def measure_prop43(cfg: Prop43Config) -> Prop43Result:
 
 
 def prop43_verdict(result: Prop43Result) -> Verdict:
-    """Pass iff every centre is within eps and the construction's log size is below the bound."""
-    # the construction meets the bound with equality up to the floor and ceiling of its grids: allow rounding
-    ok = result.distance_ratio <= 1.0 and result.size_ratio <= 1.0 + 1e-12
-    return qualitative_verdict(ok, f"max ||f - centre||_(1,inf) / eps = {result.distance_ratio:.4f} (<= 1); max log "
-                               f"#centres / Prop. 4.3 bound = {result.size_ratio:.6f} (<= 1; the proof's count meets "
-                               f"the bound up to its floor/ceiling), {result.n_instances} functions")
+    """A bound (Prop. 4.3): every centre is within eps, max ||f - centre||_(1,inf) / eps <= 1, and the
+    construction's log size is below the bound m log(16 m R / eps) + m^2 K log 4 / eps (ratio <= 1 + 1e-12:
+    the construction meets the bound with equality up to the floor and ceiling of its grids)."""
+    return threshold_verdict("bound", result, {"distance_ratio_max": 1.0, "size_ratio_max": 1.0 + 1e-12},
+                             context=f"max ||f - centre||_(1,inf) / eps and max log #centres / Prop. 4.3 bound over "
+                                     f"{result.n_instances} functions")
 
 
 PROP43_PRESETS = {"check": Prop43Config(), "paper": Prop43Config(ms=(1, 2, 4, 9), trials=1000, grid=10001)}
@@ -282,50 +249,19 @@ PROP43_PRESETS = {"check": Prop43Config(), "paper": Prop43Config(ms=(1, 2, 4, 9)
 # ------------------------------------------------------------------------------ Prop. 4.6
 
 @dataclasses.dataclass(frozen=True)
-class Prop46Config:
-    """ResNet (4.10) with tanh (K_sigma = 1, sigma(0) = 0), random W scaled to ||W||_{1,1,inf} = R_W.
+class Prop46Config(Config):
+    """ResNet (4.10) with tanh (K_sigma = 1, sigma(0) = 0), random W scaled to ||W||_{1,1,inf} = R_W."""
 
-    Attributes
-    ----------
-    ds : tuple of int
-        Widths.
-    depths : tuple of int
-        Depths L.
-    radii : tuple of float
-        R_W.
-    pairs : int
-        Pairs (W, W') per (d, L, R_W).
-    batch : int
-        Inputs on the sphere of radius 1 (R_X = 1).
-    seed : int
-        Seed.
-    scaling : float
-        Exponent of the residual scaling 1/L^scaling (1 for (4.10); a control uses 0.5).
-    tied : bool
-        Use R_W / d times the identity at every layer (an expanding weight-tied network, K_W = 0) instead of
-        i.i.d. Gaussian layers.
-    """
-
-    ds: tuple = (2, 4)
-    depths: tuple = (1, 10, 100, 1000)
-    radii: tuple = (0.5, 1.0, 2.0)
-    pairs: int = 3
-    batch: int = 32
-    seed: int = 0
-    scaling: float = 1.0
-    tied: bool = False
-
-    def __post_init__(self):
-        cls = "Prop46Config"
-        integers(self.ds, "ds", cls, 1)
-        integers(self.depths, "depths", cls, 1)
-        positives(self.radii, "radii", cls)
-        integer(self.pairs, "pairs", cls, 1)
-        integer(self.batch, "batch", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        positive(self.scaling, "scaling", cls)
-        if not isinstance(self.tied, bool):
-            raise TypeError(f"`tied` of {cls} must be a bool; got {self.tied!r}.")
+    ds: tuple = field(Ints(low=1), (2, 4), "Widths d.")
+    depths: tuple = field(Ints(low=1), (1, 10, 100, 1000), "Depths L.")
+    radii: tuple = field(Reals(0, closed="neither"), (0.5, 1.0, 2.0), "Radii R_W.")
+    pairs: int = field(Int(low=1), 3, "Pairs (W, W') per (d, L, R_W).")
+    batch: int = field(Int(low=1), 32, "Inputs on the sphere of radius 1 (R_X = 1).")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
+    scaling: float = field(_POSITIVE, 1.0, "Exponent of the residual scaling 1/L^scaling (1 for (4.10); a control "
+                           "uses 0.5).")
+    tied: bool = field(Bool(), False, "Use R_W / d times the identity at every layer (an expanding weight-tied "
+                       "network, K_W = 0) instead of i.i.d. Gaussian layers.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -369,11 +305,11 @@ def measure_prop46(cfg: Prop46Config) -> Prop46Result:
 
 
 def prop46_verdict(result: Prop46Result) -> Verdict:
-    """Pass iff both ratios are <= 1 at every depth."""
-    ok = result.lipschitz_ratio <= 1.0 and result.output_ratio <= 1.0
+    """A bound (Prop. 4.6), uniform in the depth: ||F_W(x) - F_W'(x)|| / (R_X e^(2 R_W) / R_W
+    ||W - W'||_(1,1,inf)) <= 1 and ||F_W(x)|| / (R_X e^(R_W)) <= 1 at every depth."""
     per = ", ".join(f"L={L}: {r:.3f}" for L, r in zip(result.depths, result.per_depth))
-    return qualitative_verdict(ok, f"max Lipschitz ratio {result.lipschitz_ratio:.3f}, output ratio "
-                               f"{result.output_ratio:.3f} (both <= 1); per depth: {per}")
+    return threshold_verdict("bound", result, {"lipschitz_ratio_max": 1.0, "output_ratio_max": 1.0},
+                             context=f"largest ratios to the two bounds; Lipschitz ratio per depth: {per}")
 
 
 PROP46_PRESETS = {"check": Prop46Config(), "paper": Prop46Config(ds=(2, 5, 30), depths=(1, 10, 100, 1000), pairs=20)}
@@ -382,30 +318,12 @@ PROP46_PRESETS = {"check": Prop46Config(), "paper": Prop46Config(ds=(2, 5, 30), 
 # ------------------------------------------------------------------------------ Prop. 4.7
 
 @dataclasses.dataclass(frozen=True)
-class Prop47Config:
-    """The map phi of the proof of Prop. 4.7 on random W (smooth and i.i.d.).
+class Prop47Config(Config):
+    """The map phi of the proof of Prop. 4.7 on random W (smooth and i.i.d.)."""
 
-    Attributes
-    ----------
-    d : int
-        Width.
-    depths : tuple of int
-        Depths.
-    seed : int
-        Seed.
-    """
-
-    d: int = 3
-    depths: tuple = (2, 10, 100, 500)
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Prop47Config"
-        integer(self.d, "d", cls, 1)
-        integers(self.depths, "depths", cls, 1)
-        if min(self.depths) < 2:
-            raise ValueError(f"`depths` of {cls} must be >= 2; got {self.depths}.")
-        integer(self.seed, "seed", cls, 0)
+    d: int = field(Int(low=1), 3, "Width.")
+    depths: tuple = field(Ints(low=2), (2, 10, 100, 500), "Depths L (phi needs two layers at least).")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -438,10 +356,11 @@ def measure_prop47(cfg: Prop47Config) -> Prop47Result:
 
 
 def prop47_verdict(result: Prop47Result, tol=1e-12) -> Verdict:
-    """Pass iff phi preserves the norm, maps K_W to the Lipschitz constant, and is linear (to ``tol``)."""
-    ok = max(result.norm_error, result.lipschitz_error, result.linearity_error) <= tol
-    return qualitative_verdict(ok, f"|norm(phi(W)) - ||W||_(1,1,inf)| rel. {result.norm_error:.1e}, |Lip - K_W| rel. "
-                               f"{result.lipschitz_error:.1e}, linearity {result.linearity_error:.1e} (<= {tol:g})")
+    """An identity (proof of Prop. 4.7): ||phi(W)||_(1,inf) = ||W||_(1,1,inf), Lip(phi(W)) = K_W (both relative)
+    and phi(2 W - 3 W') = 2 phi(W) - 3 phi(W'), each to ``tol``."""
+    return threshold_verdict("identity", result, {"norm_error_max": tol, "lipschitz_error_max": tol,
+                                                  "linearity_error_max": tol},
+                             context="relative norm and Lipschitz errors of phi, and its linearity defect")
 
 
 PROP47_PRESETS = {"check": Prop47Config(), "paper": Prop47Config(d=30, depths=(1000,))}  # Table 4.1: d = 30, L = 1000
@@ -450,38 +369,18 @@ PROP47_PRESETS = {"check": Prop47Config(), "paper": Prop47Config(d=30, depths=(1
 # ------------------------------------------------------------------------------ Cor. 4.9
 
 @dataclasses.dataclass(frozen=True)
-class Cor49Config:
-    """Spectral complexity of (4.10) against 2 R e^R sqrt(L) (proof of Cor. 4.9).
+class Cor49Config(Config):
+    """Spectral complexity of (4.10) against 2 R e^R sqrt(L) (proof of Cor. 4.9)."""
 
-    Attributes
-    ----------
-    d : int
-        Width.
-    depths : tuple of int
-        Depths (>= R).
-    radii : tuple of float
-        R = ||W||_{1,1,inf}.
-    draws : int
-        Draws per (L, R) and law.
-    seed : int
-        Seed.
-    """
+    d: int = field(Int(low=1), 5, "Width.")
+    depths: tuple = field(Ints(low=1), (10, 100, 1000), "Depths L (>= max(radii): L >= R in Cor. 4.9).")
+    radii: tuple = field(Reals(0, closed="neither"), (1.0, 2.0), "Radii R = ||W||_{1,1,inf}.")
+    draws: int = field(Int(low=1), 5, "Draws per (L, R) and law.")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
-    d: int = 5
-    depths: tuple = (10, 100, 1000)
-    radii: tuple = (1.0, 2.0)
-    draws: int = 5
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Cor49Config"
-        integer(self.d, "d", cls, 1)
-        integers(self.depths, "depths", cls, 1)
-        positives(self.radii, "radii", cls)
+    def check(self):
         if min(self.depths) < max(self.radii):
-            raise ValueError(f"`depths` of {cls} must be >= max(radii) (L >= R in Cor. 4.9); got {self.depths}.")
-        integer(self.draws, "draws", cls, 1)
-        integer(self.seed, "seed", cls, 0)
+            raise self.invalid("depths", "be >= max(radii) (L >= R in Cor. 4.9)")
 
 
 def measure_cor49(cfg: Cor49Config):
@@ -504,9 +403,8 @@ def measure_cor49(cfg: Cor49Config):
 
 
 def cor49_verdict(result) -> Verdict:
-    """Pass iff A(W) <= 2 R e^R sqrt(L) at every draw."""
-    return qualitative_verdict(result.ratio <= 1.0, f"max A(W) / (2 R e^R sqrt(L)) = {result.ratio:.3f} over "
-                               f"{result.n_instances} draws (<= 1)")
+    """A bound (proof of Cor. 4.9): A(W) <= 2 R e^R sqrt(L) at every draw, i.e. max A(W) / (2 R e^R sqrt(L)) <= 1."""
+    return bound_verdict(result, {"ratio_max": 1.0})
 
 
 COR49_PRESETS = {"check": Cor49Config(), "paper": Cor49Config(d=30, depths=(10, 100, 1000), draws=20)}
@@ -515,36 +413,14 @@ COR49_PRESETS = {"check": Cor49Config(), "paper": Cor49Config(d=30, depths=(10, 
 # ------------------------------------------------------------------------------ Section 4.4.1
 
 @dataclasses.dataclass(frozen=True)
-class KWRatesConfig:
-    """K_W = L max_k ||W_{k+1} - W_k||_inf against L for smooth (RBF Gaussian process) and i.i.d. weights.
+class KWRatesConfig(Config):
+    """K_W = L max_k ||W_{k+1} - W_k||_inf against L for smooth (RBF Gaussian process) and i.i.d. weights."""
 
-    Attributes
-    ----------
-    d : int
-        Width.
-    depths : tuple of int
-        Geometric ladder of depths.
-    bandwidth : float
-        RBF bandwidth of the smooth initialisation (0.1 in Section 4.B).
-    draws : int
-        Draws per depth.
-    seed : int
-        Seed.
-    """
-
-    d: int = 8
-    depths: tuple = (50, 100, 200, 400, 800)
-    bandwidth: float = 0.1
-    draws: int = 3
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "KWRatesConfig"
-        integer(self.d, "d", cls, 1)
-        integers(self.depths, "depths", cls, 1)
-        positive(self.bandwidth, "bandwidth", cls)
-        integer(self.draws, "draws", cls, 1)
-        integer(self.seed, "seed", cls, 0)
+    d: int = field(Int(low=1), 8, "Width.")
+    depths: tuple = field(Ints(low=1), (50, 100, 200, 400, 800), "Geometric ladder of depths L.")
+    bandwidth: float = field(_POSITIVE, 0.1, "RBF bandwidth of the smooth initialisation (0.1 in Section 4.B).")
+    draws: int = field(Int(low=1), 3, "Draws per depth.")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -576,12 +452,13 @@ def measure_kw_rates(cfg: KWRatesConfig) -> KWRatesResult:
 
 
 def kw_rates_verdict(result: KWRatesResult, tol=0.2) -> Verdict:
-    """Smooth: slope 0 +- tol; i.i.d.: slope 1 +- tol, allowing the sqrt(log L) of a maximum of Gaussians
-    (slope in [1 - tol, 1 + 1.5 tol])."""
-    ok = abs(result.smooth_slope) <= tol and 1 - tol <= result.iid_slope <= 1 + 1.5 * tol
-    return qualitative_verdict(ok, f"K_W ~ L^{result.smooth_slope:.3f} (smooth, expected 0 +- {tol}), "
-                               f"L^{result.iid_slope:.3f} (i.i.d., expected 1, up to sqrt(log L)), L = "
-                               f"{min(result.depths)}..{max(result.depths)}")
+    """Two rates (Sec. 4.4.1), log-log slopes of the mean K_W against L: smooth, K_W = O(1), slope 0 +- ``tol``;
+    i.i.d., K_W = O(L), slope 1 +- ``tol``, allowing the sqrt(log L) of a maximum of Gaussians (slope in
+    [1 - tol, 1 + 1.5 tol])."""
+    return threshold_verdict("rate", result, {"smooth_slope_min": -tol, "smooth_slope_max": tol,
+                                              "iid_slope_min": 1 - tol, "iid_slope_max": 1 + 1.5 * tol},
+                             context=f"K_W ~ L^slope, smooth (predicted 0) and i.i.d. (predicted 1, up to "
+                                     f"sqrt(log L)), L = {min(result.depths)}..{max(result.depths)}")
 
 
 def kw_rates_figure(result: KWRatesResult, claim_id="gen-bounds/sec-4.4.1"):
@@ -611,56 +488,30 @@ KW_RATES_PRESETS = {"check": KWRatesConfig(),
 
 # ------------------------------------------------------------------------------ Thm 4.8
 
+#: delta of the high-probability bounds (4.13), Cor. 4.5 and Thm 4.4: a probability in (0, 1)
+_DELTA = Real(0, 1, closed="neither")
+
+
 @dataclasses.dataclass(frozen=True)
-class Thm48Config:
+class Thm48Config(Config):
     """(4.13) against the uniform deviation max_j |R(W_j) - R_n(W_j)| over a finite sub-family of (4.12).
 
     Data: x uniform in the unit ball of R^d (R_X = 1), y = F_{W*}(x) + noise clipped to ||y|| <= R_Y,
     loss l(a, b) = ||a - b|| (K_l = 1, l(a, a) = 0), tanh (K_sigma = 1).
-
-    Attributes
-    ----------
-    d, L : int
-        Width and depth.
-    R_W, K_W : float
-        Radius and weight-Lipschitz constant of the class; members are smooth weights rescaled into it.
-    R_Y : float
-        Output radius.
-    ns : tuple of int
-        Sample sizes.
-    members : int
-        Size of the sub-family.
-    mc : int
-        Monte-Carlo sample for the population risk.
-    seeds : int
-        Independent samples per n.
-    delta : float
-        Confidence level.
     """
 
-    d: int = 2
-    L: int = 10
-    R_W: float = 1.0
-    K_W: float = 1.0
-    R_Y: float = 2.0
-    ns: tuple = (100, 400, 1600)
-    members: int = 100
-    mc: int = 50000
-    seeds: int = 10
-    delta: float = 0.1
-
-    def __post_init__(self):
-        cls = "Thm48Config"
-        integer(self.d, "d", cls, 1)
-        integer(self.L, "L", cls, 1)
-        positive(self.R_W, "R_W", cls)
-        positive(self.K_W, "K_W", cls)
-        positive(self.R_Y, "R_Y", cls)
-        integers(self.ns, "ns", cls, 1)
-        integer(self.members, "members", cls, 1)
-        integer(self.mc, "mc", cls, 1)
-        integer(self.seeds, "seeds", cls, 1)
-        positive(self.delta, "delta", cls)
+    d: int = field(Int(low=1), 2, "Width.")
+    L: int = field(Int(low=1), 10, "Depth.")
+    R_W: float = field(_POSITIVE, 1.0, "Radius ||W||_{1,1,inf} of the class; members are smooth weights rescaled "
+                       "into it.")
+    K_W: float = field(_POSITIVE, 1.0, "Weight-Lipschitz constant of the class.")
+    R_Y: float = field(_POSITIVE, 2.0, "Output radius.")
+    ns: tuple = field(Ints(low=1), (100, 400, 1600), "Sample sizes n.")
+    members: int = field(Int(low=1), 100, "Size of the sub-family.")
+    mc: int = field(Int(low=1), 50000, "Monte-Carlo sample for the population risk.")
+    seeds: int = field(Int(low=1), 10, "Independent samples per n (a count, not a seed).")
+    delta: float = field(_DELTA, 0.1, "Confidence level delta: the bound holds with probability 1 - delta, and the "
+                         "(1 - delta) quantile of the deviation is compared with it.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -721,10 +572,12 @@ def measure_thm48(cfg: Thm48Config) -> Thm48Result:
 
 
 def thm48_verdict(result: Thm48Result) -> Verdict:
-    """Pass iff the (1 - delta) quantile of the uniform deviation is below (4.13) - R_n at every n."""
+    """A bound (Thm 4.8, and likewise Cor. 4.5 and Thm 4.4): the (1 - delta) quantile of the uniform deviation
+    max_j |R(W_j) - R_n(W_j)| is below the bound (4.13) minus R_n at every n, i.e. the largest ratio <= 1."""
     parts = ", ".join(f"n={n}: {a:.3g} vs {b:.3g}" for n, a, b in zip(result.ns, result.deviation, result.bound))
-    return qualitative_verdict(result.max_ratio <= 1.0, f"(1-delta) quantile of max_j |R - R_n| vs (4.13) - R_n: {parts}; "
-                               f"max ratio {result.max_ratio:.2e} (<= 1; the bound is loose by that factor)")
+    return threshold_verdict("bound", result, {"max_ratio_max": 1.0},
+                             context=f"(1-delta) quantile of max_j |R - R_n| vs the bound - R_n: {parts}; the bound "
+                                     "is loose by the inverse ratio")
 
 
 THM48_PRESETS = {"check": Thm48Config(),
@@ -753,58 +606,29 @@ register("gen_bounds.thm48", config=Thm48Config, presets=THM48_PRESETS, measure=
 # ------------------------------------------------------------------------------ Figure 4.1
 
 @dataclasses.dataclass(frozen=True)
-class Fig41Config:
+class Fig41Config(Config):
     """Reduced Figure 4.1: the ResNet (4.10) with fixed random projections A (d x p), B (c x d), ReLU, smooth
     initialisation (RBF bandwidth 0.1), trained with Adam (lr 0.02, batch 128) on synthetic Gaussian-mixture
     classification, with the weight-difference penalty lambda (sum ||W_(k+1) - W_k||_F^2)^(1/2).
-
-    Attributes
-    ----------
-    p, classes : int
-        Input dimension and number of classes (class means N(0, separation^2 I), unit noise).
-    separation : float
-        Scale of the class means.
-    d, L : int
-        Width and depth.
-    n_train, n_test : int
-        Sample sizes.
-    epochs : int
-        Epochs per training.
-    lams : tuple of float
-        Penalty weights, increasing (the first must be 0: its runs give the dots of Figure 4.1a).
-    repeats : int
-        Trainings per lambda and seed.
-    seeds : tuple of int
-        Seeds of independent data sets (each: data, projections, initialisations and batches).
     """
 
-    p: int = 32
-    classes: int = 10
-    separation: float = 0.6
-    d: int = 16
-    L: int = 30
-    n_train: int = 200
-    n_test: int = 1000
-    epochs: int = 20
-    lams: tuple = (0.0, 0.01, 0.1)
-    repeats: int = 3
-    seeds: tuple = (0, 1)
+    p: int = field(Int(low=1), 32, "Input dimension.")
+    classes: int = field(Int(low=2), 10, "Number of classes (class means N(0, separation^2 I), unit noise).")
+    separation: float = field(_POSITIVE, 0.6, "Scale of the class means.")
+    d: int = field(Int(low=1), 16, "Width.")
+    L: int = field(Int(low=1), 30, "Depth.")
+    n_train: int = field(Int(low=1), 200, "Training sample size.")
+    n_test: int = field(Int(low=1), 1000, "Test sample size.")
+    epochs: int = field(Int(low=1), 20, "Epochs per training.")
+    lams: tuple = field(Reals(0, min_len=2, increasing=True), (0.0, 0.01, 0.1), "Penalty weights lambda, strictly "
+                        "increasing; the first must be 0 (its runs give the dots of Figure 4.1a).")
+    repeats: int = field(Int(low=1), 3, "Trainings per lambda and seed.")
+    seeds: tuple = field(Ints(low=0), (0, 1), "Seeds of independent data sets (each: data, projections, "
+                         "initialisations and batches).")
 
-    def __post_init__(self):
-        cls = "Fig41Config"
-        for name in ("p", "classes", "d", "L", "n_train", "n_test", "epochs", "repeats"):
-            integer(getattr(self, name), name, cls, 2 if name == "classes" else 1)
-        positive(self.separation, "separation", cls)
-        if not isinstance(self.lams, tuple) or len(self.lams) < 2 or self.lams[0] != 0:
-            raise ValueError(f"`lams` of {cls} must be a tuple of >= 2 values starting with 0; got {self.lams!r}.")
-        for lam in self.lams[1:]:
-            positive(lam, "lams", cls)
-        if any(b <= a for a, b in zip(self.lams, self.lams[1:])):
-            raise ValueError(f"`lams` of {cls} must be increasing; got {self.lams!r}.")
-        if not isinstance(self.seeds, tuple) or not self.seeds:
-            raise ValueError(f"`seeds` of {cls} must be a non-empty tuple; got {self.seeds!r}.")
-        for sd in self.seeds:
-            integer(sd, "seeds", cls, 0)
+    def check(self):
+        if self.lams[0] != 0:
+            raise self.invalid("lams", "start with 0 (the unpenalised runs of Figure 4.1a)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -876,18 +700,23 @@ def measure_fig41(cfg: Fig41Config) -> Fig41Result:
 
 
 def fig41_verdict(result: Fig41Result) -> Verdict:
-    """Pass iff, for every seed, the mean final gap and max difference decrease as lambda grows (Fig. 4.1b), and the
-    final max difference and gap are positively rank-correlated across trainings. The per-epoch correlation of
-    Fig. 4.1a is reported, not asserted (its sign depends on the data seed at these sizes)."""
+    """Qualitative (Fig. 4.1, a sign pattern with no predicted value): for every seed, the mean final gap and max
+    difference decrease as lambda grows (Fig. 4.1b), and the final max difference and gap are positively
+    rank-correlated across trainings. The per-epoch correlation of Fig. 4.1a is reported, not asserted (its sign
+    depends on the data seed at these sizes)."""
     dec = all(all(b < a for a, b in zip(row, row[1:])) for row in result.gap)
     dec_md = all(all(b < a for a, b in zip(row, row[1:])) for row in result.max_diff)
     ok = dec and dec_md and result.final_spearman > 0
     gaps = "; ".join(", ".join(f"{g:.3f}" for g in row) for row in result.gap)
     tests = "; ".join(", ".join(f"{g:.3f}" for g in row) for row in result.test_loss)
+    # the smallest drop from one lambda to the next, per quantity (> 0 iff every row decreases strictly)
+    drop = {name: min(a - b for row in rows for a, b in zip(row, row[1:]))
+            for name, rows in (("min_gap_drop", result.gap), ("min_max_diff_drop", result.max_diff))}
     return qualitative_verdict(ok, f"mean final gap per seed for lambda = {list(result.lams)}: {gaps} (decreasing: "
                                f"{dec}); test loss {tests}; Spearman(final max diff, final gap) = "
                                f"{result.final_spearman:.3f} (> 0); per-epoch Spearman of Fig. 4.1a (reported): "
-                               f"{', '.join(f'{r:.2f}' for r in result.epoch_spearman)}")
+                               f"{', '.join(f'{r:.2f}' for r in result.epoch_spearman)}",
+                               measured={**result.to_measured(), **drop})
 
 
 def fig41_figure(result: Fig41Result, claim_id="gen-bounds/fig-4.1"):
@@ -927,51 +756,23 @@ register("gen_bounds.fig41", config=Fig41Config, presets=FIG41_PRESETS, measure=
 # ------------------------------------------------------------------------------ Cor. 4.5
 
 @dataclasses.dataclass(frozen=True)
-class Cor45Config:
+class Cor45Config(Config):
     """Cor. 4.5 against the Monte-Carlo uniform deviation over random members of (4.9) (neural ODE (4.8), tanh).
 
     Data: x uniform in the unit ball (R_X = 1), y = F_{W*}(x) + noise clipped to ||y|| <= R_Y, loss ||a - b||;
     M = sup_{||x|| <= 1} ||sigma(x_j) e_i|| = tanh(1).
-
-    Attributes
-    ----------
-    d : int
-        Dimension.
-    R_W : float
-        Radius of ||W||_{1,1}; members are Gaussian matrices rescaled onto the sphere.
-    R_Y : float
-        Output radius.
-    ns : tuple of int
-        Sample sizes.
-    members, mc, seeds : int
-        Sub-family size, Monte-Carlo sample, independent samples per n.
-    delta : float
-        Confidence level.
-    steps : int
-        RK4 steps of the ODE.
     """
 
-    d: int = 2
-    R_W: float = 1.0
-    R_Y: float = 2.0
-    ns: tuple = (100, 400, 1600)
-    members: int = 100
-    mc: int = 50000
-    seeds: int = 10
-    delta: float = 0.1
-    steps: int = 10
-
-    def __post_init__(self):
-        cls = "Cor45Config"
-        integer(self.d, "d", cls, 1)
-        positive(self.R_W, "R_W", cls)
-        positive(self.R_Y, "R_Y", cls)
-        integers(self.ns, "ns", cls, 1)
-        integer(self.members, "members", cls, 1)
-        integer(self.mc, "mc", cls, 1)
-        integer(self.seeds, "seeds", cls, 1)
-        positive(self.delta, "delta", cls)
-        integer(self.steps, "steps", cls, 1)
+    d: int = field(Int(low=1), 2, "Dimension.")
+    R_W: float = field(_POSITIVE, 1.0, "Radius of ||W||_{1,1}; members are Gaussian matrices rescaled onto the "
+                       "sphere.")
+    R_Y: float = field(_POSITIVE, 2.0, "Output radius.")
+    ns: tuple = field(Ints(low=1), (100, 400, 1600), "Sample sizes n.")
+    members: int = field(Int(low=1), 100, "Size of the sub-family.")
+    mc: int = field(Int(low=1), 50000, "Monte-Carlo sample for the population risk.")
+    seeds: int = field(Int(low=1), 10, "Independent samples per n (a count, not a seed).")
+    delta: float = field(_DELTA, 0.1, "Confidence level delta: the bound holds with probability 1 - delta.")
+    steps: int = field(Int(low=1), 10, "RK4 steps of the ODE.")
 
 
 def measure_cor45(cfg: Cor45Config) -> Thm48Result:
@@ -1013,37 +814,16 @@ register("gen_bounds.cor45", config=Cor45Config, presets=COR45_PRESETS, measure=
 # ------------------------------------------------------------------------------ Section 4.4.2
 
 @dataclasses.dataclass(frozen=True)
-class GolowichConfig:
+class GolowichConfig(Config):
     """Sec. 4.4.2: the product of Frobenius norms prod_k ||I + W_k / L||_F in Golowich et al.'s bound is at least
     (sqrt(d) - R/L)^L, i.e. it grows like d^(L/2), while (4.13) does not depend on L.
-
-    Attributes
-    ----------
-    d : int
-        Width.
-    depths : tuple of int
-        Depths.
-    R : float
-        ||W||_{1,1,inf}.
-    draws : int
-        Random W per depth.
-    seed : int
-        Seed.
     """
 
-    d: int = 4
-    depths: tuple = (5, 10, 20, 40, 80)
-    R: float = 2.0
-    draws: int = 5
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "GolowichConfig"
-        integer(self.d, "d", cls, 2)
-        integers(self.depths, "depths", cls, 1)
-        positive(self.R, "R", cls)
-        integer(self.draws, "draws", cls, 1)
-        integer(self.seed, "seed", cls, 0)
+    d: int = field(Int(low=2), 4, "Width.")
+    depths: tuple = field(Ints(low=1), (5, 10, 20, 40, 80), "Depths L.")
+    R: float = field(_POSITIVE, 2.0, "The norm ||W||_{1,1,inf} of the draws.")
+    draws: int = field(Int(low=1), 5, "Random W per depth.")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1077,10 +857,12 @@ def measure_golowich(cfg: GolowichConfig) -> GolowichResult:
 
 
 def golowich_verdict(result: GolowichResult, tol=0.05) -> Verdict:
-    """Pass iff the lower bound holds at every draw and log prod grows like (L/2) log d (slope within ``tol``)."""
-    ok = result.margin >= 0 and abs(result.slope - result.half_log_d) <= tol
-    return qualitative_verdict(ok, f"min [log prod ||I + W_k/L||_F - L log(sqrt d - R/L)] = {result.margin:.3f} (>= 0); "
-                               f"d(log prod)/dL = {result.slope:.4f} vs log(d)/2 = {result.half_log_d:.4f} (+- {tol})")
+    """A bound (Sec. 4.4.2): prod_k ||I + W_k/L||_F >= (sqrt(d) - R/L)^L at every draw (margin of the logs >= 0),
+    and log prod grows like (L/2) log d: slope of log prod against L within ``tol`` of log(d)/2."""
+    return threshold_verdict("bound", result, {"margin_min": 0.0, "slope_min": result.half_log_d - tol,
+                                               "slope_max": result.half_log_d + tol},
+                             context=f"margin = min [log prod ||I + W_k/L||_F - L log(sqrt d - R/L)]; slope = "
+                                     f"d(log prod)/dL, predicted log(d)/2 = {result.half_log_d:.4f} +- {tol}")
 
 
 GOLOWICH_PRESETS = {"check": GolowichConfig(), "paper": GolowichConfig(d=30, depths=(10, 100, 1000))}
@@ -1092,54 +874,24 @@ register("gen_bounds.golowich", config=GolowichConfig, presets=GOLOWICH_PRESETS,
 # ------------------------------------------------------------------------------ Thm 4.4
 
 @dataclasses.dataclass(frozen=True)
-class Thm44Config:
+class Thm44Config(Config):
     """Thm 4.4 against the Monte-Carlo uniform deviation over time-dependent members of (4.7).
 
     Model (4.5) with the d^2 maps f_ij(h) = tanh(h_j) e_i (K_f = 1, M = tanh(1) on the unit ball); members
     theta_i(t) = alpha_i + beta_i cos(pi t) with sum_i |alpha_i| + |beta_i| = R_Theta and pi |beta_i| <= K_Theta.
     Data, loss and noise as in :class:`Thm48Config`.
-
-    Attributes
-    ----------
-    d : int
-        Dimension (m = d^2 maps).
-    R_theta, K_theta : float
-        Radius and Lipschitz constant of the parameter class.
-    R_Y : float
-        Output radius.
-    ns : tuple of int
-        Sample sizes (>= 9 max(m^-2 R^-2, 1)).
-    members, mc, seeds : int
-        Sub-family size, Monte-Carlo sample, independent samples per n.
-    delta : float
-        Confidence level.
-    steps : int
-        RK4 steps of (4.5).
     """
 
-    d: int = 2
-    R_theta: float = 1.0
-    K_theta: float = 1.0
-    R_Y: float = 2.0
-    ns: tuple = (100, 400, 1600)
-    members: int = 40
-    mc: int = 20000
-    seeds: int = 10
-    delta: float = 0.1
-    steps: int = 10
-
-    def __post_init__(self):
-        cls = "Thm44Config"
-        integer(self.d, "d", cls, 1)
-        positive(self.R_theta, "R_theta", cls)
-        positive(self.K_theta, "K_theta", cls)
-        positive(self.R_Y, "R_Y", cls)
-        integers(self.ns, "ns", cls, 1)
-        integer(self.members, "members", cls, 1)
-        integer(self.mc, "mc", cls, 1)
-        integer(self.seeds, "seeds", cls, 1)
-        positive(self.delta, "delta", cls)
-        integer(self.steps, "steps", cls, 1)
+    d: int = field(Int(low=1), 2, "Dimension (m = d^2 maps).")
+    R_theta: float = field(_POSITIVE, 1.0, "Radius R_Theta of the parameter class.")
+    K_theta: float = field(_POSITIVE, 1.0, "Lipschitz constant K_Theta of the parameter class.")
+    R_Y: float = field(_POSITIVE, 2.0, "Output radius.")
+    ns: tuple = field(Ints(low=1), (100, 400, 1600), "Sample sizes n (Thm 4.4 needs n >= 9 max(m^-2 R^-2, 1)).")
+    members: int = field(Int(low=1), 40, "Size of the sub-family.")
+    mc: int = field(Int(low=1), 20000, "Monte-Carlo sample for the population risk.")
+    seeds: int = field(Int(low=1), 10, "Independent samples per n (a count, not a seed).")
+    delta: float = field(_DELTA, 0.1, "Confidence level delta: the bound holds with probability 1 - delta.")
+    steps: int = field(Int(low=1), 10, "RK4 steps of (4.5).")
 
 
 def measure_thm44(cfg: Thm44Config) -> Thm48Result:

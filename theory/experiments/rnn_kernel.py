@@ -27,32 +27,45 @@ import math
 import numpy as np
 
 import theory.signature as S
-from theory.claims import Verdict, bound_verdict, identity_verdict, qualitative_verdict, rate_verdict
+from theory.claims import (
+    Verdict,
+    bound_verdict,
+    erratum_verdict,
+    identity_verdict,
+    rate_verdict,
+    threshold_verdict,
+)
 from theory.rates import bound_ratio, fit_rate, identity_error
 
 from . import register
-from ._fields import integer, integers, real
+from .config import Bool, Choice, Choices, Config, Int, Ints, Real, Reals, Seed, field
 
 __all__ = [
-    "spiral", "SignatureConfig", "SignatureResult", "measure_signature", "signature_verdicts",
-    "Prop56Config", "measure_prop56", "prop56_verdict",
+    "spiral", "SignatureConfig", "SignatureResult", "measure_signature", "SIGNATURE_EXPECTED", "SIGNATURE_PRESETS",
+    "ex55_segment_verdict", "prop521_chen_verdict", "ex55_kernel_verdict", "signature_verdict",
+    "Prop56Config", "measure_prop56", "prop56_verdict", "PROP56_PRESETS",
     "EulerConfig", "EulerResult", "measure_prop51", "prop51_rate_verdict", "prop51_bound_verdict", "prop51_figure",
-    "measure_prop52", "prop52_verdict",
-    "TaylorConfig", "TaylorResult", "measure_prop59", "prop59_bound_verdict", "prop59_rate_verdict", "prop59_figure", "euler_bound", "prop59_bound", "activation_bound", "lambda_bound_result", "ex513_bound",
-    "rademacher_bound",
+    "measure_prop52", "prop52_verdict", "PROP52_TOL", "EULER_PRESETS",
+    "TaylorConfig", "TaylorResult", "measure_prop59", "prop59_bound_verdict", "prop59_rate_verdict", "prop59_figure",
+    "PROP59_RATE", "TAYLOR_PRESETS",
+    "euler_bound", "prop59_bound", "activation_bound", "lambda_bound_result", "ex513_bound", "rademacher_bound",
     "ActivationConfig", "ActivationResult", "measure_activations", "lemma519_verdict", "lemma519_printed_verdict",
-    "lemma520_verdict", "activations_figure",
+    "lemma519_erratum_verdict", "lemma520_verdict", "activations_figure", "ACTIVATION_PRESETS",
     "LambdaConfig", "LambdaResult", "measure_prop510", "prop510_printed_verdict", "prop510_corrected_verdict",
+    "prop510_erratum_verdict", "LAMBDA_PRESETS",
     "Ex513Config", "Ex513Result", "measure_ex513", "ex513_printed_verdict", "ex513_corrected_verdict",
-    "measure_thm511", "thm511_rate_verdict", "thm511_bound_verdict", "measure_eq514",
-    "StabilityConfig", "measure_stability", "stability_verdict",
+    "ex513_erratum_verdict", "EX513_PRESETS",
+    "measure_thm511", "thm511_rate_verdict", "thm511_bound_verdict", "THM511_PRESETS", "measure_eq514",
+    "eq514_verdict",
+    "StabilityConfig", "measure_stability", "stability_verdict", "STABILITY_PRESETS",
     "RademacherConfig", "RademacherResult", "measure_rademacher", "rademacher_bound_verdict", "rademacher_rate_verdict",
+    "RADEMACHER_PRESETS",
 ]
 
-
-def _act(v, name, cls, allowed=S.ACTIVATIONS):
-    if v not in allowed:
-        raise ValueError(f"`{name}` of {cls} must be one of {allowed}; got {v!r}.")
+#: the total-variation bound L of the chapter, in (0, 1)
+_UNIT = Real(0, 1, closed="neither")
+#: positive reals (0, inf)
+_POSITIVE = Real(0, closed="neither")
 
 
 def spiral(n_points, L, turns=2.0, *, sign=1.0):
@@ -109,42 +122,17 @@ def _c1(U, V, L, activation, b, n_samples=4000, seed=0):
 # ------------------------------------------------------------------- signature identities
 
 @dataclasses.dataclass(frozen=True)
-class SignatureConfig:
-    """Identities of the factorial-normalized signature.
+class SignatureConfig(Config):
+    """Identities of the factorial-normalized signature."""
 
-    Attributes
-    ----------
-    d : int
-        Path dimension.
-    depth : int
-        Truncation level.
-    n_paths : int
-        Random paths (Chen) and random pairs of segments (kernel).
-    n_points : int
-        Points per random path.
-    seed : int
-        Seed of the paths.
-    chen_binomial : bool
-        Use the binomial weights of the factorial normalization in Chen's product (True for the claim;
-        False, the plain tensor product, is the negative control).
-    """
-
-    d: int = 3
-    depth: int = 6
-    n_paths: int = 20
-    n_points: int = 30
-    seed: int = 0
-    chen_binomial: bool = True
-
-    def __post_init__(self):
-        cls = "SignatureConfig"
-        integer(self.d, "d", cls, 1)
-        integer(self.depth, "depth", cls, 1)
-        integer(self.n_paths, "n_paths", cls, 1)
-        integer(self.n_points, "n_points", cls, 3)
-        integer(self.seed, "seed", cls, 0)
-        if not isinstance(self.chen_binomial, bool):
-            raise TypeError(f"`chen_binomial` of {cls} must be a bool; got {self.chen_binomial!r}.")
+    d: int = field(Int(low=1), 3, "Path dimension.")
+    depth: int = field(Int(low=1), 6, "Truncation level.")
+    n_paths: int = field(Int(low=1), 20, "Random paths (Chen) and random pairs of segments (kernel).")
+    n_points: int = field(Int(low=3), 30, "Points per random path.")
+    seed: int = field(Seed(), 0, "Seed of the paths (numpy's default_rng).")
+    chen_binomial: bool = field(Bool(), True, "Use the binomial weights of the factorial normalization in Chen's "
+                                "product (True for the claim; False, the plain tensor product, is the negative "
+                                "control).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,9 +183,40 @@ SIGNATURE_EXPECTED = {"segment": {"rtol": 1e-12, "atol": 1e-12}, "chen": {"atol"
                       "kernel": {"rtol": 1e-12}}
 
 
-def signature_verdicts(result: SignatureResult) -> dict:
-    """Identity verdicts of Example 5.5, Prop. 5.21 and the kernel closed form."""
-    return {k: identity_verdict(getattr(result, k), SIGNATURE_EXPECTED[k]) for k in ("segment", "chen", "kernel")}
+def ex55_segment_verdict(result: SignatureResult) -> Verdict:
+    """An identity (Example 5.5): level k of the signature of a segment of increment b is b^(x)k."""
+    return identity_verdict(result.segment, SIGNATURE_EXPECTED["segment"])
+
+
+def prop521_chen_verdict(result: SignatureResult) -> Verdict:
+    """An identity (Prop. 5.21, Chen's relation with binomial weights C(k, j)): S(X) = S(X|[0,u]) x S(X|[u,1])."""
+    return identity_verdict(result.chen, SIGNATURE_EXPECTED["chen"])
+
+
+def ex55_kernel_verdict(result: SignatureResult) -> Verdict:
+    """An identity (Example 5.5): the kernel of two segments a, b is sum_k <a,b>^k = 1/(1 - <a,b>), truncated."""
+    return identity_verdict(result.kernel, SIGNATURE_EXPECTED["kernel"])
+
+
+def signature_verdict(result: SignatureResult) -> Verdict:
+    """The three identities at once (the registry's verdict of ``rnn_kernel.signature``), with the tolerances of
+    :data:`SIGNATURE_EXPECTED` as thresholds on the same errors: ``atol`` bounds ``<part>_max_abs_err``,
+    ``rtol`` bounds ``<part>_max_rel_err`` and the error where the reference is zero by ``atol`` (0 without it),
+    as :func:`theory.claims.identity_verdict` does (a NaN relative error, from an all-zero reference, fails)."""
+    measured, expected = {}, {}
+    for part in ("segment", "chen", "kernel"):
+        err, tol = getattr(result, part), SIGNATURE_EXPECTED[part]
+        measured[f"{part}_max_abs_err"] = float(err.max_abs_err)
+        measured[f"{part}_max_rel_err"] = float(err.max_rel_err)
+        measured[f"{part}_zero_ref_abs_err"] = float(getattr(err, "zero_ref_abs_err", 0.0))
+        if "atol" in tol:
+            expected[f"{part}_max_abs_err_max"] = tol["atol"]
+        if "rtol" in tol:
+            expected[f"{part}_max_rel_err_max"] = tol["rtol"]
+            expected[f"{part}_zero_ref_abs_err_max"] = tol.get("atol", 0.0)
+    return threshold_verdict("identity", measured, expected,
+                             context=f"Example 5.5 (segment, kernel) and Prop. 5.21 (Chen), "
+                                     f"{result.segment.n_instances} instances each")
 
 
 SIGNATURE_PRESETS = {"check": SignatureConfig(),
@@ -208,37 +227,17 @@ SIGNATURE_PRESETS = {"check": SignatureConfig(),
 # ----------------------------------------------------------------------------- Prop. 5.6
 
 @dataclasses.dataclass(frozen=True)
-class Prop56Config:
-    """Random walks in R^d rescaled to total variation <= L, time-augmented; levels up to ``depth``.
+class Prop56Config(Config):
+    """Random walks in R^d rescaled to total variation <= L, time-augmented; levels up to ``depth``."""
 
-    Attributes
-    ----------
-    d, n_points, n_paths, depth, seed : int
-        Dimension, points per path, number of paths, truncation level, seed.
-    Ls : tuple of float
-        Total-variation bounds L in (0, 1).
-    tv_factor : float
-        Paths are rescaled to total variation ``tv_factor * L * U(0.5, 1)``; 1 for the claim, > 2 breaks
-        the hypothesis (negative control).
-    """
-
-    d: int = 2
-    n_points: int = 50
-    n_paths: int = 30
-    depth: int = 6
-    Ls: tuple = (0.1, 0.5, 0.9)
-    seed: int = 0
-    tv_factor: float = 1.0
-
-    def __post_init__(self):
-        cls = "Prop56Config"
-        for n, low in (("d", 1), ("n_points", 2), ("n_paths", 1), ("depth", 1), ("seed", 0)):
-            integer(getattr(self, n), n, cls, low)
-        if not isinstance(self.Ls, tuple) or not self.Ls:
-            raise ValueError(f"`Ls` of {cls} must be a non-empty tuple; got {self.Ls!r}.")
-        for L in self.Ls:
-            real(L, "Ls", cls, 0.0, 1.0)
-        real(self.tv_factor, "tv_factor", cls, 0.0)
+    d: int = field(Int(low=1), 2, "Dimension.")
+    n_points: int = field(Int(low=2), 50, "Points per path.")
+    n_paths: int = field(Int(low=1), 30, "Number of paths per L.")
+    depth: int = field(Int(low=1), 6, "Truncation level.")
+    Ls: tuple = field(Reals(0, 1, closed="neither"), (0.1, 0.5, 0.9), "Total-variation bounds L in (0, 1).")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
+    tv_factor: float = field(_POSITIVE, 1.0, "Paths are rescaled to total variation tv_factor * L * U(0.5, 1); 1 "
+                             "for the claim, > 2 breaks the hypothesis (negative control).")
 
 
 def measure_prop56(cfg: Prop56Config):
@@ -261,6 +260,7 @@ def measure_prop56(cfg: Prop56Config):
 
 
 def prop56_verdict(result) -> Verdict:
+    """A bound (Prop. 5.6): ||X_bar^k|| <= ((1+L)/2)^k at every level k and ||S(X_bar)|| <= 2/(1-L)."""
     return bound_verdict(result, {"ratio_max": 1.0})
 
 
@@ -270,56 +270,26 @@ PROP56_PRESETS = {"check": Prop56Config(), "paper": Prop56Config(n_points=1000, 
 # ----------------------------------------------------------------------------- Prop. 5.1 / 5.2
 
 @dataclasses.dataclass(frozen=True)
-class EulerConfig:
-    """Residual RNN (5.1) against its ODE (5.3), on a planar spiral of total variation ``tv``.
+class EulerConfig(Config):
+    """Residual RNN (5.1) against its ODE (5.3), on a planar spiral of total variation ``tv``."""
 
-    Attributes
-    ----------
-    e : int
-        Hidden dimension.
-    L : float
-        Total-variation bound of the input set, in (0, 1).
-    tv : float
-        Total variation of the spiral (<= L inside the hypotheses).
-    Ts : tuple of int
-        Sequence lengths T (each divides ``fine``).
-    fine : int
-        Segments of the piecewise-linear input path (the ODE is solved on it by RK4).
-    activation : str
-        "tanh" or "logistic".
-    weight_scale : float
-        U ~ 0.7 s U(-1, 1), V ~ s U(-1, 1), b ~ 0.5 s U(-1, 1).
-    seeds : tuple of int
-        Weight seeds.
-    scheme : str
-        "right" (x_{j+1}, the RNN (5.1)) or "left" (x_j); "left" is also first order (a control of the rate
-        uses "exact": h_j = H_{j/T}, whose error is 0, and a "none" scheme with T steps of 0).
-    """
+    e: int = field(Int(low=1), 3, "Hidden dimension.")
+    L: float = field(_UNIT, 0.5, "Total-variation bound of the input set, in (0, 1).")
+    tv: float = field(_POSITIVE, 0.45, "Total variation of the spiral (<= L inside the hypotheses).")
+    Ts: tuple = field(Ints(low=1, min_len=3, distinct=True), (10, 20, 40, 80, 160, 320, 640), "Sequence lengths T "
+                      "(each divides `fine`).")
+    fine: int = field(Int(low=1), 1280, "Segments of the piecewise-linear input path (the ODE is solved on it by "
+                      "RK4).")
+    activation: str = field(Choice(*S.ACTIVATIONS), "tanh", "Activation sigma of f = sigma(U h + V x + b).")
+    weight_scale: float = field(_POSITIVE, 1.0, "Scale s of the weights: U ~ 0.7 s U(-1, 1), V ~ s U(-1, 1), "
+                                "b ~ 0.5 s U(-1, 1).")
+    seeds: tuple = field(Ints(low=0, distinct=True), (2, 3, 4), "Weight seeds (numpy's default_rng), one RNN each.")
+    scheme: str = field(Choice("right", "left"), "right", "Input index of the RNN step: 'right' (x_{j+1}, the RNN "
+                        "(5.1)) or 'left' (x_j, also first order).")
 
-    e: int = 3
-    L: float = 0.5
-    tv: float = 0.45
-    Ts: tuple = (10, 20, 40, 80, 160, 320, 640)
-    fine: int = 1280
-    activation: str = "tanh"
-    weight_scale: float = 1.0
-    seeds: tuple = (2, 3, 4)
-    scheme: str = "right"
-
-    def __post_init__(self):
-        cls = "EulerConfig"
-        integer(self.e, "e", cls, 1)
-        real(self.L, "L", cls, 0.0, 1.0)
-        real(self.tv, "tv", cls, 0.0)
-        integers(self.Ts, "Ts", cls, 1, min_len=3, distinct=True)
-        integer(self.fine, "fine", cls, 1)
+    def check(self):
         if any(self.fine % T for T in self.Ts):
-            raise ValueError(f"`Ts` of {cls} must all divide `fine` = {self.fine}; got {self.Ts}.")
-        _act(self.activation, "activation", cls)
-        real(self.weight_scale, "weight_scale", cls, 0.0)
-        integers(self.seeds, "seeds", cls, 0, distinct=True)
-        if self.scheme not in ("right", "left"):
-            raise ValueError(f"`scheme` of {cls} must be 'right' or 'left'; got {self.scheme!r}.")
+            raise self.invalid("Ts", f"all divide `fine` = {self.fine}")
 
 
 def _weights(rng, e, d, s):
@@ -365,6 +335,7 @@ def measure_prop51(cfg: EulerConfig) -> EulerResult:
 
 
 def prop51_rate_verdict(result: EulerResult) -> Verdict:
+    """A rate (Prop. 5.1): max_j ||H_{j/T} - h_j|| = O(1/T), log-log slope -1 +- 0.1 in T."""
     return rate_verdict(result.fit, {"slope": -1.0, "tol": 0.1}, grid_label="T")
 
 
@@ -378,6 +349,7 @@ def euler_bound(result: EulerResult):
 
 
 def prop51_bound_verdict(result: EulerResult) -> Verdict:
+    """A bound (Prop. 5.1): T max_j ||H_{j/T} - h_j|| <= c1 at every seed and T (see :func:`euler_bound`)."""
     return bound_verdict(euler_bound(result), {"ratio_max": 1.0})
 
 
@@ -386,9 +358,16 @@ def measure_prop52(cfg: EulerConfig) -> float:
     return measure_prop51(dataclasses.replace(cfg, Ts=cfg.Ts[:3])).cde_gap
 
 
+#: round-off tolerance of the identity of Prop. 5.2 (RK4 on the CDE (5.4) and on the ODE (5.3))
+PROP52_TOL = 1e-12
+
+
 def prop52_verdict(gap: float) -> Verdict:
-    return qualitative_verdict(bool(math.isfinite(gap) and gap <= 1e-12),
-                               f"max gap between the CDE (5.4) and the ODE (5.3) {gap:.2e}, expected <= 1e-12")
+    """An identity (Prop. 5.2): the CDE (5.4) with the field (5.5) reproduces the ODE (5.3) in its first e
+    coordinates and X in its last d: max gap <= :data:`PROP52_TOL` (a NaN gap fails)."""
+    return threshold_verdict("identity", {"max_gap": float(gap)}, {"max_gap_max": PROP52_TOL},
+                             context="max |CDE (5.4) - ODE (5.3)| and |last d coordinates - X| over the knots and "
+                                     "seeds")
 
 
 def prop51_figure(result: EulerResult, path=None):
@@ -411,58 +390,21 @@ EULER_PRESETS = {"check": EulerConfig(),
 # ----------------------------------------------------------------------------- Prop. 5.9
 
 @dataclasses.dataclass(frozen=True)
-class TaylorConfig:
-    """Step-N expansion of the CDE (5.4) of random RNNs on a spiral (reduced Figure 5.1a).
+class TaylorConfig(Config):
+    """Step-N expansion of the CDE (5.4) of random RNNs on a spiral (reduced Figure 5.1a)."""
 
-    Attributes
-    ----------
-    e : int
-        Hidden units (2 in Figure 5.1).
-    L : float
-        Total-variation bound in (0, 1); the spiral has total variation L.
-    n_points : int
-        Points of the spiral (101 in Figure 5.1's code).
-    Ns : tuple of int
-        Orders N of the expansion.
-    activations : tuple of str
-        Activations.
-    n_rnns : int
-        Random RNNs per activation: U, V, b uniform in (-s, s), s = ``weight_scale`` / sqrt(e) (the
-        default initialisation of Figure 5.1 at ``weight_scale`` 1).
-    weight_scale : float
-        See ``n_rnns``.
-    n_lambda : int
-        Points of the ball of radius M + L where Lambda_{N+1} is sampled (a lower estimate of the sup).
-    seed : int
-        Seed.
-    """
-
-    e: int = 2
-    L: float = 0.5
-    n_points: int = 101
-    Ns: tuple = (1, 2, 3, 4, 5, 6)
-    activations: tuple = ("tanh", "logistic")
-    n_rnns: int = 8
-    weight_scale: float = 1.0
-    n_lambda: int = 6
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "TaylorConfig"
-        integer(self.e, "e", cls, 1)
-        real(self.L, "L", cls, 0.0, 1.0)
-        integer(self.n_points, "n_points", cls, 2)
-        integers(self.Ns, "Ns", cls, 1, min_len=3, distinct=True)
-        if max(self.Ns) > 9:
-            raise ValueError(f"`Ns` of {cls} must be <= 9 (3^N star products); got {max(self.Ns)}.")
-        if not isinstance(self.activations, tuple) or not self.activations:
-            raise ValueError(f"`activations` of {cls} must be a non-empty tuple; got {self.activations!r}.")
-        for a in self.activations:
-            _act(a, "activations", cls)
-        integer(self.n_rnns, "n_rnns", cls, 1)
-        real(self.weight_scale, "weight_scale", cls, 0.0)
-        integer(self.n_lambda, "n_lambda", cls, 1)
-        integer(self.seed, "seed", cls, 0)
+    e: int = field(Int(low=1), 2, "Hidden units (2 in Figure 5.1).")
+    L: float = field(_UNIT, 0.5, "Total-variation bound in (0, 1); the spiral has total variation L.")
+    n_points: int = field(Int(low=2), 101, "Points of the spiral (101 in Figure 5.1's code).")
+    Ns: tuple = field(Ints(low=1, high=9, min_len=3, distinct=True), (1, 2, 3, 4, 5, 6), "Orders N of the "
+                      "expansion (at most 9: 3^N star products).")
+    activations: tuple = field(Choices(*S.ACTIVATIONS), ("tanh", "logistic"), "Activations.")
+    n_rnns: int = field(Int(low=1), 8, "Random RNNs per activation: U, V, b uniform in (-s, s), s = weight_scale / "
+                        "sqrt(e) (the default initialisation of Figure 5.1 at weight_scale 1).")
+    weight_scale: float = field(_POSITIVE, 1.0, "Scale of the weights, see n_rnns.")
+    n_lambda: int = field(Int(low=1), 6, "Points of the ball of radius M + L where Lambda_{N+1} is sampled (a lower "
+                          "estimate of the sup).")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -526,6 +468,7 @@ def prop59_bound(result: TaylorResult):
 
 
 def prop59_bound_verdict(result: TaylorResult) -> Verdict:
+    """A bound (Prop. 5.9, (5.9)): ||H_1 - H^N_1|| <= (d+1)^(N+1)/(N+1)! Lambda_{N+1} (see :func:`prop59_bound`)."""
     return bound_verdict(prop59_bound(result), {"ratio_max": 1.0})
 
 
@@ -534,10 +477,21 @@ PROP59_RATE = {"slope_max": -1.0}
 
 
 def prop59_rate_verdict(result: TaylorResult) -> Verdict:
-    vs = [rate_verdict(f, PROP59_RATE, grid_label="exp(N)") for f in result.fits]
-    ok = all(v.passed for v in vs)
-    return qualitative_verdict(ok, "; ".join(f"{a}: log(error ratio per order) = {v.message.replace('slope ', '', 1)}"
-                                             for a, v in zip(result.activations, vs)))
+    """A rate (Figure 5.1a): for every activation, the fit of log ||H_1 - H^N_1|| against N (grid e^N) has slope
+    (the log of the error ratio per order) <= :data:`PROP59_RATE` ``slope_max``.
+
+    Every slope is <= the maximum iff the slowest one is: the verdict is :func:`theory.claims.rate_verdict` of
+    the slowest activation's fit (a NaN slope counts as the slowest), with the slopes of all activations added
+    to ``measured``."""
+    slopes = [float(f.slope) for f in result.fits]
+    worst = max(range(len(slopes)), key=lambda i: math.inf if not math.isfinite(slopes[i]) else slopes[i])
+    v = rate_verdict(result.fits[worst], PROP59_RATE, grid_label="exp(N)")
+    others = "; ".join(f"{a}: {s:.2f}" for a, s in zip(result.activations, slopes))
+    return dataclasses.replace(
+        v, message=f"slowest activation {result.activations[worst]}: {v.message}; log(error ratio per order) by "
+                   f"activation: {others}",
+        measured={**v.measured, "activations": list(result.activations), "log_ratio_per_order": slopes,
+                  "slowest_activation": result.activations[worst]})
 
 
 def prop59_figure(result: TaylorResult, path=None):
@@ -571,19 +525,10 @@ TAYLOR_PRESETS = {"check": TaylorConfig(),
 # ----------------------------------------------------------------------------- Lemmas 5.19, 5.20
 
 @dataclasses.dataclass(frozen=True)
-class ActivationConfig:
-    """Orders n of the derivative sups compared with Lemmas 5.19 (logistic) and 5.20 (tanh).
+class ActivationConfig(Config):
+    """Orders n of the derivative sups compared with Lemmas 5.19 (logistic) and 5.20 (tanh)."""
 
-    Attributes
-    ----------
-    n_max : int
-        Largest order n (orders 0..n_max).
-    """
-
-    n_max: int = 16
-
-    def __post_init__(self):
-        integer(self.n_max, "n_max", "ActivationConfig", 1)
+    n_max: int = field(Int(low=1), 16, "Largest order n (orders 0..n_max).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -641,7 +586,14 @@ def lemma519_printed_verdict(result: ActivationResult) -> Verdict:
     return bound_verdict(activation_bound(result, "logistic", result.ns), {"ratio_max": 1.0})
 
 
+def lemma519_erratum_verdict(result: ActivationResult) -> Verdict:
+    """The erratum of Lemma 5.19: the printed range n >= 0 fails at n = 0 (sup sigma = 1 > 1/2) while the
+    corrected range n >= 1 holds."""
+    return erratum_verdict(lemma519_printed_verdict(result), lemma519_verdict(result))
+
+
 def lemma520_verdict(result: ActivationResult) -> Verdict:
+    """A bound (Lemma 5.20): sup|tanh^(n)| <= 4^n n! for every order n = 0..n_max."""
     return bound_verdict(activation_bound(result, "tanh", result.ns), {"ratio_max": 1.0})
 
 
@@ -668,54 +620,22 @@ ACTIVATION_PRESETS = {"check": ActivationConfig(), "paper": ActivationConfig(n_m
 # ----------------------------------------------------------------------------- Prop. 5.10
 
 @dataclasses.dataclass(frozen=True)
-class LambdaConfig:
-    """Random logistic/tanh RNNs inside (5.11), Lambda_N sampled on the ball, against Prop. 5.10's bound.
+class LambdaConfig(Config):
+    """Random logistic/tanh RNNs inside (5.11), Lambda_N sampled on the ball, against Prop. 5.10's bound."""
 
-    Attributes
-    ----------
-    e : int
-        Hidden units (<= 4 so that sup||sigma(z)|| <= sqrt(e) <= a = 2 for the logistic at k = 0).
-    d : int
-        Input dimension.
-    L : float
-        Total-variation bound in (0, 1).
-    Ns : tuple of int
-        Orders N.
-    n_rnns : int
-        Random RNNs per activation, with ||W||_F = ``w_fraction`` (1-L)/(8 a^2 (d+1)).
-    w_fraction : float
-        In (0, 1): the RNNs satisfy (5.11).
-    bias : float
-        Bias entries b ~ bias * U(0.5, 1) (a large positive bias, sigma(b) near 1 for the logistic, shows the
-        missing factor 2/(1-L): Lambda_1 >= ||F^{d+1}(0)|| = (2/(1-L)) ||sigma(b)||).
-    n_points : int
-        Points of the ball of radius M + L where Lambda_N is sampled (plus the origin).
-    seed : int
-    """
-
-    e: int = 1
-    d: int = 1
-    L: float = 0.5
-    Ns: tuple = (1, 2, 3, 4, 5)
-    n_rnns: int = 6
-    w_fraction: float = 0.9
-    bias: float = 5.0
-    n_points: int = 10
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "LambdaConfig"
-        integer(self.e, "e", cls, 1)
-        if self.e > 4:
-            raise ValueError(f"`e` of {cls} must be <= 4 (hypothesis (5.11) at k = 0 for the logistic); got {self.e}.")
-        integer(self.d, "d", cls, 1)
-        real(self.L, "L", cls, 0.0, 1.0)
-        integers(self.Ns, "Ns", cls, 1, distinct=True)
-        integer(self.n_rnns, "n_rnns", cls, 1)
-        real(self.w_fraction, "w_fraction", cls, 0.0, 1.0)
-        real(self.bias, "bias", cls, -1e3, 1e3)
-        integer(self.n_points, "n_points", cls, 0)
-        integer(self.seed, "seed", cls, 0)
+    e: int = field(Int(1, 4), 1, "Hidden units (<= 4 so that sup||sigma(z)|| <= sqrt(e) <= a = 2 for the logistic "
+                   "at k = 0: hypothesis (5.11)).")
+    d: int = field(Int(low=1), 1, "Input dimension.")
+    L: float = field(_UNIT, 0.5, "Total-variation bound in (0, 1).")
+    Ns: tuple = field(Ints(low=1, distinct=True), (1, 2, 3, 4, 5), "Orders N.")
+    n_rnns: int = field(Int(low=1), 6, "Random RNNs per activation, with ||W||_F = w_fraction (1-L)/(8 a^2 (d+1)).")
+    w_fraction: float = field(_UNIT, 0.9, "In (0, 1): the RNNs satisfy (5.11).")
+    bias: float = field(Real(-1e3, 1e3, closed="neither"), 5.0, "Bias entries b ~ bias * U(0.5, 1) (a large "
+                        "positive bias, sigma(b) near 1 for the logistic, shows the missing factor 2/(1-L): "
+                        "Lambda_1 >= ||F^{d+1}(0)|| = (2/(1-L)) ||sigma(b)||).")
+    n_points: int = field(Int(low=0), 10, "Points of the ball of radius M + L where Lambda_N is sampled (plus the "
+                          "origin).")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -770,11 +690,19 @@ def lambda_bound_result(result: LambdaResult, corrected=True):
 
 
 def prop510_printed_verdict(result: LambdaResult) -> Verdict:
+    """A bound (Prop. 5.10 as printed): Lambda_N <= sqrt(2) a (8 a^2 ||W||_F/(1-L))^(N-1) N!."""
     return bound_verdict(lambda_bound_result(result, False), {"ratio_max": 1.0})
 
 
 def prop510_corrected_verdict(result: LambdaResult) -> Verdict:
+    """A bound (Prop. 5.10 corrected): Lambda_N <= (2/(1-L)) sqrt(2) a (8 a^2 ||W||_F/(1-L))^(N-1) N!."""
     return bound_verdict(lambda_bound_result(result, True), {"ratio_max": 1.0})
+
+
+def prop510_erratum_verdict(result: LambdaResult) -> Verdict:
+    """The erratum of Prop. 5.10: the printed bound (without the factor 2/(1-L)) is exceeded while the corrected
+    bound holds."""
+    return erratum_verdict(prop510_printed_verdict(result), prop510_corrected_verdict(result))
 
 
 LAMBDA_PRESETS = {"check": LambdaConfig(),
@@ -785,52 +713,21 @@ LAMBDA_PRESETS = {"check": LambdaConfig(),
 # ----------------------------------------------------------------------------- Example 5.13
 
 @dataclasses.dataclass(frozen=True)
-class Ex513Config:
+class Ex513Config(Config):
     """Logistic RNNs in the parameter set of Example 5.13; truncated RKHS norm of Thm 5.11's alpha.
 
-    Attributes
-    ----------
-    e, d : int
-        Hidden units (<= 4, see :class:`LambdaConfig`) and input dimension; the chapter's d in
-        K_W < (1-L)/(32 d) is d + 1 (the time-augmented dimension, as in Prop. 5.10).
-    L : float
-        Total-variation bound in (0, 1).
-    K_W_fraction : float
-        ||W||_F = K_W = K_W_fraction (1-L)/(32 (d+1)).
-    K_b : float
-        ||b|| = K_b.
-    K_psi : float
-        ||psi|| = K_psi.
-    n_rnns : int
-        Random parameters.
-    depth : int
-        Truncation of alpha (levels 0..depth).
-    seed : int
+    The chapter's d in K_W < (1-L)/(32 d) is d + 1 (the time-augmented dimension, as in Prop. 5.10).
     """
 
-    e: int = 1
-    d: int = 1
-    L: float = 0.5
-    K_W_fraction: float = 0.5
-    K_b: float = 5.0
-    K_psi: float = 1.0
-    n_rnns: int = 8
-    depth: int = 6
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Ex513Config"
-        integer(self.e, "e", cls, 1)
-        if self.e > 4:
-            raise ValueError(f"`e` of {cls} must be <= 4; got {self.e}.")
-        integer(self.d, "d", cls, 1)
-        real(self.L, "L", cls, 0.0, 1.0)
-        real(self.K_W_fraction, "K_W_fraction", cls, 0.0, 1.0)
-        real(self.K_b, "K_b", cls, 0.0, 1e3, open_low=False)
-        real(self.K_psi, "K_psi", cls, 0.0)
-        integer(self.n_rnns, "n_rnns", cls, 1)
-        integer(self.depth, "depth", cls, 1)
-        integer(self.seed, "seed", cls, 0)
+    e: int = field(Int(1, 4), 1, "Hidden units (<= 4, see LambdaConfig).")
+    d: int = field(Int(low=1), 1, "Input dimension.")
+    L: float = field(_UNIT, 0.5, "Total-variation bound in (0, 1).")
+    K_W_fraction: float = field(_UNIT, 0.5, "||W||_F = K_W = K_W_fraction (1-L)/(32 (d+1)).")
+    K_b: float = field(Real(0, 1e3, closed="left"), 5.0, "||b|| = K_b.")
+    K_psi: float = field(_POSITIVE, 1.0, "||psi|| = K_psi.")
+    n_rnns: int = field(Int(low=1), 8, "Random parameters.")
+    depth: int = field(Int(low=1), 6, "Truncation of alpha (levels 0..depth).")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -869,11 +766,19 @@ def ex513_bound(result: Ex513Result, corrected=True):
 
 
 def ex513_printed_verdict(result: Ex513Result) -> Verdict:
+    """A bound (Example 5.13 as printed): ||xi_alpha|| <= B = sqrt(2) K_psi (1-L)/(1-L-32 d K_W), d = d + 1."""
     return bound_verdict(ex513_bound(result, False), {"ratio_max": 1.0})
 
 
 def ex513_corrected_verdict(result: Ex513Result) -> Verdict:
+    """A bound (Example 5.13 corrected): ||xi_alpha|| <= B = 4 sqrt(2) (d+1) K_psi / (1 - L - 32 (d+1) K_W)."""
     return bound_verdict(ex513_bound(result, True), {"ratio_max": 1.0})
+
+
+def ex513_erratum_verdict(result: Ex513Result) -> Verdict:
+    """The erratum of Example 5.13: the printed B = sqrt(2) K_psi (1-L)/(1-L-32 d K_W) is exceeded while the
+    corrected B holds."""
+    return erratum_verdict(ex513_printed_verdict(result), ex513_corrected_verdict(result))
 
 
 EX513_PRESETS = {"check": Ex513Config(), "paper": Ex513Config(e=2, d=2, n_rnns=200, depth=7)}
@@ -940,8 +845,26 @@ def measure_eq514(cfg: EulerConfig, depth: int = 8, T: int = 80):
     return bound_ratio(lhs, rhs, [{"seed": s} for s in cfg.seeds]), stop_gap
 
 
-thm511_rate_verdict = prop51_rate_verdict
-thm511_bound_verdict = prop51_bound_verdict
+def eq514_verdict(result) -> Verdict:
+    """A bound ((5.14), sequence to sequence): T max_j ||z_j - (<alpha_l, S_[0,j/T](X_bar)>)_l|| <= ||psi|| c1 at
+    every seed (largest ratio <= 1), with S_[0,j/T] the signature of the path stopped at j/T (Appendix 5.A.6),
+    equal to the prefix's to round-off (``stopped_path_gap`` <= 1e-12). ``result`` is what
+    :func:`measure_eq514` returns: (BoundResult, stopped-path gap)."""
+    bound, stop_gap = result
+    return threshold_verdict("bound", {**bound.to_measured(), "stopped_path_gap": float(stop_gap)},
+                             {"ratio_max": 1.0, "stopped_path_gap_max": 1e-12},
+                             context=f"max T max_j error / c1 over {bound.n_instances} seeds; max difference between "
+                                     "the signatures of the stopped path and of the prefix")
+
+
+def thm511_rate_verdict(result: EulerResult) -> Verdict:
+    """A rate (Thm 5.11): ||z_T - <alpha, S(X_bar)>|| = O(1/T), log-log slope -1 +- 0.1 in T."""
+    return prop51_rate_verdict(result)
+
+
+def thm511_bound_verdict(result: EulerResult) -> Verdict:
+    """A bound (Thm 5.11): T ||z_T - <alpha, S(X_bar)>|| <= ||psi||_op c1 at every seed and T."""
+    return prop51_bound_verdict(result)
 
 #: Thm 5.11 needs (A1) and (A2); Prop. 5.10 proves (A2) for the identity activation at any weights, while for
 #: tanh / logistic its sufficient condition (5.11) forces ||W||_F < (1-L)/(8 a^2 (d+1)), about 1e-3 here: the
@@ -953,64 +876,28 @@ THM511_PRESETS = {"check": EulerConfig(activation="identity", weight_scale=0.3, 
 # ----------------------------------------------------------------------------- section 5.3.2
 
 @dataclasses.dataclass(frozen=True)
-class StabilityConfig:
-    """Pairs of inputs (spiral, perturbed spiral) for the stability inequality of section 5.3.2.
+class StabilityConfig(Config):
+    """Pairs of inputs (spiral, perturbed spiral) for the stability inequality of section 5.3.2."""
 
-    Attributes
-    ----------
-    e : int
-        Hidden units.
-    L : float
-        Total-variation bound; both inputs are rescaled to total variation <= L.
-    T : int
-        Sequence length (divides ``fine``).
-    fine : int
-        Points - 1 of the input paths.
-    depth : int
-        Truncation of alpha and of the signatures (a truncated right side is smaller than the full one).
-    eps_values : tuple of float
-        Perturbation sizes (sup norm of the smooth perturbation before rescaling).
-    n_pairs : int
-        Random RNNs and perturbations per eps.
-    weight_scale : float
-        As in :class:`EulerConfig`.
-    c1_factor : float
-        Multiplies the c1/T term (1 for the claim; 0 drops it, a negative control).
-    activation : str
-        Activation ("identity": (A2) holds by Prop. 5.10, inside the hypotheses of Thm 5.11).
-    seed : int
-    """
+    e: int = field(Int(low=1), 2, "Hidden units.")
+    L: float = field(_UNIT, 0.5, "Total-variation bound in (0, 1); both inputs are rescaled to total variation <= L.")
+    T: int = field(Int(low=1), 100, "Sequence length (divides `fine`).")
+    fine: int = field(Int(low=1), 400, "Points - 1 of the input paths.")
+    depth: int = field(Int(low=1), 7, "Truncation of alpha and of the signatures (a truncated right side is smaller "
+                       "than the full one).")
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.01, 0.05, 0.2), "Perturbation sizes (sup norm of the "
+                              "smooth perturbation before rescaling).")
+    n_pairs: int = field(Int(low=1), 4, "Random RNNs and perturbations per eps.")
+    weight_scale: float = field(_POSITIVE, 0.3, "Scale of the weights, as in EulerConfig.")
+    c1_factor: float = field(Real(0), 1.0, "Multiplies the c1/T term (1 for the claim; 0 drops it, a negative "
+                             "control).")
+    activation: str = field(Choice(*S.ACTIVATIONS), "identity", "Activation ('identity': (A2) holds by Prop. 5.10, "
+                            "inside the hypotheses of Thm 5.11).")
+    seed: int = field(Seed(), 0, "Seed of numpy's default_rng.")
 
-    e: int = 2
-    L: float = 0.5
-    T: int = 100
-    fine: int = 400
-    depth: int = 7
-    eps_values: tuple = (0.01, 0.05, 0.2)
-    n_pairs: int = 4
-    weight_scale: float = 0.3
-    c1_factor: float = 1.0
-    activation: str = "identity"
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "StabilityConfig"
-        _act(self.activation, "activation", cls)
-        integer(self.e, "e", cls, 1)
-        real(self.L, "L", cls, 0.0, 1.0)
-        integer(self.T, "T", cls, 1)
-        integer(self.fine, "fine", cls, 1)
+    def check(self):
         if self.fine % self.T:
-            raise ValueError(f"`T` of {cls} must divide `fine`; got T = {self.T}, fine = {self.fine}.")
-        integer(self.depth, "depth", cls, 1)
-        if not isinstance(self.eps_values, tuple) or not self.eps_values:
-            raise ValueError(f"`eps_values` of {cls} must be a non-empty tuple; got {self.eps_values!r}.")
-        for v in self.eps_values:
-            real(v, "eps_values", cls, 0.0)
-        integer(self.n_pairs, "n_pairs", cls, 1)
-        real(self.weight_scale, "weight_scale", cls, 0.0)
-        real(self.c1_factor, "c1_factor", cls, 0.0, math.inf, open_low=False)
-        integer(self.seed, "seed", cls, 0)
+            raise self.invalid("T", f"divide `fine` = {self.fine}")
 
 
 def measure_stability(cfg: StabilityConfig):
@@ -1044,6 +931,7 @@ def measure_stability(cfg: StabilityConfig):
 
 
 def stability_verdict(result) -> Verdict:
+    """A bound (section 5.3.2): |z_T - z'_T| <= 2||psi|| c1/T + ||xi_alpha|| ||S(X_bar) - S(X_bar')||."""
     return bound_verdict(result, {"ratio_max": 1.0})
 
 
@@ -1055,41 +943,20 @@ STABILITY_PRESETS = {"check": StabilityConfig(),
 # ----------------------------------------------------------------------------- Thm 5.12
 
 @dataclasses.dataclass(frozen=True)
-class RademacherConfig:
+class RademacherConfig(Config):
     """Empirical Rademacher complexity of the unit ball of the signature RKHS (proof of Thm 5.12).
 
-    Attributes
-    ----------
-    L : float
-        Total-variation bound in (0, 1).
-    ns : tuple of int
-        Sample sizes n.
-    n_points : int
-        Points per random path (2-D random walks of total variation <= L).
-    depth : int
-        Truncation of the kernel; the levels above it (norm^2 <= r^(2(N+1))/(1-r^2) per path, r = (1+L)/2, by
-        Prop. 5.6) are accounted for by an upper estimate (see :func:`measure_rademacher`).
-    draws : int
-        Rademacher draws.
-    seeds : tuple of int
-        Seeds (samples of paths).
+    The levels above the kernel's truncation ``depth`` N (norm^2 <= r^(2(N+1))/(1-r^2) per path, r = (1+L)/2,
+    by Prop. 5.6) are accounted for by an upper estimate (see :func:`measure_rademacher`).
     """
 
-    L: float = 0.5
-    ns: tuple = (16, 32, 64, 128, 256)
-    n_points: int = 20
-    depth: int = 5
-    draws: int = 2000
-    seeds: tuple = (0, 1, 2)
-
-    def __post_init__(self):
-        cls = "RademacherConfig"
-        real(self.L, "L", cls, 0.0, 1.0)
-        integers(self.ns, "ns", cls, 1, min_len=3, distinct=True)
-        integer(self.n_points, "n_points", cls, 2)
-        integer(self.depth, "depth", cls, 1)
-        integer(self.draws, "draws", cls, 1)
-        integers(self.seeds, "seeds", cls, 0, distinct=True)
+    L: float = field(_UNIT, 0.5, "Total-variation bound in (0, 1).")
+    ns: tuple = field(Ints(low=1, min_len=3, distinct=True), (16, 32, 64, 128, 256), "Sample sizes n.")
+    n_points: int = field(Int(low=2), 20, "Points per random path (2-D random walks of total variation <= L).")
+    depth: int = field(Int(low=1), 5, "Truncation N of the kernel.")
+    draws: int = field(Int(low=1), 2000, "Rademacher draws.")
+    seeds: tuple = field(Ints(low=0, distinct=True), (0, 1, 2), "Seeds (numpy's default_rng) of the samples of "
+                         "paths.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1132,10 +999,12 @@ def rademacher_bound(result: RademacherResult):
 
 
 def rademacher_bound_verdict(result: RademacherResult) -> Verdict:
+    """A bound (proof of Thm 5.12): (1/n) E sqrt(eps^T K eps) <= 2/((1-L) sqrt(n)) at every seed and n."""
     return bound_verdict(rademacher_bound(result), {"ratio_max": 1.0})
 
 
 def rademacher_rate_verdict(result: RademacherResult) -> Verdict:
+    """A rate (proof of Thm 5.12): the Rademacher term decays like n^(-1/2), log-log slope -0.5 +- 0.1."""
     return rate_verdict(result.fit, {"slope": -0.5, "tol": 0.1}, grid_label="n")
 
 
@@ -1148,7 +1017,7 @@ RADEMACHER_PRESETS = {"check": RademacherConfig(),
 # ----------------------------------------------------------------------------- registry
 
 register("rnn_kernel.signature", config=SignatureConfig, presets=SIGNATURE_PRESETS, measure=measure_signature,
-         verdict=signature_verdicts,
+         verdict=signature_verdict,
          claims=("rnn-kernel/ex-5.5", "rnn-kernel/prop-5.21", "rnn-kernel/ex-5.5/kernel"),
          summary=lambda r: {"segment": r.segment.max_abs_err, "chen": r.chen.max_abs_err,
                             "kernel": r.kernel.max_abs_err})
@@ -1171,7 +1040,7 @@ register("rnn_kernel.ex513", config=Ex513Config, presets=EX513_PRESETS, measure=
 register("rnn_kernel.thm511", config=EulerConfig, presets=THM511_PRESETS, measure=measure_thm511,
          verdict=thm511_rate_verdict, claims=("rnn-kernel/thm-5.11",), summary=lambda r: r.to_measured())
 register("rnn_kernel.eq514", config=EulerConfig, presets=THM511_PRESETS, measure=measure_eq514,
-         verdict=lambda r: bound_verdict(r[0], {"ratio_max": 1.0}), claims=("rnn-kernel/eq-5.14",),
+         verdict=eq514_verdict, claims=("rnn-kernel/eq-5.14",),
          summary=lambda r: {"ratio": r[0].ratio, "stopped_path_gap": r[1]})
 register("rnn_kernel.stability", config=StabilityConfig, presets=STABILITY_PRESETS, measure=measure_stability,
          verdict=stability_verdict, claims=("rnn-kernel/sec-5.3.2",), summary=lambda r: {"ratio": r.ratio})
