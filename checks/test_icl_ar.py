@@ -14,14 +14,11 @@ from theory.experiments import icl_ar as ex
 from theory.plots import save_figure, subplots
 
 
-@pytest.mark.claim("icl-ar/prop-6.4", kind="qualitative", aliases=("sander-thesis/prop-6.4",),
+@pytest.mark.claim("icl-ar/prop-6.4", kind="identity", aliases=("sander-thesis/prop-6.4",),
                    title="Prop. 6.4 (thesis ch. 6): with A, B of (6.8) the augmented layer (6.4) outputs "
                          "-η∇_W L(0, e)s_T, one gradient step on (6.5) from W = 0 (convention s_0 = 0)")
 def test_prop64(claim):
-    result = ex.prop64(ex.PROP64_PRESETS["check"])
-    verdict = ex.prop64_verdict(result)
-    claim.expected = {"rel_err_max": ex.PROP64_TOL, "s0": "zero"}
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop64_verdict(ex.prop64(ex.PROP64_PRESETS["check"])))
 
 
 def _prop65_figure(result):
@@ -41,54 +38,40 @@ def _prop65_figure(result):
     return save_figure(fig, "icl-ar/prop-6.5")
 
 
-@pytest.mark.claim("icl-ar/prop-6.5", kind="qualitative", aliases=("sander-thesis/prop-6.5", "sander-thesis/prop-6.14"),
+@pytest.mark.claim("icl-ar/prop-6.5", kind="identity", aliases=("sander-thesis/prop-6.5", "sander-thesis/prop-6.14"),
                    title="Prop. 6.5 (thesis ch. 6), unitary contexts, Assumption 1, s_0 = W^-1 s_1: the loss is minimal at "
                          "a1 + a4 = a2 = b2 = 0, a3 b1 = η* = ΣT / Σ(T² + (d-1)T) (exact fractions), η* T_max → 3/2")
 def test_prop65(claim):
     result = ex.prop65(ex.PROP65_PRESETS["check"])
-    verdict = ex.prop65_verdict(result)
-    claim.expected = {**ex.PROP65_TOL, "s0": "inverse", "eta_star": "ΣT/Σ(T²+(d-1)T)"}
-    claim.qualitative(verdict.passed, result, verdict.message, figure=_prop65_figure(result))
+    claim.record(ex.prop65_verdict(result), figure=_prop65_figure(result))
 
 
-@pytest.mark.claim("icl-ar/prop-6.8", kind="qualitative", aliases=("sander-thesis/prop-6.8",),
+@pytest.mark.claim("icl-ar/prop-6.8", kind="identity", aliases=("sander-thesis/prop-6.8",),
                    title="Prop. 6.8 (thesis ch. 6) as corrected: l(C, p) = ||p||²||C||_F² + p_(T-1)²(S(CᵀC) - ||C||_F²) "
                          "- 2Tr(C)p_T + d equals the exact expectation (unitary contexts, Assumptions 6.2 and 2)")
 def test_prop68(claim):
-    result = ex.prop68(ex.PROP68_PRESETS["check"])
-    verdict = ex.prop68_verdict(result)
-    claim.expected = dict(ex.PROP68_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop68_verdict(ex.prop68(ex.PROP68_PRESETS["check"])))
 
 
 @pytest.mark.claim("icl-ar/prop-6.8/erratum", kind="erratum", wrong_in="statement", aliases=("sander-thesis/prop-6.8",),
                    title="Prop. 6.8 (thesis ch. 6): the printed l(C, p) = ||p||²||C||_F² + p_(T-1)²S(CᵀC) - 2Tr(C)p_T + d "
                          "counts the terms t = t' = T-1, j = k twice; the exact loss is lower by p_(T-1)²||C||_F²")
 def test_prop68_erratum(claim):
-    result = ex.prop68(ex.PROP68_PRESETS["check"])
-    printed, corrected = ex.prop68_erratum(result)
-    claim.erratum(printed, result, {"printed": "||p||²||C||_F² + p_(T-1)²S(CᵀC) - 2Tr(C)p_T + d",
-                                    "rel": ex.PROP68_TOL["rel"]}, corrected=corrected)
+    claim.record(ex.prop68_erratum_verdict(ex.prop68(ex.PROP68_PRESETS["check"])))
 
 
-@pytest.mark.claim("icl-ar/lemma-6.10", kind="qualitative", aliases=("sander-thesis/lemma-6.10",),
+@pytest.mark.claim("icl-ar/lemma-6.10", kind="identity", aliases=("sander-thesis/lemma-6.10",),
                    title="Lemma 6.10 (thesis ch. 6), orthogonal contexts: P_(T-1,T-1) = -1, P_(T-1,T) = 2, "
                          "C = ½diag(J, ..., J) give zero loss exactly (rational arithmetic), with rank C = δ")
 def test_lemma610(claim):
-    result = ex.lemma610(ex.LEMMA610_PRESETS["check"])
-    verdict = ex.lemma610_verdict(result)
-    claim.expected = {"exact_loss": 0, "rank": "δ"}
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.lemma610_verdict(ex.lemma610(ex.LEMMA610_PRESETS["check"])))
 
 
-@pytest.mark.claim("icl-ar/prop-6.11", kind="qualitative", aliases=("sander-thesis/prop-6.11",),
+@pytest.mark.claim("icl-ar/prop-6.11", kind="identity", aliases=("sander-thesis/prop-6.11",),
                    title="Prop. 6.11 (thesis ch. 6), orthogonal contexts, H < d: gradient flow on the exact loss reaches "
                          "zero loss at parameters satisfying the proposition, rank C = δ, P_(T-1,T-1)/P_(T-1,T) = -1/2")
 def test_prop611(claim):
-    result = ex.prop611(ex.PROP611_PRESETS["check"])
-    verdict = ex.prop611_verdict(result)
-    claim.expected = {**ex.PROP611_TOL, "ratio_expected": -0.5}
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop611_verdict(ex.prop611(ex.PROP611_PRESETS["check"])))
 
 
 def _fig63_figure(unitary, orthogonal, tmax_u, tmax_o):
@@ -127,28 +110,22 @@ def _fig63_figure(unitary, orthogonal, tmax_u, tmax_o):
     return save_figure(fig, "icl-ar/fig-6.3")
 
 
-@pytest.mark.claim("icl-ar/fig-6.3", kind="qualitative", aliases=("sander-thesis/fig-6.3",),
+@pytest.mark.claim("icl-ar/fig-6.3", kind="identity", aliases=("sander-thesis/fig-6.3",),
                    title="Fig. 6.3 (thesis ch. 6): training (6.6) on the exact loss (6.3) from a random start reaches "
                          "arbitrarily small loss at the parameters of Props. 6.7 (unitary, d = H = 10, T = 15) and "
                          "6.11 (orthogonal, reduced: d = 4, H = 3)")
 def test_fig63(claim):
     cu, co = ex.FIG63_PRESETS["check"], ex.PROP611_PRESETS["check"]
     unitary, orthogonal = ex.fig63(cu), ex.prop611(co)
-    vu, vo = ex.fig63_verdict(unitary), ex.prop611_verdict(orthogonal)
-    claim.expected = {"unitary": dict(ex.FIG63_TOL), "orthogonal": dict(ex.PROP611_TOL)}
-    claim.measured = {"orthogonal": orthogonal.to_measured()}
-    claim.qualitative(vu.passed and vo.passed, unitary, f"{vu.message}; {vo.message}",
-                      figure=_fig63_figure(unitary, orthogonal, cu.tmax, co.tmax))
+    claim.record(ex.fig63_combined_verdict(unitary, orthogonal),
+                 figure=_fig63_figure(unitary, orthogonal, cu.tmax, co.tmax))
 
 
-@pytest.mark.claim("icl-ar/prop-6.7", kind="qualitative", aliases=("sander-thesis/prop-6.7",),
+@pytest.mark.claim("icl-ar/prop-6.7", kind="identity", aliases=("sander-thesis/prop-6.7",),
                    title="Prop. 6.7 (thesis ch. 6), unitary contexts: zero-loss parameters reached by gradient flow have "
                          "P_(T-1,t) = 0 for t != T, P_(T-1,T) C_ii = 1 and C_ij = 0 (i != j)")
 def test_prop67(claim):
-    result = ex.fig63(ex.FIG63_PRESETS["check"])
-    verdict = ex.fig63_verdict(result)
-    claim.expected = dict(ex.FIG63_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.fig63_verdict(ex.fig63(ex.FIG63_PRESETS["check"])))
 
 
 def _prop612_figure(result, config):
@@ -157,7 +134,7 @@ def _prop612_figure(result, config):
     _, fig, (ax0, ax1) = subplots(ncols=2, figsize=(10.0, 4.0))
     mu = 50.0
     k = np.arange(config.T)
-    ref = [ex._quad_moment(int(x), mu) for x in k]
+    ref = [ex.quad_moment(int(x), mu) for x in k]
     ax0.plot(k, ref, "ko", ms=4, label=r"quadrature of $\mathrm{Re}\,\mathbb{E}[\lambda^{2k}]$")
     ax0.plot(k, icl.pe_hessian(config.T, mu)[0], "C2-", label=r"$\frac{\mu}{4\pi k}\sin\frac{4\pi k}{\mu}$ (corrected)")
     ax0.plot(k, icl.pe_hessian_printed(config.T, mu)[0], "C3--", label=r"printed $\frac{\mu}{4\pi k}\sin(4k)\frac{\pi}{\mu}$")
@@ -178,45 +155,34 @@ def _prop612_figure(result, config):
     return save_figure(fig, "icl-ar/prop-6.12")
 
 
-@pytest.mark.claim("icl-ar/prop-6.12", kind="qualitative", aliases=("sander-thesis/prop-6.12",),
+@pytest.mark.claim("icl-ar/prop-6.12", kind="rate", aliases=("sander-thesis/prop-6.12",),
                    title="Prop. 6.12 (thesis ch. 6) with the sine argument corrected: H_tt' = μ sin(4π(t'-t)/μ)/(4π(t'-t)) "
                          "(the Hessian of l is 2H); σ_1 → T and σ_(t>1) → 0 like μ^-2")
 def test_prop612(claim):
     config = ex.PROP612_PRESETS["check"]
     result = ex.prop612(config)
-    verdict = ex.prop612_verdict(result)
-    claim.expected = dict(ex.PROP612_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message, figure=_prop612_figure(result, config))
+    claim.record(ex.prop612_verdict(result), figure=_prop612_figure(result, config))
 
 
 @pytest.mark.claim("icl-ar/prop-6.12/erratum", kind="erratum", wrong_in="statement", aliases=("sander-thesis/prop-6.12",),
                    title="Prop. 6.12 (thesis ch. 6): the printed H_tt' = μ/(4π(t'-t)) sin(4(t'-t)) π/μ does not depend on μ "
                          "and is not E[λ^{2(t'-t)}]; the sine argument is 4π(t'-t)/μ")
 def test_prop612_erratum(claim):
-    result = ex.prop612(ex.PROP612_PRESETS["check"])
-    printed, corrected = ex.prop612_erratum(result)
-    claim.erratum(printed, result, {"printed": "μ/(4π(t'-t)) sin(4(t'-t)) π/μ", "entries": ex.PROP612_TOL["entries"]},
-                  corrected=corrected)
+    claim.record(ex.prop612_erratum_verdict(ex.prop612(ex.PROP612_PRESETS["check"])))
 
 
-@pytest.mark.claim("icl-ar/lemma-6.6", kind="qualitative", aliases=("sander-thesis/lemma-6.6",),
+@pytest.mark.claim("icl-ar/lemma-6.6", kind="identity", aliases=("sander-thesis/lemma-6.6",),
                    title="Lemma 6.6 (thesis ch. 6): with diagonal heads (Assumption 2) and s_t = λ^(t-1), the layer (6.6) "
                          "outputs Σ_t P_(T-1,t) [BᵀA] λ^(t-T+1) ⊙ λ^(t-1)")
 def test_lemma66(claim):
-    result = ex.lemma66(ex.LEMMA66_PRESETS["check"])
-    verdict = ex.lemma66_verdict(result)
-    claim.expected = {"rel_err_max": 1e-13}
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.lemma66_verdict(ex.lemma66(ex.LEMMA66_PRESETS["check"])))
 
 
-@pytest.mark.claim("icl-ar/prop-6.9", kind="qualitative", aliases=("sander-thesis/prop-6.9",),
+@pytest.mark.claim("icl-ar/prop-6.9", kind="identity", aliases=("sander-thesis/prop-6.9",),
                    title="Prop. 6.9 (thesis ch. 6): the gradient flow of ℓ(a, b, p) = (pab - 1)² started with |pab - 1| < 1 "
                          "converges to a global minimum p*a*b* = 1")
 def test_prop69(claim):
-    result = ex.prop69(ex.PROP69_PRESETS["check"])
-    verdict = ex.prop69_verdict(result)
-    claim.expected = {"final_gap_max": 1e-8, "loss": "non-increasing"}
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.prop69_verdict(ex.prop69(ex.PROP69_PRESETS["check"])))
 
 
 def _fig66_figure(result):
@@ -248,6 +214,4 @@ def _fig66_figure(result):
                          "the most recent token (exact population loss, T_max = 30, μ = 50..300)")
 def test_fig66(claim):
     result = ex.fig66(ex.FIG66_PRESETS["check"])
-    verdict = ex.fig66_verdict(result)
-    claim.expected = dict(ex.FIG66_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message, figure=_fig66_figure(result))
+    claim.record(ex.fig66_verdict(result), figure=_fig66_figure(result))

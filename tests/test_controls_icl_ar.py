@@ -109,12 +109,19 @@ def test_fig63_rejects_short_training():
 
 # ---------------------------------------------------------------- Prop. 6.12
 
-_SMALL612 = dict(T=12, mus=(3.0, 50.0), rate_mus=(300.0, 600.0, 1200.0, 2400.0))
+_SMALL612 = dict(T=12, mus=(3.0, 50.0), rate_mus=(300.0, 600.0, 1200.0, 2400.0, 4800.0))  # a rate needs 5 points
 
 
 def test_prop612_rejects_printed_formula():
     """The printed H does not depend on μ: no quadrature agreement and no μ^-2 decay."""
     result = ex.prop612(ex.ConditioningConfig(formula="printed", **_SMALL612))
+    _fails(ex.prop612_verdict(result))
+
+
+def test_prop612_rejects_a_rate_on_too_few_points():
+    """A slope fitted on 4 values of μ is not a rate the verdict accepts, however close to -2."""
+    result = ex.prop612(ex.ConditioningConfig(**{**_SMALL612, "rate_mus": (300.0, 600.0, 1200.0, 2400.0)}))
+    assert abs(result.fit_gap.slope + 2) < 0.05
     _fails(ex.prop612_verdict(result))
 
 
@@ -177,6 +184,16 @@ def test_configs_validate(cls, kw, name):
         cls(**kw)
 
 
+@pytest.mark.parametrize("cls, kw, name", [
+    (ex.GDStepConfig, {"d": 2.0}, "d"), (ex.GDStepConfig, {"eta": "0.3"}, "eta"),
+    (ex.EtaStarConfig, {"sizes": ((2.0, 4),)}, "sizes"), (ex.EtaStarConfig, {"sizes": 3}, "sizes"),
+    (ex.OrthogonalFlowConfig, {"steps": True}, "steps"), (ex.PEOnlyConfig, {"mus": 50.0}, "mus"),
+])
+def test_configs_refuse_wrong_kinds_with_type_error(cls, kw, name):
+    with pytest.raises(TypeError, match=f"`{name}`"):
+        cls(**kw)
+
+
 def test_icl_ar_experiments_registered():
     from theory.experiments import experiment, experiments
 
@@ -189,3 +206,4 @@ def test_icl_ar_experiments_registered():
         assert all(c.startswith("icl-ar/") for c in e.claims)
     e = experiment("icl_ar.lemma610")
     assert e.verdict(e.run(deltas=(1,), tmax=4, draws=2)).passed
+    assert e.verdict(e.run(deltas=(1,), tmax=4, draws=2)).kind == "identity"

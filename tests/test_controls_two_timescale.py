@@ -139,13 +139,27 @@ def test_flanking_control_formula_broken_or_hypothesis_blind_fails():
 
 
 def test_flanking_erratum_control_both_halves():
-    from theory.claims import erratum_verdict
-
     r = ex.measure_flanking(dataclasses.replace(ex.FLANKING_PRESETS["check"], trials=2))
-    assert erratum_verdict(*ex.flanking_erratum_verdicts(r)).status == "pass"
+    verdict = ex.flanking_erratum_verdict(r)
+    assert verdict.status == "pass" and verdict.kind == "erratum"
+    assert [p.status for p in verdict.parts] == ["fail", "pass"]
     # if the printed label were right (printed form exact), the erratum record fails
     right = dataclasses.replace(r, printed_error=1e-14)
-    assert erratum_verdict(*ex.flanking_erratum_verdicts(right)).status == "fail"
+    assert ex.flanking_erratum_verdict(right).status == "fail"
     # if the corrected form failed too, the erratum record fails
     wrong = dataclasses.replace(r, flank_error=tuple(1e-3 for _ in r.flank_error))
-    assert erratum_verdict(*ex.flanking_erratum_verdicts(wrong)).status == "fail"
+    assert ex.flanking_erratum_verdict(wrong).status == "fail"
+
+
+def test_flanking_control_no_offset_outside_the_hypothesis_fails():
+    # without an offset below eta/2 the check cannot show that the hypothesis is needed
+    r = ex.measure_flanking(dataclasses.replace(ex.FLANKING_PRESETS["check"], trials=1, offsets=(2.0, 1.0, 0.5)))
+    assert ex.flanking_verdict(r).status == "fail"
+
+
+def test_lag_and_eps_limit_are_rates_with_the_slope_in_measured():
+    r = ex.measure_tracking(dataclasses.replace(ex.TRACKING_PRESETS["check"], t_end=300.0))
+    verdict = ex.tracking_lag_verdict(r)
+    assert verdict.kind == "rate" and isinstance(verdict.measured["slope"], float)
+    assert abs(verdict.measured["slope"] - 1) <= verdict.expected["tol"]
+    assert len(verdict.measured["grid"]) >= 5

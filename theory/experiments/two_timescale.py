@@ -31,10 +31,10 @@ import math
 
 import numpy as np
 
-from theory.claims import Verdict, qualitative_verdict
+from theory.claims import Verdict, bound_verdict, erratum_verdict, rate_verdict, threshold_verdict
 
 from . import register
-from ._fields import integer, positive, positives
+from .config import Bool, Config, Custom, Int, Ints, Real, Reals, Seed, field
 
 __all__ = [
     "EnvelopeConfig", "measure_envelope", "envelope_verdict",
@@ -47,17 +47,40 @@ __all__ = [
     "Fig64Config", "measure_fig64", "fig64_verdict", "fig64_figure",
     "Fig63Config", "measure_fig63", "fig63_verdict", "fig63_figure", "fig67_verdict", "fig67_figure", "fig67_transition", "LemmasConfig", "measure_lemmas", "lemma_verdict", "lemma_identity_verdict", "RecoveryConfig", "measure_recovery", "recovery_verdict",
     "LipschitzConfig", "LipschitzResult", "measure_lipschitz", "lipschitz_verdict",
-    "FlankingConfig", "FlankingResult", "measure_flanking", "flanking_verdict", "flanking_erratum_verdicts",
+    "FlankingConfig", "FlankingResult", "measure_flanking", "flanking_verdict", "flanking_erratum_verdict",
 ]
 
 
-def _target(v, f, cls):
-    from theory.two_timescale import validate_target
+#: the target of App. 6.C: jumps and values
+_THESIS_V = (0.2, 0.35, 0.5, 0.65, 0.8)
+_THESIS_F = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
 
-    try:
-        validate_target(v, f)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"`v`/`f` of {cls}: {exc}") from None
+
+def _jumps(default=_THESIS_V):
+    """The declared field ``v`` of a config: the interior jumps of Definition 6.1."""
+    return field(Reals(0, 1, closed="neither", min_len=0, increasing=True), default,
+                 "Target jumps 0 < v_1 < ... < v_(n-1) < 1 of Definition 6.1 (empty for a constant target).")
+
+
+def _values(default=_THESIS_F):
+    """The declared field ``f`` of a config: the values of the target on its pieces."""
+    return field(Reals(min_len=1), default, "Target values f*_0, ..., f*_(n-1) on the n pieces: one more than `v`, "
+                 "two consecutive ones never equal.")
+
+
+_ETA = Real(0, 1, closed="right")
+_POSITIVE = Real(0, closed="neither")
+
+
+class _TargetConfig(Config):
+    """A config with a piecewise-constant target (``v``, ``f``): :meth:`check` asks len(f) = len(v) + 1 and
+    f*_i != f*_(i-1) at every jump (Definition 6.1)."""
+
+    def check(self):
+        if len(self.f) != len(self.v) + 1:
+            raise self.invalid("f", f"hold one value more than `v` (the values of its {len(self.v) + 1} pieces)")
+        if any(a == b for a, b in zip(self.f, self.f[1:])):
+            raise self.invalid("f", "change value at every jump (f*_i != f*_(i-1))")
 
 
 def _spread_positions(rng, v, per_piece, margin):
@@ -70,46 +93,18 @@ def _spread_positions(rng, v, per_piece, margin):
 # ------------------------------------------------------------------------------ Remark 6.3
 
 @dataclasses.dataclass(frozen=True)
-class EnvelopeConfig:
-    """Envelope identity of Remark 6.3 at random positions.
+class EnvelopeConfig(_TargetConfig):
+    """Envelope identity of Remark 6.3 at random positions."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target jumps and values (default: the target of App. 6.C).
-    m : int
-        Number of neurons.
-    eta : float
-        Sharpness of sigma_eta, in (0, 1].
-    trials : int
-        Random position vectors (sorted uniform, kept when Delta(u) > 2 eta).
-    step : float
-        Central-difference step.
-    seed : int
-        Seed of the positions.
-    use_partial : bool
-        True for the claim; False replaces (grad_u L)(a*, u) by (grad_u L)(a*/2, u) (negative control).
-    """
-
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    m: int = 12
-    eta: float = 0.004
-    trials: int = 5
-    step: float = 1e-6
-    seed: int = 0
-    use_partial: bool = True
-
-    def __post_init__(self):
-        cls = "EnvelopeConfig"
-        _target(self.v, self.f, cls)
-        integer(self.m, "m", cls, 1)
-        positive(self.eta, "eta", cls, 1.0)
-        integer(self.trials, "trials", cls, 1)
-        positive(self.step, "step", cls, 0.1)
-        integer(self.seed, "seed", cls, 0)
-        if not isinstance(self.use_partial, bool):
-            raise TypeError(f"`use_partial` of {cls} must be a bool; got {self.use_partial!r}.")
+    v: tuple = _jumps()
+    f: tuple = _values()
+    m: int = field(Int(low=1), 12, "Number of neurons.")
+    eta: float = field(_ETA, 0.004, "Sharpness of sigma_eta.")
+    trials: int = field(Int(low=1), 5, "Random position vectors (sorted uniform, kept when Delta(u) > 2 eta).")
+    step: float = field(Real(0, 0.1, closed="right"), 1e-6, "Central-difference step.")
+    seed: int = field(Seed(), 0, "Seed of the positions.")
+    use_partial: bool = field(Bool(), True, "True for the claim; False replaces (grad_u L)(a*, u) by "
+                              "(grad_u L)(a*/2, u) (negative control).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,10 +152,11 @@ def measure_envelope(cfg: EnvelopeConfig) -> EnvelopeResult:
 
 
 def envelope_verdict(result: EnvelopeResult, tol: float = 1e-6) -> Verdict:
-    """Pass iff the relative difference is below ``tol`` (central differences with step 1e-6 reach ~1e-8)."""
-    ok = math.isfinite(result.max_rel_error) and result.max_rel_error <= tol
-    return qualitative_verdict(ok, f"max |d/du L(a*(u),u) (central diff.) - (grad_u L)(a*(u),u)| / max|grad| = "
-                               f"{result.max_rel_error:.2e} over {result.trials} draws, expected <= {tol:g}")
+    """An identity (Remark 6.3): max |d/du L(a*(u), u) - (grad_u L)(a*(u), u)| / max |grad| <= ``tol`` (central
+    differences with step 1e-6 reach about 1e-8)."""
+    return threshold_verdict("identity", result, {"max_rel_error_max": tol},
+                             context=f"d/du L(a*(u),u) by central differences vs (grad_u L)(a*(u),u), "
+                                     f"{result.trials} draws")
 
 
 ENVELOPE_PRESETS = {
@@ -173,44 +169,18 @@ ENVELOPE_PRESETS = {
 # ------------------------------------------------------------------------------ Prop. 6.4
 
 @dataclasses.dataclass(frozen=True)
-class HessianConfig:
-    """lambda_min(H(u)) against Delta(u)/8 (Prop. 6.4) at random u in U.
+class HessianConfig(_TargetConfig):
+    """lambda_min(H(u)) against Delta(u)/8 (Prop. 6.4) at random u in U."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target (H does not depend on it; it fixes the quadrature breakpoints).
-    m_values : tuple of int
-        Numbers of neurons.
-    eta : float
-        Sharpness, in (0, 1].
-    trials : int
-        Draws per m.
-    seed : int
-        Seed.
-    bound_factor : float
-        The bound is bound_factor * Delta(u) / 8 (1 for the claim; a control raises it).
-    """
-
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    m_values: tuple = (3, 6, 12, 20, 25)
-    eta: float = 0.004
-    trials: int = 20
-    seed: int = 0
-    bound_factor: float = 1.0
-
-    def __post_init__(self):
-        cls = "HessianConfig"
-        _target(self.v, self.f, cls)
-        if not isinstance(self.m_values, tuple) or not self.m_values:
-            raise ValueError(f"`m_values` of {cls} must be a non-empty tuple; got {self.m_values!r}.")
-        for m in self.m_values:
-            integer(m, "m_values", cls, 1)
-        positive(self.eta, "eta", cls, 1.0)
-        integer(self.trials, "trials", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        positive(self.bound_factor, "bound_factor", cls)
+    v: tuple = _jumps()
+    f: tuple = _values()
+    m_values: tuple = field(Ints(low=1), (3, 6, 12, 20, 25), "Numbers of neurons (H does not depend on the target; "
+                            "it fixes the quadrature breakpoints).")
+    eta: float = field(_ETA, 0.004, "Sharpness of sigma_eta.")
+    trials: int = field(Int(low=1), 20, "Draws per m.")
+    seed: int = field(Seed(), 0, "Seed of the positions.")
+    bound_factor: float = field(_POSITIVE, 1.0, "The bound is bound_factor * Delta(u) / 8 (1 for the claim; a control "
+                                "raises it).")
 
 
 def measure_hessian(cfg: HessianConfig):
@@ -230,10 +200,9 @@ def measure_hessian(cfg: HessianConfig):
 
 
 def hessian_verdict(result) -> Verdict:
-    """Pass iff Delta(u)/8 <= lambda_min(H(u)) at every draw (ratio <= 1)."""
-    ok = result.ratio <= 1.0
-    return qualitative_verdict(ok, f"max over {result.n_instances} draws of (Delta(u)/8) / lambda_min(H(u)) = "
-                               f"{result.ratio:.3f}, expected <= 1")
+    """A bound (Prop. 6.4): :math:`\\Delta(u)/8\\le\\lambda_{\\min}(H(u))` at every draw, i.e. the largest ratio
+    (Delta(u)/8) / lambda_min(H(u)) is <= 1."""
+    return bound_verdict(result, {"ratio_max": 1.0})
 
 
 HESSIAN_PRESETS = {"check": HessianConfig(), "paper": HessianConfig(m_values=(20,), trials=200)}  # App. 6.C: m = 20
@@ -242,55 +211,28 @@ HESSIAN_PRESETS = {"check": HessianConfig(), "paper": HessianConfig(m_values=(20
 # ------------------------------------------------------------------------------ (6.6), (6.7)
 
 @dataclasses.dataclass(frozen=True)
-class HeavisideConfig:
-    """The Heaviside closed forms (6.6)-(6.7) against the best fit, the eta-limit and an ODE solver.
+class HeavisideConfig(_TargetConfig):
+    """The Heaviside closed forms (6.6)-(6.7) against the best fit, the eta-limit and an ODE solver."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target (App. 6.C by default).
-    per_piece : int
-        Neurons per piece (>= 2, the assumption of Section 6.4.2).
-    etas : tuple of float
-        Sharpness values for the eta -> 0 comparison (geometric ladder).
-    trials : int
-        Random position vectors.
-    tau_end : float
-        Horizon of the flow comparison (slow time), before the first neuron reaches its jump.
-    dtau : float
-        RK4 step of the limit (6.8).
-    margin : float
-        Smallest initial distance of a neuron to a jump or to 0, 1 (> eta, and > max velocity x tau_end).
-    seed : int
-        Seed.
-    jump_scale : float
-        Multiplies the squared jumps in the closed forms (1 for the claim; 2 mimics a loss without the 1/2).
-    """
+    v: tuple = _jumps()
+    f: tuple = _values()
+    per_piece: int = field(Int(low=2), 3, "Neurons per piece (>= 2, the assumption of Section 6.4.2).")
+    etas: tuple = field(Reals(0, 1, closed="right"), (8e-4, 4e-4, 2e-4, 1e-4, 5e-5), "Sharpness values for the "
+                        "eta -> 0 comparison (geometric ladder; a rate needs at least 5).")
+    trials: int = field(Int(low=1), 4, "Random position vectors.")
+    tau_end: float = field(_POSITIVE, 0.002, "Horizon of the flow comparison (slow time), before the first neuron "
+                           "reaches its jump.")
+    dtau: float = field(_POSITIVE, 1e-4, "RK4 step of the limit (6.8).")
+    margin: float = field(Real(0, 0.5, closed="right"), 0.03, "Smallest initial distance of a neuron to a jump or to "
+                          "0, 1 (> max(etas), and > max velocity x tau_end).")
+    seed: int = field(Seed(), 0, "Seed of the positions.")
+    jump_scale: float = field(_POSITIVE, 1.0, "Multiplies the squared jumps in the closed forms (1 for the claim; 2 "
+                              "mimics a loss without the 1/2).")
 
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    per_piece: int = 3
-    etas: tuple = (8e-4, 4e-4, 2e-4, 1e-4, 5e-5)
-    trials: int = 4
-    tau_end: float = 0.002
-    dtau: float = 1e-4
-    margin: float = 0.03
-    seed: int = 0
-    jump_scale: float = 1.0
-
-    def __post_init__(self):
-        cls = "HeavisideConfig"
-        _target(self.v, self.f, cls)
-        integer(self.per_piece, "per_piece", cls, 2)
-        positives(self.etas, "etas", cls, 1.0)
-        integer(self.trials, "trials", cls, 1)
-        positive(self.tau_end, "tau_end", cls)
-        positive(self.dtau, "dtau", cls)
-        positive(self.margin, "margin", cls, 0.5)
+    def check(self):
+        super().check()
         if self.margin <= max(self.etas):
-            raise ValueError(f"`margin` of {cls} must exceed max(etas) = {max(self.etas)}; got {self.margin}.")
-        integer(self.seed, "seed", cls, 0)
-        positive(self.jump_scale, "jump_scale", cls)
+            raise self.invalid("margin", f"exceed max(etas) = {max(self.etas)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -381,31 +323,40 @@ def _slope(x, y):
 
 
 def heaviside_loss_verdict(result: HeavisideResult, tol_identity=1e-10, tol_slope=0.15) -> Verdict:
-    """(6.6) equals the best fit (relative error <= 1e-10) and |L*_eta - (6.6)| = O(eta) (slope 1 +- 0.15)."""
+    """An identity ((6.6)): the closed form equals the best piecewise-constant fit (relative error <=
+    ``tol_identity``), and the reduced loss at sharpness eta tends to it at rate eta: the log-log slope of
+    |L(a*_eta(u), u) - (6.6)| in eta is 1 ± ``tol_slope``."""
     fit = _slope(result.etas, result.loss_eta_error)
-    ok = result.loss_identity_error <= tol_identity and abs(fit.slope - 1) <= tol_slope
-    return qualitative_verdict(ok, f"|(6.6) - best piecewise-constant fit| / fit = {result.loss_identity_error:.1e} "
-                               f"(<= {tol_identity:g}); |L(a*_eta(u),u) - (6.6)| ~ eta^{fit.slope:.3f} "
-                               f"(expected 1 +- {tol_slope}), eta = {min(result.etas):g}..{max(result.etas):g}")
+    measured = {**result.to_measured(), "slope": float(fit.slope), "slope_deviation": abs(fit.slope - 1)}
+    return threshold_verdict("identity", measured, {"loss_identity_error_max": tol_identity,
+                                                    "slope_deviation_max": tol_slope},
+                             context=f"|(6.6) - best fit| / fit; |L(a*_eta(u),u) - (6.6)| ~ eta^{fit.slope:.3f} "
+                                     f"(expected slope 1), eta = {min(result.etas):g}..{max(result.etas):g}")
 
 
 def heaviside_velocity_verdict(result: HeavisideResult, tol_slope=0.15) -> Verdict:
-    """The limit's velocities and trajectories at sharpness eta tend to (6.7) at rate eta (slopes 1 +- 0.15)."""
+    """A rate ((6.7)): the velocities -(grad_u L_eta)(a*_eta(u), u) and the trajectories of the limit (6.8) at
+    sharpness eta tend to the Heaviside closed form (6.7) at rate eta: both log-log slopes in eta, fitted on at
+    least 5 values, are 1 ± ``tol_slope``."""
     fv = _slope(result.etas, result.velocity_eta_error)
     ff = _slope(result.etas, result.flow_eta_error)
-    ok = abs(fv.slope - 1) <= tol_slope and abs(ff.slope - 1) <= tol_slope
-    return qualitative_verdict(ok, f"max |-(grad_u L_eta)(a*_eta(u),u) - (6.7)| ~ eta^{fv.slope:.3f}, max_tau "
-                               f"|u_eta(tau) - u_(6.7)(tau)| ~ eta^{ff.slope:.3f} (expected 1 +- {tol_slope}); at "
-                               f"eta = {min(result.etas):g}: {result.velocity_eta_error[-1]:.2e}, "
-                               f"{result.flow_eta_error[-1]:.2e}")
+    measured = {**result.to_measured(), "slope_velocity": float(fv.slope), "slope_flow": float(ff.slope),
+                "slope_velocity_deviation": abs(fv.slope - 1), "slope_flow_deviation": abs(ff.slope - 1),
+                "rate_points": len(result.etas)}
+    return threshold_verdict("rate", measured, {"slope_velocity_deviation_max": tol_slope,
+                                                "slope_flow_deviation_max": tol_slope, "rate_points_min": 5},
+                             context=f"max |-(grad_u L_eta)(a*_eta(u),u) - (6.7)| ~ eta^{fv.slope:.3f}, max_tau "
+                                     f"|u_eta(tau) - u_(6.7)(tau)| ~ eta^{ff.slope:.3f} (expected slope 1), eta = "
+                                     f"{min(result.etas):g}..{max(result.etas):g}; at eta = {min(result.etas):g}: "
+                                     f"{result.velocity_eta_error[-1]:.2e}, {result.flow_eta_error[-1]:.2e}")
 
 
 def heaviside_invariant_verdict(result: HeavisideResult, tol=1e-8) -> Verdict:
-    """(d^R)^3 - (d^L)^3 is conserved by a solver of (6.7) and the closed-form hitting time matches its event."""
-    ok = result.invariant_drift <= tol and result.hitting_error <= tol
-    return qualitative_verdict(ok, f"relative drift of (d^R)^3 - (d^L)^3 along DOP853 (rtol 1e-12): "
-                               f"{result.invariant_drift:.1e}; |tau* closed form - event time| / tau* = "
-                               f"{result.hitting_error:.1e} (expected <= {tol:g})")
+    """An identity (along (6.7)): (d^R)^3 - (d^L)^3 is conserved by a solver of (6.7) (relative drift <= ``tol``)
+    and the closed-form hitting time matches the solver's event (relative error <= ``tol``)."""
+    return threshold_verdict("identity", result, {"invariant_drift_max": tol, "hitting_error_max": tol},
+                             context="relative drift of (d^R)^3 - (d^L)^3 along DOP853 (rtol 1e-12), |tau* closed "
+                                     "form - event time| / tau*")
 
 
 def heaviside_figure(result: HeavisideResult, claim_id="two-timescale/eq-6.7"):
@@ -437,49 +388,20 @@ HEAVISIDE_PRESETS = {
 # ------------------------------------------------------------------------------ Prop. 6.9
 
 @dataclasses.dataclass(frozen=True)
-class TrackingConfig:
-    """||a(t) - a*(u(t))|| along gradient descent at ratio eps (Prop. 6.9).
+class TrackingConfig(_TargetConfig):
+    """||a(t) - a*(u(t))|| along gradient descent at ratio eps (Prop. 6.9)."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target (one jump by default, so that M = 1 and D can be large).
-    per_piece : int
-        Neurons per piece, evenly spread.
-    eta : float
-        Sharpness.
-    h : float
-        Step of the fast variable (t = k h).
-    t_end : float
-        Horizon in t.
-    lag_eps : tuple of float
-        Ratios for the lag measurement (outside the hypotheses: a proxy).
-    lag_t_end : float
-        Horizon of the lag runs (long enough for the transient to die).
-    bound_scale : float
-        Multiplies Prop. 6.9's bound (1 for the claim; a control shrinks it).
-    """
-
-    v: tuple = (0.5,)
-    f: tuple = (0.0, 1.0)
-    per_piece: int = 3
-    eta: float = 0.001
-    h: float = 0.5
-    t_end: float = 3000.0
-    lag_eps: tuple = (4e-5, 2e-5, 1e-5, 5e-6, 2.5e-6)
-    lag_t_end: float = 800.0
-    bound_scale: float = 1.0
-
-    def __post_init__(self):
-        cls = "TrackingConfig"
-        _target(self.v, self.f, cls)
-        integer(self.per_piece, "per_piece", cls, 2)
-        positive(self.eta, "eta", cls, 1.0)
-        positive(self.h, "h", cls)
-        positive(self.t_end, "t_end", cls)
-        positives(self.lag_eps, "lag_eps", cls)
-        positive(self.lag_t_end, "lag_t_end", cls)
-        positive(self.bound_scale, "bound_scale", cls)
+    v: tuple = field(Reals(0, 1, closed="neither", min_len=0, increasing=True), (0.5,), "Target jumps 0 < v_1 < ... "
+                     "< v_(n-1) < 1 of Definition 6.1 (one jump by default, so that M = 1 and D can be large).")
+    f: tuple = _values((0.0, 1.0))
+    per_piece: int = field(Int(low=2), 3, "Neurons per piece, evenly spread.")
+    eta: float = field(_ETA, 0.001, "Sharpness of sigma_eta.")
+    h: float = field(_POSITIVE, 0.5, "Step of the fast variable (t = k h).")
+    t_end: float = field(_POSITIVE, 3000.0, "Horizon in t.")
+    lag_eps: tuple = field(Reals(0, closed="neither"), (4e-5, 2e-5, 1e-5, 5e-6, 2.5e-6), "Ratios for the lag "
+                           "measurement (outside the hypotheses: a proxy; a rate needs at least 5).")
+    lag_t_end: float = field(_POSITIVE, 800.0, "Horizon of the lag runs (long enough for the transient to die).")
+    bound_scale: float = field(_POSITIVE, 1.0, "Multiplies Prop. 6.9's bound (1 for the claim; a control shrinks it).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -554,19 +476,18 @@ def measure_tracking(cfg: TrackingConfig) -> TrackingResult:
 
 
 def tracking_bound_verdict(result: TrackingResult) -> Verdict:
-    """Pass iff ||a(t) - a*(u(t))|| <= Prop. 6.9's bound for all t and the early decay rate is >= D/16."""
-    ok = result.ratio <= 1.0 and result.decay_rate >= result.d_over_16
-    return qualitative_verdict(ok, f"max_t ||a(t) - a*(u(t))|| / bound = {result.ratio:.2e} (<= 1) at eps = "
-                               f"{result.eps:.2e} (the threshold), D = {result.D:.3f}; decay rate "
-                               f"{result.decay_rate:.4f} >= D/16 = {result.d_over_16:.4f}")
+    """A bound (Prop. 6.9): :math:`\\|a(t)-a^*(u(t))\\|\\le3M\\sqrt{m+1}e^{-Dt/16}+2^{17}M^3(m+1)^3\\varepsilon/D^2` for
+    all t (largest ratio to the bound <= 1; inf when the hypothesis Delta(u(s)) >= D/2 breaks), and the early
+    exponential decay rate of ||a - a*|| is at least D/16."""
+    return threshold_verdict("bound", result, {"ratio_max": 1.0, "decay_rate_min": result.d_over_16},
+                             context=f"max_t ||a(t) - a*(u(t))|| / bound and the fitted decay rate, at eps = "
+                                     f"{result.eps:.2e} (the threshold), D = {result.D:.3f}")
 
 
-def tracking_lag_verdict(result: TrackingResult, tol=0.15):
-    """The quasi-static lag max ||a - a*(u)|| (last quarter of the run) is proportional to eps (slope 1 +- tol)."""
-    fit = _slope(result.lag_eps, result.lag)
-    ok = abs(fit.slope - 1) <= tol
-    return qualitative_verdict(ok, f"lag ||a - a*(u)|| ~ eps^{fit.slope:.3f} (expected 1 +- {tol}; Prop. 6.9's "
-                               f"second term), eps = {min(result.lag_eps):g}..{max(result.lag_eps):g}")
+def tracking_lag_verdict(result: TrackingResult, tol=0.15) -> Verdict:
+    """A rate (Prop. 6.9's second term): the quasi-static lag max ||a - a*(u)|| over the last quarter of the run
+    is proportional to eps, i.e. its log-log slope in eps (:func:`theory.rates.fit_rate`) is 1 ± ``tol``."""
+    return rate_verdict(_slope(result.lag_eps, result.lag), {"slope": 1.0, "tol": tol}, grid_label="eps")
 
 
 def tracking_figure(result: TrackingResult, claim_id="two-timescale/prop-6.9"):
@@ -597,52 +518,20 @@ TRACKING_PRESETS = {"check": TrackingConfig(), "paper": TrackingConfig(per_piece
 # ------------------------------------------------------------------------------ Section 6.5.2
 
 @dataclasses.dataclass(frozen=True)
-class EpsLimitConfig:
-    """Gradient descent at ratio eps against the two-timescale limit (6.8) on [0, tau_end].
+class EpsLimitConfig(_TargetConfig):
+    """Gradient descent at ratio eps against the two-timescale limit (6.8) on [0, tau_end]."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target.
-    per_piece : int
-        Random neurons per piece.
-    eta : float
-        Sharpness.
-    h : float
-        Step of a.
-    eps_values : tuple of float
-        Ratios (geometric ladder, decreasing).
-    tau_end : float
-        Slow-time horizon.
-    dtau : float
-        RK4 step of the limit.
-    seed : int
-        Seed of the positions.
-    a0_optimal : bool
-        Start a at a*(u(0)) (True) or at 0 as in Thm 6.2 (False).
-    """
-
-    v: tuple = (0.3, 0.6)
-    f: tuple = (0.0, 1.0, -0.5)
-    per_piece: int = 3
-    eta: float = 0.02
-    h: float = 0.2
-    eps_values: tuple = (1.6e-4, 8e-5, 4e-5, 2e-5, 1e-5)
-    tau_end: float = 0.1
-    dtau: float = 1e-3
-    seed: int = 0
-    a0_optimal: bool = False
-
-    def __post_init__(self):
-        cls = "EpsLimitConfig"
-        _target(self.v, self.f, cls)
-        integer(self.per_piece, "per_piece", cls, 1)
-        positive(self.eta, "eta", cls, 1.0)
-        positive(self.h, "h", cls)
-        positives(self.eps_values, "eps_values", cls)
-        positive(self.tau_end, "tau_end", cls)
-        positive(self.dtau, "dtau", cls)
-        integer(self.seed, "seed", cls, 0)
+    v: tuple = _jumps((0.3, 0.6))
+    f: tuple = _values((0.0, 1.0, -0.5))
+    per_piece: int = field(Int(low=1), 3, "Random neurons per piece.")
+    eta: float = field(_ETA, 0.02, "Sharpness of sigma_eta.")
+    h: float = field(_POSITIVE, 0.2, "Step of a.")
+    eps_values: tuple = field(Reals(0, closed="neither"), (1.6e-4, 8e-5, 4e-5, 2e-5, 1e-5), "Ratios (geometric "
+                              "ladder, decreasing; a rate needs at least 5).")
+    tau_end: float = field(_POSITIVE, 0.1, "Slow-time horizon.")
+    dtau: float = field(_POSITIVE, 1e-3, "RK4 step of the limit.")
+    seed: int = field(Seed(), 0, "Seed of the positions.")
+    a0_optimal: bool = field(Bool(), False, "Start a at a*(u(0)) (True) or at 0 as in Thm 6.2 (False).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -683,12 +572,9 @@ def measure_eps_limit(cfg: EpsLimitConfig) -> EpsLimitResult:
 
 
 def eps_limit_verdict(result: EpsLimitResult, tol=0.15) -> Verdict:
-    """Pass iff max_tau ||u_GD - u_limit|| ~ eps^s with |s - 1| <= tol."""
-    fit = _slope(result.eps_values, result.errors)
-    ok = abs(fit.slope - 1) <= tol
-    return qualitative_verdict(ok, f"max_tau ||u_GD(tau/eps) - u_limit(tau)|| ~ eps^{fit.slope:.3f} (expected 1 +- "
-                               f"{tol}); {result.errors[0]:.2e} at eps = {result.eps_values[0]:g}, "
-                               f"{result.errors[-1]:.2e} at eps = {result.eps_values[-1]:g}")
+    """A rate (Sec. 6.5.2): max_tau ||u_GD(tau/eps) - u_limit(tau)|| = O(eps), i.e. its log-log slope in eps
+    (:func:`theory.rates.fit_rate`) is 1 ± ``tol``."""
+    return rate_verdict(_slope(result.eps_values, result.errors), {"slope": 1.0, "tol": tol}, grid_label="eps")
 
 
 def eps_limit_figure(result: EpsLimitResult, claim_id="two-timescale/sec-6.5.2"):
@@ -724,38 +610,16 @@ EPS_LIMIT_PRESETS = {
 # ------------------------------------------------------------------------------ Lemma 6.19
 
 @dataclasses.dataclass(frozen=True)
-class DGoodConfig:
-    """Frequency of D-good uniform initialisations (Lemma 6.19), m from (6.2).
+class DGoodConfig(_TargetConfig):
+    """Frequency of D-good uniform initialisations (Lemma 6.19), m from (6.2)."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target (App. 6.C).
-    deltas : tuple of float
-        Failure probabilities delta in (0, 1).
-    draws : int
-        Monte-Carlo draws per delta.
-    seed : int
-        Seed.
-    m_offset : int
-        Added to the m of (6.2) (0 for the claim; a control takes fewer neurons).
-    """
-
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    deltas: tuple = (0.5, 0.2)
-    draws: int = 2000
-    seed: int = 0
-    m_offset: int = 0
-
-    def __post_init__(self):
-        cls = "DGoodConfig"
-        _target(self.v, self.f, cls)
-        positives(self.deltas, "deltas", cls, 0.999)
-        integer(self.draws, "draws", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        if isinstance(self.m_offset, bool) or not isinstance(self.m_offset, int):
-            raise TypeError(f"`m_offset` of {cls} must be an integer; got {self.m_offset!r}.")
+    v: tuple = _jumps()
+    f: tuple = _values()
+    deltas: tuple = field(Reals(0, 0.999, closed="right"), (0.5, 0.2), "Failure probabilities delta (at most 0.999).")
+    draws: int = field(Int(low=1), 2000, "Monte-Carlo draws per delta.")
+    seed: int = field(Seed(), 0, "Seed of the draws.")
+    m_offset: int = field(Int(low=None), 0, "Added to the m of (6.2) (0 for the claim; a control takes fewer "
+                          "neurons).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -790,13 +654,16 @@ def measure_dgood(cfg: DGoodConfig) -> DGoodResult:
 
 
 def dgood_verdict(result: DGoodResult) -> Verdict:
-    """Pass iff the frequency of D-good draws is >= 1 - delta minus 3 binomial standard errors, every delta."""
-    parts, ok = [], True
-    for d, m, f in zip(result.deltas, result.m, result.fraction_good):
+    """A frequency (Lemma 6.19): for every delta the frequency of D-good draws, D = delta/(6(m+1)^2), is at least
+    1 - delta minus 3 binomial standard errors sqrt(max(f(1 - f), 1e-4) / draws)."""
+    measured, expected = dict(result.to_measured()), {}
+    for d, f in zip(result.deltas, result.fraction_good):
         se = math.sqrt(max(f * (1 - f), 1e-4) / result.draws)
-        ok &= f >= 1 - d - 3 * se
-        parts.append(f"delta={d}: m={m}, freq {f:.3f} (>= {1 - d:.2f})")
-    return qualitative_verdict(bool(ok), "frequency of D-good u, D = delta/(6(m+1)^2): " + "; ".join(parts))
+        measured[f"fraction_good_delta{d:g}"] = f
+        expected[f"fraction_good_delta{d:g}_min"] = 1 - d - 3 * se
+    return threshold_verdict("frequency", measured, expected,
+                             context=f"{result.draws} draws per delta, m = {list(result.m)} from (6.2); thresholds "
+                                     "1 - delta - 3 standard errors")
 
 
 DGOOD_PRESETS = {"check": DGoodConfig(), "paper": DGoodConfig(deltas=(0.5, 0.2, 0.1, 0.01), draws=20000)}
@@ -805,62 +672,26 @@ DGOOD_PRESETS = {"check": DGoodConfig(), "paper": DGoodConfig(deltas=(0.5, 0.2, 
 # ------------------------------------------------------------------------------ Figures 6.4, 6.5, 6.7
 
 @dataclasses.dataclass(frozen=True)
-class Fig64Config:
+class Fig64Config(_TargetConfig):
     """Population gradient descent on the thesis target for a small eps and for eps = 1 (Figs 6.4, 6.5),
-    from u i.i.d. uniform and a = 0, several seeds.
+    from u i.i.d. uniform and a = 0, several seeds."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target (App. 6.C).
-    m : int
-        Neurons (App. 6.C: 20).
-    eta : float
-        Sharpness (App. 6.C: 4e-3).
-    h : float
-        Largest step of a (below 2 / lambda_max(H), about 0.2 for m = 20 uniform positions).
-    u_step_max : float
-        Largest step eps h of u: the step of a is min(h, u_step_max / eps), so that the positions' update
-        stays stable (the curvature of L in u_j is about a_j^2 / eta).
-    eps_values : tuple of float
-        Ratios; the first is the two-timescale one, the last the "eps = 1" one.
-    tau_end : float
-        Slow-time horizon tau = eps t (6 / Delta f^2 = 6 for the thesis target, Prop. 6.7).
-    t_min : float
-        Smallest horizon in t (Table 6.2: P h = 10 for eps = 1).
-    seeds : tuple of int
-        Seeds of the initial positions.
-    move_threshold : float
-        A neuron "moves" when |u_j(end) - u_j(0)| exceeds it.
-    """
-
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    m: int = 20
-    eta: float = 0.004
-    h: float = 0.15
-    u_step_max: float = 2.5e-4
-    eps_values: tuple = (1e-3, 1.0)
-    tau_end: float = 6.0
-    t_min: float = 10.0
-    seeds: tuple = (0, 1, 2)
-    move_threshold: float = 0.01
-
-    def __post_init__(self):
-        cls = "Fig64Config"
-        _target(self.v, self.f, cls)
-        integer(self.m, "m", cls, 1)
-        positive(self.eta, "eta", cls, 1.0)
-        positive(self.h, "h", cls)
-        positive(self.u_step_max, "u_step_max", cls)
-        positives(self.eps_values, "eps_values", cls)
-        positive(self.tau_end, "tau_end", cls)
-        positive(self.t_min, "t_min", cls)
-        if not isinstance(self.seeds, tuple) or not self.seeds:
-            raise ValueError(f"`seeds` of {cls} must be a non-empty tuple; got {self.seeds!r}.")
-        for s in self.seeds:
-            integer(s, "seeds", cls, 0)
-        positive(self.move_threshold, "move_threshold", cls)
+    v: tuple = _jumps()
+    f: tuple = _values()
+    m: int = field(Int(low=1), 20, "Neurons (App. 6.C: 20).")
+    eta: float = field(_ETA, 0.004, "Sharpness (App. 6.C: 4e-3).")
+    h: float = field(_POSITIVE, 0.15, "Largest step of a (below 2 / lambda_max(H), about 0.2 for m = 20 uniform "
+                     "positions).")
+    u_step_max: float = field(_POSITIVE, 2.5e-4, "Largest step eps h of u: the step of a is min(h, u_step_max / eps), "
+                              "so that the positions' update stays stable (the curvature of L in u_j is about "
+                              "a_j^2 / eta).")
+    eps_values: tuple = field(Reals(0, closed="neither"), (1e-3, 1.0), "Ratios; the first is the two-timescale one, "
+                              "the last the \"eps = 1\" one.")
+    tau_end: float = field(_POSITIVE, 6.0, "Slow-time horizon tau = eps t (6 / Delta f^2 = 6 for the thesis target, "
+                           "Prop. 6.7).")
+    t_min: float = field(_POSITIVE, 10.0, "Smallest horizon in t (Table 6.2: P h = 10 for eps = 1).")
+    seeds: tuple = field(Ints(low=0), (0, 1, 2), "Seeds of the initial positions.")
+    move_threshold: float = field(_POSITIVE, 0.01, "A neuron \"moves\" when |u_j(end) - u_j(0)| exceeds it.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -913,17 +744,25 @@ def measure_fig64(cfg: Fig64Config) -> Fig64Result:
 
 
 def fig64_verdict(result: Fig64Result) -> Verdict:
-    """Small eps: every jump covered (neuron within 2 eta) and at most two moving neurons per jump, in every
-    seed; eps = 1 (last): more neurons move on average and the mean L2 error is larger."""
-    small_ok = all(c == result.n_jumps for c in result.covered[0]) and \
-        all(mv <= 2 * result.n_jumps for mv in result.moved[0])
-    contrast = np.mean(result.moved[-1]) > np.mean(result.moved[0]) and np.mean(result.l2[-1]) > np.mean(result.l2[0])
-    ok = bool(small_ok and contrast)
+    """The shape of Figs 6.4-6.5 as thresholds (qualitative): for the small eps (first), in every seed every jump
+    is covered (a neuron within 2 eta: no jump uncovered) and at most two neurons per jump move; for eps = 1
+    (last), more neurons move on average and the mean squared L2 error is larger (strictly: at least the next
+    float above the small eps's)."""
+    moved0, moved1 = float(np.mean(result.moved[0])), float(np.mean(result.moved[-1]))
+    l20, l21 = float(np.mean(result.l2[0])), float(np.mean(result.l2[-1]))
+    measured = {**result.to_measured(),
+                "max_uncovered_small_eps": max(result.n_jumps - c for c in result.covered[0]),
+                "max_moved_small_eps": max(result.moved[0]),
+                "mean_moved_small_eps": moved0, "mean_moved_large_eps": moved1,
+                "mean_l2_small_eps": l20, "mean_l2_large_eps": l21}
     e0, e1 = result.eps_values[0], result.eps_values[-1]
-    return qualitative_verdict(ok, f"eps={e0:g}: jumps covered {list(result.covered[0])}/{result.n_jumps}, neurons "
-                               f"moved {list(result.moved[0])}, mean L2^2 {np.mean(result.l2[0]):.4f}; eps={e1:g}: "
-                               f"covered {list(result.covered[-1])}, moved {list(result.moved[-1])}, mean L2^2 "
-                               f"{np.mean(result.l2[-1]):.4f}")
+    return threshold_verdict("qualitative", measured, {
+        "max_uncovered_small_eps_max": 0, "max_moved_small_eps_max": 2 * result.n_jumps,
+        "mean_moved_large_eps_min": float(np.nextafter(moved0, math.inf)),
+        "mean_l2_large_eps_min": float(np.nextafter(l20, math.inf))},
+        context=f"eps={e0:g}: jumps covered {list(result.covered[0])}/{result.n_jumps}, neurons moved "
+                f"{list(result.moved[0])}; eps={e1:g}: covered {list(result.covered[-1])}, moved "
+                f"{list(result.moved[-1])}; mean L2^2 {l20:.4f} vs {l21:.4f}")
 
 
 def fig64_figure(result: Fig64Result, cfg: Fig64Config, claim_id="two-timescale/fig-6.4"):
@@ -988,41 +827,17 @@ LEMMAS = ("lemma-6.10", "lemma-6.12", "lemma-6.14", "lemma-6.15", "lemma-6.16", 
 
 
 @dataclasses.dataclass(frozen=True)
-class LemmasConfig:
-    """The explicit inequalities of Lemmas 6.10-6.18 at random positions in U_eta with >= 2 neurons per piece.
+class LemmasConfig(_TargetConfig):
+    """The explicit inequalities of Lemmas 6.10-6.18 at random positions in U_eta with >= 2 neurons per piece."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target (App. 6.C).
-    per_piece : int
-        Neurons per piece (>= 2, as Lemmas 6.13-6.16 assume).
-    eta : float
-        Sharpness (3 eta <= Delta v for Lemma 6.18).
-    trials : int
-        Random position vectors.
-    seed : int
-        Seed.
-    bound_scale : float
-        Multiplies every right-hand side (1 for the claims; a control shrinks them).
-    """
-
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    per_piece: int = 3
-    eta: float = 0.004
-    trials: int = 10
-    seed: int = 0
-    bound_scale: float = 1.0
-
-    def __post_init__(self):
-        cls = "LemmasConfig"
-        _target(self.v, self.f, cls)
-        integer(self.per_piece, "per_piece", cls, 2)
-        positive(self.eta, "eta", cls, 1.0)
-        integer(self.trials, "trials", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        positive(self.bound_scale, "bound_scale", cls)
+    v: tuple = _jumps()
+    f: tuple = _values()
+    per_piece: int = field(Int(low=2), 3, "Neurons per piece (>= 2, as Lemmas 6.13-6.16 assume).")
+    eta: float = field(_ETA, 0.004, "Sharpness (3 eta <= Delta v for Lemma 6.18).")
+    trials: int = field(Int(low=1), 10, "Random position vectors.")
+    seed: int = field(Seed(), 0, "Seed of the positions.")
+    bound_scale: float = field(_POSITIVE, 1.0, "Multiplies every right-hand side (1 for the claims; a control "
+                               "shrinks them).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1112,11 +927,12 @@ def measure_lemmas(cfg: LemmasConfig) -> LemmasResult:
 
 
 def lemma_identity_verdict(result: LemmasResult, name: str, tol=1e-12) -> Verdict:
-    """Lemma 6.11 (H_eta = H_0 + D_eta, |D_eta| <= eta/2) or Lemma 6.13 (exact gradient at a*_0 equal to (6.7)):
-    pass iff the largest deviation is <= ``tol`` (exact quadrature: rounding only)."""
+    """An identity: Lemma 6.11 (H_eta = H_0 + D_eta, |D_eta| <= eta/2) or Lemma 6.13 (exact gradient at a*_0 equal
+    to (6.7)): the largest deviation over the draws is <= ``tol`` (exact quadrature: rounding only)."""
     err = {"lemma-6.11": result.lemma611_error, "lemma-6.13": result.lemma613_error}[name]
     what = {"lemma-6.11": "max |H_eta - H_0 - D_eta|", "lemma-6.13": "max |-(d_u L_eta)(a*_0(u), u) - (6.7)|"}[name]
-    return qualitative_verdict(bool(err <= tol), f"{name}: {what} = {err:.1e} over {result.trials} draws (<= {tol:g})")
+    return threshold_verdict("identity", {"max_error": err, "n_instances": result.trials}, {"max_error_max": tol},
+                             context=f"{name}: {what} over {result.trials} draws")
 
 
 LEMMA_TITLES = {
@@ -1131,48 +947,27 @@ LEMMA_TITLES = {
 
 
 def lemma_verdict(result: LemmasResult, name: str) -> Verdict:
-    """Pass iff the largest LHS / RHS of the lemma ``name`` is <= 1 up to rounding (Lemma 6.14 is attained with
-    equality where the fit equals a value of f* of modulus M) and positive (the quantity was measured)."""
-    r = result.ratio(name)
-    ok = 0.0 < r <= 1.0 + 1e-12
-    return qualitative_verdict(ok, f"{name}: max LHS/RHS = {r:.3g} over {result.trials} draws (<= 1): {LEMMA_TITLES[name]}")
+    """A bound (lemma ``name``): the largest LHS / RHS of its inequalities over the draws is <= 1 up to rounding
+    (1 + 1e-12: Lemma 6.14 is attained with equality where the fit equals a value of f* of modulus M) and
+    positive (the quantity was measured: ratio >= the smallest positive float)."""
+    return threshold_verdict("bound", {"ratio": result.ratio(name), "n_instances": result.trials},
+                             {"ratio_max": 1.0 + 1e-12, "ratio_min": math.ulp(0.0)},
+                             context=f"{name}, max LHS/RHS over {result.trials} draws: {LEMMA_TITLES[name]}")
 
 
 LEMMAS_PRESETS = {"check": LemmasConfig(), "paper": LemmasConfig(trials=200, per_piece=4)}  # App. 6.C: eta = 4e-3
 
 
 @dataclasses.dataclass(frozen=True)
-class RecoveryConfig:
-    """Hitting times of the Heaviside limit (6.7) against the horizon 6 / Delta f^2 of Prop. 6.7 / Thm 6.8.
+class RecoveryConfig(_TargetConfig):
+    """Hitting times of the Heaviside limit (6.7) against the horizon 6 / Delta f^2 of Prop. 6.7 / Thm 6.8."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target (App. 6.C).
-    m : int
-        Neurons, i.i.d. uniform (draws without two neurons per piece are skipped).
-    draws : int
-        Random initialisations.
-    seed : int
-        Seed.
-    horizon_scale : float
-        Multiplies the horizon (1 for the claim; a control shortens it).
-    """
-
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    m: int = 20
-    draws: int = 200
-    seed: int = 0
-    horizon_scale: float = 1.0
-
-    def __post_init__(self):
-        cls = "RecoveryConfig"
-        _target(self.v, self.f, cls)
-        integer(self.m, "m", cls, 2)
-        integer(self.draws, "draws", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        positive(self.horizon_scale, "horizon_scale", cls)
+    v: tuple = _jumps()
+    f: tuple = _values()
+    m: int = field(Int(low=2), 20, "Neurons, i.i.d. uniform (draws without two neurons per piece are skipped).")
+    draws: int = field(Int(low=1), 200, "Random initialisations.")
+    seed: int = field(Seed(), 0, "Seed of the initialisations.")
+    horizon_scale: float = field(_POSITIVE, 1.0, "Multiplies the horizon (1 for the claim; a control shortens it).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1209,10 +1004,11 @@ def measure_recovery(cfg: RecoveryConfig) -> RecoveryResult:
 
 
 def recovery_verdict(result: RecoveryResult) -> Verdict:
-    """Pass iff every jump is reached by its closer neuron before 6 / Delta f^2."""
-    ok = result.used > 0 and result.max_ratio <= 1.0
-    return qualitative_verdict(ok, f"max tau*_i / (6/Delta f^2) = {result.max_ratio:.3f} (mean {result.mean_ratio:.3f}) "
-                               f"over {result.used} initialisations with >= 2 neurons per piece (<= 1)")
+    """A bound (Prop. 6.7 / Thm 6.8): every jump is reached by its closer neuron before 6 / Delta f^2, i.e. the
+    largest tau*_i / (6 / Delta f^2) is <= 1, over at least one usable initialisation."""
+    return threshold_verdict("bound", result, {"max_ratio_max": 1.0, "used_min": 1},
+                             context=f"closed-form hitting times of (6.7), mean ratio {result.mean_ratio:.3f}, "
+                                     f"{result.used} initialisations with >= 2 neurons per piece")
 
 
 RECOVERY_PRESETS = {"check": RecoveryConfig(), "paper": RecoveryConfig(draws=5000)}  # App. 6.C: m = 20
@@ -1237,14 +1033,19 @@ def fig67_transition(result: Fig64Result, factor=3.0):
 
 
 def fig67_verdict(result: Fig64Result) -> Verdict:
-    """Pass iff the mean squared L2 error grows with eps (largest eps >= 5 x smallest; every value at least the
-    smallest one up to 5 %) and the transition (error tripled) lies in [0.03, 1], around the thesis's 0.1."""
+    """The shape of Fig. 6.7 as thresholds (qualitative): the mean squared L2 error grows with eps (the largest
+    eps's at least 5 x the smallest's; every one at least 0.95 x the smallest's) and the transition (the smallest
+    eps whose error is tripled, :func:`fig67_transition`) lies in [0.03, 1], around the thesis's 0.1."""
     means = [float(np.mean(r)) for r in result.l2]
     tr = fig67_transition(result)
-    ok = means[-1] >= 5 * means[0] and all(m >= 0.95 * means[0] for m in means) and 0.03 <= tr <= 1.0
+    measured = {**result.to_measured(), "mean_l2_smallest_eps": means[0], "mean_l2_largest_eps": means[-1],
+                "min_mean_l2": min(means), "transition": tr}
     parts = ", ".join(f"eps={e:g}: {m:.4f}" for e, m in zip(result.eps_values, means))
-    return qualitative_verdict(ok, f"mean ||f - f*||^2 over {len(result.l2[0])} seeds: {parts}; transition (error x3) "
-                               f"at eps = {tr:g} (thesis: about 0.1)")
+    return threshold_verdict("qualitative", measured, {
+        "mean_l2_largest_eps_min": 5 * means[0], "min_mean_l2_min": 0.95 * means[0], "transition_min": 0.03,
+        "transition_max": 1.0},
+        context=f"mean ||f - f*||^2 over {len(result.l2[0])} seeds: {parts}; transition (error x3) at eps = "
+                f"{tr:g} (thesis: about 0.1)")
 
 
 def fig67_figure(result: Fig64Result, claim_id="two-timescale/fig-6.7"):
@@ -1279,54 +1080,25 @@ register("two_timescale.fig67", config=Fig64Config, presets=FIG67_PRESETS, measu
 # ------------------------------------------------------------------------------ Figure 6.3
 
 @dataclasses.dataclass(frozen=True)
-class Fig63Config:
-    """One-pass SGD (6.9) against the Heaviside two-timescale limit (6.7) (Figure 6.3), aligned by tau = eps h p.
+class Fig63Config(_TargetConfig):
+    """One-pass SGD (6.9) against the Heaviside two-timescale limit (6.7) (Figure 6.3), aligned by tau = eps h p."""
 
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target (App. 6.C).
-    m : int
-        Neurons, u i.i.d. uniform: the first seed from ``seed`` on giving two neurons per piece is used.
-    eta : float
-        Sharpness of the SGD network (Table 6.1: 4e-3).
-    eps, h : float
-        Ratio and step of SGD (Table 6.1: 2e-5, 1e-5; App. 6.C says h = 1e-3 behaves the same).
-    tau_end : float
-        Slow-time horizon.
-    noise : float
-        Half-width of the uniform label noise (Table 6.1: 1).
-    seed : int
-        First seed tried for the positions; the samples use seed + 1000.
-    tau_start : float
-        Comparison starts there (after the fast phase of a).
-    """
+    v: tuple = _jumps()
+    f: tuple = _values()
+    m: int = field(Int(low=2), 20, "Neurons, u i.i.d. uniform: the first seed from ``seed`` on giving two neurons "
+                   "per piece is used.")
+    eta: float = field(_ETA, 0.004, "Sharpness of the SGD network (Table 6.1: 4e-3).")
+    eps: float = field(_POSITIVE, 1e-4, "Ratio of the step sizes of u and a (Table 6.1: 2e-5).")
+    h: float = field(_POSITIVE, 1e-3, "Step of SGD (Table 6.1: 1e-5; App. 6.C says h = 1e-3 behaves the same).")
+    tau_end: float = field(_POSITIVE, 0.65, "Slow-time horizon.")
+    noise: float = field(Real(0), 1.0, "Half-width of the uniform label noise (Table 6.1: 1).")
+    seed: int = field(Seed(), 0, "First seed tried for the positions; the samples use seed + 1000.")
+    tau_start: float = field(_POSITIVE, 0.03, "Comparison starts there (after the fast phase of a); below tau_end.")
 
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    m: int = 20
-    eta: float = 0.004
-    eps: float = 1e-4
-    h: float = 1e-3
-    tau_end: float = 0.65
-    noise: float = 1.0
-    seed: int = 0
-    tau_start: float = 0.03
-
-    def __post_init__(self):
-        cls = "Fig63Config"
-        _target(self.v, self.f, cls)
-        integer(self.m, "m", cls, 2)
-        positive(self.eta, "eta", cls, 1.0)
-        positive(self.eps, "eps", cls)
-        positive(self.h, "h", cls)
-        positive(self.tau_end, "tau_end", cls)
-        if isinstance(self.noise, bool) or not isinstance(self.noise, (int, float)) or not 0 <= self.noise < math.inf:
-            raise ValueError(f"`noise` of {cls} must be a finite number >= 0; got {self.noise!r}.")
-        integer(self.seed, "seed", cls, 0)
-        positive(self.tau_start, "tau_start", cls)
+    def check(self):
+        super().check()
         if self.tau_start >= self.tau_end:
-            raise ValueError(f"`tau_start` of {cls} must be below tau_end = {self.tau_end}; got {self.tau_start}.")
+            raise self.invalid("tau_start", f"be below tau_end = {self.tau_end}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1377,14 +1149,15 @@ def measure_fig63(cfg: Fig63Config) -> Fig63Result:
 
 
 def fig63_verdict(result: Fig63Result, tol=0.1) -> Verdict:
-    """Pass iff after the fast phase (tau >= tau_start) the SGD loss stays within ``tol`` x (the limit's loss at
-    u(0), the scale of the problem) of the limit's, and it drops to at most half its value at tau_start (the
-    limit reaches 0 within the horizon)."""
+    """The shape of Fig. 6.3 as thresholds (qualitative): after the fast phase (tau >= tau_start) the SGD loss
+    stays within ``tol`` x (the limit's loss at u(0), the scale of the problem) of the limit's, and it drops to
+    at most half its value at tau_start (the limit reaches 0 within the horizon)."""
     m = result.to_measured()
-    ok = m["max_abs_gap"] <= tol * m["limit_loss_initial"] and m["sgd_loss_end"] <= 0.5 * m["sgd_loss_start"]
-    return qualitative_verdict(ok, f"max_tau |L_SGD - L_limit| = {m['max_abs_gap']:.4f} (<= {tol} x "
-                               f"{m['limit_loss_initial']:.4f}, the limit's loss at u(0)); SGD loss {m['sgd_loss_start']:.4f} -> "
-                               f"{m['sgd_loss_end']:.4f} (limit -> {m['limit_loss_end']:.4f})")
+    return threshold_verdict("qualitative", m, {"max_abs_gap_max": tol * m["limit_loss_initial"],
+                                                "sgd_loss_end_max": 0.5 * m["sgd_loss_start"]},
+                             context=f"max_tau |L_SGD - L_limit| against {tol} x the limit's loss at u(0) = "
+                                     f"{m['limit_loss_initial']:.4f}; SGD loss {m['sgd_loss_start']:.4f} -> "
+                                     f"{m['sgd_loss_end']:.4f} (limit -> {m['limit_loss_end']:.4f})")
 
 
 def fig63_figure(result: Fig63Result, claim_id="two-timescale/fig-6.3"):
@@ -1417,8 +1190,24 @@ register("two_timescale.fig63", config=Fig63Config, presets=FIG63_PRESETS, measu
 
 # ------------------------------------------------------------------------------ Prop. 6.5
 
+def _gaps(value):
+    """``value`` as a tuple of at least 3 finite positive numbers, strictly decreasing."""
+    out = Reals(0, closed="neither", min_len=3).validate(value, "gaps", "LipschitzConfig")
+    if any(b >= a for a, b in zip(out, out[1:])):
+        raise ValueError("not strictly decreasing")
+    return out
+
+
+_GAPS = Custom(_gaps, "a tuple of at least 3 strictly decreasing finite numbers > 0", type_name="tuple of float",
+               parse=lambda text: Reals(0, closed="neither", min_len=3).parse(text, "gaps"),
+               invalid=[(3, TypeError), (("4", "3", "2"), TypeError), ((4.0, 2.2), ValueError),
+                        ((2.2, 4.0, 2.02), ValueError), ((4.0, -1.0, -2.0), ValueError),
+                        ((4.0, 2.2, math.inf), ValueError)],
+               boundary=[(3e-323, 2e-323, 1e-323), (4.0, 2.2, 2.02)])
+
+
 @dataclasses.dataclass(frozen=True)
-class LipschitzConfig:
+class LipschitzConfig(_TargetConfig):
     """Lipschitz continuity of G(u) = (grad_u L)(a*(u), u) on U = {Delta(u) > 2 eta} (Prop. 6.5).
 
     The statement gives no constant, so three falsifiable consequences are measured. (i) The Jacobian norm
@@ -1428,56 +1217,23 @@ class LipschitzConfig:
     ||G(u') - G(u)|| / ||u' - u|| over random pairs of nearby points of U stay below the Jacobian norms
     sampled on their segment (mean-value consistency of the finite estimate). (iii) The bound
     ||a*(u)|| <= 8 M sqrt(m + 1) / Delta(u) used in the proof (Lemma 6.10 with Prop. 6.4).
-
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target jumps and values (default: the target of App. 6.C).
-    per_piece : int
-        Neurons per piece besides the flanking pair (drawn uniformly, at least ``spacing`` eta apart).
-    eta : float
-        Sharpness of sigma_eta, in (0, 1].
-    gaps : tuple of float
-        Distances u^R - u^L of the flanking pair in units of eta, strictly decreasing, at least 3 values
-        (the last three decide convergence). All > 2 keeps u in U (the hypothesis).
-    trials : int
-        Random positions (and jumps) per gap sequence, and random pairs for the quotients.
-    spacing : float
-        Smallest distance, in units of eta, between the other neurons (>= 2.5 keeps them inside U).
-    pair_radius : float
-        Distance ||u' - u|| of the random pairs, in units of eta (<= 0.25 keeps the segment inside U).
-    step : float
-        Central-difference step for DG.
-    seed : int
-        Seed of the positions.
     """
 
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    per_piece: int = 2
-    eta: float = 0.004
-    gaps: tuple = (4.0, 2.2, 2.02, 2.002, 2.0002)
-    trials: int = 4
-    spacing: float = 5.0
-    pair_radius: float = 0.2
-    step: float = 1e-7
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "LipschitzConfig"
-        _target(self.v, self.f, cls)
-        integer(self.per_piece, "per_piece", cls, 1)
-        positive(self.eta, "eta", cls, 1.0)
-        positives(self.gaps, "gaps", cls)
-        if len(self.gaps) < 3 or any(b >= a for a, b in zip(self.gaps, self.gaps[1:])):
-            raise ValueError(f"`gaps` of {cls} must be strictly decreasing with >= 3 values; got {self.gaps!r}.")
-        integer(self.trials, "trials", cls, 1)
-        positive(self.spacing, "spacing", cls)
-        if self.spacing < 2.5:
-            raise ValueError(f"`spacing` of {cls} must be >= 2.5 (eta units); got {self.spacing!r}.")
-        positive(self.pair_radius, "pair_radius", cls, 0.25)
-        positive(self.step, "step", cls, 1e-3)
-        integer(self.seed, "seed", cls, 0)
+    v: tuple = _jumps()
+    f: tuple = _values()
+    per_piece: int = field(Int(low=1), 2, "Neurons per piece besides the flanking pair (drawn uniformly, at least "
+                           "``spacing`` eta apart).")
+    eta: float = field(_ETA, 0.004, "Sharpness of sigma_eta.")
+    gaps: tuple = field(_GAPS, (4.0, 2.2, 2.02, 2.002, 2.0002), "Distances u^R - u^L of the flanking pair in units of "
+                        "eta (the last three decide convergence). All > 2 keeps u in U (the hypothesis).")
+    trials: int = field(Int(low=1), 4, "Random positions (and jumps) per gap sequence, and random pairs for the "
+                        "quotients.")
+    spacing: float = field(Real(2.5), 5.0, "Smallest distance, in units of eta, between the other neurons (>= 2.5 "
+                           "keeps them inside U).")
+    pair_radius: float = field(Real(0, 0.25, closed="right"), 0.2, "Distance ||u' - u|| of the random pairs, in "
+                               "units of eta (<= 0.25 keeps the segment inside U).")
+    step: float = field(Real(0, 1e-3, closed="right"), 1e-7, "Central-difference step for DG.")
+    seed: int = field(Seed(), 0, "Seed of the positions.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1597,19 +1353,17 @@ def measure_lipschitz(cfg: LipschitzConfig) -> LipschitzResult:
 
 def lipschitz_verdict(result: LipschitzResult, edge_tol: float = 0.05, shrink: float = 0.5,
                       slack: float = 1.05) -> Verdict:
-    """Pass iff, as the flanking gap tends to the edge 2 eta of U, ||DG|| changes by at most ``edge_tol``
-    (relative) over the last step and its increments shrink by at least ``shrink`` (no blow-up), every Lipschitz quotient is
-    <= ``slack`` times the largest ||DG|| on its segment, and ||a*|| <= 8 M sqrt(m+1) / Delta(u)."""
-    er, ir = result.edge_ratio, result.increment_ratio
-    qr = max(result.quotient_ratios)
-    ok = (math.isfinite(er) and abs(er - 1) <= edge_tol and ir <= shrink and math.isfinite(qr) and qr <= slack
-          and math.isfinite(result.astar_ratio) and result.astar_ratio <= 1.0)
-    return qualitative_verdict(
-        bool(ok),
-        f"gap {result.gaps[-2]:g} -> {result.gaps[-1]:g} eta: ||DG|| ratio {er:.4f} (expected within 1 +- "
-        f"{edge_tol:g}), increment ratio {ir:.3g} (expected <= {shrink:g}); max ||DG|| = {result.max_jacobian:.4g} "
-        f"(x eta = {result.max_jacobian * result.eta:.3g}); Lipschitz quotient / local max ||DG|| <= {qr:.3f} "
-        f"(expected <= {slack:g}); max ||a*|| Delta / (8 M sqrt(m+1)) = {result.astar_ratio:.3g} (expected <= 1)")
+    """A bound (Prop. 6.5, G Lipschitz on U) through three consequences: as the flanking gap tends to the edge
+    2 eta of U, ||DG|| changes by at most ``edge_tol`` (relative) over the last step and its increments shrink by at
+    least ``shrink`` (no blow-up); every Lipschitz quotient is <= ``slack`` times the largest ||DG|| on its segment;
+    and ||a*|| <= 8 M sqrt(m+1) / Delta(u)."""
+    measured = {**result.to_measured(), "edge_deviation": abs(result.edge_ratio - 1)}
+    return threshold_verdict("bound", measured, {
+        "edge_deviation_max": edge_tol, "increment_ratio_max": shrink, "max_quotient_ratio_max": slack,
+        "astar_ratio_max": 1.0},
+        context=f"gap {result.gaps[-2]:g} -> {result.gaps[-1]:g} eta: ||DG|| ratio {result.edge_ratio:.4f}; max "
+                f"||DG|| = {result.max_jacobian:.4g} (x eta = {result.max_jacobian * result.eta:.3g}); Lipschitz "
+                "quotient / local max ||DG||; max ||a*|| Delta / (8 M sqrt(m+1))")
 
 
 LIPSCHITZ_PRESETS = {
@@ -1625,7 +1379,7 @@ register("two_timescale.lipschitz", config=LipschitzConfig, presets=LIPSCHITZ_PR
 # ------------------------------------------------------------------------------ Lemma 6.13 (flanking neurons)
 
 @dataclasses.dataclass(frozen=True)
-class FlankingConfig:
+class FlankingConfig(_TargetConfig):
     """Lemma 6.13's flanking-neuron formulae, their hypothesis and the labels of the printed display.
 
     At the Heaviside-optimal weights a = a*_0(u), the exact gradient of L_eta in the neuron u^L just left of
@@ -1636,39 +1390,17 @@ class FlankingConfig:
     ``offsets`` * eta from its jump: for offsets >= 1/2 the formulae are exact, below 1/2 the jump enters the
     support of sigma_eta'(. - u^L) and they are not (the hypothesis is needed). The printed statement
     labels both displays d/du^R; the first one is d/du^L.
-
-    Attributes
-    ----------
-    v, f : tuple of float
-        Target jumps and values (default: the target of App. 6.C).
-    per_piece : int
-        Neurons per piece (>= 2, as the lemma assumes), uniform, >= 2 eta from the jumps and Delta(u) > 2 eta.
-    eta : float
-        Sharpness of sigma_eta, in (0, 1].
-    offsets : tuple of float
-        Distances of the moved flanking neuron from its jump, in units of eta (each in (0, 2]).
-    trials : int
-        Random positions (and jump, and side) per offset.
-    seed : int
-        Seed.
     """
 
-    v: tuple = (0.2, 0.35, 0.5, 0.65, 0.8)
-    f: tuple = (1.0, 4.0, 1.0, 2.0, 1.0, 4.0)
-    per_piece: int = 3
-    eta: float = 0.004
-    offsets: tuple = (2.0, 1.0, 0.75, 0.5, 0.45, 0.25, 0.1)
-    trials: int = 6
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "FlankingConfig"
-        _target(self.v, self.f, cls)
-        integer(self.per_piece, "per_piece", cls, 2)
-        positive(self.eta, "eta", cls, 1.0)
-        positives(self.offsets, "offsets", cls, 2.0)
-        integer(self.trials, "trials", cls, 1)
-        integer(self.seed, "seed", cls, 0)
+    v: tuple = _jumps()
+    f: tuple = _values()
+    per_piece: int = field(Int(low=2), 3, "Neurons per piece (>= 2, as the lemma assumes), uniform, >= 2 eta from "
+                           "the jumps and Delta(u) > 2 eta.")
+    eta: float = field(_ETA, 0.004, "Sharpness of sigma_eta.")
+    offsets: tuple = field(Reals(0, 2, closed="right"), (2.0, 1.0, 0.75, 0.5, 0.45, 0.25, 0.1), "Distances of the "
+                           "moved flanking neuron from its jump, in units of eta.")
+    trials: int = field(Int(low=1), 6, "Random positions (and jump, and side) per offset.")
+    seed: int = field(Seed(), 0, "Seed of the positions.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1740,35 +1472,37 @@ def measure_flanking(cfg: FlankingConfig) -> FlankingResult:
                           tuple(float(x) for x in weight), float(printed), cfg.trials)
 
 
-def flanking_verdict(result: FlankingResult, tol: float = 1e-10, visible: float = 1e-6) -> Verdict:
-    """Pass iff, at every offset >= 1/2 (the lemma's hypothesis), the flanking formulae, the zero gradient of the
-    other neurons and the proof's weights hold to ``tol`` (relative), and at every offset < 1/2 the flanking
-    formulae are off by more than ``visible`` (the hypothesis is needed: the check can tell)."""
+def _flanking_measured(result: FlankingResult) -> dict:
     inside = [k for k, d in enumerate(result.offsets) if d >= 0.5]
     outside = [k for k, d in enumerate(result.offsets) if d < 0.5]
-    worst_in = max([max(result.flank_error[k], result.other_error[k], result.weight_error[k]) for k in inside],
-                   default=math.nan)
-    least_out = min([result.flank_error[k] for k in outside], default=math.inf)
-    ok = bool(inside) and math.isfinite(worst_in) and worst_in <= tol and least_out > visible
-    return qualitative_verdict(
-        bool(ok),
-        f"offsets >= eta/2 ({len(inside)}): max relative error of the flanking formulae, the zero gradients and "
-        f"a*_0 = {worst_in:.2e} (expected <= {tol:g}); offsets < eta/2 ({len(outside)}): smallest error "
-        f"{least_out:.2e} (expected > {visible:g}, the hypothesis is needed); {result.trials} draws per offset")
+    return {**result.to_measured(), "n_inside": len(inside), "n_outside": len(outside),
+            "worst_inside": max([max(result.flank_error[k], result.other_error[k], result.weight_error[k])
+                                 for k in inside], default=math.nan),
+            "worst_flank_inside": max([result.flank_error[k] for k in inside], default=math.nan),
+            "least_outside": min([result.flank_error[k] for k in outside], default=math.nan)}
 
 
-def flanking_erratum_verdicts(result: FlankingResult, tol: float = 1e-10):
-    """(printed, corrected): the printed first display as d/du^R against the exact gradient, and the same
-    display as d/du^L (the corrected label), at the offsets inside the hypothesis."""
-    inside = [k for k, d in enumerate(result.offsets) if d >= 0.5]
-    worst = max([result.flank_error[k] for k in inside], default=math.nan)
-    printed = qualitative_verdict(math.isfinite(result.printed_error) and result.printed_error <= tol,
-                                  f"first display read as d/du^R: max relative error {result.printed_error:.3g} "
-                                  f"(exact would be <= {tol:g})")
-    corrected = qualitative_verdict(math.isfinite(worst) and worst <= tol,
-                                    f"first display read as d/du^L: max relative error {worst:.2e} "
-                                    f"(expected <= {tol:g})")
-    return printed, corrected
+def flanking_verdict(result: FlankingResult, tol: float = 1e-10, visible: float = 1e-6) -> Verdict:
+    """An identity with its hypothesis (Lemma 6.13): at every offset >= 1/2 (at least one) the flanking formulae,
+    the zero gradient of the other neurons and the proof's weights hold to ``tol`` (relative), and at every
+    offset < 1/2 (at least one) the flanking formulae are off by more than ``visible`` (strictly: at least the
+    next float above it), so the hypothesis is needed and the check can tell."""
+    return threshold_verdict("identity", _flanking_measured(result), {
+        "n_inside_min": 1, "worst_inside_max": tol, "least_outside_min": float(np.nextafter(visible, math.inf))},
+        context=f"offsets >= eta/2: flanking formulae, zero gradients and a*_0; offsets < eta/2: smallest error of "
+                f"the flanking formulae; {result.trials} draws per offset")
+
+
+def flanking_erratum_verdict(result: FlankingResult, tol: float = 1e-10) -> Verdict:
+    """The erratum of Lemma 6.13's first display. Printed half: read as d/du^R it matches the exact gradient to
+    ``tol`` (relative) at the offsets inside the hypothesis (it fails, as documented). Corrected half: read as
+    d/du^L (the corrected label) it does."""
+    measured = _flanking_measured(result)
+    printed = threshold_verdict("identity", measured, {"printed_error_max": tol},
+                                context="first display read as d/du^R, offsets >= eta/2")
+    corrected = threshold_verdict("identity", measured, {"worst_flank_inside_max": tol},
+                                  context="first display read as d/du^L, offsets >= eta/2")
+    return erratum_verdict(printed, corrected)
 
 
 FLANKING_PRESETS = {
