@@ -20,14 +20,11 @@ def test_prop51(claim):
     claim.record(ex.prop51_verdict(ex.prop51(ex.PROP51_PRESETS["check"])))
 
 
-@pytest.mark.claim("sinkformers/sec-5.3/equivariance", kind="qualitative", aliases=("sander-thesis/sec-1.1.6",),
+@pytest.mark.claim("sinkformers/sec-5.3/equivariance", kind="identity", aliases=("sander-thesis/sec-1.1.6",),
                    title="§5.3 and §1.1.6 (thesis): unmasked attention is permutation equivariant, T(X_σ) = T(X)_σ, "
                          "for K^0, the SoftMax K^1 and Sinkhorn's K^∞")
 def test_equivariance(claim):
-    result = ex.equivariance(ex.EQUIVARIANCE_PRESETS["check"])
-    verdict = ex.equivariance_verdict(result)
-    claim.expected = {"rel_err": ex.EQUIVARIANCE_TOL}
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.equivariance_verdict(ex.equivariance(ex.EQUIVARIANCE_PRESETS["check"])))
 
 
 def _prop53_figure(result, config):
@@ -42,15 +39,13 @@ def _prop53_figure(result, config):
     return save_figure(ax, "sinkformers/prop-5.3")
 
 
-@pytest.mark.claim("sinkformers/prop-5.3", kind="qualitative", aliases=("sander-thesis/prop-5.3", "sander-thesis/prop-1.4"),
+@pytest.mark.claim("sinkformers/prop-5.3", kind="identity", aliases=("sander-thesis/prop-5.3", "sander-thesis/prop-1.4"),
                    title="Prop. 5.3 (thesis ch. 5), Assumption 5.2: T^0 = -n∇E^0 and T^∞ = -n∇E^∞ at the empirical "
                          "measure (finite differences), and E^0, E^∞ decrease along the Euler flow of the fields")
 def test_prop53(claim):
     config = ex.PROP53_PRESETS["check"]
     result = ex.prop53(config)
-    verdict = ex.prop53_verdict(result)
-    claim.expected = dict(ex.PROP53_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message, figure=_prop53_figure(result, config))
+    claim.record(ex.prop53_verdict(result), figure=_prop53_figure(result, config))
 
 
 def _prop54_figure(result):
@@ -67,14 +62,12 @@ def _prop54_figure(result):
     return save_figure(ax, "sinkformers/prop-5.4")
 
 
-@pytest.mark.claim("sinkformers/prop-5.4", kind="qualitative", aliases=("sander-thesis/prop-5.4", "sander-thesis/prop-1.4"),
+@pytest.mark.claim("sinkformers/prop-5.4", kind="identity", aliases=("sander-thesis/prop-5.4", "sander-thesis/prop-1.4"),
                    title="Prop. 5.4 (thesis ch. 5): the SoftMax field T^1 is not a gradient (its Jacobian is not "
                          "symmetric), while the K^0 and K^∞ fields are (symmetric Jacobians), Assumption 5.2")
 def test_prop54(claim):
     result = ex.prop54(ex.PROP54_PRESETS["check"])
-    verdict = ex.prop54_verdict(result)
-    claim.expected = dict(ex.PROP54_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message, figure=_prop54_figure(result))
+    claim.record(ex.prop54_verdict(result), figure=_prop54_figure(result))
 
 
 def _thm55_figure(result):
@@ -111,10 +104,7 @@ def _thm55_figure(result):
                          "printed -∇ρ/ρ; the PDE (5.8) is ∂ρ/∂t = ½Δρ (μ = N(0, 1), d = 1)")
 def test_thm55_erratum(claim):
     result = ex.thm55(ex.THM55_PRESETS["check"])
-    printed, corrected = ex.thm55_erratum(result)
-    figure = _thm55_figure(result)
-    claim.erratum(printed, result, {"limit_slope": result.printed_limit, **ex.THM55_RATE}, figure,
-                  corrected=corrected)
+    claim.record(ex.thm55_erratum(result), figure=_thm55_figure(result), measured=result)
 
 
 def _prop56_figure(result):
@@ -142,8 +132,7 @@ def _prop56_figure(result):
                          "non-symmetric W_K (μ = N(0, I₂), Assumption 5.2)")
 def test_prop56_erratum(claim):
     result = ex.prop56(ex.PROP56_PRESETS["check"])
-    printed, corrected = ex.prop56_erratum(result)
-    claim.erratum(printed, result, dict(ex.PROP56_RATE), _prop56_figure(result), corrected=corrected)
+    claim.record(ex.prop56_erratum(result), figure=_prop56_figure(result), measured=result)
 
 
 @pytest.mark.claim("sinkformers/thm-5.5", kind="rate", aliases=("sander-thesis/thm-5.5",),
@@ -151,8 +140,8 @@ def test_prop56_erratum(claim):
                          "(|slope(ε) - ½| ~ ε; μ = N(0, 1), d = 1, Assumption 5.2); PDE ∂ρ/∂t = ½Δρ")
 def test_thm55(claim):
     result = ex.thm55(ex.THM55_PRESETS["check"])
-    claim.measured = {"slopes": [float(s) for s in result.slopes], "corrected_limit": result.corrected_limit}
-    claim.rate(result.fit_corrected, dict(ex.THM55_RATE), grid_label="ε")
+    claim.record(ex.thm55_rate_verdict(result), measured={"slopes": [float(s) for s in result.slopes],
+                                                           "corrected_limit": result.corrected_limit})
 
 
 @pytest.mark.claim("sinkformers/prop-5.6", kind="rate", aliases=("sander-thesis/prop-5.6",),
@@ -160,9 +149,8 @@ def test_thm55(claim):
                          "-W_Qᵀ W_K^{-T} ∇ρ/ρ(W_K^{-1}W_Q x) at rate O(ε) (μ = N(0, I₂), non-symmetric W_K)")
 def test_prop56(claim):
     result = ex.prop56(ex.PROP56_PRESETS["check"])
-    claim.measured = {"err_corrected": [float(e) for e in result.err_corrected],
-                      "quadrature_gap": result.quadrature_gap}
-    claim.rate(result.fit_corrected, dict(ex.PROP56_RATE), grid_label="ε")
+    claim.record(ex.prop56_rate_verdict(result), measured={"err_corrected": [float(e) for e in result.err_corrected],
+                                                            "quadrature_gap": result.quadrature_gap})
 
 
 @pytest.mark.claim("sinkformers/prop-5.3/normalisation/erratum", kind="erratum", wrong_in="proof",
@@ -172,8 +160,7 @@ def test_prop56(claim):
                          "Prop. 5.3 itself holds")
 def test_normalisation_erratum(claim):
     result = ex.normalisation(ex.NORMALISATION_PRESETS["check"])
-    printed, corrected = ex.normalisation_erratum(result)
-    claim.erratum(printed, result, {"rel_tol": ex.NORMALISATION_TOL}, corrected=corrected)
+    claim.record(ex.normalisation_erratum(result), measured=result)
 
 
 def _thm55_general_figure(result):
@@ -203,26 +190,23 @@ def _thm55_general_figure(result):
                          "the printed factor 1 and the swapped order S⁻¹W_V do not")
 def test_thm55_general(claim):
     result = ex.thm55_general(ex.GENERAL_DIFFUSION_PRESETS["check"])
-    claim.measured = {k: v for k, v in result.to_measured().items() if k.startswith(("err_", "rate_printed"))}
-    claim.rate(result.fit_corrected, dict(ex.GENERAL_DIFFUSION_RATE), _thm55_general_figure(result), grid_label="ε")
+    claim.record(ex.thm55_general_verdict(result), figure=_thm55_general_figure(result),
+                 measured={k: v for k, v in result.to_measured().items() if k.startswith(("err_", "rate_printed"))})
 
 
-@pytest.mark.claim("sinkformers/sec-5.5/first-order", kind="qualitative", aliases=("sander-thesis/sec-5.5",),
+@pytest.mark.claim("sinkformers/sec-5.5/first-order", kind="rate", aliases=("sander-thesis/sec-5.5",),
                    title="§5.5 (thesis ch. 5): εT^∞_ε(x) → W_V x (generic W_V) and, under Assumption 5.2, εT^1_ε(x) → "
                          "-W_Qᵀ W_Q x for the L2 self-attention, both at rate O(ε) (μ = N(0, Σ), d = 2)")
 def test_first_order_limits(claim):
     result = ex.thm55_general(ex.GENERAL_DIFFUSION_PRESETS["check"])
-    verdict = ex.first_order_verdict(result)
-    claim.expected = dict(ex.GENERAL_DIFFUSION_RATE)
-    claim.qualitative(verdict.passed, result, verdict.message)
+    claim.record(ex.first_order_verdict(result), measured={k: v for k, v in result.to_measured().items()
+                                                           if k.startswith(("eps", "l2_eps", "err_eps"))})
 
 
-@pytest.mark.claim("sinkformers/fig-5.1", kind="qualitative", aliases=("sander-thesis/fig-5.1", "sander-thesis/fig-1.12"),
+@pytest.mark.claim("sinkformers/fig-5.1", kind="bound", aliases=("sander-thesis/fig-5.1", "sander-thesis/fig-1.12"),
                    title="Fig. 5.1 (thesis ch. 5), two clouds of 10 queries and 10 keys (two key clusters): one entry of "
                          "K^0 dominates, the SoftMax K^1 ignores a key cluster (column sums < 1e-3), Sinkhorn's K^∞ is "
                          "doubly stochastic and involves every key (4 draws)")
 def test_fig51(claim):
     result = ex.fig51(ex.FIG51_PRESETS["check"])
-    verdict = ex.fig51_verdict(result)
-    claim.expected = dict(ex.FIG51_TOL)
-    claim.qualitative(verdict.passed, result, verdict.message, ex.fig51_figure(result))
+    claim.record(ex.fig51_verdict(result), figure=ex.fig51_figure(result))

@@ -35,7 +35,9 @@ def test_representable_control_missing_constructions_fail():
 
 
 def _lambda_record(result):
-    return erratum_verdict(ex.lambda_printed_verdict(result), ex.lambda_corrected_verdict(result))
+    record = ex.lambda_verdict(result)
+    assert record.kind == "erratum" and [p.kind for p in record.parts] == ["bound", "bound"]
+    return record
 
 
 def test_lambda_erratum_passes_on_measurement():
@@ -67,6 +69,35 @@ def test_lambda_erratum_fails_when_corrected_form_fails():
 def test_config_validation(cls, kwargs, name):
     with pytest.raises(ValueError, match=f"`{name}`"):
         cls(**kwargs)
+
+
+@pytest.mark.parametrize("cls,kwargs,name", [
+    (ex.InversionConfig, dict(d=2.0), "d"), (ex.PsiConfig, dict(seed=True), "seed"),
+    (ex.LambdaConfig, dict(closeness="0.1"), "closeness"), (ex.BitsConfig, dict(gammas=((1.0, 2),)), "gammas"),
+    (ex.Prop49Config, dict(depths=5), "depths"), (ex.Thm47Config, dict(block=2.5), "block"),
+])
+def test_config_wrong_kind_is_a_type_error(cls, kwargs, name):
+    with pytest.raises(TypeError, match=f"`{name}`"):
+        cls(**kwargs)
+
+
+def test_config_rules_between_fields():
+    with pytest.raises(ValueError, match="`eps_values` of LambdaConfig"):
+        ex.LambdaConfig(eps_values=(0.5, 1.0), from_eps=2.0)
+    with pytest.raises(ValueError, match="`gamma_scale` of MemoryConfig"):
+        ex.MemoryConfig(gamma_scale=0.01)
+    assert ex.BitsConfig(gammas=[[1, 3]]).gammas == ((1, 3),)
+
+
+def test_every_verdict_is_typed():
+    """Each experiment's verdict has the kind its check records (the erratum halves are in ``parts``)."""
+    from theory.experiments import experiment
+
+    kinds = {"momentum.inversion": "identity", "momentum.lambda_range": "identity", "momentum.prop411": "identity",
+             "momentum.prop41": "bound", "momentum.thm47": "identity", "momentum.lambda_table": "erratum"}
+    for name, kind in kinds.items():
+        v = experiment(name).verdict(experiment(name).run())
+        assert v.kind == kind and v.passed and v.measured and v.expected, (name, v)
 
 
 def test_registered():
@@ -140,6 +171,8 @@ def test_lemma46_control_nonreal_critical_points_fail():
 def test_lemma46_erratum_control_both_halves():
     r = ex.measure_lemma46(dataclasses.replace(ex.LEMMA46_PRESETS["check"], eps_values=(1.0,)))
     assert erratum_verdict(ex.lemma46_printed_verdict(r), ex.lemma46_corrected_verdict(r)).status == "pass"
+    record = ex.lemma46_erratum(r)
+    assert record.passed and record.kind == "erratum" and [p.status for p in record.parts] == ["fail", "pass"]
     # the record fails when the printed form holds, and when the corrected form fails
     printed_holds = dataclasses.replace(r, printed_gap=0.0)
     assert erratum_verdict(ex.lemma46_printed_verdict(printed_holds),

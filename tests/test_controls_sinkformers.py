@@ -82,6 +82,32 @@ def test_configs_validate(cls, kw, name):
         cls(**kw)
 
 
+@pytest.mark.parametrize("cls, kw, name", [
+    (ex.EquivarianceConfig, {"n": 8.0}, "n"), (ex.GradientFlowConfig, {"symmetric_value": 1}, "symmetric_value"),
+    (ex.DiffusionConfig, {"eps_grid": (0.4, "0.2", 0.1)}, "eps_grid"), (ex.NonlocalConfig, {"points": True}, "points"),
+    (ex.NormalisationsConfig, {"noise": "0.5"}, "noise"), (ex.NormalisationConfig, {"sizes": 4}, "sizes"),
+])
+def test_configs_refuse_wrong_kinds_with_type_errors(cls, kw, name):
+    with pytest.raises(TypeError, match=f"`{name}`"):
+        cls(**kw)
+
+
+def test_rules_of_the_configs():
+    """The grids of bandwidths decrease strictly; fig. 5.1's n is even; lists become tuples."""
+    with pytest.raises(ValueError, match="`eps_grid` of GeneralDiffusionConfig"):
+        ex.GeneralDiffusionConfig(eps_grid=(0.4, 0.2, 0.2))
+    with pytest.raises(ValueError, match="`n` of NormalisationsConfig must be even"):
+        ex.NormalisationsConfig(n=7)
+    assert ex.DiffusionConfig(eps_grid=[0.4, 0.2, 0.1]).eps_grid == (0.4, 0.2, 0.1)
+
+
+def test_erratum_records_keep_their_halves():
+    r = _thm55_small()
+    record = ex.thm55_erratum(r)
+    assert record.kind == "erratum" and [p.kind for p in record.parts] == ["rate", "rate"]
+    assert [p.status for p in record.parts] == ["fail", "pass"] and record.parts[1] == ex.thm55_rate_verdict(r)
+
+
 def _thm55_small():
     return ex.thm55(ex.DiffusionConfig(n=100, eps_grid=(0.4, 0.2, 0.1, 0.05)))
 

@@ -25,21 +25,25 @@ import math
 
 import numpy as np
 
-from theory.claims import Verdict, qualitative_verdict
+from theory.claims import Verdict, erratum_verdict, threshold_verdict
 
-from ._fields import integer, integers, positives, real
 from ._registry import register
+from .config import Choice, Config, Int, Ints, Real, Reals, Seed, field
 
 __all__ = [
     "Lemma45Config", "Lemma45Result", "measure_lemma45", "lemma45_verdict", "LEMMA45_PRESETS",
     "Lemma46Config", "Lemma46Result", "measure_lemma46", "lemma46_verdict", "lemma46_printed_verdict",
-    "lemma46_corrected_verdict", "LEMMA46_PRESETS", "zero_count_in_box", "real_zero_count",
+    "lemma46_corrected_verdict", "lemma46_erratum", "LEMMA46_PRESETS", "zero_count_in_box", "real_zero_count",
     "Prop48Config", "Prop48Result", "measure_prop48", "prop48_verdict", "PROP48_PRESETS",
     "Prop49Config", "Prop49Result", "measure_prop49", "prop49_verdict", "PROP49_PRESETS",
     "Prop410Config", "Prop410Result", "measure_prop410", "prop410_verdict", "PROP410_PRESETS",
     "Thm414Config", "Thm414Result", "measure_thm414", "thm414_verdict", "THM414_PRESETS", "THM414_TOL", "LEMMA46_FORM_TOL", "LEMMA45_TOL",
     "Thm47Config", "Thm47Result", "measure_thm47", "thm47_verdict", "THM47_PRESETS",
 ]
+
+
+#: the largest float below 0: ``x <= _BELOW_ZERO`` iff ``x < 0`` (the thresholds of threshold_verdict are closed)
+_BELOW_ZERO = math.nextafter(0.0, -1.0)
 
 
 def _f_eps(z, eps):
@@ -54,35 +58,16 @@ def _f_eps(z, eps):
 # --------------------------------------------------------------------------------- Lemma 4.5
 
 @dataclasses.dataclass(frozen=True)
-class Lemma45Config:
-    """Preimages of random complex targets under f_eps (Lemma 4.5 of the thesis, chapter 4, App. 4.A.3.1).
+class Lemma45Config(Config):
+    """Preimages of random complex targets under f_eps (Lemma 4.5 of the thesis, chapter 4, App. 4.A.3.1)."""
 
-    Attributes
-    ----------
-    eps_values : tuple of float
-        Values of eps > 0.
-    targets : int
-        Random targets per eps: w = r e^{i phi}, log10 r uniform in [-3, 2], phi uniform; the real targets 0,
-        -0.5, -1, -3 and -30 are added (those below lambda_eps must get a non-real preimage, as Thm 4.4 needs).
-    seed : int
-        Seed of the targets.
-    family : str
-        "f_eps" for the claim; "exp" solves exp(z) = w instead (the first-order map, eps = 0, which misses
-        0: a negative control).
-    """
-
-    eps_values: tuple = (0.1, 0.5, 1.0, 3.0)
-    targets: int = 40
-    seed: int = 0
-    family: str = "f_eps"
-
-    def __post_init__(self):
-        cls = "Lemma45Config"
-        positives(self.eps_values, "eps_values", cls)
-        integer(self.targets, "targets", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        if self.family not in ("f_eps", "exp"):
-            raise ValueError(f"`family` of {cls} must be 'f_eps' or 'exp'; got {self.family!r}.")
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.1, 0.5, 1.0, 3.0), "Values of eps.")
+    targets: int = field(Int(low=1), 40, "Random targets per eps: w = r e^{i phi}, log10 r uniform in [-3, 2], phi "
+                         "uniform; the real targets 0, -0.5, -1, -3 and -30 are added (those below lambda_eps must "
+                         "get a non-real preimage, as Thm 4.4 needs).")
+    seed: int = field(Seed(), 0, "Seed of the targets.")
+    family: str = field(Choice("f_eps", "exp"), "f_eps", '"f_eps" for the claim; "exp" solves exp(z) = w instead '
+                        "(the first-order map, eps = 0, which misses 0: a negative control).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,12 +126,13 @@ LEMMA45_TOL = 1e-9
 
 
 def lemma45_verdict(result: Lemma45Result, tol=LEMMA45_TOL) -> Verdict:
-    """Pass iff every target of every eps has a preimage with relative residual <= tol."""
-    ok = all(f == t for f, t in zip(result.found, result.tried)) and all(r <= tol for r in result.max_residual)
-    parts = ", ".join(f"eps={e}: {f}/{t} (residual {r:.1e})" for e, f, t, r in
-                      zip(result.eps_values, result.found, result.tried, result.max_residual))
-    return qualitative_verdict(bool(ok), f"preimages under {result.family} found, expected all with relative "
-                               f"residual <= {tol:g}: {parts}")
+    """An identity (Lemma 4.5): every target w of every eps has a preimage, f_eps(z) = w with relative residual
+    |f_eps(z) - w| / max(1, |w|) <= tol (no target missed)."""
+    measured = {"n_missed": sum(t - f for f, t in zip(result.found, result.tried)),
+                "max_rel_residual": float(np.max(result.max_residual))}
+    return threshold_verdict("identity", measured, {"n_missed_max": 0, "max_rel_residual_max": tol}, context=(
+        f"preimages under {result.family}: " + ", ".join(
+            f"eps={e}: {f}/{t}" for e, f, t in zip(result.eps_values, result.found, result.tried))))
 
 
 LEMMA45_PRESETS = {
@@ -192,42 +178,22 @@ def real_zero_count(fun, R, samples=200001):
 
 
 @dataclasses.dataclass(frozen=True)
-class Lemma46Config:
+class Lemma46Config(Config):
     """Zeros of G_eps' (Lemma 4.6 of the thesis, chapter 4, App. 4.A.3.3).
 
     G_eps(z) = e^{-1/(2 eps)} (cos z + sin z / (2 eps z)) = f_eps(-z^2), so G_eps'(z) = -2 z f_eps'(-z^2); the
     lemma (f_eps' != 0 off the real axis) follows from all zeros of G_eps' being real, which is what is counted.
-
-    Attributes
-    ----------
-    eps_values : tuple of float
-        Values of eps > 0.
-    half_width : float
-        The box is |Re z| < half_width, |Im z| < height; half_width is moved to the nearest k pi + pi/2 (where
-        G_eps' is far from 0).
-    height : float
-        Half-height of the box.
-    function : str
-        "G_eps" for the claim; "cubic" counts the zeros of z^2 + 1 instead (non-real: a negative control).
-    alpha_grid : int
-        Points of alpha in (0.05, half_width) at which the printed and the corrected closed forms of G_eps are
-        compared with f_eps(-alpha^2) = Psi_eps(-eps alpha^2 - 1/(4 eps)).
     """
 
-    eps_values: tuple = (0.1, 0.5, 1.0, 3.0)
-    half_width: float = 40.0
-    height: float = 4.0
-    function: str = "G_eps"
-    alpha_grid: int = 200
-
-    def __post_init__(self):
-        cls = "Lemma46Config"
-        positives(self.eps_values, "eps_values", cls)
-        real(self.half_width, "half_width", cls, low=2.0)
-        real(self.height, "height", cls, low=0.0, high=20.0, open_high=False)
-        if self.function not in ("G_eps", "cubic"):
-            raise ValueError(f"`function` of {cls} must be 'G_eps' or 'cubic'; got {self.function!r}.")
-        integer(self.alpha_grid, "alpha_grid", cls, 2)
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.1, 0.5, 1.0, 3.0), "Values of eps.")
+    half_width: float = field(Real(2, closed="neither"), 40.0, "The box is |Re z| < half_width, |Im z| < height; "
+                              "half_width is moved to the nearest k pi + pi/2 (where G_eps' is far from 0).")
+    height: float = field(Real(0, 20, closed="right"), 4.0, "Half-height of the box.")
+    function: str = field(Choice("G_eps", "cubic"), "G_eps", '"G_eps" for the claim; "cubic" counts the zeros of '
+                          "z^2 + 1 instead (non-real: a negative control).")
+    alpha_grid: int = field(Int(low=2), 200, "Points of alpha in (0.05, half_width) at which the printed and the "
+                            "corrected closed forms of G_eps are compared with f_eps(-alpha^2) = "
+                            "Psi_eps(-eps alpha^2 - 1/(4 eps)).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -274,12 +240,16 @@ def measure_lemma46(cfg: Lemma46Config) -> Lemma46Result:
 
 
 def lemma46_verdict(result: Lemma46Result) -> Verdict:
-    """Pass iff, for every eps, the box holds exactly the real zeros (so none off the axis), windings integral."""
-    ok = result.winding_defect < 0.05 and all(b == r for b, r in zip(result.box_zeros, result.real_zeros))
-    parts = ", ".join(f"eps={e}: {b} in box, {r} real" for e, b, r in
-                      zip(result.eps_values, result.box_zeros, result.real_zeros))
-    return qualitative_verdict(bool(ok), f"zeros of {result.function}' in the box vs on the real axis (equal "
-                               f"expected), winding defect {result.winding_defect:.1e}: {parts}")
+    """An identity of counts (Lemma 4.6): for every eps the box holds exactly the real zeros (none off the axis,
+    max |box - real| = 0), with windings integral (distance from an integer below 0.05, compared as
+    ``<= nextafter(0.05, 0)``)."""
+    measured = {"max_offaxis_zeros": max(abs(b - r) for b, r in zip(result.box_zeros, result.real_zeros)),
+                "winding_defect": float(result.winding_defect)}
+    return threshold_verdict("identity", measured, {"max_offaxis_zeros_max": 0,
+                                                    "winding_defect_max": math.nextafter(0.05, 0.0)}, context=(
+        f"zeros of {result.function}' in the box vs on the real axis: " + ", ".join(
+            f"eps={e}: {b} in box, {r} real" for e, b, r in
+            zip(result.eps_values, result.box_zeros, result.real_zeros))))
 
 
 #: relative gap below which a closed form of G_eps counts as equal to f_eps(-alpha^2)
@@ -287,15 +257,24 @@ LEMMA46_FORM_TOL = 1e-8
 
 
 def lemma46_printed_verdict(result: Lemma46Result, tol=LEMMA46_FORM_TOL) -> Verdict:
-    """Printed: G_eps(z) = e^{-1/(2 eps)}(cos z + sin z / (2 eps)) equals f_eps(-z^2)."""
-    return qualitative_verdict(result.printed_gap <= tol, f"printed G_eps (sin z / (2 eps)) vs f_eps(-z^2): "
-                               f"relative gap {result.printed_gap:.3g} (equal if <= {tol:g})")
+    """Printed, an identity: G_eps(z) = e^{-1/(2 eps)}(cos z + sin z / (2 eps)) equals f_eps(-z^2) (relative gap
+    <= tol)."""
+    return threshold_verdict("identity", {"printed_G_gap": float(result.printed_gap)}, {"printed_G_gap_max": tol},
+                             context="printed G_eps (sin z / (2 eps)) vs f_eps(-z^2), relative gap")
 
 
 def lemma46_corrected_verdict(result: Lemma46Result, tol=LEMMA46_FORM_TOL) -> Verdict:
-    """Corrected: G_eps(z) = e^{-1/(2 eps)}(cos z + sin z / (2 eps z)) equals f_eps(-z^2)."""
-    return qualitative_verdict(result.corrected_gap <= tol, f"corrected G_eps (sin z / (2 eps z)) vs "
-                               f"f_eps(-z^2): relative gap {result.corrected_gap:.3g} (equal if <= {tol:g})")
+    """Corrected, an identity: G_eps(z) = e^{-1/(2 eps)}(cos z + sin z / (2 eps z)) equals f_eps(-z^2) (relative
+    gap <= tol)."""
+    return threshold_verdict("identity", {"corrected_G_gap": float(result.corrected_gap)},
+                             {"corrected_G_gap_max": tol},
+                             context="corrected G_eps (sin z / (2 eps z)) vs f_eps(-z^2), relative gap")
+
+
+def lemma46_erratum(result: Lemma46Result, tol=LEMMA46_FORM_TOL) -> Verdict:
+    """The erratum record of the proof of Lemma 4.6: the printed closed form of G_eps fails and the corrected one
+    holds (the halves are the verdict's ``parts``)."""
+    return erratum_verdict(lemma46_printed_verdict(result, tol), lemma46_corrected_verdict(result, tol))
 
 
 LEMMA46_PRESETS = {
@@ -327,42 +306,17 @@ def _solve(rhs, y0, T, t_eval=None):
 # --------------------------------------------------------------------------------- Prop. 4.8
 
 @dataclasses.dataclass(frozen=True)
-class Prop48Config:
-    """x_eps of x'' + x'/eps^p = f(x) against x* of x'' = f(x) on [0, T] (Prop. 4.8 of the thesis, App. 4.B.1).
+class Prop48Config(Config):
+    """x_eps of x'' + x'/eps^p = f(x) against x* of x'' = f(x) on [0, T] (Prop. 4.8 of the thesis, App. 4.B.1)."""
 
-    Attributes
-    ----------
-    d : int
-        Dimension; f(x) = V tanh(W x + b) with Gaussian V, W / sqrt(d), b.
-    eps_values : tuple of float
-        Increasing values of eps > 0, at least 3.
-    horizon : float
-        T.
-    draws : int
-        Random (f, x0, v0).
-    damping_power : float
-        p: the damping is 1/eps^p. 1 is the proposition; 0 keeps a fixed damping (a negative control).
-    seed : int
-        Seed of the draws.
-    """
-
-    d: int = 2
-    eps_values: tuple = (10.0, 30.0, 100.0, 300.0, 1000.0)
-    horizon: float = 2.0
-    draws: int = 3
-    damping_power: float = 1.0
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Prop48Config"
-        integer(self.d, "d", cls, 1)
-        positives(self.eps_values, "eps_values", cls, min_len=3)
-        if any(b <= a for a, b in zip(self.eps_values, self.eps_values[1:])):
-            raise ValueError(f"`eps_values` of {cls} must increase; got {self.eps_values}.")
-        real(self.horizon, "horizon", cls, low=0.0)
-        integer(self.draws, "draws", cls, 1)
-        real(self.damping_power, "damping_power", cls, low=-1e-300, high=4.0, open_high=False)
-        integer(self.seed, "seed", cls, 0)
+    d: int = field(Int(low=1), 2, "Dimension; f(x) = V tanh(W x + b) with Gaussian V, W / sqrt(d), b.")
+    eps_values: tuple = field(Reals(0, closed="neither", min_len=3, increasing=True),
+                              (10.0, 30.0, 100.0, 300.0, 1000.0), "Values of eps.")
+    horizon: float = field(Real(0, closed="neither"), 2.0, "The horizon T.")
+    draws: int = field(Int(low=1), 3, "Random (f, x0, v0).")
+    damping_power: float = field(Real(0, 4), 1.0, "p: the damping is 1/eps^p. 1 is the proposition; 0 keeps a fixed "
+                                 "damping (a negative control).")
+    seed: int = field(Seed(), 0, "Seed of the draws.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -402,16 +356,20 @@ def measure_prop48(cfg: Prop48Config) -> Prop48Result:
 
 
 def prop48_verdict(result: Prop48Result) -> Verdict:
-    """Uniform convergence: the sup error decreases along the eps grid and its fitted exponent is <= -0.5.
+    """Uniform convergence at a rate: sup_t |x_eps - x*| strictly decreases along the eps grid (largest step
+    compared as ``<= nextafter(0, -1)``) and its fitted exponent (least squares on log-log axes) is <= -0.5.
 
     The proposition states no rate; the fitted exponent is about -1 (the damping term is O(1/eps)).
     """
-    e = result.sup_error
-    mono = all(b < a for a, b in zip(e, e[1:]))
-    ok = mono and result.slope <= -0.5
-    return qualitative_verdict(bool(ok), f"sup_t |x_eps - x*| = {', '.join(f'{v:.2e}' for v in e)} at eps = "
-                               f"{list(result.eps_values)}: decreasing {mono}, fitted exponent {result.slope:.3f} "
-                               f"(<= -0.5 expected; about -1)")
+    steps = np.diff(np.asarray(result.sup_error, dtype=float))
+    measured = {"fitted_exponent": float(result.slope)}
+    expected = {"fitted_exponent_max": -0.5}
+    if steps.size:
+        measured["largest_step"] = float(np.max(steps))
+        expected["largest_step_max"] = _BELOW_ZERO
+    return threshold_verdict("rate", measured, expected, context=(
+        f"sup_t |x_eps - x*| = {', '.join(f'{v:.2e}' for v in result.sup_error)} at eps = "
+        f"{list(result.eps_values)}; exponent about -1"))
 
 
 PROP48_PRESETS = {
@@ -424,42 +382,19 @@ PROP48_PRESETS = {
 # --------------------------------------------------------------------------------- Prop. 4.9
 
 @dataclasses.dataclass(frozen=True)
-class Prop49Config:
+class Prop49Config(Config):
     """Any map h at time 1 with a free initial velocity (Prop. 4.9 of the thesis, App. 4.B.2).
 
     x'' + x' = 0 from (x0, v0), v0 = (h(x0) - x0) / (1 - 1/e), reaches h(x0) at t = 1. In network form
     (eps = 1, unit horizon, Sec. 4.3.4): depth N, gamma = 1 - 1/N, zero residual, network velocity v0 / N.
-
-    Attributes
-    ----------
-    d : int
-        Dimension; h(x) = sin(3 A x) with a Gaussian A / sqrt(d).
-    points : int
-        Inputs x0 ~ N(0, I).
-    depths : tuple of int
-        Network depths N, increasing, at least 2.
-    v0_rule : str
-        "prop" for the proposition; "zero" starts from v0 = 0 (a negative control).
-    seed : int
-        Seed of A and of the inputs.
     """
 
-    d: int = 3
-    points: int = 50
-    depths: tuple = (250, 1000, 4000)
-    v0_rule: str = "prop"
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Prop49Config"
-        integer(self.d, "d", cls, 1)
-        integer(self.points, "points", cls, 1)
-        integers(self.depths, "depths", cls, 1, min_len=2)
-        if any(b <= a for a, b in zip(self.depths, self.depths[1:])):
-            raise ValueError(f"`depths` of {cls} must increase; got {self.depths}.")
-        if self.v0_rule not in ("prop", "zero"):
-            raise ValueError(f"`v0_rule` of {cls} must be 'prop' or 'zero'; got {self.v0_rule!r}.")
-        integer(self.seed, "seed", cls, 0)
+    d: int = field(Int(low=1), 3, "Dimension; h(x) = sin(3 A x) with a Gaussian A / sqrt(d).")
+    points: int = field(Int(low=1), 50, "Inputs x0 ~ N(0, I).")
+    depths: tuple = field(Ints(low=1, min_len=2, increasing=True), (250, 1000, 4000), "Network depths N.")
+    v0_rule: str = field(Choice("prop", "zero"), "prop", '"prop" for the proposition; "zero" starts from v0 = 0 (a '
+                         "negative control).")
+    seed: int = field(Seed(), 0, "Seed of A and of the inputs.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -498,11 +433,13 @@ def measure_prop49(cfg: Prop49Config) -> Prop49Result:
 
 
 def prop49_verdict(result: Prop49Result) -> Verdict:
-    """Pass iff the ODE reaches h to 1e-9 and the networks converge to h at rate 1/N (exponent -1 +- 0.15)."""
-    ok = result.ode_error <= 1e-9 and abs(result.net_slope + 1.0) <= 0.15
-    return qualitative_verdict(bool(ok), f"ODE max |x(1) - h(x0)| = {result.ode_error:.2e} (<= 1e-9 expected); "
-                               f"networks {', '.join(f'{e:.2e}' for e in result.net_error)} at N = "
-                               f"{list(result.depths)}, exponent {result.net_slope:.3f} (-1 +- 0.15 expected)")
+    """An identity (Prop. 4.9): the ODE reaches h, max |x(1) - h(x0)| <= 1e-9, and the networks converge to h at
+    rate 1/N (fitted exponent within 0.15 of -1: |exponent + 1| <= 0.15)."""
+    measured = {"ode_error": float(result.ode_error), "net_fitted_exponent": float(result.net_slope),
+                "net_exponent_deviation": abs(result.net_slope + 1.0)}
+    return threshold_verdict("identity", measured, {"ode_error_max": 1e-9, "net_exponent_deviation_max": 0.15},
+                             context=f"networks {', '.join(f'{e:.2e}' for e in result.net_error)} at N = "
+                                     f"{list(result.depths)}, exponent {result.net_slope:.3f} (-1 expected)")
 
 
 PROP49_PRESETS = {
@@ -515,44 +452,22 @@ PROP49_PRESETS = {
 # -------------------------------------------------------------------------------- Prop. 4.10
 
 @dataclasses.dataclass(frozen=True)
-class Prop410Config:
+class Prop410Config(Config):
     """The obstruction of Prop. 4.10 (thesis, App. 4.B.3) on random autonomous scalar residuals.
 
     eps x'' + x' = f(x), x(0) = x0, x'(0) = v0_gain x0, in d = 1; the proposition (v0_gain = 0) says no x0 > 0
     has phi_1(x0) <= -x0 and x0 <= phi_1(-x0). The measured figure is the largest margin
     min(-x0 - phi_1(x0), phi_1(-x0) - x0) over a grid of x0 > 0 (negative when the obstruction holds).
-
-    Attributes
-    ----------
-    eps_values : tuple of float
-        Values of eps > 0.
-    draws : int
-        Random residuals f(x) = sum_k c_k tanh(w_k x + b_k) per eps (width 8).
-    f_scale : float
-        Scale of w, b and c (large scales give strongly oscillating flows); 0 gives f = 0.
-    x_max : float
-        The grid of x0 is 60 points in (0, x_max].
-    v0_gain : float
-        Initial velocity v0 = v0_gain x0; 0 is the proposition, a nonzero gain is a negative control.
-    seed : int
-        Seed of the residuals.
     """
 
-    eps_values: tuple = (0.1, 0.5, 1.0, 3.0)
-    draws: int = 10
-    f_scale: float = 3.0
-    x_max: float = 3.0
-    v0_gain: float = 0.0
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Prop410Config"
-        positives(self.eps_values, "eps_values", cls)
-        integer(self.draws, "draws", cls, 1)
-        real(self.f_scale, "f_scale", cls, low=-1e-300)
-        real(self.x_max, "x_max", cls, low=0.0)
-        real(self.v0_gain, "v0_gain", cls)
-        integer(self.seed, "seed", cls, 0)
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.1, 0.5, 1.0, 3.0), "Values of eps.")
+    draws: int = field(Int(low=1), 10, "Random residuals f(x) = sum_k c_k tanh(w_k x + b_k) per eps (width 8).")
+    f_scale: float = field(Real(0), 3.0, "Scale of w, b and c (large scales give strongly oscillating flows); 0 "
+                           "gives f = 0.")
+    x_max: float = field(Real(0, closed="neither"), 3.0, "The grid of x0 is 60 points in (0, x_max].")
+    v0_gain: float = field(Real(), 0.0, "Initial velocity v0 = v0_gain x0; 0 is the proposition, a nonzero gain is a "
+                           "negative control.")
+    seed: int = field(Seed(), 0, "Seed of the residuals.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -588,11 +503,12 @@ def measure_prop410(cfg: Prop410Config) -> Prop410Result:
 
 
 def prop410_verdict(result: Prop410Result) -> Verdict:
-    """Pass iff the margin is negative for every eps: no x0 > 0 meets both conditions of Prop. 4.10."""
-    ok = all(m < 0 for m in result.max_margin)
-    return qualitative_verdict(bool(ok), f"largest min(-x0 - phi_1(x0), phi_1(-x0) - x0) per eps "
-                               f"{list(result.eps_values)}: {', '.join(f'{m:.3g}' for m in result.max_margin)} "
-                               f"(< 0 expected; v0 = {result.v0_gain} x0)")
+    """A bound (Prop. 4.10): the margin min(-x0 - phi_1(x0), phi_1(-x0) - x0) is negative for every eps and x0 > 0
+    (largest margin compared as ``<= nextafter(0, -1)``): no x0 > 0 meets both conditions."""
+    return threshold_verdict("bound", {"max_margin": float(np.max(result.max_margin))},
+                             {"max_margin_max": _BELOW_ZERO}, context=(
+        f"largest margin per eps {list(result.eps_values)}: {', '.join(f'{m:.3g}' for m in result.max_margin)}; "
+        f"v0 = {result.v0_gain} x0"))
 
 
 PROP410_PRESETS = {
@@ -605,37 +521,19 @@ PROP410_PRESETS = {
 # -------------------------------------------------------------------------------- Thm 4.14
 
 @dataclasses.dataclass(frozen=True)
-class Thm414Config:
+class Thm414Config(Config):
     """Time-1 maps of x' = f(x) in d = 1 (Thm 4.14 of the thesis, App. 4.B.6).
 
     f_s(x) = (ln a) x + s x^2 exp(-x^2) (s = 0: the linear field the theorem forces). The measured figure is the
     nonlinearity of the time-1 map phi: the relative residual of the least-squares fit phi(x) ~ k x over a grid.
-
-    Attributes
-    ----------
-    a_values : tuple of float
-        Scalings a > 0.
-    s_values : tuple of float
-        Sizes s > 0 of the nonlinear term.
-    x_max : float
-        Grid of 41 points on [-x_max, x_max].
-    time_profile : str
-        "autonomous" for the theorem; "cos" multiplies the nonlinear term by cos(2 pi t) (a non-autonomous
-        field, outside the theorem, whose time-1 map is linear at a = 1: a negative control).
     """
 
-    a_values: tuple = (0.5, 1.0, 2.0, 3.0)
-    s_values: tuple = (0.05, 0.2, 0.5)
-    x_max: float = 2.0
-    time_profile: str = "autonomous"
-
-    def __post_init__(self):
-        cls = "Thm414Config"
-        positives(self.a_values, "a_values", cls)
-        positives(self.s_values, "s_values", cls)
-        real(self.x_max, "x_max", cls, low=0.0)
-        if self.time_profile not in ("autonomous", "cos"):
-            raise ValueError(f"`time_profile` of {cls} must be 'autonomous' or 'cos'; got {self.time_profile!r}.")
+    a_values: tuple = field(Reals(0, closed="neither"), (0.5, 1.0, 2.0, 3.0), "Scalings a.")
+    s_values: tuple = field(Reals(0, closed="neither"), (0.05, 0.2, 0.5), "Sizes s of the nonlinear term.")
+    x_max: float = field(Real(0, closed="neither"), 2.0, "Grid of 41 points on [-x_max, x_max].")
+    time_profile: str = field(Choice("autonomous", "cos"), "autonomous", '"autonomous" for the theorem; "cos" '
+                              "multiplies the nonlinear term by cos(2 pi t) (a non-autonomous field, outside the "
+                              "theorem, whose time-1 map is linear at a = 1: a negative control).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -677,13 +575,13 @@ THM414_TOL = {"linear": 1e-9, "nonlinear": 1e-6}
 
 
 def thm414_verdict(result: Thm414Result, tol=THM414_TOL) -> Verdict:
-    """Pass iff f = (ln a) x maps x to a x (to 1e-9) and every nonlinear f has a nonlinear time-1 map (> 1e-6)."""
-    ok = all(e <= tol["linear"] for e in result.linear_error) and all(
-        m > tol["nonlinear"] for m in result.min_nonlinearity)
-    parts = ", ".join(f"a={a}: linear field error {e:.1e}, smallest nonlinearity {m:.2e}" for a, e, m in
-                      zip(result.a_values, result.linear_error, result.min_nonlinearity))
-    return qualitative_verdict(bool(ok), f"time-1 maps of x' = f(x) in d = 1 (linear error <= {tol['linear']:g}, "
-                               f"nonlinearity > {tol['nonlinear']:g} expected): {parts}")
+    """An identity (Thm 4.14): f = (ln a) x maps x to a x (max error <= 1e-9) and every nonlinear f has a nonlinear
+    time-1 map (smallest nonlinearity > 1e-6, compared as ``>= nextafter(1e-6, inf)``)."""
+    measured = {"max_linear_error": float(np.max(result.linear_error)),
+                "min_nonlinearity": float(np.min(result.min_nonlinearity))}
+    return threshold_verdict("identity", measured, {
+        "max_linear_error_max": tol["linear"], "min_nonlinearity_min": math.nextafter(tol["nonlinear"], math.inf)},
+        context="time-1 maps of x' = f(x) in d = 1 over a = " + ", ".join(f"{a:g}" for a in result.a_values))
 
 
 THM414_PRESETS = {
@@ -720,7 +618,7 @@ def _rank_profile(A, lam, tol):
 
 
 @dataclasses.dataclass(frozen=True)
-class Thm47Config:
+class Thm47Config(Config):
     """Jordan structure of f_eps(X) = Psi_eps(eps X - I/(4 eps)) (Thm 4.7 of the thesis, App. 4.A.3.4).
 
     Three constructions per eps, each compared with the Jordan structure the proof derives (ranks of
@@ -731,37 +629,14 @@ class Thm47Config:
     * one block J_k(lambda), lambda > lambda_eps: z real on the increasing branch, image J_k(lambda);
     * J_{2k}(x_eps), f_eps(x_eps) = lambda_eps: f_eps' = 0 there and f_eps'' != 0, so the image splits into two
       blocks J_k(lambda_eps) (the case 'lambda <= lambda_eps' of the converse).
-
-    Attributes
-    ----------
-    eps_values : tuple of float
-        Values of eps > 0.
-    block : int
-        Jordan block size k >= 2.
-    below, above : float
-        lambda below lambda_eps is lambda_eps + below (below < 0); lambda above is lambda_eps + above (> 0).
-    z_offset : float
-        Added to every preimage z (0 for the claim; a nonzero offset is a negative control).
     """
 
-    eps_values: tuple = (0.5, 1.0, 3.0)
-    block: int = 2
-    below: float = -0.2
-    above: float = 0.5
-    z_offset: float = 0.0
-
-    def __post_init__(self):
-        cls = "Thm47Config"
-        positives(self.eps_values, "eps_values", cls)
-        integer(self.block, "block", cls, 2)
-        if self.block > 3:
-            raise ValueError(f"`block` of {cls} must be 2 or 3 (ranks of powers lose accuracy beyond); got "
-                             f"{self.block}.")
-        real(self.below, "below", cls, high=0.0, open_high=False)
-        if self.below >= 0:
-            raise ValueError(f"`below` of {cls} must be < 0; got {self.below}.")
-        real(self.above, "above", cls, low=0.0)
-        real(self.z_offset, "z_offset", cls)
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.5, 1.0, 3.0), "Values of eps.")
+    block: int = field(Int(2, 3), 2, "Jordan block size k (ranks of powers lose accuracy beyond 3).")
+    below: float = field(Real(high=0, closed="neither"), -0.2, "lambda below lambda_eps is lambda_eps + below.")
+    above: float = field(Real(0, closed="neither"), 0.5, "lambda above lambda_eps is lambda_eps + above.")
+    z_offset: float = field(Real(), 0.0, "Added to every preimage z (0 for the claim; a nonzero offset is a negative "
+                            "control).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -807,12 +682,13 @@ def measure_thm47(cfg: Thm47Config) -> Thm47Result:
 
 
 def thm47_verdict(result: Thm47Result) -> Verdict:
-    """Pass iff every measured rank profile equals the one the proof of Thm 4.7 predicts."""
-    ok = all(m == p for _, _, m, p in result.cases)
+    """An identity (Thm 4.7): every measured rank profile of (Psi - lambda I)^j equals the one the proof predicts
+    (no mismatched case)."""
     bad = [f"eps={e} {n}: {m} vs {p}" for e, n, m, p in result.cases if m != p]
-    return qualitative_verdict(bool(ok), f"rank profiles of (Psi - lambda I)^j equal the predicted Jordan "
-                               f"structure in {sum(m == p for _, _, m, p in result.cases)}/{len(result.cases)} "
-                               f"cases" + (f"; mismatches: {'; '.join(bad)}" if bad else ""))
+    measured = {"n_mismatched": len(bad), "n_cases": len(result.cases)}
+    return threshold_verdict("identity", measured, {"n_mismatched_max": 0}, context=(
+        "rank profiles of (Psi - lambda I)^j vs the predicted Jordan structure"
+        + (f"; mismatches: {'; '.join(bad)}" if bad else "")))
 
 
 THM47_PRESETS = {

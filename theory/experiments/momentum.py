@@ -32,10 +32,10 @@ import math
 
 import numpy as np
 
-from theory.claims import Verdict, erratum_verdict, qualitative_verdict
+from theory.claims import Verdict, erratum_verdict, threshold_verdict
 
 from . import register
-from ._fields import integer, integers, positives
+from .config import Choice, Choices, Config, Custom, Int, Ints, Real, Reals, Seed, field
 
 __all__ = [
     "InversionConfig", "InversionResult", "measure_inversion", "inversion_verdict",
@@ -43,6 +43,7 @@ __all__ = [
     "RepresentableConfig", "RepresentableResult", "measure_representable", "representable_verdict",
     "representable_figure",
     "LambdaConfig", "LambdaResult", "measure_lambda", "lambda_printed_verdict", "lambda_corrected_verdict",
+    "lambda_verdict",
     "lambda_figure", "LambdaRangeConfig", "LambdaRangeResult", "measure_lambda_range", "lambda_range_verdict",
     "Prop411Config", "Prop411Result", "measure_prop411", "prop411_verdict", "BitsConfig", "BitsResult", "measure_bits", "bits_verdict", "Prop41Config", "Prop41Result", "measure_prop41", "prop41_verdict", "Prop42Config", "Prop42Result", "measure_prop42", "prop42_verdict", "MemoryConfig", "MemoryResult", "measure_memory", "memory_verdict", "memory_figure",
 ]
@@ -51,54 +52,19 @@ __all__ = [
 # --------------------------------------------------------------------------- inversion, Eq. (4.3)
 
 @dataclasses.dataclass(frozen=True)
-class InversionConfig:
-    """Forward pass (4.2) then inverse (4.3) on random weights.
+class InversionConfig(Config):
+    """Forward pass (4.2) then inverse (4.3) on random weights."""
 
-    Attributes
-    ----------
-    d : int
-        State dimension.
-    batch : int
-        Inputs per network.
-    depths : tuple of int
-        Depths N.
-    gammas : tuple of float
-        Momentum terms in (0, 1].
-    families : tuple of str
-        Residual families: "linear", "tanh", "tanh_out", "mlp" (width ``width``).
-    width : int
-        Hidden width of the "mlp" family.
-    seed : int
-        Seed of the weights and inputs.
-    inverse_gamma_offset : float
-        Added to gamma in the inverse only (0 for the claim; a negative control sets it != 0).
-    """
-
-    d: int = 8
-    batch: int = 16
-    depths: tuple = (10, 50, 100)
-    gammas: tuple = (0.9, 0.99)
-    families: tuple = ("linear", "tanh", "tanh_out", "mlp")
-    width: int = 16
-    seed: int = 0
-    inverse_gamma_offset: float = 0.0
-
-    def __post_init__(self):
-        cls = "InversionConfig"
-        integer(self.d, "d", cls, 1)
-        integer(self.batch, "batch", cls, 1)
-        integer(self.width, "width", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        integers(self.depths, "depths", cls, 1)
-        positives(self.gammas, "gammas", cls)
-        if any(g > 1 for g in self.gammas):
-            raise ValueError(f"`gammas` of {cls} must lie in (0, 1]; got {self.gammas}.")
-        if not isinstance(self.families, tuple) or not self.families or any(
-                f not in ("linear", "tanh", "tanh_out", "mlp") for f in self.families):
-            raise ValueError(f"`families` of {cls} must be a non-empty tuple of 'linear', 'tanh', 'tanh_out', "
-                             f"'mlp'; got {self.families!r}.")
-        if not isinstance(self.inverse_gamma_offset, (int, float)) or not math.isfinite(self.inverse_gamma_offset):
-            raise ValueError(f"`inverse_gamma_offset` of {cls} must be a finite number; got {self.inverse_gamma_offset!r}.")
+    d: int = field(Int(low=1), 8, "State dimension.")
+    batch: int = field(Int(low=1), 16, "Inputs per network.")
+    depths: tuple = field(Ints(low=1), (10, 50, 100), "Depths N.")
+    gammas: tuple = field(Reals(0, 1, closed="right"), (0.9, 0.99), "Momentum terms gamma.")
+    families: tuple = field(Choices("linear", "tanh", "tanh_out", "mlp"), ("linear", "tanh", "tanh_out", "mlp"),
+                            'Residual families ("mlp" of hidden width ``width``).')
+    width: int = field(Int(low=1), 16, 'Hidden width of the "mlp" family.')
+    seed: int = field(Seed(), 0, "Seed of the weights and inputs.")
+    inverse_gamma_offset: float = field(Real(), 0.0, "Added to gamma in the inverse only (0 for the claim; a "
+                                        "negative control sets it != 0).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,12 +120,13 @@ def measure_inversion(cfg: InversionConfig) -> InversionResult:
 
 
 def inversion_verdict(result: InversionResult) -> Verdict:
-    """Pass iff every reconstruction error is at most N times the spread of one output rounding (ratio <= 1)."""
-    ok = all(math.isfinite(r) and r <= 1.0 for r in result.max_ratio)
-    parts = ", ".join(f"gamma={g}: {e:.2e} (ratio {r:.3f})" for g, e, r in
-                      zip(result.gammas, result.max_rel_error, result.max_ratio))
-    return qualitative_verdict(bool(ok), f"inverse (4.3) of forward (4.2), max relative error per gamma and its "
-                               f"ratio to N x (spread of one ulp at the output), expected <= 1: {parts}")
+    """An identity to round-off: for every gamma, the reconstruction error of (4.3) is at most N times the spread
+    of one output rounding through the inverse (ratio <= 1)."""
+    measured = {f"ratio_gamma={g:g}": float(r) for g, r in zip(result.gammas, result.max_ratio)}
+    measured.update({f"max_rel_error_gamma={g:g}": float(e) for g, e in zip(result.gammas, result.max_rel_error)})
+    return threshold_verdict("identity", measured, {f"ratio_gamma={g:g}_max": 1.0 for g in result.gammas},
+                             context="inverse (4.3) of forward (4.2): max relative error over depths, families and "
+                                     "inputs, as a ratio to N x (spread of one ulp at the output)")
 
 
 INVERSION_PRESETS = {
@@ -172,47 +139,22 @@ INVERSION_PRESETS = {
 # ------------------------------------------------------------------------------ Psi_eps, Prop. 4.3
 
 @dataclasses.dataclass(frozen=True)
-class PsiConfig:
-    """Psi_eps against its series (Prop. 4.3) and against depth-N Momentum ResNets.
+class PsiConfig(Config):
+    """Psi_eps against its series (Prop. 4.3) and against depth-N Momentum ResNets."""
 
-    Attributes
-    ----------
-    d : int
-        Dimension of theta.
-    eps_values : tuple of float
-        Values of eps > 0.
-    depths : tuple of int
-        Depths N of the discretisation (each N eps >= 1 so that gamma = 1 - 1/(N eps) >= 0).
-    seed : int
-        Seed of theta (Gaussian, entries of variance 1/d) and x0.
-    v0 : str
-        "zero" for the initial velocity of (4.7); "f" (v0 = f(x0)) is the negative control, whose limit
-        is another ODE solution.
-    series_terms : int
-        Terms of the series of Prop. 4.3.
-    """
+    d: int = field(Int(low=1), 3, "Dimension of theta.")
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.5, 1.0, 2.0), "Values of eps.")
+    depths: tuple = field(Ints(low=1, min_len=3), (50, 100, 200, 400, 800, 1600, 3200), "Depths N of the "
+                          "discretisation (at least 3 for a slope; each N eps >= 1 so that gamma = 1 - 1/(N eps) "
+                          ">= 0).")
+    seed: int = field(Seed(), 0, "Seed of theta (Gaussian, entries of variance 1/d) and x0.")
+    v0: str = field(Choice("zero", "f"), "zero", '"zero" for the initial velocity of (4.7); "f" (v0 = f(x0)) is '
+                    "the negative control, whose limit is another ODE solution.")
+    series_terms: int = field(Int(low=1), 80, "Terms of the series of Prop. 4.3.")
 
-    d: int = 3
-    eps_values: tuple = (0.5, 1.0, 2.0)
-    depths: tuple = (50, 100, 200, 400, 800, 1600, 3200)
-    seed: int = 0
-    v0: str = "zero"
-    series_terms: int = 80
-
-    def __post_init__(self):
-        cls = "PsiConfig"
-        integer(self.d, "d", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        integer(self.series_terms, "series_terms", cls, 1)
-        positives(self.eps_values, "eps_values", cls)
-        integers(self.depths, "depths", cls, 1)
-        if len(self.depths) < 3:
-            raise ValueError(f"`depths` of {cls} needs at least 3 depths for a slope; got {self.depths}.")
+    def check(self):
         if min(self.depths) * min(self.eps_values) < 1:
-            raise ValueError(f"`depths` of {cls} must satisfy N eps >= 1 (gamma >= 0); got N = {min(self.depths)}, "
-                             f"eps = {min(self.eps_values)}.")
-        if self.v0 not in ("zero", "f"):
-            raise ValueError(f"`v0` of {cls} must be 'zero' or 'f'; got {self.v0!r}.")
+            raise self.invalid("depths", f"satisfy N eps >= 1 (gamma >= 0) at eps = {min(self.eps_values)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,13 +204,17 @@ def measure_psi(cfg: PsiConfig) -> PsiResult:
 
 
 def psi_verdict(result: PsiResult) -> Verdict:
-    """Pass iff the series matches to 1e-11 and every slope lies in [-1.1, -0.9] (first-order convergence)."""
-    ok_series = math.isfinite(result.series_error) and result.series_error <= 1e-11
-    ok_slopes = all(math.isfinite(s) and -1.1 <= s <= -0.9 for s in result.slopes)
-    slopes = ", ".join(f"eps={e}: {s:.3f}" for e, s in zip(result.eps_values, result.slopes))
-    return qualitative_verdict(bool(ok_series and ok_slopes),
-                               f"series vs block exp {result.series_error:.1e} (<= 1e-11); slope of "
-                               f"||x_N - Psi_eps(theta) x0|| vs N: {slopes} (expected -1, range [-1.1, -0.9])")
+    """A rate (Prop. 4.3): ||x_N - Psi_eps(theta) x0|| ~ C N^b with b in [-1.1, -0.9] for every eps (least-squares
+    slope of log error against log N over the depths), and the series of Prop. 4.3 equals the block exponential
+    to 1e-11 (relative)."""
+    measured = {"series_error": float(result.series_error)}
+    expected = {"series_error_max": 1e-11}
+    for e, s in zip(result.eps_values, result.slopes):
+        measured[f"slope_eps={e:g}"] = float(s)
+        expected.update({f"slope_eps={e:g}_min": -1.1, f"slope_eps={e:g}_max": -0.9})
+    return threshold_verdict("rate", measured, expected, context=(
+        f"series vs block exponential; slopes of ||x_N - Psi_eps(theta) x0|| vs N = {result.depths[0]}.."
+        f"{result.depths[-1]} ({len(result.depths)} depths), expected -1"))
 
 
 def psi_figure(result: PsiResult, claim_id: str = "momentum/prop-4.3"):
@@ -299,37 +245,16 @@ PSI_PRESETS = {
 # -------------------------------------------------------------------------- representability, Thm 4.4
 
 @dataclasses.dataclass(frozen=True)
-class RepresentableConfig:
-    """Random diagonalizable D with prescribed spectra: Thm 4.4's constructive and excluding directions.
+class RepresentableConfig(Config):
+    """Random diagonalizable D with prescribed spectra: Thm 4.4's constructive and excluding directions."""
 
-    Attributes
-    ----------
-    d : int
-        Matrix size (>= 4: one doubled real eigenvalue below lambda_eps, one complex pair).
-    eps_values : tuple of float
-        Values of eps > 0.
-    trials : int
-        Random D per eps and per kind (representable, excluded).
-    seed : int
-        Seed of the eigenvectors and eigenvalues.
-    eps_offset : float
-        Psi is evaluated at eps + eps_offset (0 for the claim; a negative control sets it != 0).
-    """
-
-    d: int = 4
-    eps_values: tuple = (0.25, 1.0, 3.0)
-    trials: int = 20
-    seed: int = 0
-    eps_offset: float = 0.0
-
-    def __post_init__(self):
-        cls = "RepresentableConfig"
-        integer(self.d, "d", cls, 4)
-        integer(self.trials, "trials", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        positives(self.eps_values, "eps_values", cls)
-        if not isinstance(self.eps_offset, (int, float)) or not math.isfinite(self.eps_offset):
-            raise ValueError(f"`eps_offset` of {cls} must be a finite number; got {self.eps_offset!r}.")
+    d: int = field(Int(low=4), 4, "Matrix size (>= 4: one doubled real eigenvalue below lambda_eps, one complex "
+                   "pair).")
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.25, 1.0, 3.0), "Values of eps.")
+    trials: int = field(Int(low=1), 20, "Random D per eps and per kind (representable, excluded).")
+    seed: int = field(Seed(), 0, "Seed of the eigenvectors and eigenvalues.")
+    eps_offset: float = field(Real(), 0.0, "Psi is evaluated at eps + eps_offset (0 for the claim; a negative "
+                              "control sets it != 0).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -398,13 +323,15 @@ def representable_verdict(result: RepresentableResult, expected_constructed: int
     """
     if expected_constructed is None:
         expected_constructed = result.n_expected
-    ok = (result.n_constructed == expected_constructed and math.isfinite(result.max_scaled_error)
-          and result.max_scaled_error <= 1e-9 and result.n_refused == result.n_excluded)
-    return qualitative_verdict(bool(ok), (
-        f"{result.n_constructed}/{expected_constructed} representable D reached, max ||Psi_eps(theta) - D|| / "
-        f"(cond(P) max(1,|D|)) = {result.max_scaled_error:.1e} (<= 1e-9); {result.n_refused}/{result.n_excluded} "
-        f"D with a single eigenvalue below lambda_eps refused; {result.n_first_order_excluded} reached D have a "
-        f"single negative eigenvalue (not reachable at eps = 0)"))
+    measured = {"n_constructed": result.n_constructed, "max_scaled_error": float(result.max_scaled_error),
+                "n_refused": result.n_refused, "n_excluded": result.n_excluded,
+                "n_first_order_excluded": result.n_first_order_excluded}
+    return threshold_verdict("identity", measured, {
+        "n_constructed_min": expected_constructed, "n_constructed_max": expected_constructed,
+        "max_scaled_error_max": 1e-9, "n_refused_min": result.n_excluded}, context=(
+        "representable D reached with max ||Psi_eps(theta) - D|| / (cond(P) max(1,|D|)); every D with a single "
+        f"eigenvalue below lambda_eps refused; {result.n_first_order_excluded} reached D have a single negative "
+        "eigenvalue (not reachable at eps = 0)"))
 
 
 def representable_figure(eps_values=(0.0, 0.5, 1.0, 3.0), grid=81, claim_id="momentum/thm-4.4"):
@@ -440,33 +367,19 @@ REPRESENTABLE_PRESETS = {
 # -------------------------------------------------------------------------- lambda_eps, Fig. 4.4 left
 
 @dataclasses.dataclass(frozen=True)
-class LambdaConfig:
-    """lambda_eps on a grid of eps (Fig. 4.4, left).
+class LambdaConfig(Config):
+    """lambda_eps on a grid of eps (Fig. 4.4, left)."""
 
-    Attributes
-    ----------
-    eps_values : tuple of float
-        Increasing values of eps > 0 (the caption's claim concerns those >= ``from_eps``).
-    from_eps : float
-        The caption's threshold, 2.
-    closeness : float
-        What "close to -1" is taken to mean: |lambda_eps + 1| <= closeness (0.1, a tenth of the range
-        (-1, 0) of lambda_eps).
-    """
+    eps_values: tuple = field(Reals(0, closed="neither", increasing=True),
+                              (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 50.0),
+                              "Values of eps (the caption's claim concerns those >= ``from_eps``).")
+    from_eps: float = field(Real(0, closed="neither"), 2.0, "The caption's threshold, 2.")
+    closeness: float = field(Real(0, closed="neither"), 0.1, 'What "close to -1" is taken to mean: '
+                             "|lambda_eps + 1| <= closeness (0.1, a tenth of the range (-1, 0) of lambda_eps).")
 
-    eps_values: tuple = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 50.0)
-    from_eps: float = 2.0
-    closeness: float = 0.1
-
-    def __post_init__(self):
-        cls = "LambdaConfig"
-        positives(self.eps_values, "eps_values", cls)
-        if list(self.eps_values) != sorted(set(self.eps_values)):
-            raise ValueError(f"`eps_values` of {cls} must be strictly increasing; got {self.eps_values}.")
-        positives((self.from_eps,), "from_eps", cls)
-        positives((self.closeness,), "closeness", cls)
+    def check(self):
         if not any(e >= self.from_eps for e in self.eps_values):
-            raise ValueError(f"`eps_values` of {cls} must contain a value >= from_eps = {self.from_eps}.")
+            raise self.invalid("eps_values", f"contain a value >= from_eps = {self.from_eps}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -493,28 +406,51 @@ def measure_lambda(cfg: LambdaConfig) -> LambdaResult:
     return LambdaResult(tuple(cfg.eps_values), tuple(lam), tuple(al), upper, cfg.from_eps, cfg.closeness)
 
 
+#: the largest float below 0: ``x <= _BELOW_ZERO`` iff ``x < 0`` (the thresholds of threshold_verdict are closed)
+_BELOW_ZERO = math.nextafter(0.0, -1.0)
+
+
+def _monotone(values, bound: float) -> tuple[dict, dict]:
+    """The measured largest step max_k (v_{k+1} - v_k) (NaN propagated) and its threshold ``bound``; empty for
+    fewer than two values, where nothing can increase."""
+    steps = np.diff(np.asarray(values, dtype=float))
+    return ({"largest_step": float(np.max(steps))}, {"largest_step_max": bound}) if steps.size else ({}, {})
+
+
 def lambda_printed_verdict(result: LambdaResult) -> Verdict:
-    """The caption as printed: |lambda_eps + 1| <= closeness for every eps >= from_eps, and lambda_eps non-increasing."""
+    """The caption as printed (a bound): 1 + lambda_eps <= closeness for every eps >= from_eps, and lambda_eps
+    non-increasing on the grid (largest step lambda_{k+1} - lambda_k <= 0)."""
     gaps = [(e, 1 + l) for e, l in zip(result.eps_values, result.lambdas) if e >= result.from_eps]
     worst_e, worst = max(gaps, key=lambda t: t[1])
-    mono = all(b <= a for a, b in zip(result.lambdas, result.lambdas[1:]))
-    ok = worst <= result.closeness and mono
-    return qualitative_verdict(bool(ok), f"printed: lambda_eps within {result.closeness} of -1 for eps >= "
-                               f"{result.from_eps}; largest gap 1 + lambda_eps = {worst:.3f} at eps = {worst_e}")
+    step, step_max = _monotone(result.lambdas, 0.0)
+    return threshold_verdict("bound", {"gap_from_eps": float(np.max([g for _, g in gaps])), **step},
+                             {"gap_from_eps_max": result.closeness, **step_max},
+                             context=f"printed: 1 + lambda_eps within {result.closeness} for eps >= "
+                                     f"{result.from_eps}, largest gap at eps = {worst_e}")
 
 
 def lambda_corrected_verdict(result: LambdaResult) -> Verdict:
-    """Corrected: -1 < lambda_eps < -exp(-1/(2 eps)) and lambda_eps strictly decreasing on the grid.
+    """Corrected (a bound): -1 < lambda_eps < -exp(-1/(2 eps)) and lambda_eps strictly decreasing on the grid.
 
     So 1 + lambda_eps < 1 - exp(-1/(2 eps)) <= 1/(2 eps): lambda_eps tends to -1 at rate O(1/eps); it is
-    within 0.1 of -1 only from eps of about 5 on (lambda_2 = -0.781).
+    within 0.1 of -1 only from eps of about 5 on (lambda_2 = -0.781). The strict inequalities are compared as
+    ``min(lambda_eps) >= nextafter(-1, 0)``, ``max(lambda_eps + exp(-1/(2 eps))) <= nextafter(0, -1)`` and
+    ``max(lambda_{k+1} - lambda_k) <= nextafter(0, -1)``, which are the same for floats.
     """
-    bracket = all(-1 < l < u for l, u in zip(result.lambdas, result.upper))
-    mono = all(b < a for a, b in zip(result.lambdas, result.lambdas[1:]))
+    lam, up = np.asarray(result.lambdas, dtype=float), np.asarray(result.upper, dtype=float)
     close_from = next((e for e, l in zip(result.eps_values, result.lambdas) if 1 + l <= result.closeness), None)
-    return qualitative_verdict(bool(bracket and mono), (
-        f"corrected: -1 < lambda_eps < -exp(-1/(2 eps)) on all {len(result.lambdas)} eps ({bracket}), strictly "
-        f"decreasing ({mono}); within {result.closeness} of -1 from eps = {close_from} of the grid"))
+    step, step_max = _monotone(lam, _BELOW_ZERO)
+    measured = {"min_lambda": float(np.min(lam)), "max_lambda_minus_upper": float(np.max(lam - up)), **step}
+    return threshold_verdict("bound", measured, {
+        "min_lambda_min": math.nextafter(-1.0, 0.0), "max_lambda_minus_upper_max": _BELOW_ZERO, **step_max}, context=(
+        f"corrected: -1 < lambda_eps < -exp(-1/(2 eps)), strictly decreasing, on all {len(result.lambdas)} eps; "
+        f"within {result.closeness} of -1 from eps = {close_from} of the grid"))
+
+
+def lambda_verdict(result: LambdaResult) -> Verdict:
+    """The erratum record of Fig. 4.4's caption: the printed form fails and the corrected one holds (the halves
+    are the verdict's ``parts``)."""
+    return erratum_verdict(lambda_printed_verdict(result), lambda_corrected_verdict(result))
 
 
 def lambda_figure(result: LambdaResult, claim_id: str = "momentum/fig-4.4/erratum"):
@@ -546,49 +482,24 @@ LAMBDA_PRESETS = {
 # -------------------------------------------------------------------------- memory, Sec. 4.3.2
 
 @dataclasses.dataclass(frozen=True)
-class MemoryConfig:
-    """Peak memory of one gradient computation against depth (Sec. 4.3.2 and Fig. 4.2 of the thesis).
+class MemoryConfig(Config):
+    """Peak memory of one gradient computation against depth (Sec. 4.3.2 and Fig. 4.2 of the thesis)."""
 
-    Attributes
-    ----------
-    d : int
-        State dimension.
-    batch : int
-        Batch size.
-    width : int
-        Hidden width p of the residual f(x) = V tanh(W x + b) (the toy block of Sec. 4.3.2).
-    depths : tuple of int
-        Depths N (tied weights: one parameter set repeated N times).
-    gamma_scale : float
-        gamma = 1 - 1/(gamma_scale N) at depth N (Fig. 4.2 uses 50).
-    method : str
-        "memory_free" for the claim; "backprop" (storing the activations) is the negative control.
-    seed : int
-        Seed of the weights, inputs and targets.
-    """
+    d: int = field(Int(low=1), 32, "State dimension.")
+    batch: int = field(Int(low=1), 64, "Batch size.")
+    width: int = field(Int(low=1), 32, "Hidden width p of the residual f(x) = V tanh(W x + b) (the toy block of "
+                       "Sec. 4.3.2).")
+    depths: tuple = field(Ints(low=1, min_len=2), (50, 100, 200, 400, 800), "Depths N (tied weights: one "
+                          "parameter set repeated N times).")
+    gamma_scale: float = field(Real(0, closed="neither"), 50.0, "gamma = 1 - 1/(gamma_scale N) at depth N (Fig. 4.2 "
+                               "uses 50); gamma_scale N >= 1 so that gamma >= 0.")
+    method: str = field(Choice("memory_free", "backprop"), "memory_free", '"memory_free" for the claim; "backprop" '
+                        "(storing the activations) is the negative control.")
+    seed: int = field(Seed(), 0, "Seed of the weights, inputs and targets.")
 
-    d: int = 32
-    batch: int = 64
-    width: int = 32
-    depths: tuple = (50, 100, 200, 400, 800)
-    gamma_scale: float = 50.0
-    method: str = "memory_free"
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "MemoryConfig"
-        for name in ("d", "batch", "width"):
-            integer(getattr(self, name), name, cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        integers(self.depths, "depths", cls, 1)
-        if len(self.depths) < 2:
-            raise ValueError(f"`depths` of {cls} needs at least 2 depths; got {self.depths}.")
-        positives((self.gamma_scale,), "gamma_scale", cls)
+    def check(self):
         if self.gamma_scale * min(self.depths) < 1:
-            raise ValueError(f"`gamma_scale` of {cls} must make gamma = 1 - 1/(gamma_scale N) >= 0; got "
-                             f"{self.gamma_scale}.")
-        if self.method not in ("memory_free", "backprop"):
-            raise ValueError(f"`method` of {cls} must be 'memory_free' or 'backprop'; got {self.method!r}.")
+            raise self.invalid("gamma_scale", f"make gamma = 1 - 1/(gamma_scale N) >= 0 at N = {min(self.depths)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -668,14 +579,17 @@ def measure_memory(cfg: MemoryConfig) -> MemoryResult:
 
 def memory_verdict(result: MemoryResult) -> Verdict:
     """Pass iff the method's peak grows by < 1.5x over the depth range while stored backpropagation's peak
-    grows by at least half the depth ratio, and the gradients agree to 1e-8."""
+    grows by at least half the depth ratio, and the gradients agree to 1e-8 (bounds; the growth of the method is
+    compared as ``<= nextafter(1.5, 0)``, the same as ``< 1.5`` for floats)."""
     ratio_n = result.depths[-1] / result.depths[0]
-    rm = result.peak_method[-1] / result.peak_method[0]
-    rb = result.peak_backprop[-1] / result.peak_backprop[0]
-    ok = rm < 1.5 and rb >= 0.5 * ratio_n and result.grad_rel_diff <= 1e-8
-    return qualitative_verdict(bool(ok), (
-        f"N x{ratio_n:g}: {result.method} peak x{rm:.2f} (< 1.5, flat), stored backprop peak x{rb:.2f} (>= "
-        f"{0.5 * ratio_n:g}); gradient relative difference {result.grad_rel_diff:.1e} (<= 1e-8)"))
+    measured = {"method_growth": result.peak_method[-1] / result.peak_method[0],
+                "backprop_growth": result.peak_backprop[-1] / result.peak_backprop[0],
+                "grad_rel_diff": float(result.grad_rel_diff)}
+    return threshold_verdict("bound", measured, {
+        "method_growth_max": math.nextafter(1.5, 0.0), "backprop_growth_min": 0.5 * ratio_n,
+        "grad_rel_diff_max": 1e-8}, context=(
+        f"peak working memory at N = {result.depths[-1]} over N = {result.depths[0]} (x{ratio_n:g}) of "
+        f"{result.method} (flat) and of stored backprop (linear); gradient relative difference"))
 
 
 def memory_figure(result: MemoryResult, claim_id: str = "momentum/sec-4.3.2"):
@@ -705,45 +619,19 @@ MEMORY_PRESETS = {
 # -------------------------------------------------------------------------- Prop. 4.2
 
 @dataclasses.dataclass(frozen=True)
-class Prop42Config:
-    """First-order solutions as second-order solutions (Prop. 4.2 of the thesis, autonomous case).
+class Prop42Config(Config):
+    """First-order solutions as second-order solutions (Prop. 4.2 of the thesis, autonomous case)."""
 
-    Attributes
-    ----------
-    d : int
-        State dimension.
-    width : int
-        Hidden width of f(x) = V tanh(W x + b) (Gaussian V, W, b, entries of variance 1/d, 1/d, 1).
-    eps_values : tuple of float
-        Values of eps > 0.
-    instances : int
-        Random (f, x_0) per eps.
-    seed : int
-        Seed of the instances.
-    v0 : str
-        "f": x'(0) = f(x_0), the initial velocity of the proposition; "zero" is the negative control.
-    rtol : float
-        Relative tolerance of the ODE solver (absolute tolerance rtol / 10).
-    """
-
-    d: int = 2
-    width: int = 8
-    eps_values: tuple = (0.1, 1.0, 5.0)
-    instances: int = 3
-    seed: int = 0
-    v0: str = "f"
-    rtol: float = 1e-11
-
-    def __post_init__(self):
-        cls = "Prop42Config"
-        for name in ("d", "width", "instances"):
-            integer(getattr(self, name), name, cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        positives(self.eps_values, "eps_values", cls)
-        if self.v0 not in ("f", "zero"):
-            raise ValueError(f"`v0` of {cls} must be 'f' or 'zero'; got {self.v0!r}.")
-        if not isinstance(self.rtol, float) or not 1e-14 <= self.rtol <= 1e-3:
-            raise ValueError(f"`rtol` of {cls} must be a float in [1e-14, 1e-3]; got {self.rtol!r}.")
+    d: int = field(Int(low=1), 2, "State dimension.")
+    width: int = field(Int(low=1), 8, "Hidden width of f(x) = V tanh(W x + b) (Gaussian V, W, b, entries of "
+                       "variance 1/d, 1/d, 1).")
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.1, 1.0, 5.0), "Values of eps.")
+    instances: int = field(Int(low=1), 3, "Random (f, x_0) per eps.")
+    seed: int = field(Seed(), 0, "Seed of the instances.")
+    v0: str = field(Choice("f", "zero"), "f", '"f": x\'(0) = f(x_0), the initial velocity of the proposition; '
+                    '"zero" is the negative control.')
+    rtol: float = field(Real(1e-14, 1e-3), 1e-11, "Relative tolerance of the ODE solver (absolute tolerance "
+                        "rtol / 10).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -795,11 +683,12 @@ def measure_prop42(cfg: Prop42Config) -> Prop42Result:
 
 
 def prop42_verdict(result: Prop42Result) -> Verdict:
-    """Pass iff every deviation is <= 1e-8 (solver tolerance 1e-11, with room for its global error)."""
-    ok = all(math.isfinite(x) and x <= 1e-8 for x in result.deviation)
-    parts = ", ".join(f"eps={e}: {x:.1e}" for e, x in zip(result.eps_values, result.deviation))
-    return qualitative_verdict(bool(ok), f"max |x_first - x_second| / max(1, |x|) over t in [0, 1] with "
-                               f"x'(0) = {'f(x0)' if result.v0 == 'f' else '0'}: {parts} (<= 1e-8)")
+    """An identity (Prop. 4.2): every deviation max_t |x_first(t) - x_second(t)| / max(1, |x|) is <= 1e-8 (solver
+    tolerance 1e-11, with room for its global error)."""
+    measured = {f"deviation_eps={e:g}": float(x) for e, x in zip(result.eps_values, result.deviation)}
+    return threshold_verdict("identity", measured, {f"{k}_max": 1e-8 for k in measured}, context=(
+        f"max |x_first - x_second| / max(1, |x|) over t in [0, 1] with x'(0) = "
+        f"{'f(x0)' if result.v0 == 'f' else '0'}"))
 
 
 PROP42_PRESETS = {
@@ -812,32 +701,15 @@ PROP42_PRESETS = {
 # -------------------------------------------------------------- Psi_eps(R) = [lambda_eps, inf)
 
 @dataclasses.dataclass(frozen=True)
-class LambdaRangeConfig:
-    """Scan the scalar map theta -> Psi_eps(theta) to find its minimum (Sec. 4.4.3 and Thm 4.4).
+class LambdaRangeConfig(Config):
+    """Scan the scalar map theta -> Psi_eps(theta) to find its minimum (Sec. 4.4.3 and Thm 4.4)."""
 
-    Attributes
-    ----------
-    eps_values : tuple of float
-        Values of eps > 0.
-    grid : int
-        Points of the scan of theta over [-eps (4 pi)^2 - 1/(4 eps), 5] (three local minima of Psi_eps);
-        the best point is refined by a bounded scalar minimisation.
-    candidate : str
-        Which value is compared with the scanned minimum: "lambda" (lambda_eps of
-        :func:`theory.momentum.lambda_eps`, the claim) or "g_pi" (-exp(-1/(2 eps)) = G_eps(pi), the value at
-        the first sign change, a negative control).
-    """
-
-    eps_values: tuple = (0.25, 1.0, 2.0, 5.0)
-    grid: int = 300
-    candidate: str = "lambda"
-
-    def __post_init__(self):
-        cls = "LambdaRangeConfig"
-        positives(self.eps_values, "eps_values", cls)
-        integer(self.grid, "grid", cls, 10)
-        if self.candidate not in ("lambda", "g_pi"):
-            raise ValueError(f"`candidate` of {cls} must be 'lambda' or 'g_pi'; got {self.candidate!r}.")
+    eps_values: tuple = field(Reals(0, closed="neither"), (0.25, 1.0, 2.0, 5.0), "Values of eps.")
+    grid: int = field(Int(low=10), 300, "Points of the scan of theta over [-eps (4 pi)^2 - 1/(4 eps), 5] (three "
+                      "local minima of Psi_eps); the best point is refined by a bounded scalar minimisation.")
+    candidate: str = field(Choice("lambda", "g_pi"), "lambda", "Which value is compared with the scanned minimum: "
+                           '"lambda" (lambda_eps of :func:`theory.momentum.lambda_eps`, the claim) or "g_pi" '
+                           "(-exp(-1/(2 eps)) = G_eps(pi), the value at the first sign change, a negative control).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -887,13 +759,14 @@ def measure_lambda_range(cfg: LambdaRangeConfig) -> LambdaRangeResult:
 
 
 def lambda_range_verdict(result: LambdaRangeResult) -> Verdict:
-    """Pass iff the scanned minimum equals the candidate within 1e-9 (relative to max(1, |value|))."""
-    diffs = [abs(m - c) / max(1.0, abs(c)) for m, c in zip(result.scanned_min, result.candidate)]
-    ok = all(math.isfinite(x) and x <= 1e-9 for x in diffs)
-    parts = ", ".join(f"eps={e}: {m:.10f} vs {c:.10f}" for e, m, c in
-                      zip(result.eps_values, result.scanned_min, result.candidate))
-    return qualitative_verdict(bool(ok), f"min over real theta of Psi_eps(theta) vs {result.candidate_name}: "
-                               f"{parts}; max difference {max(diffs):.1e} (<= 1e-9)")
+    """An identity (Thm 4.4): the scanned minimum of Psi_eps over the real line equals the candidate within 1e-9
+    (relative to max(1, |value|)) at every eps."""
+    measured = {f"rel_diff_eps={e:g}": abs(m - c) / max(1.0, abs(c))
+                for e, m, c in zip(result.eps_values, result.scanned_min, result.candidate)}
+    return threshold_verdict("identity", measured, {f"{k}_max": 1e-9 for k in measured}, context=(
+        f"min over real theta of Psi_eps(theta) vs {result.candidate_name}: " + ", ".join(
+            f"eps={e}: {m:.10f} vs {c:.10f}" for e, m, c in
+            zip(result.eps_values, result.scanned_min, result.candidate))))
 
 
 LAMBDA_RANGE_PRESETS = {
@@ -906,40 +779,17 @@ LAMBDA_RANGE_PRESETS = {
 # -------------------------------------------------------------------------- Prop. 4.1
 
 @dataclasses.dataclass(frozen=True)
-class Prop41Config:
-    """Spectra of fixed-point Jacobians (Prop. 4.1 of the thesis).
+class Prop41Config(Config):
+    """Spectra of fixed-point Jacobians (Prop. 4.1 of the thesis)."""
 
-    Attributes
-    ----------
-    d : int
-        Dimension of x and v.
-    trials : int
-        Random Gaussian pairs (A, B) (invertible almost surely).
-    seed : int
-        Seed of the draws.
-    model : str
-        "revnet": J(A, B) = [[I, A], [B, I + BA]] in (v, x) order, the proposition; "momentum": the Jacobian
-        [[gamma I, (1 - gamma) A], [gamma I, I + (1 - gamma) A]] of the tied-weight Momentum ResNet (4.2) at a
-        fixed point, with A = -I - (random PSD) / d (a negative control: its spectral radius is below 1).
-    gamma : float
-        Momentum term of the "momentum" model, in (0, 1).
-    """
-
-    d: int = 4
-    trials: int = 2000
-    seed: int = 0
-    model: str = "revnet"
-    gamma: float = 0.9
-
-    def __post_init__(self):
-        cls = "Prop41Config"
-        integer(self.d, "d", cls, 1)
-        integer(self.trials, "trials", cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        if self.model not in ("revnet", "momentum"):
-            raise ValueError(f"`model` of {cls} must be 'revnet' or 'momentum'; got {self.model!r}.")
-        if not isinstance(self.gamma, float) or not 0.0 < self.gamma < 1.0:
-            raise ValueError(f"`gamma` of {cls} must be a float in (0, 1); got {self.gamma!r}.")
+    d: int = field(Int(low=1), 4, "Dimension of x and v.")
+    trials: int = field(Int(low=1), 2000, "Random Gaussian pairs (A, B) (invertible almost surely).")
+    seed: int = field(Seed(), 0, "Seed of the draws.")
+    model: str = field(Choice("revnet", "momentum"), "revnet", '"revnet": J(A, B) = [[I, A], [B, I + BA]] in (v, x) '
+                       'order, the proposition; "momentum": the Jacobian [[gamma I, (1 - gamma) A], [gamma I, I + '
+                       "(1 - gamma) A]] of the tied-weight Momentum ResNet (4.2) at a fixed point, with A = -I - "
+                       "(random PSD) / d (a negative control: its spectral radius is below 1).")
+    gamma: float = field(Real(0, 1, closed="neither"), 0.9, 'Momentum term of the "momentum" model.')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -984,15 +834,14 @@ def measure_prop41(cfg: Prop41Config) -> Prop41Result:
 
 
 def prop41_verdict(result: Prop41Result) -> Verdict:
-    """Pass iff every trial has an eigenvalue != 1 of modulus >= 1 - 1e-10 (and, for the RevNet, the spectrum is
-    the roots of the quadratics of the proof to 1e-6)."""
-    ok = math.isfinite(result.min_radius) and result.min_radius >= 1 - 1e-10
+    """A bound (Prop. 4.1): every trial has an eigenvalue != 1 of modulus >= 1 - 1e-10 (and, for the RevNet, the
+    spectrum is the roots of the quadratics l^2 - (2 + mu) l + 1 of the proof to 1e-6)."""
+    expected = {"min_radius_min": 1 - 1e-10}
     if result.model == "revnet":
-        ok = ok and result.root_mismatch <= 1e-6
-    return qualitative_verdict(bool(ok), (
-        f"{result.model}: over {result.trials} random (A, B) the smallest largest |eigenvalue != 1| is "
-        f"{result.min_radius:.15f} (>= 1 - 1e-10); spectrum vs roots of l^2 - (2 + mu) l + 1: "
-        f"{result.root_mismatch:.1e} (<= 1e-6)"))
+        expected["root_mismatch_max"] = 1e-6
+    return threshold_verdict("bound", result, expected, context=(
+        f"{result.model}: smallest largest |eigenvalue != 1| over {result.trials} random (A, B); spectrum vs "
+        "roots of l^2 - (2 + mu) l + 1, mu in Sp(AB)"))
 
 
 PROP41_PRESETS = {
@@ -1004,45 +853,49 @@ PROP41_PRESETS = {
 
 # ---------------------------------------------------------------- bits of the exact inverse, Sec. 4.3.2
 
+def _fractions(value):
+    """``value`` as a tuple of integer pairs (num, den) with 1 <= num < den, or a TypeError/ValueError."""
+    if isinstance(value, list):
+        value = tuple(value)
+    if not isinstance(value, tuple) or not all(isinstance(g, (tuple, list)) for g in value):
+        raise TypeError("not a tuple of pairs")
+    out = []
+    for g in value:
+        if len(g) != 2 or not all(isinstance(t, int) and not isinstance(t, bool) for t in g):
+            raise TypeError("not a pair of integers")
+        if not 1 <= g[0] < g[1]:
+            raise ValueError("not 1 <= num < den")
+        out.append((int(g[0]), int(g[1])))
+    if not out:
+        raise ValueError("empty")
+    return tuple(out)
+
+
+def _parse_fractions(text):
+    """``"1/2|9/10"`` as ((1, 2), (9, 10))."""
+    try:
+        return tuple(tuple(int(t) for t in part.split("/")) for part in text.split("|") if part.strip())
+    except ValueError:
+        raise ValueError(f"`gammas` must be fractions num/den separated by |; got {text.strip()!r}") from None
+
+
 @dataclasses.dataclass(frozen=True)
-class BitsConfig:
-    """Bit-exact inversion and the buffer size of Sec. 4.3.2 (exact multiplication of App. 4.C).
+class BitsConfig(Config):
+    """Bit-exact inversion and the buffer size of Sec. 4.3.2 (exact multiplication of App. 4.C)."""
 
-    Attributes
-    ----------
-    d, batch : int
-        State dimension and batch size.
-    depth : int
-        Depth N.
-    gammas : tuple of (int, int)
-        Momentum terms as fractions (num, den), 1 <= num < den.
-    frac_bits : int
-        Fixed-point fraction bits.
-    seed : int
-        Seed of the weights (tanh residual, entries of variance 1/d) and inputs.
-    inverse_den_offset : int
-        Added to den in the inverse only (0 for the claim; a negative control sets it != 0).
-    """
-
-    d: int = 8
-    batch: int = 4
-    depth: int = 200
-    gammas: tuple = ((1, 2), (9, 10), (99, 100))
-    frac_bits: int = 52
-    seed: int = 0
-    inverse_den_offset: int = 0
-
-    def __post_init__(self):
-        cls = "BitsConfig"
-        for name in ("d", "batch", "depth", "frac_bits"):
-            integer(getattr(self, name), name, cls, 1)
-        integer(self.seed, "seed", cls, 0)
-        integer(self.inverse_den_offset, "inverse_den_offset", cls, 0)
-        if not isinstance(self.gammas, tuple) or not self.gammas or any(
-                not (isinstance(g, tuple) and len(g) == 2 and all(isinstance(t, int) for t in g) and 1 <= g[0] < g[1])
-                for g in self.gammas):
-            raise ValueError(f"`gammas` of {cls} must be a non-empty tuple of (num, den) with 1 <= num < den; "
-                             f"got {self.gammas!r}.")
+    d: int = field(Int(low=1), 8, "State dimension.")
+    batch: int = field(Int(low=1), 4, "Batch size.")
+    depth: int = field(Int(low=1), 200, "Depth N.")
+    gammas: tuple = field(Custom(_fractions, "a non-empty tuple of integer pairs (num, den) with 1 <= num < den",
+                                 type_name="tuple of (int, int)", parse=_parse_fractions,
+                                 invalid=[(0.5, TypeError), (((1.0, 2),), TypeError), ((), ValueError),
+                                          (((2, 2),), ValueError), (((0, 3),), ValueError)],
+                                 boundary=[((1, 2),)]),
+                          ((1, 2), (9, 10), (99, 100)), "Momentum terms gamma = num / den.")
+    frac_bits: int = field(Int(low=1), 52, "Fixed-point fraction bits.")
+    seed: int = field(Seed(), 0, "Seed of the weights (tanh residual, entries of variance 1/d) and inputs.")
+    inverse_den_offset: int = field(Int(low=0), 0, "Added to den in the inverse only (0 for the claim; a negative "
+                                    "control sets it != 0).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1088,19 +941,20 @@ def measure_bits(cfg: BitsConfig) -> BitsResult:
 
 
 def bits_verdict(result: BitsResult) -> Verdict:
-    """Pass iff every inversion is bit exact, every buffer is within the recursion's upper bound, and the mean
-    bits per coordinate lie within log2(1/(1 - gamma)) + 2 below N log2(1/gamma) (digits of the buffer are not
-    systematically small)."""
-    ok = all(result.exact)
-    parts = []
-    for (num, den), m, mx, p, lin, u in zip(result.gammas, result.mean_bits, result.max_bits, result.predicted,
-                                            result.predicted_linear, result.upper):
-        g = num / den
-        ok = ok and mx <= u and m >= p - math.log2(1 / (1 - g)) - 2
-        parts.append(f"gamma={num}/{den}: mean {m:.1f}, max {mx} bits vs N log2(1/gamma) = {p:.1f} "
-                     f"(N(1-gamma)/ln2 = {lin:.1f}, bound {u:.1f})")
-    return qualitative_verdict(bool(ok), f"bit-exact inverse {all(result.exact)}; buffer at N = {result.depth}: "
-                               + "; ".join(parts))
+    """Bounds (Sec. 4.3.2): every inversion is bit exact (no inexact one), every buffer is within the recursion's
+    upper bound N log2(1/gamma) + log2(1/(1 - gamma)) + 1, and the mean bits per coordinate lie within
+    log2(1/(1 - gamma)) + 2 below N log2(1/gamma) (digits of the buffer are not systematically small)."""
+    measured = {"n_inexact": sum(not e for e in result.exact)}
+    expected = {"n_inexact_max": 0}
+    for (num, den), m, mx, p, u in zip(result.gammas, result.mean_bits, result.max_bits, result.predicted,
+                                       result.upper):
+        g, key = num / den, f"{num}/{den}"
+        measured.update({f"max_bits_{key}": mx, f"mean_bits_{key}": float(m)})
+        expected.update({f"max_bits_{key}_max": u, f"mean_bits_{key}_min": p - math.log2(1 / (1 - g)) - 2})
+    return threshold_verdict("bound", measured, expected, context=(
+        f"buffer bits per coordinate at N = {result.depth} vs N log2(1/gamma) = "
+        + ", ".join(f"{p:.1f}" for p in result.predicted)
+        + " (N(1-gamma)/ln2 = " + ", ".join(f"{v:.1f}" for v in result.predicted_linear) + ")"))
 
 
 BITS_PRESETS = {
@@ -1113,28 +967,13 @@ BITS_PRESETS = {
 # -------------------------------------------------------------------------- Prop. 4.11
 
 @dataclasses.dataclass(frozen=True)
-class Prop411Config:
-    """Negative scalings with v0 = 0 (Prop. 4.11 and the remark after Prop. 4.2 of the thesis).
+class Prop411Config(Config):
+    """Negative scalings with v0 = 0 (Prop. 4.11 and the remark after Prop. 4.2 of the thesis)."""
 
-    Attributes
-    ----------
-    lambdas : tuple of float
-        Targets in (-1, 0).
-    theta_scale : str
-        "eps": theta = eps (-pi^2 - 1/(4 eps^2)), Eq. (4.14) written in the form (4.7) (the claim);
-        "one": theta = -pi^2 - 1/(4 eps^2), which forgets that (4.14) divides (4.7) by eps (negative control).
-    """
-
-    lambdas: tuple = (-0.05, -0.2, -0.5, -0.8, -0.95, -0.99)
-    theta_scale: str = "eps"
-
-    def __post_init__(self):
-        cls = "Prop411Config"
-        if not isinstance(self.lambdas, tuple) or not self.lambdas or any(
-                isinstance(t, bool) or not isinstance(t, (int, float)) or not -1 < t < 0 for t in self.lambdas):
-            raise ValueError(f"`lambdas` of {cls} must be a non-empty tuple of numbers in (-1, 0); got {self.lambdas!r}.")
-        if self.theta_scale not in ("eps", "one"):
-            raise ValueError(f"`theta_scale` of {cls} must be 'eps' or 'one'; got {self.theta_scale!r}.")
+    lambdas: tuple = field(Reals(-1, 0, closed="neither"), (-0.05, -0.2, -0.5, -0.8, -0.95, -0.99), "Targets lambda.")
+    theta_scale: str = field(Choice("eps", "one"), "eps", '"eps": theta = eps (-pi^2 - 1/(4 eps^2)), Eq. (4.14) '
+                             'written in the form (4.7) (the claim); "one": theta = -pi^2 - 1/(4 eps^2), which '
+                             "forgets that (4.14) divides (4.7) by eps (negative control).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1168,12 +1007,14 @@ def measure_prop411(cfg: Prop411Config) -> Prop411Result:
 
 
 def prop411_verdict(result: Prop411Result) -> Verdict:
-    """Pass iff Psi_eps(theta) = lambda to 1e-12 for every target (and lambda_eps <= lambda, Thm 4.4's consistency)."""
-    errs = [abs(r - l) for r, l in zip(result.reached, result.lambdas)]
-    consistent = all(le <= l for le, l in zip(result.lambda_eps, result.lambdas))
-    ok = all(math.isfinite(e) and e <= 1e-12 for e in errs) and consistent
-    return qualitative_verdict(bool(ok), f"max |Psi_eps(theta) - lambda| = {max(errs):.1e} (<= 1e-12) over lambda in "
-                               f"{list(result.lambdas)}; lambda_eps <= lambda at each eps: {consistent}")
+    """An identity (Prop. 4.11): Psi_eps(theta) = lambda to 1e-12 for every target, and lambda_eps <= lambda at each
+    eps (Thm 4.4's consistency)."""
+    errs = np.abs(np.asarray(result.reached, dtype=float) - np.asarray(result.lambdas, dtype=float))
+    excess = np.asarray(result.lambda_eps, dtype=float) - np.asarray(result.lambdas, dtype=float)
+    measured = {"max_abs_error": float(np.max(errs)), "max_lambda_eps_minus_lambda": float(np.max(excess))}
+    return threshold_verdict("identity", measured, {"max_abs_error_max": 1e-12,
+                                                    "max_lambda_eps_minus_lambda_max": 0.0},
+                             context=f"|Psi_eps(theta) - lambda| over lambda in {list(result.lambdas)}")
 
 
 PROP411_PRESETS = {
@@ -1196,7 +1037,7 @@ register("momentum.representable", config=RepresentableConfig, presets=REPRESENT
          summary=lambda r: {"n_constructed": r.n_constructed, "max_scaled_error": r.max_scaled_error,
                             "n_excluded": r.n_excluded, "n_refused": r.n_refused})
 register("momentum.lambda_table", config=LambdaConfig, presets=LAMBDA_PRESETS, measure=measure_lambda,
-         verdict=lambda r: erratum_verdict(lambda_printed_verdict(r), lambda_corrected_verdict(r)),
+         verdict=lambda_verdict,
          claims=("momentum/fig-4.4/erratum",),
          summary=lambda r: {f"lambda eps={e}": l for e, l in zip(r.eps_values, r.lambdas)})
 register("momentum.memory", config=MemoryConfig, presets=MEMORY_PRESETS, measure=measure_memory,
