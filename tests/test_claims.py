@@ -288,3 +288,45 @@ def test_merge_records():
     assert "merged from 3 tests" in m.notes[-1] and "t::b (fail)" in m.notes[-1]
     assert merge_records([a, c])[0].status == "pass"
     assert merge_records([c, c])[0].status == "skip"
+
+
+# --------------------------------------------------------------------------- the typed verdict
+
+
+def test_every_builder_sets_kind_expected_and_measured():
+    from theory.claims import threshold_verdict
+    from theory.rates import bound_ratio, fit_rate, frequency, identity_error
+
+    N = np.array([8, 16, 32, 64, 128])
+    rate = rate_verdict(fit_rate(N, 1.0 / N), {"slope": -1.0, "tol": 0.1})
+    assert (rate.kind, rate.expected, rate.measured["slope"]) == ("rate", {"slope": -1.0, "tol": 0.1},
+                                                                  pytest.approx(-1.0))
+    bound = bound_verdict(bound_ratio([1.0, 3.0], [2.0, 4.0]), {"ratio_max": 1.0})
+    assert (bound.kind, bound.measured["ratio"]) == ("bound", 0.75)
+    freq = frequency_verdict(frequency([False] * 9 + [True]), {"delta": 0.2})
+    assert (freq.kind, freq.expected, freq.measured["freq"]) == ("frequency", {"delta": 0.2}, 0.1)
+    ident = identity_verdict(identity_error([1.0], [1.0]), {"atol": 1e-12})
+    assert ident.kind == "identity" and ident.measured["max_abs_err"] == 0.0
+    both = erratum_verdict(rate_verdict(fit_rate(N, 1.0 / N), {"slope": -2.0, "tol": 0.1}), rate)
+    assert both.kind == "erratum" and both.passed and [p.kind for p in both.parts] == ["rate", "rate"]
+    assert both.expected == {"printed": {"slope": -2.0, "tol": 0.1}, "corrected": {"slope": -1.0, "tol": 0.1}}
+    th = threshold_verdict("bound", {"a": 1.0, "b": 2.0}, {"a_below": 1.5, "b_above": 2.0})
+    assert th.status == "fail" and th.message == "a 1 < 1.5, b 2 > 2"
+    assert threshold_verdict("bound", {"a": float("nan")}, {"a_max": 1.0}).status == "fail"
+    with pytest.raises(ValueError, match="must end in '_max'"):
+        threshold_verdict("bound", {"a": 1.0}, {"a": 1.0})
+    with pytest.raises(ValueError, match="lacks"):
+        threshold_verdict("bound", {"a": 1.0}, {"b_max": 1.0})
+
+
+def test_a_rate_needs_five_sizes():
+    from theory.claims import MIN_RATE_SIZES
+    from theory.rates import fit_rate
+
+    N = np.array([8, 16, 32, 64])
+    v = rate_verdict(fit_rate(N, 1.0 / N), {"slope": -1.0, "tol": 0.1})
+    assert MIN_RATE_SIZES == 5 and v.status == "fail" and "fitted on 4 sizes" in v.message
+    N5 = np.array([8, 16, 32, 64, 128])
+    errors = 1.0 / N5
+    errors[-1] = 0.0  # dropped at the floor: four sizes left in the fit
+    assert rate_verdict(fit_rate(N5, errors), {"slope": -1.0, "tol": 0.1}).status == "fail"

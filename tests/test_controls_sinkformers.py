@@ -109,7 +109,7 @@ def test_erratum_records_keep_their_halves():
 
 
 def _thm55_small():
-    return ex.thm55(ex.DiffusionConfig(n=100, eps_grid=(0.4, 0.2, 0.1, 0.05)))
+    return ex.thm55(ex.DiffusionConfig(n=100, eps_grid=(0.4, 0.2, 0.1, 0.05, 0.025)))
 
 
 def test_thm55_record_fails_when_printed_form_holds():
@@ -147,7 +147,7 @@ def test_thm55_config_validates():
 
 
 def _prop56_small(**kw):
-    return ex.prop56(ex.NonlocalConfig(eps_grid=(0.2, 0.1, 0.05, 0.025), spacing=0.06, half_width=5.0, **kw))
+    return ex.prop56(ex.NonlocalConfig(eps_grid=(0.2, 0.1, 0.05, 0.025, 0.0125), spacing=0.06, half_width=5.0, **kw))
 
 
 def test_prop56_record_fails_when_printed_form_holds():

@@ -30,6 +30,7 @@ from theory.rates import to_plain
 __all__ = [
     "PAPER_KEYS",
     "KINDS",
+    "MIN_RATE_SIZES",
     "STATUSES",
     "WRONG_IN",
     "parse_claim_id",
@@ -45,6 +46,8 @@ __all__ = [
     "merge_records",
 ]
 
+#: the fewest grid sizes a rate is fitted on (a log-log slope through fewer says little)
+MIN_RATE_SIZES = 5
 KINDS = ("bound", "rate", "identity", "frequency", "qualitative", "erratum")
 STATUSES = ("pass", "fail", "skip")
 #: Where a printed erratum lies: the statement itself is false ("statement"); a step or constant of
@@ -213,7 +216,8 @@ def rate_verdict(fit: Any, expected: Mapping, *, grid_label: str = "N") -> Verdi
     expected : dict
         ``{"slope": s, "tol": t}``: pass iff ``|slope - s| <= t``; and/or ``{"slope_max": m}``:
         pass iff ``slope <= m``, i.e. a convergence at least as fast as the proved rate (use it
-        when the observed rate beats the bound, and say so). A NaN slope fails.
+        when the observed rate beats the bound, and say so). A NaN slope fails, and so does a fit on
+        fewer than :data:`MIN_RATE_SIZES` (5) distinct grid sizes.
     grid_label : str, optional
         Name of the grid variable in the message.
 
@@ -237,7 +241,8 @@ def rate_verdict(fit: Any, expected: Mapping, *, grid_label: str = "N") -> Verdi
     if exp.get("tol", 0.0) < 0:
         raise ValueError(f"`expected['tol']` of {where} must be non-negative; got {exp['tol']}")
     slope = float(fit.slope)
-    ok = _finite(slope)
+    sizes = _fitted_sizes(fit)
+    ok = _finite(slope) and sizes >= MIN_RATE_SIZES
     parts = []
     if "slope" in exp:
         ok = ok and abs(slope - exp["slope"]) <= exp["tol"]
@@ -253,7 +258,21 @@ def rate_verdict(fit: Any, expected: Mapping, *, grid_label: str = "N") -> Verdi
     )
     if len(fit.dropped):
         message += f" (dropped at floor: {', '.join(_g(g, 'g') for g in fit.dropped)})"
+    if sizes < MIN_RATE_SIZES:
+        message += f"; fitted on {sizes} sizes, fewer than the {MIN_RATE_SIZES} a rate needs"
     return _verdict(ok, message, "rate", exp, fit)
+
+
+def _fitted_sizes(fit: Any) -> int:
+    """Number of distinct grid sizes with at least one point in the fit."""
+    grid = np.asarray(fit.grid, dtype=float).ravel()
+    kept = getattr(fit, "kept", None)
+    if kept is not None:
+        kept = np.atleast_2d(np.asarray(kept, dtype=bool))
+        if kept.shape[-1] == grid.size:
+            return int(np.unique(grid[kept.any(axis=0)]).size)
+    dropped = set(float(g) for g in getattr(fit, "dropped", ()))
+    return len({float(g) for g in grid if float(g) not in dropped})
 
 
 def _describe(instance: Any, limit: int = 80) -> str:
@@ -382,8 +401,10 @@ def identity_verdict(result: Any, expected: Mapping) -> Verdict:
     return _verdict(ok, message, "identity", exp, result)
 
 
-#: comparison of a threshold key's suffix: measured[name] <= value for "<name>_max", >= for "<name>_min"
-_THRESHOLDS = {"_max": ("≤", lambda m, v: m <= v), "_min": ("≥", lambda m, v: m >= v)}
+#: comparison of a threshold key's suffix: measured[name] <= value for "<name>_max", >= for "<name>_min", and the
+#: strict < for "<name>_below", > for "<name>_above"
+_THRESHOLDS = {"_max": ("≤", lambda m, v: m <= v), "_min": ("≥", lambda m, v: m >= v),
+               "_below": ("<", lambda m, v: m < v), "_above": (">", lambda m, v: m > v)}
 
 
 def _threshold(key: str) -> tuple[str, str, Any]:
@@ -391,8 +412,8 @@ def _threshold(key: str) -> tuple[str, str, Any]:
         if key.endswith(suffix) and len(key) > len(suffix):
             return key[: -len(suffix)], symbol, holds
     raise ValueError(
-        f"`expected` key {key!r} of theory.claims.threshold_verdict must end in '_max' or '_min' (the bound on "
-        f"the measured entry of the same name)"
+        f"`expected` key {key!r} of theory.claims.threshold_verdict must end in '_max', '_min', '_below' or "
+        f"'_above' (the bound on the measured entry of the same name)"
     )
 
 
@@ -411,8 +432,9 @@ def threshold_verdict(kind: str, measured: Any, expected: Mapping, *, context: s
     measured : dict or result object
         The measurement, numbers by name (an object with ``to_measured()`` is converted).
     expected : dict
-        Thresholds by key ``"<name>_max"`` (``measured[name] <= value``) or ``"<name>_min"``
-        (``measured[name] >= value``); every ``name`` must be in ``measured``. A NaN measurement fails.
+        Thresholds by key ``"<name>_max"`` (``measured[name] <= value``), ``"<name>_min"``
+        (``measured[name] >= value``), ``"<name>_below"`` (``<``) or ``"<name>_above"`` (``>``); every
+        ``name`` must be in ``measured``. A NaN measurement fails.
     context : str, optional
         What was measured on which instances, appended to the message (``"20 draws, n = 10"``).
 

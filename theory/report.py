@@ -249,7 +249,7 @@ def _predicted_known(expected: Mapping) -> str:
         parts.append(f"rel err ≤ {_num(expected['rtol'], '.2g')}")
         used.add("rtol")
     for key, value in expected.items():  # thresholds on named measurements (theory.claims.threshold_verdict)
-        for suffix, symbol in (("_max", "≤"), ("_min", "≥")):
+        for suffix, symbol in (("_max", "≤"), ("_min", "≥"), ("_below", "<"), ("_above", ">")):
             if key not in used and key.endswith(suffix) and len(key) > len(suffix):
                 parts.append(f"{key[: -len(suffix)]} {symbol} {_num(value, '.3g')}")
                 used.add(key)

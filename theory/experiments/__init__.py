@@ -26,10 +26,11 @@ from .config import (
     Real,
     Reals,
     Seed,
+    Seeds,
     field,
 )
 
 __all__ = [
     "Experiment", "experiment", "experiments", "register",
-    "Config", "field", "Int", "Seed", "Real", "Bool", "Choice", "Ints", "Reals", "Choices", "OrNone", "Custom",
+    "Config", "field", "Int", "Seed", "Seeds", "Real", "Bool", "Choice", "Ints", "Reals", "Choices", "OrNone", "Custom",
 ]

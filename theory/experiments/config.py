@@ -26,7 +26,7 @@ From that one declaration:
 * the count limit of :meth:`theory.experiments.Experiment.config_for` applies to every integer field but
   the :class:`Seed` fields.
 
-The vocabulary: :class:`Int`, :class:`Seed`, :class:`Real`, :class:`Bool`, :class:`Choice`, :class:`Ints`,
+The vocabulary: :class:`Int`, :class:`Seed`, :class:`Seeds`, :class:`Real`, :class:`Bool`, :class:`Choice`, :class:`Ints`,
 :class:`Reals`, :class:`Choices`, :class:`OrNone` and, for what none of them says, :class:`Custom`.
 """
 
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "Config", "field", "constraint_of", "Constraint", "Int", "Seed", "Real", "Bool", "Choice", "Ints", "Reals",
+    "Config", "field", "constraint_of", "Constraint", "Int", "Seed", "Seeds", "Real", "Bool", "Choice", "Ints", "Reals",
     "Choices", "OrNone", "Custom",
 ]
 
@@ -468,6 +468,20 @@ class Ints(_Sequence):
     @property
     def counts(self):
         return True
+
+
+class Seeds(Ints):
+    """A tuple of seeds (integers >= 0, distinct on request), one run per seed: not counts."""
+
+    def __init__(self, *, min_len: int = 1, max_len: int | None = None, distinct: bool = False):
+        super().__init__(0, None, min_len=min_len, max_len=max_len, distinct=distinct)
+
+    @property
+    def counts(self):
+        return False
+
+    def __repr__(self):
+        return f"Seeds(min_len={self.min_len}, max_len={self.max_len}, distinct={self.distinct})"
 
 
 class Reals(_Sequence):

@@ -755,7 +755,8 @@ class GeneralDiffusionConfig(Config):
     l2_eps_scale: float = field(Real(0, closed="neither"), 0.05, "The L2 field is measured at the bandwidths "
                                 "l2_eps_scale · eps_grid (its O(ε) regime starts below ε ≈ σ_min(W_K)² λ_min(Σ), "
                                 "about 0.1 here).")
-    eps_grid: tuple = field(_bandwidths(), (0.4, 0.2, 0.1, 0.05), "Bandwidths ε.")
+    eps_grid: tuple = field(_bandwidths(), (0.4, 0.2, 0.1, 0.05, 0.025), "Bandwidths ε (five: a rate is fitted on "
+                            "at least five sizes).")
     window: float = field(Real(0, closed="neither"), 1.0, "Whitened radius of the evaluation tokens.")
     kind: str = field(Choice("sinkhorn", "softmax"), "sinkhorn", '"sinkhorn" for the claims; "softmax" replaces '
                       "K^∞ by the row SoftMax of the dot-product logits (no limit of this form: a negative control).")
