@@ -146,8 +146,6 @@ def _run(backend, device, size):
         exp = experiment(f"resnet_node.{name}")
         result, seconds = _timed(backend, lambda: exp.run(preset, **SIZES[size][name], backend="torch", device=device))
         verdict = exp.verdict(result)
-        if isinstance(verdict, tuple):
-            verdict = verdict[0]
         entry = {"seconds": seconds, "status": verdict.status, "message": verdict.message,
                  "summary": exp.summary(result)}
         if hasattr(result, "to_measured"):

@@ -57,24 +57,23 @@ def test_prop1_bound(claim):
     fig, (ax,) = _figure()
     plot_bound((result.lhs, result.rhs), ax=ax, xlabel=r"bound $(e^L - 1)\,C_N / (2NL)$",
                ylabel=r"$\max_n \|x_n - x(n/N)\|$", title="Prop. 1 over random ResNets")
-    claim.bound(result.bound, rn.PROP1_EXPECTED, figure=save_figure(fig, "resnet-node/prop-1"))
+    claim.record(rn.prop1_verdict(result), figure=save_figure(fig, "resnet-node/prop-1"))
 
 
 @pytest.mark.claim("resnet-node/prop-1/tightness", kind="identity", aliases=("sander-thesis/prop-2.2",),
                    title="Prop. 1 is attained for phi(x, s) = a s + b: gap ||a||/(2N) = bound")
 def test_prop1_tightness(claim):
     result = rn.prop1_tightness(rn.Prop1TightnessConfig())
-    claim.measured["gap_minus_predicted"] = result.gap_minus_predicted
-    claim.identity(result.identity, rn.PROP1_IDENTITY_EXPECTED)
+    claim.record(rn.prop1_tightness_verdict(result), measured={"gap_minus_predicted": result.gap_minus_predicted})
 
 
 @pytest.mark.claim("resnet-node/prop-1/non-smooth", kind="identity", aliases=("sander-thesis/prop-2.2",),
                    title="Without smoothness in depth the ResNet-ODE gap stays 1/2 and 2/3 for every N")
 def test_prop1_non_smooth(claim):
     result = rn.prop1_non_smooth(rn.Prop1NonSmoothConfig())
-    claim.measured.update({k: v for k, v in result.to_measured().items() if k in ("grid", "gap_a", "gap_b",
-                                                                                  "bound_ratio_a")})
-    claim.identity(result.identity, rn.PROP1_IDENTITY_EXPECTED)
+    claim.record(rn.prop1_non_smooth_verdict(result),
+                 measured={k: v for k, v in result.to_measured().items() if k in ("grid", "gap_a", "gap_b",
+                                                                                 "bound_ratio_a")})
 
 
 @pytest.mark.claim("resnet-node/prop-1/rate", kind="rate", aliases=("sander-thesis/prop-1.1",),
@@ -83,7 +82,7 @@ def test_prop1_smooth_rate(claim):
     fit = rn.prop1_rate(rn.PROP1_RATE_PRESETS["check"])
     fig, (ax,) = _figure()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label="smooth weights", ylabel=r"$\max_n \|x_n - x(n/N)\|$")
-    claim.rate(fit, rn.PROP1_RATE_EXPECTED, figure=save_figure(fig, "resnet-node/prop-1/rate"))
+    claim.record(rn.prop1_rate_verdict(fit), figure=save_figure(fig, "resnet-node/prop-1/rate"))
 
 
 # --------------------------------------------------------------------------- Propositions 3-6
@@ -123,7 +122,8 @@ def _claim_param(prop, weights, alias, title):
 @pytest.mark.parametrize(("prop", "weights"), [_claim_param(*c) for c in _ADJOINT_CLAIMS])
 def test_adjoint_rates(claim, prop, weights):
     scheme = _SCHEME[prop]
-    fit = _rates(scheme, weights).fits[prop]
+    result = _rates(scheme, weights)
+    fit = result.fits[prop]
     expected = rn.ADJOINT_EXPECTED[prop, weights]
     proved = rn.ADJOINT_PROVED[prop, weights]
     fig, (ax,) = _figure()
@@ -132,7 +132,7 @@ def test_adjoint_rates(claim, prop, weights):
               label=f"{scheme.capitalize()}, {'i.i.d.' if weights == 'iid' else 'smooth'} weights",
               ylabel=_YLABEL[prop], title=f"resnet-node/{prop}: {_WHAT[prop]}")
     cid = f"resnet-node/{prop}" + ("" if weights == "smooth" else "/iid")
-    claim.rate(fit, expected, figure=save_figure(fig, cid))
+    claim.record(rn.adjoint_rate_verdict(result, prop), figure=save_figure(fig, cid))
 
 
 @pytest.mark.claim("resnet-node/prop-3/bound", kind="bound", aliases=("sander-thesis/prop-2.9",),
@@ -143,7 +143,7 @@ def test_prop3_bound(claim):
     The statement adds an O(1/N^2) remainder without a constant; the check uses N >= 64, where
     the measured ratio is flat in N (it is the leading term that is tested).
     """
-    claim.bound(rn.prop3_bound(rn.Prop3BoundConfig()), rn.BOUND_EXPECTED)
+    claim.record(rn.bound_claim_verdict(rn.prop3_bound(rn.Prop3BoundConfig())))
 
 
 @pytest.mark.claim("resnet-node/prop-5/bound", kind="bound", aliases=("sander-thesis/prop-2.11",),
@@ -154,7 +154,7 @@ def test_prop5_bound(claim):
     Instances: i.i.d. weights and alternating weights of any size, N >= 64 (the O(1/N^2) remainder
     has no explicit constant; instances where Delta_theta = O(1), so the leading term dominates).
     """
-    claim.bound(rn.prop5_bound(rn.Prop5BoundConfig()), rn.BOUND_EXPECTED)
+    claim.record(rn.bound_claim_verdict(rn.prop5_bound(rn.Prop5BoundConfig())))
 
 
 @pytest.mark.claim("resnet-node/prop-5/erratum", kind="erratum", aliases=("sander-thesis/prop-2.11",),
@@ -167,9 +167,7 @@ def test_prop5_erratum(claim):
     error ~ eps^2 / N, so the printed bound ~ eps^3 / N is exceeded by a factor ~ 1/eps; the
     corrected bound holds on the same instances."""
     result = rn.prop5_erratum(rn.Prop5ErratumConfig())
-    printed, corrected = rn.prop5_erratum_verdicts(result)
-    claim.erratum(printed, measured=result.to_measured(),
-                  expected={"printed_ratio_max": 1.0, "corrected_ratio_max": 1.0}, corrected=corrected)
+    claim.record(rn.prop5_erratum_verdict(result), measured=result.to_measured())
 
 
 @pytest.mark.claim("resnet-node/prop-6/erratum", kind="erratum", aliases=("sander-thesis/prop-2.12",),
@@ -182,10 +180,7 @@ def test_prop6_gradient_erratum(claim):
     checked against finite differences in tests/); the proposition's rates are unaffected (its
     rate checks use the toolkit's gradient)."""
     result = rn.prop6_erratum(rn.Prop6ErratumConfig())
-    printed, corrected = rn.prop6_erratum_verdicts(result)
-    claim.measured["max_rel_err_corrected"] = result.max_rel_err_corrected
-    claim.erratum(printed, measured={"max_rel_err_printed": result.max_rel_err_printed},
-                  expected=dict(rn.PROP6_ERRATUM_EXPECTED), corrected=corrected)
+    claim.record(rn.prop6_erratum_verdict(result), measured=result.to_measured())
 
 
 # --------------------------------------------------------------------------- Section 3.2 (linear)
@@ -194,7 +189,7 @@ def test_prop6_gradient_erratum(claim):
 @pytest.mark.claim("resnet-node/sec-3.2/gradient", kind="identity", aliases=("sander-thesis/sec-2.3.2",),
                    title="Deep linear ResNet: N grad_n = 2 Pi_{:n}^T (Pi - B) Sigma Pi_{n:}^T (against finite differences)")
 def test_linear_gradient(claim):
-    claim.identity(rn.sec32_gradient(rn.Sec32GradientConfig()), rn.SEC32_GRADIENT_EXPECTED)
+    claim.record(rn.sec32_gradient_verdict(rn.sec32_gradient(rn.Sec32GradientConfig())))
 
 
 @pytest.mark.claim("resnet-node/sec-3.2/gradient/erratum", kind="erratum", aliases=("sander-thesis/sec-2.3.2",),
@@ -202,15 +197,13 @@ def test_linear_gradient(claim):
                    title="The printed gradient N grad_n = Pi_{:n}^T (Pi - B) Sigma Pi_{n:}^T misses a factor 2")
 def test_linear_gradient_erratum(claim):
     result = rn.sec32_gradient_erratum(rn.Sec32GradientConfig(seeds=(0,)))
-    printed, corrected = rn.sec32_gradient_erratum_verdicts(result)
-    claim.erratum(printed, measured=result.to_measured(), expected=dict(rn.SEC32_GRADIENT_EXPECTED),
-                  corrected=corrected)
+    claim.record(rn.sec32_gradient_erratum_verdict(result), measured=result.to_measured())
 
 
 @pytest.mark.claim("resnet-node/sec-3.2/product", kind="identity", aliases=("sander-thesis/sec-2.3.2",),
                    title="The linear ResNet computes Pi = (I + theta_N/N) ... (I + theta_1/N)")
 def test_linear_product_order(claim):
-    claim.identity(rn.sec32_product(rn.Sec32ProductConfig()).corrected, rn.SEC32_PRODUCT_EXPECTED)
+    claim.record(rn.sec32_product_verdict(rn.sec32_product(rn.Sec32ProductConfig())))
 
 
 @pytest.mark.claim("resnet-node/sec-3.2/product/erratum", kind="erratum", aliases=("sander-thesis/sec-2.3.2",),
@@ -219,9 +212,7 @@ def test_linear_product_order(claim):
                          "(the thesis prints the corrected order)")
 def test_linear_product_order_erratum(claim):
     result = rn.sec32_product(rn.Sec32ProductConfig())
-    printed, corrected = rn.sec32_product_erratum_verdicts(result)
-    claim.erratum(printed, measured=result.to_measured(), expected=dict(rn.SEC32_PRODUCT_EXPECTED),
-                  corrected=corrected)
+    claim.record(rn.sec32_product_erratum_verdict(result), measured=result.to_measured())
 
 
 # --------------------------------------------------------------------------- Assumption 1
@@ -261,10 +252,8 @@ def test_assumption1(claim):
 
     hunt()
     result = rn.with_instances(rn.assumption1(config), rows)
-    verdict = rn.assumption1_verdict(result)
-    claim.measured.update({**result.to_measured(), "n_hypothesis": len(rows)})
-    claim.bound(result.bound, {"ratio_max": 1.0})
-    assert verdict.passed, verdict.message  # also: no drawn instance outside the assumption
+    # the bound on every conclusion, and no drawn instance outside the assumption
+    claim.record(rn.assumption1_verdict(result), measured={"n_hypothesis": len(rows)})
 
 
 @pytest.mark.claim("resnet-node/assumption-1/erratum", kind="erratum", aliases=("sander-thesis/assumption-2.3",),
@@ -278,8 +267,4 @@ def test_assumption1_erratum(claim):
     which must fail). The paper's threshold, on the same family at the same fraction (0.99) of it,
     gives flows that keep every conclusion (corrected half, which must hold)."""
     result = rn.assumption1_erratum(rn.ERRATUM_PRESETS["check"])
-    printed, corrected = rn.assumption1_erratum_verdicts(result)
-    claim.erratum(printed, measured=result.to_measured(),
-                  expected={"printed": "thesis constant sufficient for Prop. 2.4 (conclusion ratios <= 1)",
-                            "corrected": "paper constant: conclusion ratios <= 1"},
-                  corrected=corrected)
+    claim.record(rn.assumption1_erratum_verdict(result), measured=result.to_measured())

@@ -16,7 +16,6 @@ import pytest
 
 from theory.experiments import resnet_node as rn
 from theory.plots import STYLE, plot_rate, save_figure, subplots
-from theory.resnet.training import VARIANTS
 
 
 # --------------------------------------------------------------------------- Figure 1
@@ -53,19 +52,17 @@ def _fig1_figure(result):
     return fig
 
 
-@pytest.mark.claim("resnet-node/fig-1", kind="qualitative", aliases=("sander-thesis/fig-2.1",),
+@pytest.mark.claim("resnet-node/fig-1", kind="bound", aliases=("sander-thesis/fig-2.1",),
                    title="Neural ODE trajectories never cross; a deep 1-D ResNet trained on x -> -x/2 must cross")
 def test_fig1_crossing_trajectories(claim):
-    """Criterion (:func:`theory.resnet.training.fig1_verdict`): both fits reach MSE < 1e-3; the
+    """Criterion (:func:`theory.experiments.resnet_node.fig1_measured_verdict`): both fits reach MSE < 1e-3; the
     -x/2 network crosses and has a layer with f'_n <= -N (a layer map 1 + f'_n/N that reverses
     orientation); the x/2 network and both
     interpolating ODEs do not cross, and the ODE of the -x/2 network stays above the least MSE of
     any increasing map (it cannot reverse orientation)."""
-    claim.expected = dict(rn.FIG1_EXPECTED)
     result = rn.fig1(rn.FIG1_PRESETS["check"])
-    verdict = rn.fig1_verdict(result)
     figure = save_figure(_fig1_figure(result), "resnet-node/fig-1")
-    claim.qualitative(verdict.passed, result.to_measured(), verdict.message, figure=figure)
+    claim.record(rn.fig1_verdict(result), figure=figure, measured=result.to_measured())
 
 
 # --------------------------------------------------------------------------- Figure 4
@@ -80,7 +77,7 @@ def _fig4_figure(table):
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     depths = np.asarray(table.depths)
     with mpl.rc_context(STYLE):
-        for scheme, method in VARIANTS:
+        for scheme, method in rn.VARIANTS:
             key = f"{scheme}-{method}"
             color, ls, marker = _STYLES[key]
             errs = 100 * table.errors[key]
@@ -102,18 +99,16 @@ def _fig4_figure(table):
 
 
 @pytest.mark.slow
-@pytest.mark.claim("resnet-node/fig-4", kind="qualitative", aliases=("sander-thesis/fig-2.4",),
+@pytest.mark.claim("resnet-node/fig-4", kind="bound", aliases=("sander-thesis/fig-2.4",),
                    title="Adjoint training fails at small depth, matches backprop at large depth; "
                          "Heun needs fewer layers")
 def test_fig4_depth_experiment(claim):
     """Two moons lifted to R^6, residual V tanh(W x + b) (width 16, V = 0 at init), linear head,
     logistic loss, full-batch Adam lr 0.02, 300 steps, depths 2..16, median over 3 seeds, for
-    {Euler, Heun} x {backprop, adjoint}. Criterion: :func:`theory.resnet.training.fig4_verdict`."""
-    claim.expected = dict(rn.FIG4_EXPECTED)
+    {Euler, Heun} x {backprop, adjoint}. Criterion: :func:`theory.experiments.resnet_node.fig4_table_verdict`."""
     result = rn.fig4(rn.FIG4_PRESETS["check"])
-    verdict = rn.fig4_verdict(result)
     figure = save_figure(_fig4_figure(result.table), "resnet-node/fig-4")
-    claim.qualitative(verdict.passed, result.to_measured(), verdict.message, figure=figure)
+    claim.record(rn.fig4_verdict(result), figure=figure, measured=result.to_measured())
 
 
 # --------------------------------------------------------------------------- Figure 3(c)
@@ -143,7 +138,7 @@ def _fig3c_figure(result):
     return fig
 
 
-@pytest.mark.claim("resnet-node/fig-3c", kind="qualitative", aliases=("sander-thesis/fig-2.3c",),
+@pytest.mark.claim("resnet-node/fig-3c", kind="rate", aliases=("sander-thesis/fig-2.3c",),
                    title="Relative error of the adjoint gradients falls with depth (ResNet O(1/N), HeunNet "
                          "O(1/N^2) or better) and the HeunNet's is below the ResNet's")
 def test_fig3c_adjoint_gradient_errors(claim):
@@ -151,9 +146,6 @@ def test_fig3c_adjoint_gradient_errors(claim):
     exact gradient, depths 4 ... 128, three weight paths smooth in depth. Criterion:
     :func:`theory.experiments.resnet_node.fig3c_verdict`."""
     config = rn.FIG3C_PRESETS["check"]
-    claim.expected = {"decreasing_in_N": True, "euler_slope": "-1 ± 0.15 (Prop. 4)",
-                      "heun_slope": "<= -1.9 (Prop. 6 proves -2 for smooth weights)", "heun_below_euler": True}
     result = rn.fig3c(config)
-    verdict = rn.fig3c_verdict(result)
     figure = save_figure(_fig3c_figure(result), "resnet-node/fig-3c")
-    claim.qualitative(verdict.passed, result.to_measured(), verdict.message, figure=figure)
+    claim.record(rn.fig3c_verdict(result), figure=figure, measured=result.to_measured())

@@ -46,9 +46,7 @@ def _axes():
 
 
 def _prop2_bound(claim, key):
-    result = _prop2()
-    assert result.n_outside == 0, f"{result.n_outside} instances violate Assumption 1"
-    claim.bound(rn.prop2_bound(result, key), {"ratio_max": 1.0})
+    claim.record(rn.prop2_claim_verdict(_prop2(), key))  # fails too if an instance violates Assumption 1
 
 
 @pytest.mark.claim("resnet-node/prop-2", kind="bound", aliases=("sander-thesis/prop-2.4",),
@@ -85,11 +83,7 @@ def test_prop2_pl_erratum(claim):
     Factor-less velocity v_n = N grad_n / 2: v_n^2 / l = (1 - 0.49/N)^{2N-2} -> e^-0.98 < 2/e. The
     corrected pair holds on the same extremes. Prop. 2 itself is unaffected (only its constants)."""
     result = rn.prop2_pl_erratum(rn.PLErratumConfig())
-    printed, corrected = rn.prop2_pl_erratum_verdicts(result)
-    claim.erratum(printed, measured=result.to_measured(),
-                  expected={"printed": "(2/e) m l <= N^2 ||grad||^2 <= 2 e M l",
-                            "corrected": "(4/e) m l <= N^2 ||grad||^2 <= 4 e M l (exact gradient)"},
-                  corrected=corrected)
+    claim.record(rn.prop2_pl_erratum_verdict(result), measured=result.to_measured())
 
 
 @pytest.mark.claim("resnet-node/prop-2/large", kind="rate", aliases=("sander-thesis/prop-2.4",),
@@ -98,12 +92,11 @@ def test_prop2_pl_erratum(claim):
                    title="Observed beyond Assumption 1 (not guaranteed): layer differences still O(1/N)")
 def test_prop2_large_regime(claim):
     result = rn.layer_differences(rn.PROP2_LARGE_PRESETS["check"], flow=FLOW)
-    claim.measured["max_weight"] = result.max_weight
-    claim.measured["final_loss_max"] = result.final_loss_max
     fig, ax = _axes()
     plot_rate(result.fit, ax=ax, expected_slope=-1.0, label="zero init, large B",
               ylabel=r"$\max_{t,n} \|\theta_{n+1}(t) - \theta_n(t)\|_F$", title="resnet-node/prop-2 beyond Assumption 1")
-    claim.rate(result.fit, rn.RATE_EXPECTED, figure=save_figure(fig, "resnet-node/prop-2/large"))
+    claim.record(rn.prop2_large_verdict(result), figure=save_figure(fig, "resnet-node/prop-2/large"),
+                 measured={"max_weight": result.max_weight, "final_loss_max": result.final_loss_max})
 
 
 @pytest.mark.claim("resnet-node/prop-2/iid", kind="rate", aliases=("sander-thesis/prop-2.4",),
@@ -113,11 +106,11 @@ def test_prop2_iid_contrast(claim):
     O(1) roughness of an i.i.d. start survives: measured at the final time t = 20, after the loss
     has converged, for five draws."""
     result = rn.layer_differences(rn.PROP2_IID_PRESETS["check"], flow=FLOW)
-    claim.measured["final_loss_max"] = result.final_loss_max
     fig, ax = _axes()
     plot_rate(result.fit, ax=ax, expected_slope=0.0, label="i.i.d. init", expected_label="no decay: slope 0",
               ylabel=r"$\max_n \|\theta_{n+1}(20) - \theta_n(20)\|_F$", title="resnet-node/prop-2: i.i.d. contrast")
-    claim.rate(result.fit, rn.PROP2_IID_EXPECTED, figure=save_figure(fig, "resnet-node/prop-2/iid"))
+    claim.record(rn.prop2_iid_verdict(result), figure=save_figure(fig, "resnet-node/prop-2/iid"),
+                 measured={"final_loss_max": result.final_loss_max})
 
 
 @pytest.mark.claim("resnet-node/prop-2/limit", kind="bound", aliases=("sander-thesis/prop-2.4",),
@@ -129,11 +122,11 @@ def test_prop2_limit(claim):
 # --------------------------------------------------------------------------- Theorem 1 and Lemma 2
 
 
-def _rate_claim(claim, which, label, ylabel, cid):
+def _rate_claim(claim, which, label, ylabel, cid, measured=None):
     fit = _thm1().fit(which)
     fig, ax = _axes()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label=label, ylabel=ylabel, title=cid)
-    claim.rate(fit, rn.RATE_EXPECTED, figure=save_figure(fig, cid))
+    claim.record(rn.thm1_claim_verdict(_thm1(), which), figure=save_figure(fig, cid), measured=measured)
 
 
 @pytest.mark.claim("resnet-node/thm-1", kind="rate", aliases=("sander-thesis/thm-2.5",),
@@ -143,10 +136,9 @@ def test_thm1_weights(claim):
     distance to a large-N reference (N_ref = 1024, which biases the slope: c (1/N - 1/N_ref)) is
     recorded beside it."""
     result = _thm1()
-    claim.measured["reference_errors"] = list(result.reference_errors)
-    claim.measured["reference_slope"] = result.reference_slope
     _rate_claim(claim, "psi", "cosine init, Assumption 1",
-                r"$\sup_{s,t} \|\psi_N(s,t) - \psi_{2N}(s,t)\|_F$", "resnet-node/thm-1")
+                r"$\sup_{s,t} \|\psi_N(s,t) - \psi_{2N}(s,t)\|_F$", "resnet-node/thm-1",
+                measured={"reference_errors": list(result.reference_errors), "reference_slope": result.reference_slope})
 
 
 @pytest.mark.claim("resnet-node/thm-1/product", kind="rate", aliases=("sander-thesis/thm-2.5",),
@@ -168,13 +160,13 @@ def test_lemma2(claim):
 def test_lemma1(claim):
     """The two ingredients (i), (ii) of the Arzela-Ascoli argument with the proof's constants
     C = C_0 + 2 e^{3/2} sqrt(M l0)/m and C' = 2 sqrt(e M l0), on 400 random pairs per flow."""
-    claim.bound(rn.lemma1(rn.Lemma1Config(), flow=FLOW), {"ratio_max": 1.0})
+    claim.record(rn.lemma1_verdict(rn.lemma1(rn.Lemma1Config(), flow=FLOW)))
 
 
 # --------------------------------------------------------------------------- Figure 2
 
 
-@pytest.mark.claim("resnet-node/fig-2", kind="qualitative", aliases=("sander-thesis/fig-2.2",),
+@pytest.mark.claim("resnet-node/fig-2", kind="rate", aliases=("sander-thesis/fig-2.2",),
                    proxy="Assumption 1 fails in the large regime (sqrt(l(0)) ~ 1.1 against a threshold ~ 0.04): "
                          "the figure's behaviour observed beyond Th. 1, not a test of it",
                    title="Heatmap of ||Psi_N(t,.) - Psi(t,.)||_2 over depth and training time: decreasing in N at every t")
@@ -198,4 +190,4 @@ def test_fig2_heatmap(claim):
     ax.set_ylabel("depth N")
     ax.set_title(r"$\log_{10} \|\Psi_N(t,\cdot) - \Psi(t,\cdot)\|_{L^2}$" + f" (reference $N = {result.config.reference}$)")
     fig.colorbar(im, ax=ax)
-    claim.qualitative(verdict.passed, result.to_measured(), verdict.message, figure=save_figure(fig, "resnet-node/fig-2"))
+    claim.record(verdict, figure=save_figure(fig, "resnet-node/fig-2"), measured=result.to_measured())

@@ -13,7 +13,6 @@ from theory.backends import torch_available
 from theory.experiments import resnet_node as rn
 from theory.rates import fit_rate
 from theory.resnet import gradient, mlp
-from theory.resnet import training as tr
 
 needs_torch = pytest.mark.skipif(not torch_available(),
                                  reason="PyTorch is not installed (pip install 'theory[gpu]'): torch backend untested")
@@ -100,15 +99,15 @@ def test_check_presets_keep_the_numpy_backend():
     for presets in (rn.FIG3C_PRESETS, rn.FIG4_PRESETS, rn.FIG3C_DIGITS_PRESETS):
         for c in presets.values():
             assert (c.backend, c.device, c.dtype) == ("numpy", "cpu", "float64")
-    # the setup handed to the training code carries no backend field
-    assert rn.FIG4_PRESETS["check"].setup() == tr.Fig4Setup()
+    # the training code's default setting is the check preset
+    assert rn.FIG4_PRESETS["check"] == rn.Fig4Config()
 
 
 def test_fig4_loop_equals_the_training_table():
-    """fig4 (which keeps the losses) trains exactly what theory.resnet.training.fig4_table trains."""
+    """fig4 (which keeps the losses) trains exactly what theory.experiments.resnet_node.fig4_table trains."""
     c = rn.Fig4Config(depths=(2, 4), seeds=(0, 1), width=4, d=3, n_train=32, n_test=64, steps=5)
     r = rn.fig4(c)
-    table = tr.fig4_table(c.setup())
+    table = rn.fig4_table(c)
     assert set(r.table.errors) == set(table.errors)
     for k in table.errors:
         assert np.array_equal(r.table.errors[k], table.errors[k])

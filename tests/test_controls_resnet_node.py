@@ -159,8 +159,9 @@ def test_prop5_bound_rejects_euler_reconstruction():
 def test_prop5_erratum_fails_when_printed_holds_or_corrected_fails():
     """Fed the corrected bound as the printed one, the record fails (the 'printed' form holds); fed
     the printed bound as the corrected one, it fails too (the 'corrected' form fails)."""
-    printed_v, corrected_v = rn.prop5_erratum_verdicts(rn.prop5_erratum(rn.Prop5ErratumConfig(depths=(256,))))
-    assert erratum_verdict(printed_v, corrected_v).status == "pass"
+    record = rn.prop5_erratum_verdict(rn.prop5_erratum(rn.Prop5ErratumConfig(depths=(256,))))
+    printed_v, corrected_v = record.parts
+    assert record.status == "pass" and record.kind == "erratum"
     _assert_fails(erratum_verdict(corrected_v, corrected_v))
     _assert_fails(erratum_verdict(printed_v, printed_v))
 
@@ -170,14 +171,18 @@ def test_prop6_erratum_fails_when_printed_holds_or_corrected_fails():
     _, g0 = gradient(x0, theta, y, "linear", "heun")
     _, _, g = rn.heun_linear_activations(x0, theta, y)
     np.testing.assert_allclose(g[0], g0, rtol=1e-12)  # the activation gradients are exact
-    printed, corrected = rn.prop6_erratum_verdicts(rn.prop6_erratum(rn.Prop6ErratumConfig()))
+    record = rn.prop6_erratum_verdict(rn.prop6_erratum(rn.Prop6ErratumConfig()))
+    printed, corrected = record.parts
+    assert record.status == "pass"
     assert corrected.status == "pass" and printed.status == "fail"
     _assert_fails(erratum_verdict(corrected, corrected))  # printed form holding
     _assert_fails(erratum_verdict(printed, printed))  # corrected form failing
 
 
 def test_linear_gradient_erratum_fails_when_printed_holds_or_corrected_fails():
-    wrong, right = rn.sec32_gradient_erratum_verdicts(rn.sec32_gradient_erratum(rn.Sec32GradientConfig(seeds=(0,))))
+    record = rn.sec32_gradient_erratum_verdict(rn.sec32_gradient_erratum(rn.Sec32GradientConfig(seeds=(0,))))
+    wrong, right = record.parts
+    assert record.status == "pass"
     assert right.status == "pass"
     _assert_fails(wrong)
     _assert_fails(erratum_verdict(right, right))
@@ -186,7 +191,9 @@ def test_linear_gradient_erratum_fails_when_printed_holds_or_corrected_fails():
 
 def test_linear_product_erratum_fails_when_printed_holds_or_corrected_fails():
     result = rn.sec32_product(rn.Sec32ProductConfig())
-    wrong, right = rn.sec32_product_erratum_verdicts(result)
+    record = rn.sec32_product_erratum_verdict(result)
+    assert record.status == "pass"
+    wrong, right = record.parts
     assert rn.sec32_product_verdict(result).status == "pass"
     assert right.status == "pass"
     _assert_fails(wrong)

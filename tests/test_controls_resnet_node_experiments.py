@@ -13,18 +13,30 @@ import numpy as np
 import pytest
 
 from theory.resnet import mlp
-from theory.resnet.training import (
-    Fig1Setup,
-    crossing_count,
-    fig1_measure,
-    fig1_verdict,
-    fig4_verdict,
-    init_mlp,
-)
+from theory.experiments.resnet_node import Fig1Config, fig1_measure, fig1_measured_verdict, fig4_table_verdict
+from theory.resnet.training import crossing_count, init_mlp
 
 R = mlp(2)
-SETUP = Fig1Setup(N=4, width=2, n_points=17, ode_refine=2)  # small: each measurement takes < 1 s
+SETUP = Fig1Config(N=4, width=2, n_points=17, ode_refine=2)  # small: each measurement takes < 1 s
 EPS = 0.01  # W of the working unit: tanh(EPS x) is linear to 3e-5 relative on [-1, 1]
+
+
+#: the thresholds of each criterion of the Figure 1 and Figure 4 verdicts
+PARTS = {"(a)": ("mse_pos", "mse_neg"), "(b)": ("crossings_neg", "min_fprime_over_N_neg"), "(c)": ("crossings_pos",),
+         "(d)": ("ode_crossings_pos", "ode_crossings_neg", "ode_mse_neg"), "(i)": ("small_depth_excess",),
+         "(ii)": ("large_depth_gap_euler", "large_depth_gap_heun"),
+         "(iii)": ("heun_minus_euler_adjoint_N2", "heun_minus_euler_adjoint_N4")}
+
+
+def _failed_parts(verdict):
+    """The criteria whose thresholds the verdict's measured numbers violate."""
+    bad = set()
+    for key, bound in verdict.expected.items():
+        name, kind = key.rsplit("_", 1)
+        value = verdict.measured[name]
+        if not (value <= bound if kind == "max" else value >= bound):
+            bad.add(next(part for part, names in PARTS.items() if name in names))
+    return bad
 
 
 def _one_layer_net(slope, N=SETUP.N, layer=1):
@@ -47,7 +59,7 @@ NEG = _one_layer_net(-1.5 * N)  # layer map x -> -x/2: reverses orientation, f' 
 
 def test_fig1_positive_control_passes():
     measured = fig1_measure(POS, NEG, R, SETUP).to_measured()
-    verdict = fig1_verdict(measured)
+    verdict = fig1_measured_verdict(measured)
     assert verdict.status == "pass", verdict.message
     assert measured["crossings_neg"] == SETUP.n_points - 1
     assert measured["min_fprime_over_N_neg"] == pytest.approx(-1.5, rel=1e-3)
@@ -57,19 +69,19 @@ def test_fig1_rejects_an_untrained_network():
     """(a): V = 0 (the initialisation) is the identity, far from both targets: inconclusive, fail."""
     untrained = init_mlp(R, N, 1, np.random.default_rng(0))
     measured = fig1_measure(untrained, untrained, R, SETUP).to_measured()
-    verdict = fig1_verdict(measured)
+    verdict = fig1_measured_verdict(measured)
     assert verdict.status == "fail"
-    assert "(a)" in verdict.message and "inconclusive" in verdict.message
+    assert "(a)" in _failed_parts(verdict) and verdict.kind == "bound"
     assert measured["mse_neg"] > 1e-3 and measured["mse_pos"] > 1e-3
 
 
 def test_fig1_rejects_a_monotone_network_in_place_of_the_reversing_one():
     """(b): the -x/2 network replaced by an increasing one (here the x/2 network): no crossing."""
     measured = fig1_measure(POS, POS, R, SETUP).to_measured()
-    verdict = fig1_verdict(measured)
+    verdict = fig1_measured_verdict(measured)
     assert verdict.status == "fail"
     assert measured["crossings_neg"] == 0
-    assert "(b)" in verdict.message
+    assert "(b)" in _failed_parts(verdict)
     # and a monotone network cannot fit -x/2: its MSE is at least the increasing-fit floor
     assert measured["mse_neg"] >= measured["increasing_fit_floor_neg"]
 
@@ -89,9 +101,9 @@ def _passing_measured():
     ({"mse_pos": 2e-3}, "(a)"),
 ])
 def test_fig1_verdict_rejects_each_broken_part(change, part):
-    assert fig1_verdict(_passing_measured()).status == "pass"
-    verdict = fig1_verdict({**_passing_measured(), **change})
-    assert verdict.status == "fail" and part in verdict.message
+    assert fig1_measured_verdict(_passing_measured()).status == "pass"
+    verdict = fig1_measured_verdict({**_passing_measured(), **change})
+    assert verdict.status == "fail" and _failed_parts(verdict) == {part}
 
 
 def test_crossing_count_on_synthetic_trajectories():
@@ -110,38 +122,37 @@ GOOD = {"euler-backprop": [0.012, 0.011, 0.012, 0.012], "euler-adjoint": [0.38, 
 
 
 def test_fig4_positive_control_passes():
-    verdict = fig4_verdict(DEPTHS, GOOD)
+    verdict = fig4_table_verdict(DEPTHS, GOOD)
     assert verdict.status == "pass", verdict.message
 
 
 def test_fig4_rejects_adjoint_disagreeing_at_large_depth():
     """(ii): the adjoint 8 points worse than backprop at N = 16 (as if its error did not vanish)."""
     bad = {**GOOD, "heun-adjoint": [0.16, 0.019, 0.05, 0.09]}
-    verdict = fig4_verdict(DEPTHS, bad)
+    verdict = fig4_table_verdict(DEPTHS, bad)
     assert verdict.status == "fail"
-    part_ii = verdict.message.split(";")[1]
-    assert part_ii.strip().startswith("(ii) N=16") and part_ii.endswith("FAILS")
+    assert _failed_parts(verdict) == {"(ii)"}
 
 
 def test_fig4_rejects_adjoint_that_never_fails():
     """(i): adjoint as good as backprop at N = 2 (the approximation error would not matter)."""
     bad = {**GOOD, "euler-adjoint": [0.02, 0.011, 0.012, 0.012], "heun-adjoint": [0.015, 0.011, 0.012, 0.012]}
-    verdict = fig4_verdict(DEPTHS, bad)
-    assert verdict.status == "fail" and "FAILS" in verdict.message.split(";")[0]
+    verdict = fig4_table_verdict(DEPTHS, bad)
+    assert verdict.status == "fail" and _failed_parts(verdict) == {"(i)"}
 
 
 def test_fig4_rejects_heun_worse_than_euler():
     """(iii): scheme swapped (Heun-adjoint worse than Euler-adjoint at N = 4)."""
     bad = {**GOOD, "heun-adjoint": [0.16, 0.2, 0.014, 0.013]}
-    verdict = fig4_verdict(DEPTHS, bad)
-    assert verdict.status == "fail" and "FAILS" in verdict.message.split(";")[2]
+    verdict = fig4_table_verdict(DEPTHS, bad)
+    assert verdict.status == "fail" and _failed_parts(verdict) == {"(iii)"}
 
 
 def test_fig4_verdict_validates_its_table():
     with pytest.raises(ValueError, match="contain 2 and 4"):
-        fig4_verdict((8, 16), {k: [0.1, 0.1] for k in GOOD})
+        fig4_table_verdict((8, 16), {k: [0.1, 0.1] for k in GOOD})
     with pytest.raises(ValueError, match="entries"):
-        fig4_verdict(DEPTHS, {**GOOD, "euler-adjoint": [0.1, 0.1]})
+        fig4_table_verdict(DEPTHS, {**GOOD, "euler-adjoint": [0.1, 0.1]})
 
 
 # --------------------------------------------------------------------------- Assumption 1 (theory.experiments)
@@ -183,8 +194,9 @@ def test_assumption1_erratum_fails_when_printed_holds_or_corrected_fails():
     """Swapping the halves: the paper-constant instances as 'printed' (they hold) and the
     thesis-constant ones as 'corrected' (they fail) each make the record fail."""
     result = rn.assumption1_erratum()
-    printed, corrected = rn.assumption1_erratum_verdicts(result)
-    assert erratum_verdict(printed, corrected).status == "pass"
+    record = rn.assumption1_erratum_verdict(result)
+    printed, corrected = record.parts
+    assert record.status == "pass"
     assert erratum_verdict(corrected, corrected).status == "fail"
     assert erratum_verdict(printed, printed).status == "fail"
     assert result.thesis.ratio > 1 > result.paper.ratio
@@ -226,7 +238,7 @@ def test_fig3c_rejects_swapped_schemes():
                              {"euler": result.fits["heun"], "heun": result.fits["euler"]})
     verdict = rn.fig3c_verdict(swapped)
     assert verdict.status == "fail"
-    assert "below 1 everywhere: NO" in verdict.message
+    assert verdict.measured["n_heun_not_below"] == len(result.config.depths)  # (d): never below
 
 
 def test_fig3c_rejects_depth_independent_errors():
@@ -237,7 +249,7 @@ def test_fig3c_rejects_depth_independent_errors():
     fits = {s: fit_rate(np.array(result.config.depths), flat[s] * (1 + 1e-3 * np.arange(5))) for s in flat}
     verdict = rn.fig3c_verdict(rn.Fig3cResult(result.config, result.errors, flat, fits))
     assert verdict.status == "fail"
-    assert "decreasing in N: Euler NO" in verdict.message
+    assert verdict.measured["n_nondecreasing_euler"] == 4  # (a): no step N -> 2N decreases
 
 
 def test_fig3c_config_validation():

@@ -79,13 +79,16 @@ def test_thm1_and_lemma2_reject_iid_init(cid):
     """i.i.d. initial weights violate ||theta_{n+1}(0) - theta_n(0)|| <= C_0/N: depth N and 2N no
     longer approach each other at rate 1/N."""
     result = rn.thm1(rn.DoublingConfig(regime="large", init="iid", reference=0), flow=FLOW)
-    _fails(rn.thm1_verdict(result)[cid])
+    which = {"resnet-node/thm-1": "psi", "resnet-node/thm-1/product": "pi", "resnet-node/lemma-2": "lemma"}[cid]
+    _fails(rn.thm1_claim_verdict(result, which))
+    _fails(rn.thm1_verdict(result))
 
 
 def test_thm1_positive_twin_passes():
     """The same predicate on the check's own preset (cosine init, Assumption 1) passes."""
     result = rn.thm1(rn.DoublingConfig(reference=0), flow=FLOW)
-    assert all(v.status == "pass" for v in rn.thm1_verdict(result).values())
+    assert all(rn.thm1_claim_verdict(result, w).status == "pass" for w in ("psi", "pi", "lemma"))
+    assert rn.thm1_verdict(result).status == "pass"
 
 
 def test_lemma1_rejects_time_noise():
@@ -112,9 +115,11 @@ def test_pl_erratum_fails_when_printed_holds_or_corrected_fails():
     the 'corrected' half fails (extremes from weights outside the ball, |theta_n| = 0.9, where no
     pair of the proof applies)."""
     exact_max, exact_min = rn.pl_extremes()
-    printed, corrected, _, _ = rn.pl_erratum_verdicts(exact_max, exact_min)
-    assert erratum_verdict(printed, corrected).status == "pass"
+    record = rn.pl_erratum_verdict(exact_max, exact_min)
+    printed, corrected = record.parts
+    assert record.status == "pass"
     _fails(erratum_verdict(corrected, corrected))
-    _, outside, _, _ = rn.pl_erratum_verdicts(*rn.pl_extremes(eps=0.9))
+    _, outside = rn.pl_erratum_verdict(*rn.pl_extremes(eps=0.9)).parts
     _fails(outside)
+    _fails(rn.pl_erratum_verdict(*rn.pl_extremes(eps=0.9)))
     _fails(erratum_verdict(printed, outside))

@@ -75,33 +75,33 @@ def test_measurements_are_deterministic():
     assert experiment("resnet_node.prop1_tightness").run().to_measured() == rn.prop1_tightness().to_measured()
 
 
-def test_fig_configs_match_the_training_setups():
-    """The wrappers pass every field through to theory.resnet.training unchanged."""
-    for config in (rn.FIG1_PRESETS["check"], rn.FIG4_PRESETS["check"]):
-        setup = config.setup()
-        assert all(getattr(setup, f.name) == getattr(config, f.name) for f in dataclasses.fields(config)
-                   if f.name not in ("backend", "device", "dtype"))  # the array backend is not a training field
+def test_fig_configs_are_the_training_defaults():
+    """The "check" presets are the configs the training functions default to."""
+    assert rn.FIG1_PRESETS["check"] == rn.Fig1Config() and rn.FIG4_PRESETS["check"] == rn.Fig4Config()
     assert rn.FIG1_PRESETS["paper"].N == 300  # the paper's Figure 1 networks have 300 layers
 
 
 def test_prop2_verdict_rejects_instances_outside_the_assumption():
     rows = (((0, "zero", 8), {"weight": 0.5, "loss": 0.5, "smoothness": 0.5, "pl": 0.5, "tail": 0.5}),)
-    assert all(v.status == "pass" for v in rn.prop2_verdict(rn.Prop2Result(rows, 0)).values())
-    assert all(v.status == "fail" for v in rn.prop2_verdict(rn.Prop2Result(rows, 1)).values())
+    assert rn.prop2_verdict(rn.Prop2Result(rows, 0)).status == "pass"
+    assert rn.prop2_verdict(rn.Prop2Result(rows, 1)).status == "fail"
+    assert all(rn.prop2_claim_verdict(rn.Prop2Result(rows, 0), k).status == "pass" for k in rn.PROP2_KEYS)
+    assert all(rn.prop2_claim_verdict(rn.Prop2Result(rows, 1), k).status == "fail" for k in rn.PROP2_KEYS)
     broken = (((0, "zero", 8), {"weight": 1.2, "loss": 0.5, "smoothness": 0.5, "pl": 0.5, "tail": 0.5}),)
-    verdicts = rn.prop2_verdict(rn.Prop2Result(broken, 0))
-    assert verdicts["resnet-node/prop-2"].status == "fail" and verdicts["resnet-node/prop-2/loss"].status == "pass"
+    assert rn.prop2_verdict(rn.Prop2Result(broken, 0)).status == "fail"
+    assert rn.prop2_claim_verdict(rn.Prop2Result(broken, 0), "weight").status == "fail"
+    assert rn.prop2_claim_verdict(rn.Prop2Result(broken, 0), "loss").status == "pass"
 
 
 def test_adjoint_rates_verdict_rejects_swapped_weights():
     """Heun errors of smooth weights read as the i.i.d. claims (slow rate predicted): rejected."""
     config = rn.AdjointRatesConfig("heun", "smooth", depths=(8, 16, 32, 64, 128), seeds=(0,))
     result = rn.adjoint_rates(config)
-    assert all(v.status == "pass" for v in rn.adjoint_rates_verdict(result).values())
+    assert rn.adjoint_rates_verdict(result).status == "pass"
+    assert all(rn.adjoint_rate_verdict(result, p).status == "pass" for p in ("prop-5", "prop-6"))
     swapped = dataclasses.replace(result, config=dataclasses.replace(config, weights="iid"))
-    verdicts = rn.adjoint_rates_verdict(swapped)
-    assert set(verdicts) == {"resnet-node/prop-5/iid", "resnet-node/prop-6/iid"}
-    assert all(v.status == "fail" for v in verdicts.values())
+    assert rn.adjoint_rates_verdict(swapped).status == "fail"
+    assert all(rn.adjoint_rate_verdict(swapped, p).status == "fail" for p in ("prop-5", "prop-6"))
 
 
 def test_fig2_verdict_rejects_a_distance_that_does_not_decrease():

@@ -1,5 +1,6 @@
 """Bad-input fuzzing of every public function of theory.resnet, theory.resnet.errors and
-theory.resnet.training (contract of tests/_fuzz.py)."""
+theory.resnet.training, and of the training experiments of theory.experiments.resnet_node.trained
+(contract of tests/_fuzz.py)."""
 
 import numpy as np
 import pytest
@@ -8,16 +9,21 @@ from hypothesis import strategies as st
 import theory.resnet as resnet
 import theory.resnet.errors as errors
 import theory.resnet.training as training
+from theory.experiments.resnet_node import trained
 from _fuzz import Spec, fuzz, public_callables, seed, sweep
 
 #: result types: built by the package, not called with user input
 EXCLUDED = {"ODESolution", "Fig1Fit", "Fig1Result", "Fig4Table"}
 
+#: the training experiments moved from theory.resnet.training to theory.experiments.resnet_node.trained
+TRAINED = {"Fig1Config", "fit_1d", "fig1_measure", "fig1_experiment", "fig1_measured_verdict", "Fig4Config",
+           "train_moons", "fig4_table", "fig4_table_verdict"}
+
 FAMILIES = ["linear", "tanh", "tanh_out", "bias", "bias_sq", "mlp"]
 
 #: small setups: each training or measurement takes well under a second
-FIG1 = training.Fig1Setup(N=2, width=2, n_points=3, lr=0.05, warmup=1, steps=2, seed=0, ode_refine=1)
-FIG4 = training.Fig4Setup(depths=(2, 4), seeds=(0,), width=2, d=2, noise=0.1, n_train=8, n_test=8, lr=0.02, steps=2)
+FIG1 = trained.Fig1Config(N=2, width=2, n_points=3, lr=0.05, warmup=1, steps=2, seed=0, ode_refine=1)
+FIG4 = trained.Fig4Config(depths=(2, 4), seeds=(0,), width=2, d=2, noise=0.1, n_train=8, n_test=8, lr=0.02, steps=2)
 
 
 def _residual(draw, d=None):
@@ -141,8 +147,8 @@ def _fig1_measured(draw):
 
 def _fig4_verdict(draw):
     e = draw(st.floats(0.0, 0.5))
-    return {"depths": [2, 4, 8], "medians": {f"{s}-{m}": [e, 0.05, 0.01] for s, m in training.VARIANTS},
-            "thresholds": dict(training.FIG4_THRESHOLDS)}
+    return {"depths": [2, 4, 8], "medians": {f"{s}-{m}": [e, 0.05, 0.01] for s, m in trained.VARIANTS},
+            "thresholds": dict(trained.FIG4_THRESHOLDS)}
 
 
 def _moons(n_name="n"):
@@ -221,21 +227,21 @@ SPECS = {
     "init_mlp": Spec(training.init_mlp, lambda draw: {
         "residual": resnet.mlp(draw(st.integers(1, 3))), "n_slices": draw(st.integers(1, 4)),
         "d": draw(st.integers(1, 3)), "rng": seed(draw)}),
-    "Fig1Setup": Spec(training.Fig1Setup, lambda draw: {
+    "Fig1Config": Spec(trained.Fig1Config, lambda draw: {
         "N": 2, "width": 2, "n_points": 3, "lr": 0.05, "warmup": 1, "steps": 2, "seed": 0, "ode_refine": 1}),
-    "fit_1d": Spec(training.fit_1d, _fit_1d, examples=20),
-    "fig1_measure": Spec(training.fig1_measure, _fig1_measure, examples=10),
-    "fig1_experiment": Spec(training.fig1_experiment, lambda draw: {"setup": FIG1}, examples=3),
-    "fig1_verdict": Spec(training.fig1_verdict, _fig1_measured),
-    "Fig4Setup": Spec(training.Fig4Setup, lambda draw: {
+    "fit_1d": Spec(trained.fit_1d, _fit_1d, examples=20),
+    "fig1_measure": Spec(trained.fig1_measure, _fig1_measure, examples=10),
+    "fig1_experiment": Spec(trained.fig1_experiment, lambda draw: {"setup": FIG1}, examples=3),
+    "fig1_measured_verdict": Spec(trained.fig1_measured_verdict, _fig1_measured),
+    "Fig4Config": Spec(trained.Fig4Config, lambda draw: {
         "depths": (2, 4), "seeds": (0,), "width": 2, "d": 2, "noise": 0.1, "n_train": 8, "n_test": 8, "lr": 0.02,
         "steps": 2}),
-    "train_moons": Spec(training.train_moons, lambda draw: {
+    "train_moons": Spec(trained.train_moons, lambda draw: {
         "N": draw(st.integers(1, 3)), "scheme": draw(st.sampled_from(["euler", "heun"])),
         "method": draw(st.sampled_from(["backprop", "adjoint"])), "seed": draw(st.integers(0, 3)), "setup": FIG4},
         examples=20),
-    "fig4_table": Spec(training.fig4_table, lambda draw: {"setup": FIG4}, examples=3),
-    "fig4_verdict": Spec(training.fig4_verdict, _fig4_verdict),
+    "fig4_table": Spec(trained.fig4_table, lambda draw: {"setup": FIG4}, examples=3),
+    "fig4_table_verdict": Spec(trained.fig4_table_verdict, _fig4_verdict),
 }
 
 
@@ -254,7 +260,8 @@ def _compiled_kernels():
 
 
 def test_every_public_function_is_fuzzed():
-    names = public_callables(resnet) | public_callables(errors) | public_callables(training)
+    names = public_callables(resnet) | public_callables(errors) | public_callables(training) | TRAINED
+    assert TRAINED <= public_callables(trained)
     assert names - EXCLUDED == {k for k in SPECS if "." not in k}  # plus the methods Adam.step, Residual.(un)pack
 
 

@@ -1,5 +1,5 @@
-"""Regression tests of the error contract of theory.resnet, theory.resnet.errors and
-theory.resnet.training (found by tests/test_fuzz_resnet.py and by review): named errors instead of
+"""Regression tests of the error contract of theory.resnet, theory.resnet.errors,
+theory.resnet.training and the training experiments of theory.experiments.resnet_node.trained (found by tests/test_fuzz_resnet.py and by review): named errors instead of
 ZeroDivisionError, KeyError, AttributeError, NumPy errors or overflow warnings; NonFiniteError on
 overflow; work and memory refused up front; plain numbers in messages."""
 
@@ -10,11 +10,13 @@ import pytest
 
 import theory.resnet as resnet
 from theory._errors import NonFiniteError
+from theory.experiments.resnet_node import trained
+from theory.experiments.resnet_node.trained import Fig1Config, Fig4Config
 from theory.resnet import errors, training
-from theory.resnet.training import Adam, Fig1Setup, Fig4Setup
+from theory.resnet.training import Adam
 
-TINY1 = Fig1Setup(N=2, width=2, n_points=3, lr=0.05, warmup=1, steps=2, seed=0, ode_refine=1)
-TINY4 = Fig4Setup(depths=(2, 4), seeds=(0,), width=2, d=2, noise=0.1, n_train=8, n_test=8, steps=2)
+TINY1 = Fig1Config(N=2, width=2, n_points=3, lr=0.05, warmup=1, steps=2, seed=0, ode_refine=1)
+TINY4 = Fig4Config(depths=(2, 4), seeds=(0,), width=2, d=2, noise=0.1, n_train=8, n_test=8, steps=2)
 
 
 # --------------------------------------------------------------------------- theory.resnet.errors
@@ -71,7 +73,7 @@ def test_error_table_residual_and_weight_overflow():
     # before: inf weights with an overflow warning
     with pytest.raises(NonFiniteError, match="`scale`"):
         errors.smooth_weights(4, 2, 0, scale=1.7e308 * 0.99)
-    table = training.Fig4Table((2,), {"euler-backprop": np.zeros((1, 2))})
+    table = trained.Fig4Table((2,), {"euler-backprop": np.zeros((1, 2))})
     with pytest.raises(ValueError, match="`variant` of"):  # before: KeyError
         table.median("heun")
 
@@ -180,46 +182,46 @@ def test_init_mlp_validates_and_takes_every_rng_form():
 
 def test_setups_validate_their_fields():
     # before: negative sizes accepted (and failed later inside NumPy)
-    with pytest.raises(ValueError, match="`N` of theory.resnet.training.Fig1Setup must be >= 1"):
-        Fig1Setup(N=-1)
-    with pytest.raises(ValueError, match="`lr` of theory.resnet.training.Fig1Setup"):
-        Fig1Setup(lr=-0.1)
+    with pytest.raises(ValueError, match="`N` of Fig1Config must be an integer >= 1"):
+        Fig1Config(N=-1)
+    with pytest.raises(ValueError, match="`lr` of Fig1Config"):
+        Fig1Config(lr=-0.1)
     with pytest.raises(TypeError, match="`steps` of"):
-        Fig1Setup(steps=2.5)
-    with pytest.raises(ValueError, match="`n_train` of theory.resnet.training.Fig4Setup must be >= 2"):
-        Fig4Setup(n_train=-5)
-    with pytest.raises(ValueError, match=r"`depths\[1\]` of .*Fig4Setup must be >= 1"):
-        Fig4Setup(depths=(2, 0))
-    assert Fig4Setup(depths=[2, np.int64(4)]).depths == (2, 4)
+        Fig1Config(steps=2.5)
+    with pytest.raises(ValueError, match="`n_train` of Fig4Config must be an integer >= 2"):
+        Fig4Config(n_train=-5)
+    with pytest.raises(ValueError, match=r"`depths` of Fig4Config must be .*integers >= 1"):
+        Fig4Config(depths=(2, 0))
+    assert Fig4Config(depths=[2, np.int64(4)]).depths == (2, 4)
 
 
 def test_long_trainings_are_refused_up_front():
     # before: 10^12 steps were accepted and ran (for ever); np.empty(10^12) for the losses
     with pytest.raises(ValueError, match=r"`setup.steps` of .*fit_1d = 1000000000000 needs"):
-        training.fit_1d(np.linspace(-1, 1, 3), np.zeros(3), resnet.mlp(2),
-                        training.init_mlp(resnet.mlp(2), 2, 1, 0), Fig1Setup(steps=10**12))
+        trained.fit_1d(np.linspace(-1, 1, 3), np.zeros(3), resnet.mlp(2),
+                        training.init_mlp(resnet.mlp(2), 2, 1, 0), Fig1Config(steps=10**12))
     with pytest.raises(ValueError, match="`setup.steps` of .*fig1_experiment .* needs about"):
-        training.fig1_experiment(Fig1Setup(steps=10**12))
+        trained.fig1_experiment(Fig1Config(steps=10**12))
     with pytest.raises(ValueError, match="`N` of .*train_moons .* needs about"):
-        training.train_moons(2, "euler", "backprop", 0, Fig4Setup(steps=10**12))
+        trained.train_moons(2, "euler", "backprop", 0, Fig4Config(steps=10**12))
     with pytest.raises(ValueError, match="`setup.depths` of .*fig4_table .* needs about"):
-        training.fig4_table(Fig4Setup(depths=(2, 4, 10**9)))
+        trained.fig4_table(Fig4Config(depths=(2, 4, 10**9)))
     with pytest.raises(ValueError, match="max_work"):
-        training.fig4_table(TINY4, max_work=10.0)
+        trained.fig4_table(TINY4, max_work=10.0)
 
 
 def test_progress_callbacks():
     seen = []
-    training.train_moons(2, "heun", "adjoint", 0, TINY4, progress=lambda i, n: seen.append((i, n)))
+    trained.train_moons(2, "heun", "adjoint", 0, TINY4, progress=lambda i, n: seen.append((i, n)))
     assert seen == [(1, 2), (2, 2)]
     seen.clear()
-    training.fig4_table(TINY4, progress=lambda i, n: seen.append((i, n)))
+    trained.fig4_table(TINY4, progress=lambda i, n: seen.append((i, n)))
     assert seen == [(i, 8) for i in range(1, 9)]
     seen.clear()
-    training.fig1_experiment(TINY1, progress=lambda i, n: seen.append((i, n)))
+    trained.fig1_experiment(TINY1, progress=lambda i, n: seen.append((i, n)))
     assert seen == [(i, 4) for i in range(1, 5)]
     with pytest.raises(TypeError, match="`progress` of"):
-        training.fig1_experiment(TINY1, progress=3)
+        trained.fig1_experiment(TINY1, progress=3)
 
 
 def test_fit_1d_validates_its_arguments():
@@ -227,26 +229,26 @@ def test_fit_1d_validates_its_arguments():
     theta0 = training.init_mlp(r, 2, 1, 0)
     x = np.linspace(-1, 1, 3)
     with pytest.raises(TypeError, match="`setup` of"):  # before: AttributeError on None.lr
-        training.fit_1d(x, x, r, theta0, None)
+        trained.fit_1d(x, x, r, theta0, None)
     with pytest.raises(ValueError, match="`theta0` of"):
-        training.fit_1d(x, x, r, theta0[:, :3], TINY1)
+        trained.fit_1d(x, x, r, theta0[:, :3], TINY1)
     with pytest.raises(ValueError, match="`target` of"):
-        training.fit_1d(x, x[:2], r, theta0, TINY1)
+        trained.fit_1d(x, x[:2], r, theta0, TINY1)
     with pytest.raises(ValueError, match="`x0` of"):
-        training.fit_1d([np.nan, 0.0, 1.0], x, r, theta0, TINY1)
+        trained.fit_1d([np.nan, 0.0, 1.0], x, r, theta0, TINY1)
 
 
 def test_verdicts_name_missing_keys():
     # before: KeyError
-    with pytest.raises(ValueError, match="`measured` of .*fig1_verdict lacks the key"):
-        training.fig1_verdict({"mse_pos": 0.0})
-    with pytest.raises(ValueError, match="`medians` of .*fig4_verdict lacks the variant"):
-        training.fig4_verdict([2, 4], {"euler-backprop": [0.1, 0.1]})
-    good = {f"{s}-{m}": [0.2, 0.05] for s, m in training.VARIANTS}
+    with pytest.raises(ValueError, match="`measured` of .*fig1_measured_verdict lacks the key"):
+        trained.fig1_measured_verdict({"mse_pos": 0.0})
+    with pytest.raises(ValueError, match="`medians` of .*fig4_table_verdict lacks the variant"):
+        trained.fig4_table_verdict([2, 4], {"euler-backprop": [0.1, 0.1]})
+    good = {f"{s}-{m}": [0.2, 0.05] for s, m in trained.VARIANTS}
     with pytest.raises(ValueError, match="`thresholds` of .* lacks the key"):
-        training.fig4_verdict([2, 4], good, {})
+        trained.fig4_table_verdict([2, 4], good, {})
     with pytest.raises(TypeError, match=r"`depths\[0\]` of"):
-        training.fig4_verdict(["a", 4], good)
+        trained.fig4_table_verdict(["a", 4], good)
 
 
 def test_sizes_are_refused_before_allocation():
@@ -288,11 +290,11 @@ def test_loss_gradient_and_fig1_measure_validate_keywords():
         training.loss_gradient(np.ones((1, 1)), np.zeros((1, 1, 1)), np.ones((1, 1)), "linear", xN="x")
     theta = training.init_mlp(resnet.mlp(2), 2, 1, 0)
     with pytest.raises(TypeError, match="`losses` of"):
-        training.fig1_measure(theta, theta, resnet.mlp(2), TINY1, losses="ab")
+        trained.fig1_measure(theta, theta, resnet.mlp(2), TINY1, losses="ab")
     with pytest.raises(TypeError, match="`seconds` of"):  # before: dict("x") raised without a name
-        training.fig1_measure(theta, theta, resnet.mlp(2), TINY1, seconds="x")
+        trained.fig1_measure(theta, theta, resnet.mlp(2), TINY1, seconds="x")
     with pytest.raises(ValueError, match="`theta_neg` of"):
-        training.fig1_measure(theta, theta[:1], resnet.mlp(2), TINY1)
+        trained.fig1_measure(theta, theta[:1], resnet.mlp(2), TINY1)
 
 
 # --------------------------------------------------------------------------- plain numbers

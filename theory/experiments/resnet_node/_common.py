@@ -2,50 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 
 def _require(config, cls, func):
     if not isinstance(config, cls):
         raise TypeError(f"`config` of theory.experiments.resnet_node.{func} must be a {cls.__name__}; "
                         f"got {type(config).__name__}")
-
-
-def _check_int(value, name, where, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"`{name}` of {where} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
-
-
-def _check_float(value, name, where, low, high, *, closed_low=True, closed_high=True):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"`{name}` of {where} must be a number; got {value!r}")
-    value = float(value)
-    ok = math.isfinite(value) and (value >= low if closed_low else value > low) and (
-        value <= high if closed_high else value < high)
-    if not ok:
-        brackets = ("[" if closed_low else "(") + f"{low:g}, {high:g}" + ("]" if closed_high else ")")
-        raise ValueError(f"`{name}` of {where} must lie in {brackets}; got {value!r}")
-    return value
-
-
-def _check_ints(values, name, where, minimum, *, increasing=False, min_len=1):
-    if not isinstance(values, tuple) or len(values) < min_len:
-        raise ValueError(f"`{name}` of {where} must be a tuple of at least {min_len} integers; got {values!r}")
-    for v in values:
-        _check_int(v, name, where, minimum)
-    if increasing and any(b <= a for a, b in zip(values, values[1:])):
-        raise ValueError(f"`{name}` of {where} must be strictly increasing; got {values!r}")
-
-
-
-def _check_floats(values, name, where, low, high, *, min_len=1):
-    if not isinstance(values, tuple) or len(values) < min_len:
-        raise ValueError(f"`{name}` of {where} must be a tuple of at least {min_len} numbers; got {values!r}")
-    for v in values:
-        _check_float(v, name, where, low, high)
 
 
 def _check_choice(value, name, where, choices):
@@ -76,3 +37,25 @@ def torch_gradient_pair(backend, x0, theta, y, scheme, d, m):
     exact, _ = tb.gradient(x, th, g, scheme, "backprop", d, m)
     approx, _ = tb.gradient(x, th, g, scheme, "adjoint", d, m, xN=xN)
     return tb.to_numpy(exact[0]), tb.to_numpy(approx[0])
+
+
+def backend_fields(where_torch: str, dtype_doc: str = "Floating-point type (float32 only on the torch backend)."):
+    """The declared ``backend``, ``device`` and ``dtype`` fields of a config with an array backend
+    (:mod:`theory.backends`); the rules between them (a CUDA device or float32 only on the torch backend)
+    are :func:`theory.backends.validate_fields`, called in the config's ``check``."""
+    from theory.backends import BACKENDS, DTYPES
+
+    from ..config import Choice, Custom, field
+
+    def _device(value):
+        if not isinstance(value, str):
+            raise TypeError("not a string")
+        kind, sep, index = value.partition(":")
+        if kind not in ("cpu", "cuda") or (sep and (kind != "cuda" or not index.isdigit())):
+            raise ValueError("not a device")
+
+    device = Custom(_device, "'cpu', 'cuda' or 'cuda:N'", type_name="str", parse=str.strip,
+                    invalid=[(3, TypeError), ("tpu", ValueError)], boundary=["cpu"])
+    return (field(Choice(*BACKENDS), "numpy", f"Array backend: {where_torch}"),
+            field(device, "cpu", "Device of the torch backend (``\"cpu\"`` on the NumPy backend)."),
+            field(Choice(*DTYPES), "float64", dtype_doc))

@@ -54,12 +54,15 @@ a ``flow`` argument so that a caller may share flows between experiments (a memo
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from dataclasses import MISSING as _MISSING
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import expm
 
-from theory.claims import Verdict, bound_verdict, identity_verdict, qualitative_verdict, rate_verdict
+from theory.claims import Verdict, bound_verdict, erratum_verdict, identity_verdict, rate_verdict, threshold_verdict
 from theory.experiments._registry import register
 from theory.linear import assumption1 as _assumption1_check
 from theory.linear import (
@@ -74,27 +77,28 @@ from theory.linear import loss as linear_loss
 from theory.rates import BoundResult, BoundTracker, IdentityResult, RateFit, fit_rate, identity_error
 from theory.resnet import final_state
 
-from ._common import _check_choice, _check_float, _check_int, _check_ints, _require
+from ..config import Choice, Choices, Config, Custom, Int, Ints, Real, Reals, Seed, field
+from ._common import _check_choice, _require
 
 __all__ = [
     "SEC32_GRADIENT_EXPECTED", "SEC32_PRODUCT_EXPECTED", "LINEAR_PRESETS", "PROP2_LARGE_PRESETS", "PROP2_IID_PRESETS", "PROP2_IID_EXPECTED",
     "LINEAR_D", "LINEAR_GRID", "PROP2_KEYS", "RATE_EXPECTED",
     "linear_instance", "finite_difference_gradient",
     "Sec32GradientConfig", "Sec32GradientErratumResult", "sec32_gradient", "sec32_gradient_verdict",
-    "sec32_gradient_erratum", "sec32_gradient_erratum_verdicts",
+    "sec32_gradient_erratum", "sec32_gradient_erratum_verdict",
     "Sec32ProductConfig", "Sec32ProductResult", "sec32_product", "sec32_product_verdict",
-    "sec32_product_erratum_verdicts",
+    "sec32_product_erratum_verdict",
     "assumption_problem", "large_problem", "linear_flow", "prop2_ratios",
-    "LinearFlowConfig", "Prop2Result", "prop2", "prop2_bound", "prop2_verdict",
-    "PLErratumConfig", "PLErratumResult", "pl_extremes", "pl_erratum_verdicts", "prop2_pl_erratum",
-    "prop2_pl_erratum_verdicts",
+    "LinearFlowConfig", "Prop2Result", "prop2", "prop2_bound", "prop2_verdict", "prop2_claim_verdict",
+    "PLErratumConfig", "PLErratumResult", "pl_extremes", "pl_erratum_verdict", "pl_sandwiches", "prop2_pl_erratum",
+    "prop2_pl_erratum_verdict",
     "LayerDifferenceConfig", "LayerDifferenceResult", "layer_differences", "layer_difference_fit",
     "prop2_large_verdict", "prop2_iid_verdict",
-    "DoublingConfig", "DoublingResult", "doubling_errors", "thm1", "thm1_verdict",
+    "DoublingConfig", "DoublingResult", "doubling_errors", "thm1", "thm1_verdict", "thm1_claim_verdict",
     "Lemma1Config", "lemma1", "lemma1_verdict",
     "Fig2Config", "Fig2Result", "fig2", "fig2_verdict",
     "ASSUMPTION1_PRESETS", "ERRATUM_PRESETS", "Assumption1Config", "Assumption1Instance", "Assumption1Result",
-    "ErratumConfig", "ErratumResult", "assumption1", "assumption1_erratum", "assumption1_erratum_verdicts",
+    "ErratumConfig", "ErratumResult", "assumption1", "assumption1_erratum", "assumption1_erratum_verdict",
     "assumption1_verdict", "conclusion_ratios", "paper_threshold", "thesis_threshold", "with_instances",
 ]
 
@@ -104,9 +108,13 @@ RATE_EXPECTED = {"slope": -1.0, "tol": 0.1}
 BOUND_EXPECTED = {"ratio_max": 1.0}
 
 
-def _check_t(config, where):
-    _check_float(config.t_max, "t_max", where, 0.0, 1e4, closed_low=False)
-    _check_int(config.t_points, "t_points", where, 2)
+def _t_max():
+    return field(Real(0, 1e4, closed="right"), 20.0, "Flow horizon (4 m/e ~ 0.74 here: at t = 20 the bound on the "
+                 "loss has fallen by e^-15).")
+
+
+def _t_points():
+    return field(Int(low=2), 81, "Equally spaced times in [0, t_max].")
 
 
 def _t_grid(config) -> np.ndarray:
@@ -141,32 +149,13 @@ def finite_difference_gradient(theta, Sigma, B, h: float = 1e-3) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Sec32GradientConfig:
-    """Instances of :func:`linear_instance` for the gradient formula.
+class Sec32GradientConfig(Config):
+    """Instances of :func:`linear_instance` for the gradient formula."""
 
-    Attributes
-    ----------
-    seeds : tuple of int
-        One instance per seed.
-    N : int
-        Depth.
-    d : int
-        Dimension.
-    h : float
-        Step of the finite differences.
-    """
-
-    seeds: tuple = (0, 1, 2)
-    N: int = 6
-    d: int = 3
-    h: float = 1e-3
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Sec32GradientConfig"
-        _check_ints(self.seeds, "seeds", where, 0)
-        _check_int(self.N, "N", where, 1)
-        _check_int(self.d, "d", where, 1)
-        _check_float(self.h, "h", where, 0.0, 0.1, closed_low=False)
+    seeds: tuple = field(Ints(low=0), (0, 1, 2), "One instance per seed.")
+    N: int = field(Int(low=1), 6, "Depth.")
+    d: int = field(Int(low=1), 3, "Dimension.")
+    h: float = field(Real(0, 0.1, closed="right"), 1e-3, "Step of the finite differences.")
 
 
 SEC32_GRADIENT_EXPECTED = {"rtol": 1e-7}
@@ -216,40 +205,22 @@ def sec32_gradient_erratum(config: Sec32GradientConfig = Sec32GradientConfig(see
                                       int(theta.shape[0]))
 
 
-def sec32_gradient_erratum_verdicts(result: Sec32GradientErratumResult) -> tuple[Verdict, Verdict]:
-    """``(printed, corrected)`` identity verdicts at relative 1e-7."""
-    return (identity_verdict(result.printed, SEC32_GRADIENT_EXPECTED),
-            identity_verdict(result.corrected, SEC32_GRADIENT_EXPECTED))
+def sec32_gradient_erratum_verdict(result: Sec32GradientErratumResult) -> Verdict:
+    """The erratum record: the printed formula (no factor 2) must fail and the corrected one hold, identities
+    at relative 1e-7 against finite differences; the halves are ``verdict.parts``."""
+    return erratum_verdict(identity_verdict(result.printed, SEC32_GRADIENT_EXPECTED),
+                           identity_verdict(result.corrected, SEC32_GRADIENT_EXPECTED))
 
 
 @dataclass(frozen=True)
-class Sec32ProductConfig:
-    """The weights of :func:`linear_instance` and a batch of inputs.
+class Sec32ProductConfig(Config):
+    """The weights of :func:`linear_instance` and a batch of inputs."""
 
-    Attributes
-    ----------
-    seed : int
-        Seed of the instance.
-    input_seed : int
-        Seed of the standard normal inputs.
-    batch : int
-        Number of inputs.
-    N, d : int
-        Depth and dimension.
-    """
-
-    seed: int = 1
-    input_seed: int = 11
-    batch: int = 5
-    N: int = 6
-    d: int = 3
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Sec32ProductConfig"
-        for name in ("seed", "input_seed"):
-            _check_int(getattr(self, name), name, where, 0)
-        for name in ("batch", "N", "d"):
-            _check_int(getattr(self, name), name, where, 1)
+    seed: int = field(Seed(), 1, "Seed of the instance.")
+    input_seed: int = field(Seed(), 11, "Seed of the standard normal inputs.")
+    batch: int = field(Int(low=1), 5, "Number of inputs.")
+    N: int = field(Int(low=1), 6, "Depth.")
+    d: int = field(Int(low=1), 3, "Dimension.")
 
 
 @dataclass(frozen=True)
@@ -287,10 +258,11 @@ def sec32_product_verdict(result: Sec32ProductResult) -> Verdict:
     return identity_verdict(result.corrected, SEC32_PRODUCT_EXPECTED)
 
 
-def sec32_product_erratum_verdicts(result: Sec32ProductResult) -> tuple[Verdict, Verdict]:
-    """``(printed, corrected)`` identity verdicts."""
-    return (identity_verdict(result.printed, SEC32_PRODUCT_EXPECTED),
-            identity_verdict(result.corrected, SEC32_PRODUCT_EXPECTED))
+def sec32_product_erratum_verdict(result: Sec32ProductResult) -> Verdict:
+    """The erratum record: the printed order (I + theta_1/N)...(I + theta_N/N) must fail and the corrected
+    order hold (relative 1e-13); the halves are ``verdict.parts``."""
+    return erratum_verdict(identity_verdict(result.printed, SEC32_PRODUCT_EXPECTED),
+                           identity_verdict(result.corrected, SEC32_PRODUCT_EXPECTED))
 
 
 
@@ -372,38 +344,15 @@ def prop2_ratios(theta0, Sigma, B, theta_t, info) -> dict:
 
 
 @dataclass(frozen=True)
-class LinearFlowConfig:
-    """Flows of the assumption regime over seeds, initialisations and depths.
+class LinearFlowConfig(Config):
+    """Flows of the assumption regime over seeds, initialisations and depths."""
 
-    Attributes
-    ----------
-    seeds : tuple of int
-        Seeds of :func:`assumption_problem`.
-    inits : tuple of str
-        Initialisations of :func:`theory.linear.initial_weights` ("zero", "constant", "cosine").
-    depths : tuple of int
-        Depths N.
-    t_max : float
-        Flow horizon (4 m/e ~ 0.74 here: at t = 20 the bound on the loss has fallen by e^-15).
-    t_points : int
-        Equally spaced times in [0, t_max].
-    """
-
-    seeds: tuple = (0, 1)
-    inits: tuple = ("zero", "constant", "cosine")
-    depths: tuple = LINEAR_GRID
-    t_max: float = 20.0
-    t_points: int = 81
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.LinearFlowConfig"
-        _check_ints(self.seeds, "seeds", where, 0)
-        if not isinstance(self.inits, tuple) or not self.inits:
-            raise ValueError(f"`inits` of {where} must be a non-empty tuple; got {self.inits!r}")
-        for init in self.inits:
-            _check_choice(init, "inits", where, ("zero", "constant", "cosine"))
-        _check_ints(self.depths, "depths", where, 1)
-        _check_t(self, where)
+    seeds: tuple = field(Ints(low=0), (0, 1), "Seeds of :func:`assumption_problem`.")
+    inits: tuple = field(Choices("zero", "constant", "cosine"), ("zero", "constant", "cosine"),
+                         "Initialisations of :func:`theory.linear.initial_weights`.")
+    depths: tuple = field(Ints(low=1), LINEAR_GRID, "Depths N.")
+    t_max: float = _t_max()
+    t_points: int = _t_points()
 
     def instances(self):
         """(seed, init, N) in the order of the records."""
@@ -446,40 +395,35 @@ def prop2_bound(result: Prop2Result, key: str) -> BoundResult:
     return tracker.result()
 
 
-def prop2_verdict(result: Prop2Result) -> dict:
-    """Claim ID -> verdict of each conclusion; every one fails if an instance lies outside the assumption."""
-    out = {}
-    for key, cid in PROP2_KEYS.items():
-        v = bound_verdict(prop2_bound(result, key), BOUND_EXPECTED)
-        if result.n_outside:
-            v = Verdict("fail", f"{v.message}; {result.n_outside} instances violate Assumption 1")
-        out[cid] = v
-    return out
+def prop2_claim_verdict(result: Prop2Result, key: str) -> Verdict:
+    """The record of conclusion ``key`` (see :data:`PROP2_KEYS`): its largest ratio to its bound is at most 1
+    on every instance, and no instance lies outside Assumption 1 (``n_outside`` = 0)."""
+    bound = prop2_bound(result, key)
+    measured = {**bound.to_measured(), "n_outside": result.n_outside}
+    return threshold_verdict("bound", measured, {"ratio_max": BOUND_EXPECTED["ratio_max"], "n_outside_max": 0},
+                             context=f"{PROP2_KEYS[key]} over {bound.n_instances} instances, worst "
+                                     f"{bound.worst}")
+
+
+def prop2_verdict(result: Prop2Result) -> Verdict:
+    """Every conclusion of Prop. 2 at once (the experiment's verdict): the largest ratio of each
+    (``<key>_ratio``) is at most 1, and no instance lies outside Assumption 1; each claim's record is
+    :func:`prop2_claim_verdict`."""
+    measured = {f"{key}_ratio": float(prop2_bound(result, key).ratio) for key in PROP2_KEYS}
+    measured["n_outside"] = result.n_outside
+    expected = {f"{key}_ratio_max": BOUND_EXPECTED["ratio_max"] for key in PROP2_KEYS}
+    expected["n_outside_max"] = 0
+    return threshold_verdict("bound", measured, expected, context=f"{len(result.rows)} flows")
 
 
 @dataclass(frozen=True)
-class PLErratumConfig:
-    """Scalar network (d = 1, Sigma = 1, m = M = 1) with every theta_n = +-eps.
+class PLErratumConfig(Config):
+    """Scalar network (d = 1, Sigma = 1, m = M = 1) with every theta_n = +-eps."""
 
-    Attributes
-    ----------
-    N : int
-        Depth.
-    eps : float
-        Weight size; < 1/2 keeps the weights inside the ball the proof works in.
-    B : float
-        Target.
-    """
-
-    N: int = 64
-    eps: float = 0.49
-    B: float = 3.0
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.PLErratumConfig"
-        _check_int(self.N, "N", where, 1)
-        _check_float(self.eps, "eps", where, 0.0, 10.0, closed_low=False)
-        _check_float(self.B, "B", where, -1e3, 1e3)
+    N: int = field(Int(low=1), 64, "Depth.")
+    eps: float = field(Real(0, 10, closed="right"), 0.49, "Weight size; < 1/2 keeps the weights inside the ball "
+                       "the proof works in.")
+    B: float = field(Real(-1e3, 1e3), 3.0, "Target.")
 
 
 def pl_extremes(N: int = 64, eps: float = 0.49, B: float = 3.0) -> tuple[float, float]:
@@ -493,8 +437,8 @@ def pl_extremes(N: int = 64, eps: float = 0.49, B: float = 3.0) -> tuple[float, 
     return float(ratios[1.0].max()), float(ratios[-1.0].min())
 
 
-def pl_erratum_verdicts(exact_max: float, exact_min: float):
-    """``(printed, corrected, printed_result, corrected_result)`` of the PL sandwich on the extremes (m = M = 1).
+def pl_sandwiches(exact_max: float, exact_min: float) -> tuple[BoundResult, BoundResult]:
+    """``(printed, corrected)`` bound results of the PL sandwich on the extremes (m = M = 1).
 
     Printed: (2/e) l <= N^2 ||grad_n||^2 <= 2e l, tested in the convention where each half is
     weakest (upper half with the exact gradient, lower half with the factor-less velocity).
@@ -508,8 +452,15 @@ def pl_erratum_verdicts(exact_max: float, exact_min: float):
     corrected.add(4 / np.e, exact_min, instance={"convention": "exact gradient", "bound": "(4/e) m l"})
     corrected.add(exact_max / 4, np.e, instance={"convention": "without the factor 2", "bound": "e M l"})
     corrected.add(1 / np.e, velocity_min, instance={"convention": "without the factor 2", "bound": "(1/e) m l"})
-    return (bound_verdict(printed.result(), BOUND_EXPECTED), bound_verdict(corrected.result(), BOUND_EXPECTED),
-            printed.result(), corrected.result())
+    return printed.result(), corrected.result()
+
+
+def pl_erratum_verdict(exact_max: float, exact_min: float) -> Verdict:
+    """The erratum record of the PL sandwich on the extremes: the printed sandwich must fail and the
+    corrected one hold (every ratio to its bound at most 1; :func:`pl_sandwiches`); the halves are
+    ``verdict.parts``."""
+    printed, corrected = pl_sandwiches(exact_max, exact_min)
+    return erratum_verdict(bound_verdict(printed, BOUND_EXPECTED), bound_verdict(corrected, BOUND_EXPECTED))
 
 
 @dataclass(frozen=True)
@@ -531,47 +482,25 @@ def prop2_pl_erratum(config: PLErratumConfig = PLErratumConfig()) -> PLErratumRe
     """The PL extremes of the scalar network and both sandwiches."""
     _require(config, PLErratumConfig, "prop2_pl_erratum")
     exact_max, exact_min = pl_extremes(config.N, config.eps, config.B)
-    _, _, printed, corrected = pl_erratum_verdicts(exact_max, exact_min)
+    printed, corrected = pl_sandwiches(exact_max, exact_min)
     return PLErratumResult(exact_max, exact_min, printed, corrected)
 
 
-def prop2_pl_erratum_verdicts(result: PLErratumResult) -> tuple[Verdict, Verdict]:
-    """``(printed, corrected)`` bound verdicts."""
-    return bound_verdict(result.printed, BOUND_EXPECTED), bound_verdict(result.corrected, BOUND_EXPECTED)
+def prop2_pl_erratum_verdict(result: PLErratumResult) -> Verdict:
+    """The erratum record: the printed sandwich must fail and the corrected one hold; halves in ``verdict.parts``."""
+    return erratum_verdict(bound_verdict(result.printed, BOUND_EXPECTED), bound_verdict(result.corrected, BOUND_EXPECTED))
 
 
 @dataclass(frozen=True)
-class LayerDifferenceConfig:
-    """Layer differences max_n ||theta_{n+1}(t) - theta_n(t)|| of the large regime against depth.
+class LayerDifferenceConfig(Config):
+    """Layer differences max_n ||theta_{n+1}(t) - theta_n(t)|| of the large regime against depth."""
 
-    Attributes
-    ----------
-    init : {"zero", "constant", "cosine", "iid"}
-        Initialisation.
-    seeds : tuple of int
-        Seeds of :func:`large_problem`.
-    at : {"max", "final"}
-        Supremum over t, or the value at the final time.
-    depths : tuple of int
-        Increasing depths (at least 5).
-    t_max, t_points
-        Time grid, as in :class:`LinearFlowConfig`.
-    """
-
-    init: str = "zero"
-    seeds: tuple = (0, 1)
-    at: str = "max"
-    depths: tuple = LINEAR_GRID
-    t_max: float = 20.0
-    t_points: int = 81
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.LayerDifferenceConfig"
-        _check_choice(self.init, "init", where, ("zero", "constant", "cosine", "iid"))
-        _check_ints(self.seeds, "seeds", where, 0)
-        _check_choice(self.at, "at", where, ("max", "final"))
-        _check_ints(self.depths, "depths", where, 1, increasing=True, min_len=5)
-        _check_t(self, where)
+    init: str = field(Choice("zero", "constant", "cosine", "iid"), "zero", "Initialisation.")
+    seeds: tuple = field(Ints(low=0), (0, 1), "Seeds of :func:`large_problem`.")
+    at: str = field(Choice("max", "final"), "max", "Supremum over t, or the value at the final time.")
+    depths: tuple = field(Ints(low=1, min_len=5, increasing=True), LINEAR_GRID, "Increasing depths (at least 5).")
+    t_max: float = _t_max()
+    t_points: int = _t_points()
 
 
 @dataclass(frozen=True)
@@ -627,42 +556,19 @@ PROP2_IID_PRESETS = {"check": LayerDifferenceConfig(init="iid", seeds=tuple(rang
 
 
 @dataclass(frozen=True)
-class DoublingConfig:
-    """Depth doubling N -> 2N of the flows of one regime.
+class DoublingConfig(Config):
+    """Depth doubling N -> 2N of the flows of one regime."""
 
-    Attributes
-    ----------
-    regime : {"assumption", "large"}
-        Problem family (see :func:`linear_flow`).
-    init : {"zero", "constant", "cosine", "iid"}
-        Initialisation (Th. 1 needs one smooth in depth).
-    seeds : tuple of int
-        Seeds of the problems.
-    depths : tuple of int
-        Increasing depths N (at least 5); the flows of 2N are computed too.
-    reference : int
-        Depth of a reference flow for the distance to the limit recorded beside the doubling
-        errors (0: none).
-    t_max, t_points
-        Time grid, as in :class:`LinearFlowConfig`.
-    """
-
-    regime: str = "assumption"
-    init: str = "cosine"
-    seeds: tuple = (0, 1)
-    depths: tuple = LINEAR_GRID
-    reference: int = 1024
-    t_max: float = 20.0
-    t_points: int = 81
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.DoublingConfig"
-        _check_choice(self.regime, "regime", where, tuple(_PROBLEMS))
-        _check_choice(self.init, "init", where, ("zero", "constant", "cosine", "iid"))
-        _check_ints(self.seeds, "seeds", where, 0)
-        _check_ints(self.depths, "depths", where, 1, increasing=True, min_len=5)
-        _check_int(self.reference, "reference", where, 0)
-        _check_t(self, where)
+    regime: str = field(Choice(*_PROBLEMS), "assumption", "Problem family (see :func:`linear_flow`).")
+    init: str = field(Choice("zero", "constant", "cosine", "iid"), "cosine", "Initialisation (Th. 1 needs one "
+                      "smooth in depth).")
+    seeds: tuple = field(Ints(low=0), (0, 1), "Seeds of the problems.")
+    depths: tuple = field(Ints(low=1, min_len=5, increasing=True), LINEAR_GRID, "Increasing depths N (at least "
+                          "5); the flows of 2N are computed too.")
+    reference: int = field(Int(low=0), 1024, "Depth of a reference flow for the distance to the limit recorded "
+                           "beside the doubling errors (0: none).")
+    t_max: float = _t_max()
+    t_points: int = _t_points()
 
 
 @dataclass(frozen=True)
@@ -720,35 +626,41 @@ def thm1(config: DoublingConfig = DoublingConfig(), *, flow=None) -> DoublingRes
 _THM1_CLAIMS = {"psi": "resnet-node/thm-1", "pi": "resnet-node/thm-1/product", "lemma": "resnet-node/lemma-2"}
 
 
-def thm1_verdict(result: DoublingResult) -> dict:
-    """Claim ID -> verdict (rate -1 +- 0.1) of psi_N (Th. 1), Pi^N (Th. 1) and the weights (Lemma 2)."""
-    return {cid: rate_verdict(result.fit(which), RATE_EXPECTED) for which, cid in _THM1_CLAIMS.items()}
+def thm1_claim_verdict(result: DoublingResult, which: str) -> Verdict:
+    """The rate record (slope -1 +- 0.1) of ``which``: "psi" (Th. 1), "pi" (Th. 1, the product) or "lemma"
+    (Lemma 2, the weights)."""
+    _check_choice(which, "which", "theory.experiments.resnet_node.thm1_claim_verdict", tuple(_THM1_CLAIMS))
+    return rate_verdict(result.fit(which), RATE_EXPECTED)
+
+
+def thm1_verdict(result: DoublingResult) -> Verdict:
+    """The three rates at once (the experiment's verdict): the slopes of psi_N, Pi^N and the weights
+    (``<which>_slope``) each within -1 +- 0.1; each claim's record is :func:`thm1_claim_verdict`."""
+    measured, expected = {}, {}
+    for which in _THM1_CLAIMS:
+        measured[f"{which}_slope"] = float(result.fit(which).slope)
+        expected[f"{which}_slope_min"] = RATE_EXPECTED["slope"] - RATE_EXPECTED["tol"]
+        expected[f"{which}_slope_max"] = RATE_EXPECTED["slope"] + RATE_EXPECTED["tol"]
+    d = result.config.depths
+    return threshold_verdict("rate", measured, expected, context=f"N = {d[0]}..{d[-1]}, {len(result.config.seeds)} seeds")
+
+
+def _is_flow_config(value):
+    if not isinstance(value, LinearFlowConfig):
+        raise TypeError("not a LinearFlowConfig")
+
+
+_FLOWS = Custom(_is_flow_config, "a LinearFlowConfig", type_name="LinearFlowConfig",
+                invalid=[("flows", TypeError), (3, TypeError)], boundary=[LinearFlowConfig(seeds=(0,))])
 
 
 @dataclass(frozen=True)
-class Lemma1Config:
-    """Random pairs (s1, t1), (s2, t2) on the flows of :class:`LinearFlowConfig`.
+class Lemma1Config(Config):
+    """Random pairs (s1, t1), (s2, t2) on the flows of :class:`LinearFlowConfig`."""
 
-    Attributes
-    ----------
-    flows : LinearFlowConfig
-        The flows.
-    pairs : int
-        Pairs per flow.
-    seed : int
-        Seed of the generator drawing the pairs.
-    """
-
-    flows: LinearFlowConfig = LinearFlowConfig()
-    pairs: int = 400
-    seed: int = 0
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Lemma1Config"
-        if not isinstance(self.flows, LinearFlowConfig):
-            raise TypeError(f"`flows` of {where} must be a LinearFlowConfig; got {type(self.flows).__name__}")
-        _check_int(self.pairs, "pairs", where, 1)
-        _check_int(self.seed, "seed", where, 0)
+    flows: LinearFlowConfig = field(_FLOWS, LinearFlowConfig(), "The flows.")
+    pairs: int = field(Int(low=1), 400, "Pairs per flow.")
+    seed: int = field(Seed(), 0, "Seed of the generator drawing the pairs.")
 
 
 def lemma1(config: Lemma1Config = Lemma1Config(), *, flow=None) -> BoundResult:
@@ -787,33 +699,16 @@ def lemma1_verdict(result: BoundResult) -> Verdict:
 
 
 @dataclass(frozen=True)
-class Fig2Config:
-    """The heatmap of Fig. 2 in the large regime (seed 0).
+class Fig2Config(Config):
+    """The heatmap of Fig. 2 in the large regime (seed 0)."""
 
-    Attributes
-    ----------
-    init : {"zero", "constant", "cosine", "iid"}
-        Initialisation.
-    depths : tuple of int
-        Increasing depths (rows of the heatmap, at least 5).
-    reference : int
-        Depth of the reference standing in for the limit Psi; the L2 norm over s is taken on its midpoints.
-    t_max, t_points
-        Time grid, as in :class:`LinearFlowConfig`.
-    """
-
-    init: str = "zero"
-    depths: tuple = LINEAR_GRID
-    reference: int = 1024
-    t_max: float = 20.0
-    t_points: int = 81
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Fig2Config"
-        _check_choice(self.init, "init", where, ("zero", "constant", "cosine", "iid"))
-        _check_ints(self.depths, "depths", where, 1, increasing=True, min_len=5)
-        _check_int(self.reference, "reference", where, 1)
-        _check_t(self, where)
+    init: str = field(Choice("zero", "constant", "cosine", "iid"), "zero", "Initialisation.")
+    depths: tuple = field(Ints(low=1, min_len=5, increasing=True), LINEAR_GRID, "Increasing depths (rows of the "
+                          "heatmap, at least 5).")
+    reference: int = field(Int(low=1), 1024, "Depth of the reference standing in for the limit Psi; the L2 norm "
+                           "over s is taken on its midpoints.")
+    t_max: float = _t_max()
+    t_points: int = _t_points()
 
 
 @dataclass(frozen=True)
@@ -854,9 +749,13 @@ def fig2(config: Fig2Config = Fig2Config(), *, flow=None) -> Fig2Result:
 def fig2_verdict(result: Fig2Result) -> Verdict:
     """Pass iff the distance decreases strictly from each N to 2N at every t > 0 and the slope of
     its time average is -1 +- 0.2 (the finite reference steepens it slightly: c (1/N - 1/N_ref))."""
-    ok = result.decreasing and abs(result.fit.slope + 1.0) <= 0.2
-    return qualitative_verdict(ok, f"distance decreasing in N at every t: {result.decreasing}; "
-                                   f"slope of the time average {result.fit.slope:.2f}")
+    steps = np.diff(result.dist[:, 1:], axis=0)
+    measured = {"n_nondecreasing": int(np.count_nonzero(~(steps < 0))), "slope": float(result.fit.slope),
+                "ci_low": float(result.fit.ci[0]), "ci_high": float(result.fit.ci[1])}
+    d = result.config.depths
+    return threshold_verdict("rate", measured, {"n_nondecreasing_max": 0, "slope_min": -1.2, "slope_max": -0.8},
+                             context=f"n_nondecreasing: (N -> 2N, t > 0) cells where the distance does not fall; "
+                                     f"slope of the time average over N = {d[0]}..{d[-1]}")
 
 
 # =========================================================================== Assumption 1
@@ -881,58 +780,23 @@ def thesis_threshold(Sigma) -> float:
 
 
 @dataclass(frozen=True)
-class Assumption1Instance:
-    """One problem (Sigma, B, theta(0)) of the deep linear ResNet, described by its parameters.
+class Assumption1Instance(Config):
+    """One problem (Sigma, B, theta(0)) of the deep linear ResNet, described by its parameters."""
 
-    Attributes
-    ----------
-    d : int
-        Dimension (Sigma, B and each theta_n are d x d).
-    N : int
-        Depth.
-    kappa : float
-        Condition number M/m of Sigma (>= 1).
-    M : float
-        Largest eigenvalue of Sigma (> 0).
-    init : {"zero", "constant", "cosine", "aligned"}
-        theta(0): zero; one matrix of Frobenius norm 1/4 in every layer; 1/4 cos(pi n/N) times a
-        unit matrix; or ``sign`` u v^T / 4 (rank one, Frobenius and operator norm 1/4) in every
-        layer with B - Pi(0) along u v^T Sigma^{-1}, so that the flow pushes the weights along
-        their own direction (outwards for ``sign`` = +1 and -1 alike).
-    rho : float
-        sqrt(l(0)) as a multiple of a threshold (> 0); < 1 inside the assumption.
-    seed : int
-        Seed of the ``numpy.random.Generator`` drawing Sigma's eigenvectors and the directions.
-    sign : float
-        +1 or -1 (``init="aligned"`` only).
-    threshold : {"paper", "thesis"}
-        Which constant ``rho`` multiplies.
-    """
-
-    d: int
-    N: int
-    kappa: float
-    M: float
-    init: str
-    rho: float
-    seed: int
-    sign: float = 1.0
-    threshold: str = "paper"
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Assumption1Instance"
-        _check_int(self.d, "d", where, 1)
-        _check_int(self.N, "N", where, 1)
-        _check_float(self.kappa, "kappa", where, 1.0, 1e6)
-        _check_float(self.M, "M", where, 0.0, 1e6, closed_low=False)
-        if self.init not in _INITS:
-            raise ValueError(f"`init` of {where} must be one of {list(_INITS)}; got {self.init!r}")
-        _check_float(self.rho, "rho", where, 0.0, 1e4, closed_low=False)
-        _check_int(self.seed, "seed", where, 0)
-        if self.sign not in (1.0, -1.0):
-            raise ValueError(f"`sign` of {where} must be +1 or -1; got {self.sign!r}")
-        if self.threshold not in ("paper", "thesis"):
-            raise ValueError(f"`threshold` of {where} must be 'paper' or 'thesis'; got {self.threshold!r}")
+    d: int = field(Int(low=1), _MISSING, "Dimension (Sigma, B and each theta_n are d x d).")
+    N: int = field(Int(low=1), _MISSING, "Depth.")
+    kappa: float = field(Real(1, 1e6), _MISSING, "Condition number M/m of Sigma.")
+    M: float = field(Real(0, 1e6, closed="right"), _MISSING, "Largest eigenvalue of Sigma.")
+    init: str = field(Choice(*_INITS), _MISSING, "theta(0): zero; one matrix of Frobenius norm 1/4 in every "
+                      "layer; 1/4 cos(pi n/N) times a unit matrix; or ``sign`` u v^T / 4 (rank one, Frobenius and "
+                      "operator norm 1/4) in every layer with B - Pi(0) along u v^T Sigma^{-1}, so that the flow "
+                      "pushes the weights along their own direction (outwards for ``sign`` = +1 and -1 alike).")
+    rho: float = field(Real(0, 1e4, closed="right"), _MISSING, "sqrt(l(0)) as a multiple of a threshold; < 1 "
+                       "inside the assumption.")
+    seed: int = field(Seed(), _MISSING, "Seed of the ``numpy.random.Generator`` drawing Sigma's eigenvectors and "
+                      "the directions.")
+    sign: float = field(Choice(1.0, -1.0), 1.0, "+1 or -1 (``init=\"aligned\"`` only).")
+    threshold: str = field(Choice("paper", "thesis"), "paper", "Which constant ``rho`` multiplies.")
 
     def build(self):
         """The arrays ``(theta0, Sigma, B)`` of shapes (N, d, d), (d, d), (d, d)."""
@@ -1002,70 +866,33 @@ def conclusion_ratios(theta0, Sigma, B, *, decay: float = 10.0, t_points: int = 
 
 
 @dataclass(frozen=True)
-class Assumption1Config:
-    """Configuration of :func:`assumption1`.
+class Assumption1Config(Config):
+    """Configuration of :func:`assumption1`."""
 
-    Attributes
-    ----------
-    n_instances : int
-        Number of drawn instances (half with a margin, rho uniform in [0.1, 0.9]; half within 1 %
-        of the threshold, rho = 1 - 10^-U(2, 4)).
-    dims : tuple of int
-        Dimensions d drawn from.
-    depths : tuple of int
-        Depths N drawn from.
-    kappa_max : float
-        Largest condition number M/m of Sigma (drawn log-uniformly in [1, kappa_max]).
-    log10_M : tuple of float
-        Range (low, high) of log10 of the largest eigenvalue M of Sigma.
-    decay : float
-        Flow horizon T = e * decay / (4 m): the proved loss bound falls by e^-decay.
-    t_points : int
-        Number of equally spaced times in [0, T] at which the conclusions are evaluated.
-    seed : int
-        Seed of the ``numpy.random.Generator`` that draws the instances.
-    break_depth : int
-        Depth of the scalar family walked beyond the threshold.
-    break_ladder : tuple of float
-        Increasing multiples rho > 1 of the threshold tried on that family.
-    rho_scale : float
-        Multiplies every drawn rho; 1 keeps the instances inside the assumption. Values above 1
-        give instances beyond the threshold (for negative controls only).
-    """
+    n_instances: int = field(Int(low=2), 24, "Number of drawn instances (half with a margin, rho uniform in "
+                             "[0.1, 0.9]; half within 1 % of the threshold, rho = 1 - 10^-U(2, 4)).")
+    dims: tuple = field(Ints(low=1), (1, 2, 3), "Dimensions d drawn from.")
+    depths: tuple = field(Ints(low=1), (2, 4, 8, 16, 32), "Depths N drawn from.")
+    kappa_max: float = field(Real(1, 1e6), 10.0, "Largest condition number M/m of Sigma (drawn log-uniformly in "
+                             "[1, kappa_max]).")
+    log10_M: tuple = field(Reals(-6, 6, min_len=2, max_len=2), (-1.0, 1.0), "Range (low, high), low <= high, of "
+                           "log10 of the largest eigenvalue M of Sigma.")
+    decay: float = field(Real(0, 50, closed="right"), 10.0, "Flow horizon T = e * decay / (4 m): the proved loss "
+                         "bound falls by e^-decay.")
+    t_points: int = field(Int(low=3), 61, "Number of equally spaced times in [0, T] at which the conclusions are "
+                          "evaluated.")
+    seed: int = field(Seed(), 0, "Seed of the ``numpy.random.Generator`` that draws the instances.")
+    break_depth: int = field(Int(low=1), 16, "Depth of the scalar family walked beyond the threshold.")
+    break_ladder: tuple = field(Reals(1, closed="neither", increasing=True),
+                                (1.01, 1.5, 2.0, 3.0, 4.0, 4.5, 5.0, 6.0, 8.0, 10.0),
+                                "Increasing multiples rho > 1 of the threshold tried on that family.")
+    rho_scale: float = field(Real(0, 1e3, closed="right"), 1.0, "Multiplies every drawn rho; 1 keeps the "
+                             "instances inside the assumption. Values above 1 give instances beyond the threshold "
+                             "(for negative controls only).")
 
-    n_instances: int = 24
-    dims: tuple = (1, 2, 3)
-    depths: tuple = (2, 4, 8, 16, 32)
-    kappa_max: float = 10.0
-    log10_M: tuple = (-1.0, 1.0)
-    decay: float = 10.0
-    t_points: int = 61
-    seed: int = 0
-    break_depth: int = 16
-    break_ladder: tuple = (1.01, 1.5, 2.0, 3.0, 4.0, 4.5, 5.0, 6.0, 8.0, 10.0)
-    rho_scale: float = 1.0
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Assumption1Config"
-        _check_int(self.n_instances, "n_instances", where, 2)
-        _check_ints(self.dims, "dims", where, 1)
-        _check_ints(self.depths, "depths", where, 1)
-        _check_float(self.kappa_max, "kappa_max", where, 1.0, 1e6)
-        if (not isinstance(self.log10_M, tuple) or len(self.log10_M) != 2
-                or not all(isinstance(x, (int, float)) and -6 <= x <= 6 for x in self.log10_M)
-                or self.log10_M[0] > self.log10_M[1]):
-            raise ValueError(f"`log10_M` of {where} must be a tuple (low, high) with -6 <= low <= high <= 6; "
-                             f"got {self.log10_M!r}")
-        _check_float(self.decay, "decay", where, 0.0, 50.0, closed_low=False)
-        _check_int(self.t_points, "t_points", where, 3)
-        _check_int(self.seed, "seed", where, 0)
-        _check_int(self.break_depth, "break_depth", where, 1)
-        if (not isinstance(self.break_ladder, tuple) or len(self.break_ladder) < 1
-                or any(not isinstance(r, (int, float)) or r <= 1 for r in self.break_ladder)
-                or any(b <= a for a, b in zip(self.break_ladder, self.break_ladder[1:]))):
-            raise ValueError(f"`break_ladder` of {where} must be a non-empty increasing tuple of numbers > 1; "
-                             f"got {self.break_ladder!r}")
-        _check_float(self.rho_scale, "rho_scale", where, 0.0, 1e3, closed_low=False)
+    def check(self):
+        if self.log10_M[0] > self.log10_M[1]:
+            raise self.invalid("log10_M", "be (low, high) with low <= high")
 
     def instances(self) -> list:
         """The drawn :class:`Assumption1Instance` list (deterministic in ``seed``)."""
@@ -1183,54 +1010,31 @@ def with_instances(result: Assumption1Result, rows) -> Assumption1Result:
 
 def assumption1_verdict(result: Assumption1Result) -> Verdict:
     """Pass iff every drawn instance lies inside Assumption 1 and every conclusion ratio is <= 1."""
-    verdict = bound_verdict(result.bound, {"ratio_max": 1.0})
-    parts = (f"ball {result.max_ball:.3f}, movement {result.max_movement:.3f}, loss {result.max_loss:.3f} "
-             f"(closest approach to the threshold: rho = {result.max_rho:.5f})")
     brk = ("no conclusion breaks on the ladder" if result.break_factor is None
            else f"first break beyond the threshold at rho = {result.break_factor:g}")
-    ok = verdict.passed and result.n_outside == 0
-    outside = "" if result.n_outside == 0 else f"; {result.n_outside} drawn instances violate the assumption"
-    return Verdict("pass" if ok else "fail", f"{verdict.message}; per conclusion: {parts}; {brk}{outside}")
+    measured = {**result.to_measured(), "n_outside": result.n_outside}
+    return threshold_verdict("bound", measured, {"ratio_max": 1.0, "n_outside_max": 0}, context=(
+        f"largest of the ball, movement and loss ratios over {result.bound.n_instances} (instance, conclusion) "
+        f"pairs, worst {result.bound.worst}; per conclusion: ball {result.max_ball:.3f}, movement "
+        f"{result.max_movement:.3f}, loss {result.max_loss:.3f} (closest approach to the threshold: rho = "
+        f"{result.max_rho:.5f}); {brk}"))
 
 
 # --------------------------------------------------------------------------- the thesis' constant
 
 
 @dataclass(frozen=True)
-class ErratumConfig:
-    """Configuration of :func:`assumption1_erratum`.
+class ErratumConfig(Config):
+    """Configuration of :func:`assumption1_erratum`."""
 
-    Attributes
-    ----------
-    scales : tuple of float
-        Values c of Sigma = c I, each below e^-3 (where the thesis' constant is the larger one).
-    d : int
-        Dimension.
-    N : int
-        Depth.
-    rho : float
-        sqrt(l(0)) as a multiple of each threshold, < 1 (inside each version of the assumption).
-    decay, t_points
-        As in :func:`conclusion_ratios`.
-    """
-
-    scales: tuple = (1e-5, 1e-6)
-    d: int = 3
-    N: int = 16
-    rho: float = 0.99
-    decay: float = 10.0
-    t_points: int = 61
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.ErratumConfig"
-        if (not isinstance(self.scales, tuple) or not self.scales
-                or any(not isinstance(c, float) or not 0 < c < np.exp(-3) for c in self.scales)):
-            raise ValueError(f"`scales` of {where} must be a non-empty tuple of floats in (0, e^-3); got {self.scales!r}")
-        _check_int(self.d, "d", where, 1)
-        _check_int(self.N, "N", where, 1)
-        _check_float(self.rho, "rho", where, 0.0, 1.0, closed_low=False, closed_high=False)
-        _check_float(self.decay, "decay", where, 0.0, 50.0, closed_low=False)
-        _check_int(self.t_points, "t_points", where, 3)
+    scales: tuple = field(Reals(0, math.exp(-3), closed="neither"), (1e-5, 1e-6), "Values c of Sigma = c I, each "
+                          "below e^-3 (where the thesis' constant is the larger one).")
+    d: int = field(Int(low=1), 3, "Dimension.")
+    N: int = field(Int(low=1), 16, "Depth.")
+    rho: float = field(Real(0, 1, closed="neither"), 0.99, "sqrt(l(0)) as a multiple of each threshold (inside "
+                       "each version of the assumption).")
+    decay: float = field(Real(0, 50, closed="right"), 10.0, "As in :func:`conclusion_ratios`.")
+    t_points: int = field(Int(low=3), 61, "As in :func:`conclusion_ratios`.")
 
 
 ERRATUM_PRESETS = {"check": ErratumConfig(), "paper": ErratumConfig(scales=(1e-3 / 30, 1e-5, 1e-6, 1e-8))}
@@ -1286,13 +1090,13 @@ def assumption1_erratum(config: ErratumConfig = ERRATUM_PRESETS["check"]) -> Err
     return ErratumResult(tuple(rows), trackers["thesis"].result(), trackers["paper"].result())
 
 
-def assumption1_erratum_verdicts(result: ErratumResult) -> tuple[Verdict, Verdict]:
-    """``(printed, corrected)``: the conclusions of Prop. 2 on the instances admitted by the thesis'
-    constant (printed; fails when a conclusion breaks) and by the paper's (corrected)."""
+def assumption1_erratum_verdict(result: ErratumResult) -> Verdict:
+    """The erratum record: the conclusions of Prop. 2 (every ratio at most 1) on the instances admitted by the
+    thesis' constant (printed; must fail) and by the paper's (corrected; must hold); halves in ``verdict.parts``."""
     printed = bound_verdict(result.thesis, {"ratio_max": 1.0})
     corrected = bound_verdict(result.paper, {"ratio_max": 1.0})
-    return (Verdict(printed.status, f"thesis constant: {printed.message}"),
-            Verdict(corrected.status, f"paper constant: {corrected.message}"))
+    return erratum_verdict(dataclasses.replace(printed, message=f"thesis constant: {printed.message}"),
+                           dataclasses.replace(corrected, message=f"paper constant: {corrected.message}"))
 
 
 # =========================================================================== registration
@@ -1306,7 +1110,7 @@ register("resnet_node.sec32_gradient", config=Sec32GradientConfig,
          summary=lambda r: {"max_rel_err": r.max_rel_err})
 register("resnet_node.sec32_gradient_erratum", config=Sec32GradientConfig,
          presets={"check": Sec32GradientConfig(seeds=(0,)), "paper": Sec32GradientConfig(seeds=(0,), N=16, d=5)},
-         measure=sec32_gradient_erratum, verdict=sec32_gradient_erratum_verdicts,
+         measure=sec32_gradient_erratum, verdict=sec32_gradient_erratum_verdict,
          claims=("resnet-node/sec-3.2/gradient/erratum",), summary=lambda r: {"fd_over_printed": r.fd_over_printed})
 register("resnet_node.sec32_product", config=Sec32ProductConfig,
          presets={"check": Sec32ProductConfig(), "paper": Sec32ProductConfig(N=64, d=8, batch=32)},
@@ -1318,7 +1122,7 @@ register("resnet_node.prop2", config=LinearFlowConfig, presets=LINEAR_PRESETS, m
          summary=lambda r: {key: prop2_bound(r, key).ratio for key in PROP2_KEYS})
 register("resnet_node.prop2_pl_erratum", config=PLErratumConfig,
          presets={"check": PLErratumConfig(), "paper": PLErratumConfig(N=1024)},
-         measure=prop2_pl_erratum, verdict=prop2_pl_erratum_verdicts, claims=("resnet-node/prop-2/pl/erratum",),
+         measure=prop2_pl_erratum, verdict=prop2_pl_erratum_verdict, claims=("resnet-node/prop-2/pl/erratum",),
          summary=lambda r: {"printed_ratio": r.printed.ratio, "corrected_ratio": r.corrected.ratio})
 register("resnet_node.prop2_large", config=LayerDifferenceConfig, presets=PROP2_LARGE_PRESETS,
          measure=layer_differences, verdict=prop2_large_verdict, claims=("resnet-node/prop-2/large",),
@@ -1344,6 +1148,6 @@ register("resnet_node.assumption1", config=Assumption1Config, presets=ASSUMPTION
          summary=lambda r: {"ratio": r.bound.ratio, "closest_rho": r.max_rho,
                             "break_factor": r.break_factor if r.break_factor is not None else float("nan")})
 register("resnet_node.assumption1_erratum", config=ErratumConfig, presets=ERRATUM_PRESETS,
-         measure=assumption1_erratum, verdict=assumption1_erratum_verdicts,
+         measure=assumption1_erratum, verdict=assumption1_erratum_verdict,
          claims=("resnet-node/assumption-1/erratum",),
          summary=lambda r: {"thesis_ratio": r.thesis.ratio, "paper_ratio": r.paper.ratio})

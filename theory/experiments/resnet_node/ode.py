@@ -15,6 +15,7 @@ constant of :math:`\varphi` in x and :math:`C_N` a bound on the time derivative 
 
 from __future__ import annotations
 
+from dataclasses import MISSING as _MISSING
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,8 @@ from theory.rates import BoundResult, BoundTracker, IdentityResult, RateFit, fit
 from theory.resnet import forward, interpolating_ode
 from theory.resnet.errors import iid_weights, smooth_weights
 
-from ._common import _check_choice, _check_float, _check_int, _check_ints, _require
+from ..config import Choice, Config, Int, Ints, Real, Reals, Seed, field
+from ._common import _require
 
 __all__ = [
     "PROP1_PRESETS", "PROP1_RATE_PRESETS",
@@ -45,44 +47,18 @@ _RESIDUALS = ("tanh_out", "tanh", "linear")
 
 
 @dataclass(frozen=True)
-class Prop1Instance:
-    """One network of the bound search of Prop. 1 (inside its assumptions: phi C^1 in x, globally Lipschitz).
+class Prop1Instance(Config):
+    """One network of the bound search of Prop. 1 (inside its assumptions: phi C^1 in x, globally Lipschitz)."""
 
-    Attributes
-    ----------
-    residual : {"tanh_out", "tanh", "linear"}
-        The residual family f(x, theta).
-    weights : {"smooth", "iid"}
-        :func:`theory.resnet.errors.smooth_weights` or ``iid_weights``.
-    interpolation : {"weights", "residuals"}
-        How the ODE interpolates the layers (linearly in the weights or in the residuals).
-    d : int
-        State dimension.
-    N : int
-        Depth.
-    scale : float
-        Multiplies the weights (> 0).
-    seed : int
-        Seed of the generator drawing the weights and then x_0.
-    """
-
-    residual: str
-    weights: str
-    interpolation: str
-    d: int
-    N: int
-    scale: float
-    seed: int
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Prop1Instance"
-        _check_choice(self.residual, "residual", where, _RESIDUALS)
-        _check_choice(self.weights, "weights", where, ("smooth", "iid"))
-        _check_choice(self.interpolation, "interpolation", where, ("weights", "residuals"))
-        _check_int(self.d, "d", where, 1)
-        _check_int(self.N, "N", where, 1)
-        _check_float(self.scale, "scale", where, 0.0, 100.0, closed_low=False)
-        _check_int(self.seed, "seed", where, 0)
+    residual: str = field(Choice(*_RESIDUALS), _MISSING, "The residual family f(x, theta).")
+    weights: str = field(Choice("smooth", "iid"), _MISSING, ":func:`theory.resnet.errors.smooth_weights` or "
+                         "``iid_weights``.")
+    interpolation: str = field(Choice("weights", "residuals"), _MISSING, "How the ODE interpolates the layers "
+                               "(linearly in the weights or in the residuals).")
+    d: int = field(Int(low=1), _MISSING, "State dimension.")
+    N: int = field(Int(low=1), _MISSING, "Depth.")
+    scale: float = field(Real(0, 100, closed="right"), _MISSING, "Multiplies the weights.")
+    seed: int = field(Seed(), _MISSING, "Seed of the generator drawing the weights and then x_0.")
 
 
 def prop1_instance(inst: Prop1Instance) -> tuple[float, float]:
@@ -100,39 +76,19 @@ def prop1_instance(inst: Prop1Instance) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class Prop1Config:
-    """A seeded draw of networks for :func:`prop1` (the check searches the same space with Hypothesis).
+class Prop1Config(Config):
+    """A seeded draw of networks for :func:`prop1` (the check searches the same space with Hypothesis)."""
 
-    Attributes
-    ----------
-    n_instances : int
-        Number of networks.
-    dims : tuple of int
-        Dimensions drawn from.
-    depths : tuple of int
-        Depths drawn from.
-    scale_range : tuple of float
-        (low, high) of the uniform weight scale.
-    seed : int
-        Seed of the generator drawing the instances.
-    """
+    n_instances: int = field(Int(low=1), 40, "Number of networks.")
+    dims: tuple = field(Ints(low=1), (1, 2, 3, 4), "Dimensions drawn from.")
+    depths: tuple = field(Ints(low=1), (2, 4, 8, 16, 32), "Depths drawn from.")
+    scale_range: tuple = field(Reals(0, 100, closed="right", min_len=2, max_len=2), (0.1, 2.0),
+                               "(low, high) of the uniform weight scale, low <= high.")
+    seed: int = field(Seed(), 0, "Seed of the generator drawing the instances.")
 
-    n_instances: int = 40
-    dims: tuple = (1, 2, 3, 4)
-    depths: tuple = (2, 4, 8, 16, 32)
-    scale_range: tuple = (0.1, 2.0)
-    seed: int = 0
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Prop1Config"
-        _check_int(self.n_instances, "n_instances", where, 1)
-        _check_ints(self.dims, "dims", where, 1)
-        _check_ints(self.depths, "depths", where, 1)
-        if (not isinstance(self.scale_range, tuple) or len(self.scale_range) != 2
-                or not 0 < self.scale_range[0] <= self.scale_range[1] <= 100):
-            raise ValueError(f"`scale_range` of {where} must be a tuple (low, high) with 0 < low <= high <= 100; "
-                             f"got {self.scale_range!r}")
-        _check_int(self.seed, "seed", where, 0)
+    def check(self):
+        if self.scale_range[0] > self.scale_range[1]:
+            raise self.invalid("scale_range", "be (low, high) with low <= high")
 
     def instances(self) -> list:
         """The drawn :class:`Prop1Instance` list (deterministic in ``seed``)."""
@@ -199,28 +155,12 @@ def prop1_verdict(result: Prop1Result) -> Verdict:
 
 
 @dataclass(frozen=True)
-class Prop1TightnessConfig:
-    """phi(x, s) = a s + b (the ``bias`` family with weights a n/N + b), a, b, x_0 standard normal.
+class Prop1TightnessConfig(Config):
+    """phi(x, s) = a s + b (the ``bias`` family with weights a n/N + b), a, b, x_0 standard normal."""
 
-    Attributes
-    ----------
-    seed : int
-        Seed of the generator drawing a, b, x_0.
-    d : int
-        Dimension.
-    depths : tuple of int
-        Depths N.
-    """
-
-    seed: int = 7
-    d: int = 3
-    depths: tuple = (4, 16, 64, 256)
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Prop1TightnessConfig"
-        _check_int(self.seed, "seed", where, 0)
-        _check_int(self.d, "d", where, 1)
-        _check_ints(self.depths, "depths", where, 1)
+    seed: int = field(Seed(), 7, "Seed of the generator drawing a, b, x_0.")
+    d: int = field(Int(low=1), 3, "Dimension.")
+    depths: tuple = field(Ints(low=1), (4, 16, 64, 256), "Depths N.")
 
 
 @dataclass(frozen=True)
@@ -263,20 +203,12 @@ def prop1_tightness_verdict(result: Prop1TightnessResult) -> Verdict:
 
 
 @dataclass(frozen=True)
-class Prop1NonSmoothConfig:
-    """Two 1-D networks whose weights are not smooth in depth.
+class Prop1NonSmoothConfig(Config):
+    """Two 1-D networks whose weights are not smooth in depth."""
 
-    Attributes
-    ----------
-    depths : tuple of int
-        Depths N. (a): f(x, theta_n) = n with residual interpolation (gap 1/2 = C_N/(2N));
-        (b): f(x, theta) = theta^2 with theta_n = (-1)^n and weight interpolation (gap 2/3).
-    """
-
-    depths: tuple = (4, 16, 64, 256)
-
-    def __post_init__(self):
-        _check_ints(self.depths, "depths", "theory.experiments.resnet_node.Prop1NonSmoothConfig", 1)
+    depths: tuple = field(Ints(low=1), (4, 16, 64, 256), "Depths N. (a): f(x, theta_n) = n with residual "
+                          "interpolation (gap 1/2 = C_N/(2N)); (b): f(x, theta) = theta^2 with theta_n = (-1)^n and "
+                          "weight interpolation (gap 2/3).")
 
 
 @dataclass(frozen=True)
@@ -320,28 +252,14 @@ def prop1_non_smooth_verdict(result: Prop1NonSmoothResult) -> Verdict:
 
 
 @dataclass(frozen=True)
-class Prop1RateConfig:
-    """Gap of f(x, theta) = theta tanh(x) to its weight-interpolating ODE, weights smooth in depth.
+class Prop1RateConfig(Config):
+    """Gap of f(x, theta) = theta tanh(x) to its weight-interpolating ODE, weights smooth in depth."""
 
-    Attributes
-    ----------
-    depths : tuple of int
-        Increasing depths (at least 5).
-    seeds : tuple of int
-        Weight path ``default_rng(seed)``, x_0 from ``default_rng(100 + seed)``.
-    d : int
-        Dimension.
-    """
-
-    depths: tuple = (8, 16, 32, 64, 128, 256)
-    seeds: tuple = (0, 1, 2)
-    d: int = 4
-
-    def __post_init__(self):
-        where = "theory.experiments.resnet_node.Prop1RateConfig"
-        _check_ints(self.depths, "depths", where, 1, increasing=True, min_len=5)
-        _check_ints(self.seeds, "seeds", where, 0)
-        _check_int(self.d, "d", where, 1)
+    depths: tuple = field(Ints(low=1, min_len=5, increasing=True), (8, 16, 32, 64, 128, 256),
+                          "Increasing depths (at least 5).")
+    seeds: tuple = field(Ints(low=0), (0, 1, 2), "Weight path ``default_rng(seed)``, x_0 from "
+                         "``default_rng(100 + seed)``.")
+    d: int = field(Int(low=1), 4, "Dimension.")
 
 
 PROP1_RATE_PRESETS = {"check": Prop1RateConfig(),
