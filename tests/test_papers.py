@@ -45,3 +45,15 @@ def test_lookups_and_refusals():
         papers.Paper("a-b", "ab", "t", "s", (), None)
     with pytest.raises(ValueError, match="lower-case words"):
         papers.Paper("A", "A", "t", "s", (), None)
+
+
+def test_readme_table_of_papers_follows_the_table():
+    """The README's "Papers covered" lists the keys in the table's order, each with its kernel subpackages."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Papers covered", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    keys = [row.split("`")[1] for row in rows]
+    assert keys == list(papers.PAPER_KEYS)
+    for row, p in zip(rows, papers.PAPERS):
+        for kernel in p.kernels:
+            assert f"`theory.{kernel}`" in row, (p.key, kernel)

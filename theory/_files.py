@@ -18,7 +18,18 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["LockTimeout", "locked", "write_atomic", "write_atomic_many", "fsync_directory", "check_writable_file"]
+__all__ = ["LockTimeout", "locked", "write_atomic", "write_atomic_many", "fsync_directory", "check_writable_file",
+           "find_root"]
+
+
+def find_root(start: str | os.PathLike | None = None) -> Path | None:
+    """The nearest directory at or above ``start`` (default: the cwd) holding ``checks/``: the checkout whose
+    ``reports/`` and ``sweeps/`` the commands write (None outside a checkout)."""
+    start = Path(start or os.getcwd()).resolve()
+    for directory in (start, *start.parents):
+        if (directory / "checks").is_dir():
+            return directory
+    return None
 
 
 class LockTimeout(OSError):

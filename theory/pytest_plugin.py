@@ -211,6 +211,9 @@ class Claim:
             self.figure = str(figure)
             self._figure_dir = Path.cwd()  # a relative figure path is relative to the cwd now
         self.verdict = verdict_of()
+        if kind != "qualitative" and not (self.expected and self.measured):
+            raise ValueError(f"{self.id}: a {kind} record needs the predicted value (expected) and the measured one "
+                             f"(measured); got expected={self.expected!r}, measured={self.measured!r}")
         if self.verdict.status != "pass":
             raise AssertionError(f"{self.id}: {self.verdict.message}")
         return self.verdict

@@ -664,7 +664,7 @@ def _execute(jobs, scheduler, workers, on_done, client=None):
 
 
 def _default_out(name: str) -> Path:
-    from theory.cli import find_root
+    from theory._files import find_root
 
     root = find_root() or Path.cwd()
     return root / "reports" / "sweeps" / name
