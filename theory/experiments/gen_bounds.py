@@ -24,7 +24,7 @@ import numpy as np
 from theory.claims import Verdict, bound_verdict, erratum_verdict, qualitative_verdict, threshold_verdict
 
 from . import register
-from .config import Bool, Config, Int, Ints, Real, Reals, Seed, field
+from .config import Bool, Config, Int, Ints, Real, Reals, Seed, Seeds, field
 
 __all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_verdict", "prop42_erratum_verdict",
            "prop42_figure", "PROP42_PRESETS",
@@ -623,7 +623,7 @@ class Fig41Config(Config):
     lams: tuple = field(Reals(0, min_len=2, increasing=True), (0.0, 0.01, 0.1), "Penalty weights lambda, strictly "
                         "increasing; the first must be 0 (its runs give the dots of Figure 4.1a).")
     repeats: int = field(Int(low=1), 3, "Trainings per lambda and seed.")
-    seeds: tuple = field(Ints(low=0), (0, 1), "Seeds of independent data sets (each: data, projections, "
+    seeds: tuple = field(Seeds(), (0, 1), "Seeds of independent data sets (each: data, projections, "
                          "initialisations and batches).")
 
     def check(self):

@@ -38,7 +38,7 @@ from .. import icl
 from ..claims import Verdict, erratum_verdict, threshold_verdict
 from ..rates import fit_rate
 from . import register
-from .config import Choice, Config, Custom, Int, Ints, Real, Reals, Seed, field
+from .config import Choice, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
 
 __all__ = [
     "GDStepConfig", "GDStepResult", "prop64", "prop64_verdict", "PROP64_PRESETS", "PROP64_TOL",
@@ -601,7 +601,7 @@ class OrthogonalFlowConfig(Config):
     delta: int = field(Int(low=1), 2, "Conjugate pairs (d = 2δ).")
     heads: int = field(Int(low=1), 3, "H; the statement's rank-δ case is δ <= H < d.")
     tmax: int = field(Int(low=3), 6, "T_max (the ratio needs P_{T-1,T-1}).")
-    seeds: tuple = field(Ints(low=0), (0, 1, 2), "Seeds of the initialisations (entries of A, B, P i.i.d. "
+    seeds: tuple = field(Seeds(), (0, 1, 2), "Seeds of the initialisations (entries of A, B, P i.i.d. "
                          "N(0, init_scale²)).")
     init_scale: float = field(Real(0, closed="neither"), 0.3, "Standard deviation of the initial entries.")
     lr: float = field(Real(0, closed="neither"), 0.01, "Euler step of the flow.")
@@ -739,7 +739,7 @@ class UnitaryFlowConfig(Config):
     d: int = field(Int(low=1), 10, "Dimension (Fig. 6.3: 10).")
     heads: int = field(Int(low=1), 10, "Number of heads H (Fig. 6.3: 10).")
     tmax: int = field(Int(low=2), 15, "T_max (Fig. 6.3: 15).")
-    seeds: tuple = field(Ints(low=0), (0, 1, 2), "Seeds of the initialisations.")
+    seeds: tuple = field(Seeds(), (0, 1, 2), "Seeds of the initialisations.")
     init_scale: float = field(Real(0, closed="neither"), 0.1, "Initial entries i.i.d. N(0, init_scale²).")
     lr: float = field(Real(0, closed="neither"), 0.01, "Euler step.")
     steps: int = field(Int(low=1), 5000, "Largest number of Euler steps.")

@@ -38,7 +38,7 @@ from theory.claims import (
 from theory.rates import bound_ratio, fit_rate, identity_error
 
 from . import register
-from .config import Bool, Choice, Choices, Config, Int, Ints, Real, Reals, Seed, field
+from .config import Bool, Choice, Choices, Config, Int, Ints, Real, Reals, Seed, Seeds, field
 
 __all__ = [
     "spiral", "SignatureConfig", "SignatureResult", "measure_signature", "SIGNATURE_EXPECTED", "SIGNATURE_PRESETS",
@@ -283,7 +283,7 @@ class EulerConfig(Config):
     activation: str = field(Choice(*S.ACTIVATIONS), "tanh", "Activation sigma of f = sigma(U h + V x + b).")
     weight_scale: float = field(_POSITIVE, 1.0, "Scale s of the weights: U ~ 0.7 s U(-1, 1), V ~ s U(-1, 1), "
                                 "b ~ 0.5 s U(-1, 1).")
-    seeds: tuple = field(Ints(low=0, distinct=True), (2, 3, 4), "Weight seeds (numpy's default_rng), one RNN each.")
+    seeds: tuple = field(Seeds(distinct=True), (2, 3, 4), "Weight seeds (numpy's default_rng), one RNN each.")
     scheme: str = field(Choice("right", "left"), "right", "Input index of the RNN step: 'right' (x_{j+1}, the RNN "
                         "(5.1)) or 'left' (x_j, also first order).")
 
@@ -955,7 +955,7 @@ class RademacherConfig(Config):
     n_points: int = field(Int(low=2), 20, "Points per random path (2-D random walks of total variation <= L).")
     depth: int = field(Int(low=1), 5, "Truncation N of the kernel.")
     draws: int = field(Int(low=1), 2000, "Rademacher draws.")
-    seeds: tuple = field(Ints(low=0, distinct=True), (0, 1, 2), "Seeds (numpy's default_rng) of the samples of "
+    seeds: tuple = field(Seeds(distinct=True), (0, 1, 2), "Seeds (numpy's default_rng) of the samples of "
                          "paths.")
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from theory.claims import Verdict, bound_verdict, erratum_verdict, rate_verdict, threshold_verdict
 
 from . import register
-from .config import Bool, Config, Custom, Int, Ints, Real, Reals, Seed, field
+from .config import Bool, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
 
 __all__ = [
     "EnvelopeConfig", "measure_envelope", "envelope_verdict",
@@ -690,7 +690,7 @@ class Fig64Config(_TargetConfig):
     tau_end: float = field(_POSITIVE, 6.0, "Slow-time horizon tau = eps t (6 / Delta f^2 = 6 for the thesis target, "
                            "Prop. 6.7).")
     t_min: float = field(_POSITIVE, 10.0, "Smallest horizon in t (Table 6.2: P h = 10 for eps = 1).")
-    seeds: tuple = field(Ints(low=0), (0, 1, 2), "Seeds of the initial positions.")
+    seeds: tuple = field(Seeds(), (0, 1, 2), "Seeds of the initial positions.")
     move_threshold: float = field(_POSITIVE, 0.01, "A neuron \"moves\" when |u_j(end) - u_j(0)| exceeds it.")
 
 

@@ -49,7 +49,7 @@ from theory.resnet.errors import (
 
 from theory.backends import resolve, validate_fields
 
-from ..config import Choice, Config, Int, Ints, Real, Reals, Seed, field
+from ..config import Choice, Config, Int, Ints, Real, Reals, Seed, Seeds, field
 from ._common import _require, backend_fields, require_float64, torch_gradient_pair
 
 __all__ = [
@@ -100,7 +100,7 @@ class AdjointRatesConfig(Config):
     weights: str = field(Choice("smooth", "iid"), "smooth", "Weights smooth in depth or i.i.d. across layers.")
     depths: tuple = field(Ints(low=1, min_len=5, increasing=True), (16, 32, 64, 128, 256, 512, 1024, 2048),
                           "Increasing depths (at least 5).")
-    seeds: tuple = field(Ints(low=0), (0, 1, 2, 3, 4), "Weight draw ``default_rng(seed)``; input and target from "
+    seeds: tuple = field(Seeds(), (0, 1, 2, 3, 4), "Weight draw ``default_rng(seed)``; input and target from "
                          "``default_rng(10_000 + seed)``.")
     d: int = field(Int(low=1), 4, "Dimension of f(x, theta) = theta tanh(x).")
     floor: float = field(Real(0, 1e-3), FLOOR, "Errors below it (round-off) are left out of the fits.")
@@ -200,7 +200,7 @@ for (_scheme, _weights), _presets in ADJOINT_PRESETS.items():
 class Prop3BoundConfig(Config):
     """Instances of the leading term of Prop. 3 for f(x, theta) = theta tanh(x)."""
 
-    seeds: tuple = field(Ints(low=0), tuple(range(20)), "One instance family per seed: d uniform in 1..5, scale "
+    seeds: tuple = field(Seeds(), tuple(range(20)), "One instance family per seed: d uniform in 1..5, scale "
                          "uniform in [0.2, 2], smooth weights for odd seeds and i.i.d. ones for even seeds, x_0 of "
                          "standard deviation 2.")
     depths: tuple = field(Ints(low=1), (64, 256, 1024), "Depths, large enough that the O(1/N^2) remainder (no "
@@ -238,7 +238,7 @@ _X_STAR = float(np.arctanh(1 / np.sqrt(3)))  # maximiser of sech^2(x) tanh(x), t
 class Prop5BoundConfig(Config):
     """Instances of the leading term of Prop. 5 with the thesis' constant C'_f = L'_theta L_theta / 4."""
 
-    seeds: tuple = field(Ints(low=0), tuple(range(12)), "Seeds divisible by 3: alternating weights of size "
+    seeds: tuple = field(Seeds(), tuple(range(12)), "Seeds divisible by 3: alternating weights of size "
                          "10^U(-3, 0) at the worst point x*; other seeds: i.i.d. weights of scale U(0.05, 1.5), d "
                          "uniform in 1..4.")
     depths: tuple = field(Ints(low=1), (64, 256, 1024), "Depths (Delta_theta = O(1) on these instances, so the "
@@ -453,7 +453,7 @@ class Fig3cConfig(Config):
     d: int = field(Int(low=1), 4, "State dimension.")
     width: int = field(Int(low=1), 8, "Hidden width m of the residual V tanh(W x + b).")
     batch: int = field(Int(low=1), 64, "Number of inputs in the batch (the paper's code uses one batch of 256).")
-    seeds: tuple = field(Ints(low=0), (0, 1, 2), "One weight path and one batch per seed "
+    seeds: tuple = field(Seeds(), (0, 1, 2), "One weight path and one batch per seed "
                          "(``numpy.random.default_rng(seed)`` and ``default_rng(10_000 + seed)``).")
     weights: str = field(Choice("smooth", "iid"), "smooth", "Weights sampled at n/N from a smooth path "
                          "A + s B_1/2 + sin(2 pi s) B_2/2 (the regime of the figure's claim), or A + M_n/2 with M_n "

@@ -68,7 +68,7 @@ from theory.resnet import final_state, mlp
 from theory.resnet.training import loss_gradient
 
 from .._digits import N_CLASSES, load_digits_arrays, sklearn_available
-from ..config import Config, Int, Ints, Real, field
+from ..config import Config, Int, Ints, Real, Seeds, field
 from ._common import _require, backend_fields, require_float64
 from .adjoint import tensor_relative_errors
 
@@ -84,7 +84,7 @@ class Fig3cDigitsConfig(Config):
 
     depths: tuple = field(Ints(low=1, min_len=4, increasing=True), (4, 8, 16, 32), "Increasing depths N (at "
                           "least 4).")
-    seeds: tuple = field(Ints(low=0), (0,), "One split, initialisation and mini-batch order per seed (generators "
+    seeds: tuple = field(Seeds(), (0,), "One split, initialisation and mini-batch order per seed (generators "
                          "seeded ``[seed, 0]``, ``[seed, 1]``, ``[seed, 2]``).")
     width: int = field(Int(low=1), 16, "Hidden width m of the residual V tanh(W x + b).")
     epochs: int = field(Int(low=1), 4, "Training epochs.")

@@ -77,7 +77,7 @@ from theory.linear import loss as linear_loss
 from theory.rates import BoundResult, BoundTracker, IdentityResult, RateFit, fit_rate, identity_error
 from theory.resnet import final_state
 
-from ..config import Choice, Choices, Config, Custom, Int, Ints, Real, Reals, Seed, field
+from ..config import Choice, Choices, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
 from ._common import _check_choice, _require
 
 __all__ = [
@@ -152,7 +152,7 @@ def finite_difference_gradient(theta, Sigma, B, h: float = 1e-3) -> np.ndarray:
 class Sec32GradientConfig(Config):
     """Instances of :func:`linear_instance` for the gradient formula."""
 
-    seeds: tuple = field(Ints(low=0), (0, 1, 2), "One instance per seed.")
+    seeds: tuple = field(Seeds(), (0, 1, 2), "One instance per seed.")
     N: int = field(Int(low=1), 6, "Depth.")
     d: int = field(Int(low=1), 3, "Dimension.")
     h: float = field(Real(0, 0.1, closed="right"), 1e-3, "Step of the finite differences.")
@@ -347,7 +347,7 @@ def prop2_ratios(theta0, Sigma, B, theta_t, info) -> dict:
 class LinearFlowConfig(Config):
     """Flows of the assumption regime over seeds, initialisations and depths."""
 
-    seeds: tuple = field(Ints(low=0), (0, 1), "Seeds of :func:`assumption_problem`.")
+    seeds: tuple = field(Seeds(), (0, 1), "Seeds of :func:`assumption_problem`.")
     inits: tuple = field(Choices("zero", "constant", "cosine"), ("zero", "constant", "cosine"),
                          "Initialisations of :func:`theory.linear.initial_weights`.")
     depths: tuple = field(Ints(low=1), LINEAR_GRID, "Depths N.")
@@ -496,7 +496,7 @@ class LayerDifferenceConfig(Config):
     """Layer differences max_n ||theta_{n+1}(t) - theta_n(t)|| of the large regime against depth."""
 
     init: str = field(Choice("zero", "constant", "cosine", "iid"), "zero", "Initialisation.")
-    seeds: tuple = field(Ints(low=0), (0, 1), "Seeds of :func:`large_problem`.")
+    seeds: tuple = field(Seeds(), (0, 1), "Seeds of :func:`large_problem`.")
     at: str = field(Choice("max", "final"), "max", "Supremum over t, or the value at the final time.")
     depths: tuple = field(Ints(low=1, min_len=5, increasing=True), LINEAR_GRID, "Increasing depths (at least 5).")
     t_max: float = _t_max()
@@ -562,7 +562,7 @@ class DoublingConfig(Config):
     regime: str = field(Choice(*_PROBLEMS), "assumption", "Problem family (see :func:`linear_flow`).")
     init: str = field(Choice("zero", "constant", "cosine", "iid"), "cosine", "Initialisation (Th. 1 needs one "
                       "smooth in depth).")
-    seeds: tuple = field(Ints(low=0), (0, 1), "Seeds of the problems.")
+    seeds: tuple = field(Seeds(), (0, 1), "Seeds of the problems.")
     depths: tuple = field(Ints(low=1, min_len=5, increasing=True), LINEAR_GRID, "Increasing depths N (at least "
                           "5); the flows of 2N are computed too.")
     reference: int = field(Int(low=0), 1024, "Depth of a reference flow for the distance to the limit recorded "

@@ -26,7 +26,7 @@ from theory.rates import BoundResult, BoundTracker, IdentityResult, RateFit, fit
 from theory.resnet import forward, interpolating_ode
 from theory.resnet.errors import iid_weights, smooth_weights
 
-from ..config import Choice, Config, Int, Ints, Real, Reals, Seed, field
+from ..config import Choice, Config, Int, Ints, Real, Reals, Seed, Seeds, field
 from ._common import _require
 
 __all__ = [
@@ -257,7 +257,7 @@ class Prop1RateConfig(Config):
 
     depths: tuple = field(Ints(low=1, min_len=5, increasing=True), (8, 16, 32, 64, 128, 256),
                           "Increasing depths (at least 5).")
-    seeds: tuple = field(Ints(low=0), (0, 1, 2), "Weight path ``default_rng(seed)``, x_0 from "
+    seeds: tuple = field(Seeds(), (0, 1, 2), "Weight path ``default_rng(seed)``, x_0 from "
                          "``default_rng(100 + seed)``.")
     d: int = field(Int(low=1), 4, "Dimension.")
 

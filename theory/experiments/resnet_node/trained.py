@@ -38,7 +38,7 @@ from theory.resnet._residuals import Residual, resolve_residual
 from theory.resnet.training import (Adam, crossing_count, first_crossing_layer, increasing_fit_floor, init_mlp,
                                     layer_derivative, lift, logistic_head, loss_gradient, refine_slices, two_moons)
 
-from ..config import Config, Int, Ints, Real, Seed, field
+from ..config import Config, Int, Ints, Real, Seed, Seeds, field
 from ._common import _require, backend_fields
 
 __all__ = ["FIG1_EXPECTED", "FIG1_MSE_TOL", "FIG1_PRESETS", "FIG4_EXPECTED", "FIG4_MAX_WORK", "FIG4_PRESETS",
@@ -434,7 +434,7 @@ class Fig4Config(Config):
 
     depths: tuple = field(Ints(low=1, min_len=2, increasing=True), (2, 4, 8, 16), "Increasing depths, "
                           "containing 2 and 4 (criterion (iii) compares them).")
-    seeds: tuple = field(Ints(low=0), (0, 1, 2), "Data and initialisation seeds; the medians are over them.")
+    seeds: tuple = field(Seeds(), (0, 1, 2), "Data and initialisation seeds; the medians are over them.")
     width: int = field(Int(low=1), 16, "Hidden width of the residual V tanh(W x + b).")
     d: int = field(Int(low=2), 6, "Dimension the two moons are lifted to.")
     noise: float = field(Real(0, 10), 0.15, "Noise of the two moons.")

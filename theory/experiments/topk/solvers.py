@@ -15,7 +15,7 @@ from theory.isotonic import isotonic_regression
 from theory.rates import fit_rate, identity_error
 from theory.topk import dual_coordinate_ascent, dykstra, dykstra_printed, topk_magnitude, topk_mask
 
-from ..config import Config, Int, Ints, Reals, Seed, field
+from ..config import Config, Int, Ints, Reals, Seed, Seeds, field
 from ._common import ErratumOutcome, Outcome, cases_nkr, int_range, real_range, reg_grids, shapes_nk
 
 __all__ = [
@@ -229,7 +229,7 @@ class Alg77RateConfig(Config):
 
     n: int = field(Int(low=2), DYK_N, "Tokens (the thesis: 400).")
     k: int = field(Int(low=1), DYK_K, "Selected tokens, k < n (the thesis: 28).")
-    seeds: tuple = field(Ints(low=0), tuple(DYK_SEEDS), "Seeds of x ~ N(0, I_n).")
+    seeds: tuple = field(Seeds(), tuple(DYK_SEEDS), "Seeds of x ~ N(0, I_n).")
     grids: tuple = field(reg_grids(3), tuple((reg, tuple(int(t) for t in grid)) for reg, grid in DYK_GRIDS.items()),
                          "(reg, iteration grid) pairs.")
     at: int = field(Int(low=1), 100, "The iteration at which the error is also reported (the thesis: 100).")
