@@ -70,15 +70,14 @@ def _max_diff(a, b, names):
 
 
 def _plot_fig1(result, path):
-    from theory.experiments.implicit_reg.section5 import fig1_verdict, plot_fig1_panel
+    from theory.experiments.implicit_reg.section5 import fig1_fits, plot_fig1_panel
     from theory.plots import subplots
 
     _, fig, axes = subplots(ncols=2, figsize=(11, 4))
     for ax, panel, label, title in (
             (axes[0], "left", "max_(k, t<=T) ||Z_(k+1) - Z_k||", "successive weights (Prop. 3)"),
             (axes[1], "right", "||Z^L(T) - Z^(L_ref)(T)||", "distance to the large-depth limit (Thm 4)")):
-        _, fits, _, _ = fig1_verdict(result, panel)
-        plot_fig1_panel(ax, fits, label, title, times=result.times)
+        plot_fig1_panel(ax, fig1_fits(result, panel), label, title, times=result.times)
     fig.suptitle("implicit-reg/fig-1 on the torch backend (slope -1 line: predicted)")
     fig.savefig(path, dpi=110)
 
@@ -116,8 +115,8 @@ def run(device: str = "cpu", size: str = "cpu") -> dict:
     with NumPy where both run, figures under benchmarks/out/. Returns a JSON-ready dict."""
     from theory.backends import resolve
     from theory.experiments import experiment
-    from theory.experiments.implicit_reg.section5 import (Fig2Result, _fig2_torch, fig1_verdict, fig2_loss_verdict,
-                                                          fig2_verdict)
+    from theory.experiments.implicit_reg.section5 import (Fig2Result, fig1_fits, fig1_verdict, fig2_loss_verdict,
+                                                          fig2_torch_runs, fig2_verdict)
     from theory.experiments.implicit_reg.table1_digits import plot_table1_digits, sklearn_available
 
     S = SIZES[size]
@@ -136,23 +135,23 @@ def run(device: str = "cpu", size: str = "cpu") -> dict:
         n1, out["fig1_numpy_seconds"] = _timed(b, lambda: e1.run("check", **S["fig1"]))
         out["fig1_max_abs_diff_numpy_torch"] = _max_diff(n1, r1, ("left", "right"))
     for panel in ("left", "right"):
-        ok, fits, message, _ = fig1_verdict(r1, panel)
-        out[f"fig1_{panel}"] = {"ok": ok, "slopes": [f.slope for f in fits], "message": message}
+        v = fig1_verdict(r1, panel)
+        out[f"fig1_{panel}"] = {"ok": v.passed, "slopes": [f.slope for f in fig1_fits(r1, panel)], "message": v.message}
     _plot_fig1(r1, OUT / f"gpu_scale_implicit_reg_fig1_{tag}.png")
 
     e2 = experiment("implicit_reg.fig2")
     c2 = e2.config_for("check", **S["fig2"], backend="torch", device=device)
     # measure_fig2's torch path, keeping the states for the figure
-    (rho, lip, (times, states, losses)), out["fig2_torch_seconds"] = _timed(b, lambda: _fig2_torch(c2))
+    (rho, lip, (times, states, losses)), out["fig2_torch_seconds"] = _timed(b, lambda: fig2_torch_runs(c2))
     drift = [float(np.max(np.abs(states[j].V - states[j - 1].V))) for j in range(1, len(states))]
     r2 = Fig2Result(c2, times[1:], rho, lip, drift, losses)
     if S["fig2_numpy"]:
         n2, out["fig2_numpy_seconds"] = _timed(b, lambda: e2.run("check", **S["fig2"]))
         out["fig2_max_abs_diff_numpy_torch"] = _max_diff(n2, r2, ("rho", "lip", "losses"))
-    ok, measured, message = fig2_verdict(r2)
-    out["fig2"] = {"ok": ok, "rho_ratio_max": measured["rho_ratio_max"], "message": message}
-    ok, _, message = fig2_loss_verdict(r2)
-    out["fig2_loss"] = {"ok": ok, "message": message}
+    v = fig2_verdict(r2)
+    out["fig2"] = {"ok": v.passed, "rho_ratio_max": v.measured["rho_ratio_max"], "message": v.message}
+    v = fig2_loss_verdict(r2)
+    out["fig2_loss"] = {"ok": v.passed, "message": v.message}
     _plot_fig2(r2, states, times, OUT / f"gpu_scale_implicit_reg_fig2_{tag}.png")
 
     if sklearn_available():
@@ -163,8 +162,9 @@ def run(device: str = "cpu", size: str = "cpu") -> dict:
             n3, out["table1_digits_numpy_seconds"] = _timed(b, lambda: e3.run("check", **S["table1_digits"]))
             out["table1_digits_counts_equal"] = all(
                 np.array_equal(n3.rows[k]["test_correct"], r3.rows[k]["test_correct"]) for k in r3.rows)
-        verdict, measured = e3.verdict(r3)
-        out["table1_digits"] = {"status": verdict.status, "message": verdict.message, "parts": measured["parts"]}
+        verdict = e3.verdict(r3)
+        out["table1_digits"] = {"status": verdict.status, "message": verdict.message,
+                                "parts": verdict.measured["parts"]}
         plot_table1_digits(r3, directory=str(OUT))
     else:
         out["table1_digits"] = "skipped: scikit-learn is absent"

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, note, settings, target
 from hypothesis import strategies as st
 
+from theory.claims import bound_verdict
 from theory.experiments.implicit_reg import section5 as E
 from theory.plots import new_axes, plot_bound, plot_rate, save_figure, subplots
 from theory.rates import BoundTracker
@@ -46,32 +47,29 @@ def _run(name):
 _FIG1_ALIASES = _aliases("fig-3.1")
 
 
-@pytest.mark.claim("implicit-reg/fig-1", kind="qualitative", aliases=_FIG1_ALIASES,
+@pytest.mark.claim("implicit-reg/fig-1", kind="rate", aliases=_FIG1_ALIASES,
                    title="Fig. 1 left (reduced): max_{k, t<=T} ||Z_{k+1}(t) - Z_k(t)|| = O(1/L) at every training "
                          "time T, and growing with T")
 def test_fig1_left(claim):
     result = _run("fig1")
-    ok, fits, message, measured = E.fig1_verdict(result, "left")
-    claim.expected = {**E.EXPECTED_FIG1, "increasing_in_T": True}
     fig, ax = _fig()
-    E.plot_fig1_panel(ax, fits, r"$\max_{k,\,t\leq T} \|Z_{k+1}(t) - Z_k(t)\|$",
+    E.plot_fig1_panel(ax, E.fig1_fits(result, "left"), r"$\max_{k,\,t\leq T} \|Z_{k+1}(t) - Z_k(t)\|$",
                       "implicit-reg/fig-1: GELU, n = 20, m = 16", times=result.times)
     ax.legend(frameon=False, fontsize=7, loc="lower left")
-    claim.qualitative(ok, measured, message, figure=save_figure(fig, "implicit-reg/fig-1"))
+    claim.record(E.fig1_verdict(result, "left"), figure=save_figure(fig, "implicit-reg/fig-1"))
 
 
-@pytest.mark.claim("implicit-reg/fig-1/limit", kind="qualitative", aliases=_FIG1_ALIASES,
+@pytest.mark.claim("implicit-reg/fig-1/limit", kind="rate", aliases=_FIG1_ALIASES,
                    title="Fig. 1 right (reduced): ||Z^L(T) - Z^{L_ref}(T)||_{L^2(ds)} = O(1/L) (L_ref = 1024), "
                          "larger for larger T")
 def test_fig1_right(claim):
     result = _run("fig1")
-    ok, fits, message, measured = E.fig1_verdict(result, "right")
-    claim.expected = {**E.EXPECTED_FIG1, "increasing_in_T": True, "L_ref": E.PRESETS["fig1"]["check"].ref}
     fig, ax = _fig()
-    E.plot_fig1_panel(ax, fits, r"$\|\mathcal{Z}^L(T) - \mathcal{Z}^{1024}(T)\|_{L^2(ds)}$",
+    E.plot_fig1_panel(ax, E.fig1_fits(result, "right"), r"$\|\mathcal{Z}^L(T) - \mathcal{Z}^{1024}(T)\|_{L^2(ds)}$",
                       "implicit-reg/fig-1/limit: GELU, L_ref = 1024", times=result.times)
     ax.legend(frameon=False, fontsize=7, loc="lower left")
-    claim.qualitative(ok, measured, message, figure=save_figure(fig, "implicit-reg/fig-1/limit"))
+    claim.record(E.fig1_verdict(result, "right"), figure=save_figure(fig, "implicit-reg/fig-1/limit"),
+                 measured={"L_ref": E.PRESETS["fig1"]["check"].ref})
 
 
 # --------------------------------------------------------------------------- the horizon "T = 500"
@@ -81,9 +79,7 @@ def test_fig1_right(claim):
                    title="Figure 1's horizon read as Appendix E's 500 steps of lr L x 1e-2 (flow time 5): "
                          "max_{k, t<=5} ||Z_{k+1} - Z_k|| = O(1/L)")
 def test_horizon_steps(claim):
-    fit, expected, measured = E.horizon_steps_verdict(_run("fig1"))
-    claim.measured.update(measured)
-    claim.rate(fit, expected, grid_label="L")
+    claim.record(E.horizon_steps_verdict(_run("fig1")))
 
 
 @pytest.mark.slow
@@ -92,30 +88,25 @@ def test_horizon_steps(claim):
                    title="'T = 500' read as flow time 500 (the paper's T): the 1/L law of Figure 1 is not seen at "
                          "L = 4..64 in the reduced setting (max_{k,t} ||Z_{k+1} - Z_k|| does not shrink)")
 def test_horizon_flow_time_erratum(claim):
-    printed, measured, expected, corrected = E.horizon_erratum_verdict(_run("horizon"), _run("fig1"))
-    claim.erratum(printed, measured, expected, corrected=corrected)
+    claim.record(E.horizon_erratum_verdict(_run("horizon"), _run("fig1")))
 
 
 # =========================================================================== Figure 2
 
 
-@pytest.mark.claim("implicit-reg/fig-2", kind="qualitative", aliases=_aliases("fig-3.2"),
+@pytest.mark.claim("implicit-reg/fig-2", kind="bound", aliases=_aliases("fig-3.2"),
                    title="Fig. 2 left (reduced, flow time 400): the trained weights stay smooth in the layer index "
                          "at all times (second-difference roughness O(1/L)) and converge as t grows")
 def test_fig2_weights(claim):
     result = _run("fig2")
-    ok, measured, message = E.fig2_verdict(result)
-    claim.expected = {"rho_ratio_2L_over_L_max": E.FIG2_RHO_RATIO_MAX, "rho_ratio_predicted": 0.5}
-    claim.qualitative(ok, measured, message,
-                      figure=E.fig2_figure(result.config.depths[1], "implicit-reg/fig-2"))
+    claim.record(E.fig2_verdict(result), figure=E.fig2_figure(result.config.depths[1], "implicit-reg/fig-2"),
+                 measured={"rho_ratio_predicted": 0.5})
 
 
-@pytest.mark.claim("implicit-reg/fig-2/loss", kind="qualitative", aliases=_aliases("fig-3.2"),
+@pytest.mark.claim("implicit-reg/fig-2/loss", kind="bound", aliases=_aliases("fig-3.2"),
                    title="Fig. 2 right (reduced): the training loss decays exponentially towards 0 (Thm 6)")
 def test_fig2_loss(claim):
-    ok, measured, message = E.fig2_loss_verdict(_run("fig2"))
-    claim.expected = {"loss_ratio_max": E.FIG2_LOSS_FACTOR, "rate_min_exclusive": 0.0, "r2_min": E.FIG2_R2_MIN}
-    claim.qualitative(ok, measured, message, figure=None)
+    claim.record(E.fig2_loss_verdict(_run("fig2")))
 
 
 # =========================================================================== Table 1 (synthetic)
@@ -137,28 +128,25 @@ def _table1_figure(rows, cid, extra=None):
     return save_figure(fig, cid)
 
 
-@pytest.mark.claim("implicit-reg/table-1", kind="qualitative", aliases=_aliases("table-3.1"),
+@pytest.mark.claim("implicit-reg/table-1", kind="rate", aliases=_aliases("table-3.1"),
                    title="Table 1's message on synthetic data: identity and GELU from weight-tied init keep the "
                          "weights smooth (mean successive difference O(1/L), >= 10x below i.i.d. init); i.i.d. "
                          "never (CIFAR-10 rows need a GPU)")
 def test_table1_smooth_activations(claim):
-    ok, rows, measured, message = E.table1_verdict(_run("table1"))
-    claim.expected = {"tied": E.EXPECTED_TABLE1_SMOOTH, "iid": E.EXPECTED_TABLE1_IID,
-                      "iid_over_tied_min": E.TABLE1_ORDER}
-    claim.qualitative(ok, measured, message, figure=_table1_figure(rows, "implicit-reg/table-1"))
+    result = _run("table1")
+    rows = {key: result.rows[key] for a in ("identity", "gelu") for key in ((a, "paper"), (a, "iid"))}
+    claim.record(E.table1_verdict(result), figure=_table1_figure(rows, "implicit-reg/table-1"))
 
 
-@pytest.mark.claim("implicit-reg/table-1/relu", kind="qualitative", aliases=_aliases("table-3.1"),
+@pytest.mark.claim("implicit-reg/table-1/relu", kind="rate", aliases=_aliases("table-3.1"),
                    title="Table 1's message, ReLU rows: from tied init max_k ||Z_{k+1} - Z_k|| is not O(1/L) "
                          "(slope CI above -0.85), from i.i.d. init nothing shrinks; the layer-mean of the tied "
                          "row stays O(1/L) (the kinks touch few layers)")
 def test_table1_relu(claim):
     result = _run("table1")
-    ok, rows, measured, message = E.table1_relu_verdict(result)
-    claim.expected = {"max_slope_ci_above": E.EXPECTED_TABLE1_SMOOTH["slope"] + E.EXPECTED_TABLE1_SMOOTH["tol"],
-                      "iid": E.EXPECTED_TABLE1_IID}
-    claim.qualitative(ok, measured, message, figure=_table1_figure(rows, "implicit-reg/table-1/relu",
-                                                               extra=(result.max_relu, "relu, tied: max over k")))
+    rows = {("relu", k): result.rows["relu", k] for k in ("paper", "iid")}
+    claim.record(E.table1_relu_verdict(result), figure=_table1_figure(rows, "implicit-reg/table-1/relu",
+                                                                     extra=(result.max_relu, "relu, tied: max over k")))
 
 
 # =========================================================================== Eqs. (13), (15): backpropagation
@@ -168,36 +156,28 @@ def test_table1_relu(claim):
                    title="Backward recurrence p_k = p_{k+1} + (1/L) (d_1 f)^T p_{k+1} (transpose restored) and "
                          "Eqs. (14)-(16) give the gradient: relative error vs central differences")
 def test_eq13_corrected(claim):
-    result = _run("backprop")
-    ident, errs, expected = E.backprop_verdict(result, "AVWB")
-    claim.measured["per_instance_relative_error"] = errs.tolist()
-    claim.measured["kernel_relative_error"] = result.kernel
-    claim.identity(ident, expected)
+    claim.record(E.backprop_verdict(_run("backprop"), "AVWB"))
 
 
 @pytest.mark.claim("implicit-reg/eq-13/erratum", kind="erratum", aliases=_aliases("eq-3.13"), wrong_in="formula",
                    title="Formula slip: Eq. (13) as printed, p_k = p_{k+1} + (1/L) d_1 f p_{k+1} (no transpose), gives wrong "
                          "gradients of A and of Z_k")
 def test_eq13_erratum(claim):
-    printed, measured, expected, corrected = E.backprop_erratum_verdict(_run("backprop"), "printed13")
-    claim.erratum(printed, measured, expected, corrected=corrected)
+    claim.record(E.backprop_erratum_verdict(_run("backprop"), "printed13"))
 
 
 @pytest.mark.claim("implicit-reg/eq-15", kind="identity", aliases=_aliases("eq-3.15"),
                    title="dl/dZ_k = (1/(nL)) sum_i d_2 f(h_{k-1,i}, Z_k)^T p_{k,i} (the paper's Eq. (15)): relative error "
                          "vs central differences")
 def test_eq15_corrected(claim):
-    ident, errs, expected = E.backprop_verdict(_run("backprop"), "VW")
-    claim.measured["per_instance_relative_error"] = errs.tolist()
-    claim.identity(ident, expected)
+    claim.record(E.backprop_verdict(_run("backprop"), "VW"))
 
 
 @pytest.mark.claim("implicit-reg/eq-15/erratum", kind="erratum", aliases=_aliases("eq-3.15"), wrong_in="formula",
                    title="Thesis-only formula slip (marion-thesis and sander-thesis Eq. (3.15)): prints p_{k-1,i} for p_{k,i}: its gradients of V and W are wrong "
                          "(the paper's Eq. (15) is right)")
 def test_eq15_erratum(claim):
-    printed, measured, expected, corrected = E.backprop_erratum_verdict(_run("backprop"), "thesis15")
-    claim.erratum(printed, measured, expected, corrected=corrected)
+    claim.record(E.backprop_erratum_verdict(_run("backprop"), "thesis15"))
 
 
 # =========================================================================== Eq. (44): the limit adjoint
@@ -207,19 +187,18 @@ def test_eq15_erratum(claim):
                    title="The backprop states of deep networks converge to the adjoint dP/ds = -(d_1 f)^T P, "
                          "P(1) = 2B^T(BH(1) - y): ||p_0^L - P(0)|| = O(1/L)")
 def test_eq44_corrected(claim):
-    fit, expected = E.adjoint_verdict(_run("adjoint"))
+    result = _run("adjoint")
     fig, ax = _fig()
-    plot_rate(fit, ax=ax, expected_slope=-1.0, label=r"$dP/ds = -(\partial_1 f)^\top P$ (corrected)",
+    plot_rate(E.adjoint_fit(result), ax=ax, expected_slope=-1.0, label=r"$dP/ds = -(\partial_1 f)^\top P$ (corrected)",
               xlabel="depth L", ylabel=r"$\|p_0^L - P(0)\| / \|P(0)\|$", title="implicit-reg/eq-44")
-    claim.rate(fit, expected, figure=save_figure(fig, "implicit-reg/eq-44"), grid_label="L")
+    claim.record(E.adjoint_verdict(result), figure=save_figure(fig, "implicit-reg/eq-44"))
 
 
 @pytest.mark.claim("implicit-reg/eq-44/erratum", kind="erratum", aliases=_aliases("eq-3.44"), wrong_in="formula",
                    title="Formula slip: Eq. (44) as printed, dP/ds = +d_1 f P with P(1) given, is not the limit of the backprop "
                          "states (neither is either half-fix)")
 def test_eq44_erratum(claim):
-    printed, measured, expected, corrected = E.adjoint_erratum_verdict(_run("adjoint"))
-    claim.erratum(printed, measured, expected, corrected=corrected)
+    claim.record(E.adjoint_erratum_verdict(_run("adjoint")))
 
 
 # =========================================================================== Appendix B.5: ||h_k - A x||
@@ -260,11 +239,11 @@ def test_b5_bound(claim):
         rhs_all.append(rhs_qn)
 
     hunt()
-    claim.measured["printed_sqrt_qm_ratio"] = printed.result().ratio
     _, fig, (ax,) = subplots()
     plot_bound((np.array(lhs_all), np.array(rhs_all)), ax=ax, xlabel=r"$4\sqrt{2} K e^{2\sqrt{2} K}\sqrt{qn}$",
                ylabel=r"$\max_k \|h_k - Ax\|_F\,L/k$", title="implicit-reg/prop-5/b5 (tanh)")
-    claim.bound(tracker.result(), {"ratio_max": 1.0}, figure=save_figure(fig, "implicit-reg/prop-5/b5"))
+    claim.record(bound_verdict(tracker.result(), {"ratio_max": 1.0}), figure=save_figure(fig, "implicit-reg/prop-5/b5"),
+                 measured={"printed_sqrt_qm_ratio": printed.result().ratio})
 
 
 # =========================================================================== Appendix D: printed gradient
@@ -273,12 +252,11 @@ def test_b5_bound(claim):
 @pytest.mark.claim("implicit-reg/app-d/gradient", kind="identity",
                    title="App. D: -dl/dw_{2k} = (x^2/L)(C - prod_j(1 + w_{2j}/(2L))) prod_{j!=k}(1 + w_{2j}/(2L))")
 def test_appd_gradient(claim):
-    claim.identity(*E.app_d_gradient_verdict(_run("app_d_gradient")))
+    claim.record(E.app_d_gradient_verdict(_run("app_d_gradient")))
 
 
 @pytest.mark.claim("implicit-reg/app-d/gradient/erratum", kind="erratum", wrong_in="proof",
                    title="Proof slip (the counter-example's limit (56) stands): App. D prints -dl/dw_{2k} = 2x(C - prod) prod_{j!=k}: off by the factor 2L/x (and by 1/x "
                          "for the depth-scaled flow); the limit (56) is unaffected")
 def test_appd_gradient_erratum(claim):
-    printed, measured, expected, corrected = E.app_d_gradient_erratum_verdict(_run("app_d_gradient"))
-    claim.erratum(printed, measured, expected, corrected=corrected)
+    claim.record(E.app_d_gradient_erratum_verdict(_run("app_d_gradient")))

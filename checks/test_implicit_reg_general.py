@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, note, settings, target
 from hypothesis import strategies as st
 
+from theory.claims import bound_verdict
 from theory.experiments.implicit_reg import general as E
 from theory.plots import new_axes, plot_bound, plot_rate, save_figure, subplots
 from theory.rates import BoundTracker
@@ -72,11 +73,11 @@ def lemma18_hunt(strategy=None, max_examples=300, enforce=True):
                          "||AB||_F >= ||A||_F s_min(B) (n >= r)")
 def test_lemma18(claim):
     result, per = lemma18_hunt()
-    claim.measured["ratio_per_statement"] = per
     ax = new_axes()
     plot_bound(result, ax=ax, xlabel="right-hand side", ylabel="left-hand side",
                title="implicit-reg/lemma-18: three inequalities, shapes 1..8")
-    claim.bound(result, E.EXPECTED_L18, figure=save_figure(ax.figure, "implicit-reg/lemma-18"))
+    claim.record(bound_verdict(result, E.EXPECTED_L18), figure=save_figure(ax.figure, "implicit-reg/lemma-18"),
+                 measured={"ratio_per_statement": per})
 
 
 # ============================================================================ Lemma 20
@@ -86,7 +87,6 @@ def test_lemma18(claim):
                    title="Gaussian W (q x m), M_W >= sqrt 2: P(||W||_F > M_W sqrt(qm)) <= exp(-(M_W^2 - 1) qm / 16)")
 def test_lemma20_exact(claim):
     res = _run("lemma20")
-    result, expected, measured = E.lemma20_verdict(res)
     ax = new_axes()
     for j in (0, 15, 30, 59):
         ax.semilogy(res.qm, res.ratios[:, j], label=f"M_W = {res.mw[j]:.2f}")
@@ -96,17 +96,15 @@ def test_lemma20_exact(claim):
     ax.set_ylabel("exact failure probability / bound")
     ax.set_title("implicit-reg/lemma-20 (chi-square law)")
     ax.legend()
-    claim.measured.update(measured)
-    claim.bound(result, expected, figure=save_figure(ax.figure, "implicit-reg/lemma-20"))
+    claim.record(E.lemma20_verdict(res), figure=save_figure(ax.figure, "implicit-reg/lemma-20"))
 
 
 @pytest.mark.claim("implicit-reg/lemma-20/monte-carlo", kind="frequency", aliases=_aliases("lemma-3.23"),
                    title="Monte-Carlo: the frequency of ||W||_F > M_W sqrt(qm) is below exp(-(M_W^2 - 1) qm / 16) "
                          "and matches the chi-square tail")
 def test_lemma20_monte_carlo(claim):
-    consistent, worst, expected, measured = E.lemma20_mc_verdict(_run("lemma20_mc"))
-    rows = measured["rows"]
-    claim.measured.update(measured)
+    verdict = E.lemma20_mc_verdict(_run("lemma20_mc"))
+    rows = verdict.measured["rows"]
     ax = new_axes()
     y = np.arange(len(rows))
     freq = np.array([r["freq"] for r in rows])
@@ -119,11 +117,9 @@ def test_lemma20_monte_carlo(claim):
     ax.set_xlabel(r"P($\|W\|_F > M_W\sqrt{qm}$)")
     ax.set_title(f"implicit-reg/lemma-20/monte-carlo ({E.PRESETS['lemma20_mc']['check'].runs} draws each)")
     ax.legend(fontsize=8)
-    fig = save_figure(ax.figure, "implicit-reg/lemma-20/monte-carlo")
-    if not consistent:
-        raise AssertionError(f"implicit-reg/lemma-20/monte-carlo: chi-square tail outside the Monte-Carlo CI: {rows}")
-    # the verdict at the point where the bound is tightest relative to the truth (q m = 1, M_W = sqrt 2)
-    claim.frequency(worst, expected, figure=fig)
+    # the verdict at the point where the bound is tightest relative to the truth (q m = 1, M_W = sqrt 2), and the
+    # exact chi-square tail inside every Monte-Carlo CI
+    claim.record(verdict, figure=save_figure(ax.figure, "implicit-reg/lemma-20/monte-carlo"))
 
 
 # ============================================================================ Proposition 11
@@ -133,12 +129,11 @@ def test_lemma20_monte_carlo(claim):
                    title="Euler scheme of a parameterised ODE with theta_{k+1} = Theta(k/(L-1)), Theta Lipschitz: "
                          "max_k ||U(k/L) - u_k|| = O(1/L)")
 def test_prop11_rate(claim):
-    fit, expected, measured = E.prop11_verdict(_run("prop11"))
-    claim.measured.update(measured)
+    result = _run("prop11")
     ax = new_axes()
-    plot_rate(fit, ax=ax, expected_slope=-1.0, label=r"$g = \theta\tanh(u)$, 3 seeds", xlabel="depth L",
+    plot_rate(E.prop11_fit(result), ax=ax, expected_slope=-1.0, label=r"$g = \theta\tanh(u)$, 3 seeds", xlabel="depth L",
               ylabel=r"$\max_k \|U(k/L) - u_k^L\|$", title="implicit-reg/prop-11")
-    claim.rate(fit, expected, figure=save_figure(ax.figure, "implicit-reg/prop-11"), grid_label="L")
+    claim.record(E.prop11_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-11"))
 
 
 @st.composite
@@ -170,8 +165,6 @@ def p11_hunt(max_examples=40, shrink=None):
                          "C~/(LC)) e^C (35) and ||U(s) - u_floor(Ls)|| <= C_U/L + Delta_floor(Ls) (36)")
 def test_prop11_bound(claim):
     result, per, rows = p11_hunt()
-    claim.measured["ratio_per_bound"] = per
-    claim.measured["n_problems"] = len(rows) // 2
     ax = new_axes()
     for name, marker in (("35", "o"), ("36", "s")):
         pts = np.array([(L, r) for L, b, r in rows if b == name])
@@ -182,7 +175,8 @@ def test_prop11_bound(claim):
     ax.set_ylabel("measured gap / right-hand side")
     ax.set_title(r"implicit-reg/prop-11/bound: $g = \theta\tanh(u)$")
     ax.legend()
-    claim.bound(result, E.EXPECTED_P11_BOUND, figure=save_figure(ax.figure, "implicit-reg/prop-11/bound"))
+    claim.record(bound_verdict(result, E.EXPECTED_P11_BOUND), figure=save_figure(ax.figure, "implicit-reg/prop-11/bound"),
+                 measured={"ratio_per_bound": per, "n_problems": len(rows) // 2})
 
 
 # ============================================================================ Proposition 7
@@ -214,7 +208,6 @@ def p7_hunt_all(max_examples=25):
 def _p7_record(claim, cid):
     result, expected, measured = E.p7_measured(p7_hunt_all(), cid)
     per = measured["ratio_per_bound"]
-    claim.measured.update(measured)
     ax = new_axes(figsize=(7.5, 4.2))
     names = list(E.P7_BOUNDS)
     logs = np.array([math.log10(per[k]) if per[k] > 0 else -np.inf for k in names])
@@ -228,7 +221,7 @@ def _p7_record(claim, cid):
     ax.axvline(0.0, color="0.2", ls="--", lw=1)
     ax.set_xlabel("log10 max LHS/RHS over the runs (cut at -20); red: asserted by this record")
     ax.set_title(f"{cid} (clipped GD, tanh)")
-    return claim.bound(result, expected, figure=save_figure(ax.figure, cid))
+    return claim.record(bound_verdict(result, expected), figure=save_figure(ax.figure, cid), measured=measured)
 
 
 @pytest.mark.claim("implicit-reg/prop-7", kind="bound", aliases=_aliases("prop-3.8"),
@@ -262,8 +255,8 @@ def test_prop7_gronwall(claim):
                          "= O(1/L), growing in t far slower than e^{alpha t}")
 def test_prop7_rate(claim):
     result = _run("prop7_rate")
-    fit, expected, measured, fit_tied = E.prop7_rate_verdict(result)
-    claim.measured.update(measured)
+    verdict = E.prop7_rate_verdict(result)
+    fit, fit_tied = E.prop7_rate_fits(result)
     cfg, grid, Ds, Dt = result.config, result.grid, result.Ds, result.Dt
     T = cfg.lr * cfg.steps
     _, fig, (ax, ax2) = subplots(ncols=2, figsize=(11, 4.2))
@@ -279,20 +272,21 @@ def test_prop7_rate(claim):
     ax2.set_xlabel("flow time t (solid: smooth init, dotted: weight-tied init)")
     ax2.set_ylabel(r"$L \cdot \max_k \|Z_{k+1}(t) - Z_k(t)\|$")
     ax2.set_title(f"seed 0; the printed bound grows like exp(alpha t), "
-                  f"log10(alpha T) = {claim.measured['log10_alpha_T']:.3g}",
+                  f"log10(alpha T) = {verdict.measured['log10_alpha_T']:.3g}",
                   fontsize=8)
     ax2.legend(fontsize=7)
-    claim.rate(fit, expected, figure=save_figure(fig, "implicit-reg/prop-7/rate"), grid_label="L")
+    claim.record(verdict, figure=save_figure(fig, "implicit-reg/prop-7/rate"))
 
 
 # ============================================================================ Proposition 8
 
 
-def record_p8_hypotheses(claim, result):
-    """Record the certificate against (22) per seed and assert that it covers the threshold."""
-    claim.measured.update(result.hypotheses_measured)
+def assert_p8_hypotheses(claim, result):
+    """Assert that the certificate covers the threshold of (22) on every seed; the certificate per seed, for the
+    record."""
     if not result.hypotheses_ok:
         raise AssertionError(f"{claim.id}: Prop. 8's hypothesis is not certified on this instance: {result.hyps}")
+    return result.hypotheses_measured
 
 
 @pytest.mark.claim("implicit-reg/prop-8", kind="bound", aliases=_aliases("prop-3.9"),
@@ -300,8 +294,7 @@ def record_p8_hypotheses(claim, result):
                          "mu_cert >= mu of (22) (asserted): l(t) <= exp(-mu_cert t) l(0)")
 def test_prop8_loss(claim):
     result = _run("prop8")
-    record_p8_hypotheses(claim, result)
-    bound, expected, measured = E.prop8_loss_verdict(result)
+    hypotheses = assert_p8_hypotheses(claim, result)
     grid = result.grid
     ax = new_axes()
     for s, h in zip(result.config.seeds, result.hyps):
@@ -315,8 +308,7 @@ def test_prop8_loss(claim):
     ax.set_ylabel("training loss")
     ax.set_title("implicit-reg/prop-8 (sin, PL certified on the M-ball)")
     ax.legend(fontsize=7)
-    claim.measured.update(measured)
-    claim.bound(bound, expected, figure=save_figure(ax.figure, "implicit-reg/prop-8"))
+    claim.record(E.prop8_loss_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-8"), measured=hypotheses)
 
 
 @pytest.mark.claim("implicit-reg/prop-8/bounded", kind="rate", aliases=_aliases("prop-3.9"),
@@ -324,16 +316,13 @@ def test_prop8_loss(claim):
                          "in the ball uniformly in t and L, sup_t max-block ||theta(t) - theta(0)|| does not grow with L")
 def test_prop8_bounded(claim):
     result = _run("prop8")
-    record_p8_hypotheses(claim, result)
-    inside, fit, expected, measured = E.prop8_bounded_verdict(result)
-    claim.measured.update(measured)
-    if not inside:
-        raise AssertionError(f"implicit-reg/prop-8/bounded: the run left the M-ball ({measured})")
+    hypotheses = assert_p8_hypotheses(claim, result)
     cfg = result.config
     ax = new_axes()
-    plot_rate(fit, ax=ax, expected_slope=0.0, label=f"sup over t <= {cfg.lr * cfg.steps:g}", xlabel="depth L",
+    plot_rate(E.prop8_bounded_fit(result), ax=ax, expected_slope=0.0, label=f"sup over t <= {cfg.lr * cfg.steps:g}", xlabel="depth L",
               ylabel=r"$\sup_t \max(\|A - A_0\|, \|Z_k - Z_k(0)\|, \|B - B_0\|)$", title="implicit-reg/prop-8/bounded")
-    claim.rate(fit, expected, figure=save_figure(ax.figure, "implicit-reg/prop-8/bounded"), grid_label="L")
+    claim.record(E.prop8_bounded_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-8/bounded"),
+                 measured=hypotheses)
 
 
 @pytest.mark.claim("implicit-reg/prop-8/differences", kind="rate", aliases=_aliases("prop-3.9"),
@@ -341,24 +330,22 @@ def test_prop8_bounded(claim):
                          "sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| <= K~/L (uniform in t)")
 def test_prop8_differences(claim):
     result = _run("prop8")
-    record_p8_hypotheses(claim, result)
-    fit, expected, measured = E.prop8_differences_verdict(result)
-    claim.measured.update(measured)
+    hypotheses = assert_p8_hypotheses(claim, result)
     cfg = result.config
     ax = new_axes()
-    plot_rate(fit, ax=ax, expected_slope=-1.0, label=f"sup over t <= {cfg.lr * cfg.steps:g}", xlabel="depth L",
+    plot_rate(E.prop8_differences_fit(result), ax=ax, expected_slope=-1.0, label=f"sup over t <= {cfg.lr * cfg.steps:g}", xlabel="depth L",
               ylabel=r"$\sup_t \max_k \|Z_{k+1}(t) - Z_k(t)\|$", title="implicit-reg/prop-8/differences")
-    claim.rate(fit, expected, figure=save_figure(ax.figure, "implicit-reg/prop-8/differences"), grid_label="L")
+    claim.record(E.prop8_differences_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-8/differences"),
+                 measured=hypotheses)
 
 
-@pytest.mark.claim("implicit-reg/prop-8/convergence", kind="qualitative", aliases=_aliases("prop-3.9"),
+@pytest.mark.claim("implicit-reg/prop-8/convergence", kind="bound", aliases=_aliases("prop-3.9"),
                    title="PL certified on the M-ball at mu_cert >= mu of (22) (asserted): the parameters converge "
                          "exponentially, ||theta_inf - theta(t)|| ~ e^{-mu t/2}, uniformly in L")
 def test_prop8_convergence(claim):
     result = _run("prop8")
-    record_p8_hypotheses(claim, result)
-    ok, msg, measured, results = E.prop8_convergence_verdict(result)
-    claim.expected = dict(E.EXPECTED_P8_CONV)
+    hypotheses = assert_p8_hypotheses(claim, result)
+    results = E.prop8_convergence_runs(result)
     ax = new_axes()
     for L, r in zip(result.grid, results[: len(result.grid)]):
         ax.semilogy(r["ts"], r["dist"], label=f"L = {L}: rate {r['rate']:.4f}")
@@ -369,7 +356,8 @@ def test_prop8_convergence(claim):
     ax.set_ylabel(r"$\max$-block $\|\theta(t + \delta t) - \theta(t)\|$, $\delta t$ = 1")
     ax.set_title("implicit-reg/prop-8/convergence (seed 0)")
     ax.legend(fontsize=7)
-    claim.qualitative(ok, measured, msg, figure=save_figure(ax.figure, "implicit-reg/prop-8/convergence"))
+    claim.record(E.prop8_convergence_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-8/convergence"),
+                 measured=hypotheses)
 
 
 # ---------------------------------------------------------------------------- Prop. 8 with a certified PL
@@ -380,9 +368,8 @@ def test_prop8_convergence(claim):
                          "L at a constant >= mu of (22) (asserted), so inside Prop. 8's hypotheses: l <= e^{-mu t} l(0), "
                          "stays within M/2, ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2}, (i) corrected")
 def test_prop8_certified(claim):
-    certified, bound, expected, measured = E.prop8_certified_verdict(_run("prop8_certified"))
-    claim.measured.update(measured)
-    per = measured["ratio_per_bound"]
+    verdict = E.prop8_certified_verdict(_run("prop8_certified"))
+    per = verdict.measured["ratio_per_bound"]
     ax = new_axes(figsize=(7.5, 4.2))
     names = list(per)
     ax.barh(range(len(names)), [per[k] for k in names], color="C0")
@@ -390,16 +377,11 @@ def test_prop8_certified(claim):
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.set_xlabel("max LHS/RHS over t and 3 seeds")
     ax.set_title("implicit-reg/prop-8/certified (f = 0, printed constants)")
-    fig = save_figure(ax.figure, "implicit-reg/prop-8/certified")
-    if not certified:
-        raise AssertionError(f"implicit-reg/prop-8/certified: the PL certificate is below mu of (22): {measured}")
-    claim.bound(bound, expected, figure=fig)
+    claim.record(verdict, figure=save_figure(ax.figure, "implicit-reg/prop-8/certified"))
 
 
 @pytest.mark.claim("implicit-reg/prop-8/erratum", kind="erratum", aliases=_aliases("prop-3.9"), wrong_in="statement",
                    title="Statement slip: Prop. 8 (i) as printed, ||A(t)||_F <= ||A^init||_2 + M, fails at t = 0 for A^init = (I; 0) "
                          "with M < sqrt(d) - 1 (correct: ||A||_2 <= ||A^init||_2 + M or ||A||_F <= ||A^init||_F + M)")
 def test_prop8_erratum(claim):
-    printed, result, expected, corrected, measured = E.prop8_erratum_verdict(_run("prop8_certified"))
-    claim.measured.update(measured)
-    claim.erratum(printed, result, expected, corrected=corrected)
+    claim.record(E.prop8_erratum_verdict(_run("prop8_certified")))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from theory.experiments.implicit_reg import PRESETS as EXPERIMENTS
-from theory.experiments.implicit_reg import BALL_FD_RTOL, BALL_POWER_FACTOR, prop5_ball, prop5_ball_verdict
+from theory.experiments.implicit_reg import prop5_ball, prop5_ball_verdict
 from theory.experiments.implicit_reg import pl as E
 from theory.experiments.implicit_reg.pl import prop5_proxy
 from theory.plots import new_axes, plot_rate, save_figure, subplots
@@ -40,9 +40,7 @@ def _run(name):
 @pytest.mark.claim("implicit-reg/lemma-21", kind="frequency", aliases=_aliases("lemma-3.24"),
                    title="sigma = sin, m >= 2n: s_min(sigma(WX)) >= sqrt(m) |eta_3| / 4 except with small probability")
 def test_lemma21_frequency(claim):
-    result, expected, measured = E.lemma21_verdict(_run("lemma21"))
-    claim.measured.update(measured)
-    claim.frequency(result, expected)
+    claim.record(E.lemma21_verdict(_run("lemma21")))
 
 
 @pytest.mark.claim("implicit-reg/lemma-21/transition", kind="qualitative", aliases=_aliases("lemma-3.24"),
@@ -50,8 +48,6 @@ def test_lemma21_frequency(claim):
                          "-> lambda_min(E K) >= eta_3^2/8 as m grows")
 def test_lemma21_transition(claim):
     result = _run("transition")
-    ok, measured, msg = E.transition_verdict(result)
-    claim.expected = {**E.EXPECTED_TRANSITION, "kernel_series_atol": 1e-12}
     ratios, lam, lim = result.config.ratios, result.lam, result.lim
     ax = new_axes()
     ax.semilogx(ratios, np.maximum(np.median(lam, axis=0), 1e-18), "o-", label="median lambda_min(G/m)")
@@ -60,8 +56,7 @@ def test_lemma21_transition(claim):
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_xlabel("m / n")
     ax.legend()
-    fig = save_figure(ax.figure, "implicit-reg/lemma-21/transition")
-    claim.qualitative(ok, measured, msg, figure=fig)
+    claim.record(E.transition_verdict(result), figure=save_figure(ax.figure, "implicit-reg/lemma-21/transition"))
 
 
 # --------------------------------------------------------------------------- Proposition 5
@@ -73,12 +68,7 @@ def test_lemma21_transition(claim):
                          "ratio G/l (Def. 1, factor L) by backprop equals its closed form, does not depend on L, and "
                          "lies above mu = c4/(n sqrt(nq)); the PL condition on the ball is not checked here")
 def test_prop5_init_ratio(claim):
-    result, expected, measured, failure = E.prop5_init_verdict(_run("prop5_init"))
-    claim.measured.update(measured)
-    if failure is not None:
-        raise AssertionError(f"implicit-reg/prop-5: {failure}")
-    claim.expected = expected
-    claim.identity(result, E.EXPECTED_P5)
+    claim.record(E.prop5_init_verdict(_run("prop5_init")))
 
 
 # --------------------------------------------------------------------------- Theorem 6
@@ -90,19 +80,17 @@ _T6_PROXY = prop5_proxy(E.T6_N, E.T6_D, E.T6_M, E.T6_L, what="Thm 6 (through Pro
 @pytest.mark.claim("implicit-reg/thm-6", kind="rate", aliases=_aliases("thm-3.7"), proxy=_T6_PROXY,
                    title="Along GD of Eq. (4) the flow identity dl/dt = -G (G of Def. 1) holds to first order in lr")
 def test_thm6_flow_identity(claim):
-    fit, expected = E.thm6_verdict(_run("thm6"))
+    result = _run("thm6")
     ax = new_axes()
-    plot_rate(fit, ax=ax, expected_slope=1.0, label="GELU, L = 8, m = 32", xlabel="learning rate",
+    plot_rate(E.thm6_fit(result), ax=ax, expected_slope=1.0, label="GELU, L = 8, m = 32", xlabel="learning rate",
               ylabel=r"$\max_t |d\ell/dt + G| / G$", title="implicit-reg/thm-6")
-    claim.rate(fit, expected, figure=save_figure(ax.figure, "implicit-reg/thm-6"), grid_label="lr")
+    claim.record(E.thm6_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-6"))
 
 
 @pytest.mark.claim("implicit-reg/thm-6/exponential", kind="qualitative", aliases=_aliases("thm-3.7"), proxy=_T6_PROXY,
                    title="Long-time training: log l decays linearly, with slope -mean(G/l) (the PL rate)")
 def test_thm6_exponential(claim):
-    ok, measured, msg = E.thm6_exponential_verdict(_run("thm6_exponential"))
-    claim.expected = dict(E.EXPECTED_T6_EXP)
-    claim.qualitative(ok, measured, msg)
+    claim.record(E.thm6_exponential_verdict(_run("thm6_exponential")))
 
 
 # --------------------------------------------------------------------------- Prop. 5 against width m and sample size n
@@ -115,8 +103,6 @@ def test_thm6_exponential(claim):
                          "along training; the proposition itself (m >= c1 n) is not reached")
 def test_prop5_width(claim):
     result = _run("width")
-    ok, measured, msg = E.width_verdict(result)
-    claim.expected = dict(E.EXPECTED_P5W)
     init, noise, cmin, mu = result.init, result.noise, result.cmin, result.mu
     _, fig, (ax, bx) = subplots(ncols=2, figsize=(11, 4))
     r = np.asarray(result.config.ratios)
@@ -136,7 +122,7 @@ def test_prop5_width(claim):
     bx.set_xlabel("m / n")
     bx.set_title("smallest eigenvalue of S S^T, unclipped")
     bx.legend(fontsize=7)
-    claim.qualitative(ok, measured, msg, figure=save_figure(ax.figure, "implicit-reg/prop-5/width"))
+    claim.record(E.width_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-5/width"))
 
 
 @pytest.mark.claim("implicit-reg/prop-5/samples", kind="rate", aliases=_aliases("prop-3.6"),
@@ -146,8 +132,7 @@ def test_prop5_width(claim):
                          "the worst-case V-part PL ratio at init ~ n^-1, beating the proof's n^-3/2")
 def test_prop5_samples(claim):
     result = _run("samples")
-    fit, expected, measured = E.samples_verdict(result)
-    claim.measured.update(measured)
+    fit = E.samples_fits(result)[0]
     sizes, cert, mus = result.sizes, result.cert, result.mus
     ax = new_axes()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label="certificate at init (worst target)", xlabel="sample size n",
@@ -155,7 +140,7 @@ def test_prop5_samples(claim):
     ax.loglog(sizes, mus * (cert[:, 0].mean() / mus[0]), ":", color="r",
               label="proof's $c_4/(n\\sqrt{nq})$, rescaled to the first point")
     ax.legend(fontsize=7)
-    claim.rate(fit, expected, figure=save_figure(ax.figure, "implicit-reg/prop-5/samples"), grid_label="n")
+    claim.record(E.samples_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-5/samples"))
 
 
 # --------------------------------------------------------------------------- Prop. 5, ball version (Definition 1)
@@ -163,16 +148,14 @@ def test_prop5_samples(claim):
 BALL_CONFIG = EXPERIMENTS["check"]["prop5_ball"]
 
 
-@pytest.mark.claim("implicit-reg/prop-5/ball", kind="qualitative", aliases=_aliases("prop-3.6"),
+@pytest.mark.claim("implicit-reg/prop-5/ball", kind="bound", aliases=_aliases("prop-3.6"),
                    proxy=prop5_proxy(BALL_CONFIG.n, BALL_CONFIG.q, BALL_CONFIG.m, BALL_CONFIG.L),
                    title="Proxy of Prop. 5 on Definition 1's ball (n = 4, m = 8, L = 2): projected-gradient adversary "
                          "(24 restarts) finds no PL ratio below mu = c4/(n sqrt(nq)) on the ball of radius "
                          "M = c3/sqrt(nq), and finds ~0 on a ball where the PL constant is 0")
 def test_prop5_ball(claim):
     result = prop5_ball(BALL_CONFIG)
-    claim.expected = {"power_factor": BALL_POWER_FACTOR, "fd_rtol": BALL_FD_RTOL, "mu_min_at_M_over_prop5_mu_min": 1.0}
-    verdict = prop5_ball_verdict(result)
-    measured = {**result.to_measured(), "search": f"spectral projected gradient on G/l (gradient by backprop, "
+    measured = {"search": f"spectral projected gradient on G/l (gradient by backprop, "
                 f"Hessian-vector products by central differences of it) onto Definition 1's block ball, "
                 f"{BALL_CONFIG.restarts} starts (centre, random boundary and interior points), "
                 f"{BALL_CONFIG.steps} steps each", "mu_min_at_M_over_prop5_mu": result.rows[0]["mu_min"] / result.mu}
@@ -189,8 +172,8 @@ def test_prop5_ball(claim):
     ax.set_ylabel("PL ratio G / l")
     ax.set_title("implicit-reg/prop-5/ball (proxy, n = 4, m = 8, L = 2)")
     ax.legend(fontsize=7)
-    claim.qualitative(verdict.passed, measured, verdict.message,
-                      figure=save_figure(ax.figure, "implicit-reg/prop-5/ball"))
+    claim.record(prop5_ball_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-5/ball"),
+                 measured=measured)
 
 
 # --------------------------------------------------------------------------- Theorem 6 (i)-(iv): limits in t and L
@@ -204,13 +187,12 @@ _T6L_PROXY = prop5_proxy(E.T6L["n"], E.T6L["q"], E.T6L["m"], E.T6L_DEPTHS + (2 *
                          "and the network interpolates the data (small targets, every L)")
 def test_thm6_long_time(claim):
     result = _run("thm6_limits")
-    ok, results, msg = E.thm6_long_time_verdict(result)
-    claim.expected = dict(E.EXPECTED_T6_LONG)
+    results = E.thm6_long_time_stats(result)
     depths, runs = result.config.depths, result.runs
     ax = new_axes()
     for L in depths:
         t, snaps, losses, G, X, Y = runs[L]
-        inc = [np.linalg.norm(E._flat(b) - E._flat(a)) for a, b in zip(snaps[:-1], snaps[1:])]
+        inc = [np.linalg.norm(E.flat_params(b) - E.flat_params(a)) for a, b in zip(snaps[:-1], snaps[1:])]
         ax.semilogy(0.5 * (t[:-1] + t[1:]), inc, "o-", ms=3, label=f"L = {L}: increments")
     t, _, losses, G, _, _ = runs[depths[-1]]
     st = results[f"L={depths[-1]}"]
@@ -220,33 +202,31 @@ def test_thm6_long_time(claim):
     ax.set_ylabel("||theta(t + 0.4) - theta(t)||, l(t)/l(0)")
     ax.set_title("implicit-reg/thm-6/long-time (n = 8, m = 32, sin)")
     ax.legend(fontsize=7)
-    fig = save_figure(ax.figure, "implicit-reg/thm-6/long-time")
-    claim.qualitative(ok, results, msg, figure=fig)
+    claim.record(E.thm6_long_time_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-6/long-time"))
 
 
 @pytest.mark.claim("implicit-reg/thm-6/depth-limit", kind="rate", aliases=_aliases("thm-3.7"), proxy=_T6L_PROXY,
                    title="Thm 6 (i)-(iii) in L: weights (uniformly in t) and hidden states at depth L and 2L differ "
                          "by O(1/L)")
 def test_thm6_depth_limit(claim):
-    recorded, expected, measured, fit, fit_h, fit_f = E.thm6_depth_verdict(_run("thm6_limits"))
-    claim.measured.update(measured)
+    result = _run("thm6_limits")
+    fit, fit_h, fit_f = E.thm6_depth_fits(result)
     ax = new_axes()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label="weights: sup over t", xlabel="depth L")
     plot_rate(fit_h, ax=ax, label="hidden states: max over k, i at T", xlabel="depth L")
     plot_rate(fit_f, ax=ax, label="outputs: max over i at T", xlabel="depth L", ylabel="distance between depths L and 2L",
               title="implicit-reg/thm-6/depth-limit")
-    fig = save_figure(ax.figure, "implicit-reg/thm-6/depth-limit")
-    claim.rate(recorded, expected, figure=fig, grid_label="L")
+    claim.record(E.thm6_depth_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-6/depth-limit"))
 
 
 @pytest.mark.claim("implicit-reg/thm-6/smoothness", kind="rate", aliases=_aliases("thm-3.7"), proxy=_T6L_PROXY,
                    title="Along the unclipped flow, max_{t,k} ||Z_{k+1} - Z_k|| = O(1/L) uniformly in t (Prop. 8 (ii))")
 def test_thm6_smoothness(claim):
-    fit, expected = E.thm6_smoothness_verdict(_run("thm6_limits"))
+    result = _run("thm6_limits")
     ax = new_axes()
-    plot_rate(fit, ax=ax, expected_slope=-1.0, label="weight-tied init, sin, A and B trained", xlabel="depth L",
+    plot_rate(E.thm6_smoothness_fit(result), ax=ax, expected_slope=-1.0, label="weight-tied init, sin, A and B trained", xlabel="depth L",
               ylabel=r"$\max_{t,k}\|Z_{k+1}-Z_k\|$", title="implicit-reg/thm-6/smoothness")
-    claim.rate(fit, expected, figure=save_figure(ax.figure, "implicit-reg/thm-6/smoothness"), grid_label="L")
+    claim.record(E.thm6_smoothness_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-6/smoothness"))
 
 
 # --------------------------------------------------------------------------- Prop. 5 constants as printed (signed eta_r)
@@ -257,5 +237,4 @@ def test_thm6_smoothness(claim):
                          "with the signed eta_r; for sin and tanh at r = 3, eta_3 < 0 and they come out negative; "
                          "with |eta_r| they are positive and mu is below the PL ratios measured at init")
 def test_prop5_constants_erratum(claim):
-    printed, measured, expected, corrected = E.prop5_erratum_verdict(_run("prop5_erratum"))
-    claim.erratum(printed, measured, expected, corrected=corrected)
+    claim.record(E.prop5_erratum_verdict(_run("prop5_erratum")))

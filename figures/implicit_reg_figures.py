@@ -33,7 +33,7 @@ def figure_1():
         (axes[1], right, r"$\|\mathcal{Z}^L(T) - \mathcal{Z}^{1024}(T)\|_{L^2(ds)}$",
          "distance to the deep reference: 1/L"),
     ):
-        _, fits, _ = exp.panel_verdict(result.grid, table, times=result.times)
+        fits = exp.panel_fits(result.grid, table)
         exp.plot_fig1_panel(ax, fits, ylabel, title, times=result.times)
         ax.legend(frameon=False, fontsize=7, loc="lower left")
     fig.suptitle("implicit-reg Figure 1 (reduced): GELU, n = 20, d = 8, m = 16, 3 seeds; T = training time")

@@ -179,7 +179,8 @@ def test_digits_verdict_passes_on_table1_itself():
     """Table 1's printed medians with the smoothness column turned into rho ratios pass the verdict."""
     from theory.experiments.implicit_reg.table1_digits import table1_digits_verdict
 
-    v, m = table1_digits_verdict(_fake(_PAPER_ACC, _PAPER_RHO))
+    v = table1_digits_verdict(_fake(_PAPER_ACC, _PAPER_RHO))
+    m = v.measured
     assert v.passed, v.message
     assert all(m["parts"].values())
 
@@ -199,7 +200,8 @@ def test_digits_verdict_negative_controls(change, part):
 
     acc = {**_PAPER_ACC, **change.get("acc", {})}
     rho = {**_PAPER_RHO, **change.get("rho", {})}
-    v, m = table1_digits_verdict(_fake(acc, rho, msd_ratio=change.get("msd_ratio", 100.0)))
+    v = table1_digits_verdict(_fake(acc, rho, msd_ratio=change.get("msd_ratio", 100.0)))
+    m = v.measured
     assert not v.passed and part in v.message
     assert [p for p, ok in m["parts"].items() if not ok] == [p for p in m["parts"] if p.startswith(part[:1])]
 

@@ -102,7 +102,8 @@ def test_clip_assertion_rejects_an_active_clip():
     assert summary["clip_active_steps"] > 0 and summary["max_update_coordinate"] > low
 
     verdict = chk.clip_verdict(stats, low)
-    assert verdict.status == "fail" and "was active" in verdict.message
+    assert verdict.status == "fail" and verdict.kind == "bound" and "clip_active_steps" in verdict.message
+    assert verdict.measured["clip_active_steps"] > 0
     free = chk.trained(int(GRID[0]), SEEDS[0], **SHORT)
     assert chk.clip_never_active([free[3]])
     assert np.max(np.abs(free[1].W - runs[0][1].W)) > 1e-3  # the active clip changed the trained weights

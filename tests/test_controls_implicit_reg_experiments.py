@@ -17,7 +17,8 @@ from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate
 from theory.implicit import initialize, synthetic_data, train
 from theory.rates import bound_ratio, fit_rate, identity_error
 
-GRID = np.array([8, 16, 32, 64])
+GRID = np.array([8, 16, 32, 64, 128])  # a rate needs five sizes
+REF = 1024  # L <= L_ref / 8, as in the check preset
 SEEDS = range(1)
 
 
@@ -26,7 +27,7 @@ def _assert_fails(verdict):
 
 
 def _iid_tables():
-    return chk.fig1_tables("gelu", "iid", grid=GRID, seeds=SEEDS, ref=256)
+    return chk.fig1_tables("gelu", "iid", grid=GRID, seeds=SEEDS, ref=REF)
 
 
 # --------------------------------------------------------------------------- Figure 1
@@ -35,25 +36,39 @@ def _iid_tables():
 def test_fig1_left_rejects_iid_init():
     """From i.i.d. W_k the successive differences stay ~ sqrt(2qm): no 1/L law at any training time."""
     left, _ = _iid_tables()
-    ok, fits, message = chk.panel_verdict(GRID, left)
-    assert not ok, message
-    assert all(abs(f.slope) < 0.2 for f in fits)
+    _assert_fails(chk.panel_verdict(GRID, left))
+    assert all(abs(f.slope) < 0.2 for f in chk.panel_fits(GRID, left))
 
 
 def test_fig1_right_rejects_iid_init():
     """From i.i.d. init the weights at depth L do not approach those at depth L_ref."""
     _, right = _iid_tables()
-    ok, fits, message = chk.panel_verdict(GRID, right)
-    assert not ok, message
+    _assert_fails(chk.panel_verdict(GRID, right))
 
 
 def test_fig1_rejects_decreasing_training_times():
     """The monotonicity half of the predicate: the tied-init table with its training times reversed."""
-    left, right = chk.fig1_tables("gelu", "paper", grid=GRID, seeds=SEEDS, ref=256)
+    left, right = chk.fig1_tables("gelu", "paper", grid=GRID, seeds=SEEDS, ref=REF)
     for table in (left, right):
-        assert chk.panel_verdict(GRID, table)[0]
-        ok, _, message = chk.panel_verdict(GRID, table[::-1])
-        assert not ok and "increasing in T at every L: False" in message
+        assert chk.panel_verdict(GRID, table).passed
+        bad = chk.panel_verdict(GRID, table[::-1])
+        assert not bad.passed and bad.measured["min_increase_in_T"] < 0, bad.message
+
+
+def test_fig1_verdict_rejects_iid_init_and_decreasing_times():
+    """The typed verdict of fig-1 and fig-1/limit (one rate verdict per training time, and the increase in T)."""
+    tied, _ = chk.fig1_tables("gelu", "paper", grid=GRID, seeds=SEEDS, ref=REF)
+    iid, iid_right = _iid_tables()
+    times = chk.FIG1_TIMES
+    good = chk.fig1_verdict(chk.Fig1Result(GRID, times, tied, tied))
+    assert good.passed and good.kind == "rate" and len(good.parts) == len(times), good.message
+    for panel in ("left", "right"):
+        bad = chk.fig1_verdict(chk.Fig1Result(GRID, times, iid, iid_right), panel)
+        _assert_fails(bad)
+        assert bad.kind == "rate" and any(p.status == "fail" for p in bad.parts)
+    reversed_ = chk.fig1_verdict(chk.Fig1Result(GRID, times, tied[::-1], tied))
+    _assert_fails(reversed_)
+    assert reversed_.measured["min_increase_in_T"] < 0 and all(p.passed for p in reversed_.parts)
 
 
 def test_horizon_rejects_iid_init():
@@ -63,7 +78,7 @@ def test_horizon_rejects_iid_init():
 
 def test_horizon_erratum_rejects_the_steps_reading():
     """The erratum record must fail if the flow-time-500 figure showed the 1/L law: fed the flow-time-5 table."""
-    left, _ = chk.fig1_tables("gelu", "paper", grid=GRID, seeds=SEEDS, ref=256)
+    left, _ = chk.fig1_tables("gelu", "paper", grid=GRID, seeds=SEEDS, ref=REF)
     good = rate_verdict(fit_rate(GRID, left[-1]), chk.EXPECTED_FIG1)
     iid, _ = _iid_tables()
     bad = rate_verdict(fit_rate(GRID, iid[-1]), chk.EXPECTED_FIG1)  # a table without the 1/L law

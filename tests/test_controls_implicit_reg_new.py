@@ -39,9 +39,10 @@ def test_thm14_rejects_iid_init():
     """Independent Z_k(0) (no Lipschitz Z^init, a hypothesis violated): depths L and 2L stay O(1) apart."""
     cfg = dataclasses.replace(E.PRESETS["check"]["thm14"], init="iid", depths=(8, 16, 32), seeds=(0,), steps=10,
                               families=("gain",))
-    verdict, fits = E.thm14_verdict(E.thm14(cfg))
+    result = E.thm14(cfg)
+    verdict = E.thm14_verdict(result)
     _assert_fails(verdict)
-    assert abs(fits["gain"].slope) < 0.3
+    assert verdict.kind == "rate" and abs(E.thm14_fits(result)["gain"].slope) < 0.3
 
 
 def test_fig3_rejects_swapped_inits():

@@ -63,7 +63,7 @@ BAD = [
     (general.Prop8CertifiedConfig, {"seeds": (-1,)}, ValueError, "`seeds`"),
     (pl.Lemma21Config, {"ratios": ()}, ValueError, "`ratios`"),
     (pl.TransitionConfig, {"draws": 0}, ValueError, "`draws`"),
-    (pl.Prop5InitConfig, {"seeds": [0, 1]}, TypeError, "`seeds`"),
+    (pl.Prop5InitConfig, {"seeds": (0.5, 1)}, TypeError, "`seeds`"),
     (pl.Thm6Config, {"T": 0.0}, ValueError, "`T`"),
     (pl.Thm6ExpConfig, {"steps": 2}, ValueError, "`steps`"),
     (pl.WidthConfig, {"ratios": (1.0,)}, ValueError, "`ratios`"),

@@ -1,53 +1,97 @@
-"""Validation helpers shared by the configs of :mod:`theory.experiments.implicit_reg`."""
+"""Helpers shared by the configs and verdicts of :mod:`theory.experiments.implicit_reg`."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 
-import numpy as np
+from theory.backends import BACKENDS, DTYPES, validate_fields
+from theory.claims import Verdict
 
-__all__ = ["pos_int", "pos_float", "int_tuple", "float_tuple", "choice"]
+from ..config import Choice, Custom, Seeds, field
 
-
-def pos_int(value, name, cls, minimum=1):
-    """Raise TypeError/ValueError unless ``value`` is an int >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` of {cls} must be an int; got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"`{name}` of {cls} must be >= {minimum}; got {value!r}.")
+__all__ = ["with_measured", "require", "rates_verdict", "seeds_field", "backend_fields_check", "backend_field",
+           "device_field", "dtype_field"]
 
 
-def pos_float(value, name, cls, allow_zero=False):
-    """Raise TypeError/ValueError unless ``value`` is a finite real > 0 (>= 0 with ``allow_zero``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` of {cls} must be a real number; got {value!r}.")
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"`{name}` of {cls} must be finite and {'>= 0' if allow_zero else '> 0'}; got {value!r}.")
+def with_measured(verdict: Verdict, **measured) -> Verdict:
+    """The verdict with further numbers in its ``measured`` (the verdict's own entries win)."""
+    return dataclasses.replace(verdict, measured={**measured, **verdict.measured})
 
 
-def int_tuple(value, name, cls, minimum=1, min_len=1, increasing=False):
-    """Raise unless ``value`` is a tuple of at least ``min_len`` ints >= ``minimum`` (strictly increasing)."""
-    if not isinstance(value, tuple):
-        raise TypeError(f"`{name}` of {cls} must be a tuple of ints; got {value!r}.")
-    if len(value) < min_len:
-        raise ValueError(f"`{name}` of {cls} must hold at least {min_len} entries; got {value!r}.")
-    for v in value:
-        pos_int(v, name, cls, minimum=minimum)
-    if increasing and any(b <= a for a, b in zip(value, value[1:])):
-        raise ValueError(f"`{name}` of {cls} must be strictly increasing; got {value!r}.")
+def rates_verdict(fits: dict, expected: dict, *, measured: dict | None = None, thresholds: dict | None = None,
+                  context: str = "", grid_label: str = "L", kind: str = "rate") -> Verdict:
+    """One verdict for a statement predicting several rates at once (and, optionally, further thresholds).
+
+    Each fit ``fits[label]`` is compared as :func:`theory.claims.rate_verdict` does: ``|slope - s| <= tol``
+    (``measured["slope_dev_<label>"]`` against ``"slope_dev_<label>_max" = tol``) and/or ``slope <= slope_max``
+    (``"slope_<label>_max"``); ``thresholds`` add ``"<name>_max"`` / ``"<name>_min"`` bounds on entries of
+    ``measured``. Passes iff every comparison holds (a NaN fails); the per-fit rate verdicts are its ``parts``.
+    """
+    from theory.claims import rate_verdict, threshold_verdict
+
+    values, bounds, parts = {}, {}, []
+    for label, fit in fits.items():
+        e = expected[label] if label in expected and isinstance(expected[label], dict) else expected
+        parts.append(rate_verdict(fit, e, grid_label=grid_label))
+        slope = float(fit.slope)
+        values[f"slope_{label}"] = slope
+        if "slope" in e:
+            values[f"slope_dev_{label}"] = abs(slope - float(e["slope"])) if math.isfinite(slope) else math.inf
+            bounds[f"slope_dev_{label}_max"] = float(e["tol"])
+        if "slope_max" in e:
+            bounds[f"slope_{label}_max"] = float(e["slope_max"])
+    values.update(measured or {})
+    bounds.update(thresholds or {})
+    v = threshold_verdict(kind, values, bounds, context=context)
+    return dataclasses.replace(v, parts=tuple(parts))
 
 
-def float_tuple(value, name, cls, min_len=1, allow_zero=False):
-    """Raise unless ``value`` is a tuple of at least ``min_len`` finite positive reals."""
-    if not isinstance(value, tuple):
-        raise TypeError(f"`{name}` of {cls} must be a tuple of reals; got {value!r}.")
-    if len(value) < min_len:
-        raise ValueError(f"`{name}` of {cls} must hold at least {min_len} entries; got {value!r}.")
-    for v in value:
-        pos_float(v, name, cls, allow_zero=allow_zero)
+def require(verdict: Verdict, ok: bool, reason: str, **measured) -> Verdict:
+    """The verdict, failed with ``reason`` appended unless ``ok`` (a hypothesis of the statement the instances
+    must meet, checked on the same runs); ``measured`` adds the numbers behind ``ok``."""
+    verdict = with_measured(verdict, **measured)
+    if ok:
+        return verdict
+    return dataclasses.replace(verdict, status="fail", message=f"{verdict.message}; {reason}")
 
 
-def choice(value, name, cls, choices):
-    """Raise ValueError unless ``value`` is one of ``choices``."""
-    if value not in choices:
-        raise ValueError(f"`{name}` of {cls} must be one of {choices}; got {value!r}.")
+def seeds_field(default: tuple, doc: str):
+    """A tuple of at least one seed (integers >= 0)."""
+    return field(Seeds(), default, doc)
+
+
+_DEVICE = re.compile(r"cpu|cuda(:[0-9]+)?")
+
+
+def _device(value):
+    if not isinstance(value, str):
+        raise TypeError("a string")
+    if not _DEVICE.fullmatch(value):
+        raise ValueError("'cpu', 'cuda' or 'cuda:N'")
+    return value
+
+
+def backend_field():
+    return field(Choice(*BACKENDS), "numpy", "Array backend of the training runs (:mod:`theory.backends`): "
+                 "\"numpy\" (the package's kernels, one run at a time) or \"torch\" (the seeds of a depth as one "
+                 "batch, :func:`theory.backends.implicit_reg.gd_runs`); the draws are the same NumPy draws on every "
+                 "backend.")
+
+
+def device_field():
+    return field(Custom(_device, "'cpu', 'cuda' or 'cuda:N'", type_name="str", parse=str.strip,
+                        invalid=[(3, TypeError), ("tpu", ValueError)], boundary=["cpu"]),
+                 "cpu", "Device of the torch backend (\"cpu\" only with the NumPy backend).")
+
+
+def dtype_field():
+    return field(Choice(*DTYPES), "float64", "Floating-point type of the passes: \"float64\", or \"float32\" with the "
+                 "torch backend (float32 passes, float64 weights).")
+
+
+def backend_fields_check(config, where: str) -> None:
+    """The rules between ``backend``, ``device`` and ``dtype`` (:func:`theory.backends.validate_fields`)."""
+    validate_fields(config, where)
+

@@ -24,16 +24,18 @@ Experiments (registered as ``implicit_reg.<name>``):
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from theory.claims import Verdict, qualitative_verdict, rate_verdict
+from theory.claims import Verdict, identity_verdict, rate_verdict, threshold_verdict
 from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
 from theory.rates import fit_rate, identity_error
 
-from ._common import choice, int_tuple, pos_float, pos_int
+from ..config import Bool, Choice, Config, Int, Ints, Real, field
+from ._common import seeds_field, with_measured
 
 # --------------------------------------------------------------------------- common setting
 
@@ -119,14 +121,12 @@ def clip_never_active(runs, clip=CLIP):
 
 
 def clip_verdict(runs, clip=CLIP) -> Verdict:
-    """Pass iff the clip was never active in the runs (the runs are then plain GD of Eq. (4), comparable
-    with Section 5.1); the message gives the statistics."""
-    runs = list(runs)
-    s = clip_summary(runs, clip)
-    if clip_never_active(runs, clip):
-        return Verdict("pass", f"clip at {clip} never active ({s})")
-    return Verdict("fail", f"the clip at {clip} was active ({s}); the runs differ from plain GD of Eq. (4), the "
-                           f"figures no longer compare with Section 5.1")
+    """A bound: the clip was never active in the runs (the runs are then plain GD of Eq. (4), comparable with
+    Section 5.1): no step clipped, and the largest coordinate of an update direction <= ``clip``."""
+    s = clip_summary(list(runs), clip)
+    return threshold_verdict("bound", s, {"clip_active_steps_max": 0, "max_update_coordinate_max": float(clip)},
+                             context=f"clip at {clip} of Eq. (5); when it acts the runs differ from plain GD of "
+                                     "Eq. (4)")
 
 
 def clip_was_active(runs):
@@ -164,56 +164,26 @@ def doubling_distances(activation="tanh", kind="paper", grid=GRID[:-1], seeds=SE
 
 
 @dataclass(frozen=True)
-class TrainingConfig:
-    """Clipped GD runs of Eq. (5) on model (3) at several depths (Prop. 3, Thm 4).
+class TrainingConfig(Config):
+    """Clipped GD runs of Eq. (5) on model (3) at several depths (Prop. 3, Thm 4)."""
 
-    Attributes
-    ----------
-    activation : str
-        sigma of model (3): "tanh" (Section 3's assumptions), "gelu" (Section 5's), "relu" (Appendix D), ...
-    kind : str
-        Initialisation: "paper" (Section 3: V = 0, one W shared by the layers), "iid" or "smooth".
-    train_outer : bool
-        Train A and B too (with the same clip, which then acts); False keeps A = B = I (Section 5.1).
-    grid : tuple of int
-        Depths L (geometric, >= 2 of them); Thm 4 compares each L whose 2L is in the grid with 2L.
-    seeds : tuple of int
-        Draws of data (seed 1000 + s) and initialisation (seed s).
-    n, d, m : int
-        Samples, q = d = d', residual width.
-    lr : float
-        Learning rate; the residual weights take L lr (the factor L of Eq. (4)).
-    steps : int
-        GD steps; flow time T = lr * steps.
-    clip : float
-        pi of Eq. (5): coordinatewise clip of the update direction at this level (independent of L).
-    """
-
-    activation: str = "tanh"
-    kind: str = "paper"
-    train_outer: bool = False
-    grid: tuple = (8, 16, 32, 64, 128, 256)
-    seeds: tuple = (0, 1, 2, 3, 4)
-    n: int = N_SAMPLES
-    d: int = D
-    m: int = M
-    lr: float = LR
-    steps: int = STEPS
-    clip: float = CLIP
-
-    def __post_init__(self):
-        cls = "TrainingConfig"
-        choice(self.activation, "activation", cls, ACTIVATIONS)
-        choice(self.kind, "kind", cls, INIT_KINDS)
-        if not isinstance(self.train_outer, bool):
-            raise TypeError(f"`train_outer` of {cls} must be a bool; got {self.train_outer!r}.")
-        int_tuple(self.grid, "grid", cls, minimum=2, min_len=2, increasing=True)
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
-        for name in ("n", "d", "m"):
-            pos_int(getattr(self, name), name, cls)
-        pos_int(self.steps, "steps", cls, minimum=0)
-        pos_float(self.lr, "lr", cls)
-        pos_float(self.clip, "clip", cls)
+    activation: str = field(Choice(*ACTIVATIONS), "tanh", "sigma of model (3): \"tanh\" (Section 3's assumptions), "
+                            "\"gelu\" (Section 5's), \"relu\" (Appendix D), ...")
+    kind: str = field(Choice(*INIT_KINDS), "paper", "Initialisation: \"paper\" (Section 3: V = 0, one W shared by the "
+                      "layers), \"iid\" or \"smooth\".")
+    train_outer: bool = field(Bool(), False, "Train A and B too (with the same clip, which then acts); False keeps "
+                              "A = B = I (Section 5.1).")
+    grid: tuple = field(Ints(low=2, min_len=2, increasing=True), (8, 16, 32, 64, 128, 256), "Depths L (geometric); "
+                        "Thm 4 compares each L whose 2L is in the grid with 2L.")
+    seeds: tuple = seeds_field((0, 1, 2, 3, 4), "Draws of data (seed 1000 + s) and initialisation (seed s).")
+    n: int = field(Int(low=1), N_SAMPLES, "Number of samples.")
+    d: int = field(Int(low=1), D, "q = d = d', the width of the hidden states.")
+    m: int = field(Int(low=1), M, "Residual width.")
+    lr: float = field(Real(0, closed="neither"), LR, "Learning rate; the residual weights take L lr (the factor L "
+                      "of Eq. (4)).")
+    steps: int = field(Int(low=0), STEPS, "GD steps; flow time T = lr * steps.")
+    clip: float = field(Real(0, closed="neither"), CLIP, "pi of Eq. (5): coordinatewise clip of the update direction "
+                        "at this level (independent of L).")
 
     @property
     def doubling_grid(self):
@@ -246,7 +216,7 @@ class TrainingResult:
         TrainStats of every run (clip statistics).
     """
 
-    config: TrainingConfig = field(repr=False)
+    config: TrainingConfig = _field(repr=False)
     grid: np.ndarray
     doubling_grid: np.ndarray
     difference: np.ndarray
@@ -254,7 +224,7 @@ class TrainingResult:
     doubling_weights: np.ndarray
     doubling_outputs: np.ndarray
     final_loss: list
-    stats: list = field(repr=False)
+    stats: list = _field(repr=False)
 
     def clip_summary(self):
         return clip_summary(self.stats, self.config.clip)
@@ -288,22 +258,39 @@ EXPECTED_BOUNDED = {"slope": 0.0, "tol": 0.1}
 EXPECTED_THM4 = {"slope": -1.0, "tol": 0.15}  # tolerance as for Prop. 3 (same runs, same curvature)
 
 
-def prop3_verdict(result: TrainingResult, expected=EXPECTED_PROP3):
-    """(fit, expected) of Prop. 3: the slope of max_k ||Z_{k+1}(T) - Z_k(T)|| against L, predicted -1
-    (``expected=EXPECTED_IID`` for the i.i.d. contrast, predicted 0)."""
-    return fit_rate(result.grid, result.difference), expected
+def difference_fit(result: TrainingResult):
+    """The fit of max_k ||Z_{k+1}(T) - Z_k(T)|| against L (Prop. 3)."""
+    return fit_rate(result.grid, result.difference)
 
 
-def bounded_verdict(result: TrainingResult, expected=EXPECTED_BOUNDED):
-    """(fit, expected): the slope of max_k ||Z_k(T) - Z_k(0)|| against L, predicted 0 (bounded in L)."""
-    return fit_rate(result.grid, result.displacement), expected
+def displacement_fit(result: TrainingResult):
+    """The fit of max_k ||Z_k(T) - Z_k(0)|| against L (boundedness in Prop. 3)."""
+    return fit_rate(result.grid, result.displacement)
 
 
-def thm4_verdict(result: TrainingResult, expected=EXPECTED_THM4):
-    """(fit of the weights, fit of the outputs, expected) of Thm 4: slope of
-    ||Z^L(T) - Z^{2L}(T)||_{L^2(ds)} against L, predicted -1; the outputs' slope is recorded."""
+def doubling_fits(result: TrainingResult):
+    """(fit of ||Z^L(T) - Z^{2L}(T)||_{L^2(ds)}, fit of max_i ||F^L(x_i) - F^{2L}(x_i)||) against L (Thm 4)."""
     return (fit_rate(result.doubling_grid, result.doubling_weights),
-            fit_rate(result.doubling_grid, result.doubling_outputs), expected)
+            fit_rate(result.doubling_grid, result.doubling_outputs))
+
+
+def prop3_verdict(result: TrainingResult, expected=EXPECTED_PROP3) -> Verdict:
+    """A rate, Prop. 3: the slope of max_k ||Z_{k+1}(T) - Z_k(T)|| against L, predicted -1
+    (``expected=EXPECTED_IID`` for the i.i.d. contrast, predicted 0)."""
+    return rate_verdict(difference_fit(result), expected, grid_label="L")
+
+
+def bounded_verdict(result: TrainingResult, expected=EXPECTED_BOUNDED) -> Verdict:
+    """A rate: the slope of max_k ||Z_k(T) - Z_k(0)|| against L, predicted 0 (bounded in L)."""
+    return rate_verdict(displacement_fit(result), expected, grid_label="L")
+
+
+def thm4_verdict(result: TrainingResult, expected=EXPECTED_THM4) -> Verdict:
+    """A rate, Thm 4: the slope of ||Z^L(T) - Z^{2L}(T)||_{L^2(ds)} against L, predicted -1; the outputs' slope
+    and its CI are recorded in ``measured`` (``output_doubling_slope``, ``output_doubling_ci``)."""
+    fit, fit_out = doubling_fits(result)
+    return with_measured(rate_verdict(fit, expected, grid_label="L"), output_doubling_slope=float(fit_out.slope),
+                         output_doubling_ci=[float(c) for c in fit_out.ci])
 
 
 def relu_breaks_rate(fit, expected=EXPECTED_PROP3):
@@ -311,16 +298,19 @@ def relu_breaks_rate(fit, expected=EXPECTED_PROP3):
     return bool(fit.ci[0] > expected["slope"] + expected["tol"])
 
 
-def relu_verdict(result: TrainingResult, expected=EXPECTED_PROP3):
-    """(Verdict, fit, measured) of prop-3/relu: pass iff the CI of the slope lies above the smooth band
-    (the O(1/L) law fails for ReLU); ``measured`` carries the per-seed slopes and L times the differences."""
-    fit = fit_rate(result.grid, result.difference)
+def relu_verdict(result: TrainingResult, expected=EXPECTED_PROP3) -> Verdict:
+    """A bound, prop-3/relu: the lower end of the 95% CI of the slope of max_k ||Z_{k+1}(T) - Z_k(T)|| lies
+    strictly above the smooth band, ``ci_low > slope + tol`` (= -0.85): the O(1/L) law fails for ReLU.
+    ``measured`` carries the fit, the per-seed slopes and L times the differences."""
+    fit = difference_fit(result)
     per_seed = [float(fit_rate(result.grid, row).slope) for row in result.difference]
-    measured = {**fit.to_measured(), "per_seed_slopes": per_seed,
+    band = expected["slope"] + expected["tol"]
+    measured = {**fit.to_measured(), "slope_ci_low": float(fit.ci[0]), "per_seed_slopes": per_seed,
                 "L_times_difference": (result.difference * result.grid).tolist()}
-    msg = (rate_verdict(fit, expected, grid_label="L").message
-           + f"; per-seed slopes {np.round(per_seed, 2).tolist()}")
-    return qualitative_verdict(relu_breaks_rate(fit, expected), msg), fit, measured
+    # strictly above the band: the smallest float above it as a ">=" threshold
+    return threshold_verdict("bound", measured, {"slope_ci_low_min": float(np.nextafter(band, np.inf))},
+                             context=f"{rate_verdict(fit, expected, grid_label='L').message}; per-seed slopes "
+                                     f"{np.round(per_seed, 2).tolist()}")
 
 
 def _training_summary(r: TrainingResult):
@@ -390,31 +380,15 @@ def prop2_errors(depth_scale=lambda L: 1.0, seeds=SEEDS, grid=PROP2_GRID, n=N_SA
 
 
 @dataclass(frozen=True)
-class Prop2Config:
-    """Sizes of :func:`measure_prop2` (tanh, A = B = I, smooth random Fourier weight paths).
+class Prop2Config(Config):
+    """Sizes of :func:`measure_prop2` (tanh, A = B = I, smooth random Fourier weight paths)."""
 
-    Attributes
-    ----------
-    grid : tuple of int
-        Depths L (geometric, >= 2).
-    seeds : tuple of int
-        Draws of the weight paths and samples (seed 2000 + s).
-    n, d, m : int
-        Samples, q = d = d', residual width.
-    """
-
-    grid: tuple = (8, 16, 32, 64, 128, 256, 512)
-    seeds: tuple = (0, 1, 2, 3, 4)
-    n: int = N_SAMPLES
-    d: int = D
-    m: int = M
-
-    def __post_init__(self):
-        cls = "Prop2Config"
-        int_tuple(self.grid, "grid", cls, min_len=2, increasing=True)
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
-        for name in ("n", "d", "m"):
-            pos_int(getattr(self, name), name, cls)
+    grid: tuple = field(Ints(low=1, min_len=2, increasing=True), (8, 16, 32, 64, 128, 256, 512), "Depths L "
+                        "(geometric).")
+    seeds: tuple = seeds_field((0, 1, 2, 3, 4), "Draws of the weight paths and samples (seed 2000 + s).")
+    n: int = field(Int(low=1), N_SAMPLES, "Number of samples.")
+    d: int = field(Int(low=1), D, "q = d = d', the width of the hidden states.")
+    m: int = field(Int(low=1), M, "Residual width.")
 
 
 @dataclass(frozen=True)
@@ -432,9 +406,14 @@ def measure_prop2(config: Prop2Config) -> Prop2Result:
     return Prop2Result(grid, prop2_errors(seeds=c.seeds, grid=grid, n=c.n, d=c.d, m=c.m))
 
 
-def prop2_verdict(result: Prop2Result, expected=EXPECTED_PROP2):
-    """(fit, expected): slope of the Euler error against L (floor 1e-10, the reference's accuracy), predicted -1."""
-    return fit_rate(result.grid, result.errors, floor=1e-10), expected
+def prop2_fit(result: Prop2Result):
+    """The fit of the Euler error against L (floor 1e-10, the reference's accuracy)."""
+    return fit_rate(result.grid, result.errors, floor=1e-10)
+
+
+def prop2_verdict(result: Prop2Result, expected=EXPECTED_PROP2) -> Verdict:
+    """A rate, Prop. 2: slope of sup_x ||F(x) - F^L(x)|| against L, predicted -1 (Euler's first order)."""
+    return rate_verdict(prop2_fit(result), expected, grid_label="L")
 
 
 # --------------------------------------------------------------------------- experiment: Appendix D
@@ -477,36 +456,15 @@ def appendix_d_result(activation="relu", grid=APPD_GRID, c=APPD_C, lr=APPD_LR, s
 
 
 @dataclass(frozen=True)
-class AppDConfig:
-    """Sizes of :func:`measure_app_d` (the scalar depth-2L network of Appendix D).
+class AppDConfig(Config):
+    """Sizes of :func:`measure_app_d` (the scalar depth-2L network of Appendix D)."""
 
-    Attributes
-    ----------
-    grid : tuple of int
-        Values of L (the network has 2L layers).
-    activation : str
-        "relu" (the counter-example); another activation breaks the closed form (56).
-    C : float
-        The target y = C for x = 1 (C > 1).
-    lr, steps : float, int
-        GD with the depth-scaled step 2L lr; flow time lr * steps (long enough to converge).
-    """
-
-    grid: tuple = APPD_GRID
-    activation: str = "relu"
-    C: float = APPD_C
-    lr: float = APPD_LR
-    steps: int = APPD_STEPS
-
-    def __post_init__(self):
-        cls = "AppDConfig"
-        int_tuple(self.grid, "grid", cls, increasing=True)
-        choice(self.activation, "activation", cls, ACTIVATIONS)
-        pos_float(self.C, "C", cls)
-        if self.C <= 1.0:
-            raise ValueError(f"`C` of {cls} must be > 1 (Appendix D's target); got {self.C!r}.")
-        pos_float(self.lr, "lr", cls)
-        pos_int(self.steps, "steps", cls, minimum=0)
+    grid: tuple = field(Ints(low=1, increasing=True), APPD_GRID, "Values of L (the network has 2L layers).")
+    activation: str = field(Choice(*ACTIVATIONS), "relu", "\"relu\" (the counter-example); another activation "
+                            "breaks the closed form (56).")
+    C: float = field(Real(1, closed="neither"), APPD_C, "The target y = C for x = 1 (C > 1, Appendix D's target).")
+    lr: float = field(Real(0, closed="neither"), APPD_LR, "GD learning rate, with the depth-scaled step 2L lr.")
+    steps: int = field(Int(low=0), APPD_STEPS, "GD steps; flow time lr * steps (long enough to converge).")
 
 
 @dataclass(frozen=True)
@@ -526,9 +484,12 @@ def measure_app_d(config: AppDConfig) -> AppDResult:
     return AppDResult(tuple(c.grid), ident, jumps)
 
 
-def app_d_verdict(result: AppDResult, expected=EXPECTED_APPD):
-    """(identity result, expected): the trained weights equal (56) to ``atol``."""
-    return result.identity, expected
+def app_d_verdict(result: AppDResult, expected=EXPECTED_APPD) -> Verdict:
+    """An identity, Appendix D: the trained weights equal the closed form (56) to ``atol``; ``measured`` also
+    carries max_k |w_{k+1} - w_k| per L (``max_successive_difference``) and L times it."""
+    return with_measured(identity_verdict(result.identity, expected), grid_L=list(result.grid),
+                         max_successive_difference=list(result.jumps),
+                         L_times_max_difference=[L * j for L, j in zip(result.grid, result.jumps)])
 
 
 # --------------------------------------------------------------------------- presets and registry
@@ -565,7 +526,7 @@ def _register():
              summary=_training_summary)
     register("implicit_reg.prop2", config=Prop2Config, presets=PRESETS["prop2"], measure=measure_prop2,
              verdict=prop2_verdict, claims=("implicit-reg/prop-2",),
-             summary=lambda r: {"slope": float(prop2_verdict(r)[0].slope)})
+             summary=lambda r: {"slope": float(prop2_fit(r).slope)})
     register("implicit_reg.app_d", config=AppDConfig, presets=PRESETS["app_d"], measure=measure_app_d,
              verdict=app_d_verdict, claims=("implicit-reg/app-d",),
              summary=lambda r: {"max_abs_err": float(r.identity.max_abs_err), "jumps": list(r.jumps)})

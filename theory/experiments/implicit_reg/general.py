@@ -31,17 +31,19 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 
 import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.stats import chi2
 
-from theory.claims import bound_verdict
+from theory.claims import Verdict, bound_verdict, erratum_verdict, frequency_verdict, rate_verdict, threshold_verdict
 from theory.implicit import Params, forward, initialize, loss_and_gradient, train
 from theory.rates import BoundTracker, bound_ratio, fit_rate, frequency
 
-from ._common import choice, int_tuple, pos_float, pos_int
+from ..config import Choice, Config, Custom, Int, Ints, Real, field
+from ._common import rates_verdict, require, seeds_field, with_measured
 
 
 def _smin(a):
@@ -722,33 +724,15 @@ def p8_hypotheses_measured(seeds=P8_SEEDS, **kw):
 
 
 @dataclass(frozen=True)
-class Lemma20Config:
-    """Grid of :func:`measure_lemma20` (exact, through the chi-square law of ||W||_F^2).
+class Lemma20Config(Config):
+    """Grid of :func:`measure_lemma20` (exact, through the chi-square law of ||W||_F^2)."""
 
-    Attributes
-    ----------
-    qm_max : int
-        q m runs over 1 .. qm_max.
-    mw_max : float
-        M_W runs over ``mw_points`` points of [sqrt 2, mw_max] (the lemma's range M_W >= sqrt 2).
-    mw_points : int
-    divisor : float
-        The 16 of exp(-(M_W^2 - 1) qm / 16) (a control replaces it).
-    """
-
-    qm_max: int = 400
-    mw_max: float = 4.0
-    mw_points: int = 60
-    divisor: float = 16.0
-
-    def __post_init__(self):
-        cls = "Lemma20Config"
-        pos_int(self.qm_max, "qm_max", cls)
-        pos_float(self.mw_max, "mw_max", cls)
-        if self.mw_max <= math.sqrt(2.0):
-            raise ValueError(f"`mw_max` of {cls} must exceed sqrt 2; got {self.mw_max!r}.")
-        pos_int(self.mw_points, "mw_points", cls, minimum=2)
-        pos_float(self.divisor, "divisor", cls)
+    qm_max: int = field(Int(low=1), 400, "q m runs over 1 .. qm_max.")
+    mw_max: float = field(Real(math.sqrt(2.0), closed="neither"), 4.0, "M_W runs over `mw_points` points of "
+                          "[sqrt 2, mw_max] (the lemma's range M_W >= sqrt 2).")
+    mw_points: int = field(Int(low=2), 60, "Number of values of M_W.")
+    divisor: float = field(Real(0, closed="neither"), 16.0, "The 16 of exp(-(M_W^2 - 1) qm / 16) (a control "
+                           "replaces it).")
 
 
 @dataclass(frozen=True)
@@ -767,42 +751,49 @@ def measure_lemma20(config: Lemma20Config) -> Lemma20Result:
     return Lemma20Result(qm, mw, lemma20_ratios(qm, mw, c.divisor), lemma20_result(qm, mw, c.divisor))
 
 
-def lemma20_verdict(result: Lemma20Result):
-    """(BoundResult, expected, measured) of lemma-20: the exact failure probability over the bound, max <= 1."""
-    measured = {"grid": {"qm": [int(result.qm[0]), int(result.qm[-1])], "M_W": [float(result.mw[0]),
-                                                                              float(result.mw[-1])],
-                         "points": result.ratios.size}}
-    return result.bound, EXPECTED_L20, measured
+def lemma20_verdict(result: Lemma20Result) -> Verdict:
+    """A bound, lemma-20: the exact failure probability P(||W||_F > M_W sqrt(qm)) over exp(-(M_W^2 - 1) qm / 16),
+    max <= 1 over the grid (recorded in ``measured["grid"]``)."""
+    return with_measured(bound_verdict(result.bound, EXPECTED_L20),
+                         grid={"qm": [int(result.qm[0]), int(result.qm[-1])],
+                               "M_W": [float(result.mw[0]), float(result.mw[-1])], "points": result.ratios.size})
+
+
+def _l20_cases(value):
+    """Lemma20MCConfig.cases: a non-empty tuple of (q, m, M_W) with integers q, m >= 1 and M_W >= sqrt 2."""
+    if isinstance(value, list):
+        value = tuple(value)
+    if not isinstance(value, tuple):
+        raise TypeError("a tuple")
+    if not value:
+        raise ValueError("non-empty")
+    out = []
+    for case in value:
+        case = tuple(case) if isinstance(case, list) else case
+        if not isinstance(case, tuple) or len(case) != 3:
+            raise ValueError("triples")
+        q, m, mw = case
+        if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in (q, m)):
+            raise TypeError("integers q, m")
+        if isinstance(mw, bool) or not isinstance(mw, (int, float, np.integer, np.floating)):
+            raise TypeError("a number M_W")
+        if q < 1 or m < 1 or not math.isfinite(mw) or mw < math.sqrt(2.0) - 1e-15:
+            raise ValueError("in range")
+        out.append((int(q), int(m), float(mw)))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
-class Lemma20MCConfig:
-    """Sizes of :func:`measure_lemma20_mc`.
+class Lemma20MCConfig(Config):
+    """Sizes of :func:`measure_lemma20_mc`."""
 
-    Attributes
-    ----------
-    cases : tuple of (q, m, M_W)
-        Shapes and radii (M_W >= sqrt 2).
-    runs : int
-        Gaussian draws per case (seed = index of the case).
-    """
-
-    cases: tuple = L20_MC
-    runs: int = L20_RUNS
-
-    def __post_init__(self):
-        cls = "Lemma20MCConfig"
-        if not isinstance(self.cases, tuple) or not self.cases:
-            raise ValueError(f"`cases` of {cls} must be a non-empty tuple of (q, m, M_W); got {self.cases!r}.")
-        for case in self.cases:
-            if not isinstance(case, tuple) or len(case) != 3:
-                raise ValueError(f"`cases` of {cls} must hold (q, m, M_W) triples; got {case!r}.")
-            pos_int(case[0], "cases", cls)
-            pos_int(case[1], "cases", cls)
-            pos_float(case[2], "cases", cls)
-            if case[2] < math.sqrt(2.0) - 1e-15:
-                raise ValueError(f"`cases` of {cls}: Lemma 20 needs M_W >= sqrt 2; got {case!r}.")
-        pos_int(self.runs, "runs", cls)
+    cases: tuple = field(Custom(_l20_cases, "a non-empty tuple of (q, m, M_W) with integers q, m >= 1 and M_W >= "
+                                "sqrt 2 (Lemma 20's range)", type_name="tuple of (int, int, float)",
+                                invalid=[(3, TypeError), ((), ValueError), (((1, 1, 1.0),), ValueError),
+                                         (((1.5, 1, 2.0),), TypeError)],
+                                boundary=[((1, 1, math.sqrt(2.0)),)]),
+                         L20_MC, "Shapes and radii of the cases.")
+    runs: int = field(Int(low=1), L20_RUNS, "Gaussian draws per case (seed = index of the case).")
 
 
 @dataclass(frozen=True)
@@ -825,49 +816,29 @@ def measure_lemma20_mc(config: Lemma20MCConfig) -> Lemma20MCResult:
     return Lemma20MCResult(rows, results)
 
 
-def lemma20_mc_verdict(result: Lemma20MCResult):
-    """(consistent, frequency result, expected, measured): the exact chi-square tail inside every Clopper-Pearson
-    interval (the sampler is right), and the frequency at the case where the bound is tightest against delta."""
+def lemma20_mc_verdict(result: Lemma20MCResult) -> Verdict:
+    """A frequency, lemma-20/monte-carlo: the frequency of ||W||_F > M_W sqrt(qm) at the case where the bound is
+    tightest against delta = exp(-(M_W^2 - 1) qm / 16) is <= delta; the sampler must be right (the exact
+    chi-square tail inside every Clopper-Pearson interval, ``exact_inside_ci``), else the verdict fails."""
     rows = result.rows
     consistent = all(r["ci"][0] <= r["exact"] <= r["ci"][1] for r in rows)
     worst = max(range(len(rows)), key=lambda i: rows[i]["freq"] / rows[i]["bound"])
-    return consistent, result.results[worst], {"delta": rows[worst]["bound"]}, {"rows": rows,
-                                                                                 "exact_inside_ci": consistent}
+    return require(frequency_verdict(result.results[worst], {"delta": rows[worst]["bound"]}), consistent,
+                   f"chi-square tail outside the Monte-Carlo CI: {rows}", rows=rows, exact_inside_ci=consistent)
 
 
 @dataclass(frozen=True)
-class Prop11Config:
-    """Sizes of :func:`measure_prop11` (g(u, theta) = theta tanh(u), u in R^2, Theta(s) = T0 + T1 sin(omega s + phi)).
+class Prop11Config(Config):
+    """Sizes of :func:`measure_prop11` (g(u, theta) = theta tanh(u), u in R^2, Theta(s) = T0 + T1 sin(omega s + phi))."""
 
-    Attributes
-    ----------
-    grid : tuple of int
-        Depths L (>= 2).
-    seeds : tuple of int
-        Problems (seed s).
-    scale, omega : float
-        Size of T0, T1 and frequency of Theta.
-    index_map : str
-        "paper" (theta_{k+1} = Theta(k/(L-1))) or "reversed" (a wrong map; control).
-    noise : float
-        i.i.d. N(0, noise^2) added to the theta_k (0: Prop. 11's hypothesis; > 0 violates it).
-    """
-
-    grid: tuple = tuple(int(L) for L in P11_GRID)
-    seeds: tuple = (0, 1, 2)
-    scale: float = 1.0
-    omega: float = 3.0
-    index_map: str = "paper"
-    noise: float = 0.0
-
-    def __post_init__(self):
-        cls = "Prop11Config"
-        int_tuple(self.grid, "grid", cls, minimum=2, min_len=2, increasing=True)
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
-        pos_float(self.scale, "scale", cls)
-        pos_float(self.omega, "omega", cls)
-        choice(self.index_map, "index_map", cls, ("paper", "reversed"))
-        pos_float(self.noise, "noise", cls, allow_zero=True)
+    grid: tuple = field(Ints(low=2, min_len=2, increasing=True), tuple(int(L) for L in P11_GRID), "Depths L.")
+    seeds: tuple = seeds_field((0, 1, 2), "Problems (seed s).")
+    scale: float = field(Real(0, closed="neither"), 1.0, "Size of T0, T1.")
+    omega: float = field(Real(0, closed="neither"), 3.0, "Frequency of Theta.")
+    index_map: str = field(Choice("paper", "reversed"), "paper", "\"paper\" (theta_{k+1} = Theta(k/(L-1))) or "
+                           "\"reversed\" (a wrong map; control).")
+    noise: float = field(Real(0), 0.0, "i.i.d. N(0, noise^2) added to the theta_k (0: Prop. 11's hypothesis; > 0 "
+                         "violates it).")
 
 
 @dataclass(frozen=True)
@@ -885,43 +856,29 @@ def measure_prop11(config: Prop11Config) -> Prop11Result:
                                              noise=c.noise))
 
 
-def prop11_verdict(result: Prop11Result):
-    """(fit, expected, measured) of prop-11: slope -1 of the largest gap (floor 1e-11)."""
-    fit = fit_rate(result.grid, result.table, floor=1e-11)
-    return fit, EXPECTED_P11_RATE, {"L_times_gap": (fit.mean_errors() * result.grid).tolist()}
+def prop11_fit(result: Prop11Result):
+    """The fit of the largest gap max_k ||U(k/L) - u_k^L|| against L (floor 1e-11)."""
+    return fit_rate(result.grid, result.table, floor=1e-11)
+
+
+def prop11_verdict(result: Prop11Result) -> Verdict:
+    """A rate, prop-11: slope -1 of the largest gap; ``measured`` adds L times the gap."""
+    fit = prop11_fit(result)
+    return with_measured(rate_verdict(fit, EXPECTED_P11_RATE, grid_label="L"),
+                         L_times_gap=(fit.mean_errors() * result.grid).tolist())
 
 
 @dataclass(frozen=True)
-class Prop7RateConfig:
+class Prop7RateConfig(Config):
     """Sizes of :func:`measure_prop7_rate`: clipped GD (A and B trained) of model (3), tanh, n = 8, d = d' = 2,
-    q = m = 4, from the smooth init (Z^init Lipschitz, App. A) and from the weight-tied one.
+    q = m = 4, from the smooth init (Z^init Lipschitz, App. A) and from the weight-tied one."""
 
-    Attributes
-    ----------
-    grid : tuple of int
-        Depths L.
-    seeds : tuple of int
-    clip, lr, steps : float, float, int
-        Clip level of pi, learning rate, steps (flow time lr x steps).
-    every : int
-        Steps between two evaluations of max_k ||Z_{k+1} - Z_k||.
-    """
-
-    grid: tuple = tuple(int(L) for L in P7_GRID)
-    seeds: tuple = (0, 1, 2)
-    clip: float = P7_RATE_RUN["clip"]
-    lr: float = P7_RATE_RUN["lr"]
-    steps: int = P7_RATE_RUN["steps"]
-    every: int = P7_RATE_RUN["every"]
-
-    def __post_init__(self):
-        cls = "Prop7RateConfig"
-        int_tuple(self.grid, "grid", cls, minimum=2, min_len=2, increasing=True)
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
-        pos_float(self.clip, "clip", cls)
-        pos_float(self.lr, "lr", cls)
-        pos_int(self.steps, "steps", cls)
-        pos_int(self.every, "every", cls)
+    grid: tuple = field(Ints(low=2, min_len=2, increasing=True), tuple(int(L) for L in P7_GRID), "Depths L.")
+    seeds: tuple = seeds_field((0, 1, 2), "Seeds of the data and the initialisation.")
+    clip: float = field(Real(0, closed="neither"), P7_RATE_RUN["clip"], "Clip level of pi.")
+    lr: float = field(Real(0, closed="neither"), P7_RATE_RUN["lr"], "Learning rate.")
+    steps: int = field(Int(low=1), P7_RATE_RUN["steps"], "GD steps (flow time lr x steps).")
+    every: int = field(Int(low=1), P7_RATE_RUN["every"], "Steps between two evaluations of max_k ||Z_{k+1} - Z_k||.")
 
     @property
     def run(self):
@@ -934,7 +891,7 @@ class Prop7RateResult:
     init; ``growth`` = max_t D(t) / D(0); ``Ds`` / ``Dt`` the trajectories D(t); ``log10_alpha_T`` the printed
     exponent alpha T of the Gronwall bound at these runs."""
 
-    config: Prop7RateConfig = field(repr=False)
+    config: Prop7RateConfig = _field(repr=False)
     grid: np.ndarray
     table: np.ndarray
     growth: np.ndarray
@@ -958,57 +915,37 @@ def measure_prop7_rate(config: Prop7RateConfig) -> Prop7RateResult:
     return Prop7RateResult(c, grid, table, growth, Ds, tied, Dt, float((k["log_alpha"] + math.log(T)) / math.log(10)))
 
 
-def prop7_rate_verdict(result: Prop7RateResult):
-    """(fit, expected, measured, fit_tied) of prop-7/rate: slope -1 from the smooth init."""
-    fit, fit_tied = fit_rate(result.grid, result.table), fit_rate(result.grid, result.tied)
-    measured = {"L_times_max_difference": (fit.mean_errors() * result.grid).tolist(),
-                "max_growth_over_T": float(np.max(result.growth)), "log10_alpha_T": result.log10_alpha_T,
-                "tied_init_slope": float(fit_tied.slope), "tied_init_ci": list(fit_tied.ci),
-                "tied_init_L_times_max_difference": (fit_tied.mean_errors() * result.grid).tolist()}
-    return fit, EXPECTED_P7_RATE, measured, fit_tied
+def prop7_rate_fits(result: Prop7RateResult):
+    """(fit from the smooth init, fit from the weight-tied init) of max_{t <= T} max_k ||Z_{k+1} - Z_k|| against L."""
+    return fit_rate(result.grid, result.table), fit_rate(result.grid, result.tied)
+
+
+def prop7_rate_verdict(result: Prop7RateResult) -> Verdict:
+    """A rate, prop-7/rate: slope -1 from the smooth init; ``measured`` adds the growth in t, the printed exponent
+    alpha T and the weight-tied init's fit."""
+    fit, fit_tied = prop7_rate_fits(result)
+    return with_measured(rate_verdict(fit, EXPECTED_P7_RATE, grid_label="L"),
+                         L_times_max_difference=(fit.mean_errors() * result.grid).tolist(),
+                         max_growth_over_T=float(np.max(result.growth)), log10_alpha_T=result.log10_alpha_T,
+                         tied_init_slope=float(fit_tied.slope), tied_init_ci=list(fit_tied.ci),
+                         tied_init_L_times_max_difference=(fit_tied.mean_errors() * result.grid).tolist())
 
 
 @dataclass(frozen=True)
-class Prop8Config:
+class Prop8Config(Config):
     """Sizes of :func:`measure_prop8`: unclipped GD of Eq. (4) on model (3) with sigma = sin (n = 3, d = 4, d' = 1,
-    q = 5), where Prop. 8's hypothesis is certified on Definition 1's M-ball (:func:`p8_hypotheses`).
+    q = 5), where Prop. 8's hypothesis is certified on Definition 1's M-ball (:func:`p8_hypotheses`)."""
 
-    Attributes
-    ----------
-    grid : tuple of int
-        Depths L.
-    seeds : tuple of int
-    M : float
-        Radius of the ball of Definition 1 and of (22).
-    target_scale : float
-        Scale of the targets (the threshold of (22) is proportional to sqrt(l(0))).
-    m : int
-        Residual width.
-    lr, steps, every : float, int, int
-        Learning rate, steps (flow time lr x steps), steps between two parameter snapshots.
-    """
-
-    grid: tuple = tuple(int(L) for L in P8_GRID)
-    seeds: tuple = (0, 1, 2)
-    M: float = P8_BALL
-    target_scale: float = P8_TARGET
-    m: int = P8_M
-    lr: float = P8_LR
-    steps: int = P8_STEPS
-    every: int = P8_EVERY
-
-    def __post_init__(self):
-        cls = "Prop8Config"
-        int_tuple(self.grid, "grid", cls, min_len=2, increasing=True)
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
-        pos_float(self.M, "M", cls)
-        if self.M >= 1.0:
-            raise ValueError(f"`M` of {cls} must be < 1 (the certificate needs s_min(B) >= 1 - M > 0); got {self.M!r}.")
-        pos_float(self.target_scale, "target_scale", cls)
-        pos_int(self.m, "m", cls)
-        pos_float(self.lr, "lr", cls)
-        pos_int(self.steps, "steps", cls)
-        pos_int(self.every, "every", cls)
+    grid: tuple = field(Ints(low=1, min_len=2, increasing=True), tuple(int(L) for L in P8_GRID), "Depths L.")
+    seeds: tuple = seeds_field((0, 1, 2), "Seeds of the data and the initialisation.")
+    M: float = field(Real(0, 1, closed="neither"), P8_BALL, "Radius of the ball of Definition 1 and of (22) (< 1: the "
+                     "certificate needs s_min(B) >= 1 - M > 0).")
+    target_scale: float = field(Real(0, closed="neither"), P8_TARGET, "Scale of the targets (the threshold of (22) is "
+                                "proportional to sqrt(l(0))).")
+    m: int = field(Int(low=1), P8_M, "Residual width.")
+    lr: float = field(Real(0, closed="neither"), P8_LR, "Learning rate.")
+    steps: int = field(Int(low=1), P8_STEPS, "GD steps (flow time lr x steps).")
+    every: int = field(Int(low=1), P8_EVERY, "Steps between two parameter snapshots.")
 
 
 @dataclass(frozen=True)
@@ -1016,7 +953,7 @@ class Prop8Result:
     """``runs[(seed, L)]`` = (t, losses, G, snapshots) of :func:`p8_run`; ``hyps`` per seed; ``hypotheses_ok``;
     ``hypotheses_measured``: the certificate against (22)."""
 
-    config: Prop8Config = field(repr=False)
+    config: Prop8Config = _field(repr=False)
     grid: np.ndarray
     runs: dict
     hyps: list
@@ -1032,8 +969,9 @@ def measure_prop8(config: Prop8Config) -> Prop8Result:
     return Prop8Result(c, np.array(c.grid), runs, hyps, ok, hm)
 
 
-def prop8_loss_verdict(result: Prop8Result):
-    """(BoundResult, expected, measured) of prop-8: l(t) <= exp(-mu_cert t) l(0) on every run."""
+def prop8_loss_verdict(result: Prop8Result) -> Verdict:
+    """A bound, prop-8: l(t) <= exp(-mu_cert t) l(0) on every run; ``measured`` adds the ratios at mu of (22), at
+    the trajectory's smallest PL ratio and in the integrated form."""
     c = result.config
     tracker, traj, integ, at22, finals = BoundTracker(), 0.0, 0.0, 0.0, []
     for s, h in zip(c.seeds, result.hyps):
@@ -1044,71 +982,78 @@ def prop8_loss_verdict(result: Prop8Result):
             traj, integ = max(traj, float(np.max(cert))), max(integ, float(np.max(integrated)))
             at22 = max(at22, float(np.max(losses[1:] / (losses[0] * np.exp(-h["mu22"] * t[1:])))))
             finals.append(float(losses[-1] / losses[0]))
-    measured = {"final_loss_over_initial": [min(finals), max(finals)], "max_ratio_at_mu_of_eq22": at22,
-                "max_ratio_at_trajectory_min_pl_ratio": traj, "max_ratio_integrated_form": integ}
-    return tracker.result(), EXPECTED_P8, measured
+    return with_measured(bound_verdict(tracker.result(), EXPECTED_P8),
+                         final_loss_over_initial=[min(finals), max(finals)], max_ratio_at_mu_of_eq22=at22,
+                         max_ratio_at_trajectory_min_pl_ratio=traj, max_ratio_integrated_form=integ)
 
 
 def _p8_table(result, quantity):
     return np.array([[quantity(result.runs[s, int(L)][3]) for L in result.grid] for s in result.config.seeds])
 
 
-def prop8_bounded_verdict(result: Prop8Result):
-    """(inside_ball, fit, expected, measured) of prop-8/bounded: the runs stay in the M-ball, and the sup over t of
-    the displacement does not grow with L (slope 0)."""
+def prop8_bounded_fit(result: Prop8Result):
+    """The fit of sup_t max-block ||theta(t) - theta(0)|| against L."""
+    return fit_rate(result.grid, _p8_table(result, p8_sup_displacement))
+
+
+def prop8_bounded_verdict(result: Prop8Result) -> Verdict:
+    """A rate, prop-8/bounded: the sup over t of the displacement does not grow with L (slope 0), and the runs
+    stay in the M-ball (``max_displacement <= M``)."""
     table = _p8_table(result, p8_sup_displacement)
     M = result.config.M
-    return (bool(np.max(table) <= M), fit_rate(result.grid, table), EXPECTED_P8_BOUNDED,
-            {"max_displacement_over_M": float(np.max(table) / M)})
+    return rates_verdict({"L": fit_rate(result.grid, table)}, EXPECTED_P8_BOUNDED,
+                         measured={"max_displacement": float(np.max(table)),
+                                   "max_displacement_over_M": float(np.max(table) / M)},
+                         thresholds={"max_displacement_max": M},
+                         context="sup_t max-block ||theta(t) - theta(0)|| against L, and inside the M-ball")
 
 
-def prop8_differences_verdict(result: Prop8Result):
-    """(fit, expected, measured) of prop-8/differences: sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| = O(1/L)."""
-    fit = fit_rate(result.grid, _p8_table(result, p8_sup_difference))
-    return fit, EXPECTED_P8_DIFF, {"L_times_sup_difference": (fit.mean_errors() * result.grid).tolist()}
+def prop8_differences_fit(result: Prop8Result):
+    """The fit of sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| against L."""
+    return fit_rate(result.grid, _p8_table(result, p8_sup_difference))
 
 
-def prop8_convergence_verdict(result: Prop8Result):
-    """(ok, message, measured, per-run fits) of prop-8/convergence: the parameters converge at >= 0.9 mu/2."""
+def prop8_differences_verdict(result: Prop8Result) -> Verdict:
+    """A rate, prop-8/differences: sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| = O(1/L)."""
+    fit = prop8_differences_fit(result)
+    return with_measured(rate_verdict(fit, EXPECTED_P8_DIFF, grid_label="L"),
+                         L_times_sup_difference=(fit.mean_errors() * result.grid).tolist())
+
+
+def prop8_convergence_runs(result: Prop8Result):
+    """The per-run exponential fits of :func:`p8_convergence` (seeds x depths, in that order)."""
     c = result.config
-    results = [p8_convergence(*result.runs[s, int(L)], every=c.every) for s in c.seeds for L in result.grid]
-    ok, msg = p8_convergence_predicate(results)
-    measured = {"rates": [r["rate"] for r in results], "half_mu": [r["half_mu"] for r in results],
-                "r2": [r["r2"] for r in results]}
-    return ok, msg, measured, results
+    return [p8_convergence(*result.runs[s, int(L)], every=c.every) for s in c.seeds for L in result.grid]
+
+
+def prop8_convergence_verdict(result: Prop8Result, expected=EXPECTED_P8_CONV) -> Verdict:
+    """A bound, prop-8/convergence: every run's parameters converge at least at ``rate_fraction_min`` x mu/2
+    (fitted decay rate of ||theta(t + dt) - theta(t)|| over mu_hat/2, min over runs), with an exponential fit
+    (min r^2 >= ``r2_min``)."""
+    results = prop8_convergence_runs(result)
+    measured = {"rate_fraction": min(r["rate"] / r["half_mu"] for r in results), "r2": min(r["r2"] for r in results),
+                "rates": [r["rate"] for r in results], "half_mu": [r["half_mu"] for r in results],
+                "r2_per_run": [r["r2"] for r in results]}
+    return threshold_verdict("bound", measured, {"rate_fraction_min": expected["rate_fraction_min"],
+                                                 "r2_min": expected["r2_min"]},
+                             context=f"{len(results)} runs; min over runs")
 
 
 @dataclass(frozen=True)
-class Prop8CertifiedConfig:
+class Prop8CertifiedConfig(Config):
     """Sizes of :func:`measure_prop8_certified`: the f = 0 instance of model (12) (Z^init = 0, n = 4, d = 8,
-    d' = 2, q = 10, L = 4, GD lr 0.02 for 1000 steps), where a PL constant holds on the whole ball.
+    d' = 2, q = 10, L = 4, GD lr 0.02 for 1000 steps), where a PL constant holds on the whole ball."""
 
-    Attributes
-    ----------
-    seeds : tuple of int
-    target_scale : float
-    M : float
-        Radius of the ball (< 1).
-    """
-
-    seeds: tuple = (0, 1, 2)
-    target_scale: float = P8C["target_scale"]
-    M: float = P8C["M"]
-
-    def __post_init__(self):
-        cls = "Prop8CertifiedConfig"
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
-        pos_float(self.target_scale, "target_scale", cls)
-        pos_float(self.M, "M", cls)
-        if self.M >= 1.0:
-            raise ValueError(f"`M` of {cls} must be < 1; got {self.M!r}.")
+    seeds: tuple = seeds_field((0, 1, 2), "Seeds of the data and the initialisation.")
+    target_scale: float = field(Real(0, closed="neither"), P8C["target_scale"], "Scale of the targets.")
+    M: float = field(Real(0, 1, closed="neither"), P8C["M"], "Radius of the ball (< 1).")
 
 
 @dataclass(frozen=True)
 class Prop8CertifiedResult:
     """``runs``: the :func:`p8_certified` dict per seed."""
 
-    config: Prop8CertifiedConfig = field(repr=False)
+    config: Prop8CertifiedConfig = _field(repr=False)
     runs: list
 
 
@@ -1125,22 +1070,24 @@ def _p8c_bounds(result, sides_of):
     return tracker.result(), per
 
 
-def prop8_certified_verdict(result: Prop8CertifiedResult):
-    """(certified, BoundResult, expected, measured) of prop-8/certified: the PL certificate covers mu of (22) on
-    every seed, and the conclusions of Prop. 8 (printed constants, (i) corrected) hold."""
+def prop8_certified_verdict(result: Prop8CertifiedResult) -> Verdict:
+    """A bound, prop-8/certified: the conclusions of Prop. 8 (printed constants, (i) corrected) hold on every run,
+    max LHS/RHS <= 1; the instances must meet the hypothesis (the PL certificate covers mu of (22) on every seed,
+    ``pl_certificate_over_mu22 >= 1``), else the verdict fails."""
     hyp = [(r["mu_cert"], r["mu22"]) for r in result.runs]
     bound, per = _p8c_bounds(result, p8_certified_sides)
-    measured = {"pl_certificate_over_mu22": [float(a / b) for a, b in hyp], "ratio_per_bound": per}
-    return min(a / b for a, b in hyp) >= 1.0, bound, EXPECTED_P8, measured
+    certified = min(a / b for a, b in hyp) >= 1.0
+    return require(bound_verdict(bound, EXPECTED_P8), certified, "the PL certificate is below mu of (22)",
+                   pl_certificate_over_mu22=[float(a / b) for a, b in hyp], ratio_per_bound=per)
 
 
-def prop8_erratum_verdict(result: Prop8CertifiedResult):
-    """(printed verdict, measured result, expected, corrected verdict, measured) of prop-8/erratum: (i) as printed
-    (||A||_F <= ||A^init||_2 + M) fails, (i) with matching norms holds, on the same runs."""
+def prop8_erratum_verdict(result: Prop8CertifiedResult) -> Verdict:
+    """An erratum, prop-8/erratum: (i) as printed (||A||_F <= ||A^init||_2 + M) fails, (i) with matching norms
+    holds, on the same runs."""
     bound, per = _p8c_bounds(result, p8_printed_norm_sides)
     fixed, fixed_per = _p8c_bounds(result, p8_corrected_norm_sides)
-    return (bound_verdict(bound, EXPECTED_P8), bound, EXPECTED_P8, bound_verdict(fixed, EXPECTED_P8),
-            {"ratio_per_bound": per, "corrected_ratio_per_bound": fixed_per})
+    return with_measured(erratum_verdict(bound_verdict(bound, EXPECTED_P8), bound_verdict(fixed, EXPECTED_P8)),
+                         ratio_per_bound=per, corrected_ratio_per_bound=fixed_per)
 
 
 # ============================================================================ presets and registry
@@ -1172,17 +1119,17 @@ def _register():
     reg("lemma20_mc", Lemma20MCConfig, measure_lemma20_mc, lemma20_mc_verdict, ("implicit-reg/lemma-20/monte-carlo",),
         lambda r: {"freq": [row["freq"] for row in r.rows], "bound": [row["bound"] for row in r.rows]})
     reg("prop11", Prop11Config, measure_prop11, prop11_verdict, ("implicit-reg/prop-11",),
-        lambda r: {"slope": float(prop11_verdict(r)[0].slope)})
+        lambda r: {"slope": float(prop11_fit(r).slope)})
     reg("prop7_rate", Prop7RateConfig, measure_prop7_rate, prop7_rate_verdict, ("implicit-reg/prop-7/rate",),
-        lambda r: {"slope": float(prop7_rate_verdict(r)[0].slope), "log10_alpha_T": r.log10_alpha_T})
+        lambda r: {"slope": float(prop7_rate_fits(r)[0].slope), "log10_alpha_T": r.log10_alpha_T})
     reg("prop8", Prop8Config, measure_prop8, prop8_loss_verdict,
         ("implicit-reg/prop-8", "implicit-reg/prop-8/bounded", "implicit-reg/prop-8/differences",
          "implicit-reg/prop-8/convergence"),
-        lambda r: {"hypotheses_ok": r.hypotheses_ok, "loss_ratio": float(prop8_loss_verdict(r)[0].ratio),
-                   "difference_slope": float(prop8_differences_verdict(r)[0].slope)})
+        lambda r: {"hypotheses_ok": r.hypotheses_ok, "loss_ratio": float(prop8_loss_verdict(r).measured["ratio"]),
+                   "difference_slope": float(prop8_differences_fit(r).slope)})
     reg("prop8_certified", Prop8CertifiedConfig, measure_prop8_certified, prop8_certified_verdict,
         ("implicit-reg/prop-8/certified", "implicit-reg/prop-8/erratum"),
-        lambda r: {"ratio": float(prop8_certified_verdict(r)[1].ratio)})
+        lambda r: {"ratio": float(prop8_certified_verdict(r).measured["ratio"])})
 
 
 _register()

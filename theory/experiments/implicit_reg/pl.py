@@ -37,11 +37,13 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 
 import numpy as np
 
-from theory.claims import qualitative_verdict, rate_verdict
+from theory.claims import (Verdict, erratum_verdict, frequency_verdict, identity_verdict, qualitative_verdict,
+                           rate_verdict, threshold_verdict)
 from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
 from theory.pl import (
     backward_states,
@@ -54,7 +56,8 @@ from theory.pl import (
 )
 from theory.rates import fit_rate, frequency, identity_error
 
-from ._common import choice, float_tuple, int_tuple, pos_float, pos_int
+from ..config import Choice, Choices, Config, Int, Ints, Real, Reals, Seed, field
+from ._common import rates_verdict, require, seeds_field, with_measured
 
 
 def prop5_proxy(n, q, m, L, what="Prop. 5"):
@@ -415,6 +418,10 @@ def _flat(p):
     return np.concatenate([p.A.ravel(), p.V.ravel(), p.W.ravel(), p.B.ravel()])
 
 
+#: the parameters (A, V, W, B) as one flat vector (public name of :func:`_flat`, for the checks' figures)
+flat_params = _flat
+
+
 def long_time_stats(t, snaps, losses, G, Y, start=0.5):
     """Increments ||theta(t_{j+1}) - theta(t_j)|| (all blocks) on the last half: log-slope and r^2, against
     -mean(G/l)/2 (Prop. 8 (iv): ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2}); loss decay on the second half
@@ -489,36 +496,20 @@ def printed_prop5_constants(activation="sin", r=R_ORDER, k_sigma=1.0):
 
 
 @dataclass(frozen=True)
-class Lemma21Config:
-    """Sizes of :func:`measure_lemma21` (sigma = sin, W Gaussian m x d, X with unit columns, d x n).
+class Lemma21Config(Config):
+    """Sizes of :func:`measure_lemma21` (sigma = sin, W Gaussian m x d, X with unit columns, d x n)."""
 
-    Attributes
-    ----------
-    n, d : int
-    ratios : tuple of float
-        m / n (Lemma 21 at m >= 2n).
-    draws : int
-        Seeded draws per ratio (seed 10000 m + s).
-    """
-
-    n: int = L21_N
-    d: int = L21_D
-    ratios: tuple = (2.0, 4.0)
-    draws: int = 200
-
-    def __post_init__(self):
-        cls = "Lemma21Config"
-        pos_int(self.n, "n", cls)
-        pos_int(self.d, "d", cls)
-        float_tuple(self.ratios, "ratios", cls)
-        pos_int(self.draws, "draws", cls)
+    n: int = field(Int(low=1), L21_N, "Number of samples (columns of X).")
+    d: int = field(Int(low=1), L21_D, "Input dimension.")
+    ratios: tuple = field(Reals(0, closed="neither"), (2.0, 4.0), "m / n (Lemma 21 at m >= 2n).")
+    draws: int = field(Int(low=1), 200, "Seeded draws per ratio (seed 10000 m + s).")
 
 
 @dataclass(frozen=True)
 class Lemma21Result:
     """``violations``: indicators of s_min(sigma(WX)) < sqrt(m) |eta_3| / 4; ``s_min_over_sqrt_m`` per draw."""
 
-    config: Lemma21Config = field(repr=False)
+    config: Lemma21Config = _field(repr=False)
     violations: np.ndarray
     s_min_over_sqrt_m: np.ndarray
 
@@ -529,40 +520,26 @@ def measure_lemma21(config: Lemma21Config) -> Lemma21Result:
     return Lemma21Result(c, viol, smin)
 
 
-def lemma21_verdict(result: Lemma21Result, expected=EXPECTED_L21):
-    """(frequency result, expected, measured) of lemma-21: violation frequency <= 0.05 (the printed delta > 1)."""
+def lemma21_verdict(result: Lemma21Result, expected=EXPECTED_L21) -> Verdict:
+    """A frequency, lemma-21: the frequency of s_min(sigma(WX)) < sqrt(m) |eta_3| / 4 is <= 0.05 (the printed
+    delta > 1); ``measured`` adds the sizes, the s_min statistics and the printed delta."""
     c, eta = result.config, ETA3
-    measured = {"n": c.n, "d": c.d, "m_over_n": list(c.ratios), "threshold_s_min_over_sqrt_m": eta / 4,
-                "median_s_min_over_sqrt_m": float(np.median(result.s_min_over_sqrt_m)),
-                "min_s_min_over_sqrt_m": float(np.min(result.s_min_over_sqrt_m)),
-                "printed_delta": [float(printed_delta(int(k * c.n), c.n, c.d, eta)) for k in c.ratios]}
-    return frequency(result.violations, delta=expected["delta"]), expected, measured
+    return with_measured(frequency_verdict(frequency(result.violations, delta=expected["delta"]), expected),
+                         n=c.n, d=c.d, m_over_n=list(c.ratios), threshold_s_min_over_sqrt_m=eta / 4,
+                         median_s_min_over_sqrt_m=float(np.median(result.s_min_over_sqrt_m)),
+                         min_s_min_over_sqrt_m=float(np.min(result.s_min_over_sqrt_m)),
+                         printed_delta=[float(printed_delta(int(k * c.n), c.n, c.d, eta)) for k in c.ratios])
 
 
 @dataclass(frozen=True)
-class TransitionConfig:
-    """Sizes of :func:`measure_transition`: lambda_min(sigma(WX)^T sigma(WX)/m) along m / n.
+class TransitionConfig(Config):
+    """Sizes of :func:`measure_transition`: lambda_min(sigma(WX)^T sigma(WX)/m) along m / n."""
 
-    Attributes
-    ----------
-    n, d : int
-    ratios : tuple of float
-        m / n (increasing; the last one is compared with the m -> infinity kernel).
-    draws : int
-        Seeded draws (seed 7 s + 1).
-    """
-
-    n: int = L21_N
-    d: int = L21_D
-    ratios: tuple = L21_RATIOS
-    draws: int = 20
-
-    def __post_init__(self):
-        cls = "TransitionConfig"
-        pos_int(self.n, "n", cls)
-        pos_int(self.d, "d", cls)
-        float_tuple(self.ratios, "ratios", cls, min_len=2)
-        pos_int(self.draws, "draws", cls)
+    n: int = field(Int(low=1), L21_N, "Number of samples (columns of X).")
+    d: int = field(Int(low=1), L21_D, "Input dimension.")
+    ratios: tuple = field(Reals(0, closed="neither", min_len=2), L21_RATIOS, "m / n (the last one is compared "
+                          "with the m -> infinity kernel).")
+    draws: int = field(Int(low=1), 20, "Seeded draws (seed 7 s + 1).")
 
 
 @dataclass(frozen=True)
@@ -570,7 +547,7 @@ class TransitionResult:
     """``lam`` (draws x ratios), ``lim`` (draws: lambda_min of the limit kernel), ``series``: the closed-form
     kernel against the Hermite series (an IdentityResult, one draw)."""
 
-    config: TransitionConfig = field(repr=False)
+    config: TransitionConfig = _field(repr=False)
     lam: np.ndarray
     lim: np.ndarray
     series: object
@@ -583,8 +560,9 @@ def measure_transition(config: TransitionConfig) -> TransitionResult:
     return TransitionResult(c, lam, lim, identity_error(hermite_kernel(X), sin_kernel(X)))
 
 
-def transition_verdict(result: TransitionResult, expected=EXPECTED_TRANSITION):
-    """(ok, measured, message) of lemma-21/transition (and the kernel's Hermite series to 1e-12)."""
+def transition_verdict(result: TransitionResult, expected=EXPECTED_TRANSITION) -> Verdict:
+    """Qualitative, lemma-21/transition: the shape of lambda_min along m / n (:func:`transition_predicate`), and
+    the kernel's Hermite series to 1e-12; the numbers behind it in ``measured``."""
     eta, lam, lim, series = ETA3, result.lam, result.lim, result.series
     ok, msg = transition_predicate(result.config.ratios, lam, lim, eta, expected)
     ok = ok and series.max_abs_err <= 1e-12
@@ -592,24 +570,16 @@ def transition_verdict(result: TransitionResult, expected=EXPECTED_TRANSITION):
                 "limit_lambda_min_K": lim.tolist(), "eta3_sq_over_8": eta**2 / 8,
                 "bound_ratio_eta3sq_over_8_to_limit": float(np.max(eta**2 / 8 / lim)),
                 "kernel_series_max_abs_err": series.max_abs_err}
-    return ok, measured, msg + f"; kernel vs Hermite series {series.max_abs_err:.1e}"
+    return qualitative_verdict(bool(ok), msg + f"; kernel vs Hermite series {series.max_abs_err:.1e}", measured,
+                               {**expected, "kernel_series_atol": 1e-12})
 
 
 @dataclass(frozen=True)
-class Prop5InitConfig:
+class Prop5InitConfig(Config):
     """Sizes of :func:`measure_prop5_init` (n = 16, d = 6, d' = 2, q = 8, m = 64, sin, init of Section 3, depths
-    L = 1, 4, 16, 64).
+    L = 1, 4, 16, 64)."""
 
-    Attributes
-    ----------
-    seeds : tuple of int
-        Samples (seed s) and initialisations (seed 100 + s).
-    """
-
-    seeds: tuple = (0, 1, 2, 3, 4)
-
-    def __post_init__(self):
-        int_tuple(self.seeds, "seeds", "Prop5InitConfig", minimum=0)
+    seeds: tuple = seeds_field((0, 1, 2, 3, 4), "Samples (seed s) and initialisations (seed 100 + s).")
 
 
 @dataclass(frozen=True)
@@ -630,10 +600,10 @@ def measure_prop5_init(config: Prop5InitConfig) -> Prop5InitResult:
     return Prop5InitResult(got, ref, vg, vr, float(prop5_constants("sin", R_ORDER).mu(P5_N, P5_Q)))
 
 
-def prop5_init_verdict(result: Prop5InitResult, expected=EXPECTED_P5):
-    """(identity result, expected, measured, failure) of prop-5: backprop ratio against its closed form to
-    ``rtol``; ``failure`` is None or why a side condition fails (V-part against its reduced form, ratio below
-    mu, or dependent on L)."""
+def prop5_init_verdict(result: Prop5InitResult, expected=EXPECTED_P5) -> Verdict:
+    """An identity, prop-5: the PL ratio at init by backprop equals its closed form to ``rtol``; it fails too
+    unless the side conditions hold (V-part against its reduced form to ``rtol``, ratio above mu, relative
+    spread over L <= 1e-12)."""
     got, mu = result.got, result.mu
     per_seed = got.reshape(-1, len(P5_DEPTHS))
     spread = float(np.max((per_seed.max(axis=1) - per_seed.min(axis=1)) / per_seed.mean(axis=1)))
@@ -648,30 +618,18 @@ def prop5_init_verdict(result: Prop5InitResult, expected=EXPECTED_P5):
     elif not (mu < got.min() and spread <= 1e-12):
         failure = (f"ratio below mu ({got.min():.3g} vs {mu:.3g}) or L-dependent (relative spread over L "
                    f"{spread:.2e})")
-    return identity_error(got, result.ref), {**expected, "spread_over_L_max": 1e-12}, measured, failure
+    return require(identity_verdict(identity_error(got, result.ref), expected), failure is None, str(failure),
+                   **measured)
 
 
 @dataclass(frozen=True)
-class Thm6Config:
-    """Sizes of :func:`measure_thm6` (GELU, n = 10, d = 8, m = 32, L = 8, A = B = I frozen).
+class Thm6Config(Config):
+    """Sizes of :func:`measure_thm6` (GELU, n = 10, d = 8, m = 32, L = 8, A = B = I frozen)."""
 
-    Attributes
-    ----------
-    lrs : tuple of float
-        Learning rates (decreasing); each run to flow time ``T``.
-    T : float
-    seeds : tuple of int
-    """
-
-    lrs: tuple = tuple(float(x) for x in T6_LRS)
-    T: float = T6_T
-    seeds: tuple = (0, 1, 2)
-
-    def __post_init__(self):
-        cls = "Thm6Config"
-        float_tuple(self.lrs, "lrs", cls, min_len=2)
-        pos_float(self.T, "T", cls)
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
+    lrs: tuple = field(Reals(0, closed="neither", min_len=2), tuple(float(x) for x in T6_LRS), "Learning rates "
+                       "(decreasing); each run to flow time `T`.")
+    T: float = field(Real(0, closed="neither"), T6_T, "Flow time of the runs.")
+    seeds: tuple = seeds_field((0, 1, 2), "Seeds of the data and the initialisation.")
 
 
 @dataclass(frozen=True)
@@ -690,31 +648,24 @@ def measure_thm6(config: Thm6Config) -> Thm6Result:
     return Thm6Result(lrs, res)
 
 
-def thm6_verdict(result: Thm6Result, expected=EXPECTED_T6_IDENTITY):
-    """(fit, expected) of thm-6: the residual of the flow identity is first order in lr (slope +1)."""
-    return fit_rate(result.lrs, result.residuals), expected
+def thm6_fit(result: Thm6Result):
+    """The fit of the residual of the flow identity against lr."""
+    return fit_rate(result.lrs, result.residuals)
+
+
+def thm6_verdict(result: Thm6Result, expected=EXPECTED_T6_IDENTITY) -> Verdict:
+    """A rate, thm-6: the residual of the flow identity dl/dt = -G is first order in lr (slope +1)."""
+    return rate_verdict(thm6_fit(result), expected, grid_label="lr")
 
 
 @dataclass(frozen=True)
-class Thm6ExpConfig:
-    """Sizes of :func:`measure_thm6_exponential` (the setting of :class:`Thm6Config`, one long run).
+class Thm6ExpConfig(Config):
+    """Sizes of :func:`measure_thm6_exponential` (the setting of :class:`Thm6Config`, one long run); flow time
+    lr x steps."""
 
-    Attributes
-    ----------
-    lr, steps : float, int
-        Flow time lr x steps.
-    seed : int
-    """
-
-    lr: float = T6_LONG["lr"]
-    steps: int = T6_LONG["steps"]
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Thm6ExpConfig"
-        pos_float(self.lr, "lr", cls)
-        pos_int(self.steps, "steps", cls, minimum=4)
-        pos_int(self.seed, "seed", cls, minimum=0)
+    lr: float = field(Real(0, closed="neither"), T6_LONG["lr"], "Learning rate.")
+    steps: int = field(Int(low=4), T6_LONG["steps"], "GD steps.")
+    seed: int = field(Seed(), 0, "Seed of the data and the initialisation.")
 
 
 def measure_thm6_exponential(config: Thm6ExpConfig) -> dict:
@@ -722,30 +673,18 @@ def measure_thm6_exponential(config: Thm6ExpConfig) -> dict:
     return exponential_phase(*gd_run(config.lr, config.steps, config.seed))
 
 
-def thm6_exponential_verdict(result: dict, expected=EXPECTED_T6_EXP):
-    """(ok, measured, message) of thm-6/exponential."""
+def thm6_exponential_verdict(result: dict, expected=EXPECTED_T6_EXP) -> Verdict:
+    """Qualitative, thm-6/exponential: log l decays linearly with slope -mean(G/l) (:func:`exponential_predicate`)."""
     ok, msg = exponential_predicate(result, expected)
-    return ok, dict(result), msg
+    return qualitative_verdict(bool(ok), msg, dict(result), dict(expected))
 
 
 @dataclass(frozen=True)
-class WidthConfig:
-    """Sizes of :func:`measure_width` (sin, n = 16, d = 32, d' = 2, L = 4, A and B trained, flow time 5).
+class WidthConfig(Config):
+    """Sizes of :func:`measure_width` (sin, n = 16, d = 32, d' = 2, L = 4, A and B trained, flow time 5)."""
 
-    Attributes
-    ----------
-    ratios : tuple of float
-        m / n.
-    seeds : tuple of int
-    """
-
-    ratios: tuple = P5W_RATIOS
-    seeds: tuple = (0, 1, 2)
-
-    def __post_init__(self):
-        cls = "WidthConfig"
-        float_tuple(self.ratios, "ratios", cls, min_len=2)
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
+    ratios: tuple = field(Reals(0, closed="neither", min_len=2), P5W_RATIOS, "m / n.")
+    seeds: tuple = seeds_field((0, 1, 2), "Seeds of the data and the initialisation.")
 
 
 @dataclass(frozen=True)
@@ -753,7 +692,7 @@ class WidthResult:
     """Per (seed, m/n): ``init`` PL ratio at init, ``noise`` rank noise (max), ``cmin`` certificate (min along
     training, NaN for m < n), ``chain`` largest violation of certificate <= ratio_v <= ratio; ``mu`` of Prop. 5."""
 
-    config: WidthConfig = field(repr=False)
+    config: WidthConfig = _field(repr=False)
     init: np.ndarray
     noise: np.ndarray
     cmin: np.ndarray
@@ -767,8 +706,9 @@ def measure_width(config: WidthConfig) -> WidthResult:
     return WidthResult(c, init, noise, cmin, chain, float(prop5_constants("sin", R_ORDER).mu(P5W_N, P5W_Q)))
 
 
-def width_verdict(result: WidthResult, expected=EXPECTED_P5W):
-    """(ok, measured, message) of prop-5/width."""
+def width_verdict(result: WidthResult, expected=EXPECTED_P5W) -> Verdict:
+    """Qualitative, prop-5/width: rank deficient below m = n, full rank from m = 2n, certificate >= eta_3^2/(16 n)
+    from m = 2n along training (:func:`width_predicate`)."""
     ratios, init, noise, cmin, chain, mu = (result.config.ratios, result.init, result.noise, result.cmin,
                                             result.chain, result.mu)
     ok, msg = width_predicate(ratios, init, noise, cmin, chain, P5W_N, mu, ETA3, expected)
@@ -781,30 +721,16 @@ def width_verdict(result: WidthResult, expected=EXPECTED_P5W):
                 "prop5_mu": mu, "eta3_sq_over_16n": ETA3**2 / (16 * P5W_N),
                 "min_certificate_over_prop5_mu_from_2n": float(np.nanmin(cmin[:, from_2n]) / mu),
                 "min_init_ratio_over_prop5_mu": float(np.min(init) / mu), "chain_violation_max": float(np.max(chain))}
-    return ok, measured, msg
+    return qualitative_verdict(bool(ok), msg, measured, dict(expected))
 
 
 @dataclass(frozen=True)
-class SamplesConfig:
-    """Sizes of :func:`measure_samples` (sin, L = 1, d = 2n, q = d + 2, m = m_over_n n).
+class SamplesConfig(Config):
+    """Sizes of :func:`measure_samples` (sin, L = 1, d = 2n, q = d + 2, m = m_over_n n)."""
 
-    Attributes
-    ----------
-    sizes : tuple of int
-        Sample sizes n (geometric).
-    seeds : tuple of int
-    m_over_n : int
-    """
-
-    sizes: tuple = P5N_SIZES
-    seeds: tuple = tuple(P5N_SEEDS)
-    m_over_n: int = 4
-
-    def __post_init__(self):
-        cls = "SamplesConfig"
-        int_tuple(self.sizes, "sizes", cls, min_len=2, increasing=True)
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
-        pos_int(self.m_over_n, "m_over_n", cls)
+    sizes: tuple = field(Ints(low=1, min_len=2, increasing=True), P5N_SIZES, "Sample sizes n (geometric).")
+    seeds: tuple = seeds_field(tuple(P5N_SEEDS), "Seeds of the data and the initialisation.")
+    m_over_n: int = field(Int(low=1), 4, "Width over sample size.")
 
 
 @dataclass(frozen=True)
@@ -825,51 +751,41 @@ def measure_samples(config: SamplesConfig) -> SamplesResult:
     return SamplesResult(np.array(c.sizes), cert, full, np.array([k.mu(n, 2 * n + P5N_DOUT) for n in c.sizes]))
 
 
-def samples_verdict(result: SamplesResult, expected=EXPECTED_P5N):
-    """(fit, expected, measured) of prop-5/samples: the certificate ~ n^-1."""
-    fit, fit_full = fit_rate(result.sizes, result.cert), fit_rate(result.sizes, result.full)
-    measured = {"estimator": "4 s_min(S)^2/(n m) at init = min over target directions of the V-part PL ratio",
-                "proof_exponent_fixed_q": P5N_PROOF_EXPONENT, "proof_exponent_q_prop_n": -2.0,
-                "beats_proof_exponent": bool(fit.ci[0] > P5N_PROOF_EXPONENT),
-                "full_ratio_slope": fit_full.slope, "full_ratio_ci": list(fit_full.ci),
-                "min_certificate_over_prop5_mu": float(np.min(result.cert / result.mus))}
-    return fit, expected, measured
+def samples_fits(result: SamplesResult):
+    """(fit of the certificate, fit of the full PL ratio) at init against n."""
+    return fit_rate(result.sizes, result.cert), fit_rate(result.sizes, result.full)
+
+
+def samples_verdict(result: SamplesResult, expected=EXPECTED_P5N) -> Verdict:
+    """A rate, prop-5/samples: the certificate ~ n^-1; ``measured`` adds the full ratio's fit and the proof's
+    exponent."""
+    fit, fit_full = samples_fits(result)
+    return with_measured(rate_verdict(fit, expected, grid_label="n"),
+                         estimator="4 s_min(S)^2/(n m) at init = min over target directions of the V-part PL ratio",
+                         proof_exponent_fixed_q=P5N_PROOF_EXPONENT, proof_exponent_q_prop_n=-2.0,
+                         beats_proof_exponent=bool(fit.ci[0] > P5N_PROOF_EXPONENT), full_ratio_slope=fit_full.slope,
+                         full_ratio_ci=list(fit_full.ci),
+                         min_certificate_over_prop5_mu=float(np.min(result.cert / result.mus)))
 
 
 @dataclass(frozen=True)
-class Thm6LimitsConfig:
-    """Sizes of :func:`measure_thm6_limits` (sin, n = 8, d = 16, d' = 2, q = 18, m = 32, lr 0.02, A and B trained).
+class Thm6LimitsConfig(Config):
+    """Sizes of :func:`measure_thm6_limits` (sin, n = 8, d = 16, d' = 2, q = 18, m = 32, lr 0.02, A and B trained)."""
 
-    Attributes
-    ----------
-    depths : tuple of int
-        Each L is compared with 2L (the runs include 2 x the last depth).
-    chunks : int
-        Recorded chunks of 20 steps (flow time 0.4 chunks).
-    kind : str
-        Initialisation ("paper": Section 3; "iid" for controls).
-    data : str
-        "sphere" (||x|| = sqrt q, y = 0.01 N) or "conflict" (x_2 = x_1, y_2 = -y_1: no interpolation).
-    """
-
-    depths: tuple = T6L_DEPTHS
-    chunks: int = T6L["chunks"]
-    kind: str = "paper"
-    data: str = "sphere"
-
-    def __post_init__(self):
-        cls = "Thm6LimitsConfig"
-        int_tuple(self.depths, "depths", cls, minimum=2, min_len=2, increasing=True)
-        pos_int(self.chunks, "chunks", cls, minimum=2)
-        choice(self.kind, "kind", cls, ("paper", "iid", "smooth"))
-        choice(self.data, "data", cls, ("sphere", "conflict"))
+    depths: tuple = field(Ints(low=2, min_len=2, increasing=True), T6L_DEPTHS, "Each L is compared with 2L (the runs "
+                          "include 2 x the last depth).")
+    chunks: int = field(Int(low=2), T6L["chunks"], "Recorded chunks of 20 steps (flow time 0.4 chunks).")
+    kind: str = field(Choice("paper", "iid", "smooth"), "paper", "Initialisation (\"paper\": Section 3; \"iid\" "
+                      "for controls).")
+    data: str = field(Choice("sphere", "conflict"), "sphere", "\"sphere\" (||x|| = sqrt q, y = 0.01 N) or "
+                      "\"conflict\" (x_2 = x_1, y_2 = -y_1: no interpolation).")
 
 
 @dataclass(frozen=True)
 class Thm6LimitsResult:
     """``runs[L]`` = (times, snapshots, losses, G, X, Y) for L in depths and 2 x the last."""
 
-    config: Thm6LimitsConfig = field(repr=False)
+    config: Thm6LimitsConfig = _field(repr=False)
     runs: dict
 
 
@@ -878,55 +794,64 @@ def measure_thm6_limits(config: Thm6LimitsConfig) -> Thm6LimitsResult:
     return Thm6LimitsResult(c, t6_runs(c.kind, c.depths, c.chunks, c.data))
 
 
-def thm6_long_time_verdict(result: Thm6LimitsResult, expected=EXPECTED_T6_LONG):
-    """(ok, measured, message) of thm-6/long-time (every depth)."""
-    results, oks, msgs = {}, [], []
+def thm6_long_time_stats(result: Thm6LimitsResult):
+    """Per depth ``"L=<L>"``: the statistics of :func:`long_time_stats`."""
+    out = {}
     for L in result.config.depths:
         t, snaps, losses, G, X, Y = result.runs[L]
-        st = long_time_stats(t, snaps, losses, G, Y)
+        out[f"L={L}"] = long_time_stats(t, snaps, losses, G, Y)
+    return out
+
+
+def thm6_long_time_verdict(result: Thm6LimitsResult, expected=EXPECTED_T6_LONG) -> Verdict:
+    """Qualitative, thm-6/long-time (every depth, :func:`long_time_predicate`)."""
+    results, oks, msgs = thm6_long_time_stats(result), [], []
+    for key, st in results.items():
         ok, msg = long_time_predicate(st, expected)
-        results[f"L={L}"] = st
         oks.append(ok)
-        msgs.append(f"L = {L}: {msg}")
-    return all(oks), results, "; ".join(m for ok, m in zip(oks, msgs) if not ok) or msgs[-1]
+        msgs.append(f"{key.replace('=', ' = ')}: {msg}")
+    message = "; ".join(m for ok, m in zip(oks, msgs) if not ok) or msgs[-1]
+    return qualitative_verdict(bool(all(oks)), message, results, dict(expected))
 
 
-def thm6_depth_verdict(result: Thm6LimitsResult, expected=EXPECTED_T6_DEPTH):
-    """(fit, expected, measured, fit_h, fit_f) of thm-6/depth-limit: the weights (sup over t) at L and 2L differ
-    by O(1/L); the hidden states are part of the claim (their fit is the one recorded when it fails)."""
+def thm6_depth_fits(result: Thm6LimitsResult):
+    """(weights: sup over t, hidden states: max over k, i at T, outputs: max over i at T): the fits of the
+    distances between depths L and 2L."""
+    par, hid, out = depth_distances(result.runs, result.config.depths)
+    depths = result.config.depths
+    return fit_rate(depths, par), fit_rate(depths, hid), fit_rate(depths, out)
+
+
+def thm6_depth_verdict(result: Thm6LimitsResult, expected=EXPECTED_T6_DEPTH) -> Verdict:
+    """A rate, thm-6/depth-limit: the weights (sup over t) and the hidden states at L and 2L differ by O(1/L)
+    (one rate verdict each); the outputs' fit and the displacements are recorded."""
     depths, runs = result.config.depths, result.runs
-    par, hid, out = depth_distances(runs, depths)
-    fit, fit_h, fit_f = fit_rate(depths, par), fit_rate(depths, hid), fit_rate(depths, out)
-    ok_h = rate_verdict(fit_h, expected)
-    measured = {"hidden_states_slope": fit_h.slope, "hidden_states_ci": list(fit_h.ci), "outputs_slope": fit_f.slope,
-                "outputs_ci": list(fit_f.ci), "hidden_states_verdict": ok_h.status,
+    fit, fit_h, fit_f = thm6_depth_fits(result)
+    measured = {"outputs_slope": fit_f.slope, "outputs_ci": list(fit_f.ci), "hidden_states_ci": list(fit_h.ci),
                 "max_Z_displacement": {f"L={L}": float(np.max(
                     np.linalg.norm(runs[L][1][-1].V - runs[L][1][0].V, axis=(1, 2))
                     + np.linalg.norm(runs[L][1][-1].W - runs[L][1][0].W, axis=(1, 2)))) for L in depths}}
-    recorded = fit if ok_h.status == "pass" else fit_h
-    return recorded, expected, measured, fit, fit_h, fit_f
+    return rates_verdict({"weights": fit, "hidden_states": fit_h}, expected, measured=measured,
+                         context="distances between depths L and 2L")
 
 
-def thm6_smoothness_verdict(result: Thm6LimitsResult, expected=EXPECTED_T6_DEPTH):
-    """(fit, expected) of thm-6/smoothness: max_{t,k} ||Z_{k+1} - Z_k|| = O(1/L)."""
-    return fit_rate(result.config.depths, smoothness(result.runs, result.config.depths)), expected
+def thm6_smoothness_fit(result: Thm6LimitsResult):
+    """The fit of max_{t,k} ||Z_{k+1} - Z_k|| against L."""
+    return fit_rate(result.config.depths, smoothness(result.runs, result.config.depths))
+
+
+def thm6_smoothness_verdict(result: Thm6LimitsResult, expected=EXPECTED_T6_DEPTH) -> Verdict:
+    """A rate, thm-6/smoothness: max_{t,k} ||Z_{k+1} - Z_k|| = O(1/L)."""
+    return rate_verdict(thm6_smoothness_fit(result), expected, grid_label="L")
 
 
 @dataclass(frozen=True)
-class Prop5ErratumConfig:
+class Prop5ErratumConfig(Config):
     """Instances of :func:`measure_prop5_erratum`: the activations whose constants are compared, and the seeds
     of the prop-5 instances whose PL ratio at init the corrected mu must stay below."""
 
-    activations: tuple = ("sin", "tanh")
-    seeds: tuple = (0, 1)
-
-    def __post_init__(self):
-        cls = "Prop5ErratumConfig"
-        if not isinstance(self.activations, tuple) or not self.activations:
-            raise ValueError(f"`activations` of {cls} must be a non-empty tuple; got {self.activations!r}.")
-        for a in self.activations:
-            choice(a, "activations", cls, ("sin", "tanh"))
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
+    activations: tuple = field(Choices("sin", "tanh"), ("sin", "tanh"), "Activations whose constants are compared.")
+    seeds: tuple = seeds_field((0, 1), "Seeds of the prop-5 instances.")
 
 
 @dataclass(frozen=True)
@@ -945,24 +870,27 @@ def measure_prop5_erratum(config: Prop5ErratumConfig) -> Prop5ErratumResult:
                               {a: prop5_constants(a, R_ORDER) for a in config.activations}, float(got.min()))
 
 
-def prop5_erratum_verdict(result: Prop5ErratumResult):
-    """(printed verdict, measured, expected, corrected verdict) of prop-5/erratum: with the signed eta_3 the
-    constants are negative (printed fails); with |eta_3| they are positive and mu lies below the PL ratios at
-    init (corrected holds)."""
+def prop5_erratum_verdict(result: Prop5ErratumResult) -> Verdict:
+    """An erratum, prop-5/erratum: with the signed eta_3 the constants c2, c3, c4 of B.5 are not all positive
+    (printed fails: the smallest of them must be > 0); with |eta_3| they are positive and mu lies strictly below
+    the smallest PL ratio at init (corrected holds)."""
     printed, corrected = result.printed, result.corrected
-    ok = all(v["c2"] > 0 and v["c3"] > 0 and v["c4"] > 0 for v in printed.values())
     mus = {a: c.mu(P5_N, P5_Q) for a, c in corrected.items()}
-    corr_ok = (all(c.c2 > 0 and c.c3 > 0 and c.c4 > 0 for c in corrected.values())
-               and max(mus.values()) < result.min_ratio)
-    measured = {a: {**v, "corrected_c2": corrected[a].c2, "corrected_c3": corrected[a].c3,
-                    "corrected_c4": corrected[a].c4, "corrected_mu": mus[a]} for a, v in printed.items()}
-    measured["min_ratio_at_init"] = result.min_ratio
+    tiny = float(np.nextafter(0.0, 1.0))  # "> 0" as a ">=" threshold
+    p_min = min(min(v["c2"], v["c3"], v["c4"]) for v in printed.values())
+    c_min = min(min(c.c2, c.c3, c.c4) for c in corrected.values())
     msg = "; ".join(f"{a}: eta_3 = {v['eta_r']:.4g}, printed c3 = {v['c3']:.3g}, c4 = {v['c4']:.3g}"
                     for a, v in printed.items())
     cmsg = "; ".join(f"{a}: |eta_3| gives c3 = {c.c3:.3g}, c4 = {c.c4:.3g}, mu = {mus[a]:.3g}"
                      for a, c in corrected.items())
-    return (qualitative_verdict(ok, msg), measured, {"c1..c4": "> 0 (Prop. 5)"},
-            qualitative_verdict(bool(corr_ok), cmsg + f" < min PL ratio at init {result.min_ratio:.3g}"))
+    printed_v = threshold_verdict("bound", {"min_constant": p_min}, {"min_constant_min": tiny}, context=msg)
+    corrected_v = threshold_verdict("bound", {"min_constant": c_min, "max_mu": max(mus.values())},
+                                    {"min_constant_min": tiny,
+                                     "max_mu_max": float(np.nextafter(result.min_ratio, -np.inf))},
+                                    context=cmsg + f"; min PL ratio at init {result.min_ratio:.3g}")
+    measured = {a: {**v, "corrected_c2": corrected[a].c2, "corrected_c3": corrected[a].c3,
+                    "corrected_c4": corrected[a].c4, "corrected_mu": mus[a]} for a, v in printed.items()}
+    return with_measured(erratum_verdict(printed_v, corrected_v), min_ratio_at_init=result.min_ratio, **measured)
 
 
 # =========================================================================== presets and registry
@@ -1000,17 +928,17 @@ def _register():
     reg("prop5_init", Prop5InitConfig, measure_prop5_init, prop5_init_verdict, ("implicit-reg/prop-5",),
         lambda r: {"min_ratio": float(r.got.min()), "mu": r.mu})
     reg("thm6", Thm6Config, measure_thm6, thm6_verdict, ("implicit-reg/thm-6",),
-        lambda r: {"slope": float(thm6_verdict(r)[0].slope)})
+        lambda r: {"slope": float(thm6_fit(r).slope)})
     reg("thm6_exponential", Thm6ExpConfig, measure_thm6_exponential, thm6_exponential_verdict,
         ("implicit-reg/thm-6/exponential",), lambda r: dict(r))
     reg("width", WidthConfig, measure_width, width_verdict, ("implicit-reg/prop-5/width",),
         lambda r: {"init_ratio_median": np.median(r.init, axis=0).tolist()})
     reg("samples", SamplesConfig, measure_samples, samples_verdict, ("implicit-reg/prop-5/samples",),
-        lambda r: {"slope": float(samples_verdict(r)[0].slope)})
+        lambda r: {"slope": float(samples_fits(r)[0].slope)})
     reg("thm6_limits", Thm6LimitsConfig, measure_thm6_limits, thm6_long_time_verdict,
         ("implicit-reg/thm-6/long-time", "implicit-reg/thm-6/depth-limit", "implicit-reg/thm-6/smoothness"),
-        lambda r: {"depth_slope": float(thm6_depth_verdict(r)[3].slope),
-                   "smoothness_slope": float(thm6_smoothness_verdict(r)[0].slope)})
+        lambda r: {"depth_slope": float(thm6_depth_fits(r)[0].slope),
+                   "smoothness_slope": float(thm6_smoothness_fit(r).slope)})
     reg("prop5_erratum", Prop5ErratumConfig, measure_prop5_erratum, prop5_erratum_verdict,
         ("implicit-reg/prop-5/erratum",), lambda r: {"min_ratio": r.min_ratio})
 

@@ -22,91 +22,53 @@ Four experiments, each a frozen config with presets ``"check"`` (what ``pytest c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 
 import numpy as np
 
-from theory._validation import plain
-
-from theory.claims import Verdict, qualitative_verdict, rate_verdict
+from theory.claims import Verdict, threshold_verdict
 from theory.implicit import Params, initialize, loss_and_gradient, synthetic_data, train
 from theory.pl import prop5_constants
 from theory.rates import fit_rate
+
+from ..config import Choice, Choices, Config, Int, Ints, Real, Reals, Seed, field
+from ._common import rates_verdict, seeds_field
 
 __all__ = [
     "Prop5BallConfig", "Prop5BallResult", "prop5_ball", "prop5_ball_verdict",
     "Thm14Config", "Thm14Result", "thm14", "thm14_verdict", "F_FAMILIES",
     "Fig3Config", "Fig3Result", "fig3", "fig3_verdict",
     "Fig4Config", "Fig4Result", "fig4", "fig4_verdict",
-    "PRESETS", "definition1_project", "roughness",
+    "PRESETS", "definition1_project", "roughness", "thm14_fits",
     "BALL_POWER_FACTOR", "BALL_FD_RTOL", "EXPECTED_THM14", "EXPECTED_FIG3", "EXPECTED_FIG4",
     "sphere_sample", "embedding_distance", "general_loss_and_gradient", "f_forward", "f_vjp",
 ]
-
-
-def _pos_int(value, name, cls, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` of {cls} must be an int; got {plain(value)!r}.")
-    if value < minimum:
-        raise ValueError(f"`{name}` of {cls} must be >= {minimum}; got {plain(value)!r}.")
-
-
-def _pos_float(value, name, cls, allow_zero=False):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` of {cls} must be a real number; got {plain(value)!r}.")
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"`{name}` of {cls} must be finite and {'>= 0' if allow_zero else '> 0'}; got {plain(value)!r}.")
 
 
 # =========================================================================== Prop. 5: the ball of Definition 1
 
 
 @dataclass(frozen=True)
-class Prop5BallConfig:
-    """Sizes and search knobs of :func:`prop5_ball`.
+class Prop5BallConfig(Config):
+    """Sizes and search knobs of :func:`prop5_ball`; q = d + d_out (Prop. 5's q >= d + d')."""
 
-    Attributes
-    ----------
-    n, d, d_out, m, L : int
-        Samples, input and output dimensions, residual width, depth; q = d + d_out (Prop. 5's q >= d + d').
-    activation : str
-        Bounded, non-polynomial (Prop. 5): "sin" or "tanh".
-    radii : tuple of float
-        Ball radii as multiples of Prop. 5's M = c3 / sqrt(nq); the first must be 1 (the statement's ball).
-    restarts : int
-        Starting points of the projected descent per ball (the centre, then random points of the ball, half
-        of them on its boundary).
-    steps : int
-        Projected-gradient iterations per start.
-    seed : int
-        Seed of the data, the initialisation and the starting points.
-    """
+    n: int = field(Int(low=1), 4, "Number of samples.")
+    d: int = field(Int(low=1), 6, "Input dimension.")
+    d_out: int = field(Int(low=1), 1, "Output dimension d'.")
+    m: int = field(Int(low=1), 8, "Residual width.")
+    L: int = field(Int(low=1), 2, "Depth.")
+    activation: str = field(Choice("sin", "tanh"), "sin", "Bounded, non-polynomial activation (Prop. 5).")
+    radii: tuple = field(Reals(0, closed="neither"), (1.0, 30.0, 1000.0), "Ball radii as multiples of Prop. 5's "
+                         "M = c3 / sqrt(nq); the first must be 1 (the statement's ball).")
+    restarts: int = field(Int(low=1), 24, "Starting points of the projected descent per ball (the centre, then "
+                          "random points of the ball, half of them on its boundary).")
+    steps: int = field(Int(low=1), 40, "Projected-gradient iterations per start.")
+    seed: int = field(Seed(), 11, "Seed of the data, the initialisation and the starting points.")
 
-    n: int = 4
-    d: int = 6
-    d_out: int = 1
-    m: int = 8
-    L: int = 2
-    activation: str = "sin"
-    radii: tuple = (1.0, 30.0, 1000.0)
-    restarts: int = 24
-    steps: int = 40
-    seed: int = 11
-
-    def __post_init__(self):
-        cls = "Prop5BallConfig"
-        for name in ("n", "d", "d_out", "m", "L", "restarts", "steps"):
-            _pos_int(getattr(self, name), name, cls)
-        _pos_int(self.seed, "seed", cls, minimum=0)
-        if self.activation not in ("sin", "tanh"):
-            raise ValueError(f"`activation` of {cls} must be 'sin' or 'tanh' (Prop. 5 needs a bounded, non-polynomial "
-                             f"activation); got {self.activation!r}.")
-        if not isinstance(self.radii, tuple) or not self.radii:
-            raise TypeError(f"`radii` of {cls} must be a non-empty tuple; got {self.radii!r}.")
-        for r in self.radii:
-            _pos_float(r, "radii", cls)
+    def check(self):
         if self.radii[0] != 1.0:
-            raise ValueError(f"`radii` of {cls} must start with 1.0 (the ball of the statement); got {self.radii!r}.")
+            raise self.invalid("radii", "start with 1.0 (the ball of the statement)")
 
     @property
     def q(self):
@@ -329,20 +291,19 @@ BALL_FD_RTOL = 1e-4
 
 
 def prop5_ball_verdict(result: Prop5BallResult, power_factor=BALL_POWER_FACTOR, fd_rtol=BALL_FD_RTOL) -> Verdict:
-    """Pass iff (a) the search has power: on the ball whose PL constant is 0 it finds a ratio at least
-    ``1/power_factor`` times below its best starting point; (b) the ratio it reports is the ratio (finite
-    differences agree to ``fd_rtol`` at every argmin); (c) on the statement's ball (radius M) the smallest
-    ratio found is >= Prop. 5's mu."""
+    """A bound, prop-5/ball: on the statement's ball (radius M = c3/sqrt(nq)) the smallest PL ratio G/l found
+    is >= Prop. 5's mu = c4/(n sqrt(nq)); the search has power (on a ball whose PL constant is 0 it finds a ratio
+    at most ``power_factor`` times its best starting point) and reports the ratio (finite differences agree to
+    ``fd_rtol`` at every argmin)."""
     r0 = result.rows[0]
-    power_ok = result.power["mu_min"] <= power_factor * result.power["mu_starts"]
-    fd_ok = all(r["fd_rel_err"] <= fd_rtol for r in result.rows)
-    ok = power_ok and fd_ok and r0["mu_min"] >= result.mu
-    msg = (f"power test (PL constant 0 on that ball): min ratio {result.power['mu_min']:.3g} vs best start "
-           f"{result.power['mu_starts']:.3g} (needs <= {power_factor:g} x); ball of radius M = {result.M:.3g}: min "
-           f"ratio found {r0['mu_min']:.4g} (centre {r0['ratio_center']:.4g}) vs Prop. 5's mu {result.mu:.3g}; at "
-           f"{result.rows[-1]['radius_over_M']:g} M: {result.rows[-1]['mu_min']:.4g}; finite differences vs "
-           f"backprop at the argmins: max rel err {max(r['fd_rel_err'] for r in result.rows):.1e}")
-    return qualitative_verdict(bool(ok), msg)
+    measured = {"mu_min_at_M": r0["mu_min"], "power_mu_min": result.power["mu_min"],
+                "max_fd_rel_err": max(r["fd_rel_err"] for r in result.rows), **result.to_measured()}
+    return threshold_verdict("bound", measured, {
+        "mu_min_at_M_min": result.mu, "power_mu_min_max": power_factor * result.power["mu_starts"],
+        "max_fd_rel_err_max": fd_rtol},
+        context=f"mu = {result.mu:.3g}, M = {result.M:.3g}, centre ratio {r0['ratio_center']:.4g}; power test "
+                f"(PL constant 0) from a best start of {result.power['mu_starts']:.3g}; at "
+                f"{result.rows[-1]['radius_over_M']:g} M: {result.rows[-1]['mu_min']:.4g}")
 
 
 # =========================================================================== Theorem 14: general residual maps f
@@ -429,62 +390,29 @@ _F_SCALE = {"gain": {"W": 1.0, "a": 0.5}, "linear": {"Z": 0.5}, "bias_sin": {"V"
 
 
 @dataclass(frozen=True)
-class Thm14Config:
-    """Sizes of :func:`thm14`.
+class Thm14Config(Config):
+    """Sizes of :func:`thm14`: clipped GD of Eq. (5), Z_k <- Z_k - lr pi(L dl/dZ_k), flow time T = lr * steps."""
 
-    Attributes
-    ----------
-    families : tuple of str
-        Residual maps from :data:`F_FAMILIES`.
-    n, q, m : int
-        Samples (standard Gaussian x and y), hidden width q = d = d' (A = B = I, not trained), inner width
-        of ``bias_sin``.
-    depths : tuple of int
-        Each L is compared with 2L (geometric ladder, >= 5 points for a rate).
-    lr, steps : float, int
-        Clipped GD of Eq. (5): Z_k <- Z_k - lr pi(L dl/dZ_k), flow time T = lr * steps.
-    clip : float
-        pi clips each layer's update L dl/dZ_k to this Frobenius norm (bounded, Lipschitz pi).
-    init : str
-        "smooth" (Z_k(0) = Z^init(k/L), one smooth random path for every depth: the hypothesis) or "iid"
-        (independent Z_k(0): a Lipschitz Z^init violated; negative control).
-    seeds : tuple of int
-    """
+    families: tuple = field(Choices(*F_FAMILIES), F_FAMILIES, "Residual maps from :data:`F_FAMILIES`.")
+    n: int = field(Int(low=1), 10, "Samples (standard Gaussian x and y).")
+    q: int = field(Int(low=1), 6, "Hidden width q = d = d' (A = B = I, not trained).")
+    m: int = field(Int(low=1), 8, "Inner width of ``bias_sin``.")
+    depths: tuple = field(Ints(low=2, min_len=2), (8, 16, 32, 64, 128), "Each L is compared with 2L (geometric "
+                          "ladder, >= 5 points for a rate).")
+    lr: float = field(Real(0, closed="neither"), 0.05, "Learning rate of clipped GD.")
+    steps: int = field(Int(low=0), 40, "GD steps; flow time T = lr * steps.")
+    clip: float = field(Real(0, closed="neither"), 10.0, "pi clips each layer's update L dl/dZ_k to this Frobenius "
+                        "norm (bounded, Lipschitz pi).")
+    init: str = field(Choice("smooth", "iid"), "smooth", "\"smooth\" (Z_k(0) = Z^init(k/L), one smooth random path "
+                      "for every depth: the hypothesis) or \"iid\" (independent Z_k(0): a Lipschitz Z^init violated; "
+                      "negative control).")
+    seeds: tuple = seeds_field((0, 1), "Seeds of the data and the initialisation.")
 
-    families: tuple = F_FAMILIES
-    n: int = 10
-    q: int = 6
-    m: int = 8
-    depths: tuple = (8, 16, 32, 64, 128)
-    lr: float = 0.05
-    steps: int = 40
-    clip: float = 10.0
-    init: str = "smooth"
-    seeds: tuple = (0, 1)
-
-    def __post_init__(self):
-        cls = "Thm14Config"
-        if not isinstance(self.families, tuple) or not self.families or any(f not in F_FAMILIES for f in self.families):
-            raise ValueError(f"`families` of {cls} must be a non-empty tuple of {F_FAMILIES}; got {self.families!r}.")
-        for name in ("n", "q", "m"):
-            _pos_int(getattr(self, name), name, cls)
-        _pos_int(self.steps, "steps", cls, minimum=0)
-        if not isinstance(self.depths, tuple) or len(self.depths) < 2:
-            raise ValueError(f"`depths` of {cls} must be a tuple of at least 2 depths; got {self.depths!r}.")
-        for L in self.depths:
-            _pos_int(L, "depths", cls, minimum=2)
-        _pos_float(self.lr, "lr", cls)
-        _pos_float(self.clip, "clip", cls)
-        if self.init not in ("smooth", "iid"):
-            raise ValueError(f"`init` of {cls} must be 'smooth' or 'iid'; got {self.init!r}.")
-        if not isinstance(self.seeds, tuple) or not self.seeds:
-            raise ValueError(f"`seeds` of {cls} must be a non-empty tuple; got {self.seeds!r}.")
-        for s in self.seeds:
-            _pos_int(s, "seeds", cls, minimum=0)
+    def check(self):
         work = sum(self.depths) * 3 * self.steps * len(self.seeds) * len(self.families)
         if work > 5e7:
-            raise ValueError(f"{cls}: about {work:.2g} layer evaluations requested (depths x steps x seeds x "
-                             f"families); reduce them (the check preset needs ~1e5).")
+            raise self.invalid("steps", f"keep depths x steps x seeds x families below 5e7 layer evaluations (about "
+                                        f"{work:.2g} requested; the check preset needs ~1e5)")
 
 
 def _thm14_init(family, L, q, m, seed, init):
@@ -535,7 +463,7 @@ class Thm14Result:
     depths: tuple
     weights: dict
     outputs: dict
-    config: Thm14Config = field(repr=False)
+    config: Thm14Config = _field(repr=False)
 
 
 def thm14(config: Thm14Config) -> Thm14Result:
@@ -558,13 +486,19 @@ def thm14(config: Thm14Config) -> Thm14Result:
 EXPECTED_THM14 = {"slope": -1.0, "tol": 0.15}
 
 
-def thm14_verdict(result: Thm14Result, expected=EXPECTED_THM14):
-    """(Verdict, fits): pass iff the weight distance of every family fits slope -1 within the tolerance."""
-    fits = {f: fit_rate(np.array(result.depths), w) for f, w in result.weights.items()}
-    verdicts = {f: rate_verdict(fit, expected, grid_label="L") for f, fit in fits.items()}
-    ok = all(v.passed for v in verdicts.values())
-    msg = "; ".join(f"{f}: {v.message}" for f, v in verdicts.items())
-    return Verdict("pass" if ok else "fail", msg), fits
+def thm14_fits(result: Thm14Result):
+    """Per family: the fit of ||Z^L(T) - Z^2L(T)||_{L^2(ds)} against L."""
+    return {f: fit_rate(np.array(result.depths), w) for f, w in result.weights.items()}
+
+
+def thm14_verdict(result: Thm14Result, expected=EXPECTED_THM14) -> Verdict:
+    """A rate, thm-14: the weight distance of every family fits slope -1 within the tolerance (one rate verdict
+    per family as ``parts``); ``measured`` adds each family's slope, CI and the outputs' slopes."""
+    fits = thm14_fits(result)
+    per = {f: {"slope": fit.slope, "ci": list(fit.ci)} for f, fit in fits.items()}
+    out = {f: float(np.polyfit(np.log(result.depths), np.log(o.mean(axis=0)), 1)[0]) for f, o in result.outputs.items()}
+    return rates_verdict(fits, expected, measured={"per_family": per, "output_slopes": out},
+                         context="||Z^L(T) - Z^2L(T)||_{L^2(ds)} against L, per residual map f")
 
 
 # =========================================================================== Figures 3 and 4 (Section 5.2, App. E)
@@ -581,41 +515,25 @@ def roughness(z):
 
 
 @dataclass(frozen=True)
-class Fig3Config:
-    """Sizes of :func:`fig3` (model (3) with GELU on Gaussian data, A = B = I not trained).
+class Fig3Config(Config):
+    """Sizes of :func:`fig3` (model (3) with GELU on Gaussian data, A = B = I not trained); GD of Eq. (4)
+    (residual weights at L lr), flow time lr * steps."""
 
-    Attributes
-    ----------
-    n, d, m, L : int
-        Samples, q = d = d', inner width, depth.
-    lr, steps : float, int
-        GD of Eq. (4) (residual weights at L lr), flow time lr * steps.
-    entries : int
-        Random entries of W (the inner weights, the first convolution's analogue) whose path across layers
-        is measured (the figure shows two).
-    seed : int
-    """
+    n: int = field(Int(low=1), 20, "Number of samples.")
+    d: int = field(Int(low=1), 8, "q = d = d', the width of the hidden states.")
+    m: int = field(Int(low=1), 16, "Inner width.")
+    L: int = field(Int(low=3), 32, "Depth.")
+    lr: float = field(Real(0, closed="neither"), 0.05, "Learning rate.")
+    steps: int = field(Int(low=0), 200, "GD steps.")
+    entries: int = field(Int(low=1), 16, "Random entries of W (the inner weights, the first convolution's analogue) "
+                         "whose path across layers is measured (the figure shows two).")
+    seed: int = field(Seed(), 0, "Seed of the data, the entries and the initialisation.")
 
-    n: int = 20
-    d: int = 8
-    m: int = 16
-    L: int = 32
-    lr: float = 0.05
-    steps: int = 200
-    entries: int = 16
-    seed: int = 0
-
-    def __post_init__(self):
-        cls = "Fig3Config"
-        for name in ("n", "d", "m", "entries"):
-            _pos_int(getattr(self, name), name, cls)
-        _pos_int(self.L, "L", cls, minimum=3)
-        _pos_int(self.steps, "steps", cls, minimum=0)
-        _pos_int(self.seed, "seed", cls, minimum=0)
-        _pos_float(self.lr, "lr", cls)
-        if self.steps * self.L * self.n * self.d * self.m > 1e11:
-            raise ValueError(f"{cls}: steps x L x n x d x m = {self.steps * self.L * self.n * self.d * self.m:.2g} "
-                             f"is too large for this experiment (the check preset is ~8e6).")
+    def check(self):
+        work = self.steps * self.L * self.n * self.d * self.m
+        if work > 1e11:
+            raise self.invalid("steps", f"keep steps x L x n x d x m below 1e11 (got {work:.2g}; the check preset "
+                                        "is ~8e6)")
 
 
 @dataclass(frozen=True)
@@ -650,54 +568,34 @@ EXPECTED_FIG3 = {"tied_rho_max": 0.3, "iid_rho_min": 1.0}
 
 
 def fig3_verdict(result: Fig3Result, expected=EXPECTED_FIG3) -> Verdict:
-    """Pass iff every tied entry path has roughness <= tied_rho_max and the median i.i.d. one >= iid_rho_min."""
+    """A bound, fig-3: every tied entry path has roughness <= ``tied_rho_max`` (``tied_rho``: their max) and the
+    median i.i.d. one >= ``iid_rho_min`` (``iid_rho``: their median; white noise sqrt 3)."""
     t, i = result.rho["tied"], result.rho["iid"]
-    ok = float(t.max()) <= expected["tied_rho_max"] and float(np.median(i)) >= expected["iid_rho_min"]
-    msg = (f"roughness of the trained W entries across layers: weight-tied max {t.max():.3g} (<= "
-           f"{expected['tied_rho_max']}), i.i.d. median {np.median(i):.3g} (>= {expected['iid_rho_min']}; white "
-           f"noise sqrt 3); final/initial loss tied {result.loss_ratio['tied']:.3g}, i.i.d. "
-           f"{result.loss_ratio['iid']:.3g}")
-    return qualitative_verdict(bool(ok), msg)
+    measured = {"tied_rho": float(t.max()), "iid_rho": float(np.median(i)), "rho_tied": t.tolist(),
+                "rho_iid": i.tolist(), "loss_ratio": dict(result.loss_ratio)}
+    return threshold_verdict("bound", measured, dict(expected),
+                             context=f"roughness of the trained W entries across layers; final/initial loss tied "
+                                     f"{result.loss_ratio['tied']:.3g}, i.i.d. {result.loss_ratio['iid']:.3g}")
 
 
 @dataclass(frozen=True)
-class Fig4Config:
-    """Sizes of :func:`fig4` (model (3), GELU, Gaussian data, A = B = I not trained).
+class Fig4Config(Config):
+    """Sizes of :func:`fig4` (model (3), GELU, Gaussian data, A = B = I not trained); GD of Eq. (4), flow time
+    lr * steps."""
 
-    Attributes
-    ----------
-    n, d, m, L : int
-    lr, steps : float, int
-        GD of Eq. (4), flow time lr * steps.
-    lengthscale : float
-        Of the smooth initialisation (squared-exponential Gaussian process across s = k/L, Section 4.3).
-    seeds : tuple of int
-        Runs averaged (the figure: 5).
-    """
+    n: int = field(Int(low=1), 20, "Number of samples.")
+    d: int = field(Int(low=1), 8, "q = d = d', the width of the hidden states.")
+    m: int = field(Int(low=1), 16, "Inner width.")
+    L: int = field(Int(low=2), 64, "Depth.")
+    lr: float = field(Real(0, closed="neither"), 0.05, "Learning rate.")
+    steps: int = field(Int(low=0), 100, "GD steps.")
+    lengthscale: float = field(Real(0, closed="neither"), 0.2, "Of the smooth initialisation (squared-exponential "
+                               "Gaussian process across s = k/L, Section 4.3).")
+    seeds: tuple = seeds_field((0, 1, 2, 3, 4), "Runs averaged (the figure: 5).")
 
-    n: int = 20
-    d: int = 8
-    m: int = 16
-    L: int = 64
-    lr: float = 0.05
-    steps: int = 100
-    lengthscale: float = 0.2
-    seeds: tuple = (0, 1, 2, 3, 4)
-
-    def __post_init__(self):
-        cls = "Fig4Config"
-        for name in ("n", "d", "m"):
-            _pos_int(getattr(self, name), name, cls)
-        _pos_int(self.L, "L", cls, minimum=2)
-        _pos_int(self.steps, "steps", cls, minimum=0)
-        _pos_float(self.lr, "lr", cls)
-        _pos_float(self.lengthscale, "lengthscale", cls)
-        if not isinstance(self.seeds, tuple) or not self.seeds:
-            raise ValueError(f"`seeds` of {cls} must be a non-empty tuple; got {self.seeds!r}.")
-        for s in self.seeds:
-            _pos_int(s, "seeds", cls, minimum=0)
+    def check(self):
         if self.steps * self.L * self.n * self.d * self.m * len(self.seeds) > 1e11:
-            raise ValueError(f"{cls}: the requested work is too large for this experiment (check preset ~4e7).")
+            raise self.invalid("steps", "keep steps x L x n x d x m x seeds below 1e11 (the check preset is ~4e7)")
 
 
 @dataclass(frozen=True)
@@ -735,15 +633,16 @@ EXPECTED_FIG4 = {"iid_over_smooth_min": 10.0}  # "an order of magnitude"
 
 
 def fig4_verdict(result: Fig4Result, expected=EXPECTED_FIG4) -> Verdict:
-    """Pass iff, for both weight indices, the run-averaged mean successive difference from the i.i.d. init is
-    at least ``iid_over_smooth_min`` times that from the smooth init."""
+    """A bound, fig-4: for both weight indices (W, index 1; V, index 2), the run-averaged mean successive
+    difference from the i.i.d. init is at least ``iid_over_smooth_min`` times that from the smooth init."""
     sm, iid = result.mean_diff["smooth"].mean(axis=0), result.mean_diff["iid"].mean(axis=0)
     ratio = iid / sm
-    ok = bool(np.all(ratio >= expected["iid_over_smooth_min"]))
-    msg = (f"mean_k ||Z_(k+1) - Z_k||_F after training, i.i.d. / smooth: W (index 1) {ratio[0]:.3g}, V (index 2) "
-           f"{ratio[1]:.3g} (>= {expected['iid_over_smooth_min']:g}); smooth {sm.round(4).tolist()}, i.i.d. "
-           f"{iid.round(4).tolist()}")
-    return qualitative_verdict(ok, msg)
+    low = expected["iid_over_smooth_min"]
+    measured = {"iid_over_smooth_W": float(ratio[0]), "iid_over_smooth_V": float(ratio[1]),
+                **{k: v.tolist() for k, v in result.mean_diff.items()}}
+    return threshold_verdict("bound", measured, {"iid_over_smooth_W_min": low, "iid_over_smooth_V_min": low},
+                             context=f"mean_k ||Z_(k+1) - Z_k||_F after training, i.i.d. / smooth; smooth "
+                                     f"{sm.round(4).tolist()}, i.i.d. {iid.round(4).tolist()}")
 
 
 # =========================================================================== presets

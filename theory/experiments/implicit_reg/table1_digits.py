@@ -38,16 +38,18 @@ normalisation, full-batch GD instead of SGD), not a check of a theorem.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 
 import numpy as np
 
-from theory.backends import resolve, validate_fields
-from theory.claims import Verdict
+from theory.backends import resolve
+from theory.claims import Verdict, qualitative_verdict
 from theory.implicit import forward, initialize, train
 
 from .._digits import N_CLASSES, N_IMAGES, N_PIXELS, load_digits_arrays, sklearn_available
-from ._common import int_tuple, pos_float, pos_int
+from ..config import Choice, Config, Int, Ints, Real, Seed, field
+from ._common import backend_field, backend_fields_check, device_field, seeds_field
 from .section5 import FIG2_RHO_RATIO_MAX, mean_successive_difference, roughness
 
 __all__ = ["Table1DigitsConfig", "Table1DigitsResult", "digits_data", "measure_table1_digits",
@@ -77,65 +79,29 @@ def digits_data(n_train, split_seed=0):
 
 
 @dataclass(frozen=True)
-class Table1DigitsConfig:
-    """Sizes of :func:`measure_table1_digits`.
+class Table1DigitsConfig(Config):
+    """Sizes of :func:`measure_table1_digits`."""
 
-    Attributes
-    ----------
-    depths : tuple of int
-        Two depths L < L' (the smoothness criterion compares rho at both; accuracies are read at L').
-    seeds : tuple of int
-        Initialisation draws (seed s), the "runs" of Table 1.
-    n_train : int
-        Training images (the remaining 1797 - n_train are the test set).
-    m : int
-        Residual width.
-    lr : float
-        Step of the full-batch GD of Eq. (4) (residual weights: L lr; A, B: lr).
-    steps : int
-        Number of steps.
-    split_seed : int
-        Seed of the permutation that splits the images.
-    backend, device, dtype : str
-        Array backend of the training (:mod:`theory.backends`): ``"numpy"`` (default, the package's
-        kernels, :func:`theory.implicit.train`) or ``"torch"`` on ``"cpu"`` or ``"cuda"`` (the seeds
-        and both initialisations of an activation as one batch), ``"float64"`` only: float32
-        passes (float64 weights) moved the roughness rho of the identity/tied row by 2.2e-4 on
-        rho = 4.6e-4 and of the ReLU/tied row by 2.8e-4 on 0.008 (ReLU's derivative flips where
-        sigma's argument is near 0), and the final losses by 4e-5, against the NumPy backend on the
-        "check" preset; the accuracies were equal.
-    """
+    depths: tuple = field(Ints(low=3, min_len=2, max_len=2, increasing=True), (8, 16), "Two depths L < L' (the "
+                          "smoothness criterion compares rho at both; accuracies are read at L').")
+    seeds: tuple = seeds_field((0, 1), "Initialisation draws (seed s), the \"runs\" of Table 1.")
+    n_train: int = field(Int(low=N_CLASSES, high=N_IMAGES - N_CLASSES), 200, "Training images (the remaining "
+                         "1797 - n_train are the test set, at least one per class).")
+    m: int = field(Int(low=1), 16, "Residual width.")
+    lr: float = field(Real(0, closed="neither"), 0.1, "Step of the full-batch GD of Eq. (4) (residual weights: L lr; "
+                      "A, B: lr).")
+    steps: int = field(Int(low=1), 200, "Number of steps.")
+    split_seed: int = field(Seed(), 0, "Seed of the permutation that splits the images.")
+    backend: str = backend_field()
+    device: str = device_field()
+    dtype: str = field(Choice("float64"), "float64", "Floating-point type: \"float64\" only: float32 passes (float64 "
+                       "weights) moved the roughness rho of the identity/tied row by 2.2e-4 on rho = 4.6e-4 and of the "
+                       "ReLU/tied row by 2.8e-4 on 0.008 (ReLU's derivative flips where sigma's argument is near 0), "
+                       "and the final losses by 4e-5, against the NumPy backend on the \"check\" preset; the "
+                       "accuracies were equal.")
 
-    depths: tuple = (8, 16)
-    seeds: tuple = (0, 1)
-    n_train: int = 200
-    m: int = 16
-    lr: float = 0.1
-    steps: int = 200
-    split_seed: int = 0
-    backend: str = "numpy"
-    device: str = "cpu"
-    dtype: str = "float64"
-
-    def __post_init__(self):
-        cls = "Table1DigitsConfig"
-        validate_fields(self, f"theory.experiments.implicit_reg.{cls}")
-        if self.dtype != "float64":
-            raise ValueError(f"`dtype` of theory.experiments.implicit_reg.{cls} must be 'float64': the verdict reads "
-                             f"the roughness of nearly tied weights, which float32 passes change by up to half its "
-                             f"value (measured on the 'check' preset, identity/tied); got {self.dtype!r}.")
-        int_tuple(self.depths, "depths", cls, minimum=3, min_len=2, increasing=True)
-        if len(self.depths) != 2:
-            raise ValueError(f"`depths` of {cls} must hold two depths (L and a larger one); got {self.depths!r}.")
-        int_tuple(self.seeds, "seeds", cls, minimum=0)
-        pos_int(self.n_train, "n_train", cls, minimum=N_CLASSES)
-        if self.n_train > N_IMAGES - N_CLASSES:
-            raise ValueError(f"`n_train` of {cls} must leave at least {N_CLASSES} test images (at most "
-                             f"{N_IMAGES - N_CLASSES}); got {self.n_train!r}.")
-        pos_int(self.m, "m", cls)
-        pos_float(self.lr, "lr", cls)
-        pos_int(self.steps, "steps", cls)
-        pos_int(self.split_seed, "split_seed", cls, minimum=0)
+    def check(self):
+        backend_fields_check(self, "theory.experiments.implicit_reg.Table1DigitsConfig")
 
 
 @dataclass(frozen=True)
@@ -152,7 +118,7 @@ class Table1DigitsResult:
         Figure 4's layer-mean of ||V_{k+1} - V_k||_F + ||W_{k+1} - W_k||_F.
     """
 
-    config: Table1DigitsConfig = field(repr=False)
+    config: Table1DigitsConfig = _field(repr=False)
     n_train: int
     n_test: int
     rows: dict
@@ -223,9 +189,10 @@ def _above(a, b):
     return bool(a[0] - b[0] > max(a[1], b[1]))
 
 
-def table1_digits_verdict(result: Table1DigitsResult, ratio_max=FIG2_RHO_RATIO_MAX, order=ORDER):
-    """(Verdict, measured) of Table 1's message on the digits (the five parts of the module docstring). The
-    verdict passes only if every part reproduces; its message names those that do not."""
+def table1_digits_verdict(result: Table1DigitsResult, ratio_max=FIG2_RHO_RATIO_MAX, order=ORDER) -> Verdict:
+    """Qualitative: Table 1's message on the digits (the five parts of the module docstring, orderings by more
+    than the seeds' interquartile range). The verdict passes only if every part reproduces; its message names
+    those that do not; ``measured["parts"]`` says which part holds."""
     rows, n_te, n_tr = result.rows, result.n_test, result.n_train
     smooth = {k: _smooth(v["rho"], ratio_max) for k, v in rows.items()}
     test = {k: _stats(v["test_correct"], n_te) for k, v in rows.items()}
@@ -259,8 +226,8 @@ def table1_digits_verdict(result: Table1DigitsResult, ratio_max=FIG2_RHO_RATIO_M
     missing = [p for p, ok in parts.items() if not ok]
     head = ("Table 1's message reproduces on digits" if not missing
             else f"not reproduced on digits: {', '.join(missing)}")
-    return Verdict("pass" if not missing else "fail", f"{head} | {table}; fig-4 ratios "
-                   + ", ".join(f"{a} {r:.3g}" for a, r in fig4.items())), measured
+    return qualitative_verdict(not missing, f"{head} | {table}; fig-4 ratios "
+                               + ", ".join(f"{a} {r:.3g}" for a, r in fig4.items()), measured)
 
 
 def plot_table1_digits(result: Table1DigitsResult, cid="implicit-reg/table-1/digits", directory="figures/out"):
