@@ -18,7 +18,6 @@ Array index k of ``V`` and ``W`` stores the paper's layer k + 1 (V_1 .. V_L).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -73,101 +72,10 @@ def _check_entries(count, what, func):
         raise ValueError(f"{func}: {what} would hold {size} float64 entries (> {MAX_ENTRIES:.0e}); reduce the sizes.")
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class Params:
-    r"""Parameters of the network of Eq. (3) (also used for their gradients).
-
-    Attributes
-    ----------
-    A : ndarray, shape (q, d)
-        Input layer, :math:`h_0 = A x`.
-    V : ndarray, shape (L, q, m)
-        Outer residual weights; ``V[k]`` is the paper's :math:`V_{k+1}`.
-    W : ndarray, shape (L, m, q)
-        Inner residual weights; ``W[k]`` is the paper's :math:`W_{k+1}`.
-    B : ndarray, shape (d', q)
-        Output layer, :math:`F(x) = B h_L`.
-    """
-
-    A: np.ndarray
-    V: np.ndarray
-    W: np.ndarray
-    B: np.ndarray
-
-    @property
-    def L(self) -> int:
-        return self.V.shape[0]
-
-    @property
-    def q(self) -> int:
-        return self.A.shape[0]
-
-    @property
-    def m(self) -> int:
-        return self.V.shape[2]
-
-    @property
-    def d(self) -> int:
-        return self.A.shape[1]
-
-    @property
-    def d_out(self) -> int:
-        return self.B.shape[0]
-
-    def as_dict(self) -> dict:
-        """The four arrays, keyed "A", "V", "W", "B"."""
-        return {"A": self.A, "V": self.V, "W": self.W, "B": self.B}
-
-
-def _as_params(params, func, name="params", copy=True) -> Params:
-    """Validated float64 C-contiguous ``params`` (a :class:`Params` or a mapping A, V, W, B).
-
-    ``copy=True`` returns new arrays (for callers that update them in place, as :func:`train`);
-    ``copy=False`` passes arrays that are already float64 and C-contiguous through for reading.
-    """
-    if isinstance(params, Params):
-        raw = params.as_dict()
-    elif isinstance(params, Mapping):
-        missing = [k for k in "AVWB" if k not in params]
-        if missing:
-            raise ValueError(f"`{name}` of {func} must hold the arrays A, V, W, B; missing {missing}.")
-        raw = {k: params[k] for k in "AVWB"}
-    else:
-        raise TypeError(f"`{name}` of {func} must be a theory.implicit.Params or a mapping with keys A, V, W, B; "
-                        f"got {type(params).__name__}.")
-    A = as_float_array(raw["A"], f"{name}.A", func=func, ndim=2, copy=copy)
-    q, d = A.shape
-    if q < 1 or d < 1:
-        raise ValueError(f"`{name}.A` of {func} must have shape (q, d) with q, d >= 1; got {A.shape}.")
-    V = as_float_array(raw["V"], f"{name}.V", func=func, ndim=3, copy=copy)
-    L, qv, m = V.shape
-    if L < 1 or m < 1 or qv != q:
-        raise ValueError(f"`{name}.V` of {func} must have shape (L, q, m) with L, m >= 1 and q = {q} from "
-                         f"`{name}.A`; got {V.shape}.")
-    W = as_float_array(raw["W"], f"{name}.W", func=func, ndim=3, copy=copy)
-    if W.shape != (L, m, q):
-        raise ValueError(f"`{name}.W` of {func} must have shape (L, m, q) = ({L}, {m}, {q}) from `{name}.V`; "
-                         f"got {W.shape}.")
-    B = as_float_array(raw["B"], f"{name}.B", func=func, ndim=2, copy=copy)
-    if B.shape[0] < 1 or B.shape[1] != q:
-        raise ValueError(f"`{name}.B` of {func} must have shape (d', q) with d' >= 1 and q = {q}; got {B.shape}.")
-    return Params(A, V, W, B)
-
-
-def _as_X(X, p: Params, func):
-    X = as_float_array(X, "X", func=func, ndim=2)
-    if X.shape[0] < 1 or X.shape[1] != p.d:
-        raise ValueError(f"`X` of {func} must have shape (n, d) with n >= 1 and d = {p.d} from `params.A`; "
-                         f"got {X.shape}.")
-    return X
-
-
-def _as_Y(Y, n, p: Params, func):
-    Y = as_float_array(Y, "Y", func=func, ndim=2)
-    if Y.shape != (n, p.d_out):
-        raise ValueError(f"`Y` of {func} must have shape (n, d') = ({n}, {p.d_out}) from `X` and `params.B`; "
-                         f"got {Y.shape}.")
-    return Y
+from .._implicit_params import Params
+from .._implicit_params import as_inputs as _as_X
+from .._implicit_params import as_params as _as_params
+from .._implicit_params import as_targets as _as_Y
 
 
 def _code(activation, func):

@@ -117,19 +117,13 @@ def register(k: Kernel) -> Kernel:
     return k
 
 
-def _load_all() -> None:
-    from . import _kernels  # noqa: F401  (registers at import)
-
-
 def kernels() -> list[str]:
     """The names of the oracle's kernels, in registration order."""
-    _load_all()
     return list(_REGISTRY)
 
 
 def kernel(name: str) -> Kernel:
     """The kernel called ``name``; :class:`OracleInputError` lists the known ones otherwise."""
-    _load_all()
     if isinstance(name, Kernel):
         return name
     if name not in _REGISTRY:

@@ -32,7 +32,8 @@ from scipy.special import ndtr
 
 from .._errors import NonFiniteError
 from .._validation import check_choice, check_int, check_interval
-from ..implicit import _api as _implicit
+from .. import implicit as _implicit
+from .._implicit_params import as_inputs, as_params, as_targets
 from ._hermite import hermite_coefficient
 
 __all__ = ["CertifiedPL", "Prop5Constants", "backward_states", "certified_ratio", "init_ratio", "prop5_constants"]
@@ -240,10 +241,10 @@ def prop5_constants(activation="sin", r=None):
 
 
 def _inputs(X, Y, params, activation, func):
-    _implicit._code(activation, func)  # validates the name
-    p = _implicit._as_params(params, func)
-    X = _implicit._as_X(X, p, func)
-    Y = _implicit._as_Y(Y, X.shape[0], p, func)
+    check_choice(activation, "activation", _implicit.ACTIVATIONS, func=func)
+    p = as_params(params, func)
+    X = as_inputs(X, p, func)
+    Y = as_targets(Y, X.shape[0], p, func)
     return X, Y, p
 
 
