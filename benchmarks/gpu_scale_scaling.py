@@ -176,8 +176,7 @@ def _run_jobs(backend, device, size, tag, label, out):
                                                                        if k not in ("backend", "device")},
                  "seconds": round(seconds, 3)}
         if e.verdict is not None:
-            v = e.verdict(result)
-            verdict = v[0]
+            verdict = e.verdict(result)
             entry["verdict"] = {"status": verdict.status, "message": verdict.message[:600]}
         out[key] = entry
         png = OUT / f"gpu_scale_scaling_{key}_{tag}.png"

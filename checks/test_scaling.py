@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from theory.experiments._scaling_fbm import FIG6, FIG6_PRESETS, fig6, fig6_expected
+from theory.experiments.scaling import FIG6, FIG6_PRESETS, fig6, fig6_verdict
 from theory.plots import new_axes, plot_rate, save_figure
 
 # --------------------------------------------------------------------------- Figure 6: fBm paths
@@ -29,7 +29,7 @@ def test_fig6_variogram(claim, name):
     99% normal window of its bootstrap standard error over paths (about 0.01 to 0.02)."""
     hurst = FIG6[name]
     result = fig6(replace(FIG6_PRESETS["check"], hurst=(hurst,)))
-    fit, expected = result.fits[0], fig6_expected(result)[0]
+    fit = result.fits[0]
     n = result.config.n
     ax = new_axes()
     plot_rate(fit, ax=ax, expected_slope=2 * hurst, xlabel=r"$\tau$",
@@ -39,4 +39,4 @@ def test_fig6_variogram(claim, name):
     inset.plot(np.linspace(0, 1, n + 1), result.first_path[0], lw=0.6)
     inset.set_xticks([])
     inset.set_yticks([])
-    claim.rate(fit, expected, figure=save_figure(ax.figure, f"scaling/fig-6/{name}"), grid_label="tau")
+    claim.record(fig6_verdict(result), figure=save_figure(ax.figure, f"scaling/fig-6/{name}"))

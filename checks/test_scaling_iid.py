@@ -36,28 +36,24 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from theory.claims import bound_verdict
 from theory.experiments import experiment
-from theory.experiments._scaling_claims import BOUND_EXPECTED
-from theory.plots import STYLE, plot_rate, save_figure, subplots
-from theory.experiments._scaling_iid import (
+from theory.experiments.scaling import (
     ALIASES,
     ARCHS,
-    FIG2_PRINTED,
-    FIG2_P_MIN,
+    BOUND_EXPECTED,
     FIG_DEPTHS,
     LEMMA14_FAST,
     PROP2_DELTAS,
     THRESHOLD_BETWEEN,
     Z,
-    _alpha,
-    _exact,
-    _grid,
     jac_means,
     regime,
-    worst,
-    predicted_slope,
-    worst_regime,
 )
+from theory.experiments.scaling import alpha as _alpha
+from theory.experiments.scaling import exact_mean_square as _exact
+from theory.experiments.scaling import light_grid as _grid
+from theory.plots import STYLE, plot_rate, save_figure, subplots
 
 
 def _claim(cid, kind, title):
@@ -135,13 +131,15 @@ def test_prop1(claim):
     result = experiment("scaling.prop1").run("check")
     tracker, table = result.tracker, result.table
     res3 = [r for r in table if r["arch"] == "res3"]
-    claim.measured["max_abs_z_res3"] = max(abs(r["kappa"] - 0.5) / r["se"] for r in res3)
-    claim.measured["kappa_range"] = {a: [min(r["kappa"] for r in table if r["arch"] == a),
+    measured = {}
+    measured["max_abs_z_res3"] = max(abs(r["kappa"] - 0.5) / r["se"] for r in res3)
+    measured["kappa_range"] = {a: [min(r["kappa"] for r in table if r["arch"] == a),
                                          max(r["kappa"] for r in table if r["arch"] == a)] for a, _ in ARCHS}
-    claim.measured["max_m8"] = max(r["m8"] for r in table)
+    measured["max_m8"] = max(r["m8"] for r in table)
     fig = _kappa_figure(table, "scaling/prop-1: (A2), MC mean ± 4 s.e. per (law, d, h)",
                         r"$\mathbb{E}\,\|g(h, \theta)\|^2 / \|h\|^2$")
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/prop-1"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/prop-1"),
+                 measured=measured)
 
 
 @_claim("lemma-16", "bound", "Symmetric i.i.d. W: E||sigma(Wx)||^2 in [E||Wx||^2/2, E||Wx||^2], "
@@ -152,7 +150,7 @@ def test_lemma16(claim):
     is tested on the paired difference ||ReLU(Wx)||^2 - ||Wx||^2/2 (zero mean), within 4 s.e."""
     tracker = experiment("scaling.lemma16").run("check").tracker
     fig = _strip_figure(tracker.rows, "law", "scaling/lemma-16: second moments of σ(Wx), d = 16, by law")
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/lemma-16"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/lemma-16"))
 
 
 @pytest.mark.claim("scaling/lemma-16/erratum", kind="erratum", wrong_in="statement",
@@ -167,11 +165,7 @@ def test_lemma16_erratum(claim):
     half, on the same instances (d = 16, 2e4 draws, the four inputs): the symmetric uniform law."""
     exp = experiment("scaling.lemma16_erratum")
     result = exp.run("check")
-    printed, corrected = exp.verdict(result)
-    measured = {**result.measured, "corrected_uniform": corrected.message}
-    claim.erratum(printed, measured=measured,
-                  expected={"printed": "E||ReLU(Wx)||^2 = E||Wx||^2/2 for centered i.i.d. entries", "ratio_max": 1.0},
-                  corrected=corrected)
+    claim.record(exp.verdict(result), measured=result.measured)
 
 
 @_claim("lemma-17", "bound", "Centered i.i.d. entries of variance s^2: E||Wx||^2 = s^2 d ||x||^2")
@@ -180,7 +174,7 @@ def test_lemma17(claim):
     the lemma asks only centered) and Student t(5). |mean - s^2 d ||x||^2| <= 4 s.e."""
     tracker = experiment("scaling.lemma17").run("check").tracker
     fig = _strip_figure(tracker.rows, "law", "scaling/lemma-17: E||Wx||² = s² d ||x||², by law")
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/lemma-17"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/lemma-17"))
 
 
 @_claim("prop-5", "bound", "res-1/2/3 satisfy (A4): 1/2 <= E||d_h g q||^2 / ||q||^2 <= 1 (= 1/2 for res-3)")
@@ -191,13 +185,15 @@ def test_prop5(claim):
     result = experiment("scaling.prop5").run("check")
     tracker, table = result.tracker, result.table
     res3 = [r for r in table if r["arch"] == "res3"]
-    claim.measured["max_abs_z_res3"] = max(abs(r["kappa"] - 0.5) / r["se"] for r in res3)
-    claim.measured["kappa_range"] = {a: [min(r["kappa"] for r in table if r["arch"] == a),
+    measured = {}
+    measured["max_abs_z_res3"] = max(abs(r["kappa"] - 0.5) / r["se"] for r in res3)
+    measured["kappa_range"] = {a: [min(r["kappa"] for r in table if r["arch"] == a),
                                          max(r["kappa"] for r in table if r["arch"] == a)] for a, _ in ARCHS}
-    claim.measured["atom_rademacher_flat_h_d16"] = result.info["atom"]
+    measured["atom_rademacher_flat_h_d16"] = result.info["atom"]
     fig = _kappa_figure(table, "scaling/prop-5: (A4), MC mean ± 4 s.e. per (law, d, h, q)",
                         r"$\mathbb{E}\,\|\partial_h g\, q\|^2 / \|q\|^2$")
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/prop-5"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/prop-5"),
+                 measured=measured)
 
 
 @_claim("lemma-15", "bound", "Conditional moments (E1)-(E7) of Y_k1 = a^2||Vg||^2/||h||^2, Y_k2 = 2a<h,Vg>/||h||^2")
@@ -210,10 +206,12 @@ def test_lemma15(claim):
     for inst, ratio in tracker.rows:
         key = inst["item"].split()[0]
         ratios[key] = max(ratios.get(key, -np.inf), ratio)
-    claim.measured["max_ratio_by_item"] = ratios
+    measured = {}
+    measured["max_ratio_by_item"] = ratios
     fig = _strip_figure(tracker.rows, lambda inst: inst["item"].split()[0],
                         "scaling/lemma-15: (E1)-(E7) at fixed h, d = 16, α = 0.1, by item")
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/lemma-15"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/lemma-15"),
+                 measured=measured)
 
 
 def _lemma14_figure(points, configs=LEMMA14_FAST):
@@ -266,10 +264,12 @@ def test_lemma14(claim):
     log-normal with variance ~ L^{1/2} is not estimable from these samples."""
     result = experiment("scaling.lemma14").run("check")
     tracker, points = result.tracker, result.table
-    claim.measured["means"] = [{"source": s, "beta": b, "L": L, "mean": e.mean, "se": e.se,
+    measured = {}
+    measured["means"] = [{"source": s, "beta": b, "L": L, "mean": e.mean, "se": e.se,
                                 "exact_res3": _exact(L, b, 0.5)} for s, b, L, e in points]
     fig = _lemma14_figure(points)
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/lemma-14"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/lemma-14"),
+                 measured=measured)
 
 
 @_claim("cor-4/limit", "bound", "beta = 1/2: E||h_L - h_0||^2/||h_0||^2 -> e^{1/2} - 1 (RMS ratio -> 0.805), "
@@ -279,9 +279,10 @@ def test_cor4_limit(claim):
     Gaussian sampler (4000 runs) at L in {100, 300, 1000}."""
     result = experiment("scaling.cor4_limit").run("check")
     tracker, rows = result.tracker, result.table
-    claim.measured["rms"] = {f"{src} L={L}": math.sqrt(est.mean) for src, L, est in rows}
-    claim.measured["rms_limit"] = math.sqrt(math.expm1(0.5))
-    claim.bound(tracker.result(), BOUND_EXPECTED)
+    measured = {}
+    measured["rms"] = {f"{src} L={L}": math.sqrt(est.mean) for src, L, est in rows}
+    measured["rms_limit"] = math.sqrt(math.expm1(0.5))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), measured=measured)
 
 
 def _frequency_figure(hists, lines, series, title, xlabel, logx=True):
@@ -336,10 +337,11 @@ def _markov_check(claim, cid, which, symbol):
     result = experiment({"h": "scaling.prop2", "p": "scaling.prop6"}[which]).run("check")
     table, items = result.sample, result.items
     inst, _ = result.worst
-    res, expected = experiment({"h": "scaling.prop2", "p": "scaling.prop6"}[which]).verdict(result)
-    claim.measured["worst"] = inst
-    claim.measured["by_instance"] = [{**i, "freq": r.freq, "ci_high": r.ci[1]} for i, r in items]
-    claim.measured["assumption L alpha^2 <= 1"] = all(i["L_alpha2"] <= 1 for i, _ in items)
+    verdict = experiment({"h": "scaling.prop2", "p": "scaling.prop6"}[which]).verdict(result)
+    measured = {}
+    measured["worst"] = inst
+    measured["by_instance"] = [{**i, "freq": r.freq, "ci_high": r.ci[1]} for i, r in items]
+    measured["assumption L alpha^2 <= 1"] = all(i["L_alpha2"] <= 1 for i, _ in items)
     logs = table.log_h if which == "h" else table.log_p
     hists, series = {}, {}
     for beta in table.betas:
@@ -351,7 +353,7 @@ def _markov_check(claim, cid, which, symbol):
     lines = [(1 / d, f"1/δ, δ = {d:g}", "0.25", ls) for d, ls in zip(PROP2_DELTAS, (":", "--", "-."))]
     title = f"{cid}: {symbol} <= 2Lα²/δ, res-3, d = 40, {len(table.seeds)} seeds"
     fig = _frequency_figure(hists, lines, series, title, rf"{symbol} / (2 L $\alpha_L^2$)")
-    claim.frequency(res, expected, figure=save_figure(fig, cid))
+    claim.record(verdict, figure=save_figure(fig, cid), measured=measured)
 
 
 @_claim("prop-2", "frequency",
@@ -393,16 +395,17 @@ def _prop3_check(claim, cid, name):
     conditions = result.info["assumptions"]
     assert all(conditions.values()), f"{cid}: the setup leaves Proposition 3's assumptions: {conditions}"
     inst, _ = result.worst
-    res, expected = exp.verdict(result)
-    claim.measured.update({"worst": inst, "assumptions": conditions, "setup": dict(setup, activation="leaky_relu 0.8"),
+    verdict = exp.verdict(result)
+    measured = {}
+    measured.update({"worst": inst, "assumptions": conditions, "setup": dict(setup, activation="leaky_relu 0.8"),
                            "by_instance": [{**i, "freq": r.freq} for i, r in items]})
     if form == "stated":
         inner = sample.inner
-        claim.measured["fraction_not_implied"] = float(np.mean((inner < 0) | (inner > 1)))
-        claim.measured["note"] = ("the stated -1/+1 forms follow from the proved ||h_L||^2 forms only when "
+        measured["fraction_not_implied"] = float(np.mean((inner < 0) | (inner > 1)))
+        measured["note"] = ("the stated -1/+1 forms follow from the proved ||h_L||^2 forms only when "
                                   "0 <= <h_L, h_0> <= ||h_0||^2; 'fraction_not_implied' is how often that fails")
     fig = _prop3_figure(sample, items, cid, form, setup)
-    claim.frequency(res, expected, figure=save_figure(fig, cid))
+    claim.record(verdict, figure=save_figure(fig, cid), measured=measured)
 
 
 @_claim("prop-3", "frequency", "w.p. >= 1 - delta: ||h_L||^2/||h_0||^2 > exp(3La^2/8 - sqrt(11La^2/(d delta))) (i) "
@@ -444,8 +447,9 @@ def test_cor4_iii(claim):
     conditions = result.info["assumptions"]
     assert all(conditions.values()), f"scaling/cor-4/iii: the setup leaves the assumptions: {conditions}"
     inst, _ = result.worst
-    res, expected = exp.verdict(result)
-    claim.measured.update({"worst": inst, "assumptions": conditions,
+    verdict = exp.verdict(result)
+    measured = {}
+    measured.update({"worst": inst, "assumptions": conditions,
                            "by_instance": [{**i, "freq": r.freq} for i, r in items]})
     stat = np.exp(2 * sample.log_dist_ratio)
     lines = [(it["upper"], f"upper, δ = {it['delta']:g}: {it['upper']:.3g}", "C2" if it["delta"] == 0.05 else "C3",
@@ -454,7 +458,7 @@ def test_cor4_iii(claim):
                             {"two-sided (iii)": [(it["delta"], r) for it, r in items]},
                             f"scaling/cor-4/iii: res-1 leaky 0.8, d = {d}, L = {L}, β = 1/2",
                             r"$\|h_L - h_0\|^2/\|h_0\|^2$")
-    claim.frequency(res, expected, figure=save_figure(fig, "scaling/cor-4/iii"))
+    claim.record(verdict, figure=save_figure(fig, "scaling/cor-4/iii"), measured=measured)
 
 
 @pytest.mark.slow
@@ -468,10 +472,11 @@ def test_cor4_iii_wide(claim):
     conditions, items = result.info["assumptions"], result.items
     assert all(conditions.values()), conditions
     inst, _ = result.worst
-    res, expected = exp.verdict(result)
-    claim.measured.update({"worst": inst, "assumptions": conditions,
+    verdict = exp.verdict(result)
+    measured = {}
+    measured.update({"worst": inst, "assumptions": conditions,
                            "by_instance": [{**i, "freq": r.freq} for i, r in items]})
-    claim.frequency(res, expected)
+    claim.record(verdict, measured=measured)
 
 
 def _threshold_figure(above, between, cid):
@@ -506,16 +511,13 @@ def test_cor4_threshold(claim):
     exp = experiment("scaling.cor4_threshold")
     result = exp.run("check")
     items = result.above
-    verdict = exp.verdict(result)
-    inst, res = worst(items)
     conditions = result.assumptions
     assert all(conditions.values()), conditions
-    claim.measured.update({"by_instance": [{**i, "freq": r.freq, "ci": list(r.ci)} for i, r in items],
-                           "assumptions": conditions, "nontrivial": verdict.message})
-    assert verdict.passed, verdict.message
     between = [({"d": d, "lower_bound": math.expm1(3 / 8 - math.sqrt(22 / (d * dl)))}, None)
                for d, deltas in THRESHOLD_BETWEEN.items() for dl in deltas]  # drawn only: no runs needed
-    claim.frequency(res, {"delta": res.delta}, figure=_threshold_figure(items, between, "scaling/cor-4/threshold"))
+    claim.record(exp.verdict(result), figure=_threshold_figure(items, between, "scaling/cor-4/threshold"),
+                 measured={"by_instance": [{**i, "freq": r.freq, "ci": list(r.ci)} for i, r in items],
+                           "assumptions": conditions})
 
 
 @pytest.mark.claim("scaling/cor-4/threshold/erratum", kind="erratum", wrong_in="statement",
@@ -532,12 +534,10 @@ def test_cor4_threshold_erratum(claim):
     exp = experiment("scaling.cor4_threshold_erratum")
     result = exp.run("check")
     between, above = result.between, result.above
-    printed, corrected = exp.verdict(result)
     measured = {"between": [{**i, "freq": r.freq, "ci": list(r.ci)} for i, r in between],
                 "above": [{**i, "freq": r.freq, "ci": list(r.ci)} for i, r in above]}
-    claim.erratum(printed, measured, {"printed": "l > 0 for d > 99/(64 delta)",
-                                      "corrected": "l > 0 iff d > 1408/(9 delta)"},
-                  figure=_threshold_figure(above, between, "scaling/cor-4/threshold/erratum"), corrected=corrected)
+    claim.record(exp.verdict(result), figure=_threshold_figure(above, between, "scaling/cor-4/threshold/erratum"),
+                 measured=measured)
 
 
 def _regime_figure(fits, cid, what):
@@ -558,17 +558,8 @@ def _regime_figure(fits, cid, what):
 def _regime_check(claim, cid, what):
     exp = experiment({"h": "scaling.cor4", "p": "scaling.cor8"}[what])
     result = exp.run("check")
-    fits = result.fits
-    fit, expected, per, b = exp.verdict(result)
-    claim.measured["regimes"] = {
-        f"beta={beta:g} ({regime(beta)})": {"slope": f.slope, "ci": list(f.ci), "expected": e["slope"],
-                                            "tol": e["tol"], "asymptotic": predicted_slope(beta),
-                                            "grid": [int(g) for g in f.grid], "status": per[beta].status}
-        for beta, (f, e) in fits.items()}
-    claim.measured.update(result.reference)
-    claim.measured["worst_regime"] = f"beta={b:g}"
-    fig = _regime_figure(fits, cid, what)
-    claim.rate(fit, expected, figure=save_figure(fig, cid), grid_label="L")
+    fig = _regime_figure(result.fits, cid, what)
+    claim.record(exp.verdict(result), figure=save_figure(fig, cid))
 
 
 @_claim("cor-4", "rate", "||h_L - h_0||/||h_0|| ~ L^{(1-2b)/2} -> 0 (b > 1/2), flat (b = 1/2), "
@@ -627,22 +618,17 @@ def _fig_check(claim, cid, what, ylabel):
     exp = experiment({"h": "scaling.fig1", "p": "scaling.fig3"}[what])
     result = exp.run("check")  # the figure's grid FIG_DEPTHS for every panel
     logs, depths = result.logs, result.depths
-    verdict, medians = exp.verdict(result)
-    claim.expected = {"identity": "decreasing; median at L = 1000 within x1.25 of the exact RMS",
-                      "critical": "medians in [0.6, 1.0]", "explosion": "increasing; median >= 100 at L = 1000"}
-    measured = {"medians": medians, "depths": {f"beta={b:g}": list(d) for b, d in depths.items()},
-                "seeds": result.seeds}
     fig = _fig_figure(logs, depths, cid, ylabel)
-    claim.qualitative(verdict.passed, measured, verdict.message, figure=save_figure(fig, cid))
+    claim.record(exp.verdict(result), figure=save_figure(fig, cid))
 
 
-@_claim("fig-1", "qualitative", "||h_L - h_0||/||h_0|| vs L: identity (b = 1), explosion (b = 1/4), "
+@_claim("fig-1", "bound", "||h_L - h_0||/||h_0|| vs L: identity (b = 1), explosion (b = 1/4), "
                                 "non-trivial (b = 1/2); res-3, d = 40")
 def test_fig1(claim):
     _fig_check(claim, "scaling/fig-1", "h", r"$\|h_L - h_0\|/\|h_0\|$")
 
 
-@_claim("fig-3", "qualitative", "||p_0 - p_L||/||p_L|| vs L: identity (b = 1), explosion (b = 1/4), "
+@_claim("fig-3", "bound", "||p_0 - p_L||/||p_L|| vs L: identity (b = 1), explosion (b = 1/4), "
                                 "non-trivial (b = 1/2); res-3, d = 40")
 def test_fig3(claim):
     _fig_check(claim, "scaling/fig-3", "p", r"$\|p_0 - p_L\|/\|p_L\|$")
@@ -672,7 +658,7 @@ def _fig2_figure(r, measured):
     return fig
 
 
-@_claim("fig-2", "qualitative", "beta = 1/2, L = 1000, d = 100: quartiles of ||h_L||/||h_0|| are 1.21 and 1.34, "
+@_claim("fig-2", "identity", "beta = 1/2, L = 1000, d = 100: quartiles of ||h_L||/||h_0|| are 1.21 and 1.34, "
                                 "within the bounds 0.87 and 2.06; the ratio is log-normal")
 def test_fig2(claim):
     """10^4 runs of res-3 with Gaussian weights by the exact-in-law sampler (2 s). The printed bounds are
@@ -682,10 +668,8 @@ def test_fig2(claim):
     exp = experiment("scaling.fig2")
     result = exp.run("check")
     r = result.ratios
-    claim.expected = {**FIG2_PRINTED, "quartile_tol": "0.01 + 95% CI half-width", "normality_p_min": FIG2_P_MIN}
-    verdict, measured = exp.verdict(result)
-    claim.qualitative(verdict.passed, measured, verdict.message,
-                      figure=save_figure(_fig2_figure(r, measured), "scaling/fig-2"))
+    verdict = exp.verdict(result)
+    claim.record(verdict, figure=save_figure(_fig2_figure(r, verdict.measured), "scaling/fig-2"))
 
 
 @_claim("prop-7", "bound", "(1 + a^2/2)^L - 1 <= E||p_0 - p_L||^2/||p_L||^2 <= (1 + a^2)^L - 1 (lower exact for res-3)")
@@ -695,10 +679,12 @@ def test_prop7(claim):
     {1/2, 1}, L = 10..1000), res-1 identity and res-2 leaky 0.8 (100 seeds, L in {10, 30, 100})."""
     result = experiment("scaling.prop7").run("check")
     tracker, points = result.tracker, result.table
-    claim.measured["means"] = [{"source": s, "beta": b, "L": L, "mean": e.mean, "se": e.se} for s, b, L, e in points]
+    measured = {}
+    measured["means"] = [{"source": s, "beta": b, "L": L, "mean": e.mean, "se": e.se} for s, b, L, e in points]
     fig = _strip_figure(tracker.rows, lambda inst: f"{inst['source'].replace('_relu', '')}, β={inst['beta']:g}",
                         "scaling/prop-7: gradient sandwich on (1/d)||J - I||²_F, by network")
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/prop-7"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/prop-7"),
+                 measured=measured)
 
 
 def _cor8_figure(res3, res1, cid):
@@ -733,7 +719,7 @@ def test_cor8_iii(claim):
     result = experiment("scaling.cor8_iii").run("check")
     res3, res1, tracker = result.res3, result.res1, result.corrected
     fig = _cor8_figure(res3, res1, "scaling/cor-8/iii")
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/cor-8/iii"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/cor-8/iii"))
 
 
 @pytest.mark.claim("scaling/cor-8/erratum", kind="erratum", wrong_in="statement", aliases=("marion-thesis/cor-2.8",),
@@ -747,14 +733,12 @@ def test_cor8_erratum(claim):
     sandwich (1 + 1/(2L))^L - 1 <= E <= (1 + 1/L)^L - 1 <= e - 1 (``scaling/cor-8/iii``)."""
     exp = experiment("scaling.cor8_erratum")
     result = exp.run("check")
-    res3, res1, tracker = result.res3, result.res1, result.printed
-    printed, corrected = exp.verdict(result)
+    res3, res1 = result.res3, result.res1
     exact_gap = {L: math.expm1(0.5) - _exact(L, 0.5, 0.5) for L in (1, 10, 100, 1000, 10**6)}
-    measured = {**tracker.result().to_measured(), "exact_gap_e^(1/2)-1_minus_exact": exact_gap,
-                "means": {L: e.mean for L, e in jac_means(res3, 0.5).items()}, "corrected": corrected.message}
-    claim.erratum(printed, measured=measured, expected={"printed_lower": math.expm1(0.5), "ratio_max": 1.0},
-                  figure=save_figure(_cor8_figure(res3, res1, "scaling/cor-8/erratum"), "scaling/cor-8/erratum"),
-                  corrected=corrected)
+    measured = {"exact_gap_e^(1/2)-1_minus_exact": exact_gap, "printed_lower": math.expm1(0.5),
+                "means": {L: e.mean for L, e in jac_means(res3, 0.5).items()}}
+    claim.record(exp.verdict(result), measured=measured,
+                 figure=save_figure(_cor8_figure(res3, res1, "scaling/cor-8/erratum"), "scaling/cor-8/erratum"))
 
 
 @_claim("lemma-19", "bound", "X symmetric s^2-sub-Gaussian: eps|X - X'| is 2s^2-sub-Gaussian (diameter <= sqrt(2) s)")
@@ -763,7 +747,7 @@ def test_lemma19(claim):
     attains the bound (X - X' ~ N(0, 2)): ratio 1 to round-off. Symmetry of X is not needed: X - X' is
     symmetric for any law, and E e^{lam X} E e^{-lam X} <= e^{lam^2 s^2} whenever X is s^2-sub-Gaussian."""
     tracker = experiment("scaling.lemma19").run("check").tracker
-    claim.bound(tracker.result(), BOUND_EXPECTED)
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED))
 
 
 @_claim("lemma-20", "bound", "P(<Vx, y>/(||x|| ||y||) >= t) <= 2 exp(-d t^2 / (4 s^2)) for s^2/d-sub-Gaussian entries")
@@ -771,7 +755,7 @@ def test_lemma20(claim):
     """d = 16, t sqrt(d) in [0, 6]; Gaussian closed form Q(t sqrt d), and 2e4 draws per law for the
     three (A1) laws and three (x, y) pairs."""
     tracker = experiment("scaling.lemma20").run("check").tracker
-    claim.bound(tracker.result(), BOUND_EXPECTED)
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED))
 
 
 @_claim("lemma-21", "bound", "E||Vx||^4/||x||^4 <= 1 + 128 s^4/d and E||Vx||^8/||x||^8 <= 1 + 384 s^4/d + 3072 s^6/d^2")
@@ -782,4 +766,4 @@ def test_lemma21(claim):
     tracker = experiment("scaling.lemma21").run("check").tracker
     fig = _strip_figure(tracker.rows, lambda inst: f"E||Vx||^{inst['moment']}, d={inst['d']}",
                         "scaling/lemma-21: moments of ||Vx||/||x||, 3 laws")
-    claim.bound(tracker.result(), BOUND_EXPECTED, figure=save_figure(fig, "scaling/lemma-21"))
+    claim.record(bound_verdict(tracker.result(), BOUND_EXPECTED), figure=save_figure(fig, "scaling/lemma-21"))

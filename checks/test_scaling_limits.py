@@ -14,7 +14,7 @@ preprint (2022); the thesis numbers (P. Marion's thesis, chapter 2) are recorded
 * Figures 4 and 5 (smooth init, res-3) and Figure 7 with claim E-2 (fGn weights, phase diagram and
   the identity-side slope; the experiments are theory.experiments.scaling.fig7 and .e2).
 
-Each test composes the measurements of :mod:`theory.experiments._scaling_limits` and
+Each test composes the measurements re-exported by
 :mod:`theory.experiments.scaling` (the toolkit's kernels, theory.scaling), records what it measured
 and asserts through the shared verdict functions (theory.claims) or the pure predicates of those
 modules, which the negative controls in ``tests/test_controls_scaling_limits.py`` feed broken settings.
@@ -31,41 +31,37 @@ from hypothesis import strategies as st
 from theory.experiments import experiment
 from theory.plots import STYLE, new_axes, plot_bound, plot_rate, save_figure, subplots
 from theory.rates import BoundTracker
-from theory.scaling import forward
+from theory.claims import bound_verdict
 from theory.experiments.scaling import (
+    CRITICAL_PRESETS,
     E2_PRESETS,
+    EXPLOSION_PRESETS,
     FIG7_PRESETS,
     FIG8_ACCEPT,
     FIG8_PRESETS,
+    FIG8_PROXY,
+    FIG45,
+    FIG45_PRESETS,
+    P10,
+    P12_CRITICAL_RTOL,
+    PROP12_PRESETS,
+    PROP13_PRESETS,
+    critical,
+    critical_verdict,
     e2,
     e2_closed_form,
-    e2_expected,
     e2_verdict,
+    explosion,
+    explosion_result_verdict,
     fig7,
     fig7_verdict,
     fig8,
     fig8_verdict,
-    linearized_mean_square,
-)
-from theory.experiments._scaling_limits import (
-    FIG45,
-    FIG45_EXPECTED,
-    FIG45_PRESETS,
     fig45,
     fig45_result_verdict,
-    FIG8_PROXY,
-    P10,
-    P12_CRITICAL_RTOL,
-    _cases,
-    CRITICAL_PRESETS,
-    EXPLOSION_PRESETS,
-    critical,
-    explosion,
-    explosion_result_verdict,
-    PROP12_PRESETS,
-    PROP13_PRESETS,
+    linearized_mean_square,
+    slope_cases,
     smooth_rate,
-    smooth_rate_expected,
     smooth_rate_verdict,
     tied_linear_instance,
 )
@@ -82,16 +78,16 @@ def test_prop10(claim):
     result = exp.run("check")
     keys = [label for label, _, _ in result.config.pairs]
     fits = list(result.fits)
-    recorded, expected, i = exp.verdict(result)
+    verdict = exp.verdict(result)
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     for k, f in zip(keys, fits):
         plot_rate(f, ax=ax, expected_slope=-0.5 if f is fits[-1] else None, label=k, xlabel="L",
                   ylabel=r"$\mathbb{E}\,\|h_L - H_1\|$ (groups of 20 paths)",
                   title="scaling/prop-10: res-1 (leaky ReLU) vs EM at $L_{ref} = 2^{13}$, d = 4")
-    claim.measured.update({"cases": _cases(fits, keys), "recorded_case": keys[i], "paths": result.config.paths,
-                           "windows": {k: e["tol"] for k, e in zip(keys, result.expected)},
-                           "L_ref": result.config.L_ref, "d": P10["d"], "activation": "leaky_relu (slope 0.8)"})
-    claim.rate(recorded, expected, figure=save_figure(fig, "scaling/prop-10"), grid_label="L")
+    measured = {"cases": slope_cases(fits, keys), "recorded_case": keys[verdict.measured["recorded_pair"]],
+                "paths": result.config.paths, "windows": {k: e["tol"] for k, e in zip(keys, result.expected)},
+                "L_ref": result.config.L_ref, "d": P10["d"], "activation": "leaky_relu (slope 0.8)"}
+    claim.record(verdict, figure=save_figure(fig, "scaling/prop-10"), measured=measured)
 
 
 @pytest.mark.claim("scaling/prop-10/erratum", kind="erratum", wrong_in="statement",
@@ -111,7 +107,7 @@ def test_prop10_erratum(claim):
     result = exp.run("check")
     fit, ok_fit = result.fits
     bound, se = result.bounds[0]
-    printed, corrected = exp.verdict(result)
+    verdict = exp.verdict(result)
     mpl, fig, (ax,) = subplots(1, (8.4, 3.8))
     labels = {"xlabel": "L", "ylabel": r"$\mathbb{E}\,\|h_L - H_1\|$ (groups of 20 paths)",
               "title": "scaling/prop-10/erratum (thesis Prop. 2.10), d = 4"}
@@ -121,13 +117,11 @@ def test_prop10_erratum(claim):
     ax.axhspan(bound - 2 * se, bound + 2 * se, color="C3", alpha=0.15, lw=0,
                label="coupling-free lower bound\n" + r"$|\mathbb{E}\|h_L\| - \mathbb{E}\|H_1\||$ (± 2 s.e.)")
     ax.legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    claim.measured.update({"slope": fit.slope, "ci": list(fit.ci), "grid": fit.grid.tolist(),
-                           "errors": fit.mean_errors().tolist(), "coupling_free_lower_bound": bound,
-                           "lower_bound_se": se, "corrected_slope": ok_fit.slope})
-    claim.erratum(printed, {}, {"slope": -0.5, "tol_printed_pair": result.expected[0]["tol"],
-                                "tol_corrected_pair": result.expected[1]["tol"], "printed_weight_variance_times_d": 2.0,
-                                "printed_sde_diffusion_squared_times_d": 1.0},
-                  figure=save_figure(fig, "scaling/prop-10/erratum"), corrected=corrected)
+    measured = {"slope": fit.slope, "ci": list(fit.ci), "grid": fit.grid.tolist(),
+                "errors": fit.mean_errors().tolist(), "coupling_free_lower_bound": bound, "lower_bound_se": se,
+                "corrected_slope": ok_fit.slope, "printed_weight_variance_times_d": 2.0,
+                "printed_sde_diffusion_squared_times_d": 1.0}
+    claim.record(verdict, figure=save_figure(fig, "scaling/prop-10/erratum"), measured=measured)
 
 
 @pytest.mark.claim("scaling/prop-11", kind="rate", aliases=("marion-thesis/prop-2.11",),
@@ -135,11 +129,11 @@ def test_prop10_erratum(claim):
 def test_prop11(claim):
     exp = experiment("scaling.prop11")
     result = exp.run("check")
-    fit, expected = result.fit, result.expected
+    fit = result.fit
     ax = new_axes()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label="res-2 tanh, trigonometric weights", xlabel="L",
               ylabel=r"$\max_k \|H_{k/L} - h_k\|$", title="scaling/prop-11: ResNet (13) vs neural ODE (14)")
-    claim.rate(fit, expected, figure=save_figure(ax.figure, "scaling/prop-11"), grid_label="L")
+    claim.record(exp.verdict(result), figure=save_figure(ax.figure, "scaling/prop-11"))
 
 
 @pytest.mark.claim("scaling/prop-11/constant", kind="bound", aliases=("marion-thesis/prop-2.11",),
@@ -164,7 +158,8 @@ def test_prop11_constant(claim):
     plot_bound((np.array(lhs), np.array(rhs)), ax=ax, xlabel=r"bound $e^{K_1}(K_2 + 1)K_1/(2L)$",
                ylabel=r"$\max_k \|e^{k\bar V/L}h_0 - (I + \bar V/L)^k h_0\|$",
                title="scaling/prop-11/constant: weight-tied linear res-1")
-    claim.bound(tracker.result(), {"ratio_max": 1.0}, figure=save_figure(ax.figure, "scaling/prop-11/constant"))
+    claim.record(bound_verdict(tracker.result(), {"ratio_max": 1.0}),
+                 figure=save_figure(ax.figure, "scaling/prop-11/constant"))
 
 
 @pytest.mark.claim("scaling/prop-12", kind="rate", aliases=("marion-thesis/prop-2.12",),
@@ -173,9 +168,8 @@ def test_prop12(claim):
     """Statement (i) proves -> 0; its proof gives ||h_L - h_0|| <= C_3 L^{1-beta}, the slope 1 - beta at
     leading order: beta = 1.5 (slope -1/2) and beta = 2 (slope -1). The finite-L slope of the
     second-order expansion on the same grid and draws must lie in the bootstrap interval of the
-    measured one (:func:`theory.experiments._scaling_limits.smooth_rate_verdict`)."""
+    measured one (:func:`theory.experiments.scaling.smooth_rate_verdict`)."""
     result = smooth_rate(PROP12_PRESETS["check"])
-    verdict, measured, i = smooth_rate_verdict(result)
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     for b, f, p in zip(result.config.betas, result.fits, result.predicted):
         plot_rate(f, ax=ax, expected_slope=p, label=f"beta = {b:g}", xlabel="L",
@@ -183,10 +177,7 @@ def test_prop12(claim):
                   ylabel=r"$\|h_L - h_0\| / \|h_0\|$",
                   title="scaling/prop-12: res-3, smooth (trigonometric) weights, d = 8")
     ax.legend(frameon=False, fontsize=7.5)
-    claim.measured.update(measured)
-    claim.rate(result.fits[i], smooth_rate_expected(result)[i], figure=save_figure(fig, "scaling/prop-12"),
-               grid_label="L")
-    assert verdict.passed, verdict.message
+    claim.record(smooth_rate_verdict(result), figure=save_figure(fig, "scaling/prop-12"))
 
 
 @pytest.mark.claim("scaling/prop-12/critical", kind="identity", aliases=("marion-thesis/prop-2.12",),
@@ -194,7 +185,7 @@ def test_prop12(claim):
                          "neural ODE's ||H_1 - H_0|| / ||H_0||")
 def test_prop12_critical(claim):
     res = critical(CRITICAL_PRESETS["check"])
-    grid, net, ode, result = np.asarray(res.config.grid), res.net, res.ode, res.error
+    grid, net, ode = np.asarray(res.config.grid), res.net, res.ode
     ax = new_axes()
     for i in range(len(ode)):
         ax.plot(grid, np.abs(net[i] - ode[i]) / ode[i], "o-", label=f"draw {i}: ODE ratio {ode[i]:.3f}")
@@ -205,8 +196,8 @@ def test_prop12_critical(claim):
     ax.set(xlabel="L", ylabel=r"$|r_L - r_{ODE}| / r_{ODE}$, $r = \|h_L - h_0\| / \|h_0\|$",
            title="scaling/prop-12/critical: beta = 1, res-3, d = 8")
     ax.legend(frameon=False, fontsize=7.5)
-    claim.measured.update({"grid": grid.tolist(), "ratios": net.tolist(), "ode_ratios": ode.tolist()})
-    claim.identity(result, {"rtol": P12_CRITICAL_RTOL}, figure=save_figure(ax.figure, "scaling/prop-12/critical"))
+    claim.record(critical_verdict(res), figure=save_figure(ax.figure, "scaling/prop-12/critical"),
+                 measured={"grid": grid.tolist(), "ratios": net.tolist(), "ode_ratios": ode.tolist()})
 
 
 @pytest.mark.claim("scaling/prop-13", kind="rate", aliases=("marion-thesis/prop-2.13",),
@@ -215,9 +206,8 @@ def test_prop12_critical(claim):
 def test_prop13(claim):
     """beta = 0.25 and 0.5; the finite-L slope of the leading eigen-mode, L ln(1 + L^-beta lambda_1) +
     ln |c_1|, on the same grid and draws must lie in the bootstrap interval of the measured slope
-    (:func:`theory.experiments._scaling_limits.smooth_rate_verdict`); 1 - beta is recorded beside."""
+    (:func:`theory.experiments.scaling.smooth_rate_verdict`); 1 - beta is recorded beside."""
     result = smooth_rate(PROP13_PRESETS["check"])
-    verdict, measured, i = smooth_rate_verdict(result)
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     for b, f, p in zip(result.config.betas, result.fits, result.predicted):
         plot_rate(f, ax=ax, expected_slope=p, label=f"beta = {b:g}", xlabel="L",
@@ -225,13 +215,10 @@ def test_prop13(claim):
                   ylabel=r"$\ln(\|h_L - h_0\| / \|h_0\|)$",
                   title="scaling/prop-13: tied linear res-1, d = 6 (log domain)")
     ax.legend(frameon=False, fontsize=7.5)
-    claim.measured.update(measured)
-    claim.rate(result.fits[i], smooth_rate_expected(result)[i], figure=save_figure(fig, "scaling/prop-13"),
-               grid_label="L")
-    assert verdict.passed, verdict.message
+    claim.record(smooth_rate_verdict(result), figure=save_figure(fig, "scaling/prop-13"))
 
 
-@pytest.mark.claim("scaling/prop-13/explosion", kind="qualitative", aliases=("marion-thesis/prop-2.13",),
+@pytest.mark.claim("scaling/prop-13/explosion", kind="bound", aliases=("marion-thesis/prop-2.13",),
                    title="Linear res-1, smooth weights with V_0^T having a positive eigenvalue, beta < 1: "
                          "max_k ||h_k - h_0|| / ||h_0|| -> infinity")
 def test_prop13_explosion(claim):
@@ -251,29 +238,25 @@ def test_prop13_explosion(claim):
            title="scaling/prop-13/explosion: linear res-1, beta = 0.5")
     ax.legend(frameon=False, fontsize=8)
     bound_raw = np.where(np.isfinite(bound), np.exp(bound), 0.0)
-    claim.expected = {"increasing_in_L": True, "log10_ratio_at_L_max_min": 3.0, "above_proof_bound": True}
-    claim.qualitative(verdict.passed, {
+    claim.record(verdict, figure=save_figure(ax.figure, "scaling/prop-13/explosion"), measured={
         "grid": grid.tolist(), "log10_max_ratio": np.round(logs / np.log(10), 3).tolist(),
-        "proof_bound_at_L_max_positive_part": [float(f"{b:.4g}") for b in bound_raw[:, -1]]},
-        verdict.message, figure=save_figure(ax.figure, "scaling/prop-13/explosion"))
+        "proof_bound_at_L_max_positive_part": [float(f"{b:.4g}") for b in bound_raw[:, -1]]})
 
 
-def _fig45_figure(table, fits, quantity, claim_id):
+def _fig45_figure(table, slopes, quantity, claim_id):
     mpl, fig, axes = subplots(3, (11.0, 3.5))
     grid = FIG45["grid"]
     ylabel = r"$\|h_L - h_0\| / \|h_0\|$" if quantity == "hidden" else r"$\|p_0 - p_L\| / \|p_L\|$"
-    fit_of = {2.0: fits[0], 1.0: fits[1]}
     with mpl.rc_context(STYLE):
         for ax, b in zip(axes, FIG45["betas"]):
             v = table[b]
             lo, med, hi = np.percentile(v, [10, 50, 90], axis=0)
             ax.fill_between(grid, lo, hi, color="C0", alpha=0.2, lw=0, label="10-90% of draws")
             ax.plot(grid, med, "o-", color="C0", label="median")
-            if b in fit_of:
-                f = fit_of[b]
+            if b in slopes:
                 pred = -1.0 if b == 2.0 else 0.0
                 ax.plot(grid, med[0] * (grid / grid[0]) ** pred, "--", color="0.3", lw=1,
-                        label=f"predicted slope {pred:g} (fit {f.slope:.2f})")
+                        label=f"predicted slope {pred:g} (fit {slopes[b]:.2f})")
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_title(f"beta = {b:g}")
@@ -287,19 +270,19 @@ def _fig45_figure(table, fits, quantity, claim_id):
 
 @pytest.mark.parametrize("quantity", [
     pytest.param("hidden", id="scaling/fig-4", marks=pytest.mark.claim(
-        "scaling/fig-4", kind="qualitative", aliases=("marion-thesis/fig-2.4",),
+        "scaling/fig-4", kind="rate", aliases=("marion-thesis/fig-2.4",),
         title="Smooth init, res-3: ||h_L - h_0||/||h_0|| ~ L^-1 at beta = 2, flat at beta = 1, explodes at 1/2")),
     pytest.param("gradient", id="scaling/fig-5", marks=pytest.mark.claim(
-        "scaling/fig-5", kind="qualitative", aliases=("marion-thesis/fig-2.5",),
+        "scaling/fig-5", kind="rate", aliases=("marion-thesis/fig-2.5",),
         title="Smooth init, res-3: ||p_0 - p_L||/||p_L|| ~ L^-1 at beta = 2, flat at beta = 1, explodes at 1/2")),
 ])
 def test_fig45(claim, quantity):
     result = fig45(replace(FIG45_PRESETS["check"], quantity=quantity))
     table = result.table
-    verdict, measured, fits = fig45_result_verdict(result)
+    verdict = fig45_result_verdict(result)
     cid = "scaling/fig-4" if quantity == "hidden" else "scaling/fig-5"
-    claim.expected = dict(FIG45_EXPECTED)
-    claim.qualitative(verdict.passed, measured, verdict.message, figure=_fig45_figure(table, fits, quantity, cid))
+    slopes = {2.0: verdict.measured["slope_beta_2"], 1.0: verdict.measured["slope_beta_1"]}
+    claim.record(verdict, figure=_fig45_figure(table, slopes, quantity, cid))
 
 
 # =========================================================================== Figure 7 and E-2
@@ -342,16 +325,10 @@ def _fig7_figure(result, claim_id):
 
 def _fig7(claim, claim_id, config):
     result = fig7(config)
-    verdict, measured = fig7_verdict(result)
-    claim.expected = {"level_minus1_crossing": "closed form at depth L (first order in alpha^2), inside the "
-                                               f"simultaneous {round(100 * config.ci_level)}% jackknife-t CI "
-                                               "(Bonferroni), both panels",
-                      "level0_crossing": "not above max(H, 1/2), increasing in H on H >= 1/2",
-                      "limit": "closed-form exponent -> max(H, 1/2) (hidden)"}
-    claim.qualitative(verdict.passed, measured, verdict.message, figure=_fig7_figure(result, claim_id))
+    claim.record(fig7_verdict(result), figure=_fig7_figure(result, claim_id))
 
 
-@pytest.mark.claim("scaling/fig-7", kind="qualitative", aliases=("marion-thesis/fig-2.7",),
+@pytest.mark.claim("scaling/fig-7", kind="identity", aliases=("marion-thesis/fig-2.7",),
                    title="fGn weights of Hurst index H, res-3, L = 1000: critical beta*(H) = max(H, 1/2); "
                          "finite-L crossings match the closed form within the draws' simultaneous CI")
 def test_fig7(claim):
@@ -359,7 +336,7 @@ def test_fig7(claim):
 
 
 @pytest.mark.slow
-@pytest.mark.claim("scaling/fig-7/fine", kind="qualitative", aliases=("marion-thesis/fig-2.7",),
+@pytest.mark.claim("scaling/fig-7/fine", kind="identity", aliases=("marion-thesis/fig-2.7",),
                    title="Figure 7 at the paper's range of Hurst indices (0.05 .. 0.97), finer beta grid")
 def test_fig7_fine(claim):
     _fig7(claim, "scaling/fig-7/fine", FIG7_PRESETS["paper"])
@@ -394,7 +371,7 @@ def _fig8_figure(result, claim_id):
     return save_figure(fig, claim_id)
 
 
-@pytest.mark.claim("scaling/fig-8", kind="qualitative", aliases=("marion-thesis/fig-2.8", "marion-thesis/fig-1.1"),
+@pytest.mark.claim("scaling/fig-8", kind="bound", aliases=("marion-thesis/fig-2.8", "marion-thesis/fig-1.1"),
                    proxy=FIG8_PROXY,
                    title="After training, the weights keep the regularity of their initialisation in the layer "
                          "index: smooth init (beta = 1) stays smooth, i.i.d. inits stay rough")
@@ -403,9 +380,7 @@ def test_fig8(claim):
     with beta = 1. Regularity = variogram exponent of k -> theta_k over lags 1..8 (0 i.i.d., 1 Brownian,
     2 smooth), median over the coordinates of V and W; training must halve the loss and move the weights."""
     result = fig8(FIG8_PRESETS["check"])
-    verdict, measured = fig8_verdict(result)
-    claim.expected = dict(FIG8_ACCEPT)
-    claim.qualitative(verdict.passed, measured, verdict.message, figure=_fig8_figure(result, "scaling/fig-8"))
+    claim.record(fig8_verdict(result), figure=_fig8_figure(result, "scaling/fig-8"))
 
 
 # E-2: the identity side of Figure 7 as a rate. Section 4.1 reads the critical beta of res-3 with fGn
@@ -471,8 +446,4 @@ def test_e2(claim):
     """Cases H = 0.2, 0.5, 0.8, 0.9 at beta = 1.2 (E2_PRESETS["check"]); records the worst case, every
     case in ``measured["cases"]`` with its asymptotic slope."""
     result = e2(E2_PRESETS["check"])
-    verdict, measured, worst = e2_verdict(result)
-    claim.measured.update(measured)
-    figure = _e2_figure(result, "scaling/e-2")
-    claim.rate(result.fits[worst], e2_expected(result)[worst], figure=figure, grid_label="L")
-    assert verdict.passed, verdict.message
+    claim.record(e2_verdict(result), figure=_e2_figure(result, "scaling/e-2"))

@@ -263,7 +263,7 @@ def _cli(args, capsys):
     (["run", "scaling.prop1", "--backend", "torch"], "no `backend` field"),
     (["run", "scaling.nope"], "no experiment named"),
     (["run", "scaling.fig7_grid", "--preset", "huge"], "--preset"),
-    (["run", "scaling.fig7_grid", "--set", "L=abc"], "'L'"),
+    (["run", "scaling.fig7_grid", "--set", "L=abc"], "`L`"),
     (["run", "scaling.fig7_grid", "--set", "width=3"], "NAME=VALUE"),
 ])
 def test_cli_run_bad_input_exit_2(args, word, capsys):

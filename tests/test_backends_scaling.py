@@ -62,13 +62,13 @@ def test_fig9_verdict_reads_the_message():
     # H = 0.2 (line 0.5): identity beta >= 0.6 -> 0.7, 1.0; far beta <= 0.2 -> 0.2
     # H = 0.8 (line 0.8): identity beta >= 0.9 -> 1.0; far beta <= 0.5 -> 0.2, 0.5
     good = [[0.10, 0.60, 0.90, 0.92], [0.11, 0.12, 0.50, 0.90]]
-    assert fig9_verdict(_fake_fig9(good))[0].passed
+    assert fig9_verdict(_fake_fig9(good)).passed
     not_learned = [[0.10, 0.60, 0.90, 0.92], [0.11, 0.12, 0.50, 0.70]]
-    assert not fig9_verdict(_fake_fig9(not_learned))[0].passed
+    assert not fig9_verdict(_fake_fig9(not_learned)).passed
     learned_below = [[0.10, 0.60, 0.90, 0.92], [0.11, 0.85, 0.50, 0.90]]
-    assert not fig9_verdict(_fake_fig9(learned_below))[0].passed
+    assert not fig9_verdict(_fake_fig9(learned_below)).passed
     overflowed_identity = [[0.10, 0.60, np.nan, 0.92], [0.11, 0.12, 0.50, 0.90]]
-    assert not fig9_verdict(_fake_fig9(overflowed_identity))[0].passed
+    assert not fig9_verdict(_fake_fig9(overflowed_identity)).passed
 
 
 @needs_torch
@@ -81,7 +81,7 @@ def test_fig8_torch_keeps_the_numpy_draws_and_records():
     for s in range(3):
         assert np.array_equal(a.path_init[s], b.path_init[s])
         assert np.array_equal(a.exponent_curve[s][:, 0], b.exponent_curve[s][:, 0])
-    assert e.verdict(a)[0].status == e.verdict(b)[0].status
+    assert e.verdict(a).status == e.verdict(b).status
 
 
 @needs_torch

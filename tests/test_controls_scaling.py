@@ -35,7 +35,7 @@ def test_fig6_verdict_rejects_paths_of_h_shifted_by_005():
     from dataclasses import replace
 
     result = chk.fig6(replace(chk.FIG6_PRESETS["check"], hurst=(0.2, 0.8), path_hurst_shift=0.05))
-    assert all(v.status == "fail" for v in chk.fig6_verdict(result))
+    assert all(chk.fig6_verdict(result, i).status == "fail" for i in range(len(result.fits)))
 
 
 @pytest.mark.parametrize("field, value", [("hurst", ()), ("hurst", (1.2,)), ("n", 1), ("paths", 0),
@@ -56,7 +56,8 @@ def test_fig6_window_is_derived_from_the_scatter_and_rejects_slope_2h_plus_005()
 
     for seed in (1, 6):
         result = chk.fig6(replace(chk.FIG6_PRESETS["check"], seed=seed))
-        for fit, exp, verdict in zip(result.fits, chk.fig6_expected(result), chk.fig6_verdict(result)):
+        for i, (fit, exp) in enumerate(zip(result.fits, chk.fig6_expected(result))):
+            verdict = chk.fig6_verdict(result, i)
             assert verdict.status == "pass", verdict.message
             assert 0.0 < exp["tol"] < 0.03
             for shift in (-0.05, 0.05):

@@ -154,7 +154,8 @@ def test_prop12_13_reject_beta_shifted_by_005(presets, shift):
     beta; the former fixed window |slope - (1 - beta')| <= 0.1 accepted that shift (a regression test of
     the window: it shows the old predicate passing where the new one fails)."""
     result = chk.smooth_rate(replace(presets["check"], beta_shift=shift))
-    verdict, measured, _ = chk.smooth_rate_verdict(result)
+    verdict = chk.smooth_rate_verdict(result)
+    measured = verdict.measured
     _assert_fails(verdict)
     assert not any(case["inside"] for case in measured["cases"].values())
     old = [abs(f.slope - (1.0 - (b + shift))) <= 0.1 for b, f in zip(result.config.betas, result.fits)]
@@ -167,7 +168,7 @@ def test_prop12_13_reject_iid_weights_through_the_verdict(presets):
     Proposition 13 at beta = 1/4 only: at beta = 1/2 the i.i.d. log ratio is O(1) and may be negative)."""
     c = presets["check"]
     result = chk.smooth_rate(replace(c, law="gaussian", grid=c.grid[:5], seeds=c.seeds[:3], betas=c.betas[:1]))
-    _assert_fails(chk.smooth_rate_verdict(result)[0])
+    _assert_fails(chk.smooth_rate_verdict(result))
 
 
 @pytest.mark.parametrize("field, value", [("grid", (64, 32, 128)), ("grid", (64, 128)), ("seeds", (1,)),
@@ -208,7 +209,8 @@ def test_fig45_rejects_iid_weights(quantity):
     """Uniform i.i.d. weights (Figures 1, 3) instead of the smooth init: at beta = 1 the ratio decays like
     L^-1/2 (not flat) and at beta = 1/2 it stays O(1) (no explosion)."""
     table = chk.fig45_table(quantity, law="uniform", seeds=range(4))
-    verdict, measured, _ = chk.fig45_verdict(table)
+    verdict = chk.fig45_verdict(table)
+    measured = verdict.measured
     _assert_fails(verdict)
     assert measured["slope_beta_1"] < -0.3
     assert measured["median"]["beta=0.5"][-1] < 10.0
@@ -224,7 +226,8 @@ SMALL_FIG7 = Fig7Config(hurst=(0.5, 0.9), draws=8)
 def test_fig7_rejects_a_hurst_index_shifted_by_005():
     """Weights of Hurst index H + 0.05 checked against the prediction for H: the identity-side
     crossing moves up by ~0.02 (H = 1/2) and ~0.07 (H = 0.9), outside the draws' interval."""
-    verdict, measured = fig7_verdict(fig7(replace(SMALL_FIG7, hurst_shift=0.05)))
+    verdict = fig7_verdict(fig7(replace(SMALL_FIG7, hurst_shift=0.05)))
+    measured = verdict.measured
     _assert_fails(verdict)
     lo, hi = np.array(measured["hidden_level-1_ci"]).T
     pred = np.array(measured["hidden_level-1_closed_form"])
@@ -235,7 +238,8 @@ def test_fig7_rejects_iid_weights_where_h_09_is_claimed():
     """The H = 1/2 (i.i.d.) law where H = 0.9 is claimed: the identity-side crossing stays near
     1/2's (0.78), far below the closed form of H = 0.9 (1.13)."""
     cfg = replace(SMALL_FIG7, hurst=(0.9,), hurst_shift=-0.4)
-    verdict, measured = fig7_verdict(fig7(cfg))
+    verdict = fig7_verdict(fig7(cfg))
+    measured = verdict.measured
     _assert_fails(verdict)
     assert measured["hidden_level-1_crossing"][0] < measured["hidden_level-1_closed_form"][0] - 0.2
 
@@ -245,7 +249,8 @@ def test_fig7_nominal_passes_on_seeds_where_the_unadjusted_bootstrap_failed(seed
     """Regression: with 10 draws and eight separate 99% percentile-bootstrap intervals the nominal
     kernel failed on seeds 1, 4 and 5 (H = 0.2 hidden, H = 0.5 gradient). The simultaneous
     jackknife-t interval (Bonferroni over the comparisons) holds on them."""
-    verdict, measured = fig7_verdict(fig7(replace(SMALL_FIG7, hurst=(0.2, 0.5), draws=12, seed=seed)))
+    verdict = fig7_verdict(fig7(replace(SMALL_FIG7, hurst=(0.2, 0.5), draws=12, seed=seed)))
+    measured = verdict.measured
     assert verdict.passed, verdict.message
     z = np.abs(measured["hidden_level-1_standardised_deviation"] + measured["gradient_level-1_standardised_deviation"])
     assert np.all(z <= measured["t_quantile_bonferroni"])
@@ -254,7 +259,7 @@ def test_fig7_nominal_passes_on_seeds_where_the_unadjusted_bootstrap_failed(seed
 def test_fig7_accepts_the_nominal_kernel():
     """The same reduced configuration with the nominal kernel passes (the controls above are not
     failing for lack of draws)."""
-    verdict, _ = fig7_verdict(fig7(SMALL_FIG7))
+    verdict = fig7_verdict(fig7(SMALL_FIG7))
     assert verdict.passed, verdict.message
 
 
@@ -270,7 +275,8 @@ def _e2_case(measured, H):
 def test_e2_accepts_the_nominal_kernel():
     """The reduced configuration with fGn weights of the claimed index passes (the controls below do not
     fail for lack of draws)."""
-    verdict, measured, _ = e2_verdict(e2(SMALL_E2))
+    verdict = e2_verdict(e2(SMALL_E2))
+    measured = verdict.measured
     assert verdict.passed, verdict.message
     assert all(c["inside"] for c in measured["cases"].values())
 
@@ -281,7 +287,8 @@ def test_e2_rejects_a_hurst_index_shifted_by_005():
     twice the interval's half-width, so the shifted weights fail; the earlier criterion
     |slope - (max(H, 1/2) - beta)| <= 0.1 accepts them."""
     result = e2(replace(SMALL_E2, hurst_shift=0.05))
-    verdict, measured, worst = e2_verdict(result)
+    verdict = e2_verdict(result)
+    measured, worst = verdict.measured, verdict.measured["worst"]
     _assert_fails(verdict)
     case = _e2_case(measured, 0.8)
     assert not case["inside"] and case["ci"][0] > case["closed_form_slope"]
@@ -293,7 +300,8 @@ def test_e2_rejects_a_hurst_index_shifted_by_005():
 def test_e2_rejects_iid_weights():
     """i.i.d. Gaussian weights (He) where H = 0.8 is claimed: the slope is 1/2 - beta = -0.7, far from the
     closed form of H = 0.8 (-0.446); at H = 1/2 the i.i.d. law is the claimed one and passes."""
-    verdict, measured, _ = e2_verdict(e2(replace(SMALL_E2, law="gaussian")))
+    verdict = e2_verdict(e2(replace(SMALL_E2, law="gaussian")))
+    measured = verdict.measured
     _assert_fails(verdict)
     assert _e2_case(measured, 0.8)["slope"] < -0.6
     assert _e2_case(measured, 0.5)["inside"]
@@ -327,7 +335,9 @@ def test_e2_closed_form_against_the_double_sum():
     ({"hurst_shift": 0.15}, "`hurst_shift`"), ({"law": "gaussian", "hurst_shift": 0.05}, "`hurst_shift`"),
 ])
 def test_e2_config_validates_its_fields(kw, match):
-    with pytest.raises(ValueError, match=match):
+    # a value of the wrong kind (a string for a number, a float or a bool for an integer) is a TypeError
+    wrong_kind = kw in ({"hurst": ("a",)}, {"grid": (64, 128, 256.0, 512, 1024)}, {"inputs": True})
+    with pytest.raises(TypeError if wrong_kind else ValueError, match=match):
         E2Config(**kw)
 
 
@@ -353,21 +363,23 @@ SMALL_FIG8 = Fig8Config(L=120, d=8, n=48, steps=50, lr=0.004)
 def test_fig8_small_configuration_passes():
     """The reduced configuration of the controls passes with nominal training (so the controls below fail
     for the reason they name)."""
-    verdict, _ = fig8_verdict(fig8(SMALL_FIG8))
+    verdict = fig8_verdict(fig8(SMALL_FIG8))
     assert verdict.passed, verdict.message
 
 
 def test_fig8_rejects_updates_rough_in_the_layer_index():
     """Every Adam step adds i.i.d. noise (1.5 lr per weight, independent across layers): the smooth
     initialisation leaves the smooth class (variogram exponent below 1.5)."""
-    verdict, measured = fig8_verdict(fig8(replace(SMALL_FIG8, update_noise=1.5)))
+    verdict = fig8_verdict(fig8(replace(SMALL_FIG8, update_noise=1.5)))
+    measured = verdict.measured
     _assert_fails(verdict)
     assert measured["exponent_trained"][0] < FIG8_ACCEPT["smooth_min"]
 
 
 def test_fig8_rejects_no_training():
     """Learning rate 0: the weights keep their structure trivially, and the verdict must not accept it."""
-    verdict, measured = fig8_verdict(fig8(replace(SMALL_FIG8, lr=0.0)))
+    verdict = fig8_verdict(fig8(replace(SMALL_FIG8, lr=0.0)))
+    measured = verdict.measured
     _assert_fails(verdict)
     assert max(measured["relative_change"]) == 0.0
 
@@ -382,7 +394,7 @@ def test_fig45_config_rejects(field, value):
 def test_fig45_experiment_rejects_iid_weights():
     """The registered experiment with i.i.d. uniform weights (4 draws) fails its verdict."""
     result = chk.fig45(replace(chk.FIG45_PRESETS["check"], law="uniform", seeds=tuple(range(4))))
-    _assert_fails(chk.fig45_result_verdict(result)[0])
+    _assert_fails(chk.fig45_result_verdict(result))
 
 
 def test_prop12_critical_experiment_rejects_iid_weights():
@@ -437,9 +449,10 @@ def test_fig45_windows_from_the_draws_reject_rates_off_by_005(quantity):
     draws (t_19 at the Bonferroni level of 2 slopes, 99%: 0.02 to 0.04, against the former fixed 0.1);
     the nominal rates (-1 at beta = 2, 0 at beta = 1) pass, rates moved by 0.05 fail."""
     table = chk.fig45_table(quantity, seeds=range(20, 40))
-    verdict, measured, _ = chk.fig45_verdict(table)
+    verdict = chk.fig45_verdict(table)
+    measured = verdict.measured
     assert verdict.passed, verdict.message
     assert 0.0 < measured["window_beta_2"] < 0.045 and 0.0 < measured["window_beta_1"] < 0.045
     for shift in (-0.05, 0.05):
-        _assert_fails(chk.fig45_verdict(table, expected={**chk.FIG45_EXPECTED, "slope_beta_2": -1.0 + shift})[0])
-        _assert_fails(chk.fig45_verdict(table, expected={**chk.FIG45_EXPECTED, "slope_beta_1": shift})[0])
+        _assert_fails(chk.fig45_verdict(table, expected={**chk.FIG45_EXPECTED, "slope_beta_2": -1.0 + shift}))
+        _assert_fails(chk.fig45_verdict(table, expected={**chk.FIG45_EXPECTED, "slope_beta_1": shift}))

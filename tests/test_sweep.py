@@ -192,7 +192,7 @@ def test_bad_input_exits_2_before_any_work(args, message, tmp_path, capsys):
 
 def test_fig7_cell_value_outside_its_domain_exits_2(tmp_path, capsys):
     assert main(["sweep", "scaling.fig7_cell", "--grid", "beta=0.5,hurst=0.5:1:3", "--out", str(tmp_path / "o")]) == 2
-    assert "grid point beta=0.5, hurst=1: `hurst` of theory.experiments.scaling.Fig7CellConfig must lie in (0, 1)" \
+    assert "grid value of parameter 'hurst': `hurst` of Fig7CellConfig must be a finite number in (0, 1); got 1.0." \
         in capsys.readouterr().err
 
 

@@ -33,18 +33,20 @@ def test_explosion_and_identity_sides():
 
 
 @pytest.mark.parametrize("kw, message", [
-    ({"beta": 0.0}, "`beta` of theory.experiments.scaling.Fig7CellConfig must be a finite number > 0"),
+    ({"beta": 0.0}, "`beta` of Fig7CellConfig must be a finite number > 0"),
     ({"beta": float("inf")}, "`beta` of"),
-    ({"hurst": 1.0}, "`hurst` of theory.experiments.scaling.Fig7CellConfig must lie in \\(0, 1\\)"),
-    ({"depth": 1}, "`depth` of .* must be an int >= 2"),
-    ({"width": 2.5}, "`width` of .* must be an int >= 1"),
-    ({"draws": 0}, "`draws` of .* must be an int >= 1"),
-    ({"seed": -1}, "`seed` of .* must be an int >= 0"),
+    ({"hurst": 1.0}, "`hurst` of Fig7CellConfig must be a finite number in \\(0, 1\\)"),
+    ({"depth": 1}, "`depth` of .* must be an integer >= 2"),
+    ({"width": 0}, "`width` of .* must be an integer >= 1"),
+    ({"draws": 0}, "`draws` of .* must be an integer >= 1"),
+    ({"seed": -1}, "`seed` of .* must be an integer >= 0"),
 ])
 def test_config_validation(kw, message):
     with pytest.raises(ValueError, match=message):
         Fig7CellConfig(**kw)
-    with pytest.raises(TypeError, match="`beta` of .* must be a number"):
+    with pytest.raises(TypeError, match="`beta` of .* must be a finite number"):
         Fig7CellConfig(beta="0.5")
+    with pytest.raises(TypeError, match="`width` of .* must be an integer >= 1"):
+        Fig7CellConfig(width=2.5)
     with pytest.raises(TypeError, match="must be a Fig7CellConfig"):
         fig7_cell({"beta": 0.5})

@@ -12,16 +12,23 @@ Hypothesis strategy in its check; its per-instance computation is
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 from typing import Any
 
 import numpy as np
 
-from theory.claims import bound_verdict, rate_verdict
+from theory.claims import Verdict, bound_verdict, erratum_verdict, rate_verdict
+from theory.claims import frequency_verdict as _frequency_verdict
 from theory.experiments import _scaling_iid as iid
 from theory.experiments import _scaling_limits as lim
 from theory.experiments._registry import register
+from theory.experiments._scaling_scale import BackendConfig, backend_field, device_field, dtype_field
+from theory.experiments.config import (
+    Bool, Choice, Choices, Config, Custom, Int, Ints, OrNone, Real, Reals, Seed, Seeds, field,
+)
 from theory.rates import fit_rate
 
 #: the expectation every Monte-Carlo bound record takes (every comparison's ratio at most 1)
@@ -33,81 +40,123 @@ _LAWS = iid.IID_LAWS + tuple(iid.EXTRA_LAWS)
 _ARCH_NAMES = ("res1", "res2", "res3")
 
 
-# --------------------------------------------------------------------------- validation helpers
-
-
-def _where(cfg) -> str:
-    return f"theory.experiments.scaling.{type(cfg).__name__}"
-
-
-def _fail(cfg, name, expected):
-    raise ValueError(f"`{name}` of {_where(cfg)} must be {expected}; got {getattr(cfg, name)!r}")
+# --------------------------------------------------------------------------- declared fields
 
 
 def _is_int(v) -> bool:
     return not isinstance(v, bool) and isinstance(v, (int, np.integer))
 
 
-def _int(cfg, name, low=1):
-    if not _is_int(getattr(cfg, name)) or getattr(cfg, name) < low:
-        _fail(cfg, name, f"an int >= {low}")
+def _is_num(v) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
 
 
-def _pos(cfg, name):
-    v = getattr(cfg, name)
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not (math.isfinite(v) and v > 0):
-        _fail(cfg, name, "a positive finite number")
+def _items(value):
+    """``value`` as a tuple (a list or an array too), or a TypeError."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (tuple, list)):
+        raise TypeError("not a tuple")
+    return tuple(value)
 
 
-def _tuple(cfg, name):
-    v = getattr(cfg, name)
-    if not isinstance(v, tuple) or len(v) == 0:
-        _fail(cfg, name, "a non-empty tuple")
-    return v
+def _rows(rule, non_empty=True):
+    """A Custom rule: a tuple whose every item (a tuple) passes ``rule`` (which returns the normal item)."""
+    def check(value):
+        items = _items(value)
+        if non_empty and not items:
+            raise ValueError("empty")
+        out = []
+        for item in items:
+            if not isinstance(item, (tuple, list)):
+                raise ValueError("an item is not a tuple")
+            normal = rule(tuple(item))
+            if normal is None:
+                raise ValueError("an item is out of range")
+            out.append(normal)
+        return tuple(out)
+    return check
 
 
-def _ints(cfg, name, low=0, increasing=False):
-    v = _tuple(cfg, name)
-    if not all(_is_int(x) and x >= low for x in v) or (increasing and any(b <= a for a, b in zip(v, v[1:]))):
-        _fail(cfg, name, f"a non-empty tuple of {'increasing ' if increasing else ''}ints >= {low}")
+def _size(item):
+    if len(item) == 2 and _is_int(item[0]) and item[0] >= 1 and _is_int(item[1]) and item[1] >= 2:
+        return (int(item[0]), int(item[1]))
+    return None
 
 
-def _laws(cfg, name="laws"):
-    v = _tuple(cfg, name) if name == "laws" else (getattr(cfg, name),)
-    if not all(x in _LAWS for x in v):
-        _fail(cfg, name, f"made of the laws {_LAWS}")
+def _arch(item):
+    if len(item) == 2 and item[0] in _ARCH_NAMES and isinstance(item[1], str):
+        return item
+    return None
 
 
-def _sizes(cfg, name="sizes"):
-    v = _tuple(cfg, name)
-    if not all(isinstance(s, tuple) and len(s) == 2 and _is_int(s[0]) and s[0] >= 1 and _is_int(s[1]) and s[1] >= 2
-               for s in v):
-        _fail(cfg, name, "a non-empty tuple of (d >= 1, draws >= 2) pairs")
+def _plan_item(item):
+    if (len(item) == 2 and _is_num(item[0]) and math.isfinite(item[0]) and item[0] > 0
+            and isinstance(item[1], (tuple, list)) and len(item[1]) > 0
+            and all(_is_int(L) and L >= 1 for L in item[1])):
+        return (float(item[0]), tuple(int(L) for L in item[1]))
+    return None
 
 
-def _archs(cfg, name="archs"):
-    v = _tuple(cfg, name)
-    if not all(isinstance(a, tuple) and len(a) == 2 and a[0] in _ARCH_NAMES and isinstance(a[1], str) for a in v):
-        _fail(cfg, name, f"a non-empty tuple of (arch in {_ARCH_NAMES}, activation) pairs")
+def _fast_item(item):
+    if len(item) == 6 and item[0] in _ARCH_NAMES and _is_int(item[4]) and item[4] >= 2:
+        return item
+    return None
 
 
-def _unit(cfg, name):
-    v = _tuple(cfg, name)
-    if not all(isinstance(x, (int, float)) and 0.0 < x <= 1.0 for x in v):
-        _fail(cfg, name, "a non-empty tuple of levels in (0, 1]")
+def _extra_item(item):
+    if len(item) == 5 and item[0] in _ARCH_NAMES and item[3] in _LAWS:
+        return item
+    return None
 
 
-def _plan(cfg, name="plan"):
-    v = _tuple(cfg, name)
-    ok = all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], (int, float)) and p[0] > 0
-             and isinstance(p[1], tuple) and len(p[1]) > 0 and all(_is_int(L) and L >= 1 for L in p[1]) for p in v)
-    if not ok:
-        _fail(cfg, name, "a non-empty tuple of (beta > 0, (depths >= 1, ...)) pairs")
+def _pair_item(item):
+    if (len(item) == 3 and isinstance(item[0], str) and all(_is_num(v) and math.isfinite(v) and v > 0
+                                                          for v in item[1:])):
+        return (item[0], float(item[1]), float(item[2]))
+    return None
 
 
-def _choice(cfg, name, options):
-    if getattr(cfg, name) not in options:
-        _fail(cfg, name, f"one of {options}")
+def _rows_field(rule, description, type_name, default, doc, invalid_item, boundary):
+    return field(Custom(_rows(rule), description, type_name=type_name,
+                        invalid=[(3, TypeError), ((), ValueError), ((invalid_item,), ValueError)],
+                        boundary=boundary), default, doc)
+
+
+def _instance(cls, many=False):
+    """A Custom rule: an instance of the config class ``cls`` (``many``: a non-empty tuple of them)."""
+    def check(value):
+        if many:
+            items = _items(value)
+            if not items or not all(isinstance(v, cls) for v in items):
+                raise TypeError(f"not a tuple of {cls.__name__}")
+            return items
+        if not isinstance(value, cls):
+            raise TypeError(f"not a {cls.__name__}")
+        return value
+    return check
+
+
+def _laws_field(default, doc, options=None):
+    return field(Choices(*(options or _LAWS)), default, doc)
+
+
+def _law_field(default, doc):
+    return field(Choice(*_LAWS), default, doc)
+
+
+def _positive(default, doc):
+    return field(Real(0, closed="neither"), default, doc)
+
+
+def _seed(default, doc="Base seed of the draws."):
+    return field(Seed(), default, doc)
+
+
+_SIZES = dict(description="a non-empty tuple of (d >= 1, draws >= 2) pairs", type_name="tuple of (int, int)",
+              invalid_item=(0, 10), boundary=[((1, 2),)])
+_ARCHS = dict(description=f"a non-empty tuple of (arch in {_ARCH_NAMES}, activation) pairs",
+              type_name="tuple of (str, str)", invalid_item=("res4", "relu"), boundary=[(("res3", "relu"),)])
 
 
 @dataclass(frozen=True)
@@ -118,7 +167,7 @@ class TrackerResult:
     config: Any
     tracker: Any
     table: tuple = ()
-    info: dict = field(default_factory=dict)
+    info: dict = _field(default_factory=dict)
 
 
 def tracker_verdict(result: TrackerResult):
@@ -141,36 +190,18 @@ def _check_type(config, cls, fn):
 
 
 @dataclass(frozen=True)
-class MomentConfig:
-    """One-layer Monte Carlo of (A2) (Proposition 1) or (A4) (Proposition 5), thesis Props. 2.1 and 2.5.
+class MomentConfig(Config):
+    """One-layer Monte Carlo of (A2) (Proposition 1) or (A4) (Proposition 5), thesis Props. 2.1 and 2.5."""
 
-    Attributes
-    ----------
-    laws : tuple of str
-        Weight laws (entries times sqrt(d) of unit variance): "gaussian", "uniform", "rademacher", or a
-        law outside (A1) ("student5", "centered_exponential", "laplace", "shifted_gaussian").
-    sizes : tuple of (int, int)
-        (width d, number of weight draws) pairs.
-    archs : tuple of (str, str)
-        (architecture res1/res2/res3, activation) pairs of Table 1.
-    slope : float
-        Leaky-ReLU slope (0.8: a >= 1/sqrt 2 as (A2) needs).
-    seed : int
-        Base seed of the draws.
-    """
-
-    laws: tuple = iid.IID_LAWS
-    sizes: tuple = ((16, 20_000), (64, 2_000))
-    archs: tuple = iid.ARCHS
-    slope: float = iid.SLOPE
-    seed: int = 1
-
-    def __post_init__(self):
-        _laws(self)
-        _sizes(self)
-        _archs(self)
-        _pos(self, "slope")
-        _int(self, "seed", 0)
+    laws: tuple = _laws_field(iid.IID_LAWS, "Weight laws (entries times sqrt(d) of unit variance): 'gaussian', "
+                              "'uniform', 'rademacher', or a law outside (A1) ('student5', 'centered_exponential', "
+                              "'laplace', 'shifted_gaussian').")
+    sizes: tuple = _rows_field(_size, default=((16, 20_000), (64, 2_000)), doc="(width d, number of weight draws) "
+                               "pairs.", **_SIZES)
+    archs: tuple = _rows_field(_arch, default=iid.ARCHS, doc="(architecture res1/res2/res3, activation) pairs of "
+                               "Table 1.", **_ARCHS)
+    slope: float = _positive(iid.SLOPE, "Leaky-ReLU slope (0.8: a >= 1/sqrt 2 as (A2) needs).")
+    seed: int = _seed(1)
 
 
 PROP1_PRESETS = {
@@ -204,44 +235,17 @@ def _moment_summary(result):
 
 
 @dataclass(frozen=True)
-class Lemma15Config:
-    """Conditional moments (E1)-(E7) of Lemma 15 (thesis Lemma 2.15) at fixed h.
+class Lemma15Config(Config):
+    """Conditional moments (E1)-(E7) of Lemma 15 (thesis Lemma 2.15) at fixed h."""
 
-    Attributes
-    ----------
-    laws : tuple of str
-        Laws of V and W (see :class:`MomentConfig`).
-    d : int
-        Width.
-    alpha : float
-        Scaling factor alpha_L.
-    n : int
-        Draws of (V, W).
-    archs : tuple of (str, str)
-        (architecture, activation) pairs.
-    v_law : str or None
-        Overrides the law of V (None: the same as W's).
-    seed : int
-        Base seed.
-    """
-
-    laws: tuple = iid.IID_LAWS
-    d: int = 16
-    alpha: float = 0.1
-    n: int = 40_000
-    archs: tuple = iid.LEMMA15_ARCHS
-    v_law: str | None = None
-    seed: int = 15
-
-    def __post_init__(self):
-        _laws(self)
-        _int(self, "d")
-        _pos(self, "alpha")
-        _int(self, "n", 2)
-        _archs(self)
-        if self.v_law is not None:
-            _laws(self, "v_law")
-        _int(self, "seed", 0)
+    laws: tuple = _laws_field(iid.IID_LAWS, "Laws of V and W (see MomentConfig).")
+    d: int = field(Int(low=1), 16, "Width.")
+    alpha: float = _positive(0.1, "Scaling factor alpha_L.")
+    n: int = field(Int(low=2), 40_000, "Draws of (V, W).")
+    archs: tuple = _rows_field(_arch, default=iid.LEMMA15_ARCHS, doc="(architecture, activation) pairs.", **_ARCHS)
+    v_law: str | None = field(OrNone(Choice(*_LAWS), "the same law as W's"), None, "Overrides the law of V (None: "
+                              "the same as W's).")
+    seed: int = _seed(15)
 
 
 LEMMA15_PRESETS = {"check": Lemma15Config(), "paper": Lemma15Config(d=40, alpha=40 ** -0.5, n=100_000)}
@@ -256,35 +260,14 @@ def lemma15(config: Lemma15Config) -> TrackerResult:
 
 
 @dataclass(frozen=True)
-class Lemma16Config:
-    """Lemma 16 (thesis Lemma 2.16): E||sigma(Wx)||^2 in [E||Wx||^2/2, E||Wx||^2], ReLU at 1/2.
+class Lemma16Config(Config):
+    """Lemma 16 (thesis Lemma 2.16): E||sigma(Wx)||^2 in [E||Wx||^2/2, E||Wx||^2], ReLU at 1/2."""
 
-    Attributes
-    ----------
-    laws : tuple of str
-        Laws of W (symmetric for the lemma).
-    d : int
-        Width.
-    n : int
-        Draws of W.
-    slope : float
-        Leaky-ReLU slope.
-    seed : int
-        Base seed.
-    """
-
-    laws: tuple = iid.IID_LAWS + ("student5",)
-    d: int = 16
-    n: int = 20_000
-    slope: float = iid.SLOPE
-    seed: int = 16
-
-    def __post_init__(self):
-        _laws(self)
-        _int(self, "d")
-        _int(self, "n", 2)
-        _pos(self, "slope")
-        _int(self, "seed", 0)
+    laws: tuple = _laws_field(iid.IID_LAWS + ("student5",), "Laws of W (symmetric for the lemma).")
+    d: int = field(Int(low=1), 16, "Width.")
+    n: int = field(Int(low=2), 20_000, "Draws of W.")
+    slope: float = _positive(iid.SLOPE, "Leaky-ReLU slope.")
+    seed: int = _seed(16)
 
 
 LEMMA16_PRESETS = {"check": Lemma16Config(), "paper": Lemma16Config(d=40, n=100_000)}
@@ -298,31 +281,13 @@ def lemma16(config: Lemma16Config) -> TrackerResult:
 
 
 @dataclass(frozen=True)
-class Lemma16ErratumConfig:
-    """Thesis Lemma 2.16 as printed ("centered" entries) against the preprint's symmetric entries.
+class Lemma16ErratumConfig(Config):
+    """Thesis Lemma 2.16 as printed ("centered" entries) against the preprint's symmetric entries."""
 
-    Attributes
-    ----------
-    printed_law : str
-        A centered, asymmetric law the printed form admits.
-    corrected_law : str
-        A symmetric law (the corrected hypothesis).
-    d : int
-        Width.
-    n : int
-        Draws of W.
-    """
-
-    printed_law: str = "centered_exponential"
-    corrected_law: str = "uniform"
-    d: int = 16
-    n: int = 20_000
-
-    def __post_init__(self):
-        _laws(self, "printed_law")
-        _laws(self, "corrected_law")
-        _int(self, "d")
-        _int(self, "n", 2)
+    printed_law: str = _law_field("centered_exponential", "A centered, asymmetric law the printed form admits.")
+    corrected_law: str = _law_field("uniform", "A symmetric law (the corrected hypothesis).")
+    d: int = field(Int(low=1), 16, "Width.")
+    n: int = field(Int(low=2), 20_000, "Draws of W.")
 
 
 LEMMA16_ERRATUM_PRESETS = {"check": Lemma16ErratumConfig(), "paper": Lemma16ErratumConfig(d=40, n=100_000)}
@@ -359,44 +324,23 @@ def lemma16_erratum(config: Lemma16ErratumConfig) -> Lemma16ErratumResult:
     return Lemma16ErratumResult(c, tracker, corrected, measured)
 
 
-def lemma16_erratum_verdict(result: Lemma16ErratumResult):
-    """(printed verdict, corrected verdict): the printed form must fail, the corrected one hold."""
-    return (bound_verdict(result.printed.result(), BOUND_EXPECTED),
-            bound_verdict(result.corrected.result(), BOUND_EXPECTED))
+def lemma16_erratum_verdict(result: Lemma16ErratumResult) -> Verdict:
+    """The erratum (:func:`theory.claims.erratum_verdict`): Lemma 16's bounds (ratio <= 1) must fail under the
+    printed (centered, asymmetric) law and hold under the corrected (symmetric) one."""
+    return erratum_verdict(bound_verdict(result.printed.result(), BOUND_EXPECTED),
+                           bound_verdict(result.corrected.result(), BOUND_EXPECTED))
 
 
 @dataclass(frozen=True)
-class Lemma17Config:
-    """Lemma 17 (thesis Lemma 2.17): E||Wx||^2 = s^2 d ||x||^2 for centered i.i.d. entries of variance s^2.
+class Lemma17Config(Config):
+    """Lemma 17 (thesis Lemma 2.17): E||Wx||^2 = s^2 d ||x||^2 for centered i.i.d. entries of variance s^2."""
 
-    Attributes
-    ----------
-    laws : tuple of str
-        Laws (centered; the lemma needs no symmetry).
-    scales : tuple of float
-        Entries of variance scale^2/d.
-    d : int
-        Width.
-    n : int
-        Draws of W.
-    seed : int
-        Base seed.
-    """
-
-    laws: tuple = iid.IID_LAWS + ("centered_exponential", "student5")
-    scales: tuple = (1.0, 3.0)
-    d: int = 16
-    n: int = 20_000
-    seed: int = 17
-
-    def __post_init__(self):
-        _laws(self)
-        _tuple(self, "scales")
-        if not all(isinstance(s, (int, float)) and math.isfinite(s) and s > 0 for s in self.scales):
-            _fail(self, "scales", "a non-empty tuple of positive numbers")
-        _int(self, "d")
-        _int(self, "n", 2)
-        _int(self, "seed", 0)
+    laws: tuple = _laws_field(iid.IID_LAWS + ("centered_exponential", "student5"), "Laws (centered; the lemma needs "
+                              "no symmetry).")
+    scales: tuple = field(Reals(0, closed="neither"), (1.0, 3.0), "Entries of variance scale^2/d.")
+    d: int = field(Int(low=1), 16, "Width.")
+    n: int = field(Int(low=2), 20_000, "Draws of W.")
+    seed: int = _seed(17)
 
 
 LEMMA17_PRESETS = {"check": Lemma17Config(), "paper": Lemma17Config(d=40, n=100_000)}
@@ -413,39 +357,15 @@ def lemma17(config: Lemma17Config) -> TrackerResult:
 
 
 @dataclass(frozen=True)
-class Lemma19Config:
-    """Lemma 19 (thesis Lemma 2.19): eps|X - X'| is 2 s^2-sub-Gaussian.
+class Lemma19Config(Config):
+    """Lemma 19 (thesis Lemma 2.19): eps|X - X'| is 2 s^2-sub-Gaussian."""
 
-    Attributes
-    ----------
-    laws : tuple of str
-        Scalar laws with a closed-form MGF ("gaussian", "uniform", "rademacher", "laplace").
-    s : float
-        Sub-Gaussian parameter of the laws.
-    lambdas : tuple of float
-        Grid of lambda.
-    n : int
-        Draws of the literal Monte-Carlo confirmation.
-    seed : int
-        Seed.
-    """
-
-    laws: tuple = iid.IID_LAWS
-    s: float = iid.S
-    lambdas: tuple = tuple(float(x) for x in iid.LEMMA19_LAMBDAS)
-    n: int = 200_000
-    seed: int = 19
-
-    def __post_init__(self):
-        _tuple(self, "laws")
-        if not all(x in ("gaussian", "uniform", "rademacher", "laplace") for x in self.laws):
-            _fail(self, "laws", "made of 'gaussian', 'uniform', 'rademacher', 'laplace'")
-        _pos(self, "s")
-        _tuple(self, "lambdas")
-        if not all(isinstance(x, float) and math.isfinite(x) and x > 0 for x in self.lambdas):
-            _fail(self, "lambdas", "a non-empty tuple of positive floats")
-        _int(self, "n", 2)
-        _int(self, "seed", 0)
+    laws: tuple = _laws_field(iid.IID_LAWS, "Scalar laws with a closed-form MGF.",
+                              options=("gaussian", "uniform", "rademacher", "laplace"))
+    s: float = _positive(iid.S, "Sub-Gaussian parameter of the laws.")
+    lambdas: tuple = field(Reals(0, closed="neither"), tuple(float(x) for x in iid.LEMMA19_LAMBDAS), "Grid of lambda.")
+    n: int = field(Int(low=2), 200_000, "Draws of the literal Monte-Carlo confirmation.")
+    seed: int = _seed(19, "Seed.")
 
 
 LEMMA19_PRESETS = {"check": Lemma19Config(), "paper": Lemma19Config(n=10**7)}
@@ -459,39 +379,15 @@ def lemma19(config: Lemma19Config) -> TrackerResult:
 
 
 @dataclass(frozen=True)
-class Lemma20Config:
-    """Lemma 20 (thesis Lemma 2.20): P(<Vx, y>/(||x|| ||y||) >= t) <= 2 exp(-d t^2/(4 s^2)).
+class Lemma20Config(Config):
+    """Lemma 20 (thesis Lemma 2.20): P(<Vx, y>/(||x|| ||y||) >= t) <= 2 exp(-d t^2/(4 s^2))."""
 
-    Attributes
-    ----------
-    laws : tuple of str
-        Laws of V.
-    d : int
-        Width.
-    n : int
-        Draws of V.
-    scale : float
-        Entries of variance scale^2/d (1 for the lemma).
-    s : float
-        Sub-Gaussian parameter the bound uses.
-    seed : int
-        Base seed.
-    """
-
-    laws: tuple = iid.IID_LAWS
-    d: int = 16
-    n: int = 20_000
-    scale: float = 1.0
-    s: float = iid.S
-    seed: int = 20
-
-    def __post_init__(self):
-        _laws(self)
-        _int(self, "d")
-        _int(self, "n", 2)
-        _pos(self, "scale")
-        _pos(self, "s")
-        _int(self, "seed", 0)
+    laws: tuple = _laws_field(iid.IID_LAWS, "Laws of V.")
+    d: int = field(Int(low=1), 16, "Width.")
+    n: int = field(Int(low=2), 20_000, "Draws of V.")
+    scale: float = _positive(1.0, "Entries of variance scale^2/d (1 for the lemma).")
+    s: float = _positive(iid.S, "Sub-Gaussian parameter the bound uses.")
+    seed: int = _seed(20)
 
 
 LEMMA20_PRESETS = {"check": Lemma20Config(), "paper": Lemma20Config(d=40, n=100_000)}
@@ -505,35 +401,14 @@ def lemma20(config: Lemma20Config) -> TrackerResult:
 
 
 @dataclass(frozen=True)
-class Lemma21Config:
-    """Lemma 21 (thesis Lemma 2.21): moments 4 and 8 of ||Vx||/||x||.
+class Lemma21Config(Config):
+    """Lemma 21 (thesis Lemma 2.21): moments 4 and 8 of ||Vx||/||x||."""
 
-    Attributes
-    ----------
-    laws : tuple of str
-        Laws of V.
-    sizes : tuple of (int, int)
-        (width d, draws) pairs.
-    scale : float
-        Entries of variance scale^2/d.
-    s : float
-        Sub-Gaussian parameter the bounds use.
-    seed : int
-        Base seed.
-    """
-
-    laws: tuple = iid.IID_LAWS
-    sizes: tuple = iid.LEMMA21_SIZES
-    scale: float = 1.0
-    s: float = iid.S
-    seed: int = 21
-
-    def __post_init__(self):
-        _laws(self)
-        _sizes(self)
-        _pos(self, "scale")
-        _pos(self, "s")
-        _int(self, "seed", 0)
+    laws: tuple = _laws_field(iid.IID_LAWS, "Laws of V.")
+    sizes: tuple = _rows_field(_size, default=iid.LEMMA21_SIZES, doc="(width d, draws) pairs.", **_SIZES)
+    scale: float = _positive(1.0, "Entries of variance scale^2/d.")
+    s: float = _positive(iid.S, "Sub-Gaussian parameter the bounds use.")
+    seed: int = _seed(21)
 
 
 LEMMA21_PRESETS = {"check": Lemma21Config(), "paper": Lemma21Config(sizes=((40, 100_000),))}
@@ -550,55 +425,26 @@ def lemma21(config: Lemma21Config) -> TrackerResult:
 
 
 @dataclass(frozen=True)
-class NetConfig:
+class NetConfig(Config):
     """The explicit res-3 networks of Figures 1 and 3 (Table 2, reduced), used by Corollaries 4, 8,
-    Figures 1, 3, Lemma 14, Corollary 4's limit and Proposition 7 (thesis chapter 2 numbers alike).
+    Figures 1, 3, Lemma 14, Corollary 4's limit and Proposition 7 (thesis chapter 2 numbers alike)."""
 
-    Attributes
-    ----------
-    seeds : tuple of int
-        One network draw per seed.
-    plan : tuple of (float, tuple of int)
-        (beta, depths) pairs; a seed's depth-L network uses the first L layers of its deepest draw.
-    law : str
-        Weight law.
-    d : int
-        Width.
-    seed0 : int
-        Offset of the seeds.
-    quantity : str
-        "h": ||h_L - h_0||/||h_0|| (Cor. 4, Fig. 1); "p": ||p_0 - p_L||/||p_L|| (Cor. 8, Fig. 3).
-    figure_depths : tuple of int
-        The figures' depth grid (Figures 1 and 3 keep these depths of every panel).
-    reference : bool
-        Also compute the exact-in-law Gaussian reference slope at beta = 1/4 (Corollary 4's record).
-    slope_shift : float
-        Added to every predicted slope of the regimes (0 for the claims; +-0.05 in the negative controls,
-        which must then fail).
-    """
-
-    seeds: tuple = iid.FIG_SEEDS
-    plan: tuple = iid.FIG_PLAN
-    law: str = "uniform"
-    d: int = 40
-    seed0: int = 2022
-    quantity: str = "h"
-    figure_depths: tuple = iid.FIG_DEPTHS
-    reference: bool = False
-    slope_shift: float = 0.0
-
-    def __post_init__(self):
-        _ints(self, "seeds")
-        _plan(self)
-        _laws(self, "law")
-        _int(self, "d", 2)
-        _int(self, "seed0", 0)
-        _choice(self, "quantity", ("h", "p"))
-        _ints(self, "figure_depths", 1, increasing=True)
-        if not isinstance(self.reference, bool):
-            _fail(self, "reference", "a bool")
-        if not (isinstance(self.slope_shift, (int, float)) and math.isfinite(self.slope_shift)):
-            _fail(self, "slope_shift", "a finite number")
+    seeds: tuple = field(Seeds(), iid.FIG_SEEDS, "One network draw per seed.")
+    plan: tuple = _rows_field(_plan_item, "a non-empty tuple of (beta > 0, (depths >= 1, ...)) pairs",
+                              "tuple of (float, tuple of int)", iid.FIG_PLAN, "(beta, depths) pairs; a seed's "
+                              "depth-L network uses the first L layers of its deepest draw.", (0.5, (0,)),
+                              [((0.5, (1,)),)])
+    law: str = _law_field("uniform", "Weight law.")
+    d: int = field(Int(low=2), 40, "Width.")
+    seed0: int = _seed(2022, "Offset of the seeds.")
+    quantity: str = field(Choice("h", "p"), "h", "'h': ||h_L - h_0||/||h_0|| (Cor. 4, Fig. 1); 'p': "
+                          "||p_0 - p_L||/||p_L|| (Cor. 8, Fig. 3).")
+    figure_depths: tuple = field(Ints(low=1, increasing=True), iid.FIG_DEPTHS, "The figures' depth grid (Figures "
+                                 "1 and 3 keep these depths of every panel).")
+    reference: bool = field(Bool(), False, "Also compute the exact-in-law Gaussian reference slope at beta = 1/4 "
+                            "(Corollary 4's record).")
+    slope_shift: float = field(Real(), 0.0, "Added to every predicted slope of the regimes (0 for the claims; "
+                               "+-0.05 in the negative controls, which must then fail).")
 
 
 def _table(c: NetConfig):
@@ -627,12 +473,21 @@ def regimes(config: NetConfig) -> RegimeResult:
     return RegimeResult(config, fits, iid._explosion_reference() if config.reference else {})
 
 
-def regimes_verdict(result: RegimeResult):
-    """(fit, expected, verdict per regime, worst beta): the record is the regime farthest from its
-    prediction in units of its tolerance, so the record passes iff all three do."""
-    per = {b: rate_verdict(f, e, grid_label="L") for b, (f, e) in result.fits.items()}
+def regimes_verdict(result: RegimeResult) -> Verdict:
+    """A rate (:func:`theory.claims.rate_verdict`) of the regime farthest from its prediction in units of its
+    tolerance, so the verdict passes iff all three do; ``measured`` adds every regime (``regimes``), the
+    worst one (``worst_regime``) and the Gaussian reference slope where computed."""
     b = iid.worst_regime(result.fits)
-    return result.fits[b][0], result.fits[b][1], per, b
+    v = rate_verdict(*result.fits[b], grid_label="L")
+    regimes = {
+        f"beta={beta:g} ({iid.regime(beta)})": {
+            "slope": f.slope, "ci": list(f.ci), "expected": e["slope"], "tol": e["tol"],
+            "asymptotic": iid.predicted_slope(beta), "grid": [int(g) for g in f.grid],
+            "status": rate_verdict(f, e, grid_label="L").status}
+        for beta, (f, e) in result.fits.items()}
+    return dataclasses.replace(v, message=f"beta={b:g} (worst of {len(result.fits)} regimes): {v.message}",
+                               measured={"regimes": regimes, **result.reference, "worst_regime": f"beta={b:g}",
+                                         **v.measured})
 
 
 def _regime_summary(result):
@@ -656,28 +511,15 @@ class FigResult:
 
 
 @dataclass(frozen=True)
-class FigNetConfig(NetConfig):
-    """:class:`NetConfig` of Figures 1 and 3 with an array backend.
+class FigNetConfig(NetConfig, BackendConfig):
+    """:class:`NetConfig` of Figures 1 and 3 with an array backend: ``"numpy"`` (default: the shared table of
+    the corollaries' checks, :func:`theory.experiments._scaling_iid.fig_table`) or ``"torch"``
+    (:func:`theory.backends.scaling_figs.log_ratios`: only the figure's depths and quantity, every draw of a
+    chunk at once); the draws are the same NumPy draws on every backend."""
 
-    Attributes
-    ----------
-    backend, device, dtype : str
-        Array backend (:mod:`theory.backends`): ``"numpy"`` (default: the shared table of the
-        corollaries' checks, :func:`theory.experiments._scaling_iid.fig_table`) or ``"torch"`` on
-        ``"cpu"`` or ``"cuda"`` (:func:`theory.backends.scaling_figs.log_ratios`: only the figure's
-        depths and quantity, every draw of a chunk at once), ``"float64"`` (default) or ``"float32"``.
-        The draws are the same NumPy draws on every backend.
-    """
-
-    backend: str = "numpy"
-    device: str = "cpu"
-    dtype: str = "float64"
-
-    def __post_init__(self):
-        super().__post_init__()
-        from theory.backends import validate_fields
-
-        validate_fields(self, _where(self))
+    backend: str = backend_field()
+    device: str = device_field()
+    dtype: str = dtype_field()
 
 
 def _fig13_torch(c: FigNetConfig) -> FigResult:
@@ -714,9 +556,12 @@ def fig13(config: NetConfig) -> FigResult:
     return FigResult(config, logs, depths, len(table.seeds))
 
 
-def fig13_verdict(result: FigResult):
-    """(Verdict, medians) of :func:`_scaling_iid.fig_verdict`."""
-    return iid.fig_verdict(result.logs, result.depths)
+def fig13_verdict(result: FigResult) -> Verdict:
+    """The bounds of :func:`_scaling_iid.fig_verdict` on the medians of the three panels; ``measured`` adds the
+    depths and the number of seeds."""
+    v = iid.fig_verdict(result.logs, result.depths)
+    return dataclasses.replace(v, measured={**v.measured, "seeds": result.seeds,
+                                            "depths": {f"beta={b:g}": list(d) for b, d in result.depths.items()}})
 
 
 # "paper": Table 2 of Appendix E (d = 40, L from 10 to 1000, beta in {0.25, 0.5, 1}, uniform weights) and the
@@ -726,32 +571,20 @@ FIG3_PRESETS = {"check": FigNetConfig(quantity="p"),
                 "paper": FigNetConfig(plan=_PAPER_PLAN, quantity="p", figure_depths=_PAPER_PLAN[0][1])}
 
 
+_NET = Custom(_instance(NetConfig), "a NetConfig", type_name="NetConfig", invalid=[(3, TypeError)],
+              boundary=[NetConfig()])
+
+
 @dataclass(frozen=True)
-class Lemma14Config:
-    """Lemma 14 (thesis Lemma 2.14) and the limit of Corollary 4 at beta = 1/2.
+class Lemma14Config(Config):
+    """Lemma 14 (thesis Lemma 2.14) and the limit of Corollary 4 at beta = 1/2."""
 
-    Attributes
-    ----------
-    net : NetConfig
-        The explicit res-3 networks.
-    fast : tuple
-        Exact-in-law Gaussian sampler runs: (arch, activation, slope, beta, runs, kappa) each.
-    fast_depths : tuple of int
-        Depths of the sampler runs.
-    """
-
-    net: NetConfig = NetConfig()
-    fast: tuple = iid.LEMMA14_FAST
-    fast_depths: tuple = iid.LEMMA14_DEPTHS
-
-    def __post_init__(self):
-        if not isinstance(self.net, NetConfig):
-            _fail(self, "net", "a NetConfig")
-        _tuple(self, "fast")
-        if not all(isinstance(f, tuple) and len(f) == 6 and f[0] in _ARCH_NAMES and _is_int(f[4]) and f[4] >= 2
-                   for f in self.fast):
-            _fail(self, "fast", "a tuple of (arch, activation, slope, beta, runs >= 2, kappa)")
-        _ints(self, "fast_depths", 1, increasing=True)
+    net: NetConfig = field(_NET, NetConfig(), "The explicit res-3 networks.")
+    fast: tuple = _rows_field(_fast_item, "a non-empty tuple of (arch, activation, slope, beta, runs >= 2, kappa)",
+                              "tuple of tuple", iid.LEMMA14_FAST, "Exact-in-law Gaussian sampler runs: (arch, "
+                              "activation, slope, beta, runs, kappa) each.", ("res3", "relu", 0.8, 0.5, 1, 0.5),
+                              [(("res3", "relu", 0.8, 0.5, 2, 0.5),)])
+    fast_depths: tuple = field(Ints(low=1, increasing=True), iid.LEMMA14_DEPTHS, "Depths of the sampler runs.")
 
 
 LEMMA14_PRESETS = {"check": Lemma14Config(), "paper": Lemma14Config(net=NetConfig(plan=_PAPER_PLAN))}
@@ -776,26 +609,16 @@ def cor4_limit(config: Lemma14Config) -> TrackerResult:
 
 
 @dataclass(frozen=True)
-class Prop7Config:
-    """Proposition 7 (thesis Prop. 2.7) on (1/d)||dh_L/dh_0 - I||_F^2.
+class Prop7Config(Config):
+    """Proposition 7 (thesis Prop. 2.7) on (1/d)||dh_L/dh_0 - I||_F^2."""
 
-    Attributes
-    ----------
-    net : NetConfig
-        The explicit res-3 networks (their Jacobians at beta in {1/2, 1}).
-    extra : tuple
-        Further networks at beta = 1/2: (arch, activation, slope, law, kappa') each.
-    """
-
-    net: NetConfig = NetConfig()
-    extra: tuple = iid.PROP7_EXTRA
-
-    def __post_init__(self):
-        if not isinstance(self.net, NetConfig):
-            _fail(self, "net", "a NetConfig")
-        if not isinstance(self.extra, tuple) or not all(
-                isinstance(e, tuple) and len(e) == 5 and e[0] in _ARCH_NAMES and e[3] in _LAWS for e in self.extra):
-            _fail(self, "extra", "a tuple of (arch, activation, slope, law, kappa')")
+    net: NetConfig = field(_NET, NetConfig(), "The explicit res-3 networks (their Jacobians at beta in {1/2, 1}).")
+    extra: tuple = field(Custom(_rows(_extra_item, non_empty=False), "a tuple of (arch, activation, slope, law, "
+                                "kappa')", type_name="tuple of tuple",
+                                invalid=[(3, TypeError), ((("res4", "relu", 0.8, "gaussian", 1.0),), ValueError)],
+                                boundary=[()]),
+                         iid.PROP7_EXTRA, "Further networks at beta = 1/2: (arch, activation, slope, law, kappa') "
+                         "each.")
 
 
 PROP7_PRESETS = {"check": Prop7Config(), "paper": Prop7Config(net=NetConfig(plan=_PAPER_PLAN))}
@@ -812,45 +635,16 @@ def prop7(config: Prop7Config) -> TrackerResult:
 
 
 @dataclass(frozen=True)
-class IdentityConfig:
-    """Propositions 2 and 6 (thesis Props. 2.2, 2.6): Markov bounds in the identity regime L alpha^2 <= 1.
+class IdentityConfig(Config):
+    """Propositions 2 and 6 (thesis Props. 2.2, 2.6): Markov bounds in the identity regime L alpha^2 <= 1."""
 
-    Attributes
-    ----------
-    seeds : tuple of int
-        One network per seed.
-    betas : tuple of float
-        Scaling exponents (>= 1/2 so that L alpha_L^2 <= 1).
-    depths : tuple of int
-        Depths (nested draws).
-    law : str
-        Weight law.
-    seed0 : int
-        Offset of the seeds.
-    deltas : tuple of float
-        Confidence levels.
-    quantity : str
-        "h" (Proposition 2) or "p" (Proposition 6).
-    """
-
-    seeds: tuple = iid.PROP2_SEEDS
-    betas: tuple = iid.PROP2_BETAS
-    depths: tuple = iid.PROP2_DEPTHS
-    law: str = "uniform"
-    seed0: int = 2
-    deltas: tuple = iid.PROP2_DELTAS
-    quantity: str = "h"
-
-    def __post_init__(self):
-        _ints(self, "seeds")
-        _tuple(self, "betas")
-        if not all(isinstance(b, (int, float)) and b >= 0.5 for b in self.betas):
-            _fail(self, "betas", "a non-empty tuple of betas >= 1/2")
-        _ints(self, "depths", 1, increasing=True)
-        _laws(self, "law")
-        _int(self, "seed0", 0)
-        _unit(self, "deltas")
-        _choice(self, "quantity", ("h", "p"))
+    seeds: tuple = field(Seeds(), iid.PROP2_SEEDS, "One network per seed.")
+    betas: tuple = field(Reals(0.5), iid.PROP2_BETAS, "Scaling exponents (>= 1/2 so that L alpha_L^2 <= 1).")
+    depths: tuple = field(Ints(low=1, increasing=True), iid.PROP2_DEPTHS, "Depths (nested draws).")
+    law: str = _law_field("uniform", "Weight law.")
+    seed0: int = _seed(2, "Offset of the seeds.")
+    deltas: tuple = field(Reals(0, 1, closed="right"), iid.PROP2_DELTAS, "Confidence levels.")
+    quantity: str = field(Choice("h", "p"), "h", "'h' (Proposition 2) or 'p' (Proposition 6).")
 
 
 @dataclass(frozen=True)
@@ -862,7 +656,7 @@ class FrequencyRun:
     items: tuple
     worst: tuple
     sample: Any = None
-    info: dict = field(default_factory=dict)
+    info: dict = _field(default_factory=dict)
 
 
 def identity(config: IdentityConfig) -> FrequencyRun:
@@ -874,10 +668,11 @@ def identity(config: IdentityConfig) -> FrequencyRun:
     return FrequencyRun(c, items, iid.worst(items), table)
 
 
-def frequency_verdict(result: FrequencyRun):
-    """(worst FrequencyResult, expected): the record passes iff its frequency is at most delta."""
+def frequency_verdict(result: FrequencyRun) -> Verdict:
+    """A frequency (:func:`theory.claims.frequency_verdict`) of the worst instance (largest freq - delta):
+    it passes iff every instance's violation frequency is at most its delta."""
     res = result.worst[1]
-    return res, {"delta": res.delta}
+    return _frequency_verdict(res, {"delta": res.delta})
 
 
 def _frequency_summary(result):
@@ -891,45 +686,19 @@ PROP6_PRESETS = {"check": IdentityConfig(quantity="p"),
 
 
 @dataclass(frozen=True)
-class Res1Config:
+class Res1Config(Config):
     """res-1 (leaky ReLU 0.8, Gaussian V) runs of the exact-in-law sampler for Proposition 3 and
-    Corollary 4(iii) (thesis Prop. 2.3, Cor. 2.4).
+    Corollary 4(iii) (thesis Prop. 2.3, Cor. 2.4)."""
 
-    Attributes
-    ----------
-    d : int
-        Width (>= 64 for the statements).
-    L : int
-        Depth.
-    beta : float
-        Scaling exponent.
-    runs : int
-        Independent networks.
-    seed : int
-        Seed.
-    deltas : tuple of float
-        Confidence levels.
-    form : str
-        "proved" (Prop. 3 for ||h_L||^2, as Appendix A.3 shows it), "stated" (Prop. 3 as printed, for
-        ||h_L - h_0||^2) or "cor4-iii" (the two-sided statement of Corollary 4(iii)).
-    """
-
-    d: int = iid.RES1["d"]
-    L: int = iid.RES1["L"]
-    beta: float = iid.RES1["beta"]
-    runs: int = iid.RES1["runs"]
-    seed: int = iid.RES1["seed"]
-    deltas: tuple = iid.DELTAS
-    form: str = "proved"
-
-    def __post_init__(self):
-        _int(self, "d")
-        _int(self, "L")
-        _pos(self, "beta")
-        _int(self, "runs", 2)
-        _int(self, "seed", 0)
-        _unit(self, "deltas")
-        _choice(self, "form", ("proved", "stated", "cor4-iii"))
+    d: int = field(Int(low=1), iid.RES1["d"], "Width (>= 64 for the statements).")
+    L: int = field(Int(low=1), iid.RES1["L"], "Depth.")
+    beta: float = _positive(iid.RES1["beta"], "Scaling exponent.")
+    runs: int = field(Int(low=2), iid.RES1["runs"], "Independent networks.")
+    seed: int = _seed(iid.RES1["seed"], "Seed.")
+    deltas: tuple = field(Reals(0, 1, closed="right"), iid.DELTAS, "Confidence levels.")
+    form: str = field(Choice("proved", "stated", "cor4-iii"), "proved", "'proved' (Prop. 3 for ||h_L||^2, as "
+                      "Appendix A.3 shows it), 'stated' (Prop. 3 as printed, for ||h_L - h_0||^2) or 'cor4-iii' (the "
+                      "two-sided statement of Corollary 4(iii)).")
 
     @property
     def setup(self) -> dict:
@@ -964,27 +733,20 @@ COR4III_WIDE_PRESETS = {"check": Res1Config(**_WIDE, deltas=(0.7, 0.8, 0.9), for
 
 
 @dataclass(frozen=True)
-class ThresholdConfig:
+class ThresholdConfig(Config):
     """The width threshold of the remark after Corollary 4 (thesis Cor. 2.4): the lower bound of (iii) is
-    positive iff d > 1408/(9 delta) (printed: 99/(64 delta)).
+    positive iff d > 1408/(9 delta) (printed: 99/(64 delta))."""
 
-    Attributes
-    ----------
-    above : Res1Config
-        Runs at a width at/above the corrected threshold for every delta of its ``deltas``.
-    between : tuple of Res1Config
-        Runs at widths between the printed and the corrected thresholds for their ``deltas``.
-    """
-
-    above: Res1Config = Res1Config(**iid.THRESHOLD_WIDE, deltas=iid.THRESHOLD_ABOVE, form="cor4-iii")
-    between: tuple = (Res1Config(form="cor4-iii"),
-                      Res1Config(**iid.THRESHOLD_WIDE, deltas=iid.THRESHOLD_BETWEEN[256], form="cor4-iii"))
-
-    def __post_init__(self):
-        if not isinstance(self.above, Res1Config):
-            _fail(self, "above", "a Res1Config")
-        if not isinstance(self.between, tuple) or not all(isinstance(b, Res1Config) for b in self.between):
-            _fail(self, "between", "a tuple of Res1Config")
+    above: Res1Config = field(Custom(_instance(Res1Config), "a Res1Config", type_name="Res1Config",
+                                     invalid=[(3, TypeError)], boundary=[Res1Config(form="cor4-iii")]),
+                              Res1Config(**iid.THRESHOLD_WIDE, deltas=iid.THRESHOLD_ABOVE, form="cor4-iii"),
+                              "Runs at a width at/above the corrected threshold for every delta of its deltas.")
+    between: tuple = field(Custom(_instance(Res1Config, many=True), "a non-empty tuple of Res1Config",
+                                  type_name="tuple of Res1Config", invalid=[(3, TypeError), ((), TypeError)],
+                                  boundary=[(Res1Config(form="cor4-iii"),)]),
+                           (Res1Config(form="cor4-iii"),
+                            Res1Config(**iid.THRESHOLD_WIDE, deltas=iid.THRESHOLD_BETWEEN[256], form="cor4-iii")),
+                           "Runs at widths between the printed and the corrected thresholds for their deltas.")
 
 
 THRESHOLD_PRESETS = {
@@ -1020,9 +782,10 @@ def threshold_verdict(result: ThresholdResult):
     return iid.nontrivial_lower_bound_verdict(result.above)
 
 
-def threshold_erratum_verdict(result: ThresholdResult):
-    """(printed, corrected): the printed threshold admits trivial bounds (fails), the corrected one holds."""
-    return iid.nontrivial_lower_bound_verdict(result.between), iid.nontrivial_lower_bound_verdict(result.above)
+def threshold_erratum_verdict(result: ThresholdResult) -> Verdict:
+    """The erratum: the printed threshold admits trivial bounds (fails), the corrected one holds."""
+    return erratum_verdict(iid.nontrivial_lower_bound_verdict(result.between),
+                           iid.nontrivial_lower_bound_verdict(result.above))
 
 
 def _threshold_summary(result):
@@ -1035,46 +798,19 @@ def _threshold_summary(result):
 
 
 @dataclass(frozen=True)
-class Fig2Config:
-    """Figure 2a (thesis Fig. 2.2): ||h_L||/||h_0|| at beta = 1/2 by the exact-in-law Gaussian sampler.
+class Fig2Config(BackendConfig):
+    """Figure 2a (thesis Fig. 2.2): ||h_L||/||h_0|| at beta = 1/2 by the exact-in-law Gaussian sampler; the
+    torch backend runs the sampler's recursion (:func:`theory.backends.scaling_figs.exact_law_log_norms`) on
+    the same NumPy draws."""
 
-    Attributes
-    ----------
-    runs : int
-        Independent networks.
-    d : int
-        Width.
-    L : int
-        Depth.
-    beta : float
-        Scaling exponent.
-    seed : int
-        Seed.
-    backend, device, dtype : str
-        Array backend (:mod:`theory.backends`) of the sampler's recursion
-        (:func:`theory.backends.scaling_figs.exact_law_log_norms`): ``"numpy"`` (default) or
-        ``"torch"`` on ``"cpu"`` or ``"cuda"``, ``"float64"`` (default) or ``"float32"``; the draws are
-        the same NumPy draws on every backend.
-    """
-
-    runs: int = iid.FIG2["runs"]
-    d: int = iid.FIG2["d"]
-    L: int = iid.FIG2["L"]
-    beta: float = iid.FIG2["beta"]
-    seed: int = 2
-    backend: str = "numpy"
-    device: str = "cpu"
-    dtype: str = "float64"
-
-    def __post_init__(self):
-        from theory.backends import validate_fields
-
-        validate_fields(self, _where(self))
-        _int(self, "runs", 8)
-        _int(self, "d")
-        _int(self, "L")
-        _pos(self, "beta")
-        _int(self, "seed", 0)
+    runs: int = field(Int(low=8), iid.FIG2["runs"], "Independent networks.")
+    d: int = field(Int(low=1), iid.FIG2["d"], "Width.")
+    L: int = field(Int(low=1), iid.FIG2["L"], "Depth.")
+    beta: float = _positive(iid.FIG2["beta"], "Scaling exponent.")
+    seed: int = _seed(2, "Seed.")
+    backend: str = backend_field()
+    device: str = device_field()
+    dtype: str = dtype_field()
 
 
 # Figure 2a: 10^4 runs at d = 100, L = 1000 (Section 2.3); the check runs the paper's sizes
@@ -1102,8 +838,8 @@ def fig2(config: Fig2Config) -> Fig2Result:
     return Fig2Result(c, iid.fig2_sample(c.runs, c.d, c.L, c.beta, c.seed))
 
 
-def fig2_verdict(result: Fig2Result):
-    """(Verdict, measured) of :func:`_scaling_iid.fig2_verdict`: quartiles, bounds, normality of the log."""
+def fig2_verdict(result: Fig2Result) -> Verdict:
+    """:func:`_scaling_iid.fig2_verdict`: quartiles, bounds, normality of the log."""
     c = result.config
     return iid.fig2_verdict(result.ratios, c.d, c.L, c.beta)
 
@@ -1112,31 +848,13 @@ def fig2_verdict(result: Fig2Result):
 
 
 @dataclass(frozen=True)
-class SmallDepthConfig:
-    """Corollary 8(iii) (thesis Cor. 2.8) at small depth, beta = 1/2: res-3 and res-1 identity networks.
+class SmallDepthConfig(Config):
+    """Corollary 8(iii) (thesis Cor. 2.8) at small depth, beta = 1/2: res-3 and res-1 identity networks."""
 
-    Attributes
-    ----------
-    res3_seeds : int
-        res-3 networks (uniform weights).
-    res1_seeds : int
-        res-1 identity networks (Gaussian weights).
-    depths : tuple of int
-        Depths (nested draws).
-    law : str
-        Law of the res-3 weights.
-    """
-
-    res3_seeds: int = 400
-    res1_seeds: int = 200
-    depths: tuple = iid.SMALL_DEPTHS
-    law: str = "uniform"
-
-    def __post_init__(self):
-        _int(self, "res3_seeds", 2)
-        _int(self, "res1_seeds", 2)
-        _ints(self, "depths", 1, increasing=True)
-        _laws(self, "law")
+    res3_seeds: int = field(Int(low=2), 400, "res-3 networks (uniform weights).")
+    res1_seeds: int = field(Int(low=2), 200, "res-1 identity networks (Gaussian weights).")
+    depths: tuple = field(Ints(low=1, increasing=True), iid.SMALL_DEPTHS, "Depths (nested draws).")
+    law: str = _law_field("uniform", "Law of the res-3 weights.")
 
 
 SMALL_PRESETS = {"check": SmallDepthConfig(),
@@ -1170,10 +888,10 @@ def cor8iii_verdict(result: SmallDepthResult):
     return bound_verdict(result.corrected.result(), BOUND_EXPECTED)
 
 
-def cor8_erratum_verdict(result: SmallDepthResult):
-    """(printed, corrected): the printed lower bound e^{1/2} - 1 must fail, the finite-L form hold."""
-    return (bound_verdict(result.printed.result(), BOUND_EXPECTED),
-            bound_verdict(result.corrected.result(), BOUND_EXPECTED))
+def cor8_erratum_verdict(result: SmallDepthResult) -> Verdict:
+    """The erratum: the printed lower bound e^{1/2} - 1 must fail, the finite-L form hold."""
+    return erratum_verdict(bound_verdict(result.printed.result(), BOUND_EXPECTED),
+                           bound_verdict(result.corrected.result(), BOUND_EXPECTED))
 
 
 def _small_summary(result):
@@ -1185,59 +903,31 @@ def _small_summary(result):
 
 
 @dataclass(frozen=True)
-class Prop10Config:
+class Prop10Config(Config):
     """Proposition 10 (thesis Prop. 2.10): res-1, beta = 1/2, N(0, v/d) weights against the SDE
-    dH = sqrt(v'/d) sigma(H) dB, strong error on the natural coupling (width 4, leaky ReLU 0.8).
+    dH = sqrt(v'/d) sigma(H) dB, strong error on the natural coupling (width 4, leaky ReLU 0.8)."""
 
-    Attributes
-    ----------
-    pairs : tuple of (str, float, float)
-        (label, v of the weights, v' of the SDE) pairs; each gets one rate fit.
-    paths : int
-        Brownian paths (a multiple of ``groups``).
-    groups : int
-        Rows of the rate fit: means over ``paths/groups`` consecutive paths.
-    L_ref : int
-        Steps of the Euler-Maruyama reference (a multiple of every depth).
-    grid : tuple of int
-        Depths L.
-    seed : int
-        Seed.
-    level : float
-        Two-sided level of the slope windows (Bonferroni over the pairs).
-    slope_shift : float
-        Added to the predicted slope -1/2 (0 for the claims; +-0.05 in the negative controls).
-    """
+    pairs: tuple = _rows_field(_pair_item, "a non-empty tuple of (label, v_net > 0, v_sde > 0)",
+                               "tuple of (str, float, float)", tuple((k, *v) for k, v in lim.P10_VARIANCES.items()),
+                               "(label, v of the weights, v' of the SDE) pairs; each gets one rate fit.",
+                               ("x", 0.0, 1.0), [(("x", 1.0, 1.0),)])
+    paths: int = field(Int(low=2), lim.P10["paths"], "Brownian paths (a multiple of groups).")
+    groups: int = field(Int(low=2), lim.P10["groups"], "Rows of the rate fit: means over paths/groups consecutive "
+                        "paths.")
+    L_ref: int = field(Int(low=1), lim.P10["L_ref"], "Steps of the Euler-Maruyama reference (a multiple of every "
+                       "depth).")
+    grid: tuple = field(Ints(low=1, min_len=3, increasing=True), tuple(int(g) for g in lim.P10["grid"]), "Depths L.")
+    seed: int = _seed(10, "Seed.")
+    level: float = field(Real(0, 1, closed="neither"), 0.99, "Two-sided level of the slope windows (Bonferroni "
+                         "over the pairs).")
+    slope_shift: float = field(Real(), 0.0, "Added to the predicted slope -1/2 (0 for the claims; +-0.05 in the "
+                               "negative controls).")
 
-    pairs: tuple = tuple((k, *v) for k, v in lim.P10_VARIANCES.items())
-    paths: int = lim.P10["paths"]
-    groups: int = lim.P10["groups"]
-    L_ref: int = lim.P10["L_ref"]
-    grid: tuple = tuple(int(g) for g in lim.P10["grid"])
-    seed: int = 10
-    level: float = 0.99
-    slope_shift: float = 0.0
-
-    def __post_init__(self):
-        if not 0 < self.level < 1:
-            _fail(self, "level", "in (0, 1)")
-        if not (isinstance(self.slope_shift, (int, float)) and math.isfinite(self.slope_shift)):
-            _fail(self, "slope_shift", "a finite number")
-        _tuple(self, "pairs")
-        if not all(isinstance(p, tuple) and len(p) == 3 and isinstance(p[0], str) and p[1] > 0 and p[2] > 0
-                   for p in self.pairs):
-            _fail(self, "pairs", "a non-empty tuple of (label, v_net > 0, v_sde > 0)")
-        _int(self, "groups", 2)
-        _int(self, "paths", 2)
+    def check(self):
         if self.paths % self.groups:
-            _fail(self, "paths", f"a multiple of groups = {self.groups}")
-        _ints(self, "grid", 1, increasing=True)
-        if len(self.grid) < 3:
-            _fail(self, "grid", "at least 3 depths")
-        _int(self, "L_ref")
+            raise self.invalid("paths", f"be a multiple of groups = {self.groups}")
         if any(self.L_ref % L for L in self.grid):
-            _fail(self, "L_ref", "a multiple of every depth of grid")
-        _int(self, "seed", 0)
+            raise self.invalid("L_ref", "be a multiple of every depth of grid")
 
 
 PROP10_PRESETS = {
@@ -1281,19 +971,22 @@ def prop10(config: Prop10Config) -> Prop10Result:
     return Prop10Result(c, tuple(fits), tuple(bounds), tuple(expected))
 
 
-def prop10_verdict(result: Prop10Result):
-    """(fit, expected, index) of the pair farthest from slope -1/2 in units of its window (the record passes
-    iff every pair does)."""
+def prop10_verdict(result: Prop10Result) -> Verdict:
+    """A rate (:func:`theory.claims.rate_verdict`) of the pair farthest from slope -1/2 in units of its window
+    (so the verdict passes iff every pair does); ``measured`` adds its index ``recorded_pair``."""
     i = lim.worst_rate(result.fits, list(result.expected))
-    return result.fits[i], result.expected[i], i
+    v = rate_verdict(result.fits[i], result.expected[i], grid_label="L")
+    label = result.config.pairs[i][0]
+    return dataclasses.replace(v, message=f"{label} (worst of {len(result.fits)} pairs): {v.message}",
+                               measured={"recorded_pair": i, **v.measured})
 
 
-def prop10_erratum_verdict(result: Prop10Result):
-    """(printed, corrected) for pairs ((printed), (corrected)): the printed pair must fail
+def prop10_erratum_verdict(result: Prop10Result) -> Verdict:
+    """The erratum for pairs ((printed), (corrected)): the printed pair must fail
     (:func:`_scaling_limits.prop10_printed_verdict`), the corrected one decay at rate 1/2."""
     (bound, se) = result.bounds[0]
     printed = lim.prop10_printed_verdict(result.fits[0], bound, se, result.expected[0])
-    return printed, rate_verdict(result.fits[1], result.expected[1], grid_label="L")
+    return erratum_verdict(printed, rate_verdict(result.fits[1], result.expected[1], grid_label="L"))
 
 
 def _prop10_summary(result):
@@ -1305,46 +998,23 @@ def _prop10_summary(result):
 
 
 @dataclass(frozen=True)
-class Prop11Config:
+class Prop11Config(Config):
     """Proposition 11 (thesis Prop. 2.11): res-2 tanh with trigonometric weights (A5), beta = 1, against
-    the neural ODE (14): max_k ||H_{k/L} - h_k|| = O(1/L).
+    the neural ODE (14): max_k ||H_{k/L} - h_k|| = O(1/L)."""
 
-    Attributes
-    ----------
-    seeds : tuple of int
-        Path draws (at least 2: the window is their scatter).
-    grid : tuple of int
-        Depths L (powers of 2: each divides the largest).
-    d : int
-        Width.
-    beta : float
-        Scaling exponent of the network (1 for the statement).
-    noise : float
-        Standard deviation times sqrt(d) of i.i.d. noise added to every layer (0: smooth weights).
-    level : float
-        Two-sided level of the window on the slope.
-    """
+    seeds: tuple = field(Seeds(min_len=2), tuple(lim.P11["seeds"]), "Path draws (at least 2: the window is "
+                         "their scatter).")
+    grid: tuple = field(Ints(low=1, min_len=3, increasing=True), tuple(int(g) for g in lim.P11["grid"]), "Depths L "
+                        "(powers of 2: each divides the largest).")
+    d: int = field(Int(low=1), lim.P11["d"], "Width.")
+    beta: float = _positive(1.0, "Scaling exponent of the network (1 for the statement).")
+    noise: float = field(Real(0), 0.0, "Standard deviation times sqrt(d) of i.i.d. noise added to every layer (0: "
+                         "smooth weights).")
+    level: float = field(Real(0, 1, closed="neither"), 0.99, "Two-sided level of the window on the slope.")
 
-    seeds: tuple = tuple(lim.P11["seeds"])
-    grid: tuple = tuple(int(g) for g in lim.P11["grid"])
-    d: int = lim.P11["d"]
-    beta: float = 1.0
-    noise: float = 0.0
-    level: float = 0.99
-
-    def __post_init__(self):
-        _ints(self, "seeds")
-        if len(self.seeds) < 2:
-            _fail(self, "seeds", "at least 2 seeds")
-        _ints(self, "grid", 1, increasing=True)
-        if len(self.grid) < 3 or any(self.grid[-1] % L for L in self.grid):
-            _fail(self, "grid", "at least 3 increasing depths dividing the largest")
-        _int(self, "d")
-        _pos(self, "beta")
-        if not (isinstance(self.noise, (int, float)) and math.isfinite(self.noise) and self.noise >= 0):
-            _fail(self, "noise", "a finite number >= 0")
-        if not 0 < self.level < 1:
-            _fail(self, "level", "in (0, 1)")
+    def check(self):
+        if any(self.grid[-1] % L for L in self.grid):
+            raise self.invalid("grid", "be depths dividing the largest")
 
 
 # no experiment in the paper for Prop. 11; the width of Figures 4-5 and a deeper ladder

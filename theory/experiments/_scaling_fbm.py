@@ -10,8 +10,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-from theory.claims import rate_verdict
+from theory.claims import Verdict, rate_verdict
 from theory.experiments._registry import register
+from theory.experiments.config import Config, Int, Ints, OrNone, Real, Reals, Seed, field
 from theory.fbm import fbm
 from theory.rates import fit_rate
 
@@ -25,65 +26,34 @@ def variogram(paths, lags):
 
 
 @dataclass(frozen=True)
-class Fig6Config:
-    """Variograms of fBm paths (Figure 6).
+class Fig6Config(Config):
+    """Variograms of fBm paths (Figure 6)."""
 
-    Attributes
-    ----------
-    hurst : tuple of float
-        Hurst indices in (0, 1); one rate fit each.
-    n : int
-        Steps per path on [0, 1] (tau = lag / n), >= 2.
-    paths : int
-        Paths per Hurst index, >= 2.
-    lags : tuple of int
-        Step lags of the variogram (increasing, at least 3, below n).
-    seed : int
-        Seed of the Generator; each Hurst index starts a fresh Generator from it.
-    path_hurst_shift : float
-        Paths are drawn at H + path_hurst_shift while the statement's slope is 2H (0 for the claim; the
-        negative controls mis-specify the sampler with it).
-    tol : float or None
-        Fixed half-width of the acceptance window around 2H (> 0), or None (the default): the window is
-        then derived from the scatter, ``z * se`` with ``se`` the bootstrap standard error of the slope
-        over paths (resampled whole) and ``z`` the normal quantile at the Bonferroni level
-        1 - (1 - ci_level)/(2 n_H). The sampler is exact, so the expected slope is exactly 2H; the
-        only finite-size bias is that of the log of a mean, below 1e-3 here.
-    ci_level : float
-        Family-wise level of the derived windows over the Hurst indices, in (0, 1).
-    n_boot : int
-        Bootstrap resamples of the paths, >= 50.
-    """
+    hurst: tuple = field(Reals(0, 1, closed="neither"), tuple(FIG6.values()), "Hurst indices; one rate fit each.")
+    n: int = field(Int(low=2), 1000, "Steps per path on [0, 1] (tau = lag / n).")
+    paths: int = field(Int(low=2), 400, "Paths per Hurst index.")
+    lags: tuple = field(Ints(low=1, min_len=3, increasing=True), tuple(2 ** k for k in range(9)), "Step lags of "
+                        "the variogram (below n).")
+    seed: int = field(Seed(), 6, "Seed of the Generator; each Hurst index starts a fresh Generator from it.")
+    path_hurst_shift: float = field(Real(), 0.0, "Paths are drawn at H + path_hurst_shift while the statement's "
+                                    "slope is 2H (0 for the claim; the negative controls mis-specify the sampler "
+                                    "with it); every H + shift must lie in (0, 1).")
+    tol: float | None = field(OrNone(Real(0, closed="neither"), "the window from the scatter"), None,
+                              "Fixed half-width of the acceptance window around 2H, or None (the default): the "
+                              "window is then derived from the scatter, ``z * se`` with ``se`` the bootstrap "
+                              "standard error of the slope over paths (resampled whole) and ``z`` the normal "
+                              "quantile at the Bonferroni level 1 - (1 - ci_level)/(2 n_H). The sampler is exact, "
+                              "so the expected slope is exactly 2H; the only finite-size bias is that of the log "
+                              "of a mean, below 1e-3 here.")
+    ci_level: float = field(Real(0, 1, closed="neither"), 0.99, "Family-wise level of the derived windows over "
+                            "the Hurst indices.")
+    n_boot: int = field(Int(low=50), 200, "Bootstrap resamples of the paths.")
 
-    hurst: tuple = tuple(FIG6.values())
-    n: int = 1000
-    paths: int = 400
-    lags: tuple = tuple(2 ** k for k in range(9))
-    seed: int = 6
-    path_hurst_shift: float = 0.0
-    tol: float | None = None
-    ci_level: float = 0.99
-    n_boot: int = 200
-
-    def __post_init__(self):
-        where = "theory.experiments._scaling_fbm.Fig6Config"
-        if not self.hurst or any(not 0.0 < h < 1.0 for h in self.hurst):
-            raise ValueError(f"`hurst` of {where} must be a non-empty tuple in (0, 1); got {self.hurst!r}")
+    def check(self):
         if any(not 0.0 < h + self.path_hurst_shift < 1.0 for h in self.hurst):
-            raise ValueError(f"`path_hurst_shift` of {where} must keep H + shift in (0, 1); got {self.path_hurst_shift!r}")
-        for name, low in (("n", 2), ("paths", 2)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-                raise ValueError(f"`{name}` of {where} must be an int >= {low}; got {v!r}")
-        lags = np.asarray(self.lags)
-        if lags.size < 3 or np.any(np.diff(lags) <= 0) or lags[0] < 1 or lags[-1] >= self.n:
-            raise ValueError(f"`lags` of {where} must be >= 3 increasing lags in [1, n); got {self.lags!r}")
-        if self.tol is not None and not self.tol > 0:
-            raise ValueError(f"`tol` of {where} must be positive or None; got {self.tol!r}")
-        if not 0.0 < self.ci_level < 1.0:
-            raise ValueError(f"`ci_level` of {where} must lie in (0, 1); got {self.ci_level!r}")
-        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or self.n_boot < 50:
-            raise ValueError(f"`n_boot` of {where} must be an int >= 50; got {self.n_boot!r}")
+            raise self.invalid("path_hurst_shift", "keep every H + shift in (0, 1)")
+        if self.lags[-1] >= self.n:
+            raise self.invalid("lags", f"stay below n = {self.n}")
 
 
 FIG6_PRESETS = {
@@ -140,9 +110,15 @@ def fig6_expected(result: Fig6Result) -> list:
     return [{"slope": 2 * h, "tol": z * se} for h, se in zip(c.hurst, result.slope_se)]
 
 
-def fig6_verdict(result: Fig6Result) -> list:
-    """One :func:`theory.claims.rate_verdict` per Hurst index (slope 2H +- tol)."""
-    return [rate_verdict(f, e, grid_label="tau") for f, e in zip(result.fits, fig6_expected(result))]
+def fig6_verdict(result: Fig6Result, index: int | None = None) -> Verdict:
+    """A rate (:func:`theory.claims.rate_verdict`, slope 2H +- tol of :func:`fig6_expected`) at Hurst index
+    ``config.hurst[index]``; with ``index=None`` the Hurst index farthest from its window (so that the
+    verdict passes iff every one does)."""
+    expected = fig6_expected(result)
+    if index is None:
+        excess = [abs(f.slope - e["slope"]) - e["tol"] for f, e in zip(result.fits, expected)]
+        index = int(np.argmax(excess))
+    return rate_verdict(result.fits[index], expected[index], grid_label="tau")
 
 
 register("scaling.fig6", config=Fig6Config, presets=FIG6_PRESETS, measure=fig6, verdict=fig6_verdict,

@@ -9,6 +9,7 @@ Figures 4 and 5. Numbering of the preprint (2022); the thesis numbers are the ch
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -16,8 +17,10 @@ import numpy as np
 from scipy.linalg import expm
 from scipy.stats import t as student_t
 
-from theory.claims import identity_verdict, qualitative_verdict, rate_verdict
+from theory.claims import Verdict, identity_verdict, rate_verdict, threshold_verdict
 from theory.experiments._registry import register
+from theory.experiments._scaling_scale import BackendConfig, backend_field, device_field, dtype_field
+from theory.experiments.config import Choice, Config, Int, Ints, Real, Reals, Seeds, field
 from theory.rates import fit_rate, identity_error
 from theory.scaling import (
     brownian_increments,
@@ -179,12 +182,14 @@ def prop10_printed_verdict(fit, lower_bound, lower_se, expected=P10_EXPECTED):
     error vanish.
     """
     rate = rate_verdict(fit, expected, grid_label="L")
-    significant = lower_bound > 4.0 * lower_se
-    holds = rate.passed or not significant
-    return qualitative_verdict(
-        bool(holds),
-        f"strong error {rate.message}; coupling-free lower bound |E||h_L|| - E||H_1||| = "
-        f"{lower_bound:.3f} ± {lower_se:.3f} at L = {int(fit.grid[-1])}")
+    if rate.passed:
+        return dataclasses.replace(rate, message=f"strong error {rate.message}")
+    # the rate fails: the statement still holds unless the coupling-free lower bound exceeds 4 s.e.
+    return threshold_verdict("rate", {"lower_bound_minus_4se": lower_bound - 4.0 * lower_se,
+                                      "lower_bound": lower_bound, "lower_bound_se": lower_se, **rate.measured},
+                             {"lower_bound_minus_4se_max": 0.0},
+                             context=f"strong error {rate.message}; coupling-free lower bound |E||h_L|| - E||H_1||| "
+                                     f"= {lower_bound:.3f} ± {lower_se:.3f} at L = {int(fit.grid[-1])}")
 
 
 def coupling_free_bound(v_net, v_sde, **kw):
@@ -396,16 +401,26 @@ def explosion_table(beta=P13_EXPLOSION["beta"], seeds=P13_EXPLOSION["seeds"], gr
     return logs, bound
 
 
-def explosion_verdict(logs, bound):
-    """Explosion: ln max_k ratio strictly increasing in L for every draw, above ln 10^3 at the largest L,
-    and above the proof's lower bound at the largest L."""
-    increasing = bool(np.all(np.diff(logs, axis=1) > 0))
-    large = bool(np.all(logs[:, -1] > np.log(1e3)))
-    above = bool(np.all(logs[:, -1] > bound[:, -1]))
-    return qualitative_verdict(
-        increasing and large and above,
-        f"ln max_k ratio at L = max: {np.round(logs[:, -1], 1).tolist()} (increasing in L: {increasing}; "
-        f"> ln 1e3: {large}); proof's lower bound ln {np.round(bound[:, -1], 2).tolist()} (exceeded: {above})")
+#: the smallest positive double: a threshold ``x >= POSITIVE`` is the strict ``x > 0``
+POSITIVE = float(np.nextafter(0.0, 1.0))
+
+
+def explosion_verdict(logs, bound) -> Verdict:
+    """Explosion, a bound at every size (:func:`theory.claims.threshold_verdict`, kind ``"bound"``): ln max_k
+    ratio strictly increasing in L for every draw (smallest step > 0), above ln 10^3 at the largest L, and
+    above the proof's lower bound at the largest L (smallest margin > 0, over the draws whose bound is
+    positive: a bound of -inf is exceeded by every ratio)."""
+    last, low = logs[:, -1], bound[:, -1]
+    measured = {"min_step": float(np.min(np.diff(logs, axis=1))), "min_log_ratio_at_L_max": float(np.min(last))}
+    expected = {"min_step_min": POSITIVE, "min_log_ratio_at_L_max_min": float(np.nextafter(np.log(1e3), np.inf))}
+    finite = np.isfinite(low)
+    if np.any(finite):
+        measured["min_margin_over_bound"] = float(np.min(last[finite] - low[finite]))
+        expected["min_margin_over_bound_min"] = POSITIVE
+    measured.update({"log_ratio_at_L_max": last.tolist(), "log_bound_at_L_max": low.tolist()})
+    return threshold_verdict("bound", measured, expected,
+                             context=f"ln max_k ratio at L = max: {np.round(last, 1).tolist()}; proof's lower bound "
+                                     f"ln {np.round(low, 2).tolist()}")
 
 
 # =========================================================================== Figures 4 and 5
@@ -455,28 +470,35 @@ def fig45_table(quantity, law="smooth", seeds=FIG45["seeds"], grid=FIG45["grid"]
     return {b: np.exp(v) for b, v in out.items()}
 
 
-def fig45_verdict(table, grid=FIG45["grid"], expected=FIG45_EXPECTED):
+def fig45_verdict(table, grid=FIG45["grid"], expected=FIG45_EXPECTED) -> Verdict:
     """Identity at beta = 2 (slope -1), flat at beta = 1 (slope 0), explosion at beta = 1/2 (median
-    increasing in L and above 10, the paper's colour threshold for explosion, at the largest L)."""
+    increasing in L and above 10, the paper's colour threshold for explosion, at the largest L), as
+    thresholds (:func:`theory.claims.threshold_verdict`, kind ``"rate"``): ``|slope - predicted|`` within its
+    window (:func:`fig45_windows`) at beta = 2 and 1, the smallest step of the beta = 1/2 medians > 0 and
+    its last median > 10. ``measured`` holds the fits (slopes, intervals) and the medians."""
     fit2, fit1 = fit_rate(grid, table[2.0]), fit_rate(grid, table[1.0])
     med = np.median(table[0.5], axis=0)
     tol = expected["tol"]
     tols = (fig45_windows(table, grid, expected.get("ci_level", 0.99)) if isinstance(tol, str)
             else {2.0: float(tol), 1.0: float(tol)})
-    ok2 = abs(fit2.slope - expected["slope_beta_2"]) <= tols[2.0]
-    ok1 = abs(fit1.slope - expected["slope_beta_1"]) <= tols[1.0]
-    boom = bool(np.all(np.diff(med) > 0) and med[-1] > expected["explosion_beta_0.5_min_ratio"])
-    verdict = qualitative_verdict(
-        bool(ok2 and ok1 and boom),
-        f"beta = 2: slope {fit2.slope:.3f} [{fit2.ci[0]:.3f}, {fit2.ci[1]:.3f}] (expected {expected['slope_beta_2']:g} "
-        f"± {tols[2.0]:.3f}); beta = 1: slope {fit1.slope:.3f} [{fit1.ci[0]:.3f}, {fit1.ci[1]:.3f}] "
-        f"(expected {expected['slope_beta_1']:g} ± {tols[1.0]:.3f}); "
-        f"beta = 0.5: median {med[0]:.3g} -> {med[-1]:.3g} (explosion: {boom})")
-    measured = {"grid": grid.tolist(), "slope_beta_2": fit2.slope, "ci_beta_2": list(fit2.ci),
+    measured = {"abs_dev_slope_beta_2": abs(fit2.slope - expected["slope_beta_2"]),
+                "abs_dev_slope_beta_1": abs(fit1.slope - expected["slope_beta_1"]),
+                "min_step_median_beta_0.5": float(np.min(np.diff(med))),
+                "median_beta_0.5_at_L_max": float(med[-1]),
+                "grid": np.asarray(grid).tolist(), "slope_beta_2": fit2.slope, "ci_beta_2": list(fit2.ci),
                 "slope_beta_1": fit1.slope, "ci_beta_1": list(fit1.ci),
                 "window_beta_2": tols[2.0], "window_beta_1": tols[1.0],
                 "median": {f"beta={b:g}": np.median(table[b], axis=0).tolist() for b in table}}
-    return verdict, measured, (fit2, fit1)
+    thresholds = {"abs_dev_slope_beta_2_max": tols[2.0], "abs_dev_slope_beta_1_max": tols[1.0],
+                  "min_step_median_beta_0.5_min": POSITIVE,
+                  "median_beta_0.5_at_L_max_min": float(np.nextafter(expected["explosion_beta_0.5_min_ratio"],
+                                                                     np.inf))}
+    return threshold_verdict("rate", measured, thresholds, context=(
+        f"beta = 2: slope {fit2.slope:.3f} [{fit2.ci[0]:.3f}, {fit2.ci[1]:.3f}] "
+        f"(expected {expected['slope_beta_2']:g}); "
+        f"beta = 1: slope {fit1.slope:.3f} [{fit1.ci[0]:.3f}, {fit1.ci[1]:.3f}] "
+        f"(expected {expected['slope_beta_1']:g}); "
+        f"beta = 0.5: median {med[0]:.3g} -> {med[-1]:.3g}"))
 
 
 # Figure 8 (thesis Figures 2.8 and 1.1): one coordinate of the weights against the layer index after
@@ -531,18 +553,6 @@ def sampler_comparison(hurst=(0.9, 0.95), n_seeds=6, seed=11):
 # Each experiment therefore predicts the finite-L slope on the same grid and the same weight draws,
 # from an expansion computed independently of the network kernels, and the verdict asks that
 # prediction to lie in the bootstrap interval (over draws) of the measured slope.
-
-
-def _check_ladder(name, grid, seeds, betas, d):
-    grid = np.asarray(grid)
-    if grid.ndim != 1 or grid.size < 3 or np.any(grid < 1) or np.any(np.diff(grid) <= 0):
-        raise ValueError(f"`grid` of {name} must be at least 3 increasing positive depths; got {grid.tolist()}")
-    if len(seeds) < 2:
-        raise ValueError(f"`seeds` of {name} must hold at least 2 seeds (the bootstrap resamples them); got {seeds}")
-    if len(betas) < 1:
-        raise ValueError(f"`betas` of {name} must not be empty")
-    if not isinstance(d, int) or d < 1:
-        raise ValueError(f"`d` of {name} must be a positive int; got {d!r}")
 
 
 def _pooled_slope(grid, values):
@@ -605,55 +615,41 @@ def prop13_expansion(beta, seeds, grid, d):
     return out
 
 
+def _grid_field(default, doc="Depths L (increasing, at least 3)."):
+    return field(Ints(low=1, min_len=3, increasing=True), default, doc)
+
+
+def _seeds_field(default, doc):
+    return field(Seeds(min_len=2), default, doc)
+
+
 @dataclass(frozen=True)
-class SmoothRateConfig:
-    """Depth ladders of Proposition 12 (``prop="12"``) or 13 (``prop="13"``).
+class SmoothRateConfig(Config):
+    """Depth ladders of Proposition 12 (``prop="12"``) or 13 (``prop="13"``)."""
 
-    Attributes
-    ----------
-    prop : str
-        ``"12"``: res-3, smooth trigonometric weights, ratio :math:`\\|h_L - h_0\\|/\\|h_0\\|` (beta > 1);
-        ``"13"``: tied linear res-1, :math:`\\ln` of that ratio (beta < 1).
-    d : int
-        Width.
-    grid : tuple of int
-        Depths L (increasing, at least 3).
-    seeds : tuple of int
-        One weight draw (and :math:`h_0`) per seed; the bootstrap resamples them (at least 2).
-    betas : tuple of float
-        Scaling exponents, one rate fit each (> 1 for ``"12"``, in (0, 1) for ``"13"``).
-    beta_shift : float
-        The prediction is evaluated at beta + beta_shift (0 for the claim; 0.05 in the negative controls,
-        which must then fail).
-    law : str
-        ``"trig"`` (``"12"``) or ``"tied"`` (``"13"``) for the claim; ``"gaussian"`` draws i.i.d. layers
-        (a broken (A5), for the controls).
-    """
+    prop: str = field(Choice("12", "13"), dataclasses.MISSING, "'12': res-3, smooth trigonometric weights, ratio "
+                      r":math:`\|h_L - h_0\|/\|h_0\|` (beta > 1); '13': tied linear res-1, :math:`\ln` of that "
+                      "ratio (beta < 1).")
+    d: int = field(Int(low=1), dataclasses.MISSING, "Width.")
+    grid: tuple = _grid_field(dataclasses.MISSING)
+    seeds: tuple = _seeds_field(dataclasses.MISSING, "One weight draw (and h_0) per seed; the bootstrap resamples "
+                                "them.")
+    betas: tuple = field(Reals(0, closed="neither"), dataclasses.MISSING, "Scaling exponents, one rate fit each "
+                         "(> 1 for '12', in (0, 1) for '13').")
+    beta_shift: float = field(Real(), 0.0, "The prediction is evaluated at beta + beta_shift (0 for the claim; 0.05 "
+                              "in the negative controls, which must then fail).")
+    law: str = field(Choice("", "trig", "tied", "gaussian"), "", "'trig' ('12') or 'tied' ('13') for the claim ('' "
+                     "is the proposition's own); 'gaussian' draws i.i.d. layers (a broken (A5), for the controls).")
 
-    prop: str
-    d: int
-    grid: tuple
-    seeds: tuple
-    betas: tuple
-    beta_shift: float = 0.0
-    law: str = ""
-
-    def __post_init__(self):
-        if self.prop not in ("12", "13"):
-            raise ValueError(f"`prop` of SmoothRateConfig must be '12' or '13'; got {self.prop!r}")
-        _check_ladder("SmoothRateConfig", self.grid, self.seeds, self.betas, self.d)
+    def check(self):
         for b in self.betas:
             if not (b > 1.0 if self.prop == "12" else 0.0 < b < 1.0):
-                raise ValueError(f"`betas` of SmoothRateConfig (prop {self.prop}) must be "
-                                 f"{'> 1' if self.prop == '12' else 'in (0, 1)'}; got {b!r}")
-        if not np.isfinite(self.beta_shift):
-            raise ValueError(f"`beta_shift` of SmoothRateConfig must be finite; got {self.beta_shift!r}")
+                raise self.invalid("betas", f"be {'> 1' if self.prop == '12' else 'in (0, 1)'} for prop {self.prop}")
         default = "trig" if self.prop == "12" else "tied"
         if self.law == "":
             object.__setattr__(self, "law", default)
         if self.law not in (default, "gaussian"):
-            raise ValueError(f"`law` of SmoothRateConfig (prop {self.prop}) must be {default!r} or 'gaussian'; "
-                             f"got {self.law!r}")
+            raise self.invalid("law", f"be {default!r} or 'gaussian' for prop {self.prop}")
 
 
 PROP12_PRESETS = {
@@ -721,32 +717,36 @@ def smooth_rate_expected(result: SmoothRateResult) -> list:
     return out
 
 
-def smooth_rate_verdict(result: SmoothRateResult):
-    """Pass iff every beta's predicted finite-L slope lies in the bootstrap interval of the measured one.
-
-    Returns (verdict, measured dict with every case and its asymptotic slope 1 - beta beside, index of
-    the worst case: farthest outside, or least inside, its interval)."""
+def smooth_rate_cases(result: SmoothRateResult) -> dict:
+    """Every case of a :class:`SmoothRateResult` (slope, interval, finite-L and asymptotic slopes), the worst
+    one (farthest outside, or least inside, its interval: ``recorded_case``, index ``worst``) and the sizes."""
     c = result.config
     expected = smooth_rate_expected(result)
-    verdicts = [rate_verdict(f, e, grid_label="L") for f, e in zip(result.fits, expected)]
     excess = [abs(f.slope - e["slope"]) - e["tol"] for f, e in zip(result.fits, expected)]
     worst = int(np.argmax(excess))
     cases = {f"beta={b:g}": {"slope": round(f.slope, 4), "ci": [round(f.ci[0], 4), round(f.ci[1], 4)],
-                             "finite_L_slope": round(e["slope"], 4), "inside": v.passed,
+                             "finite_L_slope": round(e["slope"], 4),
+                             "inside": bool(abs(f.slope - e["slope"]) <= e["tol"]),
                              "asymptotic_slope": round(a, 4), "finite_L_minus_asymptotic": round(e["slope"] - a, 4)}
-             for b, f, e, v, a in zip(c.betas, result.fits, expected, verdicts, result.asymptotic)}
-    message = "; ".join(
-        f"beta={b:g}: slope {f.slope:.4f} [{f.ci[0]:.4f}, {f.ci[1]:.4f}] vs finite-L {e['slope']:.4f} "
-        f"({'inside' if v.passed else 'OUTSIDE'}; asymptotic {a:.2f})"
-        for b, f, e, v, a in zip(c.betas, result.fits, expected, verdicts, result.asymptotic))
-    measured = {"cases": cases, "recorded_case": f"beta={c.betas[worst]:g}", "d": c.d, "draws": len(c.seeds),
-                "beta_shift": c.beta_shift, "law": c.law}
+             for b, f, e, a in zip(c.betas, result.fits, expected, result.asymptotic)}
+    measured = {"cases": cases, "recorded_case": f"beta={c.betas[worst]:g}", "worst": worst, "d": c.d,
+                "draws": len(c.seeds), "beta_shift": c.beta_shift, "law": c.law}
     if c.prop == "13":
         gmax = c.grid[-1]
         measured["ratio_to_L^(1-beta)_max_Re_lambda_at_L_max"] = {
             f"beta={b:g}": np.round(v[:, -1] / (gmax ** (1.0 - b) * np.asarray(result.lams)), 4).tolist()
             for b, v in zip(c.betas, result.values)}
-    return qualitative_verdict(all(v.passed for v in verdicts), message), measured, worst
+    return measured
+
+
+def smooth_rate_verdict(result: SmoothRateResult) -> Verdict:
+    """A rate (:func:`theory.claims.rate_verdict`): the predicted finite-L slope lies in the bootstrap interval
+    of the measured one for the worst beta, hence for every beta; ``measured`` adds :func:`smooth_rate_cases`."""
+    info = smooth_rate_cases(result)
+    w = info["worst"]
+    v = rate_verdict(result.fits[w], smooth_rate_expected(result)[w], grid_label="L")
+    return dataclasses.replace(v, measured={**info, **v.measured},
+                               message=f"{info['recorded_case']} (worst of {len(result.fits)} cases): {v.message}")
 
 
 def _summary(result):
@@ -764,54 +764,28 @@ register("scaling.prop13", config=SmoothRateConfig, presets=PROP13_PRESETS, meas
 
 
 @dataclass(frozen=True)
-class Fig45Config:
-    """Figures 4 (``quantity="hidden"``) and 5 (``"gradient"``): res-3 with smooth weights over depths.
+class Fig45Config(BackendConfig):
+    """Figures 4 (``quantity="hidden"``) and 5 (``"gradient"``): res-3 with smooth weights over depths. The torch
+    backend (:func:`theory.backends.scaling_figs.log_ratios`) runs the draws of one depth and the three betas as
+    one batch, on the same NumPy draws."""
 
-    Attributes
-    ----------
-    quantity : str
-        ``"hidden"`` (:math:`\\|h_L - h_0\\|/\\|h_0\\|`, Figure 4) or ``"gradient"``
-        (:math:`\\|p_0 - p_L\\|/\\|p_L\\|`, Figure 5).
-    law : str
-        Law of V and W (:func:`theory.scaling.weights`): ``"smooth"`` for the claim, an i.i.d. law for
-        the controls.
-    d : int
-        Width (the paper: 40).
-    grid : tuple of int
-        Depths L (increasing, at least 3).
-    seeds : tuple of int
-        One weight draw per seed (and per L).
-    betas : tuple of float
-        Must hold 2.0 (identity, slope -1), 1.0 (flat) and 0.5 (explosion), which the verdict reads.
-    backend, device, dtype : str
-        Array backend (:mod:`theory.backends`): ``"numpy"`` (default, the package's kernels one network
-        at a time) or ``"torch"`` on ``"cpu"`` or ``"cuda"`` (:func:`theory.backends.scaling_figs.log_ratios`:
-        the draws of one depth and the three betas as one batch), ``"float64"`` (default) or
-        ``"float32"``. The draws are the same NumPy draws on every backend.
-    """
+    quantity: str = field(Choice("hidden", "gradient"), "hidden", r"'hidden' (:math:`\|h_L - h_0\|/\|h_0\|`, "
+                          r"Figure 4) or 'gradient' (:math:`\|p_0 - p_L\|/\|p_L\|`, Figure 5).")
+    law: str = field(Choice("smooth", "gaussian", "uniform", "rademacher"), "smooth", "Law of V and W "
+                     "(theory.scaling.weights): 'smooth' for the claim, an i.i.d. law for the controls.")
+    d: int = field(Int(low=1), FIG45["d"], "Width (the paper: 40).")
+    grid: tuple = _grid_field(tuple(int(L) for L in FIG45["grid"]))
+    seeds: tuple = _seeds_field(tuple(FIG45["seeds"]), "One weight draw per seed (and per L).")
+    betas: tuple = field(Reals(0, closed="neither"), tuple(FIG45["betas"]), "Scaling exponents; must hold 2.0 "
+                         "(identity, slope -1), 1.0 (flat) and 0.5 (explosion), which the verdict reads.")
+    backend: str = backend_field()
+    device: str = device_field()
+    dtype: str = dtype_field()
 
-    quantity: str = "hidden"
-    law: str = "smooth"
-    d: int = FIG45["d"]
-    grid: tuple = tuple(int(L) for L in FIG45["grid"])
-    seeds: tuple = tuple(FIG45["seeds"])
-    betas: tuple = tuple(FIG45["betas"])
-    backend: str = "numpy"
-    device: str = "cpu"
-    dtype: str = "float64"
-
-    def __post_init__(self):
-        where = "theory.experiments._scaling_limits.Fig45Config"
-        from theory.backends import validate_fields
-
-        validate_fields(self, where)
-        if self.quantity not in ("hidden", "gradient"):
-            raise ValueError(f"`quantity` of {where} must be 'hidden' or 'gradient'; got {self.quantity!r}")
-        if self.law not in ("smooth", "gaussian", "uniform", "rademacher"):
-            raise ValueError(f"`law` of {where} must be 'smooth' or an i.i.d. law; got {self.law!r}")
-        _check_ladder(where, self.grid, self.seeds, self.betas, self.d)
-        if not {2.0, 1.0, 0.5} <= set(float(b) for b in self.betas):
-            raise ValueError(f"`betas` of {where} must contain 2, 1 and 0.5; got {self.betas!r}")
+    def check(self):
+        super().check()
+        if not {2.0, 1.0, 0.5} <= set(self.betas):
+            raise self.invalid("betas", "contain 2, 1 and 0.5")
 
 
 FIG45_PRESETS = {
@@ -863,14 +837,14 @@ def _fig45_table_torch(c: Fig45Config):
     return {beta: np.exp(v) for beta, v in out.items()}
 
 
-def fig45_result_verdict(result: Fig45Result):
-    """:func:`fig45_verdict` of the result: (verdict, measured, (fit at beta = 2, fit at beta = 1))."""
+def fig45_result_verdict(result: Fig45Result) -> Verdict:
+    """:func:`fig45_verdict` of the result."""
     return fig45_verdict(result.table, np.asarray(result.config.grid))
 
 
 register("scaling.fig45", config=Fig45Config, presets=FIG45_PRESETS, measure=fig45, verdict=fig45_result_verdict,
          claims=("scaling/fig-4", "scaling/fig-5"),
-         summary=lambda r: {k: v for k, v in fig45_result_verdict(r)[1].items() if k.startswith("slope")})
+         summary=lambda r: {k: v for k, v in fig45_result_verdict(r).measured.items() if k.startswith("slope")})
 
 
 # --------------------------------------------------------------------------- Propositions 12 (critical) and 13
@@ -878,37 +852,17 @@ register("scaling.fig45", config=Fig45Config, presets=FIG45_PRESETS, measure=fig
 
 
 @dataclass(frozen=True)
-class CriticalConfig:
-    """Proposition 12 at beta = 1: res-3 with smooth weights against the neural ODE (14).
+class CriticalConfig(Config):
+    """Proposition 12 at beta = 1: res-3 with smooth weights against the neural ODE (14)."""
 
-    Attributes
-    ----------
-    d : int
-        Width.
-    grid : tuple of int
-        Depths L (increasing, at least 3).
-    seeds : tuple of int
-        One smooth weight path (and h_0) per seed, at least 2.
-    rtol : float
-        Tolerance on the relative gap |r_L - r_ODE| / r_ODE (> 0): the network is O(1/L) from the ODE,
-        so 2% at L >= 256 leaves a 5x margin.
-    law : str
-        ``"trig"`` (smooth paths, the claim) or ``"gaussian"`` (i.i.d. layers, for the controls).
-    """
-
-    d: int = P12["d"]
-    grid: tuple = (256, 1024, 4096)
-    seeds: tuple = tuple(P12["seeds"])
-    rtol: float = P12_CRITICAL_RTOL
-    law: str = "trig"
-
-    def __post_init__(self):
-        where = "theory.experiments._scaling_limits.CriticalConfig"
-        _check_ladder(where, self.grid, self.seeds, (1.0,), self.d)
-        if not self.rtol > 0:
-            raise ValueError(f"`rtol` of {where} must be positive; got {self.rtol!r}")
-        if self.law not in ("trig", "gaussian"):
-            raise ValueError(f"`law` of {where} must be 'trig' or 'gaussian'; got {self.law!r}")
+    d: int = field(Int(low=1), P12["d"], "Width.")
+    grid: tuple = _grid_field((256, 1024, 4096))
+    seeds: tuple = _seeds_field(tuple(P12["seeds"]), "One smooth weight path (and h_0) per seed.")
+    rtol: float = field(Real(0, closed="neither"), P12_CRITICAL_RTOL, "Tolerance on the relative gap "
+                        "|r_L - r_ODE| / r_ODE: the network is O(1/L) from the ODE, so 2% at L >= 256 leaves a 5x "
+                        "margin.")
+    law: str = field(Choice("trig", "gaussian"), "trig", "'trig' (smooth paths, the claim) or 'gaussian' (i.i.d. "
+                     "layers, for the controls).")
 
 
 CRITICAL_PRESETS = {
@@ -942,31 +896,14 @@ def critical_verdict(result: CriticalResult):
 
 
 @dataclass(frozen=True)
-class ExplosionConfig:
-    """Proposition 13, explosion side: linear res-1 with one smooth weight path, beta < 1.
+class ExplosionConfig(Config):
+    """Proposition 13, explosion side: linear res-1 with one smooth weight path, beta < 1."""
 
-    Attributes
-    ----------
-    d : int
-        Width.
-    grid : tuple of int
-        Depths L (increasing, at least 3).
-    seeds : tuple of int
-        One weight path per seed (redrawn until path(0)^T has a real positive eigenvalue), at least 2.
-    beta : float
-        Scaling exponent in (0, 1).
-    """
-
-    d: int = P13_EXPLOSION["d"]
-    grid: tuple = tuple(int(L) for L in P13_EXPLOSION["grid"])
-    seeds: tuple = tuple(P13_EXPLOSION["seeds"])
-    beta: float = P13_EXPLOSION["beta"]
-
-    def __post_init__(self):
-        where = "theory.experiments._scaling_limits.ExplosionConfig"
-        _check_ladder(where, self.grid, self.seeds, (self.beta,), self.d)
-        if not 0.0 < self.beta < 1.0:
-            raise ValueError(f"`beta` of {where} must lie in (0, 1); got {self.beta!r}")
+    d: int = field(Int(low=1), P13_EXPLOSION["d"], "Width.")
+    grid: tuple = _grid_field(tuple(int(L) for L in P13_EXPLOSION["grid"]))
+    seeds: tuple = _seeds_field(tuple(P13_EXPLOSION["seeds"]), "One weight path per seed (redrawn until path(0)^T "
+                                "has a real positive eigenvalue).")
+    beta: float = field(Real(0, 1, closed="neither"), P13_EXPLOSION["beta"], "Scaling exponent.")
 
 
 EXPLOSION_PRESETS = {

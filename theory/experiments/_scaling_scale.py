@@ -26,39 +26,64 @@ with ``draws_on="device"``, is what they are for (``theory run scaling.fig7_grid
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from theory.backends import resolve, validate_fields
+from theory.backends import BACKENDS, DRAWS_ON, DTYPES, resolve, validate_fields
 from theory.backends.scaling import explicit_res3_ratios, phase_grid
 from theory.experiments._registry import register
+from theory.experiments.config import Bool, Choice, Config, Custom, Int, Real, Reals, Seed, field
 
 __all__ = ["Fig7GridConfig", "Fig7GridResult", "FIG7_GRID_PRESETS", "fig7_grid", "fig7_grid_summary",
            "Fig2ExplicitConfig", "Fig2ExplicitResult", "FIG2_EXPLICIT_PRESETS", "fig2_explicit",
-           "fig2_explicit_summary"]
+           "fig2_explicit_summary", "BackendConfig", "backend_field", "device_field", "dtype_field",
+           "draws_on_field"]
 
 
-def _ints(cfg, where, spec):
-    for name, low in spec:
-        v = getattr(cfg, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-            raise ValueError(f"`{name}` of {where} must be an int >= {low}; got {v!r}")
-        object.__setattr__(cfg, name, int(v))
+def _device(value):
+    """A device name: ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (availability is checked with the backend)."""
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    kind, sep, index = value.partition(":")
+    if kind not in ("cpu", "cuda") or (sep and (kind != "cuda" or not index.isdigit())):
+        raise ValueError("not a device name")
+    return value
 
 
-def _floats(cfg, where, name, low, high, increasing):
-    v = getattr(cfg, name)
-    try:
-        t = tuple(float(x) for x in v)
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` of {where} must be a tuple of numbers; got {v!r}") from None
-    if not t or any(not (low < x < high) for x in t) or (increasing and any(b <= a for a, b in zip(t, t[1:]))):
-        order = ", strictly increasing" if increasing else ""
-        raise ValueError(f"`{name}` of {where} must be a non-empty tuple of values in ({low}, {high}){order}; "
-                         f"got {v!r}")
-    object.__setattr__(cfg, name, t)
+def backend_field():
+    """The ``backend`` field of a scale experiment's config (:mod:`theory.backends`)."""
+    return field(Choice(*BACKENDS), "numpy", "Array backend: 'numpy' (the package's kernels) or 'torch' "
+                 "(PyTorch, the ``gpu`` extra).")
+
+
+def device_field():
+    """The ``device`` field of a scale experiment's config."""
+    return field(Custom(_device, "'cpu', 'cuda' or 'cuda:N'", type_name="str", parse=str.strip,
+                        invalid=[(1, TypeError), ("gpu", ValueError), ("cpu:0", ValueError)],
+                        boundary=["cpu", "cuda", "cuda:0"]),
+                 "cpu", "Device of the torch backend; 'cpu' with the NumPy backend.")
+
+
+def dtype_field():
+    """The ``dtype`` field of a scale experiment's config."""
+    return field(Choice(*DTYPES), "float64", "Floating-point type; 'float64' with the NumPy backend (half "
+                 "precisions are refused: the measured figures need float32 at least).")
+
+
+def draws_on_field():
+    """The ``draws_on`` field of a scale experiment's config."""
+    return field(Choice(*DRAWS_ON), "host", "'host': NumPy draws, identical on every backend; 'device' (torch "
+                 "only): drawn by a seeded torch Generator on the device, equal in law.")
+
+
+class BackendConfig(Config):
+    """Mixin of the configs with ``backend``, ``device``, ``dtype`` (and ``draws_on``) fields: their
+    combination is checked by :func:`theory.backends.validate_fields` (NumPy needs 'cpu' and 'float64',
+    a CUDA device must be visible, 'device' draws need torch)."""
+
+    def check(self) -> None:
+        validate_fields(self, f"theory.experiments.scaling.{type(self).__name__}")
 
 
 def _linspace(a, b, n):
@@ -69,58 +94,25 @@ def _linspace(a, b, n):
 
 
 @dataclass(frozen=True)
-class Fig7GridConfig:
-    """The (H, beta) grid of Figure 7 of ``scaling``.
+class Fig7GridConfig(BackendConfig):
+    """The (H, beta) grid of Figure 7 of ``scaling``."""
 
-    Attributes
-    ----------
-    hurst : tuple of float
-        Hurst indices of the fGn weights, in (0, 1).
-    beta : tuple of float
-        Scaling exponents, strictly increasing, > 0 (< 10).
-    L : int
-        Depth, >= 2.
-    d : int
-        Width, >= 1.
-    draws : int
-        Weight draws per Hurst index (shared by every beta), >= 1.
-    n_inputs : int
-        Gaussian inputs h_0 (and directions p_L) per draw, >= 1; a cell averages their log ratios.
-    gradients : bool
-        Also the gradient panel (doubles the cost; the torch backend then keeps one byte per
-        (layer, input, beta, coordinate) of each chunk).
-    seed : int
-        Seed of the NumPy Generator (``draws_on="host"``) or of the torch Generator
-        (``draws_on="device"``), >= 0.
-    backend, device, dtype : str
-        :mod:`theory.backends`: ``"numpy"`` (default) or ``"torch"``; ``"cpu"`` or ``"cuda"``;
-        ``"float64"`` (default) or ``"float32"``.
-    draws_on : str
-        ``"host"``: NumPy draws, identical on every backend; ``"device"`` (torch only): fGn drawn on
-        the device by Davies-Harte, equal in law, no transfer of the weights.
-    """
-
-    hurst: tuple = (0.2, 0.5, 0.8)
-    beta: tuple = (0.3, 0.5, 0.7, 0.9, 1.1)
-    L: int = 100
-    d: int = 10
-    draws: int = 2
-    n_inputs: int = 4
-    gradients: bool = True
-    seed: int = 0
-    backend: str = "numpy"
-    device: str = "cpu"
-    dtype: str = "float64"
-    draws_on: str = "host"
-
-    def __post_init__(self):
-        where = "theory.experiments.scaling.Fig7GridConfig"
-        _floats(self, where, "hurst", 0.0, 1.0, False)
-        _floats(self, where, "beta", 0.0, 10.0, True)
-        _ints(self, where, (("L", 2), ("d", 1), ("draws", 1), ("n_inputs", 1), ("seed", 0)))
-        if not isinstance(self.gradients, (bool, np.bool_)):
-            raise TypeError(f"`gradients` of {where} must be a bool; got {self.gradients!r}")
-        validate_fields(self, where)
+    hurst: tuple = field(Reals(0, 1, closed="neither"), (0.2, 0.5, 0.8), "Hurst indices of the fGn weights.")
+    beta: tuple = field(Reals(0, 10, closed="neither", increasing=True), (0.3, 0.5, 0.7, 0.9, 1.1),
+                        "Scaling exponents (the residual branch is multiplied by L^-beta).")
+    L: int = field(Int(low=2), 100, "Depth.")
+    d: int = field(Int(low=1), 10, "Width.")
+    draws: int = field(Int(low=1), 2, "Weight draws per Hurst index (shared by every beta).")
+    n_inputs: int = field(Int(low=1), 4, "Gaussian inputs h_0 (and directions p_L) per draw; a cell averages "
+                          "their log ratios.")
+    gradients: bool = field(Bool(), True, "Also the gradient panel (doubles the cost; the torch backend then "
+                            "keeps one byte per (layer, input, beta, coordinate) of each chunk).")
+    seed: int = field(Seed(), 0, "Seed of the NumPy Generator (draws_on='host') or of the torch Generator "
+                      "(draws_on='device').")
+    backend: str = backend_field()
+    device: str = device_field()
+    dtype: str = dtype_field()
+    draws_on: str = draws_on_field()
 
 
 FIG7_GRID_PRESETS = {
@@ -183,55 +175,23 @@ register("scaling.fig7_grid", config=Fig7GridConfig, presets=FIG7_GRID_PRESETS, 
 
 
 @dataclass(frozen=True)
-class Fig2ExplicitConfig:
-    """Figure 2 of ``scaling`` with explicit Gaussian matrices.
+class Fig2ExplicitConfig(BackendConfig):
+    """Figure 2 of ``scaling`` with explicit Gaussian matrices."""
 
-    Attributes
-    ----------
-    runs : int
-        Independent networks, >= 8.
-    d : int
-        Width, >= 1.
-    L : int
-        Depth, >= 1.
-    beta : float
-        Scaling exponent, > 0 (the figure: 1/2).
-    seed : int
-        Seed, >= 0: the inputs of chunk c and the weights of its layer k come from generators seeded
-        (seed, c, L) and (seed, c, k).
-    chunk : int
-        Networks run together, >= 1 (device memory: about 2 R d^2 + L R d bytes per chunk of R).
-    gradients : bool
-        Also the co-state ratio ||p_0||/||p_L|| (a backward pass that draws the weights again).
-    backend, device, dtype : str
-        :mod:`theory.backends`.
-    draws_on : str
-        ``"host"`` (NumPy generators; identical on every backend) or ``"device"`` (torch
-        Generators on the device; equal in law).
-    """
-
-    runs: int = 200
-    d: int = 20
-    L: int = 100
-    beta: float = 0.5
-    seed: int = 2
-    chunk: int = 2500
-    gradients: bool = True
-    backend: str = "numpy"
-    device: str = "cpu"
-    dtype: str = "float64"
-    draws_on: str = "host"
-
-    def __post_init__(self):
-        where = "theory.experiments.scaling.Fig2ExplicitConfig"
-        _ints(self, where, (("runs", 8), ("d", 1), ("L", 1), ("seed", 0), ("chunk", 1)))
-        if isinstance(self.beta, bool) or not isinstance(self.beta, (int, float, np.integer, np.floating)) \
-                or not (math.isfinite(self.beta) and self.beta > 0):
-            raise ValueError(f"`beta` of {where} must be a finite number > 0; got {self.beta!r}")
-        object.__setattr__(self, "beta", float(self.beta))
-        if not isinstance(self.gradients, (bool, np.bool_)):
-            raise TypeError(f"`gradients` of {where} must be a bool; got {self.gradients!r}")
-        validate_fields(self, where)
+    runs: int = field(Int(low=8), 200, "Independent networks.")
+    d: int = field(Int(low=1), 20, "Width.")
+    L: int = field(Int(low=1), 100, "Depth.")
+    beta: float = field(Real(0, closed="neither"), 0.5, "Scaling exponent (the figure: 1/2).")
+    seed: int = field(Seed(), 2, "Seed: the inputs of chunk c and the weights of its layer k come from generators "
+                      "seeded (seed, c, L) and (seed, c, k).")
+    chunk: int = field(Int(low=1), 2500, "Networks run together (device memory: about 2 R d^2 + L R d bytes per "
+                       "chunk of R).")
+    gradients: bool = field(Bool(), True, "Also the co-state ratio ||p_0||/||p_L|| (a backward pass that draws "
+                            "the weights again).")
+    backend: str = backend_field()
+    device: str = device_field()
+    dtype: str = dtype_field()
+    draws_on: str = draws_on_field()
 
 
 FIG2_EXPLICIT_PRESETS = {

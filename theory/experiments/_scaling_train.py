@@ -37,91 +37,40 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory.backends import resolve, validate_fields
-from theory.claims import qualitative_verdict
+from theory.backends import resolve
+from theory.claims import threshold_verdict
 from theory.experiments._digits import load_digits_arrays
 from theory.experiments._registry import register
+from theory.experiments._scaling_scale import BackendConfig, backend_field, device_field, dtype_field
+from theory.experiments.config import Int, OrNone, Reals, Seed, field
 from theory.scaling import weights
 
 __all__ = ["Fig9Config", "Fig9Result", "FIG9_PRESETS", "FIG9_ACCEPT", "fig9", "fig9_verdict", "fig9_plan"]
 
 
-def _tuple(cfg, where, name, low, high, increasing=False):
-    v = getattr(cfg, name)
-    try:
-        t = tuple(float(x) for x in v)
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` of {where} must be a tuple of numbers; got {v!r}") from None
-    if not t or any(not (low < x < high) for x in t) or (increasing and any(b <= a for a, b in zip(t, t[1:]))):
-        order = ", strictly increasing" if increasing else ""
-        raise ValueError(f"`{name}` of {where} must be a non-empty tuple of values in ({low}, {high}){order}; "
-                         f"got {v!r}")
-    object.__setattr__(cfg, name, t)
-
-
 @dataclass(frozen=True)
-class Fig9Config:
-    """Configuration of the Figure 9 experiment (training of res-1 over the (H, beta) grid).
+class Fig9Config(BackendConfig):
+    """Configuration of the Figure 9 experiment (training of res-1 over the (H, beta) grid)."""
 
-    Attributes
-    ----------
-    hurst : tuple of float
-        Hurst indices of the fGn weights at initialisation, in (0, 1) (the paper: 0.05 to 0.97).
-    beta : tuple of float
-        Scaling exponents, strictly increasing, > 0 (the paper: 0.2 to 1.3).
-    lrs : tuple of float
-        The grid of Adam learning rates; a cell reports its best test accuracy over it (the paper:
-        1e-4, 1e-3, 1e-2, 1e-1, 1).
-    L : int
-        Depth, >= 2 (the paper: 1000).
-    d : int
-        Width, >= 2 (the paper: 30).
-    epochs : int
-        Passes over the training set, >= 1 (the paper: 10); the learning rate is divided by 10 after
-        half of them (rounded down; the paper: after 5).
-    batch : int
-        Mini-batch size, >= 1 (the paper does not state it; 128 here).
-    n_train : int
-        Training images taken from the 80% training part of ``digits`` (at most 1437), >= 10.
-    seed : int
-        Seed (>= 0) of the split, the input and read-out layers, the batches and the weights.
-    backend, device, dtype : str
-        Array backend (:mod:`theory.backends`): ``"numpy"`` (default) or ``"torch"`` on ``"cpu"`` or
-        ``"cuda"``, ``"float64"`` (default) or ``"float32"``. The draws are NumPy's on every backend.
-    memory : int or None
-        Bytes a chunk of networks may use on the device (None: half the free CUDA memory, 2 GiB on a CPU).
-    """
-
-    hurst: tuple = (0.2, 0.8)
-    beta: tuple = (0.3, 1.0)
-    lrs: tuple = (1e-3, 1e-2)
-    L: int = 20
-    d: int = 12
-    epochs: int = 2
-    batch: int = 64
-    n_train: int = 256
-    seed: int = 9
-    backend: str = "numpy"
-    device: str = "cpu"
-    dtype: str = "float64"
-    memory: int | None = None
-
-    def __post_init__(self):
-        where = "theory.experiments.scaling.Fig9Config"
-        validate_fields(self, where)
-        _tuple(self, where, "hurst", 0.0, 1.0)
-        _tuple(self, where, "beta", 0.0, 10.0, increasing=True)
-        _tuple(self, where, "lrs", 0.0, 100.0)
-        for name, low in (("L", 2), ("d", 2), ("epochs", 1), ("batch", 1), ("n_train", 10), ("seed", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-                raise ValueError(f"`{name}` of {where} must be an int >= {low}; got {v!r}")
-            object.__setattr__(self, name, int(v))
-        if self.n_train > 1437:
-            raise ValueError(f"`n_train` of {where} must be at most 1437 (80% of digits); got {self.n_train!r}")
-        m = self.memory
-        if m is not None and (isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1):
-            raise ValueError(f"`memory` of {where} must be None or an int >= 1 (bytes); got {m!r}")
+    hurst: tuple = field(Reals(0, 1, closed="neither"), (0.2, 0.8), "Hurst indices of the fGn weights at "
+                         "initialisation (the paper: 0.05 to 0.97).")
+    beta: tuple = field(Reals(0, 10, closed="neither", increasing=True), (0.3, 1.0), "Scaling exponents (the "
+                        "paper: 0.2 to 1.3).")
+    lrs: tuple = field(Reals(0, 100, closed="neither"), (1e-3, 1e-2), "The grid of Adam learning rates; a cell "
+                       "reports its best test accuracy over it (the paper: 1e-4, 1e-3, 1e-2, 1e-1, 1).")
+    L: int = field(Int(low=2), 20, "Depth (the paper: 1000).")
+    d: int = field(Int(low=2), 12, "Width (the paper: 30).")
+    epochs: int = field(Int(low=1), 2, "Passes over the training set (the paper: 10); the learning rate is "
+                        "divided by 10 after half of them (rounded down; the paper: after 5).")
+    batch: int = field(Int(low=1), 64, "Mini-batch size (the paper does not state it; 128 here).")
+    n_train: int = field(Int(10, 1437), 256, "Training images taken from the 80% training part of ``digits``.")
+    seed: int = field(Seed(), 9, "Seed of the split, the input and read-out layers, the batches and the weights.")
+    backend: str = backend_field()
+    device: str = device_field()
+    dtype: str = dtype_field()
+    memory: int | None = field(OrNone(Int(low=1), "half the free CUDA memory, 2 GiB on a CPU"), None,
+                               "Bytes a chunk of networks may use on the device (None: half the free CUDA memory, "
+                               "2 GiB on a CPU).")
 
 
 FIG9_PRESETS = {
@@ -228,28 +177,30 @@ def fig9(config: Fig9Config) -> Fig9Result:
 
 
 def fig9_verdict(result: Fig9Result, accept=FIG9_ACCEPT):
-    """(Verdict, measured): identity-side cells learned, cells far below the line not (module docstring)."""
+    """A bound at every cell (module docstring): the lowest best accuracy of the identity-side cells
+    (beta >= max(H, 1/2) + ``identity_margin``) is at least ``learned_min``, the highest of the cells far below
+    the line (beta <= max(H, 1/2) - ``explosion_margin``) at most ``failed_max``, and both sets are non-empty
+    (:func:`theory.claims.threshold_verdict`, kind ``"bound"``)."""
     c = result.config
     line = np.maximum(np.array(c.hurst), 0.5)[:, None]
     beta = np.array(c.beta)[None, :]
     best = np.where(np.isfinite(result.best), result.best, 0.0)
     ident = beta >= line + accept["identity_margin"] - 1e-12
     far = beta <= line - accept["explosion_margin"] + 1e-12
-    learned = best >= accept["learned_min"]
-    failed = best <= accept["failed_max"]
     n_id, n_far = int(ident.sum()), int(far.sum())
-    ok = n_id > 0 and n_far > 0 and bool(np.all(learned[ident])) and bool(np.all(failed[far]))
-    msg = (f"identity side (beta >= max(H, 1/2) + {accept['identity_margin']:g}): {int(learned[ident].sum())}/{n_id} "
-           f"cells reach accuracy >= {accept['learned_min']:g} (lowest {best[ident].min() if n_id else float('nan'):.3f}); "
-           f"far below the line (beta <= max(H, 1/2) - {accept['explosion_margin']:g}): {int(failed[far].sum())}/{n_far} "
-           f"cells at most {accept['failed_max']:g} (highest {best[far].max() if n_far else float('nan'):.3f}); "
-           f"chance {result.chance:.3f}; L = {c.L}, d = {c.d}")
+    lowest = float(best[ident].min()) if n_id else float("nan")
+    highest = float(best[far].max()) if n_far else float("nan")
+    context = (f"identity side beta >= max(H, 1/2) + {accept['identity_margin']:g}, far side beta <= max(H, 1/2) - "
+               f"{accept['explosion_margin']:g}; chance {result.chance:.3f}; L = {c.L}, d = {c.d}")
     if c.L < 1000:
-        msg += " (depth below the figure's 1000, where the explosion is mild: not a verification of its message)"
-    measured = {"hurst": list(c.hurst), "beta": list(c.beta), "lrs": list(c.lrs), "L": c.L, "d": c.d,
-                "epochs": c.epochs, "best_accuracy": result.best.tolist(), "best_lr": result.best_lr.tolist(),
-                "chance": result.chance, "identity_cells": n_id, "far_cells": n_far}
-    return qualitative_verdict(ok, msg), measured
+        context += "; depth below the figure's 1000, where the explosion is mild: not a verification of its message"
+    measured = {"lowest_identity_accuracy": lowest, "highest_far_accuracy": highest, "identity_cells": n_id,
+                "far_cells": n_far, "hurst": list(c.hurst), "beta": list(c.beta), "lrs": list(c.lrs), "L": c.L,
+                "d": c.d, "epochs": c.epochs, "best_accuracy": result.best.tolist(),
+                "best_lr": result.best_lr.tolist(), "chance": result.chance}
+    return threshold_verdict("bound", measured, {
+        "lowest_identity_accuracy_min": accept["learned_min"], "highest_far_accuracy_max": accept["failed_max"],
+        "identity_cells_min": 1, "far_cells_min": 1}, context=context)
 
 
 def _fig9_summary(result: Fig9Result) -> dict:
