@@ -81,8 +81,8 @@ def main(argv=None):
     result = e.run(preset, backend="torch", device=a.device)
     backend.synchronize()
     out["fig7_claim_seconds"] = time.perf_counter() - t
-    verdict, measured = e.verdict(result)
-    out["fig7_claim_verdict"] = {"status": verdict.status, "message": verdict.message}
+    verdict = e.verdict(result)
+    out["fig7_claim_verdict"] = {"status": verdict.status, "kind": verdict.kind, "message": verdict.message}
     print(f"fig7 grid float64 {out['fig7_grid_float64_seconds']:.2f} s, float32 {out['fig7_grid_float32_seconds']:.2f} s "
           f"(largest change of beta*(H): {out['fig7_grid_float32_max_beta_star_change']:.2g})")
     print(f"scaling.fig7 preset {preset} on torch {a.device}: {out['fig7_claim_seconds']:.1f} s; {verdict.status}: "

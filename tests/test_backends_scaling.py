@@ -23,7 +23,7 @@ FIG9_SMALL = dict(hurst=(0.3, 0.8), beta=(0.3, 1.0), lrs=(1e-2, 1e-1), L=10, d=5
 @needs_torch
 def test_fig9_chunked_equals_unchunked():
     """A memory budget of one network per chunk gives the same grid as one chunk."""
-    from theory.experiments._scaling_train import fig9_plan
+    from theory.experiments.scaling._train import fig9_plan
 
     e = experiment("scaling.fig9")
     full = e.run("check", **FIG9_SMALL, backend="torch")
@@ -48,7 +48,7 @@ def test_fig9_bad_input_is_refused():
 
 
 def _fake_fig9(best):
-    from theory.experiments._scaling_train import Fig9Config, Fig9Result
+    from theory.experiments.scaling._train import Fig9Config, Fig9Result
 
     c = Fig9Config(hurst=(0.2, 0.8), beta=(0.2, 0.5, 0.7, 1.0))
     b = np.asarray(best, dtype=float)
@@ -57,7 +57,7 @@ def _fake_fig9(best):
 
 def test_fig9_verdict_reads_the_message():
     """Identity side learned and the far side failed: pass; either half broken: fail (negative controls)."""
-    from theory.experiments._scaling_train import fig9_verdict
+    from theory.experiments.scaling._train import fig9_verdict
 
     # H = 0.2 (line 0.5): identity beta >= 0.6 -> 0.7, 1.0; far beta <= 0.2 -> 0.2
     # H = 0.8 (line 0.8): identity beta >= 0.9 -> 1.0; far beta <= 0.5 -> 0.2, 0.5

@@ -386,7 +386,7 @@ def test_run_refuses_a_count_beyond_the_guards_before_running(capsys):
     err = _one_line_exit_2(["run", "scaling.fig7_cell", "--set", "depth=1000000000000"], capsys).err
     assert "`depth` of scaling.fig7_cell = 1000000000000 is above 2147483648" in err
     err = _one_line_exit_2(["run", "scaling.fig7_grid", "--set", "beta=0.2:1.3:1000000000000"], capsys).err
-    assert "count of the range of 'beta' (--set) must be at most 1000000" in err
+    assert "`beta`: the count of the range '0.2:1.3:1000000000000' must be at most 1000000" in err
 
 
 def test_run_reports_a_kernel_guard_refusal_in_one_line(capsys):

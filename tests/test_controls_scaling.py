@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from theory.experiments import _scaling_fbm as chk
+from theory.experiments.scaling import _fbm as chk
 from theory.claims import rate_verdict
 from theory.fbm import fbm
 from theory.rates import fit_rate

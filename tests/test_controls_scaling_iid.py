@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from theory.experiments import _scaling_iid as chk
+from theory.experiments.scaling import _iid as chk
 from theory.claims import bound_verdict, erratum_verdict, frequency_verdict, rate_verdict
 
 OK = {"ratio_max": 1.0}
@@ -344,7 +344,7 @@ def test_lemma21_rejects_wrong_variance():
 def test_regimes_reject_a_rate_off_by_005(what, shift):
     """The check's networks (50 seeds) against the finite-L slopes shifted by 0.05: every regime's
     scatter window (0.014 to 0.034) excludes it, so each regime and the record fail; unshifted, all pass."""
-    from theory.experiments import _scaling_claims as sc
+    from theory.experiments.scaling import _claims as sc
 
     config = sc.COR4_PRESETS["check"] if what == "h" else sc.COR8_PRESETS["check"]
     config = dataclasses.replace(config, reference=False)

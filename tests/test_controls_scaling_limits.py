@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from theory.experiments import _scaling_limits as chk
+from theory.experiments.scaling import _limits as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.rates import BoundTracker, fit_rate, identity_error
 from theory.experiments.scaling import (

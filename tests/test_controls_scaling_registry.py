@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from theory.experiments import _scaling_claims as sc
+from theory.experiments.scaling import _claims as sc
 from theory.experiments import experiment, experiments
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_prop10_window_is_the_scatter_of_the_groups():
     rng = np.random.default_rng(0)
     grid = (16, 32, 64)
     groups = np.exp(-0.5 * np.log(grid) + 0.01 * rng.standard_normal((20, 3)))
-    from theory.experiments._scaling_limits import p10_window
+    from theory.experiments.scaling._limits import p10_window
 
     narrow, wide = p10_window(groups, grid), p10_window(groups ** 3, grid)  # 3x the scatter of the log slopes
     assert 0 < narrow < 0.05 and wide == pytest.approx(3 * narrow, rel=1e-9)

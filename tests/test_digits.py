@@ -16,7 +16,7 @@ def test_the_arrays():
 
 
 def test_one_error_naming_the_experiment_where_scikit_learn_is_missing(monkeypatch):
-    from theory.experiments._scaling_train import FIG9_PRESETS, _data
+    from theory.experiments.scaling._train import FIG9_PRESETS, _data
     from theory.experiments.implicit_reg.table1_digits import digits_data as table1_data
     from theory.experiments.resnet_node.digits import FIG3C_DIGITS_PRESETS
     from theory.experiments.resnet_node.digits import digits_data as fig3c_data

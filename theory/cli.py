@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from theory._files import find_root
+
 __all__ = ["main", "find_root"]
 
 
@@ -35,15 +37,6 @@ def _say(text: str, stream=None) -> None:
     except UnicodeEncodeError:
         encoding = getattr(stream, "encoding", None) or "ascii"
         stream.write(text.encode(encoding, "replace").decode(encoding) + "\n")
-
-
-def find_root(start: str | os.PathLike | None = None) -> Path | None:
-    """The nearest directory at or above ``start`` (default: the cwd) holding ``checks/``."""
-    start = Path(start or os.getcwd()).resolve()
-    for directory in (start, *start.parents):
-        if (directory / "checks").is_dir():
-            return directory
-    return None
 
 
 def _absolute_paths(args: list[str], here: Path) -> list[str]:
@@ -177,11 +170,11 @@ def _report(args: argparse.Namespace) -> int:
     except OSError as exc:
         _say(f"theory report: {directory} cannot be read ({exc.strerror or exc})", sys.stderr)
         return 2
-    from theory.report import _git_commit, freshness, render_table
+    from theory.report import freshness, git_commit, render_table
 
     try:
         failed = [c for c in report["claims"] if c.get("status") == "fail"]
-        status = freshness(report, _git_commit())
+        status = freshness(report, git_commit())
         if args.quiet:
             lines = [f"{summary_line(report)} ({directory / 'claims.md'})", *status]
             lines += [f"FAIL {c['id']}: {' '.join(str(c.get('message', '')).split())}" for c in failed]
@@ -449,11 +442,14 @@ def _run(args: argparse.Namespace) -> int:
         _say(f"  {key} = {value:.6g}" if isinstance(value, float) else f"  {key} = {value}")
     code = 0
     if exp.verdict is not None:
-        out = exp.verdict(result)
-        verdict = out[0] if isinstance(out, tuple) else out
-        if hasattr(verdict, "status"):
-            _say(f"verdict: {verdict.status}: {verdict.message}")
-            code = 0 if verdict.passed else 1
+        from theory.claims import Verdict
+
+        verdict = exp.verdict(result)
+        if not isinstance(verdict, Verdict):
+            raise TypeError(f"the verdict of experiment {exp.name} returned {type(verdict).__name__}, not a "
+                            "theory.claims.Verdict")
+        _say(f"verdict: {verdict.status} ({verdict.kind or 'untyped'}): {verdict.message}")
+        code = 0 if verdict.passed else 1
     if args.json is not None:
         from theory.sweep import _plain
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_rate", "plot_bound", "plot_frequency", "save_figure", "new_axes"]
+__all__ = ["plot_rate", "plot_bound", "plot_frequency", "save_figure", "new_axes", "import_matplotlib"]
 
 FIGSIZE = (5.0, 3.6)
 DPI = 150
@@ -33,8 +33,8 @@ _STYLE = {
 }
 
 
-def _matplotlib():
-    """Import matplotlib, selecting Agg when no display is available and pyplot is not loaded."""
+def import_matplotlib():
+    """Import matplotlib, selecting Agg when no display is available and pyplot is not loaded; returns the module."""
     try:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
@@ -56,7 +56,7 @@ def subplots(ncols: int = 1, figsize: tuple[float, float] = FIGSIZE, nrows: int 
     Returns ``(matplotlib, fig, axes)``: the matplotlib module (for colour maps, tickers and
     ``rc_context(STYLE)``), the figure, and the axes as a 1-D array when ``nrows == 1``, else 2-D.
     """
-    mpl = _matplotlib()
+    mpl = import_matplotlib()
     import matplotlib.pyplot as plt
 
     with mpl.rc_context(_STYLE):
@@ -66,7 +66,7 @@ def subplots(ncols: int = 1, figsize: tuple[float, float] = FIGSIZE, nrows: int 
 
 def new_axes(figsize: tuple[float, float] = FIGSIZE):
     """A new figure with one axes, in the module's style; returns the axes."""
-    mpl = _matplotlib()
+    mpl = import_matplotlib()
     import matplotlib.pyplot as plt
 
     with mpl.rc_context(_STYLE):
@@ -128,7 +128,7 @@ def plot_rate(
     -------
     matplotlib Axes
     """
-    mpl = _matplotlib()
+    mpl = import_matplotlib()
     grid = np.asarray(fit.grid, dtype=float)
     errors = np.atleast_2d(np.asarray(fit.errors, dtype=float))
     x = np.broadcast_to(grid, errors.shape)
@@ -211,7 +211,7 @@ def plot_bound(
     -------
     matplotlib Axes
     """
-    mpl = _matplotlib()
+    mpl = import_matplotlib()
     obj = result_or_arrays
     if hasattr(obj, "ratio"):
         if obj.lhs is None or obj.rhs is None:
@@ -281,7 +281,7 @@ def plot_frequency(
     -------
     matplotlib Axes
     """
-    mpl = _matplotlib()
+    mpl = import_matplotlib()
     delta = result.delta if delta is None else delta
     with mpl.rc_context(_STYLE):
         if ax is None:
@@ -338,7 +338,7 @@ def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures
     from theory.claims import parse_claim_id
 
     parse_claim_id(claim_id)
-    _matplotlib()
+    import_matplotlib()
     if not hasattr(fig, "savefig"):  # an Axes
         fig = getattr(fig, "figure", fig)
     if not hasattr(fig, "savefig"):

@@ -35,6 +35,9 @@ __all__ = [
     "freshness",
     "render_table",
     "claim_line",
+    "predicted_text",
+    "measured_text",
+    "git_commit",
 ]
 
 _RESERVED = ("generated", "version", "environment", "claims")
@@ -47,7 +50,7 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     """Commit of the repository holding this package, or None outside a git checkout."""
     try:
         done = subprocess.run(
@@ -72,7 +75,7 @@ def collect_environment() -> dict:
         "scipy": _version("scipy"),
         "numba": _version("numba"),
         "platform": platform.platform(),
-        "git_commit": _git_commit(),
+        "git_commit": git_commit(),
     }
 
 
@@ -201,8 +204,16 @@ def _generic(d: Mapping, skip: tuple = ()) -> str:
     return "; ".join(f"{key} = {_short(value)}" for key, value in d.items() if key not in skip)
 
 
-def _predicted(expected: Mapping) -> str:
-    """The ``expected`` dict of any kind in a few words (key = value for an unexpected layout)."""
+def predicted_text(expected: Mapping) -> str:
+    """The ``expected`` dict of a record of any kind in a few words (key = value for an unexpected layout).
+
+    Examples
+    --------
+    >>> predicted_text({"slope": -1.0, "tol": 0.1})
+    'slope -1.00 ± 0.10'
+    >>> predicted_text({"max_diff_max": 1e-12, "gap_min": 0.01})
+    'max_diff ≤ 1e-12; gap ≥ 0.01'
+    """
     if not isinstance(expected, Mapping):
         return _short(expected)
     try:
@@ -211,8 +222,14 @@ def _predicted(expected: Mapping) -> str:
         return _generic(expected)
 
 
-def _measured(measured: Mapping) -> str:
-    """The ``measured`` dict of any kind in a few words (key = value for an unexpected layout)."""
+def measured_text(measured: Mapping) -> str:
+    """The ``measured`` dict of a record of any kind in a few words (key = value for an unexpected layout).
+
+    Examples
+    --------
+    >>> measured_text({"slope": -0.99, "ci": [-1.0, -0.98], "grid": [8, 512]})
+    'slope -0.99 [-1.00, -0.98], 8..512'
+    """
     if not isinstance(measured, Mapping):
         return _short(measured)
     try:
@@ -225,9 +242,9 @@ def _predicted_known(expected: Mapping) -> str:
     if not expected:
         return ""
     if "printed" in expected and isinstance(expected["printed"], Mapping):  # an erratum's two halves
-        text = f"printed: {_predicted(expected['printed'])} (should fail)"
+        text = f"printed: {predicted_text(expected['printed'])} (should fail)"
         if isinstance(expected.get("corrected"), Mapping):
-            text += f"; corrected: {_predicted(expected['corrected'])}"
+            text += f"; corrected: {predicted_text(expected['corrected'])}"
         return text
     parts, used = [], set()
     if "slope" in expected and "tol" in expected:
@@ -327,7 +344,7 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
         claim = f"`{c['id']}`"
         if c.get("aliases"):
             claim += " (also " + ", ".join(f"`{a}`" for a in c["aliases"]) + ")"
-        predicted = _predicted(c.get("expected") or {})
+        predicted = predicted_text(c.get("expected") or {})
         if c.get("kind") == "erratum" and predicted and not predicted.startswith("printed"):
             predicted = f"printed: {predicted} (should fail)"
         if c.get("kind") == "erratum" and c.get("wrong_in"):
@@ -335,7 +352,7 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
         verdict = {"pass": "pass", "fail": "**FAIL**", "skip": "skip"}.get(c["status"], c["status"])
         if c.get("proxy"):
             verdict += " (proxy)"
-        cells = [claim, c.get("title", ""), predicted, _measured(c.get("measured") or {}),
+        cells = [claim, c.get("title", ""), predicted, measured_text(c.get("measured") or {}),
                  verdict, _link(c.get("figure"), link_base)]
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
     details = [c for c in report["claims"] if c["status"] != "pass" or c.get("notes") or c.get("proxy")]
@@ -371,10 +388,10 @@ def claim_line(claim: Mapping, width: int = 100) -> str:
     verdict = _VERDICT.get(claim.get("status"), str(claim.get("status")).upper())
     if claim.get("proxy") and claim.get("status") == "pass":
         verdict = "PROXY"
-    predicted = _predicted(claim.get("expected") or {})
+    predicted = predicted_text(claim.get("expected") or {})
     if claim.get("kind") == "erratum" and predicted and not predicted.startswith("printed"):
         predicted = f"printed {predicted}"
-    measured = _measured(claim.get("measured") or {})
+    measured = measured_text(claim.get("measured") or {})
     if claim.get("status") == "skip":
         measured = " ".join(str(claim.get("message") or "").split())
     text = f"{verdict:<6}{claim['id']:<36} {predicted} | {measured}".rstrip(" |")

@@ -79,6 +79,7 @@ from pathlib import Path
 import numpy as np
 
 from theory._files import write_atomic
+from theory.experiments import config as _config
 
 __all__ = [
     "SweepInputError",
@@ -99,7 +100,7 @@ __all__ = [
 CACHE_FORMAT = "theory-sweep/2"
 #: Most points of one grid (and values of one range): a larger grid is refused before anything is
 #: allocated (10**6 points of scaling.fig7_cell's check preset, 0.095 s each, take about a core-day).
-MAX_POINTS = 10**6
+MAX_POINTS = _config.MAX_RANGE
 #: Longest header line of a cache file read (bytes); a longer one is a damaged file.
 _MAX_HEADER = 1 << 24
 #: Seconds to wait for a remote Dask scheduler before calling it unreachable.
@@ -933,9 +934,9 @@ def plot_sweep(result: SweepResult, fields: Sequence[str], path: str | os.PathLi
     A field whose values take both signs is drawn with a diverging colour map centred on 0 and its
     zero contour (for the Figure 7 cell: explosion positive, identity negative).
     """
-    from theory.plots import _matplotlib
+    from theory.plots import import_matplotlib
 
-    _matplotlib()
+    import_matplotlib()
     import matplotlib.pyplot as plt
 
     fields = list(fields)

@@ -83,7 +83,7 @@ def _stamp(report: dict) -> str:
 
 
 def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
-    from theory.report import _measured, _predicted, count_statuses
+    from theory.report import count_statuses, measured_text, predicted_text
 
     title, source = PAPERS.get(key, (key, ""))
     counts = count_statuses({"claims": claims})
@@ -102,13 +102,13 @@ def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
               "| Claim | Statement | Predicted | Measured | Verdict |", "|---|---|---|---|---|"]
     for c in claims:
         claim = f"[`{c['id']}`](#{_anchor(c['id'])})"
-        predicted = _predicted(c.get("expected") or {})
+        predicted = predicted_text(c.get("expected") or {})
         if c.get("kind") == "erratum" and predicted:
             predicted = f"printed: {predicted} (should fail)"
         verdict = VERDICT.get(c.get("status"), c.get("status"))
         if c.get("proxy"):
             verdict += " (proxy)"
-        texts = [_cell(x) for x in (c.get("title", ""), predicted, _measured(c.get("measured") or {}))]
+        texts = [_cell(x) for x in (c.get("title", ""), predicted, measured_text(c.get("measured") or {}))]
         lines.append("| " + " | ".join([claim, *texts, verdict]) + " |")
     lines += ["", "## Claims", ""]
     for c in claims:
@@ -118,7 +118,7 @@ def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
         lines += [_cell(c.get("title", "")), ""]
         verdict = VERDICT.get(c.get("status"), c.get("status"))
         lines += [f"- verdict: {verdict} ({c.get('kind', '?')})",
-                  f"- measured: {_cell(c.get('message') or _measured(c.get('measured') or {}))}"]
+                  f"- measured: {_cell(c.get('message') or measured_text(c.get('measured') or {}))}"]
         if c.get("proxy"):
             lines.append(f"- proxy, does not verify the statement: {_cell(c['proxy'])}")
         if c.get("wrong_in"):

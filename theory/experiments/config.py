@@ -47,6 +47,9 @@ __all__ = [
 
 _MISSING = dataclasses.MISSING
 
+#: the most values one range ``start:stop:count`` gives, on the command line and in a sweep's grid
+MAX_RANGE = 10**6
+
 
 def _is_bool(v) -> bool:
     return isinstance(v, (bool, np.bool_))
@@ -408,10 +411,9 @@ class _Sequence(Constraint):
             n = _parse_number(count, name, True)
             if n < 1:
                 raise ValueError(f"`{name}`: the count of the range {t!r} must be >= 1")
-            from theory import _validation
-
-            if n > _validation.MAX_BYTES // 8:
-                raise ValueError(f"`{name}`: the count of the range {t!r} is above {_validation.MAX_BYTES // 8}")
+            if n > MAX_RANGE:
+                raise ValueError(f"`{name}`: the count of the range {t!r} must be at most {MAX_RANGE} "
+                                 "(theory.experiments.config.MAX_RANGE)")
             a, b = _parse_number(start, name, False), _parse_number(stop, name, False)
             values = np.linspace(a, b, n) if n > 1 else np.array([a])
             if isinstance(self.item, Int):

@@ -33,8 +33,8 @@ import numpy as np
 
 from theory.claims import Verdict, bound_verdict, erratum_verdict, rate_verdict, threshold_verdict
 
-from . import register
-from .config import Bool, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
+from .. import register
+from ..config import Bool, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
 
 __all__ = [
     "EnvelopeConfig", "measure_envelope", "envelope_verdict",

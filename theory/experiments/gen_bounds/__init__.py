@@ -23,8 +23,8 @@ import numpy as np
 
 from theory.claims import Verdict, bound_verdict, erratum_verdict, qualitative_verdict, threshold_verdict
 
-from . import register
-from .config import Bool, Config, Int, Ints, Real, Reals, Seed, Seeds, field
+from .. import register
+from ..config import Bool, Config, Int, Ints, Real, Reals, Seed, Seeds, field
 
 __all__ = ["Prop42Config", "measure_prop42", "prop42_verdict", "prop42_printed_verdict", "prop42_erratum_verdict",
            "prop42_figure", "PROP42_PRESETS",

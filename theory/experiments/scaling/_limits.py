@@ -19,7 +19,7 @@ from scipy.stats import t as student_t
 
 from theory.claims import Verdict, identity_verdict, rate_verdict, threshold_verdict
 from theory.experiments._registry import register
-from theory.experiments._scaling_scale import BackendConfig, backend_field, device_field, dtype_field
+from theory.experiments.scaling._scale import BackendConfig, backend_field, device_field, dtype_field
 from theory.experiments.config import Choice, Config, Int, Ints, Real, Reals, Seeds, field
 from theory.rates import fit_rate, identity_error
 from theory.scaling import (
@@ -530,7 +530,7 @@ def sampler_comparison(hurst=(0.9, 0.95), n_seeds=6, seed=11):
     """beta*(H) of the hidden states at L = 1000, d = 40 with the exact sampler and with the clipped
     zero-middle embedding (beta step 0.02 on [0.6, 1.1], n_seeds draws each); for the README, not a
     claim (a finding about other software, not about the paper), and not collected by pytest. Run:
-    ``PYTHONPATH=. .venv/bin/python -c "from theory.experiments._scaling_limits import sampler_comparison as f; print(f())"``
+    ``PYTHONPATH=. .venv/bin/python -c "from theory.experiments.scaling._limits import sampler_comparison as f; print(f())"``
     (about 10 s). The two samplers consume different numbers of normals, so the draws are not paired.
     """
     beta = np.round(np.arange(0.6, 1.1001, 0.02), 3)

@@ -61,7 +61,7 @@ Figure 8 (thesis Figure 2.8 and Figure 1.1), :func:`fig8` and :func:`fig8_verdic
     Reduced here to a synthetic regression task trained with Adam (the paper: MNIST, L = 1000). With
     ``backend="torch"`` the setups are trained together as one batch
     (:func:`theory.backends.scaling_train.train`, which also trains the (H, beta) grid of Figure 9:
-    ``scaling.fig9`` in :mod:`theory.experiments._scaling_train`).
+    ``scaling.fig9`` in :mod:`theory.experiments.scaling._train`).
 """
 
 from __future__ import annotations
@@ -74,16 +74,16 @@ import numpy as np
 from scipy import stats
 
 from theory.claims import Verdict, rate_verdict, threshold_verdict
-from theory.experiments import _scaling_claims, _scaling_fbm, _scaling_iid, _scaling_limits  # noqa: F401 (their experiments)
-from theory.experiments import _scaling_scale  # noqa: F401 (the scale experiments of the backends)
-from theory.experiments import _scaling_train  # noqa: F401 (Figure 9: training over the (H, beta) grid)
+from theory.experiments.scaling import _claims, _fbm, _iid, _limits  # noqa: F401 (their experiments)
+from theory.experiments.scaling import _scale  # noqa: F401 (the scale experiments of the backends)
+from theory.experiments.scaling import _train  # noqa: F401 (Figure 9: training over the (H, beta) grid)
 from theory.experiments._registry import register
 from theory.fbm import autocovariance
 from theory.rates import RateFit
 from theory.scaling import log_norm_ratio, weights
 from theory.backends import resolve
 from theory.backends.scaling import phase_grid
-from theory.experiments._scaling_scale import BackendConfig, backend_field, device_field, dtype_field
+from theory.experiments.scaling._scale import BackendConfig, backend_field, device_field, dtype_field
 from theory.experiments.config import Choice, Config, Custom, Int, Ints, Real, Reals, Seed, field
 
 __all__ = [
@@ -965,24 +965,24 @@ __all__ += ["Fig7CellConfig", "Fig7CellResult", "FIG7_CELL_PRESETS", "fig7_cell"
 # The checks of ``scaling`` import from this module only; the measurements and verdicts of the other
 # experiments of the paper key live in its private modules and are re-exported here.
 
-from theory.experiments._scaling_claims import BOUND_EXPECTED  # noqa: E402
-from theory.experiments._scaling_fbm import (  # noqa: E402
+from theory.experiments.scaling._claims import BOUND_EXPECTED  # noqa: E402
+from theory.experiments.scaling._fbm import (  # noqa: E402
     FIG6, FIG6_PRESETS, Fig6Config, Fig6Result, fig6, fig6_expected, fig6_verdict,
 )
-from theory.experiments._scaling_iid import (  # noqa: E402
+from theory.experiments.scaling._iid import (  # noqa: E402
     ALIASES, ARCHS, FIG2_P_MIN, FIG2_PRINTED, FIG_DEPTHS, LEMMA14_FAST, PROP2_DELTAS, THRESHOLD_BETWEEN, Z,
     jac_means, predicted_slope, regime, worst, worst_regime,
 )
-from theory.experiments._scaling_iid import _alpha as alpha  # noqa: E402
-from theory.experiments._scaling_iid import _exact as exact_mean_square  # noqa: E402
-from theory.experiments._scaling_iid import _grid as light_grid  # noqa: E402
-from theory.experiments._scaling_limits import (  # noqa: E402
+from theory.experiments.scaling._iid import _alpha as alpha  # noqa: E402
+from theory.experiments.scaling._iid import _exact as exact_mean_square  # noqa: E402
+from theory.experiments.scaling._iid import _grid as light_grid  # noqa: E402
+from theory.experiments.scaling._limits import (  # noqa: E402
     CRITICAL_PRESETS, EXPLOSION_PRESETS, FIG8_PROXY, FIG45, FIG45_EXPECTED, FIG45_PRESETS, P10, P12_CRITICAL_RTOL,
     PROP12_PRESETS, PROP13_PRESETS, critical, critical_verdict, explosion, explosion_result_verdict, fig45,
     fig45_result_verdict, smooth_rate, smooth_rate_cases, smooth_rate_expected, smooth_rate_verdict,
     tied_linear_instance,
 )
-from theory.experiments._scaling_limits import _cases as slope_cases  # noqa: E402
+from theory.experiments.scaling._limits import _cases as slope_cases  # noqa: E402
 
 __all__ += [
     "BOUND_EXPECTED", "FIG6", "FIG6_PRESETS", "Fig6Config", "Fig6Result", "fig6", "fig6_expected", "fig6_verdict",

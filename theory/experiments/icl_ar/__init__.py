@@ -34,11 +34,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from .. import icl
-from ..claims import Verdict, erratum_verdict, threshold_verdict
-from ..rates import fit_rate
-from . import register
-from .config import Choice, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
+from ... import icl
+from ...claims import Verdict, erratum_verdict, threshold_verdict
+from ...rates import fit_rate
+from .. import register
+from ..config import Choice, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
 
 __all__ = [
     "GDStepConfig", "GDStepResult", "prop64", "prop64_verdict", "PROP64_PRESETS", "PROP64_TOL",

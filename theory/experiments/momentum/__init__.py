@@ -34,8 +34,8 @@ import numpy as np
 
 from theory.claims import Verdict, erratum_verdict, threshold_verdict
 
-from . import register
-from .config import Choice, Choices, Config, Custom, Int, Ints, Real, Reals, Seed, field
+from .. import register
+from ..config import Choice, Choices, Config, Custom, Int, Ints, Real, Reals, Seed, field
 
 __all__ = [
     "InversionConfig", "InversionResult", "measure_inversion", "inversion_verdict",
@@ -1062,7 +1062,7 @@ register("momentum.prop411", config=Prop411Config, presets=PROP411_PRESETS, meas
          summary=lambda r: {"max_error": max(abs(a - b) for a, b in zip(r.reached, r.lambdas))})
 
 # the appendix results of chapter 4 (Lemmas 4.5, 4.6, Props. 4.8-4.10, Thms 4.7 and 4.14)
-from ._momentum_theory import *  # noqa: E402,F401,F403
-from ._momentum_theory import __all__ as _theory_all  # noqa: E402
+from ._theory import *  # noqa: E402,F401,F403
+from ._theory import __all__ as _theory_all  # noqa: E402
 
 __all__ = __all__ + list(_theory_all)

@@ -21,10 +21,10 @@ from dataclasses import field as _field
 
 import numpy as np
 
-from ..claims import Verdict, erratum_verdict, rate_verdict, threshold_verdict
-from ..sinkhorn import attention, energy, sinkhorn
-from . import register
-from .config import Bool, Choice, Config, Custom, Int, Ints, OrNone, Real, Reals, Seed, field
+from ...claims import Verdict, erratum_verdict, rate_verdict, threshold_verdict
+from ...sinkhorn import attention, energy, sinkhorn
+from .. import register
+from ..config import Bool, Choice, Config, Custom, Int, Ints, OrNone, Real, Reals, Seed, field
 
 __all__ = [
     "InvarianceConfig", "InvarianceResult", "prop51", "prop51_verdict", "PROP51_PRESETS", "PROP51_TOL",
@@ -464,7 +464,7 @@ def thm55(config: DiffusionConfig) -> DiffusionResult:
     """Measure the ε → 0 limit of the centred Sinkformer field of Thm. 5.5 (thesis, chapter 5) in dimension 1."""
     from scipy.special import ndtri
 
-    from ..rates import fit_rate
+    from ...rates import fit_rate
 
     x = config.sigma * ndtri((np.arange(config.n) + 0.5) / config.n)
     X = x[:, None]
@@ -567,8 +567,8 @@ class NonlocalResult:
 
 def prop56(config: NonlocalConfig) -> NonlocalResult:
     """Measure the ε → 0 limit of the centred L2 self-attention field of Prop. 5.6 (thesis, chapter 5)."""
-    from ..rates import fit_rate
-    from ..sinkhorn import l2_softmax_field
+    from ...rates import fit_rate
+    from ...sinkhorn import l2_softmax_field
 
     rng = np.random.default_rng(config.seed)
     d = 2
@@ -675,7 +675,7 @@ class NormalisationResult:
 
 def normalisation(config: NormalisationConfig) -> NormalisationResult:
     """Measure the printed and corrected normalisations of the fields of Prop. 5.3 against ∇_W F (thesis ch. 5)."""
-    from ..sinkhorn import logits as _logits
+    from ...sinkhorn import logits as _logits
 
     rng = np.random.default_rng(config.seed)
     perr = {"kernel": [], "sinkhorn": [], "k1": [], "kinf": []}
@@ -809,8 +809,8 @@ def thm55_general(config: GeneralDiffusionConfig) -> GeneralDiffusionResult:
     """Measure the first- and second-order ε → 0 limits of §5.5 (thesis, chapter 5) in dimension 2."""
     from scipy.special import ndtri
 
-    from ..rates import fit_rate
-    from ..sinkhorn import l2_softmax_field
+    from ...rates import fit_rate
+    from ...sinkhorn import l2_softmax_field
 
     rng = np.random.default_rng(config.seed)
     d = 2
@@ -974,7 +974,7 @@ def fig51_verdict(result: NormalisationsResult, tol=FIG51_TOL) -> Verdict:
 def fig51_figure(result: NormalisationsResult, claim_id="sinkformers/fig-5.1"):
     """Three panels: the clouds (queries green, keys red) joined by lines of width proportional to K_ij, drawn
     where K_ij >= 1e-12, for K^0 (normalised by its largest entry), K^1 and K^∞."""
-    from ..plots import save_figure, subplots
+    from ...plots import save_figure, subplots
 
     _, fig, axes = subplots(3, figsize=(11.0, 3.4))
     for ax, (name, K) in zip(axes, ((r"$K^0=\exp(C)$ (scaled by its max)", result.K0 / result.K0.max()),

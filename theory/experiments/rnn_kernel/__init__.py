@@ -37,8 +37,8 @@ from theory.claims import (
 )
 from theory.rates import bound_ratio, fit_rate, identity_error
 
-from . import register
-from .config import Bool, Choice, Choices, Config, Int, Ints, Real, Reals, Seed, Seeds, field
+from .. import register
+from ..config import Bool, Choice, Choices, Config, Int, Ints, Real, Reals, Seed, Seeds, field
 
 __all__ = [
     "spiral", "SignatureConfig", "SignatureResult", "measure_signature", "SIGNATURE_EXPECTED", "SIGNATURE_PRESETS",

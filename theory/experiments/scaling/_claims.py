@@ -7,7 +7,7 @@ verdict beside it. The measurements themselves are the functions of :mod:`._scal
 
 The bound of the weight-tied linear case of Proposition 11 (``scaling/prop-11/constant``) is searched by a
 Hypothesis strategy in its check; its per-instance computation is
-:func:`theory.experiments._scaling_limits.tied_linear_instance` (:data:`HYPOTHESIS_DRIVEN`).
+:func:`theory.experiments.scaling._limits.tied_linear_instance` (:data:`HYPOTHESIS_DRIVEN`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import numpy as np
 
 from theory.claims import Verdict, bound_verdict, erratum_verdict, rate_verdict
 from theory.claims import frequency_verdict as _frequency_verdict
-from theory.experiments import _scaling_iid as iid
-from theory.experiments import _scaling_limits as lim
+from theory.experiments.scaling import _iid as iid
+from theory.experiments.scaling import _limits as lim
 from theory.experiments._registry import register
-from theory.experiments._scaling_scale import BackendConfig, backend_field, device_field, dtype_field
+from theory.experiments.scaling._scale import BackendConfig, backend_field, device_field, dtype_field
 from theory.experiments.config import (
     Bool, Choice, Choices, Config, Custom, Int, Ints, OrNone, Real, Reals, Seed, Seeds, field,
 )
@@ -513,7 +513,7 @@ class FigResult:
 @dataclass(frozen=True)
 class FigNetConfig(NetConfig, BackendConfig):
     """:class:`NetConfig` of Figures 1 and 3 with an array backend: ``"numpy"`` (default: the shared table of
-    the corollaries' checks, :func:`theory.experiments._scaling_iid.fig_table`) or ``"torch"``
+    the corollaries' checks, :func:`theory.experiments.scaling._iid.fig_table`) or ``"torch"``
     (:func:`theory.backends.scaling_figs.log_ratios`: only the figure's depths and quantity, every draw of a
     chunk at once); the draws are the same NumPy draws on every backend."""
 

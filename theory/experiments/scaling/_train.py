@@ -41,7 +41,7 @@ from theory.backends import resolve
 from theory.claims import threshold_verdict
 from theory.experiments._digits import load_digits_arrays
 from theory.experiments._registry import register
-from theory.experiments._scaling_scale import BackendConfig, backend_field, device_field, dtype_field
+from theory.experiments.scaling._scale import BackendConfig, backend_field, device_field, dtype_field
 from theory.experiments.config import Int, OrNone, Reals, Seed, field
 from theory.scaling import weights
 
