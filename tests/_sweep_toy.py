@@ -6,23 +6,26 @@ import time
 
 import numpy as np
 
-from theory.experiments import register
+from theory.experiments import Choice, Config, Custom, Int, Real, Seed, field, register
 
 
 @dataclasses.dataclass(frozen=True)
-class ToyConfig:
-    x: float = 0.0
-    n: int = 3
-    fail_above: float = math.inf
-    sleep: float = 0.0
-    label: str = "a"
-    seed: int = 0
+class ToyConfig(Config):
+    """A toy sweep task."""
 
-    def __post_init__(self):
-        if self.n < 1:
-            raise ValueError(f"`n` of ToyConfig must be >= 1; got {self.n}")
-        if self.sleep < 0:
-            raise ValueError(f"`sleep` of ToyConfig must be >= 0; got {self.sleep}")
+    x: float = field(Real(), 0.0, "The scale of the values.")
+    n: int = field(Int(low=1), 3, "Number of values.")
+    fail_above: float = field(Custom(lambda v: _extended_real(v), "a number or inf", type_name="float",
+                                     parse=float), math.inf, "The task raises when x is above this.")
+    sleep: float = field(Real(0), 0.0, "Seconds to sleep in the task.")
+    label: str = field(Choice("a", "b", "c"), "a", "A label.")
+    seed: int = field(Seed(), 0, "Seed.")
+
+
+def _extended_real(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+        raise TypeError("not a number")
+    return float(v)
 
 
 @dataclasses.dataclass(frozen=True)

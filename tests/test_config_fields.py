@@ -122,14 +122,35 @@ def _declared_fields():
     return out
 
 
-def test_every_config_field_of_the_declared_configs_is_declared():
-    """A config deriving from Config declares every field (a field without a constraint is not validated)."""
+def test_every_registered_config_declares_every_field():
+    """Every registered experiment's config derives from Config and declares each field (the registry refuses
+    any other), and no config types its own validation any more."""
     missing = []
     for name in experiments():
         exp = experiment(name)
-        if issubclass(exp.config, Config):
-            missing += [f"{name}: {f}" for f in exp.fields if constraint_of(exp.config, f) is None]
+        assert issubclass(exp.config, Config), name
+        missing += [f"{name}: {f}" for f in exp.fields if constraint_of(exp.config, f) is None]
+        assert "__post_init__" not in vars(exp.config) or exp.config.__post_init__ is Config.__post_init__, name
     assert not missing, missing
+
+
+def test_registering_an_undeclared_config_is_refused():
+    from theory.experiments import register
+
+    @dataclasses.dataclass(frozen=True)
+    class Plain:
+        n: int = 1
+
+    @dataclasses.dataclass(frozen=True)
+    class Half(Config):
+        """Half declared."""
+
+        n: int = field(Int(), 1, "A count.")
+        m: int = 2
+
+    for cfg in (Plain, Half):
+        with pytest.raises(TypeError, match="declare|deriving from"):
+            register("topk.undeclared", config=cfg, presets={"check": cfg(), "paper": cfg()}, measure=lambda c: 0)
 
 
 @pytest.mark.parametrize("name, fname", _declared_fields())

@@ -4,17 +4,15 @@ import dataclasses
 
 import pytest
 
-from theory.experiments import Experiment, experiment, experiments, register
+from theory.experiments import Config, Experiment, Int, Real, experiment, experiments, field, register
 
 
 @dataclasses.dataclass(frozen=True)
-class Cfg:
-    n: int = 3
-    scale: float = 1.0
+class Cfg(Config):
+    """A toy config."""
 
-    def __post_init__(self):
-        if self.n < 1:
-            raise ValueError(f"`n` of Cfg must be >= 1; got {self.n}")
+    n: int = field(Int(low=1), 3, "A count.")
+    scale: float = field(Real(), 1.0, "A factor.")
 
 
 def measure(cfg):

@@ -391,7 +391,7 @@ def test_fig41_isotonic_floor():
 
 @pytest.mark.parametrize("second", [False, True])
 def test_fig41_flow_gradient_matches_finite_differences(second):
-    from theory.experiments._momentum_fig41 import _flow_loss_grad
+    from theory.experiments.momentum._fig41 import _flow_loss_grad
 
     rng = np.random.default_rng(3)
     m, B, n = 4, 7, 12
@@ -412,7 +412,7 @@ def test_fig41_flow_gradient_matches_finite_differences(second):
 
 def test_fig41_unit_step_is_eq42():
     # refine = 1: the second-order scheme is the Momentum ResNet (4.2) with gamma = 1 - 1/eps, v0 = 0
-    from theory.experiments._momentum_fig41 import _flow_loss_grad
+    from theory.experiments.momentum._fig41 import _flow_loss_grad
 
     rng = np.random.default_rng(4)
     m, B, n, gamma = 3, 5, 15, 0.9

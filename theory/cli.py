@@ -326,24 +326,6 @@ def _run_parser(sub) -> None:
     run.add_argument("--list", action="store_true", help="list the experiments that take --backend and exit")
 
 
-def _run_value(exp, preset, name, text):
-    """The value of field ``name`` typed as ``text``, of the kind of the preset's value."""
-    from theory.sweep import _parse_value, _range_values, _scalar_kind
-
-    if exp.constraint(name) is not None:  # declared: parsed and validated by its constraint
-        return exp.parse(name, text)
-    current = getattr(exp.presets[preset], name)
-    kind = _scalar_kind(exp, name)
-    if kind is not None:
-        return _parse_value(text, name, kind)
-    if isinstance(current, tuple):
-        inner = "int" if current and all(isinstance(v, int) for v in current) else "float"
-        if text.count(":") == 2:
-            return tuple(_range_values(text, name, inner, option="--set"))
-        return tuple(_parse_value(v, name, inner) for v in text.split("|") if v.strip())
-    raise ValueError(f"field {name!r} of {exp.name} cannot be set from the command line")
-
-
 #: How NumPy refuses an array whose size overflows (a ValueError, not a MemoryError)
 _NUMPY_TOO_BIG = ("array is too big", "Maximum allowed size exceeded")
 
@@ -399,7 +381,7 @@ def _run(args: argparse.Namespace) -> int:
             name, sep, text = item.partition("=")
             if not sep or name.strip() not in exp.fields:
                 raise ValueError(f"--set {item!r}: expected NAME=VALUE with NAME one of {', '.join(exp.fields)}")
-            overrides[name.strip()] = _run_value(exp, args.preset, name.strip(), text)
+            overrides[name.strip()] = exp.parse(name.strip(), text)  # parsed and validated by its declaration
         for flag, name in (("--backend", "backend"), ("--device", "device"), ("--dtype", "dtype"),
                            ("--draws-on", "draws_on")):
             value = getattr(args, name)
@@ -451,10 +433,10 @@ def _run(args: argparse.Namespace) -> int:
         _say(f"verdict: {verdict.status} ({verdict.kind or 'untyped'}): {verdict.message}")
         code = 0 if verdict.passed else 1
     if args.json is not None:
-        from theory.sweep import _plain
+        from theory.rates import to_plain
 
         text = json.dumps({"experiment": exp.name, "preset": args.preset, "backend": where, "seconds": elapsed,
-                           "summary": _plain(summary)}, indent=1, default=repr) + "\n"
+                           "summary": to_plain(summary)}, indent=1, default=repr, allow_nan=False) + "\n"
         try:
             write_atomic(args.json, text)
         except OSError as exc:

@@ -122,20 +122,6 @@ class SweepCacheWarning(UserWarning):
 # =========================================================================== grids
 
 
-def _scalar_kind(experiment, name):
-    """Kind of a field, from the type of the check preset's value: "int", "float", "bool" or "str"."""
-    value = getattr(experiment.presets["check"], name)
-    if isinstance(value, (bool, np.bool_)):
-        return "bool"
-    if isinstance(value, (int, np.integer)):
-        return "int"
-    if isinstance(value, (float, np.floating)):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    return None
-
-
 def _parse_value(text, name, kind):
     text = text.strip()
     try:
@@ -258,28 +244,9 @@ def parse_grid(grid, experiment) -> dict[str, list]:
         if name in axes:
             raise SweepInputError(f"parameter {name!r} appears twice in the grid")
         declared = experiment.constraint(name)
-        if declared is not None:
-            axes[name] = _declared_values(experiment, name, declared, spec)
-            continue
-        kind = _scalar_kind(experiment, name)
-        if kind is None:
-            raise SweepInputError(f"parameter {name!r} of experiment {experiment.name!r} is not a scalar "
-                                  "(a sweep varies numbers, booleans and strings)")
-        if isinstance(spec, str):
-            if ":" in spec:
-                values = _range_values(spec, name, kind)
-            else:
-                values = [_parse_value(v, name, kind) for v in spec.split("|")]
-        else:
-            many = isinstance(spec, (list, tuple, np.ndarray, range))
-            if many and len(spec) > MAX_POINTS:
-                raise SweepInputError(f"grid axis {name!r} has {len(spec)} values, more than {MAX_POINTS} "
-                                      "(theory.sweep.MAX_POINTS)")
-            values = list(spec) if many else [spec]
-            if not values:
-                raise SweepInputError(f"grid axis {name!r} has no value")
-            values = [_parse_value(str(_plain(v)), name, kind) for v in values]
-        axes[name] = values
+        if declared is None:  # pragma: no cover - every registered field is declared (tests/test_config_fields.py)
+            raise SweepInputError(f"parameter {name!r} of experiment {experiment.name!r} declares no constraint")
+        axes[name] = _declared_values(experiment, name, declared, spec)
     total = math.prod(len(v) for v in axes.values())
     if total > MAX_POINTS:
         raise SweepInputError(f"the grid (--grid) has {total} points "

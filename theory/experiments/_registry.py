@@ -16,14 +16,11 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import numbers
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from theory.papers import PAPERS
 
-#: config fields that are seeds, not counts (not bounded by Experiment._check_counts)
-_SEED_FIELD = re.compile(r"(.*_)?seed[0-9]*")
 
 __all__ = ["Experiment", "register", "experiment", "experiments", "MODULES"]
 
@@ -64,8 +61,16 @@ class Experiment:
     summary: Callable[[Any], dict] | None = None
 
     def __post_init__(self) -> None:
-        if not dataclasses.is_dataclass(self.config) or not isinstance(self.config, type):
-            raise TypeError(f"`config` of experiment {self.name!r} must be a dataclass type; got {self.config!r}")
+        from .config import Config
+
+        if not isinstance(self.config, type) or not dataclasses.is_dataclass(self.config) or not issubclass(
+                self.config, Config):
+            raise TypeError(f"`config` of experiment {self.name!r} must be a dataclass deriving from "
+                            f"theory.experiments.config.Config (every field declared); got {self.config!r}")
+        undeclared = [f.name for f in dataclasses.fields(self.config) if not self.config.declared().get(f.name)]
+        if undeclared:
+            raise TypeError(f"`config` of experiment {self.name!r} declares no constraint for "
+                            f"{', '.join(undeclared)} (theory.experiments.config.field)")
         for key in ("check", "paper"):
             if key not in self.presets:
                 raise ValueError(f"experiment {self.name!r} needs a {key!r} preset; has {sorted(self.presets)}")
@@ -106,7 +111,8 @@ class Experiment:
     def _check_counts(self, config: Any) -> None:
         r"""Refuse a config with an integer field above ``MAX_BYTES // 8`` (:math:`2^{31}`).
 
-        Every integer field of a config but its seeds (``seed``, ``seed0``, ``*_seed``) counts something
+        Every integer field of a config whose declaration counts (``Constraint.counts``: all but the
+        ``Seed`` and ``Seeds`` fields) counts something
         (layers, width, samples, draws, steps, bootstrap resamples), and each unit costs at least one float64
         or one pass of a loop: as an array length a count above the limit alone needs more than ``MAX_BYTES``
         (16 GiB), as a loop count of even 50 floating-point operations a pass more than ``MAX_WORK``
@@ -120,8 +126,7 @@ class Experiment:
 
         limit = _validation.MAX_BYTES // 8
         for f in dataclasses.fields(config):
-            declared = constraint_of(type(config), f.name)
-            if (not declared.counts) if declared is not None else _SEED_FIELD.fullmatch(f.name):
+            if not constraint_of(type(config), f.name).counts:  # seeds, reals, choices
                 continue
             value = getattr(config, f.name)
             for v in value if isinstance(value, tuple) else (value,):

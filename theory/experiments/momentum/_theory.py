@@ -717,8 +717,8 @@ register("momentum.thm414", config=Thm414Config, presets=THM414_PRESETS, measure
 register("momentum.thm47", config=Thm47Config, presets=THM47_PRESETS, measure=measure_thm47,
          verdict=thm47_verdict, claims=("momentum/thm-4.7",), summary=_summary)
 
-from .._momentum_fig41 import *  # noqa: E402,F401,F403
-from .._momentum_fig41 import __all__ as _fig41_all  # noqa: E402
+from ._fig41 import *  # noqa: E402,F401,F403
+from ._fig41 import __all__ as _fig41_all  # noqa: E402
 
 register("momentum.fig41", config=Fig41Config, presets=FIG41_PRESETS, measure=measure_fig41,  # noqa: F405
          verdict=fig41_verdict, claims=("momentum/fig-4.1",), summary=_summary)  # noqa: F405

@@ -32,8 +32,9 @@ import math
 import numpy as np
 from numba import njit
 
-from theory.claims import Verdict, qualitative_verdict
-from ._fields import integer
+from theory.claims import Verdict, threshold_verdict
+
+from ..config import Config, Int, Real, Seeds, field
 
 __all__ = ["Fig41Config", "Fig41Result", "measure_fig41", "fig41_verdict", "fig41_figure", "FIG41_PRESETS",
            "isotonic_floor", "FIG41_RESNET_FLOOR_FRACTION", "FIG41_MOMENTUM_FLOOR_FRACTION"]
@@ -112,51 +113,21 @@ def isotonic_floor(y) -> float:
 
 
 @dataclasses.dataclass(frozen=True)
-class Fig41Config:
-    """Settings of the reduced Figure 4.1 (thesis, chapter 4).
+class Fig41Config(Config):
+    """Settings of the reduced Figure 4.1 (thesis, chapter 4)."""
 
-    Attributes
-    ----------
-    depth : int
-        Number of unit-time layers of the figure (15); the horizon of both flows is T = depth.
-    refine : int
-        Steps per unit of time (step h = 1 / refine); 1 is the figure's discrete networks, larger values
-        approach the first- and second-order ODEs of the caption.
-    gamma : float
-        Momentum term of the figure (0.9), in [0, 1); eps = 1 / (1 - gamma) in units of layers.  gamma = 0 makes
-        the second model a ResNet (the negative control).
-    width : int
-        Hidden width of the tied residual f(x) = sum_j a_j tanh(w_j x + b_j).
-    points : int
-        Training inputs, a uniform grid of [-1, 1]; targets -x^3.
-    seeds : tuple of int
-        Seeds of the initialisation (a_j ~ N(0, 1/width), w_j, b_j ~ N(0, 1)); one training per seed and model.
-    iterations : int
-        Adam iterations.
-    lr : float
-        Adam learning rate (betas 0.9, 0.999).
-    """
-
-    depth: int = 15
-    refine: int = 4
-    gamma: float = 0.9
-    width: int = 16
-    points: int = 32
-    seeds: tuple = (0, 1, 2, 3)
-    iterations: int = 800
-    lr: float = 0.03
-
-    def __post_init__(self):
-        for name, low in (("depth", 1), ("refine", 1), ("width", 1), ("points", 2), ("iterations", 1)):
-            integer(getattr(self, name), name, "Fig41Config", low)
-        if not isinstance(self.gamma, (int, float)) or isinstance(self.gamma, bool) or not 0.0 <= self.gamma < 1.0:
-            raise ValueError(f"`gamma` of Fig41Config must be a number in [0, 1); got {self.gamma!r}.")
-        if not isinstance(self.lr, (int, float)) or isinstance(self.lr, bool) or not 0.0 < self.lr <= 1.0:
-            raise ValueError(f"`lr` of Fig41Config must be a number in (0, 1]; got {self.lr!r}.")
-        if not isinstance(self.seeds, tuple) or len(self.seeds) == 0:
-            raise ValueError(f"`seeds` of Fig41Config must be a non-empty tuple of integers; got {self.seeds!r}.")
-        for s in self.seeds:
-            integer(s, "seeds", "Fig41Config", 0)
+    depth: int = field(Int(low=1), 15, "Number of unit-time layers of the figure (15); the horizon of both flows "
+                       "is T = depth.")
+    refine: int = field(Int(low=1), 4, "Steps per unit of time (step h = 1 / refine); 1 is the figure's discrete "
+                        "networks, larger values approach the first- and second-order ODEs of the caption.")
+    gamma: float = field(Real(0, 1, closed="left"), 0.9, "Momentum term of the figure (0.9); eps = 1 / (1 - gamma) "
+                         "in units of layers. gamma = 0 makes the second model a ResNet (the negative control).")
+    width: int = field(Int(low=1), 16, "Hidden width of the tied residual f(x) = sum_j a_j tanh(w_j x + b_j).")
+    points: int = field(Int(low=2), 32, "Training inputs, a uniform grid of [-1, 1]; targets -x^3.")
+    seeds: tuple = field(Seeds(), (0, 1, 2, 3), "Seeds of the initialisation (a_j ~ N(0, 1/width), "
+                         "w_j, b_j ~ N(0, 1)); one training per seed and model.")
+    iterations: int = field(Int(low=1), 800, "Adam iterations.")
+    lr: float = field(Real(0, 1, closed="right"), 0.03, "Adam learning rate (betas 0.9, 0.999).")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,24 +200,21 @@ def measure_fig41(cfg: Fig41Config) -> Fig41Result:
 
 
 def fig41_verdict(result: Fig41Result) -> Verdict:
-    """Pass iff in every seed the ResNet stays at the order-preserving floor (error >= 0.99 E_mono) and the
-    Momentum ResNet goes well below it (error <= 0.3 E_mono)."""
+    """A bound at both ends: in every seed the ResNet stays at the order-preserving floor (error >= 0.99 E_mono,
+    ``resnet_worst_ratio_min``) and the Momentum ResNet goes well below it (error <= 0.3 E_mono,
+    ``momentum_worst_ratio_max``); a zero floor (a nondecreasing target) makes both ratios NaN, a fail."""
     f = result.floor
-    ok_res = f > 0 and all(math.isfinite(e) and e >= FIG41_RESNET_FLOOR_FRACTION * f for e in result.resnet_errors)
-    ok_mom = f > 0 and all(math.isfinite(e) and e <= FIG41_MOMENTUM_FLOOR_FRACTION * f
-                           for e in result.momentum_errors)
+    ratio = (lambda errors, worst: worst(errors) / f if f > 0 and all(map(math.isfinite, errors)) else math.nan)
+    measured = {"floor": f, "resnet_worst_ratio": ratio(result.resnet_errors, min),
+                "momentum_worst_ratio": ratio(result.momentum_errors, max),
+                "resnet_best_ratio": ratio(result.resnet_errors, max),
+                "momentum_best_ratio": ratio(result.momentum_errors, min), "seeds": len(result.resnet_errors)}
     c = result.config
-    n = len(result.resnet_errors)
-    msg = (f"x -> -x^3 on [-1, 1], tied weights, horizon {c.depth}, step 1/{c.refine}, gamma {c.gamma}, {n} seeds; "
-           f"order-preserving floor E_mono = {f:.4f}; ResNet error / E_mono in "
-           f"[{min(result.resnet_errors) / f:.3f}, {max(result.resnet_errors) / f:.3f}] "
-           f"(fails iff >= {FIG41_RESNET_FLOOR_FRACTION}: "
-           f"{sum(e >= FIG41_RESNET_FLOOR_FRACTION * f for e in result.resnet_errors)}/{n}); "
-           f"Momentum ResNet error / E_mono in [{min(result.momentum_errors) / f:.3f}, "
-           f"{max(result.momentum_errors) / f:.3f}] (succeeds iff <= {FIG41_MOMENTUM_FLOOR_FRACTION}: "
-           f"{sum(e <= FIG41_MOMENTUM_FLOOR_FRACTION * f for e in result.momentum_errors)}/{n})") if f > 0 else \
-        "order-preserving floor is 0: the target is nondecreasing"
-    return qualitative_verdict(bool(ok_res and ok_mom), msg)
+    return threshold_verdict("bound", measured, {"resnet_worst_ratio_min": FIG41_RESNET_FLOOR_FRACTION,
+                                                 "momentum_worst_ratio_max": FIG41_MOMENTUM_FLOOR_FRACTION},
+                             context=f"training error / order-preserving floor E_mono = {f:.4f} over "
+                                     f"{len(result.resnet_errors)} seeds; x -> -x^3 on [-1, 1], tied weights, horizon "
+                                     f"{c.depth}, step 1/{c.refine}, gamma {c.gamma}")
 
 
 def fig41_figure(result: Fig41Result, claim_id: str = "momentum/fig-4.1"):
