@@ -50,7 +50,6 @@ _CLIP = 4.0  # |t| clip of the mask's normalised scores; block members lie in [-
 _EPS = np.finfo(float).eps
 _TINY = float(np.finfo(float).tiny)  # smallest normal float64
 _LB_SLACK = 1e-6  # normalised units below a lower bound of the mask's pooled value (>> _margin's rounding)
-_ISO_MAX_ITER, _ISO_TOL = 400, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
 
 
 def _validate(x, k, reg, p, func):
@@ -88,7 +87,7 @@ class _Sol:
     __slots__ = ("n", "order", "y", "sgn", "diag", "rk", "seg", "factor", "yr")
 
 
-def _mask_solver(x, k, reg, p, func):
+def _mask_solver(x, k, reg, p, func, max_iter=-1, tol=-1.0):
     """Window solver of the mask. Normalised scores t = (s - s_{k-1})/reg clipped to [-4, 4]: the
     operator is shift invariant and y(x; reg) = y(x/reg; 1), and block members satisfy |t - gamma| <= 1
     with gamma in [-1, 0] (y_{k-1} <= 1, y_k >= 0), so clipping only moves entries outside the block."""
@@ -111,8 +110,7 @@ def _mask_solver(x, k, reg, p, func):
             gam = float(v[a0])
         else:  # the one pooled block directly, O(block) per root-finder step
             info = np.zeros(4)
-            _kernels._mask_pnorm(t, k, q - 1.0, _ISO_MAX_ITER, _ISO_TOL, np.empty(K), np.empty(K),
-                                 np.empty(K), info)
+            _kernels._mask_pnorm(t, k, q - 1.0, max_iter, tol, np.empty(K), np.empty(K), np.empty(K), info)
             a0, b0, gam = int(info[0]), int(info[1]), float(info[2])
             if int(info[3]) != _kernels.OK:
                 warnings.warn(f"{func}: a per-block root solve (p = {p}) reached its iteration cap; the "
@@ -132,7 +130,7 @@ def _mask_solver(x, k, reg, p, func):
         yw = w.copy()
         if b0 > k and p != 2.0:
             # the block's outputs in the anchored form (every digit also where t - gamma < eps |gamma|)
-            a0, b0, yb = _mask_refine(t, k, p, a0, b0, gam, func)
+            a0, b0, yb = _mask_refine(t, k, p, a0, b0, gam, func, max_iter, tol)
             yw[a0:b0] = np.clip(yb, 0.0, 1.0)
         elif b0 > k:  # the boundary block: y = sign(t - gamma)|t - gamma|^(q-1), in [0, 1]
             d = t[a0:b0] - gam
@@ -145,7 +143,7 @@ def _mask_solver(x, k, reg, p, func):
     return solve
 
 
-def _mask_refine(t, k, p, a, b, gam, func):
+def _mask_refine(t, k, p, a, b, gam, func, max_iter=-1, tol=-1.0):
     """Outputs of the mask's pooled block [a, b) (sorted normalised scores t) in the anchored form of
     :mod:`theory.topk._kernels` (unknown: the output of the smallest member for p >= 2, of the largest
     for p < 2; every other output through the exact difference of its score from the anchor's), with
@@ -160,7 +158,7 @@ def _mask_refine(t, k, p, a, b, gam, func):
     buf = np.empty(K)
     for _ in range(4 * K + 8):
         m = b - 1 if r >= 1.0 else a
-        eta, ok = _kernels._anchored_root(t, a, b, m, r, float(k - a), eta)
+        eta, ok = _kernels._anchored_root(t, a, b, m, r, float(k - a), eta, max_iter, tol)
         if not ok:
             warnings.warn(f"{func}: the anchored root solve (p = {p}) did not converge; the result is its "
                           f"last estimate.", ConvergenceWarning, stacklevel=5)
@@ -243,7 +241,7 @@ def _mag_scale(ax_top, reg, p, func):
     return best, float(_kernels._reg_at_scale(reg, best, p - 2.0))
 
 
-def _magp_solver(ax, k, reg, p, func):
+def _magp_solver(ax, k, reg, p, func, max_iter=-1, tol=-1.0):
     """Window solver of the magnitude for p != 2 (kernel _mag_pnorm at the scale of |x|_[k])."""
     q = p / (p - 1.0)
 
@@ -255,7 +253,7 @@ def _magp_solver(ax, k, reg, p, func):
             sc = np.ldexp(s, -e)  # an overflow (an entry far above |x|_[k]) is a singleton: harmless
         yw = np.empty(K)
         info = np.zeros(4)
-        _kernels._mag_pnorm(s, sc, e, k, reg, lam, p - 1.0, q - 1.0, yw, info)
+        _kernels._mag_pnorm(s, sc, e, k, reg, lam, p - 1.0, q - 1.0, max_iter, tol, yw, info)
         a0, b0, gam, status = int(info[0]), int(info[1]), float(info[2]), int(info[3])
         if nxt is not None and b0 > a0 and b0 >= K:
             # the block may reach past the window; its value on the window bounds the full one below
@@ -270,14 +268,14 @@ def _magp_solver(ax, k, reg, p, func):
     return solve
 
 
-def _g_singleton(s, reg, p):
+def _g_singleton(s, reg, p, max_iter=-1, tol=-1.0):
     """g with g + reg g^(p-1) = s >= 0 (the value of a magnitude singleton among the k largest)."""
     if p == 2.0:
         return s / (1.0 + reg)
-    return _kernels._singleton(s, reg, p - 1.0, 1.0 / (p - 1.0))[0]
+    return _kernels._singleton(s, reg, p - 1.0, 1.0 / (p - 1.0), max_iter, tol)[0]
 
 
-def _forward(x, k, reg, p, mode, func, full=False):
+def _forward(x, k, reg, p, mode, func, full=False, max_iter=-1, tol=-1.0):
     """Solve; return (y (n,), order (window), window y, extra) for the mask or the magnitude.
 
     First window, a proven superset of the pooled block: mask, members have t_j > gamma >= t_{k-1} - 1,
@@ -287,10 +285,10 @@ def _forward(x, k, reg, p, mode, func, full=False):
     n = x.shape[0]
     if mode == "mask":
         a = x
-        solver = _mask_solver(x, k, reg, p, func)
+        solver = _mask_solver(x, k, reg, p, func, max_iter, tol)
     else:
         a = np.abs(x)
-        solver = _mag2_solver(a, k, reg) if p == 2.0 else _magp_solver(a, k, reg, p, func)
+        solver = _mag2_solver(a, k, reg) if p == 2.0 else _magp_solver(a, k, reg, p, func, max_iter, tol)
     thr0 = -np.inf
     if not full and mode == "mask":
         thr0 = float(np.partition(a, n - k)[n - k]) - reg
@@ -307,7 +305,7 @@ def _forward(x, k, reg, p, mode, func, full=False):
         K = min(n, 4 * k + 64)
         top = np.partition(a, n - K)[n - K:]  # the K largest, the K-th first
         kth = float(np.partition(top, K - k)[K - k])
-        thr0 = max(_g_singleton(kth, reg, p) * (1.0 - 1e-12),
+        thr0 = max(_g_singleton(kth, reg, p, max_iter, tol) * (1.0 - 1e-12),
                    float(np.nextafter(top[0], -np.inf)) if K < n else -np.inf)
     order, yw, extra = solve_windowed(a, k, solver, thr0, full=full)
     if mode == "magnitude":
