@@ -116,6 +116,14 @@ PS = st.one_of(
 BOOLS = st.sampled_from([True, False, np.bool_(True), 1, "yes", None])
 MAX_ITERS = st.sampled_from([1, 5, 50, 400, 10**6, 10**18, 0, -1, 2.5, True, None])
 TOLS = st.sampled_from([0.0, 4 * EPS, 1e-8, 1.0, -1.0, np.nan, np.inf, None])
+#: the root finders' knobs of theory.topk (absent, None = the default, or any value above)
+KNOBS = st.fixed_dictionaries({}, optional={"max_iter": MAX_ITERS, "tol": TOLS})
+
+
+def _default(knobs):
+    """The default root finders: the mathematical properties hold (a small cap or a loose tol only
+    keeps the error contract: a finite output, or a refusal naming an argument)."""
+    return knobs.get("max_iter") is None and knobs.get("tol") is None
 
 
 # ------------------------------------------------------------------------------------------ harness
@@ -170,15 +178,17 @@ def _vec(x):
 # ---------------------------------------------------------------------------- topk: the operators
 
 @settings(max_examples=N_EX)
-@given(x=arrays_any(), k=ints_any(-1, 7), reg=REGS, p=PS)
-def test_topk_mask(x, k, reg, p):
-    y = call(topk.topk_mask, x, k, reg, p)
+@given(x=arrays_any(), k=ints_any(-1, 7), reg=REGS, p=PS, knobs=KNOBS)
+def test_topk_mask(x, k, reg, p, knobs):
+    y = call(topk.topk_mask, x, k, reg, p, **knobs)
     if y is None:
         return
     _finite(y)
     xs = _vec(x)
     assert y.shape == xs.shape
     assert np.all((y >= 0.0) & (y <= 1.0))
+    if not _default(knobs):
+        return
     rows = y.reshape(-1, xs.shape[-1])  # a batch (2-D x): each row is one mask
     assert np.all(np.abs(rows.sum(axis=1) - k) <= 8 * xs.shape[-1] * EPS * k)
 
@@ -194,25 +204,28 @@ def _check_magnitude(x, y, k, rescale):
 
 
 @settings(max_examples=N_EX)
-@given(x=arrays_any(), k=ints_any(-1, 7), reg=REGS, p=PS, rescale=BOOLS)
-def test_topk_magnitude(x, k, reg, p, rescale):
-    y = call(topk.topk_magnitude, x, k, reg, p, rescale=rescale)
+@given(x=arrays_any(), k=ints_any(-1, 7), reg=REGS, p=PS, rescale=BOOLS, knobs=KNOBS)
+def test_topk_magnitude(x, k, reg, p, rescale, knobs):
+    y = call(topk.topk_magnitude, x, k, reg, p, rescale=rescale, **knobs)
     if y is not None:
-        _check_magnitude(x, y, k, bool(rescale))
+        if _default(knobs):
+            _check_magnitude(x, y, k, bool(rescale))
+        else:
+            assert _finite(y).shape == _vec(x).shape
 
 
 MODES = st.sampled_from(["mask", "mask", "magnitude", "magnitude", "other", 3, None])
 
 
 @settings(max_examples=N_EX)
-@given(x=arrays_any(), k=ints_any(-1, 7), reg=REGS, p=PS, mode=MODES, rescale=BOOLS)
-def test_jacobian(x, k, reg, p, mode, rescale):
-    J = call(topk.jacobian, x, k, reg, p, mode, rescale=rescale)
+@given(x=arrays_any(), k=ints_any(-1, 7), reg=REGS, p=PS, mode=MODES, rescale=BOOLS, knobs=KNOBS)
+def test_jacobian(x, k, reg, p, mode, rescale, knobs):
+    J = call(topk.jacobian, x, k, reg, p, mode, rescale=rescale, **knobs)
     if J is None:
         return
     n = _vec(x).size
     assert _finite(J).shape == (n, n)
-    if mode == "mask":
+    if mode == "mask" and _default(knobs):
         scale = np.max(np.abs(J)) + 1e-300
         assert np.all(np.abs(J.sum(axis=1)) <= 64 * n * EPS * scale)
 
@@ -226,19 +239,19 @@ def with_vector(draw):
 
 
 @settings(max_examples=N_EX)
-@given(xv=with_vector(), k=ints_any(-1, 7), reg=REGS, p=PS, mode=MODES, rescale=BOOLS)
-def test_jvp(xv, k, reg, p, mode, rescale):
+@given(xv=with_vector(), k=ints_any(-1, 7), reg=REGS, p=PS, mode=MODES, rescale=BOOLS, knobs=KNOBS)
+def test_jvp(xv, k, reg, p, mode, rescale, knobs):
     x, v = xv
-    out = call(topk.jvp, x, k, v, reg, p, mode, rescale=rescale)
+    out = call(topk.jvp, x, k, v, reg, p, mode, rescale=rescale, **knobs)
     if out is not None:
         assert _finite(out).shape == _vec(x).shape
 
 
 @settings(max_examples=N_EX)
-@given(xv=with_vector(), k=ints_any(-1, 7), reg=REGS, p=PS, mode=MODES, rescale=BOOLS)
-def test_vjp(xv, k, reg, p, mode, rescale):
+@given(xv=with_vector(), k=ints_any(-1, 7), reg=REGS, p=PS, mode=MODES, rescale=BOOLS, knobs=KNOBS)
+def test_vjp(xv, k, reg, p, mode, rescale, knobs):
     x, v = xv
-    out = call(topk.vjp, x, k, v, reg, p, mode, rescale=rescale)
+    out = call(topk.vjp, x, k, v, reg, p, mode, rescale=rescale, **knobs)
     if out is not None:
         assert _finite(out).shape == _vec(x).shape
 
@@ -258,19 +271,19 @@ def with_target(draw):
 
 
 @settings(max_examples=N_EX)
-@given(xtk=with_target(), reg=REGS, p=PS, form=st.sampled_from(["printed", "fy", "fy", "other", 1]))
-def test_fenchel_young_loss(xtk, reg, p, form):
+@given(xtk=with_target(), reg=REGS, p=PS, form=st.sampled_from(["printed", "fy", "fy", "other", 1]), knobs=KNOBS)
+def test_fenchel_young_loss(xtk, reg, p, form, knobs):
     x, t, k = xtk
-    out = call(topk.fenchel_young_loss, x, t, k, reg, p, form=form)
+    out = call(topk.fenchel_young_loss, x, t, k, reg, p, form=form, **knobs)
     if out is not None:
         assert np.isfinite(out) and isinstance(out, float)
 
 
 @settings(max_examples=N_EX)
-@given(xtk=with_target(), reg=REGS, p=PS)
-def test_fenchel_young_gradient(xtk, reg, p):
+@given(xtk=with_target(), reg=REGS, p=PS, knobs=KNOBS)
+def test_fenchel_young_gradient(xtk, reg, p, knobs):
     x, t, k = xtk
-    out = call(topk.fenchel_young_gradient, x, t, k, reg, p)
+    out = call(topk.fenchel_young_gradient, x, t, k, reg, p, **knobs)
     if out is not None:
         assert _finite(out).shape == _vec(x).shape
 
@@ -577,6 +590,24 @@ FUZZED = {
              "soft_sort_with_jacobian", "soft_rank_with_jacobian"},
     "isotonic": {"isotonic_regression"},
 }
+
+
+#: the functions whose specs above draw the root finders' ``max_iter`` and ``tol`` (MAX_ITERS, TOLS): every
+#: public function with both keywords (the reference solvers' iteration knobs included)
+FUZZED_KNOBS = {"topk_mask", "topk_magnitude", "jacobian", "jvp", "vjp", "fenchel_young_loss",
+                "fenchel_young_gradient", "dykstra", "dykstra_printed", "dual_coordinate_ascent",
+                "isotonic_regression"}
+
+
+@pytest.mark.parametrize("mod", [topk, iso], ids=["topk", "isotonic"])
+def test_every_max_iter_and_tol_is_fuzzed(mod):
+    """A public function taking ``max_iter`` and ``tol`` has them drawn by its spec (FUZZED_KNOBS)."""
+    for name in mod.__all__:
+        obj = getattr(mod, name)
+        if not inspect.isfunction(obj):
+            continue
+        params = set(inspect.signature(obj).parameters)
+        assert ({"max_iter", "tol"} <= params) == (name in FUZZED_KNOBS), name
 
 
 @pytest.mark.parametrize("mod", [topk, iso], ids=["topk", "isotonic"])

@@ -24,6 +24,8 @@ import math
 import numpy as np
 from numba import njit
 
+from . import _roots
+
 OK, NONFINITE = 0, 1
 BAD_WEIGHT, WEIGHT_SUM = 3, 4  # _pav only: validation of the weights fused into the pass
 
@@ -331,7 +333,8 @@ def _g_block(y, w, c, lo, hi, gamma, qm1):
 
 @njit(**_JIT)
 def _block_root_bracket(y, w, c, lo, hi, qm1, max_iter, tol):
-    """Root of the increasing g_B on block y[lo:hi] by safeguarded Newton on a bracket.
+    """Root of the increasing g_B on block y[lo:hi] by the safeguarded Newton-bisection of
+    :func:`theory._roots._step` (bisection (a + b)/2).
 
     Bracket: g_B <= 0 at y_min - max_i(c_i/w_i)_+^(1/qm1) and >= 0 at y_max + max_i(-c_i/w_i)_+^(1/qm1)
     (each term there is at most, resp. at least, zero). Each iteration tries a Newton step from the
@@ -340,7 +343,8 @@ def _block_root_bracket(y, w, c, lo, hi, qm1, max_iter, tol):
     the bracket width is <= tol * max(|lo|, |hi|, y_max - y_min) (or spans adjacent floats), or the
     Newton step is <= tol/2 times that scale and g changes sign within that distance of the Newton
     point (checked by two evaluations: near a target the derivative blows up for p > 2 and a tiny
-    step alone proves nothing). Returns (gamma, iterations, converged).
+    step alone proves nothing). At most ``max_iter`` iterations. Returns (gamma, left, right,
+    iterations, converged): the root and the last bracket [left, right] around it.
     """
     ymin = y[lo]
     ymax = y[lo]
@@ -362,46 +366,39 @@ def _block_root_bracket(y, w, c, lo, hi, qm1, max_iter, tol):
     xk = 0.5 * (a + bnd)
     width_old = bnd - a
     spread = ymax - ymin  # a root near 0 is resolved relative to the data's spread, not to |root|
-    for it in range(1, max_iter + 1):
+    it = 1
+    while True:
         g, dg = _g_block(y, w, c, lo, hi, xk, qm1)
-        if g == 0.0:
+        xk, a, bnd, it, width_old, code = _roots._step(xk, a, bnd, it, width_old, g, dg, max_iter, tol, spread,
+                                                       _roots.MID_HALF, _roots.STEP_TOL, 0.0, 0.0)
+        if code == _roots.CONTINUE:
+            continue
+        if code == _roots.ROOT:
             return xk, xk, xk, it, True
-        if g < 0.0:
-            a = xk
-        else:
-            bnd = xk
-        mid = 0.5 * (a + bnd)
-        scale = max(abs(a), abs(bnd), spread)
-        if bnd - a <= tol * scale or mid <= a or mid >= bnd:
-            return mid, a, bnd, it, True
-        xn = xk - g / dg if (dg > 0.0 and dg < math.inf) else mid
-        if xn > a and xn < bnd:
-            if abs(xn - xk) <= 0.5 * tol * scale:
-                # A Newton step below tol is not proof of convergence: next to a target y_i the
-                # derivative |gamma - y_i|^(qm1 - 1) blows up for qm1 < 1 (p > 2) and the step is tiny
-                # however far the root is. Accept xn only when g changes sign within tol/2 * scale of
-                # it; otherwise shrink the bracket to the side the root is on and go on.
-                delta = 0.5 * tol * scale
-                left = max(a, min(xn - delta, np.nextafter(xn, -math.inf)))
-                right = min(bnd, max(xn + delta, np.nextafter(xn, math.inf)))
-                gl, _ = _g_block(y, w, c, lo, hi, left, qm1)
-                gr, _ = _g_block(y, w, c, lo, hi, right, qm1)
-                if gl <= 0.0 and gr >= 0.0:
-                    return xn, left, right, it, True
-                if gl > 0.0:
-                    bnd = left
-                else:
-                    a = right
-                xk = 0.5 * (a + bnd)
+        if code == _roots.BRACKET:
+            return xk, a, bnd, it, True
+        if code == _roots.STEP:
+            # A Newton step below tol is not proof of convergence: next to a target y_i the
+            # derivative |gamma - y_i|^(qm1 - 1) blows up for qm1 < 1 (p > 2) and the step is tiny
+            # however far the root is. Accept xn only when g changes sign within tol/2 * scale of
+            # it; otherwise shrink the bracket to the side the root is on and go on.
+            xn = xk
+            delta = 0.5 * tol * max(abs(a), abs(bnd), spread)
+            left = max(a, min(xn - delta, np.nextafter(xn, -math.inf)))
+            right = min(bnd, max(xn + delta, np.nextafter(xn, math.inf)))
+            gl, _ = _g_block(y, w, c, lo, hi, left, qm1)
+            gr, _ = _g_block(y, w, c, lo, hi, right, qm1)
+            if gl <= 0.0 and gr >= 0.0:
+                return xn, left, right, it, True
+            if gl > 0.0:
+                bnd = left
+            else:
+                a = right
+            xk = 0.5 * (a + bnd)
+            it, code = _roots._resume(it, max_iter)
+            if code == _roots.CONTINUE:
                 continue
-            if it % 2 == 0:  # safeguard: bisect unless the bracket halved over the last two steps
-                if bnd - a > 0.5 * width_old:
-                    xn = mid
-                width_old = bnd - a
-            xk = xn
-        else:
-            xk = mid
-    return 0.5 * (a + bnd), a, bnd, max_iter, False
+        return 0.5 * (a + bnd), a, bnd, max_iter, False
 
 
 @njit(**_JIT)

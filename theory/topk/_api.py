@@ -50,7 +50,6 @@ _CLIP = 4.0  # |t| clip of the mask's normalised scores; block members lie in [-
 _EPS = np.finfo(float).eps
 _TINY = float(np.finfo(float).tiny)  # smallest normal float64
 _LB_SLACK = 1e-6  # normalised units below a lower bound of the mask's pooled value (>> _margin's rounding)
-_ISO_MAX_ITER, _ISO_TOL = 400, 4.0 * _EPS  # isotonic_regression's defaults (the mask's per-block root)
 
 
 def _validate(x, k, reg, p, func):
@@ -61,6 +60,18 @@ def _validate(x, k, reg, p, func):
     reg = check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
     p = check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
     return x, k, reg, p
+
+
+#: the largest ``max_iter`` accepted (the kernels count iterations in 64-bit integers)
+MAX_ITER_LIMIT = 2**62
+
+
+def _check_roots(max_iter, tol, func):
+    """Validate the root finders' ``max_iter`` (None or an int >= 1) and ``tol`` (None or a finite float
+    >= 0); return them as the kernels take them, -1 and -1.0 for None (each solve's own cap and rule)."""
+    mi = -1 if max_iter is None else check_int(max_iter, "max_iter", func=func, minimum=1, maximum=MAX_ITER_LIMIT)
+    tl = -1.0 if tol is None else check_interval(tol, "tol", 0.0, math.inf, func=func, closed="left")
+    return mi, tl
 
 
 def _check_rescale(rescale, func):
@@ -88,7 +99,7 @@ class _Sol:
     __slots__ = ("n", "order", "y", "sgn", "diag", "rk", "seg", "factor", "yr")
 
 
-def _mask_solver(x, k, reg, p, func):
+def _mask_solver(x, k, reg, p, func, max_iter=-1, tol=-1.0):
     """Window solver of the mask. Normalised scores t = (s - s_{k-1})/reg clipped to [-4, 4]: the
     operator is shift invariant and y(x; reg) = y(x/reg; 1), and block members satisfy |t - gamma| <= 1
     with gamma in [-1, 0] (y_{k-1} <= 1, y_k >= 0), so clipping only moves entries outside the block."""
@@ -111,12 +122,12 @@ def _mask_solver(x, k, reg, p, func):
             gam = float(v[a0])
         else:  # the one pooled block directly, O(block) per root-finder step
             info = np.zeros(4)
-            _kernels._mask_pnorm(t, k, q - 1.0, _ISO_MAX_ITER, _ISO_TOL, np.empty(K), np.empty(K),
-                                 np.empty(K), info)
+            _kernels._mask_pnorm(t, k, q - 1.0, max_iter, tol, np.empty(K), np.empty(K), np.empty(K), info)
             a0, b0, gam = int(info[0]), int(info[1]), float(info[2])
             if int(info[3]) != _kernels.OK:
                 warnings.warn(f"{func}: a per-block root solve (p = {p}) reached its iteration cap; the "
-                              f"result is the last bracket's midpoint.", ConvergenceWarning, stacklevel=4)
+                              f"result is the last bracket's midpoint. Increase `max_iter` or `tol`.",
+                              ConvergenceWarning, stacklevel=4)
             vk = gam if b0 > a0 else float(t[k - 1]) - 1.0
         if nxt is not None:
             with np.errstate(over="ignore"):
@@ -132,7 +143,7 @@ def _mask_solver(x, k, reg, p, func):
         yw = w.copy()
         if b0 > k and p != 2.0:
             # the block's outputs in the anchored form (every digit also where t - gamma < eps |gamma|)
-            a0, b0, yb = _mask_refine(t, k, p, a0, b0, gam, func)
+            a0, b0, yb = _mask_refine(t, k, p, a0, b0, gam, func, max_iter, tol)
             yw[a0:b0] = np.clip(yb, 0.0, 1.0)
         elif b0 > k:  # the boundary block: y = sign(t - gamma)|t - gamma|^(q-1), in [0, 1]
             d = t[a0:b0] - gam
@@ -145,7 +156,7 @@ def _mask_solver(x, k, reg, p, func):
     return solve
 
 
-def _mask_refine(t, k, p, a, b, gam, func):
+def _mask_refine(t, k, p, a, b, gam, func, max_iter=-1, tol=-1.0):
     """Outputs of the mask's pooled block [a, b) (sorted normalised scores t) in the anchored form of
     :mod:`theory.topk._kernels` (unknown: the output of the smallest member for p >= 2, of the largest
     for p < 2; every other output through the exact difference of its score from the anchor's), with
@@ -160,10 +171,10 @@ def _mask_refine(t, k, p, a, b, gam, func):
     buf = np.empty(K)
     for _ in range(4 * K + 8):
         m = b - 1 if r >= 1.0 else a
-        eta, ok = _kernels._anchored_root(t, a, b, m, r, float(k - a), eta)
+        eta, ok = _kernels._anchored_root(t, a, b, m, r, float(k - a), eta, max_iter, tol)
         if not ok:
             warnings.warn(f"{func}: the anchored root solve (p = {p}) did not converge; the result is its "
-                          f"last estimate.", ConvergenceWarning, stacklevel=5)
+                          f"last estimate. Increase `max_iter` or `tol`.", ConvergenceWarning, stacklevel=5)
         lo, hi = max(a - 1, 0), min(b + 1, K)
         _kernels._anchored_fill(t, lo, hi, m, eta, r, buf)
         na, nb = a, b
@@ -243,7 +254,7 @@ def _mag_scale(ax_top, reg, p, func):
     return best, float(_kernels._reg_at_scale(reg, best, p - 2.0))
 
 
-def _magp_solver(ax, k, reg, p, func):
+def _magp_solver(ax, k, reg, p, func, max_iter=-1, tol=-1.0):
     """Window solver of the magnitude for p != 2 (kernel _mag_pnorm at the scale of |x|_[k])."""
     q = p / (p - 1.0)
 
@@ -255,14 +266,15 @@ def _magp_solver(ax, k, reg, p, func):
             sc = np.ldexp(s, -e)  # an overflow (an entry far above |x|_[k]) is a singleton: harmless
         yw = np.empty(K)
         info = np.zeros(4)
-        _kernels._mag_pnorm(s, sc, e, k, reg, lam, p - 1.0, q - 1.0, yw, info)
+        _kernels._mag_pnorm(s, sc, e, k, reg, lam, p - 1.0, q - 1.0, max_iter, tol, yw, info)
         a0, b0, gam, status = int(info[0]), int(info[1]), float(info[2]), int(info[3])
         if nxt is not None and b0 > a0 and b0 >= K:
             # the block may reach past the window; its value on the window bounds the full one below
             return float(np.ldexp(gam, e)) * (1.0 - 1e-9)
         if status != _kernels.OK:
             warnings.warn(f"{func}: a per-block root solve (p = {p}) reached its iteration cap; the "
-                          f"result is the last bracket's midpoint.", ConvergenceWarning, stacklevel=4)
+                          f"result is the last bracket's midpoint. Increase `max_iter` or `tol`.",
+                          ConvergenceWarning, stacklevel=4)
         w = np.zeros(K)
         w[:k] = 1.0
         return order, yw, (sc, w, gam, a0, b0, e, lam)
@@ -270,14 +282,14 @@ def _magp_solver(ax, k, reg, p, func):
     return solve
 
 
-def _g_singleton(s, reg, p):
+def _g_singleton(s, reg, p, max_iter=-1, tol=-1.0):
     """g with g + reg g^(p-1) = s >= 0 (the value of a magnitude singleton among the k largest)."""
     if p == 2.0:
         return s / (1.0 + reg)
-    return _kernels._singleton(s, reg, p - 1.0, 1.0 / (p - 1.0))[0]
+    return _kernels._singleton(s, reg, p - 1.0, 1.0 / (p - 1.0), max_iter, tol)[0]
 
 
-def _forward(x, k, reg, p, mode, func, full=False):
+def _forward(x, k, reg, p, mode, func, full=False, max_iter=-1, tol=-1.0):
     """Solve; return (y (n,), order (window), window y, extra) for the mask or the magnitude.
 
     First window, a proven superset of the pooled block: mask, members have t_j > gamma >= t_{k-1} - 1,
@@ -287,10 +299,10 @@ def _forward(x, k, reg, p, mode, func, full=False):
     n = x.shape[0]
     if mode == "mask":
         a = x
-        solver = _mask_solver(x, k, reg, p, func)
+        solver = _mask_solver(x, k, reg, p, func, max_iter, tol)
     else:
         a = np.abs(x)
-        solver = _mag2_solver(a, k, reg) if p == 2.0 else _magp_solver(a, k, reg, p, func)
+        solver = _mag2_solver(a, k, reg) if p == 2.0 else _magp_solver(a, k, reg, p, func, max_iter, tol)
     thr0 = -np.inf
     if not full and mode == "mask":
         thr0 = float(np.partition(a, n - k)[n - k]) - reg
@@ -307,7 +319,7 @@ def _forward(x, k, reg, p, mode, func, full=False):
         K = min(n, 4 * k + 64)
         top = np.partition(a, n - K)[n - K:]  # the K largest, the K-th first
         kth = float(np.partition(top, K - k)[K - k])
-        thr0 = max(_g_singleton(kth, reg, p) * (1.0 - 1e-12),
+        thr0 = max(_g_singleton(kth, reg, p, max_iter, tol) * (1.0 - 1e-12),
                    float(np.nextafter(top[0], -np.inf)) if K < n else -np.inf)
     order, yw, extra = solve_windowed(a, k, solver, thr0, full=full)
     if mode == "magnitude":
@@ -477,7 +489,7 @@ def _stack(outs, shape):
 
 
 
-def topk_mask(x, k, reg=1.0, p=2.0, *, axis=-1):
+def topk_mask(x, k, reg=1.0, p=2.0, *, max_iter=None, tol=None, axis=-1):
     r"""Regularised top-k mask (the relaxed topkmask of ``topk`` Section 7.4, :math:`\varphi(x)=x`).
 
     .. math::
@@ -508,6 +520,20 @@ def topk_mask(x, k, reg=1.0, p=2.0, *, axis=-1):
         Regularisation strength :math:`\lambda > 0`.
     p : float
         Exponent of the regulariser, in (1, inf).
+    max_iter : int >= 1, optional
+        Keyword only. Cap on the iterations of each root solve (p not in {2, 4/3} for the mask, p != 2
+        for the magnitude; the others are closed forms). Default None: each solve's own cap, which
+        reproduces the results of earlier versions bit for bit: 4399 for the threshold equation and the
+        singleton equation :math:`g+\lambda g^{p-1}=|x_i|` (enough to reach adjacent floats from any
+        bracket in the float range), 4399 for the anchored block equation of the magnitude and 2999 for
+        that of the mask, 400 for the per-block re-solve of the mask (the default of
+        :func:`theory.isotonic.isotonic_regression`). Reaching a cap issues
+        :class:`theory.isotonic.ConvergenceWarning`.
+    tol : float >= 0, optional
+        Keyword only. A root solve stops once its bracket is at most ``tol`` times its scale
+        (max(|a|, |b|) of the bracket [a, b]) wide, or spans adjacent floats. Default None: each solve's
+        own rule, 4 eps for the block equations, adjacent floats or a Newton step below eps times the
+        root (mask: eps max(|root|, 1)) for the threshold and singleton equations.
     axis : int, optional
         Keyword only. The axis along which each problem lies (default -1, the last axis); every other
         axis indexes the problems. The result along ``axis=a`` equals
@@ -534,7 +560,7 @@ def topk_mask(x, k, reg=1.0, p=2.0, *, axis=-1):
     Warns
     -----
     ConvergenceWarning
-        (p not in {2, 4/3}) a per-block root solve of the isotonic module reached its iteration cap.
+        (p not in {2, 4/3}) a root solve reached its iteration cap (``max_iter``).
 
     Notes
     -----
@@ -573,26 +599,27 @@ def topk_mask(x, k, reg=1.0, p=2.0, *, axis=-1):
     """
     func = "theory.topk.topk_mask"
     a = _axis.resolve(x, axis, func)
+    mi, tl = _check_roots(max_iter, tol, func)
     if a is not None:
-        return _axis.from_last(topk_mask(_axis.to_last(x, a), k, reg, p), a)
+        return _axis.from_last(topk_mask(_axis.to_last(x, a), k, reg, p, max_iter=max_iter, tol=tol), a)
     if _is_batch(x):  # rows along the last axis, each the 1-D operator (bit for bit)
         X, rows, _ = _batch_rows(x, k, reg, p, func)
         if p != 2.0:
-            return _stack([topk_mask(r, k, reg, p) for r in rows], X.shape)
+            return _stack([topk_mask(r, k, reg, p, max_iter=max_iter, tol=tol) for r in rows], X.shape)
         m, n = rows.shape  # p = 2: every row's first window in one compiled call, the others by the 1-D code
         Y = np.empty((m, n))
         status = np.empty(m, dtype=np.intp)
         par = m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
         (_batch._mask_rows_par if par else _batch._mask_rows)(rows, int(k), float(reg), Y, status)
         for r in np.flatnonzero(status):
-            Y[r] = topk_mask(rows[r], k, reg, p)
+            Y[r] = topk_mask(rows[r], k, reg, p, max_iter=max_iter, tol=tol)
         return check_finite_output(Y.reshape(X.shape), "the mask", func=func, hint="Increase `reg` or rescale `x`.")
     x, k, reg, p = _validate(x, k, reg, p, func)
-    y, *_ = _forward(x, k, reg, p, "mask", func)
+    y, *_ = _forward(x, k, reg, p, "mask", func, max_iter=mi, tol=tl)
     return check_finite_output(y, "the mask", func=func, hint="Increase `reg` or rescale `x`.")
 
 
-def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, axis=-1):
+def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, max_iter=None, tol=None, axis=-1):
     r"""Regularised top-k in magnitude, the thesis operator :math:`\mathrm{topkmag}_R` (``topk`` §7.4).
 
     .. math::
@@ -622,6 +649,20 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, axis=-1):
         :math:`\lambda > 0`.
     p : float
         In (1, inf).
+    max_iter : int >= 1, optional
+        Keyword only. Cap on the iterations of each root solve (p not in {2, 4/3} for the mask, p != 2
+        for the magnitude; the others are closed forms). Default None: each solve's own cap, which
+        reproduces the results of earlier versions bit for bit: 4399 for the threshold equation and the
+        singleton equation :math:`g+\lambda g^{p-1}=|x_i|` (enough to reach adjacent floats from any
+        bracket in the float range), 4399 for the anchored block equation of the magnitude and 2999 for
+        that of the mask, 400 for the per-block re-solve of the mask (the default of
+        :func:`theory.isotonic.isotonic_regression`). Reaching a cap issues
+        :class:`theory.isotonic.ConvergenceWarning`.
+    tol : float >= 0, optional
+        Keyword only. A root solve stops once its bracket is at most ``tol`` times its scale
+        (max(|a|, |b|) of the bracket [a, b]) wide, or spans adjacent floats. Default None: each solve's
+        own rule, 4 eps for the block equations, adjacent floats or a Newton step below eps times the
+        root (mask: eps max(|root|, 1)) for the threshold and singleton equations.
     rescale : bool, keyword only
         Return :math:`\mathrm{sign}(\mathbf x)\circ(|\mathbf y^*|+|\mathbf x|-|\mathbf u^*|)
         =\mathbf y^*+\lambda\,\mathrm{sign}(\mathbf y^*)|\mathbf y^*|^{p-1}` (:math:`(1+\lambda)\mathbf y^*`
@@ -660,7 +701,7 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, axis=-1):
     Warns
     -----
     ConvergenceWarning
-        (p != 2) a per-block root solve reached its iteration cap.
+        (p != 2) a root solve reached its iteration cap (``max_iter``).
 
     Notes
     -----
@@ -693,30 +734,32 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, axis=-1):
     """
     func = "theory.topk.topk_magnitude"
     a = _axis.resolve(x, axis, func)
+    mi, tl = _check_roots(max_iter, tol, func)
+    kw = {"rescale": rescale, "max_iter": max_iter, "tol": tol}
     if a is not None:
-        return _axis.from_last(topk_magnitude(_axis.to_last(x, a), k, reg, p, rescale=rescale), a)
+        return _axis.from_last(topk_magnitude(_axis.to_last(x, a), k, reg, p, **kw), a)
     if _is_batch(x):
         X, rows, _ = _batch_rows(x, k, reg, p, func)
-        return _stack([topk_magnitude(r, k, reg, p, rescale=rescale) for r in rows], X.shape)
+        return _stack([topk_magnitude(r, k, reg, p, **kw) for r in rows], X.shape)
     rescale = _check_rescale(rescale, func)
     x, k, reg, p = _validate(x, k, reg, p, func)
-    y, order, yw, extra = _forward(x, k, reg, p, "magnitude", func)
+    y, order, yw, extra = _forward(x, k, reg, p, "magnitude", func, max_iter=mi, tol=tl)
     if rescale:
         y = _rescaled(x, y, yw, order, extra, reg, p)
     return check_finite_output(y, "the output", func=func, hint="Increase `reg` or rescale `x`.")
 
 
-def _prepare(x, k, reg, p, mode, rescale, func):
+def _prepare(x, k, reg, p, mode, rescale, func, max_iter=-1, tol=-1.0):
     mode = check_choice(mode, "mode", ("mask", "magnitude"), func=func)
     rescale = _check_rescale(rescale, func)
     if rescale and mode == "mask":
         raise ValueError(f"`rescale` of {func} applies only to mode='magnitude'; got rescale=True with mode='mask'.")
     x, k, reg, p = _validate(x, k, reg, p, func)
-    _, order, yw, extra = _forward(x, k, reg, p, mode, func)
+    _, order, yw, extra = _forward(x, k, reg, p, mode, func, max_iter=max_iter, tol=tol)
     return x, _structure(x, k, reg, p, mode, order, yw, extra, rescale)
 
 
-def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
+def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False, max_iter=None, tol=None, axis=-1):
     r"""Exact Jacobian :math:`\partial\mathbf y^*/\partial\mathbf x` of :func:`topk_mask` or
     :func:`topk_magnitude`, from the pooled blocks (``topk`` Proposition 7.8, corrected).
 
@@ -740,7 +783,7 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
 
     Parameters
     ----------
-    x, k, reg, p
+    x, k, reg, p, max_iter, tol
         As :func:`topk_mask`.
     mode : {"mask", "magnitude"}
         Which operator.
@@ -800,12 +843,14 @@ def jacobian(x, k, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     """
     func = "theory.topk.jacobian"
     a = _axis.resolve(x, axis, func)
+    mi, tl = _check_roots(max_iter, tol, func)
+    kw = {"rescale": rescale, "max_iter": max_iter, "tol": tol}
     if a is not None:  # one matrix per problem, indexed by the other axes of x
-        return jacobian(_axis.to_last(x, a), k, reg, p, mode, rescale=rescale)
+        return jacobian(_axis.to_last(x, a), k, reg, p, mode, **kw)
     if _is_batch(x):  # one matrix per row: shape x.shape + (n,)
         X, rows, _ = _batch_rows(x, k, reg, p, func)
-        return _stack([jacobian(r, k, reg, p, mode, rescale=rescale) for r in rows], X.shape + (X.shape[-1],))
-    x, sol = _prepare(x, k, reg, p, mode, rescale, func)
+        return _stack([jacobian(r, k, reg, p, mode, **kw) for r in rows], X.shape + (X.shape[-1],))
+    x, sol = _prepare(x, k, reg, p, mode, rescale, func, mi, tl)
     n = x.shape[0]
     J = np.empty((n, n))
     lo, hi, den = sol.seg
@@ -825,7 +870,7 @@ def _vector(v, name, n, func):
     return as_float_array(v, name, func=func, shape=(n,))
 
 
-def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
+def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, max_iter=None, tol=None, axis=-1):
     r"""Jacobian-vector product :math:`J\,\dot{\mathbf x}` of :func:`topk_mask` / :func:`topk_magnitude`
     without forming J.
 
@@ -838,7 +883,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
 
     Parameters
     ----------
-    x, k, reg, p, mode, rescale
+    x, k, reg, p, mode, rescale, max_iter, tol
         As :func:`jacobian`.
     tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
@@ -870,13 +915,15 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
     """
     func = "theory.topk.jvp"
     a = _axis.resolve(x, axis, func)
+    mi, tl = _check_roots(max_iter, tol, func)
+    kw = {"rescale": rescale, "max_iter": max_iter, "tol": tol}
     if a is not None:
         v = _axis.vector_to_last(tangent, "tangent", x, a, func)
-        return _axis.from_last(jvp(_axis.to_last(x, a), k, v, reg, p, mode, rescale=rescale), a)
+        return _axis.from_last(jvp(_axis.to_last(x, a), k, v, reg, p, mode, **kw), a)
     if _is_batch(x):
         X, rows, (T,) = _batch_rows(x, k, reg, p, func, (("tangent", tangent),))
-        return _stack([jvp(r, k, t, reg, p, mode, rescale=rescale) for r, t in zip(rows, T)], X.shape)
-    x, sol = _prepare(x, k, reg, p, mode, rescale, func)
+        return _stack([jvp(r, k, t, reg, p, mode, **kw) for r, t in zip(rows, T)], X.shape)
+    x, sol = _prepare(x, k, reg, p, mode, rescale, func, mi, tl)
     v = _vector(tangent, "tangent", x.shape[0], func)
     with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN: refused below
         out = _apply(sol, v, x.shape[0], transpose=False)
@@ -885,7 +932,7 @@ def jvp(x, k, tangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
                                     "output at 0, or a tiny `reg`).")
 
 
-def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1):
+def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, max_iter=None, tol=None, axis=-1):
     r"""Vector-Jacobian product :math:`\bar{\mathbf y}^\top J` of :func:`topk_mask` /
     :func:`topk_magnitude` without forming J.
 
@@ -895,7 +942,7 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1)
 
     Parameters
     ----------
-    x, k, reg, p, mode, rescale
+    x, k, reg, p, mode, rescale, max_iter, tol
         As :func:`jacobian`.
     cotangent : array_like, shape of x
         Finite :math:`\bar{\mathbf y}`.
@@ -927,13 +974,15 @@ def vjp(x, k, cotangent, reg=1.0, p=2.0, mode="mask", *, rescale=False, axis=-1)
     """
     func = "theory.topk.vjp"
     a = _axis.resolve(x, axis, func)
+    mi, tl = _check_roots(max_iter, tol, func)
+    kw = {"rescale": rescale, "max_iter": max_iter, "tol": tol}
     if a is not None:
         v = _axis.vector_to_last(cotangent, "cotangent", x, a, func)
-        return _axis.from_last(vjp(_axis.to_last(x, a), k, v, reg, p, mode, rescale=rescale), a)
+        return _axis.from_last(vjp(_axis.to_last(x, a), k, v, reg, p, mode, **kw), a)
     if _is_batch(x):
         X, rows, (U,) = _batch_rows(x, k, reg, p, func, (("cotangent", cotangent),))
-        return _stack([vjp(r, k, u, reg, p, mode, rescale=rescale) for r, u in zip(rows, U)], X.shape)
-    x, sol = _prepare(x, k, reg, p, mode, rescale, func)
+        return _stack([vjp(r, k, u, reg, p, mode, **kw) for r, u in zip(rows, U)], X.shape)
+    x, sol = _prepare(x, k, reg, p, mode, rescale, func, mi, tl)
     v = _vector(cotangent, "cotangent", x.shape[0], func)
     with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN: refused below
         out = _apply(sol, v, x.shape[0], transpose=True)

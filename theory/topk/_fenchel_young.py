@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from .._validation import as_float_array, check_choice, check_int, check_interval, plain_repr
-from ._api import topk_mask
+from ._api import _check_roots, topk_mask
 
 __all__ = ["fenchel_young_gradient", "fenchel_young_loss"]
 
@@ -54,7 +54,7 @@ def _check_in_permutahedron(t, k, func):
                          f"in P(1_k) only for k = 1; use form='printed' for the thesis loss.")
 
 
-def fenchel_young_loss(x, t, k, reg=1.0, p=2.0, *, form="printed"):
+def fenchel_young_loss(x, t, k, reg=1.0, p=2.0, *, form="printed", max_iter=None, tol=None):
     r"""Smooth top-k loss of ``topk`` §7.6 (``form="printed"``) or the Fenchel-Young loss (``form="fy"``).
 
     .. math::
@@ -80,6 +80,9 @@ def fenchel_young_loss(x, t, k, reg=1.0, p=2.0, *, form="printed"):
         In (1, inf); the values :func:`theory.topk.topk_mask` implements.
     form : {"printed", "fy"}, keyword-only
         The loss as printed (no :math:`\Omega(\mathbf t)` term) or the Fenchel-Young loss.
+    max_iter, tol : optional, keyword-only
+        The root finders' iteration cap and bracket tolerance of :func:`theory.topk.topk_mask` (default
+        None: each solve's own, the results of earlier versions bit for bit).
 
     Returns
     -------
@@ -118,9 +121,10 @@ def fenchel_young_loss(x, t, k, reg=1.0, p=2.0, *, form="printed"):
     func = "theory.topk.fenchel_young_loss"
     form = check_choice(form, "form", ("printed", "fy"), func=func)
     x, t, k, reg, p = _validate(x, t, k, reg, p, func)
+    _check_roots(max_iter, tol, func)
     if form == "fy":
         _check_in_permutahedron(t, k, func)
-    y = topk_mask(x, k, reg, p)
+    y = topk_mask(x, k, reg, p, max_iter=max_iter, tol=tol)
     # f_R(x) - <x, t> = <y - t, x> - R(y): one inner product of the difference (no cancellation
     # between two large inner products when y is close to t)
     value = float((y - t) @ x - reg / p * np.sum(np.abs(y) ** p))
@@ -131,14 +135,14 @@ def fenchel_young_loss(x, t, k, reg=1.0, p=2.0, *, form="printed"):
     return value
 
 
-def fenchel_young_gradient(x, t, k, reg=1.0, p=2.0):
+def fenchel_young_gradient(x, t, k, reg=1.0, p=2.0, *, max_iter=None, tol=None):
     r"""Gradient in x of :func:`fenchel_young_loss` (both forms):
     :math:`\nabla_{\mathbf x}\ell=\mathbf y^\star(\mathbf x)-\mathbf t` (Danskin: :math:`\nabla f_R=\mathbf y^\star`,
     Proposition 7.2).
 
     Parameters
     ----------
-    x, t, k, reg, p
+    x, t, k, reg, p, max_iter, tol
         As :func:`fenchel_young_loss` (no membership condition on t).
 
     Returns
@@ -158,4 +162,5 @@ def fenchel_young_gradient(x, t, k, reg=1.0, p=2.0):
     """
     func = "theory.topk.fenchel_young_gradient"
     x, t, k, reg, p = _validate(x, t, k, reg, p, func)
-    return topk_mask(x, k, reg, p) - t
+    _check_roots(max_iter, tol, func)
+    return topk_mask(x, k, reg, p, max_iter=max_iter, tol=tol) - t

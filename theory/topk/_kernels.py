@@ -19,12 +19,20 @@ import math
 import numpy as np
 from numba import njit
 
+from .. import _roots
 from .._pav import _block_root as _iso_block_root
 from .._pav import _pw
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": False}
 
 OK, NOT_CONVERGED = 0, 1
+
+# Iteration caps and bracket tolerances of the root solves below when the caller passes max_iter < 1
+# and tol < 0 (the public defaults): 4399 iterations reach adjacent floats from any bracket in the
+# float range (the safeguarded iteration at least halves its bracket every three evaluations); the
+# per-block re-solve of the mask uses the isotonic defaults (400, 4 eps).
+CAP_BRACKET, CAP_ANCHORED, CAP_BLOCK = 4399, 2999, 400
+TOL_ANCHORED = 4.0 * 2.220446049250313e-16
 
 
 @njit(**_JIT)
@@ -113,14 +121,17 @@ def _reg_at_scale(reg, E, pm2):
 
 
 @njit(**_JIT)
-def _singleton(s, reg, pm1, qm1):
+def _singleton(s, reg, pm1, qm1, max_iter, tol):
     """g >= 0 with g + reg g^(p-1) = s >= 0 (a magnitude singleton among the k largest; g <= s), solved
     at the scale of s: s = 2^e m, lam = reg 2^(e(p-2)) (y(cx; reg) = c y(x; reg c^(p-2))), then
     g' + lam g'^(p-1) = m for g' in [lower, upper], upper = min(m, (m/lam)^(q-1)) and
     lower = min(m/2, (m/(2 lam))^(q-1)) (one of the two terms is at least m/2), by safeguarded Newton
     with bisection in the ratio of the ends while they span a factor > 4; lam = 0 (underflow at
-    this scale) gives g' = m, an overflowing lam the log form of its term. Returns (g, converged):
-    g = 0 only for s = 0 or an output below the float range (then g' > 0, the caller checks)."""
+    this scale) gives g' = m, an overflowing lam the log form of its term; the iteration is
+    :func:`theory._roots._step` (a Newton step below eps |g'| ends it), at most ``max_iter`` iterations
+    (< 1: 4399) and, for ``tol`` >= 0, stopped at a bracket of relative width ``tol``. Returns (g,
+    converged): g = 0 only for s = 0 or an output below the float range (then g' > 0, the caller
+    checks)."""
     if s == 0.0:
         return 0.0, True
     m, e = math.frexp(s)
@@ -173,34 +184,20 @@ def _singleton(s, reg, pm1, qm1):
         return math.ldexp(b, e), True
     xk = math.sqrt(a) * math.sqrt(b) if (a > 0.0 and b > 4.0 * a) else 0.5 * (a + b)
     width_old = b - a
-    for it in range(1, 4400):
+    cap = _roots._cap(max_iter, CAP_BRACKET)
+    tl = _roots._tol(tol, 0.0)
+    it = 1
+    while True:
         f, df = phi(xk)
-        if f == 0.0:
+        xk, a, b, it, width_old, code = _roots._step(xk, a, b, it, width_old, f, df, cap, tl, 0.0, _roots.MID_LOG,
+                                                     _roots.STEP_REL, 2.220446049250313e-16, 0.0)
+        if code == _roots.CONTINUE:
+            continue
+        if code == _roots.ROOT or code == _roots.STEP:
             return math.ldexp(xk, e), True
-        if f < 0.0:
-            a = xk
-        else:
-            b = xk
-        if a > 0.0 and b > 4.0 * a:
-            mid = math.sqrt(a) * math.sqrt(b)
-        elif a == 0.0:
-            mid = b * 2.0 ** -30
-        else:
-            mid = 0.5 * a + 0.5 * b
-        if not (mid > a and mid < b):
+        if code == _roots.BRACKET:
             return math.ldexp(a if abs(phi(a)[0]) <= abs(phi(b)[0]) else b, e), True
-        xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
-        if xn > a and xn < b:
-            if abs(xn - xk) <= 2.220446049250313e-16 * abs(xn):
-                return math.ldexp(xn, e), True
-            if it % 2 == 0:
-                if b - a > 0.5 * width_old:
-                    xn = mid
-                width_old = b - a
-            xk = xn
-        else:
-            xk = mid
-    return math.ldexp(0.5 * (a + b), e), False
+        return math.ldexp(0.5 * (a + b), e), False
 
 
 @njit(**_JIT)
@@ -237,11 +234,12 @@ def _mag_anchored(sc, lo, hi, m, lam, r, kB, eta):
 
 
 @njit(**_JIT)
-def _mag_anchored_root(sc, lo, hi, m, lam, r, kB, eta0):
+def _mag_anchored_root(sc, lo, hi, m, lam, r, kB, eta0, max_iter, tol):
     """Root eta >= 0 of the increasing H of :func:`_mag_anchored`: bracket [0, b] with b = s_m doubled
-    until H(b) >= 0, then safeguarded Newton from eta0, bisection in the sign and then in the ratio
-    of the ends while they span a factor > 4, down to a relative width of 4 eps. Returns
-    (eta, converged); eta = 0 when H(0) >= 0 (the anchor is not above the pooled value)."""
+    until H(b) >= 0, then the safeguarded Newton of :func:`theory._roots._step` from eta0, bisection in
+    the ratio of the ends while they span a factor > 4, down to a relative width ``tol`` (< 0: 4 eps),
+    at most ``max_iter`` iterations (< 1: 4399). Returns (eta, converged); eta = 0 when H(0) >= 0
+    (the anchor is not above the pooled value)."""
     a = 0.0
     b = sc[m]
     f, _d = _mag_anchored(sc, lo, hi, m, lam, r, kB, a)
@@ -257,38 +255,56 @@ def _mag_anchored_root(sc, lo, hi, m, lam, r, kB, eta0):
         return b, f == 0.0
     xk = eta0 if (eta0 > a and eta0 < b) else 0.5 * a + 0.5 * b
     width_old = b - a
-    for it in range(1, 4400):
+    cap = _roots._cap(max_iter, CAP_BRACKET)
+    tl = _roots._tol(tol, TOL_ANCHORED)
+    it = 1
+    while True:
         f, df = _mag_anchored(sc, lo, hi, m, lam, r, kB, xk)
-        if f == 0.0:
+        xk, a, b, it, width_old, code = _roots._step(xk, a, b, it, width_old, f, df, cap, tl, 0.0, _roots.MID_LOG,
+                                                     _roots.STEP_NONE, 0.0, 0.0)
+        if code == _roots.CONTINUE:
+            continue
+        if code == _roots.ROOT:
             return xk, True
-        if f < 0.0:
-            a = xk
-        else:
-            b = xk
-        if a == 0.0:
-            mid = b * 2.0 ** -30
-        elif b > 4.0 * a:
-            mid = math.sqrt(a) * math.sqrt(b)
-        else:
-            mid = 0.5 * a + 0.5 * b
-        if b - a <= 4.0 * 2.220446049250313e-16 * b or not (mid > a and mid < b):
+        if code == _roots.BRACKET:
             fa, _d = _mag_anchored(sc, lo, hi, m, lam, r, kB, a)
             fb, _d = _mag_anchored(sc, lo, hi, m, lam, r, kB, b)
             return (a if abs(fa) <= abs(fb) else b), True
-        xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
-        if xn > a and xn < b:
-            if it % 2 == 0:
-                if b - a > 0.5 * width_old:
-                    xn = mid
-                width_old = b - a
-            xk = xn
-        else:
-            xk = mid
-    return 0.5 * a + 0.5 * b, False
+        return 0.5 * a + 0.5 * b, False
 
 
 @njit(**_JIT)
-def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
+def _threshold_root(t, K, k, lam, qm1, lo, hi, max_iter, tol, mask):
+    """Root of the increasing threshold function on the bracket [lo, hi] (F(lo) <= 0 <= F(hi)): the F of
+    :func:`_mask_phi` on the normalised scores t (``mask``), else the F of :func:`_f_window` on the
+    scaled magnitudes t (regularisation lam). Safeguarded Newton from the midpoint,
+    :func:`theory._roots._step` with bisection (lo + hi)/2; it stops at F = 0, at adjacent floats, at a
+    Newton step below eps |gamma| (mask: eps max(|gamma|, 1)), for ``tol`` >= 0 at a bracket of
+    relative width ``tol``; at most ``max_iter`` iterations (< 1: 4399). Returns (lo, hi, converged):
+    the final bracket, whose midpoint is the root (lo = hi after F = 0 or a small Newton step)."""
+    cap = _roots._cap(max_iter, CAP_BRACKET)
+    tl = _roots._tol(tol, 0.0)
+    floor = 1.0 if mask else 0.0
+    xk = 0.5 * (lo + hi)
+    width_old = hi - lo
+    it = 1
+    while True:
+        if mask:
+            f, df = _mask_phi(t, K, k, qm1, xk)
+        else:
+            f, df = _f_window(t, K, k, lam, qm1, xk)
+        xk, lo, hi, it, width_old, code = _roots._step(xk, lo, hi, it, width_old, f, df, cap, tl, 0.0,
+                                                       _roots.MID_HALF, _roots.STEP_REL, 2.220446049250313e-16,
+                                                       floor)
+        if code == _roots.CONTINUE:
+            continue
+        if code == _roots.ROOT or code == _roots.STEP:
+            return xk, xk, True
+        return lo, hi, code == _roots.BRACKET
+
+
+@njit(**_JIT)
+def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, max_iter, tol, y, info):
     """Magnitude operator, R = (reg/p)||.||_p^p, q = p/(p - 1), on sorted magnitudes s (descending,
     >= 0, window of K = s.size >= k + 1 entries; w = 1_k); sc = s / 2^e and lam = reg 2^(e(p-2)) the
     same problem at the scale 2^e (entries of sc may overflow to inf: they are singletons; lam = 0
@@ -309,6 +325,8 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
     Output: y[:K] = |y*| in sorted order (unscaled), each at most s_j; y_j = g_j for j < a (each at its
     own scale), the anchored outputs on [a, b), 0 after. info (4,) float64: a, b (a = b = k: hard
     regime), gamma (scaled, s_m - lam eta^(p-1)), status (0 OK, 1 a root solve hit its iteration cap).
+    Every root solve is :func:`theory._roots._step`, at most ``max_iter`` iterations each (< 1: 4399) and
+    stopped at a relative bracket width ``tol`` (< 0: the solve's own rule, see the functions).
     """
     K = sc.size
     status = OK
@@ -323,37 +341,11 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
     eta = 0.0
     if not hard:
         # safeguarded Newton on F over [0, s_{k-1}] (F(0) <= 0 <= F(s_{k-1})): bisect when a step leaves
-        # the bracket or the bracket did not halve over two steps; the result only seeds the membership
-        lo = 0.0
-        hi = sc[k - 1]
-        xk = 0.5 * (lo + hi)
-        width_old = hi - lo
-        for it in range(1, 4400):
-            f, df = _f_window(sc, K, k, lam, qm1, xk)
-            if f == 0.0:
-                lo = xk
-                hi = xk
-                break
-            if f < 0.0:
-                lo = xk
-            else:
-                hi = xk
-            mid = 0.5 * (lo + hi)
-            if mid <= lo or mid >= hi:
-                break
-            xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
-            if xn > lo and xn < hi:
-                if abs(xn - xk) <= 2.220446049250313e-16 * abs(xn):
-                    lo = xn
-                    hi = xn
-                    break
-                if it % 2 == 0:
-                    if hi - lo > 0.5 * width_old:
-                        xn = mid
-                    width_old = hi - lo
-                xk = xn
-            else:
-                xk = mid
+        # the bracket or the bracket did not halve over two steps (theory._roots._step); the result seeds
+        # the membership (and is the block value in the direct case below)
+        lo, hi, ok = _threshold_root(sc, K, k, lam, qm1, 0.0, sc[k - 1], max_iter, tol, False)
+        if not ok:
+            status = NOT_CONVERGED
         gam = 0.5 * (lo + hi)
         a, b = _members(sc, K, k, lam, qm1, gam)
         # the anchor: the smallest member for p >= 2 (r >= 1), the largest for p < 2 (its output is the
@@ -366,7 +358,7 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
         direct = gam < 0.5 * sc[mm]
         for _ in range(0 if direct else 4 * K + 8):
             mm = b - 1 if pm1 >= 1.0 else a
-            eta, ok = _mag_anchored_root(sc, a, b, mm, lam, pm1, float(k - a), eta)
+            eta, ok = _mag_anchored_root(sc, a, b, mm, lam, pm1, float(k - a), eta, max_iter, tol)
             if not ok:
                 status = NOT_CONVERGED
             gam = sc[mm] - lam * _pw(eta, pm1) if eta > 0.0 else sc[mm]
@@ -397,7 +389,7 @@ def _mag_pnorm(s, sc, e, k, reg, lam, pm1, qm1, y, info):
             yj = math.ldexp(yj, e) if yj > 0.0 else 0.0
             y[j] = yj if yj < s[j] else s[j]
     for j in range(a):
-        g, ok = _singleton(s[j], reg, pm1, qm1)
+        g, ok = _singleton(s[j], reg, pm1, qm1, max_iter, tol)
         if not ok:
             status = NOT_CONVERGED
         y[j] = g
@@ -496,8 +488,10 @@ def _mask_pnorm(t, k, qm1, max_iter, tol, ybuf, wbuf, cbuf, info):
     contains them gives the bits of the full array, and the same bits as the isotonic path whenever
     its block is the same.
 
-    ybuf, wbuf, cbuf: (K,) float64 scratch. info (4,) float64 output: a, b (a = b = k: hard regime),
-    gamma, status (0 OK, 1 a root solve hit its iteration cap).
+    Root solves: :func:`_threshold_root` (at most ``max_iter`` iterations, < 1: 4399), then the block
+    re-solve (at most ``max_iter``, < 1: 400, the isotonic default; relative bracket width ``tol``, < 0:
+    4 eps). ybuf, wbuf, cbuf: (K,) float64 scratch. info (4,) float64 output: a, b (a = b = k: hard
+    regime), gamma, status (0 OK, 1 a root solve hit its iteration cap).
     """
     K = t.size
     status = OK
@@ -509,36 +503,13 @@ def _mask_pnorm(t, k, qm1, max_iter, tol, ybuf, wbuf, cbuf, info):
         info[2] = 0.0
         info[3] = OK
         return
-    xk = 0.5 * (lo + hi)
-    width_old = hi - lo
-    for it in range(1, 4400):
-        f, df = _mask_phi(t, K, k, qm1, xk)
-        if f == 0.0:
-            lo = xk
-            hi = xk
-            break
-        if f < 0.0:
-            lo = xk
-        else:
-            hi = xk
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
-        if xn > lo and xn < hi:
-            if abs(xn - xk) <= 2.220446049250313e-16 * max(abs(xn), 1.0):
-                lo = xn
-                hi = xn
-                break
-            if it % 2 == 0:
-                if hi - lo > 0.5 * width_old:
-                    xn = mid
-                width_old = hi - lo
-            xk = xn
-        else:
-            xk = mid
+    lo, hi, ok = _threshold_root(t, K, k, 0.0, qm1, lo, hi, max_iter, tol, True)
+    if not ok:
+        status = NOT_CONVERGED
     gam = 0.5 * (lo + hi)
     a, b = _mask_members(t, K, k, gam)
+    cap = _roots._cap(max_iter, CAP_BLOCK)
+    tl = _roots._tol(tol, TOL_ANCHORED)
     for _ in range(50):
         m = b - a
         for i in range(m):
@@ -546,7 +517,7 @@ def _mask_pnorm(t, k, qm1, max_iter, tol, ybuf, wbuf, cbuf, info):
             ybuf[i] = t[j]
             wbuf[i] = 1.0
             cbuf[i] = 1.0 if j < k else 0.0
-        gam, its, ok = _iso_block_root(ybuf, wbuf, cbuf, 0, m, qm1, max_iter, tol)
+        gam, its, ok = _iso_block_root(ybuf, wbuf, cbuf, 0, m, qm1, cap, tl)
         if not ok:
             status = NOT_CONVERGED
         a2, b2 = _mask_members(t, K, k, gam)
@@ -685,11 +656,12 @@ def _anchored_sum(t, lo, hi, tm, eta, r, C):
 
 
 @njit(**_JIT)
-def _anchored_root(t, lo, hi, m, r, C, eta0):
+def _anchored_root(t, lo, hi, m, r, C, eta0, max_iter, tol):
     """Root eta of the increasing F of :func:`_anchored_sum` with anchor t[m], near eta0: bracket by
-    geometric expansion from eta0, then safeguarded Newton (bisection in the sign, then in the ratio of
-    the ends when they span a factor > 4) down to a relative width of 4 eps or adjacent floats.
-    Returns (eta, converged)."""
+    geometric expansion from eta0, then the safeguarded Newton of :func:`theory._roots._step`
+    (bisection in the sign, then in the ratio of the ends when they span a factor > 4) down to a
+    relative width ``tol`` (< 0: 4 eps) or adjacent floats, at most ``max_iter`` iterations (< 1:
+    2999). Returns (eta, converged)."""
     tm = t[m]
     f0, df0 = _anchored_sum(t, lo, hi, tm, eta0, r, C)
     if f0 == 0.0:
@@ -728,40 +700,22 @@ def _anchored_root(t, lo, hi, m, r, C, eta0):
         return b, True
     xk = eta0 if (eta0 > a and eta0 < b) else 0.5 * a + 0.5 * b
     width_old = b - a
-    for it in range(1, 3000):
+    cap = _roots._cap(max_iter, CAP_ANCHORED)
+    tl = _roots._tol(tol, TOL_ANCHORED)
+    it = 1
+    while True:
         f, df = _anchored_sum(t, lo, hi, tm, xk, r, C)
-        if f == 0.0:
+        xk, a, b, it, width_old, code = _roots._step(xk, a, b, it, width_old, f, df, cap, tl, 0.0,
+                                                     _roots.MID_SIGNED_LOG, _roots.STEP_NONE, 0.0, 0.0)
+        if code == _roots.CONTINUE:
+            continue
+        if code == _roots.ROOT:
             return xk, True
-        if f < 0.0:
-            a = xk
-        else:
-            b = xk
-        if a < 0.0 and b > 0.0:
-            mid = 0.0
-        elif a >= 0.0 and (a == 0.0 or b > 4.0 * a):
-            mid = b * 2.0 ** -30 if a == 0.0 else math.sqrt(a) * math.sqrt(b)
-            if not (mid > a and mid < b):
-                mid = 0.5 * a + 0.5 * b
-        elif b <= 0.0 and (b == 0.0 or a < 4.0 * b):
-            mid = a * 2.0 ** -30 if b == 0.0 else -math.sqrt(-a) * math.sqrt(-b)
-            if not (mid > a and mid < b):
-                mid = 0.5 * a + 0.5 * b
-        else:
-            mid = 0.5 * a + 0.5 * b
-        if b - a <= 4.0 * 2.220446049250313e-16 * max(abs(a), abs(b)) or not (mid > a and mid < b):
+        if code == _roots.BRACKET:
             fa2, _d = _anchored_sum(t, lo, hi, tm, a, r, C)
             fb2, _d = _anchored_sum(t, lo, hi, tm, b, r, C)
             return (a if abs(fa2) <= abs(fb2) else b), True
-        xn = xk - f / df if (df > 0.0 and df < math.inf) else mid
-        if xn > a and xn < b:
-            if it % 2 == 0:
-                if b - a > 0.5 * width_old:
-                    xn = mid
-                width_old = b - a
-            xk = xn
-        else:
-            xk = mid
-    return 0.5 * a + 0.5 * b, False
+        return 0.5 * a + 0.5 * b, False
 
 
 @njit(**_JIT)
@@ -774,11 +728,12 @@ def _anchored_fill(t, lo, hi, m, eta, r, out):
 
 
 @njit(**_JIT)
-def _anchored_blocks(t, blocks, csum, r, y0, out):
+def _anchored_blocks(t, blocks, csum, r, y0, max_iter, tol, out):
     """Accurate outputs of every pooled block (blocks: starts then n; csum[j]: the block's target sum;
     y0: first estimate of the outputs, sign(t - gamma)|t - gamma|^(1/r)). The anchor of a block is
     the member with the smallest (r >= 1) or largest (r < 1) |y0|. Singletons are copied from y0.
-    Returns the number of blocks whose root solve did not converge."""
+    Root solves by :func:`_anchored_root` (``max_iter``, ``tol`` as there). Returns the number of blocks
+    whose root solve did not converge."""
     bad = 0
     for j in range(blocks.size - 1):
         lo = blocks[j]
@@ -790,7 +745,7 @@ def _anchored_blocks(t, blocks, csum, r, y0, out):
         for i in range(lo, hi):
             if (abs(y0[i]) < abs(y0[m])) if r >= 1.0 else (abs(y0[i]) > abs(y0[m])):
                 m = i
-        eta, ok = _anchored_root(t, lo, hi, m, r, csum[j], y0[m])
+        eta, ok = _anchored_root(t, lo, hi, m, r, csum[j], y0[m], max_iter, tol)
         if not ok:
             bad += 1
         _anchored_fill(t, lo, hi, m, eta, r, out)

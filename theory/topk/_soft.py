@@ -102,7 +102,7 @@ def _anchored(t, v, c, blocks, p, func):
     blocks = np.ascontiguousarray(blocks, dtype=np.intp)
     csum = np.add.reduceat(c, blocks[:-1])
     out = np.empty(t.shape[0])
-    bad = _kernels._anchored_blocks(np.ascontiguousarray(t), blocks, csum, p - 1.0, y0, out)
+    bad = _kernels._anchored_blocks(np.ascontiguousarray(t), blocks, csum, p - 1.0, y0, -1, -1.0, out)
     if bad:
         warnings.warn(f"{func}: {bad} anchored block root solve(s) (p = {p}) did not converge; the result "
                       f"is the last estimate.", ConvergenceWarning, stacklevel=4)
