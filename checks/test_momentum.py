@@ -179,7 +179,7 @@ def test_thm47_jordan(claim):
     claim.record(ex.thm47_verdict(result))
 
 
-@pytest.mark.claim("momentum/fig-4.1", kind="qualitative",
+@pytest.mark.claim("momentum/fig-4.1", kind="bound",
                    title="Fig. 4.1 (reduced, ODE limit): trained on x -> -x^3 with tied weights over the horizon 15 "
                          "(step 1/4), the ResNet flow stays at the order-preserving error floor while the Momentum "
                          "ResNet flow (gamma = 0.9) goes below 0.3 x that floor, in every seed",

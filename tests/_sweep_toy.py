@@ -16,7 +16,7 @@ class ToyConfig(Config):
     x: float = field(Real(), 0.0, "The scale of the values.")
     n: int = field(Int(low=1), 3, "Number of values.")
     fail_above: float = field(Custom(lambda v: _extended_real(v), "a number or inf", type_name="float",
-                                     parse=float), math.inf, "The task raises when x is above this.")
+                                     parse=float, scalar=True), math.inf, "The task raises when x is above this.")
     sleep: float = field(Real(0), 0.0, "Seconds to sleep in the task.")
     label: str = field(Choice("a", "b", "c"), "a", "A label.")
     seed: int = field(Seed(), 0, "Seed.")

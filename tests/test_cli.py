@@ -12,6 +12,7 @@ import pytest
 
 from theory.claims import ClaimRecord
 from theory.cli import find_root, main
+from theory.experiments import Choice, Config, Int, field
 from theory.report import build_report, write_report
 
 
@@ -397,9 +398,11 @@ def test_run_reports_a_kernel_guard_refusal_in_one_line(capsys):
 
 
 @dataclasses.dataclass(frozen=True)
-class _SizeConfig:
-    mode: str = "guard"
-    n: int = 1
+class _SizeConfig(Config):
+    """A toy whose kernel refuses its size, or fails."""
+
+    mode: str = field(Choice("guard", "work", "numpy", "memory", "bug"), "guard", "How the kernel ends.")
+    n: int = field(Int(low=1), 1, "A size.")
 
 
 def _size_measure(config):

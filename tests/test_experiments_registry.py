@@ -29,7 +29,7 @@ def test_register_run_and_override():
         exp.config_for(nope=1)
     with pytest.raises(ValueError, match="`preset` of experiment 'topk.toy' must be one of"):
         exp.config_for("gpu")
-    with pytest.raises(ValueError, match="`n` of Cfg must be >= 1"):
+    with pytest.raises(ValueError, match="`n` of Cfg must be an integer >= 1; got 0."):
         exp.run(n=0)
 
 

@@ -54,11 +54,11 @@ def test_grid_syntax_types_and_order(tmp_path):
     ("x=0:1:two", "must be an integer >= 1"),
     ("n=1.5", "must be an integer"),
     ("n=1:3:5", "repeats values once rounded"),
-    ("x=abc", "must be a finite number"),
+    ("x=abc", "`x` must be a number; got 'abc'"),
     ("x=1,x=2", "appears twice"),
     ("x", "must be name=start:stop:count"),
     ("gamma=1", "has no parameter 'gamma'; its parameters: x, n, fail_above, sleep, label, seed"),
-    ("label=0:1:2", "is not a number"),
+    ("label=0:1:2", "`label` of ToyConfig must be one of"),
     ("", "names no parameter"),
 ])
 def test_malformed_grids(grid, message):
@@ -177,7 +177,7 @@ def test_failing_task_is_reported_and_the_others_complete(tmp_path):
     (["scaling.nope", "--grid", "x=1"], "no experiment named 'scaling.nope'; known: "),
     ([TOY, "--grid", "x=1", "--preset", "gpu"], "has no preset 'gpu'; its presets: check, paper"),
     ([TOY, "--grid", "gamma=1"], "has no parameter 'gamma'; its parameters: x, n, fail_above"),
-    ([TOY, "--grid", "x=0:1:3,n=1|0"], "grid point x=0, n=0: `n` of ToyConfig must be >= 1; got 0"),
+    ([TOY, "--grid", "x=0:1:3,n=1|0"], "grid value of parameter 'n': `n` of ToyConfig must be an integer >= 1; got 0."),
     ([TOY, "--grid", "x=0:1"], "must be start:stop:count"),
     ([TOY, "--grid", "x=1", "--workers", "0"], "`workers` must be an int >= 1"),
     ([TOY, "--grid", "x=1", "--scheduler", "threads"], "`scheduler` must be 'local', 'dask', 'serial'"),

@@ -543,12 +543,23 @@ class OrNone(Constraint):
 class Custom(Constraint):
     """A rule none of the others says: ``check(value)`` returns the value (or its normal form) or raises
     TypeError/ValueError with the reason; ``description`` completes "must be ...". ``parse`` (optional)
-    reads text; ``invalid`` and ``boundary`` (optional) feed the generic test."""
+    reads text; ``invalid`` and ``boundary`` (optional) feed the generic test; ``scalar`` lets a sweep vary the
+    field as one axis, ``counts`` puts its integers under the count limit."""
 
     def __init__(self, check: Callable[[Any], Any], description: str, *, type_name: str = "object",
-                 parse: Callable[[str], Any] | None = None, invalid: Sequence = (), boundary: Sequence = ()):
+                 parse: Callable[[str], Any] | None = None, invalid: Sequence = (), boundary: Sequence = (),
+                 scalar: bool = False, counts: bool = False):
         self._rule, self.description, self.type_name = check, description, type_name
         self._parser, self._invalid, self._boundary = parse, list(invalid), list(boundary)
+        self._scalar, self._counts = bool(scalar), bool(counts)
+
+    @property
+    def scalar(self):
+        return self._scalar
+
+    @property
+    def counts(self):
+        return self._counts
 
     def describe(self):
         return self.description
