@@ -1,17 +1,30 @@
 """Claim checks of the generalization bounds (thesis (Marion), chapter 4; paper key ``gen-bounds``).
 
-Each check builds its config from a preset of :mod:`theory.experiments.gen_bounds`, measures, and records
-the typed verdict computed there as it is (``claim.record``).
+Each check runs the registered experiment of its claim at the "check" preset
+(``experiment(name).run("check")``) and records the verdict the registry gives for the claim
+(``verdict_for(claim.id)``), so that ``theory run CLAIM-ID`` reproduces the record.
 """
 
 import pytest
 
 import theory.experiments.gen_bounds as ex
+from theory.experiments import experiment
+
+
+def _verdict(claim, name, result):
+    """The verdict that experiment ``name`` gives for ``claim`` on ``result`` (``verdict_for(claim.id)``)."""
+    return experiment(name).verdict_for(claim.id)(result)
+
+
+def _run(claim, name):
+    """Run experiment ``name`` at its "check" preset; return the result and the verdict the claim records."""
+    result = experiment(name).run("check")
+    return result, _verdict(claim, name, result)
 
 
 @pytest.fixture(scope="module")
 def prop42_result():
-    return ex.measure_prop42(ex.PROP42_PRESETS["check"])
+    return experiment("gen_bounds.prop42").run("check")
 
 
 @pytest.mark.claim("gen-bounds/prop-4.2", kind="bound",
@@ -20,7 +33,7 @@ def prop42_result():
                          "(d = 2, maps (1 + K_f tanh(h_j)) e_i, K_f = 0.05..2, R_Theta = 0.5..2, time-dependent theta)",
                    aliases=("marion-thesis/prop-4.2",))
 def test_prop42(claim, prop42_result):
-    claim.record(ex.prop42_verdict(prop42_result), figure=ex.prop42_figure(prop42_result))
+    claim.record(_verdict(claim, "gen_bounds.prop42", prop42_result), figure=ex.prop42_figure(prop42_result))
 
 
 @pytest.mark.claim("gen-bounds/prop-4.2/erratum", kind="erratum", wrong_in="statement",
@@ -29,7 +42,7 @@ def test_prop42(claim, prop42_result):
                          "K_f = 0.05, R = 0.5 the measured constant is 9x the printed one. Corrected: "
                          "M (K_f R e^(K_f R) + 1) e^(K_f R)", aliases=("marion-thesis/prop-4.2",))
 def test_prop42_erratum(claim, prop42_result):
-    claim.record(ex.prop42_erratum_verdict(prop42_result))
+    claim.record(_verdict(claim, "gen_bounds.prop42", prop42_result))  # verdict_for gives prop42_erratum_verdict
 
 
 @pytest.mark.claim("gen-bounds/prop-4.3", kind="bound",
@@ -37,7 +50,8 @@ def test_prop42_erratum(claim, prop42_result):
                          "function of (1,inf)-norm <= R within eps of a centre, with log #centres <= m log(16 m R/eps) "
                          "+ m^2 K log 4 / eps (m = 1..3, 300 random functions)", aliases=("marion-thesis/prop-4.3",))
 def test_prop43(claim):
-    claim.record(ex.prop43_verdict(ex.measure_prop43(ex.PROP43_PRESETS["check"])))
+    _, verdict = _run(claim, "gen_bounds.prop43")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("gen-bounds/prop-4.6", kind="bound",
@@ -45,7 +59,8 @@ def test_prop43(claim):
                          "R_X e^(2 R_W)/R_W-Lipschitz in ||.||_(1,1,inf), at every depth L = 1..1000",
                    aliases=("marion-thesis/prop-4.6",))
 def test_prop46(claim):
-    claim.record(ex.prop46_verdict(ex.measure_prop46(ex.PROP46_PRESETS["check"])))
+    _, verdict = _run(claim, "gen_bounds.prop46")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("gen-bounds/prop-4.7", kind="identity",
@@ -53,14 +68,16 @@ def test_prop46(claim):
                          "sends K_W to the Lipschitz constant of the path, so Prop. 4.3's covering bound applies",
                    aliases=("marion-thesis/prop-4.7",))
 def test_prop47(claim):
-    claim.record(ex.prop47_verdict(ex.measure_prop47(ex.PROP47_PRESETS["check"])))
+    _, verdict = _run(claim, "gen_bounds.prop47")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("gen-bounds/cor-4.9", kind="bound",
                    title="Cor. 4.9 (proof): the spectral complexity of (4.10) with reference I is <= 2 R e^R sqrt(L) "
                          "for L >= R (d = 5, i.i.d. and smooth W, L = 10..1000)", aliases=("marion-thesis/cor-4.9",))
 def test_cor49(claim):
-    claim.record(ex.cor49_verdict(ex.measure_cor49(ex.COR49_PRESETS["check"])))
+    _, verdict = _run(claim, "gen_bounds.cor49")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("gen-bounds/sec-4.4.1", kind="rate",
@@ -68,8 +85,8 @@ def test_cor49(claim):
                          "initialisation and O(L) for i.i.d. initialisation (d = 8, L = 50..800)",
                    aliases=("marion-thesis/sec-4.4.1",))
 def test_sec441_kw_rates(claim):
-    result = ex.measure_kw_rates(ex.KW_RATES_PRESETS["check"])
-    claim.record(ex.kw_rates_verdict(result), figure=ex.kw_rates_figure(result))
+    result, verdict = _run(claim, "gen_bounds.kw_rates")
+    claim.record(verdict, figure=ex.kw_rates_figure(result))
 
 
 @pytest.mark.claim("gen-bounds/thm-4.8", kind="bound",
@@ -77,7 +94,8 @@ def test_sec441_kw_rates(claim):
                          "of the class (d = 2, L = 10, R_W = K_W = 1, loss ||a - b||) stays below the bound, n = 100..1600",
                    aliases=("marion-thesis/thm-4.8",))
 def test_thm48(claim):
-    claim.record(ex.thm48_verdict(ex.measure_thm48(ex.THM48_PRESETS["check"])))
+    _, verdict = _run(claim, "gen_bounds.thm48")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("gen-bounds/fig-4.1", kind="qualitative",
@@ -87,8 +105,8 @@ def test_thm48(claim):
                          "correlation of Fig. 4.1a is reported (its sign varies with the seed at this size)",
                    aliases=("marion-thesis/fig-4.1",))
 def test_fig41(claim):
-    result = ex.measure_fig41(ex.FIG41_PRESETS["check"])
-    claim.record(ex.fig41_verdict(result), figure=ex.fig41_figure(result))
+    result, verdict = _run(claim, "gen_bounds.fig41")
+    claim.record(verdict, figure=ex.fig41_figure(result))
 
 
 @pytest.mark.claim("gen-bounds/cor-4.5", kind="bound",
@@ -96,7 +114,8 @@ def test_fig41(claim):
                          "(d = 2, tanh, ||W||_(1,1) = 1, loss ||a - b||) stays below the bound, n = 100..1600",
                    aliases=("marion-thesis/cor-4.5",))
 def test_cor45(claim):
-    claim.record(ex.thm48_verdict(ex.measure_cor45(ex.COR45_PRESETS["check"])))
+    _, verdict = _run(claim, "gen_bounds.cor45")  # verdict_for gives thm48_verdict
+    claim.record(verdict)
 
 
 @pytest.mark.claim("gen-bounds/sec-4.4.2", kind="bound",
@@ -104,7 +123,8 @@ def test_cor45(claim):
                          "product grows like d^(L/2) with the depth (d = 4, R = 2, L = 5..80)",
                    aliases=("marion-thesis/sec-4.4.2",))
 def test_sec442_golowich(claim):
-    claim.record(ex.golowich_verdict(ex.measure_golowich(ex.GOLOWICH_PRESETS["check"])))
+    _, verdict = _run(claim, "gen_bounds.golowich")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("gen-bounds/thm-4.4", kind="bound",
@@ -112,4 +132,5 @@ def test_sec442_golowich(claim):
                          "parameterized ODEs (4.5) (d = 2, tanh maps, R_Theta = K_Theta = 1, loss ||a - b||) stays below "
                          "the bound, n = 100..1600", aliases=("marion-thesis/thm-4.4",))
 def test_thm44(claim):
-    claim.record(ex.thm48_verdict(ex.measure_thm44(ex.THM44_PRESETS["check"])))
+    _, verdict = _run(claim, "gen_bounds.thm44")  # verdict_for gives thm48_verdict
+    claim.record(verdict)

@@ -1,12 +1,21 @@
 """Claim checks of Momentum ResNets (Sander's thesis, chapter 4; paper key ``momentum``).
 
-Each check builds its config from a preset of :mod:`theory.experiments.momentum`, measures, and
-records the verdict computed there.
+Each check runs the registered experiment of its claim at the "check" preset
+(``experiment(name).run("check")``) and records the verdict the registry gives for the claim
+(``verdict_for(claim.id)``), so that ``theory run CLAIM-ID`` reproduces the record.
 """
 
 import pytest
 
 import theory.experiments.momentum as ex
+from theory.experiments import experiment
+
+
+def _run(claim, name):
+    """Run experiment ``name`` at its "check" preset; return the result and the verdict the claim records."""
+    exp = experiment(name)
+    result = exp.run("check")
+    return result, exp.verdict_for(claim.id)(result)
 
 
 @pytest.mark.claim("momentum/eq-4.3", kind="identity",
@@ -15,8 +24,8 @@ import theory.experiments.momentum as ex
                          "tanh_out, mlp residuals; gamma 0.9, 0.99; N up to 100)",
                    aliases=("sander-thesis/eq-4.3",))
 def test_eq43_inversion(claim):
-    result = ex.measure_inversion(ex.INVERSION_PRESETS["check"])
-    claim.record(ex.inversion_verdict(result))
+    _, verdict = _run(claim, "momentum.inversion")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("momentum/prop-4.3", kind="rate",
@@ -24,9 +33,8 @@ def test_eq43_inversion(claim):
                          "Momentum ResNets with gamma = 1 - 1/(N eps), residual theta x / N, v0 = 0",
                    aliases=("sander-thesis/prop-4.3",))
 def test_prop43_psi(claim):
-    result = ex.measure_psi(ex.PSI_PRESETS["check"])
-    figure = ex.psi_figure(result)
-    claim.record(ex.psi_verdict(result), figure=figure)
+    result, verdict = _run(claim, "momentum.psi")
+    claim.record(verdict, figure=ex.psi_figure(result))
 
 
 @pytest.mark.claim("momentum/thm-4.4", kind="identity",
@@ -34,9 +42,8 @@ def test_prop43_psi(claim):
                          "multiplicity is reached, Psi_eps(preimage(D)) = D; a single eigenvalue below lambda_eps "
                          "is refused", aliases=("sander-thesis/thm-4.4",))
 def test_thm44_representable(claim):
-    cfg = ex.REPRESENTABLE_PRESETS["check"]
-    result = ex.measure_representable(cfg)
-    verdict = ex.representable_verdict(result, expected_constructed=cfg.trials * len(cfg.eps_values))
+    # the verdict expects every draw reconstructed: n_expected = trials x len(eps_values) of the config
+    _, verdict = _run(claim, "momentum.representable")
     claim.record(verdict, figure=ex.representable_figure())
 
 
@@ -46,9 +53,8 @@ def test_thm44_representable(claim):
                          "1 + lambda_eps = O(1/eps); within 0.1 of -1 only from eps of about 5",
                    aliases=("sander-thesis/fig-4.4",))
 def test_fig44_lambda_erratum(claim):
-    result = ex.measure_lambda(ex.LAMBDA_PRESETS["check"])
-    figure = ex.lambda_figure(result)
-    claim.record(ex.lambda_verdict(result), figure=figure, measured=result)
+    result, verdict = _run(claim, "momentum.lambda_table")
+    claim.record(verdict, figure=ex.lambda_figure(result), measured=result)
 
 
 @pytest.mark.claim("momentum/sec-4.3.2", kind="bound",
@@ -56,9 +62,8 @@ def test_fig44_lambda_erratum(claim):
                          "depth N (gamma = 1 - 1/(50 N), as in Fig. 4.2), storing them grows like N; same gradients",
                    aliases=("sander-thesis/sec-4.3.2", "sander-thesis/fig-4.2"))
 def test_sec432_memory(claim):
-    result = ex.measure_memory(ex.MEMORY_PRESETS["check"])
-    figure = ex.memory_figure(result)
-    claim.record(ex.memory_verdict(result), figure=figure)
+    result, verdict = _run(claim, "momentum.memory")
+    claim.record(verdict, figure=ex.memory_figure(result))
 
 
 @pytest.mark.claim("momentum/prop-4.2", kind="identity",
@@ -66,8 +71,7 @@ def test_sec432_memory(claim):
                          "eps x'' + x' = eps J_f(x) f(x) + f(x) from (x0, f(x0)) (ODE solver, rtol 1e-11)",
                    aliases=("sander-thesis/prop-4.2",))
 def test_prop42_second_order(claim):
-    result = ex.measure_prop42(ex.PROP42_PRESETS["check"])
-    claim.record(ex.prop42_verdict(result))
+    claim.record(_run(claim, "momentum.prop42")[1])
 
 
 @pytest.mark.claim("momentum/thm-4.4/lambda", kind="identity",
@@ -75,8 +79,7 @@ def test_prop42_second_order(claim):
                          "scanned with the block exponential, equals lambda_eps = min_a G_eps(a)",
                    aliases=("sander-thesis/thm-4.4",))
 def test_thm44_lambda_range(claim):
-    result = ex.measure_lambda_range(ex.LAMBDA_RANGE_PRESETS["check"])
-    claim.record(ex.lambda_range_verdict(result))
+    claim.record(_run(claim, "momentum.lambda_range")[1])
 
 
 @pytest.mark.claim("momentum/prop-4.1", kind="bound",
@@ -85,8 +88,7 @@ def test_thm44_lambda_range(claim):
                          "pairs, d = 4); its spectrum is the roots of l^2 - (2 + mu) l + 1, mu in Sp(AB)",
                    aliases=("sander-thesis/prop-4.1",))
 def test_prop41_revnet_fixed_points(claim):
-    result = ex.measure_prop41(ex.PROP41_PRESETS["check"])
-    claim.record(ex.prop41_verdict(result))
+    claim.record(_run(claim, "momentum.prop41")[1])
 
 
 @pytest.mark.claim("momentum/sec-4.3.2/bits", kind="bound",
@@ -94,8 +96,7 @@ def test_prop41_revnet_fixed_points(claim):
                          "buffer holds about N log2(1/gamma) ~ N (1 - gamma) / ln 2 bits per coordinate",
                    aliases=("sander-thesis/sec-4.3.2",))
 def test_sec432_bits(claim):
-    result = ex.measure_bits(ex.BITS_PRESETS["check"])
-    claim.record(ex.bits_verdict(result))
+    claim.record(_run(claim, "momentum.bits")[1])
 
 
 @pytest.mark.claim("momentum/prop-4.11", kind="identity",
@@ -103,8 +104,7 @@ def test_sec432_bits(claim):
                          "so each x -> lambda x, -1 < lambda < 0, is reached at eps = -1/(2 ln|lambda|) (remark after "
                          "Prop. 4.2; eps depends on lambda)", aliases=("sander-thesis/prop-4.11",))
 def test_prop411_negative_scalings(claim):
-    result = ex.measure_prop411(ex.PROP411_PRESETS["check"])
-    claim.record(ex.prop411_verdict(result))
+    claim.record(_run(claim, "momentum.prop411")[1])
 
 
 @pytest.mark.claim("momentum/lemma-4.5", kind="identity",
@@ -112,8 +112,7 @@ def test_prop411_negative_scalings(claim):
                          "preimages below lambda_eps) has z with f_eps(z) = w, checked through Psi_eps",
                    aliases=("sander-thesis/lemma-4.5",))
 def test_lemma45_surjective(claim):
-    result = ex.measure_lemma45(ex.LEMMA45_PRESETS["check"])
-    claim.record(ex.lemma45_verdict(result))
+    claim.record(_run(claim, "momentum.lemma45")[1])
 
 
 @pytest.mark.claim("momentum/lemma-4.6", kind="identity",
@@ -121,8 +120,7 @@ def test_lemma45_surjective(claim):
                          "|Im z| < 4 are all real (argument principle = count of real sign changes), so "
                          "f_eps' != 0 off the real axis", aliases=("sander-thesis/lemma-4.6",))
 def test_lemma46_real_zeros(claim):
-    result = ex.measure_lemma46(ex.LEMMA46_PRESETS["check"])
-    claim.record(ex.lemma46_verdict(result))
+    claim.record(_run(claim, "momentum.lemma46")[1])
 
 
 @pytest.mark.claim("momentum/lemma-4.6/erratum", kind="erratum", wrong_in="proof",
@@ -130,8 +128,8 @@ def test_lemma46_real_zeros(claim):
                          "sin z / (2 eps)); f_eps(-z^2) is e^{-1/(2eps)}(cos z + sin z / (2 eps z))",
                    aliases=("sander-thesis/lemma-4.6",))
 def test_lemma46_erratum(claim):
-    result = ex.measure_lemma46(ex.LEMMA46_PRESETS["check"])
-    claim.record(ex.lemma46_erratum(result), measured=result)
+    result, verdict = _run(claim, "momentum.lemma46")  # verdict_for gives lemma46_erratum
+    claim.record(verdict, measured=result)
 
 
 @pytest.mark.claim("momentum/prop-4.8", kind="rate",
@@ -139,8 +137,7 @@ def test_lemma46_erratum(claim):
                          "(f = V tanh(Wx + b), d = 2; sup error decreasing, fitted exponent about -1)",
                    aliases=("sander-thesis/prop-4.8",))
 def test_prop48_large_eps(claim):
-    result = ex.measure_prop48(ex.PROP48_PRESETS["check"])
-    claim.record(ex.prop48_verdict(result))
+    claim.record(_run(claim, "momentum.prop48")[1])
 
 
 @pytest.mark.claim("momentum/prop-4.9", kind="identity",
@@ -148,8 +145,7 @@ def test_prop48_large_eps(claim):
                          "(h = sin(3Ax), d = 3); Momentum ResNets with a zero residual reach it at rate 1/N",
                    aliases=("sander-thesis/prop-4.9",))
 def test_prop49_free_velocity(claim):
-    result = ex.measure_prop49(ex.PROP49_PRESETS["check"])
-    claim.record(ex.prop49_verdict(result))
+    claim.record(_run(claim, "momentum.prop49")[1])
 
 
 @pytest.mark.claim("momentum/prop-4.10", kind="bound",
@@ -157,8 +153,7 @@ def test_prop49_free_velocity(claim):
                          "phi_1(x0) <= -x0 and x0 <= phi_1(-x0) (largest margin < 0)",
                    aliases=("sander-thesis/prop-4.10",))
 def test_prop410_obstruction(claim):
-    result = ex.measure_prop410(ex.PROP410_PRESETS["check"])
-    claim.record(ex.prop410_verdict(result))
+    claim.record(_run(claim, "momentum.prop410")[1])
 
 
 @pytest.mark.claim("momentum/thm-4.14", kind="identity",
@@ -166,8 +161,7 @@ def test_prop410_obstruction(claim):
                          "the time-1 map nonlinear (so a linear time-1 map forces a linear f)",
                    aliases=("sander-thesis/thm-4.14",))
 def test_thm414_linearity(claim):
-    result = ex.measure_thm414(ex.THM414_PRESETS["check"])
-    claim.record(ex.thm414_verdict(result))
+    claim.record(_run(claim, "momentum.thm414")[1])
 
 
 @pytest.mark.claim("momentum/thm-4.7", kind="identity",
@@ -175,8 +169,7 @@ def test_thm414_linearity(claim):
                          "blocks J_k(lambda < lambda_eps), one J_k(lambda > lambda_eps)) and J_2k(x_eps) to two "
                          "blocks J_k(lambda_eps); rank profiles of (Psi - lambda I)^j", aliases=("sander-thesis/thm-4.7",))
 def test_thm47_jordan(claim):
-    result = ex.measure_thm47(ex.THM47_PRESETS["check"])
-    claim.record(ex.thm47_verdict(result))
+    claim.record(_run(claim, "momentum.thm47")[1])
 
 
 @pytest.mark.claim("momentum/fig-4.1", kind="bound",
@@ -185,6 +178,5 @@ def test_thm47_jordan(claim):
                          "ResNet flow (gamma = 0.9) goes below 0.3 x that floor, in every seed",
                    aliases=("sander-thesis/fig-4.1",))
 def test_fig41_dynamics(claim):
-    result = ex.measure_fig41(ex.FIG41_PRESETS["check"])
-    figure = ex.fig41_figure(result)
-    claim.record(ex.fig41_verdict(result), figure=figure)
+    result, verdict = _run(claim, "momentum.fig41")
+    claim.record(verdict, figure=ex.fig41_figure(result))

@@ -1,100 +1,116 @@
 """Claim checks of RNNs as kernel methods (thesis (Marion), chapter 5; paper key ``rnn-kernel``).
 
-Each check builds its config from a preset of :mod:`theory.experiments.rnn_kernel`, measures, and
-records the typed verdict computed there as it is (``claim.record``). Thesis numbering is primary.
+Each check runs the registered experiment of its claim at the "check" preset
+(``experiment(name).run("check")``, once per module for the experiments shared by several claims) and records
+the verdict the registry gives for the claim (``verdict_for(claim.id)``), so that ``theory run CLAIM-ID``
+reproduces the record. Thesis numbering is primary.
 """
 
 import pytest
 
 import theory.experiments.rnn_kernel as ex
+from theory.experiments import experiment
+
+
+def _verdict(claim, name, result):
+    """The verdict that experiment ``name`` gives for ``claim`` on ``result`` (``verdict_for(claim.id)``)."""
+    return experiment(name).verdict_for(claim.id)(result)
+
+
+def _run(claim, name):
+    """Run experiment ``name`` at its "check" preset; return the result and the verdict the claim records."""
+    result = experiment(name).run("check")
+    return result, _verdict(claim, name, result)
 
 
 @pytest.fixture(scope="module")
 def signature_result():
-    return ex.measure_signature(ex.SIGNATURE_PRESETS["check"])
+    return experiment("rnn_kernel.signature").run("check")
 
 
 @pytest.fixture(scope="module")
 def euler_result():
-    return ex.measure_prop51(ex.EULER_PRESETS["check"])
+    return experiment("rnn_kernel.prop51").run("check")
 
 
 @pytest.fixture(scope="module")
 def thm511_result():
-    return ex.measure_thm511(ex.THM511_PRESETS["check"])
+    return experiment("rnn_kernel.thm511").run("check")
 
 
 @pytest.fixture(scope="module")
 def taylor_result():
-    return ex.measure_prop59(ex.TAYLOR_PRESETS["check"])
+    return experiment("rnn_kernel.prop59").run("check")
 
 
 @pytest.fixture(scope="module")
 def activation_result():
-    return ex.measure_activations(ex.ACTIVATION_PRESETS["check"])
+    return experiment("rnn_kernel.activations").run("check")
 
 
 @pytest.fixture(scope="module")
 def lambda_result():
-    return ex.measure_prop510(ex.LAMBDA_PRESETS["check"])
+    return experiment("rnn_kernel.prop510").run("check")
 
 
 @pytest.fixture(scope="module")
 def ex513_result():
-    return ex.measure_ex513(ex.EX513_PRESETS["check"])
+    return experiment("rnn_kernel.ex513").run("check")
 
 
 @pytest.fixture(scope="module")
 def rademacher_result():
-    return ex.measure_rademacher(ex.RADEMACHER_PRESETS["check"])
+    return experiment("rnn_kernel.rademacher").run("check")
 
 
 @pytest.mark.claim("rnn-kernel/ex-5.5", kind="identity",
                    title="Signature of a straight segment of increment b in the factorial normalization: level k "
                          "is b^(x)k (d = 3, depth 6)")
 def test_ex55_segment(claim, signature_result):
-    claim.record(ex.ex55_segment_verdict(signature_result))
+    claim.record(_verdict(claim, "rnn_kernel.signature", signature_result))  # verdict_for gives ex55_segment_verdict
 
 
 @pytest.mark.claim("rnn-kernel/prop-5.21", kind="identity",
                    title="Chen's relation in the factorial normalization: S(X) = S(X|[0,u]) x S(X|[u,1]) with "
                          "binomial weights C(k, j) (random walks in R^3, depth 6, relative to the largest entry)")
 def test_prop521_chen(claim, signature_result):
-    claim.record(ex.prop521_chen_verdict(signature_result))
+    claim.record(_verdict(claim, "rnn_kernel.signature", signature_result))  # verdict_for gives prop521_chen_verdict
 
 
 @pytest.mark.claim("rnn-kernel/ex-5.5/kernel", kind="identity",
                    title="Signature kernel of two segments a, b in the factorial normalization is "
                          "sum_k <a,b>^k = 1/(1 - <a,b>) (truncated at depth 6: the partial sum of the series)")
 def test_ex55_kernel(claim, signature_result):
-    claim.record(ex.ex55_kernel_verdict(signature_result))
+    claim.record(_verdict(claim, "rnn_kernel.signature", signature_result))  # verdict_for gives ex55_kernel_verdict
 
 
 @pytest.mark.claim("rnn-kernel/prop-5.6", kind="bound",
                    title="Time-augmented paths with X_0 = 0, TV <= L: ||X_bar^k|| <= ((1+L)/2)^k and "
                          "||S(X_bar)|| <= 2/(1-L) (L = 0.1, 0.5, 0.9; levels <= 6)")
 def test_prop56(claim):
-    claim.record(ex.prop56_verdict(ex.measure_prop56(ex.PROP56_PRESETS["check"])))
+    _, verdict = _run(claim, "rnn_kernel.prop56")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("rnn-kernel/prop-5.1", kind="rate",
                    title="Residual RNN (5.1) vs the ODE (5.3): max_j ||H_{j/T} - h_j|| = O(1/T) (tanh, e = 3, "
                          "spiral of TV 0.45 < L = 0.5)")
 def test_prop51_rate(claim, euler_result):
-    claim.record(ex.prop51_rate_verdict(euler_result), figure=ex.prop51_figure(euler_result))
+    claim.record(_verdict(claim, "rnn_kernel.prop51", euler_result), figure=ex.prop51_figure(euler_result))
 
 
 @pytest.mark.claim("rnn-kernel/prop-5.1/bound", kind="bound",
                    title="Residual RNN (5.1) vs the ODE (5.3): T max_j ||H_{j/T} - h_j|| <= c1 of Prop. 5.1")
 def test_prop51_bound(claim, euler_result):
-    claim.record(ex.prop51_bound_verdict(euler_result))
+    claim.record(_verdict(claim, "rnn_kernel.prop51", euler_result))  # verdict_for gives prop51_bound_verdict
 
 
 @pytest.mark.claim("rnn-kernel/prop-5.2", kind="identity",
                    title="The CDE (5.4) with the field (5.5) reproduces the ODE (5.3) in its first e coordinates "
                          "and X in the last d (RK4 on both, round-off)")
-def test_prop52(claim, euler_result):
-    claim.record(ex.prop52_verdict(euler_result.cde_gap))
+def test_prop52(claim):
+    _, verdict = _run(claim, "rnn_kernel.prop52")  # the cde_gap of rnn_kernel.prop51 (it does not depend on Ts)
+    claim.record(verdict)
 
 
 @pytest.mark.claim("rnn-kernel/prop-5.9", kind="bound",
@@ -102,14 +118,15 @@ def test_prop52(claim, euler_result):
                          "(Lambda sampled on the ball of radius M + L, a lower estimate; tanh and logistic, e = 2, "
                          "N = 1..6)")
 def test_prop59_bound(claim, taylor_result):
-    claim.record(ex.prop59_bound_verdict(taylor_result))
+    claim.record(_verdict(claim, "rnn_kernel.prop59", taylor_result))
 
 
 @pytest.mark.claim("rnn-kernel/fig-5.1", kind="rate",
                    title="Figure 5.1a (reduced: 8 random RNNs per activation, TV = L = 0.5 < 1): the step-N "
                          "expansion error decays at least geometrically, log(error ratio per order) <= -1")
 def test_fig51_decay(claim, taylor_result):
-    claim.record(ex.prop59_rate_verdict(taylor_result), figure=ex.prop59_figure(taylor_result),
+    # verdict_for gives prop59_rate_verdict
+    claim.record(_verdict(claim, "rnn_kernel.prop59", taylor_result), figure=ex.prop59_figure(taylor_result),
                  measured=taylor_result)
 
 
@@ -117,7 +134,8 @@ def test_fig51_decay(claim, taylor_result):
                    title="Logistic: sup|sigma^(n)| <= 2^(n-1) n! for n = 1..16 (exact sups; the n = 0 case is the "
                          "erratum)")
 def test_lemma519(claim, activation_result):
-    claim.record(ex.lemma519_verdict(activation_result), figure=ex.activations_figure(activation_result))
+    claim.record(_verdict(claim, "rnn_kernel.activations", activation_result),
+                 figure=ex.activations_figure(activation_result))
 
 
 @pytest.mark.claim("rnn-kernel/lemma-5.19/erratum", kind="erratum", wrong_in="statement",
@@ -125,20 +143,21 @@ def test_lemma519(claim, activation_result):
                          "(sup sigma = 1 > 1/2). Corrected: n >= 1 (and sup sigma = 1 at n = 0)",
                    aliases=("marion-thesis/lemma-5.19",))
 def test_lemma519_erratum(claim, activation_result):
-    claim.record(ex.lemma519_erratum_verdict(activation_result))
+    # verdict_for gives lemma519_erratum_verdict
+    claim.record(_verdict(claim, "rnn_kernel.activations", activation_result))
 
 
 @pytest.mark.claim("rnn-kernel/lemma-5.20", kind="bound",
                    title="tanh: sup|tanh^(n)| <= 4^n n! for n = 0..16 (exact sups)")
 def test_lemma520(claim, activation_result):
-    claim.record(ex.lemma520_verdict(activation_result))
+    claim.record(_verdict(claim, "rnn_kernel.activations", activation_result))  # verdict_for gives lemma520_verdict
 
 
 @pytest.mark.claim("rnn-kernel/prop-5.10", kind="bound",
                    title="Prop. 5.10 corrected: Lambda_N(F_RNN) <= (2/(1-L)) sqrt(2) a (8 a^2 ||W||_F/(1-L))^(N-1) "
                          "N! under (5.11) (logistic a = 2, tanh a = 4; Lambda sampled, N = 1..5)")
 def test_prop510(claim, lambda_result):
-    claim.record(ex.prop510_corrected_verdict(lambda_result))
+    claim.record(_verdict(claim, "rnn_kernel.prop510", lambda_result))
 
 
 @pytest.mark.claim("rnn-kernel/prop-5.10/erratum", kind="erratum", wrong_in="statement",
@@ -147,14 +166,15 @@ def test_prop510(claim, lambda_result):
                          "once. Corrected: multiply by 2/(1-L)",
                    aliases=("marion-thesis/prop-5.10", "marion-thesis/lemma-5.24"))
 def test_prop510_erratum(claim, lambda_result):
-    claim.record(ex.prop510_erratum_verdict(lambda_result), measured=lambda_result)
+    # verdict_for gives prop510_erratum_verdict
+    claim.record(_verdict(claim, "rnn_kernel.prop510", lambda_result), measured=lambda_result)
 
 
 @pytest.mark.claim("rnn-kernel/ex-5.13", kind="bound",
                    title="Example 5.13 corrected: logistic RNNs with ||W||_F <= K_W < (1-L)/(32(d+1)), e <= 4: "
                          "||xi_alpha|| <= 4 sqrt(2) (d+1) K_psi / (1-L-32(d+1)K_W) (alpha truncated at depth 6)")
 def test_ex513(claim, ex513_result):
-    claim.record(ex.ex513_corrected_verdict(ex513_result))
+    claim.record(_verdict(claim, "rnn_kernel.ex513", ex513_result))
 
 
 @pytest.mark.claim("rnn-kernel/ex-5.13/erratum", kind="erratum", wrong_in="statement",
@@ -163,21 +183,22 @@ def test_ex513(claim, ex513_result):
                          "B = 4 sqrt(2) d K_psi/(1-L-32 d K_W) from Thm 5.11 and the corrected Prop. 5.10",
                    aliases=("marion-thesis/ex-5.13",))
 def test_ex513_erratum(claim, ex513_result):
-    claim.record(ex.ex513_erratum_verdict(ex513_result), measured=ex513_result)
+    # verdict_for gives ex513_erratum_verdict
+    claim.record(_verdict(claim, "rnn_kernel.ex513", ex513_result), measured=ex513_result)
 
 
 @pytest.mark.claim("rnn-kernel/thm-5.11", kind="rate",
                    title="RNN vs its RKHS element: ||z_T - <alpha, S(X_bar)>|| = O(1/T) (identity activation, where "
                          "(A2) holds by Prop. 5.10; psi = identity; alpha, S truncated at depth 8)")
 def test_thm511_rate(claim, thm511_result):
-    claim.record(ex.thm511_rate_verdict(thm511_result))
+    claim.record(_verdict(claim, "rnn_kernel.thm511", thm511_result))
 
 
 @pytest.mark.claim("rnn-kernel/thm-5.11/bound", kind="bound",
                    title="Thm 5.11: T ||z_T - <alpha, S(X_bar)>|| <= ||psi||_op c1 (identity activation, truncation "
                          "error included on the left)")
 def test_thm511_bound(claim, thm511_result):
-    claim.record(ex.thm511_bound_verdict(thm511_result))
+    claim.record(_verdict(claim, "rnn_kernel.thm511", thm511_result))  # verdict_for gives thm511_bound_verdict
 
 
 @pytest.mark.claim("rnn-kernel/eq-5.14", kind="bound",
@@ -185,24 +206,27 @@ def test_thm511_bound(claim, thm511_result):
                          "(identity activation, psi = identity, T = 80; S_[0,j/T] = signature of the stopped path, "
                          "Appendix 5.A.6, to round-off)")
 def test_eq514(claim):
-    claim.record(ex.eq514_verdict(ex.measure_eq514(ex.THM511_PRESETS["check"])))
+    _, verdict = _run(claim, "rnn_kernel.eq514")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("rnn-kernel/sec-5.3.2", kind="bound",
                    title="Stability: |z_T - z'_T| <= 2||psi|| c1/T + ||xi_alpha|| ||S(X_bar) - S(X_bar')|| "
                          "(identity activation, spiral and perturbed spirals, truncated right side)")
 def test_sec532_stability(claim):
-    claim.record(ex.stability_verdict(ex.measure_stability(ex.STABILITY_PRESETS["check"])))
+    _, verdict = _run(claim, "rnn_kernel.stability")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("rnn-kernel/thm-5.12", kind="bound",
                    title="Proof of Thm 5.12: empirical Rademacher complexity of the unit RKHS ball "
                          "(1/n) E sqrt(eps^T K eps) <= 2/((1-L) sqrt(n)) (signature Gram of n random paths)")
 def test_thm512_rademacher(claim, rademacher_result):
-    claim.record(ex.rademacher_bound_verdict(rademacher_result))
+    claim.record(_verdict(claim, "rnn_kernel.rademacher", rademacher_result))
 
 
 @pytest.mark.claim("rnn-kernel/thm-5.12/rate", kind="rate",
                    title="Proof of Thm 5.12: the Rademacher term decays like n^(-1/2)")
 def test_thm512_rate(claim, rademacher_result):
-    claim.record(ex.rademacher_rate_verdict(rademacher_result))
+    # verdict_for gives rademacher_rate_verdict
+    claim.record(_verdict(claim, "rnn_kernel.rademacher", rademacher_result))

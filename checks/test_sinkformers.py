@@ -9,22 +9,31 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from theory.experiments import experiment
 from theory.experiments import sinkformers as ex
 from theory.plots import new_axes, save_figure
+
+
+def _run(claim, name):
+    """Run experiment ``name`` at its "check" preset (``theory run CLAIM-ID`` reruns the same); return the result
+    and the verdict the registry gives for the claim (``verdict_for(claim.id)``)."""
+    exp = experiment(name)
+    result = exp.run("check")
+    return result, exp.verdict_for(claim.id)(result)
 
 
 @pytest.mark.claim("sinkformers/prop-5.1", kind="identity", aliases=("sander-thesis/prop-5.1",),
                    title="Prop. 5.1 (thesis ch. 5): Sinkhorn(C + f_i + g_j) = Sinkhorn(C), so the dot-product and the L2 "
                          "costs give the same K^∞; the row SoftMax is unchanged by f_i but not by g_j")
 def test_prop51(claim):
-    claim.record(ex.prop51_verdict(ex.prop51(ex.PROP51_PRESETS["check"])))
+    claim.record(_run(claim, "sinkformers.prop51")[1])
 
 
 @pytest.mark.claim("sinkformers/sec-5.3/equivariance", kind="identity", aliases=("sander-thesis/sec-1.1.6",),
                    title="§5.3 and §1.1.6 (thesis): unmasked attention is permutation equivariant, T(X_σ) = T(X)_σ, "
                          "for K^0, the SoftMax K^1 and Sinkhorn's K^∞")
 def test_equivariance(claim):
-    claim.record(ex.equivariance_verdict(ex.equivariance(ex.EQUIVARIANCE_PRESETS["check"])))
+    claim.record(_run(claim, "sinkformers.equivariance")[1])
 
 
 def _prop53_figure(result, config):
@@ -43,9 +52,8 @@ def _prop53_figure(result, config):
                    title="Prop. 5.3 (thesis ch. 5), Assumption 5.2: T^0 = -n∇E^0 and T^∞ = -n∇E^∞ at the empirical "
                          "measure (finite differences), and E^0, E^∞ decrease along the Euler flow of the fields")
 def test_prop53(claim):
-    config = ex.PROP53_PRESETS["check"]
-    result = ex.prop53(config)
-    claim.record(ex.prop53_verdict(result), figure=_prop53_figure(result, config))
+    result, verdict = _run(claim, "sinkformers.prop53")
+    claim.record(verdict, figure=_prop53_figure(result, experiment("sinkformers.prop53").config_for("check")))
 
 
 def _prop54_figure(result):
@@ -66,8 +74,8 @@ def _prop54_figure(result):
                    title="Prop. 5.4 (thesis ch. 5): the SoftMax field T^1 is not a gradient (its Jacobian is not "
                          "symmetric), while the K^0 and K^∞ fields are (symmetric Jacobians), Assumption 5.2")
 def test_prop54(claim):
-    result = ex.prop54(ex.PROP54_PRESETS["check"])
-    claim.record(ex.prop54_verdict(result), figure=_prop54_figure(result))
+    result, verdict = _run(claim, "sinkformers.prop54")
+    claim.record(verdict, figure=_prop54_figure(result))
 
 
 def _thm55_figure(result):
@@ -103,8 +111,8 @@ def _thm55_figure(result):
                    title="Thm. 5.5 (thesis ch. 5): the centred Sinkformer field tends to -½∇ρ/ρ at rate O(ε), not to the "
                          "printed -∇ρ/ρ; the PDE (5.8) is ∂ρ/∂t = ½Δρ (μ = N(0, 1), d = 1)")
 def test_thm55_erratum(claim):
-    result = ex.thm55(ex.THM55_PRESETS["check"])
-    claim.record(ex.thm55_erratum(result), figure=_thm55_figure(result), measured=result)
+    result, verdict = _run(claim, "sinkformers.thm55_erratum")  # thm55_verdict = thm55_erratum
+    claim.record(verdict, figure=_thm55_figure(result), measured=result)
 
 
 def _prop56_figure(result):
@@ -131,16 +139,16 @@ def _prop56_figure(result):
                          "-W_Qᵀ W_K^{-T} ∇ρ/ρ(W_K^{-1}W_Q x) at rate O(ε); the printed W_K^{-1} (no transpose) fails for "
                          "non-symmetric W_K (μ = N(0, I₂), Assumption 5.2)")
 def test_prop56_erratum(claim):
-    result = ex.prop56(ex.PROP56_PRESETS["check"])
-    claim.record(ex.prop56_erratum(result), figure=_prop56_figure(result), measured=result)
+    result, verdict = _run(claim, "sinkformers.prop56_erratum")  # prop56_verdict = prop56_erratum
+    claim.record(verdict, figure=_prop56_figure(result), measured=result)
 
 
 @pytest.mark.claim("sinkformers/thm-5.5", kind="rate", aliases=("sander-thesis/thm-5.5",),
                    title="Thm. 5.5 (thesis ch. 5) as corrected: the centred Sinkformer field tends to -½∇ρ/ρ at rate O(ε) "
                          "(|slope(ε) - ½| ~ ε; μ = N(0, 1), d = 1, Assumption 5.2); PDE ∂ρ/∂t = ½Δρ")
 def test_thm55(claim):
-    result = ex.thm55(ex.THM55_PRESETS["check"])
-    claim.record(ex.thm55_rate_verdict(result), measured={"slopes": [float(s) for s in result.slopes],
+    result, verdict = _run(claim, "sinkformers.thm55_erratum")  # thm55_rate_verdict
+    claim.record(verdict, measured={"slopes": [float(s) for s in result.slopes],
                                                            "corrected_limit": result.corrected_limit})
 
 
@@ -148,8 +156,8 @@ def test_thm55(claim):
                    title="Prop. 5.6 (thesis ch. 5) as corrected: the centred L2 self-attention field tends to "
                          "-W_Qᵀ W_K^{-T} ∇ρ/ρ(W_K^{-1}W_Q x) at rate O(ε) (μ = N(0, I₂), non-symmetric W_K)")
 def test_prop56(claim):
-    result = ex.prop56(ex.PROP56_PRESETS["check"])
-    claim.record(ex.prop56_rate_verdict(result), measured={"err_corrected": [float(e) for e in result.err_corrected],
+    result, verdict = _run(claim, "sinkformers.prop56_erratum")  # prop56_rate_verdict
+    claim.record(verdict, measured={"err_corrected": [float(e) for e in result.err_corrected],
                                                             "quadrature_gap": result.quadrature_gap})
 
 
@@ -159,8 +167,8 @@ def test_prop56(claim):
                          "nK^∞ (printed: K^1, K^∞) and -∇_W F^0(x_i) = (1/n)Σ_j K^0_ij W_V x_j (printed: no 1/n); "
                          "Prop. 5.3 itself holds")
 def test_normalisation_erratum(claim):
-    result = ex.normalisation(ex.NORMALISATION_PRESETS["check"])
-    claim.record(ex.normalisation_erratum(result), measured=result)
+    result, verdict = _run(claim, "sinkformers.normalisation_erratum")  # normalisation_verdict = _erratum
+    claim.record(verdict, measured=result)
 
 
 def _thm55_general_figure(result):
@@ -189,8 +197,8 @@ def _thm55_general_figure(result):
                          "½ W_V (W_Qᵀ W_K)⁻¹ ∇ρ/ρ at rate O(ε) (μ = N(0, Σ), d = 2, generic W_V, non-symmetric W_K); "
                          "the printed factor 1 and the swapped order S⁻¹W_V do not")
 def test_thm55_general(claim):
-    result = ex.thm55_general(ex.GENERAL_DIFFUSION_PRESETS["check"])
-    claim.record(ex.thm55_general_verdict(result), figure=_thm55_general_figure(result),
+    result, verdict = _run(claim, "sinkformers.thm55_general")
+    claim.record(verdict, figure=_thm55_general_figure(result),
                  measured={k: v for k, v in result.to_measured().items() if k.startswith(("err_", "rate_printed"))})
 
 
@@ -198,8 +206,8 @@ def test_thm55_general(claim):
                    title="§5.5 (thesis ch. 5): εT^∞_ε(x) → W_V x (generic W_V) and, under Assumption 5.2, εT^1_ε(x) → "
                          "-W_Qᵀ W_Q x for the L2 self-attention, both at rate O(ε) (μ = N(0, Σ), d = 2)")
 def test_first_order_limits(claim):
-    result = ex.thm55_general(ex.GENERAL_DIFFUSION_PRESETS["check"])
-    claim.record(ex.first_order_verdict(result), measured={k: v for k, v in result.to_measured().items()
+    result, verdict = _run(claim, "sinkformers.thm55_general")  # first_order_verdict
+    claim.record(verdict, measured={k: v for k, v in result.to_measured().items()
                                                            if k.startswith(("eps", "l2_eps", "err_eps"))})
 
 
@@ -208,5 +216,5 @@ def test_first_order_limits(claim):
                          "K^0 dominates, the SoftMax K^1 ignores a key cluster (column sums < 1e-3), Sinkhorn's K^∞ is "
                          "doubly stochastic and involves every key (4 draws)")
 def test_fig51(claim):
-    result = ex.fig51(ex.FIG51_PRESETS["check"])
-    claim.record(ex.fig51_verdict(result), figure=ex.fig51_figure(result))
+    result, verdict = _run(claim, "sinkformers.fig51")
+    claim.record(verdict, figure=ex.fig51_figure(result))

@@ -242,7 +242,7 @@ def test_check_list(mini):
     done = mini("check", "--list", "--paper", "topk")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-1] == "3 claims"
+    assert lines[-1].startswith("3 claims; `theory run CLAIM-ID --set NAME=VALUE` reruns")
     assert any(line.startswith("topk/fig-7.1") and " slow " in line for line in lines)
     assert not (mini.root / "reports").exists()
 
@@ -365,7 +365,7 @@ def test_report_renders_a_measured_dict_of_an_unexpected_form(tmp_path, capsys):
     content = json.dumps({"claims": [{**_GOOD, "kind": "rate", "measured": {"slope": 1.0, "ci": 5}}]})
     (tmp_path / "claims.json").write_text(content)
     assert main(["report", "--dir", str(tmp_path)]) == 0
-    assert "slope = 1; ci = 5" in capsys.readouterr().out
+    assert "topk/prop-1                          slope 1.00" in capsys.readouterr().out
 
 
 # Exit codes of `theory run` and `theory report` for bad input or environment. Before: a size far

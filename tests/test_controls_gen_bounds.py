@@ -123,3 +123,26 @@ def test_configs_refuse_wrong_kinds_values_and_cross_field_rules():
     for cls in (ex.Thm48Config, ex.Cor45Config, ex.Thm44Config):  # delta is a probability in (0, 1)
         with pytest.raises(ValueError, match=f"`delta` of {cls.__name__}"):
             cls(delta=1.0)
+
+
+def test_each_claim_has_the_experiment_and_verdict_its_check_records():
+    from theory.experiments import experiment_of
+
+    expected = {
+        "gen-bounds/prop-4.2": ("gen_bounds.prop42", ex.prop42_verdict),
+        "gen-bounds/prop-4.2/erratum": ("gen_bounds.prop42", ex.prop42_erratum_verdict),
+        "gen-bounds/prop-4.3": ("gen_bounds.prop43", ex.prop43_verdict),
+        "gen-bounds/prop-4.6": ("gen_bounds.prop46", ex.prop46_verdict),
+        "gen-bounds/prop-4.7": ("gen_bounds.prop47", ex.prop47_verdict),
+        "gen-bounds/cor-4.9": ("gen_bounds.cor49", ex.cor49_verdict),
+        "gen-bounds/sec-4.4.1": ("gen_bounds.kw_rates", ex.kw_rates_verdict),
+        "gen-bounds/thm-4.8": ("gen_bounds.thm48", ex.thm48_verdict),
+        "gen-bounds/fig-4.1": ("gen_bounds.fig41", ex.fig41_verdict),
+        "gen-bounds/cor-4.5": ("gen_bounds.cor45", ex.thm48_verdict),
+        "gen-bounds/sec-4.4.2": ("gen_bounds.golowich", ex.golowich_verdict),
+        "gen-bounds/thm-4.4": ("gen_bounds.thm44", ex.thm48_verdict),
+    }
+    for claim_id, (name, verdict) in expected.items():
+        exp = experiment_of(claim_id)
+        assert exp.name == name, claim_id
+        assert exp.verdict_for(claim_id) is verdict, claim_id

@@ -244,3 +244,15 @@ def test_fig41_control_unit_step_resnet_crosses():
     result = ex.measure_fig41(cfg)
     assert result.resnet_errors[0] < 0.5 * result.floor and not result.resnet_order_preserving[0]
     assert ex.fig41_verdict(result).status == "fail"
+
+
+def test_claims_map_to_the_verdicts_their_checks_record():
+    """``theory run CLAIM-ID`` records what the check does: the erratum of Lemma 4.6 is lemma46_erratum, the
+    other claims the experiment's own verdict."""
+    from theory.experiments import experiment, experiment_of
+
+    assert experiment_of("momentum/lemma-4.6/erratum").verdict_for("momentum/lemma-4.6/erratum") is ex.lemma46_erratum
+    assert experiment_of("momentum/lemma-4.6").verdict_for("momentum/lemma-4.6") is ex.lemma46_verdict
+    exp = experiment("momentum.representable")
+    assert exp.verdict_for("momentum/thm-4.4") is ex.representable_verdict
+    assert exp.presets["check"] is ex.REPRESENTABLE_PRESETS["check"]

@@ -194,3 +194,42 @@ def test_configs_refuse_wrong_kinds_values_and_cross_field_rules():
     with pytest.raises(ValueError, match="`activation` of EulerConfig"):
         ex.EulerConfig(activation="relu")
     assert ex.Ex513Config(K_b=0.0).K_b == 0.0 and ex.StabilityConfig(c1_factor=0).c1_factor == 0.0
+
+
+def test_each_claim_has_the_experiment_and_verdict_its_check_records():
+    from theory.experiments import experiment_of
+
+    expected = {
+        "rnn-kernel/ex-5.5": ("rnn_kernel.signature", ex.ex55_segment_verdict),
+        "rnn-kernel/prop-5.21": ("rnn_kernel.signature", ex.prop521_chen_verdict),
+        "rnn-kernel/ex-5.5/kernel": ("rnn_kernel.signature", ex.ex55_kernel_verdict),
+        "rnn-kernel/prop-5.6": ("rnn_kernel.prop56", ex.prop56_verdict),
+        "rnn-kernel/prop-5.1": ("rnn_kernel.prop51", ex.prop51_rate_verdict),
+        "rnn-kernel/prop-5.1/bound": ("rnn_kernel.prop51", ex.prop51_bound_verdict),
+        "rnn-kernel/prop-5.2": ("rnn_kernel.prop52", ex.prop52_verdict),
+        "rnn-kernel/prop-5.9": ("rnn_kernel.prop59", ex.prop59_bound_verdict),
+        "rnn-kernel/fig-5.1": ("rnn_kernel.prop59", ex.prop59_rate_verdict),
+        "rnn-kernel/lemma-5.19": ("rnn_kernel.activations", ex.lemma519_verdict),
+        "rnn-kernel/lemma-5.19/erratum": ("rnn_kernel.activations", ex.lemma519_erratum_verdict),
+        "rnn-kernel/lemma-5.20": ("rnn_kernel.activations", ex.lemma520_verdict),
+        "rnn-kernel/prop-5.10": ("rnn_kernel.prop510", ex.prop510_corrected_verdict),
+        "rnn-kernel/prop-5.10/erratum": ("rnn_kernel.prop510", ex.prop510_erratum_verdict),
+        "rnn-kernel/ex-5.13": ("rnn_kernel.ex513", ex.ex513_corrected_verdict),
+        "rnn-kernel/ex-5.13/erratum": ("rnn_kernel.ex513", ex.ex513_erratum_verdict),
+        "rnn-kernel/thm-5.11": ("rnn_kernel.thm511", ex.thm511_rate_verdict),
+        "rnn-kernel/thm-5.11/bound": ("rnn_kernel.thm511", ex.thm511_bound_verdict),
+        "rnn-kernel/eq-5.14": ("rnn_kernel.eq514", ex.eq514_verdict),
+        "rnn-kernel/sec-5.3.2": ("rnn_kernel.stability", ex.stability_verdict),
+        "rnn-kernel/thm-5.12": ("rnn_kernel.rademacher", ex.rademacher_bound_verdict),
+        "rnn-kernel/thm-5.12/rate": ("rnn_kernel.rademacher", ex.rademacher_rate_verdict),
+    }
+    for claim_id, (name, verdict) in expected.items():
+        exp = experiment_of(claim_id)
+        assert exp.name == name, claim_id
+        assert exp.verdict_for(claim_id) is verdict, claim_id
+
+
+def test_prop52_experiment_measures_the_gap_of_prop51():
+    # the check of prop-5.2 runs rnn_kernel.prop52; its gap is the one in rnn_kernel.prop51's result
+    cfg = dataclasses.replace(ex.EULER_PRESETS["check"], seeds=(2,), fine=320, Ts=(10, 20, 40, 80))
+    assert ex.measure_prop52(cfg) == ex.measure_prop51(cfg).cde_gap

@@ -254,3 +254,18 @@ def test_fig51_rejects_one_cluster_unconverged_sinkhorn_and_flat_logits(kwargs):
     dominant entry): each breaks one statement of Fig. 5.1."""
     _fails(ex.fig51_verdict(ex.fig51(dataclasses.replace(ex.FIG51_PRESETS["check"], **kwargs))))
     assert ex.fig51_verdict(ex.fig51(ex.FIG51_PRESETS["check"])).status == "pass"
+
+
+def test_claims_map_to_the_verdicts_their_checks_record():
+    """The rate claims share the erratum experiments' results but record their own verdicts (``theory run``)."""
+    from theory.experiments import experiment_of
+
+    expected = {"sinkformers/thm-5.5": ex.thm55_rate_verdict, "sinkformers/thm-5.5/erratum": ex.thm55_verdict,
+                "sinkformers/prop-5.6": ex.prop56_rate_verdict, "sinkformers/prop-5.6/erratum": ex.prop56_verdict,
+                "sinkformers/sec-5.5/first-order": ex.first_order_verdict,
+                "sinkformers/thm-5.5/general": ex.thm55_general_verdict,
+                "sinkformers/prop-5.3/normalisation/erratum": ex.normalisation_verdict}
+    for claim_id, verdict in expected.items():
+        assert experiment_of(claim_id).verdict_for(claim_id) is verdict, claim_id
+    assert experiment_of("sinkformers/thm-5.5").name == "sinkformers.thm55_erratum"
+    assert experiment_of("sinkformers/sec-5.5/first-order").name == "sinkformers.thm55_general"

@@ -234,7 +234,9 @@ record_dicts = st.fixed_dictionaries(
               "expected": st.dictionaries(st.sampled_from(["slope", "tol", "ratio_max", "atol"]), extreme, max_size=2),
               "proxy": st.one_of(st.none(), st.text(min_size=1, max_size=5)),
               "commit": st.one_of(st.none(), st.sampled_from(["a", "b"])),
-              "kind": st.sampled_from(claims.KINDS)},
+              "kind": st.sampled_from(claims.KINDS),
+              "experiment": st.one_of(st.none(), st.sampled_from(["topk.prop72", ""])),
+              "parameters": st.lists(st.sampled_from(["n", "seed", "depth"]), max_size=3)},
 )
 
 
@@ -280,7 +282,8 @@ def test_every_public_function_of_the_machinery_is_fuzzed():
                  "KINDS", "STATUSES", "WRONG_IN"},
         report: {"build_report", "render_markdown", "render_table", "freshness", "merge_with_previous",
                  "load_report", "claim_line", "summary_line", "count_statuses", "count_proxies",
-                 "collect_environment", "write_report", "predicted_text", "measured_text", "git_commit"},
+                 "collect_environment", "write_report", "predicted_text", "measured_text", "git_commit",
+                 "decisive", "rerun_command"},
     }
     for module, names in fuzzed.items():
         assert set(module.__all__) <= names, (module.__name__, set(module.__all__) - names)

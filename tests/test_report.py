@@ -129,9 +129,10 @@ def test_render_markdown_from_json_alone(tmp_path):
     assert "slope -1.00 ± 0.10" in row and "slope -1.00 [-1.02, -0.98]" in row
     assert "[png](../figures/out/resnet-node__prop-3.png)" in row
     assert "printed: slope -2.00 ± 0.10 (should fail)" in text
-    assert "LHS/RHS ≤ 1" in text and "max ratio 1.7 (n = 200)" in text and "**FAIL**" in text
+    assert "LHS/RHS ≤ 1" in text and "max LHS/RHS 1.7 (200 instances)" in text and "**FAIL**" in text
     assert "P(violation) ≤ 0.05" in text and "abs err ≤ 1e-12" in text and "steps = 200" in text
-    assert "- `scaling/cor-4` (fail): max LHS/RHS 1.7" in text and "- `icl-ar/thm-2` (skip): slow" in text
+    assert "- `scaling/cor-4` (fail, bound): max LHS/RHS 1.7" in text and "- `icl-ar/thm-2` (skip, frequency): slow" in text
+    assert "| not measured (skipped) |" in text
     assert render_markdown(report) == render_markdown(json.loads(json.dumps(report)))
 
 

@@ -554,7 +554,8 @@ def erratum_verdict(printed_verdict: Verdict, corrected_verdict: Verdict | None 
 # --------------------------------------------------------------------------- records
 
 _KEYS = ("id", "paper", "aliases", "title", "kind", "status", "expected", "measured",
-         "figure", "seconds", "message", "test", "notes", "proxy", "wrong_in", "measured_at", "commit")
+         "figure", "seconds", "message", "test", "notes", "proxy", "wrong_in", "measured_at", "commit",
+         "experiment", "preset", "parameters")
 
 
 @dataclass(frozen=True)
@@ -586,6 +587,10 @@ class ClaimRecord:
     measured_at, commit : str or None
         When (ISO time, UTC) and on which git commit the check ran; the report keeps the records
         of the claims a run did not select, so these tell which run measured each record.
+    experiment, preset : str or None
+        The registered experiment that measures the claim and its preset (``theory run <id>`` reruns it).
+    parameters : tuple of str
+        The experiment's parameters (``theory run <id> --set NAME=VALUE``).
     expected, measured : dict
         What the statement predicts and what the check measured.
     figure : str or None
@@ -617,6 +622,9 @@ class ClaimRecord:
     wrong_in: str | None = None
     measured_at: str | None = None
     commit: str | None = None
+    experiment: str | None = None
+    preset: str | None = None
+    parameters: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         paper, _ = parse_claim_id(self.id)
@@ -641,12 +649,14 @@ class ClaimRecord:
             raise ValueError(f"ClaimRecord {self.id!r}: `wrong_in` is for erratum records only")
         object.__setattr__(self, "aliases", tuple(self.aliases))
         object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "parameters", tuple(self.parameters))
 
     def as_dict(self) -> dict:
         """The record as a dict with the report's key order (not yet made JSON-safe)."""
         data = {key: getattr(self, key) for key in _KEYS}
         data["aliases"] = list(self.aliases)
         data["notes"] = list(self.notes)
+        data["parameters"] = list(self.parameters)
         return data
 
 
@@ -699,6 +709,9 @@ def merge_records(records: Iterable[ClaimRecord]) -> list[ClaimRecord]:
                 wrong_in=first.wrong_in,
                 measured_at=first.measured_at,
                 commit=first.commit,
+                experiment=first.experiment,
+                preset=first.preset,
+                parameters=first.parameters,
             )
         )
     return merged

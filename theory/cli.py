@@ -73,8 +73,8 @@ def _check_parser() -> argparse.ArgumentParser:
                         "(repeatable; a slow check runs when named)")
     parser.add_argument("--slow", action="store_true", help="include the heavy reproductions marked slow")
     parser.add_argument("--list", action="store_true",
-                        help="print the claim IDs (with --paper: of those papers), their tests and whether "
-                        "they are slow; run nothing")
+                        help="print the claim IDs (with --paper: of those papers), whether they are slow, the "
+                        "experiment and preset that measure each and their tests; run nothing")
     parser.add_argument("--pytest-help", action="store_true", help="print pytest's help and exit")
     return parser
 
@@ -106,10 +106,22 @@ def _list_claims(pytest_args: list[str], root: Path) -> int:
             _say(f"theory check --list: collecting the checks failed (pytest exit code {code})", sys.stderr)
             return 2
         listing = json.loads(out.read_text(encoding="utf-8"))
-    width = max([len(c["id"]) for c in listing] + [5])
-    for c in sorted({c["id"]: c for c in listing}.values(), key=lambda c: c["id"]):
-        _say(f"{c['id']:<{width}}  {'slow' if c['slow'] else '    '}  {c['test']}")
-    _say(f"{len({c['id'] for c in listing})} claims")
+    from theory.experiments import experiment_of
+
+    def measured_by(claim_id: str) -> str:
+        try:
+            return f"{experiment_of(claim_id).name} (check)"
+        except ValueError:
+            return "(no experiment)"
+
+    claims = sorted({c["id"]: c for c in listing}.values(), key=lambda c: c["id"])
+    rows = [(c["id"], "slow" if c["slow"] else "", measured_by(c["id"]), c["test"]) for c in claims]
+    widths = [max([len(r[i]) for r in rows] + [len(h)]) for i, h in enumerate(("claim", "", "experiment (preset)"))]
+    _say(f"{'claim':<{widths[0]}}  {'':<4}  {'experiment (preset)':<{widths[2]}}  test")
+    for claim_id, slow, exp, test in rows:
+        _say(f"{claim_id:<{widths[0]}}  {slow:<4}  {exp:<{widths[2]}}  {test}")
+    _say(f"{len(rows)} claims; `theory run CLAIM-ID --set NAME=VALUE` reruns a claim's experiment with a parameter "
+         "changed")
     return 0
 
 
@@ -310,10 +322,13 @@ def _run_parser(sub) -> None:
         "1 the verdict failed, 2 bad input (an unknown experiment, preset, field or value; a size beyond the\n"
         "work or memory guards; a --json path that cannot be written; a backend the experiment does not\n"
         "support; a CUDA device where none exists).",
-        epilog="example:\n  theory run scaling.fig7_grid --preset paper --backend torch --device cuda --draws-on device",
+        epilog="examples:\n  theory run resnet-node/prop-3 --set depths=8|16|32|64|128|256   # a claim at other sizes\n"
+        "  theory run scaling.fig7_grid --preset paper --backend torch --device cuda --draws-on device",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("experiment", nargs="?", metavar="EXPERIMENT", help="a registered experiment (--list prints them)")
+    run.add_argument("experiment", nargs="?", metavar="EXPERIMENT|CLAIM-ID",
+                     help="a registered experiment (--list prints them), or a claim ID as the report prints it "
+                     "(its experiment, and the verdict its check records)")
     run.add_argument("--preset", default="check", help="the preset to start from (default: check)")
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                      help="change one field (repeatable); a tuple field takes v1|v2|... or start:stop:count")
@@ -372,8 +387,14 @@ def _run(args: argparse.Namespace) -> int:
     if not args.experiment:
         _say("theory run: name an EXPERIMENT (`theory sweep --list` prints them all)", sys.stderr)
         return 2
+    claim_id = args.experiment if "/" in args.experiment else None
     try:
-        exp = experiment(args.experiment)
+        if claim_id is not None:  # a claim ID: its experiment, and the verdict its check records
+            from theory.experiments import experiment_of
+
+            exp = experiment_of(claim_id)
+        else:
+            exp = experiment(args.experiment)
         if args.preset not in exp.presets:
             raise ValueError(f"--preset must be one of {sorted(exp.presets)}; got {args.preset!r}")
         overrides = {}
@@ -418,15 +439,17 @@ def _run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     where = f"{backend.name} {backend.device} {backend.dtype}" if backend is not None else "numpy"
     shown = [f"{k}={v}" if not isinstance(v, tuple) else f"{k}=({len(v)} values)" for k, v in overrides.items()]
-    _say(f"{exp.name} (preset {', '.join([args.preset] + shown)}) on {where}: {elapsed:.3f} s")
+    measures = f"{claim_id}: " if claim_id is not None else ""
+    _say(f"{measures}{exp.name} (preset {', '.join([args.preset] + shown)}) on {where}: {elapsed:.3f} s")
     summary = exp.summary(result) if exp.summary is not None else {}
     for key, value in summary.items():
         _say(f"  {key} = {value:.6g}" if isinstance(value, float) else f"  {key} = {value}")
     code = 0
-    if exp.verdict is not None:
+    verdict_of = exp.verdict_for(claim_id) if claim_id is not None else exp.verdict
+    if verdict_of is not None:
         from theory.claims import Verdict
 
-        verdict = exp.verdict(result)
+        verdict = verdict_of(result)
         if not isinstance(verdict, Verdict):
             raise TypeError(f"the verdict of experiment {exp.name} returned {type(verdict).__name__}, not a "
                             "theory.claims.Verdict")

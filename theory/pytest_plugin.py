@@ -287,7 +287,19 @@ class _ItemState:
             notes=tuple(notes),
             proxy=claim.proxy,
             wrong_in=claim.wrong_in,
+            **_experiment_of(claim.id),
         )
+
+
+def _experiment_of(claim_id: str) -> dict:
+    """The record's experiment, preset and parameters, from the registry (empty where none is registered)."""
+    from theory.experiments import experiment_of
+
+    try:
+        exp = experiment_of(claim_id)
+    except (ValueError, TypeError):
+        return {}
+    return {"experiment": exp.name, "preset": "check", "parameters": exp.fields}
 
 
 def _crash_message(report: pytest.TestReport) -> str:

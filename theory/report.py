@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import platform
 import subprocess
@@ -37,6 +38,8 @@ __all__ = [
     "claim_line",
     "predicted_text",
     "measured_text",
+    "decisive",
+    "rerun_command",
     "git_commit",
 ]
 
@@ -184,7 +187,7 @@ def summary_line(report: Mapping) -> str:
 
 
 def _num(x: Any, spec: str = ".3g") -> str:
-    return "null" if x is None else format(x, spec) if isinstance(x, (int, float)) else str(x)
+    return "n/a" if x is None else format(x, spec) if isinstance(x, (int, float)) else str(x)
 
 
 def _short(value: Any) -> str:
@@ -196,7 +199,7 @@ def _short(value: Any) -> str:
     elif isinstance(value, dict):
         text = "{" + ", ".join(f"{k}: {_short(v)}" for k, v in value.items()) + "}"
     else:
-        text = "null" if value is None else str(value)
+        text = "n/a" if value is None else str(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -278,8 +281,7 @@ def _measured_known(measured: Mapping) -> str:
     if not measured:
         return ""
     if "slope" in measured:
-        lo, hi = (measured.get("ci") or [None, None])[:2]
-        text = f"slope {_num(measured['slope'], '.2f')} [{_num(lo, '.2f')}, {_num(hi, '.2f')}]"
+        text = f"slope {_num(measured['slope'], '.2f')}{_interval(measured.get('ci'), '.2f')}"
         grid = measured.get("grid") or []
         if grid:
             text += f", {_num(min(grid), 'g')}..{_num(max(grid), 'g')}"
@@ -289,9 +291,8 @@ def _measured_known(measured: Mapping) -> str:
     if "ratio" in measured:
         return f"max ratio {_num(measured['ratio'], '.4g')} (n = {measured.get('n_instances', '?')})"
     if "freq" in measured:
-        lo, hi = (measured.get("ci") or [None, None])[:2]
         return (
-            f"{_num(measured['freq'])} [{_num(lo)}, {_num(hi)}] "
+            f"{_num(measured['freq'])}{_interval(measured.get('ci'), '.3g')} "
             f"({measured.get('violations', '?')}/{measured.get('runs', '?')})"
         )
     if "max_abs_err" in measured:
@@ -299,6 +300,106 @@ def _measured_known(measured: Mapping) -> str:
         rel_text = f"rel {_num(rel, '.2e')}" if rel is not None else "rel n/a (zero reference)"
         return f"abs {_num(measured['max_abs_err'], '.2e')}, {rel_text} (n = {measured.get('n_instances', '?')})"
     return _generic(measured)
+
+
+def _n(x: Any, spec: str = ".3g") -> str:
+    """A number of the report, ``n/a`` where it could not be computed (written as null)."""
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    return format(x, spec)
+
+
+def _interval(ci: Any, spec: str) -> str:
+    if not isinstance(ci, (list, tuple)) or len(ci) < 2:
+        return ""
+    if ci[0] is None or ci[1] is None:
+        return " (no interval: the bootstrap had too few finite resamples)"
+    return f" [{_n(ci[0], spec)}, {_n(ci[1], spec)}]"
+
+
+def _threshold_margin(value: Any, bound: Any, above: bool) -> float:
+    """How far a measured value is inside its threshold, relative to the threshold (negative: violated)."""
+    if not isinstance(value, (int, float)) or not isinstance(bound, (int, float)) or isinstance(value, bool):
+        return -math.inf
+    if value > 0 and bound > 0:  # positive quantities (errors, ratios, counts): orders of magnitude inside
+        return math.log(value / bound) if above else math.log(bound / value)
+    gap = (value - bound) if above else (bound - value)
+    scale = abs(bound) if bound else (abs(value) or 1.0)
+    return gap / scale
+
+
+_SYMBOLS = {"_max": ("≤", False), "_min": ("≥", True), "_below": ("<", False), "_above": (">", True)}
+
+
+def _decisive_of(expected: Mapping, measured: Mapping) -> tuple[str, str]:
+    e, m = expected or {}, measured or {}
+    if "slope" in m and ("slope" in e or "slope_max" in e):
+        grid = m.get("grid") or []
+        over = f", {_n(min(grid), 'g')}..{_n(max(grid), 'g')}" if grid else ""
+        parts = []
+        if "slope" in e:
+            parts.append(f"slope {_n(e['slope'], '.2f')} ± {_n(e.get('tol'), '.2f')}")
+        if "slope_max" in e:
+            parts.append(f"slope ≤ {_n(e['slope_max'], '.2f')}")
+        return f"slope {_n(m['slope'], '.2f')}{_interval(m.get('ci'), '.2f')}{over}", " and ".join(parts)
+    if "ratio" in m and "ratio_max" in e:
+        return (f"max LHS/RHS {_n(m['ratio'], '.4g')} ({_n(m.get('n_instances', '?'))} instances)",
+                f"LHS/RHS ≤ {_n(e['ratio_max'], 'g')}")
+    if "freq" in m and "delta" in e:
+        return (f"violations {_n(m['freq'])}{_interval(m.get('ci'), '.3g')} "
+                f"({_n(m.get('violations', '?'))}/{_n(m.get('runs', '?'))})", f"P(violation) ≤ {_n(e['delta'], 'g')}")
+    if "max_abs_err" in m and ("atol" in e or "rtol" in e):
+        parts, got = [], []
+        if "atol" in e:
+            parts.append(f"abs err ≤ {_n(e['atol'], '.2g')}")
+            got.append(f"max abs err {_n(m['max_abs_err'], '.2e')}")
+        if "rtol" in e:
+            parts.append(f"rel err ≤ {_n(e['rtol'], '.2g')}")
+            rel = m.get("max_rel_err")
+            got.append(f"rel {_n(rel, '.2e')}" if rel is not None else "rel n/a (zero reference)")
+        return f"{', '.join(got)} ({_n(m.get('n_instances', '?'))} instances)", ", ".join(parts)
+    thresholds = []
+    for key, bound in e.items():
+        for suffix, (symbol, above) in _SYMBOLS.items():
+            name = key[: -len(suffix)]
+            if key.endswith(suffix) and name and name in m:
+                thresholds.append((_threshold_margin(m[name], bound, above), name, symbol, bound))
+    if thresholds:
+        margin, name, symbol, bound = min(thresholds, key=lambda t: t[0])
+        rest = f" (closest of {len(thresholds)} thresholds)" if len(thresholds) > 1 else ""
+        return f"{name} {_n(m[name])}{rest}", f"{name} {symbol} {_n(bound)}"
+    return measured_text(m), predicted_text(e)
+
+
+def decisive(claim: Mapping) -> tuple[str, str]:
+    """The figure that decides a record, and the prediction it is compared with: ``(measured, predicted)``.
+
+    A rate's fitted slope with its interval and grid against the predicted slope; a bound's worst ratio; a
+    frequency with its interval; an identity's largest error; of several thresholds the one closest to being
+    violated; for an erratum both halves (the printed prediction should fail). A number that could not be computed
+    reads ``n/a``, an interval that could not be computed says so.
+
+    Examples
+    --------
+    >>> decisive({"kind": "rate", "expected": {"slope": -1.0, "tol": 0.1},
+    ...           "measured": {"slope": -0.99, "ci": [-1.0, -0.98], "grid": [8, 16, 32, 64, 512]}})
+    ('slope -0.99 [-1.00, -0.98], 8..512', 'slope -1.00 ± 0.10')
+    >>> decisive({"kind": "identity", "expected": {"a_max": 1e-12, "b_min": 0.01}, "measured": {"a": 3e-16, "b": 0.02}})
+    ('b 0.02 (closest of 2 thresholds)', 'b ≥ 0.01')
+    """
+    e, m = claim.get("expected") or {}, claim.get("measured") or {}
+    if isinstance(e.get("printed"), Mapping):
+        halves = []
+        for half, label in (("printed", "printed"), ("corrected", "corrected")):
+            if not isinstance(e.get(half), Mapping):
+                continue
+            mh = m.get(half) if isinstance(m.get(half), Mapping) else m
+            got, want = _decisive_of(e[half], mh)
+            halves.append((f"{label}: {got}", f"{label}: {want}" + (" (should fail)" if half == "printed" else "")))
+        return "; ".join(h[0] for h in halves), "; ".join(h[1] for h in halves)
+    return _decisive_of(e, m)
 
 
 def _cell(text: Any) -> str:
@@ -344,7 +445,7 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
         claim = f"`{c['id']}`"
         if c.get("aliases"):
             claim += " (also " + ", ".join(f"`{a}`" for a in c["aliases"]) + ")"
-        predicted = predicted_text(c.get("expected") or {})
+        measured, predicted = decisive(c)
         if c.get("kind") == "erratum" and predicted and not predicted.startswith("printed"):
             predicted = f"printed: {predicted} (should fail)"
         if c.get("kind") == "erratum" and c.get("wrong_in"):
@@ -352,21 +453,45 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
         verdict = {"pass": "pass", "fail": "**FAIL**", "skip": "skip"}.get(c["status"], c["status"])
         if c.get("proxy"):
             verdict += " (proxy)"
-        cells = [claim, c.get("title", ""), predicted, measured_text(c.get("measured") or {}),
-                 verdict, _link(c.get("figure"), link_base)]
+        if c["status"] == "skip":
+            measured = "not measured (skipped)"
+        cells = [claim, c.get("title", ""), predicted, measured, verdict, _link(c.get("figure"), link_base)]
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
-    details = [c for c in report["claims"] if c["status"] != "pass" or c.get("notes") or c.get("proxy")]
-    if details:
-        lines += ["", "## Details", ""]
-        for c in details:
-            text = f"- `{c['id']}` ({c['status']}): {' '.join(str(c.get('message') or '').split())}"
+    if report["claims"]:
+        lines += ["", "## Details", "", "What each check compared, and the command that reruns its measurement "
+                  "(`--set NAME=VALUE` changes a parameter; `theory run CLAIM-ID --help` lists the options).", ""]
+        for c in report["claims"]:
+            text = f"- `{c['id']}` ({c['status']}, {c.get('kind', '?')}): {' '.join(str(c.get('message') or '').split())}"
             if c.get("test"):
                 text += f" [`{c['test']}`]"
             lines.append(text)
+            rerun = rerun_command(c)
+            if rerun:
+                lines.append(f"  - rerun: `{rerun}`")
             if c.get("proxy"):
                 lines.append(f"  - proxy (does not verify the statement): {' '.join(str(c['proxy']).split())}")
             lines += [f"  - note: {' '.join(str(n).split())}" for n in c.get("notes") or []]
     return "\n".join(lines) + "\n"
+
+
+def rerun_command(claim: Mapping) -> str | None:
+    """The command that reruns a record's measurement at other sizes, from its experiment's parameters.
+
+    Examples
+    --------
+    >>> rerun_command({"id": "sinkformers/prop-5.1", "experiment": "sinkformers.prop51", "preset": "check",
+    ...                "parameters": ["n", "d", "draws", "seed"]})
+    'theory run sinkformers/prop-5.1 --set n=... (parameters: n, d, draws, seed)'
+    """
+    if not claim.get("experiment"):
+        return None
+    params = [p for p in claim.get("parameters") or [] if isinstance(p, str)]
+    preset = claim.get("preset") or "check"
+    text = f"theory run {claim['id']}" + (f" --preset {preset}" if preset != "check" else "")
+    if params:
+        counts = [p for p in params if p not in ("seed", "backend", "device", "dtype", "draws_on")]
+        text += f" --set {(counts or params)[0]}=... (parameters: {', '.join(params)})"
+    return text
 
 
 # --------------------------------------------------------------------------- terminal
@@ -376,25 +501,25 @@ _VERDICT = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}
 
 
 def claim_line(claim: Mapping, width: int = 100) -> str:
-    """One claim in one line of at most ``width`` characters: verdict, ID, predicted, measured.
+    """One claim in one line of at most ``width`` characters: verdict, ID, the decisive measured figure and the
+    prediction it is compared with (:func:`decisive`).
 
     Examples
     --------
     >>> claim_line({"id": "resnet-node/prop-3", "status": "pass", "kind": "rate",
     ...             "expected": {"slope": -1.0, "tol": 0.1},
     ...             "measured": {"slope": -0.99, "ci": [-1.0, -0.98], "grid": [8, 512]}})
-    'PASS  resnet-node/prop-3                   slope -1.00 ± 0.10 | slope -0.99 [-1.00, -0.98], 8..512'
+    'PASS  resnet-node/prop-3                   slope -0.99 [-1.00, -0.98], 8..512 vs slope -1.00 ± 0.10'
     """
     verdict = _VERDICT.get(claim.get("status"), str(claim.get("status")).upper())
     if claim.get("proxy") and claim.get("status") == "pass":
         verdict = "PROXY"
-    predicted = predicted_text(claim.get("expected") or {})
+    measured, predicted = decisive(claim)
     if claim.get("kind") == "erratum" and predicted and not predicted.startswith("printed"):
         predicted = f"printed {predicted}"
-    measured = measured_text(claim.get("measured") or {})
     if claim.get("status") == "skip":
-        measured = " ".join(str(claim.get("message") or "").split())
-    text = f"{verdict:<6}{claim['id']:<36} {predicted} | {measured}".rstrip(" |")
+        measured, predicted = " ".join(str(claim.get("message") or "").split()), ""
+    text = f"{verdict:<6}{claim['id']:<36} {measured}" + (f" vs {predicted}" if predicted else "")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

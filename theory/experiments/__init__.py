@@ -13,7 +13,7 @@ them::
     result = fig7.run("check", draws=4)        # the "check" preset with one field replaced
 """
 
-from ._registry import Experiment, experiment, experiments, register
+from ._registry import Experiment, experiment, experiment_of, experiments, register
 from .config import (
     Bool,
     Choice,
@@ -31,6 +31,6 @@ from .config import (
 )
 
 __all__ = [
-    "Experiment", "experiment", "experiments", "register",
+    "Experiment", "experiment", "experiment_of", "experiments", "register",
     "Config", "field", "Int", "Seed", "Seeds", "Real", "Bool", "Choice", "Ints", "Reals", "Choices", "OrNone", "Custom",
 ]

@@ -22,7 +22,7 @@ from typing import Any
 from theory.papers import PAPERS
 
 
-__all__ = ["Experiment", "register", "experiment", "experiments", "MODULES"]
+__all__ = ["Experiment", "register", "experiment", "experiments", "experiment_of", "MODULES"]
 
 #: the modules that register experiments, one per paper key (theory.papers), imported on the first look-up
 MODULES = tuple(p.module for p in PAPERS)
@@ -48,6 +48,9 @@ class Experiment:
         ``verdict(result)``: the comparison with the statement, as the check records it.
     claims : tuple of str
         The claim IDs whose checks run this experiment.
+    claim_verdicts : mapping of str to callable
+        For a claim whose record is not ``verdict(result)`` itself (one part of a combined verdict, another
+        tolerance), the function ``result -> Verdict`` its check records; :meth:`verdict_for` reads it.
     summary : callable or None
         ``summary(result) -> dict`` of plain numbers (for sweeps, tables and exports).
     """
@@ -59,6 +62,7 @@ class Experiment:
     verdict: Callable[[Any], Any] | None = None
     claims: tuple[str, ...] = ()
     summary: Callable[[Any], dict] | None = None
+    claim_verdicts: Mapping[str, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from .config import Config
@@ -79,6 +83,10 @@ class Experiment:
                 raise TypeError(f"preset {key!r} of experiment {self.name!r} is not a {self.config.__name__}")
         object.__setattr__(self, "presets", dict(self.presets))
         object.__setattr__(self, "claims", tuple(self.claims))
+        object.__setattr__(self, "claim_verdicts", dict(self.claim_verdicts))
+        stray = sorted(set(self.claim_verdicts) - set(self.claims))
+        if stray:
+            raise ValueError(f"experiment {self.name!r} has verdicts for claims it does not list: {stray}")
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -162,6 +170,22 @@ class Experiment:
             raise ValueError(f"parameter {name!r} of {self.name} declares no constraint and cannot be set from text")
         return c.validate(c.parse(text, name), name, self.config.__name__)
 
+    def verdict_for(self, claim_id: str) -> Callable[[Any], Any]:
+        """The function ``result -> Verdict`` that the check of ``claim_id`` records.
+
+        Raises
+        ------
+        ValueError
+            If the experiment does not measure that claim, or has no verdict for it.
+        """
+        if claim_id not in self.claims:
+            raise ValueError(f"experiment {self.name!r} does not measure {claim_id!r}; it measures "
+                             f"{', '.join(self.claims) or 'no claim'}")
+        verdict = self.claim_verdicts.get(claim_id, self.verdict)
+        if verdict is None:
+            raise ValueError(f"experiment {self.name!r} has no verdict for {claim_id!r}")
+        return verdict
+
     def run(self, preset: str = "check", **overrides: Any) -> Any:
         """``measure(config_for(preset, **overrides))``."""
         return self.measure(self.config_for(preset, **overrides))
@@ -174,10 +198,13 @@ def register(
     presets: Mapping[str, Any],
     measure: Callable[[Any], Any],
     verdict: Callable[[Any], Any] | None = None,
-    claims: tuple[str, ...] = (),
+    claims: tuple[str, ...] | Mapping[str, Callable[[Any], Any] | None] = (),
     summary: Callable[[Any], dict] | None = None,
 ) -> Experiment:
     """Register an experiment under ``name`` (``"<module>.<name>"``) and return it.
+
+    ``claims`` lists the claim IDs whose checks record this experiment's verdict; a mapping gives, for a claim
+    whose check records something else than ``verdict(result)``, that function (None: ``verdict`` itself).
 
     Registering the same name again with the same measure function is a no-op (module reloads);
     with another function it is an error.
@@ -185,7 +212,11 @@ def register(
     module = name.partition(".")[0]
     if module not in MODULES or "." not in name:
         raise ValueError(f"experiment name {name!r} must be '<module>.<name>' with a module of {MODULES}")
-    entry = Experiment(name, config, presets, measure, verdict, claims, summary)
+    claim_verdicts = {}
+    if isinstance(claims, Mapping):
+        claim_verdicts = {k: v for k, v in claims.items() if v is not None}
+        claims = tuple(claims)
+    entry = Experiment(name, config, presets, measure, verdict, claims, summary, claim_verdicts)
     previous = _REGISTRY.get(name)
     if previous is not None and previous.measure.__qualname__ != measure.__qualname__:
         raise ValueError(f"experiment {name!r} is registered twice, by {previous.measure} and {measure}")
@@ -222,3 +253,33 @@ def experiments() -> list[str]:
     """Names of every registered experiment, sorted."""
     _load_all()
     return sorted(_REGISTRY)
+
+
+def experiment_of(claim_id: str) -> Experiment:
+    """The registered experiment that measures claim ``claim_id`` (``theory run CLAIM-ID`` reruns it).
+
+    Raises
+    ------
+    ValueError
+        If no experiment measures it; the message names the claims of the same paper that have one.
+    """
+    if not isinstance(claim_id, str):
+        raise TypeError(f"`claim_id` of theory.experiments.experiment_of must be a string; got "
+                        f"{type(claim_id).__name__}")
+    paper = claim_id.partition("/")[0]
+    module = paper.replace("-", "_")
+    if module in MODULES:
+        importlib.import_module(f"theory.experiments.{module}")
+    found = [e for e in _REGISTRY.values() if claim_id in e.claims]
+    if not found:
+        _load_all()
+        found = [e for e in _REGISTRY.values() if claim_id in e.claims]
+    if not found:
+        import difflib
+
+        known = sorted({c for e in _REGISTRY.values() for c in e.claims})
+        near = difflib.get_close_matches(claim_id, known, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise ValueError(f"no experiment measures the claim {claim_id!r}{hint} (`theory check --list` prints every "
+                         "claim with its experiment)")
+    return found[0]

@@ -705,7 +705,8 @@ def _summary(r):
 register("momentum.lemma45", config=Lemma45Config, presets=LEMMA45_PRESETS, measure=measure_lemma45,
          verdict=lemma45_verdict, claims=("momentum/lemma-4.5",), summary=_summary)
 register("momentum.lemma46", config=Lemma46Config, presets=LEMMA46_PRESETS, measure=measure_lemma46,
-         verdict=lemma46_verdict, claims=("momentum/lemma-4.6", "momentum/lemma-4.6/erratum"), summary=_summary)
+         verdict=lemma46_verdict, claims={"momentum/lemma-4.6": None, "momentum/lemma-4.6/erratum": lemma46_erratum},
+         summary=_summary)
 register("momentum.prop48", config=Prop48Config, presets=PROP48_PRESETS, measure=measure_prop48,
          verdict=prop48_verdict, claims=("momentum/prop-4.8",), summary=_summary)
 register("momentum.prop49", config=Prop49Config, presets=PROP49_PRESETS, measure=measure_prop49,

@@ -1018,31 +1018,44 @@ RADEMACHER_PRESETS = {"check": RademacherConfig(),
 
 register("rnn_kernel.signature", config=SignatureConfig, presets=SIGNATURE_PRESETS, measure=measure_signature,
          verdict=signature_verdict,
-         claims=("rnn-kernel/ex-5.5", "rnn-kernel/prop-5.21", "rnn-kernel/ex-5.5/kernel"),
+         claims={"rnn-kernel/ex-5.5": ex55_segment_verdict, "rnn-kernel/prop-5.21": prop521_chen_verdict,
+                 "rnn-kernel/ex-5.5/kernel": ex55_kernel_verdict},
          summary=lambda r: {"segment": r.segment.max_abs_err, "chen": r.chen.max_abs_err,
                             "kernel": r.kernel.max_abs_err})
 register("rnn_kernel.prop56", config=Prop56Config, presets=PROP56_PRESETS, measure=measure_prop56,
          verdict=prop56_verdict, claims=("rnn-kernel/prop-5.6",), summary=lambda r: {"ratio": r.ratio})
 register("rnn_kernel.prop51", config=EulerConfig, presets=EULER_PRESETS, measure=measure_prop51,
-         verdict=prop51_rate_verdict, claims=("rnn-kernel/prop-5.1",), summary=lambda r: r.to_measured())
+         verdict=prop51_rate_verdict,
+         claims={"rnn-kernel/prop-5.1": None, "rnn-kernel/prop-5.1/bound": prop51_bound_verdict},
+         summary=lambda r: r.to_measured())
 register("rnn_kernel.prop52", config=EulerConfig, presets=EULER_PRESETS, measure=measure_prop52,
          verdict=prop52_verdict, claims=("rnn-kernel/prop-5.2",), summary=lambda r: {"gap": r})
 register("rnn_kernel.prop59", config=TaylorConfig, presets=TAYLOR_PRESETS, measure=measure_prop59,
-         verdict=prop59_bound_verdict, claims=("rnn-kernel/prop-5.9", "rnn-kernel/fig-5.1"),
+         verdict=prop59_bound_verdict, claims={"rnn-kernel/prop-5.9": None, "rnn-kernel/fig-5.1": prop59_rate_verdict},
          summary=lambda r: r.to_measured())
 register("rnn_kernel.activations", config=ActivationConfig, presets=ACTIVATION_PRESETS, measure=measure_activations,
-         verdict=lemma519_verdict, claims=("rnn-kernel/lemma-5.19", "rnn-kernel/lemma-5.20"),
+         verdict=lemma519_verdict,
+         claims={"rnn-kernel/lemma-5.19": None, "rnn-kernel/lemma-5.19/erratum": lemma519_erratum_verdict,
+                 "rnn-kernel/lemma-5.20": lemma520_verdict},
          summary=lambda r: {"sup_logistic_0": r.sup_logistic[0], "bound_logistic_0": r.bound_logistic[0]})
 register("rnn_kernel.prop510", config=LambdaConfig, presets=LAMBDA_PRESETS, measure=measure_prop510,
-         verdict=prop510_corrected_verdict, claims=("rnn-kernel/prop-5.10",), summary=lambda r: r.to_measured())
+         verdict=prop510_corrected_verdict,
+         claims={"rnn-kernel/prop-5.10": None, "rnn-kernel/prop-5.10/erratum": prop510_erratum_verdict},
+         summary=lambda r: r.to_measured())
 register("rnn_kernel.ex513", config=Ex513Config, presets=EX513_PRESETS, measure=measure_ex513,
-         verdict=ex513_corrected_verdict, claims=("rnn-kernel/ex-5.13",), summary=lambda r: r.to_measured())
+         verdict=ex513_corrected_verdict,
+         claims={"rnn-kernel/ex-5.13": None, "rnn-kernel/ex-5.13/erratum": ex513_erratum_verdict},
+         summary=lambda r: r.to_measured())
 register("rnn_kernel.thm511", config=EulerConfig, presets=THM511_PRESETS, measure=measure_thm511,
-         verdict=thm511_rate_verdict, claims=("rnn-kernel/thm-5.11",), summary=lambda r: r.to_measured())
+         verdict=thm511_rate_verdict,
+         claims={"rnn-kernel/thm-5.11": None, "rnn-kernel/thm-5.11/bound": thm511_bound_verdict},
+         summary=lambda r: r.to_measured())
 register("rnn_kernel.eq514", config=EulerConfig, presets=THM511_PRESETS, measure=measure_eq514,
          verdict=eq514_verdict, claims=("rnn-kernel/eq-5.14",),
          summary=lambda r: {"ratio": r[0].ratio, "stopped_path_gap": r[1]})
 register("rnn_kernel.stability", config=StabilityConfig, presets=STABILITY_PRESETS, measure=measure_stability,
          verdict=stability_verdict, claims=("rnn-kernel/sec-5.3.2",), summary=lambda r: {"ratio": r.ratio})
 register("rnn_kernel.rademacher", config=RademacherConfig, presets=RADEMACHER_PRESETS, measure=measure_rademacher,
-         verdict=rademacher_bound_verdict, claims=("rnn-kernel/thm-5.12",), summary=lambda r: r.to_measured())
+         verdict=rademacher_bound_verdict,
+         claims={"rnn-kernel/thm-5.12": None, "rnn-kernel/thm-5.12/rate": rademacher_rate_verdict},
+         summary=lambda r: r.to_measured())
