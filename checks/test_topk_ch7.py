@@ -2,20 +2,26 @@
 conjugate of f_phi (Prop. 7.3), exactness of PAV against two independent solvers (§7.5, App. 7.A.8),
 Dykstra's algorithm (Algorithm 7.7, corrected, its rate, and the printed form), the approximation error of
 the magnitude operator (Example of §7.5, App. 7.A.6), the domain p > 1 of Prop. 7.8, and the smooth top-k
-loss of §7.6. The measurements are theory.experiments.topk's; each test composes them, records the claim and
-draws its figure. The Hypothesis strategies that hunt instances stay here.
+loss of §7.6. Each test runs its claim's registered experiment (theory.experiments.topk) at its "check" preset,
+records the verdict the registry gives for the claim (``theory run CLAIM-ID`` reruns it) and draws its figure. The
+Hypothesis hunts over the same families of instances live in tests/test_controls_topk_hunts.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, note, settings
-from hypothesis import strategies as st
 
+from theory.experiments import experiment
 from theory.experiments import topk as ex
 from theory.plots import new_axes, save_figure
-from theory.rates import BoundTracker
+
+
+def run_check(name, claim):
+    """(result, verdict): experiment ``name`` at its "check" preset and the verdict it gives for ``claim``."""
+    exp = experiment(name)
+    result = exp.run("check")
+    return result, exp.verdict_for(claim.id)(result)
 
 # --------------------------------------------------------------------------- Proposition 7.1 (LMO)
 
@@ -24,17 +30,8 @@ from theory.rates import BoundTracker
                    title="LMO over the permutahedron: max_{y∈P(w)}⟨x,y⟩ = Σ w_i x_[i], attained at w_rank(x) "
                          "(brute force over all 5! vertices)")
 def test_prop71_lmo(claim):
-    pairs = []
-
-    @settings(max_examples=50, deadline=None)
-    @given(seed=st.integers(0, 2**16))
-    def hunt(seed):
-        rng = np.random.default_rng(seed)
-        # tie-free almost surely: a unique maximiser
-        pairs.append(ex.prop71_instance(rng.standard_normal(5), rng.standard_normal(5)))
-
-    hunt()
-    claim.record(ex.prop71_verdict(ex.prop71_outcome(pairs)))
+    _, verdict = run_check("topk.prop71", claim)
+    claim.record(verdict)
 
 
 # --------------------------------------------------------------------------- Proposition 7.3 (conjugate)
@@ -45,55 +42,27 @@ def test_prop71_lmo(claim):
                          "k-support norm; theory.topk.ksupport_norm_squared), against the z-program's KKT root, the "
                          "direct conjugate and Argyriou et al.'s closed form")
 def test_prop73_conjugate(claim):
-    comp, ref = [], []
-
-    @settings(max_examples=40, deadline=None)
-    @given(n=st.integers(3, 9), data=st.data(), seed=st.integers(0, 2**16))
-    def hunt(n, data, seed):
-        k = data.draw(st.integers(1, n - 1))
-        c, r = ex.prop73_instance(np.random.default_rng(seed).standard_normal(n), k)
-        note(f"n={n} k={k}: {c[0]}")
-        comp.extend(c)
-        ref.extend(r)
-
-    hunt()
-    claim.record(ex.prop73_verdict(ex.prop73_outcome(comp, ref)))
+    _, verdict = run_check("topk.prop73", claim)
+    claim.record(verdict)
 
 
 # --------------------------------------------------------------------------- §7.5: PAV is exact
-
-
-@st.composite
-def pav_instances(draw):
-    n = draw(st.integers(2, 10))
-    return {"n": n, "k": draw(st.integers(1, n - 1)), "reg": 10.0 ** draw(st.floats(-1.5, 1.0)),
-            "scale": 10.0 ** draw(st.floats(-1.0, 1.0)), "ties": draw(st.booleans()),
-            "seed": draw(st.integers(0, 2**16))}
 
 
 @pytest.mark.claim("topk/sec-7.5/pav", kind="identity",
                    title="PAV solves the isotonic problem (7.5) exactly: it agrees with Dykstra's projections "
                          "(p = 2, mask and magnitude) and dual block coordinate ascent (p ∈ {2, 4/3, 1.5, 3}; p ≠ 2 on tie-free x)")
 def test_pav_exact(claim):
-    worst = {}
-
-    @settings(max_examples=40, deadline=None)
-    @given(inst=pav_instances())
-    def hunt(inst):
-        errs = ex.pav_errors(ex.draw_pav_x(inst), inst["k"], inst["reg"], general_p=not inst["ties"])
-        for key, e in errs.items():
-            worst[key] = max(worst.get(key, 0.0), float(e))
-
-    hunt()
-    out = ex.pav_outcome(worst, 40)
-    claim.record(ex.pav_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.sec75_pav", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 @pytest.mark.claim("topk/app-7.A.8", kind="identity",
                    title="Dual block coordinate ascent (odd, then even multipliers) and Dykstra's projections "
                          "produce the same primal iterates in the Euclidean case (p = 2)")
 def test_dual_ascent_is_dykstra(claim):
-    claim.record(ex.app7a8_verdict(ex.app7a8(ex.APP7A8_PRESETS["check"])))
+    _, verdict = run_check("topk.app7a8", claim)
+    claim.record(verdict)
 
 
 # --------------------------------------------------------------------------- Algorithm 7.7 (Dykstra)
@@ -121,17 +90,17 @@ def _alg77_rate_figure(result):
                    title="Dykstra's projections (corrected Algorithm 7.7) converge linearly to the PAV solution; "
                          "fast when blocks are short (λ = 0.1), slow when long (λ = 1), n = 400, k = 28")
 def test_alg77_rate(claim):
-    result = ex.alg77_rate(ex.ALG77_RATE_PRESETS["check"])
+    result, verdict = run_check("topk.alg77_rate", claim)
     figure = _alg77_rate_figure(result)
-    claim.record(ex.alg77_rate_verdict(result), figure=figure, measured=result)
+    claim.record(verdict, figure=figure, measured=result)
 
 
 @pytest.mark.claim("topk/alg-7.7", kind="identity",
                    title="Dykstra's projections started at s − λ1_k (the corrected Algorithm 7.7) converge to the "
                          "PAV solution (mask and magnitude)")
 def test_alg77_corrected(claim):
-    out = ex.alg77(ex.ALG77_PRESETS["check"])
-    claim.record(ex.alg77_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.alg77", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 @pytest.mark.claim("topk/alg-7.7/erratum", kind="erratum", wrong_in="formula",
@@ -139,8 +108,8 @@ def test_alg77_corrected(claim):
                          "to v*: it converges to the projection of s − 2λw (relaxed mask for 2·1_k, summing to 2k); "
                          "corrected (v⁰ = s − λw, plain projections) it converges to v* on the same instances")
 def test_alg77_erratum(claim):
-    out = ex.alg77_erratum(ex.ALG77_PRESETS["check"])
-    claim.record(ex.erratum_outcome_verdict(out), measured=out)
+    result, verdict = run_check("topk.alg77_erratum", claim)
+    claim.record(verdict, measured=result)
 
 
 # --------------------------------------------------------------------------- Example of §7.5 (p = 2, magnitude)
@@ -150,34 +119,16 @@ def test_alg77_erratum(claim):
                    title="Example of §7.5 / App. 7.A.6 (p = 2): ‖topkmag_R(x) − topkmag(x)‖_∞ ≤ λ‖x‖_∞ when λ is "
                          "small enough (all PAV blocks singletons: λ < |x|_[k]/|x|_[k+1] − 1)")
 def test_magnitude_error_bound(claim):
-    tracker, outside = BoundTracker(), BoundTracker()
-
-    @settings(max_examples=200, deadline=None)
-    @given(n=st.integers(2, 12), data=st.data(), frac=st.floats(0.01, 0.999), seed=st.integers(0, 2**16),
-           scale=st.floats(-1.0, 2.0), reg_out=st.floats(-3.0, 1.0))
-    def hunt(n, data, frac, seed, scale, reg_out):
-        k = data.draw(st.integers(1, n - 1))
-        x = 10.0**scale * np.random.default_rng(seed).standard_normal(n)
-        reg = frac * min(ex.magnitude_threshold(x, k), 1e3)
-        if reg <= 0.0:
-            return
-        tracker.add(*ex.magnitude_bound_instance(x, k, reg), {"n": n, "k": k, "reg": reg, "seed": seed})
-        # any reg (outside the regime too): recorded, not asserted
-        reg2 = 10.0**reg_out
-        outside.add(*ex.magnitude_bound_instance(x, k, reg2), {"n": n, "k": k, "reg": reg2, "seed": seed})
-
-    hunt()
-    claim.record(ex.magnitude_bound_verdict(tracker.result()),
-                 measured={"exact_value": "λ/(1+λ)·|x|_[1] in the regime, so the ratio is 1/(1+λ)",
-                           "ratio_any_reg": float(outside.result().ratio)})
+    result, verdict = run_check("topk.sec75_bound", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 @pytest.mark.claim("topk/sec-7.5/example", kind="identity",
                    title="Example of §7.5 (p = 2): topkmag_R(x) = topkmag(x)/(1+λ) exactly iff λ ≤ |x|_[k]/|x|_[k+1] − 1 "
                          "(equal at the threshold, different 0.1% beyond)")
 def test_magnitude_exact_regime(claim):
-    out = ex.magnitude_example(ex.EXAMPLE_PRESETS["check"])
-    claim.record(ex.magnitude_example_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.sec75_example", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 # --------------------------------------------------------------------------- Proposition 7.8: p > 1, not p > 0
@@ -188,8 +139,8 @@ def test_magnitude_exact_regime(claim):
                          "(discontinuous) one, so not differentiable: the statement needs p > 1 (where the same "
                          "family is continuous)")
 def test_prop78_p_domain_erratum(claim):
-    out = ex.p_domain_erratum(ex.P_DOMAIN_PRESETS["check"])
-    claim.record(ex.erratum_outcome_verdict(out), measured=out)
+    result, verdict = run_check("topk.prop78_p_domain_erratum", claim)
+    claim.record(verdict, measured=result)
 
 
 # --------------------------------------------------------------------------- §7.6: smooth top-k loss
@@ -199,18 +150,8 @@ def test_prop78_p_domain_erratum(claim):
                    title="Smooth top-k loss with t ∈ P(1_k), L = f_R(x) + R(t) − ⟨x,t⟩: gradient y*(x) − t (finite "
                          "differences), L ≥ 0, L = 0 at t = y*(x)")
 def test_fy_loss(claim):
-    res = []
-
-    @settings(max_examples=60, deadline=None)
-    @given(n=st.integers(2, 9), data=st.data(), reg=st.floats(-1.0, 1.0), seed=st.integers(0, 2**16),
-           p=st.sampled_from(ex.FY_P))
-    def hunt(n, data, reg, seed, p):
-        k = data.draw(st.integers(1, n - 1))
-        res.append(ex.fy_instance(n, k, 10.0**reg, p, seed))
-
-    hunt()
-    out = ex.fy_outcome(res)
-    claim.record(ex.fy_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.sec76", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 @pytest.mark.claim("topk/sec-7.6/erratum", kind="erratum", wrong_in="formula",
@@ -218,8 +159,8 @@ def test_fy_loss(claim):
                          "loss, but for k > 1 it is unbounded below: ℓ(x − c1) = ℓ(x) − c(k−1); corrected "
                          "(t ∈ P(1_k), + R(t)) it is ≥ 0 and shift invariant on the same inputs")
 def test_fy_erratum(claim):
-    out = ex.fy_erratum(ex.FY_ERRATUM_PRESETS["check"])
-    claim.record(ex.erratum_outcome_verdict(out), measured=out)
+    result, verdict = run_check("topk.sec76_erratum", claim)
+    claim.record(verdict, measured=result)
 
 
 # --------------------------------------------------------------------------- Proposition 7.4 (biconjugate)
@@ -229,8 +170,8 @@ def test_fy_erratum(claim):
                    title="Biconjugate: for φ = x²/2 (convex, min φ = 0), the biconjugate of Σφ*(y_i) + δ_{S_k}(y) is "
                          "f*_φ(y, 1_k) (the squared k-support norm / 2)")
 def test_prop74_biconjugate(claim):
-    out = ex.prop74(ex.PROP74_PRESETS["check"])
-    claim.record(ex.prop74_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.prop74", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 @pytest.mark.claim("topk/prop-7.4/erratum", kind="erratum", wrong_in="statement",
@@ -238,8 +179,8 @@ def test_prop74_biconjugate(claim):
                          "f*_φ(y, 1_k) − (n − k): the proof drops the φ*(0) terms; corrected: Φ_k** = f*_φ(·, 1_k) − "
                          "(n − k) inf φ (the printed form iff inf φ = 0)")
 def test_prop74_erratum(claim):
-    out = ex.prop74_erratum(ex.PROP74_ERRATUM_PRESETS["check"])
-    claim.record(ex.erratum_outcome_verdict(out), measured=out)
+    result, verdict = run_check("topk.prop74_erratum", claim)
+    claim.record(verdict, measured=result)
 
 
 # --------------------------------------------------------------------------- hard regimes and bound, any p
@@ -249,29 +190,16 @@ def test_prop74_erratum(claim):
                    title="Hard regimes for p ∈ {4/3, 1.5, 3}: mask = hard mask iff λ ≤ x_[k] − x_[k+1] (same for all p); "
                          "magnitude = sign(x)g, g + λg^{p−1} = |x_i| on the top-k, iff |x|_[k+1] + λ|x|_[k+1]^{p−1} ≤ |x|_[k]")
 def test_hard_regime_pnorm(claim):
-    out = ex.hard_regime_p(ex.HARD_P_PRESETS["check"])
-    claim.record(ex.hard_regime_p_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.sec75_hard_pnorm", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 @pytest.mark.claim("topk/sec-7.5/bound/pnorm", kind="bound",
                    title="In the hard regime, ‖topkmag_R(x) − topkmag(x)‖_∞ ≤ λ|x|_[1]^{p−1} for p ∈ {4/3, 1.5, 3} "
                          "(the p = 2 bound λ‖x‖_∞ of §7.5 generalised; derived)")
 def test_magnitude_bound_pnorm(claim):
-    tracker = BoundTracker()
-
-    @settings(max_examples=150, deadline=None)
-    @given(n=st.integers(2, 10), data=st.data(), frac=st.floats(0.01, 0.999), seed=st.integers(0, 2**16),
-           scale=st.floats(-1.0, 1.5), p=st.sampled_from(ex.HARD_P))
-    def hunt(n, data, frac, seed, scale, p):
-        k = data.draw(st.integers(1, n - 1))
-        x = 10.0**scale * np.random.default_rng(seed).standard_normal(n)
-        reg = frac * min(ex.magnitude_threshold_p(x, k, p), 1e3)
-        if reg <= 0.0:
-            return
-        tracker.add(*ex.magnitude_bound_instance(x, k, reg, p), {"n": n, "k": k, "reg": reg, "p": p, "seed": seed})
-
-    hunt()
-    claim.record(ex.magnitude_bound_verdict(tracker.result()))
+    _, verdict = run_check("topk.sec75_bound_pnorm", claim)
+    claim.record(verdict)
 
 
 # --------------------------------------------------------------------------- Proposition 7.8 for p != 2
@@ -281,22 +209,8 @@ def test_magnitude_bound_pnorm(claim):
                    title="Prop. 7.8 for p ∈ {4/3, 1.5} (weights |γ − s_j|^{q−2}, λ^{q−1}w_j in the magnitude case): the "
                          "operator Jacobian equals central differences and is symmetric positive semi-definite")
 def test_prop78_pnorm(claim):
-    res, asym, neg = [], [], []
-
-    @settings(max_examples=60, deadline=None)
-    @given(n=st.integers(3, 8), data=st.data(), reg=st.floats(-1.0, 1.0), scale=st.floats(-1.0, 1.0),
-           seed=st.integers(0, 2**16), p=st.sampled_from(ex.PNORM_JAC_P), mode=st.sampled_from(["mask", "magnitude"]))
-    def hunt(n, data, reg, scale, seed, p, mode):
-        k = data.draw(st.integers(1, n - 1))
-        x = 10.0**scale * np.random.default_rng(seed).standard_normal(n)
-        a, b, c = ex.jacobian_pnorm_instance(x, k, 10.0**reg, p, mode)
-        res.append(a)
-        asym.append(b)
-        neg.append(c)
-
-    hunt()
-    out = ex.prop78_pnorm_outcome(res, asym, neg)
-    claim.record(ex.prop78_pnorm_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.prop78_pnorm", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 # --------------------------------------------------------------------------- sparsity (§7.4)
@@ -306,7 +220,8 @@ def test_prop78_pnorm(claim):
                    title="Relaxed top-k outputs keep at least k nonzeros (mask in P(1_k); magnitude sign-consistent with "
                          "|y| ≤ |x|) and the mask has exact zeros below the affine regime, p ∈ {2, 4/3}")
 def test_sparsity(claim):
-    claim.record(ex.sparsity_verdict(ex.sparsity(ex.SPARSITY_PRESETS["check"])))
+    _, verdict = run_check("topk.sec74_sparsity", claim)
+    claim.record(verdict)
 
 
 # --------------------------------------------------------------------------- Proposition 7.2: zero duality gap
@@ -316,22 +231,8 @@ def test_sparsity(claim):
                    title="Prop. 7.2: max_y ⟨y,x⟩ − f*_φ(y,1_k) − R(y) = min_u R*(x − u) + f_φ(u,1_k), attained at y* and "
                          "u* = x − ∇R(y*) (mask and magnitude, p ∈ {2, 4/3}); weak duality around u*")
 def test_prop72_duality(claim):
-    gaps, margins = [], []
-    rng = np.random.default_rng(72)
-
-    @settings(max_examples=60, deadline=None)
-    @given(n=st.integers(2, 9), data=st.data(), reg=st.floats(-1.0, 1.0), seed=st.integers(0, 2**16),
-           p=st.sampled_from([2.0, 4.0 / 3.0]), mode=st.sampled_from(["mask", "magnitude"]))
-    def hunt(n, data, reg, seed, p, mode):
-        k = data.draw(st.integers(1, n - 1))
-        x = np.random.default_rng(seed).standard_normal(n)
-        g, m = ex.primal_dual_gap(x, k, 10.0**reg, p, mode, rng)
-        gaps.append(g)
-        margins.append(m)
-
-    hunt()
-    out = ex.duality_outcome(gaps, margins)
-    claim.record(ex.duality_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.prop72_duality", claim)
+    claim.record(verdict, measured=result.extras)
 
 
 # --------------------------------------------------------------------------- Eqs. (7.2) and (7.4): LP forms
@@ -341,16 +242,8 @@ def test_prop72_duality(claim):
                    title="Eqs. (7.2)/(7.4): topkmask(x) is the LP argmax over P(1_k) = {y ∈ [0,1]^n, Σy = k}, and "
                          "x ∘ argmax_{P(1_k)}⟨x²/2, y⟩ (chain rule (7.3), φ = x²/2) is topkmag(x)")
 def test_eq72_lp(claim):
-    errs = []
-
-    @settings(max_examples=40, deadline=None)
-    @given(n=st.integers(2, 12), data=st.data(), seed=st.integers(0, 2**16))
-    def hunt(n, data, seed):
-        k = data.draw(st.integers(1, n - 1))
-        errs.extend(ex.lp_forms_errors(np.random.default_rng(seed).standard_normal(n), k))
-
-    hunt()
-    claim.record(ex.lp_forms_verdict(ex.lp_forms_outcome(errs)))
+    _, verdict = run_check("topk.eq72", claim)
+    claim.record(verdict)
 
 
 # --------------------------------------------------------------------------- §7.3 soft sort and soft rank
@@ -360,17 +253,7 @@ def test_eq72_lp(claim):
                    title="Soft sort/rank (§7.3 LPs over P(x) and P(ρ), p-norm regularised, Props. 7.2/7.5): isotonic "
                          "reduction = SLSQP over the permutahedron; hard sort/rank exactly iff λ ≤ the derived threshold")
 def test_soft_sort_rank(claim):
-    errs = []
-
-    @settings(max_examples=40, deadline=None)
-    @given(n=st.integers(2, 6), seed=st.integers(0, 2**16), p=st.sampled_from(ex.SOFT_P),
-           log_reg=st.floats(-2.5, 2.5))
-    def hunt(n, seed, p, log_reg):
-        x = np.random.default_rng(seed).standard_normal(n)
-        errs.extend(ex.soft_lp_errors(x, float(10.0**log_reg), p))
-
-    hunt()
     # one identity: LP errors against 0 (tolerance SOFT_LP_ATOL) and the 0/1 regime table against the
     # prediction (a single mismatch is an error of 1)
-    out = ex.soft_sort_rank_outcome(errs)
-    claim.record(ex.soft_sort_rank_verdict(out), measured=out.extras)
+    result, verdict = run_check("topk.sec73_soft_sort", claim)
+    claim.record(verdict, measured=result.extras)

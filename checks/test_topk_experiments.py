@@ -1,6 +1,8 @@
 """Checks of M. E. Sander's thesis, chapter 7 (paper key ``topk``), composed from theory.experiments.topk:
 the isotonic reductions (Props. 7.5, 7.6) against a generic solver of Prop. 7.2's primal problem, Figs. 7.3
-and 7.8 measured, and the k-support negentropy of App. 7.B.1 with its contours (Fig. 7.9).
+and 7.8 measured, and the k-support negentropy of App. 7.B.1 with its contours (Fig. 7.9). Each test runs its
+claim's registered experiment at its "check" preset, records the verdict the registry gives for the claim
+(``theory run CLAIM-ID`` reruns it) and draws its figure.
 """
 
 from __future__ import annotations
@@ -10,24 +12,31 @@ import math
 import numpy as np
 import pytest
 
-from theory.experiments import topk as ex
+from theory.experiments import experiment
 from theory.plots import new_axes, save_figure
+
+
+def run_check(name, claim):
+    """(result, verdict): experiment ``name`` at its "check" preset and the verdict it gives for ``claim``."""
+    exp = experiment(name)
+    result = exp.run("check")
+    return result, exp.verdict_for(claim.id)(result)
 
 
 @pytest.mark.claim("topk/prop-7.5", kind="identity",
                    title="Prop. 7.5 (φ(x) = x, R separable): u* = v*_{σ⁻¹} with v* the isotonic solution over the monotone "
                          "cone minimises Prop. 7.2's primal R*(x − u) + f(u, w) (SLSQP over the n! vertices; w sorted, p ∈ {2, 4/3, 1.5})")
 def test_prop75(claim):
-    result = ex.prop75(ex.PROP75_PRESETS["check"])
-    claim.record(ex.prop75_verdict(result), measured=result)
+    result, verdict = run_check("topk.prop75", claim)
+    claim.record(verdict, measured=result)
 
 
 @pytest.mark.claim("topk/prop-7.6", kind="identity",
                    title="Prop. 7.6 (φ even, increasing on ℝ₊: x²/2 and |x|): u* = sign(x)∘v*_{σ⁻¹}, v* over the non-negative "
                          "monotone cone (truncated at 0), minimises Prop. 7.2's primal (SLSQP; w ≥ 0 sorted, p ∈ {2, 4/3, 1.5})")
 def test_prop76(claim):
-    result = ex.prop76(ex.PROP76_PRESETS["check"])
-    claim.record(ex.prop76_verdict(result), measured=result)
+    result, verdict = run_check("topk.prop76", claim)
+    claim.record(verdict, measured=result)
 
 
 def _fig73_figure(result, config):
@@ -64,10 +73,9 @@ def _fig73_figure(result, config):
                    title="Fig. 7.3 (φ = x²/2, k = 2, x = (x₁, x₂, ½, 1), λ = 0.3): R = 0 jumps, p = 2 is Lipschitz with kinks, "
                          "p = 4/3 is C¹; both relaxed maps are exactly 0 on the square max|x_i| ≤ g(½), g + λg^{p−1} = ½")
 def test_fig73(claim):
-    config = ex.FIG73_PRESETS["check"]
-    result = ex.fig73(config)
-    figure = _fig73_figure(result, config)
-    claim.record(ex.fig73_verdict(result), figure=figure, measured=result)
+    result, verdict = run_check("topk.fig73", claim)
+    figure = _fig73_figure(result, experiment("topk.fig73").config_for("check"))
+    claim.record(verdict, figure=figure, measured=result)
 
 
 def _fig78_figure(result):
@@ -102,17 +110,17 @@ def _fig78_figure(result):
                          "s ≤ 1 − λ and exactly 0 on [1 + λ, 4 − λ]; it leaves 1 like h^{1/(p−1)} for p < 2 (C¹) and linearly "
                          "for p ≥ 2 (a kink)")
 def test_fig78(claim):
-    result = ex.fig78(ex.FIG78_PRESETS["check"])
+    result, verdict = run_check("topk.fig78", claim)
     figure = _fig78_figure(result)
-    claim.record(ex.fig78_verdict(result), figure=figure, measured=result)
+    claim.record(verdict, figure=figure, measured=result)
 
 
 @pytest.mark.claim("topk/app-7.B.1", kind="identity",
                    title="App. 7.B.1: the k-support negentropy min_{z ∈ P(1_k)} Σ y_i log(y_i/z_i) in closed form "
                          "(theory.topk.ksupport_negentropy) equals SLSQP on that program and on the conjugate of Σ_top-k e^{x−1}")
 def test_app7b1(claim):
-    result = ex.app7b1(ex.APP7B1_PRESETS["check"])
-    claim.record(ex.app7b1_verdict(result), measured=result)
+    result, verdict = run_check("topk.app7b1", claim)
+    claim.record(verdict, measured=result)
 
 
 def _ternary(pts):
@@ -153,6 +161,6 @@ def _fig79_figure(result):
                          "capped simplex {max y ≤ 1/2} (a flat region, unlike the negentropy's single minimiser) and depends "
                          "on max y alone outside it")
 def test_fig79(claim):
-    result = ex.fig79(ex.FIG79_PRESETS["check"])
+    result, verdict = run_check("topk.fig79", claim)
     figure = _fig79_figure(result)
-    claim.record(ex.fig79_verdict(result), figure=figure, measured=result)
+    claim.record(verdict, figure=figure, measured=result)

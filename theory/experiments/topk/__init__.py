@@ -44,8 +44,12 @@ def _identity_summary(out):
     return {"max_abs_err": float(r.max_abs_err), "max_rel_err": float(r.max_rel_err), "n_instances": int(r.n_instances)}
 
 
-def _bound_summary(r):
-    return {"ratio": float(r.ratio), "n_instances": int(r.n_instances)}
+def _bound_summary(out):
+    r = out.result if isinstance(out, Outcome) else out
+    summary = {"ratio": float(r.ratio), "n_instances": int(r.n_instances)}
+    if isinstance(out, Outcome) and "ratio_any_reg" in out.extras:
+        summary["ratio_any_reg"] = float(out.extras["ratio_any_reg"])
+    return summary
 
 
 def _erratum_summary(out):
@@ -68,7 +72,7 @@ _op, _cj, _sv, _mg, _ls, _sf, _rd = operators, conjugates, solvers, magnitude, l
 for _name, _cfg, _presets, _measure, _verdict, _claims, _summary in (
     ("prop78", _op.JacobianConfig, _op.JACOBIAN_PRESETS, _op.jacobian_cases, _op.prop78_verdict, ("topk/prop-7.8",),
      _prop78_summary),
-    ("prop78_psd", _op.JacobianConfig, _op.JACOBIAN_PRESETS, _op.jacobian_cases, _op.prop78_psd_verdict,
+    ("prop78_psd", _op.JacobianConfig, _op.JACOBIAN_PSD_PRESETS, _op.jacobian_cases, _op.prop78_psd_verdict,
      ("topk/prop-7.8/symmetric-psd",), lambda r: _op.prop78_psd_outcome(r.cases).extras if r.cases else {}),
     ("prop78_erratum", _op.JacobianConfig, _op.JACOBIAN_PRESETS, _op.prop78_erratum, erratum_outcome_verdict,
      ("topk/prop-7.8/erratum",), _E),

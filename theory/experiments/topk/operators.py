@@ -24,7 +24,8 @@ from ._common import ErratumOutcome, Outcome, decreasing_steps, int_range, real_
 
 __all__ = [
     "FD_STEP", "FD_ATOL", "fd_jacobian", "smooth_point", "printed_magnitude_jacobians", "jacobian_case",
-    "JacobianConfig", "JacobianCases", "JACOBIAN_PRESETS", "jacobian_cases", "prop78_outcome", "prop78_verdict",
+    "JacobianConfig", "JacobianCases", "JACOBIAN_PRESETS", "JACOBIAN_PSD_PRESETS", "jacobian_cases", "prop78_outcome",
+    "prop78_verdict",
     "prop78_psd_outcome", "prop78_psd_verdict", "prop78_erratum_outcome", "prop78_erratum",
     "PROP78_EXPECTED", "PROP78_PSD_EXPECTED", "PROP72_EXPECTED", "REGIME_EXPECTED", "FIG71_EXPECTED",
     "permutahedron_constraints", "slsqp_mask", "SLSQP_ATOL", "prop72_instance", "Prop72Config", "PROP72_PRESETS",
@@ -121,6 +122,8 @@ class JacobianConfig(Config):
 #: "check": the size of the Hypothesis hunt of the check (60 examples, n in 3..8); "paper": the thesis
 #: gives no sizes for this proposition; a larger sweep
 JACOBIAN_PRESETS = {"check": JacobianConfig(), "paper": JacobianConfig(n_range=(3, 40), draws=1000)}
+#: Prop. 7.8's symmetry and PSD claim: "check" draws 40 instances (the size of its former Hypothesis hunt)
+JACOBIAN_PSD_PRESETS = {"check": JacobianConfig(draws=40), "paper": JACOBIAN_PRESETS["paper"]}
 
 
 @dataclass(frozen=True)
