@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from theory.experiments import experiment
 from theory.experiments import icl_ar as ex
 from theory.plots import save_figure, subplots
 
@@ -115,10 +116,10 @@ def _fig63_figure(unitary, orthogonal, tmax_u, tmax_o):
                          "arbitrarily small loss at the parameters of Props. 6.7 (unitary, d = H = 10, T = 15) and "
                          "6.11 (orthogonal, reduced: d = 4, H = 3)")
 def test_fig63(claim):
-    cu, co = ex.FIG63_PRESETS["check"], ex.PROP611_PRESETS["check"]
-    unitary, orthogonal = ex.fig63(cu), ex.prop611(co)
-    claim.record(ex.fig63_combined_verdict(unitary, orthogonal),
-                 figure=_fig63_figure(unitary, orthogonal, cu.tmax, co.tmax))
+    exp = experiment("icl_ar.fig63_panels")
+    result = exp.run("check")  # the "check" presets of icl_ar.fig63 (left) and icl_ar.prop611 (right)
+    claim.record(exp.verdict_for("icl-ar/fig-6.3")(result),
+                 figure=_fig63_figure(result.unitary, result.orthogonal, result.unitary_tmax, result.orthogonal_tmax))
 
 
 @pytest.mark.claim("icl-ar/prop-6.7", kind="identity", aliases=("sander-thesis/prop-6.7",),

@@ -107,6 +107,28 @@ def test_fig63_rejects_short_training():
     _fails(ex.fig63_verdict(ex.fig63(dataclasses.replace(ex.FIG63_PRESETS["check"], seeds=(0,), steps=10))))
 
 
+def test_fig63_panels_config_is_the_two_check_presets():
+    """The check of Fig. 6.3 combines the "check" presets of fig63 and prop611; its config holds both, field by
+    field, and names its own fields in a refusal between fields."""
+    cfg = ex.FIG63_PANELS_PRESETS["check"]
+    assert cfg == ex.Fig63PanelsConfig()
+    assert cfg.unitary() == ex.FIG63_PRESETS["check"] and cfg.orthogonal() == ex.PROP611_PRESETS["check"]
+    paper = ex.FIG63_PANELS_PRESETS["paper"]
+    assert paper.unitary() == ex.FIG63_PRESETS["paper"] and paper.orthogonal() == ex.PROP611_PRESETS["paper"]
+    with pytest.raises(ValueError, match="`unitary_d` of Fig63PanelsConfig"):
+        ex.Fig63PanelsConfig(unitary_d=3, unitary_context="orthogonal")
+
+
+def test_fig63_panels_rejects_one_failing_panel():
+    """Short training of the left panel fails the combined verdict although the right panel passes."""
+    cfg = ex.Fig63PanelsConfig(unitary_seeds=(0,), unitary_steps=10, orthogonal_seeds=(2,))
+    result = ex.fig63_panels(cfg)
+    assert ex.prop611_verdict(result.orthogonal).passed
+    verdict = ex.fig63_panels_verdict(result)
+    _fails(verdict)
+    assert verdict.measured == ex.fig63_combined_verdict(result.unitary, result.orthogonal).measured
+
+
 # ---------------------------------------------------------------- Prop. 6.12
 
 _SMALL612 = dict(T=12, mus=(3.0, 50.0), rate_mus=(300.0, 600.0, 1200.0, 2400.0, 4800.0))  # a rate needs 5 points
@@ -199,7 +221,8 @@ def test_icl_ar_experiments_registered():
 
     names = {n for n in experiments() if n.startswith("icl_ar.")}
     assert names == {f"icl_ar.{n}" for n in ("prop64", "prop65", "prop68", "prop68_erratum", "lemma610", "prop611",
-                                             "fig63", "prop612", "prop612_erratum", "lemma66", "prop69", "fig66")}
+                                             "fig63", "fig63_panels", "prop612", "prop612_erratum", "lemma66", "prop69",
+                                             "fig66")}
     for name in names:
         e = experiment(name)
         assert {"check", "paper"} <= set(e.presets)

@@ -17,6 +17,8 @@ erratum's with its printed and corrected halves in ``parts``). Every expectation
   H < d heads reaches zero loss at a rank-δ C with :math:`P_{T-1,T-1}/P_{T-1,T}=-1/2`.
 * :func:`fig63`: Fig. 6.3 (left) and Prop. 6.7: unitary contexts, d = H = 10, T_max = 15; the flow reaches zero
   loss at a diagonal C with :math:`P_{T-1,T}C_{ii}=1`.
+* :func:`fig63_panels`: Fig. 6.3, both panels: :func:`fig63` (left) and :func:`prop611` (right, reduced) at
+  their "check" presets, one verdict for the two.
 * :func:`lemma66`: Lemma 6.6, the explicit diagonal heads of (6.6) against the closed-form output.
 * :func:`prop69`: Prop. 6.9, the scalar gradient flow of :math:`(pab-1)^2` from :math:`|pab-1|<1`.
 * :func:`fig66`: Fig. 6.6 and §6.5.3, gradient descent on the exact PE-only loss: the learned positional
@@ -38,7 +40,7 @@ from ... import icl
 from ...claims import Verdict, erratum_verdict, threshold_verdict
 from ...rates import fit_rate
 from .. import register
-from ..config import Choice, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
+from ..config import Choice, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, constraint_of, field
 
 __all__ = [
     "GDStepConfig", "GDStepResult", "prop64", "prop64_verdict", "PROP64_PRESETS", "PROP64_TOL",
@@ -48,7 +50,9 @@ __all__ = [
     "RankDeltaConfig", "RankDeltaResult", "lemma610", "lemma610_verdict", "LEMMA610_PRESETS",
     "OrthogonalFlowConfig", "OrthogonalFlowResult", "prop611", "prop611_verdict", "PROP611_PRESETS", "PROP611_TOL",
     "UnitaryFlowConfig", "UnitaryFlowResult", "fig63", "fig63_verdict", "fig63_combined_verdict", "FIG63_PRESETS",
-    "FIG63_TOL", "ConditioningConfig", "ConditioningResult", "prop612", "prop612_verdict", "prop612_erratum_verdict",
+    "FIG63_TOL", "Fig63PanelsConfig", "Fig63PanelsResult", "fig63_panels", "fig63_panels_verdict",
+    "FIG63_PANELS_PRESETS",
+    "ConditioningConfig", "ConditioningResult", "prop612", "prop612_verdict", "prop612_erratum_verdict",
     "quad_moment", "RATE_POINTS", "PROP612_PRESETS", "PROP612_TOL",
     "DiagonalHeadsConfig", "DiagonalHeadsResult", "lemma66", "lemma66_verdict", "LEMMA66_PRESETS",
     "ScalarFlowConfig", "ScalarFlowResult", "prop69", "prop69_verdict", "PROP69_PRESETS",
@@ -854,6 +858,112 @@ def fig63_combined_verdict(unitary: UnitaryFlowResult, orthogonal: OrthogonalFlo
                                      f"{len(orthogonal.final_loss)} seeds")
 
 
+# ------------------------------------------------------------------------------------------ Fig. 6.3 (both panels)
+
+def _panel_field(cls, name: str, doc: str):
+    """A field of :class:`Fig63PanelsConfig` with the constraint and the default of field ``name`` of ``cls``."""
+    return field(constraint_of(cls, name), getattr(cls, name), doc)
+
+
+_U, _O = UnitaryFlowConfig, OrthogonalFlowConfig
+
+
+@dataclass(frozen=True)
+class Fig63PanelsConfig(Config):
+    """Fig. 6.3, both panels: the unitary run of :func:`fig63` (left, ``unitary_*`` = the fields of
+    :class:`UnitaryFlowConfig`) and the orthogonal run of :func:`prop611` (right, reduced, ``orthogonal_*`` = the
+    fields of :class:`OrthogonalFlowConfig`); the defaults are those two experiments' "check" presets."""
+
+    unitary_d: int = _panel_field(_U, "d", "Left panel: dimension (Fig. 6.3: 10).")
+    unitary_heads: int = _panel_field(_U, "heads", "Left panel: number of heads H (Fig. 6.3: 10).")
+    unitary_tmax: int = _panel_field(_U, "tmax", "Left panel: T_max (Fig. 6.3: 15).")
+    unitary_seeds: tuple = _panel_field(_U, "seeds", "Left panel: seeds of the initialisations.")
+    unitary_init_scale: float = _panel_field(_U, "init_scale", "Left panel: initial entries i.i.d. "
+                                             "N(0, init_scale²).")
+    unitary_lr: float = _panel_field(_U, "lr", "Left panel: Euler step.")
+    unitary_steps: int = _panel_field(_U, "steps", "Left panel: largest number of Euler steps.")
+    unitary_tol: float = _panel_field(_U, "tol", "Left panel: stop once the loss is below it.")
+    unitary_context: str = _panel_field(_U, "context", "Left panel: \"unitary\" is the figure's; \"orthogonal\" "
+                                        "(d even) makes the verdict fail.")
+    orthogonal_delta: int = _panel_field(_O, "delta", "Right panel: conjugate pairs (d = 2δ).")
+    orthogonal_heads: int = _panel_field(_O, "heads", "Right panel: H; the statement's rank-δ case is δ <= H < d.")
+    orthogonal_tmax: int = _panel_field(_O, "tmax", "Right panel: T_max (the ratio needs P_{T-1,T-1}).")
+    orthogonal_seeds: tuple = _panel_field(_O, "seeds", "Right panel: seeds of the initialisations.")
+    orthogonal_init_scale: float = _panel_field(_O, "init_scale", "Right panel: standard deviation of the initial "
+                                                "entries.")
+    orthogonal_lr: float = _panel_field(_O, "lr", "Right panel: Euler step of the flow.")
+    orthogonal_steps: int = _panel_field(_O, "steps", "Right panel: largest number of Euler steps of the flow.")
+    orthogonal_tol: float = _panel_field(_O, "tol", "Right panel: stop once the loss is below it.")
+
+    @classmethod
+    def of(cls, unitary: UnitaryFlowConfig, orthogonal: OrthogonalFlowConfig) -> "Fig63PanelsConfig":
+        """The config of the two runs ``unitary`` (left panel) and ``orthogonal`` (right panel)."""
+        return cls(**{f"unitary_{k}": getattr(unitary, k) for k in unitary.declared()},
+                   **{f"orthogonal_{k}": getattr(orthogonal, k) for k in orthogonal.declared()})
+
+    def unitary(self) -> UnitaryFlowConfig:
+        """The config of the left panel's run (:func:`fig63`)."""
+        return UnitaryFlowConfig(**{k: getattr(self, f"unitary_{k}") for k in UnitaryFlowConfig.declared()})
+
+    def orthogonal(self) -> OrthogonalFlowConfig:
+        """The config of the right panel's run (:func:`prop611`)."""
+        return OrthogonalFlowConfig(**{k: getattr(self, f"orthogonal_{k}") for k in OrthogonalFlowConfig.declared()})
+
+    def check(self):
+        """The rules between the fields of each panel's config, named by this config's fields."""
+        for panel, cls in (("unitary", UnitaryFlowConfig), ("orthogonal", OrthogonalFlowConfig)):
+            try:
+                getattr(self, panel)()
+            except ValueError as exc:
+                text = str(exc)
+                for k in cls.declared():
+                    text = text.replace(f"`{k}` of {cls.__name__}", f"`{panel}_{k}` of {type(self).__name__}")
+                raise ValueError(text) from None
+
+
+FIG63_PANELS_PRESETS = {
+    # what the check of icl-ar/fig-6.3 combines: the "check" presets of icl_ar.fig63 and icl_ar.prop611
+    "check": Fig63PanelsConfig.of(FIG63_PRESETS["check"], PROP611_PRESETS["check"]),
+    "paper": Fig63PanelsConfig.of(FIG63_PRESETS["paper"], PROP611_PRESETS["paper"]),
+}
+
+
+@dataclass(frozen=True)
+class Fig63PanelsResult:
+    """The two runs of Fig. 6.3.
+
+    Attributes
+    ----------
+    unitary : UnitaryFlowResult
+        Left panel (:func:`fig63`).
+    orthogonal : OrthogonalFlowResult
+        Right panel (:func:`prop611`).
+    unitary_tmax, orthogonal_tmax : int
+        Their T_max (for the figure).
+    """
+
+    unitary: UnitaryFlowResult
+    orthogonal: OrthogonalFlowResult
+    unitary_tmax: int
+    orthogonal_tmax: int
+
+    def to_measured(self):
+        return {**{f"unitary_{k}": v for k, v in _fig63_measured(self.unitary).items()},
+                **{f"orthogonal_{k}": v for k, v in _prop611_measured(self.orthogonal).items()}}
+
+
+def fig63_panels(config: Fig63PanelsConfig) -> Fig63PanelsResult:
+    """Measure Fig. 6.3 (thesis, ch. 6), both panels: :func:`fig63` on the unitary config and :func:`prop611` on
+    the orthogonal one."""
+    return Fig63PanelsResult(fig63(config.unitary()), prop611(config.orthogonal()), config.unitary_tmax,
+                             config.orthogonal_tmax)
+
+
+def fig63_panels_verdict(result: Fig63PanelsResult, tol_unitary=FIG63_TOL, tol_orthogonal=PROP611_TOL) -> Verdict:
+    """An identity (Fig. 6.3, both panels): :func:`fig63_combined_verdict` of the two runs."""
+    return fig63_combined_verdict(result.unitary, result.orthogonal, tol_unitary, tol_orthogonal)
+
+
 # ------------------------------------------------------------------------------------------ Prop. 6.12
 
 #: tolerances of Prop. 6.12: entries vs quadrature; the rate of T - σ_1 and σ_2 in μ
@@ -1288,7 +1398,9 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
      ("icl-ar/prop-6.8/erratum",)),
     ("lemma610", RankDeltaConfig, LEMMA610_PRESETS, lemma610, lemma610_verdict, ("icl-ar/lemma-6.10",)),
     ("prop611", OrthogonalFlowConfig, PROP611_PRESETS, prop611, prop611_verdict, ("icl-ar/prop-6.11",)),
-    ("fig63", UnitaryFlowConfig, FIG63_PRESETS, fig63, fig63_verdict, ("icl-ar/fig-6.3", "icl-ar/prop-6.7")),
+    ("fig63", UnitaryFlowConfig, FIG63_PRESETS, fig63, fig63_verdict, ("icl-ar/prop-6.7",)),
+    ("fig63_panels", Fig63PanelsConfig, FIG63_PANELS_PRESETS, fig63_panels, fig63_panels_verdict,
+     ("icl-ar/fig-6.3",)),
     ("prop612", ConditioningConfig, PROP612_PRESETS, prop612, prop612_verdict, ("icl-ar/prop-6.12",)),
     ("lemma66", DiagonalHeadsConfig, LEMMA66_PRESETS, lemma66, lemma66_verdict, ("icl-ar/lemma-6.6",)),
     ("prop69", ScalarFlowConfig, PROP69_PRESETS, prop69, prop69_verdict, ("icl-ar/prop-6.9",)),

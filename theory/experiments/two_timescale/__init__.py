@@ -27,6 +27,7 @@ Registered as ``"two_timescale.<name>"``:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -807,10 +808,12 @@ register("two_timescale.hessian", config=HessianConfig, presets=HESSIAN_PRESETS,
          verdict=hessian_verdict, claims=("two-timescale/prop-6.4",), summary=lambda r: {"ratio": r.ratio})
 register("two_timescale.heaviside", config=HeavisideConfig, presets=HEAVISIDE_PRESETS, measure=measure_heaviside,
          verdict=heaviside_velocity_verdict,
-         claims=("two-timescale/eq-6.6", "two-timescale/eq-6.7", "two-timescale/eq-6.7/invariant"),
+         claims={"two-timescale/eq-6.6": heaviside_loss_verdict, "two-timescale/eq-6.7": None,
+                 "two-timescale/eq-6.7/invariant": heaviside_invariant_verdict},
          summary=lambda r: {"loss_identity_error": r.loss_identity_error, "invariant_drift": r.invariant_drift})
 register("two_timescale.tracking", config=TrackingConfig, presets=TRACKING_PRESETS, measure=measure_tracking,
-         verdict=tracking_bound_verdict, claims=("two-timescale/prop-6.9", "two-timescale/prop-6.9/lag"),
+         verdict=tracking_bound_verdict,
+         claims={"two-timescale/prop-6.9": None, "two-timescale/prop-6.9/lag": tracking_lag_verdict},
          summary=lambda r: {"ratio": r.ratio, "decay_rate": r.decay_rate})
 register("two_timescale.eps_limit", config=EpsLimitConfig, presets=EPS_LIMIT_PRESETS, measure=measure_eps_limit,
          verdict=eps_limit_verdict, claims=("two-timescale/sec-6.5.2",),
@@ -1015,7 +1018,9 @@ RECOVERY_PRESETS = {"check": RecoveryConfig(), "paper": RecoveryConfig(draws=500
 
 register("two_timescale.lemmas", config=LemmasConfig, presets=LEMMAS_PRESETS, measure=measure_lemmas,
          verdict=lambda r: lemma_verdict(r, "lemma-6.16"),
-         claims=tuple(f"two-timescale/{k}" for k in LEMMAS + ("lemma-6.11", "lemma-6.13")),
+         claims={**{f"two-timescale/{k}": functools.partial(lemma_verdict, name=k) for k in LEMMAS},
+                 **{f"two-timescale/{k}": functools.partial(lemma_identity_verdict, name=k)
+                    for k in ("lemma-6.11", "lemma-6.13")}},
          summary=lambda r: r.to_measured())
 register("two_timescale.recovery", config=RecoveryConfig, presets=RECOVERY_PRESETS, measure=measure_recovery,
          verdict=recovery_verdict, claims=("two-timescale/prop-6.7",), summary=lambda r: r.to_measured())
@@ -1512,5 +1517,7 @@ FLANKING_PRESETS = {
 }
 
 register("two_timescale.flanking", config=FlankingConfig, presets=FLANKING_PRESETS, measure=measure_flanking,
-         verdict=flanking_verdict, claims=("two-timescale/lemma-6.13/hypothesis", "two-timescale/lemma-6.13/erratum"),
+         verdict=flanking_verdict,
+         claims={"two-timescale/lemma-6.13/hypothesis": None,
+                 "two-timescale/lemma-6.13/erratum": flanking_erratum_verdict},
          summary=lambda r: r.to_measured())
