@@ -18,6 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from ._errors import check_package
+
+check_package()  # a folder named theory imported instead of the package stops here, in one line
+
 __all__ = ["LockTimeout", "locked", "write_atomic", "write_atomic_many", "fsync_directory", "check_writable_file",
            "find_root"]
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from theory._errors import check_package as _check_package  # noqa: F401  (a shadowing folder stops here)
+
 __all__ = ["Paper", "PAPERS", "PAPER_KEYS", "paper", "paper_of_module"]
 
 _KEY = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")

@@ -13,6 +13,8 @@ them::
     result = fig7.run("check", draws=4)        # the "check" preset with one field replaced
 """
 
+from theory._errors import check_package as _check_package  # noqa: F401  (a shadowing folder stops here)
+
 from ._registry import Experiment, experiment, experiment_of, experiments, register
 from .config import (
     Bool,
