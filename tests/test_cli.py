@@ -481,3 +481,35 @@ def test_report_nested_too_deeply_exits_2_in_one_line(tmp_path, capsys, depth, o
         return
     assert code == 2 and captured.err.count("\n") == 1 and "nested too deeply" in captured.err
     assert str(tmp_path / "claims.json") in captured.err
+
+
+def test_version_and_help_texts_explain_themselves(capsys):
+    import argparse
+
+    from theory import __version__
+    from theory.cli import _parser
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"theory {__version__}"
+
+    def walk(parser, path):
+        text = parser.format_help()
+        assert "``" not in text and ":func:" not in text and ":class:" not in text, (path, text)
+        assert parser.description, f"`theory {' '.join(path)}` has no description"
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, path + [name])
+
+    walk(_parser(), [])
+
+
+def test_a_claim_id_typo_is_refused_before_collecting_the_checks(capsys):
+    import time
+
+    start = time.perf_counter()
+    assert main(["check", "--claim", "topk/prop-7.88"]) == 2
+    err = capsys.readouterr().err
+    assert "no check declares this claim ID" in err and "did you mean topk/prop-7.8" in err
+    assert time.perf_counter() - start < 10

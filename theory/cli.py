@@ -143,6 +143,15 @@ def _check(args: list[str]) -> int:
         except ValueError as exc:
             _say(f"theory check: --claim {exc}", sys.stderr)
             return 2
+    if options.claim:  # an ID no experiment measures is refused in a few seconds, before collecting the checks
+        from theory.experiments import experiment_of
+
+        for claim_id in options.claim:
+            try:
+                experiment_of(claim_id)
+            except ValueError as exc:
+                _say(f"theory check: --claim {claim_id}: no check declares this claim ID ({exc})", sys.stderr)
+                return 2
     rest = _absolute_paths(rest, Path.cwd())
     pytest_args = ["-p", "theory.pytest_plugin"]
     if not any(a.startswith("--claims-report") or a == "--no-claims-report" for a in rest):
@@ -283,8 +292,33 @@ def _plots(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _plain(text: str) -> str:
+    """Help text without reST markup: ``name`` and :func:`name` read as name in a terminal."""
+    import re
+
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    return text.replace("``", "")
+
+
+def _describe_all(parser: argparse.ArgumentParser) -> None:
+    """Give every subcommand a description (its one-line help where it has none) and strip reST markup."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                if sub.description is None and helps.get(name):
+                    text = helps[name]
+                    sub.description = text[0].upper() + text[1:] + "."
+                sub.description = _plain(sub.description) if sub.description else sub.description
+                sub.epilog = _plain(sub.epilog) if sub.epilog else sub.epilog
+                _describe_all(sub)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="theory", description=__doc__.split("\n")[0])
+    from theory import __version__
+
+    parser = argparse.ArgumentParser(prog="theory", description=_plain(__doc__.split("\n")[0]))
+    parser.add_argument("--version", action="version", version=f"theory {__version__}")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("check", help="run the claim checks and update reports/claims.{json,md}; "
                    "`theory check --help` for its options", add_help=False)
@@ -309,6 +343,7 @@ def _parser() -> argparse.ArgumentParser:
     _run_parser(sub)
     _sweep_parser(sub)
     _oracle_parser(sub)
+    _describe_all(parser)
     return parser
 
 
