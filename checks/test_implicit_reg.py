@@ -3,24 +3,27 @@ Propositions 2 and 3, Theorem 4 and Appendix D.
 
 Numbering of the ICLR paper; chapter 3 of Marion's and of Sander's theses number the same
 statements 3.x and are recorded as aliases. The measurements live in
-:mod:`theory.experiments.implicit_reg.core` (setting, presets and verdicts documented there); these checks
-run its ``"check"`` presets, record the claims and draw the figures. The Prop. 3 and Thm 4 records run
+:mod:`theory.experiments.implicit_reg.core` (setting, presets and verdicts documented there); each check runs
+its claim's registered experiment at the ``"check"`` preset (the variants of the training runs are experiments of
+their own: ``implicit_reg.training_gelu``, ...), records the verdict the registry gives the claim
+(``experiment(name).verdict_for(claim.id)``, what ``theory run CLAIM-ID`` prints) and draws the figure. The
+Prop. 3 and Thm 4 records run
 clipped GD of Eq. (5) with the clip at 1 and assert that it is never active (the runs then equal plain GD
 of Eq. (4), as in Section 5.1); ``prop-3/active-clip`` trains A and B too, and the clip then acts.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import numpy as np
 import pytest
 
+from theory.experiments import experiment
 from theory.experiments.implicit_reg import core as E
 from theory.plots import new_axes, plot_rate, save_figure
 
-TRAINING = E.PRESETS["training"]["check"]
+TRAINING = experiment("implicit_reg.training").presets["check"]
 
 
 def _aliases(number):
@@ -33,12 +36,14 @@ def _figure():
 
 
 @functools.lru_cache(maxsize=None)
-def _training(config):
-    return E.measure_training(config)
+def _run(name):
+    """``implicit_reg.<name>`` at its ``"check"`` preset, measured once per session (records share it)."""
+    return experiment(f"implicit_reg.{name}").run("check")
 
 
-def _variant(**changes):
-    return _training(dataclasses.replace(TRAINING, **changes))
+def _verdict(claim, name):
+    """The verdict of ``claim`` on the run of ``implicit_reg.<name>`` (the function the registry gives it)."""
+    return experiment(f"implicit_reg.{name}").verdict_for(claim.id)(_run(name))
 
 
 def assert_clip_never_active(claim, result):
@@ -74,11 +79,12 @@ def _plot_differences(fit, cid, label, config=TRAINING):
               "same conclusion")),
 ])
 def test_prop3_smooth_differences(claim, activation):
-    result = _variant(activation=activation)
+    name = {"tanh": "training", "gelu": "training_gelu"}[activation]
+    result = _run(name)
     clip = assert_clip_never_active(claim, result)
     fit = E.difference_fit(result)
     cid = "implicit-reg/prop-3" + ("" if activation == "tanh" else "/gelu")
-    claim.record(E.prop3_verdict(result), figure=_plot_differences(fit, cid, f"{activation}, weight-tied init"),
+    claim.record(_verdict(claim, name), figure=_plot_differences(fit, cid, f"{activation}, weight-tied init"),
                  measured={**clip, "L_times_difference": (fit.errors * result.grid).tolist(),
                            "final_loss_L256": result.final_loss})
 
@@ -87,19 +93,19 @@ def test_prop3_smooth_differences(claim, activation):
                    title="Clipped GD of Eq. (5) (clip 1, never active): the residual weights stay in a ball around init "
                          "whose radius does not depend on L")
 def test_prop3_bounded(claim):
-    result = _training(TRAINING)
+    result = _run("training")
     clip = assert_clip_never_active(claim, result)
     fig, ax = _figure()
     plot_rate(E.displacement_fit(result), ax=ax, expected_slope=0.0, label="tanh, weight-tied init", xlabel="depth L",
               ylabel=r"$\max_k \|Z_k(T) - Z_k(0)\|$", title="implicit-reg/prop-3/bounded")
-    claim.record(E.bounded_verdict(result), figure=save_figure(fig, "implicit-reg/prop-3/bounded"), measured=clip)
+    claim.record(_verdict(claim, "training"), figure=save_figure(fig, "implicit-reg/prop-3/bounded"), measured=clip)
 
 
 @pytest.mark.claim("implicit-reg/prop-3/active-clip", kind="rate", aliases=_aliases("prop-3.3"),
                    title="Clipped GD of Eq. (5) with A and B trained and the clip at 1 active (asserted): "
                          "max_k ||Z_{k+1} - Z_k|| = O(1/L) (tanh, weight-tied init)")
 def test_prop3_active_clip(claim):
-    result = _variant(train_outer=True)
+    result = _run("training_active_clip")
     measured = {**result.clip_summary(), "runs_with_active_clip": sum(r.clipped_steps > 0 for r in result.stats),
                 "L_times_difference": (result.difference * result.grid).tolist()}
     if not E.clip_was_active(result.stats):
@@ -107,18 +113,18 @@ def test_prop3_active_clip(claim):
                              "exercise the clipped flow")
     fig = _plot_differences(E.difference_fit(result), "implicit-reg/prop-3/active-clip",
                             "tanh, A and B trained, clip active")
-    claim.record(E.prop3_verdict(result), figure=fig, measured=measured)
+    claim.record(_verdict(claim, "training_active_clip"), figure=fig, measured=measured)
 
 
 @pytest.mark.claim("implicit-reg/prop-3/iid", kind="rate", aliases=_aliases("prop-3.3"),
                    title="Contrast (Table 1), clipped GD (clip 1, never active): from i.i.d. init the consecutive "
                          "differences do not shrink (slope 0)")
 def test_prop3_iid_contrast(claim):
-    result = _variant(kind="iid")
+    result = _run("training_iid")
     clip = assert_clip_never_active(claim, result)
     fit = E.difference_fit(result)
     ratio = float(np.mean(fit.errors) / np.sqrt(2 * TRAINING.d * TRAINING.m))
-    claim.record(E.prop3_verdict(result, E.EXPECTED_IID),
+    claim.record(_verdict(claim, "training_iid"),
                  figure=_plot_differences(fit, "implicit-reg/prop-3/iid", "tanh, i.i.d. init"),
                  measured={**clip, "mean_difference_over_sqrt_2qm": ratio})
 
@@ -127,10 +133,10 @@ def test_prop3_iid_contrast(claim):
                    title="ReLU (not C^2, App. D / Table 1), clipped GD (clip 1, never active): the O(1/L) law of "
                          "Prop. 3 fails; the slope is seed dependent and above -0.85")
 def test_prop3_relu(claim):
-    result = _variant(activation="relu")
+    result = _run("training_relu")
     clip = assert_clip_never_active(claim, result)
     fig = _plot_differences(E.difference_fit(result), "implicit-reg/prop-3/relu", "ReLU, weight-tied init")
-    claim.record(E.relu_verdict(result), figure=fig, measured=clip)
+    claim.record(_verdict(claim, "training_relu"), figure=fig, measured=clip)
 
 
 # --------------------------------------------------------------------------- Proposition 2
@@ -139,11 +145,11 @@ def test_prop3_relu(claim):
 @pytest.mark.claim("implicit-reg/prop-2", kind="rate", aliases=_aliases("prop-3.2"),
                    title="With V_k = V(k/L), W_k = W(k/L) Lipschitz, sup_x ||F(x) - F^L(x)|| = O(1/L)")
 def test_prop2_euler(claim):
-    result = E.measure_prop2(E.PRESETS["prop2"]["check"])
+    result = _run("prop2")
     fig, ax = _figure()
     plot_rate(E.prop2_fit(result), ax=ax, expected_slope=-1.0, label="tanh, smooth weights (DOP853 reference)",
               xlabel="depth L", ylabel=r"$\max_i \|F^L(x_i) - F(x_i)\|$", title="implicit-reg/prop-2")
-    claim.record(E.prop2_verdict(result), figure=save_figure(fig, "implicit-reg/prop-2"))
+    claim.record(_verdict(claim, "prop2"), figure=save_figure(fig, "implicit-reg/prop-2"))
 
 
 # --------------------------------------------------------------------------- Theorem 4
@@ -153,7 +159,7 @@ def test_prop2_euler(claim):
                    title="Clipped GD of Eq. (5) (clip 1, never active): trained weights converge as L grows, "
                          "||Z^L(T) - Z^{2L}(T)||_{L^2} = O(1/L)")
 def test_thm4_depth_doubling(claim):
-    result = _training(TRAINING)
+    result = _run("training")
     clip = assert_clip_never_active(claim, result)
     fit, fit_out = E.doubling_fits(result)
     fig, ax = _figure()
@@ -161,7 +167,7 @@ def test_thm4_depth_doubling(claim):
               xlabel="depth L", ylabel="distance L vs 2L", title="implicit-reg/thm-4: tanh, T = 10")
     plot_rate(fit_out, ax=ax, label=r"outputs $\max_i \|F^L - F^{2L}\|$", xlabel="depth L",
               ylabel="distance L vs 2L")
-    claim.record(E.thm4_verdict(result), figure=save_figure(fig, "implicit-reg/thm-4"), measured=clip)
+    claim.record(_verdict(claim, "training"), figure=save_figure(fig, "implicit-reg/thm-4"), measured=clip)
 
 
 # --------------------------------------------------------------------------- Appendix D
@@ -171,4 +177,4 @@ def test_thm4_depth_doubling(claim):
                    title="ReLU counter-example: trained even weights -> 2L(C^{1/L} - 1), odd stay -1/(2L); "
                          "max |w_{k+1} - w_k| stays Omega(1)")
 def test_appendix_d(claim):
-    claim.record(E.app_d_verdict(E.measure_app_d(E.PRESETS["app_d"]["check"])))
+    claim.record(_verdict(claim, "app_d"))

@@ -6,22 +6,21 @@ Section 5.1, the gradient of Appendix D).
 Numbering of the ICLR paper; chapter 3 of Marion's and of Sander's theses number the same items 3.x
 (aliases). The measurements live in :mod:`theory.experiments.implicit_reg.section5` (settings, presets
 and verdicts documented there); these checks run its ``"check"`` presets, record the claims and draw
-the figures. The erratum of the horizon "T = 500" (flow time 500) is marked slow (12 s).
+the figures; each records the verdict the registry gives its claim (``experiment(name).verdict_for(claim.id)``
+on ``experiment(name).run("check")``, what ``theory run CLAIM-ID`` prints). B.5's bound is a Hypothesis search
+(:mod:`theory.experiments.implicit_reg.searches`). The erratum of the horizon "T = 500" (flow time 500) is
+marked slow (12 s).
 """
 
 from __future__ import annotations
 
 import functools
 
-import numpy as np
 import pytest
-from hypothesis import given, note, settings, target
-from hypothesis import strategies as st
 
-from theory.claims import bound_verdict
+from theory.experiments import experiment
 from theory.experiments.implicit_reg import section5 as E
 from theory.plots import new_axes, plot_bound, plot_rate, save_figure, subplots
-from theory.rates import BoundTracker
 
 
 def _aliases(number):
@@ -35,11 +34,13 @@ def _fig():
 
 @functools.lru_cache(maxsize=None)
 def _run(name):
-    """The experiment's ``"check"`` preset, measured once per session (records share it)."""
-    measure = {"fig1": E.measure_fig1, "horizon": E.measure_horizon, "fig2": E.measure_fig2,
-               "table1": E.measure_table1, "backprop": E.measure_backprop, "adjoint": E.measure_adjoint,
-               "app_d_gradient": E.measure_app_d_gradient}[name]
-    return measure(E.PRESETS[name]["check"])
+    """``implicit_reg.<name>`` at its ``"check"`` preset, measured once per session (records share it)."""
+    return experiment(f"implicit_reg.{name}").run("check")
+
+
+def _verdict(claim, name):
+    """The verdict of ``claim`` on the run of ``implicit_reg.<name>`` (the function the registry gives it)."""
+    return experiment(f"implicit_reg.{name}").verdict_for(claim.id)(_run(name))
 
 
 # =========================================================================== Figure 1
@@ -56,7 +57,7 @@ def test_fig1_left(claim):
     E.plot_fig1_panel(ax, E.fig1_fits(result, "left"), r"$\max_{k,\,t\leq T} \|Z_{k+1}(t) - Z_k(t)\|$",
                       "implicit-reg/fig-1: GELU, n = 20, m = 16", times=result.times)
     ax.legend(frameon=False, fontsize=7, loc="lower left")
-    claim.record(E.fig1_verdict(result, "left"), figure=save_figure(fig, "implicit-reg/fig-1"))
+    claim.record(_verdict(claim, "fig1"), figure=save_figure(fig, "implicit-reg/fig-1"))
 
 
 @pytest.mark.claim("implicit-reg/fig-1/limit", kind="rate", aliases=_FIG1_ALIASES,
@@ -68,7 +69,7 @@ def test_fig1_right(claim):
     E.plot_fig1_panel(ax, E.fig1_fits(result, "right"), r"$\|\mathcal{Z}^L(T) - \mathcal{Z}^{1024}(T)\|_{L^2(ds)}$",
                       "implicit-reg/fig-1/limit: GELU, L_ref = 1024", times=result.times)
     ax.legend(frameon=False, fontsize=7, loc="lower left")
-    claim.record(E.fig1_verdict(result, "right"), figure=save_figure(fig, "implicit-reg/fig-1/limit"),
+    claim.record(_verdict(claim, "fig1"), figure=save_figure(fig, "implicit-reg/fig-1/limit"),
                  measured={"L_ref": E.PRESETS["fig1"]["check"].ref})
 
 
@@ -79,7 +80,7 @@ def test_fig1_right(claim):
                    title="Figure 1's horizon read as Appendix E's 500 steps of lr L x 1e-2 (flow time 5): "
                          "max_{k, t<=5} ||Z_{k+1} - Z_k|| = O(1/L)")
 def test_horizon_steps(claim):
-    claim.record(E.horizon_steps_verdict(_run("fig1")))
+    claim.record(_verdict(claim, "fig1"))
 
 
 @pytest.mark.slow
@@ -88,7 +89,7 @@ def test_horizon_steps(claim):
                    title="'T = 500' read as flow time 500 (the paper's T): the 1/L law of Figure 1 is not seen at "
                          "L = 4..64 in the reduced setting (max_{k,t} ||Z_{k+1} - Z_k|| does not shrink)")
 def test_horizon_flow_time_erratum(claim):
-    claim.record(E.horizon_erratum_verdict(_run("horizon"), _run("fig1")))
+    claim.record(_verdict(claim, "horizon"))
 
 
 # =========================================================================== Figure 2
@@ -99,14 +100,14 @@ def test_horizon_flow_time_erratum(claim):
                          "at all times (second-difference roughness O(1/L)) and converge as t grows")
 def test_fig2_weights(claim):
     result = _run("fig2")
-    claim.record(E.fig2_verdict(result), figure=E.fig2_figure(result.config.depths[1], "implicit-reg/fig-2"),
+    claim.record(_verdict(claim, "fig2"), figure=E.fig2_figure(result.config.depths[1], "implicit-reg/fig-2"),
                  measured={"rho_ratio_predicted": 0.5})
 
 
 @pytest.mark.claim("implicit-reg/fig-2/loss", kind="bound", aliases=_aliases("fig-3.2"),
                    title="Fig. 2 right (reduced): the training loss decays exponentially towards 0 (Thm 6)")
 def test_fig2_loss(claim):
-    claim.record(E.fig2_loss_verdict(_run("fig2")))
+    claim.record(_verdict(claim, "fig2"))
 
 
 # =========================================================================== Table 1 (synthetic)
@@ -135,7 +136,7 @@ def _table1_figure(rows, cid, extra=None):
 def test_table1_smooth_activations(claim):
     result = _run("table1")
     rows = {key: result.rows[key] for a in ("identity", "gelu") for key in ((a, "paper"), (a, "iid"))}
-    claim.record(E.table1_verdict(result), figure=_table1_figure(rows, "implicit-reg/table-1"))
+    claim.record(_verdict(claim, "table1"), figure=_table1_figure(rows, "implicit-reg/table-1"))
 
 
 @pytest.mark.claim("implicit-reg/table-1/relu", kind="rate", aliases=_aliases("table-3.1"),
@@ -145,7 +146,7 @@ def test_table1_smooth_activations(claim):
 def test_table1_relu(claim):
     result = _run("table1")
     rows = {("relu", k): result.rows["relu", k] for k in ("paper", "iid")}
-    claim.record(E.table1_relu_verdict(result), figure=_table1_figure(rows, "implicit-reg/table-1/relu",
+    claim.record(_verdict(claim, "table1"), figure=_table1_figure(rows, "implicit-reg/table-1/relu",
                                                                      extra=(result.max_relu, "relu, tied: max over k")))
 
 
@@ -156,28 +157,28 @@ def test_table1_relu(claim):
                    title="Backward recurrence p_k = p_{k+1} + (1/L) (d_1 f)^T p_{k+1} (transpose restored) and "
                          "Eqs. (14)-(16) give the gradient: relative error vs central differences")
 def test_eq13_corrected(claim):
-    claim.record(E.backprop_verdict(_run("backprop"), "AVWB"))
+    claim.record(_verdict(claim, "backprop"))
 
 
 @pytest.mark.claim("implicit-reg/eq-13/erratum", kind="erratum", aliases=_aliases("eq-3.13"), wrong_in="formula",
                    title="Formula slip: Eq. (13) as printed, p_k = p_{k+1} + (1/L) d_1 f p_{k+1} (no transpose), gives wrong "
                          "gradients of A and of Z_k")
 def test_eq13_erratum(claim):
-    claim.record(E.backprop_erratum_verdict(_run("backprop"), "printed13"))
+    claim.record(_verdict(claim, "backprop"))
 
 
 @pytest.mark.claim("implicit-reg/eq-15", kind="identity", aliases=_aliases("eq-3.15"),
                    title="dl/dZ_k = (1/(nL)) sum_i d_2 f(h_{k-1,i}, Z_k)^T p_{k,i} (the paper's Eq. (15)): relative error "
                          "vs central differences")
 def test_eq15_corrected(claim):
-    claim.record(E.backprop_verdict(_run("backprop"), "VW"))
+    claim.record(_verdict(claim, "backprop"))
 
 
 @pytest.mark.claim("implicit-reg/eq-15/erratum", kind="erratum", aliases=_aliases("eq-3.15"), wrong_in="formula",
                    title="Thesis-only formula slip (marion-thesis and sander-thesis Eq. (3.15)): prints p_{k-1,i} for p_{k,i}: its gradients of V and W are wrong "
                          "(the paper's Eq. (15) is right)")
 def test_eq15_erratum(claim):
-    claim.record(E.backprop_erratum_verdict(_run("backprop"), "thesis15"))
+    claim.record(_verdict(claim, "backprop"))
 
 
 # =========================================================================== Eq. (44): the limit adjoint
@@ -191,59 +192,28 @@ def test_eq44_corrected(claim):
     fig, ax = _fig()
     plot_rate(E.adjoint_fit(result), ax=ax, expected_slope=-1.0, label=r"$dP/ds = -(\partial_1 f)^\top P$ (corrected)",
               xlabel="depth L", ylabel=r"$\|p_0^L - P(0)\| / \|P(0)\|$", title="implicit-reg/eq-44")
-    claim.record(E.adjoint_verdict(result), figure=save_figure(fig, "implicit-reg/eq-44"))
+    claim.record(_verdict(claim, "adjoint"), figure=save_figure(fig, "implicit-reg/eq-44"))
 
 
 @pytest.mark.claim("implicit-reg/eq-44/erratum", kind="erratum", aliases=_aliases("eq-3.44"), wrong_in="formula",
                    title="Formula slip: Eq. (44) as printed, dP/ds = +d_1 f P with P(1) given, is not the limit of the backprop "
                          "states (neither is either half-fix)")
 def test_eq44_erratum(claim):
-    claim.record(E.adjoint_erratum_verdict(_run("adjoint")))
+    claim.record(_verdict(claim, "adjoint"))
 
 
 # =========================================================================== Appendix B.5: ||h_k - A x||
-
-
-b5_sides = E.b5_sides  # the search below seeds Hypothesis from its own source: keep that source unchanged
-
-
-@st.composite
-def _b5_instances(draw):
-    """Points inside the assumptions (47)-(48) of B.5: q >= d + d', m >= n, ||x_i|| = sqrt(q),
-    ||A - A_bar||_F <= 1/2, ||V_k||_F <= 1, ||W_k - W_bar||_F <= 1/2, ||W_bar||_F <= sqrt(2 q m), sigma = tanh."""
-    d = draw(st.integers(1, 4))
-    d_out = draw(st.integers(1, 3))
-    q = d + d_out + draw(st.integers(0, 3))
-    n = draw(st.integers(1, 12))
-    m = n + draw(st.integers(0, 12))
-    return {"d": d, "d_out": d_out, "q": q, "n": n, "m": m, "L": draw(st.sampled_from([1, 2, 4, 8, 16])),
-            "v_radius": draw(st.floats(0.5, 1.0)), "aligned": draw(st.booleans()), "seed": draw(st.integers(0, 2**16))}
 
 
 @pytest.mark.claim("implicit-reg/prop-5/b5", kind="bound", aliases=_aliases("prop-3.6"),
                    title="B.5: ||h_k - A x||_F <= (4 sqrt2 K k / L) e^{2 sqrt2 K} sqrt(qn) under (47)-(48); the paper's "
                          "sqrt(qm) is looser (m >= n), so it also holds: checked, not an erratum")
 def test_b5_bound(claim):
-    tracker, printed = BoundTracker(), BoundTracker()
-    lhs_all, rhs_all = [], []
-
-    @settings(max_examples=60)
-    @given(_b5_instances())
-    def hunt(inst):
-        lhs, rhs_qn, rhs_qm = b5_sides(inst)
-        note(f"instance {inst}: lhs {lhs:.3e}, sqrt(qn) bound {rhs_qn:.3e}")
-        target(lhs / rhs_qn, label="LHS/RHS")
-        tracker.add(lhs, rhs_qn, instance=inst)
-        printed.add(lhs, rhs_qm, instance=inst)
-        lhs_all.append(lhs)
-        rhs_all.append(rhs_qn)
-
-    hunt()
+    result = _run("b5_search")
     _, fig, (ax,) = subplots()
-    plot_bound((np.array(lhs_all), np.array(rhs_all)), ax=ax, xlabel=r"$4\sqrt{2} K e^{2\sqrt{2} K}\sqrt{qn}$",
+    plot_bound((result.lhs, result.rhs), ax=ax, xlabel=r"$4\sqrt{2} K e^{2\sqrt{2} K}\sqrt{qn}$",
                ylabel=r"$\max_k \|h_k - Ax\|_F\,L/k$", title="implicit-reg/prop-5/b5 (tanh)")
-    claim.record(bound_verdict(tracker.result(), {"ratio_max": 1.0}), figure=save_figure(fig, "implicit-reg/prop-5/b5"),
-                 measured={"printed_sqrt_qm_ratio": printed.result().ratio})
+    claim.record(_verdict(claim, "b5_search"), figure=save_figure(fig, "implicit-reg/prop-5/b5"))
 
 
 # =========================================================================== Appendix D: printed gradient
@@ -252,11 +222,11 @@ def test_b5_bound(claim):
 @pytest.mark.claim("implicit-reg/app-d/gradient", kind="identity",
                    title="App. D: -dl/dw_{2k} = (x^2/L)(C - prod_j(1 + w_{2j}/(2L))) prod_{j!=k}(1 + w_{2j}/(2L))")
 def test_appd_gradient(claim):
-    claim.record(E.app_d_gradient_verdict(_run("app_d_gradient")))
+    claim.record(_verdict(claim, "app_d_gradient"))
 
 
 @pytest.mark.claim("implicit-reg/app-d/gradient/erratum", kind="erratum", wrong_in="proof",
                    title="Proof slip (the counter-example's limit (56) stands): App. D prints -dl/dw_{2k} = 2x(C - prod) prod_{j!=k}: off by the factor 2L/x (and by 1/x "
                          "for the depth-scaled flow); the limit (56) is unaffected")
 def test_appd_gradient_erratum(claim):
-    claim.record(E.app_d_gradient_erratum_verdict(_run("app_d_gradient")))
+    claim.record(_verdict(claim, "app_d_gradient"))

@@ -1,9 +1,11 @@
 r"""Checks of the general-model results of ``implicit-reg`` (Appendix A and the lemmas of Appendix C).
 
 The measurements, and what each record measures, are documented in
-:mod:`theory.experiments.implicit_reg.general`; these checks run its ``"check"`` presets (Lemma 18, the
-bounds of Prop. 11 and of Prop. 7: Hypothesis searches over instances whose sides the package computes),
-record the claims and draw the figures.
+:mod:`theory.experiments.implicit_reg.general` (Lemma 18, the bounds of Prop. 11 and of Prop. 7: Hypothesis
+searches over instances whose sides the package computes, in :mod:`theory.experiments.implicit_reg.searches`);
+each check runs its claim's registered experiment at the ``"check"`` preset, records the verdict the registry
+gives for the claim (``experiment(name).verdict_for(claim.id)``, what ``theory run CLAIM-ID`` prints) and draws
+the figure.
 """
 
 from __future__ import annotations
@@ -13,16 +15,10 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, note, settings, target
-from hypothesis import strategies as st
 
-from theory.claims import bound_verdict
+from theory.experiments import experiment
 from theory.experiments.implicit_reg import general as E
 from theory.plots import new_axes, plot_bound, plot_rate, save_figure, subplots
-from theory.rates import BoundTracker
-
-# the Hypothesis searches below seed themselves from their own source: they call these names unchanged
-lemma18_sides, p11_bound_sides, p7_run = E.lemma18_sides, E.p11_bound_sides, E.p7_run
 
 
 def _aliases(number):
@@ -31,53 +27,27 @@ def _aliases(number):
 
 @functools.lru_cache(maxsize=None)
 def _run(name):
-    """The experiment's ``"check"`` preset, measured once per session (records share it)."""
-    measure = {"lemma20": E.measure_lemma20, "lemma20_mc": E.measure_lemma20_mc, "prop11": E.measure_prop11,
-               "prop7_rate": E.measure_prop7_rate, "prop8": E.measure_prop8,
-               "prop8_certified": E.measure_prop8_certified}[name]
-    return measure(E.PRESETS[name]["check"])
+    """``implicit_reg.<name>`` at its ``"check"`` preset, measured once per session (records share it)."""
+    return experiment(f"implicit_reg.{name}").run("check")
+
+
+def _verdict(claim, name):
+    """The verdict of ``claim`` on the run of ``implicit_reg.<name>`` (the function the registry gives it)."""
+    return experiment(f"implicit_reg.{name}").verdict_for(claim.id)(_run(name))
 
 
 # ============================================================================ Lemma 18
-
-
-@st.composite
-def lemma18_instances(draw):
-    """Shapes m, r, n in 1..8; Gaussian or ill-conditioned (condition up to 1e8) A and B; A' of size 1e-4..1."""
-    return {"m": draw(st.integers(1, 8)), "r": draw(st.integers(1, 8)), "n": draw(st.integers(1, 8)),
-            "kind": draw(st.sampled_from(["gaussian", "ill"])), "scale": draw(st.sampled_from([1.0, 1e-2, 1e-4])),
-            "seed": draw(st.integers(0, 2**31 - 1))}
-
-
-def lemma18_hunt(strategy=None, max_examples=300, enforce=True):
-    """Running max of LHS/RHS per statement over Hypothesis-drawn instances; (BoundResult, per-statement max)."""
-    tracker = BoundTracker()
-    per = {}
-
-    @settings(max_examples=max_examples, deadline=None)
-    @given(strategy if strategy is not None else lemma18_instances())
-    def hunt(inst):
-        for name, lhs, rhs in lemma18_sides(inst, enforce):
-            rhs = max(rhs, 1e-300)  # AB = 0 only outside the hypothesis (control); ratio then huge
-            ratio = tracker.add(lhs, rhs, {**inst, "statement": name})
-            per[name] = max(per.get(name, 0.0), ratio)
-            target(ratio, label=name)
-        note(str(inst))
-
-    hunt()
-    return tracker.result(), per
 
 
 @pytest.mark.claim("implicit-reg/lemma-18", kind="bound", aliases=_aliases("lemma-3.21"),
                    title="s_min(A+A') >= s_min(A) - ||A'||_F; ||AB||_F >= s_min(A)||B||_F (m >= r); "
                          "||AB||_F >= ||A||_F s_min(B) (n >= r)")
 def test_lemma18(claim):
-    result, per = lemma18_hunt()
+    result = _run("lemma18_search")
     ax = new_axes()
-    plot_bound(result, ax=ax, xlabel="right-hand side", ylabel="left-hand side",
+    plot_bound(result.bound, ax=ax, xlabel="right-hand side", ylabel="left-hand side",
                title="implicit-reg/lemma-18: three inequalities, shapes 1..8")
-    claim.record(bound_verdict(result, E.EXPECTED_L18), figure=save_figure(ax.figure, "implicit-reg/lemma-18"),
-                 measured={"ratio_per_statement": per})
+    claim.record(_verdict(claim, "lemma18_search"), figure=save_figure(ax.figure, "implicit-reg/lemma-18"))
 
 
 # ============================================================================ Lemma 20
@@ -96,14 +66,14 @@ def test_lemma20_exact(claim):
     ax.set_ylabel("exact failure probability / bound")
     ax.set_title("implicit-reg/lemma-20 (chi-square law)")
     ax.legend()
-    claim.record(E.lemma20_verdict(res), figure=save_figure(ax.figure, "implicit-reg/lemma-20"))
+    claim.record(_verdict(claim, "lemma20"), figure=save_figure(ax.figure, "implicit-reg/lemma-20"))
 
 
 @pytest.mark.claim("implicit-reg/lemma-20/monte-carlo", kind="frequency", aliases=_aliases("lemma-3.23"),
                    title="Monte-Carlo: the frequency of ||W||_F > M_W sqrt(qm) is below exp(-(M_W^2 - 1) qm / 16) "
                          "and matches the chi-square tail")
 def test_lemma20_monte_carlo(claim):
-    verdict = E.lemma20_mc_verdict(_run("lemma20_mc"))
+    verdict = _verdict(claim, "lemma20_mc")
     rows = verdict.measured["rows"]
     ax = new_axes()
     y = np.arange(len(rows))
@@ -133,38 +103,15 @@ def test_prop11_rate(claim):
     ax = new_axes()
     plot_rate(E.prop11_fit(result), ax=ax, expected_slope=-1.0, label=r"$g = \theta\tanh(u)$, 3 seeds", xlabel="depth L",
               ylabel=r"$\max_k \|U(k/L) - u_k^L\|$", title="implicit-reg/prop-11")
-    claim.record(E.prop11_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-11"))
-
-
-@st.composite
-def p11_instances(draw):
-    return {"seed": draw(st.integers(0, 10_000)), "L": draw(st.sampled_from([2, 3, 5, 10, 40, 200, 1000])),
-            "scale": draw(st.sampled_from([0.3, 1.0, 2.0])), "omega": draw(st.sampled_from([1.0, 3.0, 6.0])),
-            "perturb": draw(st.booleans())}
-
-
-def p11_hunt(max_examples=40, shrink=None):
-    """Running max of LHS/RHS over Hypothesis-drawn instances; (BoundResult, per-bound max, rows (L, bound, ratio))."""
-    tracker, per, rows = BoundTracker(), {}, []
-
-    @settings(max_examples=max_examples, deadline=None)
-    @given(p11_instances())
-    def hunt(inst):
-        for name, lhs, rhs in p11_bound_sides(inst, inst["L"] if shrink == "L" else 1.0):
-            ratio = tracker.add(lhs, rhs, {**inst, "bound": name})
-            per[name] = max(per.get(name, 0.0), ratio)
-            rows.append((inst["L"], name, ratio))
-            target(ratio, label=name)
-
-    hunt()
-    return tracker.result(), per, rows
+    claim.record(_verdict(claim, "prop11"), figure=save_figure(ax.figure, "implicit-reg/prop-11"))
 
 
 @pytest.mark.claim("implicit-reg/prop-11/bound", kind="bound", aliases=_aliases("prop-3.12"),
                    title="Explicit gaps of Prop. 11: Delta_k <= (||a^L-a|| + sup||Theta-Theta^L|| + C_Theta/L + "
                          "C~/(LC)) e^C (35) and ||U(s) - u_floor(Ls)|| <= C_U/L + Delta_floor(Ls) (36)")
 def test_prop11_bound(claim):
-    result, per, rows = p11_hunt()
+    result = _run("prop11_bound_search")
+    per, rows = result.per, result.rows
     ax = new_axes()
     for name, marker in (("35", "o"), ("36", "s")):
         pts = np.array([(L, r) for L, b, r in rows if b == name])
@@ -175,39 +122,15 @@ def test_prop11_bound(claim):
     ax.set_ylabel("measured gap / right-hand side")
     ax.set_title(r"implicit-reg/prop-11/bound: $g = \theta\tanh(u)$")
     ax.legend()
-    claim.record(bound_verdict(result, E.EXPECTED_P11_BOUND), figure=save_figure(ax.figure, "implicit-reg/prop-11/bound"),
-                 measured={"ratio_per_bound": per, "n_problems": len(rows) // 2})
+    claim.record(_verdict(claim, "prop11_bound_search"), figure=save_figure(ax.figure, "implicit-reg/prop-11/bound"))
 
 
 # ============================================================================ Proposition 7
 
 
-@st.composite
-def p7_instances(draw):
-    return (draw(st.integers(0, 1000)), draw(st.sampled_from([1, 2, 4, 8, 16, 32])),
-            draw(st.sampled_from(["paper", "smooth"])), draw(st.sampled_from([0.05, 0.2, 1.0])),
-            draw(st.sampled_from([0.02, 0.05])), draw(st.sampled_from([10, 40])))
-
-
-@functools.lru_cache(maxsize=None)
-def p7_hunt_all(max_examples=25):
-    """The Hypothesis-drawn clipped-GD runs shared by the Prop. 7 bound records: list of (instance, run)."""
-    runs = []
-
-    @settings(max_examples=max_examples, deadline=None)
-    @given(p7_instances())
-    def hunt(inst):
-        res = p7_run(*inst)
-        target(max(res["ratios"][k] for k in ("norm (17)", "h (21)", "dp (K1/L)", "dh (K1/L)")))
-        runs.append((inst, res))
-
-    hunt()
-    return tuple(runs)
-
-
 def _p7_record(claim, cid):
-    result, expected, measured = E.p7_measured(p7_hunt_all(), cid)
-    per = measured["ratio_per_bound"]
+    verdict = _verdict(claim, "prop7_search")
+    per = verdict.measured["ratio_per_bound"]
     ax = new_axes(figsize=(7.5, 4.2))
     names = list(E.P7_BOUNDS)
     logs = np.array([math.log10(per[k]) if per[k] > 0 else -np.inf for k in names])
@@ -221,7 +144,7 @@ def _p7_record(claim, cid):
     ax.axvline(0.0, color="0.2", ls="--", lw=1)
     ax.set_xlabel("log10 max LHS/RHS over the runs (cut at -20); red: asserted by this record")
     ax.set_title(f"{cid} (clipped GD, tanh)")
-    return claim.record(bound_verdict(result, expected), figure=save_figure(ax.figure, cid), measured=measured)
+    return claim.record(verdict, figure=save_figure(ax.figure, cid))
 
 
 @pytest.mark.claim("implicit-reg/prop-7", kind="bound", aliases=_aliases("prop-3.8"),
@@ -255,7 +178,7 @@ def test_prop7_gronwall(claim):
                          "= O(1/L), growing in t far slower than e^{alpha t}")
 def test_prop7_rate(claim):
     result = _run("prop7_rate")
-    verdict = E.prop7_rate_verdict(result)
+    verdict = _verdict(claim, "prop7_rate")
     fit, fit_tied = E.prop7_rate_fits(result)
     cfg, grid, Ds, Dt = result.config, result.grid, result.Ds, result.Dt
     T = cfg.lr * cfg.steps
@@ -308,7 +231,7 @@ def test_prop8_loss(claim):
     ax.set_ylabel("training loss")
     ax.set_title("implicit-reg/prop-8 (sin, PL certified on the M-ball)")
     ax.legend(fontsize=7)
-    claim.record(E.prop8_loss_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-8"), measured=hypotheses)
+    claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8"), measured=hypotheses)
 
 
 @pytest.mark.claim("implicit-reg/prop-8/bounded", kind="rate", aliases=_aliases("prop-3.9"),
@@ -321,7 +244,7 @@ def test_prop8_bounded(claim):
     ax = new_axes()
     plot_rate(E.prop8_bounded_fit(result), ax=ax, expected_slope=0.0, label=f"sup over t <= {cfg.lr * cfg.steps:g}", xlabel="depth L",
               ylabel=r"$\sup_t \max(\|A - A_0\|, \|Z_k - Z_k(0)\|, \|B - B_0\|)$", title="implicit-reg/prop-8/bounded")
-    claim.record(E.prop8_bounded_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-8/bounded"),
+    claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/bounded"),
                  measured=hypotheses)
 
 
@@ -335,7 +258,7 @@ def test_prop8_differences(claim):
     ax = new_axes()
     plot_rate(E.prop8_differences_fit(result), ax=ax, expected_slope=-1.0, label=f"sup over t <= {cfg.lr * cfg.steps:g}", xlabel="depth L",
               ylabel=r"$\sup_t \max_k \|Z_{k+1}(t) - Z_k(t)\|$", title="implicit-reg/prop-8/differences")
-    claim.record(E.prop8_differences_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-8/differences"),
+    claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/differences"),
                  measured=hypotheses)
 
 
@@ -356,7 +279,7 @@ def test_prop8_convergence(claim):
     ax.set_ylabel(r"$\max$-block $\|\theta(t + \delta t) - \theta(t)\|$, $\delta t$ = 1")
     ax.set_title("implicit-reg/prop-8/convergence (seed 0)")
     ax.legend(fontsize=7)
-    claim.record(E.prop8_convergence_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-8/convergence"),
+    claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/convergence"),
                  measured=hypotheses)
 
 
@@ -368,7 +291,7 @@ def test_prop8_convergence(claim):
                          "L at a constant >= mu of (22) (asserted), so inside Prop. 8's hypotheses: l <= e^{-mu t} l(0), "
                          "stays within M/2, ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2}, (i) corrected")
 def test_prop8_certified(claim):
-    verdict = E.prop8_certified_verdict(_run("prop8_certified"))
+    verdict = _verdict(claim, "prop8_certified")
     per = verdict.measured["ratio_per_bound"]
     ax = new_axes(figsize=(7.5, 4.2))
     names = list(per)
@@ -384,4 +307,4 @@ def test_prop8_certified(claim):
                    title="Statement slip: Prop. 8 (i) as printed, ||A(t)||_F <= ||A^init||_2 + M, fails at t = 0 for A^init = (I; 0) "
                          "with M < sqrt(d) - 1 (correct: ||A||_2 <= ||A^init||_2 + M or ||A||_F <= ||A^init||_F + M)")
 def test_prop8_erratum(claim):
-    claim.record(E.prop8_erratum_verdict(_run("prop8_certified")))
+    claim.record(_verdict(claim, "prop8_certified"))

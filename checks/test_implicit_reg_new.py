@@ -1,6 +1,7 @@
 """Checks of ``implicit-reg``: Theorem 14 (the general-f version of Theorem 4, Appendix A.5) and reduced
-Figures 3 and 4 (Section 5.2, Appendix E). The experiments live in theory.experiments.implicit_reg; these
-checks compose them and record the claims.
+Figures 3 and 4 (Section 5.2, Appendix E). The experiments live in theory.experiments.implicit_reg; each check
+runs its claim's registered experiment at the ``"check"`` preset and records the verdict the registry gives the
+claim (what ``theory run CLAIM-ID`` prints).
 """
 
 from __future__ import annotations
@@ -8,19 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theory.experiments.implicit_reg import (
-    PRESETS,
-    fig3,
-    fig3_verdict,
-    fig4,
-    fig4_verdict,
-    thm14,
-    thm14_fits,
-    thm14_verdict,
-)
+from theory.experiments import experiment
+from theory.experiments.implicit_reg import thm14_fits
 from theory.plots import new_axes, plot_rate, save_figure, subplots
-
-CHECK = PRESETS["check"]
 _FIG_PROXY = ("the figure trains convolutional ResNets with batch normalisation (L = 256) on CIFAR-10 with SGD and "
               "cross-entropy; here the dense model (3), GELU, synthetic Gaussian data, squared loss, full-batch GD")
 
@@ -29,23 +20,30 @@ def _aliases(number):
     return (f"marion-thesis/{number}", f"sander-thesis/{number}")
 
 
+def _run(claim, name):
+    """(result of ``implicit_reg.<name>`` at its ``"check"`` preset, the verdict the registry gives ``claim``)."""
+    exp = experiment(f"implicit_reg.{name}")
+    result = exp.run("check")
+    return result, exp.verdict_for(claim.id)(result)
+
+
 @pytest.mark.claim("implicit-reg/thm-14", kind="rate", aliases=_aliases("thm-3.14"),
                    title="Thm 14 (general f, clipped GD of Eq. (5), smooth init): ||Z^L(T) - Z^2L(T)||_{L^2(ds)} = O(1/L) "
                          "for f = a tanh(Wh), Zh, V(sin(Wh + b) - sin b)")
 def test_thm14(claim):
-    result = thm14(CHECK["thm14"])
+    result, verdict = _run(claim, "thm14")
     ax = new_axes()
     for fam, fit in thm14_fits(result).items():
         plot_rate(fit, ax=ax, expected_slope=-1.0 if fam == "gain" else None, label=f"f = {fam}", xlabel="depth L",
                   ylabel=r"$\|\mathcal{Z}^L(T) - \mathcal{Z}^{2L}(T)\|_{L^2(ds)}$", title="implicit-reg/thm-14")
-    claim.record(thm14_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-14"))
+    claim.record(verdict, figure=save_figure(ax.figure, "implicit-reg/thm-14"))
 
 
 @pytest.mark.claim("implicit-reg/fig-3", kind="bound", aliases=_aliases("fig-3.3"), proxy=_FIG_PROXY,
                    title="Fig. 3 message (reduced): trained inner-weight entries are smooth across layers from the "
                          "weight-tied init and rough from an i.i.d. init")
 def test_fig3(claim):
-    result = fig3(CHECK["fig3"])
+    result, verdict = _run(claim, "fig3")
     _, fig, (a, b) = subplots(ncols=2, figsize=(11, 4))
     k = np.arange(1, result.entries["tied"].shape[0] + 1)
     for j in range(2):
@@ -57,14 +55,14 @@ def test_fig3(claim):
         ax.set_xlabel("layer k")
         ax.set_ylabel("trained W entry")
         ax.legend(fontsize=7)
-    claim.record(fig3_verdict(result), figure=save_figure(fig, "implicit-reg/fig-3"))
+    claim.record(verdict, figure=save_figure(fig, "implicit-reg/fig-3"))
 
 
 @pytest.mark.claim("implicit-reg/fig-4", kind="bound", aliases=_aliases("fig-3.4"), proxy=_FIG_PROXY,
                    title="Fig. 4 message (reduced): mean_k ||Z_(k+1) - Z_k||_F after training is >= 10x smaller from a "
                          "smooth init than from an i.i.d. one, for both weight matrices")
 def test_fig4(claim):
-    result = fig4(CHECK["fig4"])
+    result, verdict = _run(claim, "fig4")
     ax = new_axes()
     x = np.arange(2)
     for off, kind in ((-0.2, "smooth"), (0.2, "iid")):
@@ -75,4 +73,4 @@ def test_fig4(claim):
     ax.set_ylabel(r"mean$_k \|Z_{k+1} - Z_k\|_F$ after training")
     ax.set_title("implicit-reg/fig-4 (5 runs, L = 64)")
     ax.legend()
-    claim.record(fig4_verdict(result), figure=save_figure(ax.figure, "implicit-reg/fig-4"))
+    claim.record(verdict, figure=save_figure(ax.figure, "implicit-reg/fig-4"))

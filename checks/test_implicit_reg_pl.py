@@ -2,8 +2,9 @@
 
 The measurements, and what each record measures and which are proxies, are documented in
 :mod:`theory.experiments.implicit_reg.pl` (the ball search in
-:mod:`theory.experiments.implicit_reg.supplement`); these checks run their ``"check"`` presets, record the
-claims and draw the figures.
+:mod:`theory.experiments.implicit_reg.supplement`); each check runs its claim's registered experiment at the
+``"check"`` preset, records the verdict the registry gives the claim (``experiment(name).verdict_for(claim.id)``,
+what ``theory run CLAIM-ID`` prints) and draws the figure.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import functools
 import numpy as np
 import pytest
 
-from theory.experiments.implicit_reg import PRESETS as EXPERIMENTS
-from theory.experiments.implicit_reg import prop5_ball, prop5_ball_verdict
+from theory.experiments import experiment
 from theory.experiments.implicit_reg import pl as E
 from theory.experiments.implicit_reg.pl import prop5_proxy
 from theory.plots import new_axes, plot_rate, save_figure, subplots
@@ -26,12 +26,13 @@ def _aliases(number):
 
 @functools.lru_cache(maxsize=None)
 def _run(name):
-    """The experiment's ``"check"`` preset, measured once per session (records share it)."""
-    measure = {"lemma21": E.measure_lemma21, "transition": E.measure_transition, "prop5_init": E.measure_prop5_init,
-               "thm6": E.measure_thm6, "thm6_exponential": E.measure_thm6_exponential, "width": E.measure_width,
-               "samples": E.measure_samples, "thm6_limits": E.measure_thm6_limits,
-               "prop5_erratum": E.measure_prop5_erratum}[name]
-    return measure(E.PRESETS[name]["check"])
+    """``implicit_reg.<name>`` at its ``"check"`` preset, measured once per session (records share it)."""
+    return experiment(f"implicit_reg.{name}").run("check")
+
+
+def _verdict(claim, name):
+    """The verdict of ``claim`` on the run of ``implicit_reg.<name>`` (the function the registry gives it)."""
+    return experiment(f"implicit_reg.{name}").verdict_for(claim.id)(_run(name))
 
 
 # --------------------------------------------------------------------------- Lemma 21
@@ -40,7 +41,7 @@ def _run(name):
 @pytest.mark.claim("implicit-reg/lemma-21", kind="frequency", aliases=_aliases("lemma-3.24"),
                    title="sigma = sin, m >= 2n: s_min(sigma(WX)) >= sqrt(m) |eta_3| / 4 except with small probability")
 def test_lemma21_frequency(claim):
-    claim.record(E.lemma21_verdict(_run("lemma21")))
+    claim.record(_verdict(claim, "lemma21"))
 
 
 @pytest.mark.claim("implicit-reg/lemma-21/transition", kind="qualitative", aliases=_aliases("lemma-3.24"),
@@ -56,7 +57,7 @@ def test_lemma21_transition(claim):
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_xlabel("m / n")
     ax.legend()
-    claim.record(E.transition_verdict(result), figure=save_figure(ax.figure, "implicit-reg/lemma-21/transition"))
+    claim.record(_verdict(claim, "transition"), figure=save_figure(ax.figure, "implicit-reg/lemma-21/transition"))
 
 
 # --------------------------------------------------------------------------- Proposition 5
@@ -68,7 +69,7 @@ def test_lemma21_transition(claim):
                          "ratio G/l (Def. 1, factor L) by backprop equals its closed form, does not depend on L, and "
                          "lies above mu = c4/(n sqrt(nq)); the PL condition on the ball is not checked here")
 def test_prop5_init_ratio(claim):
-    claim.record(E.prop5_init_verdict(_run("prop5_init")))
+    claim.record(_verdict(claim, "prop5_init"))
 
 
 # --------------------------------------------------------------------------- Theorem 6
@@ -84,13 +85,13 @@ def test_thm6_flow_identity(claim):
     ax = new_axes()
     plot_rate(E.thm6_fit(result), ax=ax, expected_slope=1.0, label="GELU, L = 8, m = 32", xlabel="learning rate",
               ylabel=r"$\max_t |d\ell/dt + G| / G$", title="implicit-reg/thm-6")
-    claim.record(E.thm6_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-6"))
+    claim.record(_verdict(claim, "thm6"), figure=save_figure(ax.figure, "implicit-reg/thm-6"))
 
 
 @pytest.mark.claim("implicit-reg/thm-6/exponential", kind="qualitative", aliases=_aliases("thm-3.7"), proxy=_T6_PROXY,
                    title="Long-time training: log l decays linearly, with slope -mean(G/l) (the PL rate)")
 def test_thm6_exponential(claim):
-    claim.record(E.thm6_exponential_verdict(_run("thm6_exponential")))
+    claim.record(_verdict(claim, "thm6_exponential"))
 
 
 # --------------------------------------------------------------------------- Prop. 5 against width m and sample size n
@@ -122,7 +123,7 @@ def test_prop5_width(claim):
     bx.set_xlabel("m / n")
     bx.set_title("smallest eigenvalue of S S^T, unclipped")
     bx.legend(fontsize=7)
-    claim.record(E.width_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-5/width"))
+    claim.record(_verdict(claim, "width"), figure=save_figure(ax.figure, "implicit-reg/prop-5/width"))
 
 
 @pytest.mark.claim("implicit-reg/prop-5/samples", kind="rate", aliases=_aliases("prop-3.6"),
@@ -140,12 +141,12 @@ def test_prop5_samples(claim):
     ax.loglog(sizes, mus * (cert[:, 0].mean() / mus[0]), ":", color="r",
               label="proof's $c_4/(n\\sqrt{nq})$, rescaled to the first point")
     ax.legend(fontsize=7)
-    claim.record(E.samples_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-5/samples"))
+    claim.record(_verdict(claim, "samples"), figure=save_figure(ax.figure, "implicit-reg/prop-5/samples"))
 
 
 # --------------------------------------------------------------------------- Prop. 5, ball version (Definition 1)
 
-BALL_CONFIG = EXPERIMENTS["check"]["prop5_ball"]
+BALL_CONFIG = experiment("implicit_reg.prop5_ball").presets["check"]
 
 
 @pytest.mark.claim("implicit-reg/prop-5/ball", kind="bound", aliases=_aliases("prop-3.6"),
@@ -154,7 +155,7 @@ BALL_CONFIG = EXPERIMENTS["check"]["prop5_ball"]
                          "(24 restarts) finds no PL ratio below mu = c4/(n sqrt(nq)) on the ball of radius "
                          "M = c3/sqrt(nq), and finds ~0 on a ball where the PL constant is 0")
 def test_prop5_ball(claim):
-    result = prop5_ball(BALL_CONFIG)
+    result = _run("prop5_ball")
     measured = {"search": f"spectral projected gradient on G/l (gradient by backprop, "
                 f"Hessian-vector products by central differences of it) onto Definition 1's block ball, "
                 f"{BALL_CONFIG.restarts} starts (centre, random boundary and interior points), "
@@ -172,7 +173,7 @@ def test_prop5_ball(claim):
     ax.set_ylabel("PL ratio G / l")
     ax.set_title("implicit-reg/prop-5/ball (proxy, n = 4, m = 8, L = 2)")
     ax.legend(fontsize=7)
-    claim.record(prop5_ball_verdict(result), figure=save_figure(ax.figure, "implicit-reg/prop-5/ball"),
+    claim.record(_verdict(claim, "prop5_ball"), figure=save_figure(ax.figure, "implicit-reg/prop-5/ball"),
                  measured=measured)
 
 
@@ -202,7 +203,7 @@ def test_thm6_long_time(claim):
     ax.set_ylabel("||theta(t + 0.4) - theta(t)||, l(t)/l(0)")
     ax.set_title("implicit-reg/thm-6/long-time (n = 8, m = 32, sin)")
     ax.legend(fontsize=7)
-    claim.record(E.thm6_long_time_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-6/long-time"))
+    claim.record(_verdict(claim, "thm6_limits"), figure=save_figure(ax.figure, "implicit-reg/thm-6/long-time"))
 
 
 @pytest.mark.claim("implicit-reg/thm-6/depth-limit", kind="rate", aliases=_aliases("thm-3.7"), proxy=_T6L_PROXY,
@@ -216,7 +217,7 @@ def test_thm6_depth_limit(claim):
     plot_rate(fit_h, ax=ax, label="hidden states: max over k, i at T", xlabel="depth L")
     plot_rate(fit_f, ax=ax, label="outputs: max over i at T", xlabel="depth L", ylabel="distance between depths L and 2L",
               title="implicit-reg/thm-6/depth-limit")
-    claim.record(E.thm6_depth_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-6/depth-limit"))
+    claim.record(_verdict(claim, "thm6_limits"), figure=save_figure(ax.figure, "implicit-reg/thm-6/depth-limit"))
 
 
 @pytest.mark.claim("implicit-reg/thm-6/smoothness", kind="rate", aliases=_aliases("thm-3.7"), proxy=_T6L_PROXY,
@@ -226,7 +227,7 @@ def test_thm6_smoothness(claim):
     ax = new_axes()
     plot_rate(E.thm6_smoothness_fit(result), ax=ax, expected_slope=-1.0, label="weight-tied init, sin, A and B trained", xlabel="depth L",
               ylabel=r"$\max_{t,k}\|Z_{k+1}-Z_k\|$", title="implicit-reg/thm-6/smoothness")
-    claim.record(E.thm6_smoothness_verdict(result), figure=save_figure(ax.figure, "implicit-reg/thm-6/smoothness"))
+    claim.record(_verdict(claim, "thm6_limits"), figure=save_figure(ax.figure, "implicit-reg/thm-6/smoothness"))
 
 
 # --------------------------------------------------------------------------- Prop. 5 constants as printed (signed eta_r)
@@ -237,4 +238,4 @@ def test_thm6_smoothness(claim):
                          "with the signed eta_r; for sin and tanh at r = 3, eta_3 < 0 and they come out negative; "
                          "with |eta_r| they are positive and mu is below the PL ratios measured at init")
 def test_prop5_constants_erratum(claim):
-    claim.record(E.prop5_erratum_verdict(_run("prop5_erratum")))
+    claim.record(_verdict(claim, "prop5_erratum"))

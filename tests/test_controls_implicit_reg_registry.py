@@ -8,28 +8,69 @@ import math
 
 import pytest
 
-from theory.experiments import experiment, experiments
-from theory.experiments.implicit_reg import core, general, pl, section5, supplement
+from theory.experiments import experiment, experiment_of, experiments
+from theory.experiments.implicit_reg import core, general, pl, searches, section5, supplement
 
-#: claims checked over Hypothesis-drawn instances: the search stays with the checks, the package computes the
-#: sides of one instance (core of Lemma 18, (35)-(36) of Prop. 11, the Prop. 7 bounds, B.5)
-HYPOTHESIS_DRIVEN = {"implicit-reg/lemma-18", "implicit-reg/prop-11/bound", "implicit-reg/prop-7",
-                     "implicit-reg/prop-7/displacement", "implicit-reg/prop-7/intermediate",
-                     "implicit-reg/prop-7/gronwall", "implicit-reg/prop-5/b5"}
+#: claims checked over Hypothesis-drawn instances: registered searches (theory.experiments.implicit_reg.searches)
+#: over the sides of one instance that the package computes (Lemma 18, (35)-(36) of Prop. 11, Prop. 7, B.5)
+HYPOTHESIS_DRIVEN = {"implicit-reg/lemma-18": "lemma18_search", "implicit-reg/prop-11/bound": "prop11_bound_search",
+                     "implicit-reg/prop-7": "prop7_search", "implicit-reg/prop-7/displacement": "prop7_search",
+                     "implicit-reg/prop-7/intermediate": "prop7_search", "implicit-reg/prop-7/gronwall": "prop7_search",
+                     "implicit-reg/prop-5/b5": "b5_search"}
+
+#: claims whose record is not their experiment's own ``verdict``, and the function the registry gives them
+CLAIM_VERDICTS = {
+    "implicit-reg/prop-3/bounded": core.bounded_verdict, "implicit-reg/thm-4": core.thm4_verdict,
+    "implicit-reg/fig-1/limit": section5.fig1_limit_verdict,
+    "implicit-reg/sec-5.1/horizon": section5.horizon_steps_verdict,
+    "implicit-reg/fig-2/loss": section5.fig2_loss_verdict, "implicit-reg/table-1/relu": section5.table1_relu_verdict,
+    "implicit-reg/eq-13/erratum": section5.backprop_erratum_verdict, "implicit-reg/eq-15": section5.eq15_verdict,
+    "implicit-reg/eq-15/erratum": section5.eq15_erratum_verdict,
+    "implicit-reg/eq-44/erratum": section5.adjoint_erratum_verdict,
+    "implicit-reg/app-d/gradient/erratum": section5.app_d_gradient_erratum_verdict,
+    "implicit-reg/prop-8/bounded": general.prop8_bounded_verdict,
+    "implicit-reg/prop-8/differences": general.prop8_differences_verdict,
+    "implicit-reg/prop-8/convergence": general.prop8_convergence_verdict,
+    "implicit-reg/prop-8/erratum": general.prop8_erratum_verdict,
+    "implicit-reg/thm-6/depth-limit": pl.thm6_depth_verdict, "implicit-reg/thm-6/smoothness": pl.thm6_smoothness_verdict,
+    "implicit-reg/prop-7/displacement": searches.prop7_displacement_verdict,
+    "implicit-reg/prop-7/intermediate": searches.prop7_intermediate_verdict,
+    "implicit-reg/prop-7/gronwall": searches.prop7_gronwall_verdict,
+}
 
 
 def _implicit():
     return [experiment(name) for name in experiments() if name.startswith("implicit_reg.")]
 
 
-def test_every_claim_has_a_registered_experiment_or_a_package_side_function():
+def test_every_claim_has_one_registered_experiment_with_a_verdict():
     claims = [c for e in _implicit() for c in e.claims]
     assert len(claims) == len(set(claims)), "a claim is registered by two experiments"
-    assert not set(claims) & HYPOTHESIS_DRIVEN
-    assert len(set(claims) | HYPOTHESIS_DRIVEN) == 57
+    assert len(claims) == 57
     assert all(c.startswith("implicit-reg/") for c in claims)
+    for cid, name in HYPOTHESIS_DRIVEN.items():
+        assert experiment_of(cid).name == f"implicit_reg.{name}"
+    for cid in claims:
+        exp = experiment_of(cid)
+        assert exp.verdict_for(cid) is CLAIM_VERDICTS.get(cid, exp.verdict), cid
     for fn in (general.lemma18_sides, general.p11_bound_sides, general.p7_run, section5.b5_sides):
         assert callable(fn)
+
+
+@pytest.mark.parametrize("name", sorted(core.TRAINING_VARIANTS))
+def test_training_variants_change_one_field_of_the_training_presets(name):
+    change = core.TRAINING_VARIANTS[name]
+    base, exp = experiment("implicit_reg.training"), experiment(f"implicit_reg.{name}")
+    for preset in ("check", "paper"):
+        assert exp.presets[preset] == base.config_for(preset, **change)
+    assert exp.measure is base.measure
+
+
+def test_a_search_draws_the_same_instances_twice():
+    exp = experiment("implicit_reg.b5_search")
+    a, b = exp.run("check", max_examples=5), exp.run("check", max_examples=5)
+    assert a.bound.n_instances == b.bound.n_instances == 5
+    assert a.lhs.tolist() == b.lhs.tolist() and a.bound.worst == b.bound.worst
 
 
 @pytest.mark.parametrize("exp", _implicit(), ids=lambda e: e.name)
@@ -71,6 +112,12 @@ BAD = [
     (pl.Thm6LimitsConfig, {"data": "noisy"}, ValueError, "`data`"),
     (pl.Prop5ErratumConfig, {"activations": ("relu",)}, ValueError, "`activations`"),
     (supplement.Thm14Config, {"init": "zeros"}, ValueError, "`init`"),
+    (section5.HorizonConfig, {"steps_reading": "both"}, ValueError, "`steps_reading`"),
+    (searches.Lemma18SearchConfig, {"max_examples": 0}, ValueError, "`max_examples`"),
+    (searches.Lemma18SearchConfig, {"enforce": 1}, TypeError, "`enforce`"),
+    (searches.Prop11BoundSearchConfig, {"shrink": "L2"}, ValueError, "`shrink`"),
+    (searches.Prop7SearchConfig, {"max_examples": 2.5}, TypeError, "`max_examples`"),
+    (searches.B5SearchConfig, {"max_examples": -1}, ValueError, "`max_examples`"),
 ]
 
 
@@ -88,6 +135,9 @@ def test_configs_reject_bad_fields(cls, change, error, field):
     ("implicit_reg.prop11", {"grid": (8, 16, 32), "seeds": (0,)}),
     ("implicit_reg.prop5_erratum", {"seeds": (0,)}),
     ("implicit_reg.app_d_gradient", {"n_states": 2}),
+    ("implicit_reg.lemma18_search", {"max_examples": 5}),
+    ("implicit_reg.prop11_bound_search", {"max_examples": 2}),
+    ("implicit_reg.b5_search", {"max_examples": 5}),
 ])
 def test_small_runs_summarise_to_plain_numbers(name, overrides):
     exp = experiment(name)

@@ -17,7 +17,7 @@ Each module registers its experiments under ``"implicit_reg.<name>"`` (:func:`th
 The names of :mod:`.supplement` are re-exported here.
 """
 
-from . import core, general, pl, section5, supplement, table1_digits  # noqa: F401  (registration)
+from . import core, general, pl, searches, section5, supplement, table1_digits  # noqa: F401  (registration)
 from .supplement import *  # noqa: F401,F403
 from .supplement import PRESETS, __all__ as _supplement_all  # noqa: F401
 

@@ -14,7 +14,9 @@ Experiments (registered as ``implicit_reg.<name>``):
 
 * ``training`` (:class:`TrainingConfig`, :func:`measure_training`): the runs of Prop. 3 and Thm 4:
   :math:`\max_k\|Z_{k+1}(T) - Z_k(T)\|` (O(1/L), Prop. 3), :math:`\max_k\|Z_k(T) - Z_k(0)\|` (bounded),
-  :math:`\|\mathcal Z^L(T) - \mathcal Z^{2L}(T)\|_{L^2(ds)}` (O(1/L), Thm 4), clip statistics;
+  :math:`\|\mathcal Z^L(T) - \mathcal Z^{2L}(T)\|_{L^2(ds)}` (O(1/L), Thm 4), clip statistics; the same
+  measurement with one field changed (:data:`TRAINING_VARIANTS`) as ``training_gelu``, ``training_active_clip``
+  (A and B trained), ``training_iid`` and ``training_relu`` (the records prop-3/gelu, /active-clip, /iid, /relu);
 * ``prop2`` (:class:`Prop2Config`, :func:`measure_prop2`): Euler discretisation of the neural ODE (6) with
   smooth weights, :math:`\sup_x\|F(x) - F^L(x)\| = O(1/L)`;
 * ``app_d`` (:class:`AppDConfig`, :func:`measure_app_d`): the ReLU counter-example of Appendix D against
@@ -23,6 +25,7 @@ Experiments (registered as ``implicit_reg.<name>``):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from dataclasses import field as _field
@@ -293,6 +296,11 @@ def thm4_verdict(result: TrainingResult, expected=EXPECTED_THM4) -> Verdict:
                          output_doubling_ci=[float(c) for c in fit_out.ci])
 
 
+def iid_verdict(result: TrainingResult, expected=EXPECTED_IID) -> Verdict:
+    """A rate, prop-3/iid: from i.i.d. init the consecutive differences do not shrink (slope 0)."""
+    return prop3_verdict(result, expected)
+
+
 def relu_breaks_rate(fit, expected=EXPECTED_PROP3):
     """Predicate of prop-3/relu: the whole 95% CI of the slope lies above the smooth tolerance band."""
     return bool(fit.ci[0] > expected["slope"] + expected["tol"])
@@ -494,14 +502,22 @@ def app_d_verdict(result: AppDResult, expected=EXPECTED_APPD) -> Verdict:
 
 # --------------------------------------------------------------------------- presets and registry
 
+_TRAINING_PAPER = TrainingConfig(activation="gelu", n=100, d=16, m=32, lr=0.01, steps=500,
+                                 grid=(8, 16, 32, 64, 128, 256, 512, 1024))
+#: the variants of the training runs that single records measure (one registered experiment each): the check
+#: preset with these fields changed; the paper preset is Section 5.1's with the same change
+TRAINING_VARIANTS = {"training_gelu": {"activation": "gelu"}, "training_active_clip": {"train_outer": True},
+                     "training_iid": {"kind": "iid"}, "training_relu": {"activation": "relu"}}
+
 PRESETS = {
     "training": {
         "check": TrainingConfig(),
         # Section 5.1 "Large-depth limit" (Appendix E): n = 100, d = 16, m = 32, 500 iterations of lr L x 1e-2
         # (flow time 5), GELU; depths of Figure 1 (left)
-        "paper": TrainingConfig(activation="gelu", n=100, d=16, m=32, lr=0.01, steps=500,
-                                grid=(8, 16, 32, 64, 128, 256, 512, 1024)),
+        "paper": _TRAINING_PAPER,
     },
+    **{name: {"check": TrainingConfig(**change), "paper": dataclasses.replace(_TRAINING_PAPER, **change)}
+       for name, change in TRAINING_VARIANTS.items()},
     "prop2": {
         "check": Prop2Config(),
         # the sizes of Section 5.1 (n = 100, d = 16, m = 32) on a longer depth ladder
@@ -520,10 +536,15 @@ def _register():
 
     register("implicit_reg.training", config=TrainingConfig, presets=PRESETS["training"], measure=measure_training,
              verdict=prop3_verdict,
-             claims=("implicit-reg/prop-3", "implicit-reg/prop-3/gelu", "implicit-reg/prop-3/bounded",
-                     "implicit-reg/prop-3/active-clip", "implicit-reg/prop-3/iid", "implicit-reg/prop-3/relu",
-                     "implicit-reg/thm-4"),
+             claims={"implicit-reg/prop-3": None, "implicit-reg/prop-3/bounded": bounded_verdict,
+                     "implicit-reg/thm-4": thm4_verdict},
              summary=_training_summary)
+    for name, claim_id, verdict in (("training_gelu", "implicit-reg/prop-3/gelu", prop3_verdict),
+                                    ("training_active_clip", "implicit-reg/prop-3/active-clip", prop3_verdict),
+                                    ("training_iid", "implicit-reg/prop-3/iid", iid_verdict),
+                                    ("training_relu", "implicit-reg/prop-3/relu", relu_verdict)):
+        register(f"implicit_reg.{name}", config=TrainingConfig, presets=PRESETS[name], measure=measure_training,
+                 verdict=verdict, claims=(claim_id,), summary=_training_summary)
     register("implicit_reg.prop2", config=Prop2Config, presets=PRESETS["prop2"], measure=measure_prop2,
              verdict=prop2_verdict, claims=("implicit-reg/prop-2",),
              summary=lambda r: {"slope": float(prop2_fit(r).slope)})

@@ -1123,12 +1123,13 @@ def _register():
     reg("prop7_rate", Prop7RateConfig, measure_prop7_rate, prop7_rate_verdict, ("implicit-reg/prop-7/rate",),
         lambda r: {"slope": float(prop7_rate_fits(r)[0].slope), "log10_alpha_T": r.log10_alpha_T})
     reg("prop8", Prop8Config, measure_prop8, prop8_loss_verdict,
-        ("implicit-reg/prop-8", "implicit-reg/prop-8/bounded", "implicit-reg/prop-8/differences",
-         "implicit-reg/prop-8/convergence"),
+        {"implicit-reg/prop-8": None, "implicit-reg/prop-8/bounded": prop8_bounded_verdict,
+         "implicit-reg/prop-8/differences": prop8_differences_verdict,
+         "implicit-reg/prop-8/convergence": prop8_convergence_verdict},
         lambda r: {"hypotheses_ok": r.hypotheses_ok, "loss_ratio": float(prop8_loss_verdict(r).measured["ratio"]),
                    "difference_slope": float(prop8_differences_fit(r).slope)})
     reg("prop8_certified", Prop8CertifiedConfig, measure_prop8_certified, prop8_certified_verdict,
-        ("implicit-reg/prop-8/certified", "implicit-reg/prop-8/erratum"),
+        {"implicit-reg/prop-8/certified": None, "implicit-reg/prop-8/erratum": prop8_erratum_verdict},
         lambda r: {"ratio": float(prop8_certified_verdict(r).measured["ratio"])})
 
 

@@ -936,7 +936,8 @@ def _register():
     reg("samples", SamplesConfig, measure_samples, samples_verdict, ("implicit-reg/prop-5/samples",),
         lambda r: {"slope": float(samples_fits(r)[0].slope)})
     reg("thm6_limits", Thm6LimitsConfig, measure_thm6_limits, thm6_long_time_verdict,
-        ("implicit-reg/thm-6/long-time", "implicit-reg/thm-6/depth-limit", "implicit-reg/thm-6/smoothness"),
+        {"implicit-reg/thm-6/long-time": None, "implicit-reg/thm-6/depth-limit": thm6_depth_verdict,
+         "implicit-reg/thm-6/smoothness": thm6_smoothness_verdict},
         lambda r: {"depth_slope": float(thm6_depth_fits(r)[0].slope),
                    "smoothness_slope": float(thm6_smoothness_fit(r).slope)})
     reg("prop5_erratum", Prop5ErratumConfig, measure_prop5_erratum, prop5_erratum_verdict,

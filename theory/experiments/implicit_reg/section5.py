@@ -663,6 +663,11 @@ def fig1_verdict(result: Fig1Result, panel="left", expected=EXPECTED_FIG1) -> Ve
     return panel_verdict(result.grid, table, expected, times=result.times)
 
 
+def fig1_limit_verdict(result: Fig1Result, expected=EXPECTED_FIG1) -> Verdict:
+    """A rate, fig-1/limit: :func:`fig1_verdict` on the right panel."""
+    return fig1_verdict(result, "right", expected)
+
+
 def horizon_fit(result: Fig1Result):
     """The fit of Figure 1's left panel at its last training time (Appendix E's 500 steps, flow time 5)."""
     return fit_rate(result.grid, result.left[-1])
@@ -687,26 +692,39 @@ class HorizonConfig(Config):
     lr: float = field(Real(0, closed="neither"), HORIZON_LR, "Learning rate (lr 0.1 and 0.025 agree to 3 digits "
                       "here).")
     chunk: int = field(Int(low=1), HORIZON_CHUNK, "Steps between two evaluations of max_k ||Z_{k+1}(t) - Z_k(t)||.")
+    steps_reading: str = field(Choice("check", "paper", "none"), "check", "The preset of ``implicit_reg.fig1`` also "
+                               "measured, for the erratum's corrected reading (Appendix E's 500 steps: the last "
+                               "training time of Figure 1's left panel); \"none\" measures the horizon runs only.")
 
 
 @dataclass(frozen=True)
 class HorizonResult:
-    """``table`` (seeds x depths) = max_{t <= flow_time} max_k ||Z_{k+1}(t) - Z_k(t)||."""
+    """``table`` (seeds x depths) = max_{t <= flow_time} max_k ||Z_{k+1}(t) - Z_k(t)||; ``steps_reading``: the
+    :class:`Fig1Result` of the preset ``config.steps_reading`` of ``implicit_reg.fig1`` (None for ``"none"``)."""
 
     config: HorizonConfig = _field(repr=False)
     grid: np.ndarray
     table: np.ndarray
+    steps_reading: Fig1Result | None = _field(default=None, repr=False)
 
 
 def measure_horizon(config: HorizonConfig) -> HorizonResult:
     c = config
     table = np.array([[horizon_dmax(int(L), s, c.flow_time, c.lr, c.chunk) for L in c.grid] for s in c.seeds])
-    return HorizonResult(c, np.array(c.grid), table)
+    steps = None if c.steps_reading == "none" else measure_fig1(PRESETS["fig1"][c.steps_reading])
+    return HorizonResult(c, np.array(c.grid), table, steps)
 
 
-def horizon_erratum_verdict(result: HorizonResult, steps_reading: Fig1Result, expected=EXPECTED_FIG1) -> Verdict:
+def horizon_erratum_verdict(result: HorizonResult, steps_reading: Fig1Result | None = None,
+                            expected=EXPECTED_FIG1) -> Verdict:
     """An erratum, sec-5.1/horizon/erratum: the 1/L law read at flow time 500 (printed "T = 500") fails, and holds
-    at Appendix E's 500 steps (the last time of ``steps_reading``); ``measured`` adds both readings."""
+    at Appendix E's 500 steps (the last time of ``steps_reading``, by default the Figure 1 run the result holds);
+    ``measured`` adds both readings."""
+    if steps_reading is None:
+        steps_reading = result.steps_reading
+    if steps_reading is None:
+        raise ValueError("horizon_erratum_verdict needs the 500-steps reading: a HorizonResult measured with "
+                         "steps_reading = \"check\" or \"paper\", or `steps_reading` given")
     fit = fit_rate(result.grid, result.table)
     fixed = horizon_fit(steps_reading)
     extra = {**fit.to_measured(), "flow_time": result.config.flow_time, "lr": result.config.lr,
@@ -943,6 +961,11 @@ def backprop_verdict(result: BackpropResult, blocks="AVWB") -> Verdict:
                          kernel_relative_error=list(result.kernel))
 
 
+def eq15_verdict(result: BackpropResult) -> Verdict:
+    """An identity, eq-15: :func:`backprop_verdict` on the blocks V, W."""
+    return backprop_verdict(result, "VW")
+
+
 def backprop_erratum_verdict(result: BackpropResult, variant="printed13") -> Verdict:
     """An erratum, eq-13/erratum (``"printed13"``, blocks A, V, W) or eq-15/erratum (``"thesis15"``, blocks V, W):
     the printed reading misses central differences, the corrected one matches them on the same instances."""
@@ -953,6 +976,11 @@ def backprop_erratum_verdict(result: BackpropResult, variant="printed13") -> Ver
                                          identity_verdict(fixed, EXPECTED_BACKPROP)),
                          per_instance_relative_error=errs.tolist(), min_relative_error=float(errs.min()),
                          corrected_max_relative_error=float(fixed_errs.max()))
+
+
+def eq15_erratum_verdict(result: BackpropResult) -> Verdict:
+    """An erratum, eq-15/erratum: :func:`backprop_erratum_verdict` of the theses' reading (``"thesis15"``)."""
+    return backprop_erratum_verdict(result, "thesis15")
 
 
 @dataclass(frozen=True)
@@ -1086,7 +1114,8 @@ PRESETS = {
     "horizon": {
         "check": HorizonConfig(),
         # the printed "T = 500" (Section 5.1) read as flow time, at Appendix E's sizes' depths
-        "paper": HorizonConfig(grid=(8, 16, 32, 64, 128, 256), seeds=(0, 1, 2, 3, 4), lr=0.01, chunk=500),
+        "paper": HorizonConfig(grid=(8, 16, 32, 64, 128, 256), seeds=(0, 1, 2, 3, 4), lr=0.01, chunk=500,
+                               steps_reading="paper"),
     },
     "fig2": {
         "check": Fig2Config(),
@@ -1114,23 +1143,27 @@ def _register():
                  claims=claims, summary=summary)
 
     reg("fig1", Fig1Config, measure_fig1, fig1_verdict,
-        ("implicit-reg/fig-1", "implicit-reg/fig-1/limit", "implicit-reg/sec-5.1/horizon"),
+        {"implicit-reg/fig-1": None, "implicit-reg/fig-1/limit": fig1_limit_verdict,
+         "implicit-reg/sec-5.1/horizon": horizon_steps_verdict},
         lambda r: {"left_slopes": [fit_rate(r.grid, t).slope for t in r.left],
                    "right_slopes": [fit_rate(r.grid, t).slope for t in r.right]})
-    reg("horizon", HorizonConfig, measure_horizon, None, ("implicit-reg/sec-5.1/horizon/erratum",),
+    reg("horizon", HorizonConfig, measure_horizon, horizon_erratum_verdict, ("implicit-reg/sec-5.1/horizon/erratum",),
         lambda r: {"slope": float(fit_rate(r.grid, r.table).slope)})
-    reg("fig2", Fig2Config, measure_fig2, fig2_verdict, ("implicit-reg/fig-2", "implicit-reg/fig-2/loss"),
+    reg("fig2", Fig2Config, measure_fig2, fig2_verdict,
+        {"implicit-reg/fig-2": None, "implicit-reg/fig-2/loss": fig2_loss_verdict},
         lambda r: {k: v for k, v in fig2_verdict(r).measured.items() if k in ("rho_ratio_max", "rho_ratio_min")})
-    reg("table1", Table1Config, measure_table1, table1_verdict, ("implicit-reg/table-1", "implicit-reg/table-1/relu"),
+    reg("table1", Table1Config, measure_table1, table1_verdict,
+        {"implicit-reg/table-1": None, "implicit-reg/table-1/relu": table1_relu_verdict},
         lambda r: {f"{a}/{k}": float(f.slope) for (a, k), (_, _, f) in r.rows.items()})
     reg("backprop", BackpropConfig, measure_backprop, backprop_verdict,
-        ("implicit-reg/eq-13", "implicit-reg/eq-13/erratum", "implicit-reg/eq-15", "implicit-reg/eq-15/erratum"),
+        {"implicit-reg/eq-13": None, "implicit-reg/eq-13/erratum": backprop_erratum_verdict,
+         "implicit-reg/eq-15": eq15_verdict, "implicit-reg/eq-15/erratum": eq15_erratum_verdict},
         lambda r: {f"{v}/{b}": float(e.max()) for (v, b), (_, e) in r.errors.items()})
     reg("adjoint", AdjointConfig, measure_adjoint, adjoint_verdict,
-        ("implicit-reg/eq-44", "implicit-reg/eq-44/erratum"),
+        {"implicit-reg/eq-44": None, "implicit-reg/eq-44/erratum": adjoint_erratum_verdict},
         lambda r: {"slope": float(adjoint_fit(r).slope)})
     reg("app_d_gradient", AppDGradientConfig, measure_app_d_gradient, app_d_gradient_verdict,
-        ("implicit-reg/app-d/gradient", "implicit-reg/app-d/gradient/erratum"),
+        {"implicit-reg/app-d/gradient": None, "implicit-reg/app-d/gradient/erratum": app_d_gradient_erratum_verdict},
         lambda r: {"max_rel_err": float(app_d_gradient_identity(r).max_rel_err)})
 
 
