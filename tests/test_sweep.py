@@ -130,7 +130,7 @@ def test_resume_after_a_real_interruption(tmp_path):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode != 0 and "interrupted; run it again to resume" in err
+    assert proc.returncode != 0 and "interrupted; the finished tasks are cached: run the same command again" in err
     done = len(list(tasks.glob("*.pkl")))
     assert 4 <= done < 16 and not list(tasks.glob(".*"))    # no half-written file
     res, _ = run("x=0:1:16,sleep=0.3", tmp_path, scheduler="local", workers=2)
@@ -383,3 +383,45 @@ def test_a_cache_that_cannot_be_written_exits_2(tmp_path, capsys, monkeypatch):
     assert main(["sweep", TOY, "--grid", "x=0:1:3", "--scheduler", "serial", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "No space left on device" in err and "Traceback" not in err
+
+
+def test_sigterm_stops_a_sweep_with_its_cache_and_how_to_resume(tmp_path):
+    """SIGTERM (a batch scheduler's stop) ends `theory sweep` like Ctrl-C: exit 143, the final line names the
+    cache folder and how to resume, and the rerun computes only what is missing (before: a silent end)."""
+    code = ("import sys, _sweep_toy\nfrom theory.cli import main\n"
+            f"sys.exit(main(['sweep', '{TOY}', '--grid', 'x=0:1:16,sleep=0.3', '--workers', '2', '--out', "
+            "sys.argv[1]]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env, stderr=subprocess.PIPE, text=True)
+    tasks = tmp_path / "tasks"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not tasks.is_dir() or len(list(tasks.glob("*.pkl"))) < 4):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    last = err.strip().splitlines()[-1]
+    assert "stopped by SIGTERM; the finished tasks are cached: run the same command again to resume" in last
+    assert last.endswith(f"-> {tmp_path}")
+    done = len(list(tasks.glob("*.pkl")))
+    res, _ = run("x=0:1:16,sleep=0.3", tmp_path, scheduler="local", workers=2)
+    assert (res.computed, res.cached) == (16 - done, done) and not res.failures
+
+
+def test_the_time_left_is_estimated_from_computed_tasks_only_after_a_few():
+    from theory.sweep import _Progress
+
+    stream = io.StringIO()
+    bar = _Progress(10, stream, live=True)
+    bar.update(True)
+    assert "estimating the time left" in stream.getvalue()
+    bar.first -= 100.0  # a slow first task (workers starting, kernels compiling) ...
+    bar.update(True)
+    bar.last = 0.0
+    bar.update(True)
+    bar.first = time.perf_counter() - 2.0  # ... then two tasks a second
+    bar.last = 0.0
+    bar.update(True)
+    rate = bar.rate(time.perf_counter())
+    assert rate is not None and 1.0 < rate < 2.0
+    assert " left" in stream.getvalue().rsplit("\r", 1)[-1]

@@ -46,3 +46,23 @@ def test_address_of_a_running_scheduler_and_failures(tmp_path):
         assert "FAILED x=2, fail_above=1.5: ValueError" in stream.getvalue()
         assert main(["sweep", "scaling.sweep_toy", "--grid", "x=0|1", "--scheduler", cluster.scheduler_address,
                      "--out", str(tmp_path)]) == 0
+
+
+def test_a_finished_dask_sweep_prints_its_final_line_only(tmp_path):
+    """No shutdown warnings of Dask's nannies and workers after the sweep's own last line (run in a child process,
+    where Dask's logging goes to stderr as it does for a user)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    code = ("import sys, _sweep_toy\nfrom theory.cli import main\n"
+            "sys.exit(main(['sweep', 'scaling.sweep_toy', '--grid', 'x=0:1:4,sleep=0.2', '--scheduler', 'dask', "
+            "'--workers', '2', '--out', sys.argv[1]]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("scaling.sweep_toy: 4/4 tasks"), done.stderr

@@ -660,8 +660,10 @@ def _sweep(args: argparse.Namespace) -> int:
         _say(f"theory sweep: a cache file could not be written ({exc}); what finished is kept, run it again "
              "to resume", sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        from theory.sweep import SweepTerminated
+
+        return 143 if isinstance(exc, SweepTerminated) else 130
     return 1 if result.failures else 0
 
 

@@ -58,6 +58,7 @@ with its parameters and message, and its summary is None.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -94,6 +95,7 @@ __all__ = [
     "plot_sweep",
     "CACHE_FORMAT",
     "MAX_POINTS",
+    "SweepTerminated",
 ]
 
 #: Format tag of the cache files; a file of another format is recomputed.
@@ -527,23 +529,37 @@ class SweepResult:
 class _Progress:
     """A carriage-return progress line on stderr (only on a terminal) and a final line."""
 
+    #: computed tasks before the time left is estimated (the first ones carry the workers' start and compiling)
+    WARMUP = 3
+
     def __init__(self, total, stream, live):
         self.total, self.stream, self.live = total, stream, live
         self.start = time.perf_counter()
         self.done = self.computed = 0
         self.last = 0.0
+        self.first = None  # when the first computed task finished
+
+    def rate(self, now: float) -> float | None:
+        """Computed tasks per second since the first one finished, once WARMUP of them have; else None."""
+        if self.computed < self.WARMUP or self.first is None or now <= self.first:
+            return None
+        return (self.computed - 1) / (now - self.first)
 
     def update(self, computed: bool) -> None:
         self.done += 1
         self.computed += computed
         now = time.perf_counter()
+        if computed and self.first is None:
+            self.first = now
         if self.live and (now - self.last > 0.2 or self.done == self.total):
             self.last = now
-            elapsed = now - self.start
-            rate = self.computed / elapsed if elapsed > 0 else 0.0
-            left = (self.total - self.done) / rate if rate > 0 else float("nan")
-            eta = f"{int(left // 60)}:{int(left % 60):02d}" if math.isfinite(left) else "?"
-            self.stream.write(f"\r{self.done}/{self.total} tasks  {rate:.2f}/s  {eta} left   ")
+            rate = self.rate(now)
+            if rate is None:
+                tail = "estimating the time left"
+            else:
+                left = (self.total - self.done) / rate
+                tail = f"{rate:.2f}/s  {int(left // 60)}:{int(left % 60):02d} left"
+            self.stream.write(f"\r{self.done}/{self.total} tasks  {tail}   ")
             self.stream.flush()
 
     def close(self, line: str) -> None:
@@ -721,12 +737,57 @@ def sweep(name: str, grid, *, preset: str = "check", scheduler: str = "local", w
     if scheduler not in ("local", "serial"):
         client, cluster = _dask_client(scheduler, workers)
     try:
-        return _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress, stream, client)
+        with _terminate_as_interrupt():
+            return _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress, stream, client)
     finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        _close_quietly(client, cluster)
+
+
+class SweepTerminated(KeyboardInterrupt):
+    """The sweep's process got SIGTERM: the tasks that finished are cached, the same call resumes."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM (a scheduler's or a user's ``kill``) stops the sweep like Ctrl-C: the cache and the manifest of what
+    finished are written and the final line says how to resume; without this the process ended silently. Only in
+    the main thread, and only where SIGTERM has its default action."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def stop(signum, frame):
+        raise SweepTerminated("SIGTERM")
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _close_quietly(client, cluster) -> None:
+    """Close a Dask client and cluster without the warnings its nannies log while their workers stop (the
+    sweep's results are already written; a worker killed after its grace period is not news)."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.nanny", "distributed.worker",
+                                                    "distributed.scheduler", "distributed.core")]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+    finally:
+        for log, level in zip(loggers, levels):
+            log.setLevel(level)
 
 
 def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress, stream, client):
@@ -777,8 +838,11 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
     stopped = None
     try:
         _execute(jobs, scheduler, workers, on_done, client)
+    except SweepTerminated:
+        stopped = "stopped by SIGTERM; the finished tasks are cached: run the same command again to resume"
+        raise
     except KeyboardInterrupt:
-        stopped = "interrupted; run it again to resume"
+        stopped = "interrupted; the finished tasks are cached: run the same command again to resume"
         raise
     except BaseException as exc:
         stopped = f"stopped by {type(exc).__name__}; run it again to resume"
