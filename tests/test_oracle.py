@@ -718,3 +718,15 @@ def test_export_that_fails_half_way_leaves_the_earlier_export(tmp_path, monkeypa
     assert main(args) == 2
     assert "No space left on device" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+
+
+def test_a_missing_library_of_an_implementation_is_named_with_its_install_line(tmp_path, monkeypatch):
+    """The README's JAX example without JAX installed: exit 2, one line with the pip command."""
+    import importlib.util
+
+    from theory.oracle import OracleInputError, load_function
+
+    if importlib.util.find_spec("jax") is not None:
+        pytest.skip("JAX is installed here")
+    with pytest.raises(OracleInputError, match=r"No module named 'jax'; install it with `pip install 'jax\[cpu\]'`"):
+        load_function("examples.oracle.jax_nets:product")

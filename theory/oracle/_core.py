@@ -476,8 +476,19 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
 _INTERRUPTED = "interrupted (KeyboardInterrupt)"
 
 
+#: how to install the libraries the example implementations and adapters of examples/oracle/ use (none is a
+#: dependency of theory: an implementer has them already)
+_INSTALL = {"jax": "pip install 'jax[cpu]'", "torch": "pip install 'theory[oracle]' (the CPU build of torch 2.13)",
+            "torchsort": "pip install --no-build-isolation torchsort==0.1.10 (after torch)",
+            "sklearn": "pip install 'theory[oracle]' (scikit-learn)", "fbm": "pip install 'theory[oracle]' (fbm)",
+            "fracbm": "pip install 'theory[oracle]' (fracbm)"}
+
+
 def _raised(exc: BaseException) -> str:
-    """``exc`` as the report names it: its type and message; for SystemExit the status it asked for."""
+    """``exc`` as the report names it: its type and message; for SystemExit the status it asked for; for a missing
+    library the line that installs it."""
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").partition(".")[0] in _INSTALL:
+        return f"{type(exc).__name__}: {exc}; install it with `{_INSTALL[exc.name.partition('.')[0]]}`"
     if isinstance(exc, SystemExit):
         return f"SystemExit({exc.code!r}) (sys.exit was called)"
     if isinstance(exc, KeyboardInterrupt):
