@@ -83,7 +83,7 @@ def _stamp(report: dict) -> str:
 
 
 def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
-    from theory.report import count_statuses, measured_text, predicted_text
+    from theory.report import count_statuses, decisive, freshness, git_commit, rerun_command
 
     title, source = PAPERS.get(key, (key, ""))
     counts = count_statuses({"claims": claims})
@@ -94,6 +94,10 @@ def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
         lines += ["No claim of this paper key has been measured yet.", ""]
         return "\n".join(lines)
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    notices = freshness(report, git_commit())
+    if notices:  # the report's own partial/stale notice, as `theory report` prints it
+        lines += ["```{warning}", *(f"This page reads a {n}." for n in notices),
+                  "Run `make check` (or `theory check`) to measure every claim on this commit.", "```", ""]
     lines += [f"**{len(claims)} claims: {summary}; {proxies} proxies; {errata} erratum records.**", "",
               f"From `reports/claims.json` ({_stamp(report)}). Rerun one claim with "
               "`theory check --claim ID`; a proxy measures the statement outside its hypotheses and "
@@ -102,13 +106,13 @@ def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
               "| Claim | Statement | Predicted | Measured | Verdict |", "|---|---|---|---|---|"]
     for c in claims:
         claim = f"[`{c['id']}`](#{_anchor(c['id'])})"
-        predicted = predicted_text(c.get("expected") or {})
-        if c.get("kind") == "erratum" and predicted:
+        measured, predicted = decisive(c)
+        if c.get("kind") == "erratum" and predicted and not predicted.startswith("printed"):
             predicted = f"printed: {predicted} (should fail)"
         verdict = VERDICT.get(c.get("status"), c.get("status"))
         if c.get("proxy"):
             verdict += " (proxy)"
-        texts = [_cell(x) for x in (c.get("title", ""), predicted, measured_text(c.get("measured") or {}))]
+        texts = [_cell(x) for x in (c.get("title", ""), predicted, measured)]
         lines.append("| " + " | ".join([claim, *texts, verdict]) + " |")
     lines += ["", "## Claims", ""]
     for c in claims:
@@ -117,8 +121,13 @@ def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
             lines += ["Also " + ", ".join(f"`{a}`" for a in c["aliases"]) + ".", ""]
         lines += [_cell(c.get("title", "")), ""]
         verdict = VERDICT.get(c.get("status"), c.get("status"))
+        measured, predicted = decisive(c)
         lines += [f"- verdict: {verdict} ({c.get('kind', '?')})",
-                  f"- measured: {_cell(c.get('message') or measured_text(c.get('measured') or {}))}"]
+                  f"- predicted: {_cell(predicted)}; measured: {_cell(measured)}",
+                  f"- what was compared: {_cell(c.get('message') or '')}"]
+        rerun = rerun_command(c)
+        if rerun:
+            lines.append(f"- rerun: {_code(rerun)}")
         if c.get("proxy"):
             lines.append(f"- proxy, does not verify the statement: {_cell(c['proxy'])}")
         if c.get("wrong_in"):
