@@ -50,7 +50,7 @@ docs: $(STAMP)
 	test -f reports/claims.json || $(PY) -m theory.cli check $(PYTEST_ARGS)
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 	$(PY) -m sphinx -W --keep-going -q -b doctest docs docs/_build/doctest
-	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_site.py
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_site.py tests/test_docs_pages.py
 
 clean:
 	rm -rf $(VENV) reports figures/out docs/_build docs/_generated

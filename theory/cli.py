@@ -667,9 +667,22 @@ def _sweep(args: argparse.Namespace) -> int:
     return 1 if result.failures else 0
 
 
+#: the subcommands that call kernels, and so may compile them (theory._compile_notice says so while they do)
+_COMPILING = ("check", "run", "sweep", "oracle")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``theory`` command; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _COMPILING and not any(a in ("-h", "--help", "--pytest-help") for a in argv[1:2]):
+        from theory._compile_notice import notice
+
+        with notice():
+            return _main(argv)
+    return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] == "check":  # everything after `check` belongs to pytest
         return _check(argv[1:])
     parser = _parser()
