@@ -30,6 +30,8 @@ import scipy.optimize
 from .. import _alloc
 from .._errors import NonFiniteError
 from .._finite import all_finite
+from .._residual_kernels import scratch_shape
+from .._residuals import resolve_residual
 from .._validation import (
     as_float_array,
     check_choice,
@@ -40,7 +42,6 @@ from .._validation import (
     check_work,
     plain,
 )
-from ..resnet._residuals import resolve_residual
 from . import _exact, _kernels
 
 __all__ = ["forward", "inverse", "gradient", "residual_f", "psi", "psi_series", "lambda_eps", "representable",
@@ -105,7 +106,7 @@ def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=Fals
     th = np.ascontiguousarray(theta.reshape(theta.shape[0], -1))
     if not finite_theta and isinstance(v, str) and not all_finite(th[0]):
         raise ValueError(f"`theta` of {func} must be finite; got NaN or inf in layer 0.")
-    work = np.empty((3 + d + 2 * B, max(res.width, d)))  # the scratch layout of theory.resnet._kernels
+    work = np.empty(scratch_shape(d, B, res.width))
     fbuf = np.empty((B, d))
     if isinstance(v, str) and not inverse:
         if v != "f":
@@ -340,7 +341,7 @@ def _residual_batch(res, xb, th, func):
     """f(x_b, theta_n) for a batch xb (B, d) (float64, C-contiguous) and one flat slice th."""
     B, d = xb.shape
     out = np.empty((B, d))
-    _kernels._residual_eval(res.code, res.width, xb, th, out, np.empty((3 + d + B, max(res.width, d))))
+    _kernels._residual_eval(res.code, res.width, xb, th, out, np.empty(scratch_shape(d, B, res.width, blocks=1)))
     return check_finite_output(out, "f(x, theta_n)", func=func, hint=_HINT)
 
 
