@@ -250,7 +250,7 @@ def _products_T(th, rb, rs, cs, d, B, xf, of):
     """of[i B + b] = sum_j A[i, j] xf[j B + b] for i < d, b < B, with A[i, j] = th[rb + i rs + j cs]
     (rs = d, cs = 1: theta_n; rs = 1, cs = d: its transpose): the products A x_b of a batch held
     transposed (xf is x^T, (d, B) flat; of likewise), each sum over j in increasing order with one
-    rounding per term (fused multiply-add), as :func:`matvec` sums it.
+    rounding per term (fused multiply-add), as :func:`theory._residual_kernels.matvec` sums it.
 
     The loop over b is the innermost and has unit stride, so the compiler vectorises it; A's
     entries are loop-invariant scalars (eight at a time, for two rows i at a time), and each pass
