@@ -20,7 +20,7 @@ import theory
 
 ALLOWED = [frozenset(), frozenset({"contract"}), frozenset({"contract", "reassoc"})]
 #: the kernels allowed to reassociate their sums (single-input row products of width >= 32)
-REASSOC = {"theory.resnet._kernels._matvec_reassoc", "theory.momentum._kernels._matvec_descending"}
+REASSOC = {"theory._residual_kernels.matvec_reassoc", "theory.momentum._kernels._matvec_descending"}
 CONVENTIONS = Path(__file__).resolve().parents[1] / "docs" / "conventions.md"
 
 
@@ -86,11 +86,11 @@ def test_reassociated_row_sums_are_within_a_few_units_of_the_last_place(kernel, 
     for _ in range(4):
         theta = rng.standard_normal(d * d)
         x = rng.standard_normal(d)
-        if kernel.endswith("_matvec_reassoc"):
-            from theory.resnet._kernels import _matvec_reassoc
+        if kernel.endswith(".matvec_reassoc"):
+            from theory._residual_kernels import matvec_reassoc
 
             w = np.empty(d)
-            _matvec_reassoc(theta, np.uint64(0), x, np.uint64(0), w, d)
+            matvec_reassoc(theta, np.uint64(0), x, np.uint64(0), w, d)
         else:
             from theory.momentum._kernels import _matvec_descending
 
@@ -105,10 +105,10 @@ def test_reassociated_row_sums_are_within_a_few_units_of_the_last_place(kernel, 
 
 
 def test_nan_and_inf_still_propagate_through_reassociated_sums():
-    from theory.resnet._kernels import _matvec_reassoc
+    from theory._residual_kernels import matvec_reassoc
 
     d = 32
     theta, x, w = np.ones(d * d), np.ones(d), np.empty(d)
     theta[5], theta[d + 7] = np.nan, np.inf
-    _matvec_reassoc(theta, np.uint64(0), x, np.uint64(0), w, d)
+    matvec_reassoc(theta, np.uint64(0), x, np.uint64(0), w, d)
     assert np.isnan(w[0]) and np.isposinf(w[1]) and np.all(w[2:] == d)

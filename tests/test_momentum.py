@@ -553,3 +553,50 @@ def test_tied_depth_over_the_work_budget_is_refused_up_front():
     assert time.perf_counter() - t < 1.0
     with pytest.raises(ValueError, match="`theta`.*max_work"):
         M.forward(np.ones(2), None, np.zeros((100, 2, 2)), "tanh", 0.5, max_work=100)
+
+
+def _private_imports(path):
+    """(module, imported theory.* module) pairs for the imports of ``path`` naming a private module (a part
+    starting with one underscore) below a package of theory, relative imports resolved."""
+    import ast
+    from pathlib import Path
+
+    root = Path(M.__file__).resolve().parents[1]
+    rel = path.resolve().relative_to(root.parent).with_suffix("")
+    mod = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+    pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "theory" and len(parts) >= 3 and any(p.startswith("_") and not p.startswith("__")
+                                                                   for p in parts[2:]):
+                found.append((mod, name))
+    return found
+
+
+def test_resnet_and_momentum_reach_into_no_other_package_private_module():
+    """The residual families and their kernels are shared through theory._residuals / theory._residual_kernels
+    (and the scalar f_eps through theory._f_eps): no module of theory.resnet, theory.momentum or of their
+    experiments imports a private module of another package (theory.<package>._name)."""
+    from pathlib import Path
+
+    root = Path(M.__file__).resolve().parents[1]
+    files = [*(root / "resnet").glob("*.py"), *(root / "momentum").glob("*.py"),
+             *(root / "experiments" / "resnet_node").glob("*.py"), root / "experiments" / "_momentum_theory.py"]
+    bad = []
+    for path in files:
+        for mod, name in _private_imports(path):
+            own = ".".join(mod.split(".")[:2])  # theory.resnet, theory.momentum or theory.experiments
+            if not name.startswith(own + "."):
+                bad.append(f"{mod} imports {name}")
+    assert not bad, bad

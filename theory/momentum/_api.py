@@ -25,11 +25,12 @@ import numbers
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 
-from .. import _alloc
+from .. import _alloc, _f_eps
 from .._errors import NonFiniteError
 from .._finite import all_finite
+from .._residual_kernels import scratch_shape
+from .._residuals import resolve_residual
 from .._validation import (
     as_float_array,
     check_choice,
@@ -40,7 +41,6 @@ from .._validation import (
     check_work,
     plain,
 )
-from ..resnet._residuals import resolve_residual
 from . import _exact, _kernels
 
 __all__ = ["forward", "inverse", "gradient", "residual_f", "psi", "psi_series", "lambda_eps", "representable",
@@ -105,7 +105,7 @@ def _prepare(func, x, x_name, v, v_name, theta, residual, gamma, *, inverse=Fals
     th = np.ascontiguousarray(theta.reshape(theta.shape[0], -1))
     if not finite_theta and isinstance(v, str) and not all_finite(th[0]):
         raise ValueError(f"`theta` of {func} must be finite; got NaN or inf in layer 0.")
-    work = np.empty((3 + d + 2 * B, max(res.width, d)))  # the scratch layout of theory.resnet._kernels
+    work = np.empty(scratch_shape(d, B, res.width))
     fbuf = np.empty((B, d))
     if isinstance(v, str) and not inverse:
         if v != "f":
@@ -340,7 +340,7 @@ def _residual_batch(res, xb, th, func):
     """f(x_b, theta_n) for a batch xb (B, d) (float64, C-contiguous) and one flat slice th."""
     B, d = xb.shape
     out = np.empty((B, d))
-    _kernels._residual_eval(res.code, res.width, xb, th, out, np.empty((3 + d + B, max(res.width, d))))
+    _kernels._residual_eval(res.code, res.width, xb, th, out, np.empty(scratch_shape(d, B, res.width, blocks=1)))
     return check_finite_output(out, "f(x, theta_n)", func=func, hint=_HINT)
 
 
@@ -841,22 +841,6 @@ def _check_tail(P, M, n, eps, total, func):
                          f"use theory.momentum.psi.")
 
 
-def _G(alpha, eps):
-    """G_eps(alpha) = e^{-1/(2 eps)} (cos alpha + sin alpha / (2 eps alpha)) = f_eps(-alpha^2)."""
-    return math.exp(-0.5 / eps) * (math.cos(alpha) + math.sin(alpha) / (2 * eps * alpha))
-
-
-def _lambda_eps(eps):
-    """(lambda_eps, alpha*) for a validated eps > 0."""
-
-    def dG(a):
-        return -math.sin(a) + (a * math.cos(a) - math.sin(a)) / (2 * eps * a * a)
-
-    alpha = scipy.optimize.brentq(dG, math.pi, 1.5 * math.pi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
-                                  maxiter=200)
-    return _G(alpha, eps), alpha
-
-
 def lambda_eps(eps):
     r"""(lambda_eps, alpha*): the minimum of G_eps(alpha) = e^{-1/(2eps)}(cos a + sin a / (2 eps a)) and its argmin.
 
@@ -891,99 +875,7 @@ def lambda_eps(eps):
     -0.6134986
     """
     func = "theory.momentum.lambda_eps"
-    return _lambda_eps(_check_eps(eps, func, positive=True))
-
-
-# f_eps(z) = Psi_eps(eps z - 1/(4 eps)) = F_eps(sqrt z), F_eps(s) = e^{-1/(2eps)} (cosh s + sinh s / (2 eps s))
-
-def _inv2(eps, s):
-    """1 / (2 eps s); when 2 eps s overflows (eps near the float64 maximum), the same quotient taken in the
-    other order, which stays finite (the complex product inf * (a + 0j) holds a NaN)."""
-    k = 1.0 / (2 * eps * s)
-    if cmath.isnan(k):
-        k = (0.5 / eps) / s
-    return k
-
-
-def _F(s, eps):
-    """F_eps(s), written as (e^{s-c}(1 + 1/(2 eps s)) + e^{-s-c}(1 - 1/(2 eps s))) / 2 with c = 1/(2 eps),
-    which stays finite for large s and small eps; inf where it leaves the float range."""
-    c = 0.5 / eps
-    s = complex(s)
-    if abs(s) < 1e-8:
-        return complex(math.exp(-c) * (1 + 1 / (2 * eps)))
-    if abs(s.real) - c > 700:
-        return complex(math.inf, 0.0)
-    k = _inv2(eps, s)
-    return 0.5 * (cmath.exp(s - c) * (1 + k) + cmath.exp(-s - c) * (1 - k))
-
-
-def _dF(s, eps):
-    """F_eps'(s) in the same stable form."""
-    c = 0.5 / eps
-    s = complex(s)
-    if abs(s) < 1e-8:
-        return s * math.exp(-c) * (1 + 1 / (6 * eps))
-    if abs(s.real) - c > 700:
-        return complex(math.inf, 0.0)
-    k1 = _inv2(eps, s)
-    k2 = k1 / s
-    return 0.5 * (cmath.exp(s - c) * (1 + k1 - k2) + cmath.exp(-s - c) * (-1 + k1 + k2))
-
-
-def _f_real(x, eps):
-    """f_eps(x) for real x (x >= 0: F(sqrt x); x < 0: G(sqrt(-x)))."""
-    if x >= 0:
-        return _F(math.sqrt(x), eps).real
-    return _G(math.sqrt(-x), eps)
-
-
-def _solve_real(t, eps, lam, alpha, func="theory.momentum.preimage"):
-    """The real z >= -alpha^2 with f_eps(z) = t >= lambda_eps (f_eps increases there)."""
-    lo = -alpha * alpha
-    if t <= lam:
-        return lo
-    hi = 1.0
-    while _f_real(hi, eps) < t:
-        hi *= 2.0
-        if hi > 1e12:
-            raise ValueError(f"`eps` of {func} = {eps} is too small for the eigenvalue {t} of `D`: its preimage under "
-                             f"f_eps leaves the float64 range.")
-    return scipy.optimize.brentq(lambda z: _f_real(z, eps) - t, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
-                                 maxiter=500)
-
-
-def _solve_complex(w, eps, need_nonreal, func="theory.momentum.preimage"):
-    """A complex z with f_eps(z) = w (Lemma 4.5: f_eps is onto C), non-real when ``need_nonreal``."""
-    c = 0.5 / eps
-    target = complex(w)
-    # cosh dominates F_eps for large |s|: start from acosh(w e^c) (its logarithmic form when e^c overflows)
-    base = cmath.acosh(target * math.exp(c)) if c < 700 else cmath.log(2 * target) + c
-    starts = [base, base + 0.3j, base + 0.3]
-    for r in (0.5, 1.0, 2.0, 4.0):
-        for k in (1, 3):
-            starts.append(complex(r, k * math.pi))
-    tol = 1e-13 * max(1.0, abs(target))
-    for s in starts:
-        if abs(s) < 1e-6:
-            s += 0.1 + 0.1j
-        for _ in range(200):
-            Fs = _F(s, eps) - target
-            if abs(Fs) <= tol:
-                break
-            dF = _dF(s, eps)
-            if dF == 0 or not cmath.isfinite(dF) or not cmath.isfinite(Fs):
-                break
-            step = Fs / dF
-            if abs(step) > 2.0:
-                step *= 2.0 / abs(step)
-            s = s - step
-        if cmath.isfinite(_F(s, eps)) and abs(_F(s, eps) - target) <= tol:
-            z = s * s
-            if not need_nonreal or abs(z.imag) > 1e-6:
-                return z
-    raise ValueError(f"`D` of {func}: no complex preimage of its eigenvalue {w} under f_eps was found at "
-                     f"`eps` = {eps} (Lemma 4.5 of the thesis, ch. 4).")
+    return _f_eps.lambda_eps(_check_eps(eps, func, positive=True))
 
 
 def _eig_blocks(D, func):
@@ -1019,7 +911,7 @@ def _representable(D, eps, func):
             return False
         threshold = 0.0
     else:
-        threshold = _lambda_eps(eps)[0]
+        threshold = _f_eps.lambda_eps(eps)[0]
     bad = [x for x in real if x < threshold - tol]
     return all(len(c) % 2 == 0 for c in _real_clusters(bad, tol))
 
@@ -1112,7 +1004,7 @@ def preimage(D, eps, *, max_work=None):
     tol = 1e-8 * scale
     d = D.shape[0]
     if eps > 0:
-        lam, alpha = _lambda_eps(eps)
+        lam, alpha = _f_eps.lambda_eps(eps)
         threshold = lam
     else:
         threshold = 0.0
@@ -1121,7 +1013,7 @@ def preimage(D, eps, *, max_work=None):
     def solve(w, need_nonreal):
         if eps == 0.0:
             return cmath.log(w)
-        return _solve_complex(w, eps, need_nonreal, func)
+        return _f_eps.solve_complex(w, eps, need_nonreal, func)
 
     low_real = []
     for k, v in enumerate(vals):
@@ -1135,7 +1027,7 @@ def preimage(D, eps, *, max_work=None):
             if x < threshold - tol:
                 low_real.append((x, vecs[:, k].real))
             else:
-                z = math.log(x) if eps == 0.0 else _solve_real(max(x, threshold), eps, lam, alpha, func)
+                z = math.log(x) if eps == 0.0 else _f_eps.solve_real(max(x, threshold), eps, lam, alpha, func)
                 cols.append(vecs[:, k].real)
                 blocks.append(np.array([[z]]))
     low_real.sort(key=lambda t: t[0])

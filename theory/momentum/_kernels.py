@@ -1,24 +1,26 @@
 """Numba kernels of Momentum ResNets (Sander's thesis, chapter 4, Eqs. (4.2) and (4.3)).
 
 Private: float64 C-contiguous arrays and plain numbers only, no validation. The residual families
-are those of :mod:`theory.resnet` (same codes and parameter layouts), evaluated without the 1/N
-step of that package: here a layer applies f(x, theta_n) itself, as in Eq. (4.2).
+are those of :mod:`theory.resnet` (same codes and parameter layouts), evaluated by the shared kernels of
+:mod:`theory._residual_kernels` without the 1/N step of that package: here a layer applies
+f(x, theta_n) itself, as in Eq. (4.2).
 
 Shapes: ``x``, ``v`` are batches ``(B, d)``; trajectories are ``(N + 1, B, d)``; ``theta`` is
-``(N, P)``; ``work`` is scratch of shape ``(3 + d + B, max(m, d))`` and ``fbuf`` is ``(B, d)``.
+``(N, P)``; ``work`` is scratch of shape :func:`theory._residual_kernels.scratch_shape` ``(d, B, m)``
+and ``fbuf`` is ``(B, d)``.
 """
 
 import numpy as np
 from numba import njit
 
+from .._residual_kernels import (LINEAR, ROW_REASSOC_MIN_D, TANH, matvec_reassoc, product_check, residual,
+                                 residual_vjp)
 from .._tanh import tanh
-from ..resnet._kernels import (LINEAR, ROW_REASSOC_MIN_D, TANH, _matvec_reassoc, _product_check, _residual,
-                              _residual_vjp)
 
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 
 
-# A single input of width d >= ROW_REASSOC_MIN_D streams theta with the row products of theory.resnet, each sum
+# A single input of width d >= ROW_REASSOC_MIN_D streams theta with the shared row products, each sum
 # in an order the compiler chooses ("reassoc": partial sums in vector lanes); results differ from in-order sums
 # by rounding only.
 _JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", "reassoc"}}
@@ -49,18 +51,18 @@ def _layer(code, m, xs, src, theta, k, fbuf, work, descending):
     The products theta_k x are computed first (a single input of the linear or tanh family with
     d >= ROW_REASSOC_MIN_D by the streaming row products, forwards or, for the inverse, backwards; every other
     case by the shared residual loop without its outer tanh), theta's finiteness is read from them as in
-    theory.resnet (:func:`theory.resnet._kernels._product_check`: the slice is counted only when a product is
-    not finite), then the tanh family's activation is applied."""
+    theory.resnet (:func:`theory._residual_kernels.product_check`: the slice is counted only when a product
+    is not finite), then the tanh family's activation is applied."""
     B, d = fbuf.shape
     if B == 1 and (code == LINEAR or code == TANH) and d >= ROW_REASSOC_MIN_D:
         if descending:
             _matvec_descending(theta, k, xs, src, fbuf, d)
         else:
             P = np.uint64(theta.shape[1])
-            _matvec_reassoc(theta.reshape(-1), np.uint64(k) * P, xs.reshape(-1), np.uint64(src * d), fbuf[0], d)
+            matvec_reassoc(theta.reshape(-1), np.uint64(k) * P, xs.reshape(-1), np.uint64(src * d), fbuf[0], d)
     else:
-        _residual(code, m, xs[src], theta[k], fbuf, work, False)
-    bad = _product_check(code, theta, k, fbuf)
+        residual(code, m, xs[src], theta[k], fbuf, work, False)
+    bad = product_check(code, theta, k, fbuf)
     if code == TANH:
         for b in range(B):
             for i in range(d):
@@ -135,7 +137,7 @@ def momentum_inverse(code, m, xN, vN, theta, gamma, xs, vs, fbuf, work, check, n
 @njit(**_JIT)
 def _residual_eval(code, m, x, th, out, work):
     """out[b] = f(x[b], th) for every row of the batch."""
-    _residual(code, m, x, th, out, work, True)
+    residual(code, m, x, th, out, work, True)
 
 
 @njit(**_JIT)
@@ -152,7 +154,7 @@ def _step_vjp(code, m, x, th, gamma, gx, gv, gth, tmp, jx, work):
             t = gv[b, i] + gx[b, i]
             gv[b, i] = gamma * t
             tmp[b, i] = c * t
-    _residual_vjp(code, m, x, th, tmp, gth, jx, work, False)
+    residual_vjp(code, m, x, th, tmp, gth, jx, work, False)
     for b in range(B):
         for i in range(d):
             gx[b, i] += jx[b, i]
@@ -179,7 +181,7 @@ def momentum_memory_free(code, m, x, v, theta, gamma, gx, gv, gtheta, tmp, jx, f
         for b in range(B):
             for i in range(d):
                 x[b, i] -= v[b, i]
-        _residual(code, m, x, theta[n], fbuf, work, True)
+        residual(code, m, x, theta[n], fbuf, work, True)
         for b in range(B):
             for i in range(d):
                 v[b, i] = (v[b, i] - c * fbuf[b, i]) / gamma
@@ -193,7 +195,7 @@ def momentum_last(code, m, x, v, theta, gamma, fbuf, work):
     B, d = x.shape
     c = 1.0 - gamma
     for n in range(N):
-        _residual(code, m, x, theta[n], fbuf, work, True)
+        residual(code, m, x, theta[n], fbuf, work, True)
         for b in range(B):
             for i in range(d):
                 v[b, i] = gamma * v[b, i] + c * fbuf[b, i]

@@ -8,7 +8,7 @@ and the interpolating neural ODE of Definition 1 (:func:`interpolating_ode`).
 
 from ._api import final_state, forward, gradient, reverse
 from ._ode import ODESolution, interpolating_ode
-from ._residuals import RESIDUALS, Residual, mlp
+from .._residuals import RESIDUALS, Residual, mlp
 from ._schemes import SCHEMES, Scheme
 
 __all__ = [

@@ -11,10 +11,11 @@ import numpy as np
 
 from .. import _alloc
 from .._errors import NonFiniteError
+from .._residual_kernels import TANH, scratch_shape
+from .._residuals import resolve_residual
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_memory, check_work
-from ._kernels import (TANH, _backprop_checkpointed, _batch_checkpoints, _batch_path, _euler_batch,
-                       checkpoint_segment, euler_backprop_stored, euler_forward_store)
-from ._residuals import resolve_residual
+from ._kernels import (_backprop_checkpointed, _batch_checkpoints, _batch_path, _euler_batch, checkpoint_segment,
+                       euler_backprop_stored, euler_forward_store)
 from ._schemes import KERNELS, resolve_scheme
 
 __all__ = ["forward", "reverse", "gradient", "final_state"]
@@ -75,7 +76,7 @@ class _Problem:
                          hint=f"The trajectory has shape ({N + 1}, {self.B}, {self.d}).")
         check_work(ops, "theta" if N >= self.B else x_name, N if N >= self.B else self.B, func=func,
                    max_work=max_work, hint=f"Depth N = {N}, batch B = {self.B}, d = {self.d}.")
-        self.work = np.empty((3 + self.d + 2 * self.B, max(m, self.d)))
+        self.work = np.empty(scratch_shape(self.d, self.B, m))
 
     def check_theta(self, n_bad):
         """Raise as input validation would have, if the kernel counted non-finite entries of theta."""

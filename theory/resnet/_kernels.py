@@ -9,27 +9,18 @@ Shapes used throughout:
 * ``theta`` holds one flat parameter vector per layer, ``(K, P)``: ``K = N`` for Euler and
   ``K = N + 1`` for Heun.
 * ``code`` selects the residual family and ``m`` is the hidden width of the perceptron family
-  (0 otherwise). Family codes and formulas, with ``th`` one layer's parameters:
-
-  ====  ===========  ==============================  ======================
-  code  name         f(x, th)                        th layout (P)
-  ====  ===========  ==============================  ======================
-  0     linear       theta x                         theta (d, d) row-major
-  1     tanh         tanh(theta x)                   theta (d, d)
-  2     tanh_out     theta tanh(x)                   theta (d, d)
-  3     mlp          V tanh(W x + b)                 V (d, m), W (m, d), b (m)
-  4     bias         th                              th (d,)
-  5     bias_sq      th * th (elementwise)           th (d,)
-  ====  ===========  ==============================  ======================
-
-* ``work`` is caller-allocated scratch of shape ``(3 + d + 2 B, max(m, d))`` (rows 0-2 vectors,
-  rows 3 .. 3 + d a (d, d) block, rows 3 + d .. 3 + d + 2 B two (B, d) blocks for batched products); ``buf1`` .. ``buf4`` are
-  caller-allocated ``(B, d)`` buffers, except Heun's ``k1`` of shape ``(2, B, d)``. Nothing here allocates an array whose size grows with N.
+  (0 otherwise): the codes, formulas and parameter layouts of :mod:`theory._residual_kernels`, whose
+  :func:`~theory._residual_kernels.residual` and :func:`~theory._residual_kernels.residual_vjp` the
+  steps below call.
+* ``work`` is caller-allocated scratch of shape
+  :func:`theory._residual_kernels.scratch_shape` ``(d, B, m)``; ``buf1`` .. ``buf4`` are
+  caller-allocated ``(B, d)`` buffers, except Heun's ``k1`` of shape ``(2, B, d)``. Nothing here
+  allocates an array whose size grows with N.
 * The forward, reverse and last-state kernels return the number of NaN or infinite entries of
   theta, counted slice by slice as the layers use them: the caller validates theta by this count
   instead of reading it once more beforehand (its result is discarded when the count is not 0).
   The Euler kernels of the matrix families (linear, tanh, tanh_out) count the (B, d) products
-  theta_n v instead of the (d, d) slice (:func:`_product_check`): a NaN or infinite entry of theta_n
+  theta_n v instead of the (d, d) slice (:func:`product_check`): a NaN or infinite entry of theta_n
   makes every product it enters NaN or infinite in IEEE arithmetic (inf * 0 is NaN, inf - inf is
   NaN, NaN propagates; no fast-math flag that assumes finite values is set and no product is
   skipped), so a finite product proves the slice finite; on a non-finite product the slice itself
@@ -40,377 +31,20 @@ import numpy as np
 from numba import njit
 
 from .._blas import gemm_nn, gemm_nt, gemm_tn
+from .._residual_kernels import (LINEAR, ROW_REASSOC_MIN_D, TANH, count_nonfinite, count_nonfinite_rows, matvec_reassoc,
+                                 product_check, residual, residual_vjp, use_blas)
 from .._tanh import tanh
 
-LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
-
-# Compilation flags of every kernel. error_model="numpy": a float division by zero gives IEEE inf or
-# nan (caught by the API's finiteness checks) instead of raising inside the kernel, which also lets
-# loops vectorise. fastmath={"contract"}: the one fast-math flag used, allowing a*b + c to become a
-# fused multiply-add (one rounding instead of two); it keeps IEEE NaN and infinity semantics, unlike
-# "nnan" and "ninf", which are never set. It makes the tanh loops ~1.5x faster. "reassoc" (sums in
-# an order of the compiler's choosing) is set on one kernel only, the single-input product
-# _matvec_reassoc, where its effect on rounding is stated.
+# Compilation flags of every kernel (those of theory._residual_kernels): IEEE division (error_model="numpy")
+# and the one fast-math flag "contract" (fused multiply-adds; NaN and infinity semantics kept).
 _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
-
-
-# A batch of the matrix families goes to BLAS (one product per layer) from this many multiply-adds
-# per layer, B d^2, on: below it, the call overhead of a BLAS product exceeds the product itself.
-BLAS_MIN_WORK = 16384
-BLAS_MIN_D_SINGLE = 128
-BLAS_MIN_WORK_FORWARD = 4096
-
-
-@njit(**_JIT, inline="always")
-def _use_blas_forward(B, d):
-    # the forward product alone: BLAS pays from smaller batches (rows of at least 8)
-    return (B > 1 and d >= 8 and B * d * d >= BLAS_MIN_WORK_FORWARD) or d >= BLAS_MIN_D_SINGLE
-
-
-@njit(**_JIT, inline="always")
-def _use_blas(B, d):
-    # a single input goes to BLAS only for long rows, where the loop below cannot keep up with a
-    # vectorised product (the loop's strict summation order keeps it scalar)
-    return B * d * d >= BLAS_MIN_WORK and (B > 1 or d >= BLAS_MIN_D_SINGLE)
-
-
-@njit(**_JIT, inline="always")
-def _matvec(d, th, V, bv, O, bo):
-    """O[bo, i] = sum_j th[i d + j] V[bv, j] (theta row-major (d, d)), the sum over j in increasing order.
-
-    Eight rows at a time (then four, then one): eight independent chains of fused multiply-adds
-    overlap in the pipeline instead of one chain of d dependent ones, and each V[bv, j] is loaded
-    once for eight rows; each O[bo, i] is rounded exactly as by a plain row loop. Rows are passed by
-    index, not as views, so that a loop over a batch creates no arrays.
-    """
-    i = 0
-    while i + 8 <= d:
-        r0 = i * d
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        a3 = 0.0
-        a4 = 0.0
-        a5 = 0.0
-        a6 = 0.0
-        a7 = 0.0
-        for j in range(d):
-            vj = V[bv, j]
-            a0 += th[r0 + j] * vj
-            a1 += th[r0 + d + j] * vj
-            a2 += th[r0 + 2 * d + j] * vj
-            a3 += th[r0 + 3 * d + j] * vj
-            a4 += th[r0 + 4 * d + j] * vj
-            a5 += th[r0 + 5 * d + j] * vj
-            a6 += th[r0 + 6 * d + j] * vj
-            a7 += th[r0 + 7 * d + j] * vj
-        O[bo, i] = a0
-        O[bo, i + 1] = a1
-        O[bo, i + 2] = a2
-        O[bo, i + 3] = a3
-        O[bo, i + 4] = a4
-        O[bo, i + 5] = a5
-        O[bo, i + 6] = a6
-        O[bo, i + 7] = a7
-        i += 8
-    while i + 4 <= d:
-        r0 = i * d
-        r1 = r0 + d
-        r2 = r1 + d
-        r3 = r2 + d
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        a3 = 0.0
-        for j in range(d):
-            vj = V[bv, j]
-            a0 += th[r0 + j] * vj
-            a1 += th[r1 + j] * vj
-            a2 += th[r2 + j] * vj
-            a3 += th[r3 + j] * vj
-        O[bo, i] = a0
-        O[bo, i + 1] = a1
-        O[bo, i + 2] = a2
-        O[bo, i + 3] = a3
-        i += 4
-    while i < d:
-        acc = 0.0
-        r0 = i * d
-        for j in range(d):
-            acc += th[r0 + j] * V[bv, j]
-        O[bo, i] = acc
-        i += 1
-
-
-@njit(**_JIT, inline="always")
-def _count_nonfinite(theta, n):
-    """Number of NaN or infinite entries of slice ``theta[n]`` (v - v is 0 for finite v, NaN
-    otherwise). An integer sum vectorises; called on each slice right after the layer has used it,
-    while it is in cache, it replaces a separate validation pass over theta. The slice is indexed
-    in place (no view: creating one costs as much as a whole layer at d = 4)."""
-    bad = 0
-    for k in range(theta.shape[1]):
-        v = theta[n, k]
-        bad += (v - v) != 0.0
-    return bad
-
-
-@njit(**_JIT, inline="always")
-def _count_nonfinite_rows(x):
-    """Number of NaN or infinite entries of the state x (B, d) just written by a step, counted
-    while it is in cache: the trajectory kernels return it beside theta's count, so that the
-    caller need not read the whole trajectory once more to detect an overflow."""
-    B, d = x.shape
-    bad = 0
-    for b in range(B):
-        for i in range(d):
-            v = x[b, i]
-            bad += (v - v) != 0.0
-    return bad
-
-
-@njit(**_JIT, inline="always")
-def _product_check(code, theta, n, prod):
-    """Non-finite entries of theta[n] for a step whose products theta_n v are ``prod`` (B, d).
-
-    For the matrix families each entry theta_n[i, j] enters every product prod[b, i] as
-    theta_n[i, j] v[b, j] (no product skipped, IEEE arithmetic): one NaN or infinite entry makes
-    prod[b, i] NaN or infinite. So B d products are read instead of d^2 weights, and the slice is
-    counted only when a product is not finite (a non-finite theta, or an overflow of finite values,
-    which the count of the slice then tells apart). The other families count the slice."""
-    if code == LINEAR or code == TANH or code == TANH_OUT:
-        if _count_nonfinite_rows(prod) == 0:
-            return 0
-    return _count_nonfinite(theta, n)
-
-
-@njit(**_JIT)
-def _mlp_hidden(m, d, x_row, th, a):
-    """a = tanh(W x + b), the hidden layer of the perceptron family (W at d m, b at 2 d m in th)."""
-    off_w = d * m
-    off_b = 2 * d * m
-    for k in range(m):
-        s = th[off_b + k]
-        for j in range(d):
-            s += th[off_w + k * d + j] * x_row[j]
-        a[k] = tanh(s)
-
-
-@njit(**_JIT, inline="always")
-def _residual(code, m, x, th, out, work, activate):
-    """out[b] = f(x[b], th) for every row b of the batch.
-
-    With ``activate`` False the TANH family stops before its outer tanh (out = theta x), so that a
-    caller can fuse the tanh into its own update loop; the other families ignore the flag.
-
-    For the matrix families a single input, or a batch with fewer than BLAS_MIN_WORK multiply-adds,
-    uses row dot products; a larger batch uses one matrix product (BLAS), so its rows can differ
-    from single calls in the last bit.
-    """
-    B, d = x.shape
-    if code == LINEAR or code == TANH or code == TANH_OUT:
-        if not _use_blas_forward(B, d):
-            for b in range(B):
-                if code == TANH_OUT:
-                    for j in range(d):
-                        work[0, j] = tanh(x[b, j])
-                    _matvec(d, th, work, 0, out, b)
-                else:
-                    _matvec(d, th, x, b, out, b)
-        else:
-            mat = th.reshape((d, d))
-            if code == TANH_OUT:
-                T = work[3 + d:3 + d + B]
-                for b in range(B):
-                    for j in range(d):
-                        T[b, j] = tanh(x[b, j])
-                if B == 1:  # a matrix-vector product (BLAS gemv), not a 1-row gemm
-                    np.dot(mat, T[0], out[0])
-                else:
-                    gemm_nt(T, mat, out)
-            elif B == 1:
-                np.dot(mat, x[0], out[0])
-            else:
-                gemm_nt(x, mat, out)
-        if code == TANH and activate:
-            flat = out.reshape(B * d)
-            for i in range(B * d):
-                flat[i] = tanh(flat[i])
-    elif code == MLP:
-        for b in range(B):
-            _mlp_hidden(m, d, x[b], th, work[0])
-            for i in range(d):
-                s = 0.0
-                for k in range(m):
-                    s += th[i * m + k] * work[0, k]
-                out[b, i] = s
-    elif code == BIAS:
-        for b in range(B):
-            for i in range(d):
-                out[b, i] = th[i]
-    else:  # BIAS_SQ
-        for b in range(B):
-            for i in range(d):
-                out[b, i] = th[i] * th[i]
-
-
-@njit(**_JIT)
-def _residual_vjp(code, m, x, th, g, gth, gx, work, fresh):
-    """Vector-Jacobian products of f at (x[b], th) with cotangents g[b].
-
-    Adds sum_b d<g[b], f(x[b], th)>/d th to ``gth`` (P,) and writes d<g[b], f(x[b], th)>/d x[b]
-    into ``gx[b]``. ``fresh`` says that ``gth`` still holds zeros, so that a product may be written
-    into it directly instead of through scratch.
-    """
-    B, d = x.shape
-    if (code == LINEAR or code == TANH or code == TANH_OUT) and B == 1 and not _use_blas(B, d):
-        # one row, rows 0 and 1 of work as v and h (no views): d/dtheta = h v^T, d/dv = theta^T h
-        for j in range(d):
-            work[0, j] = tanh(x[0, j]) if code == TANH_OUT else x[0, j]
-        if code == TANH:
-            _matvec(d, th, work, 0, work, 1)
-            for i in range(d):
-                t = tanh(work[1, i])
-                work[1, i] = g[0, i] * (1.0 - t * t)
-        else:
-            for i in range(d):
-                work[1, i] = g[0, i]
-        for i in range(d):
-            hi = work[1, i]
-            for j in range(d):
-                gth[i * d + j] += hi * work[0, j]
-        for j in range(d):
-            gx[0, j] = 0.0
-        for i in range(d):
-            hi = work[1, i]
-            for j in range(d):
-                gx[0, j] += th[i * d + j] * hi
-        if code == TANH_OUT:
-            for j in range(d):
-                gx[0, j] *= 1.0 - work[0, j] * work[0, j]
-    elif code == LINEAR or code == TANH or code == TANH_OUT:
-        # V = v(X) (B, d) with v(x) = x or tanh(x); H (B, d) the cotangents of theta v (H = G, or
-        # G * (1 - tanh(X theta^T)^2) for TANH): d/dtheta = H^T V (d, d), d/dV = H theta. For a
-        # large batch the three products are BLAS calls, otherwise loops (the sum over b in order).
-        blas = _use_blas(B, d)
-        mat = th.reshape((d, d))
-        V = work[3 + d:3 + d + B]
-        H = work[3 + d + B:3 + d + 2 * B]
-        D = work[3:3 + d]
-        xf = x.reshape(B * d)
-        Vf = V.reshape(B * d)
-        Hf = H.reshape(B * d)
-        gf = g.reshape(B * d)
-        if code == TANH_OUT:
-            for k in range(B * d):
-                Vf[k] = tanh(xf[k])
-        else:
-            for k in range(B * d):
-                Vf[k] = xf[k]
-        if code == TANH:
-            if blas and B == 1:
-                np.dot(mat, V[0], H[0])
-            elif blas:
-                gemm_nt(V, mat, H)
-            else:
-                for b in range(B):
-                    _matvec(d, th, V, b, H, b)
-            for k in range(B * d):
-                t = tanh(Hf[k])
-                Hf[k] = gf[k] * (1.0 - t * t)
-        else:
-            for k in range(B * d):
-                Hf[k] = gf[k]
-        if blas and B == 1:  # an outer product (memory-bound loop) and a gemv
-            if fresh:
-                for i in range(d):
-                    hi = H[0, i]
-                    for j in range(d):
-                        gth[i * d + j] = hi * V[0, j]
-            else:
-                for i in range(d):
-                    hi = H[0, i]
-                    for j in range(d):
-                        gth[i * d + j] += hi * V[0, j]
-            np.dot(mat.T, H[0], gx[0])
-        elif blas:
-            if fresh:
-                gemm_tn(H, V, gth.reshape((d, d)))
-            else:
-                gemm_tn(H, V, D)
-                Df = D.reshape(d * d)
-                for k in range(d * d):
-                    gth[k] += Df[k]
-            gemm_nn(H, mat, gx)
-        elif d >= 8:  # rows of theta long enough to vectorise along j
-            for b in range(B):
-                for i in range(d):
-                    hi = H[b, i]
-                    for j in range(d):
-                        gth[i * d + j] += hi * V[b, j]
-                for j in range(d):
-                    gx[b, j] = 0.0
-                for i in range(d):
-                    hi = H[b, i]
-                    for j in range(d):
-                        gx[b, j] += th[i * d + j] * hi
-        else:  # very short rows: accumulators in registers (each sum still in increasing b, i)
-            for i in range(d):
-                for j in range(d):
-                    acc = gth[i * d + j]
-                    for b in range(B):
-                        acc += H[b, i] * V[b, j]
-                    gth[i * d + j] = acc
-            for b in range(B):
-                for j in range(d):
-                    acc = 0.0
-                    for i in range(d):
-                        acc += th[i * d + j] * H[b, i]
-                    gx[b, j] = acc
-        if code == TANH_OUT:  # chain rule through tanh(x)
-            gxf = gx.reshape(B * d)
-            for k in range(B * d):
-                gxf[k] *= 1.0 - Vf[k] * Vf[k]
-    elif code == MLP:
-        off_w = d * m
-        off_b = 2 * d * m
-        for b in range(B):
-            _mlp_hidden(m, d, x[b], th, work[0])
-            # dV = g a^T; r = (V^T g) * (1 - a^2); dW = r x^T; db = r; dx = W^T r
-            for i in range(d):
-                for k in range(m):
-                    gth[i * m + k] += g[b, i] * work[0, k]
-            for k in range(m):
-                s = 0.0
-                for i in range(d):
-                    s += th[i * m + k] * g[b, i]
-                r = s * (1.0 - work[0, k] * work[0, k])
-                work[1, k] = r
-                gth[off_b + k] += r
-                for j in range(d):
-                    gth[off_w + k * d + j] += r * x[b, j]
-            for j in range(d):
-                s = 0.0
-                for k in range(m):
-                    s += th[off_w + k * d + j] * work[1, k]
-                gx[b, j] = s
-    elif code == BIAS:
-        for b in range(B):
-            for i in range(d):
-                gth[i] += g[b, i]
-                gx[b, i] = 0.0
-    else:  # BIAS_SQ
-        for b in range(B):
-            for i in range(d):
-                gth[i] += 2.0 * th[i] * g[b, i]
-                gx[b, i] = 0.0
 
 
 @njit(**_JIT)
 def _euler_step(code, m, x, th, h, out, fbuf, work):
     """out = x + h f(x, th) (h = 1/N forward, -1/N for the reverse-time scheme, Eq. (6))."""
     B, d = x.shape
-    _residual(code, m, x, th, fbuf, work, False)
+    residual(code, m, x, th, fbuf, work, False)
     if B == 1:  # one row: index it in place (a reshaped view costs more than a short row)
         if code == TANH:
             for i in range(d):
@@ -442,13 +76,13 @@ def _heun_step(code, m, x, th_a, th_b, h, out, k1, k2, work):
     B, d = x.shape
     f1 = k1[0]
     y = k1[1]
-    _residual(code, m, x, th_a, f1, work, True)
+    residual(code, m, x, th_a, f1, work, True)
     xf = x.reshape(B * d)
     yf = y.reshape(B * d)
     f1f = f1.reshape(B * d)
     for k in range(B * d):
         yf[k] = xf[k] + h * f1f[k]
-    _residual(code, m, y, th_b, k2, work, True)
+    residual(code, m, y, th_b, k2, work, True)
     of = out.reshape(B * d)
     k2f = k2.reshape(B * d)
     for k in range(B * d):
@@ -461,38 +95,11 @@ def _row_path(code, B, d):
     return B == 1 and (code == LINEAR or code == TANH)
 
 
-# From this width on, a single input's row dot products th_i . v are summed in an order chosen by
-# the compiler ("reassoc": partial sums in vector lanes, added at the end), so that the loop
-# vectorises and streams theta at memory speed where one in-order chain per row is bound by the
-# latency of its additions (or BLAS gemv by its own overheads: about 2x the time of reading theta
-# once at d = 256). The result differs from the in-order sum by rounding only (a few units of the
-# last place of the sum of |th_ij v_j|). Only the flag "reassoc" is added; no NaN or infinity
-# assumption is made, so a non-finite entry still propagates.
-ROW_REASSOC_MIN_D = 32
-_JIT_REASSOC = {"cache": True, "error_model": "numpy", "fastmath": {"contract", "reassoc"}}
-
-
-@njit(**_JIT_REASSOC)
-def _matvec_reassoc(th, base, tr, src, w, d):
-    """w[i] = sum_j th[base + i d + j] tr[src + j] for i < d (flat arrays, unsigned offsets as in
-    :func:`_euler_row`), each sum in an order the compiler may choose. A NaN or infinite term still
-    makes its sum NaN or infinite in any order ("reassoc" assumes nothing about finiteness), so
-    theta's finiteness can be read from w (:func:`_product_check`)."""
-    for ii in range(d):
-        i = np.uint64(ii)
-        r = base + i * np.uint64(d)
-        acc = 0.0
-        for jj in range(d):
-            j = np.uint64(jj)
-            acc += th[r + j] * tr[src + j]
-        w[i] = acc
-
-
 @njit(**_JIT)
 def _euler_row(code, theta, traj, dact, store, reverse, work):
     """Euler (Eq. (1)) or reverse-time Euler (Eq. (6)) for one input of the linear or tanh family,
     trajectory ``traj`` (N + 1, 1, d); returns the non-finite counts of theta (as the other kernels)
-    and of the states it wrote (:func:`_count_nonfinite_rows`).
+    and of the states it wrote (:func:`count_nonfinite_rows`).
 
     The same arithmetic in the same order as :func:`_euler_step` (row dot products over j in
     increasing order, then x + h tanh(s)). ``theta``, ``traj``, ``dact`` and ``work`` are indexed
@@ -527,7 +134,7 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
         dn = np.uint64(n * d)
         base = np.uint64(n * d * d)
         if d >= ROW_REASSOC_MIN_D:
-            _matvec_reassoc(th, base, tr, src, w, d)
+            matvec_reassoc(th, base, tr, src, w, d)
             i = ud
         else:
             i = u0
@@ -615,14 +222,14 @@ def _euler_row(code, theta, traj, dact, store, reverse, work):
         for kk in range(d):
             v = tr[dst + np.uint64(kk)]
             out_bad += (v - v) != 0.0
-        # theta_n's finiteness from its d products in w (as _product_check, in place: no view); w
+        # theta_n's finiteness from its d products in w (as product_check, in place: no view); w
         # still holds them, the updates above wrote the trajectory and dact only
         prod_bad = 0
         for kk in range(d):
             v = w[np.uint64(kk)]
             prod_bad += (v - v) != 0.0
         if prod_bad:
-            bad += _count_nonfinite(theta, n)
+            bad += count_nonfinite(theta, n)
     return bad, out_bad
 
 
@@ -643,7 +250,7 @@ def _products_T(th, rb, rs, cs, d, B, xf, of):
     """of[i B + b] = sum_j A[i, j] xf[j B + b] for i < d, b < B, with A[i, j] = th[rb + i rs + j cs]
     (rs = d, cs = 1: theta_n; rs = 1, cs = d: its transpose): the products A x_b of a batch held
     transposed (xf is x^T, (d, B) flat; of likewise), each sum over j in increasing order with one
-    rounding per term (fused multiply-add), as :func:`_matvec` sums it.
+    rounding per term (fused multiply-add), as :func:`theory._residual_kernels.matvec` sums it.
 
     The loop over b is the innermost and has unit stride, so the compiler vectorises it; A's
     entries are loop-invariant scalars (eight at a time, for two rows i at a time), and each pass
@@ -884,7 +491,7 @@ def _euler_batch(code, theta, traj, reverse, transposed):
                 for i in range(d):
                     xo[b, i] = xT[i, b]
         if prod_bad:
-            bad += _count_nonfinite(theta, n)
+            bad += count_nonfinite(theta, n)
     return bad, out_bad
 
 
@@ -915,7 +522,7 @@ def _batch_checkpoints(code, theta, ckpt, seg, x):
         prod_bad, ob = _batch_layer(code, th, n, d, B, h, xf, xf, of, of, False)
         out_bad += ob
         if prod_bad:
-            bad += _count_nonfinite(theta, n)
+            bad += count_nonfinite(theta, n)
     return bad, out_bad
 
 
@@ -925,7 +532,7 @@ def _matrix_step_counted(code, x, th, h, out, fbuf, work):
     numbers of non-finite products theta x (fbuf) and entries of out: one pass over the B d entries
     (:func:`_update_counted`), and a counting pass only when it finds one."""
     B, d = x.shape
-    _residual(code, 0, x, th, fbuf, work, False)
+    residual(code, 0, x, th, fbuf, work, False)
     ff = fbuf.reshape(B * d)
     return _update_counted(code, h, x.reshape(B * d), ff, out.reshape(B * d), ff, False, B * d)
 
@@ -949,12 +556,12 @@ def euler_forward(code, m, x0, theta, traj, fbuf, work):
             prod_bad, ob = _matrix_step_counted(code, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
             out_bad += ob
             if prod_bad:
-                bad += _count_nonfinite(theta, n)
+                bad += count_nonfinite(theta, n)
         return bad, out_bad
     for n in range(N):
         _euler_step(code, m, traj[n], theta[n], 1.0 / N, traj[n + 1], fbuf, work)
-        bad += _product_check(code, theta, n, fbuf)
-        out_bad += _count_nonfinite_rows(traj[n + 1])
+        bad += product_check(code, theta, n, fbuf)
+        out_bad += count_nonfinite_rows(traj[n + 1])
     return bad, out_bad
 
 
@@ -973,7 +580,7 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
     out_bad = 0
     for n in range(N):
         x = traj[n]
-        _residual(code, m, x, theta[n], fbuf, work, False)
+        residual(code, m, x, theta[n], fbuf, work, False)
         xf = x.reshape(B * d)
         of = traj[n + 1].reshape(B * d)
         ff = fbuf.reshape(B * d)
@@ -981,7 +588,7 @@ def euler_forward_store(code, m, x0, theta, traj, dact, fbuf, work):
         prod_bad, ob = _update_counted(code, 1.0 / N, xf, ff, of, df, True, B * d)
         out_bad += ob
         if prod_bad:
-            bad += _count_nonfinite(theta, n)
+            bad += count_nonfinite(theta, n)
     return bad, out_bad
 
 
@@ -990,10 +597,10 @@ def heun_forward(code, m, x0, theta, traj, k1, k2, work):
     """HeunNet forward, Eq. (8): theta has N + 1 slices, traj (N + 1, B, d)."""
     N = theta.shape[0] - 1
     traj[0] = x0
-    bad = _count_nonfinite(theta, N)
+    bad = count_nonfinite(theta, N)
     for n in range(N):
         _heun_step(code, m, traj[n], theta[n], theta[n + 1], 1.0 / N, traj[n + 1], k1, k2, work)
-        bad += _count_nonfinite(theta, n)
+        bad += count_nonfinite(theta, n)
     return bad
 
 
@@ -1015,12 +622,12 @@ def euler_reverse(code, m, xN, theta, traj, fbuf, work):
             prod_bad, ob = _matrix_step_counted(code, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
             out_bad += ob
             if prod_bad:
-                bad += _count_nonfinite(theta, n)
+                bad += count_nonfinite(theta, n)
         return bad, out_bad
     for n in range(N - 1, -1, -1):
         _euler_step(code, m, traj[n + 1], theta[n], -1.0 / N, traj[n], fbuf, work)
-        bad += _product_check(code, theta, n, fbuf)
-        out_bad += _count_nonfinite_rows(traj[n])
+        bad += product_check(code, theta, n, fbuf)
+        out_bad += count_nonfinite_rows(traj[n])
     return bad, out_bad
 
 
@@ -1029,10 +636,10 @@ def heun_reverse(code, m, xN, theta, traj, k1, k2, work):
     """Reverse-time Heun, Eq. (9): the Heun step with step -1/N and the slices taken in reverse."""
     N = theta.shape[0] - 1
     traj[N] = xN
-    bad = _count_nonfinite(theta, 0)
+    bad = count_nonfinite(theta, 0)
     for n in range(N - 1, -1, -1):
         _heun_step(code, m, traj[n + 1], theta[n + 1], theta[n], -1.0 / N, traj[n], k1, k2, work)
-        bad += _count_nonfinite(theta, n + 1)
+        bad += count_nonfinite(theta, n + 1)
     return bad
 
 
@@ -1043,7 +650,7 @@ def euler_last(code, m, x, theta, fbuf, work):
     bad = 0
     for n in range(N):
         _euler_step(code, m, x, theta[n], 1.0 / N, x, fbuf, work)
-        bad += _product_check(code, theta, n, fbuf)
+        bad += product_check(code, theta, n, fbuf)
     return bad
 
 
@@ -1051,10 +658,10 @@ def euler_last(code, m, x, theta, fbuf, work):
 def heun_last(code, m, x, theta, k1, k2, work):
     """Memory-free HeunNet forward: overwrite x (B, d) with x_N of Eq. (8)."""
     N = theta.shape[0] - 1
-    bad = _count_nonfinite(theta, N)
+    bad = count_nonfinite(theta, N)
     for n in range(N):
         _heun_step(code, m, x, theta[n], theta[n + 1], 1.0 / N, x, k1, k2, work)
-        bad += _count_nonfinite(theta, n)
+        bad += count_nonfinite(theta, n)
     return bad
 
 
@@ -1065,7 +672,7 @@ def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
     if B == 1:  # one row: index it in place (a reshaped view costs more than a short row)
         for i in range(d):
             cot[0, i] = g[0, i] / N
-        _residual_vjp(code, m, x, th, cot, gth, gx, work, True)
+        residual_vjp(code, m, x, th, cot, gth, gx, work, True)
         for i in range(d):
             g[0, i] += gx[0, i]
         return
@@ -1074,7 +681,7 @@ def _euler_step_vjp(code, m, x, th, N, g, gth, cot, gx, work):
     gxf = gx.reshape(B * d)
     for k in range(B * d):
         cf[k] = gf[k] / N
-    _residual_vjp(code, m, x, th, cot, gth, gx, work, True)  # each slice serves one step
+    residual_vjp(code, m, x, th, cot, gth, gx, work, True)  # each slice serves one step
     for k in range(B * d):
         gf[k] += gxf[k]
 
@@ -1088,7 +695,7 @@ def _heun_step_vjp(code, m, x, th_a, th_b, N, g, gth_a, gth_b, y, cot, gy, gx, w
     g <- g + dy + J_a(x)^T (g/(2N) + dy/N).
     """
     B, d = x.shape
-    _residual(code, m, x, th_a, y, work, True)
+    residual(code, m, x, th_a, y, work, True)
     xf = x.reshape(B * d)
     yf = y.reshape(B * d)
     gf = g.reshape(B * d)
@@ -1098,10 +705,10 @@ def _heun_step_vjp(code, m, x, th_a, th_b, N, g, gth_a, gth_b, y, cot, gy, gx, w
     for k in range(B * d):
         yf[k] = xf[k] + yf[k] / N
         cf[k] = gf[k] / (2.0 * N)
-    _residual_vjp(code, m, y, th_b, cot, gth_b, gy, work, False)  # th_b also served step n + 1
+    residual_vjp(code, m, y, th_b, cot, gth_b, gy, work, False)  # th_b also served step n + 1
     for k in range(B * d):
         cf[k] += gyf[k] / N
-    _residual_vjp(code, m, x, th_a, cot, gth_a, gx, work, True)  # step n is th_a's first
+    residual_vjp(code, m, x, th_a, cot, gth_a, gx, work, True)  # step n is th_a's first
     for k in range(B * d):
         gf[k] += gyf[k] + gxf[k]
 
@@ -1125,13 +732,13 @@ def _backprop_checkpointed(code, theta, ckpt, seg, g, gtheta):
     as a stored trajectory) into a buffer that stays in cache, then walked back. Per layer, with the
     cotangents held transposed, h^T (d, B): h = (g / N) (1 - t^2) entrywise, grad theta_n = h^T x_n,
     (d, B) times (B, d) (one BLAS product from B d^2 = BLAS_MIN_WORK multiply-adds on,
-    :func:`_use_blas`, otherwise a loop over the batch rows, each entry summed over b in increasing
+    :func:`use_blas`, otherwise a loop over the batch rows, each entry summed over b in increasing
     order), and g <- g + theta_n^T h by :func:`_products_T` on theta_n's transpose (each sum over i in
     increasing order). Memory: the checkpoints, N d B / seg entries, and the segment, 2 seg d B,
     instead of a stored trajectory and derivatives of 2 N d B."""
     N = theta.shape[0]
     B, d = g.shape
-    blas = _use_blas(B, d)
+    blas = use_blas(B, d)
     h = 1.0 / N
     th = theta.reshape(theta.size)
     straj = np.empty((seg + 1, d, B))
@@ -1180,17 +787,17 @@ def _backprop_checkpointed(code, theta, ckpt, seg, g, gtheta):
 def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
     """:func:`euler_backprop` for the tanh family with the derivatives 1 - tanh(theta_n x_n)^2
     stored by :func:`euler_forward_store`: the cotangent of theta_n x_n is h = (g / N) (1 - t^2),
-    computed as the tanh branch of :func:`_residual_vjp` computes it, and the rest is the linear
+    computed as the tanh branch of :func:`residual_vjp` computes it, and the rest is the linear
     family's vector-Jacobian product: grad theta_n = h x_n^T (summed over the batch) and
     g <- g + theta_n^T h.
 
     One input: both in one pass over theta_n and grad theta_n (theta_n^T h summed over i in
-    increasing order for each j). A batch large enough for BLAS (:func:`_use_blas`): two products
+    increasing order for each j). A batch large enough for BLAS (:func:`use_blas`): two products
     straight from the trajectory and the cotangents; otherwise loops over the batch rows.
     """
     N = theta.shape[0]
     B, d = g.shape
-    blas = _use_blas(B, d)
+    blas = use_blas(B, d)
     for n in range(N - 1, -1, -1):
         if B == 1:
             for i in range(d):
@@ -1217,7 +824,7 @@ def euler_backprop_stored(traj, dact, theta, g, gtheta, cot, gx, work):
             gemm_nn(cot, theta[n].reshape((d, d)), gx)
         else:
             # batch rows in the outer loop: each grad theta entry is still summed over b in
-            # increasing order (as by _residual_vjp) but d^2 independent sums advance together,
+            # increasing order (as by residual_vjp) but d^2 independent sums advance together,
             # where one sum at a time over b is bound by the latency of its additions
             for b in range(B):
                 for i in range(d):

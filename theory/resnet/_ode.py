@@ -17,31 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from .. import _residual_kernels
 from .._errors import NonFiniteError
+from .._residuals import ode_work, resolve_residual
 from .._validation import as_float_array, check_choice, check_finite_output, check_int, check_interval, check_work
-from . import _kernels
-from ._residuals import resolve_residual
 
 __all__ = ["ODESolution", "interpolating_ode"]
-
-#: floating-point operations charged per right-hand-side evaluation, at least: one evaluation is a
-#: Python call (tens of microseconds), whatever the size of the residual
-_EVAL_OVERHEAD = 20_000
-
-
-def ode_work(cells, lipschitz, samples, residual, d):
-    """Rough cost, in floating-point operations, of :func:`interpolating_ode` on ``cells`` cells.
-
-    DOP853 takes 12 right-hand-side evaluations per step; a smooth cell needs a few tens of steps at
-    tight tolerance, and stability of an explicit scheme needs steps h <= ~4 / L, i.e. at least
-    L / 4 steps over [0, 1] for a Lipschitz constant L; the curvature samples take 4 evaluations
-    each. Each evaluation is charged its flops or :data:`_EVAL_OVERHEAD`, whichever is larger.
-    """
-    m = residual.width
-    per_eval = max(_EVAL_OVERHEAD, 2 * (2 * d * m + m) if m else 2 * d * d)
-    evals = 12.0 * (30.0 * cells + lipschitz / 4.0) + 4.0 * cells * (samples + 1.0)
-    return evals * per_eval
-
 
 def _lipschitz_estimate(res, theta, d):
     """:meth:`Residual.lipschitz_x`, or inf where the weights are too large to compute it."""
@@ -150,14 +131,14 @@ def interpolating_ode(x0, theta, residual, interpolation="weights", *, rtol=1e-1
     check_work(ode_work(N, L_est, samples, res, d), name, value, func=func, max_work=max_work,
                hint=f"N = {N} cells, {samples} curvature samples per cell, Lipschitz constant about {L_est:.3g}.")
     flat = np.ascontiguousarray(theta.reshape(N + 1, -1))
-    work = np.empty((3 + d + 1, max(res.width, d)))
+    work = np.empty(_residual_kernels.scratch_shape(d, 1, res.width, blocks=1))
     xb = np.empty((1, d))
     out = np.empty((1, d))
     weights = interpolation == "weights"
 
     def f(x, th):
         xb[0] = x
-        _kernels._residual(res.code, res.width, xb, th, out, work, True)
+        _residual_kernels.residual(res.code, res.width, xb, th, out, work, True)
         return out[0].copy()
 
     def phi(n, s, x):

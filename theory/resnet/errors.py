@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._residuals import resolve_residual
 from .._validation import (as_float_array, as_generator, check_choice, check_finite_output, check_int, check_interval,
                            check_memory, check_work)
 from ._api import forward, gradient, reverse
-from ._residuals import resolve_residual
 from ._schemes import resolve_scheme
 
 __all__ = [

@@ -28,11 +28,11 @@ import numpy as np
 from scipy.special import expit
 
 from .._errors import NonFiniteError
+from .._residual_kernels import MLP
+from .._residuals import Residual, resolve_residual
 from .._validation import (as_float_array, as_generator, check_array_memory, check_finite_output, check_int,
                            check_interval, check_memory)
 from ._api import final_state, gradient
-from ._kernels import MLP
-from ._residuals import Residual, resolve_residual
 
 __all__ = [
     "Adam",

@@ -89,7 +89,7 @@ def measure_lemma45(cfg: Lemma45Config) -> Lemma45Result:
     """Solve f_eps(z) = w with the package's solver, then evaluate f_eps(z) independently through Psi_eps."""
     import scipy.linalg
 
-    from theory.momentum._api import _solve_complex
+    from theory._f_eps import solve_complex
 
     import theory.momentum as M
 
@@ -109,7 +109,7 @@ def measure_lemma45(cfg: Lemma45Config) -> Lemma45Result:
                     P = scipy.linalg.expm(X)
                     fz = complex(P[0, 0], P[1, 0])
                 else:
-                    z = _solve_complex(w, eps, w.imag == 0.0 and w.real < lam_e)
+                    z = solve_complex(w, eps, w.imag == 0.0 and w.real < lam_e)
                     fz = _f_eps(z, eps)
             except ValueError:
                 continue
@@ -652,7 +652,7 @@ class Thm47Result:
 def measure_thm47(cfg: Thm47Config) -> Thm47Result:
     """Build each X, compute Psi_eps(eps X - I/(4 eps)) with theory.momentum.psi, and its rank profile."""
     import theory.momentum as M
-    from theory.momentum._api import _solve_complex, _solve_real
+    from theory._f_eps import solve_complex, solve_real
 
     k = cfg.block
     cases = []
@@ -661,14 +661,14 @@ def measure_thm47(cfg: Thm47Config) -> Thm47Result:
         lam_e, alpha = M.lambda_eps(eps)
         # two blocks below lambda_eps
         lam = lam_e + cfg.below
-        z = _solve_complex(lam, eps, True) + cfg.z_offset
+        z = solve_complex(lam, eps, True) + cfg.z_offset
         X = _realify(_jordan(z, k))
         P = M.psi(eps * X - np.eye(2 * k) / (4 * eps), eps)
         pred = tuple(max(0, 2 * (k - j)) for j in range(1, 2 * k + 1))
         cases.append((eps, "2 x J_k(lambda < lambda_eps)", _rank_profile(P, lam, tol), pred))
         # one block above lambda_eps
         lam = lam_e + cfg.above
-        zr = _solve_real(lam, eps, lam_e, alpha) + cfg.z_offset
+        zr = solve_real(lam, eps, lam_e, alpha) + cfg.z_offset
         X = _jordan(zr, k).real
         P = M.psi(eps * X - np.eye(k) / (4 * eps), eps)
         pred = tuple(max(0, k - j) for j in range(1, k + 1))

@@ -27,14 +27,13 @@ from dataclasses import field as _field
 
 import numpy as np
 
+from theory._residuals import ode_work, resolve_residual
 from theory._validation import (as_float_array, check_choice, check_finite_output, check_int,
                                 check_interval, check_memory, check_work)
 from theory.backends import validate_fields
 from theory.claims import Verdict, threshold_verdict
 from theory.experiments._registry import register
-from theory.resnet import final_state, forward, gradient, interpolating_ode, mlp
-from theory.resnet._ode import ode_work
-from theory.resnet._residuals import Residual, resolve_residual
+from theory.resnet import Residual, final_state, forward, gradient, interpolating_ode, mlp
 from theory.resnet.training import (Adam, crossing_count, first_crossing_layer, increasing_fit_floor, init_mlp,
                                     layer_derivative, lift, logistic_head, loss_gradient, refine_slices, two_moons)
 

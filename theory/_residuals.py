@@ -2,7 +2,12 @@
 
 Each family is a small frozen object carrying its kernel code, its formula, the shape of one layer's
 parameters and the global constants of Assumption 2 of ``resnet-node`` where they exist. The public
-API resolves a name to one of these before any jitted code runs.
+APIs of :mod:`theory.resnet` (which exports :class:`Residual`, :data:`RESIDUALS` and :func:`mlp`) and of
+:mod:`theory.momentum` (Eq. (4.2) of Sander's thesis, chapter 4, with the same families) resolve a name to
+one of these (:func:`resolve_residual`) before any jitted code runs; the kernels evaluating them are
+:mod:`theory._residual_kernels`. :func:`ode_work` is the cost model of the interpolating ODE of
+``resnet-node`` Definition 1 for a family, shared by :func:`theory.resnet.interpolating_ode` and the
+experiments that budget its calls.
 """
 
 from __future__ import annotations
@@ -11,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_float_array, check_int
-from . import _kernels
+from ._residual_kernels import BIAS, BIAS_SQ, LINEAR, MLP, TANH, TANH_OUT
+from ._validation import as_float_array, check_int
 
-__all__ = ["Residual", "RESIDUALS", "mlp", "resolve_residual"]
+__all__ = ["Residual", "RESIDUALS", "mlp", "resolve_residual", "ode_work"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +31,7 @@ class Residual:
     name : str
         Registry name.
     code : int
-        Kernel code (see ``theory.resnet._kernels``).
+        Kernel code (see :mod:`theory._residual_kernels`).
     formula : str
         The defining formula.
     width : int
@@ -43,28 +48,28 @@ class Residual:
         for key in ("name", "formula"):
             if not isinstance(getattr(self, key), str):
                 raise TypeError(f"`{key}` of {func} must be a string; got {type(getattr(self, key)).__name__}.")
-        codes = {r.code for r in RESIDUALS.values()} | {_kernels.MLP} if "RESIDUALS" in globals() else None
+        codes = {r.code for r in RESIDUALS.values()} | {MLP} if "RESIDUALS" in globals() else None
         code = check_int(self.code, "code", func=func)
         if codes is not None and code not in codes:
             raise ValueError(f"`code` of {func} must be a kernel code, one of {sorted(codes)}; got {code}.")
         width = check_int(self.width, "width", func=func, minimum=0)
-        if (code == _kernels.MLP) != (width >= 1):
-            raise ValueError(f"`width` of {func} must be >= 1 for the perceptron family (code {_kernels.MLP}) and 0 "
+        if (code == MLP) != (width >= 1):
+            raise ValueError(f"`width` of {func} must be >= 1 for the perceptron family (code {MLP}) and 0 "
                              f"for the others; got {width} with code {code}.")
         object.__setattr__(self, "code", code)
         object.__setattr__(self, "width", width)
 
     def param_shape(self, d: int) -> tuple[int, ...]:
         """Shape of one layer's parameters for states in R^d."""
-        if self.code in (_kernels.LINEAR, _kernels.TANH, _kernels.TANH_OUT):
+        if self.code in (LINEAR, TANH, TANH_OUT):
             return (d, d)
-        if self.code == _kernels.MLP:
+        if self.code == MLP:
             return (2 * d * self.width + self.width,)
         return (d,)
 
     def pack(self, V, W, b):
         """Flatten perceptron weights V (..., d, m), W (..., m, d), b (..., m) into (..., P)."""
-        if self.code != _kernels.MLP:
+        if self.code != MLP:
             raise TypeError(f"pack applies to the 'mlp' family only; this residual is {self.name!r}.")
         func = "theory.resnet.Residual.pack"
         m = self.width
@@ -78,7 +83,7 @@ class Residual:
 
     def unpack(self, theta, d: int):
         """Inverse of :meth:`pack`: return (V, W, b)."""
-        if self.code != _kernels.MLP:
+        if self.code != MLP:
             raise TypeError(f"unpack applies to the 'mlp' family only; this residual is {self.name!r}.")
         func = "theory.resnet.Residual.unpack"
         m = self.width
@@ -102,9 +107,9 @@ class Residual:
         exceed every slice's own ||V_n|| ||W_n||); the two bias families do not depend on x (0).
         """
         theta = np.asarray(theta, dtype=np.float64)
-        if self.code in (_kernels.LINEAR, _kernels.TANH, _kernels.TANH_OUT):
+        if self.code in (LINEAR, TANH, TANH_OUT):
             return float(np.max(np.linalg.norm(theta, ord=2, axis=(-2, -1))))
-        if self.code == _kernels.MLP:
+        if self.code == MLP:
             V, W, _ = self.unpack(theta, d)
             return float(np.max(np.linalg.norm(V, 2, axis=(-2, -1))) * np.max(np.linalg.norm(W, 2, axis=(-2, -1))))
         return 0.0
@@ -115,26 +120,26 @@ class Residual:
         tanh: sqrt(d); tanh_out: sqrt(d) ||theta_n||_op; mlp: sqrt(m) ||V_n||_op; linear: inf.
         """
         theta = np.asarray(theta, dtype=np.float64)
-        if self.code == _kernels.LINEAR:
+        if self.code == LINEAR:
             return float("inf")
-        if self.code == _kernels.TANH:
+        if self.code == TANH:
             return float(np.sqrt(d))
-        if self.code == _kernels.TANH_OUT:
+        if self.code == TANH_OUT:
             return float(np.sqrt(d) * np.max(np.linalg.norm(theta, ord=2, axis=(-2, -1))))
-        if self.code == _kernels.MLP:
+        if self.code == MLP:
             V, _, _ = self.unpack(theta, d)
             return float(np.sqrt(self.width) * np.max(np.linalg.norm(V, 2, axis=(-2, -1))))
-        if self.code == _kernels.BIAS:
+        if self.code == BIAS:
             return float(np.max(np.linalg.norm(theta, axis=-1)))
         return float(np.max(np.linalg.norm(theta * theta, axis=-1)))
 
 
 RESIDUALS = {
-    "linear": Residual("linear", _kernels.LINEAR, "f(x, theta) = theta x"),
-    "tanh": Residual("tanh", _kernels.TANH, "f(x, theta) = tanh(theta x)"),
-    "tanh_out": Residual("tanh_out", _kernels.TANH_OUT, "f(x, theta) = theta tanh(x)"),
-    "bias": Residual("bias", _kernels.BIAS, "f(x, theta) = theta (theta in R^d)"),
-    "bias_sq": Residual("bias_sq", _kernels.BIAS_SQ, "f(x, theta) = theta * theta, elementwise"),
+    "linear": Residual("linear", LINEAR, "f(x, theta) = theta x"),
+    "tanh": Residual("tanh", TANH, "f(x, theta) = tanh(theta x)"),
+    "tanh_out": Residual("tanh_out", TANH_OUT, "f(x, theta) = theta tanh(x)"),
+    "bias": Residual("bias", BIAS, "f(x, theta) = theta (theta in R^d)"),
+    "bias_sq": Residual("bias_sq", BIAS_SQ, "f(x, theta) = theta * theta, elementwise"),
 }
 
 
@@ -145,7 +150,7 @@ def mlp(width: int) -> Residual:
     it with :meth:`Residual.pack`.
     """
     width = check_int(width, "width", func="theory.resnet.mlp", minimum=1)
-    return Residual("mlp", _kernels.MLP, "f(x, theta) = V tanh(W x + b)", width)
+    return Residual("mlp", MLP, "f(x, theta) = V tanh(W x + b)", width)
 
 
 def resolve_residual(residual, func: str) -> Residual:
@@ -159,3 +164,24 @@ def resolve_residual(residual, func: str) -> Residual:
             raise ValueError(f"`residual` of {func}: the 'mlp' family needs a width; pass theory.resnet.mlp(width).")
         raise ValueError(f"`residual` of {func} must be one of {sorted(RESIDUALS)} or a Residual; got {residual!r}.")
     raise TypeError(f"`residual` of {func} must be a family name or a Residual; got {type(residual).__name__}.")
+
+
+#: floating-point operations charged per right-hand-side evaluation of the interpolating ODE, at least: one
+#: evaluation is a Python call (tens of microseconds), whatever the size of the residual
+ODE_EVAL_OVERHEAD = 20_000
+
+
+def ode_work(cells, lipschitz, samples, residual, d):
+    """Rough cost, in floating-point operations, of :func:`theory.resnet.interpolating_ode` on ``cells`` cells.
+
+    DOP853 takes 12 right-hand-side evaluations per step; a smooth cell needs a few tens of steps at
+    tight tolerance, and stability of an explicit scheme needs steps h <= ~4 / L, i.e. at least
+    L / 4 steps over [0, 1] for a Lipschitz constant L; the curvature samples take 4 evaluations
+    each. Each evaluation of ``residual`` (a :class:`Residual`) in R^d is charged its flops,
+    2 (2 d m + m) for the perceptron family and 2 d^2 otherwise, or :data:`ODE_EVAL_OVERHEAD`,
+    whichever is larger.
+    """
+    m = residual.width
+    per_eval = max(ODE_EVAL_OVERHEAD, 2 * (2 * d * m + m) if m else 2 * d * d)
+    evals = 12.0 * (30.0 * cells + lipschitz / 4.0) + 4.0 * cells * (samples + 1.0)
+    return evals * per_eval
