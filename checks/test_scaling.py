@@ -6,12 +6,11 @@ as aliases.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
-from theory.experiments.scaling import FIG6, FIG6_PRESETS, fig6, fig6_verdict
+from theory.experiments import experiment
+from theory.experiments.scaling import FIG6, fig6_case
 from theory.plots import new_axes, plot_rate, save_figure
 
 # --------------------------------------------------------------------------- Figure 6: fBm paths
@@ -28,7 +27,9 @@ def test_fig6_variogram(claim, name):
     256 steps (tau = lag / 1000). The slope of the log-log variogram must be 2H within the Bonferroni
     99% normal window of its bootstrap standard error over paths (about 0.01 to 0.02)."""
     hurst = FIG6[name]
-    result = fig6(replace(FIG6_PRESETS["check"], hurst=(hurst,)))
+    exp = experiment("scaling.fig6")
+    full = exp.run("check")
+    result = fig6_case(full, name)  # this Hurst index alone (its paths, its window)
     fit = result.fits[0]
     n = result.config.n
     ax = new_axes()
@@ -39,4 +40,5 @@ def test_fig6_variogram(claim, name):
     inset.plot(np.linspace(0, 1, n + 1), result.first_path[0], lw=0.6)
     inset.set_xticks([])
     inset.set_yticks([])
-    claim.record(fig6_verdict(result), figure=save_figure(ax.figure, f"scaling/fig-6/{name}"))
+    claim_id = f"scaling/fig-6/{name}"
+    claim.record(exp.verdict_for(claim_id)(full), figure=save_figure(ax.figure, claim_id))

@@ -22,48 +22,19 @@ modules, which the negative controls in ``tests/test_controls_scaling_limits.py`
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
-from hypothesis import given, note, settings, target
-from hypothesis import strategies as st
 from theory.experiments import experiment
 from theory.plots import STYLE, new_axes, plot_bound, plot_rate, save_figure, subplots
-from theory.rates import BoundTracker
-from theory.claims import bound_verdict
 from theory.experiments.scaling import (
-    CRITICAL_PRESETS,
-    E2_PRESETS,
-    EXPLOSION_PRESETS,
-    FIG7_PRESETS,
     FIG8_ACCEPT,
-    FIG8_PRESETS,
     FIG8_PROXY,
     FIG45,
-    FIG45_PRESETS,
     P10,
     P12_CRITICAL_RTOL,
-    PROP12_PRESETS,
-    PROP13_PRESETS,
-    critical,
-    critical_verdict,
-    e2,
     e2_closed_form,
-    e2_verdict,
-    explosion,
-    explosion_result_verdict,
-    fig7,
-    fig7_verdict,
-    fig8,
-    fig8_verdict,
-    fig45,
-    fig45_result_verdict,
     linearized_mean_square,
     slope_cases,
-    smooth_rate,
-    smooth_rate_verdict,
-    tied_linear_instance,
 )
 
 
@@ -139,27 +110,15 @@ def test_prop11(claim):
 @pytest.mark.claim("scaling/prop-11/constant", kind="bound", aliases=("marion-thesis/prop-2.11",),
                    title="Weight-tied linear case: max_k ||H_{k/L} - h_k|| <= e^{K1} (K2 + 1) K1 / (2L)")
 def test_prop11_constant(claim):
-    tracker = BoundTracker()
-    lhs, rhs = [], []
-
-    @settings(max_examples=100)
-    @given(d=st.integers(1, 6), scale=st.floats(0.01, 3.0), L=st.sampled_from([4, 10, 100, 1000]),
-           seed=st.integers(0, 2**16), log_norm=st.floats(-2.0, 4.0))
-    def hunt(d, scale, L, seed, log_norm):
-        err, bound = tied_linear_instance(d, scale, L, seed, 10.0**log_norm)
-        note(f"d={d} scale={scale} L={L} seed={seed} ||h0||=1e{log_norm}: error {err:.3e}, bound {bound:.3e}")
-        target(err / bound, label="LHS/RHS")
-        tracker.add(err, bound, instance={"d": d, "scale": scale, "L": L, "seed": seed, "log10_h0_norm": log_norm})
-        lhs.append(err)
-        rhs.append(bound)
-
-    hunt()
+    """The Hypothesis search of ``scaling.prop11_constant`` (derandomised): 100 instances, d in 1..6, scale of
+    Vbar in [0.01, 3], L in {4, 10, 100, 1000}, log10 ||h_0|| in [-2, 4], targeting LHS/RHS."""
+    exp = experiment("scaling.prop11_constant")
+    result = exp.run("check")
     ax = new_axes()
-    plot_bound((np.array(lhs), np.array(rhs)), ax=ax, xlabel=r"bound $e^{K_1}(K_2 + 1)K_1/(2L)$",
+    plot_bound((result.lhs, result.rhs), ax=ax, xlabel=r"bound $e^{K_1}(K_2 + 1)K_1/(2L)$",
                ylabel=r"$\max_k \|e^{k\bar V/L}h_0 - (I + \bar V/L)^k h_0\|$",
                title="scaling/prop-11/constant: weight-tied linear res-1")
-    claim.record(bound_verdict(tracker.result(), {"ratio_max": 1.0}),
-                 figure=save_figure(ax.figure, "scaling/prop-11/constant"))
+    claim.record(exp.verdict(result), figure=save_figure(ax.figure, "scaling/prop-11/constant"))
 
 
 @pytest.mark.claim("scaling/prop-12", kind="rate", aliases=("marion-thesis/prop-2.12",),
@@ -169,7 +128,8 @@ def test_prop12(claim):
     leading order: beta = 1.5 (slope -1/2) and beta = 2 (slope -1). The finite-L slope of the
     second-order expansion on the same grid and draws must lie in the bootstrap interval of the
     measured one (:func:`theory.experiments.scaling.smooth_rate_verdict`)."""
-    result = smooth_rate(PROP12_PRESETS["check"])
+    exp = experiment("scaling.prop12")
+    result = exp.run("check")
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     for b, f, p in zip(result.config.betas, result.fits, result.predicted):
         plot_rate(f, ax=ax, expected_slope=p, label=f"beta = {b:g}", xlabel="L",
@@ -177,14 +137,15 @@ def test_prop12(claim):
                   ylabel=r"$\|h_L - h_0\| / \|h_0\|$",
                   title="scaling/prop-12: res-3, smooth (trigonometric) weights, d = 8")
     ax.legend(frameon=False, fontsize=7.5)
-    claim.record(smooth_rate_verdict(result), figure=save_figure(fig, "scaling/prop-12"))
+    claim.record(exp.verdict(result), figure=save_figure(fig, "scaling/prop-12"))
 
 
 @pytest.mark.claim("scaling/prop-12/critical", kind="identity", aliases=("marion-thesis/prop-2.12",),
                    title="Smooth weights, beta = 1: ||h_L - h_0|| / ||h_0|| stays bounded, converging to the "
                          "neural ODE's ||H_1 - H_0|| / ||H_0||")
 def test_prop12_critical(claim):
-    res = critical(CRITICAL_PRESETS["check"])
+    exp = experiment("scaling.prop12_critical")
+    res = exp.run("check")
     grid, net, ode = np.asarray(res.config.grid), res.net, res.ode
     ax = new_axes()
     for i in range(len(ode)):
@@ -196,7 +157,7 @@ def test_prop12_critical(claim):
     ax.set(xlabel="L", ylabel=r"$|r_L - r_{ODE}| / r_{ODE}$, $r = \|h_L - h_0\| / \|h_0\|$",
            title="scaling/prop-12/critical: beta = 1, res-3, d = 8")
     ax.legend(frameon=False, fontsize=7.5)
-    claim.record(critical_verdict(res), figure=save_figure(ax.figure, "scaling/prop-12/critical"),
+    claim.record(exp.verdict(res), figure=save_figure(ax.figure, "scaling/prop-12/critical"),
                  measured={"grid": grid.tolist(), "ratios": net.tolist(), "ode_ratios": ode.tolist()})
 
 
@@ -207,7 +168,8 @@ def test_prop13(claim):
     """beta = 0.25 and 0.5; the finite-L slope of the leading eigen-mode, L ln(1 + L^-beta lambda_1) +
     ln |c_1|, on the same grid and draws must lie in the bootstrap interval of the measured slope
     (:func:`theory.experiments.scaling.smooth_rate_verdict`); 1 - beta is recorded beside."""
-    result = smooth_rate(PROP13_PRESETS["check"])
+    exp = experiment("scaling.prop13")
+    result = exp.run("check")
     mpl, fig, (ax,) = subplots(1, (5.4, 3.8))
     for b, f, p in zip(result.config.betas, result.fits, result.predicted):
         plot_rate(f, ax=ax, expected_slope=p, label=f"beta = {b:g}", xlabel="L",
@@ -215,16 +177,17 @@ def test_prop13(claim):
                   ylabel=r"$\ln(\|h_L - h_0\| / \|h_0\|)$",
                   title="scaling/prop-13: tied linear res-1, d = 6 (log domain)")
     ax.legend(frameon=False, fontsize=7.5)
-    claim.record(smooth_rate_verdict(result), figure=save_figure(fig, "scaling/prop-13"))
+    claim.record(exp.verdict(result), figure=save_figure(fig, "scaling/prop-13"))
 
 
 @pytest.mark.claim("scaling/prop-13/explosion", kind="bound", aliases=("marion-thesis/prop-2.13",),
                    title="Linear res-1, smooth weights with V_0^T having a positive eigenvalue, beta < 1: "
                          "max_k ||h_k - h_0|| / ||h_0|| -> infinity")
 def test_prop13_explosion(claim):
-    res = explosion(EXPLOSION_PRESETS["check"])
+    exp = experiment("scaling.prop13_explosion")
+    res = exp.run("check")
     logs, bound, grid = res.logs, res.bound, np.asarray(res.config.grid)
-    verdict = explosion_result_verdict(res)
+    verdict = exp.verdict(res)
     ax = new_axes()
     for i in range(logs.shape[0]):
         (line,) = ax.plot(grid, logs[i] / np.log(10), "o-", label=f"draw {i}")
@@ -277,10 +240,12 @@ def _fig45_figure(table, slopes, quantity, claim_id):
         title="Smooth init, res-3: ||p_0 - p_L||/||p_L|| ~ L^-1 at beta = 2, flat at beta = 1, explodes at 1/2")),
 ])
 def test_fig45(claim, quantity):
-    result = fig45(replace(FIG45_PRESETS["check"], quantity=quantity))
-    table = result.table
-    verdict = fig45_result_verdict(result)
     cid = "scaling/fig-4" if quantity == "hidden" else "scaling/fig-5"
+    exp = experiment("scaling.fig45" if quantity == "hidden" else "scaling.fig5")  # Figure 4 or Figure 5
+    result = exp.run("check")
+    assert result.config.quantity == quantity
+    table = result.table
+    verdict = exp.verdict(result)
     slopes = {2.0: verdict.measured["slope_beta_2"], 1.0: verdict.measured["slope_beta_1"]}
     claim.record(verdict, figure=_fig45_figure(table, slopes, quantity, cid))
 
@@ -323,23 +288,24 @@ def _fig7_figure(result, claim_id):
     return save_figure(fig, claim_id)
 
 
-def _fig7(claim, claim_id, config):
-    result = fig7(config)
-    claim.record(fig7_verdict(result), figure=_fig7_figure(result, claim_id))
+def _fig7(claim, claim_id, name):
+    exp = experiment(name)
+    result = exp.run("check")
+    claim.record(exp.verdict(result), figure=_fig7_figure(result, claim_id))
 
 
 @pytest.mark.claim("scaling/fig-7", kind="identity", aliases=("marion-thesis/fig-2.7",),
                    title="fGn weights of Hurst index H, res-3, L = 1000: critical beta*(H) = max(H, 1/2); "
                          "finite-L crossings match the closed form within the draws' simultaneous CI")
 def test_fig7(claim):
-    _fig7(claim, "scaling/fig-7", FIG7_PRESETS["check"])
+    _fig7(claim, "scaling/fig-7", "scaling.fig7")
 
 
 @pytest.mark.slow
 @pytest.mark.claim("scaling/fig-7/fine", kind="identity", aliases=("marion-thesis/fig-2.7",),
                    title="Figure 7 at the paper's range of Hurst indices (0.05 .. 0.97), finer beta grid")
 def test_fig7_fine(claim):
-    _fig7(claim, "scaling/fig-7/fine", FIG7_PRESETS["paper"])
+    _fig7(claim, "scaling/fig-7/fine", "scaling.fig7_fine")  # the "paper" preset of scaling.fig7
 
 
 def _fig8_figure(result, claim_id):
@@ -379,8 +345,9 @@ def test_fig8(claim):
     """res-3, three (initialisation, beta): smooth (RBF) with beta = 1, i.i.d. Gaussian with beta = 1/2 and
     with beta = 1. Regularity = variogram exponent of k -> theta_k over lags 1..8 (0 i.i.d., 1 Brownian,
     2 smooth), median over the coordinates of V and W; training must halve the loss and move the weights."""
-    result = fig8(FIG8_PRESETS["check"])
-    claim.record(fig8_verdict(result), figure=_fig8_figure(result, "scaling/fig-8"))
+    exp = experiment("scaling.fig8")
+    result = exp.run("check")
+    claim.record(exp.verdict(result), figure=_fig8_figure(result, "scaling/fig-8"))
 
 
 # E-2: the identity side of Figure 7 as a rate. Section 4.1 reads the critical beta of res-3 with fGn
@@ -445,5 +412,6 @@ def _e2_figure(result, claim_id):
 def test_e2(claim):
     """Cases H = 0.2, 0.5, 0.8, 0.9 at beta = 1.2 (E2_PRESETS["check"]); records the worst case, every
     case in ``measured["cases"]`` with its asymptotic slope."""
-    result = e2(E2_PRESETS["check"])
-    claim.record(e2_verdict(result), figure=_e2_figure(result, "scaling/e-2"))
+    exp = experiment("scaling.e2")
+    result = exp.run("check")
+    claim.record(exp.verdict(result), figure=_e2_figure(result, "scaling/e-2"))

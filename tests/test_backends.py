@@ -29,6 +29,7 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny tensors: one in
 #: small configs of every experiment that takes a backend (a test below asserts the list is complete)
 SMALL = {
     "scaling.fig7": dict(hurst=(0.3, 0.8), L=60, d=6, draws=4),
+    "scaling.fig7_fine": dict(hurst=(0.3, 0.8), L=60, d=6, draws=4),
     "scaling.fig7_cell": dict(depth=60, width=6, draws=3, beta=0.45, hurst=0.7),
     "scaling.fig7_grid": dict(hurst=(0.2, 0.6), beta=(0.3, 0.6, 0.9), L=50, d=6, draws=2, n_inputs=3),
     "scaling.fig2_explicit": dict(runs=24, d=8, L=40, chunk=10),
@@ -43,6 +44,7 @@ SMALL = {
                          figure_depths=(10, 20), quantity="p"),
     "scaling.fig2": dict(runs=64, d=10, L=50),
     "scaling.fig45": dict(seeds=(0, 1, 2), grid=(8, 16, 24), d=6),
+    "scaling.fig5": dict(seeds=(0, 1, 2), grid=(8, 16, 24), d=6),
     "implicit_reg.fig1": dict(grid=(4, 8), ref=32, seeds=(0, 1), record=(10, 20), chunk=5, n=6, d=3, m=4),
     "implicit_reg.fig2": dict(depths=(4, 8), seeds=(0, 1), n=4, d=3, m=6, record=(10, 30, 60)),
     "implicit_reg.table1_digits": dict(depths=(3, 6), seeds=(0,), n_train=30, m=4, lr=0.02, steps=10),

@@ -20,6 +20,7 @@ from theory.experiments.scaling import _limits as chk
 from theory.claims import bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.rates import BoundTracker, fit_rate, identity_error
 from theory.experiments.scaling import (
+    FIG7_PRESETS,
     FIG8_ACCEPT,
     E2Config,
     Fig7Config,
@@ -189,9 +190,14 @@ def test_prop12_13_registered():
 
     assert experiment("scaling.prop12").presets["check"] == chk.PROP12_PRESETS["check"]
     assert experiment("scaling.prop13").claims == ("scaling/prop-13",)
-    for name, claim in (("scaling.fig45", "scaling/fig-5"), ("scaling.fig7", "scaling/fig-7"), ("scaling.fig8", "scaling/fig-8"), ("scaling.e2", "scaling/e-2")):
+    for name, claim in (("scaling.fig45", "scaling/fig-4"), ("scaling.fig5", "scaling/fig-5"),
+                        ("scaling.fig7", "scaling/fig-7"), ("scaling.fig7_fine", "scaling/fig-7/fine"),
+                        ("scaling.fig8", "scaling/fig-8"), ("scaling.e2", "scaling/e-2")):
         assert claim in experiment(name).claims
         assert experiment(name).verdict is not None
+    # Figure 5 is Figure 4's experiment on the gradients; fig-7/fine is Figure 7 at its "paper" preset
+    assert experiment("scaling.fig5").presets["check"] == replace(chk.FIG45_PRESETS["check"], quantity="gradient")
+    assert experiment("scaling.fig7_fine").presets["check"] == FIG7_PRESETS["paper"]
 
 
 def test_prop13_explosion_rejects_a_wrong_scaling():

@@ -11,9 +11,11 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from theory.experiments.scaling import _claims as sc
+from theory.experiments.scaling import _fbm as sc_fbm
 from theory.experiments import experiment, experiments
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -27,21 +29,56 @@ def _listed_claims():
     return {line.split()[0] for line in run.stdout.splitlines() if line.startswith("scaling/")}
 
 
-def test_every_listed_claim_is_registered_or_hypothesis_driven():
+def test_every_listed_claim_is_registered():
     listed = _listed_claims()
     assert len(listed) >= 45
     registered = [c for name in NAMES for c in experiment(name).claims]
     assert len(registered) == len(set(registered)), "a claim is registered by two experiments"
-    covered = set(registered) | set(sc.HYPOTHESIS_DRIVEN)
-    assert listed - covered == set(), f"claims without a registered experiment: {sorted(listed - covered)}"
+    assert listed - set(registered) == set(), f"claims without a registered experiment: {sorted(listed - set(registered))}"
     assert set(registered) - listed == set(), f"registered claims no check records: {sorted(set(registered) - listed)}"
-    assert not set(sc.HYPOTHESIS_DRIVEN) & set(registered)
+    # the Hypothesis-driven claims too: their experiment runs the search, the package function one instance
+    assert set(sc.HYPOTHESIS_DRIVEN) <= set(registered)
     assert all(callable(f) and f.__module__.startswith("theory.") for f in sc.HYPOTHESIS_DRIVEN.values())
+
+
+def test_every_claim_records_the_verdict_of_its_experiment():
+    """Each claim's experiment gives it a verdict (the experiment's own or one of ``claim_verdicts``)."""
+    for name in NAMES:
+        exp = experiment(name)
+        for claim_id in exp.claims:
+            assert callable(exp.verdict_for(claim_id)), claim_id
+    fig6 = experiment("scaling.fig6")
+    assert set(fig6.claim_verdicts) == {f"scaling/fig-6/{k}" for k in sc_fbm.FIG6}
 
 
 def test_the_hypothesis_driven_instance_function_computes_one_instance():
     err, bound = sc.HYPOTHESIS_DRIVEN["scaling/prop-11/constant"](3, 1.0, 10, 0)
     assert 0 < err <= bound
+
+
+def test_prop11_constant_search_is_deterministic_and_rejects_a_wrong_scaling():
+    """The derandomised Hypothesis search draws the same instances on every run; at beta = 0.9 against the ODE
+    (error O(L^0.1), bound O(1/L)) its worst LHS/RHS exceeds 1."""
+    exp = experiment("scaling.prop11_constant")
+    a, b = exp.run("check", examples=10), exp.run("check", examples=10)
+    assert a.lhs.size == b.lhs.size > 0 and np.array_equal(a.lhs, b.lhs) and np.array_equal(a.rhs, b.rhs)
+    assert exp.verdict(a).passed, exp.verdict(a).message
+    assert not exp.verdict(exp.run("check", examples=20, beta=0.9)).passed
+
+
+def test_fig6_case_is_the_run_of_one_hurst_index():
+    """The claim of one Hurst index records the verdict of that Hurst index run alone (its own 99% window),
+    read from the run of the three."""
+    small = sc_fbm.Fig6Config(n=200, paths=40, lags=(1, 2, 4, 8), n_boot=50)
+    full = sc_fbm.fig6(small)
+    for name, hurst in sc_fbm.FIG6.items():
+        alone = sc_fbm.fig6(dataclasses.replace(small, hurst=(hurst,)))
+        got, want = sc_fbm.fig6_claim_verdict(full, name), sc_fbm.fig6_verdict(alone)
+        assert (got.status, got.expected, got.measured) == (want.status, want.expected, want.measured)
+    with pytest.raises(ValueError, match="`name`"):
+        sc_fbm.fig6_case(full, "nope")
+    with pytest.raises(ValueError, match="Hurst index"):
+        sc_fbm.fig6_case(sc_fbm.fig6(dataclasses.replace(small, hurst=(0.3,))), "rough")
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -90,6 +90,7 @@ __all__ = [
     "Fig7Config",
     "Fig7Result",
     "FIG7_PRESETS",
+    "FIG7_FINE_PRESETS",
     "fig7",
     "fig7_verdict",
     "linearized_mean_square",
@@ -619,7 +620,12 @@ def _fig8_summary(result: Fig8Result) -> dict:
 
 
 register("scaling.fig7", config=Fig7Config, presets=FIG7_PRESETS, measure=fig7, verdict=fig7_verdict,
-         claims=("scaling/fig-7", "scaling/fig-7/fine"), summary=_fig7_summary)
+         claims=("scaling/fig-7",), summary=_fig7_summary)
+#: ``scaling/fig-7/fine`` (a slow check): Figure 7 at the paper's range of Hurst indices and a finer beta grid, the
+#: "paper" preset of ``scaling.fig7``, as its own experiment whose "check" preset is that config
+FIG7_FINE_PRESETS = {"check": FIG7_PRESETS["paper"], "paper": FIG7_PRESETS["paper"]}
+register("scaling.fig7_fine", config=Fig7Config, presets=FIG7_FINE_PRESETS, measure=fig7, verdict=fig7_verdict,
+         claims=("scaling/fig-7/fine",), summary=_fig7_summary)
 register("scaling.fig8", config=Fig8Config, presets=FIG8_PRESETS, measure=fig8, verdict=fig8_verdict,
          claims=("scaling/fig-8",), summary=_fig8_summary)
 
@@ -967,7 +973,7 @@ __all__ += ["Fig7CellConfig", "Fig7CellResult", "FIG7_CELL_PRESETS", "fig7_cell"
 
 from theory.experiments.scaling._claims import BOUND_EXPECTED  # noqa: E402
 from theory.experiments.scaling._fbm import (  # noqa: E402
-    FIG6, FIG6_PRESETS, Fig6Config, Fig6Result, fig6, fig6_expected, fig6_verdict,
+    FIG6, FIG6_PRESETS, Fig6Config, Fig6Result, fig6, fig6_case, fig6_claim_verdict, fig6_expected, fig6_verdict,
 )
 from theory.experiments.scaling._iid import (  # noqa: E402
     ALIASES, ARCHS, FIG2_P_MIN, FIG2_PRINTED, FIG_DEPTHS, LEMMA14_FAST, PROP2_DELTAS, THRESHOLD_BETWEEN, Z,
@@ -977,19 +983,20 @@ from theory.experiments.scaling._iid import _alpha as alpha  # noqa: E402
 from theory.experiments.scaling._iid import _exact as exact_mean_square  # noqa: E402
 from theory.experiments.scaling._iid import _grid as light_grid  # noqa: E402
 from theory.experiments.scaling._limits import (  # noqa: E402
-    CRITICAL_PRESETS, EXPLOSION_PRESETS, FIG8_PROXY, FIG45, FIG45_EXPECTED, FIG45_PRESETS, P10, P12_CRITICAL_RTOL,
-    PROP12_PRESETS, PROP13_PRESETS, critical, critical_verdict, explosion, explosion_result_verdict, fig45,
-    fig45_result_verdict, smooth_rate, smooth_rate_cases, smooth_rate_expected, smooth_rate_verdict,
+    CRITICAL_PRESETS, EXPLOSION_PRESETS, FIG5_PRESETS, FIG8_PROXY, FIG45, FIG45_EXPECTED, FIG45_PRESETS, P10,
+    P12_CRITICAL_RTOL, PROP12_PRESETS, PROP13_PRESETS, critical, critical_verdict, explosion,
+    explosion_result_verdict, fig45, fig45_result_verdict, smooth_rate, smooth_rate_cases, smooth_rate_expected, smooth_rate_verdict,
     tied_linear_instance,
 )
 from theory.experiments.scaling._limits import _cases as slope_cases  # noqa: E402
 
 __all__ += [
-    "BOUND_EXPECTED", "FIG6", "FIG6_PRESETS", "Fig6Config", "Fig6Result", "fig6", "fig6_expected", "fig6_verdict",
+    "BOUND_EXPECTED", "FIG6", "FIG6_PRESETS", "Fig6Config", "Fig6Result", "fig6", "fig6_case", "fig6_claim_verdict",
+    "fig6_expected", "fig6_verdict",
     "ALIASES", "ARCHS", "FIG2_P_MIN", "FIG2_PRINTED", "FIG_DEPTHS", "LEMMA14_FAST", "PROP2_DELTAS",
     "THRESHOLD_BETWEEN", "Z", "jac_means", "predicted_slope", "regime", "worst", "worst_regime", "alpha",
-    "exact_mean_square", "light_grid", "CRITICAL_PRESETS", "EXPLOSION_PRESETS", "FIG8_PROXY", "FIG45",
-    "FIG45_EXPECTED", "FIG45_PRESETS", "P10", "P12_CRITICAL_RTOL", "PROP12_PRESETS", "PROP13_PRESETS", "critical",
+    "exact_mean_square", "light_grid", "CRITICAL_PRESETS", "EXPLOSION_PRESETS", "FIG5_PRESETS", "FIG8_PROXY",
+    "FIG45", "FIG45_EXPECTED", "FIG45_PRESETS", "P10", "P12_CRITICAL_RTOL", "PROP12_PRESETS", "PROP13_PRESETS", "critical",
     "critical_verdict", "explosion", "explosion_result_verdict", "fig45", "fig45_result_verdict", "smooth_rate",
     "smooth_rate_cases", "smooth_rate_expected", "smooth_rate_verdict", "tied_linear_instance", "slope_cases",
     "e2_cases",

@@ -5,7 +5,8 @@ is 2H for a fractional Brownian motion of Hurst index H.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from statistics import NormalDist
 
 import numpy as np
@@ -121,7 +122,28 @@ def fig6_verdict(result: Fig6Result, index: int | None = None) -> Verdict:
     return rate_verdict(result.fits[index], expected[index], grid_label="tau")
 
 
+def fig6_case(result: Fig6Result, name: str) -> Fig6Result:
+    """The part of ``result`` at the Hurst index ``FIG6[name]`` of Figure 6, as the result of a config with that
+    Hurst index alone: each Hurst index draws its paths from a fresh Generator of the same seed and the bootstrap
+    indices are shared, so the fit and the standard error are those of ``replace(config, hurst=(H,))``, and the
+    derived window (:func:`fig6_expected`) is the one of a single Hurst index (a claim per Hurst index)."""
+    if name not in FIG6:
+        raise ValueError(f"`name` of theory.experiments.scaling.fig6_case must be one of {tuple(FIG6)}; got {name!r}")
+    hurst = FIG6[name]
+    if hurst not in result.config.hurst:
+        raise ValueError(f"`result` of theory.experiments.scaling.fig6_case has no Hurst index {hurst} ({name}); "
+                         f"its Hurst indices: {result.config.hurst}")
+    i = result.config.hurst.index(hurst)
+    return Fig6Result(replace(result.config, hurst=(hurst,)), (result.fits[i],), (result.first_path[i],),
+                      (result.slope_se[i],))
+
+
+def fig6_claim_verdict(result: Fig6Result, name: str) -> Verdict:
+    """The record of ``scaling/fig-6/<name>``: :func:`fig6_verdict` of :func:`fig6_case`."""
+    return fig6_verdict(fig6_case(result, name))
+
+
 register("scaling.fig6", config=Fig6Config, presets=FIG6_PRESETS, measure=fig6, verdict=fig6_verdict,
-         claims=tuple(f"scaling/fig-6/{k}" for k in FIG6),
+         claims={f"scaling/fig-6/{k}": partial(fig6_claim_verdict, name=k) for k in FIG6},
          summary=lambda r: {**{f"slope_H{h:g}": f.slope for h, f in zip(r.config.hurst, r.fits)},
                             **{f"slope_se_H{h:g}": se for h, se in zip(r.config.hurst, r.slope_se)}})
