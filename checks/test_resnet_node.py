@@ -1,8 +1,11 @@
 """Checks of "Do Residual Neural Networks discretize Neural ODEs?" (paper key ``resnet-node``).
 
 Numbering of the NeurIPS paper; the numbers of chapter 2 of Sander's thesis are recorded as aliases.
-Each measurement and its comparison with the statement live in :mod:`theory.experiments.resnet_node`
-(presets ``"check"``); a test composes them, records the claim and draws its figure.
+Each measurement and its comparison with the statement live in :mod:`theory.experiments.resnet_node`:
+a test runs the registered experiment of its claim at its ``"check"`` preset
+(``experiment(name).run("check")``, what ``theory run CLAIM-ID`` reruns), records
+``verdict_for(claim_id)`` of the result and draws its figure. The bound searches of Prop. 1 and
+Assumption 1 (Hypothesis, derandomized) are part of those experiments' measurements.
 """
 
 from __future__ import annotations
@@ -10,9 +13,8 @@ from __future__ import annotations
 import functools
 
 import pytest
-from hypothesis import given, note, settings, target
-from hypothesis import strategies as st
 
+from theory.experiments import experiment
 from theory.experiments import resnet_node as rn
 from theory.plots import new_axes, plot_bound, plot_rate, save_figure
 
@@ -22,56 +24,46 @@ def _figure():
     return ax.figure, (ax,)
 
 
+def _record(claim, name, cid, **kwargs):
+    """Run experiment ``name`` at its "check" preset, record the verdict of ``cid``; return the result."""
+    exp = experiment(name)
+    result = exp.run("check")
+    claim.record(exp.verdict_for(cid)(result), **kwargs)
+    return result
+
+
 # --------------------------------------------------------------------------- Proposition 1
-
-
-@st.composite
-def _prop1_instances(draw):
-    """Residual networks inside Prop. 1's assumptions: phi C^1 in x and globally Lipschitz."""
-    return {
-        "residual": draw(st.sampled_from(["tanh_out", "tanh", "linear"])),
-        "weights": draw(st.sampled_from(["smooth", "iid"])),
-        "interpolation": draw(st.sampled_from(["weights", "residuals"])),
-        "d": draw(st.integers(1, 4)),
-        "N": draw(st.sampled_from([2, 4, 8, 16, 32])),
-        "scale": draw(st.floats(0.1, 2.0)),
-        "seed": draw(st.integers(0, 2**16)),
-    }
 
 
 @pytest.mark.claim("resnet-node/prop-1", kind="bound", aliases=("sander-thesis/prop-2.2",),
                    title="Euler ResNet vs interpolating neural ODE: ||x_n - x(n/N)|| <= (e^L - 1) C_N / (2NL)")
 def test_prop1_bound(claim):
-    rows = []
-
-    @settings(**rn.SEARCH_SETTINGS)
-    @given(_prop1_instances())
-    def hunt(inst):
-        err, bound = rn.prop1_instance(rn.Prop1Instance(**inst))
-        note(f"instance {inst}: error {err:.3e}, bound {bound:.3e}")
-        target(err / bound, label="LHS/RHS")
-        rows.append((inst, err, bound))
-
-    hunt()
-    result = rn.prop1_from_rows(rows)
+    """A Hypothesis search (40 examples, derandomized) over residual networks inside Prop. 1's assumptions
+    (phi C^1 in x and globally Lipschitz), steered towards the largest gap/bound ratio: the "check" preset of
+    ``resnet_node.prop1``."""
+    exp = experiment("resnet_node.prop1")
+    result = exp.run("check")
     fig, (ax,) = _figure()
     plot_bound((result.lhs, result.rhs), ax=ax, xlabel=r"bound $(e^L - 1)\,C_N / (2NL)$",
                ylabel=r"$\max_n \|x_n - x(n/N)\|$", title="Prop. 1 over random ResNets")
-    claim.record(rn.prop1_verdict(result), figure=save_figure(fig, "resnet-node/prop-1"))
+    claim.record(exp.verdict_for("resnet-node/prop-1")(result), figure=save_figure(fig, "resnet-node/prop-1"))
 
 
 @pytest.mark.claim("resnet-node/prop-1/tightness", kind="identity", aliases=("sander-thesis/prop-2.2",),
                    title="Prop. 1 is attained for phi(x, s) = a s + b: gap ||a||/(2N) = bound")
 def test_prop1_tightness(claim):
-    result = rn.prop1_tightness(rn.Prop1TightnessConfig())
-    claim.record(rn.prop1_tightness_verdict(result), measured={"gap_minus_predicted": result.gap_minus_predicted})
+    exp = experiment("resnet_node.prop1_tightness")
+    result = exp.run("check")
+    claim.record(exp.verdict_for("resnet-node/prop-1/tightness")(result),
+                 measured={"gap_minus_predicted": result.gap_minus_predicted})
 
 
 @pytest.mark.claim("resnet-node/prop-1/non-smooth", kind="identity", aliases=("sander-thesis/prop-2.2",),
                    title="Without smoothness in depth the ResNet-ODE gap stays 1/2 and 2/3 for every N")
 def test_prop1_non_smooth(claim):
-    result = rn.prop1_non_smooth(rn.Prop1NonSmoothConfig())
-    claim.record(rn.prop1_non_smooth_verdict(result),
+    exp = experiment("resnet_node.prop1_non_smooth")
+    result = exp.run("check")
+    claim.record(exp.verdict_for("resnet-node/prop-1/non-smooth")(result),
                  measured={k: v for k, v in result.to_measured().items() if k in ("grid", "gap_a", "gap_b",
                                                                                  "bound_ratio_a")})
 
@@ -79,19 +71,24 @@ def test_prop1_non_smooth(claim):
 @pytest.mark.claim("resnet-node/prop-1/rate", kind="rate", aliases=("sander-thesis/prop-1.1",),
                    title="With weights smooth in depth the ResNet-ODE gap is O(1/N)")
 def test_prop1_smooth_rate(claim):
-    fit = rn.prop1_rate(rn.PROP1_RATE_PRESETS["check"])
+    exp = experiment("resnet_node.prop1_rate")
+    fit = exp.run("check")
     fig, (ax,) = _figure()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label="smooth weights", ylabel=r"$\max_n \|x_n - x(n/N)\|$")
-    claim.record(rn.prop1_rate_verdict(fit), figure=save_figure(fig, "resnet-node/prop-1/rate"))
+    claim.record(exp.verdict_for("resnet-node/prop-1/rate")(fit), figure=save_figure(fig, "resnet-node/prop-1/rate"))
 
 
 # --------------------------------------------------------------------------- Propositions 3-6
 
 
+def _rates_experiment(scheme, weights):
+    return experiment(f"resnet_node.adjoint_{scheme}_{weights}")
+
+
 @functools.lru_cache(maxsize=None)
 def _rates(scheme, weights):
     """One measurement per (scheme, weights): the reconstruction and gradient records share it."""
-    return rn.adjoint_rates(rn.ADJOINT_PRESETS[scheme, weights]["check"])
+    return _rates_experiment(scheme, weights).run("check")
 
 
 _WHAT = {"prop-3": "Euler reconstruction", "prop-4": "Euler adjoint gradient",
@@ -132,7 +129,7 @@ def test_adjoint_rates(claim, prop, weights):
               label=f"{scheme.capitalize()}, {'i.i.d.' if weights == 'iid' else 'smooth'} weights",
               ylabel=_YLABEL[prop], title=f"resnet-node/{prop}: {_WHAT[prop]}")
     cid = f"resnet-node/{prop}" + ("" if weights == "smooth" else "/iid")
-    claim.record(rn.adjoint_rate_verdict(result, prop), figure=save_figure(fig, cid))
+    claim.record(_rates_experiment(scheme, weights).verdict_for(cid)(result), figure=save_figure(fig, cid))
 
 
 @pytest.mark.claim("resnet-node/prop-3/bound", kind="bound", aliases=("sander-thesis/prop-2.9",),
@@ -143,7 +140,7 @@ def test_prop3_bound(claim):
     The statement adds an O(1/N^2) remainder without a constant; the check uses N >= 64, where
     the measured ratio is flat in N (it is the leading term that is tested).
     """
-    claim.record(rn.bound_claim_verdict(rn.prop3_bound(rn.Prop3BoundConfig())))
+    _record(claim, "resnet_node.prop3_bound", "resnet-node/prop-3/bound")
 
 
 @pytest.mark.claim("resnet-node/prop-5/bound", kind="bound", aliases=("sander-thesis/prop-2.11",),
@@ -154,7 +151,7 @@ def test_prop5_bound(claim):
     Instances: i.i.d. weights and alternating weights of any size, N >= 64 (the O(1/N^2) remainder
     has no explicit constant; instances where Delta_theta = O(1), so the leading term dominates).
     """
-    claim.record(rn.bound_claim_verdict(rn.prop5_bound(rn.Prop5BoundConfig())))
+    _record(claim, "resnet_node.prop5_bound", "resnet-node/prop-5/bound")
 
 
 @pytest.mark.claim("resnet-node/prop-5/erratum", kind="erratum", aliases=("sander-thesis/prop-2.11",),
@@ -166,8 +163,9 @@ def test_prop5_erratum(claim):
     needs L'_theta (of theta -> d_x f). With alternating weights of size eps, L'_f ~ eps while the
     error ~ eps^2 / N, so the printed bound ~ eps^3 / N is exceeded by a factor ~ 1/eps; the
     corrected bound holds on the same instances."""
-    result = rn.prop5_erratum(rn.Prop5ErratumConfig())
-    claim.record(rn.prop5_erratum_verdict(result), measured=result.to_measured())
+    exp = experiment("resnet_node.prop5_erratum")
+    result = exp.run("check")
+    claim.record(exp.verdict_for("resnet-node/prop-5/erratum")(result), measured=result.to_measured())
 
 
 @pytest.mark.claim("resnet-node/prop-6/erratum", kind="erratum", aliases=("sander-thesis/prop-2.12",),
@@ -179,8 +177,9 @@ def test_prop6_gradient_erratum(claim):
     literally for f = theta x and compared with the exact backpropagation of the HeunNet (itself
     checked against finite differences in tests/); the proposition's rates are unaffected (its
     rate checks use the toolkit's gradient)."""
-    result = rn.prop6_erratum(rn.Prop6ErratumConfig())
-    claim.record(rn.prop6_erratum_verdict(result), measured=result.to_measured())
+    exp = experiment("resnet_node.prop6_erratum")
+    result = exp.run("check")
+    claim.record(exp.verdict_for("resnet-node/prop-6/erratum")(result), measured=result.to_measured())
 
 
 # --------------------------------------------------------------------------- Section 3.2 (linear)
@@ -189,21 +188,22 @@ def test_prop6_gradient_erratum(claim):
 @pytest.mark.claim("resnet-node/sec-3.2/gradient", kind="identity", aliases=("sander-thesis/sec-2.3.2",),
                    title="Deep linear ResNet: N grad_n = 2 Pi_{:n}^T (Pi - B) Sigma Pi_{n:}^T (against finite differences)")
 def test_linear_gradient(claim):
-    claim.record(rn.sec32_gradient_verdict(rn.sec32_gradient(rn.Sec32GradientConfig())))
+    _record(claim, "resnet_node.sec32_gradient", "resnet-node/sec-3.2/gradient")
 
 
 @pytest.mark.claim("resnet-node/sec-3.2/gradient/erratum", kind="erratum", aliases=("sander-thesis/sec-2.3.2",),
                    wrong_in="formula",
                    title="The printed gradient N grad_n = Pi_{:n}^T (Pi - B) Sigma Pi_{n:}^T misses a factor 2")
 def test_linear_gradient_erratum(claim):
-    result = rn.sec32_gradient_erratum(rn.Sec32GradientConfig(seeds=(0,)))
-    claim.record(rn.sec32_gradient_erratum_verdict(result), measured=result.to_measured())
+    exp = experiment("resnet_node.sec32_gradient_erratum")
+    result = exp.run("check")
+    claim.record(exp.verdict_for("resnet-node/sec-3.2/gradient/erratum")(result), measured=result.to_measured())
 
 
 @pytest.mark.claim("resnet-node/sec-3.2/product", kind="identity", aliases=("sander-thesis/sec-2.3.2",),
                    title="The linear ResNet computes Pi = (I + theta_N/N) ... (I + theta_1/N)")
 def test_linear_product_order(claim):
-    claim.record(rn.sec32_product_verdict(rn.sec32_product(rn.Sec32ProductConfig())))
+    _record(claim, "resnet_node.sec32_product", "resnet-node/sec-3.2/product")
 
 
 @pytest.mark.claim("resnet-node/sec-3.2/product/erratum", kind="erratum", aliases=("sander-thesis/sec-2.3.2",),
@@ -211,23 +211,12 @@ def test_linear_product_order(claim):
                    title="The paper's order Pi = (I + theta_1/N) ... (I + theta_N/N) is not the network's map "
                          "(the thesis prints the corrected order)")
 def test_linear_product_order_erratum(claim):
-    result = rn.sec32_product(rn.Sec32ProductConfig())
-    claim.record(rn.sec32_product_erratum_verdict(result), measured=result.to_measured())
+    exp = experiment("resnet_node.sec32_product")
+    result = exp.run("check")
+    claim.record(exp.verdict_for("resnet-node/sec-3.2/product/erratum")(result), measured=result.to_measured())
 
 
 # --------------------------------------------------------------------------- Assumption 1
-
-
-@st.composite
-def _assumption1_instances(draw):
-    """Instances inside Assumption 1 near its threshold (rho in [0.9, 0.9999]), weights on the
-    boundary of the ball of radius 1/4 for every non-zero init."""
-    return rn.Assumption1Instance(
-        d=draw(st.integers(1, 3)), N=draw(st.sampled_from([2, 4, 8, 16])),
-        kappa=draw(st.floats(1.0, 10.0)), M=10 ** draw(st.floats(-1.0, 1.0)),
-        init=draw(st.sampled_from(["zero", "constant", "cosine", "aligned"])),
-        rho=draw(st.floats(0.9, 0.9999)), seed=draw(st.integers(0, 2**16)),
-        sign=draw(st.sampled_from([1.0, -1.0])))
 
 
 @pytest.mark.claim("resnet-node/assumption-1", kind="bound", aliases=("sander-thesis/assumption-2.3",),
@@ -236,24 +225,12 @@ def _assumption1_instances(draw):
 def test_assumption1(claim):
     """The conclusions that the proof of Prop. 2 derives from Assumption 1, measured along the
     gradient flow on instances drawn inside it (seeded draws, half within 1 % of the threshold,
-    plus a Hypothesis search near the threshold steered towards the largest ratio). The scalar
-    family walked beyond the threshold shows how far the assumption is from sharp."""
-    config = rn.ASSUMPTION1_PRESETS["check"]
-    rows = []
-
-    @settings(**rn.SEARCH_SETTINGS)
-    @given(_assumption1_instances())
-    def hunt(inst):
-        ratios = rn.conclusion_ratios(*inst.build(), decay=config.decay, t_points=config.t_points)
-        worst = max(ratios["ball"], ratios["movement"], ratios["loss"])
-        note(f"instance {inst.as_dict()}: ratios {ratios}")
-        target(worst, label="largest conclusion ratio")
-        rows.append({**inst.as_dict(), **{k: ratios[k] for k in ("ball", "movement", "loss")}})
-
-    hunt()
-    result = rn.with_instances(rn.assumption1(config), rows)
-    # the bound on every conclusion, and no drawn instance outside the assumption
-    claim.record(rn.assumption1_verdict(result), measured={"n_hypothesis": len(rows)})
+    plus a Hypothesis search near the threshold, rho in [0.9, 0.9999], weights on the boundary of the
+    ball of radius 1/4 for every non-zero init, steered towards the largest ratio: the "check" preset of
+    ``resnet_node.assumption1``). The scalar family walked beyond the threshold shows how far the
+    assumption is from sharp. The verdict: the bound on every conclusion, and no drawn instance outside
+    the assumption (``n_hypothesis``: the instances of the search)."""
+    _record(claim, "resnet_node.assumption1", "resnet-node/assumption-1")
 
 
 @pytest.mark.claim("resnet-node/assumption-1/erratum", kind="erratum", aliases=("sander-thesis/assumption-2.3",),
@@ -266,5 +243,6 @@ def test_assumption1_erratum(claim):
     flow carries the weights to about log(b) I, far outside the ball of radius 1/2 (printed half,
     which must fail). The paper's threshold, on the same family at the same fraction (0.99) of it,
     gives flows that keep every conclusion (corrected half, which must hold)."""
-    result = rn.assumption1_erratum(rn.ERRATUM_PRESETS["check"])
-    claim.record(rn.assumption1_erratum_verdict(result), measured=result.to_measured())
+    exp = experiment("resnet_node.assumption1_erratum")
+    result = exp.run("check")
+    claim.record(exp.verdict_for("resnet-node/assumption-1/erratum")(result), measured=result.to_measured())

@@ -6,7 +6,8 @@ adjoint's approximate gradients fails at small depth and matches backprop at lar
 Heun needs fewer layers than Euler. Figure 3(c): the relative error of the adjoint gradients
 falls with depth, faster for the HeunNet. The experiments, their presets and verdicts are in
 :mod:`theory.experiments.resnet_node` (the training code in :mod:`theory.resnet.training`); a test
-runs the ``"check"`` preset, records the claim and draws the figure.
+runs the registered experiment at its ``"check"`` preset (``experiment(name).run("check")``, what
+``theory run CLAIM-ID`` reruns), records ``verdict_for(claim_id)`` of the result and draws the figure.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from theory.experiments import experiment
 from theory.experiments import resnet_node as rn
 from theory.plots import STYLE, plot_rate, save_figure, subplots
 
@@ -60,9 +62,10 @@ def test_fig1_crossing_trajectories(claim):
     orientation); the x/2 network and both
     interpolating ODEs do not cross, and the ODE of the -x/2 network stays above the least MSE of
     any increasing map (it cannot reverse orientation)."""
-    result = rn.fig1(rn.FIG1_PRESETS["check"])
+    exp = experiment("resnet_node.fig1")
+    result = exp.run("check")
     figure = save_figure(_fig1_figure(result), "resnet-node/fig-1")
-    claim.record(rn.fig1_verdict(result), figure=figure, measured=result.to_measured())
+    claim.record(exp.verdict_for("resnet-node/fig-1")(result), figure=figure, measured=result.to_measured())
 
 
 # --------------------------------------------------------------------------- Figure 4
@@ -106,9 +109,10 @@ def test_fig4_depth_experiment(claim):
     """Two moons lifted to R^6, residual V tanh(W x + b) (width 16, V = 0 at init), linear head,
     logistic loss, full-batch Adam lr 0.02, 300 steps, depths 2..16, median over 3 seeds, for
     {Euler, Heun} x {backprop, adjoint}. Criterion: :func:`theory.experiments.resnet_node.fig4_table_verdict`."""
-    result = rn.fig4(rn.FIG4_PRESETS["check"])
+    exp = experiment("resnet_node.fig4")
+    result = exp.run("check")
     figure = save_figure(_fig4_figure(result.table), "resnet-node/fig-4")
-    claim.record(rn.fig4_verdict(result), figure=figure, measured=result.to_measured())
+    claim.record(exp.verdict_for("resnet-node/fig-4")(result), figure=figure, measured=result.to_measured())
 
 
 # --------------------------------------------------------------------------- Figure 3(c)
@@ -145,7 +149,7 @@ def test_fig3c_adjoint_gradient_errors(claim):
     """Reduced Figure 3(c): every parameter tensor's relative error between the adjoint and the
     exact gradient, depths 4 ... 128, three weight paths smooth in depth. Criterion:
     :func:`theory.experiments.resnet_node.fig3c_verdict`."""
-    config = rn.FIG3C_PRESETS["check"]
-    result = rn.fig3c(config)
+    exp = experiment("resnet_node.fig3c")
+    result = exp.run("check")
     figure = save_figure(_fig3c_figure(result), "resnet-node/fig-3c")
-    claim.record(rn.fig3c_verdict(result), figure=figure, measured=result.to_measured())
+    claim.record(exp.verdict_for("resnet-node/fig-3c")(result), figure=figure, measured=result.to_measured())

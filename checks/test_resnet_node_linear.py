@@ -9,8 +9,12 @@ Two regimes (:mod:`theory.experiments.resnet_node.linear`):
 * the *large* regime outside the assumption (Sigma = I, B = expm(0.7 G), zero init), where the
   weights move far: what the figures show and what the theorems do not guarantee, labelled so.
 
-The measurements and their verdicts are library functions; the flows are shared between the
-checks of this module through one memoised :func:`theory.experiments.resnet_node.linear_flow`.
+The measurements and their verdicts are library functions: each check runs the registered
+experiment of its claim on its ``"check"`` preset (the same preset object ``theory run CLAIM-ID``
+reruns) and records ``verdict_for(claim_id)`` of the result. The flows are shared between the checks
+of this module through one memoised :func:`theory.experiments.resnet_node.linear_flow` (the
+``flow=`` argument of the measure functions; the flow is pure, so the results are those of
+``run("check")``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import functools
 import numpy as np
 import pytest
 
+from theory.experiments import experiment
 from theory.experiments import resnet_node as rn
 from theory.plots import new_axes, plot_rate, save_figure
 
@@ -28,13 +33,26 @@ FLOW = functools.lru_cache(maxsize=None)(rn.linear_flow)
 
 
 @functools.lru_cache(maxsize=None)
+def _run(name, shared_flows=True):
+    """The result of experiment ``name`` on its "check" preset (flows memoised across the module)."""
+    exp = experiment(name)
+    config = exp.config_for("check")
+    return exp.measure(config, flow=FLOW) if shared_flows else exp.measure(config)
+
+
+def _record(claim, name, cid, result=None, **kwargs):
+    """Record the verdict of ``cid`` (experiment ``name``) on ``result`` (default: its "check" run)."""
+    result = _run(name) if result is None else result
+    claim.record(experiment(name).verdict_for(cid)(result), **kwargs)
+    return result
+
+
 def _prop2():
-    return rn.prop2(rn.LINEAR_PRESETS["check"], flow=FLOW)
+    return _run("resnet_node.prop2")
 
 
-@functools.lru_cache(maxsize=None)
 def _thm1():
-    return rn.thm1(rn.DoublingConfig(), flow=FLOW)
+    return _run("resnet_node.thm1")
 
 
 def _axes():
@@ -46,7 +64,7 @@ def _axes():
 
 
 def _prop2_bound(claim, key):
-    claim.record(rn.prop2_claim_verdict(_prop2(), key))  # fails too if an instance violates Assumption 1
+    _record(claim, "resnet_node.prop2", rn.PROP2_KEYS[key])  # fails too if an instance violates Assumption 1
 
 
 @pytest.mark.claim("resnet-node/prop-2", kind="bound", aliases=("sander-thesis/prop-2.4",),
@@ -82,8 +100,9 @@ def test_prop2_pl_erratum(claim):
     proof works in. Exact gradient: N^2 grad_n^2 / l = 4 (1 + 0.49/N)^{2N-2} -> 4 e^0.98 > 2 e.
     Factor-less velocity v_n = N grad_n / 2: v_n^2 / l = (1 - 0.49/N)^{2N-2} -> e^-0.98 < 2/e. The
     corrected pair holds on the same extremes. Prop. 2 itself is unaffected (only its constants)."""
-    result = rn.prop2_pl_erratum(rn.PLErratumConfig())
-    claim.record(rn.prop2_pl_erratum_verdict(result), measured=result.to_measured())
+    result = _run("resnet_node.prop2_pl_erratum", shared_flows=False)
+    _record(claim, "resnet_node.prop2_pl_erratum", "resnet-node/prop-2/pl/erratum", result,
+            measured=result.to_measured())
 
 
 @pytest.mark.claim("resnet-node/prop-2/large", kind="rate", aliases=("sander-thesis/prop-2.4",),
@@ -91,12 +110,13 @@ def test_prop2_pl_erratum(claim):
                          "proposition, not a test of it",
                    title="Observed beyond Assumption 1 (not guaranteed): layer differences still O(1/N)")
 def test_prop2_large_regime(claim):
-    result = rn.layer_differences(rn.PROP2_LARGE_PRESETS["check"], flow=FLOW)
+    result = _run("resnet_node.prop2_large")
     fig, ax = _axes()
     plot_rate(result.fit, ax=ax, expected_slope=-1.0, label="zero init, large B",
               ylabel=r"$\max_{t,n} \|\theta_{n+1}(t) - \theta_n(t)\|_F$", title="resnet-node/prop-2 beyond Assumption 1")
-    claim.record(rn.prop2_large_verdict(result), figure=save_figure(fig, "resnet-node/prop-2/large"),
-                 measured={"max_weight": result.max_weight, "final_loss_max": result.final_loss_max})
+    _record(claim, "resnet_node.prop2_large", "resnet-node/prop-2/large", result,
+            figure=save_figure(fig, "resnet-node/prop-2/large"),
+            measured={"max_weight": result.max_weight, "final_loss_max": result.final_loss_max})
 
 
 @pytest.mark.claim("resnet-node/prop-2/iid", kind="rate", aliases=("sander-thesis/prop-2.4",),
@@ -105,12 +125,12 @@ def test_prop2_iid_contrast(claim):
     """The gradient is smooth in n (Prop. 2's identity), so training adds a smooth part and the
     O(1) roughness of an i.i.d. start survives: measured at the final time t = 20, after the loss
     has converged, for five draws."""
-    result = rn.layer_differences(rn.PROP2_IID_PRESETS["check"], flow=FLOW)
+    result = _run("resnet_node.prop2_iid")
     fig, ax = _axes()
     plot_rate(result.fit, ax=ax, expected_slope=0.0, label="i.i.d. init", expected_label="no decay: slope 0",
               ylabel=r"$\max_n \|\theta_{n+1}(20) - \theta_n(20)\|_F$", title="resnet-node/prop-2: i.i.d. contrast")
-    claim.record(rn.prop2_iid_verdict(result), figure=save_figure(fig, "resnet-node/prop-2/iid"),
-                 measured={"final_loss_max": result.final_loss_max})
+    _record(claim, "resnet_node.prop2_iid", "resnet-node/prop-2/iid", result,
+            figure=save_figure(fig, "resnet-node/prop-2/iid"), measured={"final_loss_max": result.final_loss_max})
 
 
 @pytest.mark.claim("resnet-node/prop-2/limit", kind="bound", aliases=("sander-thesis/prop-2.4",),
@@ -126,7 +146,7 @@ def _rate_claim(claim, which, label, ylabel, cid, measured=None):
     fit = _thm1().fit(which)
     fig, ax = _axes()
     plot_rate(fit, ax=ax, expected_slope=-1.0, label=label, ylabel=ylabel, title=cid)
-    claim.record(rn.thm1_claim_verdict(_thm1(), which), figure=save_figure(fig, cid), measured=measured)
+    _record(claim, "resnet_node.thm1", cid, _thm1(), figure=save_figure(fig, cid), measured=measured)
 
 
 @pytest.mark.claim("resnet-node/thm-1", kind="rate", aliases=("sander-thesis/thm-2.5",),
@@ -160,7 +180,7 @@ def test_lemma2(claim):
 def test_lemma1(claim):
     """The two ingredients (i), (ii) of the Arzela-Ascoli argument with the proof's constants
     C = C_0 + 2 e^{3/2} sqrt(M l0)/m and C' = 2 sqrt(e M l0), on 400 random pairs per flow."""
-    claim.record(rn.lemma1_verdict(rn.lemma1(rn.Lemma1Config(), flow=FLOW)))
+    _record(claim, "resnet_node.lemma1", "resnet-node/lemma-1")
 
 
 # --------------------------------------------------------------------------- Figure 2
@@ -176,8 +196,8 @@ def test_fig2_heatmap(claim):
     grid. Criterion (:func:`theory.experiments.resnet_node.fig2_verdict`): at every time, the
     distance decreases strictly from each N to 2N, and the least-squares slope over N of the
     time-averaged distance is -1 +- 0.2."""
-    result = rn.fig2(rn.Fig2Config(), flow=FLOW)
-    verdict = rn.fig2_verdict(result)
+    result = _run("resnet_node.fig2")
+    verdict = experiment("resnet_node.fig2").verdict_for("resnet-node/fig-2")(result)
     depths, t = result.config.depths, result.t
 
     import matplotlib.pyplot as plt

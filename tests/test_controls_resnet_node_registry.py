@@ -121,3 +121,53 @@ def test_bound_searches_have_no_deadline_and_are_reproducible():
 
     s = settings(**rn.SEARCH_SETTINGS)
     assert s.deadline is None and s.derandomize and s.database is None and s.max_examples == 40
+
+
+def test_each_claim_has_the_verdict_its_check_records():
+    """The claims that share an experiment each read their own part of the result (verdict_for)."""
+    from theory.experiments import experiment_of
+
+    assert experiment_of("resnet-node/prop-3").verdict_for("resnet-node/prop-3") is rn.adjoint_reconstruction_verdict
+    assert experiment_of("resnet-node/prop-6/iid").verdict_for("resnet-node/prop-6/iid") is rn.adjoint_gradient_verdict
+    product = experiment("resnet_node.sec32_product")
+    assert product.verdict_for("resnet-node/sec-3.2/product") is rn.sec32_product_verdict
+    assert product.verdict_for("resnet-node/sec-3.2/product/erratum") is rn.sec32_product_erratum_verdict
+    rows = (((0, "zero", 8), {"weight": 1.2, "loss": 0.5, "smoothness": 0.5, "pl": 0.5, "tail": 0.5}),)
+    prop2 = experiment("resnet_node.prop2")
+    for key, cid in rn.PROP2_KEYS.items():
+        got = prop2.verdict_for(cid)(rn.Prop2Result(rows, 0))
+        assert got == rn.prop2_claim_verdict(rn.Prop2Result(rows, 0), key)
+        assert got.status == ("fail" if key == "weight" else "pass")
+    config = rn.AdjointRatesConfig("heun", "smooth", depths=(8, 16, 32, 64, 128), seeds=(0,))
+    result = rn.adjoint_rates(config)
+    assert rn.adjoint_reconstruction_verdict(result) == rn.adjoint_rate_verdict(result, "prop-5")
+    assert rn.adjoint_gradient_verdict(result) == rn.adjoint_rate_verdict(result, "prop-6")
+    thm1 = experiment("resnet_node.thm1")
+    assert {thm1.verdict_for(c).__name__ for c in thm1.claims} == {"thm1_psi_verdict", "thm1_pi_verdict",
+                                                                   "thm1_lemma_verdict"}
+
+
+def test_the_bound_searches_are_part_of_the_measurement_and_reproducible():
+    """The Hypothesis searches of prop-1 and assumption-1 run inside ``measure`` (what the checks record is
+    ``run("check")``): the same rows twice, the seeded draw alone without them, and Hypothesis's pool of source
+    constants left as it was."""
+    from hypothesis.internal.conjecture import providers
+
+    before = providers._get_local_constants
+    exp = experiment("resnet_node.prop1")
+    assert exp.presets["check"].search_examples == 40 and exp.presets["check"].n_instances == 0
+    a, b = exp.run("check", search_examples=4), exp.run("check", search_examples=4)
+    assert a.bound.n_instances == 4 and np.array_equal(a.lhs, b.lhs) and a.bound.worst == b.bound.worst
+    assert exp.run("check", search_examples=0, n_instances=3).bound.n_instances == 3
+    assert providers._get_local_constants is before
+    with pytest.raises(ValueError, match="`n_instances`"):
+        rn.Prop1Config(n_instances=0, search_examples=0)
+    with pytest.raises(ValueError, match="`search_rho`"):
+        rn.Assumption1Config(search_rho=(0.99, 0.9))
+    small = dict(n_instances=2, break_ladder=(4.0,), search_depths=(2,), dims=(1,))
+    seeded = rn.assumption1(rn.Assumption1Config(**small))
+    searched = rn.assumption1(rn.Assumption1Config(**small, search_examples=3))
+    assert seeded.n_hypothesis == 0 and searched.n_hypothesis == 3 and len(searched.instances) == 5
+    assert searched.instances[:2] == seeded.instances
+    assert rn.assumption1_verdict(searched).measured["n_hypothesis"] == 3
+    assert all(r["N"] == 2 and 0.9 <= r["rho"] <= 0.9999 for r in searched.instances[2:])

@@ -56,6 +56,7 @@ __all__ = [
     "PROP6_ERRATUM_EXPECTED",
     "ADJOINT_EXPECTED", "ADJOINT_PRESETS", "ADJOINT_PROVED", "FLOOR", "BOUND_EXPECTED",
     "AdjointRatesConfig", "AdjointRatesResult", "adjoint_rates", "adjoint_rate_verdict", "adjoint_rates_verdict",
+    "adjoint_reconstruction_verdict", "adjoint_gradient_verdict",
     "Prop3BoundConfig", "prop3_bound", "Prop5BoundConfig", "prop5_bound", "bound_claim_verdict", "alternating_weights",
     "Prop5ErratumConfig", "Prop5ErratumResult", "prop5_erratum", "prop5_erratum_verdict",
     "Prop6ErratumConfig", "Prop6ErratumResult", "prop6_erratum", "prop6_erratum_verdict", "prop6_instance",
@@ -182,6 +183,22 @@ def adjoint_rates_verdict(result: AdjointRatesResult) -> Verdict:
                              f"weights, N = {grid[0]}..{grid[-1]}, {len(result.config.seeds)} seeds")
 
 
+def adjoint_reconstruction_verdict(result: AdjointRatesResult) -> Verdict:
+    """The record of the reconstruction claim of the result's scheme and weights (``resnet-node/prop-3`` for
+    Euler, ``prop-5`` for Heun; ``/iid`` for i.i.d. weights): :func:`adjoint_rate_verdict`."""
+    return adjoint_rate_verdict(result, _PROPS[result.config.scheme][0])
+
+
+def adjoint_gradient_verdict(result: AdjointRatesResult) -> Verdict:
+    """The record of the adjoint-gradient claim of the result's scheme and weights (``resnet-node/prop-4`` for
+    Euler, ``prop-6`` for Heun; ``/iid`` for i.i.d. weights): :func:`adjoint_rate_verdict`."""
+    return adjoint_rate_verdict(result, _PROPS[result.config.scheme][1])
+
+
+def _adjoint_claim(prop: str, weights: str) -> str:
+    return f"resnet-node/{prop}" + ("" if weights == "smooth" else "/iid")
+
+
 def _adjoint_summary(result):
     return {f"{p}_slope": f.slope for p, f in result.fits.items()}
 
@@ -189,7 +206,8 @@ def _adjoint_summary(result):
 for (_scheme, _weights), _presets in ADJOINT_PRESETS.items():
     register(f"resnet_node.adjoint_{_scheme}_{_weights}", config=AdjointRatesConfig, presets=_presets,
              measure=adjoint_rates, verdict=adjoint_rates_verdict,
-             claims=tuple(f"resnet-node/{p}" + ("" if _weights == "smooth" else "/iid") for p in _PROPS[_scheme]),
+             claims={_adjoint_claim(_PROPS[_scheme][0], _weights): adjoint_reconstruction_verdict,
+                     _adjoint_claim(_PROPS[_scheme][1], _weights): adjoint_gradient_verdict},
              summary=_adjoint_summary)
 
 

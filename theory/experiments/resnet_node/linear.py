@@ -44,7 +44,9 @@ a ``flow`` argument so that a caller may share flows between experiments (a memo
   worst case for the ball), runs :func:`theory.linear.gradient_flow` and records the three ratios
   conclusion / bound. It also walks the worst family found (a scalar network whose weights start
   at :math:`\pm 1/4` and are pushed outwards) beyond the threshold and reports the first multiple
-  of the threshold at which a conclusion breaks: the assumption is sufficient, not sharp.
+  of the threshold at which a conclusion breaks: the assumption is sufficient, not sharp. The
+  ``"check"`` preset adds a Hypothesis search near the threshold (``search_examples``), steered
+  towards the largest conclusion ratio.
 
   :func:`assumption1_erratum` compares the thesis' printed constant
   :math:`m/(4\sqrt2\,M e^3)` with the paper's on :math:`\Sigma = cI` with small c, where the
@@ -79,6 +81,7 @@ from theory.resnet import final_state
 
 from ..config import Choice, Choices, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
 from ._common import _check_choice, _require
+from ._search import hypothesis_search
 
 __all__ = [
     "SEC32_GRADIENT_EXPECTED", "SEC32_PRODUCT_EXPECTED", "LINEAR_PRESETS", "PROP2_LARGE_PRESETS", "PROP2_IID_PRESETS", "PROP2_IID_EXPECTED",
@@ -90,6 +93,7 @@ __all__ = [
     "sec32_product_erratum_verdict",
     "assumption_problem", "large_problem", "linear_flow", "prop2_ratios",
     "LinearFlowConfig", "Prop2Result", "prop2", "prop2_bound", "prop2_verdict", "prop2_claim_verdict",
+    "PROP2_CLAIM_VERDICTS", "THM1_CLAIM_VERDICTS",
     "PLErratumConfig", "PLErratumResult", "pl_extremes", "pl_erratum_verdict", "pl_sandwiches", "prop2_pl_erratum",
     "prop2_pl_erratum_verdict",
     "LayerDifferenceConfig", "LayerDifferenceResult", "layer_differences", "layer_difference_fit",
@@ -405,6 +409,19 @@ def prop2_claim_verdict(result: Prop2Result, key: str) -> Verdict:
                                      f"{bound.worst}")
 
 
+def _prop2_claim(key: str):
+    def verdict(result: Prop2Result) -> Verdict:
+        return prop2_claim_verdict(result, key)
+
+    verdict.__name__ = verdict.__qualname__ = f"prop2_{key}_verdict"
+    verdict.__doc__ = f"The record of ``{PROP2_KEYS[key]}``: :func:`prop2_claim_verdict` of ``{key!r}``."
+    return verdict
+
+
+#: claim ID -> the function ``result -> Verdict`` its check records (registered with ``resnet_node.prop2``)
+PROP2_CLAIM_VERDICTS = {claim_id: _prop2_claim(key) for key, claim_id in PROP2_KEYS.items()}
+
+
 def prop2_verdict(result: Prop2Result) -> Verdict:
     """Every conclusion of Prop. 2 at once (the experiment's verdict): the largest ratio of each
     (``<key>_ratio``) is at most 1, and no instance lies outside Assumption 1; each claim's record is
@@ -631,6 +648,19 @@ def thm1_claim_verdict(result: DoublingResult, which: str) -> Verdict:
     (Lemma 2, the weights)."""
     _check_choice(which, "which", "theory.experiments.resnet_node.thm1_claim_verdict", tuple(_THM1_CLAIMS))
     return rate_verdict(result.fit(which), RATE_EXPECTED)
+
+
+def _thm1_claim(which: str):
+    def verdict(result: DoublingResult) -> Verdict:
+        return thm1_claim_verdict(result, which)
+
+    verdict.__name__ = verdict.__qualname__ = f"thm1_{which}_verdict"
+    verdict.__doc__ = f"The record of ``{_THM1_CLAIMS[which]}``: :func:`thm1_claim_verdict` of ``{which!r}``."
+    return verdict
+
+
+#: claim ID -> the function ``result -> Verdict`` its check records (registered with ``resnet_node.thm1``)
+THM1_CLAIM_VERDICTS = {claim_id: _thm1_claim(which) for which, claim_id in _THM1_CLAIMS.items()}
 
 
 def thm1_verdict(result: DoublingResult) -> Verdict:
@@ -889,10 +919,19 @@ class Assumption1Config(Config):
     rho_scale: float = field(Real(0, 1e3, closed="right"), 1.0, "Multiplies every drawn rho; 1 keeps the "
                              "instances inside the assumption. Values above 1 give instances beyond the threshold "
                              "(for negative controls only).")
+    search_examples: int = field(Int(low=0), 0, "Examples of a Hypothesis search near the threshold (rho in "
+                                 "``search_rho``, depths ``search_depths``, the dimensions, condition numbers and "
+                                 "M of the draw, every init) steered towards the largest conclusion ratio "
+                                 "(derandomized; 0: none, and no Hypothesis needed).")
+    search_depths: tuple = field(Ints(low=1), (2, 4, 8, 16), "Depths N of the search.")
+    search_rho: tuple = field(Reals(0, 1e4, closed="right", min_len=2, max_len=2), (0.9, 0.9999),
+                              "Range (low, high), low <= high, of the search's rho (times ``rho_scale``).")
 
     def check(self):
         if self.log10_M[0] > self.log10_M[1]:
             raise self.invalid("log10_M", "be (low, high) with low <= high")
+        if self.search_rho[0] > self.search_rho[1]:
+            raise self.invalid("search_rho", "be (low, high) with low <= high")
 
     def instances(self) -> list:
         """The drawn :class:`Assumption1Instance` list (deterministic in ``seed``)."""
@@ -909,9 +948,19 @@ class Assumption1Config(Config):
                 rho=float(rho * self.rho_scale), seed=int(rng.integers(0, 2**31)), sign=float(rng.choice([-1.0, 1.0]))))
         return out
 
+    def strategy(self, st):
+        """The Hypothesis strategy of the search (``st``: ``hypothesis.strategies``): :class:`Assumption1Instance`
+        near the threshold, weights on the boundary of the ball of radius 1/4 for every non-zero init."""
+        return st.builds(
+            Assumption1Instance, d=st.sampled_from(self.dims), N=st.sampled_from(self.search_depths),
+            kappa=st.floats(1.0, self.kappa_max), M=st.floats(*self.log10_M).map(lambda e: 10 ** e),
+            init=st.sampled_from(_INITS), rho=st.floats(*self.search_rho).map(lambda r: r * self.rho_scale),
+            seed=st.integers(0, 2**16), sign=st.sampled_from([1.0, -1.0]))
+
 
 ASSUMPTION1_PRESETS = {
-    "check": Assumption1Config(),
+    # the seeded draw and the check's Hypothesis search near the threshold (40 examples)
+    "check": Assumption1Config(search_examples=40),
     # no sizes in the documents for this statement; a larger draw for sweeps
     "paper": Assumption1Config(n_instances=400, dims=(1, 2, 3, 5, 8), depths=(2, 4, 8, 16, 32, 64, 128),
                                kappa_max=100.0, log10_M=(-3.0, 3.0)),
@@ -938,6 +987,9 @@ class Assumption1Result:
         The scalar family beyond the threshold: rho, sign and the three ratios at each rho.
     break_factor : float or None
         The smallest rho of ``break_ladder`` at which some conclusion fails, over both signs.
+    n_hypothesis : int
+        Instances added by a Hypothesis search (the last ``n_hypothesis`` of ``instances``; see
+        :func:`with_instances`).
     """
 
     instances: tuple
@@ -949,6 +1001,7 @@ class Assumption1Result:
     n_outside: int
     break_family: tuple
     break_factor: float | None
+    n_hypothesis: int = 0
 
     def to_measured(self) -> dict:
         """The report's ``measured`` dict."""
@@ -986,16 +1039,27 @@ def assumption1(config: Assumption1Config = ASSUMPTION1_PRESETS["check"]) -> Ass
             ratios = conclusion_ratios(*inst.build(), decay=config.decay, t_points=config.t_points)
             family.append({"rho": float(rho), "sign": sign, **{k: ratios[k] for k in ("ball", "movement", "loss")}})
     broken = [r["rho"] for r in family if max(r["ball"], r["movement"], r["loss"]) > 1.0]
-    return Assumption1Result(
+    result = Assumption1Result(
         instances=tuple(rows), bound=tracker.result(),
         max_ball=max(r["ball"] for r in rows), max_movement=max(r["movement"] for r in rows),
         max_loss=max(r["loss"] for r in rows), max_rho=max(r["rho"] for r in rows), n_outside=outside,
         break_family=tuple(family), break_factor=min(broken) if broken else None)
 
+    def evaluate(inst):
+        ratios = conclusion_ratios(*inst.build(), decay=config.decay, t_points=config.t_points)
+        worst = max(ratios["ball"], ratios["movement"], ratios["loss"])
+        return ({**inst.as_dict(), **{k: ratios[k] for k in ("ball", "movement", "loss")}}, worst,
+                f"instance {inst.as_dict()}: ratios {ratios}")
+
+    searched = hypothesis_search(config.strategy, evaluate, config.search_examples,
+                                 label="largest conclusion ratio", where="theory.experiments.resnet_node.assumption1")
+    return with_instances(result, searched) if searched else result
+
 
 def with_instances(result: Assumption1Result, rows) -> Assumption1Result:
     """``result`` with more evaluated instances (dicts of parameters plus the three ratios, as in
-    ``result.instances``; e.g. drawn by a Hypothesis search); ``n_outside`` counts those with rho >= 1."""
+    ``result.instances``; e.g. drawn by a Hypothesis search); ``n_outside`` counts those with rho >= 1 and
+    ``n_hypothesis`` all of them."""
     tracker = BoundTracker()
     rows = tuple(result.instances) + tuple(dict(r) for r in rows)
     for row in rows:
@@ -1005,14 +1069,16 @@ def with_instances(result: Assumption1Result, rows) -> Assumption1Result:
         instances=rows, bound=tracker.result(), max_ball=max(r["ball"] for r in rows),
         max_movement=max(r["movement"] for r in rows), max_loss=max(r["loss"] for r in rows),
         max_rho=max(r["rho"] for r in rows), n_outside=result.n_outside + extra_outside,
-        break_family=result.break_family, break_factor=result.break_factor)
+        break_family=result.break_family, break_factor=result.break_factor,
+        n_hypothesis=result.n_hypothesis + len(rows) - len(result.instances))
 
 
 def assumption1_verdict(result: Assumption1Result) -> Verdict:
-    """Pass iff every drawn instance lies inside Assumption 1 and every conclusion ratio is <= 1."""
+    """Pass iff every drawn instance lies inside Assumption 1 and every conclusion ratio is <= 1 (also
+    measured: ``n_hypothesis``, the instances of the Hypothesis search)."""
     brk = ("no conclusion breaks on the ladder" if result.break_factor is None
            else f"first break beyond the threshold at rho = {result.break_factor:g}")
-    measured = {**result.to_measured(), "n_outside": result.n_outside}
+    measured = {**result.to_measured(), "n_outside": result.n_outside, "n_hypothesis": result.n_hypothesis}
     return threshold_verdict("bound", measured, {"ratio_max": 1.0, "n_outside_max": 0}, context=(
         f"largest of the ball, movement and loss ratios over {result.bound.n_instances} (instance, conclusion) "
         f"pairs, worst {result.bound.worst}; per conclusion: ball {result.max_ball:.3f}, movement "
@@ -1115,10 +1181,11 @@ register("resnet_node.sec32_gradient_erratum", config=Sec32GradientConfig,
 register("resnet_node.sec32_product", config=Sec32ProductConfig,
          presets={"check": Sec32ProductConfig(), "paper": Sec32ProductConfig(N=64, d=8, batch=32)},
          measure=sec32_product, verdict=sec32_product_verdict,
-         claims=("resnet-node/sec-3.2/product", "resnet-node/sec-3.2/product/erratum"),
+         claims={"resnet-node/sec-3.2/product": None,
+                 "resnet-node/sec-3.2/product/erratum": sec32_product_erratum_verdict},
          summary=lambda r: r.to_measured())
 register("resnet_node.prop2", config=LinearFlowConfig, presets=LINEAR_PRESETS, measure=prop2, verdict=prop2_verdict,
-         claims=tuple(PROP2_KEYS.values()),
+         claims=PROP2_CLAIM_VERDICTS,
          summary=lambda r: {key: prop2_bound(r, key).ratio for key in PROP2_KEYS})
 register("resnet_node.prop2_pl_erratum", config=PLErratumConfig,
          presets={"check": PLErratumConfig(), "paper": PLErratumConfig(N=1024)},
@@ -1133,7 +1200,7 @@ register("resnet_node.prop2_iid", config=LayerDifferenceConfig, presets=PROP2_II
 register("resnet_node.thm1", config=DoublingConfig,
          presets={"check": DoublingConfig(), "paper": DoublingConfig(seeds=(0, 1, 2, 3), depths=LINEAR_GRID + (512,),
                                                                      reference=4096)},
-         measure=thm1, verdict=thm1_verdict, claims=tuple(_THM1_CLAIMS.values()),
+         measure=thm1, verdict=thm1_verdict, claims=THM1_CLAIM_VERDICTS,
          summary=lambda r: {which: r.fit(which).slope for which in _THM1_CLAIMS})
 register("resnet_node.lemma1", config=Lemma1Config,
          presets={"check": Lemma1Config(), "paper": Lemma1Config(flows=LINEAR_PRESETS["paper"], pairs=4000)},

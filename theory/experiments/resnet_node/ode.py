@@ -6,8 +6,9 @@ Prop. 1 bounds :math:`\max_n \|x_n - x(n/N)\| \le (e^L - 1) C_N / (2NL)`, with L
 constant of :math:`\varphi` in x and :math:`C_N` a bound on the time derivative of
 :math:`\varphi` along the solution. Four measurements:
 
-* :func:`prop1_instance` / :func:`prop1`: the gap and the bound on one network (the per-instance
-  computation of a bound search) and on a seeded draw of networks;
+* :func:`prop1_instance` / :func:`prop1`: the gap and the bound on one network, and on a seeded draw of
+  networks plus a Hypothesis search of the same space steered towards the largest gap/bound ratio (the
+  check's preset is the search alone);
 * :func:`prop1_tightness`: :math:`\varphi(x, s) = a s + b` attains the bound;
 * :func:`prop1_non_smooth`: without smoothness in depth the gap does not vanish (1/2 and 2/3);
 * :func:`prop1_rate`: with weights smooth in depth the gap is O(1/N).
@@ -28,6 +29,7 @@ from theory.resnet.errors import iid_weights, smooth_weights
 
 from ..config import Choice, Config, Int, Ints, Real, Reals, Seed, Seeds, field
 from ._common import _require
+from ._search import hypothesis_search
 
 __all__ = [
     "PROP1_PRESETS", "PROP1_RATE_PRESETS",
@@ -77,31 +79,50 @@ def prop1_instance(inst: Prop1Instance) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Prop1Config(Config):
-    """A seeded draw of networks for :func:`prop1` (the check searches the same space with Hypothesis)."""
+    """Networks for :func:`prop1`: a seeded draw and a Hypothesis search of the same space."""
 
-    n_instances: int = field(Int(low=1), 40, "Number of networks.")
+    n_instances: int = field(Int(low=0), 40, "Number of networks of the seeded draw.")
     dims: tuple = field(Ints(low=1), (1, 2, 3, 4), "Dimensions drawn from.")
     depths: tuple = field(Ints(low=1), (2, 4, 8, 16, 32), "Depths drawn from.")
     scale_range: tuple = field(Reals(0, 100, closed="right", min_len=2, max_len=2), (0.1, 2.0),
                                "(low, high) of the uniform weight scale, low <= high.")
     seed: int = field(Seed(), 0, "Seed of the generator drawing the instances.")
+    search_examples: int = field(Int(low=0), 0, "Examples of the Hypothesis search of the same space, steered "
+                                 "towards the largest gap/bound ratio (derandomized; 0: none, and no Hypothesis "
+                                 "needed). n_instances + search_examples >= 1.")
 
     def check(self):
         if self.scale_range[0] > self.scale_range[1]:
             raise self.invalid("scale_range", "be (low, high) with low <= high")
+        if self.n_instances + self.search_examples < 1:
+            raise self.invalid("n_instances", "be >= 1 when search_examples is 0 (no network to measure)")
 
     def instances(self) -> list:
-        """The drawn :class:`Prop1Instance` list (deterministic in ``seed``)."""
+        """The drawn :class:`Prop1Instance` list of the seeded draw (deterministic in ``seed``)."""
         rng = np.random.default_rng(self.seed)
         return [Prop1Instance(residual=str(rng.choice(_RESIDUALS)), weights=str(rng.choice(["smooth", "iid"])),
                               interpolation=str(rng.choice(["weights", "residuals"])), d=int(rng.choice(self.dims)),
                               N=int(rng.choice(self.depths)), scale=float(rng.uniform(*self.scale_range)),
                               seed=int(rng.integers(0, 2**16))) for _ in range(self.n_instances)]
 
+    def strategy(self, st):
+        """The Hypothesis strategy of the search (``st``: ``hypothesis.strategies``): dicts of the fields of
+        :class:`Prop1Instance` over the same space as :meth:`instances`."""
+        return st.fixed_dictionaries({
+            "residual": st.sampled_from(_RESIDUALS),
+            "weights": st.sampled_from(["smooth", "iid"]),
+            "interpolation": st.sampled_from(["weights", "residuals"]),
+            "d": st.sampled_from(self.dims),
+            "N": st.sampled_from(self.depths),
+            "scale": st.floats(*self.scale_range),
+            "seed": st.integers(0, 2**16),
+        })
+
 
 PROP1_PRESETS = {
-    "check": Prop1Config(),
-    # the documents give no sizes for Prop. 1; a wider draw for sweeps
+    # the check's bound search: 40 Hypothesis examples, steered towards the largest ratio
+    "check": Prop1Config(n_instances=0, search_examples=40),
+    # the documents give no sizes for Prop. 1; a wider seeded draw for sweeps
     "paper": Prop1Config(n_instances=400, dims=(1, 2, 4, 8), depths=(2, 4, 8, 16, 32, 64, 128, 256)),
 }
 
@@ -137,12 +158,20 @@ def prop1_from_rows(rows) -> Prop1Result:
     return Prop1Result(tracker.result(), np.array(lhs), np.array(rhs))
 
 
+def _prop1_row(inst: dict):
+    err, bound = prop1_instance(Prop1Instance(**inst))
+    return (inst, err, bound), err / bound, f"instance {inst}: error {err:.3e}, bound {bound:.3e}"
+
+
 def prop1(config: Prop1Config = PROP1_PRESETS["check"]) -> Prop1Result:
-    """Gap and bound of Prop. 1 on each network of the seeded draw."""
+    """Gap and bound of Prop. 1 on each network of the seeded draw, then on each of the Hypothesis search
+    (:func:`theory.experiments.resnet_node._search.hypothesis_search`, target: the gap/bound ratio)."""
     _require(config, Prop1Config, "prop1")
     rows = []
     for inst in config.instances():
         rows.append((dict(inst.__dict__), *prop1_instance(inst)))
+    rows += hypothesis_search(config.strategy, _prop1_row, config.search_examples, label="LHS/RHS",
+                              where="theory.experiments.resnet_node.prop1")
     return prop1_from_rows(rows)
 
 
