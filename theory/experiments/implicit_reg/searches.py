@@ -24,7 +24,6 @@ else is imported. Hypothesis is needed only when a search runs (it is a test ext
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -34,6 +33,7 @@ import numpy as np
 from theory.claims import Verdict, bound_verdict
 from theory.rates import BoundTracker
 
+from .._hypothesis import require, without_source_constants
 from ..config import Bool, Choice, Config, Int, field
 from ._common import with_measured
 from .general import (EXPECTED_L18, EXPECTED_P11_BOUND, P7_GROUPS, lemma18_sides, p7_measured, p7_run,
@@ -58,11 +58,7 @@ EXPECTED_B5 = {"ratio_max": 1.0}
 
 def _hypothesis():
     """(settings, given, target, note) of Hypothesis, ``settings(**kw)`` built on the fixed parent."""
-    try:
-        import hypothesis
-    except ImportError as exc:  # pragma: no cover
-        raise ImportError("the searches of theory.experiments.implicit_reg.searches need Hypothesis "
-                          "(pip install 'theory[test]')") from exc
+    hypothesis = require("theory.experiments.implicit_reg.searches")
     parent = hypothesis.settings(hypothesis.settings.get_profile("default"), **SEARCH_SETTINGS,
                                  suppress_health_check=[hypothesis.HealthCheck.too_slow])
 
@@ -70,25 +66,6 @@ def _hypothesis():
         return hypothesis.settings(parent, **kw)
 
     return settings, hypothesis.given, hypothesis.target, hypothesis.note
-
-
-@contextlib.contextmanager
-def _without_source_constants():
-    """Empty Hypothesis's pool of constants taken from the imported modules' source during a search (an
-    internal of Hypothesis; nothing is changed where it does not exist)."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover
-        providers = None
-    if providers is None or not hasattr(providers, "_get_local_constants") or not hasattr(providers, "Constants"):
-        yield
-        return
-    saved, empty = providers._get_local_constants, providers.Constants()
-    providers._get_local_constants = lambda: empty
-    try:
-        yield
-    finally:
-        providers._get_local_constants = saved
 
 
 @functools.lru_cache(maxsize=None)
@@ -153,7 +130,7 @@ def lemma18_hunt(strategy=None, max_examples=300, enforce=True):
             target(ratio, label=name)
         note(str(inst))
 
-    with _without_source_constants():
+    with without_source_constants():
         hunt()
     return tracker.result(), per
 
@@ -174,7 +151,7 @@ def p11_hunt(max_examples=40, shrink=None):
             rows.append((inst["L"], name, ratio))
             target(ratio, label=name)
 
-    with _without_source_constants():
+    with without_source_constants():
         hunt()
     return tracker.result(), per, rows
 
@@ -193,7 +170,7 @@ def p7_hunt_all(max_examples=25):
         target(max(res["ratios"][k] for k in ("norm (17)", "h (21)", "dp (K1/L)", "dh (K1/L)")))
         runs.append((inst, res))
 
-    with _without_source_constants():
+    with without_source_constants():
         hunt()
     return tuple(runs)
 
@@ -217,7 +194,7 @@ def b5_hunt(max_examples=60):
         lhs_all.append(lhs)
         rhs_all.append(rhs_qn)
 
-    with _without_source_constants():
+    with without_source_constants():
         hunt()
     return tracker, printed, np.array(lhs_all), np.array(rhs_all)
 

@@ -16,9 +16,10 @@ a config with ``search_examples=0`` measures its seeded draws alone without it.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
+
+from .._hypothesis import require, without_source_constants
 
 __all__ = ["SEARCH_SETTINGS", "hypothesis_search"]
 
@@ -27,28 +28,6 @@ __all__ = ["SEARCH_SETTINGS", "hypothesis_search"]
 #: machine, which failed the check with DeadlineExceeded); derandomized and without the example
 #: database, so that two runs on any machine give the same report
 SEARCH_SETTINGS = {"max_examples": 40, "deadline": None, "derandomize": True, "database": None}
-
-
-@contextlib.contextmanager
-def _without_source_constants():
-    """Keep Hypothesis's pool of constants drawn from the source of imported modules empty meanwhile (an
-    internal of Hypothesis; a no-op where it does not exist). The suite's ``ci`` profile does the same for
-    the whole session (conftest.py)."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    before = getattr(providers, "_get_local_constants", None)
-    if before is None or not hasattr(providers, "Constants"):  # pragma: no cover
-        yield
-        return
-    empty = providers.Constants()
-    providers._get_local_constants = lambda: empty
-    try:
-        yield
-    finally:
-        providers._get_local_constants = before
 
 
 def hypothesis_search(strategy: Callable[[Any], Any], evaluate: Callable[[Any], tuple], max_examples: int, *,
@@ -76,11 +55,9 @@ def hypothesis_search(strategy: Callable[[Any], Any], evaluate: Callable[[Any], 
     """
     if max_examples == 0:
         return []
-    try:
-        from hypothesis import HealthCheck, given, note, settings, strategies, target
-    except ImportError as exc:  # pragma: no cover - Hypothesis is installed with the test extra
-        raise ImportError(f"{where} searches its instances with Hypothesis (`pip install hypothesis`, the test "
-                          "extra); set search_examples=0 to measure the seeded draws alone") from exc
+    require(f"{where} (set search_examples=0 to measure the seeded draws alone)")
+    from hypothesis import HealthCheck, given, note, settings, strategies, target
+
     rows = []
 
     @settings(settings.get_profile("default"), **{**SEARCH_SETTINGS, "max_examples": max_examples},
@@ -92,6 +69,6 @@ def hypothesis_search(strategy: Callable[[Any], Any], evaluate: Callable[[Any], 
         target(score, label=label)
         rows.append(row)
 
-    with _without_source_constants():
+    with without_source_constants():
         hunt()
     return rows

@@ -13,7 +13,6 @@ the same instances on every run); its per-instance computation is
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from theory.claims import Verdict, bound_verdict, erratum_verdict, rate_verdict
 from theory.claims import frequency_verdict as _frequency_verdict
 from theory.experiments.scaling import _iid as iid
 from theory.experiments.scaling import _limits as lim
+from theory.experiments._hypothesis import require, without_source_constants
 from theory.experiments._registry import register
 from theory.experiments.scaling._scale import BackendConfig, backend_field, device_field, dtype_field
 from theory.experiments.config import (
@@ -1088,33 +1088,10 @@ class Prop11ConstantResult:
     rhs: np.ndarray
 
 
-@contextlib.contextmanager
-def _without_source_constants():
-    """Hypothesis (6.13x and later) also draws numbers found as literals in the source of the project's modules
-    that happen to be imported; this empties that pool for the duration of the search (as the ``ci`` profile of
-    the suite's conftest does for the whole run), so that the instances do not depend on what else is imported.
-    A no-op where the internal does not exist."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    if not all(hasattr(providers, n) for n in ("_get_local_constants", "Constants", "CONSTANTS_CACHE")):
-        yield  # pragma: no cover
-        return
-    saved, empty = providers._get_local_constants, providers.Constants()
-    providers._get_local_constants = lambda: empty
-    providers.CONSTANTS_CACHE.cache.clear()
-    try:
-        yield
-    finally:
-        providers._get_local_constants = saved
-        providers.CONSTANTS_CACHE.cache.clear()
-
-
 def prop11_constant(config: Prop11ConstantConfig) -> Prop11ConstantResult:
     """Search the instances with Hypothesis (``target`` on LHS/RHS), every one added to a BoundTracker."""
     _check_type(config, Prop11ConstantConfig, "prop11_constant")
+    require("scaling.prop11_constant")
     from hypothesis import HealthCheck, given, note, settings, target
     from hypothesis import strategies as st
 
@@ -1134,7 +1111,7 @@ def prop11_constant(config: Prop11ConstantConfig) -> Prop11ConstantResult:
         lhs.append(err)
         rhs.append(bound)
 
-    with _without_source_constants():
+    with without_source_constants(clear_cache=True):
         hunt()
     return Prop11ConstantResult(c, tracker, np.array(lhs), np.array(rhs))
 
