@@ -217,7 +217,8 @@ def test_record_as_dict_key_order():
     data = record(aliases=["sander-thesis/prop-2.9"], seconds=1.5, figure="figures/out/x.png").as_dict()
     assert list(data)[:10] == ["id", "paper", "aliases", "title", "kind", "status", "expected",
                                "measured", "figure", "seconds"]
-    assert list(data)[10:] == ["message", "test", "notes", "proxy", "wrong_in", "measured_at", "commit"]
+    assert list(data)[10:] == ["message", "test", "notes", "proxy", "wrong_in", "measured_at", "commit",
+                               "experiment", "preset", "parameters"]
     assert data["aliases"] == ["sander-thesis/prop-2.9"] and data["notes"] == []
     assert data["proxy"] is None and data["wrong_in"] is None
 

@@ -160,7 +160,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from theory.claims import rate_verdict
+from theory.claims import erratum_verdict, rate_verdict
 from theory.rates import fit_rate
 
 N = np.array([8, 16, 32, 64, 128, 256])
@@ -192,7 +192,7 @@ def test_crash(claim):
 def test_erratum(claim):
     fit = fit_rate(N, 2.0 / N)
     printed = {"slope": -2.0, "tol": 0.1}
-    claim.erratum(rate_verdict(fit, printed), fit, printed, corrected=rate_verdict(fit, {"slope": -1.0, "tol": 0.1}))
+    claim.record(erratum_verdict(rate_verdict(fit, printed), rate_verdict(fit, {"slope": -1.0, "tol": 0.1})))
 
 
 def test_without_claim():
@@ -244,7 +244,8 @@ def test_plugin_writes_statuses_and_measured(strict_pytester, tmp_path):
     crash = claims["topk/prop-7.8"]
     assert crash["measured"] == {} and crash["message"] == "crashed: RuntimeError: kernel exploded"
     erratum = claims["resnet-node/thm-1/erratum"]
-    assert erratum["kind"] == "erratum" and erratum["expected"] == {"slope": -2.0, "tol": 0.1}
+    assert erratum["kind"] == "erratum" and erratum["expected"] == {"printed": {"slope": -2.0, "tol": 0.1},
+                                                                    "corrected": {"slope": -1.0, "tol": 0.1}}
     assert erratum["message"].startswith("printed statement fails, as documented: slope -1.00")
     md = (out / "claims.md").read_text(encoding="utf-8")
     assert "**5 claims: 2 pass, 2 fail, 1 skip**" in md
@@ -302,6 +303,7 @@ def test_plugin_requires_a_verdict_and_the_marker(strict_pytester, tmp_path):
     strict_pytester.makepyfile(
         test_misuse='''
         import pytest
+        from theory.claims import qualitative_verdict
 
         @pytest.mark.claim("momentum/prop-1", kind="qualitative", title="t")
         def test_no_verdict(claim):
@@ -316,9 +318,9 @@ def test_plugin_requires_a_verdict_and_the_marker(strict_pytester, tmp_path):
 
         @pytest.mark.claim("momentum/prop-3", kind="qualitative", title="t")
         def test_qualitative(claim):
-            claim.expected = {"statement": "energy decreases"}
             claim.measured["seed"] = 3  # set by the check beforehand: kept
-            claim.qualitative(True, {"steps": 10}, "energy decreases over 10 steps")
+            claim.record(qualitative_verdict(True, "energy decreases over 10 steps", measured={"steps": 10},
+                                             expected={"statement": "energy decreases"}))
         '''
     )
     result = run(strict_pytester, tmp_path)
@@ -376,7 +378,7 @@ def test_plugin_records_proxy_wrong_in_and_both_erratum_halves(strict_pytester, 
         test_halves='''
         import numpy as np
         import pytest
-        from theory.claims import rate_verdict
+        from theory.claims import erratum_verdict, rate_verdict
         from theory.rates import fit_rate
 
         N = np.array([8, 16, 32, 64, 128])
@@ -388,19 +390,19 @@ def test_plugin_records_proxy_wrong_in_and_both_erratum_halves(strict_pytester, 
         @pytest.mark.claim("implicit-reg/prop-8/erratum", kind="erratum", title="t", wrong_in="proof")
         def test_both_halves_hold(claim):
             fit = fit_rate(N, 1.0 / N)
-            claim.erratum(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}), fit, {"slope": -2.0, "tol": 0.1},
-                          corrected=rate_verdict(fit, {"slope": -1.0, "tol": 0.1}))
+            claim.record(erratum_verdict(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}),
+                                         rate_verdict(fit, {"slope": -1.0, "tol": 0.1})))
 
         @pytest.mark.claim("implicit-reg/prop-2/erratum", kind="erratum", title="t")
         def test_one_half_only_is_refused(claim):
             fit = fit_rate(N, 1.0 / N)
-            claim.erratum(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}), fit, {"slope": -2.0, "tol": 0.1})
+            claim.record(erratum_verdict(rate_verdict(fit, {"slope": -2.0, "tol": 0.1})))
 
         @pytest.mark.claim("implicit-reg/prop-7/erratum", kind="erratum", title="t")
         def test_corrected_half_fails(claim):
             fit = fit_rate(N, 1.0 / N)
-            claim.erratum(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}), fit, {"slope": -2.0, "tol": 0.1},
-                          corrected=rate_verdict(fit, {"slope": -3.0, "tol": 0.1}))
+            claim.record(erratum_verdict(rate_verdict(fit, {"slope": -2.0, "tol": 0.1}),
+                                         rate_verdict(fit, {"slope": -3.0, "tol": 0.1})))
         '''
     )
     run(strict_pytester, tmp_path).assert_outcomes(passed=2, failed=2)

@@ -8,11 +8,13 @@ Loaded by ``checks/conftest.py`` (``pytest_plugins = ["theory.pytest_plugin"]``)
 
     @pytest.mark.claim("resnet-node/prop-3", kind="rate", title="Euler reconstruction error is O(1/N)")
     def test_prop3(claim):
-        fit = fit_rate(N, errors)
-        claim.rate(fit, {"slope": -1.0, "tol": 0.1}, figure=path)
+        exp = experiment("resnet_node.adjoint_euler_smooth")
+        claim.record(exp.verdict_for(claim.id)(exp.run("check")), figure=path)
 
-The helper fills ``claim.expected``, ``claim.measured`` and ``claim.figure``, computes the
-verdict with :mod:`theory.claims`, then asserts it, so the record exists before the assertion
+``claim.record`` takes the typed :class:`theory.claims.Verdict` of the experiment as it is (its kind, predicted
+and measured numbers), fills ``claim.expected``, ``claim.measured`` and ``claim.figure`` from it, then asserts it
+(``claim.rate``, ``claim.bound``, ``claim.identity`` and ``claim.frequency`` build the verdict of a measurement
+of :mod:`theory.rates` first), so the record exists before the assertion
 (a failing check still leaves its record). A hook wrapper on ``pytest_runtest_makereport`` turns each claim test into
 a :class:`theory.claims.ClaimRecord` whose status follows the pytest outcome (a crash or a
 setup error is a ``fail``); at the end of the session the report is written to
@@ -75,9 +77,8 @@ class Claim:
     id, paper, kind, title, aliases
         From the ``claim`` marker.
     expected, measured : dict
-        Filled by the helper methods. Keys put in ``measured`` before a helper call stay
-        (the helper adds the measurement's own keys); ``expected`` is replaced by the helper's
-        argument, except in :meth:`qualitative`, which keeps it as set by the check.
+        Filled by :meth:`record` (or a helper) from the verdict. Keys put in ``measured`` before stay
+        (the verdict adds its own); ``expected`` is the verdict's.
     figure : str or None
         Path of the figure, relative to the repository root.
     proxy : str or None
@@ -145,38 +146,6 @@ class Claim:
         __tracebackhide__ = True
         return self._conclude("identity", result, expected, figure, lambda: identity_verdict(result, expected))
 
-    def qualitative(self, ok: bool, measured: Any, message: str, figure: str | None = None) -> Verdict:
-        """Record ``measured`` (a dict or result object) and assert ``ok``; ``expected`` stays as set."""
-        __tracebackhide__ = True
-        return self._conclude("qualitative", measured, self.expected, figure, lambda: qualitative_verdict(ok, message))
-
-    def erratum(
-        self,
-        printed_verdict: Verdict,
-        measured: Any,
-        expected: dict,
-        figure: str | None = None,
-        *,
-        corrected: Verdict | None = None,
-    ) -> Verdict:
-        """Record an erratum; assert that the printed form fails and the corrected form holds.
-
-        ``printed_verdict`` is the verdict of the statement as printed (e.g.
-        ``rate_verdict(fit, printed)``), ``corrected`` the verdict of the corrected statement on
-        the same kind of instances, ``measured`` the measurement (dict or result object) and
-        ``expected`` the printed prediction. The record passes only when both halves do
-        (:func:`theory.claims.erratum_verdict`).
-        """
-        __tracebackhide__ = True
-        if not isinstance(corrected, Verdict):
-            raise ValueError(
-                f"{self.id}: an erratum record asserts both halves; pass corrected=<the corrected statement's "
-                f"verdict on the same instances>; got {corrected!r}"
-            )
-        return self._conclude(
-            "erratum", measured, expected, figure, lambda: erratum_verdict(printed_verdict, corrected)
-        )
-
     def record(self, verdict: Verdict, figure: str | None = None, *, measured: Any = None) -> Verdict:
         """Record a typed :class:`~theory.claims.Verdict` as it is, and assert it.
 
@@ -192,6 +161,10 @@ class Claim:
         if verdict.kind is None:
             raise ValueError(f"{self.id}: the verdict has no kind; build it with a verdict function of "
                              "theory.claims (rate_verdict, bound_verdict, threshold_verdict, ...)")
+        if verdict.kind == "erratum" and len(verdict.parts) != 2:
+            raise ValueError(f"{self.id}: an erratum record asserts both halves; build it with "
+                             "theory.claims.erratum_verdict(printed, corrected), the corrected statement's verdict on "
+                             "the same instances included")
         extra = measured.to_measured() if hasattr(measured, "to_measured") else dict(measured or {})
         return self._conclude(verdict.kind, {**extra, **verdict.measured}, verdict.expected, figure,
                               lambda: verdict, source=verdict)
@@ -543,8 +516,8 @@ def claim(request: pytest.FixtureRequest):
     yield state.claim
     if state.status == "pass" and state.claim.verdict is None:
         pytest.fail(
-            f"{state.claim.id}: the check passed without recording a verdict; call claim.rate(), "
-            "claim.bound(), claim.frequency(), claim.identity(), claim.qualitative() or claim.erratum()",
+            f"{state.claim.id}: the check passed without recording a verdict; call claim.record(verdict) (or "
+            "claim.rate(), claim.bound(), claim.frequency(), claim.identity())",
             pytrace=False,
         )
 
