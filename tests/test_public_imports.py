@@ -97,3 +97,35 @@ def test_no_subpackage_reads_another_ones_private_modules(path):
         if len(parts) >= 2 and parts[1] != own and not parts[1].startswith("_"):
             bad += [f"line {line}: {module}.{n}" for n in names if n.startswith("_") and not n.startswith("__")]
     assert not bad, bad
+
+
+def _unit(module: str) -> str:
+    """The unit a circle is counted between: a subpackage or top-level module of theory (an experiments package
+    for theory.experiments)."""
+    parts = module.split(".")
+    return ".".join(parts[:3] if parts[1:2] == ["experiments"] and len(parts) > 2 else parts[:2])
+
+
+def test_no_import_circle_between_the_packages_modules():
+    """No chain of imports, at import time or inside functions, leads from a subpackage back to itself through
+    another one (cli <-> sweep, oracle._core <-> oracle._kernels were two; explicit lists replace them)."""
+    graph: dict[str, set[str]] = {}
+    known = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in _package_files()}
+    for path in _package_files():
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for _, module, names in _theory_imports(path):
+            for target in [module] + [f"{module}.{n}" for n in names]:
+                if target in known and _unit(target) != _unit(name):
+                    graph.setdefault(_unit(name), set()).add(_unit(target))
+    circles = []
+
+    def walk(node, path):
+        for nxt in graph.get(node, ()):
+            if nxt == path[0]:
+                circles.append(" -> ".join(path + [nxt]))
+            elif nxt not in path and len(path) < 8:
+                walk(nxt, path + [nxt])
+
+    for start in graph:
+        walk(start, [start])
+    assert not circles, circles[:5]
