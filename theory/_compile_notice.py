@@ -28,7 +28,9 @@ class _Listener:
     def __init__(self, stream, live: bool) -> None:
         self.stream, self.live = stream, live
         self.depth = self.count = 0
-        self.start: float | None = None
+        self.start: float | None = None  # first compilation
+        self.began = 0.0  # the current top-level compilation
+        self.seconds = 0.0  # time spent compiling
 
     def _write(self, text: str) -> None:
         try:
@@ -38,17 +40,22 @@ class _Listener:
             pass
 
     def on_start(self, event) -> None:
+        now = time.perf_counter()
         if self.start is None:
-            self.start = time.perf_counter()
-            self._write(HEADER + ("" if self.live else "\n"))
+            self.start = now
+            # inside pytest the line starts after the progress dots of the current module
+            self._write(("\n" if "pytest" in sys.modules else "") + HEADER + ("" if self.live else "\n"))
+        if self.depth == 0:
+            self.began = now
         self.depth += 1
 
     def on_end(self, event) -> None:
         self.depth = max(self.depth - 1, 0)
         if self.depth == 0:
             self.count += 1
+            self.seconds += time.perf_counter() - self.began
             if self.live:
-                self._write(f"\r{HEADER}: {self.count} compiled, {time.perf_counter() - self.start:.0f} s")
+                self._write(f"\r{HEADER}: {self.count} compiled, {self.seconds:.0f} s")
 
     def notify(self, event) -> None:
         if event.is_start:
@@ -59,9 +66,9 @@ class _Listener:
     def close(self) -> None:
         if self.start is None:
             return
-        seconds = time.perf_counter() - self.start
         self._write(("\n" if self.live else "") + f"compiled {self.count} Numba kernel"
-                    f"{'s' if self.count != 1 else ''} in {seconds:.0f} s; the next runs load them from the cache\n")
+                    f"{'s' if self.count != 1 else ''} in {self.seconds:.0f} s; the next runs load them from the "
+                    "cache\n")
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 from collections.abc import Iterable, Mapping
 from importlib import metadata
@@ -509,12 +510,16 @@ def claim_line(claim: Mapping, width: int = 100) -> str:
     >>> claim_line({"id": "resnet-node/prop-3", "status": "pass", "kind": "rate",
     ...             "expected": {"slope": -1.0, "tol": 0.1},
     ...             "measured": {"slope": -0.99, "ci": [-1.0, -0.98], "grid": [8, 512]}})
-    'PASS  resnet-node/prop-3                   slope -0.99 [-1.00, -0.98], 8..512 vs slope -1.00 ± 0.10'
+    'PASS  resnet-node/prop-3                   slope -0.99 [-1.00, -0.98], 8..512 vs -1.00 ± 0.10'
     """
     verdict = _VERDICT.get(claim.get("status"), str(claim.get("status")).upper())
     if claim.get("proxy") and claim.get("status") == "pass":
         verdict = "PROXY"
     measured, predicted = decisive(claim)
+    measured = re.sub(r" \(closest of \d+ thresholds\)", "", measured)
+    first = measured.split(" ", 1)[0]
+    if predicted.startswith(first + " ") and not measured.startswith(("printed", "corrected")):
+        predicted = predicted[len(first) + 1:]  # "slope -0.99 [...] vs -1.00 ± 0.10": the name once
     if claim.get("kind") == "erratum" and predicted and not predicted.startswith("printed"):
         predicted = f"printed {predicted}"
     if claim.get("status") == "skip":
