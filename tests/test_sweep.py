@@ -122,7 +122,7 @@ def test_resume_after_a_real_interruption(tmp_path):
             f"sweep('{TOY}', 'x=0:1:16', scheduler='local', workers=2, out=sys.argv[1], preset='check')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     grid_sleep = str(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-c", code.replace("'x=0:1:16'", "'x=0:1:16,sleep=0.3'"), grid_sleep],
+    proc = subprocess.Popen([sys.executable, "-c", code.replace("'x=0:1:16'", "'x=0:1:40,sleep=0.3'"), grid_sleep],
                             env=env, stderr=subprocess.PIPE, text=True)
     tasks = tmp_path / "tasks"
     deadline = time.monotonic() + 30
@@ -130,11 +130,12 @@ def test_resume_after_a_real_interruption(tmp_path):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode != 0 and "interrupted; the finished tasks are cached: run the same command again" in err
+    assert proc.returncode != 0 and "interrupted; the finished tasks are cached: run the same command again" in err, \
+        (proc.returncode, err)
     done = len(list(tasks.glob("*.pkl")))
-    assert 4 <= done < 16 and not list(tasks.glob(".*"))    # no half-written file
-    res, _ = run("x=0:1:16,sleep=0.3", tmp_path, scheduler="local", workers=2)
-    assert (res.computed, res.cached) == (16 - done, done) and not res.failures
+    assert 4 <= done < 40 and not list(tasks.glob(".*"))    # no half-written file
+    res, _ = run("x=0:1:40,sleep=0.3", tmp_path, scheduler="local", workers=2)
+    assert (res.computed, res.cached) == (40 - done, done) and not res.failures
 
 
 def test_cache_of_another_version_is_recomputed(tmp_path, monkeypatch):
@@ -390,7 +391,7 @@ def test_sigterm_stops_a_sweep_with_its_cache_and_how_to_resume(tmp_path):
     cache folder and how to resume, and the rerun computes only what is missing (before: a silent end)."""
     code = ("import sys, _sweep_toy\nfrom theory.cli import main\n"
             f"sys.exit(main(['sweep', '{TOY}', '--grid', 'x=0:1:16,sleep=0.3', '--workers', '2', '--out', "
-            "sys.argv[1]]))\n")
+            "sys.argv[1]]))\n").replace("x=0:1:16", "x=0:1:40")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env, stderr=subprocess.PIPE, text=True)
     tasks = tmp_path / "tasks"
@@ -399,13 +400,13 @@ def test_sigterm_stops_a_sweep_with_its_cache_and_how_to_resume(tmp_path):
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 143, err
+    assert proc.returncode == 143, (proc.returncode, err)
     last = err.strip().splitlines()[-1]
     assert "stopped by SIGTERM; the finished tasks are cached: run the same command again to resume" in last
     assert last.endswith(f"-> {tmp_path}")
     done = len(list(tasks.glob("*.pkl")))
-    res, _ = run("x=0:1:16,sleep=0.3", tmp_path, scheduler="local", workers=2)
-    assert (res.computed, res.cached) == (16 - done, done) and not res.failures
+    res, _ = run("x=0:1:40,sleep=0.3", tmp_path, scheduler="local", workers=2)
+    assert (res.computed, res.cached) == (40 - done, done) and not res.failures
 
 
 def test_the_time_left_is_estimated_from_computed_tasks_only_after_a_few():

@@ -207,8 +207,7 @@ def _report(args: argparse.Namespace) -> int:
             lines = [json.dumps(report, indent=2, ensure_ascii=False)]
         else:
             lines = [render_table(report), summary_line(report), *status,
-                     f"rerun a claim's measurement: theory run CLAIM-ID [--set NAME=VALUE]; what each compared, and "
-                     f"its parameters: {directory / 'claims.md'}"]
+                     "rerun one: theory run CLAIM-ID [--set NAME=VALUE] (each claim's command: claims.md)"]
     except RecursionError:
         # a field nested too deeply to render (it loaded within Python's recursion limit)
         _say(f"theory report: {directory / 'claims.json'} is malformed (a field is nested too deeply to show); "
