@@ -118,7 +118,10 @@ def test_resume_after_losing_some_tasks(tmp_path):
 
 def test_resume_after_a_real_interruption(tmp_path):
     """SIGINT to a running sweep (2 processes, 0.3 s tasks): what finished is kept, the rerun computes the rest."""
-    code = ("import sys, _sweep_toy\nfrom theory.sweep import sweep\n"
+    # as from a terminal: a job started in the background by a non-interactive shell (a CI runner) inherits
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler
+    code = ("import signal, sys, _sweep_toy\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "from theory.sweep import sweep\n"
             f"sweep('{TOY}', 'x=0:1:16', scheduler='local', workers=2, out=sys.argv[1], preset='check')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     grid_sleep = str(tmp_path)
