@@ -5,7 +5,7 @@ parameters and the global constants of Assumption 2 of ``resnet-node`` where the
 APIs of :mod:`theory.resnet` (which exports :class:`Residual`, :data:`RESIDUALS` and :func:`mlp`) and of
 :mod:`theory.momentum` (Eq. (4.2) of Sander's thesis, chapter 4, with the same families) resolve a name to
 one of these (:func:`resolve_residual`) before any jitted code runs; the kernels evaluating them are
-:mod:`theory._residual_kernels`. :func:`ode_work` is the cost model of the interpolating ODE of
+``theory._residual_kernels``. :func:`ode_work` is the cost model of the interpolating ODE of
 ``resnet-node`` Definition 1 for a family, shared by :func:`theory.resnet.interpolating_ode` and the
 experiments that budget its calls.
 """
@@ -31,7 +31,7 @@ class Residual:
     name : str
         Registry name.
     code : int
-        Kernel code (see :mod:`theory._residual_kernels`).
+        Kernel code (see ``theory._residual_kernels``).
     formula : str
         The defining formula.
     width : int

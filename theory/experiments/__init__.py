@@ -21,6 +21,7 @@ from .config import (
     Choice,
     Choices,
     Config,
+    Constraint,
     Custom,
     Int,
     Ints,
@@ -29,10 +30,12 @@ from .config import (
     Reals,
     Seed,
     Seeds,
+    Tuple,
     field,
 )
 
 __all__ = [
     "Experiment", "experiment", "experiment_of", "experiments", "register",
-    "Config", "field", "Int", "Seed", "Seeds", "Real", "Bool", "Choice", "Ints", "Reals", "Choices", "OrNone", "Custom",
+    "Config", "Constraint", "field", "Int", "Seed", "Seeds", "Real", "Bool", "Choice", "Tuple", "Ints", "Reals", "Choices",
+    "OrNone", "Custom",
 ]

@@ -145,7 +145,7 @@ class Experiment:
                                      "than MAX_WORK")
 
     def constraint(self, name: str):
-        """The declared constraint of parameter ``name`` (a :class:`theory.experiments.config.Constraint`),
+        """The declared constraint of parameter ``name`` (a :class:`theory.experiments.Constraint`),
         or None for a field declared without one."""
         from .config import constraint_of
 

@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "Config", "field", "constraint_of", "Constraint", "Int", "Seed", "Seeds", "Real", "Bool", "Choice", "Ints", "Reals",
+    "Config", "field", "constraint_of", "Constraint", "Int", "Seed", "Seeds", "Real", "Bool", "Choice", "Tuple", "Ints",
+    "Reals",
     "Choices", "OrNone", "Custom",
 ]
 
@@ -72,9 +73,9 @@ def _g(x: float) -> str:
 class Constraint:
     """What one config field accepts.
 
-    Subclasses define :meth:`_check` (the value, or its normal form, or an exception naming the field),
-    :meth:`describe` (the rule in words, completing "must be ..."), :meth:`parse` (a value from text),
-    :meth:`invalid` and :meth:`boundary` (values for the generic test), and :attr:`type_name` (the type in
+    Subclasses define ``_check`` (the value, or its normal form, or an exception naming the field),
+    ``describe`` (the rule in words, completing "must be ..."), ``parse`` (a value from text),
+    ``invalid`` and ``boundary`` (values for the generic test), and ``type_name`` (the type in
     the docstring).
     """
 
@@ -110,8 +111,8 @@ class Constraint:
 
     @property
     def counts(self) -> bool:
-        """Whether the field's integers count something (layers, samples, steps): bounded by the count
-        limit of :meth:`theory.experiments.Experiment.config_for`. Seeds do not."""
+        """Whether the field's integers are counts (of layers, samples or steps), bounded by the count limit of
+        ``Experiment.config_for``; seeds are not."""
         return False
 
     def _fail(self, exc: type, value, name, owner):
@@ -354,8 +355,10 @@ class Choice(Constraint):
         return True
 
 
-class _Sequence(Constraint):
-    """A tuple of at least ``min_len`` (and at most ``max_len``) items, each satisfying ``item``."""
+class Tuple(Constraint):
+    """A tuple of at least ``min_len`` (and at most ``max_len``) items, each satisfying the constraint ``item``
+    (strictly increasing, or distinct, on request); :class:`Ints`, :class:`Reals` and :class:`Choices` are its
+    common cases."""
 
     def __init__(self, item: Constraint, min_len: int = 1, max_len: int | None = None, increasing: bool = False,
                  distinct: bool = False):
@@ -460,7 +463,7 @@ class _Sequence(Constraint):
         return [tuple([edges[0]] * n)] + ([tuple([edges[-1]] * n)] if len(edges) > 1 else [])
 
 
-class Ints(_Sequence):
+class Ints(Tuple):
     """A tuple of integers in ``[low, high]``: ``Ints(low=1, min_len=5, increasing=True)``."""
 
     def __init__(self, low: int | None = 0, high: int | None = None, *, min_len: int = 1, max_len: int | None = None,
@@ -486,7 +489,7 @@ class Seeds(Ints):
         return f"Seeds(min_len={self.min_len}, max_len={self.max_len}, distinct={self.distinct})"
 
 
-class Reals(_Sequence):
+class Reals(Tuple):
     """A tuple of finite reals in the interval of :class:`Real` (same ``low``, ``high``, ``closed``)."""
 
     def __init__(self, low: float = -math.inf, high: float = math.inf, closed: str = "both", *, min_len: int = 1,
@@ -494,7 +497,7 @@ class Reals(_Sequence):
         super().__init__(Real(low, high, closed), min_len, max_len, increasing, distinct)
 
 
-class Choices(_Sequence):
+class Choices(Tuple):
     """A tuple of options of a :class:`Choice`: ``Choices("relu", "tanh", min_len=1, distinct=True)``."""
 
     def __init__(self, *options, min_len: int = 1, max_len: int | None = None, distinct: bool = False):
@@ -602,7 +605,7 @@ def field(constraint: Constraint, default: Any = _MISSING, doc: str = "", **kwar
         What the field is, in a sentence (the docstring's Attributes entry; the constraint and the default
         are added).
     **kwargs
-        Passed to :func:`dataclasses.field` (``default_factory``, ``repr``, ``compare``).
+        Passed to ``dataclasses.field`` (``default_factory``, ``repr``, ``compare``).
     """
     if not isinstance(constraint, Constraint):
         raise TypeError(f"`constraint` of theory.experiments.config.field must be a Constraint; got {constraint!r}")
@@ -637,7 +640,7 @@ def _attributes(fields) -> str:
 
 
 class Config:
-    """Base of the experiments' configs: validates the declared fields, then runs :meth:`check`.
+    """Base of the experiments' configs: validates the declared fields, then runs ``check``.
 
     A subclass is a ``@dataclass(frozen=True)`` whose fields are made by :func:`field`. Its docstring (the
     first paragraphs: what the config describes) gets the Attributes section generated from the fields.
@@ -660,7 +663,7 @@ class Config:
             raise
 
     def check(self) -> None:
-        """Rules between fields (``n_min <= n_max``); raise with :meth:`invalid`. The default checks nothing."""
+        """Rules between fields (``n_min <= n_max``); raise with ``self.invalid(...)``. The default checks nothing."""
 
     def invalid(self, name: str, must: str) -> ValueError:
         """The ValueError of a rule between fields: ```name` of Class must <must>; got <value>.``"""
@@ -702,3 +705,9 @@ class _Plain:
 
     def __init__(self, name, default):
         self.name, self.default, self.metadata = name, default, {}
+
+
+# documented, and pickled, under the package that exports them
+for _name in __all__:
+    globals()[_name].__module__ = "theory.experiments"
+del _name

@@ -531,9 +531,9 @@ def topk_mask(x, k, reg=1.0, p=2.0, *, max_iter=None, tol=None, axis=-1):
         :class:`theory.isotonic.ConvergenceWarning`.
     tol : float >= 0, optional
         Keyword only. A root solve stops once its bracket is at most ``tol`` times its scale
-        (max(|a|, |b|) of the bracket [a, b]) wide, or spans adjacent floats. Default None: each solve's
+        (``max(|a|, |b|)`` of the bracket [a, b]) wide, or spans adjacent floats. Default None: each solve's
         own rule, 4 eps for the block equations, adjacent floats or a Newton step below eps times the
-        root (mask: eps max(|root|, 1)) for the threshold and singleton equations.
+        root (mask: ``eps max(|root|, 1)``) for the threshold and singleton equations.
     axis : int, optional
         Keyword only. The axis along which each problem lies (default -1, the last axis); every other
         axis indexes the problems. The result along ``axis=a`` equals
@@ -660,9 +660,9 @@ def topk_magnitude(x, k, reg=1.0, p=2.0, *, rescale=False, max_iter=None, tol=No
         :class:`theory.isotonic.ConvergenceWarning`.
     tol : float >= 0, optional
         Keyword only. A root solve stops once its bracket is at most ``tol`` times its scale
-        (max(|a|, |b|) of the bracket [a, b]) wide, or spans adjacent floats. Default None: each solve's
+        (``max(|a|, |b|)`` of the bracket [a, b]) wide, or spans adjacent floats. Default None: each solve's
         own rule, 4 eps for the block equations, adjacent floats or a Newton step below eps times the
-        root (mask: eps max(|root|, 1)) for the threshold and singleton equations.
+        root (mask: ``eps max(|root|, 1)``) for the threshold and singleton equations.
     rescale : bool, keyword only
         Return :math:`\mathrm{sign}(\mathbf x)\circ(|\mathbf y^*|+|\mathbf x|-|\mathbf u^*|)
         =\mathbf y^*+\lambda\,\mathrm{sign}(\mathbf y^*)|\mathbf y^*|^{p-1}` (:math:`(1+\lambda)\mathbf y^*`
