@@ -34,7 +34,8 @@ def _failed_parts(verdict):
     for key, bound in verdict.expected.items():
         name, kind = key.rsplit("_", 1)
         value = verdict.measured[name]
-        if not (value <= bound if kind == "max" else value >= bound):
+        holds = {"max": value <= bound, "min": value >= bound, "below": value < bound, "above": value > bound}
+        if not holds[kind]:
             bad.add(next(part for part, names in PARTS.items() if name in names))
     return bad
 

@@ -316,7 +316,7 @@ def relu_verdict(result: TrainingResult, expected=EXPECTED_PROP3) -> Verdict:
     measured = {**fit.to_measured(), "slope_ci_low": float(fit.ci[0]), "per_seed_slopes": per_seed,
                 "L_times_difference": (result.difference * result.grid).tolist()}
     # strictly above the band: the smallest float above it as a ">=" threshold
-    return threshold_verdict("bound", measured, {"slope_ci_low_min": float(np.nextafter(band, np.inf))},
+    return threshold_verdict("bound", measured, {"slope_ci_low_above": band},
                              context=f"{rate_verdict(fit, expected, grid_label='L').message}; per-seed slopes "
                                      f"{np.round(per_seed, 2).tolist()}")
 

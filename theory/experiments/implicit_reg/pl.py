@@ -876,17 +876,16 @@ def prop5_erratum_verdict(result: Prop5ErratumResult) -> Verdict:
     the smallest PL ratio at init (corrected holds)."""
     printed, corrected = result.printed, result.corrected
     mus = {a: c.mu(P5_N, P5_Q) for a, c in corrected.items()}
-    tiny = float(np.nextafter(0.0, 1.0))  # "> 0" as a ">=" threshold
     p_min = min(min(v["c2"], v["c3"], v["c4"]) for v in printed.values())
     c_min = min(min(c.c2, c.c3, c.c4) for c in corrected.values())
     msg = "; ".join(f"{a}: eta_3 = {v['eta_r']:.4g}, printed c3 = {v['c3']:.3g}, c4 = {v['c4']:.3g}"
                     for a, v in printed.items())
     cmsg = "; ".join(f"{a}: |eta_3| gives c3 = {c.c3:.3g}, c4 = {c.c4:.3g}, mu = {mus[a]:.3g}"
                      for a, c in corrected.items())
-    printed_v = threshold_verdict("bound", {"min_constant": p_min}, {"min_constant_min": tiny}, context=msg)
+    printed_v = threshold_verdict("bound", {"min_constant": p_min}, {"min_constant_above": 0.0}, context=msg)
     corrected_v = threshold_verdict("bound", {"min_constant": c_min, "max_mu": max(mus.values())},
-                                    {"min_constant_min": tiny,
-                                     "max_mu_max": float(np.nextafter(result.min_ratio, -np.inf))},
+                                    {"min_constant_above": 0.0,
+                                     "max_mu_below": result.min_ratio},
                                     context=cmsg + f"; min PL ratio at init {result.min_ratio:.3g}")
     measured = {a: {**v, "corrected_c2": corrected[a].c2, "corrected_c3": corrected[a].c3,
                     "corrected_c4": corrected[a].c4, "corrected_mu": mus[a]} for a, v in printed.items()}

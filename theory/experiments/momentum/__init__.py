@@ -406,15 +406,14 @@ def measure_lambda(cfg: LambdaConfig) -> LambdaResult:
     return LambdaResult(tuple(cfg.eps_values), tuple(lam), tuple(al), upper, cfg.from_eps, cfg.closeness)
 
 
-#: the largest float below 0: ``x <= _BELOW_ZERO`` iff ``x < 0`` (the thresholds of threshold_verdict are closed)
-_BELOW_ZERO = math.nextafter(0.0, -1.0)
 
 
-def _monotone(values, bound: float) -> tuple[dict, dict]:
-    """The measured largest step max_k (v_{k+1} - v_k) (NaN propagated) and its threshold ``bound``; empty for
-    fewer than two values, where nothing can increase."""
+def _monotone(values, bound: float, *, strict: bool = False) -> tuple[dict, dict]:
+    """The measured largest step max_k (v_{k+1} - v_k) (NaN propagated) and its threshold ``bound`` (``< bound``
+    where ``strict``, else ``<= bound``); empty for fewer than two values, where nothing can increase."""
     steps = np.diff(np.asarray(values, dtype=float))
-    return ({"largest_step": float(np.max(steps))}, {"largest_step_max": bound}) if steps.size else ({}, {})
+    key = "largest_step_below" if strict else "largest_step_max"
+    return ({"largest_step": float(np.max(steps))}, {key: bound}) if steps.size else ({}, {})
 
 
 def lambda_printed_verdict(result: LambdaResult) -> Verdict:
@@ -434,15 +433,14 @@ def lambda_corrected_verdict(result: LambdaResult) -> Verdict:
 
     So 1 + lambda_eps < 1 - exp(-1/(2 eps)) <= 1/(2 eps): lambda_eps tends to -1 at rate O(1/eps); it is
     within 0.1 of -1 only from eps of about 5 on (lambda_2 = -0.781). The strict inequalities are compared as
-    ``min(lambda_eps) >= nextafter(-1, 0)``, ``max(lambda_eps + exp(-1/(2 eps))) <= nextafter(0, -1)`` and
-    ``max(lambda_{k+1} - lambda_k) <= nextafter(0, -1)``, which are the same for floats.
+    ``min(lambda_eps) > -1``, ``max(lambda_eps + exp(-1/(2 eps))) < 0`` and ``max(lambda_{k+1} - lambda_k) < 0``.
     """
     lam, up = np.asarray(result.lambdas, dtype=float), np.asarray(result.upper, dtype=float)
     close_from = next((e for e, l in zip(result.eps_values, result.lambdas) if 1 + l <= result.closeness), None)
-    step, step_max = _monotone(lam, _BELOW_ZERO)
+    step, step_max = _monotone(lam, 0.0, strict=True)
     measured = {"min_lambda": float(np.min(lam)), "max_lambda_minus_upper": float(np.max(lam - up)), **step}
     return threshold_verdict("bound", measured, {
-        "min_lambda_min": math.nextafter(-1.0, 0.0), "max_lambda_minus_upper_max": _BELOW_ZERO, **step_max}, context=(
+        "min_lambda_above": -1.0, "max_lambda_minus_upper_below": 0.0, **step_max}, context=(
         f"corrected: -1 < lambda_eps < -exp(-1/(2 eps)), strictly decreasing, on all {len(result.lambdas)} eps; "
         f"within {result.closeness} of -1 from eps = {close_from} of the grid"))
 
@@ -580,13 +578,13 @@ def measure_memory(cfg: MemoryConfig) -> MemoryResult:
 def memory_verdict(result: MemoryResult) -> Verdict:
     """Pass iff the method's peak grows by < 1.5x over the depth range while stored backpropagation's peak
     grows by at least half the depth ratio, and the gradients agree to 1e-8 (bounds; the growth of the method is
-    compared as ``<= nextafter(1.5, 0)``, the same as ``< 1.5`` for floats)."""
+    compared as ``< 1.5``)."""
     ratio_n = result.depths[-1] / result.depths[0]
     measured = {"method_growth": result.peak_method[-1] / result.peak_method[0],
                 "backprop_growth": result.peak_backprop[-1] / result.peak_backprop[0],
                 "grad_rel_diff": float(result.grad_rel_diff)}
     return threshold_verdict("bound", measured, {
-        "method_growth_max": math.nextafter(1.5, 0.0), "backprop_growth_min": 0.5 * ratio_n,
+        "method_growth_below": 1.5, "backprop_growth_min": 0.5 * ratio_n,
         "grad_rel_diff_max": 1e-8}, context=(
         f"peak working memory at N = {result.depths[-1]} over N = {result.depths[0]} (x{ratio_n:g}) of "
         f"{result.method} (flat) and of stored backprop (linear); gradient relative difference"))

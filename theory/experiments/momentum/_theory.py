@@ -42,8 +42,6 @@ __all__ = [
 ]
 
 
-#: the largest float below 0: ``x <= _BELOW_ZERO`` iff ``x < 0`` (the thresholds of threshold_verdict are closed)
-_BELOW_ZERO = math.nextafter(0.0, -1.0)
 
 
 def _f_eps(z, eps):
@@ -242,11 +240,11 @@ def measure_lemma46(cfg: Lemma46Config) -> Lemma46Result:
 def lemma46_verdict(result: Lemma46Result) -> Verdict:
     """An identity of counts (Lemma 4.6): for every eps the box holds exactly the real zeros (none off the axis,
     max |box - real| = 0), with windings integral (distance from an integer below 0.05, compared as
-    ``<= nextafter(0.05, 0)``)."""
+    ``< 0.05``)."""
     measured = {"max_offaxis_zeros": max(abs(b - r) for b, r in zip(result.box_zeros, result.real_zeros)),
                 "winding_defect": float(result.winding_defect)}
     return threshold_verdict("identity", measured, {"max_offaxis_zeros_max": 0,
-                                                    "winding_defect_max": math.nextafter(0.05, 0.0)}, context=(
+                                                    "winding_defect_below": 0.05}, context=(
         f"zeros of {result.function}' in the box vs on the real axis: " + ", ".join(
             f"eps={e}: {b} in box, {r} real" for e, b, r in
             zip(result.eps_values, result.box_zeros, result.real_zeros))))
@@ -357,7 +355,7 @@ def measure_prop48(cfg: Prop48Config) -> Prop48Result:
 
 def prop48_verdict(result: Prop48Result) -> Verdict:
     """Uniform convergence at a rate: sup_t |x_eps - x*| strictly decreases along the eps grid (largest step
-    compared as ``<= nextafter(0, -1)``) and its fitted exponent (least squares on log-log axes) is <= -0.5.
+    compared as ``< 0``) and its fitted exponent (least squares on log-log axes) is <= -0.5.
 
     The proposition states no rate; the fitted exponent is about -1 (the damping term is O(1/eps)).
     """
@@ -366,7 +364,7 @@ def prop48_verdict(result: Prop48Result) -> Verdict:
     expected = {"fitted_exponent_max": -0.5}
     if steps.size:
         measured["largest_step"] = float(np.max(steps))
-        expected["largest_step_max"] = _BELOW_ZERO
+        expected["largest_step_below"] = 0.0
     return threshold_verdict("rate", measured, expected, context=(
         f"sup_t |x_eps - x*| = {', '.join(f'{v:.2e}' for v in result.sup_error)} at eps = "
         f"{list(result.eps_values)}; exponent about -1"))
@@ -504,9 +502,9 @@ def measure_prop410(cfg: Prop410Config) -> Prop410Result:
 
 def prop410_verdict(result: Prop410Result) -> Verdict:
     """A bound (Prop. 4.10): the margin min(-x0 - phi_1(x0), phi_1(-x0) - x0) is negative for every eps and x0 > 0
-    (largest margin compared as ``<= nextafter(0, -1)``): no x0 > 0 meets both conditions."""
+    (largest margin compared as ``< 0``): no x0 > 0 meets both conditions."""
     return threshold_verdict("bound", {"max_margin": float(np.max(result.max_margin))},
-                             {"max_margin_max": _BELOW_ZERO}, context=(
+                             {"max_margin_below": 0.0}, context=(
         f"largest margin per eps {list(result.eps_values)}: {', '.join(f'{m:.3g}' for m in result.max_margin)}; "
         f"v0 = {result.v0_gain} x0"))
 
@@ -576,11 +574,11 @@ THM414_TOL = {"linear": 1e-9, "nonlinear": 1e-6}
 
 def thm414_verdict(result: Thm414Result, tol=THM414_TOL) -> Verdict:
     """An identity (Thm 4.14): f = (ln a) x maps x to a x (max error <= 1e-9) and every nonlinear f has a nonlinear
-    time-1 map (smallest nonlinearity > 1e-6, compared as ``>= nextafter(1e-6, inf)``)."""
+    time-1 map (smallest nonlinearity > 1e-6)."""
     measured = {"max_linear_error": float(np.max(result.linear_error)),
                 "min_nonlinearity": float(np.min(result.min_nonlinearity))}
     return threshold_verdict("identity", measured, {
-        "max_linear_error_max": tol["linear"], "min_nonlinearity_min": math.nextafter(tol["nonlinear"], math.inf)},
+        "max_linear_error_max": tol["linear"], "min_nonlinearity_above": tol["nonlinear"]},
         context="time-1 maps of x' = f(x) in d = 1 over a = " + ", ".join(f"{a:g}" for a in result.a_values))
 
 

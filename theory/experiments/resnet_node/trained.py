@@ -383,8 +383,7 @@ def fig1_measured_verdict(measured: Mapping, *, mse_tol: float = FIG1_MSE_TOL) -
     if missing:
         raise ValueError(f"`measured` of {func} lacks the key(s) {missing}.")
     values = {k: check_interval(measured[k], f"measured[{k!r}]", -math.inf, math.inf, func=func) for k in keys}
-    below = float(np.nextafter(mse_tol, -math.inf))  # "< mse_tol" as "<= the float below it"
-    thresholds = {"mse_pos_max": below, "mse_neg_max": below, "crossings_neg_min": 1,
+    thresholds = {"mse_pos_below": mse_tol, "mse_neg_below": mse_tol, "crossings_neg_min": 1,
                   "min_fprime_over_N_neg_max": -1.0, "crossings_pos_max": 0, "ode_crossings_pos_max": 0,
                   "ode_crossings_neg_max": 0,
                   "ode_mse_neg_min": values["increasing_fit_floor_neg"] * (1 - 1e-9)}
@@ -634,10 +633,10 @@ def fig4_table_verdict(depths: Sequence[int], medians: Mapping, thresholds: Mapp
         "large_depth_gap_euler": float(abs(ea[big] - eb[big])), "large_depth_gap_heun": float(abs(ha[big] - hb[big])),
         "heun_minus_euler_adjoint_N2": float(ha[i2] - ea[i2]), "heun_minus_euler_adjoint_N4": float(ha[i4] - ea[i4]),
     }
-    gap = float(np.nextafter(thresholds["large_depth_gap"], -math.inf))  # "< gap" as "<= the float below it"
+    gap = thresholds["large_depth_gap"]
     return threshold_verdict("bound", measured, {
-        "small_depth_excess_min": float(np.nextafter(0.0, 1.0)),  # "> 0" as ">= the smallest positive float"
-        "large_depth_gap_euler_max": gap, "large_depth_gap_heun_max": gap,
+        "small_depth_excess_above": 0.0,
+        "large_depth_gap_euler_below": gap, "large_depth_gap_heun_below": gap,
         "heun_minus_euler_adjoint_N2_max": 0.0, "heun_minus_euler_adjoint_N4_max": 0.0},
         context=(f"(i) N={depths[0]}: Euler adjoint {100 * ea[0]:.1f}% vs backprop {100 * eb[0]:.1f}% (need > "
                  f"{thresholds['small_depth_ratio']:g}x or > {100 * thresholds['small_depth_abs']:.1f}%); (ii) "

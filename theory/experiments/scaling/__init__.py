@@ -354,7 +354,7 @@ def fig7_verdict(result: Fig7Result) -> Verdict:
         steps = np.concatenate([np.diff(zl), np.diff(zh)])
         measured["level0_ci_min_step"] = float(np.min(steps)) if np.all(np.isfinite(steps)) else math.nan
         # the ends must strictly increase: the smallest positive double is the threshold of "> 0"
-        expected["level0_ci_min_step_min"] = float(np.nextafter(0.0, 1.0))
+        expected["level0_ci_min_step_above"] = 0.0
     return threshold_verdict("identity", measured, expected, context="; ".join(parts))
 
 

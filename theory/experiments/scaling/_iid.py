@@ -628,8 +628,6 @@ def cor4_threshold_items(sample, d, deltas):
     return items
 
 
-#: the smallest positive double: a threshold ``x >= POSITIVE`` is the strict ``x > 0``
-POSITIVE = float(np.nextafter(0.0, 1.0))
 
 
 def nontrivial_lower_bound_verdict(items):
@@ -645,7 +643,7 @@ def nontrivial_lower_bound_verdict(items):
         f" ({res.violations}/{res.runs}) [95% CI {res.ci[0]:.3g}, {res.ci[1]:.3g}]" for inst, res in items)
     return threshold_verdict("frequency", {"min_lower_bound": float(min(lows)),
                                            "max_frequency_minus_delta": float(max(excess))},
-                             {"min_lower_bound_min": POSITIVE, "max_frequency_minus_delta_max": 0.0}, context=context)
+                             {"min_lower_bound_above": 0.0, "max_frequency_minus_delta_max": 0.0}, context=context)
 
 
 def _threshold_items_above():
@@ -791,7 +789,7 @@ def fig_verdict(logs, depths, criteria=FIG_CRITERIA):
         if kind == "identity":
             rms = math.sqrt(_exact(Lmax, b, 0.5))
             measured[f"{key}_max_step"] = float(np.max(np.diff(m)))
-            expected[f"{key}_max_step_max"] = -POSITIVE
+            expected[f"{key}_max_step_below"] = 0.0
             measured[f"{key}_abs_log_median_over_rms"] = abs(math.log(m[-1] / rms))
             expected[f"{key}_abs_log_median_over_rms_max"] = math.log(criteria["identity_factor"])
             parts.append(f"beta={b:g}: median {m[-1]:.4g} at L={Lmax} vs RMS {rms:.4g}")
@@ -802,7 +800,7 @@ def fig_verdict(logs, depths, criteria=FIG_CRITERIA):
             parts.append(f"beta={b:g}: medians {m.min():.3g}..{m.max():.3g} in [{lo}, {hi}]")
         else:
             measured[f"{key}_min_step"] = float(np.min(np.diff(m)))
-            expected[f"{key}_min_step_min"] = POSITIVE
+            expected[f"{key}_min_step_above"] = 0.0
             measured[f"{key}_median_at_Lmax"] = float(m[-1])
             expected[f"{key}_median_at_Lmax_min"] = criteria["explosion_min_at_1000"]
             parts.append(f"beta={b:g}: median {m[-1]:.3g} at L={Lmax}")
@@ -855,8 +853,8 @@ def fig2_verdict(r, d=FIG2["d"], L=FIG2["L"], beta=FIG2["beta"], printed=FIG2_PR
                 "q1_bound": b1, "q3_bound": b3, "runs": int(r.size),
                 "clt_quartiles": [math.exp(m + sd * stats.norm.ppf(q)) for q in (0.25, 0.5, 0.75)]}
     expected = {"q1_excess_max": 0.0, "q3_excess_max": 0.0, "bounds_rounding_error_max": 0.0,
-                "q1_minus_bound_min": POSITIVE, "q3_bound_minus_q3_min": POSITIVE,
-                "normality_p_min": float(np.nextafter(FIG2_P_MIN, 1.0))}
+                "q1_minus_bound_above": 0.0, "q3_bound_minus_q3_above": 0.0,
+                "normality_p_above": FIG2_P_MIN}
     context = (f"Q1 {q1:.4f} [{q1_lo:.4f}, {q1_hi:.4f}] vs {printed['q1']}, Q3 {q3:.4f} [{q3_lo:.4f}, {q3_hi:.4f}] "
                f"vs {printed['q3']}; bounds {b1:.4f} < Q1, Q3 < {b3:.4f}")
     return threshold_verdict("identity", measured, expected, context=context)

@@ -401,8 +401,6 @@ def explosion_table(beta=P13_EXPLOSION["beta"], seeds=P13_EXPLOSION["seeds"], gr
     return logs, bound
 
 
-#: the smallest positive double: a threshold ``x >= POSITIVE`` is the strict ``x > 0``
-POSITIVE = float(np.nextafter(0.0, 1.0))
 
 
 def explosion_verdict(logs, bound) -> Verdict:
@@ -412,11 +410,11 @@ def explosion_verdict(logs, bound) -> Verdict:
     positive: a bound of -inf is exceeded by every ratio)."""
     last, low = logs[:, -1], bound[:, -1]
     measured = {"min_step": float(np.min(np.diff(logs, axis=1))), "min_log_ratio_at_L_max": float(np.min(last))}
-    expected = {"min_step_min": POSITIVE, "min_log_ratio_at_L_max_min": float(np.nextafter(np.log(1e3), np.inf))}
+    expected = {"min_step_above": 0.0, "min_log_ratio_at_L_max_above": np.log(1e3)}
     finite = np.isfinite(low)
     if np.any(finite):
         measured["min_margin_over_bound"] = float(np.min(last[finite] - low[finite]))
-        expected["min_margin_over_bound_min"] = POSITIVE
+        expected["min_margin_over_bound_above"] = 0.0
     measured.update({"log_ratio_at_L_max": last.tolist(), "log_bound_at_L_max": low.tolist()})
     return threshold_verdict("bound", measured, expected,
                              context=f"ln max_k ratio at L = max: {np.round(last, 1).tolist()}; proof's lower bound "
@@ -490,9 +488,8 @@ def fig45_verdict(table, grid=FIG45["grid"], expected=FIG45_EXPECTED) -> Verdict
                 "window_beta_2": tols[2.0], "window_beta_1": tols[1.0],
                 "median": {f"beta={b:g}": np.median(table[b], axis=0).tolist() for b in table}}
     thresholds = {"abs_dev_slope_beta_2_max": tols[2.0], "abs_dev_slope_beta_1_max": tols[1.0],
-                  "min_step_median_beta_0.5_min": POSITIVE,
-                  "median_beta_0.5_at_L_max_min": float(np.nextafter(expected["explosion_beta_0.5_min_ratio"],
-                                                                     np.inf))}
+                  "min_step_median_beta_0.5_above": 0.0,
+                  "median_beta_0.5_at_L_max_above": expected["explosion_beta_0.5_min_ratio"]}
     return threshold_verdict("rate", measured, thresholds, context=(
         f"beta = 2: slope {fit2.slope:.3f} [{fit2.ci[0]:.3f}, {fit2.ci[1]:.3f}] "
         f"(expected {expected['slope_beta_2']:g}); "

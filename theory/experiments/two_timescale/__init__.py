@@ -759,8 +759,8 @@ def fig64_verdict(result: Fig64Result) -> Verdict:
     e0, e1 = result.eps_values[0], result.eps_values[-1]
     return threshold_verdict("qualitative", measured, {
         "max_uncovered_small_eps_max": 0, "max_moved_small_eps_max": 2 * result.n_jumps,
-        "mean_moved_large_eps_min": float(np.nextafter(moved0, math.inf)),
-        "mean_l2_large_eps_min": float(np.nextafter(l20, math.inf))},
+        "mean_moved_large_eps_above": moved0,
+        "mean_l2_large_eps_above": l20},
         context=f"eps={e0:g}: jumps covered {list(result.covered[0])}/{result.n_jumps}, neurons moved "
                 f"{list(result.moved[0])}; eps={e1:g}: covered {list(result.covered[-1])}, moved "
                 f"{list(result.moved[-1])}; mean L2^2 {l20:.4f} vs {l21:.4f}")
@@ -1493,7 +1493,7 @@ def flanking_verdict(result: FlankingResult, tol: float = 1e-10, visible: float 
     offset < 1/2 (at least one) the flanking formulae are off by more than ``visible`` (strictly: at least the
     next float above it), so the hypothesis is needed and the check can tell."""
     return threshold_verdict("identity", _flanking_measured(result), {
-        "n_inside_min": 1, "worst_inside_max": tol, "least_outside_min": float(np.nextafter(visible, math.inf))},
+        "n_inside_min": 1, "worst_inside_max": tol, "least_outside_above": visible},
         context=f"offsets >= eta/2: flanking formulae, zero gradients and a*_0; offsets < eta/2: smallest error of "
                 f"the flanking formulae; {result.trials} draws per offset")
 
