@@ -187,8 +187,16 @@ def summary_line(report: Mapping) -> str:
 # --------------------------------------------------------------------------- Markdown
 
 
+
+
+
 def _num(x: Any, spec: str = ".3g") -> str:
-    return "n/a" if x is None else format(x, spec) if isinstance(x, (int, float)) else str(x)
+    """A number of the report, ``n/a`` where it could not be computed (written as null)."""
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    return format(x, spec)
 
 
 def _short(value: Any) -> str:
@@ -303,13 +311,6 @@ def _measured_known(measured: Mapping) -> str:
     return _generic(measured)
 
 
-def _n(x: Any, spec: str = ".3g") -> str:
-    """A number of the report, ``n/a`` where it could not be computed (written as null)."""
-    if x is None:
-        return "n/a"
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return str(x)
-    return format(x, spec)
 
 
 def _interval(ci: Any, spec: str) -> str:
@@ -317,7 +318,7 @@ def _interval(ci: Any, spec: str) -> str:
         return ""
     if ci[0] is None or ci[1] is None:
         return " (no interval: the bootstrap had too few finite resamples)"
-    return f" [{_n(ci[0], spec)}, {_n(ci[1], spec)}]"
+    return f" [{_num(ci[0], spec)}, {_num(ci[1], spec)}]"
 
 
 def _threshold_margin(value: Any, bound: Any, above: bool) -> float:
@@ -338,29 +339,29 @@ def _decisive_of(expected: Mapping, measured: Mapping) -> tuple[str, str]:
     e, m = expected or {}, measured or {}
     if "slope" in m and ("slope" in e or "slope_max" in e):
         grid = m.get("grid") or []
-        over = f", {_n(min(grid), 'g')}..{_n(max(grid), 'g')}" if grid else ""
+        over = f", {_num(min(grid), 'g')}..{_num(max(grid), 'g')}" if grid else ""
         parts = []
         if "slope" in e:
-            parts.append(f"slope {_n(e['slope'], '.2f')} ± {_n(e.get('tol'), '.2f')}")
+            parts.append(f"slope {_num(e['slope'], '.2f')} ± {_num(e.get('tol'), '.2f')}")
         if "slope_max" in e:
-            parts.append(f"slope ≤ {_n(e['slope_max'], '.2f')}")
-        return f"slope {_n(m['slope'], '.2f')}{_interval(m.get('ci'), '.2f')}{over}", " and ".join(parts)
+            parts.append(f"slope ≤ {_num(e['slope_max'], '.2f')}")
+        return f"slope {_num(m['slope'], '.2f')}{_interval(m.get('ci'), '.2f')}{over}", " and ".join(parts)
     if "ratio" in m and "ratio_max" in e:
-        return (f"max LHS/RHS {_n(m['ratio'], '.4g')} ({_n(m.get('n_instances', '?'))} instances)",
-                f"LHS/RHS ≤ {_n(e['ratio_max'], 'g')}")
+        return (f"max LHS/RHS {_num(m['ratio'], '.4g')} ({_num(m.get('n_instances', '?'))} instances)",
+                f"LHS/RHS ≤ {_num(e['ratio_max'], 'g')}")
     if "freq" in m and "delta" in e:
-        return (f"violations {_n(m['freq'])}{_interval(m.get('ci'), '.3g')} "
-                f"({_n(m.get('violations', '?'))}/{_n(m.get('runs', '?'))})", f"P(violation) ≤ {_n(e['delta'], 'g')}")
+        return (f"violations {_num(m['freq'])}{_interval(m.get('ci'), '.3g')} "
+                f"({_num(m.get('violations', '?'))}/{_num(m.get('runs', '?'))})", f"P(violation) ≤ {_num(e['delta'], 'g')}")
     if "max_abs_err" in m and ("atol" in e or "rtol" in e):
         parts, got = [], []
         if "atol" in e:
-            parts.append(f"abs err ≤ {_n(e['atol'], '.2g')}")
-            got.append(f"max abs err {_n(m['max_abs_err'], '.2e')}")
+            parts.append(f"abs err ≤ {_num(e['atol'], '.2g')}")
+            got.append(f"max abs err {_num(m['max_abs_err'], '.2e')}")
         if "rtol" in e:
-            parts.append(f"rel err ≤ {_n(e['rtol'], '.2g')}")
+            parts.append(f"rel err ≤ {_num(e['rtol'], '.2g')}")
             rel = m.get("max_rel_err")
-            got.append(f"rel {_n(rel, '.2e')}" if rel is not None else "rel n/a (zero reference)")
-        return f"{', '.join(got)} ({_n(m.get('n_instances', '?'))} instances)", ", ".join(parts)
+            got.append(f"rel {_num(rel, '.2e')}" if rel is not None else "rel n/a (zero reference)")
+        return f"{', '.join(got)} ({_num(m.get('n_instances', '?'))} instances)", ", ".join(parts)
     thresholds = []
     for key, bound in e.items():
         for suffix, (symbol, above) in _SYMBOLS.items():
@@ -370,7 +371,7 @@ def _decisive_of(expected: Mapping, measured: Mapping) -> tuple[str, str]:
     if thresholds:
         margin, name, symbol, bound = min(thresholds, key=lambda t: t[0])
         rest = f" (closest of {len(thresholds)} thresholds)" if len(thresholds) > 1 else ""
-        return f"{name} {_n(m[name])}{rest}", f"{name} {symbol} {_n(bound)}"
+        return f"{name} {_num(m[name])}{rest}", f"{name} {symbol} {_num(bound)}"
     return measured_text(m), predicted_text(e)
 
 
