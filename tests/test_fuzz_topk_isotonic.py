@@ -353,35 +353,35 @@ DESC = st.sampled_from([True, False, np.bool_(False), 0, "no", None])
 
 
 @settings(max_examples=N_EX)
-@given(x=arrays_any(), reg=REGS, p=PS, desc=DESC)
-def test_soft_sort(x, reg, p, desc):
-    y = call(topk.soft_sort, x, reg, p, desc)
-    if y is not None:
+@given(x=arrays_any(), reg=REGS, p=PS, desc=DESC, knobs=KNOBS)
+def test_soft_sort(x, reg, p, desc, knobs):
+    y = call(topk.soft_sort, x, reg, p, desc, **knobs)
+    if y is not None and _default(knobs):
         _check_soft(x, y, "sort")
 
 
 @settings(max_examples=N_EX)
-@given(x=arrays_any(), reg=REGS, p=PS, desc=DESC)
-def test_soft_rank(x, reg, p, desc):
-    y = call(topk.soft_rank, x, reg, p, desc)
-    if y is not None:
+@given(x=arrays_any(), reg=REGS, p=PS, desc=DESC, knobs=KNOBS)
+def test_soft_rank(x, reg, p, desc, knobs):
+    y = call(topk.soft_rank, x, reg, p, desc, **knobs)
+    if y is not None and _default(knobs):
         _check_soft(x, y, "rank")
 
 
 @settings(max_examples=N_EX)
-@given(xv=with_vector(), reg=REGS, p=PS, desc=DESC)
-def test_soft_sort_jvp(xv, reg, p, desc):
+@given(xv=with_vector(), reg=REGS, p=PS, desc=DESC, knobs=KNOBS)
+def test_soft_sort_jvp(xv, reg, p, desc, knobs):
     x, v = xv
-    out = call(topk.soft_sort_jvp, x, v, reg, p, desc)
+    out = call(topk.soft_sort_jvp, x, v, reg, p, desc, **knobs)
     if out is not None:
         assert _finite(out).shape == _vec(x).shape
 
 
 @settings(max_examples=N_EX)
-@given(xv=with_vector(), reg=REGS, p=PS, desc=DESC)
-def test_soft_rank_jvp(xv, reg, p, desc):
+@given(xv=with_vector(), reg=REGS, p=PS, desc=DESC, knobs=KNOBS)
+def test_soft_rank_jvp(xv, reg, p, desc, knobs):
     x, v = xv
-    out = call(topk.soft_rank_jvp, x, v, reg, p, desc)
+    out = call(topk.soft_rank_jvp, x, v, reg, p, desc, **knobs)
     if out is not None:
         assert _finite(out).shape == _vec(x).shape
 
@@ -435,16 +435,17 @@ def test_soft_batches(X, reg, p, desc, which):
 
 @settings(max_examples=N_EX)
 @given(X=batches_any(), reg=REGS, p=PS, desc=DESC, which=st.sampled_from(["sort", "rank"]),
-       seed=st.integers(0, 3), bad=st.sampled_from(["ok"] * 5 + ["shape", "nan", "str"]))
-def test_soft_with_jacobian(X, reg, p, desc, which, seed, bad):
+       seed=st.integers(0, 3), bad=st.sampled_from(["ok"] * 5 + ["shape", "nan", "str"]), knobs=KNOBS)
+def test_soft_with_jacobian(X, reg, p, desc, which, seed, bad, knobs):
     f = topk.soft_sort_with_jacobian if which == "sort" else topk.soft_rank_with_jacobian
-    out = call(f, X, reg, p, desc)
+    out = call(f, X, reg, p, desc, **knobs)
     if out is None:
         return
     y, jac = out
-    if p <= 50.0:
+    if p <= 50.0 and _default(knobs):
         _check_soft(X, y, which)
-    np.testing.assert_array_equal(y, call(topk.soft_sort if which == "sort" else topk.soft_rank, X, reg, p, desc))
+    np.testing.assert_array_equal(y, call(topk.soft_sort if which == "sort" else topk.soft_rank, X, reg, p, desc,
+                                          **knobs))
     u = np.random.default_rng(seed).standard_normal(y.shape)
     if bad == "shape":
         u = u[..., :-1]
@@ -596,7 +597,8 @@ FUZZED = {
 #: public function with both keywords (the reference solvers' iteration knobs included)
 FUZZED_KNOBS = {"topk_mask", "topk_magnitude", "jacobian", "jvp", "vjp", "fenchel_young_loss",
                 "fenchel_young_gradient", "dykstra", "dykstra_printed", "dual_coordinate_ascent",
-                "isotonic_regression"}
+                "isotonic_regression", "soft_sort", "soft_rank", "soft_sort_jvp", "soft_rank_jvp",
+                "soft_sort_with_jacobian", "soft_rank_with_jacobian"}
 
 
 @pytest.mark.parametrize("mod", [topk, iso], ids=["topk", "isotonic"])

@@ -5,6 +5,8 @@ exact hard and affine regimes, extreme magnitudes, central finite differences an
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 
 from theory.experiments.topk import (SOFT_P, hard_rank_of, hard_rank_threshold, hard_sort_threshold,
                                      permutahedron_lp)
+from theory.isotonic import ConvergenceWarning
 from theory.topk import soft_rank, soft_rank_jvp, soft_sort, soft_sort_jvp
 
 P_ALL = SOFT_P + (5.0,)
@@ -287,3 +290,66 @@ def test_input_not_modified_and_dtypes():
         np.testing.assert_array_equal(x, x0)
     np.testing.assert_array_equal(soft_sort([3, 1, 2], 0.5), [3.0, 2.0, 1.0])
     np.testing.assert_array_equal(soft_sort(np.array([3, 1, 2], np.float32), 0.5), [3.0, 2.0, 1.0])
+
+
+# ----------------------------------------------------------------------------- root finders' knobs
+
+_EPS = np.finfo(float).eps
+
+
+@pytest.mark.parametrize("func", FUNCS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("p", [1.5, 3.0, 4.0 / 3.0])
+def test_default_root_settings_are_the_solves_own(func, p):
+    """max_iter = tol = None gives the bits of the isotonic module's defaults (400, 4 eps) with the
+    anchored re-solve at its own cap: the call without the keywords and the call spelling them agree."""
+    x = _x(3, 60)
+    y = func(x, 0.3, p)
+    np.testing.assert_array_equal(y, func(x, 0.3, p, max_iter=None, tol=None))
+    np.testing.assert_array_equal(y, func(x, 0.3, p, max_iter=2999, tol=4 * _EPS))
+
+
+@pytest.mark.parametrize("func", FUNCS, ids=lambda f: f.__name__)
+def test_max_iter_reaches_the_root_solves(func):
+    """A cap of one iteration stops the per-block solves (p = 3, reg = 3: pooled blocks in both
+    operators): a ConvergenceWarning and another result; a generous cap gives the default's bits and
+    a loose-but-valid tol stays within its reach."""
+    x = _x(4, 60)
+    y = func(x, 3.0, 3.0)
+    with pytest.warns(ConvergenceWarning):
+        y1 = func(x, 3.0, 3.0, max_iter=1)
+    assert np.max(np.abs(y1 - y)) > 1e-3
+    np.testing.assert_array_equal(func(x, 3.0, 3.0, max_iter=10**6), y)
+    y8 = func(x, 3.0, 3.0, tol=1e-8)
+    assert np.max(np.abs(y8 - y)) <= 1e-6 * np.max(np.abs(y))
+
+
+@pytest.mark.parametrize("name", ["soft_sort_jvp", "soft_rank_jvp", "soft_sort_with_jacobian",
+                                  "soft_rank_with_jacobian"])
+def test_knobs_of_the_derivatives_follow_the_value(name):
+    """The JVPs and the Jacobian objects solve the same forward problem with the same knobs: values
+    of the *_with_jacobian functions equal the value operator's under the same max_iter and tol."""
+    import theory.topk as topk
+    x = _x(5, 40)
+    f = getattr(topk, name)
+    value = topk.soft_sort if "sort" in name else topk.soft_rank
+    if name.endswith("_jvp"):
+        v = _x(6, 40)
+        np.testing.assert_array_equal(f(x, v, 0.3, 3.0), f(x, v, 0.3, 3.0, max_iter=2999, tol=4 * _EPS))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            assert np.all(np.isfinite(f(x, v, 3.0, 3.0, max_iter=2, tol=1e-3)))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            y, _ = f(x, 3.0, 3.0, max_iter=3, tol=1e-6)
+            np.testing.assert_array_equal(y, value(x, 3.0, 3.0, max_iter=3, tol=1e-6))
+
+
+@pytest.mark.parametrize("kw, exc", [({"max_iter": 0}, ValueError), ({"max_iter": 2.5}, TypeError),
+                                     ({"max_iter": True}, TypeError), ({"tol": -1.0}, ValueError),
+                                     ({"tol": float("nan")}, ValueError), ({"tol": "1"}, TypeError),
+                                     ({"max_iter": 2**63}, ValueError)])
+@pytest.mark.parametrize("func", FUNCS, ids=lambda f: f.__name__)
+def test_knobs_refused_naming_the_argument(func, kw, exc):
+    with pytest.raises(exc, match=f"`{next(iter(kw))}` of theory.topk.{func.__name__}"):
+        func([1.0, 2.0, 0.5], 1.0, 3.0, **kw)

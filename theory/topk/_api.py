@@ -40,6 +40,7 @@ from .._validation import as_float_array, check_choice, check_finite_output, che
 from ..isotonic import ConvergenceWarning, isotonic_regression
 from . import _axis, _batch, _kernels
 from ._fast import solve_windowed
+from ._root_settings import check_roots as _check_roots
 
 __all__ = ["jacobian", "jvp", "topk_magnitude", "topk_mask", "vjp"]
 
@@ -60,18 +61,6 @@ def _validate(x, k, reg, p, func):
     reg = check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
     p = check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
     return x, k, reg, p
-
-
-#: the largest ``max_iter`` accepted (the kernels count iterations in 64-bit integers)
-MAX_ITER_LIMIT = 2**62
-
-
-def _check_roots(max_iter, tol, func):
-    """Validate the root finders' ``max_iter`` (None or an int >= 1) and ``tol`` (None or a finite float
-    >= 0); return them as the kernels take them, -1 and -1.0 for None (each solve's own cap and rule)."""
-    mi = -1 if max_iter is None else check_int(max_iter, "max_iter", func=func, minimum=1, maximum=MAX_ITER_LIMIT)
-    tl = -1.0 if tol is None else check_interval(tol, "tol", 0.0, math.inf, func=func, closed="left")
-    return mi, tl
 
 
 def _check_rescale(rescale, func):

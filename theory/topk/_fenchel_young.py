@@ -28,7 +28,8 @@ import math
 import numpy as np
 
 from .._validation import as_float_array, check_choice, check_int, check_interval, plain_repr
-from ._api import _check_roots, topk_mask
+from ._api import topk_mask
+from ._root_settings import check_roots as _check_roots
 
 __all__ = ["fenchel_young_gradient", "fenchel_young_loss"]
 

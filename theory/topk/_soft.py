@@ -44,6 +44,7 @@ from .._errors import NonFiniteError
 from .._validation import all_finite, as_float_array, check_finite_output, check_interval, plain_repr
 from ..isotonic import ConvergenceWarning, isotonic_regression
 from . import _axis, _batch, _kernels
+from ._root_settings import check_roots as _check_roots
 
 __all__ = ["SoftJacobian", "soft_rank", "soft_rank_jvp", "soft_rank_with_jacobian", "soft_sort", "soft_sort_jvp",
            "soft_sort_with_jacobian"]
@@ -73,13 +74,33 @@ def _as_batch(x, name, func):
     return arr
 
 
-def _validate(x, reg, p, descending, func):
+class _Roots:
+    """The root finders' settings of one call: ``iso`` the keywords of the isotonic module's per-block
+    solves (its own defaults, 400 and 4 eps, when not given), ``max_iter`` and ``tol`` those of the
+    anchored block re-solve (-1 and -1.0: its own cap, 2999, and rule, 4 eps)."""
+
+    __slots__ = ("iso", "max_iter", "tol")
+
+    def __init__(self, max_iter, tol):
+        self.max_iter, self.tol = max_iter, tol
+        self.iso = {}
+        if max_iter >= 1:
+            self.iso["max_iter"] = max_iter
+        if tol >= 0.0:
+            self.iso["tol"] = tol
+
+
+_DEFAULT_ROOTS = _Roots(-1, -1.0)
+
+
+def _validate(x, reg, p, descending, func, max_iter=None, tol=None):
     x = _as_batch(x, "x", func)
     reg = check_interval(reg, "reg", 0.0, math.inf, func=func, closed="neither")
     p = check_interval(p, "p", 1.0, math.inf, func=func, closed="neither")
     if not isinstance(descending, (bool, np.bool_)):
         raise TypeError(f"`descending` of {func} must be a bool; got {plain_repr(descending)}.")
-    return x, reg, p, bool(descending)
+    roots = _DEFAULT_ROOTS if max_iter is None and tol is None else _Roots(*_check_roots(max_iter, tol, func))
+    return x, reg, p, bool(descending), roots
 
 
 def _ginv(z, p):
@@ -90,7 +111,7 @@ def _ginv(z, p):
     return np.sign(z) * np.abs(z) ** (q - 1.0)
 
 
-def _anchored(t, v, c, blocks, p, func):
+def _anchored(t, v, c, blocks, p, func, roots=_DEFAULT_ROOTS):
     """Outputs y_i = g^{-1}(t_i - v_i) of the decreasing isotonic fit v (blocks: starts then n), each
     pooled block re-solved in the anchored form of :mod:`theory.topk._kernels` (its sum is the sum of
     the linear term c over the block; the anchor is the member of smallest |y| for p >= 2, largest
@@ -102,7 +123,8 @@ def _anchored(t, v, c, blocks, p, func):
     blocks = np.ascontiguousarray(blocks, dtype=np.intp)
     csum = np.add.reduceat(c, blocks[:-1])
     out = np.empty(t.shape[0])
-    bad = _kernels._anchored_blocks(np.ascontiguousarray(t), blocks, csum, p - 1.0, y0, -1, -1.0, out)
+    bad = _kernels._anchored_blocks(np.ascontiguousarray(t), blocks, csum, p - 1.0, y0, roots.max_iter, roots.tol,
+                                      out)
     if bad:
         warnings.warn(f"{func}: {bad} anchored block root solve(s) (p = {p}) did not converge; the result "
                       f"is the last estimate.", ConvergenceWarning, stacklevel=4)
@@ -111,12 +133,12 @@ def _anchored(t, v, c, blocks, p, func):
     return out
 
 
-def _iso_pnorm(t, c, p, func):
+def _iso_pnorm(t, c, p, func, roots=_DEFAULT_ROOTS):
     """The decreasing p-norm isotonic fit of the sort/rank problem; an overflow of its pooled values
     (|t_i - v_i| = c-sums^(p-1), e.g. n^(p-1) for the ranks) is refused naming this function's
     arguments."""
     try:
-        return isotonic_regression(t, p=p, c=c, increasing=False)
+        return isotonic_regression(t, p=p, c=c, increasing=False, **roots.iso)
     except NonFiniteError:
         raise NonFiniteError(f"`p` of {func}: p = {p} is too large for n = {t.shape[0]} at reg's scale: the "
                              f"pooled values of the isotonic problem (up to about n^(p-1)) overflow; lower "
@@ -141,7 +163,7 @@ class _Sorted:
     __slots__ = ("order", "blocks", "v", "s", "ys", "p")
 
 
-def _sort_core(x, reg, p, func):
+def _sort_core(x, reg, p, func, roots=_DEFAULT_ROOTS):
     r"""Descending soft sort. With :math:`c=2^e\ge\max|x|` (exact scaling) the operator satisfies
     :math:`\mathrm{softsort}(c\mathbf x';\lambda)=c\,\mathrm{softsort}(\mathbf x';\lambda c^{p-1})`; on
     :math:`|\mathbf x'|<1`, :math:`|g(x')|<1`, so the hard threshold :math:`1/\max_i(g(s_i)-g(s_{i+1}))`
@@ -174,14 +196,14 @@ def _sort_core(x, reg, p, func):
         centred = 0.5 * (starts + ends - 1) - np.arange(n)
         ys = _block_mean(sc, blocks) + centred / lam
     else:
-        v, blocks = _iso_pnorm(t, sc, p, func)
-        ys = _anchored(t, v, sc, blocks, p, func)
+        v, blocks = _iso_pnorm(t, sc, p, func, roots)
+        ys = _anchored(t, v, sc, blocks, p, func, roots)
     sol.blocks, sol.v, sol.s = blocks, v, t
     sol.ys = ys
     return sol, np.ldexp(ys, e)
 
 
-def _rank_core(x, reg, p, func):
+def _rank_core(x, reg, p, func, roots=_DEFAULT_ROOTS):
     """Descending soft rank: the isotonic problem on s = sorted(-x/reg) with the linear term rho."""
     n = x.shape[0]
     with np.errstate(over="ignore", under="ignore"):
@@ -202,8 +224,8 @@ def _rank_core(x, reg, p, func):
         single = np.flatnonzero(np.diff(blocks) == 1)
         ys[blocks[single]] = rho[blocks[single]]
     else:
-        v, blocks = _iso_pnorm(s, rho, p, func)
-        ys = _anchored(s, v, rho, blocks, p, func)
+        v, blocks = _iso_pnorm(s, rho, p, func, roots)
+        ys = _anchored(s, v, rho, blocks, p, func, roots)
     sol = _Sorted()
     sol.order, sol.blocks, sol.v, sol.s, sol.ys, sol.p = order, blocks, v, s, ys, p
     out = np.empty(n)
@@ -272,14 +294,14 @@ class _Rows:
     __slots__ = ("Y", "O", "R", "NB", "sols")
 
 
-def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
+def _sort_rows(X, reg, p, func, shape, need_jac, descending=True, roots=_DEFAULT_ROOTS):
     """Y in descending coordinates, or increasing ones when not ``descending`` (p = 2 only; other p
     always descending, reversed by the caller)."""
     m, n = X.shape
     out = _Rows()
     out.sols = None
     if p != 2.0:
-        sols = [_sort_core(X[r], reg, p, func) for r in range(m)]
+        sols = [_sort_core(X[r], reg, p, func, roots) for r in range(m)]
         out.Y = np.array([y for _, y in sols]).reshape(m, n)
         out.sols = [s for s, _ in sols]
         return out
@@ -312,14 +334,14 @@ def _sort_rows(X, reg, p, func, shape, need_jac, descending=True):
     return out
 
 
-def _rank_rows(x, reg, p, func, shape, flip=False):
+def _rank_rows(x, reg, p, func, shape, flip=False, roots=_DEFAULT_ROOTS):
     """The descending soft rank of the rows of X = -x if ``flip`` (ascending ranks) else x."""
     m, n = x.shape
     out = _Rows()
     out.sols = None
     X = -x if flip and p != 2.0 else x
     if p != 2.0:
-        sols = [_rank_core(X[r], reg, p, func) for r in range(m)]
+        sols = [_rank_core(X[r], reg, p, func, roots) for r in range(m)]
         out.Y = np.array([y for _, y in sols]).reshape(m, n)
         out.sols = [s for s, _ in sols]
         return out
@@ -347,7 +369,7 @@ def _flat(x):
     return x.reshape(-1, x.shape[-1])
 
 
-def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
+def soft_sort(x, reg=1.0, p=2.0, descending=True, *, max_iter=None, tol=None, axis=-1):
     r"""Soft sort: the p-norm regularised sorting LP over the permutahedron of x (``topk`` §7.3-7.5).
 
     .. math::
@@ -375,6 +397,17 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     descending : bool
         True: largest first (the thesis convention). False: increasing order, the reverse of the
         descending output (:math:`P(\mathbf x)` and R are permutation invariant).
+    max_iter : int >= 1, optional
+        Keyword only. Cap on the iterations of each root solve (p != 2; p = 2 is closed form). Default
+        None: each solve's own cap, which reproduces the results of earlier versions bit for bit: 400 for
+        the per-block solves of the isotonic problem (the default of
+        :func:`theory.isotonic.isotonic_regression`; p = 4/3 pools in closed form there) and 2999 for the
+        anchored re-solve of each pooled block. Reaching a cap issues
+        :class:`theory.isotonic.ConvergenceWarning`.
+    tol : float >= 0, optional
+        Keyword only. A root solve stops once its bracket is at most ``tol`` times its scale
+        (``max(|a|, |b|)`` of the bracket [a, b]) wide, or spans adjacent floats. Default None: each
+        solve's own rule, 4 eps.
     axis : int, optional
         Keyword only. The axis along which each problem lies (default -1, the last axis); every other
         axis indexes the problems. The result along ``axis=a`` equals
@@ -389,10 +422,11 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     Raises
     ------
     TypeError
-        ``x`` not a real array; ``reg``/``p`` not real numbers; ``descending`` not a bool.
+        ``x`` not a real array; ``reg``/``p``/``tol`` not real numbers; ``max_iter`` not an integer;
+        ``descending`` not a bool.
     ValueError
         ``x`` 0-D, with an empty last axis, or not finite (a batch: the message names the row);
-        ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf;
+        ``reg`` <= 0, NaN or inf; ``p`` <= 1, NaN or inf; ``max_iter`` < 1; ``tol`` < 0, NaN or inf;
         :math:`\lambda\max|x|^{p-1}` overflows (p > 1 with extreme magnitudes; rescale x).
     numpy.exceptions.AxisError
         (a ValueError naming ``axis``) ``axis`` outside [-x.ndim, x.ndim - 1]. An ``axis`` that is
@@ -443,9 +477,9 @@ def soft_sort(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     func = "theory.topk.soft_sort"
     a = _axis.resolve(x, axis, func)
     if a is not None:
-        return _axis.from_last(soft_sort(_axis.to_last(x, a), reg, p, descending), a)
-    x, reg, p, descending = _validate(x, reg, p, descending, func)
-    rows = _sort_rows(_flat(x), reg, p, func, x.shape, False, descending)
+        return _axis.from_last(soft_sort(_axis.to_last(x, a), reg, p, descending, max_iter=max_iter, tol=tol), a)
+    x, reg, p, descending, roots = _validate(x, reg, p, descending, func, max_iter, tol)
+    rows = _sort_rows(_flat(x), reg, p, func, x.shape, False, descending, roots)
     # p = 2 writes the requested order directly; other p are descending
     return _soft_sort_value(rows, x.shape, not descending and p != 2.0, func)
 
@@ -455,7 +489,7 @@ def _soft_sort_value(rows, shape, flip, func):
     return check_finite_output(y.reshape(shape), "the soft sort", func=func, hint="Rescale `x` towards unit magnitude.")
 
 
-def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
+def soft_rank(x, reg=1.0, p=2.0, descending=True, *, max_iter=None, tol=None, axis=-1):
     r"""Soft rank: the p-norm regularised ranking LP over the permutahedron of ρ (``topk`` §7.3-7.5).
 
     .. math::
@@ -483,6 +517,17 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     descending : bool
         True: rank 1 for the largest (thesis convention). False: rank 1 for the smallest, i.e.
         ``soft_rank(-x)``.
+    max_iter : int >= 1, optional
+        Keyword only. Cap on the iterations of each root solve (p != 2; p = 2 is closed form). Default
+        None: each solve's own cap, which reproduces the results of earlier versions bit for bit: 400 for
+        the per-block solves of the isotonic problem (the default of
+        :func:`theory.isotonic.isotonic_regression`; p = 4/3 pools in closed form there) and 2999 for the
+        anchored re-solve of each pooled block. Reaching a cap issues
+        :class:`theory.isotonic.ConvergenceWarning`.
+    tol : float >= 0, optional
+        Keyword only. A root solve stops once its bracket is at most ``tol`` times its scale
+        (``max(|a|, |b|)`` of the bracket [a, b]) wide, or spans adjacent floats. Default None: each
+        solve's own rule, 4 eps.
     axis : int, optional
         Keyword only. The axis along which each problem lies (default -1, the last axis); every other
         axis indexes the problems. The result along ``axis=a`` equals
@@ -535,9 +580,9 @@ def soft_rank(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     func = "theory.topk.soft_rank"
     a = _axis.resolve(x, axis, func)
     if a is not None:
-        return _axis.from_last(soft_rank(_axis.to_last(x, a), reg, p, descending), a)
-    x, reg, p, descending = _validate(x, reg, p, descending, func)
-    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
+        return _axis.from_last(soft_rank(_axis.to_last(x, a), reg, p, descending, max_iter=max_iter, tol=tol), a)
+    x, reg, p, descending, roots = _validate(x, reg, p, descending, func, max_iter, tol)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending, roots)
     return check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func,
                                hint="Increase `reg` or rescale `x`.")
 
@@ -551,7 +596,7 @@ def _alpha(d, p):
         return (q - 1.0) * np.abs(d) ** (q - 2.0)
 
 
-def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
+def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, max_iter=None, tol=None, axis=-1):
     r"""Jacobian-vector product of :func:`soft_sort` from its pooled blocks (``topk`` Proposition 7.8,
     φ = identity, applied to the sort's isotonic problem).
 
@@ -564,8 +609,8 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
 
     Parameters
     ----------
-    x, reg, p, descending
-        As :func:`soft_sort`.
+    x, reg, p, descending, max_iter, tol
+        As :func:`soft_sort` (``max_iter`` and ``tol``: keyword only).
     tangent : array_like, shape of x
         Finite direction :math:`\dot{\mathbf x}`.
     axis : int, optional
@@ -595,14 +640,15 @@ def soft_sort_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
     a = _axis.resolve(x, axis, func)
     if a is not None:
         t = _axis.vector_to_last(tangent, "tangent", x, a, func)
-        return _axis.from_last(soft_sort_jvp(_axis.to_last(x, a), t, reg, p, descending), a)
-    x, reg, p, descending = _validate(x, reg, p, descending, func)
+        return _axis.from_last(soft_sort_jvp(_axis.to_last(x, a), t, reg, p, descending, max_iter=max_iter,
+                                             tol=tol), a)
+    x, reg, p, descending, roots = _validate(x, reg, p, descending, func, max_iter, tol)
     dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
-    rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
+    rows = _sort_rows(_flat(x), reg, p, func, x.shape, True, roots=roots)
     return SoftJacobian("sort", x.shape, reg, p, descending, rows, func)._apply(_flat(dx), False, func)
 
 
-def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
+def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, max_iter=None, tol=None, axis=-1):
     r"""Jacobian-vector product of :func:`soft_rank` from its pooled blocks (``topk`` Proposition 7.8,
     φ = identity).
 
@@ -615,8 +661,8 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
 
     Parameters
     ----------
-    x, reg, p, descending
-        As :func:`soft_rank`.
+    x, reg, p, descending, max_iter, tol
+        As :func:`soft_rank` (``max_iter`` and ``tol``: keyword only).
     tangent : array_like, shape of x
         Finite direction.
     axis : int, optional
@@ -647,10 +693,11 @@ def soft_rank_jvp(x, tangent, reg=1.0, p=2.0, descending=True, *, axis=-1):
     a = _axis.resolve(x, axis, func)
     if a is not None:
         t = _axis.vector_to_last(tangent, "tangent", x, a, func)
-        return _axis.from_last(soft_rank_jvp(_axis.to_last(x, a), t, reg, p, descending), a)
-    x, reg, p, descending = _validate(x, reg, p, descending, func)
+        return _axis.from_last(soft_rank_jvp(_axis.to_last(x, a), t, reg, p, descending, max_iter=max_iter,
+                                             tol=tol), a)
+    x, reg, p, descending, roots = _validate(x, reg, p, descending, func, max_iter, tol)
     dx = as_float_array(tangent, "tangent", func=func, shape=x.shape)
-    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending, roots)
     return SoftJacobian("rank", x.shape, reg, p, descending, rows, func)._apply(_flat(dx), False, func)
 
 
@@ -826,7 +873,7 @@ class SoftJacobian:
         return out.reshape(self._mshape + (n,))
 
 
-def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
+def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, max_iter=None, tol=None, axis=-1):
     r"""The soft sort and its Jacobian in one forward pass: ``(y, jac)`` with ``y = soft_sort(x, ...)``
     (bit for bit) and ``jac`` a :class:`SoftJacobian` whose ``jvp``/``vjp`` reuse the permutation and
     pooled blocks of that pass (``topk`` Proposition 7.8; the pattern of a custom autograd function:
@@ -836,8 +883,8 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     ----------
     x : array_like, shape (..., n)
         As :func:`soft_sort`: every row along the last axis is one problem.
-    reg, p, descending
-        As :func:`soft_sort`.
+    reg, p, descending, max_iter, tol
+        As :func:`soft_sort` (``max_iter`` and ``tol``: keyword only).
     axis : int, optional
         Keyword only. The axis of the problems, as for :func:`soft_sort`; ``jac.jvp`` and ``jac.vjp``
         take and return arrays of the shape of x along the same axis, ``jac.todense()`` is indexed
@@ -865,15 +912,15 @@ def soft_sort_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     func = "theory.topk.soft_sort_with_jacobian"
     a = _axis.resolve(x, axis, func)
     if a is not None:
-        y, jac = soft_sort_with_jacobian(_axis.to_last(x, a), reg, p, descending)
+        y, jac = soft_sort_with_jacobian(_axis.to_last(x, a), reg, p, descending, max_iter=max_iter, tol=tol)
         return _axis.from_last(y, a), jac._along(a)
-    x, reg, p, descending = _validate(x, reg, p, descending, func)
-    rows = _sort_rows(_flat(x), reg, p, func, x.shape, True)
+    x, reg, p, descending, roots = _validate(x, reg, p, descending, func, max_iter, tol)
+    rows = _sort_rows(_flat(x), reg, p, func, x.shape, True, roots=roots)
     return (_soft_sort_value(rows, x.shape, not descending, func),
             SoftJacobian("sort", x.shape, reg, p, descending, rows, func))
 
 
-def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
+def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, max_iter=None, tol=None, axis=-1):
     r"""The soft rank and its Jacobian in one forward pass: ``(y, jac)`` with ``y = soft_rank(x, ...)``
     (bit for bit) and ``jac`` a :class:`SoftJacobian` (symmetric: ``jac.vjp`` equals ``jac.jvp``) reusing
     the permutation and the pooled blocks (``topk`` Proposition 7.8).
@@ -882,8 +929,8 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     ----------
     x : array_like, shape (..., n)
         As :func:`soft_rank`: every row along the last axis is one problem.
-    reg, p, descending
-        As :func:`soft_rank`.
+    reg, p, descending, max_iter, tol
+        As :func:`soft_rank` (``max_iter`` and ``tol``: keyword only).
     axis : int, optional
         Keyword only. The axis of the problems, as for :func:`soft_rank`; ``jac.jvp`` and ``jac.vjp``
         take and return arrays of the shape of x along the same axis, ``jac.todense()`` is indexed
@@ -911,9 +958,9 @@ def soft_rank_with_jacobian(x, reg=1.0, p=2.0, descending=True, *, axis=-1):
     func = "theory.topk.soft_rank_with_jacobian"
     a = _axis.resolve(x, axis, func)
     if a is not None:
-        y, jac = soft_rank_with_jacobian(_axis.to_last(x, a), reg, p, descending)
+        y, jac = soft_rank_with_jacobian(_axis.to_last(x, a), reg, p, descending, max_iter=max_iter, tol=tol)
         return _axis.from_last(y, a), jac._along(a)
-    x, reg, p, descending = _validate(x, reg, p, descending, func)
-    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending)
+    x, reg, p, descending, roots = _validate(x, reg, p, descending, func, max_iter, tol)
+    rows = _rank_rows(_flat(x), reg, p, func, x.shape, not descending, roots)
     y = check_finite_output(rows.Y.reshape(x.shape), "the soft rank", func=func, hint="Increase `reg` or rescale `x`.")
     return y, SoftJacobian("rank", x.shape, reg, p, descending, rows, func)
