@@ -41,6 +41,8 @@ __all__ = [
     "identity_verdict",
     "qualitative_verdict",
     "threshold_verdict",
+    "worst_case_verdict",
+    "LOOSE_RATIO",
     "erratum_verdict",
     "ClaimRecord",
     "merge_records",
@@ -286,10 +288,11 @@ def bound_verdict(result: Any, expected: Mapping) -> Verdict:
     Parameters
     ----------
     result : BoundResult
-        From :func:`theory.rates.bound_ratio` or :class:`theory.rates.BoundTracker`.
+        From :func:`theory.rates.bound_ratio` or :class:`theory.rates.BoundTracker`; with a worst-case search
+        attached (``result.with_search(...)``) the verdict is :func:`worst_case_verdict` of both.
     expected : dict
         ``{"ratio_max": r}``: pass iff the ratio is finite and ``<= r`` (``r = 1`` for the bound
-        as printed).
+        as printed), and so is the search's largest ratio where there is one.
 
     Returns
     -------
@@ -311,7 +314,9 @@ def bound_verdict(result: Any, expected: Mapping) -> Verdict:
         f"max LHS/RHS {_g(ratio, '.4g')} over {result.n_instances} instances "
         f"(worst: {_describe(result.worst)}), expected ≤ {_g(exp['ratio_max'], 'g')}"
     )
-    return _verdict(ok, message, "bound", exp, result)
+    verdict = _verdict(ok, message, "bound", exp, result)
+    search = getattr(result, "search", None)
+    return verdict if search is None else worst_case_verdict(verdict, search)
 
 
 def frequency_verdict(result: Any, expected: Mapping) -> Verdict:
@@ -473,6 +478,71 @@ def threshold_verdict(kind: str, measured: Any, expected: Mapping, *, context: s
         parts.append(f"{name} {_g(value, '.3g')} {symbol} {_g(bound, '.3g')}")
     message = ", ".join(parts) + (f" ({context})" if context else "")
     return _verdict(ok, message, kind, dict(expected), dict(values))
+
+
+#: below this largest ratio (random instances and search together) a bound is reported as loose
+LOOSE_RATIO = 0.1
+
+
+def worst_case_verdict(verdict: Verdict, search: Any, *, ratio_max: float | None = None) -> Verdict:
+    """Add the worst-case search of a bound to its verdict (the random instances' verdict).
+
+    Parameters
+    ----------
+    verdict : Verdict
+        The bound's verdict on its random or gridded instances (kind ``"bound"``).
+    search : WorstCase
+        From :func:`theory.worst_case.search_worst_case` over the statement's hypothesis set.
+    ratio_max : float, optional
+        The largest LHS/RHS the statement allows; default ``verdict.expected["ratio_max"]`` (1 for the
+        bound as printed).
+
+    Returns
+    -------
+    Verdict
+        Passes iff ``verdict`` passes and the largest ratio found is finite and at most ``ratio_max``.
+        ``measured["search"]`` holds the search (ratio, instance, both sides, evaluations, budget, seed,
+        box, and the smallest constant found beside the printed one where the search names it);
+        ``expected["search"]`` holds ``{"ratio_max": ratio_max}``. The message says how loose the bound is
+        where the largest ratio over both stays below :data:`LOOSE_RATIO`.
+
+    Examples
+    --------
+    >>> from theory.rates import bound_ratio
+    >>> from theory.worst_case import Dim, search_worst_case
+    >>> v = bound_verdict(bound_ratio([0.1, 0.2], [1.0, 1.0]), {"ratio_max": 1.0})
+    >>> wc = search_worst_case(lambda i: (i["x"] * (1 - i["x"]), 0.25), [Dim("x", 0.0, 1.0)], budget=40)
+    >>> worst_case_verdict(v, wc).status
+    'pass'
+    """
+    where = "theory.claims.worst_case_verdict"
+    if not isinstance(verdict, Verdict):
+        raise TypeError(f"`verdict` of {where} must be a theory.claims.Verdict; got {plain(verdict)!r}")
+    if verdict.kind != "bound":
+        raise ValueError(f"`verdict` of {where} must be a bound's verdict; got kind {verdict.kind!r}")
+    if not hasattr(search, "to_measured") or not hasattr(search, "ratio"):
+        raise TypeError(f"`search` of {where} must be a theory.worst_case.WorstCase; got {plain(search)!r}")
+    if ratio_max is None:
+        if "ratio_max" not in verdict.expected:
+            raise ValueError(f"`ratio_max` of {where} is needed: the verdict's expected has no 'ratio_max'")
+        ratio_max = verdict.expected["ratio_max"]
+    ratio_max = _number(ratio_max, "ratio_max", where)
+    found = search.to_measured()
+    ratio = float(search.ratio)
+    ok = verdict.passed and _finite(ratio) and ratio <= ratio_max
+    text = (f"worst-case search: max LHS/RHS {_g(ratio, '.4g')} at {_describe(search.instance, 120)} "
+            f"({search.evaluations} of {search.budget} evaluations, {search.method}, seed {search.seed})")
+    if "constant" in found:
+        c = found["constant"]
+        text += f"; smallest constant {c['name']} = {_g(c['smallest'], '.4g')} against the printed {_g(c['printed'], '.4g')}"
+    overall = max(ratio, float(verdict.measured.get("ratio", -math.inf) or -math.inf))
+    if _finite(overall) and overall < LOOSE_RATIO * ratio_max:
+        text += f"; loose: the worst found is {_g(overall / ratio_max, '.2g')} of the right-hand side"
+    measured = dict(verdict.measured)
+    measured["search"] = found
+    expected = dict(verdict.expected)
+    expected["search"] = {"ratio_max": ratio_max}
+    return Verdict("pass" if ok else "fail", f"{verdict.message}; {text}", "bound", expected, measured, verdict.parts)
 
 
 def qualitative_verdict(ok: bool, message: str, measured: Any = None, expected: Mapping | None = None) -> Verdict:

@@ -10,6 +10,7 @@ The functions compute and validate only; verdicts live in :mod:`theory.claims`, 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -356,6 +357,10 @@ class BoundResult:
         instances were given.
     lhs, rhs : ndarray, shape (n_instances,), or None
         The per-instance values, kept for plots.
+    search : WorstCase or None
+        The worst-case search over the statement's hypothesis set
+        (:func:`theory.worst_case.search_worst_case`), when one was run: :func:`theory.claims.bound_verdict`
+        then also asks its largest ratio to stay within the bound. Attach one with :meth:`with_search`.
     """
 
     ratio: float
@@ -363,6 +368,7 @@ class BoundResult:
     worst: Any = None
     lhs: np.ndarray | None = field(default=None, repr=False)
     rhs: np.ndarray | None = field(default=None, repr=False)
+    search: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ratio", float(self.ratio))
@@ -372,12 +378,22 @@ class BoundResult:
                 object.__setattr__(self, name, _frozen(np.ravel(getattr(self, name))))
 
     def to_measured(self) -> dict:
-        """The report's ``measured`` dict: ratio, n_instances, worst."""
-        return {
+        """The report's ``measured`` dict: ratio, n_instances, worst (and the search's, when there is one)."""
+        out = {
             "ratio": to_plain(self.ratio),
             "n_instances": self.n_instances,
             "worst": to_plain(self.worst),
         }
+        if self.search is not None:
+            out["search"] = self.search.to_measured()
+        return out
+
+    def with_search(self, search: Any) -> BoundResult:
+        """This result with the worst-case search ``search`` (a :class:`theory.worst_case.WorstCase`) attached."""
+        if not (hasattr(search, "to_measured") and hasattr(search, "ratio")):
+            raise TypeError(f"`search` of theory.rates.BoundResult.with_search must be a theory.worst_case.WorstCase; "
+                            f"got {plain(search)!r}")
+        return dataclasses.replace(self, search=search)
 
 
 def bound_ratio(lhs: Any, rhs: Any, instances: Any = None) -> BoundResult:

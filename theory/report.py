@@ -37,6 +37,7 @@ __all__ = [
     "freshness",
     "render_table",
     "claim_line",
+    "worst_cases",
     "predicted_text",
     "measured_text",
     "decisive",
@@ -258,7 +259,7 @@ def _predicted_known(expected: Mapping) -> str:
         if isinstance(expected.get("corrected"), Mapping):
             text += f"; corrected: {predicted_text(expected['corrected'])}"
         return text
-    parts, used = [], set()
+    parts, used = [], {"search"}
     if "slope" in expected and "tol" in expected:
         parts.append(f"slope {_num(expected['slope'], '.2f')} ± {_num(expected['tol'], '.2f')}")
         used |= {"slope", "tol"}
@@ -282,6 +283,8 @@ def _predicted_known(expected: Mapping) -> str:
             if key not in used and key.endswith(suffix) and len(key) > len(suffix):
                 parts.append(f"{key[: -len(suffix)]} {symbol} {_num(value, '.3g')}")
                 used.add(key)
+    if isinstance(expected.get("search"), Mapping):
+        parts.append(f"worst case searched ≤ {_num(expected['search'].get('ratio_max'), 'g')}")
     rest = _generic(expected, tuple(used))
     return "; ".join(parts + ([rest] if rest else []))
 
@@ -298,7 +301,8 @@ def _measured_known(measured: Mapping) -> str:
             text += f" ({len(measured['dropped'])} dropped)"
         return text
     if "ratio" in measured:
-        return f"max ratio {_num(measured['ratio'], '.4g')} (n = {measured.get('n_instances', '?')})"
+        return (f"max ratio {_num(measured['ratio'], '.4g')} (n = {measured.get('n_instances', '?')})"
+                + _searched(measured))
     if "freq" in measured:
         return (
             f"{_num(measured['freq'])}{_interval(measured.get('ci'), '.3g')} "
@@ -308,9 +312,15 @@ def _measured_known(measured: Mapping) -> str:
         rel = measured.get("norm_rel_err", measured.get("max_rel_err"))
         rel_text = f"rel {_num(rel, '.2e')}" if rel is not None else "rel n/a (zero reference)"
         return f"abs {_num(measured['max_abs_err'], '.2e')}, {rel_text} (n = {measured.get('n_instances', '?')})"
-    return _generic(measured)
+    return _generic(measured, ("search",)) + _searched(measured)
 
 
+def _searched(measured: Mapping) -> str:
+    """The worst-case search of a bound in a few words (empty without one)."""
+    search = measured.get("search")
+    if not isinstance(search, Mapping):
+        return ""
+    return f"; searched worst {_num(search.get('ratio'), '.4g')} ({_num(search.get('evaluations'))} evaluations)"
 
 
 def _interval(ci: Any, spec: str) -> str:
@@ -347,8 +357,8 @@ def _decisive_of(expected: Mapping, measured: Mapping) -> tuple[str, str]:
             parts.append(f"slope ≤ {_num(e['slope_max'], '.2f')}")
         return f"slope {_num(m['slope'], '.2f')}{_interval(m.get('ci'), '.2f')}{over}", " and ".join(parts)
     if "ratio" in m and "ratio_max" in e:
-        return (f"max LHS/RHS {_num(m['ratio'], '.4g')} ({_num(m.get('n_instances', '?'))} instances)",
-                f"LHS/RHS ≤ {_num(e['ratio_max'], 'g')}")
+        return (f"max LHS/RHS {_num(m['ratio'], '.4g')} ({_num(m.get('n_instances', '?'))} instances)"
+                + _searched(m), f"LHS/RHS ≤ {_num(e['ratio_max'], 'g')}")
     if "freq" in m and "delta" in e:
         return (f"violations {_num(m['freq'])}{_interval(m.get('ci'), '.3g')} "
                 f"({_num(m.get('violations', '?'))}/{_num(m.get('runs', '?'))})", f"P(violation) ≤ {_num(e['delta'], 'g')}")
@@ -371,7 +381,7 @@ def _decisive_of(expected: Mapping, measured: Mapping) -> tuple[str, str]:
     if thresholds:
         margin, name, symbol, bound = min(thresholds, key=lambda t: t[0])
         rest = f" (closest of {len(thresholds)} thresholds)" if len(thresholds) > 1 else ""
-        return f"{name} {_num(m[name])}{rest}", f"{name} {symbol} {_num(bound)}"
+        return f"{name} {_num(m[name])}{rest}" + _searched(m), f"{name} {symbol} {_num(bound)}"
     return measured_text(m), predicted_text(e)
 
 
@@ -459,6 +469,7 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
             measured = "not measured (skipped)"
         cells = [claim, c.get("title", ""), predicted, measured, verdict, _link(c.get("figure"), link_base)]
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    lines += _worst_case_section(report)
     if report["claims"]:
         lines += ["", "## Details", "", "What each check compared, and the command that reruns its measurement "
                   "(`--set NAME=VALUE` changes a parameter; `theory run CLAIM-ID --help` lists the options).", ""]
@@ -474,6 +485,72 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
                 lines.append(f"  - proxy (does not verify the statement): {' '.join(str(c['proxy']).split())}")
             lines += [f"  - note: {' '.join(str(n).split())}" for n in c.get("notes") or []]
     return "\n".join(lines) + "\n"
+
+
+def worst_cases(report: Mapping) -> list[dict]:
+    """One row per bound record of the report: its random instances' worst ratio and its worst-case search.
+
+    Each row: ``id``, ``status``, ``random`` (largest LHS/RHS over the random or gridded instances, None for a
+    bound recorded by thresholds), ``searched`` (the search's largest ratio, None without a search),
+    ``evaluations``, ``budget``, ``instance``, ``constant`` (name, printed, smallest found, or None) and
+    ``loose`` (the largest ratio over both is below :data:`theory.claims.LOOSE_RATIO` of the allowed one).
+
+    Examples
+    --------
+    >>> rows = worst_cases({"claims": [{"id": "k/thm-1", "kind": "bound", "status": "pass",
+    ...     "expected": {"ratio_max": 1.0, "search": {"ratio_max": 1.0}},
+    ...     "measured": {"ratio": 0.01, "search": {"ratio": 0.97, "evaluations": 200, "budget": 200}}}]})
+    >>> rows[0]["searched"], rows[0]["loose"]
+    (0.97, False)
+    """
+    from theory.claims import LOOSE_RATIO
+
+    rows = []
+    for c in report["claims"]:
+        if c.get("kind") != "bound":
+            continue
+        m, e = c.get("measured") or {}, c.get("expected") or {}
+        search = m.get("search") if isinstance(m.get("search"), Mapping) else None
+        random = m.get("ratio") if isinstance(m.get("ratio"), (int, float)) else None
+        searched = search.get("ratio") if search else None
+        allowed = (e.get("search") or {}).get("ratio_max", e.get("ratio_max", 1.0)) if isinstance(e, Mapping) else 1.0
+        values = [v for v in (random, searched) if isinstance(v, (int, float)) and math.isfinite(v)]
+        rows.append({
+            "id": c["id"], "status": c.get("status"), "random": random, "searched": searched,
+            "evaluations": search.get("evaluations") if search else None,
+            "budget": search.get("budget") if search else None,
+            "instance": search.get("instance") if search else None,
+            "constant": search.get("constant") if search else None,
+            "loose": bool(values) and searched is not None and max(values) < LOOSE_RATIO * (allowed or 1.0),
+        })
+    return rows
+
+
+def _worst_case_section(report: Mapping) -> list[str]:
+    rows = worst_cases(report)
+    if not rows:
+        return []
+    searched = sum(1 for r in rows if r["searched"] is not None)
+    lines = ["", "## Worst cases of the bounds", "",
+             f"{searched} of {len(rows)} bounds searched their hypothesis set for the instance maximising LHS/RHS "
+             "(a fixed budget and seed; the largest ratio found is a lower bound on the supremum, not the supremum). "
+             "The smallest constant is the printed one times the largest ratio found.", "",
+             "| Claim | Random instances | Searched worst | Evaluations | Smallest constant (printed) | Instance |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        const = r["constant"]
+        const_text = (f"{const.get('name')} = {_num(const.get('smallest'), '.4g')} ({_num(const.get('printed'), '.4g')})"
+                      if isinstance(const, Mapping) else "")
+        if r["searched"] is None:
+            found, evals = "not searched", ""
+        else:
+            found = _num(r["searched"], ".4g") + (" (loose)" if r["loose"] else "")
+            evals = f"{_num(r['evaluations'])} of {_num(r['budget'])}"
+        inst = json.dumps(r["instance"], allow_nan=True) if r["instance"] is not None else ""
+        cells = [f"`{r['id']}`", _num(r["random"], ".4g") if r["random"] is not None else "thresholds",
+                 found, evals, const_text, inst if len(inst) <= 120 else inst[:117] + "..."]
+        lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    return lines
 
 
 def rerun_command(claim: Mapping) -> str | None:

@@ -7,6 +7,9 @@ At ``builder-inited`` this writes, under ``docs/_generated/``:
   environment) so that a reader knows where the figures come from;
 * ``gallery.md``: every figure of ``figures/out/`` grouped by paper key, and the curated
   ``figures/gallery/``;
+* ``bounds.md``: every bound of the ten keys with its worst-case search: the worst ratio on the
+  random instances, the worst found by the search, its budget and instance, and the smallest constant
+  found beside the printed one (from ``reports/claims.json``);
 * ``benchmarks.md``: the tables and plots of ``benchmarks/results/`` (written by the benchmark
   scripts, each with the machine it ran on).
 
@@ -24,6 +27,7 @@ from pathlib import Path
 from sphinx.errors import ExtensionError
 
 from theory import papers as _papers
+from theory import report as _report
 
 DOCS = Path(__file__).resolve().parents[1]
 ROOT = DOCS.parent
@@ -258,6 +262,35 @@ def oracle_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def bounds_page(report: dict) -> str:
+    """Printed constants against the smallest found, for every bound of the report."""
+    rows = _report.worst_cases(report)
+    searched = [r for r in rows if r["searched"] is not None]
+    lines = ["# Bounds: printed against smallest-found constants", "", _stamp(report), "",
+             "Each bound of the documents is checked on random or gridded instances and then searched: a "
+             "derivative-free search (scrambled Sobol exploration, then Nelder-Mead from the best points) over "
+             "the statement's hypothesis set, under a fixed budget and seed, for the instance maximising "
+             "LHS/RHS. The largest ratio found is a lower bound on the supremum over the hypotheses; where the "
+             "right-hand side is a printed constant times a function, the printed constant times that ratio is "
+             "the smallest constant that still holds over the searched set. A ratio far below 1 measures how "
+             "loose the printed constant is; a ratio above 1 is a counterexample (an erratum).", "",
+             f"{len(searched)} of {len(rows)} bounds carry a search.", "",
+             "| Claim | Verdict | Random instances | Searched worst | Evaluations | Constant: printed | "
+             "smallest found | Instance |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        const = r["constant"] or {}
+        inst = json.dumps(r["instance"]) if r["instance"] is not None else ""
+        plain = ["thresholds" if r["random"] is None else format(r["random"], ".4g"),
+                 "not searched" if r["searched"] is None else format(r["searched"], ".4g") + (" (loose)" if r["loose"] else ""),
+                 "" if r["evaluations"] is None else f"{r['evaluations']} of {r['budget']}",
+                 f"{const['name']} = {const['printed']:.4g}" if const else "",
+                 f"{const['smallest']:.4g}" if const else ""]
+        cells = ([_code(r["id"]), VERDICT.get(r["status"], str(r["status"]))] + [_cell(c) for c in plain]
+                 + [_code(inst if len(inst) <= 100 else inst[:97] + "...") if inst else ""])
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def generate(app) -> None:
     _write(OUT / "oracle_kernels.md", oracle_table())
     api_pages(OUT / "api")
@@ -276,6 +309,7 @@ def generate(app) -> None:
     _write(papers / "index.md", "\n".join(toc))
     _write(OUT / "gallery.md", gallery_page(OUT))
     _write(OUT / "benchmarks.md", benchmarks_page(OUT))
+    _write(OUT / "bounds.md", bounds_page(report))
 
 
 def setup(app):

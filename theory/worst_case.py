@@ -1,0 +1,357 @@
+r"""Worst-case search of an explicit bound ``LHS <= RHS`` over its hypothesis set.
+
+A bound checked only at random instances says little about its constant when those instances sit far
+from the extremal ones. :func:`search_worst_case` looks for the instance of a declared box of parameters
+(the statement's hypotheses, in the coordinates the caller chooses) that maximises
+
+.. math::
+
+    \rho(\theta) = \mathrm{LHS}(\theta) / \mathrm{RHS}(\theta),
+
+under a fixed budget of evaluations and a fixed seed, so that the search is reproducible and its cost
+is stated:
+
+1. exploration: the first points of a scrambled Sobol sequence over the unit cube (``explore`` of the
+   budget), mapped to the box coordinate by coordinate (linear, logarithmic or integer scales);
+2. refinement: Nelder-Mead on :math:`-\log\rho` in the unit cube, from the best ``starts`` explored
+   points (duplicates removed), sharing the rest of the budget; integer coordinates are rounded when an
+   instance is built, and an instance seen before is not evaluated again (the cache counts once).
+
+The result, :class:`WorstCase`, holds the largest ratio found, its instance, both sides, the evaluations
+spent and the best ratio after each evaluation (for a convergence plot). Where the bound's right-hand
+side is a printed constant times a function, ``C g(θ)``, the smallest constant that still holds over the
+searched set is ``C`` times the largest ratio found (:attr:`WorstCase.smallest_constant`): a ratio far
+below 1 measures how loose the printed constant is, a ratio above 1 is a counterexample.
+
+Nothing here proves a supremum: the search gives a lower bound on it, and the report says so.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from theory._validation import plain, plain_repr
+from theory.rates import to_plain
+
+__all__ = ["Dim", "WorstCase", "search_worst_case", "SCALES"]
+
+#: how a coordinate of the unit cube maps to a parameter
+SCALES = ("linear", "log", "int", "log-int")
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One coordinate of the searched box: ``name`` in ``[low, high]`` on a ``scale`` of :data:`SCALES`.
+
+    ``"log"`` and ``"log-int"`` need ``low > 0`` and spread the search evenly in the logarithm; ``"int"``
+    and ``"log-int"`` round to the nearest integer (both ends included).
+
+    Examples
+    --------
+    >>> Dim("L", 1, 1000, "log-int").value(0.5)
+    32
+    >>> Dim("K", 0.0, 2.0).value(0.25)
+    0.5
+    """
+
+    name: str
+    low: float
+    high: float
+    scale: str = "linear"
+
+    def __post_init__(self) -> None:
+        where = "theory.worst_case.Dim"
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"`name` of {where} must be a non-empty string; got {plain_repr(self.name)}.")
+        if self.scale not in SCALES:
+            raise ValueError(f"`scale` of {where} must be one of {SCALES}; got {plain_repr(self.scale)}.")
+        for end in ("low", "high"):
+            value = getattr(self, end)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise ValueError(f"`{end}` of {where} ({self.name!r}) must be a finite real; got {plain_repr(value)}.")
+            object.__setattr__(self, end, float(value))
+        if not self.low <= self.high:
+            raise ValueError(f"`low` of {where} ({self.name!r}) must be <= `high`; got [{self.low}, {self.high}].")
+        if self.scale.startswith("log") and self.low <= 0.0:
+            raise ValueError(f"`low` of {where} ({self.name!r}) must be > 0 on a {self.scale} scale; got {self.low}.")
+        if self.scale.endswith("int") and math.ceil(self.low) > math.floor(self.high):
+            raise ValueError(f"{where} ({self.name!r}): [{self.low}, {self.high}] holds no integer.")
+
+    def value(self, u: float) -> float | int:
+        """The parameter at the unit coordinate ``u`` (clipped to [0, 1])."""
+        u = min(max(float(u), 0.0), 1.0)
+        if self.scale.startswith("log"):
+            x = math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
+        else:
+            x = self.low + u * (self.high - self.low)
+        x = min(max(x, self.low), self.high)
+        if self.scale.endswith("int"):
+            return int(min(max(round(x), math.ceil(self.low)), math.floor(self.high)))
+        return x
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    """The outcome of :func:`search_worst_case`.
+
+    Attributes
+    ----------
+    ratio : float
+        The largest LHS/RHS found (NaN if some LHS was NaN: the bound's verdict then fails).
+    instance : dict
+        The parameters where it was found (the fixed ones included).
+    lhs, rhs : float
+        Both sides there.
+    evaluations : int
+        Instances evaluated (each distinct instance once).
+    budget : int
+        The evaluations allowed.
+    seed : int
+        The seed of the Sobol scrambling.
+    method : str
+        The search in words (exploration points, starts).
+    dims : tuple of Dim
+        The box searched.
+    constant : tuple (str, float) or None
+        The printed constant of the right-hand side, ``(name, value)``, when it is one factor.
+    outside : int
+        Instances the ratio function refused (returned None: outside the hypotheses).
+    trace : ndarray
+        The best ratio after each evaluation.
+    """
+
+    ratio: float
+    instance: dict
+    lhs: float
+    rhs: float
+    evaluations: int
+    budget: int
+    seed: int
+    method: str
+    dims: tuple = ()
+    constant: tuple | None = None
+    outside: int = 0
+    trace: np.ndarray = field(default=None, repr=False)
+
+    @property
+    def smallest_constant(self) -> float | None:
+        """The printed constant times the largest ratio found: the smallest constant that still holds over
+        the searched set (None without a printed constant)."""
+        if self.constant is None:
+            return None
+        return self.constant[1] * self.ratio
+
+    def to_measured(self) -> dict:
+        """The report's ``search`` entry: ratio, instance, both sides, budget and constants."""
+        out = {
+            "ratio": to_plain(self.ratio),
+            "instance": to_plain(self.instance),
+            "lhs": to_plain(self.lhs),
+            "rhs": to_plain(self.rhs),
+            "evaluations": self.evaluations,
+            "budget": self.budget,
+            "seed": self.seed,
+            "method": self.method,
+            "box": {d.name: [to_plain(d.low), to_plain(d.high), d.scale] for d in self.dims},
+            "outside": self.outside,
+        }
+        if self.constant is not None:
+            out["constant"] = {"name": self.constant[0], "printed": to_plain(self.constant[1]),
+                               "smallest": to_plain(self.smallest_constant)}
+        return out
+
+
+def _check_int(value: Any, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` of theory.worst_case.search_worst_case must be an integer; got {plain_repr(value)}.")
+    if value < low:
+        raise ValueError(f"`{name}` of theory.worst_case.search_worst_case must be >= {low}; got {value}.")
+    return int(value)
+
+
+def search_worst_case(ratio: Callable[[dict], Any], dims: Sequence[Dim], *, budget: int = 200, seed: int = 0,
+                      starts: int = 4, explore: float = 0.5, fixed: Mapping | None = None,
+                      constant: tuple | None = None) -> WorstCase:
+    """Search the box ``dims`` for the instance maximising LHS/RHS of a bound.
+
+    Parameters
+    ----------
+    ratio : callable
+        ``ratio(instance)`` with ``instance`` a dict (the box's parameters and ``fixed``), returning
+        ``(lhs, rhs)`` with ``rhs > 0``, or None for an instance outside the statement's hypotheses (a
+        constraint between coordinates the box cannot express); it counts as an evaluation.
+    dims : sequence of Dim
+        The box; distinct names. Empty: the one instance ``fixed`` is evaluated.
+    budget : int, keyword-only
+        Evaluations allowed (>= 1), exploration and refinement together.
+    seed : int, keyword-only
+        Seed of the scrambled Sobol sequence (>= 0).
+    starts : int, keyword-only
+        Nelder-Mead refinements from the best explored points (>= 0; 0: exploration only).
+    explore : float, keyword-only
+        Share of the budget spent on exploration, in (0, 1].
+    fixed : dict, optional
+        Parameters held fixed, added to every instance.
+    constant : (str, float), optional
+        The printed constant of the right-hand side (name, value), when the RHS is that constant times
+        a function: the result then states the smallest constant that still holds.
+
+    Returns
+    -------
+    WorstCase
+
+    Raises
+    ------
+    TypeError, ValueError
+        An argument of the wrong kind or value (named); ``rhs`` not positive and finite at an instance
+        (the bound's right-hand side must be defined on its hypotheses).
+
+    Examples
+    --------
+    >>> sq = lambda inst: (inst["x"] * (1.0 - inst["x"]), 0.25)     # x(1 - x) <= 1/4, equality at 1/2
+    >>> wc = search_worst_case(sq, [Dim("x", 0.0, 1.0)], budget=60, seed=0)
+    >>> round(wc.ratio, 4), round(wc.instance["x"], 2), wc.evaluations
+    (1.0, 0.5, 58)
+    """
+    where = "theory.worst_case.search_worst_case"
+    if not callable(ratio):
+        raise TypeError(f"`ratio` of {where} must be callable; got {plain_repr(ratio)}.")
+    dims = tuple(dims)
+    if not all(isinstance(d, Dim) for d in dims):
+        raise TypeError(f"`dims` of {where} must hold theory.worst_case.Dim objects.")
+    names = [d.name for d in dims]
+    if len(set(names)) != len(names):
+        raise ValueError(f"`dims` of {where} must have distinct names; got {names}.")
+    budget = _check_int(budget, "budget", 1)
+    seed = _check_int(seed, "seed", 0)
+    starts = _check_int(starts, "starts", 0)
+    if isinstance(explore, bool) or not isinstance(explore, numbers.Real) or not 0.0 < explore <= 1.0:
+        raise ValueError(f"`explore` of {where} must lie in (0, 1]; got {plain_repr(explore)}.")
+    fixed = dict(fixed or {})
+    clash = sorted(set(fixed) & set(names))
+    if clash:
+        raise ValueError(f"`fixed` of {where} repeats coordinates of the box: {clash}.")
+    if constant is not None:
+        if (not isinstance(constant, tuple) or len(constant) != 2 or not isinstance(constant[0], str)
+                or isinstance(constant[1], bool) or not isinstance(constant[1], numbers.Real)
+                or not (math.isfinite(constant[1]) and constant[1] > 0)):
+            raise ValueError(f"`constant` of {where} must be (name, positive finite value); got {plain_repr(constant)}.")
+        constant = (constant[0], float(constant[1]))
+
+    state = _Search(ratio, dims, fixed, budget)
+    k = len(dims)
+    if k == 0:
+        state.evaluate(np.zeros(0))
+        method = "the one instance (no free parameter)"
+    else:
+        from scipy.stats import qmc
+
+        n0 = min(budget, max(1, int(round(explore * budget))))
+        # the first n0 points of a scrambled sequence of 2^m >= n0 (drawn whole: its balance needs a power of 2)
+        points = qmc.Sobol(d=k, scramble=True, seed=seed).random_base2(max(0, math.ceil(math.log2(n0))))[:n0]
+        scores = [state.evaluate(u) for u in points]
+        method = f"{n0} Sobol points"
+        if starts and state.left() > 0:
+            order = np.argsort([-s for s in scores], kind="stable")
+            chosen, seen = [], set()
+            for i in order:
+                key = state.key(points[i])
+                if key in seen or not math.isfinite(scores[i]):
+                    continue
+                seen.add(key)
+                chosen.append(points[i])
+                if len(chosen) == starts:
+                    break
+            if chosen:
+                _refine(state, chosen)
+                method += f", then Nelder-Mead from the best {len(chosen)}"
+    best = state.best
+    if best is None:
+        raise ValueError(f"{where}: every instance tried ({state.evaluations}) lay outside the hypotheses "
+                         f"(`ratio` returned None); widen the box or relax its constraint.")
+    return WorstCase(ratio=best[0], instance=best[1], lhs=best[2], rhs=best[3], evaluations=state.evaluations,
+                     budget=budget, seed=seed, method=method, dims=dims, constant=constant, outside=state.outside,
+                     trace=np.asarray(state.trace, dtype=float))
+
+
+class _Search:
+    """Evaluations under the budget: the cache of instances seen, the best so far, the trace."""
+
+    def __init__(self, ratio, dims, fixed, budget):
+        self.ratio, self.dims, self.fixed, self.budget = ratio, dims, fixed, budget
+        self.cache: dict = {}
+        self.best: tuple | None = None
+        self.evaluations = 0
+        self.outside = 0
+        self.trace: list = []
+
+    def left(self) -> int:
+        return self.budget - self.evaluations
+
+    def instance(self, u) -> dict:
+        inst = {d.name: d.value(x) for d, x in zip(self.dims, u)}
+        inst.update(self.fixed)
+        return inst
+
+    def key(self, u) -> tuple:
+        return tuple(plain(v) for v in self.instance(u).values() if isinstance(v, (int, float)))
+
+    def evaluate(self, u) -> float:
+        """log ratio at the unit point u (-inf outside the hypotheses or once the budget is spent)."""
+        key = self.key(u)
+        if key in self.cache:
+            return self.cache[key]
+        if self.left() <= 0:
+            return -math.inf
+        inst = self.instance(u)
+        out = self.ratio(inst)
+        self.evaluations += 1
+        if out is None:
+            self.outside += 1
+            score = -math.inf
+        else:
+            lhs, rhs = (float(v) for v in out)
+            if not (math.isfinite(rhs) and rhs > 0.0):
+                raise ValueError(f"theory.worst_case.search_worst_case: the right-hand side at {inst} is {rhs}; "
+                                 f"it must be positive and finite on the hypotheses.")
+            with np.errstate(over="ignore"):
+                r = lhs / rhs
+            score = math.nan if math.isnan(r) else (math.log(r) if r > 0 else -math.inf)
+            if self.best is None or math.isnan(r) or (not math.isnan(self.best[0]) and r > self.best[0]):
+                if self.best is None or not math.isnan(self.best[0]):
+                    self.best = (r, to_plain(inst), lhs, rhs)
+        self.cache[key] = score
+        self.trace.append(math.nan if self.best is None else self.best[0])
+        return score
+
+
+def _refine(state: _Search, chosen: list) -> None:
+    """Nelder-Mead on -log ratio in the unit cube from each chosen point, sharing the budget left."""
+    from scipy.optimize import minimize
+
+    k = len(state.dims)
+    for j, x0 in enumerate(chosen):
+        share = state.left() // (len(chosen) - j)
+        if share < k + 2:
+            continue
+        stop = state.evaluations + share
+
+        def objective(u):
+            if state.evaluations >= stop:
+                return math.inf
+            s = state.evaluate(np.clip(u, 0.0, 1.0))
+            return math.inf if math.isnan(s) else -s
+
+        step = 0.1
+        simplex = np.vstack([x0] + [np.clip(x0 + step * np.eye(k)[i] * (1 if x0[i] <= 0.5 else -1), 0, 1)
+                                    for i in range(k)])
+        minimize(objective, x0, method="Nelder-Mead", bounds=[(0.0, 1.0)] * k,
+                 options={"maxfev": share, "initial_simplex": simplex, "xatol": 1e-6, "fatol": 1e-12})
+        if state.best is not None and math.isnan(state.best[0]):
+            return
