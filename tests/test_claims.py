@@ -218,7 +218,7 @@ def test_record_as_dict_key_order():
     assert list(data)[:10] == ["id", "paper", "aliases", "title", "kind", "status", "expected",
                                "measured", "figure", "seconds"]
     assert list(data)[10:] == ["message", "test", "notes", "proxy", "wrong_in", "measured_at", "commit",
-                               "experiment", "preset", "parameters"]
+                               "experiment", "preset", "parameters", "step_of"]
     assert data["aliases"] == ["sander-thesis/prop-2.9"] and data["notes"] == []
     assert data["proxy"] is None and data["wrong_in"] is None
 
@@ -331,3 +331,12 @@ def test_a_rate_needs_five_sizes():
     errors = 1.0 / N5
     errors[-1] = 0.0  # dropped at the floor: four sizes left in the fit
     assert rate_verdict(fit_rate(N5, errors), {"slope": -1.0, "tol": 0.1}).status == "fail"
+
+
+def test_record_step_of_validated():
+    rec = record(step_of=["resnet-node/thm-1"])
+    assert rec.as_dict()["step_of"] == ["resnet-node/thm-1"]
+    with pytest.raises(ValueError, match="unknown paper key"):
+        record(step_of=["nokey/thm-1"])
+    with pytest.raises(ValueError, match="itself"):
+        record(step_of=[record().id])

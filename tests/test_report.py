@@ -512,3 +512,20 @@ def test_two_concurrent_runs_keep_both_records(tmp_path):
     assert [r.returncode for r in runs] == [0, 0], outputs
     assert [c["id"] for c in load_report(out)["claims"]] == ["topk/prop-1", "topk/prop-2"]
     assert "2 claims" in (out / "claims.md").read_text(encoding="utf-8")
+
+
+def test_proof_chain_section_and_verdict_cell():
+    from theory.report import proof_chains, render_markdown
+    report = {"claims": [
+        {"id": "implicit-reg/thm-6", "status": "pass", "kind": "rate", "proxy": "m << 4.8e6 n", "title": "t",
+         "expected": {}, "measured": {}},
+        {"id": "implicit-reg/lemma-21", "status": "pass", "kind": "bound", "step_of": ["implicit-reg/thm-6"],
+         "title": "t", "expected": {"ratio_max": 1.0}, "measured": {"ratio": 0.5, "n_instances": 3}},
+        {"id": "implicit-reg/prop-5", "status": "fail", "kind": "bound", "step_of": ["implicit-reg/thm-6"],
+         "title": "t", "expected": {"ratio_max": 1.0}, "measured": {"ratio": 1.5, "n_instances": 3}},
+    ]}
+    chains = proof_chains(report)
+    assert chains["implicit-reg/thm-6"]["passed"] == 1 and chains["implicit-reg/thm-6"]["proxy"]
+    text = render_markdown(report)
+    assert "## Proof chains" in text and "| `implicit-reg/thm-6` | pass (proxy) | 1 of 2 |" in text
+    assert "pass (proxy); proof: 1 of 2 steps pass" in text

@@ -625,7 +625,7 @@ def erratum_verdict(printed_verdict: Verdict, corrected_verdict: Verdict | None 
 
 _KEYS = ("id", "paper", "aliases", "title", "kind", "status", "expected", "measured",
          "figure", "seconds", "message", "test", "notes", "proxy", "wrong_in", "measured_at", "commit",
-         "experiment", "preset", "parameters")
+         "experiment", "preset", "parameters", "step_of")
 
 
 @dataclass(frozen=True)
@@ -661,6 +661,10 @@ class ClaimRecord:
         The registered experiment that measures the claim and its preset (``theory run <id>`` reruns it).
     parameters : tuple of str
         The experiment's parameters (``theory run <id> --set NAME=VALUE``).
+    step_of : tuple of str
+        The claims whose proof this statement is a step of (a lemma or an intermediate estimate of a
+        theorem checked where the theorem's own hypotheses are out of reach); the report counts, per
+        theorem, the steps of its proof that pass.
     expected, measured : dict
         What the statement predicts and what the check measured.
     figure : str or None
@@ -695,6 +699,7 @@ class ClaimRecord:
     experiment: str | None = None
     preset: str | None = None
     parameters: tuple[str, ...] = field(default=())
+    step_of: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         paper, _ = parse_claim_id(self.id)
@@ -720,11 +725,17 @@ class ClaimRecord:
         object.__setattr__(self, "aliases", tuple(self.aliases))
         object.__setattr__(self, "notes", tuple(self.notes))
         object.__setattr__(self, "parameters", tuple(self.parameters))
+        object.__setattr__(self, "step_of", tuple(self.step_of))
+        for target in self.step_of:
+            parse_claim_id(target)
+            if target == self.id:
+                raise ValueError(f"ClaimRecord {self.id!r}: `step_of` names the claim itself")
 
     def as_dict(self) -> dict:
         """The record as a dict with the report's key order (not yet made JSON-safe)."""
         data = {key: getattr(self, key) for key in _KEYS}
         data["aliases"] = list(self.aliases)
+        data["step_of"] = list(self.step_of)
         data["notes"] = list(self.notes)
         data["parameters"] = list(self.parameters)
         return data

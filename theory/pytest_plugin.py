@@ -63,10 +63,10 @@ from theory.report import (
 __all__ = ["Claim"]
 
 _MARKER = (
-    "claim(id, kind, title, aliases=(), proxy=None, wrong_in=None): declares the claim a check "
-    "measures (see theory.claims)"
+    "claim(id, kind, title, aliases=(), proxy=None, wrong_in=None, step_of=()): declares the claim a check "
+    "measures (see theory.claims); step_of names the theorems whose proof it is a step of"
 )
-_MARKER_ARGS = ("id", "kind", "title", "aliases", "proxy", "wrong_in")
+_MARKER_ARGS = ("id", "kind", "title", "aliases", "proxy", "wrong_in", "step_of")
 
 
 class Claim:
@@ -107,10 +107,12 @@ class Claim:
         aliases: tuple[str, ...] = (),
         proxy: str | None = None,
         wrong_in: str | None = None,
+        step_of: tuple[str, ...] = (),
     ) -> None:
         self.id = claim_id
         self.proxy = proxy
         self.wrong_in = wrong_in
+        self.step_of = tuple(step_of)
         self.paper, _ = parse_claim_id(claim_id)
         self.kind = kind
         self.title = title
@@ -260,6 +262,7 @@ class _ItemState:
             notes=tuple(notes),
             proxy=claim.proxy,
             wrong_in=claim.wrong_in,
+            step_of=claim.step_of,
             **_experiment_of(claim.id),
         )
 
@@ -347,7 +350,20 @@ def _claim_from_marker(item: pytest.Item) -> Claim | None:
         raise pytest.UsageError(
             f"{where}: wrong_in is for erratum claims only and must be one of {', '.join(WRONG_IN)}; got {wrong_in!r}"
         )
-    return Claim(claim_id, kind, title.strip(), tuple(aliases), proxy=proxy, wrong_in=wrong_in)
+    step_of = values.get("step_of", ())
+    step_of = (step_of,) if isinstance(step_of, str) else step_of
+    if not isinstance(step_of, (tuple, list)) or not all(isinstance(t, str) for t in step_of):
+        raise pytest.UsageError(f"{where}: step_of must be claim IDs of theorems, e.g. 'implicit-reg/thm-6'; "
+                                f"got {step_of!r}")
+    for target in step_of:
+        try:
+            parse_claim_id(target)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{where}: step_of: {exc}") from None
+        if target == claim_id:
+            raise pytest.UsageError(f"{where}: step_of names the claim itself")
+    return Claim(claim_id, kind, title.strip(), tuple(aliases), proxy=proxy, wrong_in=wrong_in,
+                 step_of=tuple(step_of))
 
 
 # --------------------------------------------------------------------------- hooks

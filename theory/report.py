@@ -38,6 +38,7 @@ __all__ = [
     "render_table",
     "claim_line",
     "worst_cases",
+    "proof_chains",
     "predicted_text",
     "measured_text",
     "decisive",
@@ -453,6 +454,7 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
     lines += [", ".join(stamp), ""]
     lines += ["| Claim | Statement | Predicted | Measured | Verdict | Figure |",
               "|---|---|---|---|---|---|"]
+    chains = proof_chains(report)
     for c in report["claims"]:
         claim = f"`{c['id']}`"
         if c.get("aliases"):
@@ -465,11 +467,15 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
         verdict = {"pass": "pass", "fail": "**FAIL**", "skip": "skip"}.get(c["status"], c["status"])
         if c.get("proxy"):
             verdict += " (proxy)"
+        chain = chains.get(c["id"])
+        if chain:
+            verdict += f"; proof: {chain['passed']} of {len(chain['steps'])} steps pass"
         if c["status"] == "skip":
             measured = "not measured (skipped)"
         cells = [claim, c.get("title", ""), predicted, measured, verdict, _link(c.get("figure"), link_base)]
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
     lines += _worst_case_section(report)
+    lines += _proof_chain_section(report)
     if report["claims"]:
         lines += ["", "## Details", "", "What each check compared, and the command that reruns its measurement "
                   "(`--set NAME=VALUE` changes a parameter; `theory run CLAIM-ID --help` lists the options).", ""]
@@ -524,6 +530,55 @@ def worst_cases(report: Mapping) -> list[dict]:
             "loose": bool(values) and searched is not None and max(values) < LOOSE_RATIO * (allowed or 1.0),
         })
     return rows
+
+
+def proof_chains(report: Mapping) -> dict:
+    """The steps of each theorem's proof recorded in the report (records naming it in ``step_of``).
+
+    Returns
+    -------
+    dict
+        Theorem ID -> ``{"steps": [(step ID, status), ...], "passed": number of passing steps,
+        "status": the theorem's own status or None if the report has no record of it, "proxy": its proxy
+        reason or None}``, in the order the steps appear.
+
+    Examples
+    --------
+    >>> chains = proof_chains({"claims": [{"id": "k/thm-6", "status": "pass", "proxy": "m << 4.8e6 n"},
+    ...     {"id": "k/lemma-21", "status": "pass", "step_of": ["k/thm-6"]},
+    ...     {"id": "k/prop-5", "status": "fail", "step_of": ["k/thm-6"]}]})
+    >>> chains["k/thm-6"]["passed"], len(chains["k/thm-6"]["steps"])
+    (1, 2)
+    """
+    by_id = {c.get("id"): c for c in report["claims"]}
+    chains: dict = {}
+    for c in report["claims"]:
+        for target in c.get("step_of") or []:
+            entry = chains.setdefault(target, {"steps": [], "passed": 0, "status": None, "proxy": None})
+            entry["steps"].append((c["id"], c.get("status")))
+            entry["passed"] += c.get("status") == "pass"
+    for target, entry in chains.items():
+        theorem = by_id.get(target) or {}
+        entry["status"], entry["proxy"] = theorem.get("status"), theorem.get("proxy")
+    return chains
+
+
+def _proof_chain_section(report: Mapping) -> list[str]:
+    chains = proof_chains(report)
+    if not chains:
+        return []
+    lines = ["", "## Proof chains", "",
+             "Theorems whose hypotheses this machine cannot reach are checked through their proofs: each lemma "
+             "and intermediate estimate the proof chains is a claim of its own, checked at reachable sizes "
+             "(`step_of` in the record). The theorem's own record keeps its proxy flag where its statement is "
+             "not reached.", "",
+             "| Theorem | Its own record | Steps passing | Steps |", "|---|---|---|---|"]
+    for target, entry in chains.items():
+        own = "no record" if entry["status"] is None else entry["status"] + (" (proxy)" if entry["proxy"] else "")
+        steps = ", ".join(f"`{sid}` ({status})" for sid, status in entry["steps"])
+        lines.append("| " + " | ".join([f"`{target}`", _cell(own), f"{entry['passed']} of {len(entry['steps'])}",
+                                        steps.replace("|", "\\|")]) + " |")
+    return lines
 
 
 def _worst_case_section(report: Mapping) -> list[str]:
@@ -743,7 +798,7 @@ def write_report(
 _FIELD_TYPES = {
     "title": str, "kind": str, "message": str, "figure": str, "test": str, "proxy": str, "wrong_in": str,
     "commit": str, "measured_at": str, "paper": str, "aliases": list, "notes": list, "expected": dict,
-    "measured": dict, "seconds": (int, float),
+    "measured": dict, "seconds": (int, float), "step_of": list,
 }
 
 
@@ -787,7 +842,7 @@ def load_report(path: str | os.PathLike) -> dict:
                 if claim.get(key) is not None and not isinstance(claim[key], kinds):
                     raise ValueError(f"{path} is not a claims report: claims[{i}].{key} is "
                                      f"{type(claim[key]).__name__}")
-            for key in ("aliases", "notes"):
+            for key in ("aliases", "notes", "step_of"):
                 if claim.get(key) is not None and not all(isinstance(a, str) for a in claim[key]):
                     raise ValueError(f"{path} is not a claims report: claims[{i}].{key} must hold strings")
         if not isinstance(claim, dict):
