@@ -38,11 +38,13 @@ def test_prop43_psi(claim):
 
 
 @pytest.mark.claim("momentum/thm-4.4", kind="identity",
-                   title="Thm 4.4 (diagonalizable D): D with every real eigenvalue below lambda_eps of even "
-                         "multiplicity is reached, Psi_eps(preimage(D)) = D; a single eigenvalue below lambda_eps "
-                         "is refused", aliases=("sander-thesis/thm-4.4",))
+                   title="Thm 4.4 (diagonalizable D), on maps built independently of the library's criterion: "
+                         "f_eps(X) for real X assembled as in the proof (an eigenvalue below lambda_eps doubled, or "
+                         "a single one in (lambda_eps, 0)) and for random real X have their eigenvalues below "
+                         "lambda_eps paired and are reached, Psi_eps(preimage(D)) = D; D with a single eigenvalue "
+                         "below lambda_eps is refused", aliases=("sander-thesis/thm-4.4",))
 def test_thm44_representable(claim):
-    # the verdict expects every draw reconstructed: n_expected = trials x len(eps_values) of the config
+    # the verdict expects every proof-built map reconstructed: n_expected = trials x len(eps_values) of the config
     _, verdict = _run(claim, "momentum.representable")
     claim.record(verdict, figure=ex.representable_figure())
 
@@ -83,9 +85,11 @@ def test_thm44_lambda_range(claim):
 
 
 @pytest.mark.claim("momentum/prop-4.1", kind="bound",
-                   title="Prop. 4.1: at a fixed point of a tied-weight RevNet with invertible Jacobians A, B, "
-                         "J(A, B) = [[I, A], [B, I + BA]] has an eigenvalue != 1 of modulus >= 1 (2000 Gaussian "
-                         "pairs, d = 4); its spectrum is the roots of l^2 - (2 + mu) l + 1, mu in Sp(AB)",
+                   title="Prop. 4.1: at a fixed point of a tied-weight RevNet step with invertible Jacobians A, B, "
+                         "the complex-step Jacobian of the step is J(A, B) = [[I, A], [B, I + BA]], which has an "
+                         "eigenvalue != 1 of modulus >= 1 (500 Gaussian pairs, d = 4, and a worst-case search over "
+                         "d <= 8, the scales and conditioning of A and B, AB -> -t I); its spectrum is the roots of "
+                         "l^2 - (2 + mu) l + 1, mu in Sp(AB)",
                    aliases=("sander-thesis/prop-4.1",))
 def test_prop41_revnet_fixed_points(claim):
     claim.record(_run(claim, "momentum.prop41")[1])
@@ -93,7 +97,9 @@ def test_prop41_revnet_fixed_points(claim):
 
 @pytest.mark.claim("momentum/sec-4.3.2/bits", kind="bound",
                    title="Sec. 4.3.2: with exact multiplication by gamma (App. 4.C) the inverse is bit exact and the "
-                         "buffer holds about N log2(1/gamma) ~ N (1 - gamma) / ln 2 bits per coordinate",
+                         "buffer holds about N log2(1/gamma) ~ N (1 - gamma) / ln 2 bits per coordinate, at most "
+                         "N log2(1/gamma) + log2(1/(1 - gamma)) + 1 (random weights and a worst-case search over N, "
+                         "gamma, d, the grid and the scales)",
                    aliases=("sander-thesis/sec-4.3.2",))
 def test_sec432_bits(claim):
     claim.record(_run(claim, "momentum.bits")[1])
@@ -149,8 +155,9 @@ def test_prop49_free_velocity(claim):
 
 
 @pytest.mark.claim("momentum/prop-4.10", kind="bound",
-                   title="Prop. 4.10 (v0 = 0, d = 1, autonomous): for random residuals no x0 > 0 has "
-                         "phi_1(x0) <= -x0 and x0 <= phi_1(-x0) (largest margin < 0)",
+                   title="Prop. 4.10 (v0 = 0, d = 1, autonomous): for random residuals and over a worst-case "
+                         "search (eps up to 1e3, restoring fields plus random ones) no x0 > 0 has phi_1(x0) <= -x0 "
+                         "and x0 <= phi_1(-x0) (largest margin < 0, min(-phi_1(x0), phi_1(-x0)) / x0 <= 1)",
                    aliases=("sander-thesis/prop-4.10",))
 def test_prop410_obstruction(claim):
     claim.record(_run(claim, "momentum.prop410")[1])

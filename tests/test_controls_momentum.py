@@ -1,7 +1,9 @@
 """Negative controls of the momentum claim checks: broken inputs make each verdict fail."""
 
 import dataclasses
+import math
 
+import numpy as np
 import pytest
 
 import theory.experiments.momentum as ex
@@ -23,15 +25,50 @@ def test_psi_control_wrong_initial_velocity_fails():
 def test_representable_control_wrong_eps_fails():
     cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], eps_offset=1e-3, trials=4)
     r = ex.measure_representable(cfg)
-    assert ex.representable_verdict(r, cfg.trials * len(cfg.eps_values)).status == "fail"
+    assert r.max_scaled_error > 1e-9 and ex.representable_verdict(r).status == "fail"
 
 
-def test_representable_control_missing_constructions_fail():
+def _no_multiplicity_criterion(D, eps, **kwargs):
+    """A broken criterion of Thm 4.4: every D is representable (the multiplicity rule forgotten)."""
+    return True
+
+
+def _no_pairs_criterion(D, eps, **kwargs):
+    """A broken criterion of Thm 4.4: no real eigenvalue below lambda_eps at all (pairs refused too)."""
+    import theory.momentum as M
+
+    lam = np.linalg.eigvals(np.asarray(D, dtype=float))
+    low = M.lambda_eps(eps)[0] if eps > 0 else 0.0
+    return not bool(np.any((np.abs(lam.imag) <= 1e-9) & (lam.real < low)))
+
+
+def test_representable_control_criterion_without_multiplicity_fails(monkeypatch):
+    """A criterion that accepts every D is refuted by the independently built excluded maps."""
+    import theory.momentum as M
+
+    cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], trials=4)
+    assert ex.representable_verdict(ex.measure_representable(cfg)).status == "pass"
+    monkeypatch.setattr(M, "representable", _no_multiplicity_criterion)
+    r = ex.measure_representable(cfg)
+    assert r.n_refused < r.n_excluded and ex.representable_verdict(r).status == "fail"
+
+
+def test_representable_control_criterion_refusing_pairs_fails(monkeypatch):
+    """A criterion that refuses doubled eigenvalues below lambda_eps is refuted by the maps built by the proof."""
+    import theory.momentum as M
+
+    monkeypatch.setattr(M, "representable", _no_pairs_criterion)
     cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], trials=4)
     r = ex.measure_representable(cfg)
-    assert ex.representable_verdict(r, cfg.trials * len(cfg.eps_values)).status == "pass"
-    fewer = dataclasses.replace(r, n_refused=r.n_excluded - 1)
-    assert ex.representable_verdict(fewer, cfg.trials * len(cfg.eps_values)).status == "fail"
+    assert r.n_constructed < r.n_expected and ex.representable_verdict(r).status == "fail"
+
+
+def test_representable_control_wrong_threshold_fails():
+    """A theorem with a larger excluded set (lambda_eps + 0.05) is refuted by reached maps f_eps(X) with an
+    eigenvalue of X near the minimiser of f_eps: their single eigenvalue just above lambda_eps is unpaired."""
+    cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], trials=4, lambda_shift=0.05)
+    r = ex.measure_representable(cfg)
+    assert r.n_unpaired > 0 and ex.representable_verdict(r).status == "fail"
 
 
 def _lambda_record(result):
@@ -45,19 +82,21 @@ def test_lambda_erratum_passes_on_measurement():
 
 
 def test_lambda_erratum_fails_when_printed_form_holds():
-    r = ex.measure_lambda(ex.LAMBDA_PRESETS["check"])
-    # values within 0.1 of -1 from eps = 2 on, still inside the bracket and decreasing
-    lam = tuple(l if e < 2 else -0.95 - 0.001 * i for i, (e, l) in enumerate(zip(r.eps_values, r.lambdas)))
-    fake = dataclasses.replace(r, lambdas=lam, upper=tuple(max(u, l + 1e-6) for u, l in zip(r.upper, lam)))
-    assert ex.lambda_printed_verdict(fake).status == "pass"
-    assert _lambda_record(fake).status == "fail"
+    # 'close to -1' read as within 0.25 (lambda_2 = -0.781 is then close): the printed caption holds, the record fails
+    r = ex.measure_lambda(dataclasses.replace(ex.LAMBDA_PRESETS["check"], closeness=0.25))
+    assert ex.lambda_printed_verdict(r).status == "pass"
+    assert _lambda_record(r).status == "fail"
 
 
-def test_lambda_erratum_fails_when_corrected_form_fails():
+def test_lambda_erratum_fails_when_corrected_form_fails(monkeypatch):
+    # a broken lambda_eps kernel that leaves (-1, 0) at large eps: the corrected bracket fails, and so does the record
+    import theory.momentum as M
+
+    true_lambda = M.lambda_eps
+    monkeypatch.setattr(M, "lambda_eps", lambda eps: (-1.01, true_lambda(eps)[1]) if eps >= 50 else true_lambda(eps))
     r = ex.measure_lambda(ex.LAMBDA_PRESETS["check"])
-    fake = dataclasses.replace(r, lambdas=r.lambdas[:-1] + (-1.01,))  # below -1
-    assert ex.lambda_corrected_verdict(fake).status == "fail"
-    assert _lambda_record(fake).status == "fail"
+    assert ex.lambda_corrected_verdict(r).status == "fail"
+    assert _lambda_record(r).status == "fail"
 
 
 @pytest.mark.parametrize("cls,kwargs,name", [
@@ -131,13 +170,44 @@ def test_prop41_control_momentum_jacobian_fails():
     # the tied-weight Momentum ResNet can have a contracting fixed point (radius sqrt(gamma) for A = -I)
     cfg = dataclasses.replace(ex.PROP41_PRESETS["check"], model="momentum", trials=50)
     r = ex.measure_prop41(cfg)
-    assert r.min_radius < 1 and ex.prop41_verdict(r).status == "fail"
+    assert r.min_radius < 1 and r.search.ratio > 1 and ex.prop41_verdict(r).status == "fail"
+    assert r.jacobian_gap <= ex.PROP41_JACOBIAN_TOL  # its own formula is its Jacobian: the spectrum fails
+
+
+def _revnet_jacobian_without_ba(A, B):
+    """J(A, B) with the term BA of the lower-right block dropped (a wrong formula)."""
+    eye = np.eye(A.shape[0])
+    return np.block([[eye, A], [B, eye]])
+
+
+def test_prop41_control_formula_without_ba_fails(monkeypatch):
+    """A Jacobian formula with a dropped term disagrees with the complex-step Jacobian of the RevNet step."""
+    monkeypatch.setattr(ex, "revnet_jacobian", _revnet_jacobian_without_ba)
+    cfg = dataclasses.replace(ex.PROP41_PRESETS["check"], trials=20)
+    r = ex.measure_prop41(cfg)
+    assert r.jacobian_gap > 1e-3 and ex.prop41_verdict(r).status == "fail"
+
+
+def test_prop41_control_larger_radius_found_by_the_search():
+    """The bound raised to |lambda| >= 1.01 holds at every random pair; the search finds the pairs with AB -> -t I
+    (0 < t <= 4), whose spectrum lies on the unit circle, by itself."""
+    cfg = dataclasses.replace(ex.PROP41_PRESETS["check"], radius_floor=1.01)
+    r = ex.measure_prop41(cfg)
+    assert r.min_radius > 1.01  # the random draws miss it
+    assert r.search.ratio > 1 and ex.prop41_verdict(r).status == "fail"
 
 
 def test_bits_control_wrong_inverse_fails():
-    cfg = dataclasses.replace(ex.BITS_PRESETS["check"], inverse_den_offset=1, depth=20)
+    cfg = dataclasses.replace(ex.BITS_PRESETS["check"], inverse_den_offset=1, depth=20, search_budget=20)
     r = ex.measure_bits(cfg)
-    assert not any(r.exact) and ex.bits_verdict(r).status == "fail"
+    assert not any(r.exact) and r.search_inexact > 0 and ex.bits_verdict(r).status == "fail"
+
+
+def test_bits_control_leading_count_alone_found_by_the_search():
+    """The buffer bound without the recursion's terms, N log2(1/gamma): the search finds buffers above it."""
+    cfg = dataclasses.replace(ex.BITS_PRESETS["check"], bound_form="leading", gammas=((1, 2),), depth=20)
+    r = ex.measure_bits(cfg)
+    assert r.search.ratio > 1 and ex.bits_verdict(r).status == "fail"
 
 
 def test_prop411_control_unscaled_theta_fails():
@@ -145,11 +215,22 @@ def test_prop411_control_unscaled_theta_fails():
     assert ex.prop411_verdict(ex.measure_prop411(cfg)).status == "fail"
 
 
-def test_representable_default_expectation_counts_every_draw():
+def test_representable_default_expectation_counts_every_draw(monkeypatch):
+    """The verdict expects every proof-built map reached: a preimage that fails for one of them turns it red."""
+    import theory.momentum as M
+
     cfg = dataclasses.replace(ex.REPRESENTABLE_PRESETS["check"], trials=2)
     r = ex.measure_representable(cfg)
     assert r.n_expected == 2 * len(cfg.eps_values) and ex.representable_verdict(r).status == "pass"
-    assert ex.representable_verdict(dataclasses.replace(r, n_constructed=r.n_expected - 1)).status == "fail"
+    true_preimage, calls = M.preimage, []
+
+    def preimage_failing_once(D, eps, **kwargs):
+        calls.append(eps)
+        return true_preimage(D, eps, **kwargs) * (1.0 if len(calls) > 1 else 1.01)
+
+    monkeypatch.setattr(M, "preimage", preimage_failing_once)
+    r = ex.measure_representable(cfg)
+    assert ex.representable_verdict(r).status == "fail"
 
 
 # ---------------------------------------------------------------- appendix results of chapter 4
@@ -168,18 +249,41 @@ def test_lemma46_control_nonreal_critical_points_fail():
     assert ex.lemma46_verdict(r).status == "fail"
 
 
+def _psi_printed_form(theta, eps, **kwargs):
+    """A broken Psi_eps kernel on scalars theta = -eps a^2 - 1/(4 eps): the printed closed form of the proof of
+    Lemma 4.6, e^{-1/(2 eps)} (cos a + sin a / (2 eps)), instead of Psi_eps."""
+    t = float(np.asarray(theta, dtype=float).reshape(-1)[0])
+    a = math.sqrt(-(t + 0.25 / eps) / eps)
+    return np.array([[math.exp(-0.5 / eps) * (math.cos(a) + math.sin(a) / (2 * eps))]])
+
+
+LEMMA46_ONE_EPS = dataclasses.replace(ex.LEMMA46_PRESETS["check"], eps_values=(1.0,))
+
+
 def test_lemma46_erratum_control_both_halves():
-    r = ex.measure_lemma46(dataclasses.replace(ex.LEMMA46_PRESETS["check"], eps_values=(1.0,)))
+    r = ex.measure_lemma46(LEMMA46_ONE_EPS)
     assert erratum_verdict(ex.lemma46_printed_verdict(r), ex.lemma46_corrected_verdict(r)).status == "pass"
     record = ex.lemma46_erratum(r)
     assert record.passed and record.kind == "erratum" and [p.status for p in record.parts] == ["fail", "pass"]
-    # the record fails when the printed form holds, and when the corrected form fails
-    printed_holds = dataclasses.replace(r, printed_gap=0.0)
-    assert erratum_verdict(ex.lemma46_printed_verdict(printed_holds),
-                           ex.lemma46_corrected_verdict(printed_holds)).status == "fail"
-    corrected_fails = dataclasses.replace(r, corrected_gap=1e-3)
-    assert erratum_verdict(ex.lemma46_printed_verdict(corrected_fails),
-                           ex.lemma46_corrected_verdict(corrected_fails)).status == "fail"
+
+
+def test_lemma46_erratum_control_printed_form_holds_fails(monkeypatch):
+    """With a reference kernel that computes the printed closed form, the printed half holds and the record fails."""
+    import theory.momentum as M
+
+    monkeypatch.setattr(M, "psi", _psi_printed_form)
+    r = ex.measure_lemma46(LEMMA46_ONE_EPS)
+    assert ex.lemma46_printed_verdict(r).status == "pass" and ex.lemma46_erratum(r).status == "fail"
+
+
+def test_lemma46_erratum_control_corrected_form_fails(monkeypatch):
+    """With a reference kernel off by 1e-3, the corrected half fails and so does the record."""
+    import theory.momentum as M
+
+    true_psi = M.psi
+    monkeypatch.setattr(M, "psi", lambda theta, eps, **kw: true_psi(theta, eps, **kw) + 1e-3)
+    r = ex.measure_lemma46(LEMMA46_ONE_EPS)
+    assert ex.lemma46_corrected_verdict(r).status == "fail" and ex.lemma46_erratum(r).status == "fail"
 
 
 def test_prop48_control_fixed_damping_fails():
@@ -193,8 +297,18 @@ def test_prop49_control_zero_velocity_fails():
 
 
 def test_prop410_control_free_velocity_fails():
-    cfg = dataclasses.replace(ex.PROP410_PRESETS["check"], f_scale=0.0, v0_gain=-4.0, eps_values=(1.0,), draws=1)
+    cfg = dataclasses.replace(ex.PROP410_PRESETS["check"], f_scale=0.0, v0_gain=-4.0, eps_values=(1.0,), draws=1,
+                              search_budget=20)
     assert ex.prop410_verdict(ex.measure_prop410(cfg)).status == "fail"
+
+
+def test_prop410_control_quarter_threshold_found_by_the_search():
+    """The obstruction with c = 1/4 (phi_1(x0) <= -x0/4 and x0/4 <= phi_1(-x0)) is false: the random draws keep a
+    negative margin, the search finds a damped oscillator that flips x0 by more than a quarter."""
+    cfg = dataclasses.replace(ex.PROP410_PRESETS["check"], threshold=0.25, eps_values=(1.0,), draws=1)
+    r = ex.measure_prop410(cfg)
+    assert max(r.max_margin) < 0  # the random draws miss it
+    assert r.search.ratio > 1 and ex.prop410_verdict(r).status == "fail"
 
 
 def test_thm414_control_nonautonomous_identity_fails():
@@ -227,14 +341,12 @@ def test_fig41_control_without_momentum_fails():
     assert ex.fig41_verdict(result).status == "fail"
 
 
-def test_fig41_control_resnet_below_floor_fails():
+def test_fig41_control_untrained_momentum_fails():
+    # seed 0 passes after 300 Adam iterations; after 2 the Momentum ResNet has not left the floor, a fail
     cfg = dataclasses.replace(ex.FIG41_PRESETS["check"], seeds=(0,), iterations=300)
-    result = ex.measure_fig41(cfg)
-    assert ex.fig41_verdict(result).status == "pass"
-    crossing = dataclasses.replace(result, resnet_errors=(0.5 * result.floor,))
-    assert ex.fig41_verdict(crossing).status == "fail"
-    weak = dataclasses.replace(result, momentum_errors=(0.5 * result.floor,))
-    assert ex.fig41_verdict(weak).status == "fail"
+    assert ex.fig41_verdict(ex.measure_fig41(cfg)).status == "pass"
+    result = ex.measure_fig41(dataclasses.replace(cfg, iterations=2))
+    assert max(result.momentum_errors) > 0.3 * result.floor and ex.fig41_verdict(result).status == "fail"
 
 
 def test_fig41_control_unit_step_resnet_crosses():

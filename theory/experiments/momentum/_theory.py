@@ -11,7 +11,7 @@ Registered as ``"momentum.<name>"`` (imported by :mod:`theory.experiments.moment
 * ``momentum.prop49`` (``momentum/prop-4.9``): with the free initial velocity (h(x0) - x0)/(1 - 1/e),
   x'' + x' = 0 maps x0 to h(x0) at time 1, and so do depth-N Momentum ResNets with a zero residual at rate 1/N.
 * ``momentum.prop410`` (``momentum/prop-4.10``): with v0 = 0 no autonomous eps x'' + x' = f(x) in d = 1 has an
-  x0 > 0 with phi_1(x0) <= -x0 and x0 <= phi_1(-x0).
+  x0 > 0 with phi_1(x0) <= -x0 and x0 <= phi_1(-x0) (random residuals and a worst-case search of the hypotheses).
 * ``momentum.thm414`` (``momentum/thm-4.14``): in d = 1 an autonomous first-order flow whose time-1 map is
   x -> a x has f(x) = (ln a) x; nonlinear f give nonlinear time-1 maps.
 * ``momentum.thm47`` (``momentum/thm-4.7``): Jordan blocks under f_eps (general case of Thm 4.4).
@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from theory.claims import Verdict, erratum_verdict, threshold_verdict
+from theory.claims import Verdict, erratum_verdict, threshold_verdict, worst_case_verdict
 
 from .._registry import register
 from ..config import Choice, Config, Int, Ints, Real, Reals, Seed, field
@@ -449,13 +449,33 @@ PROP49_PRESETS = {
 
 # -------------------------------------------------------------------------------- Prop. 4.10
 
+def _prop410_flow(f, eps, x0, v0_gain):
+    """phi_1 of eps x'' + x' = f(x), x(0) = x0, x'(0) = v0_gain x0, for every entry of the array x0 at once."""
+    n = x0.size
+    y = _solve(lambda _, y: np.concatenate([y[n:], (f(y[:n]) - y[n:]) / eps]),
+               np.concatenate([x0, v0_gain * x0]), 1.0)
+    return y[:n, -1]
+
+
+def _prop410_field(inst):
+    """f(x) = -k x + s sum_j c_j tanh(w_j x + b_j) (width 8; w, b, c Gaussian from the seed, c / sqrt(8)): a restoring
+    force of stiffness k (k = pi^2 + 1/(4 eps^2) is the field of Prop. 4.11, whose time-1 map -exp(-1/(2 eps)) x
+    approaches the obstruction's edge as eps grows) plus a random, asymmetric part of amplitude s."""
+    rng = np.random.default_rng(int(inst["seed"]))
+    g = _mlp1(rng, 8, 1.0)
+    k, s = inst["k"], inst["s"]
+    return lambda x: -k * x + s * g(x)
+
+
 @dataclasses.dataclass(frozen=True)
 class Prop410Config(Config):
-    """The obstruction of Prop. 4.10 (thesis, App. 4.B.3) on random autonomous scalar residuals.
+    """The obstruction of Prop. 4.10 (thesis, App. 4.B.3) on random autonomous scalar residuals and over a worst-case
+    search of them.
 
-    eps x'' + x' = f(x), x(0) = x0, x'(0) = v0_gain x0, in d = 1; the proposition (v0_gain = 0) says no x0 > 0
-    has phi_1(x0) <= -x0 and x0 <= phi_1(-x0). The measured figure is the largest margin
-    min(-x0 - phi_1(x0), phi_1(-x0) - x0) over a grid of x0 > 0 (negative when the obstruction holds).
+    eps x'' + x' = f(x), x(0) = x0, x'(0) = v0_gain x0, in d = 1; the proposition (v0_gain = 0, threshold c = 1) says
+    no x0 > 0 has phi_1(x0) <= -c x0 and c x0 <= phi_1(-x0). The random draws measure the largest margin
+    min(-c x0 - phi_1(x0), phi_1(-x0) - c x0) over a grid of x0 > 0 (negative when the obstruction holds); the
+    search maximises the ratio min(-phi_1(x0), phi_1(-x0)) / (c x0), which is < 1 exactly when the margin is < 0.
     """
 
     eps_values: tuple = field(Reals(0, closed="neither"), (0.1, 0.5, 1.0, 3.0), "Values of eps.")
@@ -466,53 +486,84 @@ class Prop410Config(Config):
     v0_gain: float = field(Real(), 0.0, "Initial velocity v0 = v0_gain x0; 0 is the proposition, a nonzero gain is a "
                            "negative control.")
     seed: int = field(Seed(), 0, "Seed of the residuals.")
+    threshold: float = field(Real(0, closed="neither"), 1.0, "The constant c of the obstruction (1 in the "
+                             "proposition); a control lowers it, which damped oscillators at large eps exceed.")
+    search_budget: int = field(Int(low=1), 400, "Evaluations of the worst-case search over the hypotheses.")
+    search_seed: int = field(Seed(), 0, "Seed of the worst-case search.")
+    search_eps_max: float = field(Real(0, closed="neither"), 1e3, "Largest eps of the search box (the supremum of "
+                                  "the ratio, 1, is approached as eps grows).")
 
 
 @dataclasses.dataclass(frozen=True)
 class Prop410Result:
-    """Largest margin per eps (over draws and x0), and the smallest 1 + Psi_eps(theta) over linear residuals."""
+    """Largest margin per eps (over draws and x0) of the random draws, and the worst-case search of the ratio
+    min(-phi_1(x0), phi_1(-x0)) / (c x0)."""
 
     eps_values: tuple
     max_margin: tuple
     v0_gain: float
+    threshold: float = 1.0
+    max_ratio: tuple = ()  # per eps, the largest min(-phi_1(x0), phi_1(-x0)) / (c x0) of the draws
+    search: object = dataclasses.field(default=None, repr=False)
 
     def to_measured(self):
-        return {"eps": list(self.eps_values), "max_margin": list(self.max_margin), "v0_gain": self.v0_gain}
+        out = {"eps": list(self.eps_values), "max_margin": list(self.max_margin), "max_ratio": list(self.max_ratio),
+               "v0_gain": self.v0_gain, "threshold": self.threshold}
+        if self.search is not None:
+            out["search"] = self.search.to_measured()
+        return out
 
 
 def measure_prop410(cfg: Prop410Config) -> Prop410Result:
-    """Integrate the flow of every grid point and its mirror at once (the scalar ODEs are independent)."""
+    """Integrate the flow of every grid point and its mirror at once (the scalar ODEs are independent); then search
+    the hypotheses (autonomous f, d = 1, v0 = v0_gain x0) for the instance closest to the obstruction.
+
+    The search box: eps in [1e-2, search_eps_max] and x0 in [1e-2, 10] (log scales), the stiffness k in [1e-2, 1e3]
+    and the amplitude s in [1e-3, 10] of the field of :func:`_prop410_field` (log scales), and its seed.
+    """
+    from theory.worst_case import Dim, search_worst_case
+
     rng = np.random.default_rng(cfg.seed)
+    c = cfg.threshold
     x0 = np.linspace(cfg.x_max / 60, cfg.x_max, 60)
     start = np.concatenate([x0, -x0])
-    margins = []
+    margins, ratios = [], []
     for eps in cfg.eps_values:
-        worst = -math.inf
+        worst = worst_ratio = -math.inf
         for _ in range(cfg.draws):
             f = _mlp1(rng, 8, cfg.f_scale) if cfg.f_scale > 0 else (lambda x: np.zeros_like(x))
-            n = start.size
-            y = _solve(lambda _, y: np.concatenate([y[n:], (f(y[:n]) - y[n:]) / eps]),
-                       np.concatenate([start, cfg.v0_gain * start]), 1.0)
-            phi = y[:n, -1]
-            m = np.minimum(-x0 - phi[:60], phi[60:] - x0)
+            phi = _prop410_flow(f, eps, start, cfg.v0_gain)
+            m = np.minimum(-c * x0 - phi[:60], phi[60:] - c * x0)
             worst = max(worst, float(np.max(m)))
+            worst_ratio = max(worst_ratio, float(np.max(np.minimum(-phi[:60], phi[60:]) / (c * x0))))
         margins.append(worst)
-    return Prop410Result(tuple(cfg.eps_values), tuple(margins), cfg.v0_gain)
+        ratios.append(worst_ratio)
+
+    def ratio(inst):
+        phi = _prop410_flow(_prop410_field(inst), inst["eps"], np.array([inst["x0"], -inst["x0"]]), cfg.v0_gain)
+        return min(-phi[0], phi[1]), c * inst["x0"]
+
+    dims = [Dim("eps", 1e-2, max(cfg.search_eps_max, 1e-2), "log"), Dim("x0", 1e-2, 10.0, "log"),
+            Dim("k", 1e-2, 1e3, "log"), Dim("s", 1e-3, 10.0, "log"), Dim("seed", 0, 2 ** 20, "int")]
+    search = search_worst_case(ratio, dims, budget=cfg.search_budget, seed=cfg.search_seed, constant=("c", c))
+    return Prop410Result(tuple(cfg.eps_values), tuple(margins), cfg.v0_gain, c, tuple(ratios), search)
 
 
 def prop410_verdict(result: Prop410Result) -> Verdict:
-    """A bound (Prop. 4.10): the margin min(-x0 - phi_1(x0), phi_1(-x0) - x0) is negative for every eps and x0 > 0
-    (largest margin compared as ``< 0``): no x0 > 0 meets both conditions."""
-    return threshold_verdict("bound", {"max_margin": float(np.max(result.max_margin))},
-                             {"max_margin_below": 0.0}, context=(
+    """A bound (Prop. 4.10): the margin min(-c x0 - phi_1(x0), phi_1(-x0) - c x0) is negative for every eps and x0 > 0
+    of the random draws (largest margin compared as ``< 0``), and the worst-case search keeps
+    min(-phi_1(x0), phi_1(-x0)) / (c x0) <= 1: no x0 > 0 meets both conditions."""
+    measured = {"max_margin": float(np.max(result.max_margin)), "ratio": float(np.max(result.max_ratio))}
+    verdict = threshold_verdict("bound", measured, {"max_margin_below": 0.0}, context=(
         f"largest margin per eps {list(result.eps_values)}: {', '.join(f'{m:.3g}' for m in result.max_margin)}; "
-        f"v0 = {result.v0_gain} x0"))
+        f"v0 = {result.v0_gain} x0, c = {result.threshold:g}"))
+    return worst_case_verdict(verdict, result.search, ratio_max=1.0)
 
 
 PROP410_PRESETS = {
     "check": Prop410Config(),
-    # the proposition has no sizes; "paper" takes more draws and stronger residuals
-    "paper": Prop410Config(eps_values=(0.05, 0.1, 0.5, 1.0, 3.0, 10.0), draws=200, f_scale=6.0),
+    # the proposition has no sizes; "paper" takes more draws, stronger residuals and a longer search
+    "paper": Prop410Config(eps_values=(0.05, 0.1, 0.5, 1.0, 3.0, 10.0), draws=200, f_scale=6.0, search_budget=4000),
 }
 
 
