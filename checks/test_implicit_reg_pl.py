@@ -16,8 +16,16 @@ import pytest
 
 from theory.experiments import experiment
 from theory.experiments.implicit_reg import pl as E
-from theory.experiments.implicit_reg.pl import prop5_proxy
+from theory.experiments.implicit_reg.pl import prop5_proxy, thm6_proxy
 from theory.plots import new_axes, plot_rate, save_figure, subplots
+
+
+#: Lemma 21 and the constants of B.5 are steps of the proofs of Prop. 5 and Thm 6 (see checks/test_implicit_reg_proof.py)
+_STEP = ("implicit-reg/prop-5", "implicit-reg/thm-6")
+
+
+def _mean_sq(Y):
+    return float(np.mean(np.sum(np.asarray(Y) ** 2, axis=1)))
 
 
 def _aliases(number):
@@ -38,13 +46,13 @@ def _verdict(claim, name):
 # --------------------------------------------------------------------------- Lemma 21
 
 
-@pytest.mark.claim("implicit-reg/lemma-21", kind="frequency", aliases=_aliases("lemma-3.24"),
+@pytest.mark.claim("implicit-reg/lemma-21", kind="frequency", aliases=_aliases("lemma-3.24"), step_of=_STEP,
                    title="sigma = sin, m >= 2n: s_min(sigma(WX)) >= sqrt(m) |eta_3| / 4 except with small probability")
 def test_lemma21_frequency(claim):
     claim.record(_verdict(claim, "lemma21"))
 
 
-@pytest.mark.claim("implicit-reg/lemma-21/transition", kind="qualitative", aliases=_aliases("lemma-3.24"),
+@pytest.mark.claim("implicit-reg/lemma-21/transition", kind="qualitative", aliases=_aliases("lemma-3.24"), step_of=_STEP,
                    title="lambda_min(sigma(WX)^T sigma(WX)/m): 0 for m < n, >= eta_3^2/16 from m = 2n, "
                          "-> lambda_min(E K) >= eta_3^2/8 as m grows")
 def test_lemma21_transition(claim):
@@ -75,7 +83,10 @@ def test_prop5_init_ratio(claim):
 # --------------------------------------------------------------------------- Theorem 6
 
 
-_T6_PROXY = prop5_proxy(E.T6_N, E.T6_D, E.T6_M, E.T6_L, what="Thm 6 (through Prop. 5)") + "; q = d = d' = 8 < d + d'"
+_T6_PROXY = thm6_proxy(E.T6_N, E.T6_D, E.T6_M, E.T6_L,
+                       _mean_sq(E.synthetic_data(E.T6_N, E.T6_D, np.random.default_rng(500))[1]),
+                       extra="; q = d = d' = 8 < d + d' (A = B = I frozen); sigma = GELU is unbounded (Section 3 "
+                             "assumes sigma bounded)")
 
 
 @pytest.mark.claim("implicit-reg/thm-6", kind="rate", aliases=_aliases("thm-3.7"), proxy=_T6_PROXY,
@@ -179,8 +190,8 @@ def test_prop5_ball(claim):
 
 # --------------------------------------------------------------------------- Theorem 6 (i)-(iv): limits in t and L
 
-_T6L_PROXY = prop5_proxy(E.T6L["n"], E.T6L["q"], E.T6L["m"], E.T6L_DEPTHS + (2 * E.T6L_DEPTHS[-1],),
-                         what="Thm 6 (through Prop. 5)")
+_T6L_PROXY = thm6_proxy(E.T6L["n"], E.T6L["q"], E.T6L["m"], E.T6L_DEPTHS + (2 * E.T6L_DEPTHS[-1],),
+                        _mean_sq(E.sphere_sample(E.T6L["n"], E.T6L["d"], E.T6L["d_out"], E.T6L["q"], 21)[1]))
 
 
 @pytest.mark.claim("implicit-reg/thm-6/long-time", kind="qualitative", aliases=_aliases("thm-3.7"), proxy=_T6L_PROXY,
@@ -234,6 +245,7 @@ def test_thm6_smoothness(claim):
 
 
 @pytest.mark.claim("implicit-reg/prop-5/erratum", kind="erratum", aliases=_aliases("prop-3.6"), wrong_in="proof",
+                   step_of=_STEP,
                    title="Proof slip (the proposition still holds): B.5 writes c2, c3, c4 (and Lemma 21's sqrt(m) eta_r/4) "
                          "with the signed eta_r; for sin and tanh at r = 3, eta_3 < 0 and they come out negative; "
                          "with |eta_r| they are positive and mu is below the PL ratios measured at init")

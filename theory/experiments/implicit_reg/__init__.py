@@ -18,6 +18,7 @@ The names of :mod:`.supplement` are re-exported here.
 """
 
 from . import core, general, pl, searches, section5, supplement, table1_digits  # noqa: F401  (registration)
+from . import proof_b5, proof_b6  # noqa: F401  (registration: the proof chains of Prop. 5 and Thm 6)
 from .supplement import *  # noqa: F401,F403
 from .supplement import PRESETS, __all__ as _supplement_all  # noqa: F401
 

@@ -24,6 +24,9 @@ Numbering of the ICLR paper; the theses (chapter 3 of Marion's and of Sander's) 
   worst-case ratio against n (prop-5/samples), and an adversarial search on Definition 1's ball
   (prop-5/ball, theory.experiments.implicit_reg.supplement.prop5_ball, with a power test on a ball whose PL constant
   is 0).
+* The proofs of Prop. 5 and Thm 6 are checked step by step, each step under its own hypotheses at reachable
+  sizes (records with ``step_of``): :mod:`.proof_b5` (Appendix B.5 and Lemma 21) and :mod:`.proof_b6` (Appendix
+  B.6, and thm-6/approach: the conclusion (10) as m/(c1 n) = L/(c2 sqrt(nq)) grows toward 1).
 * Thm 6 (i)-(iv) (thm-6/long-time, /depth-limit, /smoothness), a resized synthetic setting (A, B
   trained, small targets y = 0.01 N, ||x_i|| = sqrt q, sin, n = 8, d = 16, q = 18, m = 32, lr = 0.02, flow
   time 8): increments decay like e^{-mu t/2} with mu the measured PL ratio, the loss follows
@@ -68,6 +71,21 @@ def prop5_proxy(n, q, m, L, what="Prop. 5"):
     return (f"outside {what}'s hypotheses: m = {min(ms)}..{max(ms)} < c1 n = {c.c1 * n:.3g} (c1 = {c.c1:.3g}) and "
             f"L = {min(Ls)}..{max(Ls)} < c2 sqrt(nq) = {c.c2 * math.sqrt(n * q):.3g} (c2 = {c.c2:.3g}), n = {n}, "
             f"q = {q}; the printed delta exceeds 1 at these sizes")
+
+
+def thm6_label_bound(n, q):
+    """An upper bound on Theorem 6's C = c3^2 c4^2 / (64 n^4 q^3 max(M_B K, M_B M_X, M_A M_X)^2 e^{2K}) (sin, r = 3):
+    max(...) >= M_A M_X >= sqrt q (M_A >= 1, M_X = sqrt q) and e^{2K} >= 1, so C <= c3^2 c4^2 / (64 n^4 q^4)."""
+    c = prop5_constants("sin", 3)
+    return c.c3**2 * c.c4**2 / (64.0 * n**4 * q**4)
+
+
+def thm6_proxy(n, q, m, L, mean_sq_targets, extra=""):
+    """Why a run of these sizes lies outside Theorem 6's hypotheses: those of Prop. 5 (:func:`prop5_proxy`), the
+    condition (1/n) sum ||y_i||^2 <= C on the targets, and gradient descent standing for the gradient flow."""
+    return (prop5_proxy(n, q, m, L, what="Thm 6 (through Prop. 5)") + extra
+            + f"; the targets' (1/n) sum ||y_i||^2 = {mean_sq_targets:.2g} exceeds Thm 6's C <= c3^2 c4^2/(64 n^4 q^4)"
+            f" = {thm6_label_bound(n, q):.2g}; gradient descent (Euler steps) stands for the gradient flow (4)")
 
 
 # --------------------------------------------------------------------------- Lemma 21
