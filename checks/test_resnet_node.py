@@ -4,8 +4,9 @@ Numbering of the NeurIPS paper; the numbers of chapter 2 of Sander's thesis are 
 Each measurement and its comparison with the statement live in :mod:`theory.experiments.resnet_node`:
 a test runs the registered experiment of its claim at its ``"check"`` preset
 (``experiment(name).run("check")``, what ``theory run CLAIM-ID`` reruns), records
-``verdict_for(claim_id)`` of the result and draws its figure. The bound searches of Prop. 1 and
-Assumption 1 (Hypothesis, derandomized) are part of those experiments' measurements.
+``verdict_for(claim_id)`` of the result and draws its figure. The bound searches (Hypothesis, derandomized, for
+Prop. 1 and Assumption 1; the worst-case search of :func:`theory.worst_case.search_worst_case` for every bound) are
+part of those experiments' measurements.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ def _record(claim, name, cid, **kwargs):
                    title="Euler ResNet vs interpolating neural ODE: ||x_n - x(n/N)|| <= (e^L - 1) C_N / (2NL)")
 def test_prop1_bound(claim):
     """A Hypothesis search (40 examples, derandomized) over residual networks inside Prop. 1's assumptions
-    (phi C^1 in x and globally Lipschitz), steered towards the largest gap/bound ratio: the "check" preset of
-    ``resnet_node.prop1``."""
+    (phi C^1 in x and globally Lipschitz), steered towards the largest gap/bound ratio, and the worst-case search
+    of :data:`theory.experiments.resnet_node.PROP1_BOX` (200 evaluations: residual family, weights, interpolation,
+    d, N up to 64, weight scale from 1e-3, x_0 scale, seed): the "check" preset of ``resnet_node.prop1``."""
     exp = experiment("resnet_node.prop1")
     result = exp.run("check")
     fig, (ax,) = _figure()
@@ -138,7 +140,8 @@ def test_prop3_bound(claim):
     """The leading term of Prop. 3 with the global constants of f(x, theta) = theta tanh(x).
 
     The statement adds an O(1/N^2) remainder without a constant; the check uses N >= 64, where
-    the measured ratio is flat in N (it is the leading term that is tested).
+    the measured ratio is flat in N (it is the leading term that is tested): seeded draws, and the worst-case
+    search of :data:`theory.experiments.resnet_node.PROP3_BOX` (400 evaluations).
     """
     _record(claim, "resnet_node.prop3_bound", "resnet-node/prop-3/bound")
 
@@ -149,7 +152,8 @@ def test_prop5_bound(claim):
     """Leading term of Prop. 5 with the thesis' constant C'_f = L'_theta L_theta / 4.
 
     Instances: i.i.d. weights and alternating weights of any size, N >= 64 (the O(1/N^2) remainder
-    has no explicit constant; instances where Delta_theta = O(1), so the leading term dominates).
+    has no explicit constant; instances where Delta_theta = O(1), so the leading term dominates): seeded draws,
+    and the worst-case search of :data:`theory.experiments.resnet_node.PROP5_BOX` (400 evaluations).
     """
     _record(claim, "resnet_node.prop5_bound", "resnet-node/prop-5/bound")
 
@@ -229,7 +233,9 @@ def test_assumption1(claim):
     ball of radius 1/4 for every non-zero init, steered towards the largest ratio: the "check" preset of
     ``resnet_node.assumption1``). The scalar family walked beyond the threshold shows how far the
     assumption is from sharp. The verdict: the bound on every conclusion, and no drawn instance outside
-    the assumption (``n_hypothesis``: the instances of the search)."""
+    the assumption (``n_hypothesis``: the instances of the search). Beside it, the worst-case search of
+    :data:`theory.experiments.resnet_node.LINEAR_BOX` (120 evaluations) for the largest of the three ratios, up to
+    rho = 1 - 1e-6."""
     _record(claim, "resnet_node.assumption1", "resnet-node/assumption-1")
 
 

@@ -103,6 +103,10 @@ def _fig4_figure(table):
 
 @pytest.mark.slow
 @pytest.mark.claim("resnet-node/fig-4", kind="bound", aliases=("sander-thesis/fig-2.4",),
+                   proxy="two moons (512 synthetic 2-D points lifted to R^6) and a perceptron residual V tanh(W x + b) "
+                         "of width 16 stand in for CIFAR-10 and the paper's convolutional ResNet (5x5 convolution, "
+                         "pre-activation basic blocks), trained 300 full-batch Adam steps: a substitute for the "
+                         "document's data and architecture",
                    title="Adjoint training fails at small depth, matches backprop at large depth; "
                          "Heun needs fewer layers")
 def test_fig4_depth_experiment(claim):
@@ -143,6 +147,9 @@ def _fig3c_figure(result):
 
 
 @pytest.mark.claim("resnet-node/fig-3c", kind="rate", aliases=("sander-thesis/fig-2.3c",),
+                   proxy="a perceptron residual V tanh(W x + b) with weights on a smooth random path in depth and "
+                         "one random batch stand in for the paper's convolutional ResNet trained on CIFAR-10: a "
+                         "substitute for the document's data and architecture",
                    title="Relative error of the adjoint gradients falls with depth (ResNet O(1/N), HeunNet "
                          "O(1/N^2) or better) and the HeunNet's is below the ResNet's")
 def test_fig3c_adjoint_gradient_errors(claim):

@@ -64,6 +64,8 @@ def _axes():
 
 
 def _prop2_bound(claim, key):
+    """The conclusion ``key`` on the flows of the assumption regime and its worst-case search of
+    :data:`theory.experiments.resnet_node.LINEAR_BOX` (120 evaluations; the five searches share their flows)."""
     _record(claim, "resnet_node.prop2", rn.PROP2_KEYS[key])  # fails too if an instance violates Assumption 1
 
 
@@ -179,7 +181,9 @@ def test_lemma2(claim):
                    title="Equicontinuity: ||psi_N(s1,t1) - psi_N(s2,t2)|| <= C'|t1-t2| + C|s1-s2| + C/N, ||psi_N|| <= 1/2")
 def test_lemma1(claim):
     """The two ingredients (i), (ii) of the Arzela-Ascoli argument with the proof's constants
-    C = C_0 + 2 e^{3/2} sqrt(M l0)/m and C' = 2 sqrt(e M l0), on 400 random pairs per flow."""
+    C = C_0 + 2 e^{3/2} sqrt(M l0)/m and C' = 2 sqrt(e M l0), on 400 random pairs per flow, and the worst-case
+    search of :data:`theory.experiments.resnet_node.LINEAR_BOX` (120 evaluations; pairs across a cell boundary, at
+    consecutive times and at random)."""
     _record(claim, "resnet_node.lemma1", "resnet-node/lemma-1")
 
 

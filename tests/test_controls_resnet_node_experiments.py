@@ -172,22 +172,36 @@ def test_assumption1_positive_control_passes():
     assert result.break_factor == 4.5  # the scalar family leaves the ball between 4 and 4.5 thresholds
 
 
-def test_assumption1_rejects_instances_beyond_the_threshold():
+class _Inside:
+    """A stand-in for theory.linear.assumption1 that declares every instance inside Assumption 1."""
+
+    holds = True
+
+
+def test_assumption1_rejects_instances_beyond_the_threshold(monkeypatch):
     """The same draws with sqrt(l(0)) scaled 12 times (up to 10.8 thresholds): a conclusion breaks,
-    and the check's predicate rejects it on the conclusions alone (not only on n_outside)."""
-    result = rn.assumption1(rn.Assumption1Config(n_instances=8, rho_scale=12.0, break_ladder=(4.0,)))
-    assert result.bound.ratio > 1.0
+    and the check's predicate rejects it on the conclusions alone (not only on n_outside): rerun with the check of
+    the assumption broken (every instance declared inside), so that n_outside is 0."""
+    config = rn.Assumption1Config(n_instances=8, rho_scale=12.0, break_ladder=(4.0,))
+    result = rn.assumption1(config)
+    assert result.bound.ratio > 1.0 and result.n_outside > 0
     assert rn.assumption1_verdict(result).status == "fail"
-    inside_only = rn.Assumption1Result(result.instances, result.bound, result.max_ball, result.max_movement,
-                                       result.max_loss, result.max_rho, 0, result.break_family, result.break_factor)
+    monkeypatch.setattr(rn.linear, "_assumption1_check", lambda theta0, Sigma, B: _Inside())
+    inside_only = rn.assumption1(config)
+    assert inside_only.n_outside == 0 and inside_only.bound.ratio == result.bound.ratio
     assert rn.assumption1_verdict(inside_only).status == "fail"
 
 
-def test_assumption1_rejects_an_instance_just_past_the_break():
+def test_assumption1_search_finds_instances_past_the_break(monkeypatch):
+    """The worst-case search rerun on a box scaled beyond the threshold (rho up to 10 thresholds, ``rho_scale``)
+    with the check of the assumption broken (every instance declared inside): it finds a conclusion that breaks, as
+    the scalar instance at 4.5 thresholds does."""
     inst = rn.Assumption1Instance(d=1, N=16, kappa=1.0, M=1.0, init="aligned", rho=4.5, seed=0, sign=1.0)
     ratios = rn.conclusion_ratios(*inst.build())
     assert ratios["ball"] > 1.0 and ratios["movement"] > 1.0
-    result = rn.with_instances(rn.assumption1(SMALL_A1), [{**inst.as_dict(), **ratios}])
+    monkeypatch.setattr(rn.linear, "_assumption1_check", lambda theta0, Sigma, B: _Inside())
+    result = rn.assumption1(rn.Assumption1Config(n_instances=2, rho_scale=10.0, break_ladder=(4.0,), search_budget=40))
+    assert result.search.ratio > 1.0
     assert rn.assumption1_verdict(result).status == "fail"
 
 
@@ -231,24 +245,33 @@ def test_fig3c_rejects_iid_weights():
     assert result.fits["heun"].slope > rn.FIG3C_EXPECTED["heun_slope_max"] + 0.3
 
 
-def test_fig3c_rejects_swapped_schemes():
-    """The ResNet's errors in place of the HeunNet's and vice versa: (c) and (d) fail."""
-    result = rn.fig3c(rn.Fig3cConfig(depths=(4, 8, 16, 32, 64), seeds=(0,), batch=16))
-    swapped = rn.Fig3cResult(result.config, {"euler": result.errors["heun"], "heun": result.errors["euler"]},
-                             {"euler": result.medians["heun"], "heun": result.medians["euler"]},
-                             {"euler": result.fits["heun"], "heun": result.fits["euler"]})
-    verdict = rn.fig3c_verdict(swapped)
+SMALL_FIG3C = rn.Fig3cConfig(depths=(4, 8, 16, 32, 64), seeds=(0,), batch=16)
+
+
+def test_fig3c_rejects_swapped_schemes(monkeypatch):
+    """Rerun with the schemes swapped in the measurement (the ResNet's errors computed by the HeunNet and vice
+    versa): (c) and (d) fail."""
+    from theory.experiments.resnet_node import adjoint
+
+    original = adjoint._relative_errors
+    other = {"euler": "heun", "heun": "euler"}
+    monkeypatch.setattr(adjoint, "_relative_errors",
+                        lambda config, scheme, N, seed: original(config, other[scheme], N, seed))
+    result = rn.fig3c(SMALL_FIG3C)
+    verdict = rn.fig3c_verdict(result)
     assert verdict.status == "fail"
     assert verdict.measured["n_heun_not_below"] == len(result.config.depths)  # (d): never below
 
 
-def test_fig3c_rejects_depth_independent_errors():
-    """An adjoint error that does not shrink with depth (the same medians at every N) fails (a)."""
-    result = rn.fig3c(rn.Fig3cConfig(depths=(4, 8, 16, 32, 64), seeds=(0,), batch=16))
-    flat = {s: np.repeat(result.medians[s][:, :1], 5, axis=1) for s in ("euler", "heun")}
-    from theory.rates import fit_rate
-    fits = {s: fit_rate(np.array(result.config.depths), flat[s] * (1 + 1e-3 * np.arange(5))) for s in flat}
-    verdict = rn.fig3c_verdict(rn.Fig3cResult(result.config, result.errors, flat, fits))
+def test_fig3c_rejects_depth_independent_errors(monkeypatch):
+    """Rerun with an adjoint error that does not shrink with depth (every depth measured at the smallest): (a)
+    fails."""
+    from theory.experiments.resnet_node import adjoint
+
+    original = adjoint._relative_errors
+    monkeypatch.setattr(adjoint, "_relative_errors",
+                        lambda config, scheme, N, seed: original(config, scheme, config.depths[0], seed))
+    verdict = rn.fig3c_verdict(rn.fig3c(SMALL_FIG3C))
     assert verdict.status == "fail"
     assert verdict.measured["n_nondecreasing_euler"] == 4  # (a): no step N -> 2N decreases
 

@@ -54,6 +54,9 @@ def test_presets_are_valid_configs(name):
     (rn.PLErratumConfig, "eps", -0.1), (rn.LayerDifferenceConfig, "at", "mean"),
     (rn.DoublingConfig, "regime", "small"), (rn.DoublingConfig, "reference", -1),
     (rn.Lemma1Config, "pairs", 0), (rn.Fig2Config, "reference", 0), (rn.Fig1Config, "N", 0),
+    (rn.Prop1Config, "search_budget", -1), (rn.Prop3BoundConfig, "search_budget", -1),
+    (rn.Prop5BoundConfig, "search_seed", -1), (rn.LinearFlowConfig, "search_budget", -1),
+    (rn.Lemma1Config, "search_budget", -1), (rn.Assumption1Config, "search_seed", -1),
     (rn.Fig1Config, "lr", 0.0), (rn.Fig4Config, "depths", (8, 16)), (rn.Fig4Config, "d", 1),
 ])
 def test_configs_reject_bad_fields(cls, field, value):
@@ -66,6 +69,23 @@ def test_measure_rejects_a_foreign_config():
         rn.prop2(rn.Fig2Config())
     with pytest.raises(TypeError, match="Lemma1Config"):
         rn.Lemma1Config(flows=rn.Fig2Config())
+
+
+def test_worst_case_searches_are_part_of_the_measurement_and_reproducible():
+    """Every bound's "check" preset runs its worst-case search inside ``measure`` (what ``theory run`` redraws), the
+    same instance twice for the same seed, within its budget; another seed explores other points."""
+    for name, budget in (("resnet_node.prop3_bound", 40), ("resnet_node.prop5_bound", 40)):
+        exp = experiment(name)
+        check, paper = exp.presets["check"].search_budget, exp.presets["paper"].search_budget
+        assert check > 0 and paper >= 10 * check
+        a, b = exp.run("check", search_budget=budget), exp.run("check", search_budget=budget)
+        assert a.search.instance == b.search.instance and a.search.ratio == b.search.ratio
+        assert a.search.evaluations <= budget and a.search.budget == budget
+        assert exp.run("check", search_budget=budget, search_seed=1).search.instance != a.search.instance
+        assert exp.run("check", search_budget=0).search is None
+    for name in ("resnet_node.prop1", "resnet_node.assumption1", "resnet_node.prop2", "resnet_node.lemma1"):
+        exp = experiment(name)
+        assert 0 < 10 * exp.presets["check"].search_budget <= exp.presets["paper"].search_budget
 
 
 def test_measurements_are_deterministic():
@@ -81,36 +101,64 @@ def test_fig_configs_are_the_training_defaults():
     assert rn.FIG1_PRESETS["paper"].N == 300  # the paper's Figure 1 networks have 300 layers
 
 
-def test_prop2_verdict_rejects_instances_outside_the_assumption():
-    rows = (((0, "zero", 8), {"weight": 0.5, "loss": 0.5, "smoothness": 0.5, "pl": 0.5, "tail": 0.5}),)
-    assert rn.prop2_verdict(rn.Prop2Result(rows, 0)).status == "pass"
-    assert rn.prop2_verdict(rn.Prop2Result(rows, 1)).status == "fail"
-    assert all(rn.prop2_claim_verdict(rn.Prop2Result(rows, 0), k).status == "pass" for k in rn.PROP2_KEYS)
-    assert all(rn.prop2_claim_verdict(rn.Prop2Result(rows, 1), k).status == "fail" for k in rn.PROP2_KEYS)
-    broken = (((0, "zero", 8), {"weight": 1.2, "loss": 0.5, "smoothness": 0.5, "pl": 0.5, "tail": 0.5}),)
-    assert rn.prop2_verdict(rn.Prop2Result(broken, 0)).status == "fail"
-    assert rn.prop2_claim_verdict(rn.Prop2Result(broken, 0), "weight").status == "fail"
-    assert rn.prop2_claim_verdict(rn.Prop2Result(broken, 0), "loss").status == "pass"
+#: one small flow of the assumption regime and short searches: the reruns of the Prop. 2 controls below
+SMALL_PROP2 = rn.LinearFlowConfig(seeds=(0,), inits=("zero",), depths=(8,), search_budget=30)
 
 
-def test_adjoint_rates_verdict_rejects_swapped_weights():
-    """Heun errors of smooth weights read as the i.i.d. claims (slow rate predicted): rejected."""
+class _Outside:
+    """A stand-in for theory.linear.assumption1 that declares every instance outside Assumption 1."""
+
+    holds = False
+
+
+def test_prop2_verdict_rejects_instances_outside_the_assumption(monkeypatch):
+    """Rerun with the check of Assumption 1 broken (every instance declared outside it): the record fails on
+    ``n_outside`` alone (the searches then find no instance inside: they are off for this rerun)."""
+    config = dataclasses.replace(SMALL_PROP2, search_budget=0)
+    result = rn.prop2(config)
+    assert rn.prop2_verdict(result).status == "pass"
+    assert all(rn.prop2_claim_verdict(result, k).status == "pass" for k in rn.PROP2_KEYS)
+    monkeypatch.setattr(rn.linear, "_assumption1_check", lambda theta0, Sigma, B: _Outside())
+    outside = rn.prop2(config)
+    assert outside.n_outside == 1 and rn.prop2_verdict(outside).status == "fail"
+    assert all(rn.prop2_claim_verdict(outside, k).status == "fail" for k in rn.PROP2_KEYS)
+
+
+def test_prop2_claims_read_their_own_conclusion(monkeypatch):
+    """Rerun with the ball's radius broken (1/8 for 1/2): the weight record fails, the other four pass."""
+    monkeypatch.setattr(rn.linear, "BALL_RADIUS", 0.125)
+    result = rn.prop2(SMALL_PROP2)
+    assert rn.prop2_verdict(result).status == "fail"
+    assert rn.prop2_claim_verdict(result, "weight").status == "fail"
+    assert all(rn.prop2_claim_verdict(result, k).status == "pass" for k in rn.PROP2_KEYS if k != "weight")
+
+
+def test_adjoint_rates_verdict_rejects_swapped_weights(monkeypatch):
+    """Heun errors of smooth weights read as the i.i.d. claims (slow rate predicted): rejected. The rerun draws the
+    i.i.d. config's weights from the smooth law (``iid_weights`` replaced by ``smooth_weights``)."""
+    from theory.resnet import errors
+
     config = rn.AdjointRatesConfig("heun", "smooth", depths=(8, 16, 32, 64, 128), seeds=(0,))
     result = rn.adjoint_rates(config)
     assert rn.adjoint_rates_verdict(result).status == "pass"
     assert all(rn.adjoint_rate_verdict(result, p).status == "pass" for p in ("prop-5", "prop-6"))
-    swapped = dataclasses.replace(result, config=dataclasses.replace(config, weights="iid"))
+    monkeypatch.setattr(errors, "iid_weights", errors.smooth_weights)
+    swapped = rn.adjoint_rates(dataclasses.replace(config, weights="iid"))
     assert rn.adjoint_rates_verdict(swapped).status == "fail"
     assert all(rn.adjoint_rate_verdict(swapped, p).status == "fail" for p in ("prop-5", "prop-6"))
 
 
 def test_fig2_verdict_rejects_a_distance_that_does_not_decrease():
-    config = rn.Fig2Config()
-    t = np.linspace(0, 1, config.t_points)
-    flat = np.ones((len(config.depths), config.t_points))
-    from theory.rates import fit_rate
-    result = rn.Fig2Result(config, t, flat, False, fit_rate(np.array(config.depths), flat[:, 1:].mean(axis=1)))
-    assert rn.fig2_verdict(result).status == "fail"
+    """Rerun with a broken flow: every depth gets the flow of the smallest one (the reference keeps its own), so the
+    distance to the reference does not fall with N."""
+    config = rn.Fig2Config(depths=(8, 16, 32, 64, 128), reference=256)
+    first = config.depths[0]
+
+    def stuck(regime, seed, N, init, t_max, t_points):
+        return rn.linear_flow(regime, seed, N if N == config.reference else first, init, t_max, t_points)
+
+    result = rn.fig2(config, flow=stuck)
+    assert not result.decreasing and rn.fig2_verdict(result).status == "fail"
 
 
 def test_bound_searches_have_no_deadline_and_are_reproducible():
@@ -132,12 +180,10 @@ def test_each_claim_has_the_verdict_its_check_records():
     product = experiment("resnet_node.sec32_product")
     assert product.verdict_for("resnet-node/sec-3.2/product") is rn.sec32_product_verdict
     assert product.verdict_for("resnet-node/sec-3.2/product/erratum") is rn.sec32_product_erratum_verdict
-    rows = (((0, "zero", 8), {"weight": 1.2, "loss": 0.5, "smoothness": 0.5, "pl": 0.5, "tail": 0.5}),)
     prop2 = experiment("resnet_node.prop2")
+    result = rn.prop2(dataclasses.replace(SMALL_PROP2, search_budget=0))
     for key, cid in rn.PROP2_KEYS.items():
-        got = prop2.verdict_for(cid)(rn.Prop2Result(rows, 0))
-        assert got == rn.prop2_claim_verdict(rn.Prop2Result(rows, 0), key)
-        assert got.status == ("fail" if key == "weight" else "pass")
+        assert prop2.verdict_for(cid)(result) == rn.prop2_claim_verdict(result, key)
     config = rn.AdjointRatesConfig("heun", "smooth", depths=(8, 16, 32, 64, 128), seeds=(0,))
     result = rn.adjoint_rates(config)
     assert rn.adjoint_reconstruction_verdict(result) == rn.adjoint_rate_verdict(result, "prop-5")

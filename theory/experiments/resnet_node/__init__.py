@@ -18,7 +18,11 @@ function returning a result, and the verdict beside it. All are registered by na
 
 Their public names are re-exported here.
 
-The bound searches of Prop. 1 and Assumption 1 run Hypothesis inside their measurement
+Every bound (Prop. 1, Assumption 1, the five conclusions of Prop. 2, Lemma 1, the leading terms of Props. 3
+and 5) searches its hypothesis set inside its measurement for the instance maximising LHS/RHS
+(:func:`theory.worst_case.search_worst_case` over a declared box: :data:`PROP1_BOX`, :data:`LINEAR_BOX`,
+:data:`PROP3_BOX`, :data:`PROP5_BOX`; budget and seed are the config fields ``search_budget`` and
+``search_seed``), and the searches of Prop. 1 and Assumption 1 also run Hypothesis
 (:mod:`~theory.experiments.resnet_node._search`, settings :data:`SEARCH_SETTINGS`), so that the
 ``"check"`` preset of every registered experiment is what its check records.
 """

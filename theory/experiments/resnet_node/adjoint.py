@@ -37,6 +37,7 @@ import numpy as np
 from theory.claims import Verdict, bound_verdict, erratum_verdict, identity_verdict, rate_verdict, threshold_verdict
 from theory.experiments._registry import register
 from theory.rates import BoundResult, BoundTracker, IdentityResult, fit_rate, identity_error
+from theory.worst_case import Dim, search_worst_case
 from theory.resnet import forward, gradient, mlp
 from theory.resnet.errors import (
     error_table,
@@ -57,7 +58,9 @@ __all__ = [
     "ADJOINT_EXPECTED", "ADJOINT_PRESETS", "ADJOINT_PROVED", "FLOOR", "BOUND_EXPECTED",
     "AdjointRatesConfig", "AdjointRatesResult", "adjoint_rates", "adjoint_rate_verdict", "adjoint_rates_verdict",
     "adjoint_reconstruction_verdict", "adjoint_gradient_verdict",
-    "Prop3BoundConfig", "prop3_bound", "Prop5BoundConfig", "prop5_bound", "bound_claim_verdict", "alternating_weights",
+    "PROP3_BOX", "PROP5_BOX", "PROP3_CONSTANT", "PROP5_CONSTANT", "Prop3BoundConfig", "prop3_bound", "prop3_sides",
+    "Prop5BoundConfig", "prop5_bound",
+    "prop5_sides", "bound_claim_verdict", "alternating_weights",
     "Prop5ErratumConfig", "Prop5ErratumResult", "prop5_erratum", "prop5_erratum_verdict",
     "Prop6ErratumConfig", "Prop6ErratumResult", "prop6_erratum", "prop6_erratum_verdict", "prop6_instance",
     "heun_linear_activations", "printed_heun_gradient", "corrected_heun_gradient",
@@ -214,19 +217,78 @@ for (_scheme, _weights), _presets in ADJOINT_PRESETS.items():
 # =========================================================================== leading terms of Props. 3, 5
 
 
+#: the box of the worst-case search of Prop. 3's leading term (Assumption 2 holds on all of it: tanh and its
+#: derivative are bounded, the weights are finite): the weight family (0 smooth in depth, 1 i.i.d. across layers,
+#: 2 one matrix in every layer), the dimension, the depth (from 64, where the O(1/N^2) remainder without a constant
+#: is negligible against the leading term; up to 4096, a few milliseconds a network), the weight scale over decades
+#: (small weights: e^{L_f} - 1 ~ L_f and the local defect of the proof, (1/N^2) d_x f[f], is largest relative to
+#: L_f C_f), the scale of x_0 (|x| near arctanh(1/sqrt 3), where sech^2 tanh is largest, is inside) and a seed
+PROP3_BOX = (Dim("family", 0, 2, "int"), Dim("d", 1, 6, "int"), Dim("N", 64, 4096, "log-int"),
+             Dim("scale", 1e-3, 3.0, "log"), Dim("x_scale", 0.05, 20.0, "log"), Dim("seed", 0, 2**20, "int"))
+_FAMILIES = ("smooth", "iid", "constant")
+#: the printed factor of Prop. 3's right-hand side (e^{L_f} - 1) C_f / N: 1 (the search reports the smallest
+#: factor that still holds over its box)
+PROP3_CONSTANT = ("factor of (e^{L_f} - 1) C_f / N", 1.0)
+#: the printed constant 1/4 of C'_f = L'_theta L_theta / 4 in Prop. 5 (thesis Prop. 2.11)
+PROP5_CONSTANT = ("1/4 in C'_f = L'_theta L_theta / 4", 0.25)
+
+
+def _search_fields():
+    return (field(Int(low=0), 400, "Evaluations of the worst-case search of the bound over its hypotheses (0: none)."),
+            field(Seed(), 0, "Seed of the worst-case search (its scrambled Sobol points)."))
+
+
+def _family_weights(family: str, N: int, d: int, seed: int, scale: float, scheme: str) -> np.ndarray:
+    """Weights of one family of the searches: smooth in depth, i.i.d. across layers, or one matrix repeated."""
+    if family == "constant":
+        A = np.random.default_rng(seed).standard_normal((d, d))
+        A *= scale / np.linalg.norm(A, 2)
+        return np.broadcast_to(A, (N + (scheme == "heun"), d, d)).copy()
+    gen = smooth_weights if family == "smooth" else iid_weights
+    return gen(N, d, np.random.default_rng(seed), scheme=scheme, scale=scale)
+
+
+def prop3_sides(instance: dict) -> tuple[float, float]:
+    r"""``(LHS, RHS)`` of Prop. 3's leading term at one instance of :data:`PROP3_BOX`: the Euler reconstruction error
+    :math:`\max_n \|x_n - \tilde x_n\|` of f(x, theta) = theta tanh(x) and :math:`(e^{L_f} - 1) C_f / N`
+    (:func:`theory.resnet.errors.euler_constants`); x_0 = ``x_scale`` times a standard normal draw of
+    ``default_rng([seed, 1])``."""
+    N, d = int(instance["N"]), int(instance["d"])
+    theta = _family_weights(_FAMILIES[int(instance["family"])], N, d, int(instance["seed"]), float(instance["scale"]),
+                            "euler")
+    x0 = float(instance["x_scale"]) * np.random.default_rng([int(instance["seed"]), 1]).standard_normal(d)
+    return reconstruction_error(x0, theta, "tanh_out", "euler"), _euler_bound(theta, d)
+
+
+def _euler_bound(theta, d) -> float:
+    """The right-hand side of Prop. 3 (one place, so that a control can break it)."""
+    return euler_constants(theta, d)["bound"]
+
+
+def _heun_bound(theta, d) -> float:
+    """The right-hand side of Prop. 5 with the thesis' constant C'_f = L'_theta L_theta / 4 (one place, so that a
+    control can break it)."""
+    return heun_constants(theta, d)["corrected"]
+
+
 @dataclass(frozen=True)
 class Prop3BoundConfig(Config):
-    """Instances of the leading term of Prop. 3 for f(x, theta) = theta tanh(x)."""
+    """Instances of the leading term of Prop. 3 for f(x, theta) = theta tanh(x): seeded draws, and a worst-case search
+    of :data:`PROP3_BOX`."""
 
     seeds: tuple = field(Seeds(), tuple(range(20)), "One instance family per seed: d uniform in 1..5, scale "
                          "uniform in [0.2, 2], smooth weights for odd seeds and i.i.d. ones for even seeds, x_0 of "
                          "standard deviation 2.")
     depths: tuple = field(Ints(low=1), (64, 256, 1024), "Depths, large enough that the O(1/N^2) remainder (no "
                           "explicit constant) is negligible.")
+    search_budget: int
+    search_seed: int
+    search_budget, search_seed = _search_fields()
 
 
 def prop3_bound(config: Prop3BoundConfig = Prop3BoundConfig()) -> BoundResult:
-    """Largest Euler reconstruction error over the bound (e^{L_f} - 1) C_f / N."""
+    """Largest Euler reconstruction error over the bound (e^{L_f} - 1) C_f / N: on the seeded draws, then the
+    worst-case search of :data:`PROP3_BOX` (:func:`prop3_sides`; ``search_budget`` evaluations) attached."""
     _require(config, Prop3BoundConfig, "prop3_bound")
     tracker = BoundTracker()
     for seed in config.seeds:
@@ -238,8 +300,12 @@ def prop3_bound(config: Prop3BoundConfig = Prop3BoundConfig()) -> BoundResult:
             theta = gen(N, d, np.random.default_rng(seed), scale=scale)
             x0 = 2 * rng.standard_normal(d)
             err = reconstruction_error(x0, theta, "tanh_out", "euler")
-            tracker.add(err, euler_constants(theta, d)["bound"], instance={"seed": seed, "N": N, "d": d})
-    return tracker.result()
+            tracker.add(err, _euler_bound(theta, d), instance={"seed": seed, "N": N, "d": d})
+    result = tracker.result()
+    if config.search_budget:
+        result = result.with_search(search_worst_case(prop3_sides, PROP3_BOX, budget=config.search_budget,
+                                                      seed=config.search_seed, constant=PROP3_CONSTANT))
+    return result
 
 
 def alternating_weights(N: int, eps: float) -> np.ndarray:
@@ -251,20 +317,49 @@ def alternating_weights(N: int, eps: float) -> np.ndarray:
 
 _X_STAR = float(np.arctanh(1 / np.sqrt(3)))  # maximiser of sech^2(x) tanh(x), the worst point for d = 1
 
+#: the box of the worst-case search of Prop. 5's leading term: the weight family (0 alternating weights
+#: (-1)^n eps with d = 1, where the defect of thesis Lemma 2.14 keeps one sign; 1 i.i.d. across layers), both with
+#: Delta_theta = O(1) so that the leading term dominates the O(1/N^2) remainder (smooth weights have
+#: Delta_theta = O(1/N^2): the remainder, without a constant, would then be all that is measured); the dimension
+#: (i.i.d. family), the depth from 64, the weight size over decades (small: L'_f -> 0 and the leading term is
+#: exact in the limit; from 3e-3, where the error, about eps^2 / (3 sqrt(3) N), stays above 1e-9 and float64's
+#: round-off over 2N steps moves the ratio by less than 1e-3: below, at N = 4096, it moves it by percents), x_0 as
+#: ``x_scale`` times x* = arctanh(1/sqrt 3) (alternating family) or a standard normal draw, and a seed
+PROP5_BOX = (Dim("family", 0, 1, "int"), Dim("d", 1, 4, "int"), Dim("N", 64, 4096, "log-int"),
+             Dim("scale", 3e-3, 1.5, "log"), Dim("x_scale", 0.05, 20.0, "log"), Dim("seed", 0, 2**20, "int"))
+
+
+def prop5_sides(instance: dict) -> tuple[float, float]:
+    r"""``(LHS, RHS)`` of Prop. 5's leading term at one instance of :data:`PROP5_BOX`: the Heun reconstruction error
+    and :math:`(e^{L'_f} - 1) C'_f \Delta_\theta / (L'_f N)` with the thesis' constant (:func:`_heun_bound`)."""
+    N, d = int(instance["N"]), int(instance["d"])
+    if int(instance["family"]) == 0:
+        theta, d = alternating_weights(N, float(instance["scale"])), 1
+        x0 = np.array([float(instance["x_scale"]) * _X_STAR])
+    else:
+        theta = _family_weights("iid", N, d, int(instance["seed"]), float(instance["scale"]), "heun")
+        x0 = float(instance["x_scale"]) * np.random.default_rng([int(instance["seed"]), 1]).standard_normal(d)
+    return reconstruction_error(x0, theta, "tanh_out", "heun"), _heun_bound(theta, d)
+
 
 @dataclass(frozen=True)
 class Prop5BoundConfig(Config):
-    """Instances of the leading term of Prop. 5 with the thesis' constant C'_f = L'_theta L_theta / 4."""
+    """Instances of the leading term of Prop. 5 with the thesis' constant C'_f = L'_theta L_theta / 4: seeded draws,
+    and a worst-case search of :data:`PROP5_BOX`."""
 
     seeds: tuple = field(Seeds(), tuple(range(12)), "Seeds divisible by 3: alternating weights of size "
                          "10^U(-3, 0) at the worst point x*; other seeds: i.i.d. weights of scale U(0.05, 1.5), d "
                          "uniform in 1..4.")
     depths: tuple = field(Ints(low=1), (64, 256, 1024), "Depths (Delta_theta = O(1) on these instances, so the "
                           "leading term dominates).")
+    search_budget: int
+    search_seed: int
+    search_budget, search_seed = _search_fields()
 
 
 def prop5_bound(config: Prop5BoundConfig = Prop5BoundConfig()) -> BoundResult:
-    """Largest Heun reconstruction error over (e^{L'_f} - 1) C'_f Delta_theta / (L'_f N)."""
+    """Largest Heun reconstruction error over (e^{L'_f} - 1) C'_f Delta_theta / (L'_f N): on the seeded draws, then
+    the worst-case search of :data:`PROP5_BOX` (:func:`prop5_sides`) attached."""
     _require(config, Prop5BoundConfig, "prop5_bound")
     tracker = BoundTracker()
     for seed in config.seeds:
@@ -279,8 +374,12 @@ def prop5_bound(config: Prop5BoundConfig = Prop5BoundConfig()) -> BoundResult:
                                     scale=float(rng.uniform(0.05, 1.5)))
                 x0 = rng.standard_normal(d)
             err = reconstruction_error(x0, theta, "tanh_out", "heun")
-            tracker.add(err, heun_constants(theta, d)["corrected"], instance={"seed": seed, "N": N, "d": d})
-    return tracker.result()
+            tracker.add(err, _heun_bound(theta, d), instance={"seed": seed, "N": N, "d": d})
+    result = tracker.result()
+    if config.search_budget:
+        result = result.with_search(search_worst_case(prop5_sides, PROP5_BOX, budget=config.search_budget,
+                                                      seed=config.search_seed, constant=PROP5_CONSTANT))
+    return result
 
 
 def bound_claim_verdict(result: BoundResult) -> Verdict:
@@ -440,11 +539,13 @@ def prop6_erratum_verdict(result: Prop6ErratumResult) -> Verdict:
 # The documents give no sizes for the explicit bounds and the errata of Props. 3-6: the "paper"
 # presets below are larger settings of the same kind, for sweeps.
 register("resnet_node.prop3_bound", config=Prop3BoundConfig,
-         presets={"check": Prop3BoundConfig(), "paper": Prop3BoundConfig(seeds=tuple(range(100)), depths=(64, 256, 1024, 4096))},
+         presets={"check": Prop3BoundConfig(),
+                  "paper": Prop3BoundConfig(seeds=tuple(range(100)), depths=(64, 256, 1024, 4096), search_budget=4000)},
          measure=prop3_bound, verdict=bound_claim_verdict, claims=("resnet-node/prop-3/bound",),
          summary=lambda r: {"ratio": r.ratio, "n_instances": r.n_instances})
 register("resnet_node.prop5_bound", config=Prop5BoundConfig,
-         presets={"check": Prop5BoundConfig(), "paper": Prop5BoundConfig(seeds=tuple(range(60)), depths=(64, 256, 1024, 4096))},
+         presets={"check": Prop5BoundConfig(),
+                  "paper": Prop5BoundConfig(seeds=tuple(range(60)), depths=(64, 256, 1024, 4096), search_budget=4000)},
          measure=prop5_bound, verdict=bound_claim_verdict, claims=("resnet-node/prop-5/bound",),
          summary=lambda r: {"ratio": r.ratio, "n_instances": r.n_instances})
 register("resnet_node.prop5_erratum", config=Prop5ErratumConfig,

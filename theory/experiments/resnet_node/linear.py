@@ -48,6 +48,11 @@ a ``flow`` argument so that a caller may share flows between experiments (a memo
   ``"check"`` preset adds a Hypothesis search near the threshold (``search_examples``), steered
   towards the largest conclusion ratio.
 
+  The bounds of Assumption 1, Prop. 2 and Lemma 1 also search their hypothesis set
+  (:func:`linear_search` over :data:`LINEAR_BOX`: dimension, depth, the condition number and scale of Sigma,
+  the init on the boundary of the ball of radius 1/4, rho up to 1 - 1e-6, a seed) for the instance maximising
+  LHS/RHS; the flows of those searches are memoised, so that the seven searches of the same box share them.
+
   :func:`assumption1_erratum` compares the thesis' printed constant
   :math:`m/(4\sqrt2\,M e^3)` with the paper's on :math:`\Sigma = cI` with small c, where the
   thesis' threshold is the larger one: an instance it admits leaves the ball, the instance of the
@@ -57,6 +62,7 @@ a ``flow`` argument so that a caller may share flows between experiments (a memo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import MISSING as _MISSING
 from dataclasses import dataclass
@@ -64,7 +70,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import expm
 
-from theory.claims import Verdict, bound_verdict, erratum_verdict, identity_verdict, rate_verdict, threshold_verdict
+from theory.claims import (Verdict, bound_verdict, erratum_verdict, identity_verdict, rate_verdict, threshold_verdict,
+                           worst_case_verdict)
 from theory.experiments._registry import register
 from theory.linear import assumption1 as _assumption1_check
 from theory.linear import (
@@ -78,6 +85,7 @@ from theory.linear import gradient as linear_gradient
 from theory.linear import loss as linear_loss
 from theory.rates import BoundResult, BoundTracker, IdentityResult, RateFit, fit_rate, identity_error
 from theory.resnet import final_state
+from theory.worst_case import Dim, WorstCase, search_worst_case
 
 from ..config import Choice, Choices, Config, Custom, Int, Ints, Real, Reals, Seed, Seeds, field
 from ._common import _check_choice, _require
@@ -104,6 +112,10 @@ __all__ = [
     "ASSUMPTION1_PRESETS", "ERRATUM_PRESETS", "Assumption1Config", "Assumption1Instance", "Assumption1Result",
     "ErratumConfig", "ErratumResult", "assumption1", "assumption1_erratum", "assumption1_erratum_verdict",
     "assumption1_verdict", "conclusion_ratios", "paper_threshold", "thesis_threshold", "with_instances",
+    "BALL_RADIUS", "MOVEMENT_RADIUS", "LINEAR_BOX", "LINEAR_STARTS", "SEARCH_DECAY", "SEARCH_T_POINTS",
+    "PROP2_CONSTANTS",
+    "linear_box_instance", "linear_search", "assumption1_sides", "prop2_sides", "prop2_point_sides", "lemma1_sides",
+    "lemma1_point_sides",
 ]
 
 LINEAR_D = 3  # dimension of both regimes
@@ -322,29 +334,57 @@ PROP2_KEYS = {"weight": "resnet-node/prop-2", "loss": "resnet-node/prop-2/loss",
               "tail": "resnet-node/prop-2/limit"}
 
 
+#: the radius of the ball that the weights never leave (Prop. 2: ||theta_n(t)|| < 1/2) and the largest movement
+#: the proof allows each layer (||theta_n(t) - theta_n(0)|| < 1/4); one place each, so that a control can break them
+BALL_RADIUS = 0.5
+MOVEMENT_RADIUS = 0.25
+
+
+def prop2_sides(theta0, Sigma, B, theta_t, info) -> dict:
+    """Both sides of each conclusion of Prop. 2 on one flow, at the time (and layer) where their ratio is largest
+    (:func:`theory.linear.prop2_constants`; each holds iff LHS <= RHS): a dict ``key -> (lhs, rhs)`` with the keys
+    of :data:`PROP2_KEYS`.
+
+    ``weight``: max ||theta_n(t)|| against 1/2; ``loss``: l(t) against e^{-4mt/e} l(0) (t > 0); ``smoothness``:
+    N max_n ||theta_{n+1}(t) - theta_n(t)|| against C = C_0 + 2 e^{3/2} sqrt(M l0)/m; ``pl``: the layer-wise PL
+    sandwich (4/e) m l <= N^2 ||grad_n||^2 <= 4 e M l, as the worse of (4/e) m against N^2 ||grad_n||^2 / l and of
+    N^2 ||grad_n||^2 / l against 4 e M; ``tail``: the convergence ||theta_n(t') - theta_n(t)|| against
+    e^{3/2} sqrt(M l0)/m exp(-2mt/e), t' > t on the time grid."""
+    c = prop2_constants(theta0, Sigma, B)
+    t = info.t
+    out = {}
+    rhs_loss = c["l0"] * np.exp(-c["loss_rate"] * t[1:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = int(np.argmax(info.loss[1:] / rhs_loss)) if np.any(rhs_loss > 0) else 0
+    out["loss"] = (float(info.loss[1 + k]), float(rhs_loss[k]))
+    pl = info.pl[np.isfinite(info.pl).all(axis=1)]
+    low, high = (c["pl_low"], float(pl.min())), (float(pl.max()), c["pl_high"])
+    out["pl"] = low if low[0] * high[1] >= high[0] * low[1] else high
+    moved = np.linalg.norm(theta_t[None, :] - theta_t[:, None], axis=(-2, -1)).max(axis=-1)  # (t, t')
+    later = np.triu(np.ones((len(t), len(t)), bool), 1)
+    tail_lhs = np.where(later, moved, 0.0).max(axis=1)[:-1]
+    tail_rhs = c["movement"] * np.exp(-c["loss_rate"] / 2 * t[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = int(np.argmax(tail_lhs / tail_rhs)) if np.any(tail_rhs > 0) else 0
+    out["tail"] = (float(tail_lhs[k]), float(tail_rhs[k]))
+    out["weight"] = (float(info.max_weight.max()), BALL_RADIUS)
+    out["smoothness"] = (float(info.layer_difference.max()), float(c["smoothness"]))
+    return out
+
+
 def prop2_ratios(theta0, Sigma, B, theta_t, info) -> dict:
     """The conclusions of Prop. 2 for one flow, each as a ratio to the proof's explicit bound
-    (:func:`theory.linear.prop2_constants`; each must stay <= 1):
+    (:func:`theory.linear.prop2_constants`; each must stay <= 1): LHS/RHS of :func:`prop2_sides`.
 
     ``weight`` max ||theta_n(t)|| / (1/2); ``loss`` l(t) / (e^{-4mt/e} l(0)); ``smoothness``
     max_n ||theta_{n+1}(t) - theta_n(t)|| over C/N; ``pl`` the layer-wise PL sandwich
     (4/e) m l <= N^2 ||grad_n||^2 <= 4 e M l; ``tail`` the convergence
     ||theta_n(t') - theta_n(t)|| <= e^{3/2} sqrt(M l0)/m exp(-2mt/e) for t' > t."""
-    c = prop2_constants(theta0, Sigma, B)
-    t = info.t
-    with np.errstate(divide="ignore"):
-        loss_ratio = info.loss[1:] / (c["l0"] * np.exp(-c["loss_rate"] * t[1:]))
-    pl = info.pl[np.isfinite(info.pl).all(axis=1)]
-    moved = np.linalg.norm(theta_t[None, :] - theta_t[:, None], axis=(-2, -1)).max(axis=-1)  # (t, t')
-    later = np.triu(np.ones((len(t), len(t)), bool), 1)
-    tail = np.where(later, moved, 0.0).max(axis=1)[:-1] / (c["movement"] * np.exp(-c["loss_rate"] / 2 * t[:-1]))
-    return {
-        "tail": float(tail.max()),
-        "weight": float(info.max_weight.max() / 0.5),
-        "loss": float(loss_ratio.max()),
-        "smoothness": float(info.layer_difference.max() / c["smoothness"]) if c["smoothness"] > 0 else 0.0,
-        "pl": float(max((c["pl_low"] / pl).max(), (pl / c["pl_high"]).max())),
-    }
+    out = {}
+    for key, (lhs, rhs) in prop2_sides(theta0, Sigma, B, theta_t, info).items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[key] = float(lhs / rhs) if rhs > 0 else (0.0 if lhs == 0 else float("inf"))
+    return out
 
 
 @dataclass(frozen=True)
@@ -357,6 +397,10 @@ class LinearFlowConfig(Config):
     depths: tuple = field(Ints(low=1), LINEAR_GRID, "Depths N.")
     t_max: float = _t_max()
     t_points: int = _t_points()
+    search_budget: int = field(Int(low=0), 0, "Evaluations of each worst-case search of :data:`LINEAR_BOX`, one per "
+                               "conclusion of Prop. 2 (scrambled Sobol points, then Nelder-Mead; 0: none; unused "
+                               "where the config gives the flows of Lemma 1).")
+    search_seed: int = field(Seed(), 0, "Seed of the worst-case searches.")
 
     def instances(self):
         """(seed, init, N) in the order of the records."""
@@ -364,21 +408,31 @@ class LinearFlowConfig(Config):
 
 
 #: the documents give no sizes for the linear experiments; "paper" is a longer ladder for sweeps
-LINEAR_PRESETS = {"check": LinearFlowConfig(),
-                  "paper": LinearFlowConfig(seeds=(0, 1, 2, 3), depths=LINEAR_GRID + (512, 1024))}
+LINEAR_PRESETS = {"check": LinearFlowConfig(search_budget=120),
+                  "paper": LinearFlowConfig(seeds=(0, 1, 2, 3), depths=LINEAR_GRID + (512, 1024), search_budget=1200)}
+
+#: the printed constants of the conclusions of Prop. 2 whose right-hand side is one constant times a function: the
+#: radius 1/2 of the ball and the factor e^{3/2} of the convergence bound (the search reports the smallest that holds)
+PROP2_CONSTANTS = {"weight": ("radius 1/2 of the ball", BALL_RADIUS),
+                   "tail": ("e^{3/2} in e^{3/2} sqrt(M l0)/m exp(-2mt/e)", float(np.e**1.5))}
 
 
 @dataclass(frozen=True)
 class Prop2Result:
     """Per instance (seed, init, N), the ratios of :func:`prop2_ratios`; ``n_outside``: instances
-    that :func:`theory.linear.assumption1` says violate the assumption (0 expected)."""
+    that :func:`theory.linear.assumption1` says violate the assumption (0 expected); ``searches``: conclusion key
+    (:data:`PROP2_KEYS`) -> the worst-case search of :data:`LINEAR_BOX` for that conclusion (:func:`prop2_point_sides`),
+    empty without searches."""
 
     rows: tuple
     n_outside: int
+    searches: dict = dataclasses.field(default_factory=dict)
 
 
 def prop2(config: LinearFlowConfig = LINEAR_PRESETS["check"], *, flow=None) -> Prop2Result:
-    """The conclusions of Prop. 2 on every flow of the config (``flow``: see :func:`linear_flow`)."""
+    """The conclusions of Prop. 2 on every flow of the config (``flow``: see :func:`linear_flow`), and one
+    worst-case search of :data:`LINEAR_BOX` per conclusion (``search_budget`` evaluations each; the searches share
+    their flows)."""
     _require(config, LinearFlowConfig, "prop2")
     get = _flow_of(config, flow)
     rows, outside = [], 0
@@ -387,7 +441,23 @@ def prop2(config: LinearFlowConfig = LINEAR_PRESETS["check"], *, flow=None) -> P
         outside += not _assumption1_check(theta0, Sigma, B).holds
         theta_t, info = get("assumption", seed, N, init)
         rows.append(((seed, init, N), prop2_ratios(theta0, Sigma, B, theta_t, info)))
-    return Prop2Result(tuple(rows), outside)
+    searches = {}
+    if config.search_budget:
+        for key in PROP2_KEYS:
+            searches[key] = linear_search(functools.partial(prop2_point_sides, key), config.search_budget,
+                                          config.search_seed, constant=PROP2_CONSTANTS.get(key))
+    return Prop2Result(tuple(rows), outside, searches)
+
+
+def prop2_point_sides(key: str, point):
+    """``(lhs, rhs)`` of conclusion ``key`` of Prop. 2 (:func:`prop2_sides`) at one point of :data:`LINEAR_BOX`
+    (flows on :data:`SEARCH_T_POINTS` times up to the horizon e SEARCH_DECAY / (4m)), or None outside Assumption 1."""
+    _check_choice(key, "key", "theory.experiments.resnet_node.prop2_point_sides", tuple(PROP2_KEYS))
+    flow = _inside(linear_box_instance(point))
+    if flow is None:
+        return None
+    theta0, Sigma, B, theta_t, info = flow
+    return prop2_sides(theta0, Sigma, B, theta_t, info)[key]
 
 
 def prop2_bound(result: Prop2Result, key: str) -> BoundResult:
@@ -401,12 +471,15 @@ def prop2_bound(result: Prop2Result, key: str) -> BoundResult:
 
 def prop2_claim_verdict(result: Prop2Result, key: str) -> Verdict:
     """The record of conclusion ``key`` (see :data:`PROP2_KEYS`): its largest ratio to its bound is at most 1
-    on every instance, and no instance lies outside Assumption 1 (``n_outside`` = 0)."""
+    on every instance, no instance lies outside Assumption 1 (``n_outside`` = 0), and the largest ratio of the
+    conclusion's worst-case search (``result.searches[key]``, where it ran) is at most 1 too."""
     bound = prop2_bound(result, key)
     measured = {**bound.to_measured(), "n_outside": result.n_outside}
-    return threshold_verdict("bound", measured, {"ratio_max": BOUND_EXPECTED["ratio_max"], "n_outside_max": 0},
-                             context=f"{PROP2_KEYS[key]} over {bound.n_instances} instances, worst "
-                                     f"{bound.worst}")
+    verdict = threshold_verdict("bound", measured, {"ratio_max": BOUND_EXPECTED["ratio_max"], "n_outside_max": 0},
+                                context=f"{PROP2_KEYS[key]} over {bound.n_instances} instances, worst "
+                                        f"{bound.worst}")
+    search = result.searches.get(key)
+    return verdict if search is None else worst_case_verdict(verdict, search, ratio_max=BOUND_EXPECTED["ratio_max"])
 
 
 def _prop2_claim(key: str):
@@ -424,12 +497,15 @@ PROP2_CLAIM_VERDICTS = {claim_id: _prop2_claim(key) for key, claim_id in PROP2_K
 
 def prop2_verdict(result: Prop2Result) -> Verdict:
     """Every conclusion of Prop. 2 at once (the experiment's verdict): the largest ratio of each
-    (``<key>_ratio``) is at most 1, and no instance lies outside Assumption 1; each claim's record is
-    :func:`prop2_claim_verdict`."""
+    (``<key>_ratio``) and of its worst-case search (``<key>_search_ratio``) is at most 1, and no instance lies
+    outside Assumption 1; each claim's record is :func:`prop2_claim_verdict`."""
     measured = {f"{key}_ratio": float(prop2_bound(result, key).ratio) for key in PROP2_KEYS}
     measured["n_outside"] = result.n_outside
     expected = {f"{key}_ratio_max": BOUND_EXPECTED["ratio_max"] for key in PROP2_KEYS}
     expected["n_outside_max"] = 0
+    for key, search in result.searches.items():
+        measured[f"{key}_search_ratio"] = float(search.ratio)
+        expected[f"{key}_search_ratio_max"] = BOUND_EXPECTED["ratio_max"]
     return threshold_verdict("bound", measured, expected, context=f"{len(result.rows)} flows")
 
 
@@ -691,12 +767,16 @@ class Lemma1Config(Config):
     flows: LinearFlowConfig = field(_FLOWS, LinearFlowConfig(), "The flows.")
     pairs: int = field(Int(low=1), 400, "Pairs per flow.")
     seed: int = field(Seed(), 0, "Seed of the generator drawing the pairs.")
+    search_budget: int = field(Int(low=0), 0, "Evaluations of the worst-case search of :data:`LINEAR_BOX` "
+                               "(:func:`lemma1_point_sides`; 0: none).")
+    search_seed: int = field(Seed(), 0, "Seed of the worst-case search.")
 
 
 def lemma1(config: Lemma1Config = Lemma1Config(), *, flow=None) -> BoundResult:
     """The two ingredients of the Arzela-Ascoli argument with the proof's constants: (i)
     ||psi_N(s1,t1) - psi_N(s2,t2)|| <= C'|t1-t2| + C|s1-s2| + C/N, C = C_0 + 2 e^{3/2} sqrt(M l0)/m,
-    C' = 2 sqrt(e M l0) (worst pair per flow), and (ii) ||psi_N|| <= 1/2."""
+    C' = 2 sqrt(e M l0) (worst pair per flow), and (ii) ||psi_N|| <= 1/2; then the worst-case search of
+    :data:`LINEAR_BOX` (:func:`lemma1_point_sides`, ``search_budget`` evaluations) attached."""
     _require(config, Lemma1Config, "lemma1")
     fc = config.flows
     get = _flow_of(fc, flow)
@@ -716,8 +796,52 @@ def lemma1(config: Lemma1Config = Lemma1Config(), *, flow=None) -> BoundResult:
         rhs = c["time_lipschitz"] * np.abs(T[k1] - T[k2]) + c["smoothness"] * np.abs(s1 - s2) + c["smoothness"] / N
         k = int(np.argmax(lhs / rhs))
         tracker.add(float(lhs[k]), float(rhs[k]), instance={"seed": seed, "init": init, "N": N})
-        tracker.add(float(np.linalg.norm(theta_t, axis=(-2, -1)).max()), 0.5, instance={"bound": "(ii)", "N": N})
-    return tracker.result()
+        tracker.add(float(np.linalg.norm(theta_t, axis=(-2, -1)).max()), BALL_RADIUS,
+                    instance={"bound": "(ii)", "N": N})
+    result = tracker.result()
+    if not config.search_budget:
+        return result
+    return result.with_search(linear_search(functools.partial(lemma1_point_sides, pairs=config.pairs),
+                                            config.search_budget, config.search_seed))
+
+
+def lemma1_sides(theta0, Sigma, B, theta_t, t, *, pairs: int, rng) -> tuple[float, float]:
+    r"""``(lhs, rhs)`` of the worse of Lemma 1's two ingredients on one flow, over the pairs where (i) is tightest
+    and ``pairs`` random ones.
+
+    (i) :math:`\|\psi_N(s_1,t_1) - \psi_N(s_2,t_2)\| \le C'|t_1-t_2| + C|s_1-s_2| + C/N` on: consecutive layers at
+    one time, in the limit :math:`s_1 \to s_2` across the cell boundary (LHS :math:`\|\theta_{n+1}(t) - \theta_n(t)\|`,
+    RHS C/N); one layer at consecutive times of ``t`` (RHS :math:`C'|\Delta t| + C/N`); ``pairs`` pairs with
+    :math:`s_1, s_2` uniform and :math:`t_1, t_2` on ``t`` (``rng``). (ii) :math:`\|\psi_N\| \le 1/2`."""
+    c = prop2_constants(theta0, Sigma, B)
+    N = theta_t.shape[1]
+    C, Cp = c["smoothness"], c["time_lipschitz"]
+    sides = [(float(np.linalg.norm(theta_t, axis=(-2, -1)).max()), BALL_RADIUS)]
+    if N > 1:
+        sides.append((float(np.linalg.norm(np.diff(theta_t, axis=1), axis=(-2, -1)).max()), C / N))
+    step = np.linalg.norm(np.diff(theta_t, axis=0), axis=(-2, -1))  # (T - 1, N)
+    k, n = np.unravel_index(int(np.argmax(step / (Cp * np.diff(t)[:, None] + C / N))), step.shape)
+    sides.append((float(step[k, n]), float(Cp * (t[k + 1] - t[k]) + C / N)))
+    s1, s2 = rng.uniform(0, 1, (2, pairs))
+    k1, k2 = rng.integers(0, len(t), (2, pairs))
+    a = depth_embedding(theta_t, s1)[k1, np.arange(pairs)]
+    b = depth_embedding(theta_t, s2)[k2, np.arange(pairs)]
+    lhs = np.linalg.norm(a - b, axis=(-2, -1))
+    rhs = Cp * np.abs(t[k1] - t[k2]) + C * np.abs(s1 - s2) + C / N
+    j = int(np.argmax(lhs / rhs))
+    sides.append((float(lhs[j]), float(rhs[j])))
+    return max(sides, key=lambda p: p[0] / p[1])
+
+
+def lemma1_point_sides(point, *, pairs: int = 400):
+    """:func:`lemma1_sides` at one point of :data:`LINEAR_BOX` (flows as in :func:`prop2_point_sides`; the random
+    pairs from ``default_rng([seed, 2])``), or None outside Assumption 1."""
+    flow = _inside(linear_box_instance(point))
+    if flow is None:
+        return None
+    theta0, Sigma, B, theta_t, info = flow
+    return lemma1_sides(theta0, Sigma, B, theta_t, info.t, pairs=pairs,
+                        rng=np.random.default_rng([int(point["seed"]), 2]))
 
 
 def lemma1_verdict(result: BoundResult) -> Verdict:
@@ -876,23 +1000,103 @@ def conclusion_ratios(theta0, Sigma, B, *, decay: float = 10.0, t_points: int = 
     (the proved bound on the loss falls by :math:`e^{-decay}` by then). Also returns ``sqrt_loss0``,
     ``final_loss_ratio`` = :math:`\ell(T)/\ell(0)` and ``horizon`` T.
     """
-    m = float(np.linalg.eigvalsh(Sigma)[0])
-    horizon = np.e * decay / (4 * m)
-    t = np.linspace(0.0, horizon, t_points)
+    t = _horizon_grid(Sigma, decay, t_points)
     theta_t, info = gradient_flow(theta0, Sigma, B, t, full_output=True)
+    return _conclusions(theta0, Sigma, theta_t, info)
+
+
+def _horizon_grid(Sigma, decay, t_points) -> np.ndarray:
+    """``t_points`` equally spaced times in [0, e decay / (4 m)] (m the smallest eigenvalue of Sigma)."""
+    m = float(np.linalg.eigvalsh(Sigma)[0])
+    return np.linspace(0.0, np.e * decay / (4 * m), t_points)
+
+
+def _conclusion_sides(theta0, Sigma, theta_t, info) -> dict:
+    """Both sides of the three conclusions of Assumption 1 on one flow (see :func:`conclusion_ratios`): a dict
+    ``"ball"``, ``"movement"``, ``"loss"`` -> (lhs, rhs), the loss at the time of its largest ratio."""
+    m = float(np.linalg.eigvalsh(Sigma)[0])
+    t = info.t
     l0 = float(info.loss[0])
     moved = np.sqrt(np.sum((theta_t - theta0) ** 2, axis=(-2, -1))).max()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        loss_ratio = info.loss[1:] / (l0 * np.exp(-4 * m * t[1:] / np.e))
-    loss_ratio = float(np.max(loss_ratio)) if l0 > 0 else 0.0
-    return {
-        "ball": float(info.max_weight.max() / 0.5),
-        "movement": float(moved / 0.25),
-        "loss": loss_ratio,
-        "sqrt_loss0": float(np.sqrt(l0)),
-        "final_loss_ratio": float(info.loss[-1] / l0) if l0 > 0 else 0.0,
-        "horizon": float(horizon),
-    }
+    rhs_loss = l0 * np.exp(-4 * m * t[1:] / np.e)
+    if l0 > 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = int(np.argmax(info.loss[1:] / rhs_loss))
+        loss = (float(info.loss[1 + k]), float(rhs_loss[k]))
+    else:
+        loss = (0.0, 1.0)
+    return {"ball": (float(info.max_weight.max()), BALL_RADIUS), "movement": (float(moved), MOVEMENT_RADIUS),
+            "loss": loss}
+
+
+def _conclusions(theta0, Sigma, theta_t, info) -> dict:
+    sides = _conclusion_sides(theta0, Sigma, theta_t, info)
+    l0 = float(info.loss[0])
+    out = {key: float(lhs / rhs) for key, (lhs, rhs) in sides.items()}
+    out.update(sqrt_loss0=float(np.sqrt(l0)), final_loss_ratio=float(info.loss[-1] / l0) if l0 > 0 else 0.0,
+               horizon=float(info.t[-1]))
+    return out
+
+
+# --------------------------------------------------------------------------- the worst-case searches
+
+#: the box of the worst-case searches of Assumption 1, Prop. 2 and Lemma 1 (coordinates of
+#: :class:`Assumption1Instance`): the dimension, the depth (1 to 64: a flow takes at most a few tenths of a second),
+#: the condition number M/m of Sigma (log, 1 to 100; the flow's horizon grows like it), its largest eigenvalue M
+#: (log, 1e-2 to 1e2), the init (an index into ``("zero", "constant", "cosine", "aligned")``: every non-zero one on
+#: the boundary ||theta_n(0)||_F = 1/4 of the assumption, ``aligned`` pushed outwards by the flow), rho =
+#: sqrt(l(0)) over the paper's threshold up to 1 - 1e-6 (the edge of the assumption; small rho is where the
+#: smoothness bound is tightest, its C_0 term then dominating), the sign of the aligned init and a seed
+LINEAR_BOX = (Dim("d", 1, 3, "int"), Dim("N", 1, 64, "log-int"), Dim("kappa", 1.0, 100.0, "log"),
+              Dim("M", 1e-2, 1e2, "log"), Dim("init", 0, 3, "int"), Dim("rho", 1e-3, 1.0 - 1e-6),
+              Dim("sign", 0, 1, "int"), Dim("seed", 0, 2**20, "int"))
+#: Nelder-Mead refinements of the linear searches (two: eight coordinates need ten evaluations a start)
+LINEAR_STARTS = 2
+#: horizon (the proved loss bound falls by e^-decay) and times of the flows of the Prop. 2 and Lemma 1 searches: those
+#: of :class:`Assumption1Config`'s defaults, so that the three searches share their flows
+SEARCH_DECAY = 10.0
+SEARCH_T_POINTS = 61
+
+
+def linear_box_instance(point, rho_scale: float = 1.0) -> Assumption1Instance:
+    """The :class:`Assumption1Instance` of one point of :data:`LINEAR_BOX` (indices decoded; rho times
+    ``rho_scale``)."""
+    return Assumption1Instance(d=int(point["d"]), N=int(point["N"]), kappa=float(point["kappa"]),
+                               M=float(point["M"]), init=_INITS[int(point["init"])],
+                               rho=float(point["rho"]) * rho_scale, seed=int(point["seed"]),
+                               sign=(1.0, -1.0)[int(point["sign"])])
+
+
+@functools.lru_cache(maxsize=256)
+def _search_flow(inst: Assumption1Instance, decay: float, t_points: int):
+    """``(theta0, Sigma, B, theta_t, info)`` of one instance, the flow on :func:`_horizon_grid` (memoised: the
+    searches of Assumption 1, Prop. 2 and Lemma 1 visit the same Sobol points; the arrays are read-only)."""
+    theta0, Sigma, B = inst.build()
+    theta_t, info = gradient_flow(theta0, Sigma, B, _horizon_grid(Sigma, decay, t_points), full_output=True)
+    for a in (theta0, Sigma, B, theta_t, info.t, info.loss, info.max_weight, info.layer_difference, info.pl,
+              info.gradient_norm):
+        a.setflags(write=False)
+    return theta0, Sigma, B, theta_t, info
+
+
+def _inside(inst: Assumption1Instance, decay: float = SEARCH_DECAY, t_points: int = SEARCH_T_POINTS):
+    """The flow of ``inst`` (:func:`_search_flow`) if it satisfies Assumption 1 (:func:`theory.linear.assumption1`),
+    else None (the searches' constraint: outside the hypotheses)."""
+    theta0, Sigma, B = inst.build()
+    if not _assumption1_check(theta0, Sigma, B).holds:
+        return None
+    return _search_flow(inst, float(decay), int(t_points))
+
+
+def _worst_side(sides: dict) -> tuple[float, float]:
+    """The (lhs, rhs) pair of largest ratio among ``sides`` (a dict of pairs with rhs > 0)."""
+    return max(sides.values(), key=lambda p: p[0] / p[1])
+
+
+def linear_search(sides, budget: int, seed: int, constant=None):
+    """:func:`theory.worst_case.search_worst_case` of ``sides(point) -> (lhs, rhs) or None`` over
+    :data:`LINEAR_BOX` (two Nelder-Mead starts)."""
+    return search_worst_case(sides, LINEAR_BOX, budget=budget, seed=seed, starts=LINEAR_STARTS, constant=constant)
 
 
 @dataclass(frozen=True)
@@ -926,6 +1130,10 @@ class Assumption1Config(Config):
     search_depths: tuple = field(Ints(low=1), (2, 4, 8, 16), "Depths N of the search.")
     search_rho: tuple = field(Reals(0, 1e4, closed="right", min_len=2, max_len=2), (0.9, 0.9999),
                               "Range (low, high), low <= high, of the search's rho (times ``rho_scale``).")
+    search_budget: int = field(Int(low=0), 0, "Evaluations of the worst-case search of :data:`LINEAR_BOX` for the "
+                               "largest conclusion ratio (scrambled Sobol points, then Nelder-Mead; rho times "
+                               "``rho_scale``; 0: none).")
+    search_seed: int = field(Seed(), 0, "Seed of the worst-case search.")
 
     def check(self):
         if self.log10_M[0] > self.log10_M[1]:
@@ -959,11 +1167,12 @@ class Assumption1Config(Config):
 
 
 ASSUMPTION1_PRESETS = {
-    # the seeded draw and the check's Hypothesis search near the threshold (40 examples)
-    "check": Assumption1Config(search_examples=40),
-    # no sizes in the documents for this statement; a larger draw for sweeps
+    # the seeded draw, the check's Hypothesis search near the threshold (40 examples) and the worst-case search of
+    # LINEAR_BOX (120 evaluations)
+    "check": Assumption1Config(search_examples=40, search_budget=120),
+    # no sizes in the documents for this statement; a larger draw for sweeps and ten times the search
     "paper": Assumption1Config(n_instances=400, dims=(1, 2, 3, 5, 8), depths=(2, 4, 8, 16, 32, 64, 128),
-                               kappa_max=100.0, log10_M=(-3.0, 3.0)),
+                               kappa_max=100.0, log10_M=(-3.0, 3.0), search_budget=1200),
 }
 
 
@@ -990,6 +1199,9 @@ class Assumption1Result:
     n_hypothesis : int
         Instances added by a Hypothesis search (the last ``n_hypothesis`` of ``instances``; see
         :func:`with_instances`).
+    search : WorstCase or None
+        The worst-case search of :data:`LINEAR_BOX` for the largest conclusion ratio (:func:`assumption1_sides`),
+        where one ran.
     """
 
     instances: tuple
@@ -1002,6 +1214,7 @@ class Assumption1Result:
     break_family: tuple
     break_factor: float | None
     n_hypothesis: int = 0
+    search: WorstCase | None = None
 
     def to_measured(self) -> dict:
         """The report's ``measured`` dict."""
@@ -1053,7 +1266,24 @@ def assumption1(config: Assumption1Config = ASSUMPTION1_PRESETS["check"]) -> Ass
 
     searched = hypothesis_search(config.strategy, evaluate, config.search_examples,
                                  label="largest conclusion ratio", where="theory.experiments.resnet_node.assumption1")
-    return with_instances(result, searched) if searched else result
+    result = with_instances(result, searched) if searched else result
+    if not config.search_budget:
+        return result
+    search = linear_search(lambda point: assumption1_sides(point, decay=config.decay, t_points=config.t_points,
+                                                           rho_scale=config.rho_scale),
+                           config.search_budget, config.search_seed)
+    return dataclasses.replace(result, search=search)
+
+
+def assumption1_sides(point, *, decay: float = 10.0, t_points: int = 61, rho_scale: float = 1.0):
+    """``(lhs, rhs)`` of the conclusion of largest ratio (ball, movement or loss; :func:`conclusion_ratios`) at one
+    point of :data:`LINEAR_BOX`, or None outside Assumption 1."""
+    inst = linear_box_instance(point, rho_scale)
+    flow = _inside(inst, decay, t_points)
+    if flow is None:
+        return None
+    theta0, Sigma, _, theta_t, info = flow
+    return _worst_side(_conclusion_sides(theta0, Sigma, theta_t, info))
 
 
 def with_instances(result: Assumption1Result, rows) -> Assumption1Result:
@@ -1070,20 +1300,22 @@ def with_instances(result: Assumption1Result, rows) -> Assumption1Result:
         max_movement=max(r["movement"] for r in rows), max_loss=max(r["loss"] for r in rows),
         max_rho=max(r["rho"] for r in rows), n_outside=result.n_outside + extra_outside,
         break_family=result.break_family, break_factor=result.break_factor,
-        n_hypothesis=result.n_hypothesis + len(rows) - len(result.instances))
+        n_hypothesis=result.n_hypothesis + len(rows) - len(result.instances), search=result.search)
 
 
 def assumption1_verdict(result: Assumption1Result) -> Verdict:
     """Pass iff every drawn instance lies inside Assumption 1 and every conclusion ratio is <= 1 (also
-    measured: ``n_hypothesis``, the instances of the Hypothesis search)."""
+    measured: ``n_hypothesis``, the instances of the Hypothesis search), and so is the largest ratio of the
+    worst-case search where one ran (``measured["search"]``, :func:`theory.claims.worst_case_verdict`)."""
     brk = ("no conclusion breaks on the ladder" if result.break_factor is None
            else f"first break beyond the threshold at rho = {result.break_factor:g}")
     measured = {**result.to_measured(), "n_outside": result.n_outside, "n_hypothesis": result.n_hypothesis}
-    return threshold_verdict("bound", measured, {"ratio_max": 1.0, "n_outside_max": 0}, context=(
+    verdict = threshold_verdict("bound", measured, {"ratio_max": 1.0, "n_outside_max": 0}, context=(
         f"largest of the ball, movement and loss ratios over {result.bound.n_instances} (instance, conclusion) "
         f"pairs, worst {result.bound.worst}; per conclusion: ball {result.max_ball:.3f}, movement "
         f"{result.max_movement:.3f}, loss {result.max_loss:.3f} (closest approach to the threshold: rho = "
         f"{result.max_rho:.5f}); {brk}"))
+    return verdict if result.search is None else worst_case_verdict(verdict, result.search, ratio_max=1.0)
 
 
 # --------------------------------------------------------------------------- the thesis' constant
@@ -1203,7 +1435,8 @@ register("resnet_node.thm1", config=DoublingConfig,
          measure=thm1, verdict=thm1_verdict, claims=THM1_CLAIM_VERDICTS,
          summary=lambda r: {which: r.fit(which).slope for which in _THM1_CLAIMS})
 register("resnet_node.lemma1", config=Lemma1Config,
-         presets={"check": Lemma1Config(), "paper": Lemma1Config(flows=LINEAR_PRESETS["paper"], pairs=4000)},
+         presets={"check": Lemma1Config(search_budget=120),
+                  "paper": Lemma1Config(flows=LINEAR_PRESETS["paper"], pairs=4000, search_budget=1200)},
          measure=lemma1, verdict=lemma1_verdict, claims=("resnet-node/lemma-1",),
          summary=lambda r: {"ratio": r.ratio, "n_instances": r.n_instances})
 register("resnet_node.fig2", config=Fig2Config,

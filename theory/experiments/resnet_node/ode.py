@@ -24,6 +24,7 @@ import numpy as np
 from theory.claims import Verdict, bound_verdict, identity_verdict, rate_verdict
 from theory.experiments._registry import register
 from theory.rates import BoundResult, BoundTracker, IdentityResult, RateFit, fit_rate, identity_error
+from theory.worst_case import Dim, search_worst_case
 from theory.resnet import forward, interpolating_ode
 from theory.resnet.errors import iid_weights, smooth_weights
 
@@ -32,7 +33,7 @@ from ._common import _require
 from ._search import hypothesis_search
 
 __all__ = [
-    "PROP1_PRESETS", "PROP1_RATE_PRESETS",
+    "PROP1_BOX", "PROP1_CONSTANT", "PROP1_PRESETS", "PROP1_RATE_PRESETS", "prop1_sides",
     "PROP1_EXPECTED", "PROP1_RATE_EXPECTED", "PROP1_IDENTITY_EXPECTED",
     "Prop1Instance", "Prop1Config", "Prop1Result", "prop1_instance", "prop1", "prop1_from_rows", "prop1_verdict",
     "Prop1TightnessConfig", "Prop1TightnessResult", "prop1_tightness", "prop1_tightness_verdict",
@@ -61,6 +62,7 @@ class Prop1Instance(Config):
     N: int = field(Int(low=1), _MISSING, "Depth.")
     scale: float = field(Real(0, 100, closed="right"), _MISSING, "Multiplies the weights.")
     seed: int = field(Seed(), _MISSING, "Seed of the generator drawing the weights and then x_0.")
+    x_scale: float = field(Real(0, 1e3, closed="right"), 1.0, "Multiplies x_0 (a standard normal draw).")
 
 
 def prop1_instance(inst: Prop1Instance) -> tuple[float, float]:
@@ -70,11 +72,38 @@ def prop1_instance(inst: Prop1Instance) -> tuple[float, float]:
     gen = smooth_weights if inst.weights == "smooth" else iid_weights
     # the interpolating ODE needs theta_0 .. theta_N: draw the Heun-sized family, Euler uses N of them
     theta = gen(inst.N, inst.d, rng, scheme="heun", scale=inst.scale)
-    x0 = rng.standard_normal(inst.d)
+    x0 = inst.x_scale * rng.standard_normal(inst.d)
     sol = interpolating_ode(x0, theta, inst.residual, inst.interpolation)
     x = forward(x0, theta[:-1], inst.residual)
     err = float(np.max(np.linalg.norm(x - sol.x, axis=1)))
-    return err, sol.prop1_bound()
+    return err, _prop1_rhs(sol)
+
+
+def _prop1_rhs(sol) -> float:
+    """The right-hand side of Prop. 1 on a solved ODE (one place, so that a control can break it)."""
+    return sol.prop1_bound()
+
+
+#: the box of the worst-case search of Prop. 1 (every point satisfies its hypotheses: the residual families are C^1
+#: in x and globally Lipschitz, both interpolations are continuous in s): the residual family (an index into
+#: ``("tanh_out", "tanh", "linear")``), the weights (0 smooth in depth, 1 i.i.d. across layers), the interpolation
+#: (0 linear in the weights, 1 in the residuals), the dimension, the depth (1 to 64, at most a few tenths of a second
+#: of ODE solves), the weight scale over decades (small weights: L -> 0, where the bound is attained by a field
+#: affine in s), the scale of x_0 and a seed
+PROP1_BOX = (Dim("residual", 0, 2, "int"), Dim("weights", 0, 1, "int"), Dim("interpolation", 0, 1, "int"),
+             Dim("d", 1, 6, "int"), Dim("N", 1, 64, "log-int"), Dim("scale", 1e-3, 5.0, "log"),
+             Dim("x_scale", 1e-2, 10.0, "log"), Dim("seed", 0, 2**20, "int"))
+#: the printed constant 1/2 of Prop. 1's right-hand side (e^L - 1) C_N / (2 N L)
+PROP1_CONSTANT = ("1/2 in (e^L - 1) C_N / (2 N L)", 0.5)
+
+
+def prop1_sides(instance: dict) -> tuple[float, float]:
+    """``(gap, bound)`` of :func:`prop1_instance` at one point of :data:`PROP1_BOX` (indices decoded)."""
+    return prop1_instance(Prop1Instance(
+        residual=_RESIDUALS[int(instance["residual"])], weights=("smooth", "iid")[int(instance["weights"])],
+        interpolation=("weights", "residuals")[int(instance["interpolation"])], d=int(instance["d"]),
+        N=int(instance["N"]), scale=float(instance["scale"]), seed=int(instance["seed"]),
+        x_scale=float(instance["x_scale"])))
 
 
 @dataclass(frozen=True)
@@ -90,6 +119,9 @@ class Prop1Config(Config):
     search_examples: int = field(Int(low=0), 0, "Examples of the Hypothesis search of the same space, steered "
                                  "towards the largest gap/bound ratio (derandomized; 0: none, and no Hypothesis "
                                  "needed). n_instances + search_examples >= 1.")
+    search_budget: int = field(Int(low=0), 0, "Evaluations of the worst-case search of :data:`PROP1_BOX` (scrambled "
+                               "Sobol points, then Nelder-Mead; 0: none).")
+    search_seed: int = field(Seed(), 0, "Seed of the worst-case search.")
 
     def check(self):
         if self.scale_range[0] > self.scale_range[1]:
@@ -120,10 +152,12 @@ class Prop1Config(Config):
 
 
 PROP1_PRESETS = {
-    # the check's bound search: 40 Hypothesis examples, steered towards the largest ratio
-    "check": Prop1Config(n_instances=0, search_examples=40),
-    # the documents give no sizes for Prop. 1; a wider seeded draw for sweeps
-    "paper": Prop1Config(n_instances=400, dims=(1, 2, 4, 8), depths=(2, 4, 8, 16, 32, 64, 128, 256)),
+    # the check's bound searches: 40 Hypothesis examples steered towards the largest ratio, and the worst-case
+    # search of PROP1_BOX (200 evaluations, about a second)
+    "check": Prop1Config(n_instances=0, search_examples=40, search_budget=200),
+    # the documents give no sizes for Prop. 1; a wider seeded draw for sweeps and ten times the search
+    "paper": Prop1Config(n_instances=400, dims=(1, 2, 4, 8), depths=(2, 4, 8, 16, 32, 64, 128, 256),
+                         search_budget=2000),
 }
 
 
@@ -134,9 +168,10 @@ class Prop1Result:
     Attributes
     ----------
     bound : BoundResult
-        Largest gap/bound ratio and the instance attaining it.
+        Largest gap/bound ratio and the instance attaining it, with the worst-case search of :data:`PROP1_BOX`
+        attached (``bound.search``) where one ran.
     lhs, rhs : ndarray
-        Every gap and every bound (for the figure).
+        Every gap and every bound of the seeded draw and the Hypothesis search (for the figure).
     """
 
     bound: BoundResult
@@ -147,15 +182,17 @@ class Prop1Result:
         return self.bound.to_measured()
 
 
-def prop1_from_rows(rows) -> Prop1Result:
-    """Collect ``(instance_dict, gap, bound)`` rows (e.g. from a Hypothesis search) into a result."""
+def prop1_from_rows(rows, search=None) -> Prop1Result:
+    """Collect ``(instance_dict, gap, bound)`` rows (e.g. from a Hypothesis search) into a result, with the worst-case
+    search ``search`` (a :class:`theory.worst_case.WorstCase`, optional) attached to its bound."""
     tracker = BoundTracker()
     lhs, rhs = [], []
     for inst, err, bound in rows:
         tracker.add(err, bound, instance=inst)
         lhs.append(err)
         rhs.append(bound)
-    return Prop1Result(tracker.result(), np.array(lhs), np.array(rhs))
+    bound = tracker.result()
+    return Prop1Result(bound if search is None else bound.with_search(search), np.array(lhs), np.array(rhs))
 
 
 def _prop1_row(inst: dict):
@@ -165,14 +202,20 @@ def _prop1_row(inst: dict):
 
 def prop1(config: Prop1Config = PROP1_PRESETS["check"]) -> Prop1Result:
     """Gap and bound of Prop. 1 on each network of the seeded draw, then on each of the Hypothesis search
-    (:func:`theory.experiments.resnet_node._search.hypothesis_search`, target: the gap/bound ratio)."""
+    (:func:`theory.experiments.resnet_node._search.hypothesis_search`, target: the gap/bound ratio), and the
+    worst-case search of :data:`PROP1_BOX` (:func:`theory.worst_case.search_worst_case`, ``search_budget``
+    evaluations) attached to the result's bound."""
     _require(config, Prop1Config, "prop1")
     rows = []
     for inst in config.instances():
         rows.append((dict(inst.__dict__), *prop1_instance(inst)))
     rows += hypothesis_search(config.strategy, _prop1_row, config.search_examples, label="LHS/RHS",
                               where="theory.experiments.resnet_node.prop1")
-    return prop1_from_rows(rows)
+    search = None
+    if config.search_budget:
+        search = search_worst_case(prop1_sides, PROP1_BOX, budget=config.search_budget, seed=config.search_seed,
+                                   constant=PROP1_CONSTANT)
+    return prop1_from_rows(rows, search)
 
 
 def prop1_verdict(result: Prop1Result) -> Verdict:
