@@ -1177,3 +1177,27 @@ def test_flow_overflow_is_reported_as_overflow():
         warnings.simplefilter("error")
         with pytest.raises(NonFiniteError):
             gradient_flow(np.full((3, 1, 1), 1e150), np.eye(1), np.eye(1), [0.0, 10.0])
+
+
+def test_gradient_flow_rejects_an_overflowing_trial_step():
+    """A stiff flow (M = 1e3, N = 64) whose DOP853 trial stage overflows: the step is rejected and retried
+    shorter (the accepted states stay finite and the loss decreases along the flow), where the flow used to
+    stop with NonFiniteError."""
+    from theory.experiments.resnet_node.linear import Assumption1Instance
+    from theory.linear import gradient_flow
+
+    theta0, Sigma, B = Assumption1Instance(d=3, N=64, kappa=10.0, M=1e3, init="aligned", rho=0.999, seed=2,
+                                           sign=-1.0).build()
+    theta, info = gradient_flow(theta0, Sigma, B, np.linspace(0.0, 0.02, 9), full_output=True)
+    assert np.all(np.isfinite(theta))
+    assert np.all(np.diff(info.loss) <= 1e-12 * info.loss[0]) and info.loss[-1] < info.loss[0]
+
+
+def test_gradient_flow_divergence_still_refused():
+    """A flow that really overflows is refused with NonFiniteError, not a RuntimeError of the integrator."""
+    from theory import NonFiniteError
+    from theory.linear import gradient_flow
+
+    theta0 = np.full((2, 1, 1), 1e150)
+    with pytest.raises(NonFiniteError):
+        gradient_flow(theta0, np.eye(1), np.eye(1), np.array([0.0, 1.0]))

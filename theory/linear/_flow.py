@@ -61,6 +61,7 @@ class _Gradient:
         self.before, self.grad = np.empty((N, d, d)), np.empty((N, d, d))
         self.scratch = tuple(np.empty((d, d)) for _ in range(5))
         self.nfev = 0
+        self.overflows = 0  # trial stages whose loss or gradient overflowed (the error control rejects them)
         self.max_steps, self.max_nfev, self.t_end, self.progress = 0, np.inf, 0.0, None
 
     def __call__(self, theta, func):
@@ -78,8 +79,14 @@ class _Gradient:
                              "stiffer than estimated. Pass a larger `max_steps` or a shorter horizon.")
         if self.progress is not None and self.nfev % 1000 == 0:
             self.progress(float(t), self.t_end)
-        grad, _ = self(y.reshape(self.N, self.d, self.d), "theory.linear.gradient_flow")
-        return -self.N * grad.ravel()
+        theta = y.reshape(self.N, self.d, self.d)
+        loss = _kernels.gradient(theta, self.Sigma, self.B, self.before, self.grad, *self.scratch)
+        if not (np.isfinite(loss) and all_finite(self.grad)):
+            # a trial stage of a step too long for the flow: an infinite slope makes DOP853's error estimate
+            # infinite, so the step is rejected and retried shorter (an accepted state never holds it)
+            self.overflows += 1
+            return np.full(y.shape, np.inf)
+        return -self.N * self.grad.ravel()
 
     def stiffness(self, theta0, func, iterations=20):
         """The spectral radius rho of the flow's Jacobian -N Hess(loss) at ``theta0``, by power
@@ -251,8 +258,13 @@ def gradient_flow(theta0, Sigma, B, t, *, rtol=1e-10, atol=1e-12, full_output=Fa
                 f"(t * rho / {_DOP853_STABILITY:g}), above max_steps = {max_steps}. Pass a larger `max_steps` "
                 "(about 0.13 ms per step at N = 4, d = 2), a shorter horizon, or smaller weights.")
         g.max_steps, g.max_nfev, g.t_end, g.progress = max_steps, _DOP853_STAGES * max_steps + 2, float(unique[-1]), progress
-        sol = solve_ivp(g.rhs, (0.0, unique[-1]), y0, method="DOP853", t_eval=unique, rtol=rtol, atol=atol)
+        with np.errstate(invalid="ignore", over="ignore"):  # a rejected trial stage holds inf (see _Gradient.rhs)
+            sol = solve_ivp(g.rhs, (0.0, unique[-1]), y0, method="DOP853", t_eval=unique, rtol=rtol, atol=atol)
         if not sol.success:
+            if g.overflows:
+                raise NonFiniteError(f"{func}: the loss or its gradient overflowed to NaN or inf along the flow "
+                                     f"and DOP853 could not step past it ({sol.message}). Reduce the weights, "
+                                     "Sigma or B.")
             raise RuntimeError(f"{func}: DOP853 failed: {sol.message}")
         theta_t = sol.y.T[where].reshape(len(times), N, d, d)
         if progress is not None:
