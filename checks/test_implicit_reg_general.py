@@ -2,7 +2,9 @@ r"""Checks of the general-model results of ``implicit-reg`` (Appendix A and the 
 
 The measurements, and what each record measures, are documented in
 :mod:`theory.experiments.implicit_reg.general` (Lemma 18, the bounds of Prop. 11 and of Prop. 7: Hypothesis
-searches over instances whose sides the package computes, in :mod:`theory.experiments.implicit_reg.searches`);
+searches over instances whose sides the package computes and worst-case searches over boxes of the statements'
+hypotheses, in :mod:`theory.experiments.implicit_reg.searches`; every bound record passes only if its worst-case
+search stays within the bound);
 each check runs its claim's registered experiment at the ``"check"`` preset, records the verdict the registry
 gives for the claim (``experiment(name).verdict_for(claim.id)``, what ``theory run CLAIM-ID`` prints) and draws
 the figure.

@@ -27,7 +27,7 @@ def _run(claim, name):
     return result, exp.verdict_for(claim.id)(result)
 
 
-@pytest.mark.claim("implicit-reg/thm-14", kind="rate", aliases=_aliases("thm-3.14"),
+@pytest.mark.claim("implicit-reg/thm-14", kind="rate", aliases=_aliases("thm-3.15"),
                    title="Thm 14 (general f, clipped GD of Eq. (5), smooth init): ||Z^L(T) - Z^2L(T)||_{L^2(ds)} = O(1/L) "
                          "for f = a tanh(Wh), Zh, V(sin(Wh + b) - sin b)")
 def test_thm14(claim):

@@ -1,11 +1,12 @@
 """Negative controls of the ``implicit-reg`` checks (each control breaks the claim and asserts that the check rejects it).
 
-Each control feeds a check's own predicate (its verdict function with the check's own expected
-figure) a setting that breaks the claim: i.i.d. instead of weight-tied initialisation, the
+Each control reruns a check's measurement with a setting that breaks the claim and feeds the result to the
+check's own verdict (with the check's own expected figure): i.i.d. instead of weight-tied initialisation, the
 depth-scaled metric of Eq. (4) removed, the 1/L residual scaling replaced by 1/sqrt(L), a smooth
-activation where the claim is about ReLU, GELU where the closed form is ReLU's. The predicate must
+activation where the claim is about ReLU, GELU where the closed form is ReLU's. The verdict must
 answer ``fail`` with the measured figure outside the tolerance. Short ladders and training horizons
-keep the controls cheap; the effects they show are of order one.
+keep the controls cheap; the effects they show are of order one. The Prop. 3 and Thm 4 records read every step
+of the training trajectory; their controls rerun :func:`~theory.experiments.implicit_reg.core.measure_training`.
 """
 
 from __future__ import annotations
@@ -21,37 +22,41 @@ SEEDS = range(2)
 SHORT = {"steps": 50}  # flow time 2.5
 
 
+def _training(**change):
+    """:func:`measure_training` on the short ladder (L = 8..64, two seeds, 50 steps) with ``change``."""
+    return chk.measure_training(chk.TrainingConfig(grid=tuple(int(L) for L in GRID), seeds=tuple(SEEDS), **SHORT,
+                                                   **change))
+
+
 def _assert_fails(verdict):
     assert verdict.status == "fail", verdict.message
 
 
-def _differences(activation, kind):
-    return chk.difference_table(activation, kind, grid=GRID, seeds=SEEDS, **SHORT)
-
-
 def test_prop3_rejects_iid_init():
-    """Prop. 3 needs Z^init(k/L) Lipschitz in k/L; i.i.d. W_k are not: the differences stay ~ sqrt(2qm)."""
-    fit = fit_rate(GRID, _differences("tanh", "iid"))
-    _assert_fails(rate_verdict(fit, chk.EXPECTED_PROP3))
-    assert abs(fit.slope) < 0.2
+    """Prop. 3 needs Z^init(k/L) Lipschitz in k/L; i.i.d. W_k are not: the differences stay ~ sqrt(2qm), at the
+    worst time (the sup over the trajectory) and at every time of the grid."""
+    result = _training(kind="iid")
+    verdict = chk.prop3_verdict(result)
+    _assert_fails(verdict)
+    assert abs(verdict.measured["slope"]) < 0.2 and verdict.measured["worst_time_slope_dev"] > 0.8
 
 
 def test_prop3_gelu_rejects_iid_init():
-    fit = fit_rate(GRID, _differences("gelu", "iid"))
-    _assert_fails(rate_verdict(fit, chk.EXPECTED_PROP3))
+    _assert_fails(chk.prop3_verdict(_training(kind="iid", activation="gelu")))
 
 
 def test_prop3_iid_contrast_rejects_weight_tied_init():
     """The contrast claim (slope 0) must fail where the theory applies (weight-tied init, slope -1)."""
-    fit = fit_rate(GRID, _differences("tanh", "paper"))
-    _assert_fails(rate_verdict(fit, chk.EXPECTED_IID))
-    assert fit.slope < -0.8
+    verdict = chk.iid_verdict(_training())
+    _assert_fails(verdict)
+    assert verdict.measured["slope"] < -0.8
 
 
 def test_prop3_relu_predicate_rejects_tanh():
-    """The ReLU claim's predicate (CI of the slope above -0.85) must be false for a C^2 activation."""
-    fit = fit_rate(GRID, _differences("tanh", "paper"))
-    assert not chk.relu_breaks_rate(fit)
+    """The ReLU claim's verdict (CI of the slope above -0.85) must fail for a C^2 activation."""
+    result = _training()
+    assert not chk.relu_breaks_rate(chk.difference_fit(result))
+    _assert_fails(chk.relu_verdict(result))
 
 
 def test_prop3_bounded_rejects_unscaled_metric():
@@ -74,11 +79,25 @@ def test_prop2_rejects_sqrt_depth_scaling():
 
 
 def test_thm4_rejects_iid_init():
-    """From i.i.d. init the trained weights at depths L and 2L do not approach each other."""
-    dz, _ = chk.doubling_distances("tanh", "iid", grid=GRID[:-1], seeds=SEEDS, **SHORT)
-    fit = fit_rate(GRID[:-1], dz)
-    _assert_fails(rate_verdict(fit, chk.EXPECTED_THM4))
-    assert fit.slope > -0.3
+    """From i.i.d. init the weights at depths L and 2L do not approach each other, at any time of the trajectory."""
+    verdict = chk.thm4_verdict(_training(kind="iid"))
+    _assert_fails(verdict)
+    assert verdict.measured["slope"] > -0.3 and verdict.measured["worst_time_slope_dev"] > 0.7
+
+
+def test_trajectories_are_the_runs_of_train():
+    """The time-resolved runs of the Prop. 3 / Thm 4 records are bit for bit those of theory.implicit.train (and
+    their final values are the tables' last time), so reading every step changes what is read, not the runs."""
+    from theory.implicit import initialize, train
+
+    L, seed = int(GRID[1]), 1
+    traj = chk.trajectories(seed, (L,), "tanh", "paper", steps=7)
+    X, Y = chk._data(seed)
+    p, _ = train(X, Y, initialize(chk.D, chk.M, L, np.random.default_rng(seed)), "tanh", lr=chk.LR, steps=7,
+                 method="clipped", clip=chk.CLIP, train_outer=False)
+    assert traj.difference[0, -1] == chk.max_successive_difference(p)
+    memo = chk.trained(L, seed, steps=7)[1]
+    assert np.array_equal(memo.V, p.V) and np.array_equal(memo.W, p.W)
 
 
 def test_appendix_d_rejects_gelu():
@@ -115,5 +134,4 @@ def test_prop3_active_clip_rejects_an_inactive_clip_and_iid_init():
     assert not chk.clip_was_active([chk.trained(int(L), s, **SHORT)[3] for L in GRID[:2] for s in SEEDS])
     runs = [chk.trained(int(L), s, train_outer=True, **SHORT)[3] for L in GRID[:2] for s in SEEDS]
     assert chk.clip_was_active(runs)
-    fit = fit_rate(GRID, chk.difference_table("tanh", "iid", grid=GRID, seeds=SEEDS, train_outer=True, **SHORT))
-    _assert_fails(rate_verdict(fit, chk.EXPECTED_PROP3))
+    _assert_fails(chk.prop3_verdict(_training(kind="iid", train_outer=True)))

@@ -45,11 +45,15 @@ def test_thm14_rejects_iid_init():
     assert verdict.kind == "rate" and abs(E.thm14_fits(result)["gain"].slope) < 0.3
 
 
-def test_fig3_rejects_swapped_inits():
-    r = E.fig3(dataclasses.replace(E.PRESETS["check"]["fig3"], steps=20))
-    assert E.fig3_verdict(r).passed
-    swapped = E.Fig3Result(entries=r.entries, rho={"tied": r.rho["iid"], "iid": r.rho["tied"]}, loss_ratio=r.loss_ratio)
-    _assert_fails(E.fig3_verdict(swapped))
+def test_fig3_rejects_swapped_inits(monkeypatch):
+    """A broken initialisation monkeypatched in: the weight-tied and the i.i.d. schemes swapped. Rerun, the "tied"
+    entries are rough and the "i.i.d." ones smooth, and the verdict must fail."""
+    cfg = dataclasses.replace(E.PRESETS["check"]["fig3"], steps=20)
+    assert E.fig3_verdict(E.fig3(cfg)).passed
+    swap = {"paper": "iid", "iid": "paper"}
+    initialize = E.initialize
+    monkeypatch.setattr(E, "initialize", lambda *a, kind="paper", **kw: initialize(*a, kind=swap[kind], **kw))
+    _assert_fails(E.fig3_verdict(E.fig3(cfg)))
 
 
 def test_fig4_rejects_short_lengthscale():

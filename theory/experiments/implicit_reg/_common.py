@@ -9,10 +9,10 @@ import re
 from theory.backends import BACKENDS, DTYPES, validate_fields
 from theory.claims import Verdict
 
-from ..config import Choice, Custom, Seeds, field
+from ..config import Choice, Custom, Int, Seed, Seeds, field
 
 __all__ = ["with_measured", "require", "rates_verdict", "seeds_field", "backend_fields_check", "backend_field",
-           "device_field", "dtype_field"]
+           "device_field", "dtype_field", "search_budget_field", "search_seed_field", "box"]
 
 
 def with_measured(verdict: Verdict, **measured) -> Verdict:
@@ -55,6 +55,23 @@ def require(verdict: Verdict, ok: bool, reason: str, **measured) -> Verdict:
     if ok:
         return verdict
     return dataclasses.replace(verdict, status="fail", message=f"{verdict.message}; {reason}")
+
+
+def search_budget_field(default: int):
+    """The config field of a worst-case search's budget (:func:`theory.worst_case.search_worst_case`)."""
+    return field(Int(low=1), default, "Evaluations of the worst-case search over the statement's hypotheses.")
+
+
+def search_seed_field():
+    """The config field of a worst-case search's seed."""
+    return field(Seed(), 0, "Seed of the worst-case search (its scrambled Sobol points).")
+
+
+def box(spec) -> list:
+    """The :class:`theory.worst_case.Dim` list of a box declared as (name, low, high, scale) tuples."""
+    from theory.worst_case import Dim
+
+    return [Dim(*d) for d in spec]
 
 
 def seeds_field(default: tuple, doc: str):

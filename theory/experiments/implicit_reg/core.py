@@ -12,9 +12,11 @@ A and B are trained too, with the same clip, which then acts.
 
 Experiments (registered as ``implicit_reg.<name>``):
 
-* ``training`` (:class:`TrainingConfig`, :func:`measure_training`): the runs of Prop. 3 and Thm 4:
-  :math:`\max_k\|Z_{k+1}(T) - Z_k(T)\|` (O(1/L), Prop. 3), :math:`\max_k\|Z_k(T) - Z_k(0)\|` (bounded),
-  :math:`\|\mathcal Z^L(T) - \mathcal Z^{2L}(T)\|_{L^2(ds)}` (O(1/L), Thm 4), clip statistics; the same
+* ``training`` (:class:`TrainingConfig`, :func:`measure_training`): the runs of Prop. 3 and Thm 4, measured
+  at every step of the training trajectory (both statements hold for every t in [0, T]; the verdicts are on
+  the worst time): :math:`\sup_t\max_k\|Z_{k+1}(t) - Z_k(t)\|` (O(1/L), Prop. 3),
+  :math:`\sup_t\max_k\|Z_k(t) - Z_k(0)\|` (bounded), :math:`\sup_t\|\mathcal Z^L(t) - \mathcal Z^{2L}(t)\|_{L^2(ds)}`
+  (O(1/L), Thm 4 (ii)), the slope of each quantity at each time of the grid, clip statistics; the same
   measurement with one field changed (:data:`TRAINING_VARIANTS`) as ``training_gelu``, ``training_active_clip``
   (A and B trained), ``training_iid`` and ``training_relu`` (the records prop-3/gelu, /active-clip, /iid, /relu);
 * ``prop2`` (:class:`Prop2Config`, :func:`measure_prop2`): Euler discretisation of the neural ODE (6) with
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 from dataclasses import field as _field
 
@@ -34,11 +37,11 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from theory.claims import Verdict, identity_verdict, rate_verdict, threshold_verdict
-from theory.implicit import Params, forward, initialize, loss_and_gradient, synthetic_data, train
+from theory.implicit import Params, TrainStats, forward, initialize, loss_and_gradient, synthetic_data, train
 from theory.rates import fit_rate, identity_error
 
 from ..config import Bool, Choice, Config, Int, Ints, Real, field
-from ._common import seeds_field, with_measured
+from ._common import rates_verdict, seeds_field, with_measured
 
 # --------------------------------------------------------------------------- common setting
 
@@ -99,13 +102,92 @@ def trained(L, seed, activation="tanh", kind="paper", lr=LR, steps=STEPS, clip=C
                     int(n), int(d), int(m))
 
 
-@functools.lru_cache(maxsize=None)
+#: the memo of :func:`trained`: (L, seed, activation, kind, lr, steps, clip, train_outer, n, d, m) -> (p(0), p(T),
+#: losses, stats); :func:`trajectories` fills it with the runs it makes (bit for bit those of ``train``)
+_RUNS: dict = {}
+
+
 def _trained(L, seed, activation, kind, lr, steps, clip, train_outer, n, d, m):
+    key = (L, seed, activation, kind, lr, steps, clip, train_outer, n, d, m)
+    if key not in _RUNS:
+        X, Y = _data(seed, n, d)
+        p0 = initialize(d, m, int(L), np.random.default_rng(seed), kind=kind)
+        _RUNS[key] = (p0, *train(X, Y, p0, activation, lr=lr, steps=steps, train_outer=train_outer,
+                                 method="clipped", clip=clip, return_stats=True))
+    return _RUNS[key]
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    r"""The quantities of Prop. 3 and Thm 4 at every step of one seed's clipped-GD runs (:func:`trajectories`).
+
+    Attributes
+    ----------
+    grid : tuple of int
+        The depths, trained side by side.
+    difference, displacement : ndarray, shape (depths, steps + 1)
+        :math:`\max_k\|Z_{k+1}(t_j) - Z_k(t_j)\|` and :math:`\max_k\|Z_k(t_j) - Z_k(0)\|` (sum norm) after j steps.
+    doubling_weights, doubling_outputs : ndarray, shape (doubling depths, steps + 1)
+        :math:`\|\mathcal Z^L(t_j) - \mathcal Z^{2L}(t_j)\|_{L^2(ds)}` and :math:`\max_i\|F^L(x_i; t_j) -
+        F^{2L}(x_i; t_j)\|` for the depths L whose 2L is in the grid.
+    """
+
+    grid: tuple
+    difference: np.ndarray
+    displacement: np.ndarray
+    doubling_weights: np.ndarray
+    doubling_outputs: np.ndarray
+
+
+@functools.lru_cache(maxsize=None)
+def trajectories(seed, grid, activation="tanh", kind="paper", lr=LR, steps=STEPS, clip=CLIP, train_outer=False,
+                 n=N_SAMPLES, d=D, m=M) -> Trajectory:
+    r"""Clipped GD of Eq. (5) at every depth of ``grid`` side by side, the statements' quantities at every step.
+
+    The same runs as :func:`trained` (the same initialisation, the step of :func:`theory.implicit.train` with
+    ``method="clipped"``, one gradient per step: bit for bit its iterates), observed after each step so that
+    the bounds of Prop. 3 and the convergence of Thm 4, which hold for every :math:`t \in [0, T]`, are read on
+    the whole time grid :math:`t_j = j\,\mathrm{lr}`; the final states, losses and clip statistics go to the memo
+    of :func:`trained`. Memoised; treat the arrays as read-only.
+    """
+    grid = tuple(int(L) for L in grid)
+    lr, clip, steps = float(lr), float(clip), int(steps)
     X, Y = _data(seed, n, d)
-    p0 = initialize(d, m, int(L), np.random.default_rng(seed), kind=kind)
-    p, losses, stats = train(X, Y, p0, activation, lr=lr, steps=steps, train_outer=train_outer, method="clipped",
-                             clip=clip, return_stats=True)
-    return p0, p, losses, stats
+    start = {L: initialize(d, m, L, np.random.default_rng(seed), kind=kind) for L in grid}
+    state = {L: [p.A.copy(), p.V.copy(), p.W.copy(), p.B.copy()] for L, p in start.items()}
+    pairs = [L for L in grid if 2 * L in grid]
+    diff, disp = np.empty((len(grid), steps + 1)), np.empty((len(grid), steps + 1))
+    dz, df = np.empty((len(pairs), steps + 1)), np.empty((len(pairs), steps + 1))
+    losses = {L: np.empty(steps + 1) for L in grid}
+    top, active = dict.fromkeys(grid, 0.0), dict.fromkeys(grid, 0)
+    for j in range(steps + 1):
+        now = {L: Params(*state[L]) for L in grid}
+        for i, L in enumerate(grid):
+            diff[i, j] = max_successive_difference(now[L])
+            disp[i, j] = max_displacement(now[L], start[L])
+        outputs = {L: forward(X, now[L], activation)[1] for L in {*pairs, *(2 * L for L in pairs)}}
+        for i, L in enumerate(pairs):
+            dz[i, j] = interpolant_distance(now[L], now[2 * L])
+            df[i, j] = np.max(np.linalg.norm(outputs[L] - outputs[2 * L], axis=1))
+        for L in grid:
+            A, V, W, B = state[L]
+            losses[L][j], g = loss_and_gradient(X, Y, now[L], activation)
+            if j == steps:
+                continue
+            up = L * max(float(np.max(np.abs(g.V))), float(np.max(np.abs(g.W))))  # as train's return_stats
+            if train_outer:
+                up = max(up, float(np.max(np.abs(g.A))), float(np.max(np.abs(g.B))))
+            top[L], active[L] = max(top[L], up), active[L] + int(up > clip)
+            with np.errstate(over="ignore", invalid="ignore"):  # the step of theory.implicit.train, clipped
+                V += lr * np.clip(-L * g.V, -clip, clip)
+                W += lr * np.clip(-L * g.W, -clip, clip)
+                if train_outer:
+                    A += lr * np.clip(-g.A, -clip, clip)
+                    B += lr * np.clip(-g.B, -clip, clip)
+    for L in grid:
+        key = (L, int(seed), activation, kind, lr, steps, clip, bool(train_outer), int(n), int(d), int(m))
+        _RUNS.setdefault(key, (start[L], Params(*state[L]), losses[L], TrainStats(top[L], active[L], steps)))
+    return Trajectory(grid, diff, disp, dz, df)
 
 
 def clip_summary(runs, clip=CLIP):
@@ -201,18 +283,26 @@ class TrainingConfig(Config):
 
 @dataclass(frozen=True)
 class TrainingResult:
-    """Outcome of :func:`measure_training` (arrays: one row per seed, one column per depth).
+    """Outcome of :func:`measure_training` (tables: one row per seed, one column per depth; trajectories: one more
+    axis, the steps j = 0 .. steps, flow time t_j = j lr).
+
+    Prop. 3 and Thm 4 hold for every t in [0, T]: each table is the sup over the time grid (every step) of its
+    trajectory, the worst time, and the verdicts also read the slope at each time of the grid.
 
     Attributes
     ----------
     grid, doubling_grid : ndarray
         Depths of the tables, and of the depth-doubling tables.
+    times : ndarray
+        The time grid t_j = j lr, j = 0 .. steps.
     difference : ndarray
-        max_k ||Z_{k+1}(T) - Z_k(T)|| (sum norm ||V||_F + ||W||_F).
+        sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| (sum norm ||V||_F + ||W||_F).
     displacement : ndarray
-        max_k ||Z_k(T) - Z_k(0)||.
+        sup_t max_k ||Z_k(t) - Z_k(0)||.
     doubling_weights, doubling_outputs : ndarray
-        ||Z^L(T) - Z^{2L}(T)||_{L^2(ds)} and max_i ||F^L(x_i) - F^{2L}(x_i)||.
+        sup_t ||Z^L(t) - Z^{2L}(t)||_{L^2(ds)} and sup_t max_i ||F^L(x_i; t) - F^{2L}(x_i; t)||.
+    difference_t, displacement_t, doubling_weights_t, doubling_outputs_t : ndarray
+        The same quantities at every time of the grid, shape (seeds, depths, steps + 1).
     final_loss : list of float
         Loss at T of each seed at the largest depth.
     stats : list
@@ -228,26 +318,61 @@ class TrainingResult:
     doubling_outputs: np.ndarray
     final_loss: list
     stats: list = _field(repr=False)
+    times: np.ndarray = _field(default=None, repr=False)
+    difference_t: np.ndarray = _field(default=None, repr=False)
+    displacement_t: np.ndarray = _field(default=None, repr=False)
+    doubling_weights_t: np.ndarray = _field(default=None, repr=False)
+    doubling_outputs_t: np.ndarray = _field(default=None, repr=False)
 
     def clip_summary(self):
         return clip_summary(self.stats, self.config.clip)
 
 
 def measure_training(config: TrainingConfig) -> TrainingResult:
-    """Train model (3) by clipped GD of Eq. (5) at every depth and seed; the tables of Prop. 3 and Thm 4."""
+    """Train model (3) by clipped GD of Eq. (5) at every depth and seed, observed at every step; the tables of
+    Prop. 3 and Thm 4 (sup over the time grid) and their trajectories."""
     c = config
     kw = c.run_kwargs
     grid, dgrid = np.array(c.grid), np.array(c.doubling_grid)
-    diff = difference_table(c.activation, c.kind, grid=grid, seeds=c.seeds, **kw)
-    disp = np.array([[max_displacement(*trained(int(L), s, c.activation, c.kind, **kw)[:2]) for L in grid]
-                     for s in c.seeds])
-    if dgrid.size:
-        dz, df = doubling_distances(c.activation, c.kind, grid=dgrid, seeds=c.seeds, **kw)
-    else:
-        dz = df = np.empty((len(c.seeds), 0))
+    runs = [trajectories(s, tuple(c.grid), c.activation, c.kind, **kw) for s in c.seeds]
+    diff_t = np.array([r.difference for r in runs])
+    disp_t = np.array([r.displacement for r in runs])
+    dz_t = np.array([r.doubling_weights for r in runs]).reshape(len(c.seeds), dgrid.size, c.steps + 1)
+    df_t = np.array([r.doubling_outputs for r in runs]).reshape(len(c.seeds), dgrid.size, c.steps + 1)
     final = [float(trained(int(grid[-1]), s, c.activation, c.kind, **kw)[2][-1]) for s in c.seeds]
     stats = run_stats(c.activation, c.kind, grid=grid, seeds=c.seeds, **kw)
-    return TrainingResult(c, grid, dgrid, diff, disp, dz, df, final, stats)
+    return TrainingResult(c, grid, dgrid, diff_t.max(axis=2), disp_t.max(axis=2), dz_t.max(axis=2),
+                          df_t.max(axis=2), final, stats, c.lr * np.arange(c.steps + 1), diff_t, disp_t, dz_t, df_t)
+
+
+def slopes_over_time(grid, table_t):
+    r"""The least-squares slope of :math:`\log e` against :math:`\log L` (all seeds' points, as
+    :func:`theory.rates.fit_rate` fits them) at each time of the grid, shape (steps + 1,); NaN at the times where
+    some entry is 0 (t = 0 and the first step from the weight-tied init, where the quantity vanishes at every
+    depth and the bound holds trivially)."""
+    grid = np.asarray(grid, dtype=float)
+    x = np.log(np.broadcast_to(grid[None, :], table_t.shape[:2])).ravel()
+    out = np.full(table_t.shape[2], np.nan)
+    for j in range(table_t.shape[2]):
+        e = table_t[:, :, j].ravel()
+        if np.all(e > 0) and np.all(np.isfinite(e)):
+            out[j] = np.polyfit(x, np.log(e), 1)[0]
+    return out
+
+
+def worst_time(grid, table_t, expected, times):
+    """The time of the grid whose slope deviates most from ``expected["slope"]``: a dict with that deviation
+    (``worst_time_slope_dev``, inf if no time has a slope), its slope, its time, and the number of times read."""
+    slopes = slopes_over_time(grid, table_t)
+    ok = np.isfinite(slopes)
+    if not ok.any():
+        return {"worst_time_slope_dev": math.inf, "worst_time_slope": math.nan, "worst_time": math.nan,
+                "times_read": 0, "times_trivial": int(slopes.size)}
+    dev = np.where(ok, np.abs(slopes - expected["slope"]), -np.inf)
+    j = int(np.argmax(dev))
+    return {"worst_time_slope_dev": float(dev[j]), "worst_time_slope": float(slopes[j]), "worst_time": float(times[j]),
+            "times_read": int(ok.sum()), "times_trivial": int((~ok).sum()),
+            "slope_range_over_time": [float(np.nanmin(slopes)), float(np.nanmax(slopes))]}
 
 
 # Predicted slope -1 (Prop. 3: ||Z_{k+1} - Z_k|| <= K / L on [0, T]). Tolerance 0.15: the fit runs
@@ -262,38 +387,56 @@ EXPECTED_THM4 = {"slope": -1.0, "tol": 0.15}  # tolerance as for Prop. 3 (same r
 
 
 def difference_fit(result: TrainingResult):
-    """The fit of max_k ||Z_{k+1}(T) - Z_k(T)|| against L (Prop. 3)."""
+    """The fit of sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| against L (Prop. 3; the sup over the time grid)."""
     return fit_rate(result.grid, result.difference)
 
 
 def displacement_fit(result: TrainingResult):
-    """The fit of max_k ||Z_k(T) - Z_k(0)|| against L (boundedness in Prop. 3)."""
+    """The fit of sup_t max_k ||Z_k(t) - Z_k(0)|| against L (boundedness in Prop. 3)."""
     return fit_rate(result.grid, result.displacement)
 
 
 def doubling_fits(result: TrainingResult):
-    """(fit of ||Z^L(T) - Z^{2L}(T)||_{L^2(ds)}, fit of max_i ||F^L(x_i) - F^{2L}(x_i)||) against L (Thm 4)."""
+    """(fit of sup_t ||Z^L(t) - Z^{2L}(t)||_{L^2(ds)}, fit of sup_t max_i ||F^L(x_i; t) - F^{2L}(x_i; t)||) against L
+    (Thm 4 (ii) and (iv): uniformly over t)."""
     return (fit_rate(result.doubling_grid, result.doubling_weights),
             fit_rate(result.doubling_grid, result.doubling_outputs))
 
 
+def _over_time_verdict(fit, grid, table_t, times, expected, what, **extra) -> Verdict:
+    """A rate on the worst time: the fit of the sup over the time grid within ``expected`` (its CI recorded), and
+    the slope at every time of the grid (where the quantity is not 0 at every depth) within the same tolerance
+    (``worst_time_slope_dev``, the largest deviation over the times, against ``tol``)."""
+    worst = worst_time(grid, table_t, expected, times)
+    measured = {**fit.to_measured(), **worst, **extra}
+    return rates_verdict({"L": fit}, {"L": expected}, measured=measured,
+                         thresholds={"worst_time_slope_dev_max": float(expected["tol"])},
+                         context=f"{what}: sup over the {len(times)} times of the grid, and the slope at each time")
+
+
 def prop3_verdict(result: TrainingResult, expected=EXPECTED_PROP3) -> Verdict:
-    """A rate, Prop. 3: the slope of max_k ||Z_{k+1}(T) - Z_k(T)|| against L, predicted -1
-    (``expected=EXPECTED_IID`` for the i.i.d. contrast, predicted 0)."""
-    return rate_verdict(difference_fit(result), expected, grid_label="L")
+    """A rate, Prop. 3: the slope of sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| against L, predicted -1, and the slope at
+    every time of the grid within the same tolerance (the statement holds for every t in [0, T]);
+    ``expected=EXPECTED_IID`` for the i.i.d. contrast, predicted 0."""
+    return _over_time_verdict(difference_fit(result), result.grid, result.difference_t, result.times, expected,
+                              "max_k ||Z_{k+1}(t) - Z_k(t)||")
 
 
 def bounded_verdict(result: TrainingResult, expected=EXPECTED_BOUNDED) -> Verdict:
-    """A rate: the slope of max_k ||Z_k(T) - Z_k(0)|| against L, predicted 0 (bounded in L)."""
-    return rate_verdict(displacement_fit(result), expected, grid_label="L")
+    """A rate: the slope of sup_t max_k ||Z_k(t) - Z_k(0)|| against L, predicted 0 (bounded in L), and at every
+    time of the grid."""
+    return _over_time_verdict(displacement_fit(result), result.grid, result.displacement_t, result.times, expected,
+                              "max_k ||Z_k(t) - Z_k(0)||")
 
 
 def thm4_verdict(result: TrainingResult, expected=EXPECTED_THM4) -> Verdict:
-    """A rate, Thm 4: the slope of ||Z^L(T) - Z^{2L}(T)||_{L^2(ds)} against L, predicted -1; the outputs' slope
-    and its CI are recorded in ``measured`` (``output_doubling_slope``, ``output_doubling_ci``)."""
+    """A rate, Thm 4 (ii): the slope of sup_t ||Z^L(t) - Z^{2L}(t)||_{L^2(ds)} against L, predicted -1, and at every
+    time of the grid; the outputs' slope (sup over t) and its CI are recorded in ``measured``
+    (``output_doubling_slope``, ``output_doubling_ci``)."""
     fit, fit_out = doubling_fits(result)
-    return with_measured(rate_verdict(fit, expected, grid_label="L"), output_doubling_slope=float(fit_out.slope),
-                         output_doubling_ci=[float(c) for c in fit_out.ci])
+    return _over_time_verdict(fit, result.doubling_grid, result.doubling_weights_t, result.times, expected,
+                              "||Z^L(t) - Z^2L(t)||_L2", output_doubling_slope=float(fit_out.slope),
+                              output_doubling_ci=[float(c) for c in fit_out.ci])
 
 
 def iid_verdict(result: TrainingResult, expected=EXPECTED_IID) -> Verdict:
@@ -307,14 +450,15 @@ def relu_breaks_rate(fit, expected=EXPECTED_PROP3):
 
 
 def relu_verdict(result: TrainingResult, expected=EXPECTED_PROP3) -> Verdict:
-    """A bound, prop-3/relu: the lower end of the 95% CI of the slope of max_k ||Z_{k+1}(T) - Z_k(T)|| lies
+    """A bound, prop-3/relu: the lower end of the 95% CI of the slope of sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| lies
     strictly above the smooth band, ``ci_low > slope + tol`` (= -0.85): the O(1/L) law fails for ReLU.
     ``measured`` carries the fit, the per-seed slopes and L times the differences."""
     fit = difference_fit(result)
     per_seed = [float(fit_rate(result.grid, row).slope) for row in result.difference]
     band = expected["slope"] + expected["tol"]
     measured = {**fit.to_measured(), "slope_ci_low": float(fit.ci[0]), "per_seed_slopes": per_seed,
-                "L_times_difference": (result.difference * result.grid).tolist()}
+                "L_times_difference": (result.difference * result.grid).tolist(),
+                **worst_time(result.grid, result.difference_t, expected, result.times)}
     # strictly above the band: the smallest float above it as a ">=" threshold
     return threshold_verdict("bound", measured, {"slope_ci_low_above": band},
                              context=f"{rate_verdict(fit, expected, grid_label='L').message}; per-seed slopes "

@@ -5,7 +5,8 @@ Numbering of the ICLR paper; chapter 3 of Marion's and of Sander's theses number
 statements Lemma 3.21, Lemma 3.23, Prop 3.8, Prop 3.9, Prop 3.12 (aliases).
 
 * Lemma 18: three singular-value inequalities (Weyl with a Frobenius perturbation, and two Frobenius
-  lower bounds of a product), over Hypothesis-drawn Gaussian and ill-conditioned matrices of sizes 1..8.
+  lower bounds of a product), over Hypothesis-drawn Gaussian and ill-conditioned matrices of sizes 1..8 and
+  by a worst-case search reaching their equality cases (:data:`LEMMA18_BOX`).
 * Lemma 20: :math:`P(\|W\|_F \le M_W\sqrt{qm}) \ge 1 - \exp(-(M_W^2-1)qm/16)` for :math:`M_W \ge \sqrt2`,
   exact through the chi-square law of :math:`\|W\|_F^2`, plus a Monte-Carlo frequency.
 * Prop 11: the Euler scheme :math:`u_{k+1} = u_k + g(u_k, \theta_{k+1})/L` of a parameterised ODE with
@@ -25,6 +26,13 @@ statements Lemma 3.21, Lemma 3.23, Prop 3.8, Prop 3.9, Prop 3.12 (aliases).
   in t, exponential convergence of the parameters at rate mu/2; and, on an instance with f = 0, the bounds
   with the printed constants. Its statement (i) bounds the Frobenius norm of A by ``||A^init||_2 + M``; that
   is false at t = 0 when ||A^init||_F > ||A^init||_2 + M (erratum record).
+
+Every bound is also searched, not only sampled: the measure functions run
+:func:`theory.worst_case.search_worst_case` over a declared box of the statement's hypotheses (``*_BOX``, sides
+of one instance by ``*_search_sides``), with the budget and seed as config fields, and the verdicts pass only if
+the search stays within the bound too (Lemmas 18 and 20, (35)-(36), Prop. 7 through
+:mod:`.searches`; the loss bound and the convergence rate of Prop. 8 over :data:`P8_BOX`, its f = 0 instance over
+:data:`P8C_BOX`).
 """
 
 from __future__ import annotations
@@ -38,12 +46,14 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.stats import chi2
 
-from theory.claims import Verdict, bound_verdict, erratum_verdict, frequency_verdict, rate_verdict, threshold_verdict
+from theory.claims import (Verdict, bound_verdict, erratum_verdict, frequency_verdict, rate_verdict, threshold_verdict,
+                           worst_case_verdict)
 from theory.implicit import Params, forward, initialize, loss_and_gradient, train
 from theory.rates import BoundTracker, bound_ratio, fit_rate, frequency
+from theory.worst_case import search_worst_case
 
 from ..config import Choice, Config, Custom, Int, Ints, Real, field
-from ._common import rates_verdict, require, seeds_field, with_measured
+from ._common import box, rates_verdict, require, search_budget_field, search_seed_field, seeds_field, with_measured
 
 
 def _smin(a):
@@ -88,6 +98,61 @@ def lemma18_sides(inst, enforce=True):
     return out
 
 
+def _structured(rows, cols, log10_cond, rng):
+    """A rows x cols matrix with Haar singular vectors and singular values from 1 down to 10^-log10_cond
+    (log-spaced); (matrix, U, singular values, V) with U (rows x rows), V (cols x cols) orthogonal."""
+    U, _ = np.linalg.qr(rng.standard_normal((rows, rows)))
+    V, _ = np.linalg.qr(rng.standard_normal((cols, cols)))
+    k = min(rows, cols)
+    S = np.logspace(0.0, -float(log10_cond), k)
+    return (U[:, :k] * S) @ V[:, :k].T, U, S, V
+
+
+def _unit(x):
+    nx = np.linalg.norm(x)
+    return x / nx if nx > 0 else x
+
+
+#: the box of the worst-case search of Lemma 18 (:func:`lemma18_search_sides`): which statement, the shapes m, r, n
+#: in 1..32 (the product statements only where they apply), the condition number (up to 1e5: the lemma is scale invariant, and
+#: at the equality cases the SVD's absolute error eps ||A||_2 is eps x cond of s_min, which stays below the 1e-10
+#: the verdict allows for rounding), the size of A' against s_min(A) (up to 1e3: beyond 1 the first statement is
+#: trivial), the weight of the extremal direction, a seed
+LEMMA18_BOX = (("statement", 0, 2, "int"), ("m", 1, 32, "log-int"), ("r", 1, 32, "log-int"), ("n", 1, 32, "log-int"),
+               ("log10_cond", 0.0, 5.0, "linear"), ("pert", 1e-3, 1e3, "log"), ("align", 0.0, 1.0, "linear"),
+               ("seed", 0, 2**20, "int"))
+LEMMA18_STATEMENTS = ("weyl", "left", "right")
+
+
+def lemma18_search_sides(inst, rhs_factor=1.0):
+    r"""(LHS, RHS) of one statement of Lemma 18 at an instance of :data:`LEMMA18_BOX`, or None outside its
+    hypothesis (m < r for the left product bound, n < r for the right one).
+
+    The instances reach the equality cases of the proof: ``align`` mixes a Gaussian direction with the extremal
+    one (weyl: :math:`A' = -t\,u_{\min}v_{\min}^	op`, equality for :math:`t \le s_{\min}(A)`; left: the columns of B
+    along :math:`v_{\min}(A)`; right: the rows of A along :math:`u_{\min}(B)`), ``log10_cond`` sets the spread of the
+    singular values, ``pert`` the Frobenius size of A' in units of :math:`s_{\min}(A)`. ``rhs_factor`` multiplies the
+    right-hand side (1: the lemma; a negative control lowers it)."""
+    rng = np.random.default_rng(inst["seed"])
+    m, r, n, a = inst["m"], inst["r"], inst["n"], inst["align"]
+    name = LEMMA18_STATEMENTS[inst["statement"]]
+    if (name == "left" and m < r) or (name == "right" and n < r):
+        return None
+    if name == "right":
+        B, UB, SB, _ = _structured(r, n, inst["log10_cond"], rng)
+        A = _unit((1 - a) * _unit(rng.standard_normal((m, r))) + a * np.outer(_unit(rng.standard_normal(m)),
+                                                                           UB[:, len(SB) - 1]))
+        return float(np.linalg.norm(A) * _smin(B)), rhs_factor * float(np.linalg.norm(A @ B))
+    A, U, S, V = _structured(m, r, inst["log10_cond"], rng)
+    k = len(S) - 1
+    if name == "weyl":
+        D = _unit((1 - a) * _unit(rng.standard_normal((m, r))) - a * np.outer(U[:, k], V[:, k]))
+        Ap = inst["pert"] * S[k] * D
+        return float(S[k]), rhs_factor * (_smin(A + Ap) + float(np.linalg.norm(Ap)))
+    B = _unit((1 - a) * _unit(rng.standard_normal((r, n))) + a * np.outer(V[:, k], _unit(rng.standard_normal(n))))
+    return float(S[k] * np.linalg.norm(B)), rhs_factor * float(np.linalg.norm(A @ B))
+
+
 # ============================================================================ Lemma 20
 
 L20_QM = np.arange(1, 401)  # q m = 1 .. 400
@@ -111,6 +176,19 @@ def lemma20_result(qm=L20_QM, mw=L20_MW, divisor=16.0):
     return bound_ratio(np.nan_to_num(ratios.ravel(), posinf=1e300), 1.0, grid)
 
 
+#: the box of the worst-case search of Lemma 20 (:func:`lemma20_search_sides`): q m over five decades, M_W from the
+#: lemma's edge sqrt 2 up to 16
+LEMMA20_BOX = (("qm", 1, 100_000, "log-int"), ("M_W", math.sqrt(2.0), 16.0, "log"))
+
+
+def lemma20_search_sides(inst, divisor=16.0):
+    """(LHS/RHS, 1) of Lemma 20 at ``inst`` = {"qm", "M_W"}: the exact tail P(||W||_F > M_W sqrt(qm)) over
+    exp(-(M_W^2 - 1) qm / divisor), formed in logs (both sides underflow at large q m)."""
+    k, M2 = float(inst["qm"]), float(inst["M_W"]) ** 2
+    with np.errstate(over="ignore"):
+        return float(np.exp(chi2.logsf(M2 * k, k) + (M2 - 1.0) * k / divisor)), 1.0
+
+
 L20_MC = ((1, 1, np.sqrt(2.0)), (2, 2, np.sqrt(2.0)), (2, 3, 2.0), (4, 4, np.sqrt(2.0)))  # (q, m, M_W)
 L20_RUNS = 20000
 
@@ -130,13 +208,14 @@ EXPECTED_P11_RATE = {"slope": -1.0, "tol": 0.1}
 EXPECTED_P11_BOUND = {"ratio_max": 1.0}
 
 
-def p11_problem(seed, scale=1.0, omega=3.0):
-    """A fixed toy problem: Theta(s) = T0 + T1 sin(omega s + phi) (2 x 2), a in R^2, a perturbation b."""
+def p11_problem(seed, scale=1.0, omega=3.0, a_scale=1.0):
+    """A fixed toy problem: Theta(s) = T0 + T1 sin(omega s + phi) (2 x 2), a in R^2 (times ``a_scale``: a large
+    a saturates tanh, where U moves at the speed C_U of (36)), a perturbation b."""
     rng = np.random.default_rng(seed)
     T0, T1 = scale * rng.standard_normal((2, P11_D, P11_D))
     phi = rng.uniform(0, 2 * np.pi)
     a, b = rng.standard_normal((2, P11_D))
-    return {"T0": T0, "T1": T1, "phi": phi, "omega": float(omega), "a": a, "b": b}
+    return {"T0": T0, "T1": T1, "phi": phi, "omega": float(omega), "a": float(a_scale) * a, "b": b}
 
 
 def p11_theta(pb, s):
@@ -167,8 +246,8 @@ def p11_euler(a, theta):
 
 
 @functools.lru_cache(maxsize=None)
-def _p11_reference(seed, scale, omega):
-    pb = p11_problem(seed, scale, omega)
+def _p11_reference(seed, scale, omega, a_scale=1.0):
+    pb = p11_problem(seed, scale, omega, a_scale)
     sol = solve_ivp(lambda s, u: p11_theta(pb, s)[0] @ np.tanh(u), (0.0, 1.0), pb["a"], method="DOP853",
                     rtol=1e-12, atol=1e-13, dense_output=True)
     if not sol.success:
@@ -199,9 +278,9 @@ def p11_sup_interp_error(pb, L, fine=64):
     return float(np.max(np.linalg.norm(gap, axis=(1, 2))))
 
 
-def p11_gaps(seed, L, *, scale=1.0, omega=3.0, perturb=False, index_map="paper", noise=0.0):
+def p11_gaps(seed, L, *, scale=1.0, omega=3.0, perturb=False, index_map="paper", noise=0.0, a_scale=1.0):
     """(Delta_0 .. Delta_L, u, U at k/L, sol): the gaps ||U(k/L) - u_k^L|| of the proof of Prop. 11."""
-    pb, sol = _p11_reference(int(seed), float(scale), float(omega))
+    pb, sol = _p11_reference(int(seed), float(scale), float(omega), float(a_scale))
     a_L = pb["a"] + (pb["b"] / L if perturb else 0.0)
     theta = p11_parameters(pb, L, index_map, noise, np.random.default_rng(10_000 + 7 * seed + L))
     u = p11_euler(a_L, theta)
@@ -219,7 +298,7 @@ def p11_bound_sides(inst, shrink=1.0):
     divides the right-hand sides (a wrong O(1/L^2) form for the control uses shrink = L)."""
     L = inst["L"]
     gaps, u, a_L, pb, sol = p11_gaps(inst["seed"], L, scale=inst["scale"], omega=inst["omega"],
-                                     perturb=inst["perturb"])
+                                     perturb=bool(inst["perturb"]), a_scale=inst.get("a_scale", 1.0))
     c = p11_constants(pb, a_L)
     rhs35 = (np.linalg.norm(a_L - pb["a"]) + p11_sup_interp_error(pb, L) + c["C_Theta"] / L
              + c["C_tilde"] / (L * c["C"])) * np.exp(c["C"])
@@ -228,6 +307,24 @@ def p11_bound_sides(inst, shrink=1.0):
     lhs36 = np.linalg.norm(sol(s).T - u[ks], axis=1)
     rhs36 = c["C_U"] / L + gaps[ks]
     return [("35", float(np.max(gaps)), rhs35 / shrink), ("36", lhs36, rhs36 / shrink)]
+
+
+#: the box of the worst-case search of (35)-(36) (:func:`p11_search_sides`): depth up to 2000, the size of Theta
+#: and its frequency over decades, the size of a (up to 30: tanh saturated), a perturbed or exact a^L, a seed
+P11_BOX = (("L", 2, 2000, "log-int"), ("scale", 0.1, 3.0, "log"), ("omega", 0.3, 30.0, "log"),
+           ("a_scale", 0.1, 30.0, "log"), ("perturb", 0, 1, "int"), ("seed", 0, 2**20, "int"))
+
+
+def p11_search_sides(inst, shrink=1.0):
+    """(LHS, RHS) of whichever of (35), (36) has the larger ratio at an instance of :data:`P11_BOX`
+    (:func:`p11_bound_sides`, the largest ratio over the s-grid for (36)); ``shrink`` divides the right-hand sides
+    (``"L"``: by L, a wrong O(1/L^2) form for a control)."""
+    out = []
+    for _, lhs, rhs in p11_bound_sides(inst, inst["L"] if shrink == "L" else float(shrink)):
+        lhs, rhs = np.broadcast_arrays(np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float))
+        i = int(np.argmax(lhs / rhs))
+        out.append((float(lhs.flat[i]), float(rhs.flat[i])))
+    return max(out, key=lambda lr: lr[0] / lr[1])
 
 
 # ============================================================================ Proposition 7
@@ -244,10 +341,10 @@ def _dtanh(u):
     return 1.0 - np.tanh(u) ** 2
 
 
-def p7_data(seed):
-    """n = 8 samples x ~ N(0, I_2), y ~ N(0, I_2) (independent)."""
+def p7_data(seed, x_scale=1.0, y_scale=1.0):
+    """n = 8 samples x ~ N(0, x_scale^2 I_2), y ~ N(0, y_scale^2 I_2) (independent)."""
     rng = np.random.default_rng(3000 + seed)
-    return rng.standard_normal((P7_N, P7_D)), rng.standard_normal((P7_N, P7_D))
+    return x_scale * rng.standard_normal((P7_N, P7_D)), y_scale * rng.standard_normal((P7_N, P7_D))
 
 
 def p7_init(L, seed, kind):
@@ -334,12 +431,14 @@ def _sum_norm(V, W):
 
 
 @functools.lru_cache(maxsize=None)
-def p7_run(seed, L, kind, clip, lr, steps):
+def p7_run(seed, L, kind, clip, lr, steps, x_scale=1.0, y_scale=1.0, gronwall_terms="printed"):
     r"""Clipped GD (Eq. (5), step ``lr``) and the LHS/RHS ratios of Prop. 7 at every step.
 
     Returns a dict of the max ratios over the run (keys as in :data:`P7_BOUNDS`), the constants and the
-    trajectory of :math:`D(t) = \max_k \|Z_{k+1}(t) - Z_k(t)\|`."""
-    X, Y = p7_data(seed)
+    trajectory of :math:`D(t) = \max_k \|Z_{k+1}(t) - Z_k(t)\|`. ``x_scale``, ``y_scale`` scale the data (M_X,
+    M_Y); ``gronwall_terms="initial-only"`` drops the terms beta T / L and e^{alpha T} of the Gronwall bound (a
+    wrong form, for a negative control)."""
+    X, Y = p7_data(seed, x_scale, y_scale)
     p0 = p7_init(L, seed, kind)
     A, V, W, B = (a.copy() for a in (p0.A, p0.V, p0.W, p0.B))
     q, m, d, dout = P7_Q, P7_M, P7_D, P7_D
@@ -352,6 +451,9 @@ def p7_run(seed, L, kind, clip, lr, steps):
     dZ0 = _sum_norm(np.diff(V, axis=0), np.diff(W, axis=0))
     r = {k: 0.0 for k in P7_BOUNDS}
     D, max_norm, speed = [], 0.0, {"A": 0.0, "Z": 0.0, "B": 0.0}
+    # theta(t) - theta(0) as the sum of the steps taken (the iterates themselves are updated as before): A - A(0)
+    # would lose eps ||A(0)|| to cancellation, far more than t M_pi when the clip level is small
+    mA, mV, mW, mB = (np.zeros_like(a) for a in (A, V, W, B))
     for j in range(steps + 1):
         t = j * lr
         _, g = loss_and_gradient(X, Y, Params(A, V, W, B), "tanh")
@@ -362,8 +464,7 @@ def p7_run(seed, L, kind, clip, lr, steps):
         r["norm (17)"] = max(r["norm (17)"], norms / M)
         r["norm at t"] = max(r["norm at t"], norms / (M0 + t * max(M_pi.values())))
         if j:  # the speed of each block, ||theta(t) - theta(0)|| / t, against its M_pi
-            moved = {"A": np.linalg.norm(A - p0.A), "Z": float(np.max(_sum_norm(V - p0.V, W - p0.W))),
-                     "B": np.linalg.norm(B - p0.B)}
+            moved = {"A": np.linalg.norm(mA), "Z": float(np.max(_sum_norm(mV, mW))), "B": np.linalg.norm(mB)}
             for b in speed:
                 speed[b] = max(speed[b], moved[b] / t)
                 r["displacement"] = max(r["displacement"], moved[b] / (t * M_pi[b]))
@@ -386,6 +487,8 @@ def p7_run(seed, L, kind, clip, lr, steps):
             with np.errstate(over="ignore"):
                 aT = math.exp(min(c["log_alpha"] + math.log(T), 700.0))  # alpha T, capped (e^700 is already inf-like)
             rhs = np.logaddexp(_log(dZ0), c["log_beta"] + math.log(T / L)) + aT
+            if gronwall_terms == "initial-only":  # the control's wrong form; 0 on a weight-tied init
+                rhs = np.log(np.maximum(dZ0, 1e-300))
             r["gronwall"] = max(r["gronwall"], _ratio(_log(dZ), rhs))
         if j == steps:
             break
@@ -393,6 +496,10 @@ def p7_run(seed, L, kind, clip, lr, steps):
         B += lr * fB
         V += lr * fV
         W += lr * fW
+        mA += lr * fA
+        mB += lr * fB
+        mV += lr * fV
+        mW += lr * fW
     return {"ratios": r, "constants": {**c, "M": M, "M0": M0, "M_X": M_X, "M_Y": M_Y, "M_pi": M_pi},
             "D": np.array(D), "T": T, "max_norm": max_norm, "speed": speed}
 
@@ -434,6 +541,24 @@ def p7_measured(runs, cid):
                 "range_log10_beta": [float(consts[:, 4].min()), float(consts[:, 4].max())]}
     expected = EXPECTED_P7_DISPLACEMENT if cid.endswith("displacement") else EXPECTED_P7
     return result, expected, measured
+
+
+#: the box of the worst-case searches of Prop. 7 (:func:`p7_search_sides`): the seed of the data and the init,
+#: the depth, the init (0: the paper's weight-tied one, 1: a smooth Lipschitz Z^init), the clip level of pi over
+#: three decades, the training time T, the scales of the inputs and of the targets
+P7_BOX = (("seed", 0, 2**20, "int"), ("L", 1, 64, "log-int"), ("init", 0, 1, "int"), ("clip", 1e-3, 1.0, "log"),
+          ("T", 0.05, 4.0, "log"), ("x_scale", 0.1, 10.0, "log"), ("y_scale", 0.1, 10.0, "log"))
+P7_INITS = ("paper", "smooth")
+
+
+def p7_search_sides(inst, cid, steps=20, rhs_scale=1.0, gronwall_terms="printed"):
+    """(largest LHS/RHS of the bounds the Prop. 7 record ``cid`` asserts, ``rhs_scale``) over one clipped-GD run of
+    :func:`p7_run` at an instance of :data:`P7_BOX` (``steps`` steps of lr = T / steps): the ratio the search
+    maximises, with the right-hand sides multiplied by ``rhs_scale`` (1: the statement; a control lowers it).
+    Runs are memoised: the four records' searches share the instances they have in common."""
+    res = p7_run(int(inst["seed"]), int(inst["L"]), P7_INITS[inst["init"]], float(inst["clip"]),
+                 float(inst["T"]) / steps, int(steps), float(inst["x_scale"]), float(inst["y_scale"]), gronwall_terms)
+    return max(res["ratios"][k] for k in P7_GROUPS[cid]), float(rhs_scale)
 
 
 P7_GRID = np.array([8, 16, 32, 64, 128])
@@ -614,6 +739,40 @@ def p8_convergence(t, losses, G, snaps, every=P8_EVERY, window=(0.25, 0.9)):
     return {"rate": float(-slope), "half_mu": mu_hat / 2, "r2": float(r2), "ts": ts, "dist": inc}
 
 
+#: the box of the worst-case searches of Prop. 8 on model (3) (:func:`p8_search_sides`): the seed of the data and
+#: the init, the depth up to 128, the width, the scale of the targets and the radius M of the ball over decades;
+#: an instance where the PL certificate does not cover mu of (22) lies outside the hypotheses (refused)
+P8_BOX = (("seed", 0, 2**20, "int"), ("L", 1, 128, "log-int"), ("m", 1, 8, "int"),
+          ("target_scale", 1e-10, 1e-4, "log"), ("M", 1e-3, 0.5, "log"))
+
+
+def p8_search_sides(inst, bound="loss", rhs_scale=1.0, convergence_rate="mu/2", lr=P8_LR, steps=P8_STEPS,
+                    every=P8_EVERY):
+    r"""(LHS, RHS) of a conclusion of Prop. 8 on one GD run of :func:`p8_run` at an instance of :data:`P8_BOX`, or
+    None where the hypothesis is not certified (:func:`p8_hypotheses_hold`).
+
+    ``bound="loss"``: :math:`\ell(t)` against :math:`e^{-\mu_{cert} t}\ell(0)` at the worst t (among the times where
+    :math:`\mu_{cert} t \le` :data:`P8_EXPONENT_WINDOW`), times ``rhs_scale``; ``"convergence"``: the fitted decay
+    rate of the parameters' increments must reach :math:`\hat\mu/2` (``convergence_rate="mu"``: :math:`\hat\mu`, a
+    wrong rate for a control) up to the fraction of :data:`EXPECTED_P8_CONV`: LHS = :math:`\hat\mu/2`, RHS = the
+    fitted rate (a non-positive rate gives RHS 1e-300, a failed bound), the ratio's bound being 1 /
+    ``rate_fraction_min``."""
+    h = p8_hypotheses(int(inst["seed"]), M=float(inst["M"]), target_scale=float(inst["target_scale"]),
+                      m=int(inst["m"]))
+    if not p8_hypotheses_hold([h]):
+        return None
+    t, losses, G, snaps = p8_run(int(inst["seed"]), int(inst["L"]), lr, steps, every, int(inst["m"]),
+                                 target_scale=float(inst["target_scale"]))
+    if bound == "loss":
+        read = h["mu_cert"] * t[1:] <= P8_EXPONENT_WINDOW
+        lhs, rhs = losses[1:][read], losses[0] * np.exp(-h["mu_cert"] * t[1:][read])
+        j = int(np.argmax(lhs / rhs))
+        return float(lhs[j]), float(rhs_scale * rhs[j])
+    r = p8_convergence(t, losses, G, snaps, every=every)
+    lhs = r["half_mu"] * (2.0 if convergence_rate == "mu" else 1.0)
+    return float(lhs), max(float(r["rate"]), 1e-300)
+
+
 def p8_convergence_predicate(results, expected=EXPECTED_P8_CONV):
     """(ok, message): every run's parameters converge at least at fraction * mu/2, with an exponential fit."""
     frac = min(r["rate"] / r["half_mu"] for r in results)
@@ -663,17 +822,25 @@ def p8_certified(seed, target_scale=P8C["target_scale"], M=P8C["M"], corrected_n
             "A0": p0.A, "B0": p0.B, "M": M, "M_A": M_A, "M_B": M_B, "t": c["lr"] * np.arange(c["steps"] + 1)}
 
 
+#: the exponential bounds of Prop. 8 are read while e^{-mu t} >= 1e-20: below, the loss of float64 GD stalls at its
+#: rounding floor (about eps^2 l(0)) and the parameters jitter by rounding at each step, so that neither side of
+#: l(t) <= e^{-mu t} l(0) nor of ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2} is resolved any more
+P8_EXPONENT_WINDOW = 20.0 * math.log(10.0)
+
+
 def p8_certified_sides(r):
-    """(name, LHS, RHS) of Prop. 8's conclusions with its printed constants (and (i) corrected), f = 0 instance."""
+    """(name, LHS, RHS) of Prop. 8's conclusions with its printed constants (and (i) corrected), f = 0 instance;
+    the exponential bounds (v), (iv) at the times where mu t <= :data:`P8_EXPONENT_WINDOW`."""
     A, B, A0, B0, M, t = r["A"], r["B"], r["A0"], r["B0"], r["M"], r["t"]
     nA = np.linalg.norm(A - A[-1], axis=(1, 2))
     nB = np.linalg.norm(B - B[-1], axis=(1, 2))
+    read = r["mu22"] * t <= P8_EXPONENT_WINDOW
     return [
-        ("(v) loss", r["losses"][1:], r["losses"][0] * np.exp(-r["mu22"] * t[1:])),
+        ("(v) loss", r["losses"][1:][read[1:]], r["losses"][0] * np.exp(-r["mu22"] * t[1:][read[1:]])),
         ("ball A", np.linalg.norm(A - A0, axis=(1, 2)), np.full(t.size, M / 2)),
         ("ball B", np.linalg.norm(B - B0, axis=(1, 2)), np.full(t.size, M / 2)),
-        ("(iv) A", nA, M / 2 * np.exp(-r["mu22"] * t / 2)),
-        ("(iv) B", nB, M / 2 * np.exp(-r["mu22"] * t / 2)),
+        ("(iv) A", nA[read], M / 2 * np.exp(-r["mu22"] * t[read] / 2)),
+        ("(iv) B", nB[read], M / 2 * np.exp(-r["mu22"] * t[read] / 2)),
         ("(i) ||A||_2", np.linalg.norm(A, 2, axis=(1, 2)), np.full(t.size, r["M_A"])),
         ("(i) ||B||_2", np.linalg.norm(B, 2, axis=(1, 2)), np.full(t.size, r["M_B"])),
         ("(i) ||A||_F vs ||A^init||_F + M", np.linalg.norm(A, axis=(1, 2)), np.full(t.size, np.linalg.norm(A0) + M)),
@@ -685,6 +852,27 @@ def p8_printed_norm_sides(r):
     """Prop. 8 (i) as printed: ||A(t)||_F <= ||A^init||_2 + M, ||B(t)||_F <= ||B^init||_2 + M."""
     return [("printed ||A||_F", np.linalg.norm(r["A"], axis=(1, 2)), np.full(r["t"].size, r["M_A"])),
             ("printed ||B||_F", np.linalg.norm(r["B"], axis=(1, 2)), np.full(r["t"].size, r["M_B"]))]
+
+
+#: the box of the worst-case search of the f = 0 instance of Prop. 8 (:func:`p8_certified_search_sides`): the seed,
+#: the scale of the targets and the radius M of the ball over decades (M < 1: the certificate needs 1 - M > 0)
+P8C_BOX = (("seed", 0, 2**20, "int"), ("target_scale", 1e-6, 1e-1, "log"), ("M", 1e-3, 0.95, "log"))
+
+
+def p8_certified_search_sides(inst, rhs_scale=1.0):
+    """(LHS, RHS) of the conclusion of Prop. 8 (:func:`p8_certified_sides`, printed constants, (i) corrected) with
+    the largest ratio over t on the f = 0 run at an instance of :data:`P8C_BOX`, the right-hand side times
+    ``rhs_scale``; None where the PL certificate is below mu of (22) (outside the hypothesis)."""
+    r = p8_certified(int(inst["seed"]), target_scale=float(inst["target_scale"]), M=float(inst["M"]))
+    if r["mu_cert"] < r["mu22"]:
+        return None
+    best = None
+    for _, lhs, rhs in p8_certified_sides(r):
+        lhs, rhs = np.broadcast_arrays(np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float))
+        j = int(np.argmax(lhs / rhs))
+        if best is None or lhs.flat[j] / rhs.flat[j] > best[0] / best[1]:
+            best = (float(lhs.flat[j]), float(rhs.flat[j]))
+    return best[0], rhs_scale * best[1]
 
 
 P8C_SEEDS = range(3)
@@ -710,8 +898,9 @@ def p8_corrected_norm_sides(r):
 # ============================================================================ experiments (configs, measures, verdicts)
 #
 # Lemma 18, the bounds (35)-(36) of Prop. 11 and the bounds of Prop. 7 are checked over Hypothesis-drawn
-# instances (the search stays with the checks); :func:`lemma18_sides`, :func:`p11_bound_sides`, :func:`p7_run`
-# and :func:`p7_measured` compute one instance's sides and aggregate the runs.
+# instances and by worst-case searches, registered in :mod:`.searches`; :func:`lemma18_sides`,
+# :func:`p11_bound_sides`, :func:`p7_run` and :func:`p7_measured` compute one instance's sides and aggregate the
+# runs, the ``*_search_sides`` functions give a search's (LHS, RHS) at one instance of its box.
 
 
 def p8_hypotheses_measured(seeds=P8_SEEDS, **kw):
@@ -732,12 +921,15 @@ class Lemma20Config(Config):
                           "[sqrt 2, mw_max] (the lemma's range M_W >= sqrt 2).")
     mw_points: int = field(Int(low=2), 60, "Number of values of M_W.")
     divisor: float = field(Real(0, closed="neither"), 16.0, "The 16 of exp(-(M_W^2 - 1) qm / 16) (a control "
-                           "replaces it).")
+                           "replaces it), on the grid and in the worst-case search.")
+    search_budget: int = search_budget_field(100)
+    search_seed: int = search_seed_field()
 
 
 @dataclass(frozen=True)
 class Lemma20Result:
-    """``ratios[i, j]`` = P(||W||_F > M_W sqrt(qm)) / bound at (qm[i], mw[j]); ``bound``: the BoundResult."""
+    """``ratios[i, j]`` = P(||W||_F > M_W sqrt(qm)) / bound at (qm[i], mw[j]); ``bound``: the BoundResult of the grid,
+    with the worst-case search over :data:`LEMMA20_BOX` attached."""
 
     qm: np.ndarray
     mw: np.ndarray
@@ -748,12 +940,15 @@ class Lemma20Result:
 def measure_lemma20(config: Lemma20Config) -> Lemma20Result:
     c = config
     qm, mw = np.arange(1, c.qm_max + 1), np.linspace(np.sqrt(2.0), c.mw_max, c.mw_points)
-    return Lemma20Result(qm, mw, lemma20_ratios(qm, mw, c.divisor), lemma20_result(qm, mw, c.divisor))
+    search = search_worst_case(functools.partial(lemma20_search_sides, divisor=c.divisor), box(LEMMA20_BOX),
+                               budget=c.search_budget, seed=c.search_seed)
+    return Lemma20Result(qm, mw, lemma20_ratios(qm, mw, c.divisor),
+                         lemma20_result(qm, mw, c.divisor).with_search(search))
 
 
 def lemma20_verdict(result: Lemma20Result) -> Verdict:
     """A bound, lemma-20: the exact failure probability P(||W||_F > M_W sqrt(qm)) over exp(-(M_W^2 - 1) qm / 16),
-    max <= 1 over the grid (recorded in ``measured["grid"]``)."""
+    max <= 1 over the grid (recorded in ``measured["grid"]``) and over the worst-case search."""
     return with_measured(bound_verdict(result.bound, EXPECTED_L20),
                          grid={"qm": [int(result.qm[0]), int(result.qm[-1])],
                                "M_W": [float(result.mw[0]), float(result.mw[-1])], "points": result.ratios.size})
@@ -946,12 +1141,21 @@ class Prop8Config(Config):
     lr: float = field(Real(0, closed="neither"), P8_LR, "Learning rate.")
     steps: int = field(Int(low=1), P8_STEPS, "GD steps (flow time lr x steps).")
     every: int = field(Int(low=1), P8_EVERY, "Steps between two parameter snapshots.")
+    search_budget: int = search_budget_field(80)
+    search_seed: int = search_seed_field()
+    search_rhs_scale: float = field(Real(0, closed="neither"), 1.0, "Multiplies the right-hand side of the loss "
+                                    "bound (v) in its worst-case search (1: the statement; a negative control "
+                                    "lowers it).")
+    convergence_rate: str = field(Choice("mu/2", "mu"), "mu/2", "The rate the parameters' convergence is measured "
+                                  "against in its worst-case search: the statement's mu/2, or \"mu\" (a wrong "
+                                  "rate: a negative control).")
 
 
 @dataclass(frozen=True)
 class Prop8Result:
     """``runs[(seed, L)]`` = (t, losses, G, snapshots) of :func:`p8_run`; ``hyps`` per seed; ``hypotheses_ok``;
-    ``hypotheses_measured``: the certificate against (22)."""
+    ``hypotheses_measured``: the certificate against (22); ``searches``: the worst-case searches over
+    :data:`P8_BOX` of the loss bound (``"loss"``) and of the convergence rate (``"convergence"``)."""
 
     config: Prop8Config = _field(repr=False)
     grid: np.ndarray
@@ -959,6 +1163,7 @@ class Prop8Result:
     hyps: list
     hypotheses_ok: bool
     hypotheses_measured: dict
+    searches: dict = None
 
 
 def measure_prop8(config: Prop8Config) -> Prop8Result:
@@ -966,7 +1171,15 @@ def measure_prop8(config: Prop8Config) -> Prop8Result:
     ok, hyps, hm = p8_hypotheses_measured(c.seeds, M=c.M, target_scale=c.target_scale, m=c.m)
     runs = {(s, int(L)): p8_run(s, int(L), lr=c.lr, steps=c.steps, every=c.every, m=c.m, target_scale=c.target_scale)
             for s in c.seeds for L in c.grid}
-    return Prop8Result(c, np.array(c.grid), runs, hyps, ok, hm)
+    run = {"lr": c.lr, "steps": c.steps, "every": c.every}
+    # both searches share the seed and the box, hence their exploration points (the runs are memoised)
+    searches = {
+        "loss": search_worst_case(functools.partial(p8_search_sides, bound="loss", rhs_scale=c.search_rhs_scale, **run),
+                                  box(P8_BOX), budget=c.search_budget, seed=c.search_seed),
+        "convergence": search_worst_case(functools.partial(p8_search_sides, bound="convergence",
+                                                           convergence_rate=c.convergence_rate, **run),
+                                         box(P8_BOX), budget=c.search_budget, seed=c.search_seed)}
+    return Prop8Result(c, np.array(c.grid), runs, hyps, ok, hm, searches)
 
 
 def prop8_loss_verdict(result: Prop8Result) -> Verdict:
@@ -977,12 +1190,16 @@ def prop8_loss_verdict(result: Prop8Result) -> Verdict:
     for s, h in zip(c.seeds, result.hyps):
         for L in result.grid:
             t, losses, G, _ = result.runs[s, int(L)]
-            tracker.add(losses[1:], losses[0] * np.exp(-h["mu_cert"] * t[1:]), {"seed": s, "L": int(L)})
+            read = h["mu_cert"] * t[1:] <= P8_EXPONENT_WINDOW
+            tracker.add(losses[1:][read], losses[0] * np.exp(-h["mu_cert"] * t[1:][read]), {"seed": s, "L": int(L)})
             cert, integrated, mu_hat = p8_loss_ratios(t, losses, G)
             traj, integ = max(traj, float(np.max(cert))), max(integ, float(np.max(integrated)))
             at22 = max(at22, float(np.max(losses[1:] / (losses[0] * np.exp(-h["mu22"] * t[1:])))))
             finals.append(float(losses[-1] / losses[0]))
-    return with_measured(bound_verdict(tracker.result(), EXPECTED_P8),
+    bound = tracker.result()
+    if result.searches is not None:
+        bound = bound.with_search(result.searches["loss"])
+    return with_measured(bound_verdict(bound, EXPECTED_P8),
                          final_loss_over_initial=[min(finals), max(finals)], max_ratio_at_mu_of_eq22=at22,
                          max_ratio_at_trajectory_min_pl_ratio=traj, max_ratio_integrated_form=integ)
 
@@ -1029,14 +1246,18 @@ def prop8_convergence_runs(result: Prop8Result):
 def prop8_convergence_verdict(result: Prop8Result, expected=EXPECTED_P8_CONV) -> Verdict:
     """A bound, prop-8/convergence: every run's parameters converge at least at ``rate_fraction_min`` x mu/2
     (fitted decay rate of ||theta(t + dt) - theta(t)|| over mu_hat/2, min over runs), with an exponential fit
-    (min r^2 >= ``r2_min``)."""
+    (min r^2 >= ``r2_min``); and over the worst-case search of :data:`P8_BOX`, (mu_hat/2) / rate <= 1 /
+    ``rate_fraction_min`` (the same threshold, as a ratio)."""
     results = prop8_convergence_runs(result)
     measured = {"rate_fraction": min(r["rate"] / r["half_mu"] for r in results), "r2": min(r["r2"] for r in results),
                 "rates": [r["rate"] for r in results], "half_mu": [r["half_mu"] for r in results],
                 "r2_per_run": [r["r2"] for r in results]}
-    return threshold_verdict("bound", measured, {"rate_fraction_min": expected["rate_fraction_min"],
-                                                 "r2_min": expected["r2_min"]},
-                             context=f"{len(results)} runs; min over runs")
+    verdict = threshold_verdict("bound", measured, {"rate_fraction_min": expected["rate_fraction_min"],
+                                                    "r2_min": expected["r2_min"]},
+                                context=f"{len(results)} runs; min over runs")
+    if result.searches is None:
+        return verdict
+    return worst_case_verdict(verdict, result.searches["convergence"], ratio_max=1.0 / expected["rate_fraction_min"])
 
 
 @dataclass(frozen=True)
@@ -1047,19 +1268,26 @@ class Prop8CertifiedConfig(Config):
     seeds: tuple = seeds_field((0, 1, 2), "Seeds of the data and the initialisation.")
     target_scale: float = field(Real(0, closed="neither"), P8C["target_scale"], "Scale of the targets.")
     M: float = field(Real(0, 1, closed="neither"), P8C["M"], "Radius of the ball (< 1).")
+    search_budget: int = search_budget_field(40)
+    search_seed: int = search_seed_field()
+    search_rhs_scale: float = field(Real(0, closed="neither"), 1.0, "Multiplies the right-hand sides in the "
+                                    "worst-case search (1: the statement; a negative control lowers it).")
 
 
 @dataclass(frozen=True)
 class Prop8CertifiedResult:
-    """``runs``: the :func:`p8_certified` dict per seed."""
+    """``runs``: the :func:`p8_certified` dict per seed; ``search``: the worst-case search over :data:`P8C_BOX`."""
 
     config: Prop8CertifiedConfig = _field(repr=False)
     runs: list
+    search: object = None
 
 
 def measure_prop8_certified(config: Prop8CertifiedConfig) -> Prop8CertifiedResult:
     c = config
-    return Prop8CertifiedResult(c, [p8_certified(s, target_scale=c.target_scale, M=c.M) for s in c.seeds])
+    search = search_worst_case(functools.partial(p8_certified_search_sides, rhs_scale=c.search_rhs_scale),
+                               box(P8C_BOX), budget=c.search_budget, seed=c.search_seed)
+    return Prop8CertifiedResult(c, [p8_certified(s, target_scale=c.target_scale, M=c.M) for s in c.seeds], search)
 
 
 def _p8c_bounds(result, sides_of):
@@ -1077,6 +1305,8 @@ def prop8_certified_verdict(result: Prop8CertifiedResult) -> Verdict:
     hyp = [(r["mu_cert"], r["mu22"]) for r in result.runs]
     bound, per = _p8c_bounds(result, p8_certified_sides)
     certified = min(a / b for a, b in hyp) >= 1.0
+    if result.search is not None:
+        bound = bound.with_search(result.search)
     return require(bound_verdict(bound, EXPECTED_P8), certified, "the PL certificate is below mu of (22)",
                    pl_certificate_over_mu22=[float(a / b) for a, b in hyp], ratio_per_bound=per)
 
@@ -1093,7 +1323,8 @@ def prop8_erratum_verdict(result: Prop8CertifiedResult) -> Verdict:
 # ============================================================================ presets and registry
 
 PRESETS = {
-    "lemma20": {"check": Lemma20Config(), "paper": Lemma20Config(qm_max=16 * 32 * 4, mw_max=8.0, mw_points=200)},
+    "lemma20": {"check": Lemma20Config(), "paper": Lemma20Config(qm_max=16 * 32 * 4, mw_max=8.0, mw_points=200,
+                                                               search_budget=1000)},
     "lemma20_mc": {"check": Lemma20MCConfig(),
                    # Section 5.1's width and dimension (q = 16, m = 32) and a few smaller shapes, more draws
                    "paper": Lemma20MCConfig(cases=L20_MC + ((16, 32, math.sqrt(2.0)),), runs=1_000_000)},
@@ -1102,8 +1333,10 @@ PRESETS = {
     "prop7_rate": {"check": Prop7RateConfig(),
                    "paper": Prop7RateConfig(grid=(8, 16, 32, 64, 128, 256, 512), seeds=tuple(range(5)), steps=200)},
     "prop8": {"check": Prop8Config(),
+              # the searches' runs are ten times longer (4000 steps): the same budget costs ten times as much
               "paper": Prop8Config(grid=(4, 8, 16, 32, 64, 128, 256), seeds=tuple(range(5)), steps=4000)},
-    "prop8_certified": {"check": Prop8CertifiedConfig(), "paper": Prop8CertifiedConfig(seeds=tuple(range(10)))},
+    "prop8_certified": {"check": Prop8CertifiedConfig(),
+                        "paper": Prop8CertifiedConfig(seeds=tuple(range(10)), search_budget=400)},
 }
 
 
@@ -1115,7 +1348,7 @@ def _register():
                  claims=claims, summary=summary)
 
     reg("lemma20", Lemma20Config, measure_lemma20, lemma20_verdict, ("implicit-reg/lemma-20",),
-        lambda r: {"ratio": float(r.bound.ratio)})
+        lambda r: {"ratio": float(r.bound.ratio), "search_ratio": float(r.bound.search.ratio)})
     reg("lemma20_mc", Lemma20MCConfig, measure_lemma20_mc, lemma20_mc_verdict, ("implicit-reg/lemma-20/monte-carlo",),
         lambda r: {"freq": [row["freq"] for row in r.rows], "bound": [row["bound"] for row in r.rows]})
     reg("prop11", Prop11Config, measure_prop11, prop11_verdict, ("implicit-reg/prop-11",),
@@ -1127,10 +1360,11 @@ def _register():
          "implicit-reg/prop-8/differences": prop8_differences_verdict,
          "implicit-reg/prop-8/convergence": prop8_convergence_verdict},
         lambda r: {"hypotheses_ok": r.hypotheses_ok, "loss_ratio": float(prop8_loss_verdict(r).measured["ratio"]),
-                   "difference_slope": float(prop8_differences_fit(r).slope)})
+                   "difference_slope": float(prop8_differences_fit(r).slope),
+                   **{f"search_{k}": float(w.ratio) for k, w in r.searches.items()}})
     reg("prop8_certified", Prop8CertifiedConfig, measure_prop8_certified, prop8_certified_verdict,
         {"implicit-reg/prop-8/certified": None, "implicit-reg/prop-8/erratum": prop8_erratum_verdict},
-        lambda r: {"ratio": float(prop8_certified_verdict(r).measured["ratio"])})
+        lambda r: {"ratio": float(prop8_certified_verdict(r).measured["ratio"]), "search_ratio": float(r.search.ratio)})
 
 
 _register()

@@ -1,15 +1,27 @@
-r"""The Hypothesis searches of the bound claims of ``implicit-reg``, as registered experiments.
+r"""The searches of the bound claims of ``implicit-reg`` (Lemma 18, (35)-(36) of Prop. 11, Prop. 7, B.5), as
+registered experiments.
 
-Lemma 18, the explicit gaps (35)-(36) of Prop. 11, the bounds of Prop. 7 and B.5 are checked as the largest
-LHS/RHS over instances that Hypothesis draws (and steers towards large ratios with ``target``); the package
-computes the sides of one instance (:func:`.general.lemma18_sides`, :func:`.general.p11_bound_sides`,
-:func:`.general.p7_run`, :func:`.section5.b5_sides`). Each search here is the one its check ran, with the same
-strategy, the same number of examples and the same inner test, so the same draws:
+Each bound is measured twice over its hypothesis set, inside the experiment's ``measure`` (so that ``theory run``
+redraws both):
+
+* over instances that Hypothesis draws and steers towards large ratios with ``target`` (the random instances of
+  the record, a :class:`theory.rates.BoundResult`); the package computes the sides of one instance
+  (:func:`.general.lemma18_sides`, :func:`.general.p11_bound_sides`, :func:`.general.p7_run`,
+  :func:`.section5.b5_sides`);
+* by the worst-case search :func:`theory.worst_case.search_worst_case` over a declared box of the statement's
+  parameters, reaching its extremes (the equality cases of Lemma 18, a saturated tanh in (36), the edges of
+  (47)-(48) and aligned data in B.5, small and large clip levels, training times and data scales in Prop. 7),
+  with a fixed budget and seed (config fields ``search_budget``, ``search_seed``); its
+  :class:`~theory.worst_case.WorstCase` is attached to the BoundResult (``with_search``), and the verdict passes
+  only if both stay within the bound.
+
+The experiments:
 
 * ``implicit_reg.lemma18_search`` (:class:`Lemma18SearchConfig`): ``implicit-reg/lemma-18``;
 * ``implicit_reg.prop11_bound_search`` (:class:`Prop11BoundSearchConfig`): ``implicit-reg/prop-11/bound``;
 * ``implicit_reg.prop7_search`` (:class:`Prop7SearchConfig`): the four records ``implicit-reg/prop-7``,
-  ``.../displacement``, ``.../intermediate``, ``.../gronwall`` (one set of clipped-GD runs, one verdict each);
+  ``.../displacement``, ``.../intermediate``, ``.../gronwall`` (one set of clipped-GD runs, one search and one
+  verdict each);
 * ``implicit_reg.b5_search`` (:class:`B5SearchConfig`): ``implicit-reg/prop-5/b5``.
 
 Determinism. Derandomised Hypothesis seeds a search from the source text of its inner test (decorators
@@ -19,7 +31,8 @@ included): the inner ``hunt`` functions below are the checks' own, character for
 deadline), so a search draws the same instances under any Hypothesis profile and outside pytest
 (``theory run``); the pool of constants Hypothesis takes from the source of the imported modules is emptied
 during a search (as the suite's ``conftest.py`` does for the whole session), so the draws do not depend on what
-else is imported. Hypothesis is needed only when a search runs (it is a test extra of the package).
+else is imported. Hypothesis is needed only when a search runs (it is a test extra of the package). The
+worst-case search is deterministic given its seed.
 """
 
 from __future__ import annotations
@@ -32,13 +45,14 @@ import numpy as np
 
 from theory.claims import Verdict, bound_verdict
 from theory.rates import BoundTracker
+from theory.worst_case import search_worst_case
 
 from .._hypothesis import require, without_source_constants
-from ..config import Bool, Choice, Config, Int, field
-from ._common import with_measured
-from .general import (EXPECTED_L18, EXPECTED_P11_BOUND, P7_GROUPS, lemma18_sides, p7_measured, p7_run,
-                      p11_bound_sides)
-from .section5 import b5_sides
+from ..config import Bool, Choice, Config, Int, Real, field
+from ._common import box, search_budget_field, search_seed_field, with_measured
+from .general import (EXPECTED_L18, EXPECTED_P11_BOUND, LEMMA18_BOX, P7_BOX, P7_GROUPS, P11_BOX, lemma18_search_sides,
+                      lemma18_sides, p7_measured, p7_run, p7_search_sides, p11_bound_sides, p11_search_sides)
+from .section5 import B5_BOX, B5_CONSTANT, b5_search_sides, b5_sides
 
 __all__ = ["SEARCH_SETTINGS", "strategies", "lemma18_hunt", "p11_hunt", "p7_hunt_all", "b5_hunt",
            "Lemma18SearchConfig", "Lemma18SearchResult", "measure_lemma18_search", "lemma18_search_verdict",
@@ -204,28 +218,39 @@ def b5_hunt(max_examples=60):
 
 @dataclass(frozen=True)
 class Lemma18SearchConfig(Config):
-    """The search of Lemma 18 (shapes m, r, n in 1..8, Gaussian or ill-conditioned A and B)."""
+    """The searches of Lemma 18: Hypothesis (shapes m, r, n in 1..8, Gaussian or ill-conditioned A and B) and the
+    worst-case search over :data:`.general.LEMMA18_BOX` (its equality cases inside)."""
 
     max_examples: int = field(Int(low=1), 300, "Hypothesis examples (instances drawn).")
     enforce: bool = field(Bool(), True, "Check the product statements only where they apply (m >= r, n >= r); False "
                           "keeps them outside their hypothesis (a negative control).")
+    search_budget: int = search_budget_field(300)
+    search_seed: int = search_seed_field()
+    rhs_factor: float = field(Real(0, closed="neither"), 1.0, "Multiplies the right-hand sides of the worst-case "
+                              "search (1: the lemma; a negative control lowers it, and the search alone must find the "
+                              "violation).")
 
 
 @dataclass(frozen=True)
 class Lemma18SearchResult:
-    """``bound``: the BoundResult over every (instance, statement); ``per``: the max ratio per statement."""
+    """``bound``: the BoundResult over every (instance, statement) Hypothesis drew, with the worst-case search
+    attached (``bound.search``); ``per``: the max ratio per statement over the drawn instances."""
 
     bound: object
     per: dict
 
 
 def measure_lemma18_search(config: Lemma18SearchConfig) -> Lemma18SearchResult:
-    return Lemma18SearchResult(*lemma18_hunt(max_examples=config.max_examples, enforce=config.enforce))
+    c = config
+    bound, per = lemma18_hunt(max_examples=c.max_examples, enforce=c.enforce)
+    search = search_worst_case(functools.partial(lemma18_search_sides, rhs_factor=c.rhs_factor), box(LEMMA18_BOX),
+                               budget=c.search_budget, seed=c.search_seed)
+    return Lemma18SearchResult(bound.with_search(search), per)
 
 
 def lemma18_search_verdict(result: Lemma18SearchResult) -> Verdict:
-    """A bound, lemma-18: max LHS/RHS over the drawn instances and the three statements <= 1 + 1e-10 (rounding);
-    ``measured`` adds the max per statement."""
+    """A bound, lemma-18: max LHS/RHS over the drawn instances and the three statements, and over the worst-case
+    search, <= 1 + 1e-10 (the equality cases, up to rounding); ``measured`` adds the max per statement."""
     return with_measured(bound_verdict(result.bound, EXPECTED_L18), ratio_per_statement=result.per)
 
 
@@ -234,16 +259,20 @@ def lemma18_search_verdict(result: Lemma18SearchResult) -> Verdict:
 
 @dataclass(frozen=True)
 class Prop11BoundSearchConfig(Config):
-    """The search of the explicit gaps (35), (36) of Prop. 11 (g = theta tanh(u), drawn Theta, L up to 1000)."""
+    """The searches of the explicit gaps (35), (36) of Prop. 11 (g = theta tanh(u), drawn Theta, L up to 1000 for
+    Hypothesis, up to 2000 in the worst-case search over :data:`.general.P11_BOX`)."""
 
     max_examples: int = field(Int(low=1), 40, "Hypothesis examples (problems drawn).")
     shrink: str = field(Choice("none", "L"), "none", "\"L\" divides the right-hand sides by L (a wrong O(1/L^2) "
-                        "form: a negative control).")
+                        "form: a negative control), in both searches.")
+    search_budget: int = search_budget_field(200)
+    search_seed: int = search_seed_field()
 
 
 @dataclass(frozen=True)
 class Prop11BoundSearchResult:
-    """``bound``: the BoundResult; ``per``: the max ratio per bound ("35", "36"); ``rows``: (L, bound, ratio)."""
+    """``bound``: the BoundResult of the drawn problems with the worst-case search attached; ``per``: the max ratio
+    per bound ("35", "36"); ``rows``: (L, bound, ratio)."""
 
     bound: object
     per: dict
@@ -251,12 +280,16 @@ class Prop11BoundSearchResult:
 
 
 def measure_prop11_bound_search(config: Prop11BoundSearchConfig) -> Prop11BoundSearchResult:
-    return Prop11BoundSearchResult(*p11_hunt(max_examples=config.max_examples, shrink=config.shrink))
+    c = config
+    bound, per, rows = p11_hunt(max_examples=c.max_examples, shrink=c.shrink)
+    search = search_worst_case(functools.partial(p11_search_sides, shrink="L" if c.shrink == "L" else 1.0),
+                               box(P11_BOX), budget=c.search_budget, seed=c.search_seed)
+    return Prop11BoundSearchResult(bound.with_search(search), per, rows)
 
 
 def prop11_bound_search_verdict(result: Prop11BoundSearchResult) -> Verdict:
-    """A bound, prop-11/bound: max LHS/RHS of (35) and (36) <= 1; ``measured`` adds the max per bound and the
-    number of problems."""
+    """A bound, prop-11/bound: max LHS/RHS of (35) and (36) <= 1 over the drawn problems and the worst-case search;
+    ``measured`` adds the max per bound and the number of problems."""
     return with_measured(bound_verdict(result.bound, EXPECTED_P11_BOUND), ratio_per_bound=result.per,
                          n_problems=len(result.rows) // 2)
 
@@ -266,29 +299,48 @@ def prop11_bound_search_verdict(result: Prop11BoundSearchResult) -> Verdict:
 
 @dataclass(frozen=True)
 class Prop7SearchConfig(Config):
-    """The search of the Prop. 7 bounds: clipped GD of model (3), tanh, from drawn (seed, L, init, clip, lr, steps)."""
+    """The searches of the Prop. 7 bounds: clipped GD of model (3), tanh, from Hypothesis-drawn (seed, L, init,
+    clip, lr, steps), and one worst-case search per record over :data:`.general.P7_BOX`."""
 
     max_examples: int = field(Int(low=1), 25, "Hypothesis examples (clipped-GD runs drawn).")
+    search_budget: int = search_budget_field(120)
+    search_seed: int = search_seed_field()
+    search_steps: int = field(Int(low=1), 20, "GD steps of a run of the worst-case search (lr = T / steps).")
+    rhs_scale: float = field(Real(0, closed="neither"), 1.0, "Multiplies the right-hand sides of the worst-case "
+                             "searches (1: the statement; a negative control lowers it).")
+    gronwall_terms: str = field(Choice("printed", "initial-only"), "printed", "The Gronwall bound of the worst-case "
+                                "search: \"printed\" (||Z_{k+1}(0) - Z_k(0)|| + beta T / L) e^{alpha T}, or "
+                                "\"initial-only\" ||Z_{k+1}(0) - Z_k(0)|| (both terms dropped: a negative control).")
 
 
 @dataclass(frozen=True)
 class Prop7SearchResult:
-    """``runs``: (instance, :func:`.general.p7_run` result) per drawn run."""
+    """``runs``: (instance, :func:`.general.p7_run` result) per drawn run; ``searches``: the worst-case search of
+    each record (a :class:`~theory.worst_case.WorstCase` per claim ID of :data:`.general.P7_GROUPS`)."""
 
     runs: tuple
+    searches: dict = None
 
 
 def measure_prop7_search(config: Prop7SearchConfig) -> Prop7SearchResult:
-    return Prop7SearchResult(p7_hunt_all(config.max_examples))
+    c = config
+    # the four searches share the seed and the box, hence their exploration points (the runs are memoised)
+    searches = {cid: search_worst_case(functools.partial(p7_search_sides, cid=cid, steps=c.search_steps,
+                                                         rhs_scale=c.rhs_scale, gronwall_terms=c.gronwall_terms),
+                                       box(P7_BOX), budget=c.search_budget, seed=c.search_seed)
+                for cid in P7_GROUPS}
+    return Prop7SearchResult(p7_hunt_all(c.max_examples), searches)
 
 
 def prop7_search_verdict(result: Prop7SearchResult, cid: str = "implicit-reg/prop-7") -> Verdict:
-    """A bound, the Prop. 7 record ``cid`` (a key of :data:`.general.P7_GROUPS`): max over the runs of the ratios it
-    asserts (printed constants) <= 1 (the displacement bound: 1 + 1e-12, attained up to rounding); ``measured`` adds
-    every ratio and the ranges of the constants."""
+    """A bound, the Prop. 7 record ``cid`` (a key of :data:`.general.P7_GROUPS`): max over the drawn runs and over
+    the record's worst-case search of the ratios it asserts (printed constants) <= 1 (the displacement bound:
+    1 + 1e-12, attained up to rounding); ``measured`` adds every ratio and the ranges of the constants."""
     if cid not in P7_GROUPS:
         raise ValueError(f"`cid` of prop7_search_verdict must be one of {sorted(P7_GROUPS)}; got {cid!r}")
     bound, expected, measured = p7_measured(result.runs, cid)
+    if result.searches is not None:
+        bound = bound.with_search(result.searches[cid])
     return with_measured(bound_verdict(bound, expected), **measured)
 
 
@@ -317,15 +369,22 @@ def prop7_gronwall_verdict(result: Prop7SearchResult) -> Verdict:
 
 @dataclass(frozen=True)
 class B5SearchConfig(Config):
-    """The search of B.5's bound ||h_k - A x||_F <= (4 sqrt2 K k / L) e^{2 sqrt2 K} sqrt(qn) under (47)-(48)."""
+    """The searches of B.5's bound ||h_k - A x||_F <= (4 sqrt2 K k / L) e^{2 sqrt2 K} sqrt(qn) under (47)-(48):
+    Hypothesis, and the worst-case search over :data:`.section5.B5_BOX` (the edges of (47)-(48), aligned data)."""
 
     max_examples: int = field(Int(low=1), 60, "Hypothesis examples (instances drawn).")
+    search_budget: int = search_budget_field(1000)
+    search_seed: int = search_seed_field()
+    constant: float = field(Real(0, closed="neither"), float(B5_CONSTANT), "The constant of the worst-case search's "
+                            "right-hand side, constant x sqrt(qn) (the printed 4 sqrt2 e^{2 sqrt2} for tanh; a "
+                            "negative control lowers it below the smallest constant found).")
 
 
 @dataclass(frozen=True)
 class B5SearchResult:
-    """``bound`` / ``printed``: BoundResults against the sqrt(qn) bound and the paper's sqrt(qm) one; ``lhs``,
-    ``rhs``: the left-hand sides and the sqrt(qn) right-hand sides per instance."""
+    """``bound`` / ``printed``: BoundResults of the drawn instances against the sqrt(qn) bound (with the worst-case
+    search attached) and the paper's sqrt(qm) one; ``lhs``, ``rhs``: the left-hand sides and the sqrt(qn)
+    right-hand sides per drawn instance."""
 
     bound: object
     printed: object
@@ -334,24 +393,30 @@ class B5SearchResult:
 
 
 def measure_b5_search(config: B5SearchConfig) -> B5SearchResult:
-    tracker, printed, lhs, rhs = b5_hunt(config.max_examples)
-    return B5SearchResult(tracker.result(), printed.result(), lhs, rhs)
+    c = config
+    tracker, printed, lhs, rhs = b5_hunt(c.max_examples)
+    search = search_worst_case(functools.partial(b5_search_sides, constant=c.constant), box(B5_BOX),
+                               budget=c.search_budget, seed=c.search_seed,
+                               constant=("4 sqrt2 K e^{2 sqrt2 K}", c.constant))
+    return B5SearchResult(tracker.result().with_search(search), printed.result(), lhs, rhs)
 
 
 def b5_search_verdict(result: B5SearchResult) -> Verdict:
-    """A bound, prop-5/b5: max LHS/RHS against the sqrt(qn) form <= 1; ``measured`` adds the ratio against the
-    paper's looser sqrt(qm)."""
+    """A bound, prop-5/b5: max LHS/RHS against the sqrt(qn) form <= 1 over the drawn instances and the worst-case
+    search; ``measured`` adds the ratio against the paper's looser sqrt(qm)."""
     return with_measured(bound_verdict(result.bound, EXPECTED_B5), printed_sqrt_qm_ratio=result.printed.ratio)
 
 
 # --------------------------------------------------------------------------- presets and registry
 
 PRESETS = {
-    # the documents print no search; "paper" searches ten times as many instances
-    "lemma18_search": {"check": Lemma18SearchConfig(), "paper": Lemma18SearchConfig(max_examples=3000)},
-    "prop11_bound_search": {"check": Prop11BoundSearchConfig(), "paper": Prop11BoundSearchConfig(max_examples=400)},
-    "prop7_search": {"check": Prop7SearchConfig(), "paper": Prop7SearchConfig(max_examples=250)},
-    "b5_search": {"check": B5SearchConfig(), "paper": B5SearchConfig(max_examples=600)},
+    # the documents print no search; "paper" searches ten times as many instances, with ten times the budget
+    "lemma18_search": {"check": Lemma18SearchConfig(),
+                       "paper": Lemma18SearchConfig(max_examples=3000, search_budget=3000)},
+    "prop11_bound_search": {"check": Prop11BoundSearchConfig(),
+                            "paper": Prop11BoundSearchConfig(max_examples=400, search_budget=2000)},
+    "prop7_search": {"check": Prop7SearchConfig(), "paper": Prop7SearchConfig(max_examples=250, search_budget=1200)},
+    "b5_search": {"check": B5SearchConfig(), "paper": B5SearchConfig(max_examples=600, search_budget=10000)},
 }
 
 
@@ -360,22 +425,27 @@ def _register():
 
     register("implicit_reg.lemma18_search", config=Lemma18SearchConfig, presets=PRESETS["lemma18_search"],
              measure=measure_lemma18_search, verdict=lemma18_search_verdict, claims=("implicit-reg/lemma-18",),
-             summary=lambda r: {"ratio": float(r.bound.ratio), **{k: float(v) for k, v in r.per.items()}})
+             summary=lambda r: {"ratio": float(r.bound.ratio), "search_ratio": float(r.bound.search.ratio),
+                                **{k: float(v) for k, v in r.per.items()}})
     register("implicit_reg.prop11_bound_search", config=Prop11BoundSearchConfig,
              presets=PRESETS["prop11_bound_search"], measure=measure_prop11_bound_search,
              verdict=prop11_bound_search_verdict, claims=("implicit-reg/prop-11/bound",),
-             summary=lambda r: {"ratio": float(r.bound.ratio), **{k: float(v) for k, v in r.per.items()}})
+             summary=lambda r: {"ratio": float(r.bound.ratio), "search_ratio": float(r.bound.search.ratio),
+                                **{k: float(v) for k, v in r.per.items()}})
     register("implicit_reg.prop7_search", config=Prop7SearchConfig, presets=PRESETS["prop7_search"],
              measure=measure_prop7_search, verdict=prop7_norm_verdict,
              claims={"implicit-reg/prop-7": prop7_norm_verdict,
                      "implicit-reg/prop-7/displacement": prop7_displacement_verdict,
                      "implicit-reg/prop-7/intermediate": prop7_intermediate_verdict,
                      "implicit-reg/prop-7/gronwall": prop7_gronwall_verdict},
-             summary=lambda r: {cid.rpartition("/")[2]: float(prop7_search_verdict(r, cid).measured["ratio"])
-                                for cid in P7_GROUPS})
+             summary=lambda r: {**{cid.rpartition("/")[2]: float(prop7_search_verdict(r, cid).measured["ratio"])
+                                   for cid in P7_GROUPS},
+                                **{f"search_{cid.rpartition('/')[2]}": float(w.ratio)
+                                   for cid, w in r.searches.items()}})
     register("implicit_reg.b5_search", config=B5SearchConfig, presets=PRESETS["b5_search"], measure=measure_b5_search,
              verdict=b5_search_verdict, claims=("implicit-reg/prop-5/b5",),
-             summary=lambda r: {"ratio": float(r.bound.ratio), "printed_sqrt_qm_ratio": float(r.printed.ratio)})
+             summary=lambda r: {"ratio": float(r.bound.ratio), "search_ratio": float(r.bound.search.ratio),
+                                "printed_sqrt_qm_ratio": float(r.printed.ratio)})
 
 
 _register()

@@ -13,7 +13,9 @@ m = 32, L = 16 and 32, lr 0.1 and flow time 400 = the paper's 80 000 steps of lr
 Experiments (registered as ``implicit_reg.<name>``, each a frozen config, presets ``"check"`` and
 ``"paper"``, a ``measure_*`` function and verdicts): ``fig1``, ``horizon``, ``fig2``, ``table1``,
 ``backprop`` (Eqs. (13), (15)), ``adjoint`` (Eq. (44)), ``app_d_gradient``. The bound of B.5 is checked
-over Hypothesis instances; :func:`b5_sides` computes both sides of one instance.
+over Hypothesis instances (:func:`b5_sides` computes both sides of one instance) and by a worst-case search over
+the edges of its assumptions (47)-(48) (:data:`B5_BOX`, :func:`b5_search_sides`), both in
+:mod:`.searches`.
 
 ``fig1`` and ``fig2`` take the array backend fields of :mod:`theory.backends` (``backend``, ``device``,
 ``dtype``): with ``backend="torch"`` the seeds of a depth train as one batch on a CPU or a CUDA device
@@ -525,6 +527,59 @@ def b5_sides(inst):
     lhs = float(np.max(np.linalg.norm(h[1:] - h[0], axis=(1, 2)) / (k / L)))
     c = 4 * np.sqrt(2) * np.exp(2 * np.sqrt(2))  # K_sigma = 1 for tanh
     return lhs, c * np.sqrt(q * n), c * np.sqrt(q * m)
+
+
+#: the printed constant of B.5's bound for tanh (K_sigma = 1): 4 sqrt2 K e^{2 sqrt2 K}
+B5_CONSTANT = 4 * np.sqrt(2) * np.exp(2 * np.sqrt(2))
+#: the box of the worst-case search of B.5 (:func:`b5_search_sides`): the shapes, with q = d + d' + q_extra
+#: (q >= d + d') and m = n + m_extra (m >= n), the depth, and the parameters at the edges of (47)-(48): the radii
+#: of A, W_k and V_k around the init as fractions of the largest allowed (1/2, 1/2, 1), ||W_bar||_F as a fraction
+#: of sqrt(2 q m), the weight of a rank-one W_bar aligned with x_1, of rank-one V_k aligned with the first
+#: layer's sigma output (the increments then add up coherently), and of x_i all equal to x_1 (||x_i|| = sqrt q
+#: always); a seed
+B5_BOX = (("d", 1, 6, "int"), ("d_out", 1, 4, "int"), ("q_extra", 0, 6, "int"), ("n", 1, 16, "int"),
+          ("m_extra", 0, 32, "int"), ("L", 1, 64, "log-int"), ("a_radius", 0.0, 1.0, "linear"),
+          ("w_radius", 0.0, 1.0, "linear"), ("v_radius", 0.0, 1.0, "linear"), ("wbar_norm", 0.0, 1.0, "linear"),
+          ("wbar_rank_one", 0.0, 1.0, "linear"), ("v_align", 0.0, 1.0, "linear"), ("x_align", 0.0, 1.0, "linear"),
+          ("seed", 0, 2**20, "int"))
+
+
+def b5_search_sides(inst, constant=B5_CONSTANT):
+    r"""(max_k ||h_k - A x||_F L / k, constant sqrt(qn)) at an instance of :data:`B5_BOX`, inside (47)-(48).
+
+    The hypotheses are met by construction: ||x_i|| = sqrt q, ||A - A_bar||_F = a_radius / 2 (A_bar = (I_d; 0)),
+    ||W_k - W_bar||_F = w_radius / 2, ||W_bar||_F = wbar_norm sqrt(2 q m), ||V_k||_F = v_radius <= 1, q >= d + d',
+    m >= n, sigma = tanh (K_sigma = 1). ``constant`` replaces the printed 4 sqrt2 e^{2 sqrt2} (a negative control
+    lowers it)."""
+    rng = np.random.default_rng(inst["seed"])
+    d, d_out, n, L = inst["d"], inst["d_out"], inst["n"], inst["L"]
+    q, m = d + d_out + inst["q_extra"], n + inst["m_extra"]
+
+    def unit(z):
+        nz = np.linalg.norm(z)
+        return z / nz if nz > 0 else z
+
+    g = rng.standard_normal((n, d))
+    x = (1 - inst["x_align"]) * g / np.linalg.norm(g, axis=1, keepdims=True) + inst["x_align"] * unit(g[0])
+    x = np.sqrt(q) * x / np.linalg.norm(x, axis=1, keepdims=True)
+    A = np.zeros((q, d))
+    A[:d, :d] = np.eye(d)
+    A += 0.5 * inst["a_radius"] * unit(rng.standard_normal((q, d)))
+    h0 = x @ A.T  # (n, q)
+    rank_one = np.outer(unit(rng.standard_normal(m)), unit(h0[0]))
+    Wbar = unit((1 - inst["wbar_rank_one"]) * unit(rng.standard_normal((m, q))) + inst["wbar_rank_one"] * rank_one)
+    Wbar *= inst["wbar_norm"] * np.sqrt(2 * q * m)
+    W = Wbar + 0.5 * inst["w_radius"] * np.stack([unit(rng.standard_normal((m, q))) for _ in range(L)])
+    s1 = np.tanh(W[0] @ h0[0] / np.sqrt(q))  # the first layer's sigma output on x_1
+    aligned = np.outer(unit(rng.standard_normal(q)), unit(s1) if np.any(s1) else unit(rng.standard_normal(m)))
+    V = np.stack([inst["v_radius"] * unit((1 - inst["v_align"]) * unit(rng.standard_normal((q, m)))
+                                          + inst["v_align"] * aligned) for _ in range(L)])
+    B = np.zeros((d_out, q))
+    B[:, q - d_out:] = np.eye(d_out)
+    h, _ = forward(x, Params(A, V, W, B), "tanh")
+    k = np.arange(1, L + 1)
+    lhs = float(np.max(np.linalg.norm(h[1:] - h[0], axis=(1, 2)) / (k / L)))
+    return lhs, float(constant * np.sqrt(q * n))
 
 
 # =========================================================================== Appendix D: printed gradient
