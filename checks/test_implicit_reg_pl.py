@@ -167,7 +167,7 @@ BALL_CONFIG = experiment("implicit_reg.prop5_ball").presets["check"]
                          "M = c3/sqrt(nq), and finds ~0 on a ball where the PL constant is 0")
 def test_prop5_ball(claim):
     result = _run("prop5_ball")
-    measured = {"search": f"spectral projected gradient on G/l (gradient by backprop, "
+    measured = {"adversary": f"spectral projected gradient on G/l (gradient by backprop, "
                 f"Hessian-vector products by central differences of it) onto Definition 1's block ball, "
                 f"{BALL_CONFIG.restarts} starts (centre, random boundary and interior points), "
                 f"{BALL_CONFIG.steps} steps each", "mu_min_at_M_over_prop5_mu": result.rows[0]["mu_min"] / result.mu}
