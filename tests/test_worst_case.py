@@ -119,7 +119,7 @@ def test_smallest_constant_is_printed_times_ratio():
                            constant=("C", 4.0))
     assert wc.smallest_constant == pytest.approx(1.0, rel=1e-3)
     m = wc.to_measured()
-    assert m["constant"]["name"] == "C" and m["constant"]["printed"] == 4.0
+    assert m["constant"]["name"] == "C" and m["constant"]["stated"] == 4.0
     json.dumps(m, allow_nan=False)
     assert m["box"] == {"x": [0.0, 1.0, "linear"]}
 

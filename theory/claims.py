@@ -534,7 +534,7 @@ def worst_case_verdict(verdict: Verdict, search: Any, *, ratio_max: float | None
             f"({search.evaluations} of {search.budget} evaluations, {search.method}, seed {search.seed})")
     if "constant" in found:
         c = found["constant"]
-        text += f"; smallest constant {c['name']} = {_g(c['smallest'], '.4g')} against the printed {_g(c['printed'], '.4g')}"
+        text += f"; smallest constant {c['name']} = {_g(c['smallest'], '.4g')} against the stated {_g(c['stated'], '.4g')}"
     overall = max(ratio, float(verdict.measured.get("ratio", -math.inf) or -math.inf))
     if _finite(overall) and overall < LOOSE_RATIO * ratio_max:
         text += f"; loose: the worst found is {_g(overall / ratio_max, '.2g')} of the right-hand side"

@@ -493,21 +493,40 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def worst_cases(report: Mapping) -> list[dict]:
-    """One row per bound record of the report: its random instances' worst ratio and its worst-case search.
+def _searches_of(measured: Mapping) -> list[tuple[str, Mapping]]:
+    """The worst-case searches a record's measurement holds, with the part of the statement each belongs to:
+    ``search`` (the record's), ``<part>_search`` and ``<part>: {"search": ...}`` (a statement with several
+    inequalities)."""
+    found = []
+    for key, value in measured.items():
+        if not isinstance(value, Mapping):
+            continue
+        if key == "search" and "evaluations" in value:
+            found.append(("", value))
+        elif key.endswith("_search") and "evaluations" in value:
+            found.append((key[: -len("_search")], value))
+        elif isinstance(value.get("search"), Mapping) and "evaluations" in value["search"]:
+            found.append((key, value["search"]))
+    return found
 
-    Each row: ``id``, ``status``, ``random`` (largest LHS/RHS over the random or gridded instances, None for a
-    bound recorded by thresholds), ``searched`` (the search's largest ratio, None without a search),
-    ``evaluations``, ``budget``, ``instance``, ``constant`` (name, printed, smallest found, or None) and
-    ``loose`` (the largest ratio over both is below :data:`theory.claims.LOOSE_RATIO` of the allowed one).
+
+def worst_cases(report: Mapping) -> list[dict]:
+    """One row per worst-case search of a bound record (or per bound record without one).
+
+    Each row: ``id``, ``part`` (the inequality of the statement the search belongs to, ``""`` for the record's
+    own), ``status``, ``random`` (largest LHS/RHS over the random or gridded instances, None for a bound
+    recorded by thresholds or for a part), ``searched`` (the search's largest ratio, None without a search),
+    ``evaluations``, ``budget``, ``instance``, ``constant`` (name, stated, smallest found, or None) and
+    ``loose`` (the largest ratio is below :data:`theory.claims.LOOSE_RATIO` of the allowed one).
 
     Examples
     --------
     >>> rows = worst_cases({"claims": [{"id": "k/thm-1", "kind": "bound", "status": "pass",
     ...     "expected": {"ratio_max": 1.0, "search": {"ratio_max": 1.0}},
-    ...     "measured": {"ratio": 0.01, "search": {"ratio": 0.97, "evaluations": 200, "budget": 200}}}]})
-    >>> rows[0]["searched"], rows[0]["loose"]
-    (0.97, False)
+    ...     "measured": {"ratio": 0.01, "search": {"ratio": 0.97, "evaluations": 200, "budget": 200},
+    ...                  "output_search": {"ratio": 0.02, "evaluations": 100, "budget": 100}}}]})
+    >>> [(r["part"], r["searched"], r["loose"]) for r in rows]
+    [('', 0.97, False), ('output', 0.02, True)]
     """
     from theory.claims import LOOSE_RATIO
 
@@ -516,19 +535,21 @@ def worst_cases(report: Mapping) -> list[dict]:
         if c.get("kind") != "bound":
             continue
         m, e = c.get("measured") or {}, c.get("expected") or {}
-        search = m.get("search") if isinstance(m.get("search"), Mapping) else None
         random = m.get("ratio") if isinstance(m.get("ratio"), (int, float)) else None
-        searched = search.get("ratio") if search else None
         allowed = (e.get("search") or {}).get("ratio_max", e.get("ratio_max", 1.0)) if isinstance(e, Mapping) else 1.0
-        values = [v for v in (random, searched) if isinstance(v, (int, float)) and math.isfinite(v)]
-        rows.append({
-            "id": c["id"], "status": c.get("status"), "random": random, "searched": searched,
-            "evaluations": search.get("evaluations") if search else None,
-            "budget": search.get("budget") if search else None,
-            "instance": search.get("instance") if search else None,
-            "constant": search.get("constant") if search else None,
-            "loose": bool(values) and searched is not None and max(values) < LOOSE_RATIO * (allowed or 1.0),
-        })
+        searches = _searches_of(m) or [("", None)]
+        for part, search in searches:
+            searched = search.get("ratio") if search else None
+            own = random if part == "" else None
+            values = [v for v in (own, searched) if isinstance(v, (int, float)) and math.isfinite(v)]
+            rows.append({
+                "id": c["id"], "part": part, "status": c.get("status"), "random": own, "searched": searched,
+                "evaluations": search.get("evaluations") if search else None,
+                "budget": search.get("budget") if search else None,
+                "instance": search.get("instance") if search else None,
+                "constant": search.get("constant") if search else None,
+                "loose": bool(values) and searched is not None and max(values) < LOOSE_RATIO * (allowed or 1.0),
+            })
     return rows
 
 
@@ -585,16 +606,17 @@ def _worst_case_section(report: Mapping) -> list[str]:
     rows = worst_cases(report)
     if not rows:
         return []
-    searched = sum(1 for r in rows if r["searched"] is not None)
+    bounds = {r["id"] for r in rows}
+    searched = len({r["id"] for r in rows if r["searched"] is not None})
     lines = ["", "## Worst cases of the bounds", "",
-             f"{searched} of {len(rows)} bounds searched their hypothesis set for the instance maximising LHS/RHS "
+             f"{searched} of {len(bounds)} bounds searched their hypothesis set for the instance maximising LHS/RHS "
              "(a fixed budget and seed; the largest ratio found is a lower bound on the supremum, not the supremum). "
-             "The smallest constant is the printed one times the largest ratio found.", "",
-             "| Claim | Random instances | Searched worst | Evaluations | Smallest constant (printed) | Instance |",
+             "The smallest constant is the stated one times the largest ratio found.", "",
+             "| Claim | Random instances | Searched worst | Evaluations | Smallest constant (stated) | Instance |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         const = r["constant"]
-        const_text = (f"{const.get('name')} = {_num(const.get('smallest'), '.4g')} ({_num(const.get('printed'), '.4g')})"
+        const_text = (f"{const.get('name')} = {_num(const.get('smallest'), '.4g')} ({_num(const.get('stated', const.get('printed')), '.4g')})"
                       if isinstance(const, Mapping) else "")
         if r["searched"] is None:
             found, evals = "not searched", ""
@@ -602,7 +624,9 @@ def _worst_case_section(report: Mapping) -> list[str]:
             found = _num(r["searched"], ".4g") + (" (loose)" if r["loose"] else "")
             evals = f"{_num(r['evaluations'])} of {_num(r['budget'])}"
         inst = json.dumps(r["instance"], allow_nan=True) if r["instance"] is not None else ""
-        cells = [f"`{r['id']}`", _num(r["random"], ".4g") if r["random"] is not None else "thresholds",
+        claim = f"`{r['id']}`" + (f" ({r['part']})" if r["part"] else "")
+        random = _num(r["random"], ".4g") if r["random"] is not None else ("thresholds" if not r["part"] else "")
+        cells = [claim, random,
                  found, evals, const_text, inst if len(inst) <= 120 else inst[:117] + "..."]
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
     return lines

@@ -119,7 +119,8 @@ class WorstCase:
     dims : tuple of Dim
         The box searched.
     constant : tuple (str, float) or None
-        The printed constant of the right-hand side, ``(name, value)``, when it is one factor.
+        The stated constant of the right-hand side, ``(name, value)``, when it is one factor (the printed one,
+        or a corrected one for the record of a corrected statement).
     outside : int
         Instances the ratio function refused (returned None: outside the hypotheses).
     trace : ndarray
@@ -141,8 +142,8 @@ class WorstCase:
 
     @property
     def smallest_constant(self) -> float | None:
-        """The printed constant times the largest ratio found: the smallest constant that still holds over
-        the searched set (None without a printed constant)."""
+        """The stated constant times the largest ratio found: the smallest constant that still holds over
+        the searched set (None without a stated constant)."""
         if self.constant is None:
             return None
         return self.constant[1] * self.ratio
@@ -162,7 +163,7 @@ class WorstCase:
             "outside": self.outside,
         }
         if self.constant is not None:
-            out["constant"] = {"name": self.constant[0], "printed": to_plain(self.constant[1]),
+            out["constant"] = {"name": self.constant[0], "stated": to_plain(self.constant[1]),
                                "smallest": to_plain(self.smallest_constant)}
         return out
 
@@ -199,8 +200,9 @@ def search_worst_case(ratio: Callable[[dict], Any], dims: Sequence[Dim], *, budg
     fixed : dict, optional
         Parameters held fixed, added to every instance.
     constant : (str, float), optional
-        The printed constant of the right-hand side (name, value), when the RHS is that constant times
-        a function: the result then states the smallest constant that still holds.
+        The stated constant of the right-hand side (name, value), when the RHS is that constant times
+        a function (the printed constant, or the corrected one for a corrected statement): the result then
+        states the smallest constant that still holds.
 
     Returns
     -------
