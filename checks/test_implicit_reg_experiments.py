@@ -213,7 +213,8 @@ def test_eq44_erratum(claim):
 # =========================================================================== Appendix B.5: ||h_k - A x||
 
 
-@pytest.mark.claim("implicit-reg/prop-5/b5", kind="bound", aliases=_aliases("prop-3.6"),
+@pytest.mark.claim("implicit-reg/prop-5/b5", kind="bound", step_of=("implicit-reg/prop-5", "implicit-reg/thm-6"),
+                   aliases=_aliases("prop-3.6"),
                    title="B.5: ||h_k - A x||_F <= (4 sqrt2 K k / L) e^{2 sqrt2 K} sqrt(qn) under (47)-(48); the paper's "
                          "sqrt(qm) is looser (m >= n), so it also holds: checked, not an erratum")
 def test_b5_bound(claim):

@@ -41,7 +41,8 @@ def _verdict(claim, name):
 # ============================================================================ Lemma 18
 
 
-@pytest.mark.claim("implicit-reg/lemma-18", kind="bound", aliases=_aliases("lemma-3.21"),
+@pytest.mark.claim("implicit-reg/lemma-18", kind="bound", step_of=("implicit-reg/prop-5", "implicit-reg/thm-6"),
+                   aliases=_aliases("lemma-3.21"),
                    title="s_min(A+A') >= s_min(A) - ||A'||_F; ||AB||_F >= s_min(A)||B||_F (m >= r); "
                          "||AB||_F >= ||A||_F s_min(B) (n >= r)")
 def test_lemma18(claim):
@@ -55,7 +56,8 @@ def test_lemma18(claim):
 # ============================================================================ Lemma 20
 
 
-@pytest.mark.claim("implicit-reg/lemma-20", kind="bound", aliases=_aliases("lemma-3.23"),
+@pytest.mark.claim("implicit-reg/lemma-20", kind="bound", step_of=("implicit-reg/prop-5", "implicit-reg/thm-6"),
+                   aliases=_aliases("lemma-3.23"),
                    title="Gaussian W (q x m), M_W >= sqrt 2: P(||W||_F > M_W sqrt(qm)) <= exp(-(M_W^2 - 1) qm / 16)")
 def test_lemma20_exact(claim):
     res = _run("lemma20")
@@ -71,7 +73,8 @@ def test_lemma20_exact(claim):
     claim.record(_verdict(claim, "lemma20"), figure=save_figure(ax.figure, "implicit-reg/lemma-20"))
 
 
-@pytest.mark.claim("implicit-reg/lemma-20/monte-carlo", kind="frequency", aliases=_aliases("lemma-3.23"),
+@pytest.mark.claim("implicit-reg/lemma-20/monte-carlo", kind="frequency", step_of=("implicit-reg/prop-5", "implicit-reg/thm-6"),
+                   aliases=_aliases("lemma-3.23"),
                    title="Monte-Carlo: the frequency of ||W||_F > M_W sqrt(qm) is below exp(-(M_W^2 - 1) qm / 16) "
                          "and matches the chi-square tail")
 def test_lemma20_monte_carlo(claim):
@@ -214,7 +217,8 @@ def assert_p8_hypotheses(claim, result):
     return result.hypotheses_measured
 
 
-@pytest.mark.claim("implicit-reg/prop-8", kind="bound", aliases=_aliases("prop-3.9"),
+@pytest.mark.claim("implicit-reg/prop-8", kind="bound", step_of=("implicit-reg/thm-6",),
+                   aliases=_aliases("prop-3.9"),
                    title="Unclipped GD, sin, PL certified on Definition 1's whole M-ball (M = 0.1) for every L at "
                          "mu_cert >= mu of (22) (asserted): l(t) <= exp(-mu_cert t) l(0)")
 def test_prop8_loss(claim):
@@ -236,7 +240,8 @@ def test_prop8_loss(claim):
     claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8"), measured=hypotheses)
 
 
-@pytest.mark.claim("implicit-reg/prop-8/bounded", kind="rate", aliases=_aliases("prop-3.9"),
+@pytest.mark.claim("implicit-reg/prop-8/bounded", kind="rate", step_of=("implicit-reg/thm-6",),
+                   aliases=_aliases("prop-3.9"),
                    title="PL certified on the M-ball (M = 0.1) at mu_cert >= mu of (22) (asserted): the parameters stay "
                          "in the ball uniformly in t and L, sup_t max-block ||theta(t) - theta(0)|| does not grow with L")
 def test_prop8_bounded(claim):
@@ -250,7 +255,8 @@ def test_prop8_bounded(claim):
                  measured=hypotheses)
 
 
-@pytest.mark.claim("implicit-reg/prop-8/differences", kind="rate", aliases=_aliases("prop-3.9"),
+@pytest.mark.claim("implicit-reg/prop-8/differences", kind="rate", step_of=("implicit-reg/thm-6",),
+                   aliases=_aliases("prop-3.9"),
                    title="PL certified on the M-ball at mu_cert >= mu of (22) (asserted): "
                          "sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| <= K~/L (uniform in t)")
 def test_prop8_differences(claim):
@@ -264,7 +270,8 @@ def test_prop8_differences(claim):
                  measured=hypotheses)
 
 
-@pytest.mark.claim("implicit-reg/prop-8/convergence", kind="bound", aliases=_aliases("prop-3.9"),
+@pytest.mark.claim("implicit-reg/prop-8/convergence", kind="bound", step_of=("implicit-reg/thm-6",),
+                   aliases=_aliases("prop-3.9"),
                    title="PL certified on the M-ball at mu_cert >= mu of (22) (asserted): the parameters converge "
                          "exponentially, ||theta_inf - theta(t)|| ~ e^{-mu t/2}, uniformly in L")
 def test_prop8_convergence(claim):
@@ -288,7 +295,8 @@ def test_prop8_convergence(claim):
 # ---------------------------------------------------------------------------- Prop. 8 with a certified PL
 
 
-@pytest.mark.claim("implicit-reg/prop-8/certified", kind="bound", aliases=_aliases("prop-3.9"),
+@pytest.mark.claim("implicit-reg/prop-8/certified", kind="bound", step_of=("implicit-reg/thm-6",),
+                   aliases=_aliases("prop-3.9"),
                    title="f = 0 instance (Z^init = 0, Lipschitz), PL certified on Definition 1's whole M-ball for every "
                          "L at a constant >= mu of (22) (asserted), so inside Prop. 8's hypotheses: l <= e^{-mu t} l(0), "
                          "stays within M/2, ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2}, (i) corrected")
