@@ -4,8 +4,10 @@ Each control feeds a check's own predicate (its tracker or item function and the
 with the check's expected figure) a setting that breaks the claim: an asymmetric or non-centered
 weight law, an activation outside Table 1 (a = 0, or b > 1), beta on the wrong side of 1/2, a
 mis-specified sub-Gaussian constant, or the printed form of a corrected statement. The predicate must
-answer ``fail``, with the measured figure outside the tolerance. Sizes are reduced to keep the file
-well under 30 s; every draw is seeded.
+answer ``fail``, with the measured figure outside the tolerance. A wrong scaling is a rerun of the experiment
+with the kernels patched to run each network at another beta (the ``run_at`` fixture), never a relabelled
+table. Sizes are reduced to keep the file well under 30 s; every draw is seeded. The controls of the
+worst-case searches are in ``tests/test_controls_scaling_search.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 import pytest
 
 from theory.experiments.scaling import _iid as chk
-from theory.claims import bound_verdict, erratum_verdict, frequency_verdict, rate_verdict
+from theory.experiments.scaling import _search as srch
+from theory.claims import bound_verdict, erratum_verdict, frequency_verdict
 
 OK = {"ratio_max": 1.0}
 
@@ -25,6 +28,35 @@ OK = {"ratio_max": 1.0}
 def _fails(verdict):
     assert verdict.status == "fail", verdict.message
     return verdict
+
+
+@pytest.fixture
+def run_at(monkeypatch):
+    """``run_at({beta: beta'})`` patches the network kernels (explicit networks, their Jacobians and gradients,
+    the exact-in-law Gaussian sampler) so that a network declared at scaling exponent beta runs at beta': the
+    measurement is rerun with the scaling on the wrong side of a regime, its verdict must fail. The shared
+    caches of networks are cleared before and after (no patched draw outlives the control)."""
+    def patch(mapping):
+        def keyword(real):
+            return lambda *args, beta, **kw: real(*args, beta=mapping.get(beta, beta), **kw)
+
+        for name in ("log_norm_ratio", "log_gradient_ratio", "jacobian"):
+            monkeypatch.setattr(chk, name, keyword(getattr(chk, name)))
+        real = chk.fast_norms
+
+        def fast(L, d, beta, runs, **kw):
+            return real(L, d, mapping.get(beta, beta), runs, **kw)
+
+        monkeypatch.setattr(chk, "fast_norms", fast)
+        monkeypatch.setattr(srch, "fast_norms", fast)
+        _clear()
+
+    def _clear():
+        for cached in (chk.net_table, chk.fast_table):
+            cached.cache_clear()
+
+    yield patch
+    _clear()
 
 
 # --------------------------------------------------------------------------- one layer
@@ -133,14 +165,16 @@ def test_lemma14_rejects_asymmetric_weights_as_exact():
     _fails(bound_verdict(tracker.result(), OK))
 
 
-def test_cor4_limit_rejects_identity_regime():
-    """beta = 3/4 data fed as beta = 1/2: E ratio^2 -> 0, not e^{1/2} - 1."""
-    t = chk.net_table(tuple(range(6)), ((0.75, (100, 300)),), seed0=79)
-    relabelled = chk.NetTable(((0.5, (100, 300)),), t.seeds, {0.5: t.log_h[0.75]}, {0.5: t.log_p[0.75]}, {})
-    fast = {(0, 100): chk.mc_mean(np.full(10, 0.005) + np.arange(10) * 1e-4),
-            (0, 1000): chk.mc_mean(np.full(10, 0.001) + np.arange(10) * 1e-5)}
-    tracker, _ = chk.cor4_limit_tracker(table=relabelled, fast=fast)
-    _fails(bound_verdict(tracker.result(), OK))
+def test_cor4_limit_rejects_identity_regime(run_at):
+    """The experiment rerun with every network (explicit, sampler, search) at beta = 3/4 where 1/2 is claimed:
+    E ratio^2 = (1 + L^{-3/2}/2)^L - 1 -> 0, not e^{1/2} - 1; the random instances and the search both fail."""
+    from theory.experiments.scaling import _claims as sc
+
+    run_at({0.5: 0.75})
+    config = sc.Lemma14Config(net=sc.NetConfig(seeds=tuple(range(6)), plan=((0.5, (100, 300)),), seed0=79),
+                              fast=(("res3", "relu", 0.8, 0.5, 300, 0.5),), fast_depths=(100, 1000), search_budget=20)
+    verdict = _fails(sc.tracker_verdict(sc.cor4_limit(config)))
+    assert verdict.measured["ratio"] > 1 and verdict.measured["search"]["ratio"] > 1
 
 
 def test_prop7_rejects_activation_with_b_above_one():
@@ -262,39 +296,47 @@ def test_cor4_threshold_erratum_fails_when_the_corrected_form_fails():
 
 
 @pytest.mark.parametrize("what", ["h", "p"])
-def test_regimes_reject_wrong_scaling(what):
-    """beta = 3/4 networks fed as beta = 1: slope (1 - 1.5)/2 = -0.25, not -0.5 (Corollaries 4 and 8)."""
-    t = _small_fig_table(betas=(0.75,))
-    logs = chk._logs(t, what)
-    fits = chk.regime_fits({1.0: logs[0.75]}, {1.0: chk.FIG_DEPTHS})
-    fit, expected = fits[1.0]
-    _fails(rate_verdict(fit, expected, grid_label="L"))
-    assert abs(fit.slope + 0.25) < 0.1
+def test_regimes_reject_wrong_scaling(run_at, what):
+    """Corollaries 4 and 8 rerun with the networks of beta = 1 running at beta = 3/4: slope (1 - 1.5)/2 = -0.25,
+    not the -0.5 predicted for beta = 1."""
+    from theory.experiments.scaling import _claims as sc
+
+    run_at({1.0: 0.75})
+    config = sc.NetConfig(seeds=tuple(range(6)), plan=((1.0, chk.FIG_DEPTHS),), seed0=77, quantity=what)
+    result = sc.regimes(config)
+    _fails(sc.regimes_verdict(result))
+    assert abs(result.fits[1.0][0].slope + 0.25) < 0.1
 
 
 @pytest.mark.parametrize("what", ["h", "p"])
-def test_regimes_reject_critical_scaling_as_explosion(what):
-    """beta = 1/2 networks fed as beta = 1/4: ln ratio stays O(1), the slope of ln(ln ratio) is not 1/2."""
-    t = chk.net_table(tuple(range(6)), ((0.5, chk.EXPLOSION_DEPTHS),), seed0=83)
-    fits = chk.regime_fits({0.25: chk._logs(t, what)[0.5]}, {0.25: chk.EXPLOSION_DEPTHS})
-    _fails(rate_verdict(*fits[0.25], grid_label="L"))
+def test_regimes_reject_critical_scaling_as_explosion(run_at, what):
+    """Rerun with the networks of beta = 1/4 running at beta = 1/2: ln ratio stays O(1), the slope of
+    ln(ln ratio) is not 1/2."""
+    from theory.experiments.scaling import _claims as sc
+
+    run_at({0.25: 0.5})
+    config = sc.NetConfig(seeds=tuple(range(6)), plan=((0.25, chk.EXPLOSION_DEPTHS),), seed0=83, quantity=what)
+    _fails(sc.regimes_verdict(sc.regimes(config)))
 
 
 @pytest.mark.parametrize("what", ["h", "p"])
-def test_figures_1_3_reject_swapped_betas(what):
-    """The panels of beta = 1 and beta = 1/4 swapped (the scaling on the wrong side of 1/2)."""
-    t = _small_fig_table()
-    logs = chk._logs(t, what)
-    swapped = {1.0: logs[0.25], 0.25: logs[1.0], 0.5: logs[0.5]}
-    verdict = chk.fig_verdict(swapped, {b: chk.FIG_DEPTHS for b in swapped})
-    _fails(verdict)
+def test_figures_1_3_reject_swapped_betas(run_at, what):
+    """Figures 1 and 3 rerun with the scalings of beta = 1 and beta = 1/4 swapped in the kernels (each on the
+    wrong side of 1/2)."""
+    from theory.experiments.scaling import _claims as sc
+
+    run_at({1.0: 0.25, 0.25: 1.0})
+    config = sc.FigNetConfig(seeds=tuple(range(6)), seed0=77, quantity=what)
+    _fails(sc.fig13_verdict(sc.fig13(config)))
 
 
-def test_figures_1_3_reject_identity_scaling_as_critical():
-    t = _small_fig_table(betas=(0.25, 1.0, 0.75))
-    logs = {1.0: t.log_h[1.0], 0.25: t.log_h[0.25], 0.5: t.log_h[0.75]}
-    verdict = chk.fig_verdict(logs, {b: chk.FIG_DEPTHS for b in logs})
-    _fails(verdict)
+def test_figures_1_3_reject_identity_scaling_as_critical(run_at):
+    """Figure 1 rerun with the networks of beta = 1/2 running at beta = 3/4 (identity regime): the medians of
+    the critical panel leave [0.6, 1]."""
+    from theory.experiments.scaling import _claims as sc
+
+    run_at({0.5: 0.75})
+    _fails(sc.fig13_verdict(sc.fig13(sc.FigNetConfig(seeds=tuple(range(6)), seed0=77))))
 
 
 def test_fig2_rejects_another_width():

@@ -2,13 +2,16 @@
 ``scaling`` (Marion, Fermanian, Biau, Vert, "Scaling ResNets in the Large-depth Regime", preprint 2022;
 chapter 2 of P. Marion's thesis): one frozen, validated config per measurement, its presets (``"check"``:
 exactly what the checks run; ``"paper"``: the document's own sizes where it has any), ``measure`` and the
-verdict beside it. The measurements themselves are the functions of :mod:`._scaling_iid` and
-:mod:`._scaling_limits`; this module gives them configs and names.
+verdict beside it. The measurements themselves are the functions of :mod:`._iid` and
+:mod:`._limits`; this module gives them configs and names.
 
-The bound of the weight-tied linear case of Proposition 11 (``scaling/prop-11/constant``) is searched by a
-Hypothesis strategy, run by the experiment ``scaling.prop11_constant`` (:func:`prop11_constant`, derandomised:
-the same instances on every run); its per-instance computation is
-:func:`theory.experiments.scaling._limits.tied_linear_instance` (:data:`HYPOTHESIS_DRIVEN`).
+Every bound's measurement also runs the worst-case search of :mod:`._search` over the statement's hypotheses
+(``search_budget`` and ``search_seed`` are fields of its config; the result's ``search``), and its verdict asks
+the worst instance found to stay within the bound too. The bound of the weight-tied linear case of
+Proposition 11 (``scaling/prop-11/constant``) is searched by a Hypothesis strategy, run by the experiment
+``scaling.prop11_constant`` (:func:`prop11_constant`, derandomised: the same instances on every run) and recorded
+as a :class:`theory.worst_case.WorstCase` like the others (:func:`prop11_worst_case`); its per-instance
+computation is :func:`theory.experiments.scaling._limits.tied_linear_instance` (:data:`HYPOTHESIS_DRIVEN`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from theory.claims import Verdict, bound_verdict, erratum_verdict, rate_verdict
 from theory.claims import frequency_verdict as _frequency_verdict
 from theory.experiments.scaling import _iid as iid
 from theory.experiments.scaling import _limits as lim
+from theory.experiments.scaling import _search as srch
 from theory.experiments._hypothesis import require, without_source_constants
 from theory.experiments._registry import register
 from theory.experiments.scaling._scale import BackendConfig, backend_field, device_field, dtype_field
@@ -32,6 +36,7 @@ from theory.experiments.config import (
     Bool, Choice, Choices, Config, Custom, Int, Ints, OrNone, Real, Reals, Seed, Seeds, field,
 )
 from theory.rates import BoundTracker, fit_rate
+from theory.worst_case import Dim, WorstCase
 
 #: the expectation every Monte-Carlo bound record takes (every comparison's ratio at most 1)
 BOUND_EXPECTED = {"ratio_max": 1.0}
@@ -155,6 +160,15 @@ def _seed(default, doc="Base seed of the draws."):
     return field(Seed(), default, doc)
 
 
+def _search_budget(default):
+    return field(Int(low=1), default, "Evaluations of the worst-case search over the statement's hypotheses "
+                 "(theory.experiments.scaling._search; the paper preset spends 10 times more).")
+
+
+def _search_seed():
+    return field(Seed(), 0, "Seed of the worst-case search (the scrambling of its Sobol points).")
+
+
 _SIZES = dict(description="a non-empty tuple of (d >= 1, draws >= 2) pairs", type_name="tuple of (int, int)",
               invalid_item=(0, 10), boundary=[((1, 2),)])
 _ARCHS = dict(description=f"a non-empty tuple of (arch in {_ARCH_NAMES}, activation) pairs",
@@ -164,22 +178,43 @@ _ARCHS = dict(description=f"a non-empty tuple of (arch in {_ARCH_NAMES}, activat
 @dataclass(frozen=True)
 class TrackerResult:
     """A Monte-Carlo bound measurement: ``tracker`` holds every comparison (instance, ratio LHS/RHS),
-    ``table`` the per-instance estimates the figures draw, ``info`` further plain figures."""
+    ``table`` the per-instance estimates the figures draw, ``info`` further plain figures, ``search`` the
+    worst-case search of the bound over its hypotheses (:mod:`._search`; a
+    :class:`theory.worst_case.WorstCase`, or None)."""
 
     config: Any
     tracker: Any
     table: tuple = ()
     info: dict = _field(default_factory=dict)
+    search: Any = None
+
+
+def _with_search(tracker, search):
+    r = tracker.result()
+    return r if search is None else r.with_search(search)
+
+
+def _searched_verdict(tracker, search):
+    """:func:`theory.claims.bound_verdict` of the tracker with the search attached; ``measured`` adds the
+    search's worst instance with its integer codes named (``search_instance``, :func:`._search.named`)."""
+    v = bound_verdict(_with_search(tracker, search), BOUND_EXPECTED)
+    if search is None:
+        return v
+    return dataclasses.replace(v, measured={**v.measured, "search_instance": srch.named(search)})
 
 
 def tracker_verdict(result: TrackerResult):
-    """Every Monte-Carlo comparison within its window: :func:`theory.claims.bound_verdict` at ratio <= 1."""
-    return bound_verdict(result.tracker.result(), BOUND_EXPECTED)
+    """Every Monte-Carlo comparison within its window and the worst case found by the search at most 1:
+    :func:`theory.claims.bound_verdict` at ratio <= 1 (``measured["search"]`` holds the search)."""
+    return _searched_verdict(result.tracker, result.search)
 
 
 def _tracker_summary(result: TrackerResult) -> dict:
     r = result.tracker.result()
-    return {"ratio_max": float(r.ratio), "n_instances": int(r.n_instances)}
+    out = {"ratio_max": float(r.ratio), "n_instances": int(r.n_instances)}
+    if result.search is not None:
+        out["search_ratio_max"] = float(result.search.ratio)
+    return out
 
 
 def _check_type(config, cls, fn):
@@ -204,28 +239,33 @@ class MomentConfig(Config):
                                "Table 1.", **_ARCHS)
     slope: float = _positive(iid.SLOPE, "Leaky-ReLU slope (0.8: a >= 1/sqrt 2 as (A2) needs).")
     seed: int = _seed(1)
+    search_budget: int = _search_budget(120)
+    search_seed: int = _search_seed()
 
 
 PROP1_PRESETS = {
     "check": MomentConfig(),
     # Proposition 1 has no experiment; Table 2's width (d = 40) and 10^5 draws
-    "paper": MomentConfig(sizes=((40, 100_000),)),
+    "paper": MomentConfig(sizes=((40, 100_000),), search_budget=1200),
 }
-PROP5_PRESETS = {"check": MomentConfig(seed=5), "paper": MomentConfig(sizes=((40, 100_000),), seed=5)}
+PROP5_PRESETS = {"check": MomentConfig(seed=5),
+                 "paper": MomentConfig(sizes=((40, 100_000),), seed=5, search_budget=1200)}
 
 
 def prop1(config: MomentConfig) -> TrackerResult:
     """(A2) for every (law, d, arch, h): 1/2 <= E||g||^2/||h||^2 <= 1 (1/2 for res-3), E||g||^8 <= C||h||^8."""
     _check_type(config, MomentConfig, "prop1")
     tracker, table = iid.prop1_tracker(config.laws, config.sizes, config.archs, config.slope, config.seed)
-    return TrackerResult(config, tracker, tuple(table))
+    return TrackerResult(config, tracker, tuple(table),
+                         search=srch.search("prop-1", config.search_budget, config.search_seed))
 
 
 def prop5(config: MomentConfig) -> TrackerResult:
     """(A4) for every (law, d, arch, h, q), and the atom of Rademacher weights at h = flat (``info``)."""
     _check_type(config, MomentConfig, "prop5")
     tracker, table = iid.prop5_tracker(config.laws, config.sizes, config.archs, config.slope, config.seed)
-    return TrackerResult(config, tracker, tuple(table), {"atom": iid.a4_atom()})
+    return TrackerResult(config, tracker, tuple(table), {"atom": iid.a4_atom()},
+                         search=srch.search("prop-5", config.search_budget, config.search_seed))
 
 
 def _moment_summary(result):
@@ -248,9 +288,12 @@ class Lemma15Config(Config):
     v_law: str | None = field(OrNone(Choice(*_LAWS), "the same law as W's"), None, "Overrides the law of V (None: "
                               "the same as W's).")
     seed: int = _seed(15)
+    search_budget: int = _search_budget(120)
+    search_seed: int = _search_seed()
 
 
-LEMMA15_PRESETS = {"check": Lemma15Config(), "paper": Lemma15Config(d=40, alpha=40 ** -0.5, n=100_000)}
+LEMMA15_PRESETS = {"check": Lemma15Config(),
+                   "paper": Lemma15Config(d=40, alpha=40 ** -0.5, n=100_000, search_budget=1200)}
 
 
 def lemma15(config: Lemma15Config) -> TrackerResult:
@@ -258,7 +301,7 @@ def lemma15(config: Lemma15Config) -> TrackerResult:
     _check_type(config, Lemma15Config, "lemma15")
     c = config
     tracker, table = iid.lemma15_tracker(c.laws, c.d, c.alpha, c.n, c.archs, c.v_law, c.seed)
-    return TrackerResult(c, tracker, tuple(table))
+    return TrackerResult(c, tracker, tuple(table), search=srch.search("lemma-15", c.search_budget, c.search_seed))
 
 
 @dataclass(frozen=True)
@@ -270,16 +313,19 @@ class Lemma16Config(Config):
     n: int = field(Int(low=2), 20_000, "Draws of W.")
     slope: float = _positive(iid.SLOPE, "Leaky-ReLU slope.")
     seed: int = _seed(16)
+    search_budget: int = _search_budget(150)
+    search_seed: int = _search_seed()
 
 
-LEMMA16_PRESETS = {"check": Lemma16Config(), "paper": Lemma16Config(d=40, n=100_000)}
+LEMMA16_PRESETS = {"check": Lemma16Config(), "paper": Lemma16Config(d=40, n=100_000, search_budget=1500)}
 
 
 def lemma16(config: Lemma16Config) -> TrackerResult:
     """Lemma 16's bounds and the ReLU equality (paired difference) per law and input."""
     _check_type(config, Lemma16Config, "lemma16")
     c = config
-    return TrackerResult(c, iid.lemma16_tracker(c.laws, c.d, c.n, c.slope, c.seed))
+    return TrackerResult(c, iid.lemma16_tracker(c.laws, c.d, c.n, c.slope, c.seed),
+                         search=srch.search("lemma-16", c.search_budget, c.search_seed))
 
 
 @dataclass(frozen=True)
@@ -343,16 +389,19 @@ class Lemma17Config(Config):
     d: int = field(Int(low=1), 16, "Width.")
     n: int = field(Int(low=2), 20_000, "Draws of W.")
     seed: int = _seed(17)
+    search_budget: int = _search_budget(150)
+    search_seed: int = _search_seed()
 
 
-LEMMA17_PRESETS = {"check": Lemma17Config(), "paper": Lemma17Config(d=40, n=100_000)}
+LEMMA17_PRESETS = {"check": Lemma17Config(), "paper": Lemma17Config(d=40, n=100_000, search_budget=1500)}
 
 
 def lemma17(config: Lemma17Config) -> TrackerResult:
     """|mean - s^2 d ||x||^2| within Z standard errors per law, scale and input."""
     _check_type(config, Lemma17Config, "lemma17")
     c = config
-    return TrackerResult(c, iid.lemma17_tracker(c.laws, c.scales, c.d, c.n, c.seed))
+    return TrackerResult(c, iid.lemma17_tracker(c.laws, c.scales, c.d, c.n, c.seed),
+                         search=srch.search("lemma-17", c.search_budget, c.search_seed))
 
 
 # =========================================================================== Appendix C: Lemmas 19-21
@@ -368,16 +417,19 @@ class Lemma19Config(Config):
     lambdas: tuple = field(Reals(0, closed="neither"), tuple(float(x) for x in iid.LEMMA19_LAMBDAS), "Grid of lambda.")
     n: int = field(Int(low=2), 200_000, "Draws of the literal Monte-Carlo confirmation.")
     seed: int = _seed(19, "Seed.")
+    search_budget: int = _search_budget(200)
+    search_seed: int = _search_seed()
 
 
-LEMMA19_PRESETS = {"check": Lemma19Config(), "paper": Lemma19Config(n=10**7)}
+LEMMA19_PRESETS = {"check": Lemma19Config(), "paper": Lemma19Config(n=10**7, search_budget=2000)}
 
 
 def lemma19(config: Lemma19Config) -> TrackerResult:
     """ln E e^{lam eps|X - X'|} <= lam^2 s^2 on the grid (closed forms), with a Monte-Carlo confirmation."""
     _check_type(config, Lemma19Config, "lemma19")
     c = config
-    return TrackerResult(c, iid.lemma19_tracker(c.laws, c.s, np.asarray(c.lambdas), c.n, c.seed))
+    return TrackerResult(c, iid.lemma19_tracker(c.laws, c.s, np.asarray(c.lambdas), c.n, c.seed),
+                         search=srch.search("lemma-19", c.search_budget, c.search_seed))
 
 
 @dataclass(frozen=True)
@@ -390,16 +442,19 @@ class Lemma20Config(Config):
     scale: float = _positive(1.0, "Entries of variance scale^2/d (1 for the lemma).")
     s: float = _positive(iid.S, "Sub-Gaussian parameter the bound uses.")
     seed: int = _seed(20)
+    search_budget: int = _search_budget(150)
+    search_seed: int = _search_seed()
 
 
-LEMMA20_PRESETS = {"check": Lemma20Config(), "paper": Lemma20Config(d=40, n=100_000)}
+LEMMA20_PRESETS = {"check": Lemma20Config(), "paper": Lemma20Config(d=40, n=100_000, search_budget=1500)}
 
 
 def lemma20(config: Lemma20Config) -> TrackerResult:
     """Tail frequencies against the bound (and the Gaussian closed form at scale 1)."""
     _check_type(config, Lemma20Config, "lemma20")
     c = config
-    return TrackerResult(c, iid.lemma20_tracker(c.laws, c.d, c.n, c.scale, c.s, c.seed))
+    return TrackerResult(c, iid.lemma20_tracker(c.laws, c.d, c.n, c.scale, c.s, c.seed),
+                         search=srch.search("lemma-20", c.search_budget, c.search_seed))
 
 
 @dataclass(frozen=True)
@@ -411,16 +466,20 @@ class Lemma21Config(Config):
     scale: float = _positive(1.0, "Entries of variance scale^2/d.")
     s: float = _positive(iid.S, "Sub-Gaussian parameter the bounds use.")
     seed: int = _seed(21)
+    search_budget: int = _search_budget(150)
+    search_seed: int = _search_seed()
 
 
-LEMMA21_PRESETS = {"check": Lemma21Config(), "paper": Lemma21Config(sizes=((40, 100_000),))}
+LEMMA21_PRESETS = {"check": Lemma21Config(),
+                   "paper": Lemma21Config(sizes=((40, 100_000),), search_budget=1500)}
 
 
 def lemma21(config: Lemma21Config) -> TrackerResult:
     """E||Vx||^4 and E||Vx||^8 against the bounds (Gaussian exact moments within Z s.e.)."""
     _check_type(config, Lemma21Config, "lemma21")
     c = config
-    return TrackerResult(c, iid.lemma21_tracker(c.laws, c.sizes, c.scale, c.s, c.seed))
+    return TrackerResult(c, iid.lemma21_tracker(c.laws, c.sizes, c.scale, c.s, c.seed),
+                         search=srch.search("lemma-21", c.search_budget, c.search_seed))
 
 
 # =========================================================================== explicit networks (Figures 1-3)
@@ -587,9 +646,12 @@ class Lemma14Config(Config):
                               "activation, slope, beta, runs, kappa) each.", ("res3", "relu", 0.8, 0.5, 1, 0.5),
                               [(("res3", "relu", 0.8, 0.5, 2, 0.5),)])
     fast_depths: tuple = field(Ints(low=1, increasing=True), iid.LEMMA14_DEPTHS, "Depths of the sampler runs.")
+    search_budget: int = _search_budget(100)
+    search_seed: int = _search_seed()
 
 
-LEMMA14_PRESETS = {"check": Lemma14Config(), "paper": Lemma14Config(net=NetConfig(plan=_PAPER_PLAN))}
+LEMMA14_PRESETS = {"check": Lemma14Config(),
+                   "paper": Lemma14Config(net=NetConfig(plan=_PAPER_PLAN), search_budget=1000)}
 
 
 def lemma14(config: Lemma14Config) -> TrackerResult:
@@ -598,7 +660,7 @@ def lemma14(config: Lemma14Config) -> TrackerResult:
     c = config
     fast = iid.fast_table(c.fast, c.fast_depths, 40, 14)
     tracker, points = iid.lemma14_tracker(_table(c.net), fast, c.fast, c.fast_depths)
-    return TrackerResult(c, tracker, tuple(points))
+    return TrackerResult(c, tracker, tuple(points), search=srch.search("lemma-14", c.search_budget, c.search_seed))
 
 
 def cor4_limit(config: Lemma14Config) -> TrackerResult:
@@ -607,7 +669,7 @@ def cor4_limit(config: Lemma14Config) -> TrackerResult:
     c = config
     fast = iid.fast_table(c.fast, c.fast_depths, 40, 14)
     tracker, rows = iid.cor4_limit_tracker(_table(c.net), fast, c.fast_depths)
-    return TrackerResult(c, tracker, tuple(rows))
+    return TrackerResult(c, tracker, tuple(rows), search=srch.search("cor-4/limit", c.search_budget, c.search_seed))
 
 
 @dataclass(frozen=True)
@@ -621,16 +683,20 @@ class Prop7Config(Config):
                                 boundary=[()]),
                          iid.PROP7_EXTRA, "Further networks at beta = 1/2: (arch, activation, slope, law, kappa') "
                          "each.")
+    search_budget: int = _search_budget(80)
+    search_seed: int = _search_seed()
 
 
-PROP7_PRESETS = {"check": Prop7Config(), "paper": Prop7Config(net=NetConfig(plan=_PAPER_PLAN))}
+PROP7_PRESETS = {"check": Prop7Config(),
+                 "paper": Prop7Config(net=NetConfig(plan=_PAPER_PLAN), search_budget=800)}
 
 
 def prop7(config: Prop7Config) -> TrackerResult:
     """Proposition 7's sandwich (exact where kappa' is known); ``table`` the points."""
     _check_type(config, Prop7Config, "prop7")
     tracker, points = iid.prop7_tracker(_table(config.net), config.extra)
-    return TrackerResult(config, tracker, tuple(points))
+    return TrackerResult(config, tracker, tuple(points),
+                         search=srch.search("prop-7", config.search_budget, config.search_seed))
 
 
 # =========================================================================== high probability: Props. 2, 3, 6, Cor. 4(iii)
@@ -857,21 +923,26 @@ class SmallDepthConfig(Config):
     res1_seeds: int = field(Int(low=2), 200, "res-1 identity networks (Gaussian weights).")
     depths: tuple = field(Ints(low=1, increasing=True), iid.SMALL_DEPTHS, "Depths (nested draws).")
     law: str = _law_field("uniform", "Law of the res-3 weights.")
+    search_budget: int = _search_budget(80)
+    search_seed: int = _search_seed()
 
 
 SMALL_PRESETS = {"check": SmallDepthConfig(),
-                 "paper": SmallDepthConfig(res3_seeds=4000, res1_seeds=2000, depths=(1, 2, 4, 8, 16, 32, 64, 128))}
+                 "paper": SmallDepthConfig(res3_seeds=4000, res1_seeds=2000, depths=(1, 2, 4, 8, 16, 32, 64, 128),
+                                           search_budget=800)}
 
 
 @dataclass(frozen=True)
 class SmallDepthResult:
-    """The two net tables (their Jacobian means at beta = 1/2), the corrected tracker and the printed one."""
+    """The two net tables (their Jacobian means at beta = 1/2), the corrected tracker and the printed one, and
+    the worst-case search of the corrected form over its hypotheses (``search``, :mod:`._search`)."""
 
     config: SmallDepthConfig
     res3: Any
     res1: Any
     corrected: Any
     printed: Any
+    search: Any = None
 
 
 def small_depth(config: SmallDepthConfig) -> SmallDepthResult:
@@ -882,23 +953,28 @@ def small_depth(config: SmallDepthConfig) -> SmallDepthResult:
     res3 = iid.net_table(tuple(range(c.res3_seeds)), plan, law=c.law, jac_betas=(0.5,), seed0=8)
     res1 = iid.net_table(tuple(range(c.res1_seeds)), plan, law="gaussian", arch="res1", activation="identity",
                          jac_betas=(0.5,), seed0=9)
-    return SmallDepthResult(c, res3, res1, iid.cor8iii_tracker(res3, res1), iid.cor8_printed_tracker(res3))
+    return SmallDepthResult(c, res3, res1, iid.cor8iii_tracker(res3, res1), iid.cor8_printed_tracker(res3),
+                            srch.search("cor-8/iii", c.search_budget, c.search_seed))
 
 
 def cor8iii_verdict(result: SmallDepthResult):
-    """The corrected (finite-L) form of Corollary 8(iii)."""
-    return bound_verdict(result.corrected.result(), BOUND_EXPECTED)
+    """The corrected (finite-L) form of Corollary 8(iii), on the networks and over the search."""
+    return _searched_verdict(result.corrected, result.search)
 
 
 def cor8_erratum_verdict(result: SmallDepthResult) -> Verdict:
-    """The erratum: the printed lower bound e^{1/2} - 1 must fail, the finite-L form hold."""
+    """The erratum: the printed lower bound e^{1/2} - 1 must fail, the finite-L form hold (on the networks and
+    over the search of the corrected form)."""
     return erratum_verdict(bound_verdict(result.printed.result(), BOUND_EXPECTED),
-                           bound_verdict(result.corrected.result(), BOUND_EXPECTED))
+                           _searched_verdict(result.corrected, result.search))
 
 
 def _small_summary(result):
-    return {"ratio_max_corrected": float(result.corrected.result().ratio),
-            "ratio_max_printed": float(result.printed.result().ratio)}
+    out = {"ratio_max_corrected": float(result.corrected.result().ratio),
+           "ratio_max_printed": float(result.printed.result().ratio)}
+    if result.search is not None:
+        out["search_ratio_max_corrected"] = float(result.search.ratio)
+    return out
 
 
 # =========================================================================== Proposition 10
@@ -1080,12 +1156,36 @@ PROP11_CONSTANT_PRESETS = {
 @dataclass(frozen=True)
 class Prop11ConstantResult:
     """``tracker`` (:class:`theory.rates.BoundTracker`) of every instance Hypothesis tried, with its worst one;
-    ``lhs`` and ``rhs`` the errors and bounds in the order tried."""
+    ``lhs`` and ``rhs`` the errors and bounds in the order tried; ``search`` the same search as a
+    :class:`theory.worst_case.WorstCase` (:func:`prop11_worst_case`), so that the report shows it as it shows
+    the other bounds' searches."""
 
     config: Prop11ConstantConfig
     tracker: Any
     lhs: np.ndarray
     rhs: np.ndarray
+    search: Any = None
+
+
+#: the right-hand side e^{K_1} (K_2 + 1) K_1 / (2L) is 1/2 times e^{K_1} (K_2 + 1) K_1 / L
+PROP11_CONSTANT = ("1/2 in e^K1 (K2 + 1) K1 / (2L)", 0.5)
+
+
+def prop11_worst_case(config: Prop11ConstantConfig, tracker, lhs, rhs) -> WorstCase:
+    """The Hypothesis search of :func:`prop11_constant` as a :class:`theory.worst_case.WorstCase`: its largest
+    ratio, the instance and both sides there, the instances tried (all within ``examples``), the box of the
+    strategies and the running maximum of LHS/RHS in the order tried (seed 0: the search is derandomised)."""
+    r = tracker.result()
+    ratios = np.asarray(lhs, dtype=float) / np.asarray(rhs, dtype=float)
+    i = int(np.argmax(np.isnan(ratios))) if np.isnan(ratios).any() else int(np.argmax(ratios))
+    c = config
+    dims = (Dim("d", *c.widths, "int"), Dim("scale", *c.scales), Dim("L", min(c.depths), max(c.depths), "log-int"),
+            Dim("seed", 0, c.seed_max, "int"), Dim("log10_h0_norm", *c.log10_h0_norms))
+    method = (f"Hypothesis ({'derandomised' if c.derandomize else 'random'}), target(LHS/RHS), "
+              f"L sampled from {list(c.depths)}")
+    return WorstCase(ratio=float(r.ratio), instance=r.worst, lhs=float(lhs[i]), rhs=float(rhs[i]),
+                     evaluations=int(len(lhs)), budget=c.examples, seed=0, method=method, dims=dims,
+                     constant=PROP11_CONSTANT, outside=0, trace=np.maximum.accumulate(ratios))
 
 
 def prop11_constant(config: Prop11ConstantConfig) -> Prop11ConstantResult:
@@ -1113,12 +1213,14 @@ def prop11_constant(config: Prop11ConstantConfig) -> Prop11ConstantResult:
 
     with without_source_constants(clear_cache=True):
         hunt()
-    return Prop11ConstantResult(c, tracker, np.array(lhs), np.array(rhs))
+    lhs, rhs = np.array(lhs), np.array(rhs)
+    return Prop11ConstantResult(c, tracker, lhs, rhs, prop11_worst_case(c, tracker, lhs, rhs))
 
 
 def prop11_constant_verdict(result: Prop11ConstantResult):
-    """Every instance's LHS/RHS at most 1 (:func:`theory.claims.bound_verdict`)."""
-    return bound_verdict(result.tracker.result(), BOUND_EXPECTED)
+    """Every instance's LHS/RHS at most 1 (:func:`theory.claims.bound_verdict`), the search recorded as a
+    :class:`theory.worst_case.WorstCase` (``measured["search"]``)."""
+    return bound_verdict(_with_search(result.tracker, result.search), BOUND_EXPECTED)
 
 
 # =========================================================================== registration

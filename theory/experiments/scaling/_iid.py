@@ -749,8 +749,18 @@ def regime_fits(logs, depths, shift=0.0):
 
 
 def worst_regime(fits):
-    """The regime whose slope is farthest from its prediction, in units of its tolerance."""
-    return max(fits, key=lambda b: abs(fits[b][0].slope - fits[b][1]["slope"]) / fits[b][1]["tol"])
+    """The regime whose slope is farthest from its prediction, in units of its tolerance (a NaN slope, or any
+    miss where the window is 0 because no scatter could be measured, counts as infinitely far)."""
+    def excess(b):
+        fit, exp = fits[b]
+        miss = abs(fit.slope - exp["slope"])
+        if not math.isfinite(miss):
+            return math.inf
+        if exp["tol"] <= 0.0:
+            return math.inf if miss > 0.0 else 0.0
+        return miss / exp["tol"]
+
+    return max(fits, key=excess)
 
 
 def _logs(table, what):
