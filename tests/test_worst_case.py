@@ -229,3 +229,31 @@ def test_report_shows_the_search():
     assert rows[0]["searched"] == pytest.approx(1.0, abs=1e-4) and rows[1]["searched"] is None
     text = render_markdown({"claims": [claim, other]})
     assert "## Worst cases of the bounds" in text and "1 of 2 bounds searched" in text and "not searched" in text
+
+
+def test_choice_coordinate_searches_labels():
+    laws = ("gaussian", "uniform", "rademacher")
+    worst = {"gaussian": 0.5, "uniform": 0.9, "rademacher": 0.7}
+    wc = search_worst_case(lambda i: (worst[i["law"]] * i["x"], 1.0), [Dim.choice("law", laws), Dim("x", 0.0, 1.0)],
+                           budget=80, seed=0)
+    assert wc.instance["law"] == "uniform" and wc.ratio == pytest.approx(0.9, abs=1e-3)
+    assert wc.to_measured()["box"]["law"] == list(laws)
+    with pytest.raises(ValueError, match="choices"):
+        Dim("law", 0.0, 2.0, "choice")
+    with pytest.raises(ValueError, match="at least one"):
+        Dim.choice("law", ())
+
+
+def test_from_trials_keeps_the_worst_and_a_nan():
+    wc = WorstCase.from_trials([{"n": 1}, {"n": 2}, {"n": 3}], [0.1, 0.9, 0.5], [1.0, 1.0, 1.0], budget=3, seed=1,
+                               method="Hypothesis", constant=("C", 2.0))
+    assert (wc.ratio, wc.instance, wc.evaluations) == (0.9, {"n": 2}, 3)
+    assert wc.trace.tolist() == [0.1, 0.9, 0.9] and wc.smallest_constant == pytest.approx(1.8)
+    nan = WorstCase.from_trials([{"n": 1}, {"n": 2}], [0.1, float("nan")], [1.0, 1.0], budget=2, seed=0, method="m")
+    assert math.isnan(nan.ratio) and nan.instance == {"n": 2}
+    with pytest.raises(ValueError, match="one entry per trial"):
+        WorstCase.from_trials([{"n": 1}], [0.1, 0.2], [1.0, 1.0], budget=2, seed=0, method="m")
+    with pytest.raises(ValueError, match="`rhs`"):
+        WorstCase.from_trials([{"n": 1}], [0.1], [0.0], budget=1, seed=0, method="m")
+    with pytest.raises(ValueError, match="`budget` of theory.worst_case.WorstCase.from_trials"):
+        WorstCase.from_trials([{"n": 1}], [0.1], [1.0], budget=0, seed=0, method="m")

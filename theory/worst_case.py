@@ -42,7 +42,7 @@ from theory.rates import to_plain
 __all__ = ["Dim", "WorstCase", "search_worst_case", "SCALES"]
 
 #: how a coordinate of the unit cube maps to a parameter
-SCALES = ("linear", "log", "int", "log-int")
+SCALES = ("linear", "log", "int", "log-int", "choice")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ class Dim:
     """One coordinate of the searched box: ``name`` in ``[low, high]`` on a ``scale`` of :data:`SCALES`.
 
     ``"log"`` and ``"log-int"`` need ``low > 0`` and spread the search evenly in the logarithm; ``"int"``
-    and ``"log-int"`` round to the nearest integer (both ends included).
+    and ``"log-int"`` round to the nearest integer (both ends included). A categorical coordinate (an
+    architecture, a law, an activation) is :meth:`choice`: its values are the labels themselves.
 
     Examples
     --------
@@ -58,12 +59,24 @@ class Dim:
     32
     >>> Dim("K", 0.0, 2.0).value(0.25)
     0.5
+    >>> Dim.choice("law", ("gaussian", "uniform", "rademacher")).value(0.5)
+    'uniform'
     """
 
     name: str
     low: float
     high: float
     scale: str = "linear"
+    choices: tuple = ()
+
+    @classmethod
+    def choice(cls, name: str, choices) -> Dim:
+        """A categorical coordinate taking the values ``choices`` (labels or numbers, at least one), each on an
+        equal share of the unit interval."""
+        choices = tuple(choices)
+        if not choices:
+            raise ValueError(f"`choices` of theory.worst_case.Dim.choice ({name!r}) must hold at least one value.")
+        return cls(name, 0.0, float(len(choices) - 1), "choice", choices)
 
     def __post_init__(self) -> None:
         where = "theory.worst_case.Dim"
@@ -71,6 +84,10 @@ class Dim:
             raise TypeError(f"`name` of {where} must be a non-empty string; got {plain_repr(self.name)}.")
         if self.scale not in SCALES:
             raise ValueError(f"`scale` of {where} must be one of {SCALES}; got {plain_repr(self.scale)}.")
+        if (self.scale == "choice") != bool(self.choices):
+            raise ValueError(f"{where} ({self.name!r}): `choices` go with the scale 'choice' (use Dim.choice), "
+                             f"and only with it.")
+        object.__setattr__(self, "choices", tuple(self.choices))
         for end in ("low", "high"):
             value = getattr(self, end)
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
@@ -86,6 +103,8 @@ class Dim:
     def value(self, u: float) -> float | int:
         """The parameter at the unit coordinate ``u`` (clipped to [0, 1])."""
         u = min(max(float(u), 0.0), 1.0)
+        if self.scale == "choice":
+            return self.choices[min(int(u * len(self.choices)), len(self.choices) - 1)]
         if self.scale.startswith("log"):
             x = math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
         else:
@@ -140,6 +159,40 @@ class WorstCase:
     outside: int = 0
     trace: np.ndarray = field(default=None, repr=False)
 
+    @classmethod
+    def from_trials(cls, instances, lhs, rhs, *, budget: int, seed: int, method: str, dims=(),
+                    constant: tuple | None = None) -> WorstCase:
+        """The outcome of a search run elsewhere (a Hypothesis search with ``target``, an optimiser of the
+        experiment's own): the instances it evaluated, in order, and both sides at each.
+
+        Examples
+        --------
+        >>> wc = WorstCase.from_trials([{"x": 0.1}, {"x": 0.5}], [0.09, 0.25], [0.25, 0.25], budget=2, seed=0,
+        ...                            method="Hypothesis, 2 examples")
+        >>> wc.ratio, wc.instance, wc.evaluations
+        (1.0, {'x': 0.5}, 2)
+        """
+        where = "theory.worst_case.WorstCase.from_trials"
+        instances = list(instances)
+        lhs = np.asarray(lhs, dtype=float).ravel()
+        rhs = np.asarray(rhs, dtype=float).ravel()
+        if not (len(instances) == lhs.size == rhs.size) or lhs.size == 0:
+            raise ValueError(f"`instances`, `lhs` and `rhs` of {where} must have one entry per trial (at least one); "
+                             f"got {len(instances)}, {lhs.size} and {rhs.size}.")
+        if not (np.all(np.isfinite(rhs)) and np.all(rhs > 0)):
+            raise ValueError(f"`rhs` of {where} must be positive and finite at every trial.")
+        with np.errstate(over="ignore"):
+            ratios = lhs / rhs
+        nan = np.isnan(ratios)
+        trace = np.where(np.cumsum(nan) > 0, np.nan, np.fmax.accumulate(np.where(nan, -np.inf, ratios)))
+        k = int(np.flatnonzero(nan)[0]) if nan.any() else int(np.argmax(ratios))
+        if constant is not None:
+            constant = (str(constant[0]), float(constant[1]))
+        return cls(ratio=float(ratios[k]), instance=to_plain(instances[k]), lhs=float(lhs[k]), rhs=float(rhs[k]),
+                   evaluations=int(lhs.size), budget=_check_int(budget, "budget", 1, where),
+                   seed=_check_int(seed, "seed", 0, where),
+                   method=str(method), dims=tuple(dims), constant=constant, trace=trace)
+
     @property
     def smallest_constant(self) -> float | None:
         """The stated constant times the largest ratio found: the smallest constant that still holds over
@@ -159,7 +212,8 @@ class WorstCase:
             "budget": self.budget,
             "seed": self.seed,
             "method": self.method,
-            "box": {d.name: [to_plain(d.low), to_plain(d.high), d.scale] for d in self.dims},
+            "box": {d.name: (list(to_plain(d.choices)) if d.choices else [to_plain(d.low), to_plain(d.high), d.scale])
+                    for d in self.dims},
             "outside": self.outside,
         }
         if self.constant is not None:
@@ -168,11 +222,11 @@ class WorstCase:
         return out
 
 
-def _check_int(value: Any, name: str, low: int) -> int:
+def _check_int(value: Any, name: str, low: int, where: str = "theory.worst_case.search_worst_case") -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"`{name}` of theory.worst_case.search_worst_case must be an integer; got {plain_repr(value)}.")
+        raise TypeError(f"`{name}` of {where} must be an integer; got {plain_repr(value)}.")
     if value < low:
-        raise ValueError(f"`{name}` of theory.worst_case.search_worst_case must be >= {low}; got {value}.")
+        raise ValueError(f"`{name}` of {where} must be >= {low}; got {value}.")
     return int(value)
 
 
@@ -302,7 +356,7 @@ class _Search:
         return inst
 
     def key(self, u) -> tuple:
-        return tuple(plain(v) for v in self.instance(u).values() if isinstance(v, (int, float)))
+        return tuple(repr(plain(v)) for v in self.instance(u).values())
 
     def evaluate(self, u) -> float:
         """log ratio at the unit point u (-inf outside the hypotheses or once the budget is spent)."""
