@@ -134,7 +134,7 @@ def test_prop3_iid_contrast(claim):
                  measured={**clip, "mean_difference_over_sqrt_2qm": ratio})
 
 
-@pytest.mark.claim("implicit-reg/prop-3/relu", kind="bound", aliases=_aliases("prop-3.3"),
+@pytest.mark.claim("implicit-reg/prop-3/relu", kind="qualitative", aliases=_aliases("prop-3.3"),
                    title="ReLU (not C^2, App. D / Table 1), clipped GD (clip 1, never active): the O(1/L) law of "
                          "Prop. 3 fails (sup over t <= T); the slope is seed dependent and above -0.85")
 def test_prop3_relu(claim):

@@ -39,7 +39,7 @@ def test_thm14(claim):
     claim.record(verdict, figure=save_figure(ax.figure, "implicit-reg/thm-14"))
 
 
-@pytest.mark.claim("implicit-reg/fig-3", kind="bound", aliases=_aliases("fig-3.3"), proxy=_FIG_PROXY,
+@pytest.mark.claim("implicit-reg/fig-3", kind="qualitative", aliases=_aliases("fig-3.3"), proxy=_FIG_PROXY,
                    title="Fig. 3 message (reduced): trained inner-weight entries are smooth across layers from the "
                          "weight-tied init and rough from an i.i.d. init")
 def test_fig3(claim):
@@ -58,7 +58,7 @@ def test_fig3(claim):
     claim.record(verdict, figure=save_figure(fig, "implicit-reg/fig-3"))
 
 
-@pytest.mark.claim("implicit-reg/fig-4", kind="bound", aliases=_aliases("fig-3.4"), proxy=_FIG_PROXY,
+@pytest.mark.claim("implicit-reg/fig-4", kind="qualitative", aliases=_aliases("fig-3.4"), proxy=_FIG_PROXY,
                    title="Fig. 4 message (reduced): mean_k ||Z_(k+1) - Z_k||_F after training is >= 10x smaller from a "
                          "smooth init than from an i.i.d. one, for both weight matrices")
 def test_fig4(claim):

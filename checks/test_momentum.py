@@ -59,7 +59,7 @@ def test_fig44_lambda_erratum(claim):
     claim.record(verdict, figure=ex.lambda_figure(result), measured=result)
 
 
-@pytest.mark.claim("momentum/sec-4.3.2", kind="bound",
+@pytest.mark.claim("momentum/sec-4.3.2", kind="qualitative",
                    title="Memory-free backpropagation (activations rebuilt by (4.3)) has working memory flat in the "
                          "depth N (gamma = 1 - 1/(50 N), as in Fig. 4.2), storing them grows like N; same gradients",
                    aliases=("sander-thesis/sec-4.3.2", "sander-thesis/fig-4.2"))
@@ -179,7 +179,7 @@ def test_thm47_jordan(claim):
     claim.record(_run(claim, "momentum.thm47")[1])
 
 
-@pytest.mark.claim("momentum/fig-4.1", kind="bound",
+@pytest.mark.claim("momentum/fig-4.1", kind="qualitative",
                    title="Fig. 4.1 (reduced, ODE limit): trained on x -> -x^3 with tied weights over the horizon 15 "
                          "(step 1/4), the ResNet flow stays at the order-preserving error floor while the Momentum "
                          "ResNet flow (gamma = 0.9) goes below 0.3 x that floor, in every seed",

@@ -54,7 +54,7 @@ def _fig1_figure(result):
     return fig
 
 
-@pytest.mark.claim("resnet-node/fig-1", kind="bound", aliases=("sander-thesis/fig-2.1",),
+@pytest.mark.claim("resnet-node/fig-1", kind="qualitative", aliases=("sander-thesis/fig-2.1",),
                    title="Neural ODE trajectories never cross; a deep 1-D ResNet trained on x -> -x/2 must cross")
 def test_fig1_crossing_trajectories(claim):
     """Criterion (:func:`theory.experiments.resnet_node.fig1_measured_verdict`): both fits reach MSE < 1e-3; the
@@ -102,7 +102,7 @@ def _fig4_figure(table):
 
 
 @pytest.mark.slow
-@pytest.mark.claim("resnet-node/fig-4", kind="bound", aliases=("sander-thesis/fig-2.4",),
+@pytest.mark.claim("resnet-node/fig-4", kind="qualitative", aliases=("sander-thesis/fig-2.4",),
                    proxy="two moons (512 synthetic 2-D points lifted to R^6) and a perceptron residual V tanh(W x + b) "
                          "of width 16 stand in for CIFAR-10 and the paper's convolutional ResNet (5x5 convolution, "
                          "pre-activation basic blocks), trained 300 full-batch Adam steps: a substitute for the "

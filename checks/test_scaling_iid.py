@@ -637,13 +637,13 @@ def _fig_check(claim, cid, what, ylabel):
     claim.record(exp.verdict(result), figure=save_figure(fig, cid))
 
 
-@_claim("fig-1", "bound", "||h_L - h_0||/||h_0|| vs L: identity (b = 1), explosion (b = 1/4), "
+@_claim("fig-1", "qualitative", "||h_L - h_0||/||h_0|| vs L: identity (b = 1), explosion (b = 1/4), "
                                 "non-trivial (b = 1/2); res-3, d = 40")
 def test_fig1(claim):
     _fig_check(claim, "scaling/fig-1", "h", r"$\|h_L - h_0\|/\|h_0\|$")
 
 
-@_claim("fig-3", "bound", "||p_0 - p_L||/||p_L|| vs L: identity (b = 1), explosion (b = 1/4), "
+@_claim("fig-3", "qualitative", "||p_0 - p_L||/||p_L|| vs L: identity (b = 1), explosion (b = 1/4), "
                                 "non-trivial (b = 1/2); res-3, d = 40")
 def test_fig3(claim):
     _fig_check(claim, "scaling/fig-3", "p", r"$\|p_0 - p_L\|/\|p_L\|$")

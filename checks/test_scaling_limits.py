@@ -180,7 +180,7 @@ def test_prop13(claim):
     claim.record(exp.verdict(result), figure=save_figure(fig, "scaling/prop-13"))
 
 
-@pytest.mark.claim("scaling/prop-13/explosion", kind="bound", aliases=("marion-thesis/prop-2.13",),
+@pytest.mark.claim("scaling/prop-13/explosion", kind="qualitative", aliases=("marion-thesis/prop-2.13",),
                    title="Linear res-1, smooth weights with V_0^T having a positive eigenvalue, beta < 1: "
                          "max_k ||h_k - h_0|| / ||h_0|| -> infinity")
 def test_prop13_explosion(claim):
@@ -337,7 +337,7 @@ def _fig8_figure(result, claim_id):
     return save_figure(fig, claim_id)
 
 
-@pytest.mark.claim("scaling/fig-8", kind="bound", aliases=("marion-thesis/fig-2.8", "marion-thesis/fig-1.1"),
+@pytest.mark.claim("scaling/fig-8", kind="qualitative", aliases=("marion-thesis/fig-2.8", "marion-thesis/fig-1.1"),
                    proxy=FIG8_PROXY,
                    title="After training, the weights keep the regularity of their initialisation in the layer "
                          "index: smooth init (beta = 1) stays smooth, i.i.d. inits stay rough")

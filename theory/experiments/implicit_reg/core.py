@@ -460,7 +460,7 @@ def relu_verdict(result: TrainingResult, expected=EXPECTED_PROP3) -> Verdict:
                 "L_times_difference": (result.difference * result.grid).tolist(),
                 **worst_time(result.grid, result.difference_t, expected, result.times)}
     # strictly above the band: the smallest float above it as a ">=" threshold
-    return threshold_verdict("bound", measured, {"slope_ci_low_above": band},
+    return threshold_verdict("qualitative", measured, {"slope_ci_low_above": band},
                              context=f"{rate_verdict(fit, expected, grid_label='L').message}; per-seed slopes "
                                      f"{np.round(per_seed, 2).tolist()}")
 

@@ -892,7 +892,7 @@ def fig2_verdict(result: Fig2Result, ratio_max=FIG2_RHO_RATIO_MAX) -> Verdict:
                f"{np.nanmax(ratio):.3f}] over t, V, W and {len(c.seeds)} seeds (predicted 1/2, white noise 1), "
                f"max rho at L = {c.depths[1]}: {rho[1].max():.3f}; L max_k ||Z_(k+1) - Z_k|| at the last time "
                f"{lip[1, -1]:.1f}; sup|V| change between recorded times from {drift[0]:.2g} to {drift[-1]:.2g}")
-    return threshold_verdict("bound", measured, {"rho_ratio_worst_max": float(ratio_max)}, context=context)
+    return threshold_verdict("qualitative", measured, {"rho_ratio_worst_max": float(ratio_max)}, context=context)
 
 
 def fig2_loss_verdict(result: Fig2Result) -> Verdict:
@@ -902,7 +902,7 @@ def fig2_loss_verdict(result: Fig2Result) -> Verdict:
     ratio, rate, r2 = loss_decay(losses, lr)
     measured = {"ratio": ratio, "exponential_rate": rate, "r2_second_half": r2, "loss_0": float(losses[0]),
                 "loss_T": float(losses[-1]), "flow_time": lr * (losses.size - 1)}
-    return threshold_verdict("bound", measured, {"ratio_max": FIG2_LOSS_FACTOR,
+    return threshold_verdict("qualitative", measured, {"ratio_max": FIG2_LOSS_FACTOR,
                                                  "exponential_rate_above": 0.0,
                                                  "r2_second_half_min": FIG2_R2_MIN},
                              context=f"loss {losses[0]:.3g} -> {losses[-1]:.3g} at flow time "

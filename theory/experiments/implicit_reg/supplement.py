@@ -573,7 +573,7 @@ def fig3_verdict(result: Fig3Result, expected=EXPECTED_FIG3) -> Verdict:
     t, i = result.rho["tied"], result.rho["iid"]
     measured = {"tied_rho": float(t.max()), "iid_rho": float(np.median(i)), "rho_tied": t.tolist(),
                 "rho_iid": i.tolist(), "loss_ratio": dict(result.loss_ratio)}
-    return threshold_verdict("bound", measured, dict(expected),
+    return threshold_verdict("qualitative", measured, dict(expected),
                              context=f"roughness of the trained W entries across layers; final/initial loss tied "
                                      f"{result.loss_ratio['tied']:.3g}, i.i.d. {result.loss_ratio['iid']:.3g}")
 
@@ -640,7 +640,7 @@ def fig4_verdict(result: Fig4Result, expected=EXPECTED_FIG4) -> Verdict:
     low = expected["iid_over_smooth_min"]
     measured = {"iid_over_smooth_W": float(ratio[0]), "iid_over_smooth_V": float(ratio[1]),
                 **{k: v.tolist() for k, v in result.mean_diff.items()}}
-    return threshold_verdict("bound", measured, {"iid_over_smooth_W_min": low, "iid_over_smooth_V_min": low},
+    return threshold_verdict("qualitative", measured, {"iid_over_smooth_W_min": low, "iid_over_smooth_V_min": low},
                              context=f"mean_k ||Z_(k+1) - Z_k||_F after training, i.i.d. / smooth; smooth "
                                      f"{sm.round(4).tolist()}, i.i.d. {iid.round(4).tolist()}")
 

@@ -387,7 +387,7 @@ def fig1_measured_verdict(measured: Mapping, *, mse_tol: float = FIG1_MSE_TOL) -
                   "min_fprime_over_N_neg_max": -1.0, "crossings_pos_max": 0, "ode_crossings_pos_max": 0,
                   "ode_crossings_neg_max": 0,
                   "ode_mse_neg_min": values["increasing_fit_floor_neg"] * (1 - 1e-9)}
-    return threshold_verdict("bound", values, thresholds, context=(
+    return threshold_verdict("qualitative", values, thresholds, context=(
         f"(a) fits converged: MSE < {mse_tol:g}; (b) the -x/2 network crosses, through a layer of slope <= -N; "
         f"(c) the x/2 network does not; (d) neither ODE crosses and the -x/2 ODE stays above the increasing-fit "
         f"floor {values['increasing_fit_floor_neg']:.3g}"))
@@ -634,7 +634,7 @@ def fig4_table_verdict(depths: Sequence[int], medians: Mapping, thresholds: Mapp
         "heun_minus_euler_adjoint_N2": float(ha[i2] - ea[i2]), "heun_minus_euler_adjoint_N4": float(ha[i4] - ea[i4]),
     }
     gap = thresholds["large_depth_gap"]
-    return threshold_verdict("bound", measured, {
+    return threshold_verdict("qualitative", measured, {
         "small_depth_excess_above": 0.0,
         "large_depth_gap_euler_below": gap, "large_depth_gap_heun_below": gap,
         "heun_minus_euler_adjoint_N2_max": 0.0, "heun_minus_euler_adjoint_N4_max": 0.0},

@@ -815,7 +815,7 @@ def fig_verdict(logs, depths, criteria=FIG_CRITERIA):
             expected[f"{key}_median_at_Lmax_min"] = criteria["explosion_min_at_1000"]
             parts.append(f"beta={b:g}: median {m[-1]:.3g} at L={Lmax}")
     measured["medians"] = {f"beta={b:g}": m.tolist() for b, m in med.items()}
-    return threshold_verdict("bound", measured, expected, context="; ".join(parts))
+    return threshold_verdict("qualitative", measured, expected, context="; ".join(parts))
 
 
 # --------------------------------------------------------------------------- Figure 2

@@ -416,7 +416,7 @@ def explosion_verdict(logs, bound) -> Verdict:
         measured["min_margin_over_bound"] = float(np.min(last[finite] - low[finite]))
         expected["min_margin_over_bound_above"] = 0.0
     measured.update({"log_ratio_at_L_max": last.tolist(), "log_bound_at_L_max": low.tolist()})
-    return threshold_verdict("bound", measured, expected,
+    return threshold_verdict("qualitative", measured, expected,
                              context=f"ln max_k ratio at L = max: {np.round(last, 1).tolist()}; proof's lower bound "
                                      f"ln {np.round(low, 2).tolist()}")
 
