@@ -188,17 +188,31 @@ def test_ex513_erratum(claim, ex513_result):
 
 
 @pytest.mark.claim("rnn-kernel/thm-5.11", kind="rate",
-                   title="RNN vs its RKHS element: ||z_T - <alpha, S(X_bar)>|| = O(1/T) (identity activation, where "
-                         "(A2) holds by Prop. 5.10; psi = identity; alpha, S truncated at depth 8)")
+                   title="RNN vs its RKHS element: ||z_T - <alpha, S(X_bar)>|| = O(1/T) for the identity activation "
+                         "(linear case of Prop. 5.10) and tanh, logistic inside (5.11) (where (A2) holds by Prop. 5.10); "
+                         "psi = identity; alpha, S truncated at depth 8")
 def test_thm511_rate(claim, thm511_result):
     claim.record(_verdict(claim, "rnn_kernel.thm511", thm511_result))
 
 
 @pytest.mark.claim("rnn-kernel/thm-5.11/bound", kind="bound",
-                   title="Thm 5.11: T ||z_T - <alpha, S(X_bar)>|| <= ||psi||_op c1 (identity activation, truncation "
-                         "error included on the left)")
+                   title="Thm 5.11: T ||z_T - <alpha, S(X_bar)>|| <= ||psi||_op c1 (identity, tanh and logistic; the "
+                         "levels above the truncation estimated from above), and over a search of the hypotheses")
 def test_thm511_bound(claim, thm511_result):
     claim.record(_verdict(claim, "rnn_kernel.thm511", thm511_result))  # verdict_for gives thm511_bound_verdict
+
+
+@pytest.mark.claim("rnn-kernel/thm-5.11/relu", kind="rate",
+                   proxy="ReLU is not smooth: outside (A2) by design. The record checks the failure the smoothness "
+                         "hypothesis predicts (where the trajectory crosses a kink the a.e. expansion converges to the "
+                         "linear RNN of the pattern at 0, error O(1), and (5.12) fails), and the linear case inside "
+                         "one region; it does not verify Thm 5.11",
+                   title="Thm 5.11 without smoothness (ReLU, expected failure): crossing a kink, the expansion's error "
+                         "tends to ||H_1 - H^D_1|| > 0 and T error / c1 exceeds 1; inside one linear region, O(1/T) and "
+                         "(5.12) hold")
+def test_thm511_relu(claim):
+    _, verdict = _run(claim, "rnn_kernel.thm511_relu")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("rnn-kernel/eq-5.14", kind="bound",
@@ -223,6 +237,16 @@ def test_sec532_stability(claim):
                          "(1/n) E sqrt(eps^T K eps) <= 2/((1-L) sqrt(n)) (signature Gram of n random paths)")
 def test_thm512_rademacher(claim, rademacher_result):
     claim.record(_verdict(claim, "rnn_kernel.rademacher", rademacher_result))
+
+
+@pytest.mark.claim("rnn-kernel/thm-5.12/end-to-end", kind="frequency",
+                   title="Thm 5.12 end to end: (5.13), P(y != g(x) | D_n) <= R_n + c2/T + 8BK/((1-L) sqrt n) + "
+                         "2BK/(1-L) sqrt(log(1/delta)/(2n)), fails on at most delta = 5% of 400 samples D_n (finite "
+                         "Theta of 16 identity-activation RNNs, exact ERM, 8-point distribution of paths, logistic loss, "
+                         "B the largest ||xi_alpha||)")
+def test_thm512_end_to_end(claim):
+    _, verdict = _run(claim, "rnn_kernel.generalization")
+    claim.record(verdict)
 
 
 @pytest.mark.claim("rnn-kernel/thm-5.12/rate", kind="rate",

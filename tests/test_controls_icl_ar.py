@@ -1,12 +1,15 @@
-"""Negative controls of the checks in checks/test_icl_ar.py: each feeds the experiment's own verdict a setting that
-breaks the claim and asserts that the verdict fails. They import theory.experiments.icl_ar, never checks/."""
+"""Negative controls of the checks in checks/test_icl_ar.py: each reruns the experiment with a setting that breaks
+the claim (a hypothesis violated, a closed form or a loss broken by monkeypatching) and asserts that the verdict
+fails. They import theory.experiments.icl_ar, never checks/."""
 
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
+import theory.icl as icl
 from theory.experiments import icl_ar as ex
 
 
@@ -40,11 +43,27 @@ def test_prop65_rejects_zero_s0():
     _fails(ex.prop65_verdict(result))
 
 
-def test_prop65_rejects_argmin_off_the_relations():
+def test_prop65_passes_small():
+    assert ex.prop65_verdict(ex.prop65(dataclasses.replace(ex.PROP65_PRESETS["check"], **_SMALL65))).passed
+
+
+def test_prop65_rejects_argmin_off_the_relations(monkeypatch):
+    """A broken loss, l + 0.05 (a_2 - 0.3)^2 + 0.01: its BFGS minimiser moves a_2 towards 0.3 (off the relations) and
+    its minimum away from the exact l*, so both the relations and the BFGS gap must fail."""
+    orig = icl.augmented_loss
+
+    def tilted(a, b, d, Tmax, s0="inverse", *, return_gradient=False, **kw):
+        out = orig(a, b, d, Tmax, s0, return_gradient=return_gradient, **kw)
+        extra = 0.05 * (a[1] - 0.3) ** 2 + 0.01
+        if not return_gradient:
+            return out + extra
+        L, ga, gb = out
+        return L + extra, ga + np.array([0.0, 0.1 * (a[1] - 0.3), 0.0, 0.0]), gb
+
+    monkeypatch.setattr(icl, "augmented_loss", tilted)
     r = ex.prop65(dataclasses.replace(ex.PROP65_PRESETS["check"], **_SMALL65))
-    assert ex.prop65_verdict(r).passed
-    _fails(ex.prop65_verdict(dataclasses.replace(r, relations=0.1)))
-    _fails(ex.prop65_verdict(dataclasses.replace(r, bfgs_gap=1e-3)))
+    assert r.relations > ex.PROP65_TOL["relations"] and r.bfgs_gap > ex.PROP65_TOL["loss"]
+    _fails(ex.prop65_verdict(r))
 
 
 # ---------------------------------------------------------------- Prop. 6.8
@@ -58,17 +77,37 @@ def test_prop68_rejects_orthogonal_contexts():
     _fails(ex.prop68_verdict(result))
 
 
-def test_prop68_erratum_fails_when_printed_form_holds():
-    r = ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], **_SMALL68))
-    assert ex.prop68_erratum_verdict(r).passed
-    as_if_printed_right = dataclasses.replace(r, printed_rel=r.corrected_rel, rational_printed_exact=r.n_rational)
-    _fails(ex.prop68_erratum_verdict(as_if_printed_right))
+def test_prop68_erratum_passes_small():
+    assert ex.prop68_erratum_verdict(ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], **_SMALL68))).passed
 
 
-def test_prop68_erratum_fails_when_corrected_form_fails():
+def test_prop68_erratum_fails_when_printed_form_holds(monkeypatch):
+    """As if the exact loss were the printed form (a broken expectation, float and rational): the printed half holds,
+    so the erratum record must fail."""
+    monkeypatch.setattr(icl, "expected_loss", lambda C, p, context="unitary", **kw: icl.printed_quadratic_loss(C, p))
+
+    def printed_exact(C, p, context="unitary", **kw):
+        fro = sum(x * x for row in C for x in row)
+        return ex._corrected_fraction(C, p) + p[-2] ** 2 * fro
+
+    monkeypatch.setattr(icl, "expected_loss_exact", printed_exact)
     r = ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], **_SMALL68))
-    _fails(ex.prop68_erratum_verdict(dataclasses.replace(r, corrected_rel=r.printed_rel)))
-    _fails(ex.prop68_erratum_verdict(dataclasses.replace(r, rational_exact=0)))
+    assert r.printed_rel < 1e-12 and r.rational_printed_exact == r.n_rational
+    _fails(ex.prop68_erratum_verdict(r))
+
+
+def test_prop68_erratum_fails_when_corrected_form_fails(monkeypatch):
+    """The corrected closed form replaced by the printed one (float), then the rational corrected form off by
+    1/36: the corrected half fails each time, so the record fails; and orthogonal contexts break it too."""
+    with monkeypatch.context() as m:
+        m.setattr(icl, "quadratic_loss", icl.printed_quadratic_loss)
+        _fails(ex.prop68_erratum_verdict(ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], **_SMALL68))))
+    with monkeypatch.context() as m:
+        orig = ex._corrected_fraction
+        m.setattr(ex, "_corrected_fraction", lambda C, p: orig(C, p) + ex.Fraction(1, 36))
+        r = ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], **_SMALL68))
+        assert r.rational_exact == 0
+        _fails(ex.prop68_erratum_verdict(r))
     o = ex.prop68(dataclasses.replace(ex.PROP68_PRESETS["check"], context="orthogonal", **_SMALL68))
     _fails(ex.prop68_erratum_verdict(o))
 
@@ -147,12 +186,22 @@ def test_prop612_rejects_a_rate_on_too_few_points():
     _fails(ex.prop612_verdict(result))
 
 
-def test_prop612_erratum_fails_when_printed_holds_or_corrected_fails():
+def test_prop612_erratum_passes_small():
     r = ex.prop612(ex.ConditioningConfig(**_SMALL612))
     assert ex.prop612_verdict(r).passed
     assert ex.prop612_erratum_verdict(r).passed
-    _fails(ex.prop612_erratum_verdict(dataclasses.replace(r, printed_err=r.corrected_err)))
-    _fails(ex.prop612_erratum_verdict(dataclasses.replace(r, corrected_err=r.printed_err)))
+
+
+def test_prop612_erratum_fails_when_printed_holds(monkeypatch):
+    """The printed closed form computed as the corrected one (as if the print were right): the record must fail."""
+    monkeypatch.setattr(icl, "pe_hessian_printed", icl.pe_hessian)
+    _fails(ex.prop612_erratum_verdict(ex.prop612(ex.ConditioningConfig(**_SMALL612))))
+
+
+def test_prop612_erratum_fails_when_corrected_fails(monkeypatch):
+    """The corrected closed form computed as the printed one: its entries miss the quadrature, the record fails."""
+    monkeypatch.setattr(icl, "pe_hessian", icl.pe_hessian_printed)
+    _fails(ex.prop612_erratum_verdict(ex.prop612(ex.ConditioningConfig(**_SMALL612))))
 
 
 # ---------------------------------------------------------------- Lemma 6.6, Prop. 6.9

@@ -1,5 +1,6 @@
-"""Negative controls of the checks in checks/test_sinkformers.py: each feeds the experiment's own verdict a setting
-that breaks the claim and asserts that the verdict fails. They import theory.experiments.sinkformers, never checks/."""
+"""Negative controls of the checks in checks/test_sinkformers.py: each reruns the experiment with a setting that breaks
+the claim (a hypothesis violated, a kernel broken by monkeypatching) and asserts that its verdict fails. They import
+theory.experiments.sinkformers, never checks/."""
 
 from __future__ import annotations
 
@@ -55,13 +56,15 @@ def test_prop54_rejects_non_symmetric_value():
     _fails(ex.prop54_verdict(result))
 
 
-def test_prop54_rejects_softmax_as_symmetric():
-    """The verdict with the SoftMax's asymmetry replaced by the K^∞ one's must pass; with the K^∞ value replaced by
-    the SoftMax's it must fail (the verdict reads the kinds it is given)."""
+def test_prop54_rejects_softmax_as_symmetric(monkeypatch):
+    """A broken attention that computes the row SoftMax where Sinkhorn's limit is asked for: the K^∞ Jacobian is
+    then the SoftMax one, not symmetric, and the verdict must fail."""
+    orig = ex.attention
+    monkeypatch.setattr(ex, "attention", lambda X, WQ, WK, WV, kind="sinkhorn", **kw:
+                        orig(X, WQ, WK, WV, "softmax" if kind == "sinkhorn" else kind, **kw))
     r = ex.prop54(dataclasses.replace(ex.PROP54_PRESETS["check"], draws=2))
-    a = dict(r.asymmetry)
-    a["sinkhorn"] = a["softmax"]
-    _fails(ex.prop54_verdict(dataclasses.replace(r, asymmetry=a)))
+    assert r.asymmetry["sinkhorn"] >= r.asymmetry["softmax"] > 1e-2  # max over the draws against their min
+    _fails(ex.prop54_verdict(r))
 
 
 def test_presets_pass_small():
@@ -112,26 +115,34 @@ def _thm55_small():
     return ex.thm55(ex.DiffusionConfig(n=100, eps_grid=(0.4, 0.2, 0.1, 0.05, 0.025)))
 
 
-def test_thm55_record_fails_when_printed_form_holds():
-    """Slopes that converge to the printed limit 1/σ² at O(ε): the erratum record must fail."""
-    from theory.rates import fit_rate
+def _scaled_centred_field(monkeypatch, factor):
+    """A broken Sinkformer whose centred field T - W_V x/ε is multiplied by ``factor`` (its limit too)."""
+    orig = ex.attention
 
+    def broken(X, WQ, WK, WV, kind="sinkhorn", **kw):
+        T = orig(X, WQ, WK, WV, kind, **kw)
+        first = np.asarray(X) @ np.asarray(WV).T  # W_V x / ε: the value matrix is passed divided by ε
+        return first + factor * (T - first)
+
+    monkeypatch.setattr(ex, "attention", broken)
+
+
+def test_thm55_record_fails_when_printed_form_holds(monkeypatch):
+    """A field whose centred part is doubled converges at O(ε) to the printed limit 1/σ² (twice the true one): the
+    erratum record must fail."""
+    _scaled_centred_field(monkeypatch, 2.0)
     r = _thm55_small()
-    slopes = r.printed_limit - r.eps / 8
-    r2 = dataclasses.replace(r, slopes=slopes, fit_printed=fit_rate(r.eps, np.abs(slopes - r.printed_limit)),
-                             fit_corrected=fit_rate(r.eps, np.abs(slopes - r.corrected_limit)))
-    _fails(ex.thm55_verdict(r2))
+    assert abs(r.slopes[-1] - r.printed_limit) < 0.05
+    _fails(ex.thm55_verdict(r))
 
 
-def test_thm55_record_fails_when_corrected_form_fails():
-    """Slopes stuck at 0.3 (neither limit): the corrected half fails, so the record fails."""
-    from theory.rates import fit_rate
-
+def test_thm55_record_fails_when_corrected_form_fails(monkeypatch):
+    """A centred field at 0.6 of the true one (limit 0.3/σ², neither form): the corrected half fails, so does the
+    record."""
+    _scaled_centred_field(monkeypatch, 0.6)
     r = _thm55_small()
-    slopes = np.full_like(r.slopes, 0.3) + r.eps / 50
-    r2 = dataclasses.replace(r, slopes=slopes, fit_printed=fit_rate(r.eps, np.abs(slopes - r.printed_limit)),
-                             fit_corrected=fit_rate(r.eps, np.abs(slopes - r.corrected_limit)))
-    _fails(ex.thm55_verdict(r2))
+    _fails(ex.thm55_rate_verdict(r))
+    _fails(ex.thm55_verdict(r))
 
 
 def test_thm55_passes_on_small_preset():
@@ -157,13 +168,21 @@ def test_prop56_record_fails_when_printed_form_holds():
     _fails(ex.prop56_verdict(r))
 
 
-def test_prop56_record_fails_when_corrected_form_fails():
-    """Errors of the corrected form that stall (no O(ε) convergence): the record must fail."""
-    from theory.rates import fit_rate
+def test_prop56_record_fails_when_corrected_form_fails(monkeypatch):
+    """A broken L2 field whose centred part is 0.6 of the true one: the errors of the corrected form stall (no O(ε)
+    convergence), so the record must fail."""
+    import theory.sinkhorn as sk
 
+    orig = sk.l2_softmax_field
+
+    def broken(x, nodes, weights, WQ, WK, WV, eps, *a, **kw):
+        first = -np.asarray(x) @ (np.asarray(WQ).T @ np.asarray(WQ)).T / eps
+        return first + 0.6 * (orig(x, nodes, weights, WQ, WK, WV, eps, *a, **kw) - first)
+
+    monkeypatch.setattr(sk, "l2_softmax_field", broken)
     r = _prop56_small()
-    stalled = np.full_like(r.err_corrected, 0.2) + r.eps / 100
-    _fails(ex.prop56_verdict(dataclasses.replace(r, err_corrected=stalled, fit_corrected=fit_rate(r.eps, stalled))))
+    _fails(ex.prop56_rate_verdict(r))
+    _fails(ex.prop56_verdict(r))
 
 
 def test_prop56_passes_on_small_preset():
@@ -190,13 +209,28 @@ def test_corrected_rate_records_reject_printed_limits():
     _fails(rate_verdict(r56.fit_printed, ex.PROP56_RATE))
 
 
-def test_normalisation_record_fails_when_printed_form_holds_or_corrected_fails():
+def test_normalisation_record_passes_small():
+    assert ex.normalisation_verdict(ex.normalisation(ex.NormalisationConfig(sizes=(3, 5)))).passed
+
+
+def test_normalisation_record_fails_when_printed_form_holds(monkeypatch):
+    """As if the printed factors were right: Sinkhorn's matrix returned as n K^∞ (so k^p = K^p and the K^∞ field
+    (1/n) Σ K V is the gradient) and the energy F^0 multiplied by n (so Σ K^0 V is its gradient): the printed form
+    holds, and the record must fail."""
+    orig_sinkhorn, orig_energy = ex.sinkhorn, ex.energy
+    monkeypatch.setattr(ex, "sinkhorn", lambda C, *a, **kw: np.asarray(C).shape[0] * orig_sinkhorn(C, *a, **kw))
+    monkeypatch.setattr(ex, "energy", lambda Y, WQ, WK, kind, **kw: orig_energy(Y, WQ, WK, kind, **kw)
+                        * (len(Y) if kind == "kernel" else 1.0))
     r = ex.normalisation(ex.NormalisationConfig(sizes=(3, 5)))
-    assert ex.normalisation_verdict(r).passed
-    # the printed errors replaced by the corrected ones (as if the printed factors were right): the record fails
-    _fails(ex.normalisation_verdict(dataclasses.replace(r, printed_err=r.corrected_err)))
-    # the corrected errors replaced by the printed ones: the corrected half fails, so the record fails
-    _fails(ex.normalisation_verdict(dataclasses.replace(r, corrected_err=r.printed_err)))
+    _fails(ex.normalisation_verdict(r))
+
+
+def test_normalisation_record_fails_when_corrected_form_fails(monkeypatch):
+    """Energies doubled (a broken energy): neither normalisation of the fields is -∇_W F, the corrected half fails,
+    so the record fails."""
+    orig_energy = ex.energy
+    monkeypatch.setattr(ex, "energy", lambda *a, **kw: 2.0 * orig_energy(*a, **kw))
+    _fails(ex.normalisation_verdict(ex.normalisation(ex.NormalisationConfig(sizes=(3, 5)))))
 
 
 def test_normalisation_config_validates():
@@ -211,7 +245,8 @@ def test_sinkformers_experiments_registered():
 
     names = {n for n in experiments() if n.startswith("sinkformers.")}
     assert names == {f"sinkformers.{n}" for n in ("prop51", "equivariance", "prop53", "prop54", "thm55_erratum",
-                                                    "prop56_erratum", "normalisation_erratum", "thm55_general", "fig51")}
+                                                    "prop56_erratum", "normalisation_erratum", "thm55_general", "fig51",
+                                                    "thm55_densities")}
     for name in names:
         exp = experiment(name)
         assert {"check", "paper"} <= set(exp.presets)
@@ -264,8 +299,36 @@ def test_claims_map_to_the_verdicts_their_checks_record():
                 "sinkformers/prop-5.6": ex.prop56_rate_verdict, "sinkformers/prop-5.6/erratum": ex.prop56_verdict,
                 "sinkformers/sec-5.5/first-order": ex.first_order_verdict,
                 "sinkformers/thm-5.5/general": ex.thm55_general_verdict,
+                "sinkformers/thm-5.5/densities": ex.thm55_densities_verdict,
                 "sinkformers/prop-5.3/normalisation/erratum": ex.normalisation_verdict}
     for claim_id, verdict in expected.items():
         assert experiment_of(claim_id).verdict_for(claim_id) is verdict, claim_id
     assert experiment_of("sinkformers/thm-5.5").name == "sinkformers.thm55_erratum"
     assert experiment_of("sinkformers/sec-5.5/first-order").name == "sinkformers.thm55_general"
+
+
+def _densities_small(**kw):
+    return ex.thm55_densities(dataclasses.replace(ex.DENSITIES_PRESETS["check"], **kw))
+
+
+def test_thm55_densities_passes_small():
+    assert ex.thm55_densities_verdict(_densities_small()).passed
+
+
+@pytest.mark.parametrize("kwargs", [{"limit_factor": 1.0}, {"kind": "softmax"}])
+def test_thm55_densities_rejects_the_printed_limit_and_the_softmax(kwargs):
+    """The printed limit -∇ρ/ρ (the errors stall at 1), or the row SoftMax in place of Sinkhorn (no such limit):
+    no case converges, the record must fail."""
+    _fails(ex.thm55_densities_verdict(_densities_small(**kwargs)))
+
+
+def test_thm55_densities_rejects_a_first_order_field(monkeypatch):
+    """A broken Sinkformer without its centred part (T = W_V x/ε): the error against -½∇ρ/ρ stays at 1."""
+    monkeypatch.setattr(ex, "attention", lambda X, WQ, WK, WV, kind="sinkhorn", **kw: np.asarray(X) @ np.asarray(WV).T)
+    _fails(ex.thm55_densities_verdict(_densities_small()))
+
+
+@pytest.mark.parametrize("kwargs", [{"dims": (3,)}, {"densities": ("uniform",)}, {"window": 0.5}, {"n_axis": 4}])
+def test_densities_config_refuses_bad_fields(kwargs):
+    with pytest.raises(ValueError, match="`" + next(iter(kwargs)) + "`"):
+        ex.DensitiesConfig(**kwargs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 
 import numpy as np
+import pytest
 
 from theory.experiments import topk as chk71
 from theory.experiments import experiment, experiments
@@ -373,3 +374,40 @@ def test_soft_sort_rejects_p2_thresholds_for_other_p():
             tables.append(chk.soft_hard_table(x, p, thr_sort=ts, thr_rank=tr))
             preds.append(np.tile((chk.SOFT_RATIOS <= 1.0).astype(float), (2, 1)))
     _assert_fails(identity_verdict(identity_error(np.array(tables), np.array(preds)), {"atol": chk.SOFT_LP_ATOL}))
+
+
+# --------------------------------------------------------------------------- worst-case searches of the §7.5 bounds
+
+
+@pytest.mark.parametrize("name", ["topk.sec75_bound", "topk.sec75_bound_pnorm"])
+def test_bound_search_finds_a_quartered_constant(name):
+    """The right side λ|x|_[1]^{p−1} divided by 4: the worst-case search over the hard regime must find an instance
+    above it by itself (the ratio there is 1/(1 + λ) times 4 at p = 2)."""
+    import dataclasses
+
+    from theory.experiments import experiment
+
+    exp = experiment(name)
+    out = exp.measure(dataclasses.replace(exp.presets["check"], rhs_factor=0.25, draws=1))
+    assert out.result.search.ratio > 1.0, out.result.search.instance
+    _assert_fails(chk.magnitude_bound_verdict(out))
+    assert chk.magnitude_bound_verdict(exp.measure(dataclasses.replace(exp.presets["check"], draws=1))).passed
+
+
+def test_bound_search_box_stays_in_the_hard_regime():
+    """Every instance the search builds satisfies λ <= threshold (the hypothesis of §7.5) or is refused."""
+    from theory.worst_case import search_worst_case
+
+    seen = []
+
+    def ratio(inst):
+        built = chk.bound_search_instance(inst)
+        if built is None:
+            return None
+        x, k, reg, p = built
+        thr = chk.magnitude_threshold(x, k) if p == 2.0 else chk.magnitude_threshold_p(x, k, p)
+        seen.append(reg <= thr and 1 <= k < x.size)
+        return chk.magnitude_bound_instance(x, k, reg, p)
+
+    search_worst_case(ratio, chk.bound_search_dims(chk.HARD_P), budget=60, seed=3)
+    assert seen and all(seen)

@@ -1,6 +1,6 @@
-"""Negative controls of the checks in checks/test_topk_experiments.py: each feeds the experiment's own verdict a
-setting that breaks the claim (a reduction step dropped, a wrong prediction, another function) and asserts that
-the verdict fails. They import theory.experiments.topk, never checks/."""
+"""Negative controls of the checks in checks/test_topk_experiments.py: each reruns the experiment with a setting that
+breaks the claim (a reduction step dropped, a wrong prediction or operator monkeypatched in, another function) and
+asserts that the verdict fails. They import theory.experiments.topk, never checks/."""
 
 from __future__ import annotations
 
@@ -47,44 +47,65 @@ def _small_fig73():
     return ex.fig73(ex.Fig73Config(grid=21, steps=(0.02, 0.01, 0.005)))
 
 
-def test_fig73_rejects_wrong_zero_square():
-    """The p = 2 half-width 0.5/(1 + reg) predicted for p = 4/3: the measured square differs."""
-    r = _small_fig73()
-    p2, ps = r.labels[1], r.labels[2]
-    hw = dict(r.halfwidth)
-    hw[ps] = [hw[ps][0], hw[p2][1]]
-    _assert_fails(ex.fig73_verdict(dataclasses.replace(r, halfwidth=hw)))
+def test_fig73_rejects_wrong_zero_square(monkeypatch):
+    """The p = 2 half-width 0.5/(1 + reg) predicted for p = 4/3 (a broken prediction): the measured square differs."""
+    from theory.experiments.topk import reductions
+
+    orig = reductions.zero_halfwidth_predicted
+    monkeypatch.setattr(reductions, "zero_halfwidth_predicted", lambda reg, p: orig(reg, 2.0))
+    _assert_fails(ex.fig73_verdict(_small_fig73()))
 
 
-def test_fig73_rejects_discontinuous_map_as_relaxed():
-    """The hard map's modulus of continuity (a jump) in place of p = 2's: slope 0, not 1."""
-    r = _small_fig73()
-    mod = dict(r.modulus)
-    mod[r.labels[1]] = mod["hard"]
-    _assert_fails(ex.fig73_verdict(dataclasses.replace(r, modulus=mod)))
+def _swapped_fig73_op(monkeypatch, target, source):
+    """A broken Fig. 7.3: the operator drawn under label ``target`` is the one of ``source``."""
+    from theory.experiments.topk import reductions
+
+    orig = reductions._fig73_ops
+
+    def broken(config):
+        ops, ps = orig(config)
+        labels = list(ops)
+        ops[labels[target]] = ops[labels[source]]
+        return ops, ps
+
+    monkeypatch.setattr(reductions, "_fig73_ops", broken)
 
 
-def test_fig73_rejects_kinked_map_as_smooth():
-    """p = 2's jump of the difference quotient (kinks) in place of p = 4/3's."""
-    r = _small_fig73()
-    jump = dict(r.jump)
-    jump[r.labels[2]] = jump[r.labels[1]]
-    _assert_fails(ex.fig73_verdict(dataclasses.replace(r, jump=jump)))
+def test_fig73_rejects_discontinuous_map_as_relaxed(monkeypatch):
+    """The hard map drawn as p = 2's relaxed map: its modulus of continuity does not vanish (slope 0, not 1)."""
+    _swapped_fig73_op(monkeypatch, 1, 0)
+    _assert_fails(ex.fig73_verdict(_small_fig73()))
 
 
-def test_fig78_rejects_naive_entry_law():
+def test_fig73_rejects_kinked_map_as_smooth(monkeypatch):
+    """p = 2's map (kinks) drawn as p = 4/3's: the jump of its difference quotient does not vanish."""
+    _swapped_fig73_op(monkeypatch, 2, 1)
+    _assert_fails(ex.fig73_verdict(_small_fig73()))
+
+
+def test_fig73_passes_small():
+    assert ex.fig73_verdict(_small_fig73()).passed
+
+
+def test_fig78_rejects_naive_entry_law(monkeypatch):
     """The per-coordinate law h^(q-1) = h^(1/(p-1)) predicted for p > 2 too: p = 3 and 4 enter linearly."""
-    r = ex.fig78(ex.Fig78Config(ps=(3.0, 4.0), curve_points=11))
-    slopes = {k: (fit, 1.0 / (float(k) - 1.0)) for k, (fit, _) in r.slopes.items()}
-    _assert_fails(ex.fig78_verdict(dataclasses.replace(r, slopes=slopes)))
-    assert ex.fig78_verdict(r).passed
+    from theory.experiments.topk import reductions
+
+    cfg = ex.Fig78Config(ps=(3.0, 4.0), curve_points=11)
+    assert ex.fig78_verdict(ex.fig78(cfg)).passed
+    monkeypatch.setattr(reductions, "fig78_entry_exponent", lambda p: 1.0 / (p - 1.0))
+    _assert_fails(ex.fig78_verdict(ex.fig78(cfg)))
 
 
-def test_fig78_rejects_p_dependent_thresholds():
-    """Endpoints predicted at 1 - reg^(p-1) (a p-dependent guess) instead of 1 - reg."""
-    r = ex.fig78(ex.Fig78Config(ps=(1.5, 3.0), curve_points=11))
-    one = {k: [m, 1.0 - r.reg ** (float(k) - 1.0)] for k, (m, _) in r.one_end.items()}
-    _assert_fails(ex.fig78_verdict(dataclasses.replace(r, one_end=one)))
+def test_fig78_rejects_p_dependent_thresholds(monkeypatch):
+    """A broken mask whose thresholds depend on p (the operator of reg^(p-1) in place of reg): the exact-1 interval
+    ends at 1 - reg^(p-1), not at the predicted 1 - reg."""
+    from theory.experiments.topk import reductions
+
+    orig = reductions._fig78_value
+    monkeypatch.setattr(reductions, "_fig78_value", lambda s, reg, p: orig(s, reg ** (p - 1.0), p))
+    # p < 2: reg^(p-1) > reg, so the exact-1 interval ends before the predicted 1 - reg
+    _assert_fails(ex.fig78_verdict(ex.fig78(ex.Fig78Config(ps=(1.25, 1.5), curve_points=11))))
 
 
 def _shannon(y, k):

@@ -24,7 +24,7 @@ import numpy as np
 from ...claims import Verdict, erratum_verdict, rate_verdict, threshold_verdict
 from ...sinkhorn import attention, energy, sinkhorn
 from .. import register
-from ..config import Bool, Choice, Config, Custom, Int, Ints, OrNone, Real, Reals, Seed, field
+from ..config import Bool, Choice, Choices, Config, Custom, Int, Ints, OrNone, Real, Reals, Seed, field
 
 __all__ = [
     "InvarianceConfig", "InvarianceResult", "prop51", "prop51_verdict", "PROP51_PRESETS", "PROP51_TOL",
@@ -39,6 +39,8 @@ __all__ = [
     "first_order_verdict", "GENERAL_DIFFUSION_PRESETS", "GENERAL_DIFFUSION_RATE",
     "NormalisationsConfig", "NormalisationsResult", "fig51", "fig51_verdict", "fig51_figure", "FIG51_PRESETS",
     "FIG51_TOL", "thm55_rate_verdict", "prop56_rate_verdict",
+    "DENSITIES", "DensitiesConfig", "DensitiesResult", "thm55_densities", "thm55_densities_verdict",
+    "DENSITIES_PRESETS", "DENSITIES_RATE_MIN",
 ]
 
 
@@ -878,6 +880,152 @@ def thm55_general_verdict(result: GeneralDiffusionResult, rate=GENERAL_DIFFUSION
 
 
 
+# ------------------------------------------------------------------------------ Thm. 5.5 for several densities
+
+#: the base densities of :class:`DensitiesConfig` (unnormalised pdf, score d/dz log pdf, support used for the
+#: quantiles): a Gaussian, a flat-topped two-component mixture and a compactly supported C^3 bump
+DENSITIES = ("gaussian", "mixture", "bump")
+
+
+def _base_density(name):
+    if name == "gaussian":
+        return (lambda z: np.exp(-0.5 * z * z)), (lambda z: -z), (-9.0, 9.0)
+    if name == "mixture":  # 1/2 N(-0.7, 0.7^2) + 1/2 N(0.7, 0.7^2)
+        m, s = 0.7, 0.7
+
+        def pdf(z):
+            return np.exp(-0.5 * ((z - m) / s) ** 2) + np.exp(-0.5 * ((z + m) / s) ** 2)
+
+        def score(z):
+            a, b = np.exp(-0.5 * ((z - m) / s) ** 2), np.exp(-0.5 * ((z + m) / s) ** 2)
+            return (-(z - m) * a - (z + m) * b) / (s * s * (a + b))
+
+        return pdf, score, (-m - 9 * s, m + 9 * s)
+    # (1 - z^2/4)^4 on [-2, 2]: C^3 on R (its first three derivatives vanish at +-2), compactly supported
+    return ((lambda z: np.clip(1.0 - z * z / 4.0, 0.0, None) ** 4), (lambda z: -2.0 * z / (1.0 - z * z / 4.0)),
+            (-2.0, 2.0))
+
+
+def _quantile_nodes(pdf, support, n):
+    """The n quantile nodes F^{-1}((i + 1/2)/n) of the density pdf (trapezoid CDF on 2e5 points) and their levels."""
+    g = np.linspace(support[0], support[1], 200_001)
+    p = pdf(g)
+    c = np.concatenate([[0.0], np.cumsum(0.5 * (p[1:] + p[:-1]))])
+    u = (np.arange(n) + 0.5) / n
+    return np.interp(u, c / c[-1], g), u
+
+
+@dataclass(frozen=True)
+class DensitiesConfig(Config):
+    """Thm. 5.5 (thesis, chapter 5) for several densities ρ, in d = 1 and d = 2, under Assumption 5.2.
+
+    d = 1: μ given by its ``n`` quantile nodes (equal weights), W_Q = W_K = √a, W_V = -a. d = 2: the product of the
+    ``n_axis`` quantile nodes of the base density, mapped by a random square root M of Σ (the density of x = M z is
+    ρ(M⁻¹x)/|det M|, its score M⁻ᵀ∇log ρ_Z(M⁻¹x)); S = W_Qᵀ W_K symmetric positive definite with W_K generic, and
+    W_V = -S. Measured at the nodes whose quantile levels lie in [``window``, 1 - ``window``] (on every axis): the
+    relative L² error of T̄^∞_ε = T^∞_ε - W_V x/ε against ``limit_factor`` × (-∇ρ/ρ), whose ε → 0 exponent is fitted.
+    """
+
+    densities: tuple = field(Choices(*DENSITIES, distinct=True), DENSITIES, "Base densities.")
+    dims: tuple = field(Ints(1, 2, distinct=True), (1, 2), "Dimensions d.")
+    n: int = field(Int(low=10), 200, "Quantile nodes in d = 1.")
+    n_axis: int = field(Int(low=8), 20, "Quantile nodes per axis in d = 2 (n_axis² tokens).")
+    a: float = field(Real(0, closed="neither"), 0.9, "W_Qᵀ W_K = a in d = 1 (0.9: the logits stay in Sinkhorn's "
+                     "scaling regime down to ε = 0.025).")
+    eps_grid: tuple = field(_bandwidths(), (0.1, 0.07, 0.05, 0.035, 0.025), "Bandwidths ε (five sizes, where the "
+                            "three densities are in their asymptotic regime).")
+    window: float = field(Real(0, 0.5, closed="neither"), 0.2, "Quantile levels of the evaluation nodes: [window, "
+                          "1 - window] on every axis.")
+    limit_factor: float = field(Real(0, closed="neither"), 0.5, "The limit compared: limit_factor × (-∇ρ/ρ) (0.5: "
+                                "the corrected Thm. 5.5; 1: the printed one, a negative control).")
+    kind: str = field(Choice("sinkhorn", "softmax"), "sinkhorn", '"sinkhorn" for the claim; "softmax" (no such '
+                      "limit) is a negative control.")
+    tol: float = field(Real(0, closed="neither"), 1e-11, "Sinkhorn convergence tolerance.")
+    seed: int = field(Seed(), 0, "Seed of Σ, W_K and S in d = 2 (the same for every density).")
+
+
+DENSITIES_PRESETS = {"check": DensitiesConfig(),
+                     "paper": DensitiesConfig(n=400, n_axis=32)}
+
+#: convergence at least at the O(ε) of the bias of Marshall and Coifman's Theorem 1 (which the proof applies):
+#: fitted exponent of the relative error against ε at least 0.85 for every (density, d) (the compact bump in d = 2
+#: converges faster, ~1.3, on this grid)
+DENSITIES_RATE_MIN = 0.85
+
+
+@dataclass(frozen=True)
+class DensitiesResult:
+    """Per case (density, d): the relative L² errors over ε and their fitted exponent."""
+
+    eps: np.ndarray
+    cases: tuple  # ("gaussian/d=1", ...)
+    errors: np.ndarray  # (cases, eps)
+    fits: tuple
+
+    def to_measured(self):
+        out = {"eps": [float(e) for e in self.eps]}
+        for c, e, f in zip(self.cases, self.errors, self.fits):
+            out[f"{c}_exponent"] = float(f.slope)
+            out[f"{c}_errors"] = [float(v) for v in e]
+        return out
+
+
+def _densities_case(config, name, d, rng):
+    pdf, score, support = _base_density(name)
+    if d == 1:
+        z, u = _quantile_nodes(pdf, support, config.n)
+        Z, U = z[:, None], u[:, None]
+        M, S, WK = np.eye(1), np.array([[config.a]]), np.eye(1)
+    else:
+        z, u = _quantile_nodes(pdf, support, config.n_axis)
+        Z = np.stack(np.meshgrid(z, z, indexing="ij"), -1).reshape(-1, 2)
+        U = np.stack(np.meshgrid(u, u, indexing="ij"), -1).reshape(-1, 2)
+        B = rng.normal(size=(2, 2))
+        M = np.linalg.cholesky(B @ B.T + 0.5 * np.eye(2))
+        WK = 0.6 * rng.normal(size=(2, 2)) + np.eye(2)
+        A = rng.normal(size=(2, 2))
+        S = A @ A.T
+        S = S / np.linalg.norm(S, 2) + 0.3 * np.eye(2)
+    X = Z @ M.T
+    WQ = np.linalg.solve(WK.T, S)
+    WV = -S
+    win = np.all((U >= config.window) & (U <= 1.0 - config.window), axis=1)
+    # -∇ρ/ρ at x = M z, rows: -(M^{-T} s(z))^T = -s(z)^T M^{-1}
+    limit = -config.limit_factor * (score(Z) @ np.linalg.inv(M))
+    errs = []
+    for eps in config.eps_grid:
+        r = np.sqrt(eps)
+        T = attention(X, WQ / r, WK / r, WV / eps, config.kind, tol=config.tol)
+        Tbar = T - X @ WV.T / eps
+        errs.append(float(np.linalg.norm(Tbar[win] - limit[win]) / np.linalg.norm(limit[win])))
+    return np.array(errs)
+
+
+def thm55_densities(config: DensitiesConfig) -> DensitiesResult:
+    """The relative L² errors of T̄^∞_ε against the limit of Thm. 5.5 (corrected: -½∇ρ/ρ) for every density of
+    ``config.densities`` in every dimension of ``config.dims`` (see :class:`DensitiesConfig`), and their exponents."""
+    from ...rates import fit_rate
+
+    eps = np.array(config.eps_grid, dtype=float)
+    cases, errors = [], []
+    for d in config.dims:
+        for name in config.densities:
+            cases.append(f"{name}/d={d}")
+            # the same Σ, W_K and S for every density (a fresh Generator per case)
+            errors.append(_densities_case(config, name, d, np.random.default_rng(config.seed)))
+    errors = np.array(errors)
+    return DensitiesResult(eps, tuple(cases), errors, tuple(fit_rate(eps, e) for e in errors))
+
+
+def thm55_densities_verdict(result: DensitiesResult, rate_min=DENSITIES_RATE_MIN) -> Verdict:
+    """A rate for every case at once (Thm. 5.5 as corrected): the relative L² error of T̄^∞_ε against -½∇ρ/ρ decays
+    at least like ε^0.85 (:data:`DENSITIES_RATE_MIN`) for every density and dimension; a NaN exponent fails."""
+    measured = {f"{c}_exponent": float(f.slope) for c, f in zip(result.cases, result.fits)}
+    expected = {f"{c}_exponent_min": rate_min for c in result.cases}
+    return threshold_verdict("rate", measured, expected, context=(
+        f"fitted exponents of ||T̄^∞_ε + ½∇ρ/ρ|| / ||½∇ρ/ρ|| against ε = {', '.join(f'{e:g}' for e in result.eps)}"))
+
+
 # ------------------------------------------------------------------------------ Fig. 5.1 (normalisations)
 
 @dataclass(frozen=True)
@@ -962,7 +1110,7 @@ def fig51_verdict(result: NormalisationsResult, tol=FIG51_TOL) -> Verdict:
     """Bounds at once (Fig. 5.1): K^0's top entry holds at least 10/n² of its mass (10 times the uniform share),
     K^1's second-cluster columns sum to less than 1e-3, and K^∞ is doubly stochastic to 1e-12 with every column's
     largest entry at least 0.05 (worst over the draws)."""
-    return threshold_verdict("bound", result, {
+    return threshold_verdict("qualitative", result, {
         "K0_top_share_over_uniform_min": tol["dominant_share"],
         # strictly below: the largest float under the threshold
         "K1_max_column_sum_second_cluster_below": tol["ignored_column_sum"],
@@ -1012,6 +1160,8 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
     ("thm55_general", GeneralDiffusionConfig, GENERAL_DIFFUSION_PRESETS, thm55_general, thm55_general_verdict,
      {"sinkformers/thm-5.5/general": None, "sinkformers/sec-5.5/first-order": first_order_verdict}),
     ("fig51", NormalisationsConfig, FIG51_PRESETS, fig51, fig51_verdict, ("sinkformers/fig-5.1",)),
+    ("thm55_densities", DensitiesConfig, DENSITIES_PRESETS, thm55_densities, thm55_densities_verdict,
+     ("sinkformers/thm-5.5/densities",)),
     ("normalisation_erratum", NormalisationConfig, NORMALISATION_PRESETS, normalisation, normalisation_verdict,
      ("sinkformers/prop-5.3/normalisation/erratum",)),
 ):

@@ -15,6 +15,7 @@ from scipy.optimize import brentq
 from theory.claims import Verdict, bound_verdict, identity_verdict, threshold_verdict
 from theory.rates import BoundTracker, identity_error
 from theory.topk import jacobian, topk_magnitude, topk_mask
+from theory.worst_case import Dim, search_worst_case
 
 from ..config import Config, Int, Ints, OrNone, Real, Reals, Seed, field
 from ._common import ErratumOutcome, Outcome, int_range, real_range
@@ -30,7 +31,7 @@ __all__ = [
     "sparsity_violations", "sparsity_instances", "SparsityConfig", "SPARSITY_PRESETS", "sparsity", "sparsity_verdict",
     "relaxed_mask_small_p", "continuity_predicate", "P_DOMAIN_CORRECTED", "p_domain_corrected_jumps",
     "PDomainConfig", "P_DOMAIN_PRESETS", "p_domain_erratum", "MAGNITUDE_BOUND_P_PRESETS", "MAGNITUDE_BOUND_EXPECTED",
-    "P_DOMAIN_MAX_JUMP", "P_DOMAIN_VERTEX_ATOL",
+    "P_DOMAIN_MAX_JUMP", "P_DOMAIN_VERTEX_ATOL", "bound_search_instance", "bound_search_dims", "BOUND_SEARCH_MIN_REG",
 ]
 
 # =========================================================================== Example of §7.5 (p = 2, magnitude)
@@ -71,6 +72,12 @@ class MagnitudeBoundConfig(Config):
         "(low, high): on each instance also λ' = 10**U(low, high), any λ' (inside the regime or not), recorded as "
         "``ratio_any_reg`` and not asserted (drawn from a second Generator, so the asserted instances do not "
         "depend on it); None: not measured.")
+    search_budget: int = field(Int(low=1), 300, "Evaluations of the worst-case search over the hypotheses (the "
+                               "hard regime λ <= threshold, any n, k, ties, near-ties and spreads).")
+    search_seed: int = field(Seed(), 0, "Seed of the worst-case search.")
+    rhs_factor: float = field(Real(0.0, closed="neither"), 1.0, "Multiplies the right-hand side λ|x|_[1]^{p−1} "
+                              "(1 for the claim; 1/4, the printed constant divided by 4, is the negative control "
+                              "the search must catch).")
 
 
 HARD_P = (4.0 / 3.0, 1.5, 3.0)
@@ -91,11 +98,69 @@ def magnitude_threshold_p(x, k, p):
     return math.inf if a[k] == 0 else (a[k - 1] - a[k]) / a[k] ** (p - 1.0)
 
 
+#: the smallest relative shift ρ = λ|x|_[1]^{p−2} of the search (ρ = λ at p = 2): the largest entry moves by
+#: about ρ|x|_[1], so the float64 rounding of the relaxed output (a few ulps of |x|_[1]) is a share ~ 1e-16 / ρ of
+#: both sides; at ρ = 1e-6 it is ~1e-10, far below the bound's slack 1 − 1/(1 + ρ) ~ ρ (at smaller ρ rounding alone
+#: would push a ratio 1 − ρ above 1)
+BOUND_SEARCH_MIN_REG = 1e-6
+
+
+def bound_search_dims(ps) -> list:
+    """The box of the worst-case search of the §7.5 bound (and of its p-norm form when ``ps`` holds p != 2).
+
+    Coordinates: n (2..64), k as a fraction of 1..n-1, the relative shift ρ = λ|x|_[1]^{p−2} of the largest entry
+    (:data:`BOUND_SEARCH_MIN_REG`..1e3; λ itself at p = 2), λ / threshold (1e-3..1: the hard regime,
+    up to its edge), the spread of the top-k magnitudes |x|_[1] / |x|_[k] (1..1e6), the share of the top-k tied
+    with |x|_[k], the spread and the ties of the entries below |x|_[k+1], the scale of x (1e-3..1e3), p (between
+    the smallest and the largest of ``ps``) and a seed (signs and order)."""
+    dims = [Dim("n", 2, 64, "log-int"), Dim("k_frac", 0.0, 1.0), Dim("rel_shift", BOUND_SEARCH_MIN_REG, 1e3, "log"),
+            Dim("reg_over_threshold", 1e-3, 1.0, "log"), Dim("top_spread", 1.0, 1e6, "log"),
+            Dim("top_ties", 0.0, 1.0), Dim("tail_spread", 1.0, 1e6, "log"), Dim("tail_ties", 0.0, 1.0),
+            Dim("scale", 1e-3, 1e3, "log"), Dim("seed", 0, 2**20, "int")]
+    if min(ps) < max(ps):
+        dims.append(Dim("p", float(min(ps)), float(max(ps))))
+    return dims
+
+
+def bound_search_instance(inst, p=None):
+    r"""(x, k, λ, p) of one point of the box of :func:`bound_search_dims`, or None outside the hard regime.
+
+    λ = rel_shift × |x|_[1]^{2−p}. Magnitudes by rank: |x|_[k] = scale; the k - 1 larger ones scale × top_spread^U
+    (a share ``top_ties`` of them equal to |x|_[k]); |x|_[k+1] such that the threshold of the hard regime (App. 7.A.6: λ_c = |x|_[k]/|x|_[k+1] − 1
+    at p = 2, (|x|_[k] − |x|_[k+1]) / |x|_[k+1]^{p−1} otherwise) is λ / reg_over_threshold; the rest
+    |x|_[k+1] / tail_spread^U (a share ``tail_ties`` tied with |x|_[k+1]); random signs and order (``seed``)."""
+    p = float(inst.get("p", 2.0) if p is None else p)
+    n = int(inst["n"])
+    k = 1 + int(round(inst["k_frac"] * (n - 2)))
+    scale = float(inst["scale"])
+    rng = np.random.default_rng(int(inst["seed"]))
+    top = scale * float(inst["top_spread"]) ** rng.uniform(size=k - 1)
+    top[: int(round(inst["top_ties"] * (k - 1)))] = scale
+    reg = float(inst["rel_shift"]) * max(scale, float(top.max(initial=scale))) ** (2.0 - p)
+    thr = reg / float(inst["reg_over_threshold"])
+    if p == 2.0:
+        below = scale / (1.0 + thr)
+    else:  # (a - b) / b^(p-1) = thr with b = a e^t, t < 0: log(1 - e^t) - (p-1) t = log(thr a^(p-2)), decreasing in t
+        c = math.log(thr) + (p - 2.0) * math.log(scale)
+        t = brentq(lambda t: math.log(-math.expm1(t)) - (p - 1.0) * t - c, -700.0, -1e-17, xtol=1e-15, rtol=1e-15)
+        below = scale * math.exp(t)
+    tail = below / float(inst["tail_spread"]) ** rng.uniform(size=n - k - 1)
+    tail[: int(round(inst["tail_ties"] * (n - k - 1)))] = below
+    mags = np.concatenate([top, [scale, below], tail])
+    x = rng.permutation(mags * rng.choice([-1.0, 1.0], size=n))
+    exact = magnitude_threshold(x, k) if p == 2.0 else magnitude_threshold_p(x, k, p)
+    if not (reg <= exact and np.all(np.isfinite(x)) and np.all(x != 0.0)):
+        return None  # outside the hard regime (the construction's rounding at its edge) or an underflow
+    return x, k, reg, p
+
+
 def magnitude_bound(config: MagnitudeBoundConfig) -> Outcome:
-    """The largest LHS/RHS over drawn instances: an :class:`Outcome` whose ``result`` is the
-    :class:`theory.rates.BoundResult` of the regime λ = frac × threshold and whose ``extras`` hold, when
-    ``config.outside_log10_reg`` is set, ``ratio_any_reg`` (the same ratio at λ' = 10**U(outside_log10_reg) on the
-    same x, any λ': recorded, not asserted) and ``exact_value`` (what the ratio is in the regime at p = 2)."""
+    """The largest LHS/RHS over drawn instances and over a worst-case search of the hard regime: an
+    :class:`Outcome` whose ``result`` is the :class:`theory.rates.BoundResult` of the regime λ = frac × threshold
+    with the search attached (:func:`bound_search_dims`, ``config.search_budget`` evaluations) and whose ``extras``
+    hold, when ``config.outside_log10_reg`` is set, ``ratio_any_reg`` (the same ratio at λ' = 10**U(outside_log10_reg)
+    on the same x, any λ': recorded, not asserted) and ``exact_value`` (what the ratio is in the regime at p = 2).
+    The right-hand side is multiplied by ``config.rhs_factor`` (1 for the claim)."""
     rng = np.random.default_rng(config.seed)
     outside_rng = np.random.default_rng([config.seed, 1])
     tracker, outside = BoundTracker(), BoundTracker()
@@ -108,15 +173,26 @@ def magnitude_bound(config: MagnitudeBoundConfig) -> Outcome:
         reg = float(rng.uniform(*config.frac)) * min(thr, 1e3)
         if reg <= 0.0:
             continue
-        tracker.add(*magnitude_bound_instance(x, k, reg, p), {"n": n, "k": k, "reg": reg, "p": p})
+        lhs, rhs = magnitude_bound_instance(x, k, reg, p)
+        tracker.add(lhs, config.rhs_factor * rhs, {"n": n, "k": k, "reg": reg, "p": p})
         if config.outside_log10_reg is not None:
             reg2 = float(10.0 ** outside_rng.uniform(*config.outside_log10_reg))
             outside.add(*magnitude_bound_instance(x, k, reg2, p), {"n": n, "k": k, "reg": reg2, "p": p})
+
+    def lhs_rhs(inst):
+        built = bound_search_instance(inst, None if len(set(config.ps)) > 1 else config.ps[0])
+        if built is None:
+            return None
+        lhs, rhs = magnitude_bound_instance(*built)
+        return lhs, config.rhs_factor * rhs
+
+    search = search_worst_case(lhs_rhs, bound_search_dims(config.ps), budget=config.search_budget,
+                               seed=config.search_seed, constant=("C", config.rhs_factor))
     extras = {}
     if config.outside_log10_reg is not None:
         extras = {"exact_value": "λ/(1+λ)·|x|_[1] in the regime, so the ratio is 1/(1+λ)",
                   "ratio_any_reg": float(outside.result().ratio)}
-    return Outcome(tracker.result(), extras)
+    return Outcome(tracker.result().with_search(search), extras)
 
 
 MAGNITUDE_BOUND_EXPECTED = {"ratio_max": 1.0}
