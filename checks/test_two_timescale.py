@@ -73,6 +73,8 @@ def tracking_result():
 
 
 @pytest.mark.claim("two-timescale/prop-6.9", kind="bound",
+                   proxy="gradient descent (a small step) stands in for the gradient flow of the statement, so the "
+                         "run measures the flow's bound up to the discretisation error of the step",
                    title="Prop. 6.9: ||a(t) - a*(u(t))|| <= 3 M sqrt(m+1) e^(-Dt/16) + 2^17 M^3 (m+1)^3 eps / D^2 "
                          "along gradient descent from a = 0 at the largest eps allowed (one jump, m = 6, eta = 1e-3; "
                          "searched over targets, positions with D >= 32 eta, eps up to the threshold)",

@@ -126,7 +126,13 @@ def test_check_runs_pytest_on_checks_and_writes_the_report(tmp_path):
     (checks / "conftest.py").write_text('pytest_plugins = ["theory.pytest_plugin"]\n')
     (checks / "test_topk.py").write_text(textwrap.dedent("""
         import pytest
-        from theory.rates import bound_ratio
+        from theory.rates import bound_ratio as _bound_ratio
+        from theory.worst_case import WorstCase
+
+
+        def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
+            return _bound_ratio(lhs, rhs).with_search(
+                WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
         @pytest.mark.claim("topk/prop-1", kind="bound", title="a bound that holds")
         def test_holds(claim):
@@ -163,7 +169,13 @@ markers =
 
 MINI_CHECKS = """
 import pytest
-from theory.rates import bound_ratio
+from theory.rates import bound_ratio as _bound_ratio
+from theory.worst_case import WorstCase
+
+
+def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
+    return _bound_ratio(lhs, rhs).with_search(
+        WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
 @pytest.mark.claim("topk/prop-7.2", kind="bound", title="a")
 def test_a(claim):

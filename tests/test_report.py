@@ -256,7 +256,13 @@ def test_plugin_merges_duplicate_claims(strict_pytester, tmp_path):
     strict_pytester.makepyfile(
         test_dup='''
         import pytest
-        from theory.rates import bound_ratio
+        from theory.rates import bound_ratio as _bound_ratio
+        from theory.worst_case import WorstCase
+
+
+        def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
+            return _bound_ratio(lhs, rhs).with_search(
+                WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
         @pytest.mark.claim("scaling/cor-4", kind="bound", title="a bound")
         @pytest.mark.parametrize("lhs", [0.5, 2.0])
@@ -359,7 +365,13 @@ def test_plugin_notes_nonfinite_measurements(strict_pytester, tmp_path):
         test_nan='''
         import math
         import pytest
-        from theory.rates import bound_ratio
+        from theory.rates import bound_ratio as _bound_ratio
+        from theory.worst_case import WorstCase
+
+
+        def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
+            return _bound_ratio(lhs, rhs).with_search(
+                WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
         @pytest.mark.claim("gen-bounds/thm-1", kind="bound", title="a bound whose LHS is NaN")
         def test_nan(claim):
@@ -422,7 +434,13 @@ def test_plugin_records_proxy_wrong_in_and_both_erratum_halves(strict_pytester, 
 
 _ONE_CLAIM = '''
 import pytest
-from theory.rates import bound_ratio
+from theory.rates import bound_ratio as _bound_ratio
+from theory.worst_case import WorstCase
+
+
+def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
+    return _bound_ratio(lhs, rhs).with_search(
+        WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
 
 @pytest.mark.claim("{id}", kind="bound", title="a bound that holds")
@@ -529,3 +547,33 @@ def test_proof_chain_section_and_verdict_cell():
     text = render_markdown(report)
     assert "## Proof chains" in text and "| `implicit-reg/thm-6` | pass (proxy) | 1 of 2 |" in text
     assert "pass (proxy); proof: 1 of 2 steps pass" in text
+
+
+def test_plugin_refuses_a_bound_without_its_search(strict_pytester, tmp_path):
+    """A bound that records only random instances fails, naming the worst-case search; a proxy may (its
+    instances are outside the statement anyway), and a bound with a search passes."""
+    strict_pytester.makepyfile(test_checks='''
+import pytest
+from theory.rates import bound_ratio
+from theory.worst_case import Dim, search_worst_case
+
+
+@pytest.mark.claim("scaling/cor-4", kind="bound", title="sampled only")
+def test_sampled(claim):
+    claim.record(__import__("theory.claims").claims.bound_verdict(bound_ratio([0.5], [1.0]), {"ratio_max": 1.0}))
+
+
+@pytest.mark.claim("scaling/cor-8", kind="bound", title="a proxy", proxy="m far below the hypothesis")
+def test_proxy(claim):
+    claim.record(__import__("theory.claims").claims.bound_verdict(bound_ratio([0.5], [1.0]), {"ratio_max": 1.0}))
+
+
+@pytest.mark.claim("scaling/prop-1", kind="bound", title="searched")
+def test_searched(claim):
+    wc = search_worst_case(lambda i: (i["x"] * (1 - i["x"]), 0.25), [Dim("x", 0.0, 1.0)], budget=30)
+    claim.record(__import__("theory.claims").claims.bound_verdict(bound_ratio([0.1], [0.25]).with_search(wc),
+                                                                  {"ratio_max": 1.0}))
+''')
+    result = run(strict_pytester, tmp_path / "out")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*scaling/cor-4: a bound records the worst-case search of its hypothesis set*"])

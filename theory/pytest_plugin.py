@@ -27,6 +27,7 @@ import datetime
 import json
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -189,9 +190,24 @@ class Claim:
         if kind != "qualitative" and not (self.expected and self.measured):
             raise ValueError(f"{self.id}: a {kind} record needs the predicted value (expected) and the measured one "
                              f"(measured); got expected={self.expected!r}, measured={self.measured!r}")
+        if kind == "bound" and self.proxy is None and not _has_search(self.measured):
+            raise ValueError(f"{self.id}: a bound records the worst-case search of its hypothesis set beside its "
+                             "random instances (theory.worst_case.search_worst_case, attached with "
+                             "BoundResult.with_search or theory.claims.worst_case_verdict); a statement with no "
+                             "LHS <= RHS to search is not a bound (qualitative, with its thresholds)")
         if self.verdict.status != "pass":
             raise AssertionError(f"{self.id}: {self.verdict.message}")
         return self.verdict
+
+
+def _has_search(measured: Mapping) -> bool:
+    """Whether a measurement holds a worst-case search (its own, a part's, or one in each half)."""
+    from theory.report import worst_cases
+
+    if not isinstance(measured, Mapping):
+        return False
+    rows = worst_cases({"claims": [{"id": "x/y-1", "kind": "bound", "measured": measured}]})
+    return any(r["searched"] is not None for r in rows)
 
 
 def _nonfinite_fields(result: Any) -> list[str]:
