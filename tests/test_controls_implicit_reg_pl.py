@@ -7,6 +7,8 @@ Prop. 5 and Thm 6. The predicate must answer ``fail`` with the measured figure o
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from theory.experiments.implicit_reg import pl as chk
@@ -95,36 +97,36 @@ def test_prop5_samples_rejects_fixed_input_dimension():
     assert fit.slope < -1.5
 
 
-def test_prop5_ball_rejects_a_stationary_centre():
+def _small_ball_config(E):
+    return dataclasses.replace(E.PRESETS["check"]["prop5_ball"], restarts=4, steps=5, radii=(1.0,))
+
+
+def test_prop5_ball_rejects_a_stationary_centre(monkeypatch):
     """x_2 = x_1 with y_2 = -y_1, other targets 0: the initialisation is a stationary point of positive loss, so
-    the PL constant of the ball is 0 < mu; the same search (theory.experiments.implicit_reg) reports it."""
+    the PL constant of the ball is 0 < mu; the registered measurement, rerun on these data, reports it."""
     from theory.experiments.implicit_reg import supplement as E
 
-    cfg = E.PRESETS["check"]["prop5_ball"]
-    consts = chk.prop5_constants(cfg.activation)
-    rng = np.random.default_rng(cfg.seed)
-    X, Y = E.sphere_sample(cfg.n, cfg.d, cfg.d_out, cfg.q, rng)
-    center = chk.initialize(cfg.d, cfg.m, cfg.L, rng, q=cfg.q, d_out=cfg.d_out)
-    X[1], Y[1] = X[0], -Y[0]
-    Y[2:] = 0.0
-    res = E._search(X, Y, center, consts.radius(cfg.n, cfg.q), cfg.activation, 4, 5, rng)
-    rows = [{"radius_over_M": 1.0, "mu_min": res["mu_min"], "mu_starts": res["mu_starts"], "ratio_center": res["ratio_center"],
-             "n_evaluations": res["n_evaluations"], "fd_rel_err": 0.0}]
-    result = E.Prop5BallResult(M=consts.radius(cfg.n, cfg.q), mu=consts.mu(cfg.n, cfg.q), rows=rows,
-                               power={"mu_min": 0.0, "mu_starts": 1.0, "ratio_center": 1.0}, hypotheses={})
+    sample = E.sphere_sample
+
+    def conflicting(n, d, d_out, q, rng, **kw):
+        X, Y = sample(n, d, d_out, q, rng, **kw)
+        X[1], Y[1] = X[0], -Y[0]
+        Y[2:] = 0.0
+        return X, Y
+
+    monkeypatch.setattr(E, "sphere_sample", conflicting)
+    result = E.prop5_ball(_small_ball_config(E))
+    assert result.rows[0]["mu_min"] < 1e-25
     _assert_fails(E.prop5_ball_verdict(result))
-    assert res["mu_min"] < 1e-25
 
 
-def test_prop5_ball_rejects_a_powerless_search():
-    """The power half of the verdict: a search that does not get below its starting points (0 descent steps
-    would) fails, whatever it finds on the statement's ball."""
+def test_prop5_ball_rejects_a_powerless_search(monkeypatch):
+    """The power half of the verdict: a search whose descent never moves from its starting points (a projected
+    gradient step that returns its input) fails, whatever it finds on the statement's ball."""
     from theory.experiments.implicit_reg import supplement as E
 
-    result = E.Prop5BallResult(M=1e-3, mu=1e-11, rows=[{"radius_over_M": 1.0, "mu_min": 15.0, "mu_starts": 17.0,
-                                                         "ratio_center": 19.0, "n_evaluations": 10, "fd_rel_err": 0.0}],
-                               power={"mu_min": 5e-4, "mu_starts": 5.3e-4, "ratio_center": 0.04}, hypotheses={})
-    _assert_fails(E.prop5_ball_verdict(result))
+    monkeypatch.setattr(E, "_spg", lambda ratio, w, project, steps: (w, ratio.value(w)[0]))
+    _assert_fails(E.prop5_ball_verdict(E.prop5_ball(_small_ball_config(E))))
 
 
 def test_thm6_long_time_rejects_conflicting_labels():
