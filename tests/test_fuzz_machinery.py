@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory import claims, rates, report
+from theory import claims, rates, report, worst_case
 from theory.claims import (
     ClaimRecord,
     Verdict,
@@ -223,6 +223,51 @@ def test_threshold_verdict(measured, expected, kind):
                 assert verdict.status == "fail"
 
 
+@FUZZ
+@given(ratio=extreme, random=extreme, ratio_max=st.one_of(extreme, junk, st.none()),
+       kind=st.sampled_from(["bound", "identity"]), passed=st.booleans())
+def test_worst_case_verdict(ratio, random, ratio_max, kind, passed):
+    """Any searched ratio, random ratio and allowed maximum: a verdict that passes only if both hold, or a
+    refusal naming its argument."""
+    base = Verdict("pass" if passed else "fail", "random", kind, {"ratio_max": 1.0}, {"ratio": random})
+    search = worst_case.WorstCase(ratio=ratio, instance={"x": 1.0}, lhs=ratio, rhs=1.0, evaluations=1, budget=1,
+                                  seed=0, method="m")
+    try:
+        verdict = claims.worst_case_verdict(base, search, ratio_max=ratio_max)
+    except (ValueError, TypeError) as exc:
+        _named(exc, ["verdict", "search", "ratio_max"])
+        return
+    json.dumps(to_plain(verdict.measured))
+    limit = 1.0 if ratio_max is None else float(ratio_max)
+    if verdict.status == "pass":
+        assert passed and math.isfinite(ratio) and ratio <= limit
+    assert verdict.measured["search"]["ratio"] == to_plain(ratio)
+
+
+@FUZZ
+@given(records=st.lists(st.fixed_dictionaries(
+    {"id": st.sampled_from(["topk/prop-7.2", "scaling/cor-4", "implicit-reg/thm-6"]),
+     "status": st.sampled_from(["pass", "fail", "skip"])},
+    optional={"kind": st.sampled_from(claims.KINDS),
+              "measured": st.dictionaries(st.sampled_from(["ratio", "search", "output_search", "part"]),
+                                          st.one_of(extreme, junk, st.dictionaries(
+                                              st.sampled_from(["ratio", "evaluations", "budget", "search",
+                                                               "constant"]),
+                                              st.one_of(extreme, junk), max_size=3)), max_size=3),
+              "expected": st.dictionaries(st.sampled_from(["ratio_max", "search"]), st.one_of(extreme, junk),
+                                          max_size=2),
+              "step_of": st.lists(st.sampled_from(["implicit-reg/thm-6", "topk/prop-7.2"]), max_size=2)}),
+    max_size=5))
+def test_worst_cases_and_proof_chains_never_crash(records):
+    """The report's bounds table and proof chains read any record (missing, malformed or non-finite fields)."""
+    doc = {"claims": records}
+    for row in report.worst_cases(doc):
+        assert row["id"] in {r["id"] for r in records}
+    chains = report.proof_chains(doc)
+    for entry in chains.values():
+        assert 0 <= entry["passed"] <= len(entry["steps"])
+
+
 # --------------------------------------------------------------------------- theory.report
 
 
@@ -279,11 +324,12 @@ def test_every_public_function_of_the_machinery_is_fuzzed():
         claims: {"parse_claim_id", "rate_verdict", "bound_verdict", "frequency_verdict", "identity_verdict",
                  "qualitative_verdict", "threshold_verdict", "erratum_verdict", "Verdict", "ClaimRecord",
                  "merge_records", "PAPER_KEYS", "MIN_RATE_SIZES",
-                 "KINDS", "STATUSES", "WRONG_IN"},
+                 "KINDS", "STATUSES", "WRONG_IN", "worst_case_verdict", "LOOSE_RATIO"},
         report: {"build_report", "render_markdown", "render_table", "freshness", "merge_with_previous",
                  "load_report", "claim_line", "summary_line", "count_statuses", "count_proxies",
                  "collect_environment", "write_report", "predicted_text", "measured_text", "git_commit",
-                 "decisive", "rerun_command"},
+                 "decisive", "rerun_command", "worst_cases", "proof_chains"},
+        worst_case: {"Dim", "WorstCase", "search_worst_case", "SCALES"},
     }
     for module, names in fuzzed.items():
         assert set(module.__all__) <= names, (module.__name__, set(module.__all__) - names)

@@ -536,7 +536,7 @@ def worst_case_verdict(verdict: Verdict, search: Any, *, ratio_max: float | None
         c = found["constant"]
         text += f"; smallest constant {c['name']} = {_g(c['smallest'], '.4g')} against the stated {_g(c['stated'], '.4g')}"
     overall = max(ratio, float(verdict.measured.get("ratio", -math.inf) or -math.inf))
-    if _finite(overall) and overall < LOOSE_RATIO * ratio_max:
+    if _finite(overall) and ratio_max > 0 and overall < LOOSE_RATIO * ratio_max:
         text += f"; loose: the worst found is {_g(overall / ratio_max, '.2g')} of the right-hand side"
     measured = dict(verdict.measured)
     measured["search"] = found

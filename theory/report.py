@@ -510,6 +510,10 @@ def _searches_of(measured: Mapping) -> list[tuple[str, Mapping]]:
     return found
 
 
+def _number_or_none(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def worst_cases(report: Mapping) -> list[dict]:
     """One row per worst-case search of a bound record (or per bound record without one).
 
@@ -534,21 +538,25 @@ def worst_cases(report: Mapping) -> list[dict]:
     for c in report["claims"]:
         if c.get("kind") != "bound":
             continue
-        m, e = c.get("measured") or {}, c.get("expected") or {}
-        random = m.get("ratio") if isinstance(m.get("ratio"), (int, float)) else None
-        allowed = (e.get("search") or {}).get("ratio_max", e.get("ratio_max", 1.0)) if isinstance(e, Mapping) else 1.0
+        m, e = c.get("measured"), c.get("expected")
+        m = m if isinstance(m, Mapping) else {}
+        e = e if isinstance(e, Mapping) else {}
+        random = _number_or_none(m.get("ratio"))
+        allowed = _number_or_none((e.get("search") if isinstance(e.get("search"), Mapping) else {}).get(
+            "ratio_max", e.get("ratio_max")))
+        allowed = allowed if allowed is not None and math.isfinite(allowed) and allowed > 0 else 1.0
         searches = _searches_of(m) or [("", None)]
         for part, search in searches:
-            searched = search.get("ratio") if search else None
+            searched = _number_or_none(search.get("ratio")) if search else None
             own = random if part == "" else None
-            values = [v for v in (own, searched) if isinstance(v, (int, float)) and math.isfinite(v)]
+            values = [v for v in (own, searched) if v is not None and math.isfinite(v)]
             rows.append({
                 "id": c["id"], "part": part, "status": c.get("status"), "random": own, "searched": searched,
                 "evaluations": search.get("evaluations") if search else None,
                 "budget": search.get("budget") if search else None,
                 "instance": search.get("instance") if search else None,
-                "constant": search.get("constant") if search else None,
-                "loose": bool(values) and searched is not None and max(values) < LOOSE_RATIO * (allowed or 1.0),
+                "constant": search.get("constant") if search and isinstance(search.get("constant"), Mapping) else None,
+                "loose": bool(values) and searched is not None and max(values) < LOOSE_RATIO * allowed,
             })
     return rows
 

@@ -129,7 +129,7 @@ def lemma18_search_sides(inst, rhs_factor=1.0):
     hypothesis (m < r for the left product bound, n < r for the right one).
 
     The instances reach the equality cases of the proof: ``align`` mixes a Gaussian direction with the extremal
-    one (weyl: :math:`A' = -t\,u_{\min}v_{\min}^	op`, equality for :math:`t \le s_{\min}(A)`; left: the columns of B
+    one (weyl: :math:`A' = -t\,u_{\min}v_{\min}^\top`, equality for :math:`t \le s_{\min}(A)`; left: the columns of B
     along :math:`v_{\min}(A)`; right: the rows of A along :math:`u_{\min}(B)`), ``log10_cond`` sets the spread of the
     singular values, ``pert`` the Frobenius size of A' in units of :math:`s_{\min}(A)`. ``rhs_factor`` multiplies the
     right-hand side (1: the lemma; a negative control lowers it)."""
