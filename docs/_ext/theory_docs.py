@@ -199,7 +199,7 @@ API = (
                  "sinkhorn", "icl", "generalization", "two_timescale", "signature")),
     ("Checking other implementations", ("oracle",)),
     ("Experiments, sweeps and backends", ("experiments", "sweep", "backends")),
-    ("The claim machinery", ("claims", "rates", "report", "plots")),
+    ("The claim machinery", ("claims", "rates", "worst_case", "report", "plots")),
 )
 
 
