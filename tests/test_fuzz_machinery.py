@@ -263,6 +263,7 @@ def test_worst_cases_and_proof_chains_never_crash(records):
     doc = {"claims": records}
     for row in report.worst_cases(doc):
         assert row["id"] in {r["id"] for r in records}
+    assert len(report.worst_case_table(doc)) == 2 + len(report.worst_cases(doc))
     chains = report.proof_chains(doc)
     for entry in chains.values():
         assert 0 <= entry["passed"] <= len(entry["steps"])
@@ -328,7 +329,7 @@ def test_every_public_function_of_the_machinery_is_fuzzed():
         report: {"build_report", "render_markdown", "render_table", "freshness", "merge_with_previous",
                  "load_report", "claim_line", "summary_line", "count_statuses", "count_proxies",
                  "collect_environment", "write_report", "predicted_text", "measured_text", "git_commit",
-                 "decisive", "rerun_command", "worst_cases", "proof_chains"},
+                 "decisive", "rerun_command", "worst_cases", "worst_case_table", "searches_of", "proof_chains"},
         worst_case: {"Dim", "WorstCase", "search_worst_case", "SCALES"},
     }
     for module, names in fuzzed.items():

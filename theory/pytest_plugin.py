@@ -202,12 +202,9 @@ class Claim:
 
 def _has_search(measured: Mapping) -> bool:
     """Whether a measurement holds a worst-case search (its own, a part's, or one in each half)."""
-    from theory.report import worst_cases
+    from theory.report import searches_of
 
-    if not isinstance(measured, Mapping):
-        return False
-    rows = worst_cases({"claims": [{"id": "x/y-1", "kind": "bound", "measured": measured}]})
-    return any(r["searched"] is not None for r in rows)
+    return isinstance(measured, Mapping) and bool(searches_of(measured))
 
 
 def _nonfinite_fields(result: Any) -> list[str]:

@@ -38,6 +38,8 @@ __all__ = [
     "render_table",
     "claim_line",
     "worst_cases",
+    "worst_case_table",
+    "searches_of",
     "proof_chains",
     "predicted_text",
     "measured_text",
@@ -493,7 +495,7 @@ def render_markdown(report: Mapping, *, link_base: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _searches_of(measured: Mapping) -> list[tuple[str, Mapping]]:
+def searches_of(measured: Mapping) -> list[tuple[str, Mapping]]:
     """The worst-case searches a record's measurement holds, with the part of the statement each belongs to:
     ``search`` (the record's), ``<part>_search`` and ``<part>: {"search": ...}`` (a statement with several
     inequalities)."""
@@ -545,7 +547,7 @@ def worst_cases(report: Mapping) -> list[dict]:
         allowed = _number_or_none((e.get("search") if isinstance(e.get("search"), Mapping) else {}).get(
             "ratio_max", e.get("ratio_max")))
         allowed = allowed if allowed is not None and math.isfinite(allowed) and allowed > 0 else 1.0
-        searches = _searches_of(m) or [("", None)]
+        searches = searches_of(m) or [("", None)]
         for part, search in searches:
             searched = _number_or_none(search.get("ratio")) if search else None
             own = random if part == "" else None
@@ -610,22 +612,24 @@ def _proof_chain_section(report: Mapping) -> list[str]:
     return lines
 
 
-def _worst_case_section(report: Mapping) -> list[str]:
-    rows = worst_cases(report)
-    if not rows:
-        return []
-    bounds = {r["id"] for r in rows}
-    searched = len({r["id"] for r in rows if r["searched"] is not None})
-    lines = ["", "## Worst cases of the bounds", "",
-             f"{searched} of {len(bounds)} bounds searched their hypothesis set for the instance maximising LHS/RHS "
-             "(a fixed budget and seed; the largest ratio found is a lower bound on the supremum, not the supremum). "
-             "The smallest constant is the stated one times the largest ratio found.", "",
-             "| Claim | Random instances | Searched worst | Evaluations | Smallest constant (stated) | Instance |",
-             "|---|---|---|---|---|---|"]
-    for r in rows:
+def worst_case_table(report: Mapping) -> list[str]:
+    """The Markdown table of :func:`worst_cases`, one row per search (``claims.md`` and the documentation's
+    bounds page both show it): claim and part, verdict, the random instances' worst ratio, the searched worst
+    (``loose`` below :data:`theory.claims.LOOSE_RATIO`), the evaluations, the smallest constant beside the stated
+    one, and the instance.
+
+    Examples
+    --------
+    >>> worst_case_table({"claims": [{"id": "k/thm-1", "kind": "bound", "status": "pass",
+    ...     "measured": {"ratio": 0.5, "search": {"ratio": 0.97, "evaluations": 20, "budget": 20}}}]})[2]
+    '| `k/thm-1` | pass | 0.5 | 0.97 | 20 of 20 |  |  |'
+    """
+    lines = ["| Claim | Verdict | Random instances | Searched worst | Evaluations | Smallest constant (stated) | "
+             "Instance |", "|---|---|---|---|---|---|---|"]
+    for r in worst_cases(report):
         const = r["constant"]
-        const_text = (f"{const.get('name')} = {_num(const.get('smallest'), '.4g')} ({_num(const.get('stated', const.get('printed')), '.4g')})"
-                      if isinstance(const, Mapping) else "")
+        const_text = (f"{const.get('name')} = {_num(const.get('smallest'), '.4g')} ({_num(const.get('stated'), '.4g')})"
+                      if const else "")
         if r["searched"] is None:
             found, evals = "not searched", ""
         else:
@@ -634,10 +638,22 @@ def _worst_case_section(report: Mapping) -> list[str]:
         inst = json.dumps(r["instance"], allow_nan=True) if r["instance"] is not None else ""
         claim = f"`{r['id']}`" + (f" ({r['part']})" if r["part"] else "")
         random = _num(r["random"], ".4g") if r["random"] is not None else ("thresholds" if not r["part"] else "")
-        cells = [claim, random,
-                 found, evals, const_text, inst if len(inst) <= 120 else inst[:117] + "..."]
+        cells = [claim, r["status"], random, found, evals, const_text,
+                 f"`{inst if len(inst) <= 120 else inst[:117] + '...'}`" if inst else ""]
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
     return lines
+
+
+def _worst_case_section(report: Mapping) -> list[str]:
+    rows = worst_cases(report)
+    if not rows:
+        return []
+    searched = len({r["id"] for r in rows if r["searched"] is not None})
+    return ["", "## Worst cases of the bounds", "",
+            f"{searched} of {len({r['id'] for r in rows})} bounds searched their hypothesis set for the instance "
+            "maximising LHS/RHS (a fixed budget and seed; the largest ratio found is a lower bound on the supremum, "
+            "not the supremum). The smallest constant is the stated one times the largest ratio found.", "",
+            *worst_case_table(report)]
 
 
 def rerun_command(claim: Mapping) -> str | None:

@@ -263,7 +263,7 @@ def oracle_table() -> str:
 
 
 def bounds_page(report: dict) -> str:
-    """Printed constants against the smallest found, for every bound of the report."""
+    """Stated constants against the smallest found, for every bound of the report (the report's own table)."""
     rows = _report.worst_cases(report)
     searched = {r["id"] for r in rows if r["searched"] is not None}
     lines = ["# Bounds: stated against smallest-found constants", "", _stamp(report), "",
@@ -276,19 +276,7 @@ def bounds_page(report: dict) -> str:
              "holds over the searched set. A ratio far below 1 measures how loose the constant is; a ratio above "
              "1 is a counterexample (an erratum). A record with several inequalities lists one row per search.", "",
              f"{len(searched)} of {len({r['id'] for r in rows})} bounds carry a search.", "",
-             "| Claim | Verdict | Random instances | Searched worst | Evaluations | Constant: stated | "
-             "smallest found | Instance |", "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        const = r["constant"] or {}
-        inst = json.dumps(r["instance"]) if r["instance"] is not None else ""
-        plain = [("" if r["part"] else "thresholds") if r["random"] is None else format(r["random"], ".4g"),
-                 "not searched" if r["searched"] is None else format(r["searched"], ".4g") + (" (loose)" if r["loose"] else ""),
-                 "" if r["evaluations"] is None else f"{r['evaluations']} of {r['budget']}",
-                 f"{const['name']} = {const.get('stated', const.get('printed')):.4g}" if const else "",
-                 f"{const['smallest']:.4g}" if const else ""]
-        cells = ([_code(r["id"]) + (f" ({_cell(r['part'])})" if r["part"] else ""), VERDICT.get(r["status"], str(r["status"]))] + [_cell(c) for c in plain]
-                 + [_code(inst if len(inst) <= 100 else inst[:97] + "...") if inst else ""])
-        lines.append("| " + " | ".join(cells) + " |")
+             *_report.worst_case_table(report)]
     return "\n".join(lines) + "\n"
 
 
