@@ -106,6 +106,15 @@ def test_recovery_control_quarter_horizon_found_by_the_search():
     assert r.max_ratio <= 1.0 and _failed_by_search(ex.recovery_verdict(r), r)
 
 
+@pytest.mark.parametrize("scale, fails", [(0.64, True), (0.69, False)])
+def test_recovery_search_is_sharp_at_the_supremum(scale, fails):
+    # the supremum of tau* / (6 / Delta f^2) over the class is 2/3: a horizon of 0.64 T is too short somewhere
+    # (the search finds it), 0.69 T is long enough everywhere
+    r = ex.measure_recovery(dataclasses.replace(ex.RECOVERY_PRESETS["check"], horizon_scale=scale))
+    assert r.search.ratio == pytest.approx(2 / 3 / scale, rel=1e-5)
+    assert (ex.recovery_verdict(r).status == "fail") is fails
+
+
 def test_fig67_control_flat_errors_fail():
     # two small eps: no transition, the error does not grow
     cfg = dataclasses.replace(ex.FIG67_PRESETS["check"], seeds=(0,), eps_values=(1e-2, 2e-2))

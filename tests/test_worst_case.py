@@ -158,20 +158,101 @@ def test_dim_refused(args, match):
 
 @settings(max_examples=40, deadline=None)
 @given(k=st.integers(1, 4), budget=st.integers(1, 120), seed=st.integers(0, 2**16), starts=st.integers(0, 5),
-       explore=st.floats(0.05, 1.0), shift=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4))
-def test_fuzz_search_contract(k, budget, seed, starts, explore, shift):
-    """Any box, budget and seed: evaluations within the budget, the ratio the best seen, the instance
-    inside the box, and the ratio reproduced by evaluating the instance."""
+       explore=st.floats(0.05, 1.0), shift=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
+       given_points=st.lists(st.lists(st.floats(-1.0, 2.0), min_size=4, max_size=4), max_size=3))
+def test_fuzz_search_contract(k, budget, seed, starts, explore, shift, given_points):
+    """Any box, budget, seed and starting instances: evaluations within the budget, the ratio the best seen
+    (never below a given instance's), the instance inside the box, and the ratio reproduced by evaluating
+    the instance."""
     dims = [Dim(f"u{i}", -1.0, 2.0) for i in range(k)]
 
     def f(inst):
         return math.exp(-sum((inst[f"u{i}"] - shift[i]) ** 2 for i in range(k))), 1.0
 
-    wc = search_worst_case(f, dims, budget=budget, seed=seed, starts=starts, explore=explore)
+    initial = [{f"u{i}": p[i] for i in range(k)} for p in given_points][:budget]
+    wc = search_worst_case(f, dims, budget=budget, seed=seed, starts=starts, explore=explore, initial=initial)
     assert 1 <= wc.evaluations <= budget
+    assert all(wc.ratio >= f(inst)[0] for inst in initial)
     assert all(-1.0 <= wc.instance[d.name] <= 2.0 for d in dims)
     lhs, rhs = f(wc.instance)
     assert wc.ratio == lhs / rhs == wc.trace.max()
+
+
+def _needle(inst):
+    """A narrow peak in a 12-dimensional box: exp(-200 |u - 0.83|^2) <= 1, far from every Sobol point of a
+    small budget."""
+    return math.exp(-200.0 * sum((inst[f"u{i}"] - 0.83) ** 2 for i in range(12))), 1.0
+
+
+def test_initial_instances_reach_what_exploration_misses():
+    dims = [Dim(f"u{i}", 0.0, 1.0) for i in range(12)]
+    blind = search_worst_case(_needle, dims, budget=100, seed=0)
+    start = {f"u{i}": 0.8 for i in range(12)}
+    helped = search_worst_case(_needle, dims, budget=100, seed=0, initial=[start])
+    assert blind.ratio < 1e-3
+    assert helped.ratio >= _needle(start)[0] > 0.1 and helped.ratio > 100 * blind.ratio
+    assert helped.evaluations <= 100 and helped.method.startswith("1 given instance, 49 Sobol points")
+
+
+def test_initial_instance_is_evaluated_exactly_and_first():
+    seen = []
+
+    def f(inst):
+        seen.append(dict(inst))
+        return _quadratic(inst)
+
+    wc = search_worst_case(f, [Dim("x", 0.0, 1.0), Dim("n", 1, 64, "log-int"), Dim.choice("law", ("a", "b"))],
+                           budget=12, seed=3, initial=[{"x": 0.3, "n": 7, "law": "b"}], fixed={"c": 1})
+    assert seen[0] == {"x": 0.3, "n": 7, "law": "b", "c": 1}
+    assert wc.evaluations <= 12
+
+
+def test_without_initial_the_search_is_unchanged():
+    """``initial=None`` and ``initial=[]`` give the same search, bit for bit."""
+    dims = [Dim("a", 0.0, 1.0), Dim("b", 1.0, 1e4, "log")]
+    one = search_worst_case(_peak, dims, budget=80, seed=5)
+    two = search_worst_case(_peak, dims, budget=80, seed=5, initial=[])
+    assert one.ratio == two.ratio and one.instance == two.instance and one.method == two.method
+    assert np.array_equal(one.trace, two.trace)
+
+
+@pytest.mark.parametrize("initial, exc, match", [
+    ({"x": 0.5}, TypeError, "sequence of dicts"), ([0.5], TypeError, r"initial\[0\]"),
+    ([{"y": 0.5}], ValueError, "exactly the box"), ([{"x": 1.5}], ValueError, "outside"),
+    ([{"x": 0.5}] * 4, ValueError, "more than the budget"),
+])
+def test_initial_refused_by_name(initial, exc, match):
+    with pytest.raises(exc, match=match):
+        search_worst_case(_quadratic, [Dim("x", 0.0, 1.0)], budget=3, initial=initial)
+
+
+def test_dim_unit_inverts_value():
+    for d, x in [(Dim("a", -2.0, 3.0), 0.7), (Dim("b", 1e-3, 1e3, "log"), 2.5), (Dim("n", 1, 1000, "log-int"), 32),
+                 (Dim("k", 0, 9, "int"), 4), (Dim.choice("law", ("g", "u", "r")), "r"), (Dim("c", 2.0, 2.0), 2.0)]:
+        assert d.value(d.unit(x)) == (x if isinstance(x, str) else pytest.approx(x, rel=1e-15))
+    with pytest.raises(ValueError, match="not an integer"):
+        Dim("k", 0, 9, "int").unit(2.5)
+    with pytest.raises(ValueError, match="not one of"):
+        Dim.choice("law", ("g",)).unit("u")
+
+
+def test_redraw_measures_the_fluctuation_at_the_worst_instance():
+    """A Monte-Carlo ratio: the mean of 20 draws of N(0.5, 0.2^2) over 1. A search over seeds picks the largest
+    mean; the fresh seeds at that instance read near 0.5."""
+
+    def mc(inst):
+        return float(np.random.default_rng(inst["seed"]).normal(0.5, 0.2, 20).mean()), 1.0
+
+    wc = search_worst_case(mc, [Dim("seed", 0, 2**20, "int")], budget=64, seed=0, redraw=200)
+    assert len(wc.redraws) == 200 and wc.redraw_dim == "seed"
+    m = wc.to_measured()["redraws"]
+    assert m["median"] == pytest.approx(0.5, abs=0.02)
+    assert wc.ratio - m["median"] > 0.06  # the winner's curse the redraws expose: > 1.3 standard errors
+    assert wc.evaluations <= 64  # the redraws are beyond the budget
+    with pytest.raises(ValueError, match="`redraw_dim`"):
+        search_worst_case(mc, [Dim("seed", 0, 2**20, "int")], budget=4, redraw=3, redraw_dim="s")
+    with pytest.raises(ValueError, match="`redraw_dim`"):
+        search_worst_case(_quadratic, [Dim("x", 0.0, 1.0)], budget=4, redraw=3, redraw_dim="x")
 
 
 # ---------------------------------------------------------------------------- verdict and report
@@ -257,3 +338,17 @@ def test_from_trials_keeps_the_worst_and_a_nan():
         WorstCase.from_trials([{"n": 1}], [0.1], [0.0], budget=1, seed=0, method="m")
     with pytest.raises(ValueError, match="`budget` of theory.worst_case.WorstCase.from_trials"):
         WorstCase.from_trials([{"n": 1}], [0.1], [1.0], budget=0, seed=0, method="m")
+
+
+def test_report_shows_the_redraws():
+    def mc(inst):
+        return float(np.random.default_rng(inst["seed"]).normal(0.5, 0.2, 20).mean()), 1.0
+
+    wc = search_worst_case(mc, [Dim("seed", 0, 2**20, "int")], budget=16, seed=0, redraw=10)
+    v = worst_case_verdict(threshold_verdict("bound", {"x": 0.1}, {"x_max": 1.0}), wc, ratio_max=1.0)
+    doc = {"claims": [{"id": "k/b", "kind": "bound", "status": v.status, "expected": v.expected,
+                       "measured": v.measured}]}
+    [row] = worst_cases(doc)
+    assert row["redrawn"][1] == 10 and row["redrawn"][0] == pytest.approx(np.median(wc.redraws))
+    from theory.report import worst_case_table
+    assert "over 10 redraws" in worst_case_table(doc)[2]

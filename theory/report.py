@@ -523,7 +523,8 @@ def worst_cases(report: Mapping) -> list[dict]:
     own), ``status``, ``random`` (largest LHS/RHS over the random or gridded instances, None for a bound
     recorded by thresholds or for a part), ``searched`` (the search's largest ratio, None without a search),
     ``evaluations``, ``budget``, ``instance``, ``constant`` (name, stated, smallest found, or None) and
-    ``loose`` (the largest ratio is below :data:`theory.claims.LOOSE_RATIO` of the allowed one).
+    ``loose`` (the largest ratio is below :data:`theory.claims.LOOSE_RATIO` of the allowed one) and ``redrawn``
+    (median ratio and count of the redraws at the worst instance of a Monte-Carlo search, or None).
 
     Examples
     --------
@@ -559,8 +560,18 @@ def worst_cases(report: Mapping) -> list[dict]:
                 "instance": search.get("instance") if search else None,
                 "constant": search.get("constant") if search and isinstance(search.get("constant"), Mapping) else None,
                 "loose": bool(values) and searched is not None and max(values) < LOOSE_RATIO * allowed,
+                "redrawn": _redrawn(search),
             })
     return rows
+
+
+def _redrawn(search) -> tuple | None:
+    """(median ratio, count) of the redraws at a search's worst instance, or None."""
+    r = search.get("redraws") if isinstance(search, Mapping) else None
+    if not isinstance(r, Mapping) or not isinstance(r.get("ratios"), list) or not r["ratios"]:
+        return None
+    median = _number_or_none(r.get("median"))
+    return None if median is None else (median, len(r["ratios"]))
 
 
 def proof_chains(report: Mapping) -> dict:
@@ -634,6 +645,8 @@ def worst_case_table(report: Mapping) -> list[str]:
             found, evals = "not searched", ""
         else:
             found = _num(r["searched"], ".4g") + (" (loose)" if r["loose"] else "")
+            if r["redrawn"] is not None:
+                found += f"; median {_num(r['redrawn'][0], '.4g')} over {r['redrawn'][1]} redraws"
             evals = f"{_num(r['evaluations'])} of {_num(r['budget'])}"
         inst = json.dumps(r["instance"], allow_nan=True) if r["instance"] is not None else ""
         claim = f"`{r['id']}`" + (f" ({r['part']})" if r["part"] else "")

@@ -100,6 +100,34 @@ class Dim:
         if self.scale.endswith("int") and math.ceil(self.low) > math.floor(self.high):
             raise ValueError(f"{where} ({self.name!r}): [{self.low}, {self.high}] holds no integer.")
 
+    def unit(self, x) -> float:
+        """The unit coordinate of the parameter value ``x`` (the inverse of :meth:`value` on the box; a label
+        for a categorical coordinate maps to the middle of its share). Raises ValueError outside the box.
+
+        Examples
+        --------
+        >>> d = Dim("L", 1, 1000, "log-int")
+        >>> d.value(d.unit(32))
+        32
+        """
+        where = f"theory.worst_case.Dim.unit ({self.name!r})"
+        if self.scale == "choice":
+            if x not in self.choices:
+                raise ValueError(f"{where}: {plain_repr(x)} is not one of {self.choices}.")
+            return (self.choices.index(x) + 0.5) / len(self.choices)
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
+            raise ValueError(f"{where}: the value must be a finite real; got {plain_repr(x)}.")
+        x = float(x)
+        if not self.low <= x <= self.high:
+            raise ValueError(f"{where}: {x!r} lies outside [{self.low!r}, {self.high!r}].")
+        if self.scale.endswith("int") and x != round(x):
+            raise ValueError(f"{where}: {x!r} is not an integer.")
+        if self.high == self.low:
+            return 0.0
+        if self.scale.startswith("log"):
+            return (math.log(x) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        return (x - self.low) / (self.high - self.low)
+
     def value(self, u: float) -> float | int:
         """The parameter at the unit coordinate ``u`` (clipped to [0, 1])."""
         u = min(max(float(u), 0.0), 1.0)
@@ -144,6 +172,12 @@ class WorstCase:
         Instances the ratio function refused (returned None: outside the hypotheses).
     trace : ndarray
         The best ratio after each evaluation.
+    redraws : tuple of float
+        The ratio at the worst instance with its random coordinate (``redraw_dim`` of
+        :func:`search_worst_case`) set to fresh values: a search over seeds picks the largest fluctuation of
+        a Monte-Carlo estimate, and these say how typical it is (empty when not asked for).
+    redraw_dim : str or None
+        The coordinate redrawn.
     """
 
     ratio: float
@@ -158,6 +192,8 @@ class WorstCase:
     constant: tuple | None = None
     outside: int = 0
     trace: np.ndarray = field(default=None, repr=False)
+    redraws: tuple = ()
+    redraw_dim: str | None = None
 
     @classmethod
     def from_trials(cls, instances, lhs, rhs, *, budget: int, seed: int, method: str, dims=(),
@@ -219,6 +255,10 @@ class WorstCase:
         if self.constant is not None:
             out["constant"] = {"name": self.constant[0], "stated": to_plain(self.constant[1]),
                                "smallest": to_plain(self.smallest_constant)}
+        if self.redraws:
+            r = np.asarray(self.redraws, dtype=float)
+            out["redraws"] = {"dim": self.redraw_dim, "ratios": to_plain(list(r)), "median": to_plain(float(np.median(r))),
+                              "max": to_plain(float(np.max(r)))}
         return out
 
 
@@ -232,7 +272,8 @@ def _check_int(value: Any, name: str, low: int, where: str = "theory.worst_case.
 
 def search_worst_case(ratio: Callable[[dict], Any], dims: Sequence[Dim], *, budget: int = 200, seed: int = 0,
                       starts: int = 4, explore: float = 0.5, fixed: Mapping | None = None,
-                      constant: tuple | None = None) -> WorstCase:
+                      constant: tuple | None = None, initial: Sequence[Mapping] | None = None, redraw: int = 0,
+                      redraw_dim: str = "seed") -> WorstCase:
     """Search the box ``dims`` for the instance maximising LHS/RHS of a bound.
 
     Parameters
@@ -257,6 +298,19 @@ def search_worst_case(ratio: Callable[[dict], Any], dims: Sequence[Dim], *, budg
         The stated constant of the right-hand side (name, value), when the RHS is that constant times
         a function (the printed constant, or the corrected one for a corrected statement): the result then
         states the smallest constant that still holds.
+    initial : sequence of dict, optional
+        Instances to evaluate first (each giving every coordinate of the box, inside it): the cases where the
+        proof's inequalities are tight, or a worst case known from an earlier search. They count against the
+        budget, take the place of as many exploration points, and compete with the explored points for the
+        Nelder-Mead starts. High-dimensional boxes need them: a few hundred evaluations explore a box of ten
+        or more coordinates only coarsely.
+    redraw : int, keyword-only
+        After the search, evaluate the worst instance again with the coordinate ``redraw_dim`` set to this
+        many fresh values (drawn from ``seed``, beyond the budget): for a ratio estimated by Monte Carlo, the
+        search picks the largest fluctuation, and the redraws (:attr:`WorstCase.redraws`) say how typical it
+        is. 0 (default): none.
+    redraw_dim : str, keyword-only
+        The random coordinate redrawn (an integer coordinate of the box; default ``"seed"``).
 
     Returns
     -------
@@ -274,6 +328,12 @@ def search_worst_case(ratio: Callable[[dict], Any], dims: Sequence[Dim], *, budg
     >>> wc = search_worst_case(sq, [Dim("x", 0.0, 1.0)], budget=60, seed=0)
     >>> round(wc.ratio, 4), round(wc.instance["x"], 2), wc.evaluations
     (1.0, 0.5, 58)
+
+    A known extremal instance given as a start is evaluated first, exactly:
+
+    >>> wc = search_worst_case(sq, [Dim("x", 0.0, 1.0)], budget=10, seed=0, initial=[{"x": 0.5}])
+    >>> wc.ratio, wc.instance, wc.method
+    (1.0, {'x': 0.5}, '1 given instance, 4 Sobol points, then Nelder-Mead from the best 4')
     """
     where = "theory.worst_case.search_worst_case"
     if not callable(ratio):
@@ -299,6 +359,13 @@ def search_worst_case(ratio: Callable[[dict], Any], dims: Sequence[Dim], *, budg
                 or not (math.isfinite(constant[1]) and constant[1] > 0)):
             raise ValueError(f"`constant` of {where} must be (name, positive finite value); got {plain_repr(constant)}.")
         constant = (constant[0], float(constant[1]))
+    given = _check_initial(initial, dims, budget, where)
+    redraw = _check_int(redraw, "redraw", 0)
+    if redraw:
+        target = next((d for d in dims if d.name == redraw_dim), None)
+        if target is None or not target.scale.endswith("int"):
+            raise ValueError(f"`redraw_dim` of {where} must name an integer coordinate of the box; "
+                             f"got {plain_repr(redraw_dim)}.")
 
     state = _Search(ratio, dims, fixed, budget)
     k = len(dims)
@@ -309,10 +376,15 @@ def search_worst_case(ratio: Callable[[dict], Any], dims: Sequence[Dim], *, budg
         from scipy.stats import qmc
 
         n0 = min(budget, max(1, int(round(explore * budget))))
-        # the first n0 points of a scrambled sequence of 2^m >= n0 (drawn whole: its balance needs a power of 2)
-        points = qmc.Sobol(d=k, scramble=True, seed=seed).random_base2(max(0, math.ceil(math.log2(n0))))[:n0]
-        scores = [state.evaluate(u) for u in points]
-        method = f"{n0} Sobol points"
+        points = [d_u for d_u, _ in given]
+        scores = [state.evaluate(u, exact) for u, exact in given]
+        n0 = min(max(0, n0 - len(given)), budget - len(given))
+        if n0:
+            # the first n0 points of a scrambled sequence of 2^m >= n0 (drawn whole: its balance needs a power of 2)
+            sobol = qmc.Sobol(d=k, scramble=True, seed=seed).random_base2(max(0, math.ceil(math.log2(n0))))[:n0]
+            points += list(sobol)
+            scores += [state.evaluate(u) for u in sobol]
+        method = (f"{len(given)} given instance{'s' * (len(given) != 1)}, " if given else "") + f"{n0} Sobol points"
         if starts and state.left() > 0:
             order = np.argsort([-s for s in scores], kind="stable")
             chosen, seen = [], set()
@@ -331,9 +403,53 @@ def search_worst_case(ratio: Callable[[dict], Any], dims: Sequence[Dim], *, budg
     if best is None:
         raise ValueError(f"{where}: every instance tried ({state.evaluations}) lay outside the hypotheses "
                          f"(`ratio` returned None); widen the box or relax its constraint.")
+    redraws = _redraw(ratio, best[1], target, redraw, seed) if redraw else ()
     return WorstCase(ratio=best[0], instance=best[1], lhs=best[2], rhs=best[3], evaluations=state.evaluations,
                      budget=budget, seed=seed, method=method, dims=dims, constant=constant, outside=state.outside,
-                     trace=np.asarray(state.trace, dtype=float))
+                     trace=np.asarray(state.trace, dtype=float), redraws=redraws,
+                     redraw_dim=redraw_dim if redraw else None)
+
+
+def _check_initial(initial, dims, budget, where) -> list:
+    """The given starting instances as (unit point, exact instance) pairs, validated against the box."""
+    if initial is None:
+        return []
+    if isinstance(initial, Mapping) or not isinstance(initial, Sequence):
+        raise TypeError(f"`initial` of {where} must be a sequence of dicts (instances); got {plain_repr(initial)}.")
+    names = [d.name for d in dims]
+    out = []
+    for j, inst in enumerate(initial):
+        if not isinstance(inst, Mapping):
+            raise TypeError(f"`initial[{j}]` of {where} must be a dict; got {plain_repr(inst)}.")
+        if sorted(inst) != sorted(names):
+            raise ValueError(f"`initial[{j}]` of {where} must give exactly the box's coordinates {names}; "
+                             f"got {sorted(inst)}.")
+        try:
+            u = np.array([d.unit(inst[d.name]) for d in dims], dtype=float)
+        except ValueError as exc:
+            raise ValueError(f"`initial[{j}]` of {where}: {exc}") from None
+        out.append((u, {d.name: (int(inst[d.name]) if d.scale.endswith("int") else inst[d.name]) for d in dims}))
+    if len(out) > budget:
+        raise ValueError(f"`initial` of {where} holds {len(out)} instances, more than the budget ({budget}).")
+    return out
+
+
+def _redraw(ratio, instance, dim, count, seed) -> tuple:
+    """The ratio at ``instance`` with the integer coordinate ``dim`` at ``count`` fresh values."""
+    rng = np.random.default_rng([seed, 0x5EED])
+    low, high = math.ceil(dim.low), math.floor(dim.high)
+    found = instance[dim.name]
+    out = []
+    for value in rng.integers(low, high, size=count, endpoint=True):
+        if int(value) == found and high > low:
+            value = low + (int(value) - low + 1) % (high - low + 1)
+        sides = ratio({**instance, dim.name: int(value)})
+        if sides is None:
+            continue
+        lhs, rhs = (float(v) for v in sides)
+        with np.errstate(over="ignore"):
+            out.append(lhs / rhs)
+    return tuple(out)
 
 
 class _Search:
@@ -355,17 +471,19 @@ class _Search:
         inst.update(self.fixed)
         return inst
 
-    def key(self, u) -> tuple:
-        return tuple(repr(plain(v)) for v in self.instance(u).values())
+    def key(self, u, exact=None) -> tuple:
+        inst = self.instance(u) if exact is None else {**exact, **self.fixed}
+        return tuple(repr(plain(inst[name])) for name in [d.name for d in self.dims] + list(self.fixed))
 
-    def evaluate(self, u) -> float:
-        """log ratio at the unit point u (-inf outside the hypotheses or once the budget is spent)."""
-        key = self.key(u)
+    def evaluate(self, u, exact=None) -> float:
+        """log ratio at the unit point u, or at the instance ``exact`` given whole (-inf outside the
+        hypotheses or once the budget is spent)."""
+        key = self.key(u, exact)
         if key in self.cache:
             return self.cache[key]
         if self.left() <= 0:
             return -math.inf
-        inst = self.instance(u)
+        inst = self.instance(u) if exact is None else {**exact, **self.fixed}
         out = self.ratio(inst)
         self.evaluations += 1
         if out is None:
