@@ -524,7 +524,8 @@ def worst_cases(report: Mapping) -> list[dict]:
     recorded by thresholds or for a part), ``searched`` (the search's largest ratio, None without a search),
     ``evaluations``, ``budget``, ``instance``, ``constant`` (name, stated, smallest found, or None) and
     ``loose`` (the largest ratio is below :data:`theory.claims.LOOSE_RATIO` of the allowed one) and ``redrawn``
-    (median ratio and count of the redraws at the worst instance of a Monte-Carlo search, or None).
+    (median ratio and count of the redraws at the worst instance of a Monte-Carlo search, or None), ``proxy``
+    (the record is a proxy: its instances lie outside the statement's hypotheses, so it is not searched).
 
     Examples
     --------
@@ -561,6 +562,7 @@ def worst_cases(report: Mapping) -> list[dict]:
                 "constant": search.get("constant") if search and isinstance(search.get("constant"), Mapping) else None,
                 "loose": bool(values) and searched is not None and max(values) < LOOSE_RATIO * allowed,
                 "redrawn": _redrawn(search),
+                "proxy": bool(c.get("proxy")),
             })
     return rows
 
@@ -642,7 +644,8 @@ def worst_case_table(report: Mapping) -> list[str]:
         const_text = (f"{const.get('name')} = {_num(const.get('smallest'), '.4g')} ({_num(const.get('stated'), '.4g')})"
                       if const else "")
         if r["searched"] is None:
-            found, evals = "not searched", ""
+            found = "not searched (a proxy: outside the hypotheses)" if r["proxy"] else "not searched"
+            evals = ""
         else:
             found = _num(r["searched"], ".4g") + (" (loose)" if r["loose"] else "")
             if r["redrawn"] is not None:
