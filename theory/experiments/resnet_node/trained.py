@@ -14,8 +14,10 @@ logistic head, the loss-trick gradient, the Figure 1 measurements of crossings a
   HeunNet needs fewer layers than the ResNet (Section 5). :func:`train_moons` and :func:`fig4_table`
   train; :func:`fig4_table_verdict` is the pure verdict on the table of median test errors.
 
-The pure verdicts take measured numbers only, so the negative controls of
-``tests/test_controls_resnet_node_experiments.py`` feed them broken inputs without training.
+The pure verdicts take measured numbers only; the negative controls of
+``tests/test_controls_resnet_node_experiments.py`` rerun :func:`fig1_measure` on hand-built networks and
+:func:`fig4` on a cheap setting, each with one ingredient broken (a network, the ODE solve, the adjoint's
+gradient, the scheme of the adjoint runs).
 """
 
 from __future__ import annotations
