@@ -17,8 +17,6 @@ the same tolerance.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -26,27 +24,14 @@ from theory.experiments import experiment
 from theory.experiments.implicit_reg import core as E
 from theory.plots import new_axes, plot_rate, save_figure
 
+from . import _implicit_reg as ir
+
 TRAINING = experiment("implicit_reg.training").presets["check"]
-
-
-def _aliases(number):
-    return (f"marion-thesis/{number}", f"sander-thesis/{number}")
 
 
 def _figure():
     ax = new_axes()
     return ax.figure, ax
-
-
-@functools.lru_cache(maxsize=None)
-def _run(name):
-    """``implicit_reg.<name>`` at its ``"check"`` preset, measured once per session (records share it)."""
-    return experiment(f"implicit_reg.{name}").run("check")
-
-
-def _verdict(claim, name):
-    """The verdict of ``claim`` on the run of ``implicit_reg.<name>`` (the function the registry gives it)."""
-    return experiment(f"implicit_reg.{name}").verdict_for(claim.id)(_run(name))
 
 
 def assert_clip_never_active(claim, result):
@@ -71,11 +56,11 @@ def _plot_differences(fit, cid, label, config=TRAINING):
 
 @pytest.mark.parametrize("activation", [
     pytest.param("tanh", id="tanh", marks=pytest.mark.claim(
-        "implicit-reg/prop-3", kind="rate", aliases=_aliases("prop-3.3"),
+        "implicit-reg/prop-3", kind="rate", aliases=ir.aliases("prop-3.3"),
         title="Weight-tied init, tanh, clipped GD of Eq. (5) (clip 1, never active): at every step t <= T, "
               "max_k ||Z_{k+1}(t) - Z_k(t)|| = O(1/L) (sup over t fitted, slope at each t within the tolerance)")),
     pytest.param("gelu", id="gelu", marks=pytest.mark.claim(
-        "implicit-reg/prop-3/gelu", kind="rate", aliases=_aliases("prop-3.3"),
+        "implicit-reg/prop-3/gelu", kind="rate", aliases=ir.aliases("prop-3.3"),
         title="Weight-tied init, GELU (the experiments' activation), clipped GD of Eq. (5) (clip 1, never active): "
               "at every step t <= T, max_k ||Z_{k+1}(t) - Z_k(t)|| = O(1/L). GELU is unbounded, outside Section 3's "
               "assumptions on sigma, "
@@ -85,32 +70,32 @@ def _plot_differences(fit, cid, label, config=TRAINING):
 ])
 def test_prop3_smooth_differences(claim, activation):
     name = {"tanh": "training", "gelu": "training_gelu"}[activation]
-    result = _run(name)
+    result = ir.run(name)
     clip = assert_clip_never_active(claim, result)
     fit = E.difference_fit(result)
     cid = "implicit-reg/prop-3" + ("" if activation == "tanh" else "/gelu")
-    claim.record(_verdict(claim, name), figure=_plot_differences(fit, cid, f"{activation}, weight-tied init"),
+    claim.record(ir.verdict(claim, name), figure=_plot_differences(fit, cid, f"{activation}, weight-tied init"),
                  measured={**clip, "L_times_difference": (fit.errors * result.grid).tolist(),
                            "final_loss_L256": result.final_loss})
 
 
-@pytest.mark.claim("implicit-reg/prop-3/bounded", kind="rate", aliases=_aliases("prop-3.3"),
+@pytest.mark.claim("implicit-reg/prop-3/bounded", kind="rate", aliases=ir.aliases("prop-3.3"),
                    title="Clipped GD of Eq. (5) (clip 1, never active): at every step t <= T the residual weights stay "
                          "in a ball around init whose radius does not depend on L")
 def test_prop3_bounded(claim):
-    result = _run("training")
+    result = ir.run("training")
     clip = assert_clip_never_active(claim, result)
     fig, ax = _figure()
     plot_rate(E.displacement_fit(result), ax=ax, expected_slope=0.0, label="tanh, weight-tied init", xlabel="depth L",
               ylabel=r"$\sup_{t \leq T}\max_k \|Z_k(t) - Z_k(0)\|$", title="implicit-reg/prop-3/bounded")
-    claim.record(_verdict(claim, "training"), figure=save_figure(fig, "implicit-reg/prop-3/bounded"), measured=clip)
+    claim.record(ir.verdict(claim, "training"), figure=save_figure(fig, "implicit-reg/prop-3/bounded"), measured=clip)
 
 
-@pytest.mark.claim("implicit-reg/prop-3/active-clip", kind="rate", aliases=_aliases("prop-3.3"),
+@pytest.mark.claim("implicit-reg/prop-3/active-clip", kind="rate", aliases=ir.aliases("prop-3.3"),
                    title="Clipped GD of Eq. (5) with A and B trained and the clip at 1 active (asserted): "
                          "at every step t <= T, max_k ||Z_{k+1}(t) - Z_k(t)|| = O(1/L) (tanh, weight-tied init)")
 def test_prop3_active_clip(claim):
-    result = _run("training_active_clip")
+    result = ir.run("training_active_clip")
     measured = {**result.clip_summary(), "runs_with_active_clip": sum(r.clipped_steps > 0 for r in result.stats),
                 "L_times_difference": (result.difference * result.grid).tolist()}
     if not E.clip_was_active(result.stats):
@@ -118,53 +103,53 @@ def test_prop3_active_clip(claim):
                              "exercise the clipped flow")
     fig = _plot_differences(E.difference_fit(result), "implicit-reg/prop-3/active-clip",
                             "tanh, A and B trained, clip active")
-    claim.record(_verdict(claim, "training_active_clip"), figure=fig, measured=measured)
+    claim.record(ir.verdict(claim, "training_active_clip"), figure=fig, measured=measured)
 
 
-@pytest.mark.claim("implicit-reg/prop-3/iid", kind="rate", aliases=_aliases("prop-3.3"),
+@pytest.mark.claim("implicit-reg/prop-3/iid", kind="rate", aliases=ir.aliases("prop-3.3"),
                    title="Contrast (Table 1), clipped GD (clip 1, never active): from i.i.d. init the consecutive "
                          "differences do not shrink (slope 0) at any step t <= T")
 def test_prop3_iid_contrast(claim):
-    result = _run("training_iid")
+    result = ir.run("training_iid")
     clip = assert_clip_never_active(claim, result)
     fit = E.difference_fit(result)
     ratio = float(np.mean(fit.errors) / np.sqrt(2 * TRAINING.d * TRAINING.m))
-    claim.record(_verdict(claim, "training_iid"),
+    claim.record(ir.verdict(claim, "training_iid"),
                  figure=_plot_differences(fit, "implicit-reg/prop-3/iid", "tanh, i.i.d. init"),
                  measured={**clip, "mean_difference_over_sqrt_2qm": ratio})
 
 
-@pytest.mark.claim("implicit-reg/prop-3/relu", kind="qualitative", aliases=_aliases("prop-3.3"),
+@pytest.mark.claim("implicit-reg/prop-3/relu", kind="qualitative", aliases=ir.aliases("prop-3.3"),
                    title="ReLU (not C^2, App. D / Table 1), clipped GD (clip 1, never active): the O(1/L) law of "
                          "Prop. 3 fails (sup over t <= T); the slope is seed dependent and above -0.85")
 def test_prop3_relu(claim):
-    result = _run("training_relu")
+    result = ir.run("training_relu")
     clip = assert_clip_never_active(claim, result)
     fig = _plot_differences(E.difference_fit(result), "implicit-reg/prop-3/relu", "ReLU, weight-tied init")
-    claim.record(_verdict(claim, "training_relu"), figure=fig, measured=clip)
+    claim.record(ir.verdict(claim, "training_relu"), figure=fig, measured=clip)
 
 
 # --------------------------------------------------------------------------- Proposition 2
 
 
-@pytest.mark.claim("implicit-reg/prop-2", kind="rate", aliases=_aliases("prop-3.2"),
+@pytest.mark.claim("implicit-reg/prop-2", kind="rate", aliases=ir.aliases("prop-3.2"),
                    title="With V_k = V(k/L), W_k = W(k/L) Lipschitz, sup_x ||F(x) - F^L(x)|| = O(1/L)")
 def test_prop2_euler(claim):
-    result = _run("prop2")
+    result = ir.run("prop2")
     fig, ax = _figure()
     plot_rate(E.prop2_fit(result), ax=ax, expected_slope=-1.0, label="tanh, smooth weights (DOP853 reference)",
               xlabel="depth L", ylabel=r"$\max_i \|F^L(x_i) - F(x_i)\|$", title="implicit-reg/prop-2")
-    claim.record(_verdict(claim, "prop2"), figure=save_figure(fig, "implicit-reg/prop-2"))
+    claim.record(ir.verdict(claim, "prop2"), figure=save_figure(fig, "implicit-reg/prop-2"))
 
 
 # --------------------------------------------------------------------------- Theorem 4
 
 
-@pytest.mark.claim("implicit-reg/thm-4", kind="rate", aliases=_aliases("thm-3.4"),
+@pytest.mark.claim("implicit-reg/thm-4", kind="rate", aliases=ir.aliases("thm-3.4"),
                    title="Clipped GD of Eq. (5) (clip 1, never active): the weights converge as L grows, uniformly "
                          "over t <= T: sup_t ||Z^L(t) - Z^{2L}(t)||_{L^2} = O(1/L), and at each step t")
 def test_thm4_depth_doubling(claim):
-    result = _run("training")
+    result = ir.run("training")
     clip = assert_clip_never_active(claim, result)
     fit, fit_out = E.doubling_fits(result)
     fig, ax = _figure()
@@ -172,7 +157,7 @@ def test_thm4_depth_doubling(claim):
               xlabel="depth L", ylabel="distance L vs 2L", title="implicit-reg/thm-4: tanh, every step of t <= 10")
     plot_rate(fit_out, ax=ax, label=r"outputs $\sup_t \max_i \|F^L - F^{2L}\|$", xlabel="depth L",
               ylabel="distance L vs 2L")
-    claim.record(_verdict(claim, "training"), figure=save_figure(fig, "implicit-reg/thm-4"), measured=clip)
+    claim.record(ir.verdict(claim, "training"), figure=save_figure(fig, "implicit-reg/thm-4"), measured=clip)
 
 
 # --------------------------------------------------------------------------- Appendix D
@@ -182,4 +167,4 @@ def test_thm4_depth_doubling(claim):
                    title="ReLU counter-example: trained even weights -> 2L(C^{1/L} - 1), odd stay -1/(2L); "
                          "max |w_{k+1} - w_k| stays Omega(1)")
 def test_appendix_d(claim):
-    claim.record(_verdict(claim, "app_d"))
+    claim.record(ir.verdict(claim, "app_d"))

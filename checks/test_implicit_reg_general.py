@@ -12,55 +12,40 @@ the figure.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 import pytest
 
-from theory.experiments import experiment
 from theory.experiments.implicit_reg import general as E
 from theory.plots import new_axes, plot_bound, plot_rate, save_figure, subplots
 
-
-def _aliases(number):
-    return (f"marion-thesis/{number}", f"sander-thesis/{number}")
-
-
-@functools.lru_cache(maxsize=None)
-def _run(name):
-    """``implicit_reg.<name>`` at its ``"check"`` preset, measured once per session (records share it)."""
-    return experiment(f"implicit_reg.{name}").run("check")
-
-
-def _verdict(claim, name):
-    """The verdict of ``claim`` on the run of ``implicit_reg.<name>`` (the function the registry gives it)."""
-    return experiment(f"implicit_reg.{name}").verdict_for(claim.id)(_run(name))
+from . import _implicit_reg as ir
 
 
 # ============================================================================ Lemma 18
 
 
 @pytest.mark.claim("implicit-reg/lemma-18", kind="bound", step_of=("implicit-reg/prop-5", "implicit-reg/thm-6"),
-                   aliases=_aliases("lemma-3.21"),
+                   aliases=ir.aliases("lemma-3.21"),
                    title="s_min(A+A') >= s_min(A) - ||A'||_F; ||AB||_F >= s_min(A)||B||_F (m >= r); "
                          "||AB||_F >= ||A||_F s_min(B) (n >= r)")
 def test_lemma18(claim):
-    result = _run("lemma18_search")
+    result = ir.run("lemma18_search")
     ax = new_axes()
     plot_bound(result.bound, ax=ax, xlabel="right-hand side", ylabel="left-hand side",
                title="implicit-reg/lemma-18: three inequalities, shapes 1..8")
-    claim.record(_verdict(claim, "lemma18_search"), figure=save_figure(ax.figure, "implicit-reg/lemma-18"))
+    claim.record(ir.verdict(claim, "lemma18_search"), figure=save_figure(ax.figure, "implicit-reg/lemma-18"))
 
 
 # ============================================================================ Lemma 20
 
 
 @pytest.mark.claim("implicit-reg/lemma-20", kind="bound", step_of=("implicit-reg/prop-5", "implicit-reg/thm-6"),
-                   aliases=_aliases("lemma-3.23"),
+                   aliases=ir.aliases("lemma-3.23"),
                    title="Gaussian W (q x m), M_W >= sqrt 2: P(||W||_F > M_W sqrt(qm)) <= exp(-(M_W^2 - 1) qm / 16)")
 def test_lemma20_exact(claim):
-    res = _run("lemma20")
+    res = ir.run("lemma20")
     ax = new_axes()
     for j in (0, 15, 30, 59):
         ax.semilogy(res.qm, res.ratios[:, j], label=f"M_W = {res.mw[j]:.2f}")
@@ -70,15 +55,15 @@ def test_lemma20_exact(claim):
     ax.set_ylabel("exact failure probability / bound")
     ax.set_title("implicit-reg/lemma-20 (chi-square law)")
     ax.legend()
-    claim.record(_verdict(claim, "lemma20"), figure=save_figure(ax.figure, "implicit-reg/lemma-20"))
+    claim.record(ir.verdict(claim, "lemma20"), figure=save_figure(ax.figure, "implicit-reg/lemma-20"))
 
 
 @pytest.mark.claim("implicit-reg/lemma-20/monte-carlo", kind="frequency", step_of=("implicit-reg/prop-5", "implicit-reg/thm-6"),
-                   aliases=_aliases("lemma-3.23"),
+                   aliases=ir.aliases("lemma-3.23"),
                    title="Monte-Carlo: the frequency of ||W||_F > M_W sqrt(qm) is below exp(-(M_W^2 - 1) qm / 16) "
                          "and matches the chi-square tail")
 def test_lemma20_monte_carlo(claim):
-    verdict = _verdict(claim, "lemma20_mc")
+    verdict = ir.verdict(claim, "lemma20_mc")
     rows = verdict.measured["rows"]
     ax = new_axes()
     y = np.arange(len(rows))
@@ -100,22 +85,22 @@ def test_lemma20_monte_carlo(claim):
 # ============================================================================ Proposition 11
 
 
-@pytest.mark.claim("implicit-reg/prop-11", kind="rate", aliases=_aliases("prop-3.12"),
+@pytest.mark.claim("implicit-reg/prop-11", kind="rate", aliases=ir.aliases("prop-3.12"),
                    title="Euler scheme of a parameterised ODE with theta_{k+1} = Theta(k/(L-1)), Theta Lipschitz: "
                          "max_k ||U(k/L) - u_k|| = O(1/L)")
 def test_prop11_rate(claim):
-    result = _run("prop11")
+    result = ir.run("prop11")
     ax = new_axes()
     plot_rate(E.prop11_fit(result), ax=ax, expected_slope=-1.0, label=r"$g = \theta\tanh(u)$, 3 seeds", xlabel="depth L",
               ylabel=r"$\max_k \|U(k/L) - u_k^L\|$", title="implicit-reg/prop-11")
-    claim.record(_verdict(claim, "prop11"), figure=save_figure(ax.figure, "implicit-reg/prop-11"))
+    claim.record(ir.verdict(claim, "prop11"), figure=save_figure(ax.figure, "implicit-reg/prop-11"))
 
 
-@pytest.mark.claim("implicit-reg/prop-11/bound", kind="bound", aliases=_aliases("prop-3.12"),
+@pytest.mark.claim("implicit-reg/prop-11/bound", kind="bound", aliases=ir.aliases("prop-3.12"),
                    title="Explicit gaps of Prop. 11: Delta_k <= (||a^L-a|| + sup||Theta-Theta^L|| + C_Theta/L + "
                          "C~/(LC)) e^C (35) and ||U(s) - u_floor(Ls)|| <= C_U/L + Delta_floor(Ls) (36)")
 def test_prop11_bound(claim):
-    result = _run("prop11_bound_search")
+    result = ir.run("prop11_bound_search")
     per, rows = result.per, result.rows
     ax = new_axes()
     for name, marker in (("35", "o"), ("36", "s")):
@@ -127,14 +112,14 @@ def test_prop11_bound(claim):
     ax.set_ylabel("measured gap / right-hand side")
     ax.set_title(r"implicit-reg/prop-11/bound: $g = \theta\tanh(u)$")
     ax.legend()
-    claim.record(_verdict(claim, "prop11_bound_search"), figure=save_figure(ax.figure, "implicit-reg/prop-11/bound"))
+    claim.record(ir.verdict(claim, "prop11_bound_search"), figure=save_figure(ax.figure, "implicit-reg/prop-11/bound"))
 
 
 # ============================================================================ Proposition 7
 
 
 def _p7_record(claim, cid):
-    verdict = _verdict(claim, "prop7_search")
+    verdict = ir.verdict(claim, "prop7_search")
     per = verdict.measured["ratio_per_bound"]
     ax = new_axes(figsize=(7.5, 4.2))
     names = list(E.P7_BOUNDS)
@@ -152,38 +137,38 @@ def _p7_record(claim, cid):
     return claim.record(verdict, figure=save_figure(ax.figure, cid))
 
 
-@pytest.mark.claim("implicit-reg/prop-7", kind="bound", aliases=_aliases("prop-3.8"),
+@pytest.mark.claim("implicit-reg/prop-7", kind="bound", aliases=ir.aliases("prop-3.8"),
                    title="Clipped flow (5): ||A||_F, ||Z_k||, ||B||_F <= M = M_0 + T M_pi on [0, T] (17)")
 def test_prop7_norms(claim):
     _p7_record(claim, "implicit-reg/prop-7")
 
 
-@pytest.mark.claim("implicit-reg/prop-7/displacement", kind="bound", aliases=_aliases("prop-3.1"),
+@pytest.mark.claim("implicit-reg/prop-7/displacement", kind="bound", aliases=ir.aliases("prop-3.1"),
                    title="Clipped GD (corollary of Prop. 1/7): each block moves at most t M_pi by time t")
 def test_prop7_displacement(claim):
     _p7_record(claim, "implicit-reg/prop-7/displacement")
 
 
-@pytest.mark.claim("implicit-reg/prop-7/intermediate", kind="bound", aliases=_aliases("prop-3.8"),
+@pytest.mark.claim("implicit-reg/prop-7/intermediate", kind="bound", aliases=ir.aliases("prop-3.8"),
                    title="Proof of Prop. 7: ||h_k|| <= e^K1 M M_X, ||p_k|| <= 2e^K M(e^K M^2 M_X + M_Y), "
                          "||p_k - p_k-1|| <= K||p_k||/L, ||h_k - h_k-1|| <= K e^K M M_X / L")
 def test_prop7_intermediate(claim):
     _p7_record(claim, "implicit-reg/prop-7/intermediate")
 
 
-@pytest.mark.claim("implicit-reg/prop-7/gronwall", kind="bound", aliases=_aliases("prop-3.8"),
+@pytest.mark.claim("implicit-reg/prop-7/gronwall", kind="bound", aliases=ir.aliases("prop-3.8"),
                    title="||d(Z_k+1 - Z_k)/dt|| <= alpha||Z_k+1 - Z_k|| + beta/L and "
                          "||Z_k+1(t) - Z_k(t)|| <= (||Z_k+1(0) - Z_k(0)|| + beta T/L) e^{alpha T}")
 def test_prop7_gronwall(claim):
     _p7_record(claim, "implicit-reg/prop-7/gronwall")
 
 
-@pytest.mark.claim("implicit-reg/prop-7/rate", kind="rate", aliases=_aliases("prop-3.8"),
+@pytest.mark.claim("implicit-reg/prop-7/rate", kind="rate", aliases=ir.aliases("prop-3.8"),
                    title="Clipped GD from a Lipschitz Z^init(k/L) (App. A): max_{t<=T} max_k ||Z_{k+1} - Z_k|| "
                          "= O(1/L), growing in t far slower than e^{alpha t}")
 def test_prop7_rate(claim):
-    result = _run("prop7_rate")
-    verdict = _verdict(claim, "prop7_rate")
+    result = ir.run("prop7_rate")
+    verdict = ir.verdict(claim, "prop7_rate")
     fit, fit_tied = E.prop7_rate_fits(result)
     cfg, grid, Ds, Dt = result.config, result.grid, result.Ds, result.Dt
     T = cfg.lr * cfg.steps
@@ -218,11 +203,11 @@ def assert_p8_hypotheses(claim, result):
 
 
 @pytest.mark.claim("implicit-reg/prop-8", kind="bound", step_of=("implicit-reg/thm-6",),
-                   aliases=_aliases("prop-3.9"),
+                   aliases=ir.aliases("prop-3.9"),
                    title="Unclipped GD, sin, PL certified on Definition 1's whole M-ball (M = 0.1) for every L at "
                          "mu_cert >= mu of (22) (asserted): l(t) <= exp(-mu_cert t) l(0)")
 def test_prop8_loss(claim):
-    result = _run("prop8")
+    result = ir.run("prop8")
     hypotheses = assert_p8_hypotheses(claim, result)
     grid = result.grid
     ax = new_axes()
@@ -237,45 +222,45 @@ def test_prop8_loss(claim):
     ax.set_ylabel("training loss")
     ax.set_title("implicit-reg/prop-8 (sin, PL certified on the M-ball)")
     ax.legend(fontsize=7)
-    claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8"), measured=hypotheses)
+    claim.record(ir.verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8"), measured=hypotheses)
 
 
 @pytest.mark.claim("implicit-reg/prop-8/bounded", kind="rate", step_of=("implicit-reg/thm-6",),
-                   aliases=_aliases("prop-3.9"),
+                   aliases=ir.aliases("prop-3.9"),
                    title="PL certified on the M-ball (M = 0.1) at mu_cert >= mu of (22) (asserted): the parameters stay "
                          "in the ball uniformly in t and L, sup_t max-block ||theta(t) - theta(0)|| does not grow with L")
 def test_prop8_bounded(claim):
-    result = _run("prop8")
+    result = ir.run("prop8")
     hypotheses = assert_p8_hypotheses(claim, result)
     cfg = result.config
     ax = new_axes()
     plot_rate(E.prop8_bounded_fit(result), ax=ax, expected_slope=0.0, label=f"sup over t <= {cfg.lr * cfg.steps:g}", xlabel="depth L",
               ylabel=r"$\sup_t \max(\|A - A_0\|, \|Z_k - Z_k(0)\|, \|B - B_0\|)$", title="implicit-reg/prop-8/bounded")
-    claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/bounded"),
+    claim.record(ir.verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/bounded"),
                  measured=hypotheses)
 
 
 @pytest.mark.claim("implicit-reg/prop-8/differences", kind="rate", step_of=("implicit-reg/thm-6",),
-                   aliases=_aliases("prop-3.9"),
+                   aliases=ir.aliases("prop-3.9"),
                    title="PL certified on the M-ball at mu_cert >= mu of (22) (asserted): "
                          "sup_t max_k ||Z_{k+1}(t) - Z_k(t)|| <= K~/L (uniform in t)")
 def test_prop8_differences(claim):
-    result = _run("prop8")
+    result = ir.run("prop8")
     hypotheses = assert_p8_hypotheses(claim, result)
     cfg = result.config
     ax = new_axes()
     plot_rate(E.prop8_differences_fit(result), ax=ax, expected_slope=-1.0, label=f"sup over t <= {cfg.lr * cfg.steps:g}", xlabel="depth L",
               ylabel=r"$\sup_t \max_k \|Z_{k+1}(t) - Z_k(t)\|$", title="implicit-reg/prop-8/differences")
-    claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/differences"),
+    claim.record(ir.verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/differences"),
                  measured=hypotheses)
 
 
 @pytest.mark.claim("implicit-reg/prop-8/convergence", kind="bound", step_of=("implicit-reg/thm-6",),
-                   aliases=_aliases("prop-3.9"),
+                   aliases=ir.aliases("prop-3.9"),
                    title="PL certified on the M-ball at mu_cert >= mu of (22) (asserted): the parameters converge "
                          "exponentially, ||theta_inf - theta(t)|| ~ e^{-mu t/2}, uniformly in L")
 def test_prop8_convergence(claim):
-    result = _run("prop8")
+    result = ir.run("prop8")
     hypotheses = assert_p8_hypotheses(claim, result)
     results = E.prop8_convergence_runs(result)
     ax = new_axes()
@@ -288,7 +273,7 @@ def test_prop8_convergence(claim):
     ax.set_ylabel(r"$\max$-block $\|\theta(t + \delta t) - \theta(t)\|$, $\delta t$ = 1")
     ax.set_title("implicit-reg/prop-8/convergence (seed 0)")
     ax.legend(fontsize=7)
-    claim.record(_verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/convergence"),
+    claim.record(ir.verdict(claim, "prop8"), figure=save_figure(ax.figure, "implicit-reg/prop-8/convergence"),
                  measured=hypotheses)
 
 
@@ -296,12 +281,12 @@ def test_prop8_convergence(claim):
 
 
 @pytest.mark.claim("implicit-reg/prop-8/certified", kind="bound", step_of=("implicit-reg/thm-6",),
-                   aliases=_aliases("prop-3.9"),
+                   aliases=ir.aliases("prop-3.9"),
                    title="f = 0 instance (Z^init = 0, Lipschitz), PL certified on Definition 1's whole M-ball for every "
                          "L at a constant >= mu of (22) (asserted), so inside Prop. 8's hypotheses: l <= e^{-mu t} l(0), "
                          "stays within M/2, ||theta_inf - theta(t)|| <= (M/2) e^{-mu t/2}, (i) corrected")
 def test_prop8_certified(claim):
-    verdict = _verdict(claim, "prop8_certified")
+    verdict = ir.verdict(claim, "prop8_certified")
     per = verdict.measured["ratio_per_bound"]
     ax = new_axes(figsize=(7.5, 4.2))
     names = list(per)
@@ -313,8 +298,8 @@ def test_prop8_certified(claim):
     claim.record(verdict, figure=save_figure(ax.figure, "implicit-reg/prop-8/certified"))
 
 
-@pytest.mark.claim("implicit-reg/prop-8/erratum", kind="erratum", aliases=_aliases("prop-3.9"), wrong_in="statement",
+@pytest.mark.claim("implicit-reg/prop-8/erratum", kind="erratum", aliases=ir.aliases("prop-3.9"), wrong_in="statement",
                    title="Statement slip: Prop. 8 (i) as printed, ||A(t)||_F <= ||A^init||_2 + M, fails at t = 0 for A^init = (I; 0) "
                          "with M < sqrt(d) - 1 (correct: ||A||_2 <= ||A^init||_2 + M or ||A||_F <= ||A^init||_F + M)")
 def test_prop8_erratum(claim):
-    claim.record(_verdict(claim, "prop8_certified"))
+    claim.record(ir.verdict(claim, "prop8_certified"))

@@ -10,57 +10,43 @@ verdict the registry gives the claim (what ``theory run CLAIM-ID`` prints).
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 import pytest
 
-from theory.experiments import experiment
 from theory.experiments.implicit_reg import proof_b5 as P5
 from theory.experiments.implicit_reg import proof_b6 as P6
 from theory.plots import new_axes, save_figure
+
+from . import _implicit_reg as ir
 
 STEP_P5 = ("implicit-reg/prop-5", "implicit-reg/thm-6")
 STEP_T6 = ("implicit-reg/thm-6",)
 
 
-def _aliases(number):
-    return (f"marion-thesis/{number}", f"sander-thesis/{number}")
-
-
-@functools.lru_cache(maxsize=None)
-def _run(name):
-    """``implicit_reg.<name>`` at its ``"check"`` preset, measured once per session (records share it)."""
-    return experiment(f"implicit_reg.{name}").run("check")
-
-
-def _verdict(claim, name):
-    return experiment(f"implicit_reg.{name}").verdict_for(claim.id)(_run(name))
-
-
 # =========================================================================== Proposition 5 (Appendix B.5)
 
 
-@pytest.mark.claim("implicit-reg/eq-48", kind="bound", aliases=_aliases("eq-3.48"), step_of=STEP_P5,
+@pytest.mark.claim("implicit-reg/eq-48", kind="bound", aliases=ir.aliases("eq-3.48"), step_of=STEP_P5,
                    title="B.5 (47)-(48): in a ball of radius <= 1/2 around the init (||W_bar||_F <= sqrt(2qm)), "
                          "||A||_2 <= 2, s_min(B) >= 1/2, ||B||_2 <= 3/2, ||V_k||_F <= 1, ||W_k||_F <= 2 sqrt(2qm)")
 def test_eq48(claim):
-    claim.record(_verdict(claim, "eq48"))
+    claim.record(ir.verdict(claim, "eq48"))
 
 
-@pytest.mark.claim("implicit-reg/eq-50", kind="bound", aliases=_aliases("eq-3.50"), step_of=STEP_P5,
+@pytest.mark.claim("implicit-reg/eq-50", kind="bound", aliases=ir.aliases("eq-3.50"), step_of=STEP_P5,
                    title="B.5 (49)-(50): under (48), ||x_i|| = sqrt q, sigma K-Lipschitz with sigma(0) = 0: "
                          "||h_k||_F <= 2 e^{2 sqrt2 K} sqrt(qn) for every k")
 def test_eq50(claim):
-    claim.record(_verdict(claim, "eq50"))
+    claim.record(ir.verdict(claim, "eq50"))
 
 
-@pytest.mark.claim("implicit-reg/eq-51", kind="bound", aliases=_aliases("eq-3.51"), step_of=STEP_P5,
+@pytest.mark.claim("implicit-reg/eq-51", kind="bound", aliases=ir.aliases("eq-3.51"), step_of=STEP_P5,
                    title="B.5 (51): in the proof's ball (radius M = min(eta/(32 K sqrt(2nq)), 1/2), sin or tanh) "
                          "e^{-2 sqrt2 K} sqrt(l/n) <= ||p_k||_F <= 3 e^{2 sqrt2 K} sqrt(l/n)")
 def test_eq51(claim):
-    claim.record(_verdict(claim, "eq51"))
+    claim.record(ir.verdict(claim, "eq51"))
 
 
 def _eq51_erratum_figure():
@@ -88,29 +74,29 @@ def _eq51_erratum_figure():
     return save_figure(ax.figure, "implicit-reg/eq-51/erratum")
 
 
-@pytest.mark.claim("implicit-reg/eq-51/erratum", kind="erratum", aliases=_aliases("eq-3.51"), wrong_in="proof",
+@pytest.mark.claim("implicit-reg/eq-51/erratum", kind="erratum", aliases=ir.aliases("eq-3.51"), wrong_in="proof",
                    step_of=STEP_P5,
                    title="Proof slip in B.5 (Prop. 5 unaffected): from (48), ||p_k|| >= (1 - 2 sqrt2 K/L)||p_{k+1}|| does "
                          "not give ||p_k|| >= e^{-2 sqrt2 K}||p_L|| ((1 - x/L)^L < e^{-x}); over (48) (51) fails, and "
                          "holds with e^{-4 sqrt2 K} for L >= 4 sqrt2 K")
 def test_eq51_erratum(claim):
-    claim.record(_verdict(claim, "eq51_erratum"), figure=_eq51_erratum_figure())
+    claim.record(ir.verdict(claim, "eq51_erratum"), figure=_eq51_erratum_figure())
 
 
-@pytest.mark.claim("implicit-reg/eq-52", kind="bound", aliases=_aliases("eq-3.52"), step_of=STEP_P5,
+@pytest.mark.claim("implicit-reg/eq-52", kind="bound", aliases=ir.aliases("eq-3.52"), step_of=STEP_P5,
                    title="B.5 (52), first line: for m >= n, ||dl/dV_{k+1}||_F >= ||p_{k+1}||_F s_min(sigma(W_{k+1} h_k "
                          "/sqrt q)) / (L sqrt m) (backprop against the SVD; equality for n = 1)")
 def test_eq52(claim):
-    claim.record(_verdict(claim, "eq52"))
+    claim.record(ir.verdict(claim, "eq52"))
 
 
-@pytest.mark.claim("implicit-reg/thm-6/step-feature-perturbation", kind="bound", aliases=_aliases("prop-3.6"),
+@pytest.mark.claim("implicit-reg/thm-6/step-feature-perturbation", kind="bound", aliases=ir.aliases("prop-3.6"),
                    step_of=STEP_P5,
                    title="B.5: under (47) with ||A - A_bar||_F <= M, ||W_bar||_F <= sqrt(2qm), ||x_i|| = sqrt q: "
                          "||sigma(W_{k+1} h_k/sqrt q) - sigma(W_bar A_bar x/sqrt q)||_F <= C1 sqrt n + "
                          "C2 sqrt(nqm) k/(16L) + sqrt m eta/32")
 def test_feature_perturbation(claim):
-    claim.record(_verdict(claim, "feature"))
+    claim.record(ir.verdict(claim, "feature"))
 
 
 def _chernoff_figure():
@@ -132,55 +118,55 @@ def _chernoff_figure():
     return save_figure(ax.figure, "implicit-reg/thm-6/step-chernoff/erratum")
 
 
-@pytest.mark.claim("implicit-reg/thm-6/step-chernoff", kind="bound", aliases=_aliases("lemma-3.24"),
+@pytest.mark.claim("implicit-reg/thm-6/step-chernoff", kind="bound", aliases=ir.aliases("lemma-3.24"),
                    step_of=STEP_P5,
                    title="Lemma 21's proof, matrix Chernoff (Tropp 2012, Remark 5.3): P(lambda_min(sum X_i) <= t mu) <= "
                          "n e^{-(1-t)^2 mu/(2R)}, exact on Bernoulli diagonal sums")
 def test_chernoff(claim):
-    claim.record(_verdict(claim, "chernoff"))
+    claim.record(ir.verdict(claim, "chernoff"))
 
 
-@pytest.mark.claim("implicit-reg/thm-6/step-chernoff/erratum", kind="erratum", aliases=_aliases("lemma-3.24"),
+@pytest.mark.claim("implicit-reg/thm-6/step-chernoff/erratum", kind="erratum", aliases=ir.aliases("lemma-3.24"),
                    wrong_in="proof", step_of=STEP_P5,
                    title="Lemma 21's proof writes the Chernoff exponent (1 - t^2) mu/(2R) for (1 - t)^2 mu/(2R): false "
                          "(exact binomial tails); the delta of Lemma 21 and Prop. 5 should read m eta^2/(64 M^2 n)")
 def test_chernoff_erratum(claim):
-    claim.record(_verdict(claim, "chernoff_erratum"), figure=_chernoff_figure())
+    claim.record(ir.verdict(claim, "chernoff_erratum"), figure=_chernoff_figure())
 
 
-@pytest.mark.claim("implicit-reg/lemma-21/printed-delta", kind="frequency", aliases=_aliases("lemma-3.24"),
+@pytest.mark.claim("implicit-reg/lemma-21/printed-delta", kind="frequency", aliases=ir.aliases("lemma-3.24"),
                    step_of=STEP_P5,
                    title="Lemma 21 with its printed delta, at a size where delta < 1 (n = 2, m = 2000, d = 64, sin, "
                          "uniform unit columns): P(s_min(sigma(WX)) < sqrt(m) |eta_3|/4) <= delta")
 def test_lemma21_printed_delta(claim):
-    claim.record(_verdict(claim, "lemma21_delta"))
+    claim.record(ir.verdict(claim, "lemma21_delta"))
 
 
 # =========================================================================== Theorem 6 (Appendix B.6)
 
 
-@pytest.mark.claim("implicit-reg/thm-6/step-zero-output", kind="identity", aliases=_aliases("thm-3.7"),
+@pytest.mark.claim("implicit-reg/thm-6/step-zero-output", kind="identity", aliases=ir.aliases("thm-3.7"),
                    step_of=STEP_T6,
                    title="B.6: at the init of Section 3 with q >= d + d', h_L = h_0, F(x) = B_bar A_bar x = 0 and "
                          "l(0) = (1/n) sum ||y_i||^2, for every L and m")
 def test_zero_output(claim):
-    claim.record(_verdict(claim, "zero_output"))
+    claim.record(ir.verdict(claim, "zero_output"))
 
 
-@pytest.mark.claim("implicit-reg/thm-6/step-label-condition", kind="identity", aliases=_aliases("thm-3.7"),
+@pytest.mark.claim("implicit-reg/thm-6/step-label-condition", kind="identity", aliases=ir.aliases("thm-3.7"),
                    step_of=STEP_T6,
                    title="B.6: with Prop. 5's M and mu, condition (22) of Prop. 8 holds iff (1/n) sum ||y_i||^2 <= "
                          "c3^2 c4^2 / (64 n^4 q^2 max(M_B K, M_B M_X, M_A M_X)^2 e^{2K})")
 def test_label_condition(claim):
-    claim.record(_verdict(claim, "label"))
+    claim.record(ir.verdict(claim, "label"))
 
 
-@pytest.mark.claim("implicit-reg/thm-6/step-label-condition/erratum", kind="erratum", aliases=_aliases("thm-3.7"),
+@pytest.mark.claim("implicit-reg/thm-6/step-label-condition/erratum", kind="erratum", aliases=ir.aliases("thm-3.7"),
                    wrong_in="proof", step_of=STEP_T6,
                    title="B.6 prints q^3 where the algebra of (22) gives q^2: the printed C is q times the threshold "
                          "(a stronger, still sufficient condition: Thm 6 holds with it)")
 def test_label_condition_erratum(claim):
-    claim.record(_verdict(claim, "label"))
+    claim.record(ir.verdict(claim, "label"))
 
 
 def _approach_figure(result):
@@ -208,10 +194,10 @@ def _approach_figure(result):
     return save_figure(ax.figure, "implicit-reg/thm-6/approach")
 
 
-@pytest.mark.claim("implicit-reg/thm-6/approach", kind="rate", aliases=_aliases("thm-3.7"), step_of=STEP_T6,
+@pytest.mark.claim("implicit-reg/thm-6/approach", kind="rate", aliases=ir.aliases("thm-3.7"), step_of=STEP_T6,
                    title="Thm 6 (10) toward its hypotheses: the loss-decay rate of GD over the rate c4/(n sqrt(nq)) "
                          "of (10), against r = m/(c1 n) = L/(c2 sqrt(nq)) from 4.7e-5 to 7.5e-4: slope 0 (predicted), "
                          "extrapolated to r = 1 above 1")
 def test_thm6_approach(claim):
-    result = _run("thm6_approach")
-    claim.record(_verdict(claim, "thm6_approach"), figure=_approach_figure(result))
+    result = ir.run("thm6_approach")
+    claim.record(ir.verdict(claim, "thm6_approach"), figure=_approach_figure(result))

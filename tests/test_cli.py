@@ -10,6 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from _check_files import check_file
 from theory.claims import ClaimRecord
 from theory.cli import find_root, main
 from theory.experiments import Choice, Config, Int, field
@@ -124,15 +125,8 @@ def test_check_runs_pytest_on_checks_and_writes_the_report(tmp_path):
     checks = tmp_path / "checks"
     checks.mkdir()
     (checks / "conftest.py").write_text('pytest_plugins = ["theory.pytest_plugin"]\n')
-    (checks / "test_topk.py").write_text(textwrap.dedent("""
+    (checks / "test_topk.py").write_text(check_file("""
         import pytest
-        from theory.rates import bound_ratio as _bound_ratio
-        from theory.worst_case import WorstCase
-
-
-        def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
-            return _bound_ratio(lhs, rhs).with_search(
-                WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
         @pytest.mark.claim("topk/prop-1", kind="bound", title="a bound that holds")
         def test_holds(claim):
@@ -167,15 +161,8 @@ markers =
     claim(id, kind, title, aliases=(), proxy=None, wrong_in=None): claim
 """
 
-MINI_CHECKS = """
+MINI_CHECKS = check_file("""
 import pytest
-from theory.rates import bound_ratio as _bound_ratio
-from theory.worst_case import WorstCase
-
-
-def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
-    return _bound_ratio(lhs, rhs).with_search(
-        WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
 @pytest.mark.claim("topk/prop-7.2", kind="bound", title="a")
 def test_a(claim):
@@ -193,7 +180,7 @@ def test_slow(claim):
 @pytest.mark.claim("resnet-node/prop-1", kind="bound", title="c")
 def test_c(claim):
     claim.bound(bound_ratio([0.5], [1.0]), {"ratio_max": 1.0})
-"""
+""")
 
 
 @pytest.fixture
@@ -203,7 +190,7 @@ def mini(tmp_path):
     checks = tmp_path / "checks"
     checks.mkdir()
     (checks / "conftest.py").write_text('pytest_plugins = ["theory.pytest_plugin"]\n')
-    (checks / "test_mixed.py").write_text(textwrap.dedent(MINI_CHECKS))
+    (checks / "test_mixed.py").write_text(MINI_CHECKS)
 
     def run(*args, cwd=tmp_path):
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}

@@ -50,7 +50,8 @@ _SMALL = {
 
 
 #: where each broken bound can only fail: what the instance found must satisfy
-_WHERE = {"prop-1": lambda i: i["arch"] == 0, "lemma-17": lambda i: i["d"] <= 16, "lemma-21": lambda i: i["d"] > 126}
+_WHERE = {"prop-1": lambda i: i["arch"] == "res1", "lemma-17": lambda i: i["d"] <= 16,
+          "lemma-21": lambda i: i["d"] > 126}
 
 
 @pytest.mark.parametrize("name, claim, broken, why", [

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import theory.pytest_plugin  # noqa: F401  (imported before pytester snapshots sys.modules)
+from _check_files import check_file
 from theory.claims import ClaimRecord
 from theory.report import (
     build_report,
@@ -254,21 +255,14 @@ def test_plugin_writes_statuses_and_measured(strict_pytester, tmp_path):
 
 def test_plugin_merges_duplicate_claims(strict_pytester, tmp_path):
     strict_pytester.makepyfile(
-        test_dup='''
+        test_dup=check_file('''
         import pytest
-        from theory.rates import bound_ratio as _bound_ratio
-        from theory.worst_case import WorstCase
-
-
-        def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
-            return _bound_ratio(lhs, rhs).with_search(
-                WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
         @pytest.mark.claim("scaling/cor-4", kind="bound", title="a bound")
         @pytest.mark.parametrize("lhs", [0.5, 2.0])
         def test_bound(claim, lhs):
             claim.bound(bound_ratio([lhs], [1.0]), {"ratio_max": 1.0})
-        '''
+        ''')
     )
     result = run(strict_pytester, tmp_path)
     result.assert_outcomes(passed=1, failed=1)
@@ -362,21 +356,14 @@ def test_plugin_default_directory_is_under_rootdir(strict_pytester):
 
 def test_plugin_notes_nonfinite_measurements(strict_pytester, tmp_path):
     strict_pytester.makepyfile(
-        test_nan='''
+        test_nan=check_file('''
         import math
         import pytest
-        from theory.rates import bound_ratio as _bound_ratio
-        from theory.worst_case import WorstCase
-
-
-        def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
-            return _bound_ratio(lhs, rhs).with_search(
-                WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
 
         @pytest.mark.claim("gen-bounds/thm-1", kind="bound", title="a bound whose LHS is NaN")
         def test_nan(claim):
             claim.bound(bound_ratio([0.5, math.nan], [1.0, 1.0]), {"ratio_max": 1.0})
-        '''
+        ''')
     )
     run(strict_pytester, tmp_path).assert_outcomes(failed=1)
     (claim,) = json.loads((tmp_path / "claims.json").read_text())["claims"]
@@ -432,21 +419,16 @@ def test_plugin_records_proxy_wrong_in_and_both_erratum_halves(strict_pytester, 
 
 # --------------------------------------------------------------------------- nothing lost
 
-_ONE_CLAIM = '''
-import pytest
-from theory.rates import bound_ratio as _bound_ratio
-from theory.worst_case import WorstCase
+def _one_claim(claim_id, name):
+    """A check file with one bound that holds: claim ``claim_id``, test ``test_<name>``."""
+    return check_file(f'''
+        import pytest
 
 
-def bound_ratio(lhs, rhs):  # with the one-instance search a bound record needs
-    return _bound_ratio(lhs, rhs).with_search(
-        WorstCase.from_trials([dict()], lhs[:1], rhs[:1], budget=1, seed=0, method='the instance'))
-
-
-@pytest.mark.claim("{id}", kind="bound", title="a bound that holds")
-def test_{name}(claim):
-    claim.bound(bound_ratio([0.5], [1.0]), {{"ratio_max": 1.0}})
-'''
+        @pytest.mark.claim("{claim_id}", kind="bound", title="a bound that holds")
+        def test_{name}(claim):
+            claim.bound(bound_ratio([0.5], [1.0]), {{"ratio_max": 1.0}})
+        ''')
 
 
 def _many_claims_report(n):
@@ -485,7 +467,7 @@ def test_write_report_failing_half_way_keeps_the_previous_pair(tmp_path):
 
 
 def test_plugin_exits_2_when_the_report_cannot_be_written(strict_pytester, tmp_path):
-    strict_pytester.makepyfile(test_one=_ONE_CLAIM.format(id="topk/prop-1", name="one"))
+    strict_pytester.makepyfile(test_one=_one_claim("topk/prop-1", "one"))
     out = tmp_path / "not-a-folder"
     out.write_text("a file where the report folder should be")
     result = run(strict_pytester, out)
@@ -494,7 +476,7 @@ def test_plugin_exits_2_when_the_report_cannot_be_written(strict_pytester, tmp_p
 
 
 def test_plugin_moves_an_unreadable_report_aside_and_names_it(strict_pytester, tmp_path):
-    strict_pytester.makepyfile(test_one=_ONE_CLAIM.format(id="topk/prop-1", name="one"))
+    strict_pytester.makepyfile(test_one=_one_claim("topk/prop-1", "one"))
     (tmp_path / "claims.json").write_text('{"claims": [{"id": "topk/prop-2", "status": "pass"}', encoding="utf-8")
     result = run(strict_pytester, tmp_path)
     assert result.ret == 0
@@ -520,8 +502,8 @@ def test_two_concurrent_runs_keep_both_records(tmp_path):
         "    time.sleep(1.5)\n"
         "    return _merge(*args, **kwargs)\n"
         "plugin.merge_with_previous = _slow_merge\n")
-    (tmp_path / "test_a.py").write_text(_ONE_CLAIM.format(id="topk/prop-1", name="a"))
-    (tmp_path / "test_b.py").write_text(_ONE_CLAIM.format(id="topk/prop-2", name="b"))
+    (tmp_path / "test_a.py").write_text(_one_claim("topk/prop-1", "a"))
+    (tmp_path / "test_b.py").write_text(_one_claim("topk/prop-2", "b"))
     out = tmp_path / "reports"
     runs = [subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "theory.pytest_plugin",
                               f"--claims-report={out}", f"test_{name}.py"], cwd=tmp_path,

@@ -1,6 +1,6 @@
 """The worst-case searches of the ``scaling`` bounds (theory.experiments.scaling._search): exact pieces against
 independent values, determinism and budget, the Hypothesis search of Proposition 11 recorded as a WorstCase,
-the report's names of the integer coordinates. Their negative controls are in
+the labels of the categorical coordinates in the worst instance. Their negative controls are in
 ``tests/test_controls_scaling_search.py``."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def test_the_exact_lemma21_moments_are_attained_in_the_limit():
     q2, q4 = srch.exact_quadratic_moments("gaussian", np.arange(1.0, d + 1))
     assert q2 == pytest.approx(1 + 2 / d, rel=1e-14)
     assert q4 == pytest.approx((d + 2) * (d + 4) * (d + 6) / d**3, rel=1e-14)
-    lhs, rhs = srch.lemma21_ratio({"law": 0, "d": 10**5, "x": 2, "seed": 0})
+    lhs, rhs = srch.lemma21_ratio({"law": "gaussian", "d": 10**5, "x": "flat", "seed": 0})
     assert 0.998 < lhs / rhs < 1.0
 
 
@@ -55,17 +55,19 @@ def test_the_lemma19_closed_forms_have_no_cancellation():
         assert srch.log_mgf("rademacher", lam) == pytest.approx(lam**2 / 2 - lam**4 / 12, rel=1e-10)
         assert srch.log_mgf("uniform", lam) == pytest.approx(lam**2 / 2 - lam**4 / 20, rel=1e-10)
     assert srch.log_mgf("rademacher", 800.0) == pytest.approx(800.0 - math.log(2.0), rel=1e-15)
-    for law in range(3):
+    for law in srch.LAWS:
         for lam in np.geomspace(1e-6, 1e3, 50):
             lhs, rhs = srch.lemma19_ratio({"law": law, "lambda": float(lam), "s": 1.0})
             assert lhs <= rhs
 
 
-def test_the_worst_instance_is_reported_with_names():
+def test_the_worst_instance_carries_the_labels_of_the_categorical_coordinates():
     wc = srch.search("prop-5", 12, 0)
-    named = srch.named(wc)
-    assert named["arch"] in srch.ARCHS and named["law"] in srch.LAWS and named["h"] in srch.A4_H
-    assert named["q"] in srch.A4_Q and named["seed"] == wc.instance["seed"]
+    inst = wc.instance
+    assert inst["arch"] in srch.ARCHS and inst["law"] in srch.LAWS and inst["h"] in srch.A4_H
+    assert inst["q"] in srch.A4_Q and isinstance(inst["seed"], int)
+    box = wc.to_measured()["box"]
+    assert box["arch"] == list(srch.ARCHS) and box["q"] == list(srch.A4_Q) and box["seed"] == [0, 2**20, "int"]
 
 
 def test_the_box_directions_are_validated():

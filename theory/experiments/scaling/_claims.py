@@ -195,12 +195,9 @@ def _with_search(tracker, search):
 
 
 def _searched_verdict(tracker, search):
-    """:func:`theory.claims.bound_verdict` of the tracker with the search attached; ``measured`` adds the
-    search's worst instance with its integer codes named (``search_instance``, :func:`._search.named`)."""
-    v = bound_verdict(_with_search(tracker, search), BOUND_EXPECTED)
-    if search is None:
-        return v
-    return dataclasses.replace(v, measured={**v.measured, "search_instance": srch.named(search)})
+    """:func:`theory.claims.bound_verdict` of the tracker with the search attached (``measured["search"]``; its
+    worst instance names the architecture, law and input direction: the boxes' categorical coordinates)."""
+    return bound_verdict(_with_search(tracker, search), BOUND_EXPECTED)
 
 
 def tracker_verdict(result: TrackerResult):

@@ -31,6 +31,9 @@ linear :math:`x/\sqrt2` and the identity included), the three (A1) laws (Gaussia
 decades, inputs on the coordinate axes, the diagonals and at random, and a seed. Where a Monte-Carlo mean of
 a heavy-tailed variable would not be usable (the log-normal hidden states of Lemma 14 and Proposition 7 when
 :math:`L\alpha_L^2` is large) the box stops at :math:`L\alpha_L^2 = 1`; it is said at each box.
+Architectures, laws and input directions are categorical coordinates
+(:meth:`theory.worst_case.Dim.choice`: each label on an equal share of the unit interval), so that the worst
+instance a search reports names them.
 
 Printed constants. The right-hand sides read their constants from :data:`PRINTED`; the negative controls
 change one (a constant divided by 4, a term dropped, a corrected form put back to the printed one) and the
@@ -49,7 +52,7 @@ from theory.scaling import log_gradient_ratio
 from theory.scaling.statistics import MCEstimate, fast_norms, mc_mean
 from theory.worst_case import Dim, search_worst_case
 
-__all__ = ["BOXES", "CODES", "PRINTED", "RATIOS", "named", "search", "exact_quadratic_moments"]
+__all__ = ["BOXES", "PRINTED", "RATIOS", "search", "exact_quadratic_moments"]
 
 SQRT_HALF = 1.0 / math.sqrt(2.0)
 #: the three (A1) laws of the searches (unit variance after the sqrt(d) rescaling, 1-sub-Gaussian)
@@ -175,8 +178,8 @@ def prop1_ratio(inst):
     :math:`1 + 384 s^4 + 3072 s^6 = 3457` for res-2/3). res-1 is deterministic (exact); res-2 and res-3 average
     over draws of W (n d^2 entries about 2.6e5)."""
     P = PRINTED["prop-1"]
-    arch, law, d = ARCHS[inst["arch"]], LAWS[inst["law"]], int(inst["d"])
-    h = direction(DIRECTIONS[inst["h"]], d, inst["seed"])
+    arch, law, d = inst["arch"], inst["law"], int(inst["d"])
+    h = direction(inst["h"], d, inst["seed"])
     pos, neg = _slopes(inst) if arch != "res3" else (1.0, 0.0)
     hh = float(h @ h)
     t = iid.Tracker()
@@ -203,10 +206,10 @@ def prop5_ratio(inst):
     res-1 is deterministic (:math:`\sigma'(h) \odot q`); res-2 and res-3 average over draws of W of
     :math:`D W q`, :math:`D = \mathrm{diag}(\sigma'(W h))`."""
     P = PRINTED["prop-5"]
-    arch, law, d = ARCHS[inst["arch"]], LAWS[inst["law"]], int(inst["d"])
-    h = direction(A4_H[inst["h"]], d, inst["seed"])
+    arch, law, d = inst["arch"], inst["law"], int(inst["d"])
+    h = direction(inst["h"], d, inst["seed"])
     rng = np.random.default_rng([inst["seed"], 5])
-    qkind = A4_Q[inst["q"]]
+    qkind = inst["q"]
     if qkind == "parallel":
         q = h
     else:
@@ -242,16 +245,16 @@ def lemma15_ratio(inst):
     (E6) :math:`E Y_1^4 \le C(3072 s^6/d^2 + 384 s^4/d + 1)\alpha^8`, (E7)
     :math:`E Y_1^2 \le \sqrt C (128 s^4/d + 1)\alpha^4`, s = 1, C of (A2) (1 for res-1, 3457 for res-2/3)."""
     P = PRINTED["lemma-15"]
-    arch, d, alpha = ARCHS[inst["arch"]], int(inst["d"]), float(inst["alpha"])
-    h = direction(DIRECTIONS[inst["h"]], d, inst["seed"])
+    arch, d, alpha = inst["arch"], int(inst["d"]), float(inst["alpha"])
+    h = direction(inst["h"], d, inst["seed"])
     pos, neg = _slopes(inst) if arch != "res3" else (1.0, 0.0)
     rng = np.random.default_rng([inst["seed"], 15])
     n = _n(d, 2**17, 200, 4000)
-    V = iid.draw(LAWS[inst["law_v"]], n, d, rng)
+    V = iid.draw(inst["law_v"], n, d, rng)
     if arch == "res1":
         g = np.broadcast_to(sigma(h, pos, neg), (n, d))
     else:
-        g = sigma(iid.draw(LAWS[inst["law_w"]], n, d, rng) @ h, pos, neg)
+        g = sigma(iid.draw(inst["law_w"], n, d, rng) @ h, pos, neg)
     f = np.einsum("nij,nj->ni", V, g)
     hh = float(h @ h)
     y1 = alpha**2 * np.sum(f * f, axis=1) / hh
@@ -274,14 +277,18 @@ def lemma15_ratio(inst):
     return worst(t)
 
 
+#: the entry laws of Lemma 16's box: the three (A1) laws and a symmetric law of finite variance outside (A1)
+LEMMA16_LAWS = LAWS + ("student5",)
+
+
 def lemma16_ratio(inst):
     r"""Lemma 16 (thesis Lemma 2.16) at one x: :math:`E\|Wx\|^2/2 \le E\|\sigma(Wx)\|^2 \le E\|Wx\|^2` and
     :math:`E\|\mathrm{ReLU}(Wx)\|^2 = E\|Wx\|^2/2` (paired difference), for symmetric entries of finite
     variance (the three (A1) laws and Student t(5)). The rows of W are i.i.d., so each expectation is d times
     that of one row, estimated over about 8000 rows."""
     P = PRINTED["lemma-16"]
-    law, d = (LAWS + ("student5",))[inst["law"]], int(inst["d"])
-    x = direction(DIRECTIONS[inst["x"]], d, inst["seed"])
+    law, d = inst["law"], int(inst["d"])
+    x = direction(inst["x"], d, inst["seed"])
     pos, neg = _slopes(inst)
     X = rows(law, 8000, d, np.random.default_rng([inst["seed"], 16])) @ x
     wx2, sig2, relu2 = d * X**2, d * sigma(X, pos, neg) ** 2, d * np.maximum(X, 0.0) ** 2
@@ -299,8 +306,8 @@ def lemma17_ratio(inst):
     r"""Lemma 17 (thesis Lemma 2.17) at one x: :math:`E\|Wx\|^2 = s^2 d\|x\|^2` for centered i.i.d. entries of
     variance :math:`s^2` (symmetric or not: the three (A1) laws, Exp(1) - 1, Student t(5)), within the
     Monte-Carlo window, over about 8000 i.i.d. rows."""
-    law, d, scale = LEMMA17_LAWS[inst["law"]], int(inst["d"]), float(inst["scale"])
-    x = direction(DIRECTIONS[inst["x"]], d, inst["seed"])
+    law, d, scale = inst["law"], int(inst["d"]), float(inst["scale"])
+    x = direction(inst["x"], d, inst["seed"])
     X = rows(law, 8000, d, np.random.default_rng([inst["seed"], 17]), scale=scale) @ x
     t = iid.Tracker()
     s2 = scale**2 / d  # the variance of an entry
@@ -338,7 +345,7 @@ def lemma19_ratio(inst):
     \lambda^2 (2 s^2)/2` (sub-Gaussian diameter :math:`\sqrt 2 s`), s = 1 (the three laws are exactly
     1-sub-Gaussian); :math:`\varepsilon|X - X'|` has the law of :math:`X - X'`, so the left side is
     :math:`\ln M(\lambda) + \ln M(-\lambda)` (closed forms, :func:`log_mgf`)."""
-    law, lam, s = LAWS[inst["law"]], float(inst["lambda"]), float(inst["s"])
+    law, lam, s = inst["law"], float(inst["lambda"]), float(inst["s"])
     lhs = log_mgf(law, lam) + log_mgf(law, -lam)
     return lhs, PRINTED["lemma-19"]["proxy"] * s * s * lam * lam / 2.0 * (1 + 1e-12)
 
@@ -349,13 +356,13 @@ def lemma20_ratio(inst):
     tail :math:`Q(t\sqrt d)` in closed form; uniform and Rademacher: the frequency over 4000 draws of V, compared
     with its window (mean - Z se; a frequency of 0 reads 0). The coordinate ``u`` is :math:`t\sqrt d`."""
     P = PRINTED["lemma-20"]
-    law, d, u = LAWS[inst["law"]], int(inst["d"]), float(inst["u"])
+    law, d, u = inst["law"], int(inst["d"]), float(inst["u"])
     t_ = u / math.sqrt(d)
     rhs = P["factor"] * math.exp(-d * t_**2 / P["denominator"])
     if law == "gaussian":
         return float(stats.norm.sf(u)), rhs
-    x = direction(DIRECTIONS[inst["x"]], d, inst["seed"])
-    y = direction(DIRECTIONS[inst["y"]], d, inst["seed"] + 1)
+    x = direction(inst["x"], d, inst["seed"])
+    y = direction(inst["y"], d, inst["seed"] + 1)
     V = iid.draw(law, _n(d, 2**20, 4000, 4000), d, np.random.default_rng([inst["seed"], 20]))
     stat = np.einsum("i,nij,j->n", y, V, x) / (np.linalg.norm(x) * np.linalg.norm(y))
     t = iid.Tracker()
@@ -422,8 +429,8 @@ def lemma21_ratio(inst):
     :math:`E\|Vx\|^4/\|x\|^4 \le 1 + 128 s^4/d` and :math:`E\|Vx\|^8/\|x\|^8 \le 1 + 384 s^4/d + 3072 s^6/d^2`,
     s = 1. Both are attained as d grows (the ratio tends to 1)."""
     P = PRINTED["lemma-21"]
-    law, d = LAWS[inst["law"]], int(inst["d"])
-    x = direction(DIRECTIONS[inst["x"]], d, inst["seed"])
+    law, d = inst["law"], int(inst["d"])
+    x = direction(inst["x"], d, inst["seed"])
     q2, q4 = exact_quadratic_moments(law, x)
     a, b = P["m4"]
     a8, b8, c8 = P["m8"]
@@ -437,10 +444,11 @@ def lemma21_ratio(inst):
 
 
 def _fast_mean(arch, slope, d, L, beta, runs, h_kind, seed):
-    """E||h_L - h_0||^2/||h_0||^2 by the exact-in-law Gaussian sampler (theory.scaling.statistics.fast_norms)."""
+    """E||h_L - h_0||^2/||h_0||^2 by the exact-in-law Gaussian sampler (theory.scaling.statistics.fast_norms);
+    ``h_kind`` is the direction of h_0 (:func:`direction`), which only res-1 reads."""
     act = "relu" if arch == "res3" else "leaky_relu"
     rng = np.random.default_rng([seed, 14])
-    h0 = direction(DIRECTIONS[h_kind], d, seed) if arch == "res1" else None
+    h0 = direction(h_kind, d, seed) if arch == "res1" else None
     f = fast_norms(L, d, beta, runs, arch=arch, activation=act, slope=slope, h0=h0, rng=rng)
     return mc_mean(np.exp(2.0 * f.log_dist_ratio))
 
@@ -453,7 +461,7 @@ def lemma14_ratio(inst):
     :math:`[1/\sqrt 2, 1]` (1: the identity), the coordinate ``x`` is :math:`L\alpha^2` (up to 1: beyond, the
     log-normal tail makes a mean over a few hundred runs unusable)."""
     P = PRINTED["lemma-14"]
-    arch, d, L = ARCHS[inst["arch"]], int(inst["d"]), int(inst["L"])
+    arch, d, L = inst["arch"], int(inst["d"]), int(inst["L"])
     alpha, beta = _alpha_beta(L, float(inst["x"]))
     slope = float(inst["slope"])
     runs = 400 if arch != "res1" else int(min(400, max(100, 2e6 // (L * d))))
@@ -472,7 +480,7 @@ def cor4_limit_ratio(inst):
     :math:`|(1 + 1/(2L))^L - e^{1/2}|`, by the exact-in-law Gaussian sampler (400 runs)."""
     P = PRINTED["cor-4/limit"]
     d, L = int(inst["d"]), int(inst["L"])
-    est = _fast_mean("res3", 0.8, d, L, 0.5, 400, 0, inst["seed"])
+    est = _fast_mean("res3", 0.8, d, L, 0.5, 400, "e1", inst["seed"])
     gap = abs(_power(0.5, L**-0.5, L) - P["limit"]) if P["finite_L_gap"] else 0.0
     return abs(est.mean - P["limit"]), iid.Z * est.se + gap
 
@@ -505,10 +513,10 @@ def prop7_ratio(inst):
     :math:`\kappa'` of (A4) is a constant (res-3, res-2). Explicit networks of the three laws (40 to 200 of
     them), isotropic p_L, leaky slope s in :math:`[1/\sqrt 2, 1]`; ``x`` is :math:`L\alpha^2`, up to 1."""
     P = PRINTED["prop-7"]
-    arch, d, L = ARCHS[inst["arch"]], int(inst["d"]), int(inst["L"])
+    arch, d, L = inst["arch"], int(inst["d"]), int(inst["L"])
     alpha, beta = _alpha_beta(L, float(inst["x"]))
     slope = float(inst["slope"])
-    est = _gradient_mean(arch, slope, LAWS[inst["law"]], d, L, beta, inst["seed"])
+    est = _gradient_mean(arch, slope, inst["law"], d, L, beta, inst["seed"])
     t = iid.Tracker()
     _gradient_tests(t, est, arch, slope, alpha, L, P["lower"], P["upper"])
     return worst(t)
@@ -519,9 +527,9 @@ def cor8iii_ratio(inst):
     E\|p_0 - p_L\|^2/\|p_L\|^2 \le (1 + 1/L)^L - 1 \le e - 1` (Proposition 7 at :math:`\alpha = L^{-1/2}`),
     exact where :math:`\kappa'` is a constant; networks as :func:`prop7_ratio`, L from 1."""
     P = PRINTED["cor-8/iii"]
-    arch, d, L = ARCHS[inst["arch"]], int(inst["d"]), int(inst["L"])
+    arch, d, L = inst["arch"], int(inst["d"]), int(inst["L"])
     alpha, slope = L**-0.5, float(inst["slope"])
-    est = _gradient_mean(arch, slope, LAWS[inst["law"]], d, L, 0.5, inst["seed"])
+    est = _gradient_mean(arch, slope, inst["law"], d, L, 0.5, inst["seed"])
     t = iid.Tracker()
     _gradient_tests(t, est, arch, slope, alpha, L, P["lower"], P["upper"])
     if P["printed_lower"]:
@@ -535,64 +543,40 @@ def cor8iii_ratio(inst):
 _D_ONE_LAYER = Dim("d", 1, 32, "log-int")
 #: claim -> (ratio function, box, printed constant or None)
 BOXES = {
-    "prop-1": (prop1_ratio, (Dim("arch", 0, 2, "int"), *SLOPES, Dim("law", 0, 2, "int"), _D_ONE_LAYER,
-                             Dim("h", 0, len(DIRECTIONS) - 1, "int"), SEED), None),
-    "prop-5": (prop5_ratio, (Dim("arch", 0, 2, "int"), *SLOPES, Dim("law", 0, 2, "int"), _D_ONE_LAYER,
-                             Dim("h", 0, len(A4_H) - 1, "int"), Dim("q", 0, len(A4_Q) - 1, "int"), SEED), None),
-    "lemma-15": (lemma15_ratio, (Dim("arch", 0, 2, "int"), *SLOPES, Dim("law_v", 0, 2, "int"),
-                                 Dim("law_w", 0, 2, "int"), Dim("d", 1, 16, "log-int"), Dim("alpha", 1e-3, 1.0, "log"),
-                                 Dim("h", 0, len(DIRECTIONS) - 1, "int"), SEED), None),
-    "lemma-16": (lemma16_ratio, (Dim("law", 0, 3, "int"), *SLOPES, Dim("d", 1, 64, "log-int"),
-                                 Dim("x", 0, len(DIRECTIONS) - 1, "int"), SEED), None),
-    "lemma-17": (lemma17_ratio, (Dim("law", 0, len(LEMMA17_LAWS) - 1, "int"), Dim("scale", 1e-2, 1e2, "log"),
-                                 Dim("d", 1, 64, "log-int"), Dim("x", 0, len(DIRECTIONS) - 1, "int"), SEED), None),
-    "lemma-19": (lemma19_ratio, (Dim("law", 0, 2, "int"), Dim("lambda", 1e-4, 1e3, "log"), Dim("s", 1.0, 4.0)),
+    "prop-1": (prop1_ratio, (Dim.choice("arch", ARCHS), *SLOPES, Dim.choice("law", LAWS), _D_ONE_LAYER,
+                             Dim.choice("h", DIRECTIONS), SEED), None),
+    "prop-5": (prop5_ratio, (Dim.choice("arch", ARCHS), *SLOPES, Dim.choice("law", LAWS), _D_ONE_LAYER,
+                             Dim.choice("h", A4_H), Dim.choice("q", A4_Q), SEED), None),
+    "lemma-15": (lemma15_ratio, (Dim.choice("arch", ARCHS), *SLOPES, Dim.choice("law_v", LAWS),
+                                 Dim.choice("law_w", LAWS), Dim("d", 1, 16, "log-int"), Dim("alpha", 1e-3, 1.0, "log"),
+                                 Dim.choice("h", DIRECTIONS), SEED), None),
+    "lemma-16": (lemma16_ratio, (Dim.choice("law", LEMMA16_LAWS), *SLOPES, Dim("d", 1, 64, "log-int"),
+                                 Dim.choice("x", DIRECTIONS), SEED), None),
+    "lemma-17": (lemma17_ratio, (Dim.choice("law", LEMMA17_LAWS), Dim("scale", 1e-2, 1e2, "log"),
+                                 Dim("d", 1, 64, "log-int"), Dim.choice("x", DIRECTIONS), SEED), None),
+    "lemma-19": (lemma19_ratio, (Dim.choice("law", LAWS), Dim("lambda", 1e-4, 1e3, "log"), Dim("s", 1.0, 4.0)),
                  ("2 (variance proxy 2 s^2)", 2.0)),
-    "lemma-20": (lemma20_ratio, (Dim("law", 0, 2, "int"), Dim("d", 1, 16, "log-int"), Dim("u", 0.0, 6.0),
-                                 Dim("x", 0, len(DIRECTIONS) - 1, "int"), Dim("y", 0, len(DIRECTIONS) - 1, "int"),
+    "lemma-20": (lemma20_ratio, (Dim.choice("law", LAWS), Dim("d", 1, 16, "log-int"), Dim("u", 0.0, 6.0),
+                                 Dim.choice("x", DIRECTIONS), Dim.choice("y", DIRECTIONS),
                                  SEED), ("2 (factor of the tail)", 2.0)),
-    "lemma-21": (lemma21_ratio, (Dim("law", 0, 2, "int"), Dim("d", 1, 10**5, "log-int"),
-                                 Dim("x", 0, len(DIRECTIONS) - 1, "int"), SEED), None),
-    "lemma-14": (lemma14_ratio, (Dim("arch", 0, 2, "int"), Dim("slope", SQRT_HALF, 1.0), Dim("d", 2, 64, "log-int"),
+    "lemma-21": (lemma21_ratio, (Dim.choice("law", LAWS), Dim("d", 1, 10**5, "log-int"),
+                                 Dim.choice("x", DIRECTIONS), SEED), None),
+    "lemma-14": (lemma14_ratio, (Dim.choice("arch", ARCHS), Dim("slope", SQRT_HALF, 1.0), Dim("d", 2, 64, "log-int"),
                                  Dim("L", 2, 300, "log-int"), Dim("x", 1e-3, 1.0, "log"),
-                                 Dim("h", 0, len(DIRECTIONS) - 1, "int"), SEED), None),
+                                 Dim.choice("h", DIRECTIONS), SEED), None),
     "cor-4/limit": (cor4_limit_ratio, (Dim("d", 2, 64, "log-int"), Dim("L", 10, 1000, "log-int"), SEED), None),
-    "prop-7": (prop7_ratio, (Dim("arch", 0, 2, "int"), Dim("slope", SQRT_HALF, 1.0), Dim("law", 0, 2, "int"),
+    "prop-7": (prop7_ratio, (Dim.choice("arch", ARCHS), Dim("slope", SQRT_HALF, 1.0), Dim.choice("law", LAWS),
                              Dim("d", 2, 16, "log-int"), Dim("L", 2, 64, "log-int"), Dim("x", 1e-2, 1.0, "log"),
                              SEED), None),
-    "cor-8/iii": (cor8iii_ratio, (Dim("arch", 0, 2, "int"), Dim("slope", SQRT_HALF, 1.0), Dim("law", 0, 2, "int"),
+    "cor-8/iii": (cor8iii_ratio, (Dim.choice("arch", ARCHS), Dim("slope", SQRT_HALF, 1.0), Dim.choice("law", LAWS),
                                   Dim("d", 2, 16, "log-int"), Dim("L", 1, 64, "log-int"), SEED), None),
 }
 RATIOS = {claim: box[0] for claim, box in BOXES.items()}
 
-#: the names behind the integer coordinates of each box (index -> name)
-CODES = {
-    "prop-1": {"arch": ARCHS, "law": LAWS, "h": DIRECTIONS},
-    "prop-5": {"arch": ARCHS, "law": LAWS, "h": A4_H, "q": A4_Q},
-    "lemma-15": {"arch": ARCHS, "law_v": LAWS, "law_w": LAWS, "h": DIRECTIONS},
-    "lemma-16": {"law": LAWS + ("student5",), "x": DIRECTIONS},
-    "lemma-17": {"law": LEMMA17_LAWS, "x": DIRECTIONS},
-    "lemma-19": {"law": LAWS},
-    "lemma-20": {"law": LAWS, "x": DIRECTIONS, "y": DIRECTIONS},
-    "lemma-21": {"law": LAWS, "x": DIRECTIONS},
-    "lemma-14": {"arch": ARCHS, "h": DIRECTIONS},
-    "cor-4/limit": {},
-    "prop-7": {"arch": ARCHS, "law": LAWS},
-    "cor-8/iii": {"arch": ARCHS, "law": LAWS},
-}
-
-
-def named(search):
-    """The worst instance of ``search`` (a WorstCase over one of :data:`BOXES`) with its integer codes replaced
-    by their names (for the report); as it is for a box not in :data:`BOXES`."""
-    claim = next((c for c, box in BOXES.items() if tuple(box[1]) == tuple(search.dims)), None)
-    codes = CODES.get(claim, {})
-    return {k: (codes[k][int(v)] if k in codes else v) for k, v in search.instance.items()}
-
-
 def search(claim, budget, seed):
     """The worst-case search of ``claim``'s bound (:data:`BOXES`) under ``budget`` evaluations and ``seed``
-    (:func:`theory.worst_case.search_worst_case`); :func:`named` reads its instance."""
+    (:func:`theory.worst_case.search_worst_case`). Its categorical coordinates (architecture, law, input
+    direction) are :meth:`theory.worst_case.Dim.choice` ones: the worst instance carries their labels."""
     if claim not in BOXES:
         raise ValueError(f"`claim` of theory.experiments.scaling._search.search must be one of {sorted(BOXES)}; "
                          f"got {claim!r}")
