@@ -11,6 +11,7 @@ import pytest
 
 import theory.experiments.two_timescale as ex
 import theory.two_timescale as T
+from theory.experiments.two_timescale._approach import d_good_positions
 
 
 def test_envelope_control_wrong_weights_fails():
@@ -329,6 +330,86 @@ def test_prop67_first_phase_control_short_horizon_fails():
     assert ex.prop67_flow_verdict(r).status == "fail" and r.search.ratio > 1
 
 
+# ------------------------------------------------------------------------------ Prop. 6.7's second phase
+
+def test_prop67_second_phase_control_drift_reversed_fails():
+    # the jump's term of the closer neuron's velocity reversed in the second phase: the neuron is pushed off its
+    # jump, and the confinement |u_k - v| <= eta and the conclusion at T fail, on the random instances and over the
+    # search
+    cfg = dataclasses.replace(ex.SECOND_PHASE_PRESETS["check"], drift_sign=-1.0)
+    r = ex.measure_prop67_second_phase(cfg)
+    assert ex.prop67_second_phase_verdict(r).status == "fail"
+    assert r.search.ratio > 1
+    assert r.parts["confinement"] > 1 and r.parts["conclusion"] > 1
+    assert r.search_parts["confinement"] > 1
+
+
+def test_prop67_second_phase_control_printed_display_fails():
+    # the display before (6.15) with the printed constant (no 1/2 of Lemma 6.13): it fails at both barriers of
+    # every trajectory, about twice the right-hand side
+    cfg = dataclasses.replace(ex.SECOND_PHASE_PRESETS["check"], lemma613_factor=1.0)
+    r = ex.measure_prop67_second_phase(cfg)
+    assert ex.prop67_second_phase_verdict(r).status == "fail"
+    assert r.search.ratio > 1.5
+    assert r.search_parts["eq615_display_left"] > 1.5 and r.search_parts["eq615_display_right"] > 1.5
+    assert r.parts["eq614"] <= 1 and r.parts["confinement"] <= 1  # the other steps still hold
+    # the erratum record of the display at u^L = v + eta: its corrected half now fails
+    erratum = ex.prop67_second_phase_erratum_verdict(r)
+    assert erratum.status == "fail" and erratum.parts[1].status == "fail"
+
+
+def test_prop67_second_phase_erratum_control_printed_form_holds_fails():
+    # the display at u^L = v + eta taken with the 1/2 as "printed": the printed form holds, the erratum record fails
+    cfg = dataclasses.replace(ex.SECOND_PHASE_PRESETS["check"], printed_factor=0.5)
+    r = ex.measure_prop67_second_phase(cfg)
+    erratum = ex.prop67_second_phase_erratum_verdict(r)
+    assert erratum.kind == "erratum" and erratum.status == "fail"
+    assert [p.status for p in erratum.parts] == ["pass", "pass"]
+
+
+def test_prop67_second_phase_window_gradient_is_the_quadrature():
+    # the closed form of dL/du_k in the offset delta against the exact quadrature where float64 resolves both
+    # (eta = 1e-3), on both sides of the jump, inside and outside the window
+    from theory.experiments.two_timescale._second_phase import window_gradient
+
+    v, f = np.array([0.43]), np.array([0.3, -1.2])
+    u = np.sort(d_good_positions(0.43, 6, 0.06, 0.01))
+    eta, k = 1e-3, 5
+    for delta in (-0.9, -0.5, -0.3, 0.0, 0.2, 0.49, 0.8):
+        w = u.copy()
+        w[k] = v[0] + eta * delta
+        a = T.optimal_weights(w, eta, v, f)
+        assert window_gradient(a, k, delta, 0.3, -1.2) == pytest.approx(T.gradient(a, w, eta, v, f)[1][k],
+                                                                         rel=1e-10, abs=1e-12)
+
+
+def test_prop67_second_phase_agrees_with_lsoda_where_lsoda_works():
+    # at eta = 1e-5 LSODA on the positions (tolerances 1e-12, 1e-15) still integrates the second phase: the two
+    # formulations end at the same positions, within the first phase's tolerance 1e-3 eta
+    from theory.experiments.two_timescale._approach import limit_flow_lsoda
+    from theory.experiments.two_timescale._second_phase import second_phase
+
+    v, f = np.array([0.43]), np.array([0.3, -1.2])
+    n, dv, df, M = T.target_constants(v, f)
+    u0 = np.sort(d_good_positions(0.43, 6, 0.06, 0.01))
+    eta = 1e-5
+    sp = second_phase(u0, eta, v, f, M, df, 0.02, 6 / df ** 2)
+    ref, _, _ = limit_flow_lsoda(u0, 6 / df ** 2, eta, v, f, rtol=1e-12, atol=1e-15)
+    assert not sp.stopped and sp.t_first < 6 / df ** 2
+    assert np.abs(sp.u_end - ref).max() <= 1e-3 * eta
+    assert abs(v[0] + eta * sp.delta_end - ref[sp.k]) <= 1e-3 * eta
+
+
+def test_first_phase_of_a_neuron_already_on_its_jump_is_empty():
+    # the proof's T_i = 0: a flanking neuron within eta/2 of its jump at the start
+    from theory.experiments.two_timescale._approach import first_phase_solution
+
+    v, f = np.array([0.5]), np.array([0.0, 1.0])
+    u0 = d_good_positions(0.5, 6, 0.07, 2e-5)
+    out = first_phase_solution(u0, 1e-4, v, f, 6.0)
+    assert out.tau == 0.0 and out.same and out.k == 5
+
+
 # ------------------------------------------------------------------------------ the approaches
 
 def test_prop67_approach_control_short_horizon_fails(monkeypatch):
@@ -350,10 +431,16 @@ def test_thm68_approach_control_short_horizon_fails(monkeypatch):
     assert ex.approach_verdict(r).status == "fail" and ex.thm68_verdict(r).status == "fail"
 
 
-def test_thm62_approach_control_slow_step_not_proportional_to_eps_fails(monkeypatch):
+@pytest.fixture(scope="module")
+def thm62_check():
+    """The check preset's measurement of Thm 6.2's approach (m = 24), shared by the controls below."""
+    return ex.measure_thm62_approach(ex.THM62_APPROACH_PRESETS["check"])
+
+
+def test_thm62_approach_control_slow_step_not_proportional_to_eps_fails(monkeypatch, thm62_check):
     # the positions' step eps^(1/2) / 10 instead of eps: the distance to the limit is no longer O(eps)
     cfg = ex.THM62_APPROACH_PRESETS["check"]
-    assert ex.approach_verdict(ex.measure_thm62_approach(cfg)).status == "pass"
+    assert ex.approach_verdict(thm62_check).status == "pass"
     true = T.gradient_descent
 
     def broken(a0, u0, eps, h, steps, *args, **kw):
@@ -363,10 +450,10 @@ def test_thm62_approach_control_slow_step_not_proportional_to_eps_fails(monkeypa
     assert ex.approach_verdict(ex.measure_thm62_approach(cfg)).status == "fail"
 
 
-def test_thm62_control_short_horizon_fails(monkeypatch):
+def test_thm62_control_short_horizon_fails(monkeypatch, thm62_check):
     # gradient descent stopped at T / 10^4: the error is still about the initial one
     cfg = ex.THM62_APPROACH_PRESETS["check"]
-    assert ex.thm62_verdict(ex.measure_thm62_approach(cfg)).status == "pass"
+    assert ex.thm62_verdict(thm62_check).status == "pass"
     true = T.recovery_horizon
     monkeypatch.setattr(T, "recovery_horizon", lambda df: true(df) / 1e4)
     assert ex.thm62_verdict(ex.measure_thm62_approach(cfg)).status == "fail"

@@ -30,8 +30,9 @@ Registered as ``"two_timescale.<name>"``:
 * one experiment per searched inequality of the lemmas (Lemmas 6.10, 6.12, 6.14-6.18) and of the proofs of
   Prop. 6.7, Thm 6.8 and Thm 6.2, and per erratum of a printed step (:mod:`._bounds`, tables ``SPECS`` and
   ``ERRATA``); the first phase of Prop. 6.7's proof at the sharpness it allows, the approach of Prop. 6.7,
-  Thm 6.8 and Thm 6.2 to their thresholds and the theorems' conclusions at reachable sizes (:mod:`._approach`).
-  The boxes they search are built by :mod:`._instances`.
+  Thm 6.8 and Thm 6.2 to their thresholds and the theorems' conclusions at reachable sizes (:mod:`._approach`);
+  the proof of Prop. 6.7 through its second phase, the closer neuron's offset from its jump a state of its own
+  (:mod:`._second_phase`). The boxes they search are built by :mod:`._instances`.
 """
 
 from __future__ import annotations
@@ -1707,6 +1708,9 @@ from ._approach import (FLOW_PRESETS, PROP67_APPROACH_PRESETS, THM62_APPROACH_PR
                         Thm68ApproachConfig, approach_figure, approach_verdict, measure_prop67_approach,
                         measure_prop67_flow, measure_thm62_approach, measure_thm68_approach, prop67_flow_verdict,
                         thm62_verdict, thm68_verdict)
+from ._second_phase import (SECOND_PHASE_PRESETS, SecondPhaseConfig, SecondPhaseResult,  # noqa: E402
+                            measure_prop67_second_phase, prop67_second_phase_erratum_verdict,
+                            prop67_second_phase_verdict)
 
 __all__ += ["ERRATA", "MEASURES", "PRESETS", "experiment_presets", "SPECS", "VERDICTS", "BoundSpec", "ConstantsConfig",
             "ErratumSpec",
@@ -1714,4 +1718,6 @@ __all__ += ["ERRATA", "MEASURES", "PRESETS", "experiment_presets", "SPECS", "VER
             "FLOW_PRESETS", "PROP67_APPROACH_PRESETS", "THM62_APPROACH_PRESETS", "THM68_APPROACH_PRESETS",
             "ApproachConfig", "FlowConfig", "Thm62ApproachConfig", "Thm68ApproachConfig", "approach_figure",
             "approach_verdict", "measure_prop67_approach", "measure_prop67_flow", "measure_thm62_approach",
-            "measure_thm68_approach", "prop67_flow_verdict", "thm62_verdict", "thm68_verdict"]
+            "measure_thm68_approach", "prop67_flow_verdict", "thm62_verdict", "thm68_verdict",
+            "SECOND_PHASE_PRESETS", "SecondPhaseConfig", "SecondPhaseResult", "measure_prop67_second_phase",
+            "prop67_second_phase_verdict", "prop67_second_phase_erratum_verdict"]

@@ -6,9 +6,10 @@ r"""Prop. 6.7 inside its hypotheses, and the approach of Prop. 6.7, Thm 6.8 and 
   eta the proposition allows (down to 1e-10), until the closer flanking neuron reaches eta/2 from its jump (the
   first phase of the proof): it does so before T = 6 / Delta f^2, it is the closer one, and Delta(u) >= D/2 on
   the way. A searched bound over targets of two pieces and D-good initialisations. (The second phase, where
-  the neuron sits on its jump, is stiff, curvature of order 1/eta, and its right-hand side carries a rounding of
-  1e-16/eta: LSODA stalls there below eta = 1e-6; its estimates (6.15) and the collision bound are checked at
-  one state each, :mod:`._bounds`.)
+  the neuron sits on its jump, is stiff, curvature of order 1/eta, and in the positions its right-hand side
+  carries a rounding of 1e-16/eta: LSODA stalls there below eta = 1e-6. It is integrated with the neuron's
+  offset from the jump as a state, by Radau, in :mod:`._second_phase`; its estimates (6.15) and the collision
+  bound are also checked at one state each, :mod:`._bounds`.)
 * ``prop67_approach`` (``two-timescale/prop-6.7/approach``): one D-good initialisation, eta decreasing until the
   hypotheses' ratio x = D_good(u(0)) / D(eta) approaches 1; the distance of the closest neuron to the jump at T
   over eta (the conclusion: < 1) against x on log-log axes, fitted and extrapolated to x = 1 (the ladder stops
@@ -17,8 +18,11 @@ r"""Prop. 6.7 inside its hypotheses, and the approach of Prop. 6.7, Thm 6.8 and 
   from (6.2), the limit (6.8) to T at sharpness eta from Delta(u(0))/4 down; the error
   int |f* - f(.; a*(u(T)), u(T))|^2 against x = Q / eta (Thm 6.8's threshold), extrapolated to x = 1.
 * ``thm62_approach`` (``two-timescale/thm-6.2/approach``, ``two-timescale/thm-6.2``): gradient descent at ratio
-  eps from a = 0 against the limit (6.8), both to T = 6 / (eps Delta f^2); the distance of the positions at T
-  against x = Q_2 / eps (Thm 6.2's threshold on eps), extrapolated to x = 1.
+  eps from a = 0 against the limit (6.8), both to T = 6 / (eps Delta f^2), from one D-good initialisation of m
+  = 24 neurons (check preset; 66 >= (6.2) in the paper preset); the distance of the positions at T against
+  x = Q_2 / eps (Thm 6.2's threshold on eps), extrapolated to x = 1. The cost grows as m^4 (m^2 per step of
+  the exact quadrature, and the eps where the distance is O(eps) and the steps 6 lambda_max(H) / eps both
+  scale with m): 0.8 s at m = 12, 7.5 s at m = 24.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ __all__ = ["FlowConfig", "measure_prop67_flow", "prop67_flow_verdict", "flow_dim
            "d_good_separation", "ApproachConfig", "ApproachResult", "measure_prop67_approach",
            "Thm68ApproachConfig", "measure_thm68_approach", "Thm62ApproachConfig", "measure_thm62_approach",
            "approach_verdict", "approach_figure", "thm68_verdict", "thm62_verdict", "FLOW_PRESETS",
-           "PROP67_APPROACH_PRESETS", "THM68_APPROACH_PRESETS", "THM62_APPROACH_PRESETS", "d_good_positions"]
+           "PROP67_APPROACH_PRESETS", "THM68_APPROACH_PRESETS", "THM62_APPROACH_PRESETS", "d_good_positions",
+           "FirstPhase", "first_phase_solution", "first_phase"]
 
 _POSITIVE = Real(0, closed="neither")
 
@@ -129,15 +134,39 @@ def _flow_instance(inst):
     return t, p.u, eta, D
 
 
-def first_phase(u0, eta, v, f, horizon, *, rtol=1e-10):
+@dataclasses.dataclass(frozen=True)
+class FirstPhase:
+    """The first phase of the proof of Prop. 6.7 along one trajectory of (6.8): its end ``tau`` (inf if it has not
+    ended by the horizon), whether the neuron that got within eta/2 of the jump was the closer one at the start
+    (``same``), that neuron's index ``k`` (-1 if none), the positions ``u`` at the end, the smallest Delta(u(tau))
+    and the fewest neurons on a piece on the way."""
+
+    tau: float
+    same: bool
+    k: int
+    u: np.ndarray
+    separation: float
+    per_piece: int
+
+
+def first_phase_solution(u0, eta, v, f, horizon, *, rtol=1e-10):
     """The limit (6.8) from u0 (one jump v_1) until the closer flanking neuron comes within eta/2 of v_1 (LSODA,
-    absolute tolerance 1e-3 eta, terminal event), or until ``horizon``. Returns (time of the event or inf, whether
-    the neuron that got there was the closer one at the start, the smallest Delta(u(tau)) on the way)."""
+    absolute tolerance 1e-3 eta, terminal event), or until ``horizon``; a :class:`FirstPhase`. A flanking neuron
+    already within eta/2 at the start ends it at tau = 0 (the proof's T_i = 0)."""
     import theory.two_timescale as T
     from scipy.integrate import solve_ivp
 
+    u0 = np.asarray(u0, float)
     L, R = (int(i[0]) for i in T.flanking(u0, v))
     vi = float(v[0])
+    edges = np.concatenate(([-np.inf], np.asarray(v, float), [np.inf]))
+
+    def per_piece(states):
+        return int(min(np.histogram(x, bins=edges)[0].min() for x in states))
+
+    closer = L if vi - u0[L] <= u0[R] - vi else R
+    if min(vi - u0[L], u0[R] - vi) <= eta / 2:
+        return FirstPhase(0.0, True, closer, u0.copy(), T.separation(u0, eta), per_piece([u0]))
 
     def rhs(_t, u):
         return -T.gradient(T.optimal_weights(u, eta, v, f), u, eta, v, f)[1]
@@ -146,19 +175,25 @@ def first_phase(u0, eta, v, f, horizon, *, rtol=1e-10):
         return min(vi - u[L], u[R] - vi) - eta / 2
 
     landed.terminal = True
-    sol = solve_ivp(rhs, (0.0, horizon), np.asarray(u0, float), method="LSODA", rtol=rtol, atol=1e-3 * eta,
+    sol = solve_ivp(rhs, (0.0, horizon), u0, method="LSODA", rtol=rtol, atol=1e-3 * eta,
                     events=landed, dense_output=True)
     if sol.status == -1:
         raise RuntimeError(f"LSODA failed on the limit (6.8) at eta = {eta:g}: {sol.message}")
     end = sol.t[-1]
     states = np.concatenate([sol.sol(np.linspace(0.0, end, 200)).T, sol.y.T])
-    sep = min(T.separation(x, eta) for x in states)
+    sep = float(min(T.separation(x, eta) for x in states))
+    uT = sol.y[:, -1].copy()
     if sol.status != 1:
-        return math.inf, True, float(sep)
-    uT = sol.y[:, -1]
-    closer_left = vi - u0[L] <= u0[R] - vi
-    same = (vi - uT[L] <= uT[R] - vi) == closer_left
-    return float(sol.t_events[0][0]), bool(same), float(sep)
+        return FirstPhase(math.inf, True, -1, uT, sep, per_piece(states))
+    k = L if vi - uT[L] <= uT[R] - vi else R
+    return FirstPhase(float(sol.t_events[0][0]), k == closer, k, uT, sep, per_piece(states))
+
+
+def first_phase(u0, eta, v, f, horizon, *, rtol=1e-10):
+    """(time of the end of the first phase or inf, whether the neuron that got within eta/2 of v_1 was the closer
+    one at the start, the smallest Delta(u(tau)) on the way): :func:`first_phase_solution` in short."""
+    out = first_phase_solution(u0, eta, v, f, horizon, rtol=rtol)
+    return out.tau, out.same, out.separation
 
 
 def _flow_ratio(cfg):
@@ -404,14 +439,21 @@ THM68_APPROACH_PRESETS = {"check": Thm68ApproachConfig(), "paper": Thm68Approach
 @dataclasses.dataclass(frozen=True)
 class Thm62ApproachConfig(Config):
     """Thm 6.2's approach: gradient descent at ratio eps from a = 0 and the limit (6.8) from one D-good
-    initialisation (one jump, six neurons on each side), both to T = 6 / (eps Delta f^2), eps decreasing."""
+    initialisation (one jump, ``per_piece`` neurons on each side), both to T = 6 / (eps Delta f^2), eps
+    decreasing."""
 
     jump: float = field(Real(0, 1, closed="neither"), 0.5, "The jump v_1 of the target (values 0 and 1).")
     eta: float = field(Real(0, 1, closed="right"), 1e-4, "Sharpness.")
     delta: float = field(Real(0, 1, closed="neither"), 0.5, "Failure probability delta of Q_2.")
     xi: float = field(_POSITIVE, 1e-3, "Target accuracy xi of Q_2.")
-    eps_values: tuple = field(Reals(0, closed="neither", min_len=5), (1e-2, 5e-3, 2.5e-3, 1.25e-3, 6.25e-4),
-                              "Ratios eps (a rate needs at least 5).")
+    eps_values: tuple = field(Reals(0, closed="neither", min_len=5), (5e-3, 2.5e-3, 1.25e-3, 6.25e-4, 3.125e-4),
+                              "Ratios eps (a rate needs at least 5; the distance is O(eps) below about 0.1 / m).")
+    per_piece: int = field(Int(low=6), 12, "Neurons on each side of the jump (>= 6, Definition 6.6 (a)): m = "
+                           "2 per_piece.")
+    spacing: float = field(Real(0, 0.2, closed="right"), 0.035, "Gap between neurons, also |u^R + u^L - 2 v|: the "
+                           "D for which u(0) is D-good.")
+    max_work: float = field(_POSITIVE, 1e11, "Work budget of each gradient-descent run (floating-point operations, "
+                            "theory.two_timescale.gradient_descent; the paper preset's m = 66 needs 2e12).")
 
 
 def measure_thm62_approach(cfg: Thm62ApproachConfig) -> ApproachResult:
@@ -420,7 +462,9 @@ def measure_thm62_approach(cfg: Thm62ApproachConfig) -> ApproachResult:
 
     v, f = _one_jump(cfg.jump)
     n, dv, df, M = T.target_constants(v, f)
-    u0 = d_good_positions(cfg.jump, 6, 0.07, 0.005)
+    u0 = d_good_positions(cfg.jump, cfg.per_piece, cfg.spacing, 0.005)
+    if u0[0] <= 0 or u0[-1] >= 1:
+        raise ValueError(f"`spacing` of {type(cfg).__name__}: the {u0.size} neurons do not fit in (0, 1).")
     m = u0.size
     tau = T.recovery_horizon(df)
     uL, sep, _ = limit_flow_lsoda(u0, tau, cfg.eta, v, f, rtol=1e-10)
@@ -431,7 +475,8 @@ def measure_thm62_approach(cfg: Thm62ApproachConfig) -> ApproachResult:
     dist, errs = [], []
     for e in cfg.eps_values:
         steps = max(1, int(round(tau / (e * h))))
-        tr = T.gradient_descent(np.zeros(m + 1), u0, e, tau / (e * steps), steps, cfg.eta, v, f, record_every=steps)
+        tr = T.gradient_descent(np.zeros(m + 1), u0, e, tau / (e * steps), steps, cfg.eta, v, f, record_every=steps,
+                                max_work=cfg.max_work)
         dist.append(float(np.abs(tr.u[-1] - uL).max()))
         errs.append(2 * T.loss(tr.a[-1], tr.u[-1], cfg.eta, v, f))
     order = np.argsort([Q2 / e for e in cfg.eps_values])
@@ -458,9 +503,11 @@ def thm62_verdict(result: ApproachResult) -> Verdict:
                                      f"12 M^2 eta n = {e['proof_accuracy']:.3g} (the limit's: {e['error_limit']:.3g})")
 
 
+#: check: m = 24, 7.5 s (slope -1.00); paper: m = 66 >= (6.2) (Delta v = 1/2, n = 2, delta = 1/2: m >= 64.6), the
+#: distance O(eps) from eps = 1.25e-3 on (at 5e-3 and 2.5e-3 it is still 0.019), 12 minutes (slope -0.94)
 THM62_APPROACH_PRESETS = {"check": Thm62ApproachConfig(),
-                          "paper": Thm62ApproachConfig(eps_values=(1e-2, 5e-3, 2.5e-3, 1.25e-3, 6.25e-4, 3.125e-4,
-                                                                   1.5625e-4))}
+                          "paper": Thm62ApproachConfig(per_piece=33, spacing=0.0145, max_work=2e12,
+                                                       eps_values=(1.25e-3, 6.25e-4, 3.125e-4, 1.5625e-4, 7.8125e-5))}
 
 
 register("two_timescale.prop67_flow", config=FlowConfig, presets=FLOW_PRESETS, measure=measure_prop67_flow,
