@@ -49,6 +49,8 @@ BENCHMARK_PRIVATE = {
                                    {"theory.linear._kernels"}),
     "benchmarks/bench_topk.py": ("the full-solve reference the fast path is compared with for equality",
                                  {"theory.topk._api._forward"}),
+    "benchmarks/oracle_power.py": ("the power page's driver lives beside the planted samplers, private by design: "
+                                   "they are wrong on purpose", {"theory.oracle._defects"}),
 }
 
 

@@ -309,3 +309,18 @@ def test_regression_regularisation_dominant_block():
     y = topk_magnitude(x, k, reg, 1.5)
     ref = _ref(x, k, reg, 1.5)
     assert np.all(np.abs(y - ref) <= _tolerance(ref, 1.5) * np.abs(ref))
+
+
+def test_mask_jacobian_at_1e300_is_the_pooled_block_not_its_diagonal():
+    """x ~ 1e300 with reg = 1e300 (the scale of x): the weights rk ~ 1/reg = 1e-300 of a pooled block square to
+    below the float range, and the rank-one term rk rk^T / den was lost (the Jacobian read diag(1/reg) on the
+    block). Scale covariance: J(c x; c reg) = J(x; reg) / c, computed at c = 1 where nothing underflows."""
+    from theory.topk import jacobian, jvp
+
+    x = 1e300 * np.random.default_rng(25).standard_normal(10)
+    J = jacobian(x, 3, 1e300, 2.0)
+    J1 = jacobian(x / 1e300, 3, 1.0, 2.0) / 1e300
+    np.testing.assert_allclose(J, J1, rtol=1e-14, atol=0)
+    assert np.abs(J.sum(axis=1)).max() <= 1e-14 * np.abs(J).max()  # rows sum to 0 (shift invariance)
+    e = np.eye(10)
+    np.testing.assert_allclose(J, np.stack([jvp(x, 3, e[i], 1e300, 2.0) for i in range(10)], axis=1), rtol=1e-14)

@@ -264,6 +264,10 @@ def check_memory(nbytes, name, value, *, func=None, hint=""):
                          f"limit of {format_bytes(MAX_BYTES)} (theory._validation.MAX_BYTES).{extra}")
 
 
+#: the remedy check_work's message offers (a caller without a ``max_work`` keyword, the oracle, replaces it)
+WORK_REMEDY = "pass a larger `max_work` to run it anyway, or a smaller"
+
+
 def check_work(ops, name, value, *, func=None, max_work=None, hint=""):
     """Refuse a call whose estimated cost ``ops`` (floating-point operations) exceeds ``max_work``
     (default :data:`MAX_WORK`), naming ``name`` = ``value`` and giving the estimate.
@@ -274,6 +278,5 @@ def check_work(ops, name, value, *, func=None, max_work=None, hint=""):
     if not ops <= budget:
         extra = f" {hint}" if hint else ""
         raise ValueError(f"`{name}`{where} = {plain(value)!r} needs about {float(ops):.2g} floating-point operations, above "
-                         f"the budget max_work = {budget:.2g}; pass a larger `max_work` to run it anyway, or a "
-                         f"smaller `{name}`.{extra}")
+                         f"the budget max_work = {budget:.2g}; {WORK_REMEDY} `{name}`.{extra}")
     return budget

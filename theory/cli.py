@@ -8,7 +8,7 @@ Usage::
     theory run EXPERIMENT [--preset P] [--set NAME=VALUE ...] [--backend numpy|torch] [--device cpu|cuda]
                [--dtype float64|float32] [--draws-on host|device] [--json OUT]
     theory sweep EXPERIMENT --grid GRID [--preset P] [--scheduler S] [--workers N] [--out DIR] [--plot [FIELD]]
-    theory oracle list | export DIR [--kernel K ...] [--force] | verify KERNEL module:function [--vectors DIR]
+    theory oracle list | show KERNEL | export DIR [--kernel K ...] [--force] | verify KERNEL module:function [--vectors DIR]
                   [--adapter FILE] [--dtype float64|float32] [--json OUT]
 
 ``python -m theory.cli ...`` does the same. Exit codes: 0 all selected claims pass, 1 a claim
@@ -508,14 +508,19 @@ def _oracle_parser(sub) -> None:
     oracle = sub.add_parser(
         "oracle",
         help="check another implementation against the float64 kernels; export test vectors",
-        description="The reference oracle. Exit codes: 0 every case agrees, 1 your implementation disagrees on a\n"
-        "case, 2 the input is wrong (a module that does not import, a function that raises, calls sys.exit or\n"
-        "returns a wrong shape, dtype or NaN, a modified or newer vectors folder, an unknown kernel, an output\n"
-        "path that cannot be written, a run that compared no case).",
+        description="The reference oracle. Exit codes: 0 every case decided agrees, 1 your implementation disagrees\n"
+        "on a case, 2 the input is wrong (a module that does not import, a function that raises, calls sys.exit\n"
+        "or returns a wrong shape, dtype or NaN, a modified or newer vectors folder, an unknown kernel, an output\n"
+        "path that cannot be written) or nothing was decided (no case compared, or every compared case\n"
+        "inconclusive). A case is inconclusive, not a pass, when its tolerance is too wide to tell an error of\n"
+        "1 % of the output from rounding; inconclusive cases alone never give exit code 1.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     osub = oracle.add_subparsers(dest="oracle_command")
     osub.add_parser("list", help="every kernel with its number of cases and its tolerance rule")
+    show = osub.add_parser("show", help="a kernel's call, argument shapes and dtypes, conventions, tolerance rule, "
+                                        "parameters and case names")
+    show.add_argument("kernel", metavar="KERNEL")
     export = osub.add_parser("export", help="write one .npz per kernel and manifest.json (byte-reproducible)")
     export.add_argument("dir", metavar="DIR")
     export.add_argument("--kernel", action="append", default=[], metavar="K", help="only this kernel (repeatable)")
@@ -530,7 +535,11 @@ def _oracle_parser(sub) -> None:
                         help="a Python file defining adapt(fn) -> a callable taking the oracle's keyword arguments")
     verify.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="float32: inputs rounded to float32 and the float32 tolerance rule")
-    verify.add_argument("--case", action="append", default=None, metavar="NAME", help="only this case (repeatable)")
+    verify.add_argument("--case", action="append", default=None, metavar="NAME",
+                        help="only the cases of this name or shell glob, e.g. 'fgn_H0.5*' (repeatable)")
+    verify.add_argument("--param", action="append", default=None, metavar="NAME=V1,V2",
+                        help="generate the cases at these values of a parameter of the kernel (repeatable; every "
+                             "combination; `theory oracle show KERNEL` lists its parameters)")
     verify.add_argument("--json", default=None, metavar="OUT", help="also write the result as JSON")
 
 
@@ -541,7 +550,12 @@ def _oracle(args: argparse.Namespace) -> int:
         if args.oracle_command == "list":
             for name in oracle.kernels():
                 k = oracle.kernel(name)
-                _say(f"{name:<24} {len(k.cases()):>3} cases  {k.rule}")
+                params = f"; parameters: {', '.join(p.name for p in k.parameters)}" if k.parameters else ""
+                _say(f"{name:<24} {len(k.cases()):>3} cases  {k.rule}\n{'':<24}     {k.signature}{params}")
+            _say("`theory oracle show KERNEL` prints a kernel's arguments, conventions, tolerance and case names.")
+            return 0
+        if args.oracle_command == "show":
+            _say(oracle.show(args.kernel))
             return 0
         if args.oracle_command == "export":
             path = oracle.export(args.dir, args.kernel or None, overwrite=args.force)
@@ -565,7 +579,7 @@ def _oracle(args: argparse.Namespace) -> int:
                 _sys.path.insert(0, os.getcwd())  # as `python -m` would: the user's modules in the cwd import
             fn = oracle.load_function(args.function)
             result = oracle.verify(args.kernel, fn, vectors=args.vectors, adapter=args.adapter,
-                                   dtype=args.dtype, cases=args.case)
+                                   dtype=args.dtype, cases=args.case, params=_oracle_params(args.param))
             _say(result.report())
             if args.json:
                 import json
@@ -581,8 +595,25 @@ def _oracle(args: argparse.Namespace) -> int:
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         _say(f"theory oracle: cannot read or write a file{where}: {exc.strerror or exc}", sys.stderr)
         return 2
-    _say("theory oracle: name a subcommand: list, export or verify (`theory oracle --help`)", sys.stderr)
+    _say("theory oracle: name a subcommand: list, show, export or verify (`theory oracle --help`)", sys.stderr)
     return 2
+
+
+def _oracle_params(items):
+    """``--param NAME=V1,V2`` options as {NAME: "V1,V2"} (parsed by the kernel's declared constraints), or None."""
+    from theory import oracle
+
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        if not sep or not name.strip() or not values.strip():
+            raise oracle.OracleInputError(f"--param expects NAME=V1,V2 (e.g. hurst=0.3,0.7); got {item!r}")
+        if name.strip() in out:
+            raise oracle.OracleInputError(f"--param {name.strip()} is given twice; list its values once, comma-separated")
+        out[name.strip()] = values
+    return out
 
 
 def _sweep_parser(sub) -> None:

@@ -7,6 +7,8 @@ At ``builder-inited`` this writes, under ``docs/_generated/``:
   environment) so that a reader knows where the figures come from;
 * ``gallery.md``: every figure of ``figures/out/`` grouped by paper key, and the curated
   ``figures/gallery/``;
+* ``oracle_kernels.md`` (included by the oracle how-to) and ``oracle_show.md``: the oracle's kernels, from
+  their declarations in :mod:`theory.oracle` (the table, and each kernel as ``theory oracle show`` prints it);
 * ``bounds.md``: every bound of the ten keys with its worst-case search: the worst ratio on the
   random instances, the worst found by the search, its budget and instance, and the smallest constant
   found beside the printed one (from ``reports/claims.json``);
@@ -254,11 +256,30 @@ def oracle_table() -> str:
     """The oracle's kernels as ``theory oracle list`` knows them: name, cases, call, tolerance rule."""
     from theory import oracle
 
-    lines = ["| kernel | cases | how your function is called | tolerance rule |", "|---|---|---|---|"]
+    lines = ["| kernel | cases | how your function is called | conventions | parameters | tolerance rule |",
+             "|---|---|---|---|---|---|"]
     for name in oracle.kernels():
         k = oracle.kernel(name)
-        lines.append("| " + " | ".join((_code(name), str(len(k.cases())), _code(k.signature), _cell(k.rule)))
-                     + " |")
+        conventions = "; ".join(c.topic + (f" (`{c.parameter}`)" if c.parameter else "") for c in k.conventions)
+        params = ", ".join(_code(p.name) for p in k.parameters)
+        lines.append("| " + " | ".join((_code(name), str(len(k.cases())), _code(k.signature), _cell(conventions),
+                                        params, _cell(k.rule))) + " |")
+    lines += ["", "Each kernel's arguments with their shapes and dtypes, its conventions with the mapping onto the "
+              "kernel's, and its case names: {doc}`/_generated/oracle_show` (what `theory oracle show KERNEL` prints)."]
+    return "\n".join(lines) + "\n"
+
+
+def oracle_show_page() -> str:
+    """Every kernel as ``theory oracle show`` prints it (one declaration: the kernel's own)."""
+    from theory import oracle
+
+    lines = ["# The oracle's kernels, one by one", "",
+             "What `theory oracle show KERNEL` prints: the call with every argument's shape and dtype, the "
+             "conventions other implementations vary on (with the mapping onto the kernel's), the tolerance rule and "
+             "why, the parameters a user may set with `--param NAME=V1,V2`, and the case names (`--case` takes names "
+             "or shell globs).", ""]
+    for name in oracle.kernels():
+        lines += [f"## `{name}`", "", "```text", oracle.show(name), "```", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -282,6 +303,7 @@ def bounds_page(report: dict) -> str:
 
 def generate(app) -> None:
     _write(OUT / "oracle_kernels.md", oracle_table())
+    _write(OUT / "oracle_show.md", oracle_show_page())
     api_pages(OUT / "api")
     # autosummary lists the files to scan before this handler runs; name the generated API pages
     app.config.autosummary_generate = sorted(

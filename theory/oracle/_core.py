@@ -22,14 +22,29 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Case", "Kernel", "OracleInputError", "VerifyResult", "CaseRow", "FORMAT_VERSION",
-           "register", "kernel", "kernels", "verify", "export", "load_vectors", "load_adapter",
-           "load_function"]
+__all__ = ["Case", "Kernel", "Argument", "Convention", "Parameter", "OracleInputError", "VerifyResult", "CaseRow",
+           "FORMAT_VERSION", "register", "kernel", "kernels", "verify", "export", "load_vectors", "load_adapter",
+           "load_function", "show", "select_cases", "cases_at", "INCONCLUSIVE_FRACTION", "ROUNDING_BAND", "VERDICTS"]
 
 #: version of the exported vectors' layout; a reader refuses a newer one
 FORMAT_VERSION = 1
 
 EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps)}
+
+#: A case whose tolerance exceeds this fraction of an output's scale (the largest magnitude max|ref| of that
+#: output's reference entries) decides nothing: its rule cannot tell an error of 1 % of the output from
+#: rounding, so an implementation off by a few percent would pass. Such a case is ``inconclusive`` (not
+#: ``pass``) unless its error exceeds the tolerance, which is a decisive ``FAIL``. An output whose reference
+#: is exactly 0 everywhere has no scale (no relative error can be stated): its tolerance alone judges it.
+#: Statistical kernels (samplers) are judged by their tests and are not affected.
+INCONCLUSIVE_FRACTION = 1e-2
+
+#: The band of relative errors (error / output scale, in units of a precision's machine epsilon) that one
+#: rounding in that precision explains: a rounded value has a relative error of at most eps/2, and of at
+#: least eps/100 for all but about 2 % of values; a few roundings, or one amplified by a modest
+#: conditioning, reach several eps, up to the upper end. The diagnosis of a FAIL compares the error with
+#: this band for float32 (and with the case's own tolerance rule evaluated at float32's and float64's eps).
+ROUNDING_BAND = (1e-2, 10.0)
 
 
 class OracleInputError(ValueError):
@@ -43,6 +58,50 @@ class Case:
     name: str
     params: Mapping[str, Any]
     inputs: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Argument:
+    """One argument of the user's function, or one output: its ``name``, ``shape`` (in the letters of the
+    kernel's signature, e.g. ``"(N, d, d)"``, or ``"scalar"``), ``dtype`` (``"float64"``, ``"int"``, ``"bool"``,
+    ``"str"``, ``"numpy Generator"``) and ``meaning`` (one line)."""
+
+    name: str
+    shape: str
+    dtype: str
+    meaning: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Convention:
+    """A convention the kernel fixes and that other implementations vary on.
+
+    ``topic`` what it is about (a step size, an activation slope, a normalisation), ``ours`` the kernel's
+    choice (and where the document makes it), ``alternatives`` the choices common elsewhere, ``mapping`` how
+    to map an alternative onto the kernel's (the adapter line to write), and ``parameter`` the argument of
+    the user's function that selects it when the kernel takes it as a parameter ("" when it is fixed).
+    """
+
+    topic: str
+    ours: str
+    alternatives: str
+    mapping: str
+    parameter: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+    """A parameter of a kernel's generated cases that the user may set (``--param NAME=V1,V2``).
+
+    ``constraint`` is its domain (a :class:`theory.experiments.config.Constraint`: validation, parsing and
+    the words of the docs come from it), ``default`` the value used when the user sets other parameters
+    only, ``doc`` one line.
+    """
+
+    name: str
+    constraint: Any
+    default: Any
+    doc: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +125,14 @@ class Kernel:
         ``max |got - reference|`` of each output, with ``eps`` the unit roundoff of the mode.
     rule, why : str
         The tolerance rule as a formula, and why it follows from the problem's conditioning.
+    arguments, returns : tuple of Argument
+        The user's function's keyword arguments and its outputs, with shapes and dtypes (``theory oracle
+        show`` prints them).
+    conventions : tuple of Convention
+        The conventions other implementations vary on, with the mapping onto the kernel's.
+    parameters : tuple of Parameter
+        The parameters of the generated cases a user may choose; ``generate(**values)`` returns the cases at
+        one value of each (see :func:`cases_at`).
     """
 
     name: str
@@ -85,6 +152,11 @@ class Kernel:
     judge: Callable[..., tuple] | None = None
     #: the package's own implementation in the oracle's calling convention (default: ``reference``)
     own: Callable[..., Any] | None = None
+    arguments: tuple = ()
+    returns: tuple = ()
+    conventions: tuple = ()
+    parameters: tuple = ()
+    generate: Callable[..., list[Case]] | None = None
 
     @property
     def implementation(self) -> Callable[..., Any]:
@@ -131,6 +203,130 @@ def kernel(name: str) -> Kernel:
     return _REGISTRY[name]
 
 
+def select_cases(k: Kernel, patterns, cases: list | None = None) -> list:
+    """The cases of ``k`` (or of the list ``cases`` of Case or (Case, stored) pairs) whose names match one of
+    ``patterns`` (exact names or shell globs: ``*``, ``?``, ``[...]``), in the kernel's order; a pattern that
+    matches nothing is an :class:`OracleInputError` listing the case names."""
+    import fnmatch
+
+    pool = list(k.cases()) if cases is None else list(cases)
+    names = [(c[0] if isinstance(c, tuple) else c).name for c in pool]
+    patterns = [str(p) for p in patterns]
+    unmatched = [p for p in patterns if not fnmatch.filter(names, p)]
+    if unmatched:
+        raise OracleInputError(f"kernel {k.name} has no case matching {', '.join(unmatched)} (its cases: "
+                               f"{', '.join(names)})")
+    return [c for c, name in zip(pool, names) if any(fnmatch.fnmatchcase(name, p) for p in patterns)]
+
+
+def cases_at(k: Kernel, params: Mapping[str, Any]) -> list[Case]:
+    """The cases of ``k`` generated at the user's parameter values.
+
+    ``params`` maps parameter names of ``k.parameters`` to a value or a sequence of values (a string from the
+    command line, ``"0.3,0.7"``, is parsed by the parameter's constraint); the cases are generated at every
+    combination, the unnamed parameters at their defaults, in the order the values are given.
+
+    Raises
+    ------
+    OracleInputError
+        The kernel generates no cases at chosen parameters, a name it does not declare, or a value outside
+        the parameter's domain (the message names the parameter and the domain).
+    """
+    import itertools
+
+    if k.generate is None or not k.parameters:
+        raise OracleInputError(f"kernel {k.name} has no parameters to choose: its cases are fixed "
+                               f"(kernels with parameters: {', '.join(n for n in kernels() if _REGISTRY[n].parameters)})")
+    declared = {p.name: p for p in k.parameters}
+    unknown = [name for name in params if name not in declared]
+    if unknown:
+        raise OracleInputError(f"kernel {k.name} has no parameter {', '.join(map(repr, unknown))}; its parameters: "
+                               + "; ".join(f"{p.name} ({p.constraint.describe()})" for p in k.parameters))
+    axes = []
+    for p in k.parameters:
+        given = params.get(p.name, (p.default,))
+        if isinstance(given, str):
+            try:
+                given = [p.constraint.parse(t.strip(), p.name) for t in given.split(",") if t.strip()]
+            except (TypeError, ValueError) as exc:
+                raise OracleInputError(f"--param {p.name}: {exc}") from None
+        elif not isinstance(given, (list, tuple)):
+            given = (given,)
+        if not given:
+            raise OracleInputError(f"parameter {p.name!r} of kernel {k.name} was given no value")
+        values = []
+        for v in given:
+            try:
+                values.append(p.constraint.validate(v, p.name, f"the kernel {k.name}"))
+            except (TypeError, ValueError) as exc:
+                raise OracleInputError(f"{exc} ({p.doc})") from None
+        axes.append(values)
+    out, seen = [], set()
+    for combo in itertools.product(*axes):
+        try:
+            generated = k.generate(**{p.name: v for p, v in zip(k.parameters, combo)})
+        except (TypeError, ValueError) as exc:  # the generator's own limits (memory, work, a joint constraint)
+            from theory._validation import WORK_REMEDY
+
+            text = str(exc).replace(WORK_REMEDY, "the oracle's budget is fixed: choose a smaller")
+            raise OracleInputError(f"kernel {k.name} at {dict(zip(declared, combo))}: {text}") from None
+        for c in generated:
+            if c.name not in seen:
+                seen.add(c.name)
+                out.append(c)
+    return out
+
+
+def show(name) -> str:
+    """What an implementer needs to call a kernel: the call, each argument and output with its shape and
+    dtype, the conventions (with the common alternatives and how to map them), the tolerance rule and why,
+    the parameters a user may choose, and the case names (``theory oracle show KERNEL`` prints it)."""
+    import textwrap
+
+    k = kernel(name)
+
+    def wrap(text, indent):
+        return textwrap.fill(" ".join(str(text).split()), width=100, initial_indent=indent,
+                             subsequent_indent=indent)
+
+    lines = [f"{k.name}  (the package's {k.module or 'kernel'})", "", "call", wrap(k.signature, "  ")]
+    for title, items in (("arguments", k.arguments), ("returns", k.returns)):
+        if items:
+            lines += ["", title]
+            width = max(len(a.name) for a in items)
+            shape = max(len(a.shape) for a in items)
+            dtype = max(len(a.dtype) for a in items)
+            for a in items:
+                lines.append(f"  {a.name:<{width}}  {a.shape:<{shape}}  {a.dtype:<{dtype}}  {a.meaning}")
+    if k.conventions:
+        lines += ["", "conventions"]
+        for c in k.conventions:
+            lines.append(wrap(f"- {c.topic}" + (f" (argument `{c.parameter}`)" if c.parameter else ""), "  "))
+            lines.append(wrap(f"ours: {c.ours}", "      "))
+            lines.append(wrap(f"elsewhere: {c.alternatives}", "      "))
+            lines.append(wrap(f"to map: {c.mapping}", "      "))
+    lines += ["", "tolerance", wrap(k.rule, "  "), wrap(f"why: {k.why}", "  ")]
+    if k.parameters:
+        lines += ["", "parameters (theory oracle verify ... --param NAME=V1,V2; Python: verify(..., params={NAME: [V1, V2]}))"]
+        for p in k.parameters:
+            lines.append(wrap(f"{p.name}: {p.constraint.describe()}; default {p.default!r}; {p.doc}", "  "))
+    names = [c.name for c in k.cases()]
+    lines += ["", f"cases ({len(names)}; select with --case NAME or a glob such as --case '{_glob_hint(names)}')",
+              wrap(", ".join(names), "  ")]
+    return "\n".join(lines)
+
+
+def _glob_hint(names) -> str:
+    """A glob matching some of ``names`` (the common prefix of the first two, or the first name)."""
+    if len(names) >= 2:
+        import os.path
+
+        prefix = os.path.commonprefix(names[:2])
+        if prefix:
+            return prefix + "*"
+    return names[0] if names else "*"
+
+
 # ----------------------------------------------------------------------------------------------
 # inputs in a given precision
 
@@ -170,21 +366,50 @@ def reference_outputs(k: Kernel, inputs: Mapping[str, Any], dtype: str = "float6
     return tuple(np.asarray(o, dtype=np.float64) for o in out)
 
 
+def _reference_for(k: Kernel, case: Case, dtype: str = "float64") -> tuple:
+    """:func:`reference_outputs` of a case; the package's own refusal (a size beyond its limits, a value its
+    kernel cannot take, at parameters the user chose) is an :class:`OracleInputError` naming the case."""
+    try:
+        return reference_outputs(k, case.inputs, dtype)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise OracleInputError(f"the package's reference cannot compute case {case.name} of {k.name} "
+                               f"({json.dumps(_jsonable(case.params), sort_keys=True, default=str)}) in {dtype} "
+                               f"mode: {type(exc).__name__}: {exc}") from None
+
+
 # ----------------------------------------------------------------------------------------------
 # verification
 
 
 @dataclasses.dataclass(frozen=True)
 class CaseRow:
-    """One line of the verification table."""
+    """One line of the verification table.
+
+    ``verdict`` is ``"pass"``, ``"FAIL"``, ``"inconclusive"`` (every error within a tolerance too wide
+    to decide, see :data:`INCONCLUSIVE_FRACTION`), ``"ERROR"`` or ``"skip"``. ``max_abs``, ``max_rel``,
+    ``tol`` and ``scale`` (max|ref| of that output) are those of the output named in ``output`` (of a
+    kernel with several outputs): the one with the largest error relative to its tolerance, or, for an
+    inconclusive row, the one whose tolerance is the largest fraction of its scale. A FAIL row's
+    ``diagnosis`` says which rounding its error is consistent with (:func:`_diagnose`) and ``message``
+    says it in words.
+    """
 
     case: str
-    verdict: str          # "pass", "FAIL", "ERROR" or "skip"
+    verdict: str
     max_abs: float = math.nan
     max_rel: float = math.nan
     tol: float = math.nan
-    output: str = ""      # the output with the largest error relative to its tolerance
+    output: str = ""
     message: str = ""
+    scale: float = math.nan
+    diagnosis: str = ""
+
+
+#: every verdict a row can have; those of a case that was compared with the reference, and of one that the
+#: comparison decided
+VERDICTS = ("pass", "FAIL", "inconclusive", "ERROR", "skip")
+_COMPARED = ("pass", "FAIL", "inconclusive")
+_DECIDED = ("pass", "FAIL")
 
 
 @dataclasses.dataclass
@@ -198,22 +423,50 @@ class VerifyResult:
     seconds_user: float = 0.0
     seconds_total: float = 0.0
 
+    def count(self, verdict: str) -> int:
+        """How many rows have this verdict, one of :data:`VERDICTS`.
+
+        Raises
+        ------
+        OracleInputError
+            ``verdict`` is not one of :data:`VERDICTS` (a misspelt verdict would count 0 silently).
+        """
+        if verdict not in VERDICTS:
+            raise OracleInputError(f"verdict must be one of {', '.join(VERDICTS)}; got {verdict!r}")
+        return sum(r.verdict == verdict for r in self.rows)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The number of rows of each verdict of :data:`VERDICTS`."""
+        return {v: self.count(v) for v in VERDICTS}
+
     @property
     def compared(self) -> int:
-        """How many cases were compared (passed or failed); skipped and unchecked cases are not."""
-        return sum(r.verdict in ("pass", "FAIL") for r in self.rows)
+        """How many cases were compared (passed, failed or inconclusive); skipped and unchecked cases are not."""
+        return sum(r.verdict in _COMPARED for r in self.rows)
+
+    @property
+    def decided(self) -> int:
+        """How many compared cases the comparison decided (passed or failed; not the inconclusive ones)."""
+        return sum(r.verdict in _DECIDED for r in self.rows)
+
+    @property
+    def inconclusive(self) -> list[CaseRow]:
+        """The rows whose tolerance was too wide to decide (every error within it)."""
+        return [r for r in self.rows if r.verdict == "inconclusive"]
 
     @property
     def ok(self) -> bool:
-        """Every case compared agrees, and at least one was compared (a run that compared nothing,
-        every case skipped or none selected, is never a success)."""
-        return self.compared > 0 and all(r.verdict in ("pass", "skip") for r in self.rows)
+        """No case disagrees or could not be checked, and at least one case passed: a run that decided
+        nothing (every case skipped, none selected, or every compared case inconclusive) is never a success."""
+        return self.count("pass") > 0 and all(r.verdict in ("pass", "inconclusive", "skip") for r in self.rows)
 
     @property
     def exit_code(self) -> int:
-        """0 all cases agree, 1 a case disagrees, 2 a case could not be checked (raised, exited, was
-        interrupted, returned a bad output) or nothing was compared."""
-        if any(r.verdict == "ERROR" for r in self.rows) or self.compared == 0:
+        """0 the cases decided agree (inconclusive ones aside), 1 a case disagrees, 2 a case could not be
+        checked (raised, exited, was interrupted, returned a bad output) or nothing was decided (no case
+        compared, or every compared case inconclusive)."""
+        if any(r.verdict == "ERROR" for r in self.rows) or self.decided == 0:
             return 2
         return 0 if self.ok else 1
 
@@ -231,7 +484,7 @@ class VerifyResult:
         for r in self.rows:
             def f(v):
                 return f"{v:11.3e}" if math.isfinite(v) else f"{'-':>11}"
-            tail = f"  ({r.output})" if r.verdict == "FAIL" and r.output else ""
+            tail = f"  ({r.output})" if r.verdict in ("FAIL", "inconclusive") and r.output else ""
             tail += f"  {r.message}" if r.message else ""
             tol = f"{r.tol:9.2e}" if math.isfinite(r.tol) else f"{'-':>9}"
             lines.append(f"{r.case:<{width}}  {f(r.max_abs)}  {f(r.max_rel)}  {tol}  {r.verdict}{tail}")
@@ -239,19 +492,22 @@ class VerifyResult:
 
     def summary(self) -> str:
         n = len(self.rows)
-        failed = sum(r.verdict == "FAIL" for r in self.rows)
-        errors = sum(r.verdict == "ERROR" for r in self.rows)
-        skipped = sum(r.verdict == "skip" for r in self.rows)
-        text = f"{self.kernel} ({self.dtype}): {n - failed - errors - skipped} of {n - skipped} cases pass"
-        if skipped:
-            text += f", {skipped} skipped"
-        if failed:
-            text += f"; {failed} disagree"
-        if errors:
-            text += f"; {errors} could not be checked (the function raised or returned a bad output)"
-        if self.compared == 0 and not errors:
+        c = self.counts
+        text = f"{self.kernel} ({self.dtype}): {c['pass']} of {n - c['skip']} cases pass"
+        if c["inconclusive"]:
+            text += (f", {c['inconclusive']} inconclusive (a tolerance above {INCONCLUSIVE_FRACTION:g} of the "
+                     f"output's scale: those cases decide nothing)")
+        if c["skip"]:
+            text += f", {c['skip']} skipped"
+        if c["FAIL"]:
+            text += f"; {c['FAIL']} disagree"
+        if c["ERROR"]:
+            text += f"; {c['ERROR']} could not be checked (the function raised or returned a bad output)"
+        if self.compared == 0 and not c["ERROR"]:
             text += "; nothing was compared (" + ("every selected case was skipped" if n else "no case selected") + \
                     "), which is not a success"
+        elif self.decided == 0 and not c["ERROR"]:
+            text += "; nothing was decided (every compared case is inconclusive), which is not a success"
         return text
 
     def report(self) -> str:
@@ -263,6 +519,7 @@ class VerifyResult:
 
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "dtype": self.dtype, "ok": self.ok, "exit_code": self.exit_code,
+                "counts": self.counts, "inconclusive_fraction": INCONCLUSIVE_FRACTION,
                 "rows": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                           for k, v in dataclasses.asdict(r).items()} for r in self.rows],
                 "first_failure": None if self.first_failure is None else {
@@ -335,27 +592,107 @@ def _float_dtype(value):
     return t if t.kind == "f" else None
 
 
-def _compare(k: Kernel, case: Case, got: tuple, ref: tuple, eps: float, given: Mapping) -> CaseRow:
-    tols = k.tolerance(_upcast(given), ref, eps)
-    worst = None
-    max_abs = max_rel = 0.0
-    tol_shown = math.nan
-    for name, g, r, tol in zip(k.outputs, got, ref, tols):
+def _compare(k: Kernel, case: Case, got: tuple, ref: tuple, eps: float, given: Mapping, *, dtype: str = "float64",
+             narrow: tuple = ()) -> CaseRow:
+    """The row of one compared case: each output against its tolerance.
+
+    ``FAIL`` when an output's error exceeds its tolerance (decisive, however wide the tolerance), with the
+    rounding diagnosis of :func:`_diagnose` (``narrow``: the float dtypes narrower than the mode that the
+    function returned); otherwise ``inconclusive`` when an output's tolerance exceeds
+    :data:`INCONCLUSIVE_FRACTION` of its scale max|ref| (an output whose reference is 0 everywhere has no
+    scale and is judged by its tolerance alone); otherwise ``pass``.
+    """
+    inputs = _upcast(given)
+    tols = k.tolerance(inputs, ref, eps)
+    per = []  # (index, name, err, rel, tol, scale, err / tol, tol / scale) per output
+    for i, (name, g, r, tol) in enumerate(zip(k.outputs, got, ref, tols)):
+        tol = float(tol)
         err = float(np.max(np.abs(g - r))) if r.size else 0.0
         scale = float(np.max(np.abs(r))) if r.size else 0.0
         rel = err / scale if scale > 0 else (0.0 if err == 0 else math.inf)
         ratio = err / tol if tol > 0 else (0.0 if err == 0 else math.inf)
-        if worst is None or ratio > worst[0]:
-            worst = (ratio, name, err, rel, tol)
-        max_abs, max_rel = max(max_abs, err), max(max_rel, rel)
-    ratio, name, err, rel, tol_shown = worst
-    verdict = "pass" if ratio <= 1.0 else "FAIL"
-    if len(k.outputs) > 1:
-        max_abs, max_rel = err, rel  # the row shows the worst output against its own tolerance
-    return CaseRow(case.name, verdict, max_abs, max_rel, tol_shown, name if len(k.outputs) > 1 else "")
+        width = tol / scale if scale > 0 else 0.0
+        per.append((i, name, err, rel, tol, scale, ratio, width))
+    worst = per[0]
+    for p in per[1:]:
+        if p[6] > worst[6]:
+            worst = p
+    several = len(k.outputs) > 1
+    undecided = [p for p in per if p[7] > INCONCLUSIVE_FRACTION]
+    if not worst[6] <= 1.0:
+        i, name, err, rel, tol, scale = worst[:6]
+        tol32, tol64 = (tol, math.nan) if dtype == "float32" else (float(k.tolerance(inputs, ref, EPS["float32"])[i]), tol)
+        key, text = _diagnose(err, scale, tol32, tol64, dtype, narrow)
+        return CaseRow(case.name, "FAIL", err, rel, tol, name if several else "", text, scale, key)
+    if undecided:
+        i, name, err, rel, tol, scale, ratio, width = max(undecided, key=lambda p: p[7])
+        text = (f"tolerance {tol:.2e} = {width:.3g} x max|{name}_ref| ({scale:.2e}), above {INCONCLUSIVE_FRACTION:g}: "
+                f"cannot tell an error of {100 * INCONCLUSIVE_FRACTION:g} % of {name} from rounding")
+        others = [p[1] for p in undecided if p[1] != name]
+        if others:
+            text += f" (nor of {', '.join(others)})"
+        return CaseRow(case.name, "inconclusive", err, rel, tol, name if several else "", text, scale)
+    i, name, err, rel, tol, scale = worst[:6]
+    return CaseRow(case.name, "pass", err, rel, tol, name if several else "", "", scale)
 
 
-def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", cases=None) -> VerifyResult:
+def _times(err: float, tol: float) -> str:
+    """``err / tol`` as the diagnosis prints it (``inf`` for a zero tolerance)."""
+    return f"{err / tol:.3g}" if tol > 0 else "inf"
+
+
+def _diagnose(err: float, scale: float, tol32: float, tol64: float, dtype: str, narrow=()) -> tuple[str, str]:
+    """Which rounding the error of a failing output is consistent with: ``(key, sentence)``.
+
+    The relative error ``err / scale`` is compared with float32's machine epsilon through
+    :data:`ROUNDING_BAND` ``(lo, hi)``, and ``err`` with the case's own rule at float32's eps (``tol32``)
+    and float64's (``tol64``, the tolerance of float64 mode). Keys:
+
+    - ``"not precision"``: above ``hi`` eps32 and above ``tol32``: beyond any float32 rounding the rule
+      allows, so a wrong constant or formula;
+    - ``"float32 arithmetic or formula"``: above ``hi`` eps32 but within ``tol32``: float32 arithmetic
+      throughout (roundings amplified by the conditioning) explains it, and so would a wrong constant;
+    - ``"float32 rounding"``: between ``lo`` and ``hi`` eps32: a float32 value or constant inside the
+      computation (in float32 mode: a float32 algorithm less accurate than the rule);
+    - ``"float64 rounding"`` (float64 mode): below ``lo`` eps32 and within ``hi`` times ``tol64``: a
+      float64 computation less accurate than the rule allows;
+    - ``"neither precision"``: below ``lo`` eps32 and above that: a small wrong term or a loss of accuracy;
+    - ``"zero reference"``: the reference is 0 everywhere, no relative comparison exists.
+
+    A returned dtype narrower than the mode (``narrow``) is named in the sentence.
+    """
+    lo, hi = ROUNDING_BAND
+    returned = f"; returned {', '.join(narrow)} in {dtype} mode" if narrow else ""
+    if not scale > 0:
+        return "zero reference", (f"the reference output is 0 everywhere: an absolute error of {err:.2e}, which no "
+                                  f"relative rounding explains{returned}")
+    rel = err / scale
+    r32, r64 = rel / EPS["float32"], rel / EPS["float64"]
+    figures = f"error {rel:.2g} relative = {r32:.2g} eps32 = {r64:.3g} eps64"
+    if r32 > hi:
+        if err <= tol32:
+            return "float32 arithmetic or formula", (
+                f"above float32 rounding ({figures}) but within this case's float32 tolerance {tol32:.2e}: float32 "
+                f"arithmetic throughout (roundings amplified by the conditioning), or a wrong constant or formula"
+                f"{returned}")
+        return "not precision", (f"far above float32 rounding ({figures}; {_times(err, tol32)} x this case's float32 "
+                                 f"tolerance): a wrong constant or formula, not precision{returned}")
+    if r32 >= lo:
+        if dtype == "float32":
+            return "float32 rounding", (f"consistent with float32 rounding ({figures}) but above the float32 rule: a "
+                                        f"float32 algorithm less accurate than the rule allows, or a small wrong term"
+                                        f"{returned}")
+        return "float32 rounding", (f"consistent with float32 rounding ({figures}): a float32 value or constant inside "
+                                    f"the computation{returned}")
+    if dtype == "float64" and err <= hi * tol64:
+        return "float64 rounding", (f"far below float32 rounding, consistent with float64 rounding ({figures}; "
+                                    f"{_times(err, tol64)} x the tolerance): a float64 computation less accurate than the "
+                                    f"rule allows (another algorithm or order of operations), not float32{returned}")
+    return "neither precision", (f"between float64 and float32 rounding ({figures}): neither precision explains it; "
+                                 f"a small wrong term or constant, or a loss of accuracy (cancellation){returned}")
+
+
+def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", cases=None, params=None) -> VerifyResult:
     """Call ``fn`` on every case of a kernel and compare with the float64 reference.
 
     Parameters
@@ -373,7 +710,11 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         inputs and applies the kernel's rule with float32's unit roundoff; cases outside float32's range
         are skipped.
     cases : iterable of str, optional
-        Only these case names.
+        Only the cases with these names or matching these shell globs (``"fgn_H0.5*"``).
+    params : dict, optional
+        Cases generated at the user's parameter values instead of the built-in ones: parameter name ->
+        value or list of values (every combination; see :func:`cases_at` and ``theory oracle show``). Not
+        with ``vectors``.
 
     Returns
     -------
@@ -382,6 +723,10 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         An exception raised by ``fn``, SystemExit (a call of ``sys.exit``) and KeyboardInterrupt included,
         is an ``ERROR`` of its case (after a KeyboardInterrupt the remaining cases are not run); a run
         that compared no case (every case skipped, or none selected) is not ``ok`` and has exit code 2.
+        A case whose tolerance exceeds :data:`INCONCLUSIVE_FRACTION` of an output's scale is
+        ``inconclusive`` unless its error exceeds the tolerance (then ``FAIL``); inconclusive cases alone
+        never give exit code 1, and a run in which every compared case is inconclusive decided nothing:
+        not ``ok``, exit code 2.
 
     Raises
     ------
@@ -401,17 +746,20 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
             raise OracleInputError(f"the adapter raised {_raised(exc)}") from exc
     if not callable(fn):
         raise OracleInputError(f"the function under test is not callable ({type(fn).__name__})")
+    if params is not None and vectors is not None:
+        raise OracleInputError("`params` and `vectors` exclude each other: stored vectors hold the built-in cases")
     if vectors is not None:
         loaded = load_vectors(vectors, k.name)
+    elif params is not None:
+        if not isinstance(params, Mapping):
+            raise OracleInputError(f"`params` must be a dict of parameter name -> values; got {type(params).__name__}")
+        loaded = [(c, None) for c in cases_at(k, params)]
     else:
         loaded = [(c, None) for c in k.cases()]
     if cases is not None:
-        wanted = list(cases)
-        known = {c.name for c, _ in loaded}
-        missing = [c for c in wanted if c not in known]
-        if missing:
-            raise OracleInputError(f"kernel {k.name} has no case {', '.join(missing)}")
-        loaded = [(c, r) for c, r in loaded if c.name in wanted]
+        if isinstance(cases, str):
+            cases = [cases]
+        loaded = select_cases(k, cases, loaded)
     eps = EPS[dtype]
     rows, first, user = [], None, 0.0
     for index, (case, stored) in enumerate(loaded):
@@ -435,7 +783,7 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         if stored is not None:
             ref = stored[dtype]
         else:
-            ref = reference_outputs(k, case.inputs, dtype)
+            ref = _reference_for(k, case, dtype)
         t0 = time.perf_counter()
         try:
             raw = fn(**_in_dtype(case.inputs, dtype))
@@ -454,17 +802,16 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
                 msg += "; the remaining cases are not run"
             rows.append(CaseRow(case.name, "ERROR", message=_error_message(exc)))
         else:
-            row = _compare(k, case, got, ref, eps, given)
-            narrow = sorted({str(t) for t in map(_float_dtype, _as_outputs(k, raw))
-                             if t is not None and t.itemsize < np.dtype(dtype).itemsize})
-            if narrow and row.verdict == "FAIL":
-                row = dataclasses.replace(row, message=f"returned {', '.join(narrow)} in {dtype} mode")
+            narrow = tuple(sorted({str(t) for t in map(_float_dtype, _as_outputs(k, raw))
+                                   if t is not None and t.itemsize < np.dtype(dtype).itemsize}))
+            row = _compare(k, case, got, ref, eps, given, dtype=dtype, narrow=narrow)
             rows.append(row)
             if row.verdict == "FAIL" and first is None:
                 i = k.outputs.index(row.output) if row.output else 0
+                of = f" of {row.output}" if row.output else ""
                 first = {"case": case.name, "params": dict(case.params), "inputs": given,
-                         "message": f"case {case.name}: max abs error {row.max_abs:.3e} > tolerance {row.tol:.3e} "
-                                    f"(rule: {k.rule})",
+                         "message": f"case {case.name}: max abs error{of} {row.max_abs:.3e} > tolerance {row.tol:.3e} "
+                                    f"(rule: {k.rule}); {row.message}",
                          "output": k.outputs[i], "expected": ref[i], "got": got[i]}
             continue
         if first is None:
@@ -516,7 +863,7 @@ def _verify_statistical(k: Kernel, case: Case, fn, stored) -> tuple[CaseRow, flo
         return CaseRow(case.name, "ERROR", message=str(exc)), called
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the user's code may raise anything
         return CaseRow(case.name, "ERROR", message=_error_message(exc)), called
-    ref = stored["float64"] if stored is not None else reference_outputs(k, case.inputs)
+    ref = stored["float64"] if stored is not None else _reference_for(k, case)
     verdict, statistic, p_value, critical, message = k.judge(case.inputs, ref, got)
     return CaseRow(case.name, verdict, statistic, p_value, critical, "", message), called
 

@@ -420,7 +420,9 @@ def _fill_jacobian(order, sgn, diag, rk, seg_lo, seg_hi, seg_den, J):
             for b in range(seg_lo[r], seg_hi[r]):
                 ib = order[b]
                 prod = rk[a] * rk[b]
-                if prod == math.inf:  # rk ~ 1/reg for a tiny reg: scale first (the term itself is finite)
+                # rk ~ 1/reg: for a tiny reg the product overflows, for a huge one (1e300) it underflows to 0
+                # while the term rk_a rk_b / den (of the order of rk) is a normal number: scale first then
+                if prod == math.inf or (abs(prod) < 2.2250738585072014e-308 and rk[a] != 0.0 and rk[b] != 0.0):
                     term = (rk[a] * rinv) * (rk[b] * rinv)
                 else:
                     term = prod * inv

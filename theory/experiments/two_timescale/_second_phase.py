@@ -124,24 +124,22 @@ def window_gradient(a, k, delta, f_left, f_right, *, drift_sign=1.0):
 
 
 def _kernels():
-    """The private evaluations of :mod:`theory.two_timescale` (no validation): nodes, Gram matrix, gradients."""
-    from theory.two_timescale import _network as N
+    """The evaluations of :mod:`theory.two_timescale` the second phase uses (its public, validated functions)."""
+    import theory.two_timescale as T
 
-    return N.K
+    return T
 
 
 def _weights(K, u, eta, v, f):
-    """a*_eta(u) = H(u)^-1 b(u) (exact quadrature) and the quadrature's nodes."""
-    nodes, weights = K.exact_nodes(u, eta, v)
-    H, b = K.gram(u, eta, v, f, nodes, weights)
-    return np.linalg.solve(H, b), nodes, weights
+    """a*_eta(u) = H(u)^-1 b(u) (exact quadrature); the two trailing values keep the call shape of
+    :func:`_gradient_u` (the public functions place their own quadrature nodes)."""
+    H, b = K.gram(u, eta, v, f)
+    return np.linalg.solve(H, b), None, None
 
 
 def _gradient_u(K, a, u, eta, v, f, nodes=None, weights=None):
     """grad_u L(a, u) (6.10), exact quadrature."""
-    if nodes is None:
-        nodes, weights = K.exact_nodes(u, eta, v)
-    return K.loss_grad(a, u, eta, v, f, nodes, weights)[2]
+    return K.gradient(a, u, eta, v, f)[1]
 
 
 def _gaps(u, eta):

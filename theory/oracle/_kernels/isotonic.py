@@ -4,28 +4,51 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import Case, Kernel, register
+from ...experiments.config import Int
+from .._core import Argument, Case, Convention, Kernel, Parameter, register
 from ._common import _rng
+
+#: the seeds of the generic cases at the built-in sizes (any other n uses _OTHER_SEED)
+_SEEDS = {10: 1, 100: 2, 1000: 3}
+_OTHER_SEED = 12
+
+
+def _case(name, y, w=None, increasing=True, **params) -> Case:
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones_like(y) if w is None else np.asarray(w, dtype=np.float64)
+    return Case(name, {"n": int(y.size), "increasing": increasing, **params},
+                {"y": y, "w": w, "increasing": bool(increasing)})
+
+
+def _generic(n: int) -> list[Case]:
+    """The three generic cases at size n (random, weighted, decreasing): the built-in ones at n = 10, 100, 1000
+    and the cases at the user's n (``--param n=...``) alike."""
+    from ..._validation import check_memory, check_work
+
+    func = "the oracle's isotonic_regression cases"
+    check_memory(8 * 8 * n, "n", n, func=func, hint="The cases and the reference hold about 8 arrays of n floats.")
+    check_work(100 * n, "n", n, func=func)
+    seed = _SEEDS.get(n, _OTHER_SEED)
+    trend = np.linspace(0, 2, n)
+    r = _rng(seed)
+    out = [_case(f"random_n{n}", r.standard_normal(n) + trend, seed=seed, law="normal + linear trend")]
+    r = _rng(seed + 10)
+    out.append(_case(f"weighted_n{n}", r.standard_normal(n) + trend, r.uniform(0.1, 10.0, n),
+                     seed=seed + 10, law="normal + trend, weights uniform(0.1, 10)"))
+    r = _rng(seed + 20)
+    out.append(_case(f"decreasing_n{n}", r.standard_normal(n) - trend, r.uniform(0.1, 10.0, n),
+                     increasing=False, seed=seed + 20, law="normal - trend, weights uniform(0.1, 10)"))
+    return out
 
 
 def _isotonic_cases() -> list[Case]:
     cases = []
+    for n in _SEEDS:
+        cases += _generic(n)
 
     def add(name, y, w=None, increasing=True, **params):
-        y = np.asarray(y, dtype=np.float64)
-        w = np.ones_like(y) if w is None else np.asarray(w, dtype=np.float64)
-        cases.append(Case(name, {"n": int(y.size), "increasing": increasing, **params},
-                          {"y": y, "w": w, "increasing": bool(increasing)}))
+        cases.append(_case(name, y, w, increasing, **params))
 
-    for n, seed in ((10, 1), (100, 2), (1000, 3)):
-        r = _rng(seed)
-        add(f"random_n{n}", r.standard_normal(n) + np.linspace(0, 2, n), seed=seed, law="normal + linear trend")
-        r = _rng(seed + 10)
-        add(f"weighted_n{n}", r.standard_normal(n) + np.linspace(0, 2, n), r.uniform(0.1, 10.0, n),
-            seed=seed + 10, law="normal + trend, weights uniform(0.1, 10)")
-        r = _rng(seed + 20)
-        add(f"decreasing_n{n}", r.standard_normal(n) - np.linspace(0, 2, n), r.uniform(0.1, 10.0, n),
-            increasing=False, seed=seed + 20, law="normal - trend, weights uniform(0.1, 10)")
     add("n1", [3.25], seed=None, law="a single point")
     add("n2_violating", [2.0, 1.0], [1.0, 3.0], seed=None, law="one violation")
     add("sorted_n50", np.arange(50.0) / 7, seed=None, law="already increasing")
@@ -75,4 +98,36 @@ register(Kernel(
     why="each fitted value is a weighted mean of a block of responses: a running weighted sum of at most n "
         "terms rounds by at most n eps max|y| whatever the weights (they cancel in the ratio), and the fit is "
         "a continuous function of y, so a different pooling decision at a near-tie moves it by the same order",
+    arguments=(
+        Argument("y", "(n,)", "float64", "the responses, in the order the constraint runs (index order)"),
+        Argument("w", "(n,)", "float64", "positive weights (all ones in the unweighted cases: always given)"),
+        Argument("increasing", "scalar", "bool", "True: x_1 <= ... <= x_n; False: x_1 >= ... >= x_n"),
+    ),
+    returns=(Argument("x", "(n,)", "float64", "the fitted values (not a result object, not the blocks)"),),
+    conventions=(
+        Convention("the loss",
+                   "min sum_i w_i (x_i - y_i)^2 (p = 2 of the pooling problem of topk Section 7.5): the weight "
+                   "multiplies the squared residual; no 1/2, no 1/n (neither changes the minimiser)",
+                   "scipy.optimize.isotonic_regression(y, weights=w) and sklearn.isotonic.isotonic_regression"
+                   "(y, sample_weight=w) use the same loss; code weighting the unsquared residual (w_i (x_i - y_i))^2 "
+                   "has weights w^2",
+                   "pass w as the weights; for a (w_i r_i)^2 loss pass sqrt(w)"),
+        Convention("the direction and the order",
+                   "a non-strict order along the index (no covariate): increasing=True nondecreasing, False "
+                   "nonincreasing",
+                   "scipy and scikit-learn take the same `increasing` flag; a function fitting increasing fits only "
+                   "(R's isoreg); IsotonicRegression.fit(X, y) orders by a covariate X",
+                   "a decreasing fit from an increasing-only function: x = -fn(-y, w); with a covariate pass "
+                   "X = arange(n)"),
+        Convention("the returned value",
+                   "the array of fitted values x, shape (n,)",
+                   "scipy.optimize.isotonic_regression returns an OptimizeResult (.x the fit, .blocks the blocks); "
+                   "sklearn's IsotonicRegression has fit_transform and may clip to [y_min, y_max]",
+                   "return .x of the OptimizeResult (examples/oracle/scipy_isotonic.py); leave y_min, y_max unset"),
+    ),
+    parameters=(
+        Parameter("n", Int(low=1), 1000, "the size of the three generic cases random_n{n}, weighted_n{n} and "
+                  "decreasing_n{n} (the built-in ones at n = 10, 100, 1000)"),
+    ),
+    generate=_generic,
 ))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import Case, Kernel, register
-from .fgn import ALPHA, _fgn_cov
+from ...experiments.config import Choice, Int, Real
+from .._core import Argument, Case, Convention, Kernel, Parameter, register
+from .fgn import _SEED, ALPHA, _fgn_cov
 
 
 #: smooth law: eigen-directions of the RBF Gram matrix kept for whitening (eigenvalue above this times the largest)
@@ -14,15 +15,47 @@ _SMOOTH_KEEP = 1e-6
 _SMOOTH_ENTRY_TOL = 1e-12
 
 
+#: the built-in cases: (law, hurst) -> the seed of their weights, at L = 64 layers of d x d = 32 x 32
+_WEIGHT_SEEDS = {("gaussian", None): 81, ("fbm", 0.3): 82, ("fbm", 0.5): 83, ("fbm", 0.9): 84, ("uniform", None): 85,
+                 ("rademacher", None): 86, ("smooth", None): 87}
+_WEIGHT_L, _WEIGHT_D = 64, 32  # d^2 = 1024 independent entry sequences of length L
+_LAWS = ("gaussian", "uniform", "rademacher", "smooth", "fbm")
+#: the law and Hurst index of a case generated at the user's other parameters only
+_DEFAULT_LAW, _DEFAULT_HURST = "fbm", 0.75
+
+
+def _weights_case(law: str, hurst, L: int, d: int, seed: int | None = None) -> Case:
+    """The case {law}[_H{hurst}]_L{L}_d{d} (hurst only for the fbm law; _s{seed} for an explicit seed); the built-in
+    seed at the built-in (law, hurst, L, d), a fixed derived one otherwise."""
+    from .fgn import _case_seed
+
+    hurst = float(hurst) if law == "fbm" else None
+    name = f"{law}" + ("" if hurst is None else f"_H{hurst!r}") + f"_L{L}_d{d}"
+    if seed is None:
+        builtin = (L, d) == (_WEIGHT_L, _WEIGHT_D) and (law, hurst) in _WEIGHT_SEEDS
+        seed = _WEIGHT_SEEDS[(law, hurst)] if builtin else _case_seed("scaling_weights", (law, hurst, L, d))
+    else:
+        name += f"_s{seed}"
+    inputs = {"L": L, "d": d, "law": law, "hurst": 0.5 if hurst is None else hurst, "seed": seed}
+    return Case(name, {"L": L, "d": d, "law": law, "hurst": hurst, "seed": seed}, inputs)
+
+
 def _weights_cases():
-    cases = []
-    for law, hurst, seed in (("gaussian", None, 81), ("fbm", 0.3, 82), ("fbm", 0.5, 83), ("fbm", 0.9, 84),
-                             ("uniform", None, 85), ("rademacher", None, 86), ("smooth", None, 87)):
-        L, d = 64, 32  # d^2 = 1024 independent entry sequences of length L
-        inputs = {"L": L, "d": d, "law": law, "hurst": 0.5 if hurst is None else hurst, "seed": seed}
-        cases.append(Case(f"{law}" + ("" if hurst is None else f"_H{hurst}") + f"_L{L}_d{d}",
-                          {"L": L, "d": d, "law": law, "hurst": hurst, "seed": seed}, inputs))
-    return cases
+    return [_weights_case(law, 0.5 if hurst is None else hurst, _WEIGHT_L, _WEIGHT_D) for law, hurst in _WEIGHT_SEEDS]
+
+
+def _weights_generate(law, hurst, L, d, seed=None):
+    """The case at one value of each parameter (``--param law=fbm --param hurst=0.3,0.7 --param L=1000``); the
+    judge holds the d^2 sequences of length L three times and an L x L covariance (factor or eigenvectors)."""
+    from ..._validation import check_memory, check_work
+
+    func = "the oracle's scaling_weights cases"
+    name, value = ("L", L) if L >= d * d else ("d", d)
+    check_memory(8 * (4 * L * d * d + 4 * L * L), name, value, func=func,
+                 hint=f"A case holds about four arrays of L d^2 = {L * d * d} floats and a few L x L matrices.")
+    check_work(2.0 * L * L * d * d + 4.0 * L**3, name, value, func=func,
+               hint="The judge whitens the d^2 sequences of length L.")
+    return [_weights_case(law, hurst, L, d, seed)]
 
 
 def _rbf_gram(L):
@@ -139,4 +172,33 @@ register(Kernel(
     shape=lambda inputs: (int(inputs["L"]), int(inputs["d"]), int(inputs["d"])),
     judge=_weights_judge,
     own=_weights_own,
+    arguments=(
+        Argument("L", "scalar", "int", "the number of layers: V_1, ..., V_L"),
+        Argument("d", "scalar", "int", "the width: each V_k is d x d"),
+        Argument("law", "scalar", "str", "'gaussian', 'uniform', 'rademacher', 'smooth' or 'fbm'"),
+        Argument("hurst", "scalar", "float64", "the Hurst index of the fbm law (given as 0.5 for the other laws: "
+                 "ignore it)"),
+        Argument("rng", "scalar", "numpy Generator", "the source of randomness: draw every random number from it"),
+    ),
+    returns=(Argument("V", "(L, d, d)", "float64", "the weights; each entry of sqrt(d) V has unit variance, the d^2 "
+                      "entry sequences across layers independent"),),
+    conventions=(
+        Convention("the scale of the fbm law",
+                   "unit-variance fGn across layers: sqrt(d) V_k[i, j], k = 1..L, is fGn(H) of variance 1, whatever L "
+                   "(scaling Section 4.1, the scale kept in alpha_L)",
+                   "the increments of an fBm on [0, 1], B(k/L) - B((k-1)/L), have variance L^-2H (theory.fbm.fbm's "
+                   "paths differenced, or the fbm package's fgn(n, hurst, length=1))",
+                   "multiply increments of fBm on [0, 1] by L**hurst (and divide by sqrt(d) for the d x d layer)"),
+    ),
+    parameters=(
+        Parameter("law", Choice(*_LAWS), _DEFAULT_LAW, "the weight law (built-in cases: every law, fbm at H = 0.3, "
+                  "0.5, 0.9)"),
+        Parameter("hurst", Real(0.0, 1.0, closed="neither"), _DEFAULT_HURST,
+                  "the Hurst index of the fbm law (ignored by the other laws)"),
+        Parameter("L", Int(low=1), _WEIGHT_L, f"the number of layers (built-in cases: {_WEIGHT_L})"),
+        Parameter("d", Int(low=1), _WEIGHT_D, f"the width: d^2 independent entry sequences (built-in cases: "
+                  f"{_WEIGHT_D})"),
+        _SEED,
+    ),
+    generate=_weights_generate,
 ))
