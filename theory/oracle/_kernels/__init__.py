@@ -3,7 +3,7 @@ tolerance rule of each. Importing this package registers them, in the order ``th
 
 from __future__ import annotations
 
-from . import isotonic, topk, resnet, linear, fgn, soft, scaling, hermite, scaling_weights, fbm, implicit, signature, sinkhorn, momentum  # noqa: F401 - each registers its kernels
+from . import isotonic, topk, resnet, linear, fgn, soft, scaling, hermite, scaling_weights, fbm, implicit, signature, sinkhorn, momentum, momentum_exact, attention, two_timescale  # noqa: F401 - each registers its kernels
 from .fbm import fbm_power
 from .fgn import ALPHA, fgn_power
 
