@@ -358,3 +358,17 @@ def test_the_declared_conventions_map_the_alternatives_onto_the_kernels():
     assert [r.verdict for r in bad.rows] == ["FAIL"] * len(fbm_cases)
     assert oracle.verify("scaling_weights", lambda L, d, law, hurst, rng: fbm_law_on_unit_interval(
         L, d, law, hurst, rng) * (float(L) ** hurst if law == "fbm" else 1.0), cases=fbm_cases).ok
+
+
+@pytest.mark.parametrize("hurst", [0.05, 0.1, 0.2, 0.3, 0.4, 0.45, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8])
+def test_the_one_frequency_shift_at_c_minus_0005_fails_at_every_hurst_asked(hurst):
+    """The issue's done criterion: a sampler whose covariance carries c (-1)^(i-j), c = -0.005, at n = 64 fails at
+    every H it is asked about (--param hurst=...). Above H = 0.66 no circulant weight realises it; up to H = 0.8 the
+    covariance still exists (positive definite) and the planted sampler draws it exactly; beyond, no process has it."""
+    result = oracle.verify("fgn", _defects.planted("fgn", "nyquist-0.005"), params={"hurst": [hurst]})
+    assert result.exit_code == 1 and [r.verdict for r in result.rows] == ["FAIL"], result.report()
+
+
+def test_the_one_frequency_shift_is_refused_where_no_process_has_it():
+    with pytest.raises(ValueError, match="no process has this covariance"):
+        _defects.planted("fgn", "nyquist-0.005")(64, 0.9, 10, np.random.default_rng(0))

@@ -191,10 +191,17 @@ def _frequency_covariance(where, c):
 def _frequency_increments(where, c):
     def draw(n, hurst, size, rng, length=None):
         reason = _frequency_unrealisable(where, c)(n, hurst)
-        if reason is not None:                           # never clipped silently into another defect
-            raise ValueError(f"planted defect {where} c = {c} at n = {n}, H = {hurst}: {reason}")
-        lam, _ = _shifted_eigenvalues(where, c, n, hurst)
-        return _circulant(lam, n, size, rng)
+        if reason is None:
+            lam, _ = _shifted_eigenvalues(where, c, n, hurst)
+            return _circulant(lam, n, size, rng)
+        # No circulant weight gives this error here, but the n x n covariance with it may still be one (a sampler
+        # that gets the covariance wrong another way): then draw it exactly; never clipped into another defect.
+        try:
+            L = np.linalg.cholesky(_frequency_covariance(where, c)("fgn", n, hurst, None))
+        except np.linalg.LinAlgError:
+            raise ValueError(f"planted defect {where} c = {c} at n = {n}, H = {hurst}: {reason}, and no process "
+                             f"has this covariance (it is not positive definite)") from None
+        return rng.standard_normal((size, n)) @ L.T
     return draw
 
 
