@@ -56,6 +56,12 @@ def _f(residual, x, th):
         return th @ x
     if residual == "tanh":
         return np.tanh(th @ x)
+    if residual == "bias":
+        return th
+    if residual == "mlp":  # th = (V.ravel(), W.ravel(), b), V (d, m), W (m, d)
+        d = x.shape[-1]
+        m = th.shape[-1] // (2 * d + 1)
+        return th[: d * m].reshape(d, m) @ np.tanh(th[d * m: 2 * d * m].reshape(m, d) @ x + th[2 * d * m:])
     return th @ np.tanh(x)  # tanh_out
 
 
@@ -497,3 +503,314 @@ def numpy_linear_gradient_display(theta, Sigma, B):
     before, after = _chain([np.eye(d) + t / N for t in theta])
     Pi = before[-1]
     return np.array([after[n + 1].T @ (Pi - B) @ Sigma @ before[n].T for n in range(N)])
+
+
+# ---------------------------------------------------------------------------------------------- attention variants
+# (sinkhorn_iterations, attention_heads: independent NumPy implementations and the bugs planted in them)
+
+def _lse(L, axis):
+    m = np.max(L, axis=axis, keepdims=True)
+    return m + np.log(np.sum(np.exp(L - m), axis=axis, keepdims=True))
+
+
+def numpy_sinkhorn_iterations(C, n_iter, eps, marginals, *, columns_first=False, temperature_times=False, pairs=False):
+    """K^{n_iter} of exp(C / eps) in the log domain, in the dtype of C (an implementation independent of the
+    package's); the keywords plant the bugs below."""
+    C = np.asarray(C)
+    t = C.dtype.type(eps)
+    L = C * t if temperature_times else C / t
+    steps = 2 * n_iter if pairs else n_iter
+    if steps:
+        L = L - np.max(L)
+    for it in range(steps):
+        rows = (it % 2 == 0) != columns_first
+        L = L - _lse(L, 1 if rows else 0)
+    K = np.exp(L)
+    return K / C.dtype.type(C.shape[0]) if marginals == "uniform" else K
+
+
+def sinkhorn_iterations_columns_first(C, n_iter, eps, marginals):
+    """Normalises the columns first (the other order of Eq. (5.3))."""
+    return numpy_sinkhorn_iterations(C, n_iter, eps, marginals, columns_first=True)
+
+
+def sinkhorn_iterations_temperature_times(C, n_iter, eps, marginals):
+    """exp(C eps) instead of exp(C / eps): the temperature read as an inverse temperature."""
+    return numpy_sinkhorn_iterations(C, n_iter, eps, marginals, temperature_times=True)
+
+
+def sinkhorn_iterations_pairs(C, n_iter, eps, marginals):
+    """n_iter row-and-column pairs (2 n_iter normalisations) instead of n_iter normalisations."""
+    return numpy_sinkhorn_iterations(C, n_iter, eps, marginals, pairs=True)
+
+
+def numpy_attention_heads(X, WQ, WK, WV, mask, kind, n_iter, *, scaled=False, mask_after=False, interleave=False):
+    """Batched multi-head attention with einsum in the dtype of X: logits (B, h, n, n), the mask as -inf, n_iter
+    log-domain normalisations, the heads concatenated; the keywords plant the bugs below."""
+    X = np.asarray(X)
+    Q, K, V = (np.einsum("bnd,hde->bhne", X, W) for W in (WQ, WK, WV))
+    C = Q @ np.swapaxes(K, -1, -2)
+    if scaled:
+        C = C / np.sqrt(X.dtype.type(WQ.shape[-1]))
+    keep = np.broadcast_to(np.asarray(mask), (X.shape[0],) + C.shape[2:])[:, None]
+    L = C if mask_after else np.where(keep, C, -np.inf)
+    L = L - np.max(L, axis=-1, keepdims=True)
+    for it in range(n_iter):
+        L = L - _lse(L, -1 if it % 2 == 0 else -2)
+    A = np.exp(L)
+    if mask_after:
+        A = np.where(keep, A, 0)
+    Y = A @ V  # (B, h, n, d_h)
+    B, h, n, d_h = Y.shape
+    return (Y.transpose(0, 2, 3, 1) if interleave else Y.transpose(0, 2, 1, 3)).reshape(B, n, h * d_h)
+
+
+def attention_heads_scaled(X, WQ, WK, WV, mask, kind, n_iter):
+    """Divides the logits by sqrt(d_h), as torch.nn.MultiheadAttention does."""
+    return numpy_attention_heads(X, WQ, WK, WV, mask, kind, n_iter, scaled=True)
+
+
+def attention_heads_mask_after(X, WQ, WK, WV, mask, kind, n_iter):
+    """Zeroes the masked entries after the SoftMax, without renormalising the rows."""
+    return numpy_attention_heads(X, WQ, WK, WV, mask, kind, n_iter, mask_after=True)
+
+
+def attention_heads_interleaved(X, WQ, WK, WV, mask, kind, n_iter):
+    """Concatenates the heads in the wrong order: Y[b, i, c h + k] instead of Y[b, i, k d_h + c]."""
+    return numpy_attention_heads(X, WQ, WK, WV, mask, kind, n_iter, interleave=True)
+
+
+# ------------------------------------------------------------------ exact Momentum ResNet and the Heaviside limit
+# Independent implementations of momentum_exact_* (Python integers, App. 4.C of Sander's thesis) and of the
+# Heaviside kernels of Marion's thesis (6.6)-(6.7), and plausible wrong ones.
+
+def _exact_grid(x, fb):
+    return [int(round(float(t) * 2.0 ** fb)) for t in np.asarray(x, dtype=np.float64)]
+
+
+def _exact_residual(theta_n, X, num, den, fb, act):
+    x = np.array([float(t) / 2.0 ** fb for t in X])
+    f = act(np.asarray(theta_n, dtype=np.float64) @ x)
+    c = 1.0 - num / den
+    return [int(round(c * float(t) * 2.0 ** fb)) for t in f]
+
+
+def _mul(v, b, num, den, truncating=False, wrap=False):
+    if truncating:  # C's / and %: the quotient rounded toward zero, the remainder takes the sign of v
+        q = -((-v) // den) if v < 0 else v // den
+        b2 = b * den + (v - q * den)
+        return q * num + b2 % num, b2 // num
+    b2 = b * den + v % den
+    nb = b2 // num
+    if wrap:  # an int64 buffer
+        nb = (nb + 2 ** 63) % 2 ** 64 - 2 ** 63
+    return (v // den) * num + b2 % num, nb
+
+
+def _div(v, b, num, den):
+    b2 = b * num + v % num
+    return (v // num) * den + b2 % den, b2 // den
+
+
+def _digits(b, limbs):
+    return [(b >> (32 * k)) & (2 ** 32 - 1) for k in range(limbs)]
+
+
+def _exact_forward_ints(x0, v0, theta, num, den, fb, act=lambda z: z, **bug):
+    X, V = _exact_grid(x0, fb), _exact_grid(v0, fb)
+    B = [0] * len(X)
+    for n in range(theta.shape[0]):
+        for i in range(len(X)):
+            V[i], B[i] = _mul(V[i], B[i], num, den, **bug)
+        R = _exact_residual(theta[n], X, num, den, fb, act)
+        V = [a + r for a, r in zip(V, R)]
+        X = [a + b for a, b in zip(X, V)]
+    return X, V, B
+
+
+def _exact_inverse_ints(X, V, B, theta, num, den, fb, act=lambda z: z):
+    X, V, B = list(X), list(V), list(B)
+    for n in range(theta.shape[0] - 1, -1, -1):
+        X = [a - b for a, b in zip(X, V)]
+        R = _exact_residual(theta[n], X, num, den, fb, act)
+        V = [a - r for a, r in zip(V, R)]
+        for i in range(len(X)):
+            V[i], B[i] = _div(V[i], B[i], num, den)
+    return X, V, B
+
+
+def numpy_exact_forward(x0, v0, theta, num, den, frac_bits, limbs, **bug):
+    X, V, B = _exact_forward_ints(x0, v0, np.asarray(theta, dtype=np.float64), int(num), int(den), int(frac_bits),
+                                  **bug)
+    return np.array(X, dtype=np.int64), np.array(V, dtype=np.int64), np.array(
+        [_digits(b % 2 ** (32 * limbs), limbs) for b in B], dtype=np.int64)
+
+
+def planted_exact_forward_int64_buffer(x0, v0, theta, num, den, frac_bits, limbs):
+    """The buffer kept in an int64: it wraps past 63 bits (N log2(den/num) > 63)."""
+    return numpy_exact_forward(x0, v0, theta, num, den, frac_bits, limbs, wrap=True)
+
+
+def planted_exact_forward_truncating(x0, v0, theta, num, den, frac_bits, limbs):
+    """C's truncating division and remainder for negative velocities."""
+    return numpy_exact_forward(x0, v0, theta, num, den, frac_bits, limbs, truncating=True)
+
+
+def numpy_exact_inverse(xN, vN, buffer, theta, num, den, frac_bits):
+    limbs = np.asarray(buffer).shape[-1]
+    B = [sum(int(t) << (32 * k) for k, t in enumerate(row)) for row in np.asarray(buffer)]
+    X, V, B = _exact_inverse_ints([int(t) for t in xN], [int(t) for t in vN], B, np.asarray(theta, dtype=np.float64),
+                                  int(num), int(den), int(frac_bits))
+    return np.array(X, dtype=np.int64), np.array(V, dtype=np.int64), np.array([_digits(b, limbs) for b in B],
+                                                                              dtype=np.int64)
+
+
+def planted_exact_inverse_float_division(xN, vN, buffer, theta, num, den, frac_bits):
+    """The velocity divided by gamma in floating point and rounded, the buffer ignored."""
+    theta = np.asarray(theta, dtype=np.float64)
+    X, V = [int(t) for t in xN], [int(t) for t in vN]
+    for n in range(theta.shape[0] - 1, -1, -1):
+        X = [a - b for a, b in zip(X, V)]
+        R = _exact_residual(theta[n], X, int(num), int(den), int(frac_bits), lambda z: z)
+        V = [int(round((a - r) * den / num)) for a, r in zip(V, R)]
+    return np.array(X, dtype=np.int64), np.array(V, dtype=np.int64), np.zeros_like(np.asarray(buffer))
+
+
+def numpy_exact_roundtrip(x0, v0, theta, residual, num, den, frac_bits):
+    act = np.tanh if residual == "tanh" else (lambda z: z)
+    theta = np.asarray(theta, dtype=np.float64)
+    X, V, B = _exact_forward_ints(x0, v0, theta, int(num), int(den), int(frac_bits), act=act)
+    X, V, B = _exact_inverse_ints(X, V, B, theta, int(num), int(den), int(frac_bits), act=act)
+    return np.array(X, dtype=np.int64), np.array(V, dtype=np.int64), np.array(B, dtype=np.int64)
+
+
+def planted_exact_roundtrip_float_residual(x0, v0, theta, residual, num, den, frac_bits):
+    """The inverse recomputes the residual from float positions carried alongside (in float64), not from the
+    integers: the grid roundings differ and the round trip is not exact."""
+    act = np.tanh if residual == "tanh" else (lambda z: z)
+    theta = np.asarray(theta, dtype=np.float64)
+    num, den, fb = int(num), int(den), int(frac_bits)
+    X, V, B = _exact_forward_ints(x0, v0, theta, num, den, fb, act=act)
+    x = np.array([float(t) / 2.0 ** fb for t in X]) + 2.0 ** (-fb - 1) * 0.7  # a float copy off the grid
+    for n in range(theta.shape[0] - 1, -1, -1):
+        X = [a - b for a, b in zip(X, V)]
+        x = x - np.array([float(t) / 2.0 ** fb for t in V])
+        c = 1.0 - num / den
+        R = [int(round(c * float(t) * 2.0 ** fb)) for t in act(theta[n] @ x)]
+        V = [a - r for a, r in zip(V, R)]
+        for i in range(len(X)):
+            V[i], B[i] = _div(V[i], B[i], num, den)
+    return np.array(X, dtype=np.int64), np.array(V, dtype=np.int64), np.array(B, dtype=np.int64)
+
+
+def _hit_integral(near, c):
+    """int_0^near (s + beta)^2 / beta^2 ds by Gauss-Legendre (40 nodes) on geometrically graded panels."""
+    if c <= 0.0:
+        return 4.0 * near
+    nodes, weights = np.polynomial.legendre.leggauss(40)
+    scale = np.cbrt(c)
+    edges = [0.0] + [e for e in scale * 2.0 ** np.arange(-20, 60) if e < near] + [near]
+    total = 0.0
+    for a, b in zip(edges[:-1], edges[1:]):
+        s = 0.5 * (b - a) * nodes + 0.5 * (a + b)
+        beta = np.cbrt(s ** 3 + c)
+        total += 0.5 * (b - a) * float(np.sum(weights * ((s + beta) / beta) ** 2))
+    return total
+
+
+def numpy_hitting_time(u_left, u_right, v, jump, left_always=False):
+    dl, dr = v - u_left, u_right - v
+    near, far = (dl, dr) if left_always else (min(dl, dr), max(dl, dr))
+    c = far ** 3 - near ** 3
+    tau = 2.0 / jump ** 2 * _hit_integral(near, abs(c)) if jump ** 2 > 0 else np.inf
+    rest = np.cbrt(abs(c))
+    other = v + rest if (left_always or dl <= dr) else v - rest
+    return tau, other
+
+
+def planted_hitting_time_left_first(u_left, u_right, v, jump):
+    """The left neuron assumed to hit first."""
+    return numpy_hitting_time(u_left, u_right, v, jump, left_always=True)
+
+
+def numpy_heaviside_loss(u, v, f):
+    u, v, f = (np.asarray(a, dtype=np.float64) for a in (u, v, f))
+    cuts = np.unique(np.concatenate(([0.0], np.clip(u, 0.0, 1.0), [1.0])))
+    edges = np.concatenate(([0.0], v, [1.0]))
+    total = 0.0
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        w = np.clip(edges[1:], lo, hi) - np.clip(edges[:-1], lo, hi)
+        mean = float(np.dot(w, f)) / (hi - lo)
+        total += float(np.dot(w, (f - mean) ** 2))  # the cell's variance, without the cancellation
+    return 0.5 * total
+
+
+def planted_heaviside_loss_closed_form(u, v, f):
+    """(6.6) everywhere: exact only with two neurons in every piece."""
+    u, v, f = (np.asarray(a, dtype=np.float64) for a in (u, v, f))
+    su = np.sort(np.clip(u, 0.0, 1.0))
+    total = 0.0
+    for i, vi in enumerate(v):
+        left, right = su[su < vi], su[su > vi]
+        uL = left[-1] if left.size else 0.0
+        uR = right[0] if right.size else 1.0
+        total += (vi - uL) * (uR - vi) / (uR - uL) * (f[i + 1] - f[i]) ** 2
+    return 0.5 * total
+
+
+# ---------------------------------------------------------------------------------------------- resnet: bias and mlp
+
+def _f_any(residual, x, th, *, v_column_major=False):
+    """The five residual functions, in the dtype of x: the three matrix ones, 'bias' f = th and 'mlp'
+    f = V tanh(W x + b) with th = (V.ravel(), W.ravel(), b), V (d, m), W (m, d) row-major."""
+    if residual == "bias":
+        return th
+    if residual != "mlp":
+        return _f(residual, x, th)
+    d = x.shape[-1]
+    m = th.shape[-1] // (2 * d + 1)
+    V = th[: d * m].reshape(m, d).T if v_column_major else th[: d * m].reshape(d, m)
+    W, b = th[d * m: 2 * d * m].reshape(m, d), th[2 * d * m:]
+    return V @ np.tanh(W @ x + b)
+
+
+def numpy_forward_any(x0, theta, residual, scheme, step, *, v_column_major=False):
+    """numpy_forward for the five residuals (the dtype of x0 kept: float32 in float32 mode)."""
+    N = theta.shape[0] - (1 if scheme == "heun" else 0)
+    x = [np.asarray(x0)]
+    f = lambda z, th: _f_any(residual, z, th, v_column_major=v_column_major)  # noqa: E731
+    for n in range(N):
+        f1 = f(x[-1], theta[n])
+        if scheme == "euler":
+            x.append(x[-1] + step * f1)
+        else:
+            y = x[-1] + step * f1
+            x.append(x[-1] + (step / 2) * (f1 + f(y, theta[n + 1])))
+    return np.array(x)
+
+
+def numpy_reverse_any(xN, theta, residual, scheme, step):
+    """The reverse-time scheme (resnet-node Eqs. (6), (9)) for the five residuals, in forward order."""
+    N = theta.shape[0] - (1 if scheme == "heun" else 0)
+    xs = [np.asarray(xN)]
+    for n in range(N - 1, -1, -1):
+        x = xs[-1]
+        if scheme == "euler":
+            xs.append(x - step * _f_any(residual, x, theta[n]))
+        else:
+            k1 = _f_any(residual, x, theta[n + 1])
+            y = x - step * k1
+            xs.append(x - (step / 2) * (k1 + _f_any(residual, y, theta[n])))
+    return np.array(xs[::-1])
+
+
+def mlp_forward_v_column_major(x0, theta, residual, scheme, step):
+    """Planted: the V block of a packed perceptron read column-major (V = theta[:d m].reshape(m, d).T)."""
+    return numpy_forward_any(x0, theta, residual, scheme, step, v_column_major=True)
+
+
+def mlp_forward_fixed_step_all_scaled(x0, theta, residual, scheme, step):
+    """Planted: a fixed-step (1/K) network mapped onto the case's step by scaling the whole packed theta by
+    c = step K (right for linear, tanh_out and bias; for mlp only V may be scaled)."""
+    K = theta.shape[0]
+    return numpy_forward_any(x0, (step * K) * theta, residual, scheme, 1.0 / K)

@@ -819,17 +819,33 @@ def test_soft_sort_and_rank_mappings():
 
 def _fixed_step_adapter(fn, kind="trajectory"):
     """The mapping of the resnet step convention for a function with its own step h0 = 1/K (K weight slices):
-    c = step / h0, theta scaled by c; for tanh the state by c too."""
+    c = step / h0, theta scaled by c (mlp: its V block only, and the V block of the gradient); for tanh the state
+    by c too."""
+    def scaled(t, residual, d, c):
+        if residual != "mlp":
+            return c * t
+        t = np.array(t, dtype=float)
+        t[:, : d * (t.shape[-1] // (2 * d + 1))] *= c
+        return t
+
     def call(**a):
         theta, residual = a["theta"], a["residual"]
         c = a.pop("step") * theta.shape[0]
         s = c if residual == "tanh" else 1.0
         if kind == "trajectory":
             x = a.pop("x0") if "x0" in a else a.pop("xN")
-            return s * np.asarray(fn(x / s, c * theta, residual, a["scheme"]))
-        g_theta, g_x0 = fn(a["x0"] / s, c * theta, a["y"] / s, residual, a["scheme"])
+            return s * np.asarray(fn(x / s, scaled(theta, residual, x.size, c), residual, a["scheme"]))
+        d = a["x0"].size
+        g_theta, g_x0 = fn(a["x0"] / s, scaled(theta, residual, d, c), a["y"] / s, residual, a["scheme"])
+        if residual == "mlp":
+            return scaled(g_theta, residual, d, c), np.asarray(g_x0)
         return s * s * c * np.asarray(g_theta), s * np.asarray(g_x0)
     return call
+
+
+def _matrix_cases(kernel):
+    """The cases of a resnet kernel whose theta_n is a (d, d) matrix (the layouts x @ W and nn.Linear apply)."""
+    return _k_names(kernel, lambda c: c.inputs["residual"] in ("linear", "tanh", "tanh_out"))
 
 
 def test_resnet_step_mapping_for_a_fixed_step_network():
@@ -905,8 +921,9 @@ def test_resnet_gradient_step_and_loss_mappings():
             return g_w.transpose(0, 2, 1), g_x0
         return call
 
-    assert oracle.verify("resnet_gradient", row_vectors, adapter=transposed).ok
-    assert oracle.verify("resnet_gradient", row_vectors).exit_code == 1
+    matrix = sorted(_matrix_cases("resnet_gradient"))
+    assert oracle.verify("resnet_gradient", row_vectors, adapter=transposed, cases=matrix).ok
+    assert oracle.verify("resnet_gradient", row_vectors, cases=matrix).exit_code == 1
 
     def with_modules(x0, theta, residual, scheme, step):  # torch.nn.Linear layers, weight = theta[n]
         layers = []
@@ -926,14 +943,15 @@ def test_resnet_gradient_step_and_loss_mappings():
                           x + (step / 2) * (k1 + f(x + step * k1, layers[n + 1])))
         return torch.stack(xs).numpy()
 
-    assert oracle.verify("resnet_forward", with_modules).ok
+    assert oracle.verify("resnet_forward", with_modules, cases=sorted(_matrix_cases("resnet_forward"))).ok
 
 
 def test_resnet_layout_and_output_mappings():
     k = "resnet_forward"
     transposed = lambda fn: lambda theta, **a: fn(theta=theta.transpose(0, 2, 1), **a)  # noqa: E731
-    assert oracle.verify(k, planted1.numpy_forward_row_vectors, adapter=transposed).ok
-    assert oracle.verify(k, planted1.numpy_forward_row_vectors).exit_code == 1
+    matrix = sorted(_matrix_cases(k))
+    assert oracle.verify(k, planted1.numpy_forward_row_vectors, adapter=transposed, cases=matrix).ok
+    assert oracle.verify(k, planted1.numpy_forward_row_vectors, cases=matrix).exit_code == 1
     with_x0 = lambda fn: lambda **a: np.vstack([a["x0"], fn(**a)])  # noqa: E731
     assert oracle.verify(k, planted1.numpy_forward_states_only, adapter=with_x0).ok
     assert oracle.verify(k, planted1.numpy_forward_states_only).exit_code == 2  # shape (N, d)
@@ -941,7 +959,9 @@ def test_resnet_layout_and_output_mappings():
     assert oracle.verify("resnet_reverse", reverse, adapter=lambda fn: lambda **a: fn(**a)[::-1]).ok
     assert oracle.verify("resnet_reverse", reverse).exit_code == 1
     # the exact inverse is not the reverse scheme: no mapping, it fails
-    euler = sorted(_k_names("resnet_reverse", lambda c: c.inputs["scheme"] == "euler" and c.params["N"] > 1))
+    # (bias excluded: f = theta does not depend on x, so there the exact inverse is the reverse scheme)
+    euler = sorted(_k_names("resnet_reverse", lambda c: c.inputs["scheme"] == "euler" and c.params["N"] > 1
+                            and c.inputs["residual"] != "bias"))
     bad = oracle.verify("resnet_reverse", planted1.numpy_exact_inverse, cases=euler)
     assert _k_failing(bad) == set(euler)
 
@@ -1185,7 +1205,8 @@ def test_param_from_the_command_line_for_a_step_rule(capsys, monkeypatch):
             "--param", "step=1/(N+1)", "--param", "scheme=heun"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "heun_tanh_N20_step_1_over_Nplus1" in out and "6 of 6 cases pass" in out
+    assert "heun_tanh_N20_step_1_over_Nplus1" in out and "heun_mlp_N7_step_1_over_Nplus1" in out
+    assert "10 of 10 cases pass" in out  # 2 depths x the 5 residuals (linear, tanh, tanh_out, bias, mlp)
     assert main(["oracle", "verify", "resnet_forward", "_oracle_planted:numpy_forward", "--param", "step=1/K"]) == 2
     assert "`step`" in capsys.readouterr().err
 

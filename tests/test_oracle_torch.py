@@ -218,3 +218,179 @@ def test_torch_mse_loss_momentum_gradient_maps_by_d_over_2():
     unmapped = oracle.verify("momentum_gradient", mse, adapter=TORCH_ADAPTER)
     assert {r.case for r in unmapped.failures} == {
         c.name for c in oracle.kernel("momentum_gradient").cases() if c.inputs["x0"].shape[0] != 2}
+
+
+# ---------------------------------------------------------------------------------------------- attention variants
+
+def _mha(X, WQ, WK, WV, mask, kind, n_iter, scale_queries=True):
+    """torch.nn.MultiheadAttention put in attention_heads' conventions (the mappings `theory oracle show
+    attention_heads` states): in_proj rows from WQ[k].T per head, the query rows times sqrt(d_h) (it divides),
+    no biases, out_proj the identity, batch_first, and attn_mask = ~mask (its True is 'masked') repeated per head."""
+    h, d, d_h = WQ.shape
+    B = X.shape[0]
+    E = h * d_h
+    if E != d:
+        raise ValueError("nn.MultiheadAttention needs h d_h = d")
+    net = torch.nn.MultiheadAttention(E, h, bias=False, batch_first=True, dtype=X.dtype)
+    stack = lambda W: W.permute(0, 2, 1).reshape(E, d)  # noqa: E731 - head k: rows k d_h:(k + 1) d_h
+    with torch.no_grad():
+        q = stack(WQ) * (d_h ** 0.5 if scale_queries else 1.0)
+        net.in_proj_weight.copy_(torch.cat([q, stack(WK), stack(WV)]))
+        net.out_proj.weight.copy_(torch.eye(E, dtype=X.dtype))
+        m = mask if mask.dim() == 3 else mask.expand(B, *mask.shape)
+        out, _ = net(X, X, X, attn_mask=(~m).repeat_interleave(h, 0), need_weights=False)
+    return out
+
+
+def _mha_cases():
+    return [c.name for c in oracle.kernel("attention_heads").cases()
+            if c.inputs["kind"] == "softmax" and c.inputs["WQ"].shape[0] * c.inputs["WQ"].shape[2] == c.inputs["X"].shape[2]]
+
+
+def test_torch_multihead_attention_passes_attention_heads_with_the_mappings():
+    """nn.MultiheadAttention mapped as `show` says passes every SoftMax case with h d_h = d (masks included) in
+    float64 and float32 mode; without the sqrt(d_h) on the queries it fails each of them with d_h > 1, n > 1."""
+    names = _mha_cases()
+    assert any("causal" in n for n in names) and any("padding" in n for n in names)
+    for dtype in ("float64", "float32"):
+        result = oracle.verify("attention_heads", _mha, adapter=TORCH_ADAPTER, cases=names, dtype=dtype)
+        assert result.ok and not result.failures, result.report()
+    unscaled = oracle.verify("attention_heads", lambda **kw: _mha(**kw, scale_queries=False), adapter=TORCH_ADAPTER,
+                             cases=names)
+    cases = {c.name: c for c in oracle.kernel("attention_heads").cases()}
+    assert {r.case for r in unscaled.failures} == {
+        n for n in names if cases[n].inputs["WQ"].shape[2] > 1 and cases[n].inputs["X"].shape[1] > 1}
+
+
+def _torch_resnet_any():
+    """The example network with its residual function extended to 'bias' (f = theta) and 'mlp' (V tanh(W x + b),
+    theta_n = (V.ravel(), W.ravel(), b)); the rest of examples/oracle/torch_resnet.py unchanged."""
+    net = _torch_resnet()
+    matrix = net._f
+
+    def f(residual, x, th):
+        if residual == "bias":
+            return th
+        if residual == "mlp":
+            d = x.shape[-1]
+            m = th.shape[-1] // (2 * d + 1)
+            V, W, b = th[: d * m].reshape(d, m), th[d * m: 2 * d * m].reshape(m, d), th[2 * d * m:]
+            return V @ torch.tanh(W @ x + b)
+        return matrix(residual, x, th)
+
+    net._f = f
+    return net
+
+
+def test_torch_autograd_resnet_passes_the_bias_and_mlp_cases():
+    """torch.autograd through the extended network passes every bias and mlp case of the four resnet kernels in
+    float64 (each step rule), and resnet_gradient's in float32 mode."""
+    net = _torch_resnet_any()
+    for kernel, fn in (("resnet_gradient", net.gradient), ("resnet_forward", net.forward),
+                       ("resnet_reverse", net.reverse), ("resnet_gradient_adjoint", net.adjoint_gradient)):
+        names = [c.name for c in oracle.kernel(kernel).cases() if c.inputs["residual"] in ("bias", "mlp")
+                 and c.params["N"] <= 100]
+        result = oracle.verify(kernel, fn, adapter=TORCH_ADAPTER, cases=names)
+        assert result.ok and not result.failures, result.report()
+        assert any(r.case.endswith("_step_1") for r in result.rows)
+    names = [c.name for c in oracle.kernel("resnet_gradient").cases() if c.inputs["residual"] in ("bias", "mlp")]
+    result32 = oracle.verify("resnet_gradient", net.gradient, adapter=TORCH_ADAPTER, cases=names, dtype="float32")
+    assert result32.ok and not result32.failures, result32.report()
+
+
+# ------------------------------------------------------------------ the Heaviside limit and the exact Momentum ResNet
+
+def _torch_heaviside_loss(u, v, f):
+    """The Heaviside reduced loss in PyTorch, on tensors of the oracle's dtype: per cell the variance of f*."""
+    cuts = torch.unique(torch.cat([torch.zeros(1, dtype=f.dtype), torch.clamp(u, 0.0, 1.0),
+                                   torch.ones(1, dtype=f.dtype)]))
+    edges = torch.cat([torch.zeros(1, dtype=f.dtype), v, torch.ones(1, dtype=f.dtype)])
+    lo, hi = cuts[:-1, None], cuts[1:, None]
+    w = torch.clamp(edges[None, 1:], lo, hi) - torch.clamp(edges[None, :-1], lo, hi)
+    mean = (w @ f) / (hi[:, 0] - lo[:, 0])
+    return 0.5 * torch.sum(w * (f[None, :] - mean[:, None]) ** 2)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_torch_heaviside_loss_passes(dtype):
+    result = oracle.verify("heaviside_loss", _torch_heaviside_loss, adapter=TORCH_ADAPTER, dtype=dtype)
+    assert result.ok, result.report()
+
+
+def test_torch_exact_round_trip_with_int64_tensors():
+    """The exact Momentum ResNet with torch.int64 tensors: exact while the buffer fits 63 bits, and the round trip
+    passes every case in which it does (the buffer of 5000 layers at gamma = 99/100 does not: those raise)."""
+    def trip(x0, v0, theta, residual, num, den, frac_bits):
+        scale = 2.0 ** frac_bits
+        X, V = torch.round(x0 * scale).to(torch.int64), torch.round(v0 * scale).to(torch.int64)
+        B = torch.zeros_like(X)
+        act = torch.tanh if residual == "tanh" else (lambda z: z)
+        c = 1.0 - num / den
+
+        def res(Xn, n):
+            return torch.round(c * act(theta[n] @ (Xn.to(torch.float64) / scale)) * scale).to(torch.int64)
+
+        limit = 2 ** 62 // den
+        for n in range(theta.shape[0]):
+            if bool((B >= limit).any()):
+                raise OverflowError("the buffer passed 63 bits")
+            b = B * den + torch.remainder(V, den)
+            V, B = torch.div(V, den, rounding_mode="floor") * num + torch.remainder(b, num), \
+                torch.div(b, num, rounding_mode="floor")
+            V = V + res(X, n)
+            X = X + V
+        for n in range(theta.shape[0] - 1, -1, -1):
+            X = X - V
+            V = V - res(X, n)
+            b = B * num + torch.remainder(V, num)
+            V, B = torch.div(V, num, rounding_mode="floor") * den + torch.remainder(b, den), \
+                torch.div(b, den, rounding_mode="floor")
+        return X, V, B
+
+    result = oracle.verify("momentum_exact_roundtrip", trip, adapter=TORCH_ADAPTER)
+    errors = {r.case for r in result.rows if r.verdict == "ERROR"}
+    assert errors == {"gamma99_100_N5000", "gamma99_100_N5000_tanh", "gamma1_10_N40", "gamma1_10_N40_tanh"}, \
+        result.report()
+    assert result.count("FAIL") == 0 and result.count("pass") == len(result.rows) - len(errors)
+
+
+def _torch_resnet_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("torch_resnet_module",
+                                                  ROOT / "examples" / "oracle" / "torch_resnet_module.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _module_cases():
+    """The resnet_forward cases of the residual functions the class-based example implements."""
+    return [c.name for c in oracle.kernel("resnet_forward").cases()
+            if c.inputs["residual"] in ("linear", "tanh", "tanh_out")]
+
+
+def test_class_based_torch_resnet_passes_through_hooks_and_in_last_state_mode():
+    """examples/oracle/torch_resnet_module.py: an nn.Module with an nn.ModuleList of blocks whose forward returns
+    x_N only passes resnet_forward with every state read by record_states' hooks, and with outputs="last"; its
+    last state in the default mode is an ERROR naming the option; a step off by 1e-6 fails in both modes."""
+    net = _torch_resnet_module()
+    every = _module_cases()
+    cases = [c for c in every if not c.endswith("_N10000")]  # the 10^4 modules of a deep case take seconds to build
+    result = oracle.verify("resnet_forward", net.trajectory, adapter=TORCH_ADAPTER, cases=every)
+    assert result.ok, result.report()
+    result = oracle.verify("resnet_forward", net.trajectory, adapter=TORCH_ADAPTER, cases=cases, dtype="float32")
+    assert result.ok, result.report()
+    for dtype in ("float64", "float32"):
+        last = oracle.verify("resnet_forward", net.last_state, adapter=TORCH_ADAPTER, cases=cases, outputs="last",
+                             dtype=dtype)
+        assert last.ok, last.report()
+    unmapped = oracle.verify("resnet_forward", net.last_state, adapter=TORCH_ADAPTER, cases=cases[:2])
+    assert unmapped.exit_code == 2 and "outputs='last'" in unmapped.rows[0].message
+
+    def off(fn):
+        return lambda step, **kw: fn(step=step * (1 + 1e-6), **kw)
+
+    for fn, mode in ((net.trajectory, "all"), (net.last_state, "last")):
+        bad = oracle.verify("resnet_forward", off(fn), adapter=TORCH_ADAPTER, cases=cases, outputs=mode)
+        assert bad.exit_code == 1 and bad.count("FAIL") >= len(cases) // 2, bad.report()

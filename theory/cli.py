@@ -540,6 +540,13 @@ def _oracle_parser(sub) -> None:
     verify.add_argument("--param", action="append", default=None, metavar="NAME=V1,V2",
                         help="generate the cases at these values of a parameter of the kernel (repeatable; every "
                              "combination; `theory oracle show KERNEL` lists its parameters)")
+    verify.add_argument("--outputs", choices=("all", "last"), default="all",
+                        help="last: your function returns only the last state of each trajectory output (a model "
+                             "returning x_N), compared with the reference's last row (default: all)")
+    verify.add_argument("--memory-cap", default=None, metavar="SIZE",
+                        help="stop a call of your function whose memory grows by more than SIZE (e.g. 4GiB; inf: no "
+                             "cap) and report its case as ERROR (default: theory.oracle.MEMORY_CAP, or MEMORY_CAP_FACTOR "
+                             "times the bytes of the case's arrays if larger)")
     verify.add_argument("--json", default=None, metavar="OUT", help="also write the result as JSON")
 
 
@@ -579,7 +586,8 @@ def _oracle(args: argparse.Namespace) -> int:
                 _sys.path.insert(0, os.getcwd())  # as `python -m` would: the user's modules in the cwd import
             fn = oracle.load_function(args.function)
             result = oracle.verify(args.kernel, fn, vectors=args.vectors, adapter=args.adapter,
-                                   dtype=args.dtype, cases=args.case, params=_oracle_params(args.param))
+                                   dtype=args.dtype, cases=args.case, params=_oracle_params(args.param),
+                                   outputs=args.outputs, memory_cap=_oracle_memory_cap(args.memory_cap))
             _say(result.report())
             if args.json:
                 import json
@@ -597,6 +605,15 @@ def _oracle(args: argparse.Namespace) -> int:
         return 2
     _say("theory oracle: name a subcommand: list, show, export or verify (`theory oracle --help`)", sys.stderr)
     return 2
+
+
+def _oracle_memory_cap(text):
+    """``--memory-cap SIZE`` as bytes (None: the default rule of theory.oracle.verify)."""
+    if text is None:
+        return None
+    from theory.oracle import parse_memory_cap
+
+    return parse_memory_cap(text)
 
 
 def _oracle_params(items):

@@ -10,7 +10,8 @@ gradient comes from torch.autograd; it shows `theory oracle verify` on PyTorch c
     theory oracle verify resnet_gradient_adjoint examples.oracle.torch_resnet:adjoint_gradient \
         --adapter examples/oracle/torch_tensors.py
 
-Layers: f(x, W) = W x ("linear"), tanh(W x) ("tanh") or W tanh(x) ("tanh_out"). Euler:
+Layers: f(x, W) = W x ("linear"), tanh(W x) ("tanh"), W tanh(x) ("tanh_out"), W ("bias", W in R^d) or
+V tanh(A x + b) ("mlp", W = (V.ravel(), A.ravel(), b) with V (d, m), A (m, d)). Euler:
 x_{n+1} = x_n + h f(x_n, W_n) with N weight matrices. Heun (N + 1 matrices, W_n at depth n/N):
 y = x_n + h f(x_n, W_n), x_{n+1} = x_n + (h/2)(f(x_n, W_n) + f(y, W_{n+1})). The step h is the oracle's
 `step` argument (1/N in the document's cases, 1/(N+1) or 1 in the others). The computation runs in the
@@ -27,6 +28,12 @@ def _f(residual, x, W):
         return torch.tanh(W @ x)
     if residual == "tanh_out":
         return W @ torch.tanh(x)
+    if residual == "bias":
+        return W
+    if residual == "mlp":
+        d = x.shape[-1]
+        m = W.shape[-1] // (2 * d + 1)
+        return W[: d * m].reshape(d, m) @ torch.tanh(W[d * m: 2 * d * m].reshape(m, d) @ x + W[2 * d * m:])
     raise ValueError(f"unknown residual {residual!r}")
 
 

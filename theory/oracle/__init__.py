@@ -28,3 +28,11 @@ __all__ = ["ALPHA", "fbm_power", "fgn_power", "FORMAT_VERSION", "INCONCLUSIVE_FR
 from ._defects import PowerRow, power_table  # noqa: E402
 
 __all__ += ["PowerRow", "power_table"]
+
+# class-based code and memory: the states of an nn.Module's blocks, last-state outputs, the memory cap per case
+from ._core import OUTPUTS  # noqa: E402
+from ._guard import MEMORY_CAP, MEMORY_CAP_FACTOR, MEMORY_UNITS, MemoryCapExceeded, parse_memory_cap  # noqa: E402
+from ._torch import record_states  # noqa: E402
+
+__all__ += ["OUTPUTS", "MEMORY_CAP", "MEMORY_CAP_FACTOR", "MEMORY_UNITS", "MemoryCapExceeded", "parse_memory_cap",
+            "record_states"]

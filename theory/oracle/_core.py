@@ -93,7 +93,7 @@ class Convention:
 class Parameter:
     """A parameter of a kernel's generated cases that the user may set (``--param NAME=V1,V2``).
 
-    ``constraint`` is its domain (a :class:`theory.experiments.config.Constraint`: validation, parsing and
+    ``constraint`` is its domain (a ``theory.experiments.config.Constraint``: validation, parsing and
     the words of the docs come from it), ``default`` the value used when the user sets other parameters
     only, ``doc`` one line.
     """
@@ -133,6 +133,13 @@ class Kernel:
     parameters : tuple of Parameter
         The parameters of the generated cases a user may choose; ``generate(**values)`` returns the cases at
         one value of each (see :func:`cases_at`).
+    gradient : bool
+        The user's function computes derivatives (autograd in user code): it is called with gradients
+        enabled; every other kernel's function is called under ``torch.no_grad()`` when torch is imported.
+    trajectory : tuple of str
+        The outputs that are forward trajectories: axis 0 the depth, row 0 the input x_0, the last row the
+        network's output. ``verify(..., outputs="last")`` compares the last row of these with what the
+        function returns (a model that returns its last state only).
     """
 
     name: str
@@ -157,6 +164,8 @@ class Kernel:
     conventions: tuple = ()
     parameters: tuple = ()
     generate: Callable[..., list[Case]] | None = None
+    gradient: bool = False
+    trajectory: tuple = ()
 
     @property
     def implementation(self) -> Callable[..., Any]:
@@ -390,7 +399,7 @@ class CaseRow:
     ``tol`` and ``scale`` (max|ref| of that output) are those of the output named in ``output`` (of a
     kernel with several outputs): the one with the largest error relative to its tolerance, or, for an
     inconclusive row, the one whose tolerance is the largest fraction of its scale. A FAIL row's
-    ``diagnosis`` says which rounding its error is consistent with (:func:`_diagnose`) and ``message``
+    ``diagnosis`` says which rounding its error is consistent with (``_diagnose``) and ``message``
     says it in words.
     """
 
@@ -597,7 +606,7 @@ def _compare(k: Kernel, case: Case, got: tuple, ref: tuple, eps: float, given: M
     """The row of one compared case: each output against its tolerance.
 
     ``FAIL`` when an output's error exceeds its tolerance (decisive, however wide the tolerance), with the
-    rounding diagnosis of :func:`_diagnose` (``narrow``: the float dtypes narrower than the mode that the
+    rounding diagnosis of ``_diagnose`` (``narrow``: the float dtypes narrower than the mode that the
     function returned); otherwise ``inconclusive`` when an output's tolerance exceeds
     :data:`INCONCLUSIVE_FRACTION` of its scale max|ref| (an output whose reference is 0 everywhere has no
     scale and is judged by its tolerance alone); otherwise ``pass``.
@@ -692,7 +701,8 @@ def _diagnose(err: float, scale: float, tol32: float, tol64: float, dtype: str, 
                                  f"a small wrong term or constant, or a loss of accuracy (cancellation){returned}")
 
 
-def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", cases=None, params=None) -> VerifyResult:
+def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", cases=None, params=None, outputs="all",
+           memory_cap=None) -> VerifyResult:
     """Call ``fn`` on every case of a kernel and compare with the float64 reference.
 
     Parameters
@@ -715,6 +725,17 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         Cases generated at the user's parameter values instead of the built-in ones: parameter name ->
         value or list of values (every combination; see :func:`cases_at` and ``theory oracle show``). Not
         with ``vectors``.
+    outputs : "all" or "last"
+        ``"last"``: ``fn`` returns the last state only of each trajectory output (``Kernel.trajectory``, e.g.
+        x_N of shape (d,) for ``resnet_forward``), compared with the last row of the reference under the
+        trajectory's tolerance rule (a bound on every row, so on the last one). Only for kernels with
+        trajectory outputs.
+    memory_cap : float, optional
+        The growth of the process's resident memory, in bytes, at which a call of ``fn`` is stopped and its
+        case reported as ``ERROR`` naming the cap and the memory reached; ``math.inf`` for no cap. Default:
+        max(:data:`~theory.oracle.MEMORY_CAP` = 2 GiB, :data:`~theory.oracle.MEMORY_CAP_FACTOR` = 16 times the
+        bytes of the case's inputs and reference outputs). ``fn`` runs under ``torch.no_grad()`` when torch is
+        imported, unless the kernel is a gradient kernel (``Kernel.gradient``).
 
     Returns
     -------
@@ -732,12 +753,21 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
     ------
     OracleInputError
         An unknown kernel or case, a bad dtype, a function that is not callable, an adapter that fails,
-        a vectors folder that is missing, modified or newer.
+        a vectors folder that is missing, modified or newer, ``outputs`` not "all" or "last" (or "last" for a
+        kernel without trajectory outputs), a ``memory_cap`` that is not a positive number.
     """
+    from ._guard import MemoryCapExceeded as _MemoryCap, check_memory_cap
+
     start = time.perf_counter()
     if dtype not in EPS:
         raise OracleInputError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
     k = kernel(kernel_name)
+    if outputs not in OUTPUTS:
+        raise OracleInputError(f"`outputs` must be one of {', '.join(map(repr, OUTPUTS))}; got {outputs!r}")
+    if outputs == "last" and not k.trajectory:
+        raise OracleInputError(f"`outputs`='last': kernel {k.name} has no trajectory output (kernels with one: "
+                               f"{', '.join(n for n in kernels() if _REGISTRY[n].trajectory)})")
+    memory_cap = check_memory_cap(memory_cap)
     if adapter is not None:
         adapt = load_adapter(adapter) if isinstance(adapter, (str, Path)) else adapter
         try:
@@ -772,7 +802,7 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
             continue
         if k.judge is not None:
             t0 = time.perf_counter()
-            row, called = _verify_statistical(k, case, fn, stored)
+            row, called = _verify_statistical(k, case, fn, stored, memory_cap)
             user += called - t0
             rows.append(row)
             if row.verdict in ("FAIL", "ERROR") and first is None:
@@ -784,27 +814,38 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
             ref = stored[dtype]
         else:
             ref = _reference_for(k, case, dtype)
+        full, kc = ref, k
+        if outputs == "last":  # the last row of each trajectory, under the tolerance of the whole trajectory
+            kc = _last_rows(k, full)
+            ref = tuple(r[-1] if name in k.trajectory else r for name, r in zip(k.outputs, full))
         t0 = time.perf_counter()
         try:
-            raw = fn(**_in_dtype(case.inputs, dtype))
+            raw = _call_user(k, case, fn, _in_dtype(case.inputs, dtype), full, memory_cap)
             user += time.perf_counter() - t0
             got = tuple(_to_numpy(v, name, r.shape)
                         for v, name, r in zip(_as_outputs(k, raw), k.outputs, ref))
         except _BadOutput as exc:
-            msg = f"case {case.name}: {exc}"
-            rows.append(CaseRow(case.name, "ERROR", message=str(exc)))
-        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the user's code may raise anything
-            # sys.exit() or an interrupt inside the function under test is an error of this case, never a
+            text = str(exc)
+            if outputs == "all" and k.trajectory and _last_only(k, raw, full):
+                text += " (the last state only? pass outputs='last', --outputs last)"
+            msg = f"case {case.name}: {text}"
+            rows.append(CaseRow(case.name, "ERROR", message=text))
+        except (Exception, SystemExit, KeyboardInterrupt, _MemoryCap) as exc:  # noqa: BLE001 - the user's code
+            # may raise anything; sys.exit() or an interrupt inside the function under test is an error of this case, never a
             # silent end of the run (which the command would report with the exit status the function chose)
             user += time.perf_counter() - t0
-            msg = f"case {case.name}: the function raised {_raised(exc)}"
-            if isinstance(exc, KeyboardInterrupt):
-                msg += "; the remaining cases are not run"
-            rows.append(CaseRow(case.name, "ERROR", message=_error_message(exc)))
+            if isinstance(exc, _MemoryCap):  # the function was stopped at the case's memory cap
+                msg = f"case {case.name}: {exc}"
+                rows.append(CaseRow(case.name, "ERROR", message=str(exc)))
+            else:
+                msg = f"case {case.name}: the function raised {_raised(exc)}"
+                if isinstance(exc, KeyboardInterrupt):
+                    msg += "; the remaining cases are not run"
+                rows.append(CaseRow(case.name, "ERROR", message=_error_message(exc)))
         else:
             narrow = tuple(sorted({str(t) for t in map(_float_dtype, _as_outputs(k, raw))
                                    if t is not None and t.itemsize < np.dtype(dtype).itemsize}))
-            row = _compare(k, case, got, ref, eps, given, dtype=dtype, narrow=narrow)
+            row = _compare(kc, case, got, ref, eps, given, dtype=dtype, narrow=narrow)
             rows.append(row)
             if row.verdict == "FAIL" and first is None:
                 i = k.outputs.index(row.output) if row.output else 0
@@ -817,6 +858,46 @@ def verify(kernel_name, fn, *, vectors=None, adapter=None, dtype="float64", case
         if first is None:
             first = {"case": case.name, "params": dict(case.params), "inputs": given, "message": msg, "got": None}
     return VerifyResult(k.name, dtype, rows, first, user, time.perf_counter() - start)
+
+
+#: the values of ``verify(..., outputs=)``: every output as declared, or the last state of each trajectory output
+OUTPUTS = ("all", "last")
+
+
+def _last_rows(k: Kernel, full: tuple) -> Kernel:
+    """``k`` as it judges the last rows of its trajectory outputs: the tolerance evaluated on the whole reference
+    trajectory ``full`` (a bound on every row, hence on the last)."""
+    return dataclasses.replace(k, tolerance=lambda inputs, _last, eps: k.tolerance(inputs, full, eps))
+
+
+def _last_only(k: Kernel, raw, full: tuple) -> bool:
+    """Whether ``raw`` has the shapes of the last rows of ``k``'s trajectory outputs (a model returning x_N)."""
+    try:
+        values = _as_outputs(k, raw)
+    except _BadOutput:
+        return False
+    return all(tuple(getattr(v, "shape", np.shape(v))) == (r.shape[1:] if name in k.trajectory else r.shape)
+               for v, name, r in zip(values, k.outputs, full))
+
+
+def _call_user(k: Kernel, case: Case, fn, arguments: Mapping, ref: tuple, memory_cap, out_bytes: int = 0):
+    """``fn(**arguments)`` under ``torch.no_grad()`` (unless ``k.gradient``) and the case's memory cap
+    (:mod:`theory.oracle._guard`: the cap counts the bytes of the inputs, of ``ref`` and ``out_bytes``); a call
+    that passed the cap raises :class:`~theory.oracle.MemoryCapExceeded` with the figures."""
+    from ._guard import MemoryCapExceeded as _MemoryCap, case_memory_cap, user_call
+
+    nbytes = sum(v.nbytes for v in case.inputs.values() if isinstance(v, np.ndarray))
+    nbytes += sum(np.asarray(r).nbytes for r in ref) + int(out_bytes)
+    try:
+        with user_call(k.gradient, case_memory_cap(memory_cap, nbytes)) as watch:
+            raw = fn(**arguments)
+    except (Exception, SystemExit, KeyboardInterrupt, _MemoryCap):  # noqa: BLE001 - the user's code
+        if watch.exceeded:
+            raise watch.error() from None
+        raise
+    if watch.exceeded:  # the function caught the interruption, or grew inside one call into C
+        raise watch.error()
+    return raw
 
 
 #: how the message of a case that a KeyboardInterrupt stopped begins (the remaining cases are not run)
@@ -849,17 +930,21 @@ def _error_message(exc: BaseException) -> str:
     return f"raised {_raised(exc)}"
 
 
-def _verify_statistical(k: Kernel, case: Case, fn, stored) -> tuple[CaseRow, float]:
+def _verify_statistical(k: Kernel, case: Case, fn, stored, memory_cap=None) -> tuple[CaseRow, float]:
     """The row of a sampler's case, and the clock when the user's function returned."""
+    from ._guard import MemoryCapExceeded as _MemoryCap
+
     arguments = k.prepare(case.inputs)
     called = time.perf_counter()
     try:
         try:
-            draws = fn(**arguments)
+            draws = _call_user(k, case, fn, arguments, (), memory_cap, 8 * math.prod(k.shape(case.inputs)))
         finally:
             called = time.perf_counter()
         got = _to_numpy(_as_outputs(k, draws)[0], k.outputs[0], k.shape(case.inputs))
     except _BadOutput as exc:
+        return CaseRow(case.name, "ERROR", message=str(exc)), called
+    except _MemoryCap as exc:
         return CaseRow(case.name, "ERROR", message=str(exc)), called
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the user's code may raise anything
         return CaseRow(case.name, "ERROR", message=_error_message(exc)), called

@@ -1,7 +1,7 @@
 r"""Planted defects of exact fGn and fBm samplers, and the power of the oracle's sampler battery against each.
 
 Each class of defect that exact samplers (Davies-Harte circulant embedding, Cholesky) really have is a planted
-sampler in the calling convention of the ``fgn`` or ``fbm`` kernel, with its size (:data:`DEFECTS`):
+sampler in the calling convention of the ``fgn`` or ``fbm`` kernel, with its size (``DEFECTS``):
 
 - ``scale``: the variance times 1 + delta (delta = +-0.02);
 - ``hurst``: H shifted by +-0.05;
@@ -440,7 +440,7 @@ def power_table(kernel="fgn", *, defects=None, runs=200, null_runs=None, params=
     kernel : {"fgn", "fbm"}
         The sampler kernel.
     defects : iterable of str, optional
-        Names of :data:`DEFECTS` that apply to the kernel ("null" is the package's own sampler); default all.
+        Names of ``DEFECTS`` that apply to the kernel ("null" is the package's own sampler); default all.
     runs : int >= 0
         Monte-Carlo runs per (case, defect): the planted sampler through :func:`theory.oracle.verify` at the seeds
         ``seed, seed + 1, ...`` (the kernel's ``seed`` parameter); 0: no measurement.

@@ -370,7 +370,12 @@ def heaviside_hitting_time(u_left, u_right, v, jump):
         beta = np.cbrt(s ** 3 + c)
         return (s + beta) ** 2 / beta ** 2
 
-    val, _ = quad(integrand, 0.0, near, epsabs=0.0, epsrel=1e-12, limit=200)
+    # where c^(1/3) << near the integrand falls from 4 to 1 in a layer of width ~ c^(1/3) at s = 0, which the
+    # adaptive rule misses from [0, near] alone (5.6e-6 relative at c = 7e-18, near = 0.2): break the interval
+    # at c^(1/3) and its decades up to near
+    r = float(np.cbrt(c))
+    points = [r * 10.0 ** k for k in range(17) if 0.0 < r * 10.0 ** k < near]
+    val, _ = quad(integrand, 0.0, near, epsabs=0.0, epsrel=1e-12, limit=200, points=points or None)
     try:
         tau = 2.0 / jump ** 2 * val
     except OverflowError:  # jump^2 beyond float64: tau* is below the smallest float

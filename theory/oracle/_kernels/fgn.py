@@ -1,7 +1,7 @@
 """Oracle kernels: random samplers, verified statistically: fractional Gaussian noise (theory.fbm.fgn).
 
 The draws X (M x n) are whitened by the exact covariance, Z = L^-1 X with L L^T the Toeplitz covariance of fGn(H),
-which makes them i.i.d. N(0, 1) under the null. A battery of seven statistics (:data:`BATTERY`), each with an exact
+which makes them i.i.d. N(0, 1) under the null. A battery of seven statistics (``BATTERY``), each with an exact
 or a conservative null law and each tested at ALPHA / 7 (Bonferroni), keeps the false-alarm rate at or below ALPHA
 by construction and has power against each class of defect that exact samplers really have (the planted samplers of
 :mod:`theory.oracle._defects`, the measured table in ``docs/howto/oracle_power.md``). The fBm paths of the ``fbm``
@@ -24,7 +24,7 @@ from ...experiments.config import Int, OrNone, Real, Seed
 from .._core import Argument, Case, Convention, Kernel, Parameter, register
 
 
-#: false-alarm rate of a statistical case: the statistics of :data:`BATTERY`, each at ALPHA / len(BATTERY)
+#: false-alarm rate of a statistical case: the statistics of ``BATTERY``, each at ALPHA / len(BATTERY)
 ALPHA = 0.01
 #: draws of a built-in case: with these every defect class of the power table is rejected with probability >= 0.99
 #: at n = 64 (stated lower bounds: a Nyquist weight off by c = 0.005 at H = 0.2 needs 1856 draws, a variance off by
@@ -87,7 +87,7 @@ _IMHOF_RANGE = 6.0
 
 
 def _battery_why(draws: int, n: int) -> str:
-    """The battery in words (the kernel's ``why``), derived from :data:`BATTERY`."""
+    """The battery in words (the kernel's ``why``), derived from ``BATTERY``."""
     stats = "; ".join(f"({i}) the {s.name}: {s.null}" for i, s in enumerate(BATTERY, 1))
     return (f"draws X (M x n) are whitened, Z = L^-1 X with L L^T the exact Toeplitz covariance of fGn(H); under the "
             f"null Z is i.i.d. N(0, 1). {len(BATTERY)} statistics, each with an exact or conservative null law: "
@@ -334,7 +334,7 @@ def _massart(D: float, N: int) -> float:
 
 
 def battery(Z: np.ndarray, setup: _Setup) -> dict:
-    """The statistics of :data:`BATTERY` on whitened draws Z (M x n): key -> (value, p-value, words).
+    """The statistics of ``BATTERY`` on whitened draws Z (M x n): key -> (value, p-value, words).
 
     ``value`` is the statistic as a number (standardised for the variance and lag-1 statistics, a ratio to the null
     mean for the projections, the Kolmogorov distance for the two laws), ``p`` its p-value under the null (for the
@@ -528,7 +528,7 @@ def fgn_power(n, hurst, draws, alternative):
 
     The draws are whitened by the exact covariance :math:`G` of fGn(H), so that under an alternative of
     covariance :math:`G_1` the whitened draws have covariance :math:`C=L^{-1}G_1L^{-\top}` (:math:`LL^\top=G`).
-    Each quadratic statistic of the battery (:data:`BATTERY`: variance, lag-1, the zero-frequency, Nyquist and
+    Each quadratic statistic of the battery (``BATTERY``: variance, lag-1, the zero-frequency, Nyquist and
     interior-frequency projections) is then a weighted sum of independent :math:`\chi^2(M)` variables whose
     weights are eigenvalues of :math:`C` compressed by the statistic; its rejection probability at level
     ALPHA/7 is computed exactly (Imhof's integral). The power returned takes the statistics as independent,

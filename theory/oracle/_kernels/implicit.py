@@ -140,6 +140,7 @@ _PARAMETERS = (
 
 register(Kernel(
     name="implicit_forward",
+    trajectory=("h",),
     module="theory.implicit",
     signature="fn(X, Y, A, V, W, B, activation) -> (h, F)   (h (L+1, n, q), F (n, d'); Y unused)",
     outputs=("h", "F"),
@@ -162,6 +163,7 @@ register(Kernel(
 
 register(Kernel(
     name="implicit_gradient",
+    gradient=True,
     module="theory.implicit",
     signature="fn(X, Y, A, V, W, B, activation) -> (loss, dA, dV, dW, dB)   (loss (1/n) sum ||F(x_i) - y_i||^2)",
     outputs=("loss", "dA", "dV", "dW", "dB"),

@@ -155,6 +155,7 @@ register(Kernel(
 
 register(Kernel(
     name="linear_gradient",
+    gradient=True,
     module="theory.linear",
     signature="fn(theta, Sigma, B) -> grad   ((N, d, d): the true gradient of the loss, factor 2 included)",
     outputs=("grad",),

@@ -154,6 +154,7 @@ _MOMENTUM_WHY = ("each step v' = gamma v + (1 - gamma) f(x, theta_n), x' = x + v
 
 register(Kernel(
     name="momentum_forward",
+    trajectory=("xs", "vs"),
     module="theory.momentum",
     signature="fn(x0, v0, theta, residual, gamma) -> (xs, vs)   ((N+1, d) each; v_{n+1} = gamma v_n + (1-gamma) "
               "f(x_n, theta_n), x_{n+1} = x_n + v_{n+1}; no 1/N step)",
@@ -277,6 +278,7 @@ def _momentum_gradient_tol(inputs, ref, eps):
 
 register(Kernel(
     name="momentum_gradient",
+    gradient=True,
     module="theory.momentum",
     signature="fn(x0, v0, theta, residual, gamma, y) -> (loss, dtheta, dx0, dv0)   (L = 1/2 ||x_N - y||^2 and its "
               "exact gradients)",

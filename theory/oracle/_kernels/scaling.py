@@ -104,6 +104,7 @@ def _scaling_tol(inputs, ref, eps):
 
 register(Kernel(
     name="scaling_forward",
+    trajectory=("h",),
     module="theory.scaling",
     signature="fn(h0, V, W, beta, arch, activation, slope) -> h   ((L+1, d); W empty (shape (0,)) for res1, "
               "meaning none; slope: leaky_relu's negative-side slope)",

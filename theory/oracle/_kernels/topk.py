@@ -318,6 +318,7 @@ def _jacobian_ref(x, k, reg, p, mode, rescale):
 
 register(Kernel(
     name="topk_jacobian",
+    gradient=True,
     module="theory.topk",
     signature="fn(x, k, reg, p, mode, rescale) -> J   (n x n Jacobian of topk_mask (mode='mask') or topk_magnitude "
               "(rescale=True: of its rescaled variant))",
