@@ -73,9 +73,11 @@ def test_recovery_positions_put_the_focus_pair_where_asked():
     u = ex.recovery_positions(t, inst)
     L, R = T.flanking(u, t.v)
     assert math.isclose(u[L[0]], 0.5 - 0.45, rel_tol=1e-12) and math.isclose(u[R[0]], 0.5 + 0.45, rel_tol=1e-12)
-    # symmetric pair spanning 0.9: Heaviside hitting time 8 * 0.45 / jump^2 = 0.9, against 6 / Delta f^2 = 1.5
+    # symmetric pair spanning 0.9: Heaviside hitting time 8 * 0.45 / jump^2 = 0.9, against 6 / Delta f^2 = 1.5. The
+    # two distances differ by a rounding (c = d_far^3 - d_near^3 ~ 3e-17), and the hitting time moves by about
+    # c^(1/3) ~ 3e-6 of itself there (the boundary layer the quadrature resolves): 0.6 to 1e-5, not to 1e-9
     ratio = ex._recovery_ratio(ex.RECOVERY_PRESETS["check"])(inst)
-    assert math.isclose(ratio[0] / ratio[1], 0.6, rel_tol=1e-9)
+    assert math.isclose(ratio[0] / ratio[1], 0.6, rel_tol=1e-5) and ratio[0] / ratio[1] < 0.6
 
 
 def test_constants_at_a_hand_computed_point():
