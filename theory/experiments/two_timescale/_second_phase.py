@@ -123,23 +123,11 @@ def window_gradient(a, k, delta, f_left, f_right, *, drift_sign=1.0):
     return -ak * integral
 
 
-def _kernels():
-    """The evaluations of :mod:`theory.two_timescale` the second phase uses (its public, validated functions)."""
+def _gradient_u(a, u, eta, v, f):
+    """grad_u L(a, u) (6.10), exact quadrature."""
     import theory.two_timescale as T
 
-    return T
-
-
-def _weights(K, u, eta, v, f):
-    """a*_eta(u) = H(u)^-1 b(u) (exact quadrature); the two trailing values keep the call shape of
-    :func:`_gradient_u` (the public functions place their own quadrature nodes)."""
-    H, b = K.gram(u, eta, v, f)
-    return np.linalg.solve(H, b), None, None
-
-
-def _gradient_u(K, a, u, eta, v, f, nodes=None, weights=None):
-    """grad_u L(a, u) (6.10), exact quadrature."""
-    return K.gradient(a, u, eta, v, f)[1]
+    return T.gradient(a, u, eta, v, f)[1]
 
 
 def _gaps(u, eta):
@@ -249,7 +237,8 @@ def second_phase(u0, eta, v, f, M, df, D, horizon, *, rtol=1e-8, samples=100, dr
 
     from ._approach import first_phase_solution
 
-    K = _kernels()
+    import theory.two_timescale as T
+
     v = np.asarray(v, float)
     f = np.asarray(f, float)
     if v.shape != (1,) or f.shape != (2,):
@@ -279,8 +268,8 @@ def second_phase(u0, eta, v, f, M, df, D, horizon, *, rtol=1e-8, samples=100, dr
     def velocity(y):
         """d y / d tau (the offset's in units of eta) and a*_eta(u)."""
         u = positions(y)
-        a, nodes, weights = _weights(K, u, eta, v, f)
-        gu = _gradient_u(K, a, u, eta, v, f, nodes, weights)
+        a = T.optimal_weights(u, eta, v, f)
+        gu = _gradient_u(a, u, eta, v, f)
         gu[k] = window_gradient(a, k, y[k], fL, fR, drift_sign=drift_sign)
         out = -gu
         out[k] /= eta
@@ -320,8 +309,6 @@ def second_phase(u0, eta, v, f, M, df, D, horizon, *, rtol=1e-8, samples=100, dr
     left, right = math.inf, math.inf
     disp_left, disp_right, printed_right = (0.0, 1.0), (0.0, 1.0), (0.0, 1.0)
     n_barrier = 0
-    import theory.two_timescale as T
-
     for y in states:
         u = positions(y)
         conf = max(conf, abs(float(y[k])))
@@ -332,7 +319,7 @@ def second_phase(u0, eta, v, f, M, df, D, horizon, *, rtol=1e-8, samples=100, dr
         above = max(above, float(-F[k + 1]))
         # (6.14): the velocities at a*_eta(u) against those at a*_0(u), the Heaviside weights
         a0 = T.heaviside_weights(u, v, f)
-        g0 = _gradient_u(K, a0, u, eta, v, f)
+        g0 = _gradient_u(a0, u, eta, v, f)
         g0[k] = window_gradient(a0, k, y[k], fL, fR)
         G = -F.copy()
         G[k] *= eta
