@@ -25,6 +25,11 @@ from theory._errors import check_package as _check_package  # noqa: F401  (a sha
 __all__ = ["Paper", "PAPERS", "PAPER_KEYS", "paper", "paper_of_module"]
 
 _KEY = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_FIGURE = re.compile(r"(?:fig-[0-9]+(?:\.[0-9]+)?[a-z]?|table-[0-9]+(?:\.[0-9]+)?)")
+
+
+def _numbered(prefix: str, chapter: int | None, count: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}-{chapter}.{i}" if chapter else f"{prefix}-{i}" for i in range(1, count + 1))
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,10 @@ class Paper:
         The subpackages of :mod:`theory` whose kernels its claims use, main one first.
     benchmark : str or None
         The name of its benchmark in ``benchmarks/publish.py``, or None where it has none.
+    figures : tuple of str
+        The document's figures and tables, by its own numbering (``"fig-4.5"``, ``"table-4.2"``; a figure
+        whose panels are separate experiments lists each panel, ``"fig-3a"``): the inventory that
+        :func:`theory.experiments.figures` is held to (empty where it is not declared yet).
     """
 
     key: str
@@ -53,6 +62,7 @@ class Paper:
     source: str
     kernels: tuple[str, ...]
     benchmark: str | None
+    figures: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _KEY.fullmatch(self.key):
@@ -60,12 +70,17 @@ class Paper:
         if self.module != self.key.replace("-", "_"):
             raise ValueError(f"`module` of paper {self.key!r} must be {self.key.replace('-', '_')!r}; "
                              f"got {self.module!r}")
+        bad = [f for f in self.figures if not _FIGURE.fullmatch(f)]
+        if bad or len(set(self.figures)) != len(self.figures):
+            raise ValueError(f"`figures` of paper {self.key!r} must be distinct labels 'fig-N[.M][a-z]' or "
+                             f"'table-N[.M]'; got {bad or list(self.figures)}")
 
 
 PAPERS: tuple[Paper, ...] = (
     Paper("resnet-node", "resnet_node", "Do Residual Neural Networks discretize Neural ODEs?",
           "Sander, Ablin, Peyré, NeurIPS 2022; chapter 2 of M. E. Sander's thesis",
-          ("resnet", "linear"), "resnet"),
+          ("resnet", "linear"), "resnet",
+          ("fig-1", "fig-2", "fig-3a", "fig-3b", "fig-3c", "fig-4", "table-1", "table-2")),
     Paper("scaling", "scaling", "Scaling ResNets in the large-depth regime",
           "Marion, Fermanian, Biau, Vert, 2022; chapter 2 of P. Marion's thesis",
           ("scaling", "fbm"), "backends"),
@@ -73,13 +88,16 @@ PAPERS: tuple[Paper, ...] = (
           "Marion, Wu, Sander, Biau, ICLR 2024; chapter 3 of both theses",
           ("implicit", "pl"), "kernels"),
     Paper("momentum", "momentum", "Momentum residual neural networks",
-          "chapter 4 of M. E. Sander's thesis", ("momentum",), "momentum"),
+          "chapter 4 of M. E. Sander's thesis", ("momentum",), "momentum",
+          _numbered("fig", 4, 12) + _numbered("table", 4, 2)),
     Paper("sinkformers", "sinkformers", "Sinkformers: Transformers with doubly stochastic attention",
-          "chapter 5 of M. E. Sander's thesis", ("sinkhorn",), "momentum"),
+          "chapter 5 of M. E. Sander's thesis", ("sinkhorn",), "momentum",
+          _numbered("fig", 5, 6) + _numbered("table", 5, 2)),
     Paper("icl-ar", "icl_ar", "In-context autoregressive learning with linear attention",
-          "chapter 6 of M. E. Sander's thesis", ("icl",), "icl"),
+          "chapter 6 of M. E. Sander's thesis", ("icl",), "icl", _numbered("fig", 6, 10)),
     Paper("topk", "topk", "Fast, differentiable and sparse top-k: a convex analysis perspective",
-          "chapter 7 of M. E. Sander's thesis", ("topk", "isotonic"), "softsort"),
+          "chapter 7 of M. E. Sander's thesis", ("topk", "isotonic"), "softsort",
+          _numbered("fig", 7, 9)),
     Paper("gen-bounds", "gen_bounds", "Generalization bounds for neural ODEs and deep residual networks",
           "chapter 4 of P. Marion's thesis", ("generalization",), None),
     Paper("rnn-kernel", "rnn_kernel", "Framing RNNs as kernel methods: a neural ODE approach",

@@ -1457,3 +1457,6 @@ from ._theory import *  # noqa: E402,F401,F403
 from ._theory import __all__ as _theory_all  # noqa: E402
 
 __all__ = __all__ + list(_theory_all)
+
+from . import images  # noqa: E402,F401  (the image-dataset experiments)
+from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)

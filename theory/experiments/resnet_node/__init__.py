@@ -47,3 +47,5 @@ PRESETS = {"assumption-1": linear.ASSUMPTION1_PRESETS, "assumption-1/erratum": l
            "fig-3c": adjoint.FIG3C_PRESETS, "fig-1": trained.FIG1_PRESETS, "fig-4": trained.FIG4_PRESETS}
 
 __all__ = ["PRESETS", "SEARCH_SETTINGS", "adjoint", "digits", "linear", "ode", "trained", *_adjoint_all, *_digits_all, *_linear_all, *_ode_all, *_trained_all]
+
+from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)

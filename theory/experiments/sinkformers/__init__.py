@@ -1167,3 +1167,5 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
 ):
     register(f"sinkformers.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict,
              claims=_claims, summary=_m)
+
+from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)

@@ -130,3 +130,5 @@ for _name, _cfg, _presets, _measure, _verdict, _claims, _summary in (
 ):
     register(f"topk.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict, claims=_claims,
              summary=_summary)
+
+from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)

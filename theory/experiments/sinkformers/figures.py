@@ -1,0 +1,1 @@
+"""The figures and tables of `sinkformers`, declared for `theory reproduce` (theory.experiments.register_figure)."""
