@@ -343,6 +343,7 @@ def _parser() -> argparse.ArgumentParser:
     plots.add_argument("--gallery", action="store_true", help="also copy the gallery figures to figures/gallery/")
     _run_parser(sub)
     _sweep_parser(sub)
+    _reproduce_parser(sub)
     _oracle_parser(sub)
     _describe_all(parser)
     return parser
@@ -716,8 +717,120 @@ def _sweep(args: argparse.Namespace) -> int:
     return 1 if result.failures else 0
 
 
+def _reproduce_parser(sub) -> None:
+    from theory.datasets import DATA_ENV
+
+    rep = sub.add_parser(
+        "reproduce",
+        help="reproduce a document's figures and tables beside the numbers it prints (cached; local pool or Dask)",
+        description="Run the experiments of a paper key's figures (through the sweep cache: an interrupted run\n"
+        "resumes), judge each by its claims' criteria, draw it in the document's layout and write beside it\n"
+        "the table of the document's printed numbers against the measured ones: OUT/KEY/LABEL.{png,md,json}\n"
+        "and OUT/KEY/README.md. A figure on a dataset that is not under the data root is skipped, naming the\n"
+        "dataset and where it is published; a run on a stand-in is a figure of its own, marked proxy.\n"
+        "Exit codes: 0 every figure run passed (or was skipped for its data), 1 a figure's claim failed,\n"
+        "2 bad input (an unknown key, figure or preset; an unwritable --out; a named figure whose dataset\n"
+        "is missing), 130 interrupted (the finished tasks are cached).",
+        epilog="examples:\n"
+        "  theory reproduce --list                       every figure and table, by paper key\n"
+        "  theory reproduce momentum fig-4.5             the nested rings at the check preset\n"
+        "  theory reproduce resnet-node --preset paper --data ~/datasets --out results",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rep.add_argument("key", nargs="?", metavar="KEY", help="a paper key (theory reproduce --list prints them)")
+    rep.add_argument("figures", nargs="*", metavar="FIGURE",
+                     help="figures by the document's numbering, e.g. fig-4.5 table-4.2 (default: all of KEY's)")
+    rep.add_argument("--preset", default="check",
+                     help="paper: the document's sizes; check: the sizes of the checks (default)")
+    rep.add_argument("--data", default=None, metavar="DIR",
+                     help=f"the folder holding the datasets (default: ${DATA_ENV}); nothing is downloaded")
+    rep.add_argument("--scheduler", default="local",
+                     help="local (a process pool, default), dask, serial, or a Dask scheduler address tcp://HOST:PORT")
+    rep.add_argument("--workers", type=int, default=None, help="worker processes (default: the CPU count)")
+    rep.add_argument("--out", default=None, help="output folder (default: reports/reproduce/PRESET/)")
+    rep.add_argument("--list", action="store_true", help="list the figures (all keys, or KEY's) with their claims")
+
+
+def _reproduce_list(key) -> int:
+    from theory.experiments import figures
+    from theory.papers import PAPERS
+
+    for p in PAPERS:
+        if key is not None and p.key != key:
+            continue
+        declared = figures(p.key)
+        _say(f"{p.key}: {len(declared)} declared of {len(p.figures)} in the inventory" if p.figures
+             else f"{p.key}: inventory not declared yet")
+        for label in p.figures:
+            ours = [f for f in declared if f.base == label]
+            if not ours:
+                _say(f"  {label:<18} not declared")
+            for f in ours:
+                what = ("illustration" if f.illustration else f"proxy: {f.substitute}" if f.substitute
+                        else f"needs {f.data}" if f.data else "measured")
+                claims = ", ".join(f.claims) or "no claim"
+                _say(f"  {f.label:<18} {f.title[:52]:<52} [{what[:40]}] {claims}")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from theory.reproduce import ReproduceInputError, reproduce, select_figures
+    from theory.sweep import SweepInputError
+
+    if args.list:
+        if args.key is not None:
+            try:
+                select_figures(args.key)
+            except ReproduceInputError as exc:
+                _say(f"theory reproduce: {exc}", sys.stderr)
+                return 2
+        return _reproduce_list(args.key)
+    if not args.key:
+        _say("theory reproduce: name a paper KEY (`theory reproduce --list` prints the figures of every key)",
+             sys.stderr)
+        return 2
+    try:
+        results = reproduce(args.key, args.figures, preset=args.preset, scheduler=args.scheduler,
+                            workers=args.workers, data=args.data, out=args.out)
+    except (ReproduceInputError, SweepInputError) as exc:
+        _say(f"theory reproduce: {exc}", sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:
+        from theory.sweep import SweepTerminated
+
+        _say("theory reproduce: interrupted; the finished tasks are cached: run the same command again to resume",
+             sys.stderr)
+        return 143 if isinstance(exc, SweepTerminated) else 130
+    code = 0
+    for r in results:
+        tag = r.status + (" (proxy)" if r.proxy else "")
+        shown = "; ".join(f"{row['name']} {_reproduce_number(row['measured'])} (printed "
+                          f"{_reproduce_number(row['printed'])})" for row in r.rows[:2])
+        where = f" -> {r.png}" if r.png else ""
+        _say(f"{tag:<14} {r.figure.id:<28} {r.seconds:7.1f} s  {shown or r.message[:90]}{where}")
+        if r.status == "fail":
+            code = 1
+        if r.status == "skip":
+            _say(f"               {r.message}")
+            if args.figures and code == 0:
+                code = 2  # a figure named on the command line could not be run: its data is missing
+    out = results[0].record.parent if results and results[0].record is not None else None
+    passed = sum(r.status == "pass" for r in results)
+    _say(f"{len(results)} figure(s) of {args.key} at preset {args.preset}: {passed} pass, "
+         f"{sum(r.status == 'fail' for r in results)} fail, {sum(r.status == 'skip' for r in results)} skipped "
+         f"(data missing), {sum(r.status == 'illustration' for r in results)} illustrations"
+         + (f"; tables and figures in {out}" if out else ""))
+    return code
+
+
+def _reproduce_number(value) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 #: the subcommands that call kernels, and so may compile them (theory._compile_notice says so while they do)
-_COMPILING = ("check", "run", "sweep", "oracle")
+_COMPILING = ("check", "run", "sweep", "oracle", "reproduce")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -744,6 +857,8 @@ def _main(argv: list[str]) -> int:
         return _sweep(args)
     if args.command == "run":
         return _run(args)
+    if args.command == "reproduce":
+        return _reproduce(args)
     if args.command == "oracle":
         return _oracle(args)
     parser.print_help()

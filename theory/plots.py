@@ -9,6 +9,8 @@ file name.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import sys
 from pathlib import Path
@@ -16,7 +18,25 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_rate", "plot_bound", "plot_frequency", "save_figure", "new_axes", "import_matplotlib"]
+__all__ = ["plot_rate", "plot_bound", "plot_frequency", "save_figure", "new_axes", "import_matplotlib",
+           "figure_directory"]
+
+#: where :func:`save_figure` writes when no directory is passed (``figures/out`` outside :func:`figure_directory`)
+_DIRECTORY: contextvars.ContextVar[str] = contextvars.ContextVar("theory_figure_directory", default="figures/out")
+
+
+@contextlib.contextmanager
+def figure_directory(directory: str | os.PathLike):
+    """Within the block, :func:`save_figure` called without ``directory`` writes under ``directory``.
+
+    ``theory reproduce`` draws a figure at the paper preset this way, without overwriting the one the checks
+    drew under ``figures/out/``.
+    """
+    token = _DIRECTORY.set(os.fspath(directory))
+    try:
+        yield Path(directory)
+    finally:
+        _DIRECTORY.reset(token)
 
 FIGSIZE = (5.0, 3.6)
 DPI = 150
@@ -316,7 +336,7 @@ def _title_with_claim(fig: Any, claim_id: str) -> None:
     fig.suptitle(text, fontsize=size)
 
 
-def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures/out") -> str:
+def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike | None = None) -> str:
     """Save a figure as ``<directory>/<claim id, '/' as '__'>.png`` at 150 dpi and close it.
 
     A figure none of whose titles names the claim gets the claim ID as its (super)title, so that
@@ -328,7 +348,7 @@ def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures
     claim_id : str
         A claim ID (validated), e.g. ``"resnet-node/prop-3"``.
     directory : path, optional
-        Created if needed.
+        Created if needed; by default ``figures/out`` (or the folder of an enclosing :func:`figure_directory`).
 
     Returns
     -------
@@ -344,6 +364,7 @@ def save_figure(fig: Any, claim_id: str, directory: str | os.PathLike = "figures
     if not hasattr(fig, "savefig"):
         raise ValueError(f"`fig` of theory.plots.save_figure must be a matplotlib Figure or Axes; got {fig!r}")
     _title_with_claim(fig, claim_id)
+    directory = _DIRECTORY.get() if directory is None else directory
     Path(directory).mkdir(parents=True, exist_ok=True)
     path = Path(directory, claim_id.replace("/", "__") + ".png").as_posix()
     fig.savefig(path, dpi=DPI)

@@ -15,7 +15,8 @@ Grid syntax
     value). Integer parameters get integers (a range is rounded to the nearest integers and must not
     repeat one), booleans take ``true``/``false``. The points are ordered as ``itertools.product``
     orders them: the last parameter varies fastest. From Python a grid may also be a mapping
-    ``{name: [values]}`` (or ``{name: "start:stop:count"}``).
+    ``{name: [values]}`` (or ``{name: "start:stop:count"}``); the empty mapping ``{}`` is the preset
+    itself, one task (how ``theory reproduce`` caches a figure of one run).
 
 Schedulers
     ``"local"`` (default): a process pool of ``workers`` processes (default ``os.cpu_count()``);
@@ -237,6 +238,8 @@ def parse_grid(grid, experiment) -> dict[str, list]:
         raise SweepInputError(f"`grid` must be a string such as 'beta=0.2:1.3:70,hurst=0.1|0.5' or a mapping; "
                               f"got {type(grid).__name__}")
     if not items:
+        if isinstance(grid, Mapping):  # from Python, {}: the preset itself, one task
+            return {}
         raise SweepInputError("`grid` names no parameter")
     axes: dict[str, list] = {}
     for name, spec in items:

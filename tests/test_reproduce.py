@@ -1,0 +1,153 @@
+"""theory reproduce: a declared figure run through the sweep cache, judged, drawn and tabled beside the document.
+
+The figures here are declared by the tests on one quick experiment (``momentum.lambda_table``, the erratum of
+Fig. 4.4's caption), under qualified labels of the inventory (``fig-4.4/test...``) so that the key's own
+declarations are untouched.
+"""
+
+import json
+
+import pytest
+
+from theory import datasets
+from theory.cli import main
+from theory.claims import Verdict
+from theory.experiments import Figure, Printed, _figures, register_figure
+from theory.reproduce import ReproduceInputError, reproduce, select_figures
+
+CLAIM = "momentum/fig-4.4/erratum"
+
+
+def _draw(result):
+    from theory.experiments.momentum import lambda_figure
+
+    return lambda_figure(result, CLAIM)
+
+
+@pytest.fixture
+def declared(monkeypatch):
+    """Register test figures into a copy of the registry, restored afterwards."""
+    monkeypatch.setattr(_figures, "_FIGURES", dict(_figures._FIGURES))
+
+    def declare(label, **fields):
+        base = dict(claims=(CLAIM,), experiment="momentum.lambda_table", draw=_draw,
+                    criterion="the printed caption fails and the corrected bounds hold")
+        base.update(fields)
+        return register_figure("momentum", label, f"test figure {label}", **base)
+
+    return declare
+
+
+def _printed():
+    return (Printed("lambda_2 gap to -1", 0.1, "caption of Fig. 4.4 (read as 'close')", measured="printed.gap_from_eps"),
+            Printed("a number this run does not measure", 3.0, "nowhere", measured="absent_key"))
+
+
+def test_a_figure_is_run_judged_drawn_and_tabled(declared, tmp_path):
+    fig = declared("fig-4.4/testa", printed=_printed())
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    (r,) = reproduce("momentum", ["fig-4.4/testa"], out=out, cache=cache, scheduler="serial")
+    assert r.status == "pass" and r.figure is fig and r.computed == 1 and r.cached == 0
+    assert set(r.verdicts) == {CLAIM} and r.verdicts[CLAIM].passed
+    # the measured number travels from the verdict to the table as a number, beside the printed one
+    gap = r.verdicts[CLAIM].parts[0].measured["gap_from_eps"]
+    assert r.rows[0]["printed"] == 0.1 and r.rows[0]["measured"] == gap and 0.2 < gap < 0.25
+    assert r.rows[1]["measured"] is None and "not measured" in r.rows[1]["note"]
+    folder = out / "momentum"
+    assert r.png == folder / "fig-4.4__testa.png" and r.png.stat().st_size > 1000
+    rec = json.loads((folder / "fig-4.4__testa.json").read_text())
+    assert rec["status"] == "pass" and rec["verdicts"][CLAIM]["status"] == "pass" and rec["machine"]
+    assert rec["rows"][0]["measured"] == gap
+    table = (folder / "fig-4.4__testa.md").read_text()
+    assert "| lambda_2 gap to -1 | caption of Fig. 4.4" in table and "theory reproduce momentum fig-4.4/testa" in table
+    index = (folder / "README.md").read_text()
+    assert "[fig-4.4/testa](fig-4.4__testa.md)" in index and "| fig-4.5 |" in index
+    assert not list(folder.glob(".png-*")) and not list(folder.glob(".draw-*"))  # no staged file left
+    # the second run reads the task from the cache and redraws
+    (again,) = reproduce("momentum", ["fig-4.4/testa"], out=out, cache=cache, scheduler="serial")
+    assert (again.computed, again.cached, again.status) == (0, 1, "pass")
+    assert again.seconds == r.seconds  # the compute time recorded when the task ran
+
+
+def test_the_paper_preset_is_run_at_its_own_sizes(declared, tmp_path):
+    declared("fig-4.4/testb")
+    (r,) = reproduce("momentum", ["fig-4.4/testb"], preset="paper", out=tmp_path, cache=tmp_path / "c",
+                     scheduler="serial")
+    assert r.status == "pass" and len(r.verdicts[CLAIM].parts[1].measured) >= 2
+    assert json.loads(r.record.read_text())["preset"] == "paper"
+
+
+def test_a_failing_figure_fails_and_the_command_exits_1(declared, tmp_path, monkeypatch, capsys):
+    failing = Verdict("fail", "the figure does not reproduce", kind="qualitative")
+    declared("fig-4.4/testc", grid={"closeness": (0.1, 0.2)}, verdict=lambda res: failing,
+             draw=lambda res: _draw(res.result(1)))  # a grid figure draws from the sweep
+    (r,) = reproduce("momentum", ["fig-4.4/testc"], out=tmp_path, cache=tmp_path / "c", scheduler="serial")
+    assert r.status == "fail" and r.computed == 2
+    monkeypatch.chdir(tmp_path)
+    code = main(["reproduce", "momentum", "fig-4.4/testc", "--out", str(tmp_path / "o"), "--scheduler", "serial"])
+    assert code == 1 and "fail" in capsys.readouterr().out
+
+
+def test_a_figure_without_its_dataset_is_skipped_naming_it(declared, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv(datasets.DATA_ENV, raising=False)
+    monkeypatch.setitem(datasets.DATASETS, "test-set", datasets.Dataset(
+        "test-set", "a test dataset", "test-set", ("part-1.bin",), "https://example.org/test-set", loader=lambda folder: folder))
+    declared("fig-4.4/testd", data="test-set")
+    (r,) = reproduce("momentum", ["fig-4.4/testd"], out=tmp_path, cache=tmp_path / "c", scheduler="serial")
+    assert r.status == "skip" and "test-set" in r.message and "https://example.org/test-set" in r.message
+    assert r.png is None and json.loads(r.record.read_text())["status"] == "skip"
+    # named on the command line, a figure that cannot run is an environment error (2)
+    assert main(["reproduce", "momentum", "fig-4.4/testd", "--out", str(tmp_path), "--data", str(tmp_path)]) == 2
+    assert "not found under" in capsys.readouterr().out
+
+
+def test_an_illustration_is_listed_without_a_run(declared, tmp_path):
+    register_figure("momentum", "fig-4.3/test", "a diagram", illustration="the four paradigms as boxes")
+    (r,) = reproduce("momentum", ["fig-4.3/test"], out=tmp_path)
+    assert r.status == "illustration" and r.verdicts == {} and r.png is None
+
+
+def test_bad_input_is_refused_before_anything_runs(declared, tmp_path, capsys):
+    declared("fig-4.4/teste")
+    with pytest.raises(ReproduceInputError, match="no figure 'fig-9.9'"):
+        select_figures("momentum", ["fig-9.9"])
+    with pytest.raises(ReproduceInputError, match="unknown paper key"):
+        select_figures("moment", [])
+    with pytest.raises(ReproduceInputError, match="no preset 'huge'"):
+        reproduce("momentum", ["fig-4.4/teste"], preset="huge", out=tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ReproduceInputError, match="not writable"):
+        reproduce("momentum", ["fig-4.4/teste"], out=blocker)
+    assert main(["reproduce"]) == 2
+    assert main(["reproduce", "momentum", "fig-9.9"]) == 2
+    assert "no figure" in capsys.readouterr().err
+
+
+def test_labels_select_their_qualified_runs(declared):
+    a = declared("fig-4.4/testf")
+    chosen = select_figures("momentum", ["momentum/fig-4.4/testf"])
+    assert chosen == [a]
+    assert a in select_figures("momentum", ["fig-4.4"])
+
+
+def test_declarations_are_checked():
+    with pytest.raises(ValueError, match="not in the inventory"):
+        Figure("momentum", "fig-4.99", "x", illustration="y")
+    with pytest.raises(ValueError, match="needs `claims`"):
+        Figure("momentum", "fig-4.5", "x")
+    with pytest.raises(ValueError, match="criterion"):
+        Figure("momentum", "fig-4.5", "x", claims=("momentum/fig-4.5",), experiment="momentum.psi", draw=print)
+    with pytest.raises(ValueError, match="another paper key"):
+        Figure("momentum", "fig-4.5", "x", claims=("topk/fig-7.1",), experiment="momentum.psi", draw=print,
+               criterion="c")
+    with pytest.raises(ValueError, match="one of"):
+        Figure("momentum", "fig-4.5", "x", claims=("momentum/fig-4.5",), experiment="momentum.psi", draw=print,
+               criterion="c", data="cifar-11")
+    with pytest.raises(ValueError, match="grid of tasks"):
+        Figure("momentum", "fig-4.5", "x", claims=("momentum/fig-4.5",), experiment="momentum.psi", draw=print,
+               criterion="c", grid={"d": (2,)})
+    with pytest.raises(TypeError, match="a number or None"):
+        Printed("accuracy", "99 %", "Table 4.2")
+    assert Figure("momentum", "table-4.2", "t", illustration="i").number == "Table 4.2"
+    assert Figure("resnet-node", "fig-3a/digits", "t", illustration="i").number == "Fig. 3(a)"

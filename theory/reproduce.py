@@ -1,0 +1,395 @@
+r"""The documents' figures and tables, reproduced beside the numbers they print.
+
+:func:`reproduce` runs declared figures (:func:`theory.experiments.figures`) at a preset: each figure's
+experiment through the sweep cache (:func:`theory.sweep.sweep`, so a long run is resumable and a finished one
+redraws for free, on a local pool or Dask), its verdicts (the claims' own, as the checks record them), the
+figure in the document's layout, and a table of the document's printed numbers beside the measured ones.
+``theory reproduce KEY [FIGURE ...]`` is its command line.
+
+Output, under ``out`` (default ``reports/reproduce/<preset>/``)::
+
+    <key>/<label>.png     the figure (label with '/' as '__': fig-4__moons.png)
+    <key>/<label>.json    the record: verdicts, printed and measured numbers, config, seconds, machine, commit
+    <key>/<label>.md      the side-by-side table
+    <key>/README.md       the key's figures in inventory order, with their status
+
+Every file is written atomically, the key's index under a lock, so two runs at once keep both their figures.
+A figure whose dataset is not under the data root is skipped with a message naming the dataset and where it is
+published (:mod:`theory.datasets`); nothing is downloaded and nothing stands in for it silently: a substitute is a
+figure of its own, marked proxy.
+
+The committed gallery ``results/`` holds what ``theory reproduce KEY --preset paper --out results`` wrote on the
+machine its records name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Reproduction", "reproduce", "select_figures", "ReproduceInputError", "STATUSES"]
+
+#: the outcomes of a figure: its claims pass, one fails, its dataset is missing, or it has no numbers (a diagram)
+STATUSES = ("pass", "fail", "skip", "illustration")
+
+
+class ReproduceInputError(ValueError):
+    """A figure, preset, scheduler or folder that cannot be used; raised before anything runs."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Reproduction:
+    """What :func:`reproduce` did for one figure.
+
+    Attributes
+    ----------
+    figure : theory.experiments.Figure
+    preset : str
+    status : {"pass", "fail", "skip", "illustration"}
+    message : str
+        The skip reason, or the verdicts in one line.
+    verdicts : dict of str to theory.claims.Verdict
+        The verdict of each of the figure's claims that its experiment measures.
+    numbers : dict
+        The measured numbers (:meth:`theory.experiments.Figure.numbers_of`).
+    rows : list of dict
+        The side-by-side table: ``name``, ``where``, ``printed``, ``measured_key``, ``measured``, ``note``.
+    png, record : pathlib.Path or None
+        The figure and the JSON record written.
+    seconds : float
+        Compute time of its tasks (from the cache for tasks computed earlier).
+    computed, cached : int
+        Tasks computed now and read from the cache.
+    """
+
+    figure: Any
+    preset: str
+    status: str
+    message: str
+    verdicts: dict
+    numbers: dict
+    rows: list
+    png: Path | None
+    record: Path | None
+    seconds: float
+    computed: int = 0
+    cached: int = 0
+
+    @property
+    def proxy(self) -> bool:
+        """Whether the figure runs on a stand-in for the document's data or model."""
+        return self.figure.substitute is not None
+
+
+def select_figures(key: str, labels: Sequence[str] = ()) -> list:
+    """The figures of paper ``key`` named by ``labels`` (all of them when empty).
+
+    A label names a figure as the document numbers it (``fig-4.5``, ``table-4.2``) or with the key
+    (``momentum/fig-4.5``); a label without a qualifier also selects its qualified runs (``fig-4`` selects
+    ``fig-4`` and ``fig-4/moons``).
+
+    Raises
+    ------
+    ReproduceInputError
+        An unknown key, or a label the key does not declare (the message lists those it declares).
+    """
+    from theory.experiments import figures
+    from theory.papers import PAPER_KEYS, paper
+
+    if key not in PAPER_KEYS:
+        raise ReproduceInputError(f"unknown paper key {key!r}; known keys: {', '.join(PAPER_KEYS)}")
+    declared = figures(key)
+    if not labels:
+        return declared
+    chosen = []
+    for label in labels:
+        text = label.partition("/")[2] if label.startswith(f"{key}/") else label
+        found = [f for f in declared if f.label == text or f.base == text and "/" not in text]
+        if not found:
+            inventory = paper(key).figures
+            missing = f" ({text} is in the document's inventory but declares no figure yet)" if text in inventory else ""
+            raise ReproduceInputError(f"{key} has no figure {text!r}{missing}; it declares: "
+                                      f"{', '.join(f.label for f in declared) or 'none'}")
+        chosen += [f for f in found if f not in chosen]
+    return chosen
+
+
+def _plain(value: Any) -> Any:
+    from theory.rates import to_plain
+
+    return to_plain(value)
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int,)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_format(v) for v in value[:6]) + (", ..." if len(value) > 6 else "") + "]"
+    return str(value)
+
+
+def _number(value: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return value.item()
+    except ImportError:  # pragma: no cover
+        pass
+    return value
+
+
+def _rows(fig, numbers: Mapping) -> list[dict]:
+    rows = []
+    for p in fig.printed:
+        measured = _number(numbers.get(p.measured)) if p.measured is not None else None
+        note = p.note
+        if p.measured is not None and p.measured not in numbers:
+            note = (note + "; " if note else "") + f"not measured in this run ({p.measured} absent)"
+        rows.append({"name": p.name, "where": p.where, "printed": p.value, "measured_key": p.measured,
+                     "measured": measured, "note": note})
+    return rows
+
+
+def _file_stem(fig) -> str:
+    return fig.label.replace("/", "__")
+
+
+def _markdown(rec: Mapping) -> str:
+    lines = [f"# {rec['figure']}: {rec['number']} — {rec['title']}", ""]
+    status = rec["status"] + (" (proxy)" if rec.get("substitute") else "")
+    lines += [f"- status: **{status}** at preset `{rec['preset']}`", f"- criterion: {rec['criterion'] or '—'}"]
+    if rec.get("substitute"):
+        lines.append(f"- substitute (a proxy): {rec['substitute']}")
+    if rec.get("data"):
+        lines.append(f"- dataset: {rec['data']}")
+    if rec.get("preset_note"):
+        lines.append(f"- preset: {rec['preset_note']}")
+    if rec.get("illustration"):
+        lines.append(f"- illustration: {rec['illustration']}")
+    if rec["status"] == "skip":
+        lines.append(f"- skipped: {rec['message']}")
+    for claim, v in rec.get("verdicts", {}).items():
+        lines.append(f"- `{claim}`: {v['status']}: {v['message']}")
+    lines.append(f"- run: {rec['seconds']:.1f} s of compute ({rec['computed']} task(s) computed, {rec['cached']} "
+                 f"from the cache) on {rec['machine']}; theory at {str(rec.get('commit') or '?')[:12]}, "
+                 f"{rec['date']}")
+    if rec.get("png"):
+        lines += ["", f"![{rec['figure']}]({Path(rec['png']).name})"]
+    if rec["rows"]:
+        lines += ["", "| the document prints | where | printed | measured | note |", "|---|---|---|---|---|"]
+        for r in rec["rows"]:
+            lines.append(f"| {r['name']} | {r['where']} | {_format(r['printed'])} | {_format(r['measured'])} | "
+                         f"{r['note']} |")
+    lines += ["", f"Rerun: `{rec['command']}`", ""]
+    return "\n".join(lines)
+
+
+def _index(folder: Path, key: str) -> str:
+    from theory.experiments import figures
+    from theory.papers import paper
+
+    records = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        records[rec.get("figure")] = rec
+    declared = {f.id: f for f in figures(key)}
+    lines = [f"# `{key}`: {paper(key).title}", "", "| figure | title | status | preset | seconds | measured vs printed |",
+             "|---|---|---|---|---|---|"]
+    for label in paper(key).figures:
+        ours = [f for f in declared.values() if f.base == label]
+        if not ours:
+            lines.append(f"| {label} | — | not declared | | | |")
+        for f in ours:
+            rec = records.get(f.id)
+            if rec is None:
+                lines.append(f"| [{f.label}] | {f.title} | not run | | | |")
+                continue
+            shown = "; ".join(f"{r['name']}: {_format(r['measured'])} vs {_format(r['printed'])}"
+                              for r in rec["rows"][:3])
+            status = rec["status"] + (" (proxy)" if rec.get("substitute") else "")
+            lines.append(f"| [{f.label}]({_file_stem(f)}.md) | {f.title} | {status} | {rec['preset']} | "
+                         f"{rec['seconds']:.1f} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
+def _command(fig, preset: str, data) -> str:
+    parts = ["theory reproduce", fig.key, fig.label]
+    if preset != "check":
+        parts += ["--preset", preset]
+    if fig.data is not None:
+        parts += ["--data", "DIR"]
+    return " ".join(parts)
+
+
+def _write(rec: dict, png_tmp: str | None, folder: Path) -> tuple[Path | None, Path]:
+    from theory._files import locked, write_atomic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = rec["stem"]
+    png = None
+    if png_tmp is not None:
+        png = folder / f"{stem}.png"
+        os.replace(png_tmp, png)
+        rec["png"] = png.as_posix()
+    text = json.dumps(_plain(rec), indent=1, allow_nan=False, default=repr) + "\n"
+    record = write_atomic(folder / f"{stem}.json", text)
+    write_atomic(folder / f"{stem}.md", _markdown(rec))
+    with locked(folder / ".index.lock"):
+        write_atomic(folder / "README.md", _index(folder, rec["key"]))
+    return png, record
+
+
+def _draw(fig, result, folder: Path) -> str | None:
+    from theory.plots import figure_directory
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".draw-") as tmp:
+        with figure_directory(tmp):
+            path = fig.draw(result)
+        if path is None or not Path(path).exists():
+            raise RuntimeError(f"the drawing of {fig.id} wrote no file (it must save with theory.plots.save_figure)")
+        fd, staged = tempfile.mkstemp(dir=folder, prefix=".png-", suffix=".png")
+        os.close(fd)
+        os.replace(path, staged)
+    return staged
+
+
+def _one(fig, preset: str, *, scheduler: str, workers: int | None, data, out: Path, cache: Path | None,
+         stream) -> Reproduction:
+    from theory import sweep as _sweep
+    from theory._machine import machine_line
+    from theory.datasets import DatasetMissing, data_root, locate
+    from theory.experiments import experiment
+    from theory.report import git_commit
+
+    rec: dict = {"figure": fig.id, "key": fig.key, "label": fig.label, "stem": _file_stem(fig), "number": fig.number,
+                 "title": fig.title, "preset": preset, "criterion": fig.criterion, "substitute": fig.substitute,
+                 "data": fig.data, "preset_note": fig.preset_note, "illustration": fig.illustration,
+                 "claims": list(fig.claims), "verdicts": {}, "rows": [], "numbers": {}, "seconds": 0.0,
+                 "computed": 0, "cached": 0, "command": _command(fig, preset, data),
+                 "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    folder = out / fig.key
+
+    def finish(status, message, verdicts=None, numbers=None, png_tmp=None, seconds=0.0, computed=0, cached=0):
+        rec.update(status=status, message=message, seconds=float(seconds), computed=computed, cached=cached,
+                   machine=machine_line(), commit=git_commit())
+        rec["verdicts"] = {c: {"status": v.status, "kind": v.kind, "message": v.message, "expected": v.expected,
+                               "measured": v.measured} for c, v in (verdicts or {}).items()}
+        rec["numbers"] = {k: _number(v) for k, v in (numbers or {}).items()
+                          if isinstance(_number(v), (int, float, str, bool, list, tuple)) or v is None}
+        rec["rows"] = _rows(fig, numbers or {})
+        png, record = _write(rec, png_tmp, folder)
+        return Reproduction(fig, preset, status, message, dict(verdicts or {}), dict(numbers or {}), rec["rows"],
+                            png, record, float(seconds), computed, cached)
+
+    if fig.illustration is not None:
+        return finish("illustration", fig.illustration)
+    grid = dict(fig.grid or {})
+    exp = experiment(fig.experiment)
+    if preset not in exp.presets:
+        raise ReproduceInputError(f"--preset: experiment {exp.name} of {fig.id} has no preset {preset!r}; its "
+                                  f"presets: {', '.join(sorted(exp.presets))}")
+    if fig.data is not None:
+        try:
+            folder_found = locate(fig.data, data)
+        except DatasetMissing as exc:
+            return finish("skip", str(exc))
+        if "data" in exp.fields:
+            grid["data"] = (str(data_root(data) or folder_found.parent),)
+    res = _sweep.sweep(exp.name, {k: list(v) for k, v in grid.items()}, preset=preset, scheduler=scheduler,
+                       workers=workers, out=cache / exp.name if cache is not None else None, stream=stream)
+    seconds = sum(s or 0.0 for s in res.task_seconds)
+    if res.failures:
+        point, error = res.failures[0]
+        return finish("fail", f"the experiment raised at {point or 'the preset'}: {error}", seconds=seconds,
+                      computed=res.computed, cached=res.cached)
+    result = res if fig.grid is not None else res.result(0)
+    if fig.grid is not None:
+        verdicts = {fig.claims[0]: fig.verdict(res)}
+    else:
+        verdicts = {c: exp.verdict_for(c)(result) for c in fig.claims if c in exp.claims}
+    numbers = fig.numbers_of(result, verdicts)
+    png_tmp = _draw(fig, result, folder)
+    failed = [c for c, v in verdicts.items() if not v.passed]
+    status = "fail" if failed else "pass"
+    message = "; ".join(f"{c}: {v.status}" for c, v in verdicts.items()) or "no claim of the figure is measured here"
+    return finish(status, message, verdicts, numbers, png_tmp, seconds, res.computed, res.cached)
+
+
+def reproduce(key: str, labels: Sequence[str] = (), *, preset: str = "check", scheduler: str = "local",
+              workers: int | None = None, data: str | os.PathLike | None = None,
+              out: str | os.PathLike | None = None, cache: str | os.PathLike | None = None,
+              stream=None) -> list[Reproduction]:
+    """Reproduce figures of paper ``key`` at ``preset``: run, judge, draw, and table them beside the document.
+
+    Parameters
+    ----------
+    key : str
+        A paper key (``"momentum"``).
+    labels : sequence of str
+        Figures by the document's numbering (``"fig-4.5"``, ``"table-4.2"``); all of the key's when empty.
+    preset : {"check", "paper"} or str
+        ``"paper"``: the document's sizes (each figure's ``preset_note`` says where they differ, and why);
+        ``"check"``: the sizes ``pytest checks/`` runs.
+    scheduler, workers
+        As in :func:`theory.sweep.sweep` (``"local"`` pool, ``"dask"``, a scheduler address, ``"serial"``).
+    data : path, optional
+        The data root for figures on a dataset (default ``$THEORY_DATA``; :mod:`theory.datasets`).
+    out : path, optional
+        Output folder (default ``reports/reproduce/<preset>/``); the committed gallery is ``results``.
+    cache : path, optional
+        Sweep cache root (default ``reports/sweeps/``, one folder per experiment).
+    stream : file, optional
+        Where progress lines go (default ``sys.stderr``).
+
+    Returns
+    -------
+    list of Reproduction
+        One per figure, in inventory order.
+
+    Raises
+    ------
+    ReproduceInputError
+        An unknown key, figure or preset, or an unwritable output folder, before anything runs.
+    """
+    from theory._files import find_root
+
+    stream = stream or sys.stderr
+    chosen = select_figures(key, labels)
+    if not isinstance(preset, str) or not preset:
+        raise ReproduceInputError(f"`preset` must be a preset name such as 'check' or 'paper'; got {preset!r}")
+    root = find_root() or Path.cwd()
+    out = Path(out) if out is not None else root / "reports" / "reproduce" / preset
+    try:
+        (out / key).mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out / key, prefix=".probe.", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise ReproduceInputError(f"--out {str(out)!r} is not writable ({exc.strerror or exc})") from None
+    from theory.experiments import experiment
+
+    for fig in chosen:  # every preset exists before anything runs
+        if fig.experiment is not None and preset not in experiment(fig.experiment).presets:
+            raise ReproduceInputError(f"--preset: experiment {fig.experiment} of {fig.id} has no preset {preset!r}; "
+                                      f"its presets: {', '.join(sorted(experiment(fig.experiment).presets))}")
+    cache = Path(cache) if cache is not None else None
+    return [_one(fig, preset, scheduler=scheduler, workers=workers, data=data, out=out, cache=cache, stream=stream)
+            for fig in chosen]
