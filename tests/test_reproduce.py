@@ -13,6 +13,7 @@ from theory import datasets
 from theory.cli import main
 from theory.claims import Verdict
 from theory.experiments import Figure, Printed, _figures, register_figure
+from theory.papers import paper
 from theory.reproduce import ReproduceInputError, reproduce, select_figures
 
 CLAIM = "momentum/fig-4.4/erratum"
@@ -61,7 +62,10 @@ def test_a_figure_is_run_judged_drawn_and_tabled(declared, tmp_path):
     table = (folder / "fig-4.4__testa.md").read_text()
     assert "| lambda_2 gap to -1 | caption of Fig. 4.4" in table and "theory reproduce momentum fig-4.4/testa" in table
     index = (folder / "README.md").read_text()
-    assert "[fig-4.4/testa](fig-4.4__testa.md)" in index and "| fig-4.5 |" in index
+    assert "[fig-4.4/testa](fig-4.4__testa.md)" in index
+    for label in paper("momentum").figures:  # every figure of the inventory has its row, run or not
+        assert f"| {label} |" in index or f"[{label}]" in index or f"[{label}/" in index, label
+    assert "[momentum](momentum/README.md)" in (out / "README.md").read_text()
     assert not list(folder.glob(".png-*")) and not list(folder.glob(".draw-*"))  # no staged file left
     # the second run reads the task from the cache and redraws
     (again,) = reproduce("momentum", ["fig-4.4/testa"], out=out, cache=cache, scheduler="serial")

@@ -442,7 +442,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--claims-list",
         default=None,
         metavar="FILE",
-        help="write the selected claims (ID, test, slow) as JSON to FILE instead of running them",
+        help="write the selected claims (ID, test, slow, proxy) as JSON to FILE instead of running them",
     )
 
 
@@ -510,7 +510,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         else:
             drop.append(item)
         if claim_id is not None and (item in keep[-1:]):
-            listing.append({"id": claim_id, "test": item.nodeid, "slow": item.get_closest_marker("slow") is not None})
+            marker = item.get_closest_marker("claim")
+            listing.append({"id": claim_id, "test": item.nodeid, "slow": item.get_closest_marker("slow") is not None,
+                            "proxy": (marker.kwargs.get("proxy") if marker is not None else None)})
     missing = [i for i in ids if i not in found]
     if missing:
         raise pytest.UsageError(

@@ -12,6 +12,7 @@ Output, under ``out`` (default ``reports/reproduce/<preset>/``)::
     <key>/<label>.json    the record: verdicts, printed and measured numbers, config, seconds, machine, commit
     <key>/<label>.md      the side-by-side table
     <key>/README.md       the key's figures in inventory order, with their status
+    README.md             the keys run, with their counts by status
 
 Every file is written atomically, the key's index under a lock, so two runs at once keep both their figures.
 A figure whose dataset is not under the data root is skipped with a message naming the dataset and where it is
@@ -252,9 +253,34 @@ def _write(rec: dict, png_tmp: str | None, folder: Path) -> tuple[Path | None, P
     text = json.dumps(_plain(rec), indent=1, allow_nan=False, default=repr) + "\n"
     record = write_atomic(folder / f"{stem}.json", text)
     write_atomic(folder / f"{stem}.md", _markdown(rec))
-    with locked(folder / ".index.lock"):
+    with locked(folder.parent / ".index.lock"):
         write_atomic(folder / "README.md", _index(folder, rec["key"]))
+        write_atomic(folder.parent / "README.md", _top_index(folder.parent))
     return png, record
+
+
+def _top_index(out: Path) -> str:
+    from theory.papers import PAPERS
+
+    lines = ["# Figures and tables of the documents, reproduced", "",
+             "Written by `theory reproduce`; each key's page lists its figures with the machine and time of each run.",
+             "", "| paper key | in the inventory | run | pass | fail | skip (data) | illustrations | proxies |",
+             "|---|---|---|---|---|---|---|---|"]
+    for p in PAPERS:
+        folder = out / p.key
+        if not folder.is_dir():
+            continue
+        recs = []
+        for path in sorted(folder.glob("*.json")):
+            try:
+                recs.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+        count = {s: sum(r.get("status") == s for r in recs) for s in STATUSES}
+        proxies = sum(bool(r.get("substitute")) for r in recs)
+        lines.append(f"| [{p.key}]({p.key}/README.md) | {len(p.figures)} | {len(recs)} | {count['pass']} | "
+                     f"{count['fail']} | {count['skip']} | {count['illustration']} | {proxies} |")
+    return "\n".join(lines) + "\n"
 
 
 def _draw(fig, result, folder: Path) -> str | None:
@@ -302,6 +328,8 @@ def _one(fig, preset: str, *, scheduler: str, workers: int | None, data, out: Pa
 
     if fig.illustration is not None:
         return finish("illustration", fig.illustration)
+    stream.write(f"{fig.id} ({fig.number}) at preset {preset} ...\n")
+    stream.flush()
     grid = dict(fig.grid or {})
     exp = experiment(fig.experiment)
     if preset not in exp.presets:
