@@ -155,3 +155,19 @@ def test_declarations_are_checked():
         Printed("accuracy", "99 %", "Table 4.2")
     assert Figure("momentum", "table-4.2", "t", illustration="i").number == "Table 4.2"
     assert Figure("resnet-node", "fig-3a/digits", "t", illustration="i").number == "Fig. 3(a)"
+
+
+def test_an_experiment_whose_summary_is_a_lambda_runs_on_the_process_pool(tmp_path):
+    """A lambda cannot be pickled to a worker: the sweep sends the experiment's name, the worker looks it up."""
+    import pickle
+
+    from theory.experiments import experiment
+    from theory.sweep import sweep
+
+    exp = experiment("momentum.lambda_table")
+    with pytest.raises(Exception):
+        pickle.dumps(exp.summary)  # the premise: this summary is a lambda
+    res = sweep(exp.name, {"closeness": [0.1, 0.2]}, workers=2, out=tmp_path)
+    assert not res.failures and res.computed == 2
+    serial = sweep(exp.name, {"closeness": [0.1, 0.2]}, scheduler="serial", out=tmp_path / "serial")
+    assert res.summaries == serial.summaries

@@ -226,8 +226,8 @@ def _index(folder: Path, key: str) -> str:
             shown = "; ".join(f"{r['name']}: {_format(r['measured'])} vs {_format(r['printed'])}"
                               for r in rec["rows"][:3])
             status = rec["status"] + (" (proxy)" if rec.get("substitute") else "")
-            lines.append(f"| [{f.label}]({_file_stem(f)}.md) | {f.title} | {status} | {rec['preset']} | "
-                         f"{rec['seconds']:.1f} | {shown} |")
+            lines.append(f"| [{f.label}]({_file_stem(f)}.md) | {f.title} | {status} | {rec.get('preset')} | "
+                         f"{float(rec.get('seconds') or 0.0):.1f} | {shown} |")
     return "\n".join(lines) + "\n"
 
 

@@ -295,6 +295,32 @@ def _point_text(point: Mapping) -> str:
 # =========================================================================== tasks
 
 
+class _Registered:
+    """An experiment's ``measure`` or ``summary`` sent to a worker by the experiment's name, for a function that
+    cannot be pickled (a lambda, a closure): the worker looks it up in its own registry."""
+
+    def __init__(self, name: str, attribute: str):
+        self.name, self.attribute = name, attribute
+
+    def __call__(self, *args):
+        from theory.experiments import experiment
+
+        return getattr(experiment(self.name), self.attribute)(*args)
+
+
+def _sendable(exp, scheduler, workers):
+    """(measure, summary) as the workers receive them: the functions, or their names where they do not pickle."""
+    measure, summary = exp.measure, exp.summary
+    if scheduler == "serial" or (scheduler == "local" and workers == 1):
+        return measure, summary
+    try:
+        pickle.dumps((measure, summary))
+    except Exception:  # noqa: BLE001 - PicklingError, AttributeError, TypeError for lambdas and closures
+        measure = _Registered(exp.name, "measure")
+        summary = _Registered(exp.name, "summary") if summary is not None else None
+    return measure, summary
+
+
 def _run_task(measure, summary, config):
     """Run one task in a worker; never raises for the task's own errors (they are returned)."""
     start = time.perf_counter()
@@ -801,6 +827,7 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
     summaries: list = [None] * len(points)
     seconds: list = [None] * len(points)
     jobs, stale, seen = [], 0, {}
+    measure, summary = _sendable(exp, scheduler, workers)
     for i, (key, config) in enumerate(zip(keys, configs)):
         if key in seen:  # the same config twice in one grid: computed once
             continue
@@ -815,7 +842,7 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
             stream.write(f"warning: the cache file {path} is not used: {task.reason}; recomputing it\n")
         if task.status != "missing":
             stale += 1
-        jobs.append((i, exp.measure, exp.summary, config))
+        jobs.append((i, measure, summary, config))
     if stale:
         stream.write(f"{exp.name}: {stale} cached task(s) were written by another version of theory (or are "
                      f"unreadable or damaged); recomputing them with theory {version}\n")
