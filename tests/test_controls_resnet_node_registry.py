@@ -23,6 +23,10 @@ CLAIMS = {
     "resnet-node/prop-2/pl/erratum", "resnet-node/prop-2/large", "resnet-node/prop-2/iid", "resnet-node/prop-2/limit",
     "resnet-node/thm-1", "resnet-node/thm-1/product", "resnet-node/lemma-2", "resnet-node/lemma-1",
     "resnet-node/fig-1", "resnet-node/fig-2", "resnet-node/fig-3c", "resnet-node/fig-4",
+    # the document's figures and tables (theory.experiments.resnet_node.figures)
+    "resnet-node/fig-3a", "resnet-node/fig-3a/digits", "resnet-node/fig-3b", "resnet-node/fig-3c/cifar",
+    "resnet-node/fig-3c/digits", "resnet-node/fig-4/cifar", "resnet-node/table-1", "resnet-node/table-1/imagenet",
+    "resnet-node/table-2", "resnet-node/table-2/imagenet",
 }
 
 NAMES = [n for n in experiments() if n.startswith("resnet_node.")]

@@ -246,7 +246,10 @@ def test_sinkformers_experiments_registered():
     names = {n for n in experiments() if n.startswith("sinkformers.")}
     assert names == {f"sinkformers.{n}" for n in ("prop51", "equivariance", "prop53", "prop54", "thm55_erratum",
                                                     "prop56_erratum", "normalisation_erratum", "thm55_general", "fig51",
-                                                    "thm55_densities")}
+                                                    "thm55_densities",
+                                                    # the document's figures and tables (sinkformers.training)
+                                                    "vit_digits", "vit_mnist", "vit_cats_dogs", "patch_digits",
+                                                    "patch_mnist", "one_patch", "modelnet", "imdb", "iwslt")}
     for name in names:
         exp = experiment(name)
         assert {"check", "paper"} <= set(exp.presets)

@@ -759,8 +759,9 @@ def _reproduce_list(key) -> int:
         if key is not None and p.key != key:
             continue
         declared = figures(p.key)
-        _say(f"{p.key}: {len(declared)} declared of {len(p.figures)} in the inventory" if p.figures
-             else f"{p.key}: inventory not declared yet")
+        covered = len({f.base for f in declared})
+        _say(f"{p.key}: {covered} of the document's {len(p.figures)} figures and tables declared "
+             f"({len(declared)} declarations)" if p.figures else f"{p.key}: inventory not declared yet")
         for label in p.figures:
             ours = [f for f in declared if f.base == label]
             if not ours:

@@ -5,6 +5,10 @@ At ``builder-inited`` this writes, under ``docs/_generated/``:
 * ``papers/<key>.md``: one page per paper key from ``reports/claims.json`` (claim, statement in
   one line, predicted, measured, verdict, the plot), with the report's stamp (commit, date,
   environment) so that a reader knows where the figures come from;
+* in each paper page, the section "Figures and tables of the document": every figure and table of the
+  paper's inventory with its declaration (:func:`theory.experiments.figures`: criterion, claims, dataset,
+  substitute) and, where ``theory reproduce KEY --preset paper --out results`` ran, the committed figure and
+  its table of printed against measured numbers from ``results/<key>/``;
 * ``gallery.md``: every figure of ``figures/out/`` grouped by paper key, and the curated
   ``figures/gallery/``;
 * ``oracle_kernels.md`` (included by the oracle how-to) and ``oracle_show.md``: the oracle's kernels, from
@@ -104,7 +108,9 @@ def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
     if notices:  # the report's own partial/stale notice, as `theory report` prints it
         lines += ["```{warning}", *(f"This page reads a {n}." for n in notices),
                   "Run `make check` (or `theory check`) to measure every claim on this commit.", "```", ""]
-    lines += [f"**{len(claims)} claims: {summary}; {proxies} proxies; {errata} erratum records.**", "",
+    lines += figures_section(key, folder, {c["id"] for c in claims})
+    lines += ["## Claim records", "",
+              f"**{len(claims)} claims: {summary}; {proxies} proxies; {errata} erratum records.**", "",
               f"From `reports/claims.json` ({_stamp(report)}). Rerun one claim with "
               "`theory check --claim ID`; a proxy measures the statement outside its hypotheses and "
               "does not verify it; an erratum record passes when the printed form fails and the "
@@ -146,6 +152,77 @@ def paper_page(key: str, claims: list[dict], report: dict, folder: Path) -> str:
         if figure and (ROOT / figure).exists():
             lines += [f"```{{image}} {_rel(ROOT / figure, folder)}", f":alt: {c['id']}", ":width: 640px", "```", ""]
     return "\n".join(lines)
+
+
+def _format(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_format(v) for v in value[:6]) + (", ..." if len(value) > 6 else "") + "]"
+    return str(value)
+
+
+def figures_section(key: str, folder: Path, known: set = frozenset()) -> list[str]:
+    """The document's figures and tables: each declaration, and its paper-preset record from results/<key>/."""
+    from theory.experiments import figures
+
+    inventory = _papers.paper(key).figures
+    if not inventory:
+        return []
+    declared = figures(key)
+    results = ROOT / "results" / key
+    lines = ["## Figures and tables of the document", "",
+             f"The document has {len(inventory)} figures and tables; {len({f.base for f in declared})} are declared "
+             "here, each with the criterion its claims apply (fixed before the data). The figures below come from "
+             f"`theory reproduce {key} --preset paper --out results` on the machine each record names; rerun one with "
+             f"`theory reproduce {key} LABEL` (the check preset) or `--preset paper`.", ""]
+    for label in inventory:
+        ours = [f for f in declared if f.base == label]
+        if not ours:
+            lines += [f"### {label}", "", "Not declared yet.", ""]
+        for f in ours:
+            lines += [f"### {f.number}{' — ' + f.label.partition('/')[2] if '/' in f.label else ''}: {_cell(f.title)}",
+                      ""]
+            if f.illustration:
+                lines += [f"An illustration without numbers: {_cell(f.illustration)}.", ""]
+                continue
+            lines.append(f"- criterion: {_cell(f.criterion)}")
+            lines.append("- claims: " + ", ".join(f"[`{c}`](#{_anchor(c)})" if c in known else f"`{c}` (not in the report)"
+                                                  for c in f.claims))
+            if f.substitute:
+                lines.append(f"- a proxy, on a substitute: {_cell(f.substitute)}")
+            if f.data:
+                lines.append(f"- dataset: `{f.data}` (see {{doc}}`/howto/datasets`)")
+            if f.preset_note:
+                lines.append(f"- paper preset: {_cell(f.preset_note)}")
+            stem = f.label.replace("/", "__")
+            record = results / f"{stem}.json"
+            rec = None
+            if record.exists():
+                try:
+                    rec = json.loads(record.read_text(encoding="utf-8"))
+                except json.JSONDecodeError as exc:
+                    raise ExtensionError(f"{_rel(record, ROOT)} is not valid JSON: {exc}") from exc
+            if rec is None:
+                lines += [f"- not yet run at the paper preset for the gallery: {_code(f'theory reproduce {key} {f.label} --preset paper')}", ""]
+                continue
+            lines.append(f"- at preset `{rec['preset']}`: **{rec['status']}**, {rec['seconds']:.1f} s on "
+                         f"{_cell(rec['machine'])} ({rec['date']}, theory at {str(rec.get('commit') or '?')[:12]})")
+            if rec["status"] == "skip":
+                lines.append(f"- skipped: {_cell(rec['message'])}")
+            lines.append("")
+            if rec.get("rows"):
+                lines += ["| the document prints | where | printed | measured | note |", "|---|---|---|---|---|"]
+                for r in rec["rows"]:
+                    lines.append(f"| {_cell(r['name'])} | {_cell(r['where'])} | {_format(r['printed'])} | "
+                                 f"{_format(r['measured'])} | {_cell(r['note'])} |")
+                lines.append("")
+            png = results / f"{stem}.png"
+            if png.exists():
+                lines += [f"```{{image}} {_rel(png, folder)}", f":alt: {f.id}", ":width: 640px", "```", ""]
+    return lines
 
 
 def _anchor(claim_id: str) -> str:
@@ -200,7 +277,7 @@ API = (
     ("Kernels", ("resnet", "linear", "fbm", "scaling", "implicit", "pl", "isotonic", "topk", "momentum",
                  "sinkhorn", "icl", "generalization", "two_timescale", "signature")),
     ("Checking other implementations", ("oracle",)),
-    ("Experiments, sweeps and backends", ("experiments", "sweep", "backends")),
+    ("Experiments, sweeps, figures and backends", ("experiments", "sweep", "reproduce", "datasets", "backends")),
     ("The claim machinery", ("claims", "rates", "worst_case", "report", "plots")),
 )
 

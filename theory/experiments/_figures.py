@@ -110,7 +110,7 @@ class Figure:
         For a grid figure, ``verdict(sweep_result) -> Verdict``; for a one-task figure the claims' verdicts
         (``Experiment.verdict_for``) are used.
     data : str or None
-        The dataset it needs (a name of :data:`theory.datasets.DATASETS`); the experiment's config then has a
+        The dataset it needs (a name of ``theory.datasets.DATASETS``); the experiment's config then has a
         ``data`` field that receives the dataset's folder.
     substitute : str or None
         For a run on a stand-in for the document's data or model: what stands in (its claims are proxies).

@@ -866,7 +866,7 @@ def expected_abs2(coefficients, exponents):
 
     Parameters
     ----------
-    coefficients : sequence of numbers, length n_terms
+    coefficients : sequence of int, float or Fraction, length n_terms
         Either all exact (Python ints, :class:`fractions.Fraction`, bools, NumPy integer or bool scalars or
         arrays; then the result is exact) or any mix with real or complex floats (then float64 arithmetic).
     exponents : array_like of int, shape (n_terms, m)

@@ -14,7 +14,13 @@ function returning a result, and the verdict beside it. All are registered by na
   Prop. 2, Th. 1, Lemmas 1-2 and Figure 2;
 * :mod:`~theory.experiments.resnet_node.trained`: the training experiments, Figures 1 and 4;
 * :mod:`~theory.experiments.resnet_node.digits`: Figure 3(c) on networks trained on scikit-learn's
-  digits (a scale experiment of the PyTorch backend).
+  digits (a scale experiment of the PyTorch backend);
+* :mod:`~theory.experiments.resnet_node.images`: the convolutional ResNets on CIFAR-10 and ImageNet,
+  Figures 3(a), 3(b), 4 and Tables 1-2 (PyTorch; the datasets of :mod:`theory.datasets`);
+* :mod:`~theory.experiments.resnet_node.tied_depth`: Figure 3(a) on a stand-in, tied-weight residual
+  networks on scikit-learn's digits;
+* :mod:`~theory.experiments.resnet_node.drawing`: the figures and tables in the documents' layout, and
+  :mod:`~theory.experiments.resnet_node.figures` their declarations for ``theory reproduce``.
 
 Their public names are re-exported here.
 
@@ -29,7 +35,7 @@ and 5) searches its hypothesis set inside its measurement for the instance maxim
 
 from __future__ import annotations
 
-from . import adjoint, digits, linear, ode, trained
+from . import adjoint, digits, drawing, images, linear, ode, tied_depth, trained
 from .adjoint import *  # noqa: F401,F403
 from .adjoint import __all__ as _adjoint_all
 from .digits import *  # noqa: F401,F403
@@ -46,6 +52,7 @@ from ._search import SEARCH_SETTINGS
 PRESETS = {"assumption-1": linear.ASSUMPTION1_PRESETS, "assumption-1/erratum": linear.ERRATUM_PRESETS,
            "fig-3c": adjoint.FIG3C_PRESETS, "fig-1": trained.FIG1_PRESETS, "fig-4": trained.FIG4_PRESETS}
 
-__all__ = ["PRESETS", "SEARCH_SETTINGS", "adjoint", "digits", "linear", "ode", "trained", *_adjoint_all, *_digits_all, *_linear_all, *_ode_all, *_trained_all]
+__all__ = ["PRESETS", "SEARCH_SETTINGS", "adjoint", "digits", "drawing", "images", "linear", "ode", "tied_depth",
+           "trained", *_adjoint_all, *_digits_all, *_linear_all, *_ode_all, *_trained_all]
 
 from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)

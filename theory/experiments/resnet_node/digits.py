@@ -328,10 +328,11 @@ def fig3c_digits_verdict(result: Fig3cDigitsResult) -> Verdict:
                 f"{gm[0]:.2g} to {gm[-1]:.2g}")
 
 
-# no check records this experiment (it needs scikit-learn and minutes of training): it is a scale
-# experiment of the torch backend, run by `theory run resnet_node.fig3c_digits` and benchmarks/gpu_scale.py
+# recorded by the claim resnet-node/fig-3c/digits (checks/test_resnet_node_figures.py; a proxy: digits and a
+# perceptron residual for CIFAR-10 and the convolutional ResNet); also a scale experiment of the torch backend
+# (benchmarks/gpu_scale.py)
 register("resnet_node.fig3c_digits", config=Fig3cDigitsConfig, presets=FIG3C_DIGITS_PRESETS, measure=fig3c_digits,
-         verdict=fig3c_digits_verdict, claims=(),
+         verdict=fig3c_digits_verdict, claims=("resnet-node/fig-3c/digits",),
          summary=lambda r: {"euler_slope": r.fits["euler"].slope, "heun_slope": r.fits["heun"].slope,
                             "heun_over_euler_last": float(np.exp(np.log(r.medians["heun"][:, -1]
                                                                         / r.medians["euler"][:, -1]).mean()))})

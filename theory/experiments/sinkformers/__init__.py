@@ -1168,4 +1168,5 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
     register(f"sinkformers.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict,
              claims=_claims, summary=_m)
 
+from . import training  # noqa: E402,F401  (the trained experiments of §5.3 and §5.6; torch imported on use)
 from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)

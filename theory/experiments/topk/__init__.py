@@ -15,6 +15,10 @@ larger sweep), a pure ``measure`` function and the verdict beside it. The submod
   Eqs. (7.2)/(7.4).
 * :mod:`~theory.experiments.topk.soft`: soft sort and soft rank (§7.3).
 * :mod:`~theory.experiments.topk.reductions`: Props. 7.5, 7.6, Figs. 7.3, 7.8, 7.9, App. 7.B.1.
+* :mod:`~theory.experiments.topk.permutohedron` (Fig. 7.2), :mod:`~theory.experiments.topk.runtime` (Fig. 7.4),
+  :mod:`~theory.experiments.topk.pruning` (Fig. 7.5), :mod:`~theory.experiments.topk.smooth_loss` (Fig. 7.6),
+  :mod:`~theory.experiments.topk.moe` (Fig. 7.7), and :mod:`~theory.experiments.topk.figures`, the declarations
+  of every figure of the chapter (:func:`theory.experiments.register_figure`).
 
 Every name of the submodules is available here (``from theory.experiments import topk as ex; ex.prop75``), and
 each experiment is registered as ``"topk.<name>"`` (:func:`theory.experiments.experiment`).
@@ -130,5 +134,27 @@ for _name, _cfg, _presets, _measure, _verdict, _claims, _summary in (
 ):
     register(f"topk.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict, claims=_claims,
              summary=_summary)
+
+from . import moe, permutohedron, pruning, runtime, smooth_loss  # noqa: E402  (Figs. 7.2, 7.4-7.7)
+
+for _name, _cfg, _presets, _measure, _verdict, _claims in (
+    ("fig72", permutohedron.Fig72Config, permutohedron.FIG72_PRESETS, permutohedron.fig72, permutohedron.fig72_verdict,
+     ("topk/fig-7.2",)),
+    ("fig74", runtime.RuntimeConfig, runtime.RUNTIME_PRESETS, runtime.runtime, runtime.runtime_verdict,
+     ("topk/fig-7.4",)),
+    ("fig75", pruning.PruningConfig, pruning.PRUNING_PRESETS, pruning.pruning, pruning.pruning_verdict,
+     ("topk/fig-7.5",)),
+    ("fig75_digits", pruning.PruningConfig, pruning.PRUNING_DIGITS_PRESETS, pruning.pruning, pruning.pruning_verdict,
+     ("topk/fig-7.5/digits",)),
+    ("fig76", smooth_loss.SmoothLossConfig, smooth_loss.SMOOTH_LOSS_PRESETS, smooth_loss.smooth_loss,
+     smooth_loss.smooth_loss_verdict, ("topk/fig-7.6",)),
+    ("fig76_digits", smooth_loss.SmoothLossConfig, smooth_loss.SMOOTH_LOSS_DIGITS_PRESETS, smooth_loss.smooth_loss,
+     smooth_loss.smooth_loss_verdict, ("topk/fig-7.6/digits",)),
+    ("fig77", moe.MoeConfig, moe.MOE_PRESETS, moe.moe, moe.moe_verdict, ("topk/fig-7.7",)),
+    ("fig77_synthetic", moe.MoeConfig, moe.MOE_SYNTHETIC_PRESETS, moe.moe, moe.moe_verdict,
+     ("topk/fig-7.7/synthetic",)),
+):
+    register(f"topk.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict, claims=_claims,
+             summary=_numbers)
 
 from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)

@@ -1,0 +1,99 @@
+"""Negative controls of checks/test_icl_ar_figures.py: each reruns a figure's experiment (theory.experiments.icl_ar)
+with the ingredient that makes the figure removed and asserts that the verdict fails; sizes are reduced where the
+broken run fails at any size."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from theory import datasets
+from theory.experiments import icl_ar as ex
+from theory.experiments.icl_ar import panels, processes, training
+
+
+def _fails(verdict):
+    assert verdict.status == "fail", verdict.message
+
+
+def test_fig61_rejects_non_orthogonal_w():
+    """W = 1.01 x orthogonal is not norm preserving: the tokens leave the sphere."""
+    cfg = dataclasses.replace(processes.FIG61_PRESETS["check"], gain=1.01)
+    _fails(processes.fig61_verdict(processes.orbits(cfg)))
+
+
+def test_fig62_rejects_full_rank_heads():
+    """H = d = 4 heads admit full-rank minima: the minimum reached does not implement 2cos θ R_θ - I."""
+    cfg = dataclasses.replace(processes.FIG62_PRESETS["check"], heads=4)
+    _fails(processes.fig62_verdict(processes.trigonometric(cfg)))
+
+
+def test_fig63_full_rejects_orthogonal_contexts_on_the_left():
+    """Orthogonal contexts on the left panel: the learned C is not diagonal (Prop. 6.7 is for unitary contexts)."""
+    cfg = dataclasses.replace(panels.FIG63_FULL_PRESETS["check"], unitary_context="orthogonal", unitary_seeds=(0,),
+                              orthogonal_seeds=(0,))
+    _fails(ex.fig63_panels_verdict(ex.fig63_panels(cfg)))
+
+
+def test_fig64_synthetic_rejects_no_shuffle():
+    """Without the shuffle D_shuffle is D: no more badly fitted sequences."""
+    cfg = dataclasses.replace(processes.FIG64_SYNTHETIC_PRESETS["check"], shuffle=False, n=512)
+    _fails(processes.fig64_verdict(processes.ar_fit_synthetic(cfg)))
+
+
+def _fake_moby(monkeypatch, rng_seed=0):
+    """Monkeypatch theory.datasets.load: a 'book' of 2000 words over 40 distinct words and a random embedding."""
+    rng = np.random.default_rng(rng_seed)
+    words = [f"w{i}" for i in range(40)]
+    text = " ".join(words[i] for i in rng.integers(40, size=2000))
+    emb = rng.normal(size=(40, 16)).astype(np.float32)
+
+    def encode(t):
+        return [int(w[1:]) for w in t.split()]
+
+    def load(name, data=None, **options):
+        return text if name == "moby-dick" else (emb, encode)
+
+    monkeypatch.setattr(datasets, "load", load)
+
+
+def test_fig64_rejects_no_shuffle(monkeypatch):
+    """Fig. 6.4's loader path with D_shuffle = D (no shuffle): the ratio is 1."""
+    _fake_moby(monkeypatch)
+    cfg = dataclasses.replace(processes.FIG64_PRESETS["check"], shuffle=False, data="/nonexistent")
+    _fails(processes.fig64_verdict(processes.ar_fit(cfg)))
+
+
+_SMALL_DEPTH = dict(depths=(1, 3), tmax=8, n_train=64, n_test=64, batch=64, gd_etas=8)
+
+
+def test_fig65_rejects_untrained_layers():
+    """Untrained layers (0 epochs) are not competitive with one GD step."""
+    cfg = dataclasses.replace(training.FIG65_PRESETS["check"], epochs=0, **_SMALL_DEPTH)
+    _fails(training.fig65_verdict(training.depth(cfg)))
+
+
+def test_fig610_rejects_untrained_transformer():
+    """An untrained vanilla Transformer (0 epochs) does not beat GD."""
+    cfg = dataclasses.replace(training.FIG610_PRESETS["check"], epochs=0, **_SMALL_DEPTH)
+    _fails(training.fig610_verdict(training.depth(cfg)))
+
+
+def test_fig67_rejects_plain_tokens():
+    """Without duplicating the tokens (e_t = s_t) §6.6 sees no gain with the number of heads."""
+    cfg = dataclasses.replace(training.FIG67_PRESETS["check"], duplicate=False, heads=(1, 4), tmax=8, n_train=128,
+                              n_test=64, epochs=3)
+    _fails(training.fig67_verdict(training.heads(cfg)))
+
+
+def test_fig68_rejects_untrained_heads():
+    """Without training (0 epochs) Σ_h B_hᵀB_h is the initial one: its off-block share does not halve."""
+    cfg = dataclasses.replace(training.FIG68_PRESETS["check"], epochs=0, n_train=32, n_test=32)
+    _fails(training.fig68_verdict(training.head_gram(cfg)))
+
+
+def test_fig69_rejects_one_epoch():
+    """After one epoch linear attention has not learnt the in-context map: no 10x separation from the softmax."""
+    cfg = dataclasses.replace(training.FIG69_PRESETS["check"], epochs=1, n_train=256)
+    _fails(training.fig69_verdict(training.softmax_mlp(cfg)))
