@@ -93,9 +93,10 @@ class Reproduction:
 def select_figures(key: str, labels: Sequence[str] = ()) -> list:
     """The figures of paper ``key`` named by ``labels`` (all of them when empty).
 
-    A label names a figure as the document numbers it (``fig-4.5``, ``table-4.2``) or with the key
-    (``momentum/fig-4.5``); a label without a qualifier also selects its qualified runs (``fig-4`` selects
-    ``fig-4`` and ``fig-4/moons``).
+    A label names a figure as the document numbers it (``fig-4.5``, ``table-4.2``), with a qualifier for a
+    second run (``fig-4/moons``), or with the key (``momentum/fig-4.5``); a label of the inventory that
+    declares no figure of its own selects its qualified runs (``fig-4.3`` of a key that declares only
+    ``fig-4.3/a`` and ``fig-4.3/b`` selects both).
 
     Raises
     ------
@@ -113,7 +114,7 @@ def select_figures(key: str, labels: Sequence[str] = ()) -> list:
     chosen = []
     for label in labels:
         text = label.partition("/")[2] if label.startswith(f"{key}/") else label
-        found = [f for f in declared if f.label == text or f.base == text and "/" not in text]
+        found = [f for f in declared if f.label == text] or [f for f in declared if f.base == text]
         if not found:
             inventory = paper(key).figures
             missing = f" ({text} is in the document's inventory but declares no figure yet)" if text in inventory else ""
