@@ -44,7 +44,8 @@ def declared(monkeypatch):
 
 def _printed():
     return (Printed("lambda_2 gap to -1", 0.1, "caption of Fig. 4.4 (read as 'close')", measured="printed.gap_from_eps"),
-            Printed("a number this run does not measure", 3.0, "nowhere", measured="absent_key"))
+            Printed("a number this run does not measure", 3.0, "nowhere", measured="absent_key"),
+            Printed("eps from which lambda_eps is close to -1", 2.0, "caption of Fig. 4.4", measured="config.from_eps"))
 
 
 def test_a_figure_is_run_judged_drawn_and_tabled(declared, tmp_path):
@@ -57,6 +58,7 @@ def test_a_figure_is_run_judged_drawn_and_tabled(declared, tmp_path):
     gap = r.verdicts[CLAIM].parts[0].measured["gap_from_eps"]
     assert r.rows[0]["printed"] == 0.1 and r.rows[0]["measured"] == gap and 0.2 < gap < 0.25
     assert r.rows[1]["measured"] is None and "not measured" in r.rows[1]["note"]
+    assert r.rows[2]["measured"] == 2.0  # a setting the document prints, beside the one the run used
     folder = out / "momentum"
     assert r.png == folder / "fig-4.4__testa.png" and r.png.stat().st_size > 1000
     rec = json.loads((folder / "fig-4.4__testa.json").read_text())

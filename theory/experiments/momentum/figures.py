@@ -25,8 +25,8 @@ register_figure(
     criterion=(f"in every seed the ResNet flow's training error stays >= {FIG41_RESNET_FLOOR_FRACTION} x the "
                f"order-preserving floor E_mono while the Momentum ResNet flow's is <= "
                f"{FIG41_MOMENTUM_FLOOR_FRACTION} x E_mono"),
-    printed=(Printed("depth", 15, "caption of Fig. 4.1", note="the horizon of the flows"),
-             Printed("momentum term gamma", 0.9, "caption of Fig. 4.1"),
+    printed=(Printed("depth", 15, "caption of Fig. 4.1", note="the horizon of the flows", measured="config.depth"),
+             Printed("momentum term gamma", 0.9, "caption of Fig. 4.1", measured="config.gamma"),
              Printed("ResNet outcome", None, "caption of Fig. 4.1", measured="resnet_worst_ratio",
                      note="'the ResNet fails': trajectories of a first-order ODE do not cross"),
              Printed("Momentum ResNet outcome", None, "caption of Fig. 4.1", measured="momentum_worst_ratio",
@@ -66,7 +66,7 @@ register_figure(
     criterion=("erratum: the caption's 'lambda_eps close to -1 (within 0.1) when eps >= 2' fails while the "
                "corrected -1 < lambda_eps < -exp(-1/(2 eps)), strictly decreasing, holds on the grid"),
     printed=(Printed("eps from which lambda_eps is close to -1", 2, "caption of Fig. 4.4",
-                     note="measured lambda_2 = -0.781; within 0.1 of -1 only from eps of about 5"),),
+                     note="measured lambda_2 = -0.781; within 0.1 of -1 only from eps of about 5", measured="config.from_eps"),),
     preset_note="the left panel only; the right panel (eigenvalue regions for d = 2) is Thm 4.4's criterion, "
                 "checked by momentum/thm-4.4",
 )
@@ -78,7 +78,7 @@ register_figure(
                f"depth stays <= {RINGS_RESNET_MAX} (a line after a homeomorphism of the plane cannot separate "
                "nested rings; without thin channels one of four equal rings is lost)"),
     printed=(Printed("depth", 15, "Sec. 4.5.1, text", measured="depth", note="both models"),
-             Printed("hidden width", 16, "Sec. 4.5.1, text", note="W_1, W_2 in R^{16 x 2}"),
+             Printed("hidden width", 16, "Sec. 4.5.1, text", note="W_1, W_2 in R^{16 x 2}", measured="config.width"),
              Printed("ResNet test accuracy", None, "caption of Fig. 4.5", measured="accuracy_resnet",
                      note="'the ResNet fails' (point clouds only)"),
              Printed("Momentum ResNet test accuracy", None, "caption of Fig. 4.5", measured="accuracy_momentum",
@@ -94,9 +94,9 @@ register_figure(
     claims=("momentum/fig-4.10",), experiment="momentum.lista", draw=lista_figure,
     criterion=("at the largest depth: RevNet test loss >= the loss of the zero code (or non-finite); Momentum ResNet "
                "test loss below the zero code's and <= LISTA's"),
-    printed=(Printed("dimension of y", 16, "Sec. 4.5.3, text (d)"),
-             Printed("dimension of x", 32, "Sec. 4.5.3, text (p)"),
-             Printed("regularisation lambda", 0.1, "App. 4.D"),
+    printed=(Printed("dimension of y", 16, "Sec. 4.5.3, text (d)", measured="config.d"),
+             Printed("dimension of x", 32, "Sec. 4.5.3, text (p)", measured="config.p"),
+             Printed("regularisation lambda", 0.1, "App. 4.D", measured="config.lam"),
              Printed("RevNet test loss", None, "Sec. 4.5.3, text", measured="revnet_over_zero",
                      note="'the RevNet architecture fails' (curves only); measured as a ratio to the zero code"),
              Printed("Momentum ResNet test loss", None, "Sec. 4.5.3, text", measured="momentum_over_lista",

@@ -913,8 +913,8 @@ register_figure(
     "momentum", "fig-4.8", "Fine-tuning on hymenoptera: accuracy against time of a ResNet-152 (batch 2) and a "
     "Momentum ResNet-152 (batch 4)", claims=("momentum/fig-4.8",), experiment="momentum.finetune",
     draw=finetune_figure, criterion=FINETUNE_CRITERION, data="hymenoptera",
-    printed=(Printed("batch size of the ResNet-152 within 3 GB", 2, "Sec. 4.5.2, text"),
-             Printed("batch size of the Momentum ResNet-152 within 3 GB", 4, "Sec. 4.5.2, text"),
+    printed=(Printed("batch size of the ResNet-152 within 3 GB", 2, "Sec. 4.5.2, text", measured="config.batch_resnet"),
+             Printed("batch size of the Momentum ResNet-152 within 3 GB", 4, "Sec. 4.5.2, text", measured="config.batch_momentum"),
              Printed("speed-up of the Momentum ResNet", 2.0, "Sec. 4.5.2, text ('can be twice as fast')",
                      measured="time_ratio",
                      note="measured: time ratio Momentum / ResNet to the ResNet's best accuracy")),
@@ -926,6 +926,6 @@ register_figure(
     "channels, and without ODE block", claims=("momentum/fig-4.9",), experiment="momentum.ode_channels",
     draw=ode_figure, criterion=ODE_CRITERION, data="cifar-10",
     printed=(Printed("training iterations", 120, "caption of Fig. 4.9",
-                     note="App. 4.D says 120 epochs; the paper preset trains 120 epochs"),),
+                     note="App. 4.D says 120 epochs; the paper preset trains 120 epochs", measured="config.iterations"),),
     preset_note="fixed-step RK4 (8 steps per block) instead of the adaptive odeint; eps = 1 (not stated); 6 channel "
                 "counts x 3 models x 120 epochs: about 1 GPU-day")

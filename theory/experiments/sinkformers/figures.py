@@ -228,7 +228,7 @@ register_figure(
     criterion="worst of 4 draws of 10 queries and 10 keys (two key clusters): the top entry of K^0 holds >= 10 "
               "times the uniform share 1/n^2, the SoftMax's second-cluster columns sum to < 1e-3, and K^∞ is doubly "
               "stochastic to 1e-12 with every column's largest entry >= 0.05",
-    printed=(Printed("points per cloud", 10, "caption of Fig. 5.1", note="the preset draws 10 + 10 points"),
+    printed=(Printed("points per cloud", 10, "caption of Fig. 5.1", note="the preset draws 10 + 10 points", measured="config.n"),
              Printed("smallest displayed K_ij", 1e-12, "caption of Fig. 5.1",
                      note="connections drawn where K_ij >= 1e-12")))
 

@@ -239,9 +239,9 @@ register_figure(
     claims=("topk/fig-7.1",), experiment="topk.fig71", draw=fig71_figure,
     criterion="p = 2 curve piecewise linear with exactly 4 kinks (at s = 1 ± λ, 4 ± λ; second differences ≤ 1e-9 "
               "elsewhere, at most 2 grid cells per kink), values in [0, 1], exactly 0 at one grid point at least",
-    printed=(Printed("k", 2, "caption of Fig. 7.1"),
+    printed=(Printed("k", 2, "caption of Fig. 7.1", note="the experiment is the top-2 mask"),
              Printed("p of the differentiable operator", 4 / 3, "caption of Fig. 7.1"),
-             Printed("λ", None, "Fig. 7.1", note=f"not printed; the experiment uses λ = {FIG71_REG:g}")),
+             Printed("λ", None, "Fig. 7.1", note=f"not printed; the experiment uses λ = {FIG71_REG:g}", measured="config.reg")),
 )
 register_figure(
     _KEY, "fig-7.1/smooth", "Fig. 7.1 at p = 4/3: the relaxed mask is C¹ (p = 2 keeps kinks)",
@@ -269,7 +269,7 @@ register_figure(
     criterion="R = 0 jumps; p = 2 Lipschitz with kinks; p = 4/3 C¹ (modulus and difference-quotient slopes); both "
               "relaxed maps exactly 0 on the square max|x_i| ≤ g(1/2), g + λg^{p−1} = 1/2 (no grid point "
               "disagrees; slopes within 0.15, half-widths to 1e-9 relative)",
-    printed=(Printed("λ", 0.3, "caption of Fig. 7.3"), Printed("k", 2, "caption of Fig. 7.3"),
+    printed=(Printed("λ", 0.3, "caption of Fig. 7.3", measured="config.reg"), Printed("k", 2, "caption of Fig. 7.3", note="the experiment is the top-2 mask"),
              Printed("p of the right panel", 4 / 3, "caption of Fig. 7.3")),
 )
 register_figure(
@@ -279,7 +279,7 @@ register_figure(
               "100-iteration Dykstra times both in [0.8, 1.3] (O(n log n), O(n) per iteration); Dykstra/PAV time "
               "ratio ≥ 1 and PAV/hard ratio ≥ 1 at every n (the document's TPU order, Dykstra faster, is not "
               "expected on a CPU)",
-    printed=(Printed("Dykstra iterations", 100, "Section 7.5, text"),
+    printed=(Printed("Dykstra iterations", 100, "Section 7.5, text", measured="config.iterations"),
              Printed("Dykstra faster than PAV", None, "Section 7.5 and Fig. 7.4",
                      measured="min_ratio_dykstra_over_pav",
                      note="curve only, on a TPU; measured here: the CPU ratio Dykstra/PAV (> 1: PAV faster)"),
@@ -292,7 +292,7 @@ register_figure(
 _FIG75_CRIT = ("mean test error over the epochs (area under the curve) of each relaxed run (p = 2, p = 4/3) below "
                "that of the hard top-k run, and at most 10.5% non-zero entries in every relaxed-pruned weight matrix")
 _FIG75_PRINTED = (Printed("fraction of the weights kept", 0.1, "Section 7.6, text", measured="nonzero_relaxed"),
-                  Printed("λ", 1e-4, "Section 7.6, text"),
+                  Printed("λ", 1e-4, "Section 7.6, text", measured="config.reg"),
                   Printed("test error of the entropic straight-through top-k", 0.059, "Section 7.6, text",
                           note="the entropy-regularised operator of Cuturi et al. is not implemented here"),
                   Printed("relaxed operators train faster than the hard one", None, "Section 7.6 and Fig. 7.5",
@@ -314,8 +314,8 @@ register_figure(
 )
 _FIG76_CRIT = ("validation top-3 and top-5 accuracies of the smooth top-3 loss, p = 2 and p = 4/3, each at least "
                "those of the cross-entropy")
-_FIG76_PRINTED = (Printed("k of the smooth top-k loss", 3, "Section 7.6, text"),
-                  Printed("training steps", 100, "Section 7.6, text"),
+_FIG76_PRINTED = (Printed("k of the smooth top-k loss", 3, "Section 7.6, text", measured="config.k"),
+                  Printed("training steps", 100, "Section 7.6, text", measured="config.steps"),
                   Printed("seconds per step, cross-entropy (TPUv3-8)", 9.5, "caption of Fig. 7.6",
                           note="hardware-specific; not measured"),
                   Printed("seconds per step, p = 2 (TPUv3-8)", 9.7, "caption of Fig. 7.6",
@@ -343,8 +343,8 @@ register_figure(
 )
 _FIG77_CRIT = ("over the last quarter of the evaluations, the relaxed (p = 2) router's validation precision-at-1 is "
                "above the hard router's on average")
-_FIG77_PRINTED = (Printed("experts", 32, "Section 7.6, text"), Printed("tokens per expert k", 28, "Section 7.6, text"),
-                  Printed("tokens n", 400, "Section 7.6, text"),
+_FIG77_PRINTED = (Printed("experts", 32, "Section 7.6, text", measured="config.experts"), Printed("tokens per expert k", 28, "Section 7.6, text", measured="config.k"),
+                  Printed("tokens n", 400, "Section 7.6, text", measured="config.tokens"),
                   Printed("Dykstra iterations of the router", 10, "Appendix 7.C.3"),
                   Printed("runtime of the baseline (hours, TPUv2-128)", 10, "caption of Fig. 7.7",
                           note="hardware-specific; not measured"),
@@ -374,12 +374,12 @@ register_figure(
     criterion="for every p of {1.25, 4/3, 1.5, 2, 3, 4} the mask is exactly 1 on s ≤ 1 − λ and exactly 0 on "
               "[1 + λ, 4 − λ]; it leaves 1 like h^{1/(p−1)} for p < 2 and linearly for p ≥ 2 (slopes within 2% "
               "relative, kink slopes within 1e-3 relative)",
-    printed=(Printed("k", 2, "caption of Fig. 7.1 (same setup)"),),
+    printed=(Printed("k", 2, "caption of Fig. 7.1 (same setup)", note="the experiment is the top-2 mask"),),
 )
 register_figure(
     _KEY, "fig-7.9", "Contours of the k-support negentropy on the simplex, n = 3, k = 2",
     claims=("topk/fig-7.9",), experiment="topk.fig79", draw=fig79_figure,
     criterion="the k-support negentropy is minimal (−log 2, to 1e-14) exactly on the capped simplex {max y ≤ 1/2} "
               "(no grid point disagrees) and depends on max y alone outside it",
-    printed=(Printed("n", 3, "caption of Fig. 7.9"), Printed("k", 2, "caption of Fig. 7.9")),
+    printed=(Printed("n", 3, "caption of Fig. 7.9"), Printed("k", 2, "caption of Fig. 7.9", measured="config.k")),
 )
