@@ -13,6 +13,20 @@ def _run(claim, name):
     return result, exp.verdict_for(claim.id)(result)
 
 
+@pytest.mark.claim("momentum/fig-4.1/erratum", kind="erratum", wrong_in="statement",
+                   title="Figs. 4.1 and 4.5 captions: the depth-15 ResNet fails because its iterations approximate a "
+                         "first-order ODE, whose trajectories cannot cross. At unit steps (the networks the figures "
+                         "draw) trained ResNets reverse the order of points and fit -x^3 far below the "
+                         "order-preserving floor; the statement holds at step 1/4 (close to the ODE), where the "
+                         "Momentum ResNet still goes below 0.3 of the floor",
+                   aliases=("sander-thesis/fig-4.1",))
+def test_fig41_erratum(claim):
+    import theory.experiments.momentum.fig41_erratum as m
+
+    result, verdict = _run(claim, "momentum.fig41_erratum")
+    claim.record(verdict, figure=m.fig41_erratum_figure(result))
+
+
 @pytest.mark.claim("momentum/fig-4.2", kind="qualitative",
                    title="Fig. 4.2: memory of one gradient against depth (1 to 401, tied weights, "
                          "gamma = 1 - 1/(50 k)): the Momentum ResNet's peak (activations rebuilt by (4.3)) grows "

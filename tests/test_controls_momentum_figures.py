@@ -3,6 +3,7 @@ measurement with the figure's defining ingredient broken and asserts that the ve
 
 import dataclasses
 
+import theory.experiments.momentum.fig41_erratum as fig41_erratum
 import theory.experiments.momentum.lista as lista
 import theory.experiments.momentum.memory_depth as memory_depth
 import theory.experiments.momentum.prop415 as prop415
@@ -50,3 +51,19 @@ def test_fig42_control_stored_activations_fail():
     result = memory_depth.measure_fig42(cfg)
     verdict = memory_depth.fig42_verdict(result)
     assert verdict.status == "fail" and verdict.measured["momentum_growth"] > memory_depth.FIG42_FLAT_MAX
+
+
+def test_fig41_erratum_control_gamma_zero_fails():
+    """gamma = 0 makes the second model a ResNet: near the ODE it cannot fit -x^3 either, so the corrected half
+    fails and with it the erratum record."""
+    cfg = dataclasses.replace(fig41_erratum.FIG41_ERRATUM_PRESETS["check"], gamma=0.0, seeds=(0, 1), iterations=600)
+    verdict = fig41_erratum.fig41_erratum_verdict(fig41_erratum.measure_fig41_erratum(cfg))
+    assert verdict.status == "fail" and verdict.parts[1].status == "fail"
+
+
+def test_fig41_erratum_control_untrained_printed_form_holds_and_fails_the_record():
+    """One Adam iteration leaves the unit-step ResNet at its starting map, an order-preserving one near the floor or
+    above it: the printed form then holds, and an erratum record whose printed form holds fails."""
+    cfg = dataclasses.replace(fig41_erratum.FIG41_ERRATUM_PRESETS["check"], seeds=(0, 1), iterations=1)
+    verdict = fig41_erratum.fig41_erratum_verdict(fig41_erratum.measure_fig41_erratum(cfg))
+    assert verdict.status == "fail"

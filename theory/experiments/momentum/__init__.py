@@ -1458,6 +1458,6 @@ from ._theory import __all__ as _theory_all  # noqa: E402
 
 __all__ = __all__ + list(_theory_all)
 
-from . import rings, memory_depth, reversible, prop415, lista  # noqa: E402,F401  (figure experiments)
+from . import rings, memory_depth, reversible, prop415, lista, fig41_erratum  # noqa: E402,F401  (figure experiments)
 from . import images  # noqa: E402,F401  (the image-dataset experiments)
 from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)
