@@ -71,3 +71,14 @@ def test_every_declaration_runs_an_experiment_that_measures_its_claims(key, clai
                 assert claims[c].get("proxy"), f"{fig.id} runs on a substitute: its claim {c} must be a proxy"
         for p in fig.printed:
             assert p.value is not None or p.note, f"{fig.id}: {p.name!r} prints no value and says nothing about it"
+
+
+def test_check_list_names_each_claims_figure_and_the_figures_that_do_not_reproduce(claims):
+    done = subprocess.run([sys.executable, "-m", "theory.cli", "check", "--list", "--paper", "momentum"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()[1:-1]}
+    assert "momentum fig-4.11" in rows["momentum/fig-4.11"] and " fails " not in rows["momentum/fig-4.11"]
+    unreproduced = sorted(c for c, rec in claims.items() if c.startswith("momentum/") and rec.get("not_reproduced"))
+    assert unreproduced and all(" fails " in rows[c] for c in unreproduced)
+    assert f"{len(unreproduced)} marked 'fails'" in done.stdout.splitlines()[-1]

@@ -114,14 +114,28 @@ def _list_claims(pytest_args: list[str], root: Path) -> int:
         except ValueError:
             return "(no experiment)"
 
+    from theory.experiments import figures
+
+    figure_of = {}
+    for fig in figures():
+        for claim_id in fig.claims:
+            figure_of.setdefault(claim_id, f"{fig.key} {fig.label}")
     claims = sorted({c["id"]: c for c in listing}.values(), key=lambda c: c["id"])
-    rows = [(c["id"], "slow" if c["slow"] else "", measured_by(c["id"]), c["test"]) for c in claims]
-    widths = [max([len(r[i]) for r in rows] + [len(h)]) for i, h in enumerate(("claim", "", "experiment (preset)"))]
-    _say(f"{'claim':<{widths[0]}}  {'':<4}  {'experiment (preset)':<{widths[2]}}  test")
-    for claim_id, slow, exp, test in rows:
-        _say(f"{claim_id:<{widths[0]}}  {slow:<4}  {exp:<{widths[2]}}  {test}")
+
+    def flag(c) -> str:
+        return "fails" if c.get("not_reproduced") is not None else "slow" if c["slow"] else ""
+
+    rows = [(c["id"], flag(c), measured_by(c["id"]), figure_of.get(c["id"], ""), c["test"]) for c in claims]
+    heads = ("claim", "", "experiment (preset)", "figure (theory reproduce)")
+    widths = [max([len(r[i]) for r in rows] + [len(h)]) for i, h in enumerate(heads)]
+    _say("  ".join(f"{h:<{w}}" for h, w in zip(heads, widths)) + "  test")
+    for row in rows:
+        _say("  ".join(f"{v:<{w}}" for v, w in zip(row[:4], widths)) + f"  {row[4]}")
+    failing = sum(c.get("not_reproduced") is not None for c in claims)
     _say(f"{len(rows)} claims; `theory run CLAIM-ID --set NAME=VALUE` reruns a claim's experiment with a parameter "
-         "changed")
+         "changed; `theory reproduce KEY LABEL` draws a figure beside the document's numbers"
+         + (f"; {failing} marked 'fails': figures that do not reproduce at their check sizes (slow, run by "
+            "`make check-all`)" if failing else ""))
     return 0
 
 

@@ -442,7 +442,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--claims-list",
         default=None,
         metavar="FILE",
-        help="write the selected claims (ID, test, slow, proxy) as JSON to FILE instead of running them",
+        help="write the selected claims (ID, test, slow, proxy, not_reproduced) as JSON to FILE instead of running them",
     )
 
 
@@ -511,8 +511,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             drop.append(item)
         if claim_id is not None and (item in keep[-1:]):
             marker = item.get_closest_marker("claim")
+            unreproduced = item.get_closest_marker("not_reproduced")
             listing.append({"id": claim_id, "test": item.nodeid, "slow": item.get_closest_marker("slow") is not None,
-                            "proxy": (marker.kwargs.get("proxy") if marker is not None else None)})
+                            "proxy": (marker.kwargs.get("proxy") if marker is not None else None),
+                            "not_reproduced": (unreproduced.kwargs.get("reason", "") if unreproduced is not None
+                                               else None)})
     missing = [i for i in ids if i not in found]
     if missing:
         raise pytest.UsageError(
