@@ -271,7 +271,10 @@ def test_icl_ar_experiments_registered():
     names = {n for n in experiments() if n.startswith("icl_ar.")}
     assert names == {f"icl_ar.{n}" for n in ("prop64", "prop65", "prop68", "prop68_erratum", "lemma610", "prop611",
                                              "fig63", "fig63_panels", "prop612", "prop612_erratum", "lemma66", "prop69",
-                                             "fig66")}
+                                             "fig66",
+                                             # the document's figures (theory.experiments.icl_ar.figures)
+                                             "fig61", "fig62", "fig63_full", "fig64", "fig64_synthetic", "fig65",
+                                             "fig67", "fig68", "fig69", "fig610")}
     for name in names:
         e = experiment(name)
         assert {"check", "paper"} <= set(e.presets)

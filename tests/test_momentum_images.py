@@ -166,12 +166,13 @@ def _png(path):
 def test_data_experiments_end_to_end(monkeypatch, tmp_path, name, claim, overrides):
     patch_load(monkeypatch)
     exp = experiment(name)
-    result = exp.measure(exp.config_for("check", **overrides))
+    config = exp.config_for("check", **overrides)
+    result = exp.measure(config)
     verdict = exp.verdict_for(claim)(result)
     assert verdict.status in ("pass", "fail") and verdict.kind == "qualitative"
     fig = figure(claim)
     assert fig.experiment == name and claim in fig.claims
-    numbers = fig.numbers_of(result, {claim: verdict})
+    numbers = fig.numbers_of(result, {claim: verdict}, config)
     for p in fig.printed:
         if p.measured is not None:
             assert p.measured in numbers, (p.name, sorted(numbers))

@@ -86,7 +86,8 @@ def test_drawing_writes_png(name, fake_data, tmp_path):
     with figure_directory(tmp_path):
         path = fig.draw(result)
     assert os.path.exists(path) and path.endswith(".png") and os.path.dirname(path) == str(tmp_path)
-    numbers = fig.numbers_of(result, {c: exp.verdict_for(c)(result) for c in fig.claims})
+    numbers = fig.numbers_of(result, {c: exp.verdict_for(c)(result) for c in fig.claims},
+                             exp.config_for("check", **TINY[name]))
     for p in fig.printed:
         if p.measured is not None:
             assert p.measured in numbers, (fig.id, p.measured)

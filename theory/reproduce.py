@@ -155,20 +155,6 @@ def _number(value: Any) -> Any:
     return value
 
 
-def _settings(config, grid) -> dict:
-    """The run's settings as ``config.<field>`` numbers (the ones the grid does not vary), so that a setting the
-    document prints (a depth, a width, k) stands beside the value the run used."""
-    out = {}
-    for f in dataclasses.fields(config):
-        if grid and f.name in grid:
-            continue
-        value = getattr(config, f.name)
-        if isinstance(value, (bool, int, float, str)) or (
-                isinstance(value, tuple) and len(value) <= 12 and all(isinstance(v, (int, float)) for v in value)):
-            out[f"config.{f.name}"] = list(value) if isinstance(value, tuple) else value
-    return out
-
-
 def _rows(fig, numbers: Mapping) -> list[dict]:
     rows = []
     for p in fig.printed:
@@ -369,8 +355,7 @@ def _one(fig, preset: str, *, scheduler: str, workers: int | None, data, out: Pa
         verdicts = {fig.claims[0]: fig.verdict(res)}
     else:
         verdicts = {c: exp.verdict_for(c)(result) for c in fig.claims if c in exp.claims}
-    numbers = fig.numbers_of(result, verdicts)
-    numbers.update(_settings(res.configs[0], fig.grid))
+    numbers = fig.numbers_of(result, verdicts, res.configs[0])
     png_tmp = _draw(fig, result, folder)
     failed = [c for c, v in verdicts.items() if not v.passed]
     status = "fail" if failed else "pass"

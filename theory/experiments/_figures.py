@@ -200,20 +200,35 @@ class Figure:
         text = f"{'Table' if head == 'table' else 'Fig.'} {panel.group(1)}"
         return text + (f"({panel.group(2)})" if panel.group(2) else "")
 
-    def numbers_of(self, result: Any, verdicts: Mapping[str, Any] = ()) -> dict:
+    def numbers_of(self, result: Any, verdicts: Mapping[str, Any] = (), config: Any = None) -> dict:
         """The measured numbers of ``result``: ``numbers(result)`` if declared, else the experiment's summary
-        merged with the measured numbers (flattened to ``name`` and ``name.sub``) of ``verdicts``."""
+        merged with the measured numbers (flattened to ``name`` and ``name.sub``) of ``verdicts``; with the run's
+        ``config``, also its settings as ``config.<field>`` (those a grid does not vary), so that a setting the
+        document prints (a depth, k) stands beside the value the run used."""
+        out: dict = {} if config is None else _settings(config, self.grid)
         if self.numbers is not None:
-            return dict(self.numbers(result))
+            out.update(self.numbers(result))
+            return out
         from ._registry import experiment
 
-        out: dict = {}
         exp = experiment(self.experiment)
         if exp.summary is not None and self.grid is None:
             out.update(exp.summary(result))
         for v in dict(verdicts).values():
             _flatten(v.measured, "", out)
         return out
+
+
+def _settings(config: Any, grid: Mapping | None) -> dict:
+    out = {}
+    for f in dataclasses.fields(config):
+        if grid and f.name in grid:
+            continue
+        value = getattr(config, f.name)
+        if isinstance(value, (bool, int, float, str)) or (
+                isinstance(value, tuple) and len(value) <= 12 and all(isinstance(v, (int, float)) for v in value)):
+            out[f"config.{f.name}"] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
 def _flatten(mapping: Mapping, prefix: str, out: dict) -> None:

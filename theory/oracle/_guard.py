@@ -138,6 +138,24 @@ def _set_async_exc(thread_id: int, exc) -> bool:
     return set_exc(thread_id, exc) == 1 if exc is not None else (set_exc(thread_id, ctypes.py_object()) >= 0)
 
 
+def _release_free_memory() -> None:
+    """Return the memory the process has freed to the system (glibc's ``malloc_trim``) before a baseline is read.
+
+    Memory freed by earlier work (a training run's tensors) stays resident in the allocator's arenas, and a call
+    that then allocates reuses it without growing the resident size: the watch would not see that call's own
+    growth. Trimming first makes the growth measured the call's. A no-op where glibc is absent.
+    """
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if name and sys.platform.startswith("linux"):
+            ctypes.CDLL(name).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 class _Watch:
     """A thread that reads the resident memory every :data:`_POLL` s while the user's function runs and raises
     :class:`MemoryCapExceeded` in it when the growth exceeds ``cap``.
@@ -148,6 +166,8 @@ class _Watch:
 
     def __init__(self, cap: float):
         self.cap = cap
+        if math.isfinite(cap):
+            _release_free_memory()
         self.baseline = resident_bytes()
         self.peak = 0
         self.exceeded = False
