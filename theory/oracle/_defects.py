@@ -580,22 +580,10 @@ def _row_markdown(r: PowerRow) -> str:
 
 
 def _machine() -> str:
-    import os
-    import platform
+    """The machine line of the power table (``theory._machine.machine_line``, shared with ``theory reproduce``)."""
+    from theory._machine import machine_line
 
-    import scipy
-
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}; Python "
-            f"{platform.python_version()}, NumPy {np.__version__}, SciPy {scipy.__version__}")
+    return machine_line()
 
 
 def power_markdown(rows: list[PowerRow], *, runs: int, null_runs: int, seed: int, seconds: float,
