@@ -253,6 +253,34 @@ def test_plugin_writes_statuses_and_measured(strict_pytester, tmp_path):
     assert "[png](" in md and "fig.png)" in md
 
 
+FIGURE_SKIPS = '''
+import pytest
+
+
+@pytest.mark.claim("resnet-node/table-1", kind="qualitative", title="Table 1")
+def test_table(claim):
+    pytest.skip("dataset cifar-10 not found")
+
+
+@pytest.mark.claim("resnet-node/prop-3", kind="rate", title="not a figure")
+def test_other(claim):
+    pytest.skip("slow")
+'''
+
+
+def test_a_skipped_figure_claim_reports_its_declared_criterion_as_predicted(strict_pytester, tmp_path):
+    from theory.experiments import figure
+
+    strict_pytester.makepyfile(test_fig=FIGURE_SKIPS)
+    out = tmp_path / "out"
+    run(strict_pytester, out).assert_outcomes(skipped=2)
+    claims = {c["id"]: c for c in json.loads((out / "claims.json").read_text(encoding="utf-8"))["claims"]}
+    criterion = figure("resnet-node/table-1").criterion
+    assert claims["resnet-node/table-1"]["expected"] == {"criterion": criterion}
+    assert claims["resnet-node/prop-3"]["expected"] == {}  # no figure: nothing declared to show
+    assert f"| {criterion} | not measured (skipped) |" in (out / "claims.md").read_text(encoding="utf-8")
+
+
 def test_plugin_merges_duplicate_claims(strict_pytester, tmp_path):
     strict_pytester.makepyfile(
         test_dup=check_file('''

@@ -266,7 +266,7 @@ class _ItemState:
             title=claim.title,
             kind=claim.kind,
             status=self.status or "skip",
-            expected=claim.expected,
+            expected=claim.expected or (_declared_expectation(claim.id) if claim.verdict is None else None) or {},
             measured=claim.measured,
             figure=figure,
             seconds=round(self.seconds, 3),
@@ -278,6 +278,21 @@ class _ItemState:
             step_of=claim.step_of,
             **_experiment_of(claim.id),
         )
+
+
+def _declared_expectation(claim_id: str) -> dict | None:
+    """What a claim that recorded nothing (skipped, or crashed before its verdict) predicts, from its figure.
+
+    A figure's claim (``theory.experiments.register_figure``) states its criterion in words before any data;
+    the report shows it in the Predicted column, so a claim skipped for want of its dataset still says what
+    it would test. None where the claim is no figure's own claim.
+    """
+    from theory.experiments import figure_of_claim
+
+    declared = figure_of_claim(claim_id)
+    if declared is None or not declared.criterion:
+        return None
+    return {"criterion": declared.criterion}
 
 
 def _experiment_of(claim_id: str) -> dict:

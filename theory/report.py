@@ -257,6 +257,8 @@ def measured_text(measured: Mapping) -> str:
 def _predicted_known(expected: Mapping) -> str:
     if not expected:
         return ""
+    if set(expected) == {"criterion"}:  # a figure's criterion in words (a claim that recorded no verdict)
+        return str(expected["criterion"])
     if "printed" in expected and isinstance(expected["printed"], Mapping):  # an erratum's two halves
         text = f"printed: {predicted_text(expected['printed'])} (should fail)"
         if isinstance(expected.get("corrected"), Mapping):

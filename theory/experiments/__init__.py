@@ -15,7 +15,7 @@ them::
 
 from theory._errors import check_package as _check_package  # noqa: F401  (a shadowing folder stops here)
 
-from ._figures import Figure, Printed, figure, figures, register_figure
+from ._figures import Figure, Printed, figure, figure_of_claim, figures, register_figure
 from ._registry import Experiment, experiment, experiment_of, experiments, register
 from .config import (
     Bool,
@@ -37,7 +37,7 @@ from .config import (
 
 __all__ = [
     "Experiment", "experiment", "experiment_of", "experiments", "register",
-    "Figure", "Printed", "figure", "figures", "register_figure",
+    "Figure", "Printed", "figure", "figure_of_claim", "figures", "register_figure",
     "Config", "Constraint", "field", "Int", "Seed", "Seeds", "Real", "Bool", "Choice", "Tuple", "Ints", "Reals", "Choices",
     "OrNone", "Custom",
 ]

@@ -25,7 +25,7 @@ from typing import Any
 
 from theory.papers import PAPER_KEYS, paper
 
-__all__ = ["Figure", "Printed", "register_figure", "figure", "figures"]
+__all__ = ["Figure", "Printed", "register_figure", "figure", "figure_of_claim", "figures"]
 
 _LABEL = re.compile(r"(?:fig-[0-9]+(?:\.[0-9]+)?[a-z]?|table-[0-9]+(?:\.[0-9]+)?)(?:/[a-z0-9]+(?:-[a-z0-9]+)*)?")
 
@@ -290,3 +290,23 @@ def figures(key: str | None = None) -> list[Figure]:
         mine = [f for f in _FIGURES.values() if f.key == k]
         out += sorted(mine, key=lambda f: (order[f.base], f.label))
     return out
+
+
+def figure_of_claim(claim_id: str) -> Figure | None:
+    """The figure whose own claim is ``claim_id`` (the first of its ``claims``), or None.
+
+    A claim that only shares a figure's verdict (its second or later claim) maps to None: the figure's
+    criterion is not its prediction. Unknown or malformed IDs map to None too.
+
+    Examples
+    --------
+    >>> figure_of_claim("momentum/fig-4.5").label
+    'fig-4.5'
+    >>> figure_of_claim("momentum/not-a-claim") is None
+    True
+    """
+    key = claim_id.partition("/")[0] if isinstance(claim_id, str) else None
+    if key not in PAPER_KEYS:
+        return None
+    return next((f for f in figures(key) if f.claims[:1] == (claim_id,)), None)
+
