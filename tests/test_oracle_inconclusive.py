@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from theory import oracle
 from theory.cli import main
-from theory.oracle._core import (EPS, INCONCLUSIVE_FRACTION, ROUNDING_BAND, VERDICTS, Case, CaseRow, Kernel,
+from theory.oracle._core import (EPS, INCONCLUSIVE_FRACTION, ROUNDING_BAND, VERDICTS, Argument, Case, CaseRow, Kernel,
                                  OracleInputError, VerifyResult, _compare, _diagnose)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -305,7 +305,8 @@ def test_diagnosis_extremes():
 
 
 def _kernel(tols):
-    return Kernel(name="synthetic", signature="fn() -> (a, b)", outputs=("a", "b"), make_cases=list,
+    return Kernel(name="synthetic", signature="fn() -> (a, b)", make_cases=list,
+                  returns=(Argument("a", "scalar", "float64", "a"), Argument("b", "scalar", "float64", "b")),
                   reference=lambda: None, tolerance=lambda inputs, ref, eps: tuple(t if eps == EPS64 else t * (eps / EPS64)
                                                                            for t in tols),
                   rule="synthetic", why="a test")

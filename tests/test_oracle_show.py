@@ -33,9 +33,36 @@ def test_declared_arguments_are_the_call(name):
     assert len(set(declared)) == len(declared)
     for case in k.cases():
         assert _called_with(k, case) == set(declared), case.name
-    assert tuple(a.name for a in k.returns) == k.outputs
     for a in k.arguments + k.returns:
         assert a.shape and a.dtype and a.meaning, (name, a)
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_the_reference_returns_the_declared_outputs(name):
+    """``Kernel.outputs`` comes from ``returns``: the package's own implementation returns that many arrays."""
+    from theory.oracle._core import reference_outputs
+
+    k = oracle.kernel(name)
+    assert k.outputs == tuple(a.name for a in k.returns)
+    if k.judge is not None:  # a sampler: its reference is a distribution, judged by a test statistic
+        return
+    case = min(k.cases(), key=lambda c: sum(np.size(v) for v in c.inputs.values()))
+    assert len(reference_outputs(k, case.inputs)) == len(k.outputs)
+
+
+def test_a_kernel_declares_its_outputs_once():
+    from theory.oracle._core import Argument, Kernel
+
+    out = Argument("x", "(n,)", "float64", "x")
+    common = dict(name="synthetic", signature="fn() -> x", make_cases=list, reference=lambda: None,
+                  tolerance=lambda inputs, ref, eps: (0.0,), rule="exact", why="a test")
+    assert Kernel(**common, returns=(out,)).outputs == ("x",)
+    with pytest.raises(ValueError, match="`returns` must declare its outputs once"):
+        Kernel(**common)
+    with pytest.raises(ValueError, match="`returns` must declare its outputs once"):
+        Kernel(**common, returns=(out, out))
+    with pytest.raises(ValueError, match="`trajectory` names \\['h'\\]"):
+        Kernel(**common, returns=(out,), trajectory=("h",))
 
 
 @pytest.mark.parametrize("name", KERNELS)

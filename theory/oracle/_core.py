@@ -114,8 +114,6 @@ class Kernel:
         The oracle's name (``theory oracle list`` prints them).
     signature : str
         How the user's function is called and what it returns, e.g. ``"fn(y, w, increasing) -> x"``.
-    outputs : tuple of str
-        Names of the returned arrays (a single output is returned bare; several as a tuple in this order).
     make_cases : callable
         ``make_cases() -> list[Case]``, deterministic (explicit seeds).
     reference : callable
@@ -127,7 +125,7 @@ class Kernel:
         The tolerance rule as a formula, and why it follows from the problem's conditioning.
     arguments, returns : tuple of Argument
         The user's function's keyword arguments and its outputs, with shapes and dtypes (``theory oracle
-        show`` prints them).
+        show`` prints them). ``returns`` is required: it declares the outputs once.
     conventions : tuple of Convention
         The conventions other implementations vary on, with the mapping onto the kernel's.
     parameters : tuple of Parameter
@@ -144,7 +142,6 @@ class Kernel:
 
     name: str
     signature: str
-    outputs: tuple[str, ...]
     make_cases: Callable[[], list[Case]]
     reference: Callable[..., tuple]
     tolerance: Callable[[Mapping[str, Any], tuple, float], tuple]
@@ -166,6 +163,21 @@ class Kernel:
     generate: Callable[..., list[Case]] | None = None
     gradient: bool = False
     trajectory: tuple = ()
+
+    def __post_init__(self) -> None:
+        names = tuple(a.name for a in self.returns)
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"kernel {self.name!r}: `returns` must declare its outputs once each (distinct "
+                             f"names, at least one); got {list(names)}")
+        stray = [t for t in self.trajectory if t not in names]
+        if stray:
+            raise ValueError(f"kernel {self.name!r}: `trajectory` names {stray}, which `returns` does not declare")
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Names of the returned arrays, from ``returns`` (a single output is returned bare; several as a tuple
+        in this order)."""
+        return tuple(a.name for a in self.returns)
 
     @property
     def implementation(self) -> Callable[..., Any]:

@@ -136,7 +136,6 @@ register(Kernel(
     module="theory.sinkhorn",
     signature="fn(C, n_iter, eps, marginals) -> K   (K^{n_iter} of K^0 = exp(C / eps): n_iter normalisations, "
               "rows first; K^{n_iter} / n for marginals 'uniform')",
-    outputs=("K",),
     make_cases=_iter_cases,
     reference=_iter_ref,
     tolerance=_iter_tol,
@@ -345,7 +344,6 @@ register(Kernel(
     signature="fn(X, WQ, WK, WV, mask, kind, n_iter) -> Y   ((B, n, h d_h); head k of batch element b: "
               "A (X_b WV[k]) with logits C = (X_b WQ[k])(X_b WK[k])^T, A the row SoftMax over the kept keys or "
               "n_iter Sinkhorn normalisations; the heads concatenated)",
-    outputs=("Y",),
     make_cases=_heads_cases,
     reference=_heads_ref,
     tolerance=_heads_tol,

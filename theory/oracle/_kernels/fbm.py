@@ -126,7 +126,6 @@ register(Kernel(
     module="theory.fbm",
     signature="fn(n, hurst, size, length, rng) -> paths   ((size, n + 1) fBm at times 0, length/n, ..., length; "
               "rng a numpy Generator)",
-    outputs=("paths",),
     make_cases=_fbm_cases,
     reference=lambda n, hurst, length, size, seed: (_fbm_cov(n, hurst, length),),
     tolerance=lambda inputs, ref, eps: (np.inf,),

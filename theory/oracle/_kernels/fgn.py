@@ -574,7 +574,6 @@ register(Kernel(
     name="fgn",
     module="theory.fbm",
     signature="fn(n, hurst, size, rng) -> draws   ((size, n) unit-variance fGn; rng a numpy Generator)",
-    outputs=("draws",),
     make_cases=_fgn_cases,
     reference=lambda n, hurst, size, seed: (_fgn_cov(n, hurst),),
     tolerance=lambda inputs, ref, eps: (np.inf,),

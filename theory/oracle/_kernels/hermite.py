@@ -54,7 +54,6 @@ register(Kernel(
     module="theory.pl",
     signature="fn(activation, r, negative_slope) -> eta   (E[sigma(Z) He_r(Z)] / sqrt(r!), Z ~ N(0, 1); a float "
               "or 0-d array; negative_slope: leaky_relu's)",
-    outputs=("eta",),
     make_cases=_hermite_cases,
     reference=_hermite_ref,
     tolerance=lambda inputs, ref, eps: (max(2e-12, 64.0 * eps),),

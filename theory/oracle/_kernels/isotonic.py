@@ -90,7 +90,6 @@ register(Kernel(
     name="isotonic_regression",
     module="theory.isotonic",
     signature="fn(y, w, increasing) -> x   (weighted least squares, p = 2; w > 0; x nondecreasing if increasing)",
-    outputs=("x",),
     make_cases=_isotonic_cases,
     reference=_isotonic_reference,
     tolerance=_isotonic_tolerance,

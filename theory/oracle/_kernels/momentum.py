@@ -158,7 +158,6 @@ register(Kernel(
     module="theory.momentum",
     signature="fn(x0, v0, theta, residual, gamma) -> (xs, vs)   ((N+1, d) each; v_{n+1} = gamma v_n + (1-gamma) "
               "f(x_n, theta_n), x_{n+1} = x_n + v_{n+1}; no 1/N step)",
-    outputs=("xs", "vs"),
     make_cases=lambda: _forward_of(_momentum_rows()),
     reference=_momentum_forward_ref,
     tolerance=_momentum_forward_tol,
@@ -210,7 +209,6 @@ register(Kernel(
     module="theory.momentum",
     signature="fn(xN, vN, theta, residual, gamma) -> (xs, vs)   (the inverse (4.3): x_n = x_{n+1} - v_{n+1}, "
               "v_n = (v_{n+1} - (1-gamma) f(x_n, theta_n))/gamma; gamma in (0, 1])",
-    outputs=("xs", "vs"),
     make_cases=lambda: _inverse_of(_momentum_rows()),
     reference=_momentum_inverse_ref,
     tolerance=_momentum_inverse_tol,
@@ -282,7 +280,6 @@ register(Kernel(
     module="theory.momentum",
     signature="fn(x0, v0, theta, residual, gamma, y) -> (loss, dtheta, dx0, dv0)   (L = 1/2 ||x_N - y||^2 and its "
               "exact gradients)",
-    outputs=("loss", "dtheta", "dx0", "dv0"),
     make_cases=lambda: _gradient_of(_momentum_rows()),
     reference=_momentum_gradient_ref,
     tolerance=_momentum_gradient_tol,
@@ -390,7 +387,6 @@ register(Kernel(
     module="theory.momentum",
     signature="fn(theta, eps) -> Psi   ((d, d): x(1) of eps x'' + x' = theta x, x(0) = x_0, x'(0) = 0, as x(1) = Psi x_0; "
               "eps = 0: exp(theta))",
-    outputs=("Psi",),
     make_cases=_psi_cases,
     reference=_psi_ref,
     tolerance=_psi_tol,

@@ -183,7 +183,6 @@ register(Kernel(
     module="theory.momentum",
     signature="fn(x0, v0, theta, num, den, frac_bits, limbs) -> (xN, vN, buffer)   (integers in units of "
               "2^-frac_bits; buffer: (d, limbs) base-2^32 digits, least significant first)",
-    outputs=("xN", "vN", "buffer"),
     make_cases=lambda: _forward_of(_rows()),
     reference=_forward_ref,
     tolerance=_zero_tol,
@@ -250,7 +249,6 @@ register(Kernel(
     module="theory.momentum",
     signature="fn(xN, vN, buffer, theta, num, den, frac_bits) -> (x0, v0, buffer0)   (the inverse (4.3) with the "
               "exact division by gamma; integers as in momentum_exact_forward)",
-    outputs=("x0", "v0", "buffer0"),
     make_cases=lambda: _inverse_of(_rows()),
     reference=_inverse_ref,
     tolerance=_zero_tol,
@@ -309,7 +307,6 @@ register(Kernel(
     module="theory.momentum",
     signature="fn(x0, v0, theta, residual, num, den, frac_bits) -> (x0_fixed, v0_fixed, buffer0)   "
               "(inverse_exact(forward_exact(x0, v0)): the rounded input, bit for bit, and a zero buffer)",
-    outputs=("x0_fixed", "v0_fixed", "buffer0"),
     make_cases=lambda: _trip_of(_trip_rows()),
     reference=_trip_ref,
     tolerance=_zero_tol,

@@ -335,7 +335,6 @@ register(Kernel(
     module="theory.resnet",
     signature="fn(x0, theta, residual, scheme, step) -> x   (trajectory (N+1, d); theta (N, d, d), (N+1, d, d) for "
               "heun; step h, 1/N in the document)",
-    outputs=("x",),
     make_cases=lambda: [Case(*row) for row in _resnet_rows(long=True)],
     reference=_resnet_forward_ref,
     tolerance=_resnet_traj_tolerance,
@@ -379,7 +378,6 @@ register(Kernel(
     name="resnet_reverse",
     module="theory.resnet",
     signature="fn(xN, theta, residual, scheme, step) -> x   (the reverse-time reconstruction, (N+1, d))",
-    outputs=("x",),
     make_cases=lambda: _reverse_rows(_resnet_rows(long=False)),
     reference=_resnet_reverse_ref,
     tolerance=_resnet_traj_tolerance,
@@ -493,7 +491,6 @@ register(Kernel(
     module="theory.resnet",
     signature="fn(x0, theta, y, residual, scheme, step) -> (grad_theta, grad_x0)   (of 1/2 ||x_N - y||^2, exact "
               "backprop)",
-    outputs=("grad_theta", "grad_x0"),
     make_cases=lambda: _gradient_rows(_resnet_rows(long=False)),
     reference=_resnet_gradient_ref,
     tolerance=_resnet_gradient_tolerance,
@@ -548,7 +545,6 @@ register(Kernel(
     module="theory.resnet",
     signature="fn(x0, theta, y, residual, scheme, step) -> (grad_theta, grad_x0)   (the memory-free adjoint: x_N "
               "forward, then x_n rebuilt by the reverse-time scheme while backpropagating)",
-    outputs=("grad_theta", "grad_x0"),
     make_cases=_adjoint_cases,
     reference=_resnet_adjoint_ref,
     tolerance=_resnet_adjoint_tolerance,

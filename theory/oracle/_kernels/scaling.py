@@ -108,7 +108,6 @@ register(Kernel(
     module="theory.scaling",
     signature="fn(h0, V, W, beta, arch, activation, slope) -> h   ((L+1, d); W empty (shape (0,)) for res1, "
               "meaning none; slope: leaky_relu's negative-side slope)",
-    outputs=("h",),
     make_cases=_scaling_cases,
     reference=_scaling_ref,
     tolerance=_scaling_tol,

@@ -151,7 +151,6 @@ register(Kernel(
     module="theory.scaling",
     signature="fn(L, d, law, hurst, rng) -> V   ((L, d, d); law 'gaussian', 'uniform', 'rademacher', 'smooth' (RBF, "
               "length-scale 0.1, V_k at s = k/L) or 'fbm' (hurst given as 0.5 for the other laws, ignore it))",
-    outputs=("V",),
     make_cases=_weights_cases,
     reference=_weights_reference,
     tolerance=lambda inputs, ref, eps: (np.inf,),

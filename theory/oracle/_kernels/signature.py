@@ -99,7 +99,6 @@ register(Kernel(
     module="theory.signature",
     signature="fn(path, depth) -> sig   (levels 0..depth of the factorial-normalized signature (level k = k! times "
               "the iterated integral), each level row-major, concatenated; path (n, d), piecewise linear)",
-    outputs=("sig",),
     make_cases=_signature_cases,
     reference=_signature_ref,
     tolerance=_signature_tol,
@@ -167,7 +166,6 @@ register(Kernel(
     module="theory.signature",
     signature="fn(path_x, path_y, depth) -> k   (sum over levels 0..depth of <X^k, Y^k>, factorial "
               "normalization, paths as given (no time augmentation))",
-    outputs=("k",),
     make_cases=_kernel_cases,
     reference=_kernel_ref,
     tolerance=_kernel_tol,
@@ -271,7 +269,6 @@ register(Kernel(
     module="theory.icl",
     signature="fn(C, p, context) -> (loss, dC, dp)   (exact E||sum_t p_t C lambda^(t-T+1) * lambda^(t-1) - lambda^T||^2 "
               "over unitary or orthogonal (conjugate-pair) contexts, and its gradient)",
-    outputs=("loss", "dC", "dp"),
     make_cases=_icl_cases,
     reference=_icl_loss_ref,
     tolerance=_icl_loss_tol,

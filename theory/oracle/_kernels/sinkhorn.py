@@ -127,7 +127,6 @@ register(Kernel(
     module="theory.sinkhorn",
     signature="fn(C, marginals) -> K   (Sinkhorn's limit of exp(C), rows normalised first: unit row and column "
               "sums ('ones'), or the transport plan K / n ('uniform'); converged to column sums within 1e-13)",
-    outputs=("K",),
     make_cases=_sinkhorn_matrix_cases,
     reference=_sinkhorn_ref,
     tolerance=_sinkhorn_tol,
@@ -250,7 +249,6 @@ register(Kernel(
     signature="fn(X, WQ, WK, WV, kind, marginals) -> T   ((n, d); T_i = sum_j A_ij WV x_j with C = (X WQ^T)(X "
               "WK^T)^T and A = exp(C)/n (kind 'kernel'), the row SoftMax of C ('softmax') or Sinkhorn's limit "
               "('sinkhorn'; its plan K/n with marginals 'uniform'))",
-    outputs=("T",),
     make_cases=_attention_cases,
     reference=_attention_ref,
     tolerance=_attention_tol,

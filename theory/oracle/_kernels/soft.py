@@ -126,7 +126,6 @@ for _which in ("sort", "rank"):
         name=f"soft_{_which}",
         module="theory.topk",
         signature=f"fn(x, reg, p, descending) -> y   (p-norm regularised soft {_which}, topk Section 7.3)",
-        outputs=("y",),
         make_cases=_soft_cases,
         reference=_soft_ref,
         tolerance=_soft_tolerance(_which),

@@ -224,7 +224,6 @@ register(Kernel(
     name="topk_mask",
     module="theory.topk",
     signature="fn(x, k, reg, p) -> y   (regularised top-k mask, y in [0, 1]^n, sum y = k)",
-    outputs=("y",),
     make_cases=_mask_cases,
     reference=lambda x, k, reg, p: (__import__("theory.topk", fromlist=["topk_mask"]).topk_mask(x, k, reg, p),),
     tolerance=_topk_value_tolerance("mask"),
@@ -254,7 +253,6 @@ register(Kernel(
     module="theory.topk",
     signature="fn(x, k, reg, p, rescale) -> y   (regularised top-k in magnitude: the thesis operator, or with "
               "rescale=True the rescaled variant of the public code)",
-    outputs=("y",),
     make_cases=_magnitude_cases,
     reference=_magnitude_ref,
     tolerance=_topk_value_tolerance("magnitude"),
@@ -322,7 +320,6 @@ register(Kernel(
     module="theory.topk",
     signature="fn(x, k, reg, p, mode, rescale) -> J   (n x n Jacobian of topk_mask (mode='mask') or topk_magnitude "
               "(rescale=True: of its rescaled variant))",
-    outputs=("J",),
     make_cases=_jacobian_cases,
     reference=_jacobian_ref,
     tolerance=_jacobian_tolerance,

@@ -101,7 +101,6 @@ register(Kernel(
     module="theory.two_timescale",
     signature="fn(u_left, u_right, v, jump) -> (tau, other)   (tau* = 2/jump^2 int_0^{d_near} (s + beta)^2/beta^2 ds, "
               "beta = (s^3 + d_far^3 - d_near^3)^(1/3); other = v -+ (d_far^3 - d_near^3)^(1/3))",
-    outputs=("tau", "other"),
     make_cases=_hit_cases,
     reference=_hit_ref,
     tolerance=_hit_tol,
@@ -246,7 +245,6 @@ register(Kernel(
     module="theory.two_timescale",
     signature="fn(u, v, f) -> loss   (1/2 sum over the cells C of [0, 1] cut at u of int_C f*^2 - (int_C f*)^2 / |C|; "
               "f* = f[i] on (v[i-1], v[i]))",
-    outputs=("loss",),
     make_cases=_loss_cases,
     reference=_loss_ref,
     tolerance=_loss_tol,
