@@ -1265,3 +1265,20 @@ def test_fuzz_generated_cases_are_distinct_and_pass(name, size, width, p, reg, s
     assert cases and len({c.name for c in cases}) == len(cases)
     result = oracle.verify(name, k.implementation, params=values)
     assert result.exit_code in (0, 2) and not any(r.verdict in ("FAIL", "ERROR") for r in result.rows), result.report()
+
+
+def test_cases_checked_at_generation_carry_their_reference_and_verification_reuses_it(monkeypatch):
+    """A generator that computes each case's reference to check it against the package's limits keeps it in the
+    case: verifying the case does not compute it again (the references of large user-chosen cases are costly)."""
+    from theory.oracle import _core
+
+    k = oracle.kernel("signature")
+    cases = oracle.cases_at(k, {"n": 40, "d": 3, "depth": 3})
+    assert cases and all(c.reference is not None for c in cases)
+    for c in cases:
+        for kept, fresh in zip(c.reference, _core.reference_outputs(k, c.inputs)):
+            np.testing.assert_array_equal(kept, fresh)
+    calls = []
+    monkeypatch.setattr(_core, "reference_outputs", lambda *a, **kw: calls.append(a) or (_ for _ in ()).throw(
+        AssertionError("recomputed")))
+    assert all(_core._reference_for(k, c) is c.reference for c in cases) and not calls

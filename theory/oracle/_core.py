@@ -53,11 +53,17 @@ class OracleInputError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """One test case: ``inputs`` (keyword name -> array or Python scalar) and the ``params`` that made it."""
+    """One test case: ``inputs`` (keyword name -> array or Python scalar) and the ``params`` that made it.
+
+    ``reference`` holds the package's float64 outputs once they are computed (a case generator that checks
+    each case against the package's own limits computes them anyway); verification then reuses them instead of
+    computing them a second time. It is not part of the case's identity.
+    """
 
     name: str
     params: Mapping[str, Any]
     inputs: Mapping[str, Any]
+    reference: tuple | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -390,6 +396,8 @@ def reference_outputs(k: Kernel, inputs: Mapping[str, Any], dtype: str = "float6
 def _reference_for(k: Kernel, case: Case, dtype: str = "float64") -> tuple:
     """:func:`reference_outputs` of a case; the package's own refusal (a size beyond its limits, a value its
     kernel cannot take, at parameters the user chose) is an :class:`OracleInputError` naming the case."""
+    if dtype == "float64" and case.reference is not None:
+        return case.reference
     try:
         return reference_outputs(k, case.inputs, dtype)
     except (TypeError, ValueError, ArithmeticError) as exc:
