@@ -249,6 +249,25 @@ def test_thm512_end_to_end(claim):
     claim.record(verdict)
 
 
+@pytest.mark.claim("rnn-kernel/thm-5.14/end-to-end", kind="frequency",
+                   title="Thm 5.14 end to end: (5.15), R(theta_n) <= R_n + c3/T + 4 p c4 B/((1-L) sqrt n) + "
+                         "sqrt(2 c5 log(1/delta)/n) with the printed c3, fails on at most delta = 5% of 400 samples D_n "
+                         "(finite Theta of 16 identity-activation RNNs with p = 2 outputs per step, exact ERM, 8-path "
+                         "distribution, squared loss over T = 40 steps)")
+def test_thm514_end_to_end(claim):
+    _, verdict = _run(claim, "rnn_kernel.thm514")
+    claim.record(verdict)
+
+
+@pytest.mark.claim("rnn-kernel/thm-5.14/proof/erratum", kind="erratum", wrong_in="proof",
+                   title="Proof of Thm 5.14 (5.B.8): sup |R_G - R_S| <= c3/(2T) fails with the printed c3 (a sum, "
+                         "linear in ||psi||) at ||psi||_op = 1e4 and holds with the product c3' the proof's "
+                         "inequalities give, at every ||psi||_op in 1..1e4")
+def test_thm514_proof_erratum(claim):
+    _, verdict = _run(claim, "rnn_kernel.thm514_step")
+    claim.record(verdict)
+
+
 @pytest.mark.claim("rnn-kernel/thm-5.12/rate", kind="rate",
                    title="Proof of Thm 5.12: the Rademacher term decays like n^(-1/2)")
 def test_thm512_rate(claim, rademacher_result):

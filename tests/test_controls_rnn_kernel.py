@@ -17,6 +17,7 @@ import theory.experiments.rnn_kernel as ex
 import theory.signature as S
 from theory.claims import Verdict, bound_verdict, erratum_verdict, identity_verdict, rate_verdict
 from theory.experiments.rnn_kernel import _search as ws
+from theory.experiments.rnn_kernel import seq2seq as q
 
 
 def _fails(verdict):
@@ -363,6 +364,28 @@ def test_generalization_rejects_the_zero_one_loss_without_the_complexity_terms()
     _fails(ex.generalization_verdict(ex.measure_generalization(cfg)))
 
 
+def test_thm514_end_to_end_fails_without_the_terms_of_the_bound():
+    # c3/T and the complexity terms dropped: the empirical risk minimiser's population risk exceeds its empirical
+    # risk on about half of the samples (the optimism of the minimiser), far more than delta
+    cfg = dataclasses.replace(q.THM514_PRESETS["check"], terms_factor=0.0, draws=100, n_theta=8)
+    _fails(q.thm514_verdict(q.measure_thm514(cfg)))
+
+
+def test_thm514_step_erratum_is_not_confirmed_where_the_printed_constant_holds():
+    # at ||psi||_op <= 100 the printed c3 still covers the risk difference (ratio 0.03): the record must not pass
+    cfg = dataclasses.replace(q.THM514_STEP_PRESETS["check"], psi_norms=(1.0, 10.0, 100.0))
+    _fails(q.thm514_step_erratum_verdict(q.measure_thm514_step(cfg)))
+
+
+def test_thm514_configs_name_the_field():
+    with pytest.raises(ValueError, match="`psi_norms` of Thm514StepConfig"):
+        q.Thm514StepConfig(psi_norms=(10.0, 1.0, 100.0))
+    with pytest.raises(ValueError, match="`c3` of Thm514Config"):
+        q.Thm514Config(c3="sum")
+    with pytest.raises(ValueError, match="`L` of Thm514Config"):
+        q.Thm514Config(L=1.0)
+
+
 # ------------------------------------------------------------------------------ machinery
 
 def test_erratum_verdict_needs_both_halves():
@@ -419,6 +442,8 @@ def test_each_claim_has_the_experiment_and_verdict_its_check_records():
         "rnn-kernel/thm-5.12": ("rnn_kernel.rademacher", ex.rademacher_bound_verdict),
         "rnn-kernel/thm-5.12/rate": ("rnn_kernel.rademacher", ex.rademacher_rate_verdict),
         "rnn-kernel/thm-5.12/end-to-end": ("rnn_kernel.generalization", ex.generalization_verdict),
+        "rnn-kernel/thm-5.14/end-to-end": ("rnn_kernel.thm514", q.thm514_verdict),
+        "rnn-kernel/thm-5.14/proof/erratum": ("rnn_kernel.thm514_step", q.thm514_step_erratum_verdict),
     }
     for claim_id, (name, verdict) in expected.items():
         exp = experiment_of(claim_id)

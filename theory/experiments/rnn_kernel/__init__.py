@@ -23,6 +23,9 @@ an element of the RKHS of the signature kernel. Registered as ``"rnn_kernel.<nam
 * ``rnn_kernel.rademacher`` (``rnn-kernel/thm-5.12``): the Rademacher term of the proof of Thm 5.12.
 * ``rnn_kernel.generalization`` (``rnn-kernel/thm-5.12/end-to-end``): the bound (5.13) itself, on a finite parameter
   set and a finite distribution, against the misclassification probability of the empirical risk minimiser.
+* ``rnn_kernel.thm514`` (``rnn-kernel/thm-5.14/end-to-end``) and ``rnn_kernel.thm514_step``
+  (``rnn-kernel/thm-5.14/proof/erratum``): the sequence-to-sequence bound (5.15), end to end, and the proof's step
+  whose printed constant c3 is not scale covariant (:mod:`theory.experiments.rnn_kernel.seq2seq`).
 
 Every bound is also searched over its hypotheses (:mod:`theory.experiments.rnn_kernel._search`, with the config's
 ``search_budget`` and ``search_seed``): the verdict passes only if the worst instance found stays within it.
@@ -1569,3 +1572,5 @@ register("rnn_kernel.rademacher", config=RademacherConfig, presets=RADEMACHER_PR
          verdict=rademacher_bound_verdict,
          claims={"rnn-kernel/thm-5.12": None, "rnn-kernel/thm-5.12/rate": rademacher_rate_verdict},
          summary=lambda r: r.to_measured())
+
+from . import seq2seq  # noqa: E402,F401  (Thm 5.14: registers rnn_kernel.thm514 and rnn_kernel.thm514_step)
