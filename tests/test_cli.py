@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -512,3 +513,46 @@ def test_a_claim_id_typo_is_refused_before_collecting_the_checks(capsys):
     err = capsys.readouterr().err
     assert "no check declares this claim ID" in err and "did you mean topk/prop-7.8" in err
     assert time.perf_counter() - start < 10
+
+
+def test_check_jobs_splits_the_files_and_merges_one_report(mini):
+    (mini.root / "checks" / "test_other.py").write_text(check_file("""
+        import pytest
+
+        @pytest.mark.claim("scaling/prop-1", kind="bound", title="holds")
+        def test_d(claim):
+            claim.bound(bound_ratio([0.5], [1.0]), {"ratio_max": 1.0})
+
+        @pytest.mark.claim("scaling/prop-2", kind="bound", title="fails")
+        def test_e(claim):
+            claim.bound(bound_ratio([1.5], [1.0]), {"ratio_max": 1.0})
+    """))
+    done = mini("check", "--jobs", "2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "theory check: 2 processes" in done.stdout
+    assert "FAILED checks/test_other.py::test_e" in done.stdout
+    assert "(5 claims: 4 pass, 1 fail, 0 skip)" in done.stdout
+    report = json.loads((mini.root / "reports" / "claims.json").read_text())
+    assert sorted(report["last_run"]["claims"]) == _ids(mini.root)  # one run, both groups' records
+    assert {c["id"]: c["status"] for c in report["claims"]}["scaling/prop-2"] == "fail"
+    assert (mini.root / "reports" / "logs" / "check-1.log").is_file()
+    # a selection runs only the files holding it, and keeps the others' records
+    done = mini("check", "--jobs", "2", "--paper", "topk")
+    assert done.returncode == 0 and "1 process," in done.stdout, done.stdout + done.stderr
+    assert "partial run: 2 of 5 claims measured now" in done.stdout
+    done = mini("check", "--jobs", "0")
+    assert done.returncode == 2 and "--jobs must be a positive integer or 'auto'; got '0'" in done.stderr
+
+
+def test_split_files_balances_the_durations():
+    from theory._check_pool import split_files
+
+    files = [Path(f"test_{c}.py") for c in "abcdef"]
+    durations = dict(zip(files, [10.0, 9.0, 4.0, 3.0, 2.0, 1.0]))
+    groups = split_files(files, durations, 2)
+    loads = sorted(sum(durations[f] for f in g) for g in groups)
+    assert loads == [14.0, 15.0] and sorted(f for g in groups for f in g) == files
+    assert split_files(files, {}, 4) == [[files[0], files[4]], [files[1], files[5]], [files[2]], [files[3]]]
+    assert split_files(files[:1], durations, 3) == [[files[0]]]
+    with pytest.raises(ValueError, match="`jobs` must be at least 1"):
+        split_files(files, durations, 0)

@@ -75,8 +75,29 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true",
                         help="print the claim IDs (with --paper: of those papers), whether they are slow, the "
                         "experiment and preset that measure each and their tests; run nothing")
+    parser.add_argument("--jobs", default="auto", metavar="N",
+                        help="run the check files in N pytest processes, split by their last durations, and merge "
+                        "their records into one report (default auto: one per core, at most 4; 1: one process). "
+                        "A run naming test paths or --claim runs in one process")
     parser.add_argument("--pytest-help", action="store_true", help="print pytest's help and exit")
     return parser
+
+
+def _jobs(value: str) -> int:
+    """The number of processes of ``theory check --jobs``; ValueError naming the option for a bad value."""
+    if value == "auto":
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # pragma: no cover - not Linux
+            cores = os.cpu_count() or 1
+        return max(1, min(cores, 4))
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise ValueError(f"--jobs must be a positive integer or 'auto'; got {value!r}")
+    return jobs
 
 
 def _run_pytest(args: list[str], root: Path) -> int:
@@ -145,6 +166,11 @@ def _check(args: list[str]) -> int:
         import pytest
 
         return int(pytest.main(["--help"])) and 2
+    try:
+        jobs = _jobs(options.jobs)
+    except ValueError as exc:
+        _say(f"theory check: {exc}", sys.stderr)
+        return 2
     root = find_root()
     if root is None:
         _say(f"theory check: no checks/ directory at or above {os.getcwd()}; run it inside the repository", sys.stderr)
@@ -178,6 +204,16 @@ def _check(args: list[str]) -> int:
         pytest_args.append(str(root / "checks"))
     if options.list:
         return _list_claims(pytest_args + rest, root)
+    files = sorted((root / "checks").glob("test_*.py"))
+    if jobs > 1 and not options.claim and not _names_a_path(rest) and "--no-claims-report" not in rest \
+            and len(files) > 1:
+        from theory._check_pool import run_groups
+
+        given = [a.partition("=")[2] for a in rest if a.startswith("--claims-report=")]
+        report_dir = Path(given[-1]) if given else root / "reports"
+        base = [a for a in pytest_args if not a.startswith("--claims-report") and a != str(root / "checks")]
+        rest = [a for a in rest if not a.startswith("--claims-report")]
+        return run_groups(base, rest, files, root, report_dir.resolve(), jobs, say=_say)
     code = _run_pytest(pytest_args + rest, root)
     if code in (0, 1):
         return code

@@ -614,24 +614,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     ]
     this_run = build_report(run, generated=state.started, environment=environment)
     directory = _report_dir(config)
-    note = None
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        # one lock across read, merge and write: two concurrent runs keep both their records
-        with locked(directory / _LOCK_NAME):
-            previous, note = _read_previous(directory)
-            root = config.rootpath
-            claims, dropped = merge_with_previous(this_run["claims"], previous,
-                                                  lambda rec: _check_exists(rec, root))
-            report = {**{k: v for k, v in this_run.items() if k != "claims"},
-                      "last_run": {"at": state.started, "commit": commit, "claims": [r.id for r in run]},
-                      "claims": claims}
-            _, md_path = write_report(report, directory, root=config.rootpath)
+        report, md_path, dropped, note = write_cumulative(this_run, directory, config.rootpath)
     except OSError as exc:
         # exit 2: the input or the environment is wrong (1 means a claim failed)
         state.line = f"claims report could not be written to {directory}: {exc}"
-        if note:
-            state.extra_lines.append(note)
         session.exitstatus = pytest.ExitCode.INTERRUPTED
         return
     state.table = render_table(report, ids=[r.id for r in run])
@@ -639,10 +626,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         state.extra_lines.append(note)
     if dropped:
         state.extra_lines.append(f"dropped {len(dropped)} record(s) whose check no longer exists: {', '.join(dropped)}")
-    kept = len(claims) - len(run)
+    kept = len(report["claims"]) - len(run)
     if kept:
         state.extra_lines.append(
-            f"partial run: {len(run)} of {len(claims)} claims measured now; the other {kept} keep their earlier records"
+            f"partial run: {len(run)} of {len(report['claims'])} claims measured now; the other {kept} keep their "
+            "earlier records"
         )
     try:
         shown = md_path.resolve().relative_to(config.invocation_params.dir.resolve())
@@ -652,6 +640,36 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 _LOCK_NAME = ".claims.lock"
+
+
+def write_cumulative(this_run: Mapping, directory: Path, root: Path) -> tuple[dict, Path, list[str], str | None]:
+    """Merge a run's report into the cumulative one in ``directory``, under its lock; write it atomically.
+
+    ``this_run`` is a report document (:func:`theory.report.build_report`) of the claims just measured; the
+    records on disk that it does not hold are kept (unless their check no longer exists under ``root``). One
+    lock covers the read, the merge and the write, so concurrent runs keep all their records. Returns the
+    report written, the path of its Markdown, the IDs of the records dropped, and a note (an unreadable
+    previous report moved aside) or None.
+
+    Raises
+    ------
+    OSError
+        The folder or the report cannot be written (the note is then in the message).
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    ids = [c["id"] for c in this_run["claims"]]
+    with locked(directory / _LOCK_NAME):
+        previous, note = _read_previous(directory)
+        claims, dropped = merge_with_previous(this_run["claims"], previous, lambda rec: _check_exists(rec, root))
+        commit = (this_run.get("environment") or {}).get("git_commit")
+        report = {**{k: v for k, v in this_run.items() if k != "claims"},
+                  "last_run": {"at": this_run.get("generated"), "commit": commit, "claims": ids},
+                  "claims": claims}
+        try:
+            _, md_path = write_report(report, directory, root=root)
+        except OSError as exc:
+            raise OSError(f"{exc}{'; ' + note if note else ''}") from None
+    return report, md_path, dropped, note
 
 
 def _read_previous(directory: Path) -> tuple[dict | None, str | None]:
