@@ -54,7 +54,7 @@ def test_fig52_iwslt(claim):
 
 
 @pytest.mark.slow
-@pytest.mark.not_reproduced(reason="on the digits ViT the column sums spread during training (0.146 of columns within 0.25 of 1; criterion >= 0.5)")
+@pytest.mark.not_reproduced(reason="on the digits ViT the column sums spread during training (0.146 of columns within 0.25 of 1 after 10 epochs, 0.089 after 45 at the paper preset; 0.92 at initialisation; criterion >= 0.5); no bug found (column sums over the queries of row-stochastic SoftMax matrices); the authors' own MNIST ViT setup (cls token, pre-norm, 1 layer, 1 head, lr 2e-3, batch 10) on digits spreads too (0.08-0.30)")
 @pytest.mark.claim("sinkformers/fig-5.2/digits", kind="qualitative", aliases=("sander-thesis/fig-5.2",),
                    proxy=_DIGITS + "; a 2-block ViT of width 32",
                    title="Fig. 5.2 (thesis ch. 5) on digits: the ViT's attention columns get closer to summing to 1 "
@@ -75,10 +75,19 @@ def test_fig53(claim):
 
 @pytest.mark.claim("sinkformers/table-5.1", kind="qualitative", aliases=("sander-thesis/table-5.1",),
                    title="Table 5.1 (thesis ch. 5), ModelNet 40: the Set Sinkformer's median test accuracy is at least "
-                         "the Set Transformer's (Point Cloud rows not measured)")
+                         "the Set Transformer's (the Set rows)")
 def test_table51(claim):
     _require("modelnet40")
     verdict, path = _run(claim, "sinkformers.modelnet", "sinkformers/table-5.1")
+    claim.record(verdict, figure=path)
+
+
+@pytest.mark.claim("sinkformers/table-5.1/pct", kind="qualitative", aliases=("sander-thesis/table-5.1",),
+                   title="Table 5.1 (thesis ch. 5), ModelNet 40, Point Cloud rows: the Point Cloud Sinkformer's median "
+                         "and mean test accuracies over the runs are at least the Point Cloud Transformer's")
+def test_table51_pct(claim):
+    _require("modelnet40")
+    verdict, path = _run(claim, "sinkformers.modelnet_pct", "sinkformers/table-5.1/pct")
     claim.record(verdict, figure=path)
 
 
@@ -109,12 +118,11 @@ def test_fig56_mnist(claim):
     claim.record(verdict, figure=path)
 
 
-@pytest.mark.slow
-@pytest.mark.not_reproduced(reason="Sinkformer ahead at patches 2 and 4 (+0.156, +0.069) but the one-token gap is 0.0194 (criterion <= 0.01)")
 @pytest.mark.claim("sinkformers/fig-5.6/digits", kind="qualitative", aliases=("sander-thesis/fig-5.6",),
                    proxy=_DIGITS + " (patches 2, 4, 8)",
                    title="Fig. 5.6 (thesis ch. 5) on digits, one-layer one-head attention: the Sinkformer's test "
-                         "accuracy is at least the Transformer's at patches 2 and 4, and within 0.01 at 8 (one token)")
+                         "accuracy is at least the Transformer's at patches 2 and 4, and within 0.01 at 8 (one token, "
+                         "both trained at the Transformer's learning rate)")
 def test_fig56_digits(claim):
     verdict, path = _run(claim, "sinkformers.patch_digits", "sinkformers/fig-5.6/digits")
     claim.record(verdict, figure=path)

@@ -249,7 +249,7 @@ def test_sinkformers_experiments_registered():
                                                     "thm55_densities",
                                                     # the document's figures and tables (sinkformers.training)
                                                     "vit_digits", "vit_mnist", "vit_cats_dogs", "patch_digits",
-                                                    "patch_mnist", "one_patch", "modelnet", "imdb", "iwslt")}
+                                                    "patch_mnist", "one_patch", "modelnet", "modelnet_pct", "imdb", "iwslt")}
     for name in names:
         exp = experiment(name)
         assert {"check", "paper"} <= set(exp.presets)

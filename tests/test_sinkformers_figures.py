@@ -155,6 +155,20 @@ def test_config_rules():
         tr.patch_size(tr.PatchConfig(patches=(3, 8), epochs=1))
 
 
+def test_patch_size_one_token_trains_identically():
+    """At one token the Sinkformer is the Transformer (§5.6.4): at the same learning rate, with the same seed,
+    initialisation and batches, the two runs end at the same accuracy; Appendix 5.C.4's own learning rate of the
+    Sinkformer is kept apart (``acc_one_token_own_lr``)."""
+    cfg = tr.PatchConfig(patches=(4, 8), epochs=2, dim=8, n_train=200, n_test=100, milestones=())
+    r = tr.patch_size(cfg)
+    assert r.acc["sinkformer"][1] == r.acc["transformer"][1]
+    assert r.acc_one_token_own_lr is not None and len(r.acc_one_token_own_lr) == len(cfg.seeds)
+    m = r.to_measured()
+    assert m["abs_gap_one_token"] == 0.0 and np.isfinite(m["abs_gap_one_token_own_lrs"])
+    r = tr.patch_size(tr.PatchConfig(**{**cfg.__dict__, "one_token_same_lr": False}))
+    assert r.acc_one_token_own_lr is None and "abs_gap_one_token_own_lrs" not in r.to_measured()
+
+
 def test_every_inventory_label_is_declared():
     labels = {f.base for f in figures("sinkformers")}
     assert labels == set(paper("sinkformers").figures)

@@ -1169,4 +1169,5 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
              claims=_claims, summary=_m)
 
 from . import training  # noqa: E402,F401  (the trained experiments of §5.3 and §5.6; torch imported on use)
+from . import point_cloud  # noqa: E402,F401  (Table 5.1's Point Cloud rows, §5.6.1; torch imported on use)
 from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)
