@@ -134,7 +134,7 @@ class _Group:
 
 def _group_env(jobs: int) -> dict:
     """The environment of a group: the cores shared among the groups (BLAS and Numba threads), unless set."""
-    env = dict(os.environ)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # the group's lines reach its log as they are written
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -192,7 +192,7 @@ def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: P
         groups: list[_Group] = []
         try:
             for i, group in enumerate(groups_files, start=1):
-                command = [sys.executable, "-m", "pytest", *base_args, f"--claims-report={Path(tmp) / str(i)}",
+                command = [sys.executable, "-u", "-m", "theory._check_pool", *base_args, f"--claims-report={Path(tmp) / str(i)}",
                            *rest, *[str(f) for f in group]]
                 groups.append(_Group(i, group, command, logs / f"check-{i}.log", env, root, say))
             while any(g.thread.is_alive() for g in groups):
@@ -254,3 +254,18 @@ def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: P
     if broken:
         return 2
     return 1 if any(c == 1 for c in codes) else 0
+
+
+def _main(args: list[str]) -> int:
+    """One group: pytest on ``args`` with the compile notice of :mod:`theory._compile_notice` (its lines are what
+    the parent shows of the group while it runs)."""
+    import pytest
+
+    from theory._compile_notice import notice
+
+    with notice(sys.stdout):
+        return int(pytest.main(args))
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
