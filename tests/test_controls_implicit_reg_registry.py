@@ -49,7 +49,7 @@ def test_every_claim_has_one_registered_experiment_with_a_verdict():
     assert len(claims) == len(set(claims)), "a claim is registered by two experiments"
     # the proof chains (modules proof_*) register claims of their own, checked with them
     mine = [c for e in _implicit() if ".proof_" not in e.measure.__module__ for c in e.claims]
-    assert len(mine) == 57
+    assert len(mine) == 58
     assert all(c.startswith("implicit-reg/") for c in claims)
     for cid, name in HYPOTHESIS_DRIVEN.items():
         assert experiment_of(cid).name == f"implicit_reg.{name}"

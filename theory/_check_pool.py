@@ -103,7 +103,7 @@ class _Group:
         self.thread.start()
 
     def _read(self) -> None:
-        with open(self.log, "w", encoding="utf-8") as log:
+        with open(self.log, "w", encoding="utf-8", buffering=1) as log:  # line-buffered: `tail -f` follows it
             for line in self.process.stdout:
                 log.write(line)
                 line = line.rstrip("\n")
@@ -263,7 +263,7 @@ def _main(args: list[str]) -> int:
 
     from theory._compile_notice import notice
 
-    with notice(sys.stdout):
+    with notice():  # a copy of the stderr descriptor (the parent's pipe), which pytest's capture does not take
         return int(pytest.main(args))
 
 

@@ -1089,3 +1089,6 @@ register("gen_bounds.thm44", config=Thm44Config, presets=THM44_PRESETS, measure=
          verdict=thm48_verdict,
          claims={"gen-bounds/thm-4.4": None, "gen-bounds/thm-4.4/erratum": printed_gap_erratum_verdict},
          summary=lambda r: r.to_measured())
+
+from . import mnist  # noqa: E402,F401  (Fig. 4.1 on MNIST: registers gen_bounds.fig41_mnist)
+from . import figures  # noqa: E402,F401  (the declarations of Fig. 4.1 and Table 4.1)

@@ -11,7 +11,8 @@ Every claim's measurement, as pure functions with a frozen config (presets ``"ch
 * :mod:`.general`: Lemmas 18 and 20, Propositions 7, 8 and 11 (the general model (12), Appendix A);
 * :mod:`.pl`: Lemma 21, Proposition 5 and Theorem 6 (the PL condition, Section 4);
 * :mod:`.supplement`: Theorem 14, reduced Figures 3 and 4, and the search of Proposition 5's ball;
-* :mod:`.table1_digits`: the message of Table 1 on scikit-learn's digits (model (3) with 64 inputs).
+* :mod:`.table1_digits`: the message of Table 1 on scikit-learn's digits (model (3) with 64 inputs);
+* :mod:`.figures`: the declarations of Figures 1-4 and Table 1 for ``theory reproduce``.
 
 Each module registers its experiments under ``"implicit_reg.<name>"`` (:func:`theory.experiments.experiment`).
 The names of :mod:`.supplement` are re-exported here.
@@ -21,5 +22,7 @@ from . import core, general, pl, searches, section5, supplement, table1_digits  
 from . import proof_b5, proof_b6  # noqa: F401  (registration: the proof chains of Prop. 5 and Thm 6)
 from .supplement import *  # noqa: F401,F403
 from .supplement import PRESETS, __all__ as _supplement_all  # noqa: F401
+
+from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)
 
 __all__ = ["core", "section5", "general", "pl", "supplement", "table1_digits", *_supplement_all]

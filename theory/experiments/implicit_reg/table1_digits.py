@@ -279,7 +279,8 @@ def _register():
     from theory.experiments import register
 
     register("implicit_reg.table1_digits", config=Table1DigitsConfig, presets=PRESETS["table1_digits"],
-             measure=measure_table1_digits, verdict=table1_digits_verdict, claims=(),
+             measure=measure_table1_digits, verdict=table1_digits_verdict,
+             claims=("implicit-reg/table-1/digits",),
              summary=lambda r: {f"{a}/{'tied' if k == 'paper' else 'iid'}/test_acc":
                                 float(100.0 * np.median(v["test_correct"]) / r.n_test) for (a, k), v in r.rows.items()})
 

@@ -1574,3 +1574,5 @@ register("rnn_kernel.rademacher", config=RademacherConfig, presets=RADEMACHER_PR
          summary=lambda r: r.to_measured())
 
 from . import seq2seq  # noqa: E402,F401  (Thm 5.14: registers rnn_kernel.thm514 and rnn_kernel.thm514_step)
+from . import robustness  # noqa: E402,F401  (Figs. 5.2-5.3: registers rnn_kernel.robustness)
+from . import figures  # noqa: E402,F401  (the declarations of Figs. 5.1-5.4)

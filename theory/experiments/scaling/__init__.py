@@ -84,7 +84,7 @@ from theory.scaling import log_norm_ratio, weights
 from theory.backends import resolve
 from theory.backends.scaling import phase_grid
 from theory.experiments.scaling._scale import BackendConfig, backend_field, device_field, dtype_field
-from theory.experiments.config import Choice, Config, Custom, Int, Ints, Real, Reals, Seed, field
+from theory.experiments.config import Choice, Config, Custom, Int, Ints, OrNone, Real, Reals, Seed, field
 
 __all__ = [
     "Fig7Config",
@@ -191,6 +191,10 @@ class Fig7Config(BackendConfig):
     offsets: tuple = field(Reals(min_len=2, increasing=True), (-0.25, -0.15, -0.05, 0.05, 0.15, 0.25, 0.35),
                            "The beta grid of one Hurst index is max(H, 1/2) + offsets: it must bracket the crossings "
                            "of both levels for both quantities (and keep every beta positive).")
+    betas: tuple = field(OrNone(Reals(0, closed="neither", min_len=2, increasing=True),
+                                "the grid of each Hurst index is max(H, 1/2) + offsets"), None,
+                         "A beta grid shared by every Hurst index (the document's heatmap: 0.2 to 1.3), used instead "
+                         "of max(H, 1/2) + offsets; it must bracket the crossings of both levels.")
     level: float = field(Real(high=0, closed="neither"), -1.0, "The identity-side level of log10 RMS ratio whose "
                          "crossing is compared with the closed form (-1 is a ratio of 0.1, where the first-order "
                          "term is exact to ~1%).")
@@ -209,7 +213,7 @@ class Fig7Config(BackendConfig):
         super().check()
         if any(not (0.0 < h + self.hurst_shift < 1.0) for h in self.hurst):
             raise self.invalid("hurst_shift", "keep every H + shift in (0, 1)")
-        if any(max(h, 0.5) + self.offsets[0] <= 0.0 for h in self.hurst):
+        if self.betas is None and any(max(h, 0.5) + self.offsets[0] <= 0.0 for h in self.hurst):
             raise self.invalid("offsets", "keep every beta = max(H, 1/2) + offset positive")
 
 
@@ -260,9 +264,12 @@ def fig7(config: Fig7Config) -> Fig7Result:
     c = config
     rng = np.random.default_rng(c.seed)
     nH = len(c.hurst)
-    betas = np.array([np.round(max(H, 0.5) + np.array(c.offsets), 6) for H in c.hurst])
+    if c.betas is not None:
+        betas = np.array([np.array(c.betas, dtype=float) for _ in c.hurst])
+    else:
+        betas = np.array([np.round(max(H, 0.5) + np.array(c.offsets), 6) for H in c.hurst])
     levels = (c.level, 0.0)
-    curves = {q: np.empty((nH, len(c.offsets))) for q in QUANTITIES}
+    curves = {q: np.empty(betas.shape) for q in QUANTITIES}
     crit = {q: {lev: np.empty(nH) for lev in levels} for q in QUANTITIES}
     se = {q: {lev: np.empty(nH) for lev in levels} for q in QUANTITIES}
     ci = {q: {lev: np.empty((nH, 2)) for lev in levels} for q in QUANTITIES}
@@ -1001,3 +1008,5 @@ __all__ += [
     "smooth_rate_cases", "smooth_rate_expected", "smooth_rate_verdict", "tied_linear_instance", "slope_cases",
     "e2_cases",
 ]
+
+from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce; Fig. 2(b), 7 grid, 9 claims)

@@ -233,5 +233,4 @@ def fig2_explicit_summary(result: Fig2ExplicitResult) -> dict:
     return out
 
 
-register("scaling.fig2_explicit", config=Fig2ExplicitConfig, presets=FIG2_EXPLICIT_PRESETS, measure=fig2_explicit,
-         summary=fig2_explicit_summary)
+# registered with its claim, scaling/fig-2b, by theory.experiments.scaling.figures (the figure's declaration)
