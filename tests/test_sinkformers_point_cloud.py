@@ -168,7 +168,10 @@ def test_control_untrained_sinkformer_fails(monkeypatch, tmp_path):
     tiny = dict(n_train=None, n_test=None, batch=8, epochs=10, seeds=(0, 1))
     result = exp.run("check", **tiny, lr_sinkformer=1e-9)
     m = result.to_measured()
-    assert m["test_acc_median.transformer"] >= 0.4, m  # 4 classes (chance 0.25): the Transformer learns
+    # 4 classes (chance 0.25): the Transformer learns (0.375-0.42 over BLAS thread counts), the frozen Sinkformer
+    # does not, so the verdict fails for the reason the control names
+    assert m["test_acc_median.transformer"] >= 0.3, m
+    assert m["test_acc_median.transformer"] > m["test_acc_median.sinkformer"], m
     v = exp.verdict_for("sinkformers/table-5.1/pct")(result)
     assert v.status == "fail", v.message
 
