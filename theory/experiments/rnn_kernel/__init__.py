@@ -135,6 +135,12 @@ def _c1(U, V, L, activation, b, n_samples=4000, seed=0):
     c1 = K_f e^{K_f} (L + sup_{||h||<=M, ||x||<=L} ||f(h, x)|| e^{K_f}), M = sup_{||x||<=L} ||f(0, x)|| e^{K_f}.
     Both sups are estimated from below by sampling the balls (``n_samples`` points): the resulting c1 is at most
     the true one, so a bound check passing with it passes with the true c1."""
+    return _c1_parts(U, V, L, activation, b, n_samples, seed)[0]
+
+
+def _c1_parts(U, V, L, activation, b, n_samples=4000, seed=0):
+    """``(c1, ||f||_inf)`` of :func:`_c1`: the constant and the sup of ||f(h, x)|| it is built on (the same
+    sampled estimate from below)."""
     rng = np.random.default_rng(seed)
     Ks = 0.25 if activation == "logistic" else 1.0
     K = Ks * max(np.linalg.norm(U, 2), np.linalg.norm(V, 2))
@@ -144,7 +150,7 @@ def _c1(U, V, L, activation, b, n_samples=4000, seed=0):
     M = float(np.linalg.norm(act(xs @ V.T + b), axis=1).max()) * math.exp(K)
     hs = _ball(rng, n_samples, e, M)
     fsup = float(np.linalg.norm(act(hs @ U.T + xs @ V.T + b), axis=1).max())
-    return K * math.exp(K) * (L + fsup * math.exp(K))
+    return K * math.exp(K) * (L + fsup * math.exp(K)), fsup
 
 
 # ------------------------------------------------------------------- signature identities

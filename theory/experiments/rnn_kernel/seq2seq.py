@@ -63,9 +63,9 @@ _POSITIVE = Real(0, closed="neither")
 
 
 def _helpers():
-    from . import _ball, _c1, _identity_alpha_norm, _weights
+    from . import _c1_parts, _identity_alpha_norm, _weights
 
-    return _ball, _c1, _identity_alpha_norm, _weights
+    return _c1_parts, _identity_alpha_norm, _weights
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,7 +120,7 @@ class _Class:
 
 def _class(cfg, psi_norms, rng=None):
     """One :class:`_Class` per value of ``psi_norms`` (the same paths, weights and psi directions)."""
-    _ball, _c1, _alpha_norm, _weights = _helpers()
+    _c1_parts, _alpha_norm, _weights = _helpers()
     rng = np.random.default_rng(cfg.seed) if rng is None else rng
     d, m = 2, cfg.fine
     paths = []
@@ -147,14 +147,9 @@ def _class(cfg, psi_norms, rng=None):
         xi = np.array([[sum(np.tensordot(a, s, axes=k) for k, (a, s) in enumerate(zip(alpha, sig))) for sig in sg]
                        for sg in sigs])
         norms = [_alpha_norm(U, V, row, cfg.L, cfg.depth, d + 1) for row in direction]
-        # ||f||_inf on the balls of Prop. 5.1 (sampled from below, as c1 is)
-        ball = np.random.default_rng(0)
-        K = max(np.linalg.norm(U, 2), np.linalg.norm(V, 2))
-        xs = _ball(ball, 4000, d, cfg.L)
-        M = float(np.linalg.norm(xs @ V.T + b, axis=1).max()) * math.exp(K)
-        fsup = float(np.linalg.norm(_ball(ball, 4000, cfg.e, M) @ U.T + xs @ V.T + b, axis=1).max())
+        c1, fsup = _c1_parts(U, V, cfg.L, "identity", b)  # ||f||_inf on the balls of Prop. 5.1, as c1 uses it
         units.append((g, xi))
-        consts.append((max(norms), _c1(U, V, cfg.L, "identity", b), fsup))
+        consts.append((max(norms), c1, fsup))
     out = []
     for s in psi_norms:
         G = s * np.array([u[0] for u in units])
