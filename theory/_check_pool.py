@@ -61,9 +61,11 @@ def split_files(files: list[Path], durations: dict[Path, float], jobs: int) -> l
 def file_durations(report_dir: Path, root: Path, selected: set[str] | None = None) -> dict[Path, float]:
     """Seconds per check file from the claims report in ``report_dir``, counting only the claim IDs of
     ``selected`` when given (empty when there is no report or it is unreadable: the split then counts files)."""
+    from theory.report import load_report
+
     try:
-        claims = json.loads((report_dir / "claims.json").read_text(encoding="utf-8"))["claims"]
-    except (OSError, ValueError, KeyError, TypeError):
+        claims = load_report(report_dir)["claims"]
+    except (OSError, ValueError):  # none yet, or unreadable (the run's own write moves it aside and says so)
         return {}
     out: dict[Path, float] = {}
     for c in claims:
@@ -171,7 +173,7 @@ def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: P
     int
         The exit code (see the module's docstring).
     """
-    from theory.pytest_plugin import write_cumulative
+    from theory.pytest_plugin import run_notes, write_cumulative
     from theory.report import load_report, render_table, summary_line
 
     with tempfile.TemporaryDirectory(prefix="theory-check-") as tmp:
@@ -242,14 +244,8 @@ def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: P
     ids = [c["id"] for c in records]
     say("-" * 14 + " claims measured by this run (predicted | measured) " + "-" * 14)
     say(render_table(report, ids=ids))
-    if note:
-        say(note)
-    if dropped:
-        say(f"dropped {len(dropped)} record(s) whose check no longer exists: {', '.join(dropped)}")
-    kept = len(report["claims"]) - len(ids)
-    if kept:
-        say(f"partial run: {len(ids)} of {len(report['claims'])} claims measured now; the other {kept} keep their "
-            "earlier records")
+    for line in run_notes(report, ids, dropped, note):
+        say(line)
     say(f"claims report: {md_path.parent / 'claims.json'} and {md_path} ({summary_line(report)})")
     if broken:
         return 2

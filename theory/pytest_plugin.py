@@ -622,21 +622,25 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.INTERRUPTED
         return
     state.table = render_table(report, ids=[r.id for r in run])
-    if note:
-        state.extra_lines.append(note)
-    if dropped:
-        state.extra_lines.append(f"dropped {len(dropped)} record(s) whose check no longer exists: {', '.join(dropped)}")
-    kept = len(report["claims"]) - len(run)
-    if kept:
-        state.extra_lines.append(
-            f"partial run: {len(run)} of {len(report['claims'])} claims measured now; the other {kept} keep their "
-            "earlier records"
-        )
+    state.extra_lines += run_notes(report, [r.id for r in run], dropped, note)
     try:
         shown = md_path.resolve().relative_to(config.invocation_params.dir.resolve())
     except ValueError:
         shown = md_path
     state.line = f"claims report: {shown.parent / 'claims.json'} and {shown} ({summary_line(report)})"
+
+
+def run_notes(report: Mapping, ids: list[str], dropped: list[str], note: str | None) -> list[str]:
+    """The lines under a run's claims table: the unreadable report moved aside, the records dropped, and
+    how many records of the cumulative report this run did not measure."""
+    lines = [note] if note else []
+    if dropped:
+        lines.append(f"dropped {len(dropped)} record(s) whose check no longer exists: {', '.join(dropped)}")
+    kept = len(report["claims"]) - len(ids)
+    if kept:
+        lines.append(f"partial run: {len(ids)} of {len(report['claims'])} claims measured now; the other {kept} "
+                     "keep their earlier records")
+    return lines
 
 
 _LOCK_NAME = ".claims.lock"
