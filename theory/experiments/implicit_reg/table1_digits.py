@@ -227,7 +227,8 @@ def table1_digits_verdict(result: Table1DigitsResult, ratio_max=FIG2_RHO_RATIO_M
     head = ("Table 1's message reproduces on digits" if not missing
             else f"not reproduced on digits: {', '.join(missing)}")
     return qualitative_verdict(not missing, f"{head} | {table}; fig-4 ratios "
-                               + ", ".join(f"{a} {r:.3g}" for a, r in fig4.items()), measured)
+                               + ", ".join(f"{a} {r:.3g}" for a, r in fig4.items()), measured,
+                               expected={"criterion": "all five hold: " + "; ".join(parts)})
 
 
 def plot_table1_digits(result: Table1DigitsResult, cid="implicit-reg/table-1/digits", directory="figures/out"):
