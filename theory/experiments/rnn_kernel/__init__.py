@@ -1452,6 +1452,21 @@ def _phi(u):
     return np.logaddexp(0.0, -u) / math.log(2.0)
 
 
+def _support_paths(rng, support, segments, d, L):
+    """The support of the finite path distributions of Thms 5.12 and 5.14: alternately a straight segment of total
+    variation L (the largest signature norm) and a random walk rescaled to total variation L U(0.5, 1), each on
+    ``segments`` linear pieces from 0."""
+    paths = []
+    for k in range(support):
+        if k % 2 == 0:
+            u = rng.standard_normal(d)
+            paths.append(np.linspace(0.0, 1.0, segments + 1)[:, None] * (L * u / np.linalg.norm(u))[None, :])
+        else:
+            X = np.vstack([np.zeros(d), np.cumsum(rng.standard_normal((segments, d)), axis=0)])
+            paths.append(X * (L * rng.uniform(0.5, 1.0) / S.total_variation(X)))
+    return paths
+
+
 def _identity_alpha_norm(U, V, psi, L, depth, X_dim):
     """||xi_alpha|| of an identity-activation RNN with b = 0 (Thm 5.11's alpha), truncated at ``depth`` with the
     levels above it estimated from above (Example 5.8: only W_{d+1}^{k-1} b_{i_1} are non-zero, so
@@ -1473,14 +1488,7 @@ def measure_generalization(cfg: GeneralizationConfig) -> GeneralizationResult:
     below (the right side is at most the printed one)."""
     rng = np.random.default_rng(cfg.seed)
     d = 2
-    paths = []
-    for k in range(cfg.support):
-        if k % 2 == 0:  # a straight segment of total variation L: the largest signature norm
-            u = rng.standard_normal(d)
-            paths.append(np.linspace(0.0, 1.0, cfg.T + 1)[:, None] * (cfg.L * u / np.linalg.norm(u))[None, :])
-        else:
-            X = np.vstack([np.zeros(d), np.cumsum(rng.standard_normal((cfg.T, d)), axis=0)])
-            paths.append(X * (cfg.L * rng.uniform(0.5, 1.0) / S.total_variation(X)))
+    paths = _support_paths(rng, cfg.support, cfg.T, d, cfg.L)
     p = rng.dirichlet(np.ones(cfg.support))
     G, norms, c1s = [], [], []
     for _ in range(cfg.n_theta):

@@ -63,9 +63,9 @@ _POSITIVE = Real(0, closed="neither")
 
 
 def _helpers():
-    from . import _c1_parts, _identity_alpha_norm, _weights
+    from . import _c1_parts, _identity_alpha_norm, _support_paths, _weights
 
-    return _c1_parts, _identity_alpha_norm, _weights
+    return _c1_parts, _identity_alpha_norm, _support_paths, _weights
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,17 +120,10 @@ class _Class:
 
 def _class(cfg, psi_norms, rng=None):
     """One :class:`_Class` per value of ``psi_norms`` (the same paths, weights and psi directions)."""
-    _c1_parts, _alpha_norm, _weights = _helpers()
+    _c1_parts, _alpha_norm, _support_paths, _weights = _helpers()
     rng = np.random.default_rng(cfg.seed) if rng is None else rng
     d, m = 2, cfg.fine
-    paths = []
-    for k in range(cfg.support):
-        if k % 2 == 0:  # a straight segment of total variation L: the largest signature norm
-            u = rng.standard_normal(d)
-            paths.append(np.linspace(0.0, 1.0, cfg.T * m + 1)[:, None] * (cfg.L * u / np.linalg.norm(u))[None, :])
-        else:
-            X = np.vstack([np.zeros(d), np.cumsum(rng.standard_normal((cfg.T * m, d)), axis=0)])
-            paths.append(X * (cfg.L * rng.uniform(0.5, 1.0) / S.total_variation(X)))
+    paths = _support_paths(rng, cfg.support, cfg.T * m, d, cfg.L)
     weights = rng.dirichlet(np.ones(cfg.support))
     sigs = []
     for X in paths:
