@@ -274,6 +274,7 @@ def test_icl_ar_experiments_registered():
                                              "fig66",
                                              # the document's figures (theory.experiments.icl_ar.figures)
                                              "fig61", "fig62", "fig63_full", "fig64", "fig64_synthetic", "fig65",
+                                             "fig65_erratum",
                                              "fig67", "fig68", "fig69", "fig610")}
     for name in names:
         e = experiment(name)

@@ -10,7 +10,7 @@ import numpy as np
 
 from theory import datasets
 from theory.experiments import icl_ar as ex
-from theory.experiments.icl_ar import panels, processes, training
+from theory.experiments.icl_ar import gd_floor, panels, processes, training
 
 
 def _fails(verdict):
@@ -72,6 +72,34 @@ def test_fig65_rejects_untrained_layers():
     """Untrained layers (0 epochs) are not competitive with one GD step."""
     cfg = dataclasses.replace(training.FIG65_PRESETS["check"], epochs=0, **_SMALL_DEPTH)
     _fails(training.fig65_verdict(training.depth(cfg)))
+
+
+def test_fig65_erratum_rejects_a_looser_caption():
+    """Granting the trained model an MSE of 30 (instead of the caption's 2) lets 3 GD steps lead by 10x: the
+    printed form would hold, so the erratum record fails."""
+    cfg = dataclasses.replace(gd_floor.FIG65_ERRATUM_PRESETS["check"], init_mse_max=30.0, n=64, tmax=20, split_n=8)
+    _fails(gd_floor.fig65_erratum_verdict(gd_floor.gd_floor(cfg)))
+
+
+def test_fig65_erratum_rejects_non_orthogonal_contexts(monkeypatch):
+    """With W = 1.1 x Haar the prediction error of GD no longer splits into the least-squares error plus the
+    unfitted part (|W x| != |x|): the corrected half fails."""
+    def stretched(n, T, d, seed):
+        s = training.orthogonal_sequences(n, T, d, seed)
+        return s * 1.1 ** np.arange(T)[None, :, None]
+
+    monkeypatch.setattr(gd_floor, "orthogonal_sequences", stretched)
+    cfg = dataclasses.replace(gd_floor.FIG65_ERRATUM_PRESETS["check"], n=64, tmax=20, split_n=8)
+    _fails(gd_floor.fig65_erratum_verdict(gd_floor.gd_floor(cfg)))
+
+
+def test_fig65_rejects_layers_far_behind_gd():
+    """A model level with one GD step at L = 1 but 10x behind 3 GD steps fails the corrected form's bound (and
+    only it: the same model 9x behind passes)."""
+    cfg = dataclasses.replace(training.FIG65_PRESETS["check"], epochs=0, **_SMALL_DEPTH)
+    r = training.depth(cfg)
+    _fails(training.fig65_verdict(dataclasses.replace(r, model_mse=(r.gd_mse[0], 10.0 * r.gd_mse[1]))))
+    assert training.fig65_verdict(dataclasses.replace(r, model_mse=(r.gd_mse[0], 9.0 * r.gd_mse[1]))).passed
 
 
 def test_fig610_rejects_untrained_transformer():

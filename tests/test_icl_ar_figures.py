@@ -13,7 +13,7 @@ import pytest
 from theory import datasets
 from theory.experiments import figures
 from theory.experiments.icl_ar import figures as F
-from theory.experiments.icl_ar import processes, training
+from theory.experiments.icl_ar import gd_floor, processes, training
 from theory.papers import paper
 from theory.plots import figure_directory
 
@@ -97,6 +97,8 @@ _TINY = {
     "fig64s": (processes.ar_fit_synthetic, processes.FIG64_SYNTHETIC_PRESETS, dict(n=256), F.draw_fig64_synthetic),
     "fig65": (training.depth, training.FIG65_PRESETS,
               dict(depths=(1, 2), tmax=5, n_train=32, n_test=16, epochs=1, gd_etas=4), F.draw_fig65),
+    "fig65_erratum": (gd_floor.gd_floor, gd_floor.FIG65_ERRATUM_PRESETS, dict(n=16, tmax=8, split_n=4),
+                      F.draw_fig65_erratum),
     "fig610": (training.depth, training.FIG610_PRESETS,
                dict(depths=(1, 2), tmax=5, n_train=32, n_test=16, epochs=1, gd_etas=4), F.draw_fig610),
     "fig67": (training.heads, training.FIG67_PRESETS, dict(heads=(1, 2), tmax=5, n_train=32, n_test=16, epochs=1),

@@ -1411,5 +1411,5 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
     register(f"icl_ar.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict, claims=_claims,
              summary=_summary)
 
-from . import panels, processes, training  # noqa: E402,F401  (the experiments of Figs. 6.1-6.10)
+from . import gd_floor, panels, processes, training  # noqa: E402,F401  (the experiments of Figs. 6.1-6.10)
 from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)

@@ -290,23 +290,26 @@ def _depth_measured(result: DepthResult) -> dict:
             "gd_increases": int(np.sum(np.diff(g) > 0)),
             "ratio_first": float(m[0] / g[0]),
             "min_gd_advantage_deep": float(min(m[i] / g[i] for i in deep)) if deep else float("nan"),
+            "max_gd_advantage_deep": float(max(m[i] / g[i] for i in deep)) if deep else float("nan"),
             "deep_depths": len(deep),
             "max_ratio": float(np.max(m / g)),
             "model_last_over_first": float(m[-1] / m[0])}
 
 
-#: Fig. 6.5: at L = 1 the trained layer is within a factor 2 of one GD step ("competitive"), GD beats it by at
-#: least 10x ("by orders of magnitude") at every L >= 3, and GD's MSE decreases with L
+#: Fig. 6.5, corrected (theory.experiments.icl_ar.gd_floor): at L = 1 the trained layer is within a factor 2 of
+#: one GD step ("competitive") and GD's MSE decreases with L; the printed "GD ahead by orders of magnitude when
+#: L >= 3" cannot hold for §6.6's MSE (a trained model no worse than the caption's initial MSE trails 3 GD steps by
+#: at most 7.7x), so the corrected form bounds GD's advantage at every L >= 3 below 10x
 FIG65_TOL = {"first_ratio": 2.0, "deep_advantage": 10.0}
 
 
 def fig65_verdict(result: DepthResult, tol=FIG65_TOL) -> Verdict:
-    """Fig. 6.5 (qualitative shape as numbers): the GD curve never increases with L; the trained one-layer model's
-    MSE is at most ``first_ratio`` times one GD step's; at every L >= 3 (at least one such L) the trained model's
-    MSE is at least ``deep_advantage`` times the MSE of L GD steps."""
+    """Fig. 6.5 in its corrected form (the erratum ``icl-ar/fig-6.5/erratum``): the GD curve never increases with
+    L; the trained one-layer model's MSE is at most ``first_ratio`` times one GD step's; at every L >= 3 (at least
+    one such L) the trained model's MSE is below ``deep_advantage`` times the MSE of L GD steps."""
     m = _depth_measured(result)
     return threshold_verdict("qualitative", m, {"gd_increases_max": 0, "ratio_first_max": tol["first_ratio"],
-                                                "min_gd_advantage_deep_min": tol["deep_advantage"],
+                                                "max_gd_advantage_deep_below": tol["deep_advantage"],
                                                 "deep_depths_min": 1},
                              context=f"{result.model} layers, L = {list(result.depths)}: trained MSE "
                                      f"{', '.join(f'{x:.3g}' for x in result.model_mse)}; GD "
