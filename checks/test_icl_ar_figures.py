@@ -9,22 +9,13 @@ from __future__ import annotations
 import pytest
 
 from theory import datasets
-from theory.experiments import experiment
-from theory.experiments.icl_ar import figures as F
-
-
-def _run(name, claim_id):
-    exp = experiment(f"icl_ar.{name}")
-    result = exp.run("check")
-    return result, exp.verdict_for(claim_id)(result)
 
 
 @pytest.mark.claim("icl-ar/fig-6.1", kind="identity", aliases=("sander-thesis/fig-6.1",),
                    title="Fig. 6.1 (thesis ch. 6): the AR process s_(t+1) = W s_t in R^3 with orthogonal W stays on "
                          "the sphere |s_t| = |s_1| (to 1e-12), and two W give different orbits")
 def test_fig61(claim):
-    result, verdict = _run("fig61", "icl-ar/fig-6.1")
-    claim.record(verdict, figure=F.draw_fig61(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("icl-ar/fig-6.2", kind="identity", aliases=("sander-thesis/fig-6.2",),
@@ -32,8 +23,7 @@ def test_fig61(claim):
                          "contexts, H < d) the layer implements 2cos θ R_θ - I_2 = R_2θ: p_T Cλ = 2cos θ and "
                          "p_(T-1) C1 = -1")
 def test_fig62(claim):
-    result, verdict = _run("fig62", "icl-ar/fig-6.2")
-    claim.record(verdict, figure=F.draw_fig62(result))
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -43,8 +33,7 @@ def test_fig62(claim):
                          "arbitrarily small loss at the parameters of Props. 6.7 (unitary, d = H = 10, T = 15) and "
                          "6.11 (orthogonal, d = 10, H = 8, T = 15, rank-5 BᵀA)")
 def test_fig63_full(claim):
-    result, verdict = _run("fig63_full", "icl-ar/fig-6.3/full")
-    claim.record(verdict, figure=F.draw_fig63_full(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("icl-ar/fig-6.4", kind="qualitative", aliases=("sander-thesis/fig-6.4",),
@@ -57,8 +46,7 @@ def test_fig64(claim):
             datasets.locate(name, None)
         except datasets.DatasetMissing as exc:
             pytest.skip(str(exc))
-    result, verdict = _run("fig64", "icl-ar/fig-6.4")
-    claim.record(verdict, figure=F.draw_fig64(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("icl-ar/fig-6.4/synthetic", kind="qualitative", aliases=("sander-thesis/fig-6.4",),
@@ -67,8 +55,7 @@ def test_fig64(claim):
                    title="Fig. 6.4 (thesis ch. 6), stand-in: shuffling the tokens of exact AR sequences makes the AR "
                          "fit fail (MSE > 1e-12) at least twice as often")
 def test_fig64_synthetic(claim):
-    result, verdict = _run("fig64_synthetic", "icl-ar/fig-6.4/synthetic")
-    claim.record(verdict, figure=F.draw_fig64_synthetic(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("icl-ar/fig-6.5/erratum", kind="erratum", wrong_in="statement", aliases=("sander-thesis/fig-6.5",),
@@ -78,8 +65,7 @@ def test_fig64_synthetic(claim):
                          "initial MSE (2) trails 3 GD steps by at most 2 / MSE_GD(3) < 10, and any L by 2 / floor "
                          "< 100")
 def test_fig65_erratum(claim):
-    result, verdict = _run("fig65_erratum", "icl-ar/fig-6.5/erratum")
-    claim.record(verdict, figure=F.draw_fig65_erratum(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("icl-ar/fig-6.5", kind="qualitative", aliases=("sander-thesis/fig-6.5",),
@@ -87,8 +73,7 @@ def test_fig65_erratum(claim):
                          "layers (6.4) on augmented tokens are competitive with one GD step on (6.5) at L = 1 "
                          "(within 2x), GD's MSE decreases with L, and L GD steps are ahead by less than 10x at L >= 3")
 def test_fig65(claim):
-    result, verdict = _run("fig65", "icl-ar/fig-6.5")
-    claim.record(verdict, figure=F.draw_fig65(result))
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -97,8 +82,7 @@ def test_fig65(claim):
                    title="Fig. 6.7 (thesis ch. 6): with duplicated tokens (s_t, s_t), the test MSE of (6.6) decreases "
                          "with the number of heads (at least halved from H = 1 to the largest H)")
 def test_fig67(claim):
-    result, verdict = _run("fig67", "icl-ar/fig-6.7")
-    claim.record(verdict, figure=F.draw_fig67(result))
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -107,21 +91,18 @@ def test_fig67(claim):
                    title="Fig. 6.8 (thesis ch. 6): training makes Σ_h B_hᵀB_h orthogonal across heads: its mass off "
                          "the entries i ≡ j (mod d) at least halves from the (nearly equal-head) initialisation")
 def test_fig68(claim):
-    result, verdict = _run("fig68", "icl-ar/fig-6.8")
-    claim.record(verdict, figure=F.draw_fig68(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("icl-ar/fig-6.9", kind="qualitative", aliases=("sander-thesis/fig-6.9",),
                    title="Fig. 6.9 (thesis ch. 6): with commuting (d = 1 unitary) contexts, (6.6) with a softmax, "
                          "with or without MLP, ends training >= 10x above linear attention")
 def test_fig69(claim):
-    result, verdict = _run("fig69", "icl-ar/fig-6.9")
-    claim.record(verdict, figure=F.draw_fig69(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("icl-ar/fig-6.10", kind="qualitative", aliases=("sander-thesis/fig-6.10",),
                    title="Fig. 6.10 (thesis ch. 6): an L-layer vanilla Transformer on augmented tokens beats L "
                          "steps of GD on (6.5) at every depth, its MSE decreasing with L")
 def test_fig610(claim):
-    result, verdict = _run("fig610", "icl-ar/fig-6.10")
-    claim.record(verdict, figure=F.draw_fig610(result))
+    claim.reproduce()

@@ -4,14 +4,6 @@ the verdict the registry gives for the claim, with the figure drawn in the docum
 
 import pytest
 
-from theory.experiments import experiment
-
-
-def _run(claim, name):
-    exp = experiment(name)
-    result = exp.run("check")
-    return result, exp.verdict_for(claim.id)(result)
-
 
 @pytest.mark.claim("momentum/fig-4.1/erratum", kind="erratum", wrong_in="statement",
                    title="Figs. 4.1 and 4.5 captions: the depth-15 ResNet fails because its iterations approximate a "
@@ -21,10 +13,7 @@ def _run(claim, name):
                          "Momentum ResNet still goes below 0.3 of the floor",
                    aliases=("sander-thesis/fig-4.1",))
 def test_fig41_erratum(claim):
-    import theory.experiments.momentum.fig41_erratum as m
-
-    result, verdict = _run(claim, "momentum.fig41_erratum")
-    claim.record(verdict, figure=m.fig41_erratum_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/fig-4.2", kind="qualitative",
@@ -36,10 +25,7 @@ def test_fig41_erratum(claim):
                          "memory of the package's float64 gradient instead of a profiler of PyTorch",
                    aliases=("sander-thesis/fig-4.2",))
 def test_fig42_memory(claim):
-    import theory.experiments.momentum.memory_depth as m
-
-    result, verdict = _run(claim, "momentum.fig42")
-    claim.record(verdict, figure=m.fig42_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -50,10 +36,7 @@ def test_fig42_memory(claim):
                    proxy="250 training points per ring and 1500 ResNet epochs (paper preset: 2000 and 5000), one seed",
                    aliases=("sander-thesis/fig-4.5",))
 def test_fig45_rings(claim):
-    import theory.experiments.momentum.rings as m
-
-    result, verdict = _run(claim, "momentum.rings")
-    claim.record(verdict, figure=m.rings_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -64,10 +47,7 @@ def test_fig45_rings(claim):
                    proxy="100 SGD iterations of 200 samples instead of App. 4.D's 10000 of 1000; depths 2 to 16",
                    aliases=("sander-thesis/fig-4.10",))
 def test_fig410_lista(claim):
-    import theory.experiments.momentum.lista as m
-
-    result, verdict = _run(claim, "momentum.lista")
-    claim.record(verdict, figure=m.lista_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/fig-4.11", kind="identity",
@@ -76,10 +56,7 @@ def test_fig410_lista(claim):
                          "alpha A is reached by the second-order model (4.7)",
                    aliases=("sander-thesis/fig-4.11", "sander-thesis/prop-4.15"))
 def test_fig411_prop415(claim):
-    import theory.experiments.momentum.prop415 as m
-
-    result, verdict = _run(claim, "momentum.prop415")
-    claim.record(verdict, figure=m.prop415_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/table-4.1", kind="qualitative",
@@ -89,7 +66,4 @@ def test_fig411_prop415(claim):
                          "RevNet does not",
                    aliases=("sander-thesis/table-4.1",))
 def test_table41_reversible(claim):
-    import theory.experiments.momentum.reversible as m
-
-    result, verdict = _run(claim, "momentum.reversible")
-    claim.record(verdict, figure=m.reversible_figure(result))
+    claim.reproduce()

@@ -10,7 +10,6 @@ import pytest
 
 import theory.datasets
 import theory.experiments.momentum.images as im
-from theory.experiments import experiment
 
 
 def _need(*names):
@@ -21,19 +20,12 @@ def _need(*names):
             pytest.skip(str(exc))
 
 
-def _run(claim, name):
-    exp = experiment(name)
-    result = exp.run("check")
-    return result, exp.verdict_for(claim.id)(result)
-
-
 @pytest.mark.claim("momentum/table-4.2", kind="qualitative", aliases=("sander-thesis/table-4.2",),
                    title="Table 4.2: on CIFAR-10 and CIFAR-100, Momentum ResNets (v0 = 0 and v0 = f(x0)) reach the "
                          "ResNet's test accuracy (mean gap <= max(0.01, 3 SE))")
 def test_table42_cifar(claim):
     _need("cifar-10", "cifar-100")
-    result, verdict = _run(claim, "momentum.cifar")
-    claim.record(verdict, figure=im.table_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/fig-4.12", kind="qualitative", aliases=("sander-thesis/fig-4.12",),
@@ -41,8 +33,7 @@ def test_table42_cifar(claim):
                          "the ResNet's")
 def test_fig412_curves(claim):
     _need("cifar-10", "cifar-100")
-    result, verdict = _run(claim, "momentum.cifar")
-    claim.record(verdict, figure=im.curves_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/fig-4.6", kind="qualitative", aliases=("sander-thesis/fig-4.6",),
@@ -50,8 +41,7 @@ def test_fig412_curves(claim):
                          "most 0.03 lost at another gamma_test, from-scratch accuracies within 0.03")
 def test_fig46_gamma(claim):
     _need("cifar-10")
-    result, verdict = _run(claim, "momentum.gamma")
-    claim.record(verdict, figure=im.gamma_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -62,8 +52,7 @@ def test_fig46_gamma(claim):
                    title="Fig. 4.6 (upper row) on digits: Momentum ResNets lose at most 0.03 of accuracy at another "
                          "gamma_test, from-scratch accuracies within 0.03")
 def test_fig46_gamma_digits(claim):
-    result, verdict = _run(claim, "momentum.gamma_digits")
-    claim.record(verdict, figure=im.gamma_figure(result, claim.id))
+    claim.reproduce(draw=lambda result: im.gamma_figure(result, claim.id))
 
 
 @pytest.mark.claim("momentum/fig-4.6/imagenet", kind="qualitative", aliases=("sander-thesis/fig-4.6",),
@@ -71,16 +60,14 @@ def test_fig46_gamma_digits(claim):
                          "RevNet) reach the ResNet-101's top-1 error to within 0.02")
 def test_fig46_imagenet(claim):
     _need("imagenet")
-    result, verdict = _run(claim, "momentum.imagenet")
-    claim.record(verdict, figure=im.imagenet_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/fig-4.7", kind="qualitative", aliases=("sander-thesis/fig-4.7",),
                    title="Fig. 4.7 (upper row): the activation memory of a training step is affine in the batch size "
                          "and the memory-free Momentum ResNet's per-sample memory is at most half the ResNet's")
 def test_fig47_memory(claim):
-    result, verdict = _run(claim, "momentum.memory_batch")
-    claim.record(verdict, figure=im.memory_batch_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/fig-4.7/accuracy", kind="qualitative", aliases=("sander-thesis/fig-4.7",),
@@ -88,8 +75,7 @@ def test_fig47_memory(claim):
                          "at the largest gamma stays within 0.03 of the best")
 def test_fig47_accuracy(claim):
     _need("cifar-10")
-    result, verdict = _run(claim, "momentum.gamma")
-    claim.record(verdict, figure=im.gamma_memory_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/fig-4.8", kind="qualitative", aliases=("sander-thesis/fig-4.8",),
@@ -97,8 +83,7 @@ def test_fig47_accuracy(claim):
                          "(batch 2) best accuracy in at most 0.75 of its time")
 def test_fig48_finetune(claim):
     _need("hymenoptera")
-    result, verdict = _run(claim, "momentum.finetune")
-    claim.record(verdict, figure=im.finetune_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("momentum/fig-4.9", kind="qualitative", aliases=("sander-thesis/fig-4.9",),
@@ -106,5 +91,4 @@ def test_fig48_finetune(claim):
                          "CIFAR-10 by at least 0.02 of accuracy")
 def test_fig49_ode(claim):
     _need("cifar-10")
-    result, verdict = _run(claim, "momentum.ode_channels")
-    claim.record(verdict, figure=im.ode_figure(result))
+    claim.reproduce()

@@ -6,14 +6,6 @@ the registry gives for the claim, with the figure drawn in the document's layout
 
 import pytest
 
-from theory.experiments import experiment
-
-
-def _run(claim, name):
-    exp = experiment(name)
-    result = exp.run("check")
-    return result, exp.verdict_for(claim.id)(result)
-
 
 @pytest.mark.claim("scaling/fig-2b", kind="qualitative",
                    title="Fig. 2(b): at beta = 1/2 the distribution of ||p_0||/||p_L|| over independent res-3 "
@@ -22,10 +14,7 @@ def _run(claim, name):
                          "caption's 10^4 of width 100 and depth 1000",
                    aliases=("marion-thesis/fig-2.2",))
 def test_fig2b_lognormal_gradients(claim):
-    import theory.experiments.scaling.figures as m
-
-    result, verdict = _run(claim, "scaling.fig2_explicit")
-    claim.record(verdict, figure=m.fig2b_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.claim("scaling/fig-7/grid", kind="identity",
@@ -34,10 +23,7 @@ def test_fig2b_lognormal_gradients(claim):
                          "draws' simultaneous interval, and the colour boundary is not above max(H, 1/2)",
                    aliases=("marion-thesis/fig-2.7",))
 def test_fig7_document_grid(claim):
-    import theory.experiments.scaling.figures as m
-
-    result, verdict = _run(claim, "scaling.fig7_heatmap")
-    claim.record(verdict, figure=m.fig7_grid_figure(result))
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -53,7 +39,4 @@ def test_fig7_document_grid(claim):
                          "learning rates (1e-3, 1e-2) and 4 epochs instead of Table 4's grids and 10 epochs",
                    aliases=("marion-thesis/fig-2.9",))
 def test_fig9_accuracy_after_training(claim):
-    import theory.experiments.scaling.figures as m
-
-    result, verdict = _run(claim, "scaling.fig9")
-    claim.record(verdict, figure=m.fig9_figure(result))
+    claim.reproduce()

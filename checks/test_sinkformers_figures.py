@@ -9,25 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from theory.datasets import DatasetMissing, locate
-from theory.experiments import experiment, figure
 
 pytest.importorskip("torch")
-
-
-def _require(name):
-    try:
-        locate(name, None)
-    except DatasetMissing as exc:
-        pytest.skip(str(exc))
-
-
-def _run(claim, name, figure_id):
-    """Run experiment ``name`` at its "check" preset (``theory run CLAIM-ID`` reruns it), draw the declared
-    figure ``figure_id`` and return the verdict the registry gives for the claim."""
-    exp = experiment(name)
-    result = exp.run("check")
-    return exp.verdict_for(claim.id)(result), figure(figure_id).draw(result)
 
 
 _DIGITS = "scikit-learn's 8 x 8 digits (1437 training, 360 test images) stand in for MNIST"
@@ -37,9 +20,7 @@ _DIGITS = "scikit-learn's 8 x 8 digits (1437 training, 360 test images) stand in
                    title="Fig. 5.2 (thesis ch. 5), ViT on MNIST: the Transformer's attention columns get closer to "
                          "summing to 1 during training; at the end a majority sum to within 0.25 of 1")
 def test_fig52_mnist(claim):
-    _require("mnist")
-    verdict, path = _run(claim, "sinkformers.vit_mnist", "sinkformers/fig-5.2")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/fig-5.2/iwslt", kind="qualitative", aliases=("sander-thesis/fig-5.2",),
@@ -48,9 +29,7 @@ def test_fig52_mnist(claim):
                    title="Fig. 5.2 (thesis ch. 5), translation encoder on IWSLT'14: the attention columns get closer "
                          "to summing to 1 during training; at the end a majority sum to within 0.25 of 1")
 def test_fig52_iwslt(claim):
-    _require("iwslt14-de-en")
-    verdict, path = _run(claim, "sinkformers.iwslt", "sinkformers/fig-5.2/iwslt")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -60,62 +39,49 @@ def test_fig52_iwslt(claim):
                    title="Fig. 5.2 (thesis ch. 5) on digits: the ViT's attention columns get closer to summing to 1 "
                          "during training; at the end a majority sum to within 0.25 of 1")
 def test_fig52_digits(claim):
-    verdict, path = _run(claim, "sinkformers.vit_digits", "sinkformers/fig-5.2/digits")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/fig-5.3", kind="qualitative", aliases=("sander-thesis/fig-5.3",),
                    title="Fig. 5.3 (thesis ch. 5), ModelNet 40: every Set Sinkformer (Sinkhorn iterations > 1) reaches "
                          "a median test accuracy at least the Set Transformer's")
 def test_fig53(claim):
-    _require("modelnet40")
-    verdict, path = _run(claim, "sinkformers.modelnet", "sinkformers/fig-5.3")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/table-5.1", kind="qualitative", aliases=("sander-thesis/table-5.1",),
                    title="Table 5.1 (thesis ch. 5), ModelNet 40: the Set Sinkformer's median test accuracy is at least "
                          "the Set Transformer's (the Set rows)")
 def test_table51(claim):
-    _require("modelnet40")
-    verdict, path = _run(claim, "sinkformers.modelnet", "sinkformers/table-5.1")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/table-5.1/pct", kind="qualitative", aliases=("sander-thesis/table-5.1",),
                    title="Table 5.1 (thesis ch. 5), ModelNet 40, Point Cloud rows: the Point Cloud Sinkformer's median "
                          "and mean test accuracies over the runs are at least the Point Cloud Transformer's")
 def test_table51_pct(claim):
-    _require("modelnet40")
-    verdict, path = _run(claim, "sinkformers.modelnet_pct", "sinkformers/table-5.1/pct")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/fig-5.4", kind="qualitative", aliases=("sander-thesis/fig-5.4",),
                    title="Fig. 5.4 (thesis ch. 5), IMDb: the Sinkformer's (3 iterations) final test accuracy is at "
                          "least the Transformer's")
 def test_fig54(claim):
-    _require("imdb")
-    verdict, path = _run(claim, "sinkformers.imdb", "sinkformers/fig-5.4")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/fig-5.5", kind="qualitative", aliases=("sander-thesis/fig-5.5",),
                    title="Fig. 5.5 (thesis ch. 5), cats and dogs: the ViT-Sinkformer's median and maximum test "
                          "accuracies over the runs are at least the ViT's")
 def test_fig55(claim):
-    _require("cats-vs-dogs")
-    verdict, path = _run(claim, "sinkformers.vit_cats_dogs", "sinkformers/fig-5.5")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/fig-5.6", kind="qualitative", aliases=("sander-thesis/fig-5.6",),
                    title="Fig. 5.6 (thesis ch. 5), MNIST, one-layer one-head attention: the Sinkformer's test accuracy "
                          "is at least the Transformer's at every patch size below 28, and within 0.01 at 28")
 def test_fig56_mnist(claim):
-    _require("mnist")
-    verdict, path = _run(claim, "sinkformers.patch_mnist", "sinkformers/fig-5.6")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/fig-5.6/digits", kind="qualitative", aliases=("sander-thesis/fig-5.6",),
@@ -124,16 +90,14 @@ def test_fig56_mnist(claim):
                          "accuracy is at least the Transformer's at patches 2 and 4, and within 0.01 at 8 (one token, "
                          "both trained at the Transformer's learning rate)")
 def test_fig56_digits(claim):
-    verdict, path = _run(claim, "sinkformers.patch_digits", "sinkformers/fig-5.6/digits")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/fig-5.6/one-patch", kind="identity", aliases=("sander-thesis/fig-5.6",),
                    title="§5.6.4 (thesis ch. 5): with one patch of size 28 the attention matrix is 1 x 1 and the "
                          "Sinkformer equals the Transformer: same outputs and gradients (float64, to 1e-12)")
 def test_one_patch(claim):
-    verdict, path = _run(claim, "sinkformers.one_patch", "sinkformers/fig-5.6/one-patch")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("sinkformers/table-5.2", kind="qualitative", aliases=("sander-thesis/table-5.2",),
@@ -142,6 +106,4 @@ def test_one_patch(claim):
                    title="Table 5.2 (thesis ch. 5), IWSLT'14 de-en: a similar BLEU: the fine-tuned Sinkformer at most "
                          "0.5 below the Transformer, the un-adapted one (the Transformer's weights) at most 1.0 below")
 def test_table52(claim):
-    _require("iwslt14-de-en")
-    verdict, path = _run(claim, "sinkformers.iwslt", "sinkformers/table-5.2")
-    claim.record(verdict, figure=path)
+    claim.reproduce()

@@ -12,34 +12,13 @@ from __future__ import annotations
 
 import pytest
 
-from theory.datasets import DatasetMissing, dataset, locate
-from theory.experiments import experiment, figure
-
-
-def _require(name):
-    try:
-        locate(name, None)
-    except DatasetMissing as exc:
-        pytest.skip(str(exc))
-    if dataset(name).loader is None:
-        pytest.skip(f"dataset {name}: {dataset(name).published}")
-
-
-def _run(claim, name, figure_id):
-    """Run experiment ``name`` at its "check" preset, draw the declared figure ``figure_id`` and return the verdict
-    the registry gives for the claim, with the figure's path."""
-    exp = experiment(name)
-    result = exp.run("check")
-    return exp.verdict_for(claim.id)(result), figure(figure_id).draw(result)
-
 
 @pytest.mark.claim("topk/fig-7.2", kind="identity",
                    title="Fig. 7.2: the permutohedra P(w) of R³ for w = (1,0,0), (1/2,1/2,0), (2/3,1/3,0) have as "
                          "vertices the permutations of w (3, 3, 6): far-away points project exactly onto them, points "
                          "of P(w) onto themselves, and the support function is Σ w_i x_[i]")
 def test_fig72(claim):
-    verdict, path = _run(claim, "topk.fig72", "topk/fig-7.2")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.slow  # wall-clock timings: on a loaded machine (load 11 on 2 cores) the slopes reach 0.63
@@ -50,8 +29,7 @@ def test_fig72(claim):
                          "each divided by np.argsort's time on the same x in the same run, have log-log slopes in "
                          "(-0.5, 0.5) for k = ceil(n/10); PAV is faster than Dykstra and the hard top-k than PAV")
 def test_fig74(claim):
-    verdict, path = _run(claim, "topk.fig74", "topk/fig-7.4")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 _PRUNING = ("mean test error over the epochs of the MLP pruned to 10% by the relaxed top-k in magnitude (p = 2 and "
@@ -62,9 +40,7 @@ _PRUNING = ("mean test error over the epochs of the MLP pruned to 10% by the rel
                    proxy="check preset: 6000 of the 60000 MNIST training images and 3 of the 30 epochs",
                    title="Fig. 7.5 (MNIST, MLP 784-32-32-10): " + _PRUNING)
 def test_fig75(claim):
-    _require("mnist")
-    verdict, path = _run(claim, "topk.fig75", "topk/fig-7.5")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.slow
@@ -74,8 +50,7 @@ def test_fig75(claim):
                          "MNIST; 660 SGD steps at a learning rate of 0.1 for 14070 at 1e-2",
                    title="Fig. 7.5 on digits: " + _PRUNING)
 def test_fig75_digits(claim):
-    verdict, path = _run(claim, "topk.fig75_digits", "topk/fig-7.5/digits")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 _SMOOTH = ("the smooth top-3 loss (p = 2 and p = 4/3) reaches validation top-3 and top-5 accuracies at least those of "
@@ -87,9 +62,7 @@ _SMOOTH = ("the smooth top-3 loss (p = 2 and p = 4/3) reaches validation top-3 a
                          "without `weights` the ViT is not the document's ImageNet-21k pre-trained B/16",
                    title="Fig. 7.6 (CIFAR-100, ViT fine-tuning): " + _SMOOTH)
 def test_fig76(claim):
-    _require("cifar-100")
-    verdict, path = _run(claim, "topk.fig76", "topk/fig-7.6")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("topk/fig-7.6/digits", kind="qualitative",
@@ -97,8 +70,7 @@ def test_fig76(claim):
                          "pre-trained ViT-B/16 (the document's optimiser, schedule and learning rates)",
                    title="Fig. 7.6 on digits: " + _SMOOTH)
 def test_fig76_digits(claim):
-    verdict, path = _run(claim, "topk.fig76_digits", "topk/fig-7.6/digits")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 _MOE = ("over the last quarter of training, the expert-choice MoE with the relaxed (p = 2) top-k router has a higher "
@@ -109,9 +81,7 @@ _MOE = ("over the last quarter of training, the expert-choice MoE with the relax
                    proxy="a one-layer MoE of ours stands in for the V-MoE S/32",
                    title="Fig. 7.7 (JFT-300M, 32 experts, k = 28 of 400 tokens): " + _MOE)
 def test_fig77(claim):
-    _require("jft-300m")
-    verdict, path = _run(claim, "topk.fig77", "topk/fig-7.7")
-    claim.record(verdict, figure=path)
+    claim.reproduce()
 
 
 @pytest.mark.claim("topk/fig-7.7/synthetic", kind="qualitative",
@@ -119,5 +89,4 @@ def test_fig77(claim):
                          "experts, k = 11, stand in for JFT-300M and a V-MoE S/32; PAV for 10 Dykstra iterations",
                    title="Fig. 7.7 on a synthetic task: " + _MOE)
 def test_fig77_synthetic(claim):
-    verdict, path = _run(claim, "topk.fig77_synthetic", "topk/fig-7.7/synthetic")
-    claim.record(verdict, figure=path)
+    claim.reproduce()

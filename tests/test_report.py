@@ -587,3 +587,39 @@ def test_searched(claim):
     result = run(strict_pytester, tmp_path / "out")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*scaling/cor-4: a bound records the worst-case search of its hypothesis set*"])
+
+
+REPRODUCE_CHECKS = '''
+import pytest
+
+
+@pytest.mark.claim("topk/fig-7.2", kind="identity", title="the permutohedra of R^3")
+def test_declared(claim):
+    result = claim.reproduce()
+    assert claim.figure.endswith(".png") and result is not None
+
+
+@pytest.mark.claim("topk/fig-7.5", kind="qualitative", title="pruning on MNIST")
+def test_missing_data(claim):
+    claim.reproduce()
+
+
+@pytest.mark.claim("resnet-node/prop-3", kind="rate", title="no figure declares it")
+def test_undeclared(claim):
+    claim.reproduce()
+'''
+
+
+def test_claim_reproduce_runs_the_declared_figure(strict_pytester, tmp_path, monkeypatch):
+    """claim.reproduce(): the declaring figure's experiment and drawing; a missing dataset skips, naming it; a claim
+    no figure declares needs its experiment named."""
+    monkeypatch.delenv("THEORY_DATA", raising=False)
+    strict_pytester.makepyfile(test_checks=REPRODUCE_CHECKS)
+    out = tmp_path / "out"
+    result = run(strict_pytester, out, "-rs")
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*dataset mnist*not found*published at*"])
+    result.stdout.fnmatch_lines(["*resnet-node/prop-3: no figure declares this claim; name its experiment*"])
+    report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    claims = {c["id"]: c for c in report["claims"]}
+    assert claims["topk/fig-7.2"]["status"] == "pass" and claims["topk/fig-7.2"]["measured"]

@@ -15,7 +15,9 @@ Loaded by ``checks/conftest.py`` (``pytest_plugins = ["theory.pytest_plugin"]``)
 and measured numbers), fills ``claim.expected``, ``claim.measured`` and ``claim.figure`` from it, then asserts it
 (``claim.rate``, ``claim.bound``, ``claim.identity`` and ``claim.frequency`` build the verdict of a measurement
 of :mod:`theory.rates` first), so the record exists before the assertion
-(a failing check still leaves its record). A hook wrapper on ``pytest_runtest_makereport`` turns each claim test into
+(a failing check still leaves its record). A check whose claim a declared figure's experiment decides is one line,
+``claim.reproduce()``: it runs that experiment at its "check" preset, skips when the figure's dataset is absent, and
+records the verdict with the figure's drawing. A hook wrapper on ``pytest_runtest_makereport`` turns each claim test into
 a :class:`theory.claims.ClaimRecord` whose status follows the pytest outcome (a crash or a
 setup error is a ``fail``); at the end of the session the report is written to
 ``--claims-report DIR`` (default ``reports/`` under the rootdir) unless ``--no-claims-report``.
@@ -171,6 +173,60 @@ class Claim:
         extra = measured.to_measured() if hasattr(measured, "to_measured") else dict(measured or {})
         return self._conclude(verdict.kind, {**extra, **verdict.measured}, verdict.expected, figure,
                               lambda: verdict, source=verdict)
+
+    def reproduce(self, experiment: str | None = None, *, preset: str = "check", draw: Any = True) -> Any:
+        """Run the experiment that measures this claim at ``preset``, record its verdict with the figure, return
+        the result: the body of a check whose claim an experiment's verdict decides.
+
+        Parameters
+        ----------
+        experiment : str, optional
+            The registered experiment (``"momentum.rings"``); by default the experiment of the figure declaring
+            this claim (:func:`theory.experiments.register_figure`).
+        preset : str
+            The preset run (``"check"``).
+        draw : bool or callable
+            True: the declaring figure's drawing, when there is one; a callable: ``draw(result) -> path``;
+            False: no figure.
+
+        The dataset a declaring figure names is located first (``--data`` / ``$THEORY_DATA``); when it is absent
+        the check is skipped with the message of :class:`theory.datasets.DatasetMissing` (what is missing and
+        where it is published)::
+
+            @pytest.mark.claim("momentum/fig-4.5", kind="qualitative", title="...")
+            def test_fig45(claim):
+                claim.reproduce()
+        """
+        __tracebackhide__ = True
+        from theory import datasets
+        from theory.experiments import experiment as lookup
+        from theory.experiments import figure_of_claim, figures
+
+        declared = figure_of_claim(self.id)        # the figure whose own claim this is, else one sharing its verdict
+        if declared is None or declared.grid is not None:
+            declared = next((f for f in figures(self.paper) if self.id in f.claims and f.grid is None), None)
+        name = experiment if experiment is not None else getattr(declared, "experiment", None)
+        if name is None:
+            raise ValueError(f"{self.id}: no figure declares this claim; name its experiment: "
+                             "claim.reproduce('<key>.<name>')")
+        if declared is not None and declared.data is not None:
+            try:
+                datasets.locate(declared.data, None)
+            except datasets.DatasetMissing as exc:
+                pytest.skip(str(exc))
+            if datasets.dataset(declared.data).loader is None:
+                pytest.skip(f"dataset {declared.data}: {datasets.dataset(declared.data).published}")
+        exp = lookup(name)
+        result = exp.run(preset)
+        verdict = exp.verdict_for(self.id)(result)
+        if callable(draw):
+            path = draw(result)
+        elif draw and declared is not None and declared.draw is not None:
+            path = declared.draw(result)
+        else:
+            path = None
+        self.record(verdict, figure=path)
+        return result
 
     def _conclude(self, kind: str, result: Any, expected: Any, figure: Any, verdict_of, source: Any = None) -> Verdict:
         __tracebackhide__ = True
