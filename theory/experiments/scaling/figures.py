@@ -442,20 +442,26 @@ register_figure(
     preset_note="the figure draws three paths; the check samples 400 paths of 1000 steps to measure their law",
 )
 
+def _fig7_printed(half_key, half_note):
+    """The numbers Table 3 and Section 4.1 print for Fig. 7, for both of its runs (``half_key``: the measured key
+    of the critical beta at H = 1/2)."""
+    return (Printed("depth L", 1000, "Table 3", measured="config.L"),
+            Printed("width d", 40, "Table 3", measured="config.d"),
+            Printed("critical beta at H = 1/2", 0.5, "Section 4.1, text", measured=half_key, note=half_note),
+            Printed("critical beta for H in (1/2, 1)", None, "Section 4.1, text",
+                    measured="level0_lower_minus_line", note="'seems to happen for a critical beta = H'"),
+            Printed("closed form against the measured crossings", None, "(ours)",
+                    measured="max_standardised_deviation", note="<= 1 passes"))
+
+
 register_figure(
     KEY, "fig-7", "Magnitude of outputs and gradients over (Hurst index H, beta), fGn weights, res-3",
     claims=("scaling/fig-7",), experiment="scaling.fig7", draw=fig7_figure,
     criterion=("for both panels and every H the closed-form finite-L crossing of log10 RMS ratio = -1 lies in the "
                "simultaneous 99% jackknife-t interval of the measured one; the measured level-0 crossing of the "
                "hidden states is not above max(H, 1/2) and increases with H on H >= 1/2"),
-    printed=(Printed("depth L", 1000, "Table 3", measured="config.L"),
-             Printed("width d", 40, "Table 3", measured="config.d"),
-             Printed("critical beta at H = 1/2", 0.5, "Section 4.1, text", measured="hidden_level0_H0.5",
-                     note="measured: level-0 crossing of the mean over draws (finite-L lag of order 1/ln L)"),
-             Printed("critical beta for H in (1/2, 1)", None, "Section 4.1, text",
-                     measured="level0_lower_minus_line", note="'seems to happen for a critical beta = H'"),
-             Printed("closed form against the measured crossings", None, "(ours)",
-                     measured="max_standardised_deviation", note="<= 1 passes")),
+    printed=_fig7_printed("hidden_level0_H0.5", "measured: level-0 crossing of the mean over draws (finite-L lag "
+                          "of order 1/ln L)"),
     preset_note=("beta = max(H, 1/2) + offsets around the line (7 offsets, 4 H, 16 draws at the check preset; 15 "
                  "offsets, 11 H, 32 draws at the paper preset); the document's own fixed grid is fig-7/grid"),
 )
@@ -466,14 +472,8 @@ register_figure(
     criterion=("for both panels and every H the closed-form finite-L crossing of log10 RMS ratio = -1 lies in the "
                "simultaneous 99% jackknife-t interval of the measured one (max standardised deviation <= 1), and the "
                "measured level-0 crossing of the hidden states is not above max(H, 1/2) (lower end of its interval)"),
-    printed=(Printed("depth L", 1000, "Table 3", measured="config.L"),
-             Printed("width d", 40, "Table 3", measured="config.d"),
-             Printed("critical beta at H = 1/2", 0.5, "Section 4.1, text", measured="beta_star_hidden_at_half",
-                     note="measured: level-0 crossing, interpolated in H (finite-L lag of order 1/ln L)"),
-             Printed("critical beta for H in (1/2, 1)", None, "Section 4.1, text",
-                     measured="level0_lower_minus_line", note="'seems to happen for a critical beta = H'"),
-             Printed("closed form against the measured crossings", None, "(ours)",
-                     measured="max_standardised_deviation", note="<= 1 passes")),
+    printed=_fig7_printed("beta_star_hidden_at_half", "measured: level-0 crossing, interpolated in H (finite-L lag "
+                          "of order 1/ln L)"),
     preset_note=("Table 3 prints neither the grid's step nor the draws: the paper preset takes the authors' "
                  "script's 51 H (0.05 to 0.97) x 70 beta (Table 3's 0.2 to 1.3; the script starts at 0) and 16 "
                  "weight draws per H (the script: 5; 16 for the jackknife), about 21 min on one free core (timed: "
