@@ -255,7 +255,8 @@ def fig6_figure(result):
             ax.set(xlabel="t", title=f"H = {H:g} (variogram slope {fit.slope:.3f})")
             ax.title.set_fontsize(9)
         np.atleast_1d(axes)[0].set_ylabel(r"$B^H_t$")
-        fig.suptitle("scaling/fig-6/rough: fractional Brownian motion paths", fontsize=10)
+        fig.suptitle("scaling/fig-6: fractional Brownian motion paths (claims fig-6/rough, /brownian, /smooth)",
+                     fontsize=10)
     return save_figure(fig, "scaling/fig-6/rough")
 
 

@@ -1304,6 +1304,13 @@ class Fig63Result:
     loss_limit: tuple
     seed: int
     tau_start: float
+    #: the final states, for the right panel (empty in results cached before they were recorded)
+    a_sgd: tuple = ()
+    u_sgd: tuple = ()
+    u_limit: tuple = ()
+    eta: float = 0.004
+    v: tuple = ()
+    f: tuple = ()
 
     def _window(self):
         t = np.asarray(self.tau)
@@ -1339,7 +1346,8 @@ def measure_fig63(cfg: Fig63Config) -> Fig63Result:
                rng=np.random.default_rng(s + 1000), max_work=1e13)  # paper preset: 3.6e9 samples, about 5 min
     U = T.heaviside_flow(u0, v, f, tr.tau)
     lim = [T.heaviside_loss(x, v, f) for x in U]
-    return Fig63Result(tuple(tr.tau), tuple(tr.loss), tuple(lim), s, cfg.tau_start)
+    return Fig63Result(tuple(tr.tau), tuple(tr.loss), tuple(lim), s, cfg.tau_start, a_sgd=tuple(tr.a[-1]),
+                       u_sgd=tuple(tr.u[-1]), u_limit=tuple(U[-1]), eta=cfg.eta, v=tuple(cfg.v), f=tuple(cfg.f))
 
 
 def fig63_verdict(result: Fig63Result, tol=0.1) -> Verdict:
@@ -1355,10 +1363,16 @@ def fig63_verdict(result: Fig63Result, tol=0.1) -> Verdict:
 
 
 def fig63_figure(result: Fig63Result, claim_id="two-timescale/fig-6.3"):
-    """Loss against tau = eps h p for SGD and the Heaviside limit."""
+    """Left: the loss against tau = eps h p for SGD and the Heaviside limit. Right (when the result holds the final
+    states): the target (blue), the limit's network with its optimal weights a*(u) (green) and the SGD network
+    (orange) at the end, the positions as dotted lines."""
+    import theory.two_timescale as T
     from theory.plots import save_figure, subplots
 
-    _, fig, axes = subplots(1)
+    final = bool(result.u_sgd)
+    from theory.plots import FIGSIZE
+
+    _, fig, axes = subplots(2 if final else 1, (11.0, 3.8) if final else FIGSIZE)
     ax = axes[0]
     ax.plot(result.tau[1:], result.loss_sgd[1:], "C1", label="SGD (6.9), eta = 4e-3")
     ax.plot(result.tau, np.maximum(result.loss_limit, 1e-4), "g", lw=2,
@@ -1369,6 +1383,22 @@ def fig63_figure(result: Fig63Result, claim_id="two-timescale/fig-6.3"):
     ax.set_ylabel("population loss L")
     ax.set_title(f"{claim_id}: SGD vs two-timescale limit (seed {result.seed})", fontsize=9)
     ax.legend(fontsize=7)
+    if final:
+        ax = axes[1]
+        x = np.linspace(0.0, 1.0, 2001)
+        v, f = np.asarray(result.v), np.asarray(result.f)
+        u_lim = np.asarray(result.u_limit)
+        a_lim = T.heaviside_weights(u_lim, v, f)
+        limit = a_lim[0] + (x[:, None] >= u_lim[None, :]) @ a_lim[1:]
+        ax.plot(x, T.evaluate_target(x, v, f), color="C0", lw=4, alpha=0.5, label="target f*")
+        ax.plot(x, limit, color="g", lw=1.5, ls="--", label="two-timescale limit (eta = 0)")
+        ax.plot(x, T.network(x, np.asarray(result.a_sgd), np.asarray(result.u_sgd), result.eta), color="C1", lw=1,
+                label=f"SGD (6.9), eta = {result.eta:g}")
+        for u in result.u_sgd:
+            ax.axvline(u, color="C1", ls=":", lw=0.6)
+        ax.set_xlabel("x")
+        ax.set_title(f"end of training (tau = {result.tau[-1]:.3g})", fontsize=9)
+        ax.legend(fontsize=7)
     return save_figure(fig, claim_id)
 
 
