@@ -177,3 +177,43 @@ def test_an_experiment_whose_summary_is_a_lambda_runs_on_the_process_pool(tmp_pa
     assert not res.failures and res.computed == 2
     serial = sweep(exp.name, {"closeness": [0.1, 0.2]}, scheduler="serial", out=tmp_path / "serial")
     assert res.summaries == serial.summaries
+
+
+def test_settings_change_the_fields_of_the_experiments_that_have_them(declared, tmp_path, capsys):
+    """--set NAME=VALUE (and --backend, --device) change a field of the figures' experiments, parsed by its
+    declaration; the record names the change and its rerun command; a name no experiment has is refused."""
+    from theory.experiments import experiment
+
+    declared("fig-4.4/testf")
+    name = next(n for n in experiment("momentum.lambda_table").fields if n == "closeness")
+    (r,) = reproduce("momentum", ["fig-4.4/testf"], out=tmp_path, cache=tmp_path / "c", scheduler="serial",
+                     settings={name: "0.2"})
+    rec = json.loads(r.record.read_text())
+    assert rec["settings"] == {name: 0.2} and f"--set {name}=0.2" in rec["command"]
+    assert f"changed from the preset: {name} = 0.2" in (tmp_path / "momentum" / "fig-4.4__testf.md").read_text()
+    with pytest.raises(ReproduceInputError, match="no experiment of the chosen figures has"):
+        reproduce("momentum", ["fig-4.4/testf"], out=tmp_path, settings={"nonsense": "1"})
+    with pytest.raises(ReproduceInputError, match=f"--set {name}=abc"):
+        reproduce("momentum", ["fig-4.4/testf"], out=tmp_path, settings={name: "abc"})
+    assert main(["reproduce", "momentum", "fig-4.4/testf", "--set", "nonsense", "--out", str(tmp_path)]) == 2
+    assert main(["reproduce", "momentum", "fig-4.4/testf", "--device", "cuda", "--out", str(tmp_path)]) == 2
+    assert "no experiment of the chosen figures has" in capsys.readouterr().err
+
+
+def test_the_index_lists_what_was_not_run_at_the_paper_preset_with_its_command(declared, tmp_path):
+    declared("fig-4.4/testg", preset_note="about 3 h on one core.")
+    reproduce("momentum", ["fig-4.4/testg"], out=tmp_path, cache=tmp_path / "c", scheduler="serial")
+    index = (tmp_path / "momentum" / "README.md").read_text()
+    assert "## Not run at the paper preset here" in index
+    assert ("- **fig-4.4/testg** (recorded at preset check): about 3 h on one core. "
+            "`theory reproduce momentum fig-4.4/testg --preset paper`") in index
+    assert "`theory reproduce momentum fig-4.2 --preset paper" in index   # never run here: listed with its command
+
+
+def test_a_cuda_device_where_none_is_visible_is_refused_before_anything_runs(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is visible here")
+    assert main(["reproduce", "momentum", "fig-4.5", "--device", "cuda", "--out", str(tmp_path)]) == 2
+    assert "no CUDA device is visible" in capsys.readouterr().err
+    assert not list((tmp_path / "momentum").glob("*.json"))

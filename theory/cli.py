@@ -784,7 +784,8 @@ def _reproduce_parser(sub) -> None:
         epilog="examples:\n"
         "  theory reproduce --list                       every figure and table, by paper key\n"
         "  theory reproduce momentum fig-4.5             the nested rings at the check preset\n"
-        "  theory reproduce resnet-node --preset paper --data ~/datasets --out results",
+        "  theory reproduce resnet-node --preset paper --data ~/datasets --out results\n"
+        "  theory reproduce implicit-reg fig-1 --preset paper --backend torch --device cuda   on a GPU",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rep.add_argument("key", nargs="?", metavar="KEY", help="a paper key (theory reproduce --list prints them)")
@@ -798,6 +799,12 @@ def _reproduce_parser(sub) -> None:
                      help="local (a process pool, default), dask, serial, or a Dask scheduler address tcp://HOST:PORT")
     rep.add_argument("--workers", type=int, default=None, help="worker processes (default: the CPU count)")
     rep.add_argument("--out", default=None, help="output folder (default: reports/reproduce/PRESET/)")
+    rep.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="change one field of the experiments that have it (repeatable), as in theory run")
+    rep.add_argument("--backend", default=None, help="numpy or torch (the experiments with a backend field)")
+    rep.add_argument("--device", default=None,
+                     help="cpu, cuda or cuda:N (PyTorch training and the torch backend; cuda alone implies --backend "
+                          "torch where the experiment has one)")
     rep.add_argument("--list", action="store_true", help="list the figures (all keys, or KEY's) with their claims")
 
 
@@ -840,9 +847,19 @@ def _reproduce(args: argparse.Namespace) -> int:
         _say("theory reproduce: name a paper KEY (`theory reproduce --list` prints the figures of every key)",
              sys.stderr)
         return 2
+    settings = {}
+    for item in args.set:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            _say(f"theory reproduce: --set {item!r}: expected NAME=VALUE", sys.stderr)
+            return 2
+        settings[name.strip()] = text.strip()
+    for name in ("backend", "device"):
+        if getattr(args, name) is not None:
+            settings[name] = getattr(args, name)
     try:
         results = reproduce(args.key, args.figures, preset=args.preset, scheduler=args.scheduler,
-                            workers=args.workers, data=args.data, out=args.out)
+                            workers=args.workers, data=args.data, out=args.out, settings=settings)
     except (ReproduceInputError, SweepInputError) as exc:
         _say(f"theory reproduce: {exc}", sys.stderr)
         return 2

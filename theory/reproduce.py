@@ -181,6 +181,8 @@ def _markdown(rec: Mapping) -> str:
         lines.append(f"- dataset: {rec['data']}")
     if rec.get("preset_note"):
         lines.append(f"- preset: {rec['preset_note']}")
+    if rec.get("settings"):
+        lines.append("- changed from the preset: " + ", ".join(f"{k} = {v}" for k, v in rec["settings"].items()))
     if rec.get("illustration"):
         lines.append(f"- illustration: {rec['illustration']}")
     if rec["status"] == "skip":
@@ -227,18 +229,43 @@ def _index(folder: Path, key: str) -> str:
             shown = "; ".join(f"{r['name']}: {_format(r['measured'])} vs {_format(r['printed'])}"
                               for r in rec["rows"][:3])
             status = rec["status"] + (" (proxy)" if rec.get("substitute") else "")
-            lines.append(f"| [{f.label}]({_file_stem(f)}.md) | {f.title} | {status} | {rec.get('preset')} | "
+            preset = rec.get("preset") + "".join(f", {k} = {v}" for k, v in (rec.get("settings") or {}).items())
+            lines.append(f"| [{f.label}]({_file_stem(f)}.md) | {f.title} | {status} | {preset} | "
                          f"{float(rec.get('seconds') or 0.0):.1f} | {shown} |")
+    missing = [f for f in declared.values() if f.illustration is None
+               and (records.get(f.id) or {}).get("preset") != "paper"]
+    if missing:
+        lines += ["", "## Not run at the paper preset here", "",
+                  "Each with what its paper preset takes (its preset note) and the command that runs it; the scale "
+                  "experiments run on PyTorch on a CUDA device with `--backend torch --device cuda`.", ""]
+        for f in sorted(missing, key=lambda f: list(declared).index(f.id)):
+            rec = records.get(f.id)
+            done = f" (recorded at preset {rec.get('preset')})" if rec else ""
+            note = (f.preset_note or "the paper preset is the document's sizes").rstrip(".")
+            lines.append(f"- **{f.label}**{done}: {note}. `{_gpu_command(f)}`")
     return "\n".join(lines) + "\n"
 
 
-def _command(fig, preset: str, data) -> str:
+def _command(fig, preset: str, data, settings: Mapping | None = None, texts: Mapping | None = None) -> str:
     parts = ["theory reproduce", fig.key, fig.label]
     if preset != "check":
         parts += ["--preset", preset]
     if fig.data is not None:
         parts += ["--data", "DIR"]
+    for name in settings or {}:
+        text = (texts or {}).get(name, str((settings or {})[name]))
+        parts += [f"--{name}", text] if name in ("backend", "device") else ["--set", f"{name}={text}"]
     return " ".join(parts)
+
+
+def _gpu_command(fig) -> str:
+    """The command of ``fig`` at the paper preset, on a CUDA device where its experiment can run on PyTorch."""
+    from theory.experiments import experiment
+
+    fields = experiment(fig.experiment).fields
+    texts = {"backend": "torch", "device": "cuda"} if "backend" in fields else {"device": "cuda"} \
+        if "device" in fields else {}
+    return _command(fig, "paper", None, texts, texts)
 
 
 def _write(rec: dict, png_tmp: str | None, folder: Path) -> tuple[Path | None, Path]:
@@ -300,7 +327,7 @@ def _draw(fig, result, folder: Path) -> str | None:
 
 
 def _one(fig, preset: str, *, scheduler: str, workers: int | None, data, out: Path, cache: Path | None,
-         stream) -> Reproduction:
+         stream, settings: Mapping | None = None, texts: Mapping | None = None) -> Reproduction:
     from theory import sweep as _sweep
     from theory._machine import machine_line
     from theory.datasets import DatasetMissing, data_root, locate
@@ -311,7 +338,8 @@ def _one(fig, preset: str, *, scheduler: str, workers: int | None, data, out: Pa
                  "title": fig.title, "preset": preset, "criterion": fig.criterion, "substitute": fig.substitute,
                  "data": fig.data, "preset_note": fig.preset_note, "illustration": fig.illustration,
                  "claims": list(fig.claims), "verdicts": {}, "rows": [], "numbers": {}, "seconds": 0.0,
-                 "computed": 0, "cached": 0, "command": _command(fig, preset, data),
+                 "computed": 0, "cached": 0, "command": _command(fig, preset, data, settings, texts),
+                 "settings": {k: _plain(v) for k, v in (settings or {}).items()},
                  "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     folder = out / fig.key
 
@@ -332,6 +360,7 @@ def _one(fig, preset: str, *, scheduler: str, workers: int | None, data, out: Pa
     stream.write(f"{fig.id} ({fig.number}) at preset {preset} ...\n")
     stream.flush()
     grid = dict(fig.grid or {})
+    grid.update({name: (value,) for name, value in (settings or {}).items()})
     exp = experiment(fig.experiment)
     if preset not in exp.presets:
         raise ReproduceInputError(f"--preset: experiment {exp.name} of {fig.id} has no preset {preset!r}; its "
@@ -366,7 +395,7 @@ def _one(fig, preset: str, *, scheduler: str, workers: int | None, data, out: Pa
 def reproduce(key: str, labels: Sequence[str] = (), *, preset: str = "check", scheduler: str = "local",
               workers: int | None = None, data: str | os.PathLike | None = None,
               out: str | os.PathLike | None = None, cache: str | os.PathLike | None = None,
-              stream=None) -> list[Reproduction]:
+              settings: Mapping[str, str] | None = None, stream=None) -> list[Reproduction]:
     """Reproduce figures of paper ``key`` at ``preset``: run, judge, draw, and table them beside the document.
 
     Parameters
@@ -386,6 +415,11 @@ def reproduce(key: str, labels: Sequence[str] = (), *, preset: str = "check", sc
         Output folder (default ``reports/reproduce/<preset>/``); the committed gallery is ``results``.
     cache : path, optional
         Sweep cache root (default ``reports/sweeps/``, one folder per experiment).
+    settings : mapping of str to str, optional
+        Fields changed from the preset, as ``theory run --set NAME=TEXT`` types them (``{"backend": "torch",
+        "device": "cuda"}`` for a GPU run): each applies to the figures whose experiment has that field, parsed
+        and validated by its declaration; a name no chosen figure's experiment has is refused. ``device`` other
+        than ``cpu`` without ``backend`` means the torch backend, as in ``theory run``. The record names them.
     stream : file, optional
         Where progress lines go (default ``sys.stderr``).
 
@@ -419,6 +453,54 @@ def reproduce(key: str, labels: Sequence[str] = (), *, preset: str = "check", sc
         if fig.experiment is not None and preset not in experiment(fig.experiment).presets:
             raise ReproduceInputError(f"--preset: experiment {fig.experiment} of {fig.id} has no preset {preset!r}; "
                                       f"its presets: {', '.join(sorted(experiment(fig.experiment).presets))}")
+    changes = _settings_of(chosen, settings)
     cache = Path(cache) if cache is not None else None
-    return [_one(fig, preset, scheduler=scheduler, workers=workers, data=data, out=out, cache=cache, stream=stream)
+    return [_one(fig, preset, scheduler=scheduler, workers=workers, data=data, out=out, cache=cache, stream=stream,
+                 settings=changes.get(fig.id, {}), texts=dict(settings or {}))
             for fig in chosen]
+
+
+def _settings_of(chosen, settings) -> dict:
+    """Per figure, the fields of its experiment that ``settings`` changes, parsed: ``{figure id: {name: value}}``.
+
+    Raises ReproduceInputError for a name that no chosen figure's experiment has, or a text its declaration
+    refuses."""
+    from theory.experiments import experiment
+
+    texts = dict(settings or {})
+    for name, text in texts.items():
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise ReproduceInputError(f"`settings` maps field names to their text (NAME=VALUE); got {name!r}: {text!r}")
+    # --device cuda alone means the torch backend where an experiment has one, as in theory run
+    implied = texts.get("device", "cpu") != "cpu" and "backend" not in texts
+    out, used = {}, set()
+    for fig in chosen:
+        if fig.experiment is None:
+            continue
+        exp = experiment(fig.experiment)
+        mine = {}
+        for name, text in texts.items():
+            if name not in exp.fields:
+                continue
+            try:
+                mine[name] = exp.parse(name, text)
+            except (TypeError, ValueError) as exc:
+                raise ReproduceInputError(f"--set {name}={text}: {exc} (experiment {exp.name} of {fig.id})") from None
+            used.add(name)
+        if implied and "device" in mine and "backend" in exp.fields:
+            mine["backend"] = exp.parse("backend", "torch")
+        out[fig.id] = mine
+    device = texts.get("device", "cpu")
+    if device != "cpu" and "device" in used:
+        try:
+            import torch
+        except ImportError:
+            raise ReproduceInputError(f"--device {device}: PyTorch is not installed (pip install -e '.[gpu]')") from None
+        if not torch.cuda.is_available():
+            raise ReproduceInputError(f"--device {device}: no CUDA device is visible to PyTorch here") from None
+    unknown = [name for name in texts if name not in used]
+    if unknown:
+        raise ReproduceInputError(f"--set {', '.join(unknown)}: no experiment of the chosen figures has "
+                                  f"{'this field' if len(unknown) == 1 else 'these fields'} (`theory run EXPERIMENT "
+                                  "--help` and `theory sweep --list` show an experiment's fields)")
+    return out
