@@ -45,7 +45,7 @@ SMALL = {
     "scaling.fig2": dict(runs=64, d=10, L=50),
     "scaling.fig45": dict(seeds=(0, 1, 2), grid=(8, 16, 24), d=6),
     "scaling.fig5": dict(seeds=(0, 1, 2), grid=(8, 16, 24), d=6),
-    "implicit_reg.fig1": dict(grid=(4, 8), ref=32, seeds=(0, 1), record=(10, 20), chunk=5, n=6, d=3, m=4),
+    "implicit_reg.fig1": dict(grid=(2, 4, 8), ref=32, seeds=(0, 1), record=(10, 20), chunk=5, n=6, d=3, m=4),
     "implicit_reg.fig2": dict(depths=(4, 8), seeds=(0, 1), n=4, d=3, m=6, record=(10, 30, 60)),
     "implicit_reg.table1_digits": dict(depths=(3, 6), seeds=(0,), n_train=30, m=4, lr=0.02, steps=10),
     "scaling.fig9": dict(hurst=(0.3, 0.8), beta=(0.3, 1.0), lrs=(1e-2,), L=12, d=5, epochs=2, batch=32, n_train=64),

@@ -528,7 +528,12 @@ def _run(args: argparse.Namespace) -> int:
     shown = [f"{k}={v}" if not isinstance(v, tuple) else f"{k}=({len(v)} values)" for k, v in overrides.items()]
     measures = f"{claim_id}: " if claim_id is not None else ""
     _say(f"{measures}{exp.name} (preset {', '.join([args.preset] + shown)}) on {where}: {elapsed:.3f} s")
-    summary = exp.summary(result) if exp.summary is not None else {}
+    try:
+        summary = exp.summary(result) if exp.summary is not None else {}
+    except ValueError as exc:  # a summary that fits a rate needs enough grid sizes, for instance
+        _say(f"theory run: the summary of {exp.name} cannot be formed at these sizes: {' '.join(str(exc).split())}",
+             sys.stderr)
+        return 2
     for key, value in summary.items():
         _say(f"  {key} = {value:.6g}" if isinstance(value, float) else f"  {key} = {value}")
     code = 0
@@ -536,7 +541,12 @@ def _run(args: argparse.Namespace) -> int:
     if verdict_of is not None:
         from theory.claims import Verdict
 
-        verdict = verdict_of(result)
+        try:
+            verdict = verdict_of(result)
+        except ValueError as exc:
+            _say(f"theory run: the verdict of {exp.name} cannot be formed at these sizes: "
+                 f"{' '.join(str(exc).split())}", sys.stderr)
+            return 2
         if not isinstance(verdict, Verdict):
             raise TypeError(f"the verdict of experiment {exp.name} returned {type(verdict).__name__}, not a "
                             "theory.claims.Verdict")

@@ -620,8 +620,8 @@ EXPECTED_APPD_GRAD = {"rtol": 1e-12}
 class Fig1Config(Config):
     """Sizes of :func:`measure_fig1` (GD of Eq. (4) on model (3), A = B = I not trained)."""
 
-    grid: tuple = field(Ints(low=2, min_len=2, increasing=True), (8, 16, 32, 64, 128), "Depths L of both panels "
-                        "(geometric).")
+    grid: tuple = field(Ints(low=2, min_len=3, increasing=True), (8, 16, 32, 64, 128), "Depths L of both panels "
+                        "(geometric; at least 3 for the slopes in L).")
     ref: int = field(Int(low=2), FIG1_REF, "Depth of the reference Z^{L_ref}(T) of the right panel (the paper: "
                      "2^14), above the largest depth of `grid`; L <= L_ref / 8 keeps the reference's bias <= 12.5 %.")
     seeds: tuple = seeds_field((0, 1, 2), "Draws of data (seed 1000 + s) and initialisation (seed s).")
