@@ -52,3 +52,28 @@ def test_paper_presets_are_the_documents_sgd():
         # Table 6.1: P = 1.8e8 samples at eps = 2e-5; Table 6.2: P = 1e6 at eps = 1
         steps = {e: round(max(cfg.tau_end / e, cfg.t_min) / min(cfg.h, cfg.u_step_max / e)) for e in cfg.eps_values}
         assert steps[2e-5] == 180_000_000 and steps[1.0] == 1_000_000
+
+
+def test_table61_erratum_control_a_longer_run_makes_the_printed_form_hold():
+    """At 20 x Table 6.1's P (tau = 0.72) every initialisation has recovered: the printed half holds, the record
+    fails."""
+    from theory.experiments.two_timescale import horizon
+
+    cfg = dataclasses.replace(horizon.TABLE61_PRESETS["check"], samples=3.6e9)
+    assert horizon.table61_erratum_verdict(horizon.recovery_times(cfg)).status == "fail"
+
+
+def test_table61_erratum_control_the_thesis_target_in_place_of_the_published_one_fails_the_correction():
+    from theory.experiments.two_timescale import horizon
+
+    cfg = dataclasses.replace(horizon.TABLE61_PRESETS["check"], f_code=(1.0, 4.0, 1.0, 2.0, 1.0, 4.0))
+    assert horizon.table61_erratum_verdict(horizon.recovery_times(cfg)).status == "fail"
+
+
+def test_admissible_positions_put_two_neurons_in_every_piece():
+    from theory.experiments.two_timescale import horizon
+
+    seeds, inits = horizon.admissible_positions(20, (0.2, 0.5), 5)
+    assert len(seeds) == 5 == len(set(seeds))
+    for u in inits:
+        assert all(np.count_nonzero((u > lo) & (u < hi)) >= 2 for lo, hi in ((0, 0.2), (0.2, 0.5), (0.5, 1)))

@@ -1797,4 +1797,5 @@ __all__ += ["ERRATA", "MEASURES", "PRESETS", "experiment_presets", "SPECS", "VER
             "SECOND_PHASE_PRESETS", "SecondPhaseConfig", "SecondPhaseResult", "measure_prop67_second_phase",
             "prop67_second_phase_verdict", "prop67_second_phase_erratum_verdict"]
 
+from . import horizon  # noqa: E402,F401  (Table 6.1 against the recovery time of the limit)
 from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)
