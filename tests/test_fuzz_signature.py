@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import theory.signature as S
 from _fuzz import Spec, fuzz, public_callables, seed, sweep
+from test_signature_batch import BATCH_SPEC
 
 N_EX = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 
@@ -155,6 +156,7 @@ def _time_augment(draw):
 SPECS = {
     "signature": Spec(S.signature, _signature, examples=N_EX,
                       check=lambda out, kw: _levels(out, np.shape(kw["path"])[1], kw["depth"])),
+    "signature_batch": BATCH_SPEC,
     "to_standard": Spec(S.to_standard, lambda draw: {"sig": _sig(draw)[0]}, check=_check_sig_like("sig"),
                         examples=N_EX),
     "to_factorial": Spec(S.to_factorial, lambda draw: {"sig": _sig(draw)[0]}, check=_check_sig_like("sig"),

@@ -48,7 +48,8 @@ from theory._validation import (
 from . import _kernels as K
 
 __all__ = [
-    "signature", "to_standard", "to_factorial", "chen", "kernel", "signature_inner", "signature_norm",
+    "signature", "signature_batch", "to_standard", "to_factorial", "chen", "kernel", "signature_inner",
+    "signature_norm",
     "linear_kernel", "total_variation", "time_augment", "rnn", "ode_solution", "cde_solution", "star_products",
     "taylor_expansion", "rkhs_coefficients", "rkhs_norm", "activation_derivatives", "derivative_sup",
     "derivative_bound", "lambda_bound", "ACTIVATIONS",
@@ -199,8 +200,12 @@ def signature(path, depth, normalization="factorial", *, max_work=None):
     r"""Truncated signature of a piecewise-linear path, levels 0..``depth`` (Definition 5.4, thesis (Marion), ch. 5).
 
     Computed segment by segment with Chen's relation (Prop. 5.21): a segment of increment
-    :math:`\Delta` has standard level k :math:`\Delta^{\otimes k}/k!`; the running signature is
-    multiplied by it with a Horner scheme in O(d^depth) per segment.
+    :math:`\Delta` has standard level k :math:`\Delta^{\otimes k}/k!`, and
+    :math:`S = \exp(\Delta_1)\otimes\cdots\otimes\exp(\Delta_{n-1})` is built from the last segment
+    backwards, :math:`S \leftarrow \exp(\Delta)\otimes S`, each level with the Horner scheme
+    :math:`S^k \mathrel{+}= \Delta\otimes(S^{k-1} + \tfrac{\Delta}{2}\otimes(S^{k-2} + \tfrac{\Delta}{3}\otimes(\cdots
+    + \tfrac{\Delta}{k})))` in O(d^depth) per segment (the top level's increments are applied eight
+    segments at a time). The returned levels are views of one contiguous buffer.
 
     Parameters
     ----------
@@ -239,23 +244,114 @@ def signature(path, depth, normalization="factorial", *, max_work=None):
     func = "theory.signature.signature"
     arr = _path(path, "path", func)
     check_choice(normalization, "normalization", _NORMS, func=func)
-    factorial = normalization == "factorial"
     depth = _depth(depth, arr.shape[1], func, maximum=_MAX_LEVEL_NDIM,
                    why=f" (level k is an array of k axes, and NumPy arrays have at most {_MAX_LEVEL_NDIM})")
     _signature_work(arr.shape[0], arr.shape[1], depth, func, max_work)
-    flat = K.signature_flat(arr, depth)  # levels stored with reversed index order
-    d = arr.shape[1]
-    levels, pos = [], 0
+    flat, ok = K.signature_levels(arr, depth, normalization == "factorial")
+    if not ok:
+        raise NonFiniteError(f"{func}: the signature overflowed to NaN or inf. The path's increments are too large "
+                             f"for this depth.")
+    return _levels_of(flat, arr.shape[1], depth, ())
+
+
+def _levels_of(flat, d, depth, lead):
+    """Views of the flat row-major levels (last axis of ``flat``) as arrays of shapes lead + (d,) * k."""
+    out, pos = [], 0
     for k in range(depth + 1):
         n = d ** k
-        levels.append(flat[pos:pos + n].reshape((d,) * k).transpose(tuple(range(k - 1, -1, -1))).copy())
+        out.append(flat[..., pos:pos + n].reshape(lead + (d,) * k))
         pos += n
-    if factorial:
-        with np.errstate(over="ignore", invalid="ignore"):
-            levels = [lv * float(math.factorial(k)) for k, lv in enumerate(levels)]
-    for lv in levels:
-        check_finite_output(lv, "the signature", func=func, hint="The path's increments are too large for this depth.")
-    return levels
+    return out
+
+
+def _threads(n_threads, func):
+    import numba
+
+    top = int(numba.config.NUMBA_NUM_THREADS)
+    if n_threads is None:
+        return int(numba.get_num_threads())
+    return check_int(n_threads, "n_threads", func=func, minimum=1, maximum=top)
+
+
+def signature_batch(paths, depth, normalization="factorial", *, n_threads=None, max_work=None):
+    r"""Truncated signatures of a batch of piecewise-linear paths of one length, in parallel over the batch.
+
+    Path b gets :func:`signature` ``(paths[b], depth, normalization)`` (Definition 5.4, thesis (Marion),
+    ch. 5): Chen's relation (Prop. 5.21) segment by segment, :math:`S(X) = \exp(\Delta_1)\otimes\cdots
+    \otimes\exp(\Delta_{n-1})` with :math:`\exp(\Delta)^k = \Delta^{\otimes k}/k!` (standard levels; the
+    factorial ones carry k!), the same values bit for bit as one call per path.
+
+    Parameters
+    ----------
+    paths : array_like, shape (batch, n_points, d)
+        batch >= 1 paths of at least 2 finite points each, d >= 1.
+    depth : int >= 0
+        Truncation level N, at most 64, with sum_k d^k <= 1e8 entries per path and batch * sum_k d^k <= 1e8
+        in all.
+    normalization : {"factorial", "standard"}
+        As in :func:`signature`.
+    n_threads : int, optional
+        Threads of the parallel loop over the batch, 1 to ``numba.config.NUMBA_NUM_THREADS``; default
+        ``numba.get_num_threads()`` (all cores unless set lower). The caller's setting is restored afterwards.
+    max_work : float, optional
+        Budget in floating-point operations for the whole batch (default ``theory._validation.MAX_WORK``); the
+        cost is estimated before the computation runs.
+
+    Returns
+    -------
+    list of ndarray
+        ``depth + 1`` float64 arrays of shapes ``(batch,)``, ``(batch, d)``, ``(batch, d, d)``, ...: level k
+        of path b is ``out[k][b]``. They are views of one (batch, sum_k d^k) buffer.
+
+    Raises
+    ------
+    TypeError
+        ``paths`` not a real array, ``depth`` or ``n_threads`` not an integer, ``normalization`` not a string.
+    ValueError
+        ``paths`` not of shape (batch, n_points, d) with batch >= 1, n_points >= 2, d >= 1, or not finite;
+        ``depth`` or ``n_threads`` out of range; a batch over the entry or work limits (refused before any
+        computation); an unknown ``normalization``.
+    theory.NonFiniteError
+        A signature overflowed (increments too large for the depth).
+
+    Examples
+    --------
+    >>> paths = np.cumsum(np.full((4, 3, 2), 0.1), axis=1)
+    >>> sigs = signature_batch(paths, 2)
+    >>> sigs[2].shape
+    (4, 2, 2)
+    >>> bool(np.allclose(sigs[2][1], signature(paths[1], 2)[2]))
+    True
+    """
+    func = "theory.signature.signature_batch"
+    arr = as_float_array(paths, "paths", func=func, ndim=3)
+    nb, npts, d = arr.shape
+    if nb < 1 or npts < 2 or d < 1:
+        raise ValueError(f"`paths` of {func} must have shape (batch, n_points, d) with batch >= 1, n_points >= 2 "
+                         f"and d >= 1; got {arr.shape}.")
+    check_choice(normalization, "normalization", _NORMS, func=func)
+    depth = _depth(depth, d, func, maximum=_MAX_LEVEL_NDIM,
+                   why=f" (level k is an array of k axes, and NumPy arrays have at most {_MAX_LEVEL_NDIM})")
+    size = _size(d, depth)
+    if nb * size > _MAX_ENTRIES:
+        raise ValueError(f"`paths` of {func}: {nb} signatures of {size} entries are {nb * size} entries, more than "
+                         f"the {_MAX_ENTRIES} allowed; split the batch or lower `depth`.")
+    threads = _threads(n_threads, func)
+    per_segment = 7.0 * size if d > 1 else depth + 1.5 * depth * max(depth - 1, 0)
+    check_work(nb * (npts - 1) * per_segment, "depth", depth, func=func, max_work=max_work,
+               hint=f"{nb} paths of {npts - 1} segments in dimension {d}.")
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        flat, ok = K.signature_batch_levels(arr, depth, normalization == "factorial", threads)
+    finally:
+        numba.set_num_threads(before)
+    if not ok:
+        raise NonFiniteError(f"{func}: a signature overflowed to NaN or inf. The paths' increments are too large "
+                             f"for this depth.")
+    return _levels_of(flat, d, depth, (nb,))
 
 
 def to_standard(sig):
@@ -428,6 +524,9 @@ def kernel(path_x, path_y, depth, *, max_work=None):
 
     The kernel K of section 5.2.2 of the thesis (Marion), chapter 5, of the paths as given (apply
     :func:`time_augment` first for the chapter's :math:`K(X, Y) = \langle S(\bar X), S(\bar Y)\rangle`).
+    With the standard levels :math:`S^k` of :func:`signature`,
+    :math:`K = \sum_{k\le N} (k!)^2 \langle S^k(X), S^k(Y)\rangle`: both signatures and the weighted
+    dot product are computed in one compiled call.
 
     Parameters
     ----------
@@ -463,15 +562,10 @@ def kernel(path_x, path_y, depth, *, max_work=None):
     depth = _depth(depth, x.shape[1], func, maximum=_MAX_KERNEL_DEPTH, why=" (level k carries (k!)^2, which leaves "
                    "float64 beyond 98)")
     _signature_work(x.shape[0] + y.shape[0] - 1, x.shape[1], depth, func, max_work)
-    sx = K.signature_flat(x, depth)
-    sy = K.signature_flat(y, depth)
-    off = K.offsets(x.shape[1], depth)
-    total = 0.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        for k in range(depth + 1):
-            w = float(math.factorial(k)) ** 2
-            total += w * float(sx[off[k]:off[k + 1]] @ sy[off[k]:off[k + 1]])
-    return _check_float(total, "the kernel", func, "The paths' increments are too large.")
+    total, ok = K.kernel_levels(x, y, depth)
+    if not ok:
+        raise NonFiniteError(f"{func}: the kernel overflowed to NaN or inf. The paths' increments are too large.")
+    return float(total)
 
 
 def linear_kernel(a, b):
