@@ -600,3 +600,103 @@ def test_resnet_and_momentum_reach_into_no_other_package_private_module():
             if not name.startswith(own + "."):
                 bad.append(f"{mod} imports {name}")
     assert not bad, bad
+
+
+# ------------------------------------------------ the streaming row products with next-slice requests
+
+def _loop_round_trip(x0, theta, gamma):
+    """Eq. (4.2) then (4.3) with f = tanh(theta_n x), one NumPy statement per update (the bench's loop)."""
+    N = theta.shape[0]
+    xs, vs = [np.asarray(x0, float)], [np.zeros_like(x0, dtype=float)]
+    c = 1.0 - gamma
+    for n in range(N):
+        vs.append(gamma * vs[-1] + c * np.tanh(theta[n] @ xs[-1]))
+        xs.append(xs[-1] + vs[-1])
+    rx, rv = [xs[-1]], [vs[-1]]
+    for n in range(N - 1, -1, -1):
+        rx.append(rx[-1] - rv[-1])
+        rv.append((rv[-1] - c * np.tanh(theta[n] @ rx[-1])) / gamma)
+    return np.array(xs), np.array(vs), np.array(rx[::-1]), np.array(rv[::-1])
+
+
+@pytest.mark.parametrize("d, N", [(32, 1), (64, 1), (64, 2), (64, 37), (33, 9), (100, 5)])
+def test_streaming_path_with_prefetch_matches_the_numpy_loop(d, N):
+    """The single-input path at d >= 32 (row products that request the next slice of the pass while they sum
+    this one: slice k + 1 forwards, k - 1 for the inverse, none past either end) against the NumPy loop, whole
+    trajectories, depth 1 and 2 included and widths that are not multiples of the cache line's 8 floats."""
+    rng = np.random.default_rng(d * 100 + N)
+    theta = rng.standard_normal((N, d, d)) / np.sqrt(d)
+    x0 = rng.standard_normal(d)
+    gamma = 0.97
+    xs, vs = M.forward(x0, None, theta, "tanh", gamma)
+    rx, rv = M.inverse(xs[-1], vs[-1], theta, "tanh", gamma)
+    ref = _loop_round_trip(x0, theta, gamma)
+    for got, want in zip((xs, vs, rx, rv), ref):
+        assert np.abs(got - want).max() <= 1e-13
+    assert np.abs(rx[0] - x0).max() <= 1e-13
+
+
+def test_streaming_path_tied_weights_equal_repeated_slices_bit_for_bit():
+    """Tied weights (no requests: the one slice stays in cache) and the same slice repeated (requests for the
+    next slice) run the same sums: equal bit for bit, forward and inverse, at d = 64."""
+    rng = np.random.default_rng(23)
+    th1 = rng.standard_normal((1, 64, 64)) / 8.0
+    x0 = rng.standard_normal(64)
+    a = M.forward(x0, None, th1, "tanh", 0.9, depth=30)
+    b = M.forward(x0, None, np.repeat(th1, 30, axis=0), "tanh", 0.9)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    ra = M.inverse(a[0][-1], a[1][-1], th1, "tanh", 0.9, depth=30)
+    rb = M.inverse(b[0][-1], b[1][-1], np.repeat(th1, 30, axis=0), "tanh", 0.9)
+    assert np.array_equal(ra[0], rb[0]) and np.array_equal(ra[1], rb[1])
+
+
+def test_streaming_path_takes_non_contiguous_theta_and_linear_family():
+    rng = np.random.default_rng(29)
+    big = rng.standard_normal((12, 64, 128)) / 16.0
+    theta = big[::2, :, ::2]  # neither C- nor F-contiguous
+    x0 = rng.standard_normal(64)
+    xs, vs = M.forward(x0, None, theta, "linear", 0.8)
+    xc, vc = M.forward(x0, None, np.ascontiguousarray(theta), "linear", 0.8)
+    assert np.array_equal(xs, xc) and np.array_equal(vs, vc)
+    x, v = x0.copy(), np.zeros(64)
+    for n in range(theta.shape[0]):
+        v = 0.8 * v + 0.2 * (theta[n] @ x)
+        x = x + v
+    assert np.abs(xs[-1] - x).max() <= 1e-13 * max(1.0, np.abs(x).max())
+    rx, _ = M.inverse(xs[-1], vs[-1], theta, "linear", 0.8)
+    assert np.abs(rx[0] - x0).max() <= 1e-12
+
+
+@pytest.mark.parametrize("nxt", [-1, 0, 1, 2, 5])
+def test_row_products_are_the_same_with_and_without_requests(nxt):
+    """The request of another slice (in range, the slice itself, or past the end: none) changes no bit of the
+    products."""
+    from theory.momentum._kernels import _matvec_descending
+
+    rng = np.random.default_rng(31)
+    d = 40
+    theta = rng.standard_normal((3, d * d))
+    xs = rng.standard_normal((2, 1, d))
+    plain, hinted = np.empty((1, d)), np.empty((1, d))
+    _matvec_descending(theta, 1, xs, 1, plain, d)
+    _matvec_descending(theta, 1, xs, 1, hinted, d, nxt)
+    assert np.array_equal(plain, hinted)
+    np.testing.assert_allclose(plain[0], theta[1].reshape(d, d) @ xs[1, 0], rtol=0, atol=1e-13)
+
+
+def test_streaming_path_huge_and_tiny_magnitudes():
+    rng = np.random.default_rng(37)
+    for scale in (1e-150, 1e150):
+        theta = rng.standard_normal((4, 64, 64)) / 8.0
+        x0 = rng.standard_normal(64) * scale
+        xs, vs = M.forward(x0, None, theta, "linear", 0.5)
+        x, v = x0.copy(), np.zeros(64)
+        for n in range(4):
+            v = 0.5 * v + 0.5 * (theta[n] @ x)
+            x = x + v
+        np.testing.assert_allclose(xs[-1], x, rtol=1e-12, atol=0)
+    from theory._errors import NonFiniteError
+
+    theta = np.full((3, 64, 64), 1e300)  # finite weights whose products overflow: an overflow, not a bad theta
+    with pytest.raises(NonFiniteError, match="positions overflowed"):
+        M.forward(np.ones(64), None, theta, "linear", 0.5)

@@ -316,3 +316,94 @@ def test_parallel_kernels_are_distinct_functions():
     X = np.random.default_rng(15).standard_normal((8, 50))
     _batch._mask_rows_par(X, 3, 1.0, np.empty_like(X), np.empty(8, dtype=np.intp))
     assert numba.threading_layer() in ("omp", "tbb", "workqueue")
+
+
+# ----------------------------------------------- the radix rows: zeros, the closed-form rank sums, phase 1
+
+def _bits_equal(a, b):
+    """Equal bit for bit, the sign of zero included (assert_array_equal takes -0.0 == 0.0)."""
+    a, b = np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64)
+    return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
+@pytest.mark.parametrize("n", [2048, 5000, 140_000])  # radix rows: the kernel's scratch, then NumPy's
+@pytest.mark.parametrize("desc", [True, False])
+def test_radix_rows_with_signed_zeros_equal_reference_bit_for_bit(n, desc):
+    """Rows sorted inside the kernel decode every value from its key and read only the run of zero keys back
+    from x (the sign of a zero): soft sort (values only, and with its Jacobian) and soft rank equal the
+    NumPy reference bit for bit, zeros' signs included, with many +0.0 and -0.0, ties, tiny and huge
+    magnitudes, and rows without any zero."""
+    rng = np.random.default_rng(n + desc)
+    regs = (1e-3, 1.0, 1e250) if n < 10_000 else (1.0,)
+    for trial in range(3):
+        x = np.round(rng.standard_normal(n), 2) * 10.0 ** rng.integers(-5, 5)
+        if trial == 0:
+            x[rng.integers(0, n, n // 4)] = -0.0
+            x[rng.integers(0, n, n // 4)] = 0.0
+        elif trial == 1:
+            x[rng.integers(0, n, 3)] = -0.0
+            x[x == 0.0] = -0.0
+            x[:2] = (1e-300, -1e-300)
+        else:
+            x[x == 0.0] = 0.5
+        for reg in regs:
+            _, ys = _soft._sort_core(x, reg, 2.0, "f")
+            want = ys if desc else ys[::-1]
+            assert _bits_equal(soft_sort(x, reg, 2.0, desc), want)
+            assert _bits_equal(soft_sort_with_jacobian(x, reg, 2.0, desc)[0], want)
+            _, yr = _soft._rank_core(x if desc else -x, reg, 2.0, "f")
+            assert _bits_equal(soft_rank(x, reg, 2.0, desc), yr)
+            assert _bits_equal(soft_rank_with_jacobian(x, reg, 2.0, desc)[0], yr)
+
+
+def test_zero_run_finds_the_keys_of_zero():
+    from theory.topk import _radix
+
+    rng = np.random.default_rng(41)
+    for n in (1, 2, 3, 10, 1000):
+        for x in (rng.standard_normal(n), np.zeros(n), -np.zeros(n), np.r_[np.zeros(n // 2), -np.ones(n - n // 2)]):
+            for desc in (False, True):
+                order, keys = _radix._radix_argsort(x, desc)
+                lo, hi = _batch._zero_run(keys, desc)
+                zeros = np.flatnonzero(x[order] == 0.0)
+                if zeros.size:
+                    assert (lo, hi) == (zeros[0], zeros[-1] + 1)
+                else:
+                    assert lo == hi
+
+
+def test_rank_mean_closed_form_is_the_pairwise_sum():
+    """The mean of the ranks n - i over a block, in closed form for n <= 2^26, equals the pairwise sum of
+    those values divided by the block's length bit for bit; longer rows take the sum itself."""
+    rng = np.random.default_rng(43)
+    for trial in range(400):
+        n = int(rng.choice([1, 2, 7, 1000, 10**6, 2**26]))
+        a = int(rng.integers(0, n))
+        b = int(rng.integers(a + 1, min(n, a + 5000) + 1))
+        rho = (n - np.arange(a, b)).astype(np.float64)  # the pairwise order depends on the offsets from a only
+        want = _batch._npsum(rho, 0, b - a) / float(b - a)
+        assert _batch._rank_mean(np.empty(0), a, b, n) == want  # the closed form touches no scratch
+    n = 2**26 + 1  # the summing branch
+    d = np.empty(300)
+    rho = np.array([float(n - i) for i in range(300)])
+    assert _batch._rank_mean(d, 3, 300, n) == _batch._npsum(rho, 3, 300) / 297.0
+
+
+@pytest.mark.parametrize("n", [1, 2, 5000, 70_000])
+def test_radix_phase_one_every_pass_count(n):
+    """Phase 1 computes the keys on the fly and lands in keys/order after any number of passes: none (every
+    high half equal), an even number (8-bit digits, or a shared digit skipped) and an odd one (11-bit
+    digits); the permutation is the stable argsort and the keys are the order keys of the sorted values."""
+    from theory.topk import _radix
+
+    rng = np.random.default_rng(n)
+    cases = [1.0 + rng.integers(0, 2**20, n) * 2.0**-52,  # one high half: no pass in phase 1
+             np.round(rng.standard_normal(n), 3),
+             rng.integers(0, 3, n).astype(float) * 2.0**-20 + 1.0,  # low high-half digit only
+             rng.standard_normal(n) * 10.0 ** rng.integers(-300, 300, n)]
+    for x in cases:
+        for desc in (False, True):
+            for bits in (0, 8, 11, 16):
+                order, keys = _radix._radix_argsort(x, desc, bits)
+                np.testing.assert_array_equal(order, np.argsort(-x if desc else x, kind="stable"))
+                np.testing.assert_array_equal(_radix._values(keys, desc), x[order] + 0.0)  # -0.0 reads as +0.0
