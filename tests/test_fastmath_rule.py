@@ -20,7 +20,7 @@ import theory
 
 ALLOWED = [frozenset(), frozenset({"contract"}), frozenset({"contract", "reassoc"})]
 #: the kernels allowed to reassociate their sums (single-input row products of width >= 32)
-REASSOC = {"theory._residual_kernels.matvec_reassoc", "theory.momentum._kernels._matvec_descending"}
+REASSOC = {"theory._residual_kernels.matvec_reassoc", "theory.momentum._kernels._matvec_prefetch"}
 CONVENTIONS = Path(__file__).resolve().parents[1] / "docs" / "conventions.md"
 
 
@@ -92,10 +92,10 @@ def test_reassociated_row_sums_are_within_a_few_units_of_the_last_place(kernel, 
             w = np.empty(d)
             matvec_reassoc(theta, np.uint64(0), x, np.uint64(0), w, d)
         else:
-            from theory.momentum._kernels import _matvec_descending
+            from theory.momentum._kernels import _matvec_prefetch
 
             out = np.empty((1, d))
-            _matvec_descending(theta.reshape(1, -1), 0, x.reshape(1, 1, d), 0, out, d)
+            _matvec_prefetch(theta.reshape(1, -1), 0, x.reshape(1, 1, d), 0, out, d)
             w = out[0]
         exact, scale = _exact_rows(theta, x)
         err = np.abs(w - exact)

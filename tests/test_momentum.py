@@ -671,15 +671,15 @@ def test_streaming_path_takes_non_contiguous_theta_and_linear_family():
 def test_row_products_are_the_same_with_and_without_requests(nxt):
     """The request of another slice (in range, the slice itself, or past the end: none) changes no bit of the
     products."""
-    from theory.momentum._kernels import _matvec_descending
+    from theory.momentum._kernels import _matvec_prefetch
 
     rng = np.random.default_rng(31)
     d = 40
     theta = rng.standard_normal((3, d * d))
     xs = rng.standard_normal((2, 1, d))
     plain, hinted = np.empty((1, d)), np.empty((1, d))
-    _matvec_descending(theta, 1, xs, 1, plain, d)
-    _matvec_descending(theta, 1, xs, 1, hinted, d, nxt)
+    _matvec_prefetch(theta, 1, xs, 1, plain, d)
+    _matvec_prefetch(theta, 1, xs, 1, hinted, d, nxt)
     assert np.array_equal(plain, hinted)
     np.testing.assert_allclose(plain[0], theta[1].reshape(d, d) @ xs[1, 0], rtol=0, atol=1e-13)
 

@@ -50,7 +50,7 @@ def _prefetch_l2(typingctx, arr, idx):
 
 
 @njit(**_JIT_REASSOC)
-def _matvec_descending(theta, k, xs, src, o, d, nxt=-1):
+def _matvec_prefetch(theta, k, xs, src, o, d, nxt=-1):
     """o[0, i] = sum_j theta[k, i d + j] xs[src, 0, j] for i < d, each sum in an order the compiler may choose;
     when 0 <= nxt < theta.shape[0], row i of slice ``nxt`` (the next one the pass reads: k + 1 forwards, k - 1
     for the inverse) is requested into the level-2 cache while row i of slice k is summed.
@@ -65,9 +65,8 @@ def _matvec_descending(theta, k, xs, src, o, d, nxt=-1):
     requests (27 ms). Offsets are unsigned (no wraparound tests), which lets the sums vectorise.
 
     A NaN or infinite term still makes its sum NaN or infinite ("reassoc" assumes nothing about finiteness),
-    so theta's finiteness can be read from o (:func:`theory._residual_kernels.product_check`). (The name is
-    that of the first version, written for the descending pass; tests/test_fastmath_rule.py and
-    docs/conventions.md list the kernel by it as one of the two allowed to reassociate.)"""
+    so theta's finiteness can be read from o (:func:`theory._residual_kernels.product_check`); it is one of the
+    two kernels allowed to reassociate (docs/conventions.md)."""
     P = np.uint64(theta.shape[1])
     th = theta.reshape(-1)
     tr = xs.reshape(-1)
@@ -96,14 +95,14 @@ def _layer(code, m, xs, src, theta, k, fbuf, work, step):
     """fbuf = f(xs[src], theta[k]); returns the number of non-finite entries of theta[k].
 
     The products theta_k x are computed first (a single input of the linear or tanh family with
-    d >= ROW_REASSOC_MIN_D by the streaming row products of :func:`_matvec_descending`, which request the slice
+    d >= ROW_REASSOC_MIN_D by the streaming row products of :func:`_matvec_prefetch`, which request the slice
     k + step, the next one the pass reads, while they sum this one: step +1 forwards, -1 for the inverse, 0 for
     tied weights; every other case by the shared residual loop without its outer tanh),
     theta's finiteness is read from them as in theory.resnet (:func:`theory._residual_kernels.product_check`:
     the slice is counted only when a product is not finite), then the tanh family's activation is applied."""
     B, d = fbuf.shape
     if B == 1 and (code == LINEAR or code == TANH) and d >= ROW_REASSOC_MIN_D:
-        _matvec_descending(theta, k, xs, src, fbuf, d, k + step if step != 0 else -1)
+        _matvec_prefetch(theta, k, xs, src, fbuf, d, k + step if step != 0 else -1)
     else:
         residual(code, m, xs[src], theta[k], fbuf, work, False)
     bad = product_check(code, theta, k, fbuf)
