@@ -492,7 +492,8 @@ register_figure(
              Printed("regularity after training", None, "Section 4.2 (curves only)", measured="exponent_trained",
                      note="variogram exponents of (smooth, beta = 1), (i.i.d., 1/2), (i.i.d., 1): smooth, ODE-like "
                           "for the first, rough for the others")),
-    preset_note="the paper preset has L = 1000 and d = 30 (Table 4) but keeps the synthetic task (no MNIST here)",
+    preset_note=("the paper preset has L = 1000 and d = 30 (Table 4) but keeps the synthetic task (no MNIST here); it "
+                 "did not finish in 30 min on one core of the loaded 2-core machine of results/"),
 )
 
 register_figure(
