@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import numba
 import numpy as np
 
 from .._errors import NonFiniteError
@@ -598,11 +599,14 @@ def topk_mask(x, k, reg=1.0, p=2.0, *, max_iter=None, tol=None, axis=-1):
         m, n = rows.shape  # p = 2: every row's first window in one compiled call, the others by the 1-D code
         Y = np.empty((m, n))
         status = np.empty(m, dtype=np.intp)
-        par = m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
+        par = (m >= _batch.PARALLEL_MIN_ROWS and m * n >= _batch.PARALLEL_MIN_WORK
+               and numba.get_num_threads() >= _batch.MASK_PARALLEL_MIN_THREADS)
         (_batch._mask_rows_par if par else _batch._mask_rows)(rows, int(k), float(reg), Y, status)
+        # rows of status OK are finite (0, 1 or a value clipped to [0, 1] from a finite pooled value);
+        # the others are the 1-D operator's, which checks its own output
         for r in np.flatnonzero(status):
             Y[r] = topk_mask(rows[r], k, reg, p, max_iter=max_iter, tol=tol)
-        return check_finite_output(Y.reshape(X.shape), "the mask", func=func, hint="Increase `reg` or rescale `x`.")
+        return Y.reshape(X.shape)
     x, k, reg, p = _validate(x, k, reg, p, func)
     y, *_ = _forward(x, k, reg, p, "mask", func, max_iter=mi, tol=tl)
     return check_finite_output(y, "the mask", func=func, hint="Increase `reg` or rescale `x`.")

@@ -306,6 +306,10 @@ def _avg_rows_par(U, O, R, NB, G, mode):
 PARALLEL_MIN_WORK = 50_000
 #: a single row is never split across threads; batches need at least this many rows to go parallel
 PARALLEL_MIN_ROWS = 2
+#: the top-k mask's rows go parallel only with at least this many Numba threads: its rows cost a few
+#: microseconds, and on two threads of one physical core (hyper-threads) the parallel loop measured
+#: 1.5 to 4 times slower than the serial one (256 x 1000, Intel Xeon, 2 vCPUs)
+MASK_PARALLEL_MIN_THREADS = 3
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -317,6 +321,7 @@ PARALLEL_MIN_ROWS = 2
 
 _CLIP = 4.0  # theory.topk._api._CLIP
 _EPS = 2.220446049250313e-16
+_MASK_SLACK = 1e-9  # normalised units below the mask's lower bound on gamma (a window cut, not a result)
 
 
 @njit(**_JIT)
@@ -334,84 +339,186 @@ def _kth_largest(x, k):
             buf[j] = buf[j - 1]
             j -= 1
         buf[j] = v
+    lo = buf[0]  # in a register: the loop reads x only
     for i in range(k, n):
         v = x[i]
-        if v > buf[0]:
+        if v > lo:
             j = 0
             while j + 1 < k and buf[j + 1] < v:
                 buf[j] = buf[j + 1]
                 j += 1
             buf[j] = v
-    return buf[0]
+            lo = buf[0]
+    return lo
 
 
 @njit(**_JIT)
-def _mask_row(x, k, reg, y):
+def _sort_desc(a, s):
+    """s[:m] = the values of a (m entries) in decreasing order: insertion sort up to 48 entries (the
+    mask's cut windows; Numba's np.sort costs about 3 us on 90 entries), else np.sort of -a. Returns s[:m]."""
+    m = a.shape[0]
+    s = s[:m]
+    if m > 48:
+        for j in range(m):
+            s[j] = -a[j]
+        s.sort()
+        for j in range(m):
+            s[j] = -s[j]
+        return s
+    for i in range(m):
+        v = a[i]
+        j = i
+        while j > 0 and s[j - 1] < v:
+            s[j] = s[j - 1]
+            j -= 1
+        s[j] = v
+    return s
+
+
+@njit(**_JIT)
+def _mask_pav(s, k, sk, reg, t, yr, xr, wb, r):
+    """The pooled block of the mask on the window s (decreasing, K entries): t[:K] = clip((s - sk)/reg,
+    +-4), the decreasing fit of t - 1_k as :func:`_pav_decreasing` computes it (the increasing kernel on
+    the reversed targets; yr, xr, wb, r scratch of length >= K + 1). Returns (a0, b0, gamma, v_{k-1},
+    status): the block [a0, b0) holding k - 1 and its value."""
+    K = s.shape[0]
+    for j in range(K):
+        tj = min(max((s[j] - sk) / reg, -_CLIP), _CLIP)
+        t[j] = tj
+        yr[K - 1 - j] = tj - (1.0 if j < k else 0.0)
+    nb, status = _pav_unit(yr[:K], xr[:K], wb[:K], r)
+    if status != 0:
+        return 0, 0, 0.0, 0.0, status
+    # decreasing block starts rr[q] = K - r[nb - q]; the block of k - 1: the last rr[q] <= k - 1
+    q = nb - 1
+    while K - r[nb - q] > k - 1:
+        q -= 1
+    a0 = K - r[nb - q]
+    b0 = K - r[nb - q - 1]
+    return a0, b0, xr[K - 1 - a0], xr[K - k], 0
+
+
+@njit(**_JIT)
+def _mask_row(x, k, reg, y, F, I):
+    """One row of the p = 2 mask on its first window W = {x_i > x_[k] - reg} (theory.topk._api._forward),
+    accepted as theory.topk._api._mask_solver does.
+
+    Only the sorted pooled block enters the result, so the window is cut further to the candidates
+    whose normalised score t_i = (x_i - x_[k])/reg exceeds c, a lower bound on the pooled value gamma
+    (the largest of -1, -3/4, -1/2, -1/4 where the decreasing f(g) = sum_W clip(t_i - g, 0, 1), is at least k, f(gamma) = k:
+    then g <= gamma; block members j >= k have t_j >= gamma, since each prefix of a block of the increasing
+    fit of the reversed targets has mean >= the block's). The pool-adjacent-violators pass on that
+    sub-window runs the same operations as on W provided its lowest entry is not pooled with the
+    boundary block (no look-back reaches the entries left out) and a gap separates the scores kept
+    from those left out (no tie pool below can reach up); otherwise W itself is sorted. Outputs by
+    score: every tie of t lies in one PAV block, so y_i = 1 above the block, clip(t_i - gamma, 0, 1)
+    in it, 0 below (the sorted-position assignment, bit for bit). F (8, n + 1) float64 and I (2, n + 1)
+    intp: scratch."""
     n = x.shape[0]
-    thr = _kth_largest(x, k) - reg
-    full = not (thr > -np.inf)
-    cand = np.empty(n, dtype=np.intp)
+    cv = F[0]
+    ci = I[0]
     K = 0
     nxt = -np.inf
-    for i in range(n):
-        if full or x[i] > thr:
-            cand[K] = i
-            K += 1
-        elif x[i] > nxt:
-            nxt = x[i]
+    sk = _kth_largest(x, k)
+    thr = sk - reg
+    full = not (thr > -np.inf)
+    if full:
+        thr = -np.inf
+    for i in range(n):  # branch free: every entry is written at K, kept by advancing K
+        xi = x[i]
+        keep = full or xi > thr
+        cv[K] = xi
+        ci[K] = i
+        K += 1 if keep else 0
+        nxt = max(nxt, -np.inf if keep else xi)
     full = full or K == n
     if K <= k:
         return FALLBACK
-    cand = cand[:K]
-    neg = np.empty(K)
+    tc = F[1]
+    sv = F[2]
+    # c: a lower bound on gamma in [-1, 0] (f(0) <= k - 1 < k): the largest of g = -1, -3/4, -1/2, -1/4
+    # with f(g) >= k, the four sums in the pass that forms t (independent chains)
+    f0 = 0.0
+    f1 = 0.0
+    f2 = 0.0
+    f3 = 0.0
     for j in range(K):
-        neg[j] = -x[cand[j]]
-    order = cand[np.argsort(neg)]  # ties in any order: tied entries get equal outputs
-    sk = x[order[k - 1]]
-    t = np.empty(K)
-    for j in range(K):
-        v = (x[order[j]] - sk) / reg
-        t[j] = min(max(v, -_CLIP), _CLIP)
-    tw = np.empty(K)
-    for j in range(K):
-        tw[j] = t[j] - (1.0 if j < k else 0.0)
-    v = np.empty(K)
-    rr = np.empty(K + 1, dtype=np.intp)
-    nb, status = _pav_decreasing(tw, v, np.empty(K), np.empty(K + 1, dtype=np.intp), rr)
-    if status != 0:
-        return FALLBACK
-    r = np.searchsorted(rr[:nb + 1], k - 1, side="right") - 1
-    a0 = rr[r]
-    b0 = rr[r + 1]
-    vk = v[k - 1]
-    gam = v[a0]
+        tj = min(max((cv[j] - sk) / reg, -_CLIP), _CLIP)
+        tc[j] = tj
+        f0 += min(max(tj + 1.0, 0.0), 1.0)
+        f1 += min(max(tj + 0.75, 0.0), 1.0)
+        f2 += min(max(tj + 0.5, 0.0), 1.0)
+        f3 += min(max(tj + 0.25, 0.0), 1.0)
+    fk = float(k)
+    small = f0 >= fk
+    if small:
+        lo = -0.25 if f3 >= fk else (-0.5 if f2 >= fk else (-0.75 if f1 >= fk else -1.0))
+        c = lo - _MASK_SLACK
+        Ks = 0
+        tin = np.inf
+        tout = -np.inf
+        for j in range(K):
+            if tc[j] > c:
+                sv[Ks] = cv[j]
+                Ks += 1
+                tin = min(tin, tc[j])
+            else:
+                tout = max(tout, tc[j])
+        small = Ks > k and Ks < K and tin - tout > 8.0 * n * _EPS * max(1.0, abs(tin))
+    sk0 = sk
+    t = F[4]
+    a0 = b0 = 0
+    gam = vk = 0.0
+    if small:
+        s = _sort_desc(sv[:Ks], F[3])
+        sk0 = s[k - 1]
+        a0, b0, gam, vk, status = _mask_pav(s, k, sk0, reg, t, F[5], F[6], F[7], I[1])
+        small = status == 0 and b0 < Ks
+    if not small:
+        s = _sort_desc(cv[:K], F[3])
+        sk0 = s[k - 1]
+        a0, b0, gam, vk, status = _mask_pav(s, k, sk0, reg, t, F[5], F[6], F[7], I[1])
+        if status != 0:
+            return FALLBACK
     if not full:
-        tn = min(max((nxt - sk) / reg, -_CLIP), _CLIP)
+        tn = min(max((nxt - sk0) / reg, -_CLIP), _CLIP)
         if not (tn == -_CLIP or vk > tn + 8.0 * n * _EPS * max(1.0, abs(tn))):
             return FALLBACK
     for i in range(n):
         y[i] = 0.0
-    for j in range(k):
-        y[order[j]] = 1.0
     if b0 > k:
-        for j in range(a0, b0):
-            d = t[j] - gam
-            y[order[j]] = min(max(d, 0.0), 1.0)
+        top = t[a0]
+        bot = t[b0 - 1]
+        for j in range(K):
+            tj = tc[j]
+            if tj > top:
+                y[ci[j]] = 1.0
+            elif tj >= bot:
+                y[ci[j]] = min(max(tj - gam, 0.0), 1.0)
+    else:
+        tk = t[k - 1]
+        for j in range(K):
+            if tc[j] >= tk:
+                y[ci[j]] = 1.0
     return OK
 
 
 @njit(**_JIT)
 def _mask_rows(X, k, reg, Y, status):
+    n = X.shape[1]
+    F = np.empty((8, n + 1))
+    I = np.empty((2, n + 1), dtype=np.intp)
     for row in range(X.shape[0]):
-        status[row] = _mask_row(X[row], k, reg, Y[row])
+        status[row] = _mask_row(X[row], k, reg, Y[row], F, I)
 
 
 # a distinct function, not a second dispatcher of the same one: Numba's on-disk cache is keyed on the
 # function (name and line), not on the parallel flag, so two dispatchers of one function share a cache entry
 @njit(parallel=True, **_JIT)
 def _mask_rows_par(X, k, reg, Y, status):
+    n = X.shape[1]
     for row in prange(X.shape[0]):
-        status[row] = _mask_row(X[row], k, reg, Y[row])
+        status[row] = _mask_row(X[row], k, reg, Y[row], np.empty((8, n + 1)), np.empty((2, n + 1), dtype=np.intp))
 
 
 # ---------------------------------------------------------------------------------------------------
