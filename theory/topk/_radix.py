@@ -112,6 +112,19 @@ def digit_bits(n):
 
 
 @njit(**_JIT)
+def _scatter(src_k, src_i, dst_k, dst_i, slots, shift, mask, lo, hi):
+    """One stable counting-sort pass: entry i of [lo, hi) goes to the next free slot of its digit's bucket
+    (``slots``: the first free slot per bucket, advanced as entries land)."""
+    for i in range(lo, hi):
+        k = src_k[i]
+        j = np.intp((k >> shift) & mask)
+        p = slots[j]
+        slots[j] = p + 1
+        dst_k[p] = k
+        dst_i[p] = src_i[i]
+
+
+@njit(**_JIT)
 def _lsd(keys, order, k_tmp, i_tmp, lo, hi, bit0, bits):
     """Stable LSD counting-sort passes on the digits of bits [bit0, bit0 + 32) of keys[lo:hi] (order
     moved along); digits shared by every entry are skipped; the result ends in keys/order (copied
@@ -137,13 +150,7 @@ def _lsd(keys, order, k_tmp, i_tmp, lo, hi, bit0, bits):
             c = counts[d, j]
             counts[d, j] = pos
             pos += c
-        for i in range(lo, hi):
-            k = src_k[i]
-            j = np.intp((k >> shift) & mask)
-            p = counts[d, j]
-            counts[d, j] = p + 1
-            dst_k[p] = k
-            dst_i[p] = src_i[i]
+        _scatter(src_k, src_i, dst_k, dst_i, counts[d], shift, mask, lo, hi)
         src_k, src_i, dst_k, dst_i = dst_k, dst_i, src_k, src_i
         moved = not moved
     if moved:
@@ -215,13 +222,7 @@ def _lsd_high(x, descending, keys, order, k_tmp, i_tmp, bits):
                 dst_i[p] = i
             first = False
         else:
-            for i in range(n):
-                k = src_k[i]
-                j = np.intp((k >> shift) & mask)
-                p = counts[d, j]
-                counts[d, j] = p + 1
-                dst_k[p] = k
-                dst_i[p] = src_i[i]
+            _scatter(src_k, src_i, dst_k, dst_i, counts[d], shift, mask, 0, n)
         src_k, src_i, dst_k, dst_i = dst_k, dst_i, src_k, src_i
 
 
