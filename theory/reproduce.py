@@ -238,7 +238,7 @@ def _index(folder: Path, key: str) -> str:
         lines += ["", "## Not run at the paper preset here", "",
                   "Each with what its paper preset takes (its preset note) and the command that runs it; the scale "
                   "experiments run on PyTorch on a CUDA device with `--backend torch --device cuda`.", ""]
-        for f in sorted(missing, key=lambda f: list(declared).index(f.id)):
+        for f in missing:  # in the declarations' order
             rec = records.get(f.id)
             done = f" (recorded at preset {rec.get('preset')})" if rec else ""
             note = (f.preset_note or "the paper preset is the document's sizes").rstrip(".")
