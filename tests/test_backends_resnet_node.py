@@ -13,6 +13,7 @@ from theory.backends import torch_available
 from theory.experiments import resnet_node as rn
 from theory.rates import fit_rate
 from theory.resnet import gradient, mlp
+from _data import skip_without_digits
 
 needs_torch = pytest.mark.skipif(not torch_available(),
                                  reason="PyTorch is not installed (pip install 'theory[gpu]'): torch backend untested")
@@ -150,7 +151,7 @@ def test_digits_config_rejects_bad_fields():
 
 def test_digits_experiment_runs_on_numpy():
     """A tiny run: errors positive and finite, networks better than chance after training."""
-    pytest.importorskip("sklearn", reason="the digits come from scikit-learn (pip install 'theory[gpu]')")
+    skip_without_digits()
     r = rn.fig3c_digits(rn.Fig3cDigitsConfig(depths=(2, 3, 4, 5), width=3, epochs=2, decay_every=1, batch=128,
                                              eval_batch=16))
     for s in ("euler", "heun"):

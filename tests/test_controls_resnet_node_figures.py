@@ -19,6 +19,7 @@ from theory import datasets
 from theory.experiments.resnet_node import digits as dg
 from theory.experiments.resnet_node import images as im
 from theory.experiments.resnet_node import tied_depth as td
+from _data import skip_without_digits
 
 
 def synthetic_images(n=256, n_test=128, side=32, seed=0):
@@ -56,7 +57,7 @@ def test_fig3a_fails_without_the_step_1_over_N(fake_data, monkeypatch):
 
 
 def test_fig3a_digits_fails_without_the_step_1_over_N(monkeypatch):
-    pytest.importorskip("sklearn")
+    skip_without_digits()
     monkeypatch.setattr(td, "_step", _classical)
     cfg = dataclasses.replace(td.FIG3A_DIGITS_PRESETS["check"], depths=(4, 64), seeds=(0,), epochs=2)
     assert not td.fig3a_digits_verdict(td.fig3a_digits(cfg)).passed
@@ -77,7 +78,7 @@ def test_fig3c_cifar_fails_when_the_heunnet_is_a_resnet(fake_data, monkeypatch):
 
 
 def test_fig3c_digits_fails_when_the_residuals_are_scaled_by_N(monkeypatch):
-    pytest.importorskip("sklearn")
+    skip_without_digits()
     init = dg.digits_init
 
     def unscaled(config, N, scheme, seed, d=64):

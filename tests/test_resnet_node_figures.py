@@ -18,6 +18,7 @@ from theory.experiments.resnet_node import images as im
 from theory.experiments.resnet_node import tied_depth as td
 from theory.papers import paper
 from theory.plots import figure_directory
+from _data import skip_without_digits
 
 torch = pytest.importorskip("torch")
 
@@ -202,7 +203,7 @@ def test_data_experiments_raise_dataset_missing_without_data(monkeypatch, tmp_pa
 
 
 def test_fig3a_digits_runs_and_draws(tmp_path):
-    pytest.importorskip("sklearn")
+    skip_without_digits()
     cfg = dataclasses.replace(td.FIG3A_DIGITS_PRESETS["check"], depths=(2, 8), seeds=(0,), epochs=1)
     result = td.fig3a_digits(cfg)
     assert result.accuracy["1/N"].shape == (2, 1)

@@ -407,11 +407,10 @@ class ODENet:
 def digits_images(seed: int, n_train: int, n_test: int):
     """scikit-learn's 8x8 digits as uint8 images (values 0..16 scaled by 15), split at random: the stand-in of the
     CIFAR proxies; returns (x_train (n,8,8), y_train, x_test, y_test)."""
-    from sklearn.datasets import load_digits
+    from .._digits import load_digits_arrays
 
-    d = load_digits()
-    x = np.clip(d.images * 15.0, 0, 255).astype(np.uint8)
-    y = d.target.astype(np.int64)
+    X, y = load_digits_arrays("theory.experiments.momentum (digits)")
+    x = np.clip(X.reshape(-1, 8, 8) * 15.0, 0, 255).astype(np.uint8)
     perm = np.random.default_rng(seed).permutation(len(y))
     if n_train + n_test > len(y):
         raise ValueError(f"`n_train` + `n_test` must be at most {len(y)} for digits; got {n_train + n_test}")

@@ -76,11 +76,10 @@ def _images(name, root, n_train, n_test, image_size, seed):
     """(x_train, y_train, x_test, y_test) as float32 (n, c, s, s) arrays in [0, 1] and int64 labels."""
     rng = np.random.default_rng(seed)
     if name == "digits":
-        from sklearn.datasets import load_digits
+        from .._digits import load_digits_arrays
 
-        d = load_digits()
-        x = (d.images / 16.0).astype(np.float32)[:, None]
-        y = d.target.astype(np.int64)
+        X, y = load_digits_arrays("theory.experiments.sinkformers (digits)")
+        x = (X.reshape(-1, 8, 8) / 16.0).astype(np.float32)[:, None]
         perm = np.random.default_rng(12345).permutation(len(y))  # a fixed split of 1437 / 360 images
         tr, te = perm[:1437], perm[1437:]
         xs = x[tr], y[tr], x[te], y[te]

@@ -66,11 +66,10 @@ def topkmag_torch(w, keep, reg, method):
 def load_digits_split(seed):
     """scikit-learn's digits as (x_train, y_train, x_test, y_test): pixels / 16, 1347 train / 450 test by a
     permutation of ``seed``."""
-    from sklearn.datasets import load_digits
+    from .._digits import load_digits_arrays
 
-    d = load_digits()
-    x = d.data.astype(np.float32) / 16.0
-    y = d.target.astype(np.int64)
+    X, y = load_digits_arrays("theory.experiments.topk.pruning (digits)")
+    x = X.astype(np.float32) / 16.0
     perm = np.random.default_rng(seed).permutation(len(y))
     tr, te = perm[:1347], perm[1347:]
     return x[tr], y[tr], x[te], y[te]
