@@ -21,6 +21,14 @@ from theory.report import (
 
 pytest_plugins = ["pytester"]
 
+# Numba's CPU target loads its typing and lowering modules on the first compilation. Where that happens inside a
+# pytester run, pytester drops those modules from sys.modules afterwards, and the next run's re-import registers
+# their types a second time (KeyError: duplicate registration). Loaded here, they are in pytester's snapshot.
+from numba.core.registry import cpu_target  # noqa: E402
+
+cpu_target.typing_context.refresh()
+cpu_target.target_context.refresh()
+
 ENV = {"python": "3.11.7", "numpy": "2.4.0", "scipy": "1.17.0", "numba": "0.68.1", "git_commit": None}
 
 
@@ -623,3 +631,14 @@ def test_claim_reproduce_runs_the_declared_figure(strict_pytester, tmp_path, mon
     report = json.loads((out / "claims.json").read_text(encoding="utf-8"))
     claims = {c["id"]: c for c in report["claims"]}
     assert claims["topk/fig-7.2"]["status"] == "pass" and claims["topk/fig-7.2"]["measured"]
+
+
+def test_an_infinite_bound_is_never_the_closest_threshold():
+    """``x_max = inf`` (null in the JSON) only asks for a finite value; the report names a finite threshold."""
+    from theory.report import decisive
+
+    claim = {"kind": "qualitative", "expected": {"rise_max": None, "count_max": 0, "other_max": math.inf},
+             "measured": {"rise": -3.2, "count": 0, "other": 1.0}}
+    assert decisive(claim) == ("count 0 (closest of 3 thresholds)", "count ≤ 0")
+    claim["measured"]["rise"] = math.nan
+    assert decisive(claim)[1] == "rise ≤ n/a"

@@ -337,8 +337,16 @@ def _interval(ci: Any, spec: str) -> str:
 
 
 def _threshold_margin(value: Any, bound: Any, above: bool) -> float:
-    """How far a measured value is inside its threshold, relative to the threshold (negative: violated)."""
-    if not isinstance(value, (int, float)) or not isinstance(bound, (int, float)) or isinstance(value, bool):
+    """How far a measured value is inside its threshold, relative to the threshold (negative: violated).
+
+    An infinite bound (``x_max = inf``, stored in the JSON report as null) only asks for a finite value: it is
+    never the closest threshold unless the value is not a finite number.
+    """
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+        return -math.inf
+    if bound is None or (isinstance(bound, float) and math.isinf(bound)):
+        return math.inf if math.isfinite(value) else -math.inf
+    if not isinstance(bound, (int, float)) or isinstance(bound, bool):
         return -math.inf
     if value > 0 and bound > 0:  # positive quantities (errors, ratios, counts): orders of magnitude inside
         return math.log(value / bound) if above else math.log(bound / value)
