@@ -18,6 +18,7 @@ import pytest
 
 from theory.backends import FLOAT32_ATOL, FLOAT64_ATOL, Backend, float32_tolerance, resolve, torch_available
 from theory.experiments import experiment, experiments
+from _data import skip_without_digits
 
 needs_torch = pytest.mark.skipif(not torch_available(),
                                  reason="PyTorch is not installed (pip install 'theory[gpu]'): torch backend untested")
@@ -59,12 +60,12 @@ FLOAT64_ONLY = {"resnet_node.fig3c": "adjoint errors down to 1e-7 relative",
 #: order by each backend: 1e-16 / 5.5e-7 = 2e-10 on its log, which moves the slope's confidence bounds by 1.7e-10
 FLOAT64_ATOL_CANCELLING = {"resnet_node.fig3c": 1e-9}
 #: experiments that need a package beyond PyTorch (their tests skip without it)
-NEEDS_MODULE = {"resnet_node.fig3c_digits": "sklearn", "scaling.fig9": "sklearn", "implicit_reg.table1_digits": "sklearn"}
+NEEDS_DIGITS = {"resnet_node.fig3c_digits", "scaling.fig9", "implicit_reg.table1_digits"}
 
 
 def _needs(name):
-    if name in NEEDS_MODULE:
-        pytest.importorskip(NEEDS_MODULE[name], reason=f"{name} needs {NEEDS_MODULE[name]} (pip install 'theory[gpu]')")
+    if name in NEEDS_DIGITS:
+        skip_without_digits()
 
 
 def _arrays(result):

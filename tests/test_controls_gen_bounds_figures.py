@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 
 import theory.experiments.gen_bounds.mnist as m
+from _data import skip_without_digits
+from theory.experiments._digits import load_digits_arrays
 
 pytest.importorskip("torch")
 
 
 def _digits():
-    from sklearn.datasets import load_digits
-
-    X, y = load_digits(return_X_y=True)
+    skip_without_digits()
+    X, y = load_digits_arrays("a test")
     idx = np.random.default_rng(0).permutation(len(y))
     X = X / 16.0
     return X[idx[:300]], y[idx[:300]], X[idx[300:]], y[idx[300:]]

@@ -13,8 +13,9 @@ import pytest
 
 from theory.experiments import experiment
 from theory.experiments.implicit_reg import table1_digits as T
+from _data import needs_digits
 
-pytest.importorskip("sklearn")
+pytestmark = needs_digits
 
 _SMALL = dict(depths=(8, 16), seeds=(0, 1), n_train=200, m=16, lr=0.1, steps=100)
 _PART_SMOOTH = "1 smooth: identity/tied, gelu/tied"

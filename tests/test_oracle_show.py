@@ -15,6 +15,7 @@ import pytest
 from theory import oracle
 from theory.cli import main
 from theory.oracle import OracleInputError
+from _data import run_with_sklearn
 
 KERNELS = oracle.kernels()
 
@@ -735,12 +736,20 @@ def test_isotonic_mappings():
 
 
 def test_isotonic_covariate_mapping():
-    sk = pytest.importorskip("sklearn.isotonic")
+    """In a child process: scikit-learn is kept out of the test process (see tests/_data.py)."""
+    out = run_with_sklearn("""
+        import numpy as np
+        import sklearn.isotonic as sk
+        from theory import oracle
 
-    def with_covariate(y, w, increasing):
-        return sk.IsotonicRegression(increasing=increasing).fit_transform(np.arange(y.size), y, sample_weight=w)
+        def with_covariate(y, w, increasing):
+            return sk.IsotonicRegression(increasing=increasing).fit_transform(np.arange(y.size), y,
+                                                                               sample_weight=w)
 
-    assert oracle.verify("isotonic_regression", with_covariate, cases=["random_n*", "decreasing_n*", "ties_*"]).ok
+        result = oracle.verify("isotonic_regression", with_covariate, cases=["random_n*", "decreasing_n*", "ties_*"])
+        print("ok" if result.ok else result.report())
+    """)
+    assert out.strip() == "ok", out
 
 
 def test_topk_mask_mappings():
