@@ -91,6 +91,7 @@ def test_cache_layout_header_and_replot_for_free(tmp_path):
     path = tmp_path / "tasks" / f"{task_key(TOY, cfg)}.pkl"
     header, summary, full = read_task_file(path)
     assert header["format"] == CACHE_FORMAT and header["version"] == theory.__version__
+    assert header["code"] == res.code == theory.sweep._code(experiment(TOY)) and len(res.code) == 24
     assert header["config"] == {"x": 0.5, "n": 3, "fail_above": float("inf"), "sleep": 0.0, "label": "a", "seed": 0}
     assert header["experiment"] == TOY and header["preset"] == "check" and header["key"] == path.stem
     assert summary == res.summaries[1] and full.config == cfg
@@ -150,6 +151,29 @@ def test_cache_of_another_version_is_recomputed(tmp_path, monkeypatch):
     assert "3 cached task(s) were written by another version of theory" in text
     again, _ = run("x=0:1:3", tmp_path)
     assert (again.computed, again.cached) == (0, 3)
+
+
+def test_cache_written_before_a_code_change_is_never_served(tmp_path, monkeypatch):
+    import theory.sweep as sweep_module
+
+    real = sweep_module._code_sources
+    before = {**real(experiment(TOY)), "theory.rates": "0" * 64}   # as if theory.rates had other source
+    monkeypatch.setattr(sweep_module, "_code_sources", lambda exp: before)
+    old, _ = run("x=0:1:3", tmp_path)
+    assert old.code != sweep_module._code_fingerprint.fingerprint(real(experiment(TOY)))
+    monkeypatch.undo()
+    with pytest.raises(SweepCacheError, match="the code it ran has changed since it was written"):
+        old.__class__(**{**old.__dict__, "code": ""}).result(0)   # the full result is refused too
+    with pytest.raises(SweepInputError, match="current code"):
+        load_sweep(TOY, out=tmp_path)
+    res, text = run("x=0:1:3", tmp_path)
+    assert (res.computed, res.cached, res.stale) == (3, 0, 3) and res.summaries == old.summaries
+    assert "3 cached task(s) ran code that has changed since (theory.rates); recomputing them" in text
+    assert "another version" not in text
+    again, _ = run("x=0:1:3", tmp_path)
+    assert (again.computed, again.cached) == (0, 3)
+    manifest = json.loads((tmp_path / "sweep.json").read_text())
+    assert manifest["code"] == res.code and manifest["modules"]["theory.rates"] == real(experiment(TOY))["theory.rates"]
 
 
 def test_serial_and_process_pool_agree_bit_for_bit(tmp_path):

@@ -32,14 +32,18 @@ Cache
     ``key`` the SHA-256 of the experiment's name and its full config (every field, seed included,
     not only the grid point). The file is a line of JSON with the format and a SHA-256 checksum, a
     line of JSON with the header (experiment, preset, config, key, package version, seconds, the
-    byte lengths of the two parts), then two pickles: the summary and the full result. The checksum
-    covers every byte after the first line and is verified before anything is unpickled; the
+    byte lengths of the two parts, the code fingerprint), then two pickles: the summary and the full
+    result. The checksum covers every byte after the first line and is verified before anything is unpickled; the
     header's experiment and config must give the file's own key. A file that fails either test (a flipped bit, a
     truncated file, one task's file copied over another's) is never served: :func:`sweep` recomputes
     it with a warning naming the file, :func:`load_sweep` treats it as missing with a warning, and
     :meth:`SweepResult.result` raises :class:`SweepCacheError`. A task whose file is valid is not
     recomputed: an interrupted sweep resumes, a finished one replots for free. A file written by
-    another version of ``theory`` (or in another format) is recomputed (and the sweep says how many).
+    another version of ``theory`` (or in another format) is recomputed (and the sweep says how many), and
+    so is one whose code has changed since: the header records a SHA-256 of the source of every module of
+    ``theory`` that the experiment's modules import (``theory._code_fingerprint``), so a fixed kernel or a
+    result class given a field is never served from a cache written before (the sweep names the modules
+    that changed, from ``sweep.json``).
     Files are written to a temporary name, fsynced and renamed (``theory._files.write_atomic``),
     so a killed sweep leaves no half-written file. ``OUT/sweep.json`` records the last sweep (grid,
     preset, status of each point) for :func:`plot_sweep`. The checksum detects damage, not
@@ -80,6 +84,7 @@ from pathlib import Path
 
 import numpy as np
 
+from theory import _code_fingerprint
 from theory._files import write_atomic
 from theory.experiments import config as _config
 
@@ -372,7 +377,7 @@ class _Task:
     result: object = None
 
 
-def _read_task(path: Path, name: str, key: str, version: str, *, result: bool = False) -> _Task:
+def _read_task(path: Path, name: str, key: str, version: str, code: str, *, result: bool = False) -> _Task:
     """Read and verify the cache file ``path`` of task ``key`` of experiment ``name``.
 
     The checksum is verified over the whole file before anything is unpickled; the summary (and,
@@ -437,6 +442,8 @@ def _read_task(path: Path, name: str, key: str, version: str, *, result: bool = 
                                 f"{header.get('key')!r}), not task {key} of {name!r}")
     if header.get("version") != version:
         return _Task("stale", f"it was written by theory {header.get('version')}", header)
+    if header.get("code") != code:
+        return _Task("stale", "the code it ran has changed since it was written", header)
     try:
         summary = pickle.loads(summary_blob)
         full = pickle.loads(result_blob.getvalue()) if result else None
@@ -451,6 +458,27 @@ def _version() -> str:
     import theory
 
     return theory.__version__
+
+
+def _code_sources(exp) -> dict[str, str]:
+    """Module -> SHA-256 of its source, for every module of theory that ``exp``'s measure, summary and config run."""
+    return _code_fingerprint.module_sources(_code_fingerprint.modules_of(exp.measure, exp.summary, exp.config))
+
+
+def _code(exp) -> str:
+    """The code fingerprint of experiment ``exp`` recorded in (and required of) its cache files."""
+    return _code_fingerprint.fingerprint(_code_sources(exp))
+
+
+def _changed_modules(out: Path, sources: Mapping[str, str]) -> list[str]:
+    """The modules whose source differs from the one recorded by the last sweep in ``out`` (none if unrecorded)."""
+    try:
+        recorded = json.loads((out / "sweep.json").read_text(encoding="utf-8")).get("modules")
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return []
+    if not isinstance(recorded, dict):
+        return []
+    return sorted(name for name in set(recorded) | set(sources) if recorded.get(name) != sources.get(name))
 
 
 # =========================================================================== results
@@ -476,8 +504,8 @@ class SweepResult:
         (point, "ExceptionType: message") of each failed task.
     computed, cached, stale : int
         Tasks computed now, read from the cache, and recomputed because their file was written by
-        another version of theory (or in another format) or is damaged (unreadable, a checksum that
-        does not match, another task's content).
+        another version of theory (or in another format, or before the code it runs changed) or is
+        damaged (unreadable, a checksum that does not match, another task's content).
     seconds : float
         Wall-clock time of the sweep.
     out : pathlib.Path
@@ -498,6 +526,8 @@ class SweepResult:
     out: Path
     keys: list = dataclasses.field(default_factory=list, repr=False)
     task_seconds: list = dataclasses.field(default_factory=list, repr=False)
+    #: The code fingerprint its cache files must carry (computed on first use when empty).
+    code: str = dataclasses.field(default="", repr=False)
 
     def __len__(self) -> int:
         return len(self.summaries)
@@ -539,12 +569,16 @@ class SweepResult:
         SweepCacheError
             When the point's file is missing (a failed task), damaged (its SHA-256 checksum, recorded in
             its header, does not match its content; a truncated file), holds another task, or was
-            written by another version of theory; the message names the file. Run the sweep again to
-            recompute it.
+            written by another version of theory or before the code it runs changed; the message names
+            the file. Run the sweep again to recompute it.
         """
         index = range(len(self.keys))[index]
         path = self.out / "tasks" / f"{self.keys[index]}.pkl"
-        task = _read_task(path, self.experiment, self.keys[index], _version(), result=True)
+        if not self.code:
+            from theory.experiments import experiment
+
+            self.code = _code(experiment(self.experiment))
+        task = _read_task(path, self.experiment, self.keys[index], _version(), self.code, result=True)
         if task.status != "ok":
             raise SweepCacheError(f"the result of point {_point_text(self.points[index])} cannot be read: {path} "
                                   f"{'does not exist' if task.status == 'missing' else task.reason}; run the "
@@ -822,18 +856,20 @@ def _close_quietly(client, cluster) -> None:
 def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress, stream, client):
     start = time.perf_counter()
     version = _version()
+    sources = _code_sources(exp)
+    code = _code_fingerprint.fingerprint(sources)
     tasks = out / "tasks"
     keys = [task_key(exp.name, c) for c in configs]
     summaries: list = [None] * len(points)
     seconds: list = [None] * len(points)
-    jobs, stale, seen = [], 0, {}
+    jobs, stale, changed, seen = [], 0, 0, {}
     measure, summary = _sendable(exp, scheduler, workers)
     for i, (key, config) in enumerate(zip(keys, configs)):
         if key in seen:  # the same config twice in one grid: computed once
             continue
         seen[key] = i
         path = tasks / f"{key}.pkl"
-        task = _read_task(path, exp.name, key, version)
+        task = _read_task(path, exp.name, key, version, code)
         if task.status == "ok":
             summaries[i] = task.summary
             seconds[i] = task.header.get("seconds")
@@ -842,10 +878,15 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
             stream.write(f"warning: the cache file {path} is not used: {task.reason}; recomputing it\n")
         if task.status != "missing":
             stale += 1
+            changed += task.status == "stale" and task.header is not None and task.header.get("version") == version
         jobs.append((i, measure, summary, config))
-    if stale:
-        stream.write(f"{exp.name}: {stale} cached task(s) were written by another version of theory (or are "
-                     f"unreadable or damaged); recomputing them with theory {version}\n")
+    if changed:
+        modules = _changed_modules(out, sources)
+        stream.write(f"{exp.name}: {changed} cached task(s) ran code that has changed since"
+                     + (f" ({', '.join(modules)})" if modules else "") + "; recomputing them\n")
+    if stale - changed:
+        stream.write(f"{exp.name}: {stale - changed} cached task(s) were written by another version of theory (or "
+                     f"are unreadable or damaged); recomputing them with theory {version}\n")
     live = progress if progress is not None else bool(getattr(stream, "isatty", lambda: False)())
     bar = _Progress(len(seen), stream, live)
     for _ in range(len(seen) - len(jobs)):
@@ -857,7 +898,7 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
         if outcome["ok"]:
             header = {"format": CACHE_FORMAT, "experiment": exp.name, "preset": preset, "key": keys[i],
                       "config": json.loads(_canonical(_config_dict(configs[i]))), "version": version,
-                      "seconds": outcome["seconds"]}
+                      "code": code, "seconds": outcome["seconds"]}
             write_atomic(tasks / f"{keys[i]}.pkl", _task_bytes(header, outcome["summary"], outcome["result"]))
             summaries[i] = outcome["summary"]
         else:
@@ -885,17 +926,18 @@ def _sweep(exp, preset, axes, points, configs, out, scheduler, workers, progress
         elapsed = time.perf_counter() - start
         done = bar.done
         computed = bar.computed
-        _write_manifest(out, exp.name, preset, axes, keys, summaries, version)
+        _write_manifest(out, exp.name, preset, axes, keys, summaries, version, sources)
         status = stopped or f"{len(failures)} failed"
         bar.close(f"{exp.name}: {done}/{len(seen)} tasks ({computed} computed, "
                   f"{len(seen) - len(jobs)} from the cache, {status}) in {elapsed:.1f} s -> {out}")
     failures.sort(key=lambda f: points.index(f[0]))
     return SweepResult(exp.name, preset, axes, points, configs, summaries, failures, len(jobs), len(seen) - len(jobs),
-                       stale, elapsed, out, keys, seconds)
+                       stale, elapsed, out, keys, seconds, code)
 
 
-def _write_manifest(out, name, preset, axes, keys, summaries, version):
+def _write_manifest(out, name, preset, axes, keys, summaries, version, sources):
     manifest = {"format": CACHE_FORMAT, "experiment": name, "preset": preset, "version": version,
+                "code": _code_fingerprint.fingerprint(sources), "modules": sources,
                 "axes": _plain(axes), "keys": keys, "done": [s is not None for s in summaries]}
     try:
         write_atomic(out / "sweep.json", json.dumps(manifest, indent=1).encode("utf-8"))
@@ -926,7 +968,8 @@ def load_sweep(name: str, grid=None, *, preset: str | None = None, out: str | os
     Returns
     -------
     SweepResult
-        Points whose task is not cached (or cached by another version of theory) have summary None.
+        Points whose task is not cached (or cached by another version of theory, or before the code it
+        runs changed) have summary None.
         So have the points whose file is damaged (its SHA-256 checksum does not match its content, it
         is truncated, or it holds another task): each is reported, naming the file.
 
@@ -949,11 +992,12 @@ def load_sweep(name: str, grid=None, *, preset: str | None = None, out: str | os
         preset = preset or recorded
     exp, axes, points, configs = _prepare(name, grid, preset or "check")
     version = _version()
+    code = _code(exp)
     keys = [task_key(exp.name, c) for c in configs]
     summaries = []
     for key in keys:
         path = out / "tasks" / f"{key}.pkl"
-        task = _read_task(path, exp.name, key, version)
+        task = _read_task(path, exp.name, key, version, code)
         if task.status == "damaged":
             message = f"the cache file {path} is not used: {task.reason}; its point is missing"
             if stream is not None:
@@ -962,9 +1006,10 @@ def load_sweep(name: str, grid=None, *, preset: str | None = None, out: str | os
                 warnings.warn(message, SweepCacheWarning, stacklevel=2)
         summaries.append(task.summary if task.status == "ok" else None)
     if not any(s is not None for s in summaries):
-        raise SweepInputError(f"no task of this grid is cached in {out} (for theory {version}); run the sweep first")
+        raise SweepInputError(f"no task of this grid is cached in {out} (for theory {version} and its "
+                               "current code); run the sweep first")
     return SweepResult(exp.name, preset or "check", axes, points, configs, summaries, [], 0,
-                       sum(s is not None for s in summaries), 0, 0.0, out, keys, [])
+                       sum(s is not None for s in summaries), 0, 0.0, out, keys, [], code)
 
 
 #: Axis labels of summary fields in plots: experiment -> field -> label.
