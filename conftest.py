@@ -46,6 +46,16 @@ def _without_source_constants() -> bool:
 
 SOURCE_CONSTANTS_OFF = PROFILE == "ci" and _without_source_constants()
 
+# One OpenMP runtime per process. Numba's ``omp`` threading layer links the system's GNU OpenMP under the file name
+# libgomp.so.1.0.0, and PyTorch's wheel ships its own libgomp.so.1: where PyTorch is imported first (as the test
+# modules' collection does), Numba's layer later loads a second runtime beside PyTorch's (a full test run with
+# these two and scikit-learn's copy loaded crashed inside PyTorch's backward pass). Started here, before any test
+# module is imported, Numba's layer loads the system's library, and PyTorch's import then reuses it (same soname).
+# tests/test_openmp_runtime.py checks that one runtime is loaded.
+import numba  # noqa: E402
+
+numba.get_num_threads()
+
 
 @pytest.fixture
 def torch_one_thread():
