@@ -46,15 +46,12 @@ def _without_source_constants() -> bool:
 
 SOURCE_CONSTANTS_OFF = PROFILE == "ci" and _without_source_constants()
 
-# One OpenMP runtime per process. Numba's ``omp`` threading layer links the system's GNU OpenMP under the file name
-# libgomp.so.1.0.0, and PyTorch's wheel ships its own libgomp.so.1: where PyTorch is imported first (as the test
-# modules' collection does), Numba's layer later loads a second runtime beside PyTorch's (a full test run with
-# these two and scikit-learn's copy loaded crashed inside PyTorch's backward pass). Started here, before any test
-# module is imported, Numba's layer loads the system's library, and PyTorch's import then reuses it (same soname).
+# One OpenMP runtime per process (theory._openmp): Numba's threading layer is started before any test module is
+# imported, so that PyTorch's import reuses the system's GNU OpenMP instead of loading its own copy beside it.
 # tests/test_openmp_runtime.py checks that one runtime is loaded.
-import numba  # noqa: E402
+from theory._openmp import share_openmp_runtime  # noqa: E402
 
-numba.get_num_threads()
+share_openmp_runtime()
 
 
 @pytest.fixture

@@ -37,3 +37,36 @@ def test_numba_and_torch_share_one_openmp_runtime():
     libraries = _openmp_libraries()
     assert len(libraries) <= 1, sorted(libraries)
     assert "sklearn" not in sys.modules
+
+
+def test_share_openmp_runtime_in_a_fresh_process():
+    """In a child (no conftest): started first, Numba's layer and PyTorch share one runtime; called after PyTorch's
+    import, the function does nothing and says so."""
+    pytest.importorskip("torch")
+    import json
+    import subprocess
+
+    code = """if True:
+        import json, numpy as np
+        from pathlib import Path
+        from numba import njit, prange
+        from theory._openmp import share_openmp_runtime
+        started = share_openmp_runtime()
+        import torch
+        @njit(parallel=True)
+        def f(x):
+            s = 0.0
+            for i in prange(x.size):
+                s += x[i]
+            return s
+        f(np.ones(1000))
+        x = torch.ones(8, 3, 8, 8, requires_grad=True)
+        torch.nn.Conv2d(3, 4, 3)(x).sum().backward()
+        libs = {l.split()[-1] for l in Path("/proc/self/maps").read_text().splitlines() if "gomp" in l}
+        print(json.dumps([started, share_openmp_runtime(), sorted(libs)]))
+    """
+    if not Path("/proc/self/maps").is_file():
+        pytest.skip("reads /proc/self/maps (Linux)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    started, again, libs = json.loads(out.stdout)
+    assert started is True and again is False and len(libs) <= 1, libs

@@ -9,12 +9,13 @@ __version__ = "0.1.0"
 
 from ._errors import NonFiniteError  # noqa: E402  (raised by every kernel API on overflow)
 from ._numba_cache import invalidate_stale as _invalidate_stale_kernels  # noqa: E402
+from ._openmp import share_openmp_runtime  # noqa: E402  (imports Numba only when called)
 
 # a changed kernel source must not leave other modules' compiled copies in use, in whichever folder Numba caches
 # them; with no writable cache folder the kernels run uncached (one warning) instead of failing to import
 _invalidate_stale_kernels()
 
-__all__ = ["NonFiniteError", "__version__"]
+__all__ = ["NonFiniteError", "__version__", "share_openmp_runtime"]
 
 # Subpackages load on first access (``import theory; theory.isotonic``), as SciPy's do, so that
 # ``import theory`` and the ``theory`` command stay fast and Numba loads only when a kernel is used.

@@ -916,7 +916,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in _COMPILING and not any(a in ("-h", "--help", "--pytest-help") for a in argv[1:2]):
         from theory._compile_notice import notice
+        from theory._openmp import share_openmp_runtime
 
+        share_openmp_runtime()  # before an experiment imports PyTorch (see theory._openmp)
         with notice():
             return _main(argv)
     return _main(argv)

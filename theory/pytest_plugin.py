@@ -518,6 +518,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from theory._openmp import share_openmp_runtime
+
+    share_openmp_runtime()  # before the check modules import PyTorch (see theory._openmp)
     if not any(line.split("(")[0].split(":")[0].strip() == "claim" for line in config.getini("markers")):
         config.addinivalue_line("markers", _MARKER)
     state = _Session()
