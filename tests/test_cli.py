@@ -556,20 +556,3 @@ def test_split_files_balances_the_durations():
     assert split_files(files[:1], durations, 3) == [[files[0]]]
     with pytest.raises(ValueError, match="`jobs` must be at least 1"):
         split_files(files, durations, 0)
-
-
-def test_split_files_keeps_a_paper_keys_files_together():
-    from theory._check_pool import paper_unit, split_files
-
-    names = ["test_implicit_reg.py", "test_implicit_reg_pl.py", "test_topk.py", "test_topk_ch7.py",
-             "test_scaling.py", "test_scaling_iid.py", "test_momentum.py"]
-    files = [Path("checks") / n for n in names]
-    assert [paper_unit(f) for f in files] == ["implicit-reg"] * 2 + ["topk"] * 2 + ["scaling"] * 2 + ["momentum"]
-    groups = split_files(files, {}, 2, unit=paper_unit)
-    assert sorted(f for g in groups for f in g) == sorted(files)
-    for g in groups:  # every key in exactly one group
-        for key in {paper_unit(f) for f in g}:
-            assert all(paper_unit(f) != key for h in groups if h is not g for f in h)
-    assert sorted(len(g) for g in groups) == [3, 4]
-    # fewer keys than jobs: split by file
-    assert len(split_files(files[:2], {}, 2, unit=paper_unit)) == 2

@@ -3,12 +3,11 @@
 A first run compiles the Numba kernels its checks call (about three CPU-minutes) and every run then measures the
 claims (about five); both are one core's work in a single pytest process. With ``--jobs N`` the check files are
 split into N groups of about equal duration (the durations of the last report, ``reports/claims.json``; a file it
-does not know counts as the mean), the files of one paper key kept in one group (:func:`paper_unit`), each group runs in its own pytest process with its own temporary claims report,
+does not know counts as the mean), each group runs in its own pytest process with its own temporary claims report,
 and the records of all groups are merged into the cumulative report under its lock
 (:func:`theory.pytest_plugin.write_cumulative`), exactly as one process would have written them. The kernels a
-group needs are compiled in that group's process, so the compilation is shared among the cores too; keeping a
-paper's files together keeps the kernels its checks share in one process (kernels that two papers share may still
-be compiled by two groups; Numba writes its cache atomically, so neither breaks the other).
+group needs are compiled in that group's process, so the compilation is shared among the cores too (two groups
+needing the same kernel may both compile it; Numba writes its cache atomically, so neither breaks the other).
 
 The terminal shows, for each group, its compile notice and its result line while the groups run, then the claims
 table of the run (failures first) and the summary line; the full output of each group is kept in
@@ -28,67 +27,34 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["paper_unit", "split_files", "file_durations", "run_groups"]
+__all__ = ["split_files", "file_durations", "run_groups"]
 
 _PERCENT = re.compile(r"\[\s*(\d+)%\]\s*$")
 _RESULT = re.compile(r"^=*\s*(?:\d+ (?:passed|failed|skipped|deselected|errors?|xfailed|xpassed)\b.*) in [0-9.]+s")
 
 
-def paper_unit(path: Path) -> str:
-    """The paper key whose checks the file ``path`` holds (``test_<module>[_<part>].py``, the longest module of
-    :data:`theory.papers.PAPERS` that names it), or the file's name where none does.
-
-    Examples
-    --------
-    >>> paper_unit(Path("checks/test_implicit_reg_pl.py")), paper_unit(Path("checks/test_topk.py"))
-    ('implicit-reg', 'topk')
-    >>> paper_unit(Path("checks/test_other.py"))
-    'test_other.py'
-    """
-    from theory.papers import PAPERS
-
-    stem = path.stem
-    best = None
-    for p in PAPERS:
-        prefix = f"test_{p.module}"
-        if (stem == prefix or stem.startswith(prefix + "_")) and (best is None or len(p.module) > len(best.module)):
-            best = p
-    return best.key if best is not None else path.name
-
-
-def split_files(files: list[Path], durations: dict[Path, float], jobs: int, unit=None) -> list[list[Path]]:
+def split_files(files: list[Path], durations: dict[Path, float], jobs: int) -> list[list[Path]]:
     """``files`` in ``jobs`` groups of about equal total duration (longest first, each to the lightest group).
 
-    With ``unit`` (a function of a file, such as :func:`paper_unit`), the files of one unit stay in one group, so
-    that the kernels one paper's checks share are compiled in one process only; a unit weighs its files' total.
-    Units are kept together only while there are at least ``jobs`` of them. Deterministic: ties are broken by
-    the name. Groups that would be empty are left out.
+    Deterministic: ties are broken by the file name. Groups that would be empty are left out.
 
     Examples
     --------
     >>> [[p.name for p in g] for g in split_files([Path("a"), Path("b"), Path("c")], {Path("a"): 3.0,
     ...                                             Path("b"): 2.0, Path("c"): 2.0}, 2)]
     [['a'], ['b', 'c']]
-    >>> [[p.name for p in g] for g in split_files([Path("x1"), Path("x2"), Path("y1")], {}, 2, unit=lambda f: f.name[0])]
-    [['x1', 'x2'], ['y1']]
     """
     if jobs < 1:
         raise ValueError(f"`jobs` must be at least 1; got {jobs}")
     known = [d for d in durations.values() if d > 0]
     default = sum(known) / len(known) if known else 1.0
-    members: dict[str, list[Path]] = {}
-    for f in files:
-        members.setdefault(unit(f) if unit is not None else str(f), []).append(f)
-    if len(members) < jobs:
-        members = {str(f): [f] for f in files}
-    weight = {u: sum(durations.get(f, default) for f in fs) for u, fs in members.items()}
-    order = sorted(members, key=lambda u: (-weight[u], u))
-    groups: list[list[Path]] = [[] for _ in range(min(jobs, len(members)))]
+    order = sorted(files, key=lambda f: (-durations.get(f, default), f.name))
+    groups: list[list[Path]] = [[] for _ in range(min(jobs, len(files)))]
     loads = [0.0] * len(groups)
-    for u in order:
+    for f in order:
         i = min(range(len(groups)), key=lambda k: (loads[k], k))
-        groups[i].extend(members[u])
-        loads[i] += weight[u]
+        groups[i].append(f)
+        loads[i] += durations.get(f, default)
     return [sorted(g, key=lambda f: f.name) for g in groups if g]
 
 
@@ -218,13 +184,13 @@ def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: P
             durations = file_durations(report_dir, root, {c["id"] for c in selected})
         else:  # the groups' own collection will say what is wrong
             durations = file_durations(report_dir, root)
-        groups_files = split_files(files, durations, jobs, unit=paper_unit)
+        groups_files = split_files(files, durations, jobs)
         logs = report_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         env = _group_env(len(groups_files))
         live = bool(getattr(stream or sys.stderr, "isatty", lambda: False)())
         say(f"theory check: {len(groups_files)} process{'es' if len(groups_files) > 1 else ''}, the check files "
-            f"split by paper key and their last durations (logs in {logs})")
+            f"split by their last durations (logs in {logs})")
         groups: list[_Group] = []
         try:
             for i, group in enumerate(groups_files, start=1):

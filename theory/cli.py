@@ -76,8 +76,8 @@ def _check_parser() -> argparse.ArgumentParser:
                         help="print the claim IDs (with --paper: of those papers), whether they are slow, the "
                         "experiment and preset that measure each and their tests; run nothing")
     parser.add_argument("--jobs", default="auto", metavar="N",
-                        help="run the check files in N pytest processes, split by paper key and their last "
-                        "durations, and merge their records into one report (default auto: one per core, at most 4; 1: one process). "
+                        help="run the check files in N pytest processes, split by their last durations, and merge "
+                        "their records into one report (default auto: one per core, at most 4; 1: one process). "
                         "A run naming test paths or --claim runs in one process")
     parser.add_argument("--pytest-help", action="store_true", help="print pytest's help and exit")
     return parser
