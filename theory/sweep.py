@@ -328,6 +328,9 @@ def _sendable(exp, scheduler, workers):
 
 def _run_task(measure, summary, config):
     """Run one task in a worker; never raises for the task's own errors (they are returned)."""
+    from theory._openmp import share_openmp_runtime
+
+    share_openmp_runtime()  # a worker process: before the experiment imports PyTorch (see theory._openmp)
     start = time.perf_counter()
     try:
         result = measure(config)
