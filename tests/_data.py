@@ -13,15 +13,16 @@ import pytest
 
 from theory.experiments import _digits
 
+_NO_DIGITS = "the digits ship with scikit-learn (pip install 'theory[gpu]')"
+
 #: mark a test (or ``pytestmark``) that trains on the digits
-needs_digits = pytest.mark.skipif(not _digits.sklearn_available(),
-                                  reason="the digits ship with scikit-learn (pip install 'theory[gpu]')")
+needs_digits = pytest.mark.skipif(not _digits.sklearn_available(), reason=_NO_DIGITS)
 
 
 def skip_without_digits():
     """Skip the calling test where scikit-learn's installation (which ships the digits) is missing."""
     if not _digits.sklearn_available():
-        pytest.skip("the digits ship with scikit-learn (pip install 'theory[gpu]')")
+        pytest.skip(_NO_DIGITS)
 
 
 def run_with_sklearn(code: str, timeout: float = 600.0) -> str:

@@ -1,5 +1,6 @@
 """scikit-learn's digits, read from scikit-learn's data file for every experiment that trains on them."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -7,10 +8,8 @@ import sys
 import numpy as np
 import pytest
 
+from _data import needs_digits, run_with_sklearn
 from theory.experiments import _digits
-
-needs_digits = pytest.mark.skipif(not _digits.sklearn_available(),
-                                  reason="the digits ship with scikit-learn (pip install 'theory[gpu]')")
 
 
 def _table(n=_digits.N_IMAGES, cols=_digits.N_PIXELS + 1, fill=3):
@@ -34,15 +33,15 @@ def test_the_arrays():
 @needs_digits
 def test_the_same_arrays_as_scikit_learn():
     """scikit-learn's own loader, run in a child process (it would load a second OpenMP runtime here)."""
-    code = ("import hashlib, json, numpy as np; from sklearn.datasets import load_digits; "
-            "X, y = load_digits(return_X_y=True); "
-            "print(json.dumps([hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest(), "
-            "hashlib.sha256(np.ascontiguousarray(y, dtype=np.int64).tobytes()).hexdigest()]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
-    import hashlib
-
+    out = run_with_sklearn("""
+        import hashlib, json, numpy as np
+        from sklearn.datasets import load_digits
+        X, y = load_digits(return_X_y=True)
+        print(json.dumps([hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest(),
+                          hashlib.sha256(np.ascontiguousarray(y, dtype=np.int64).tobytes()).hexdigest()]))
+    """)
     X, y = _digits.load_digits_arrays("a test")
-    assert json.loads(out.stdout) == [hashlib.sha256(X.tobytes()).hexdigest(), hashlib.sha256(y.tobytes()).hexdigest()]
+    assert json.loads(out) == [hashlib.sha256(X.tobytes()).hexdigest(), hashlib.sha256(y.tobytes()).hexdigest()]
 
 
 def test_loading_keeps_scikit_learn_out_of_the_process():

@@ -2,23 +2,19 @@
 the system's GNU OpenMP, and scikit-learn (which ships its own copy) is never imported here (tests/_data.py)."""
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from numba import njit, prange
 
+from theory._openmp import loaded_openmp_libraries
+
 
 def _openmp_libraries():
-    maps = Path("/proc/self/maps")
-    if not maps.is_file():
+    found = loaded_openmp_libraries()
+    if found is None:
         pytest.skip("reads /proc/self/maps (Linux)")
-    names = set()
-    for line in maps.read_text().splitlines():
-        path = line.split()[-1] if len(line.split()) >= 6 else ""
-        if any(tag in Path(path).name for tag in ("libgomp", "libiomp", "libomp")):
-            names.add(path)
-    return names
+    return found
 
 
 @njit(parallel=True, cache=False)
@@ -48,9 +44,8 @@ def test_share_openmp_runtime_in_a_fresh_process():
 
     code = """if True:
         import json, numpy as np
-        from pathlib import Path
         from numba import njit, prange
-        from theory._openmp import share_openmp_runtime
+        from theory._openmp import loaded_openmp_libraries, share_openmp_runtime
         started = share_openmp_runtime()
         import torch
         @njit(parallel=True)
@@ -62,11 +57,9 @@ def test_share_openmp_runtime_in_a_fresh_process():
         f(np.ones(1000))
         x = torch.ones(8, 3, 8, 8, requires_grad=True)
         torch.nn.Conv2d(3, 4, 3)(x).sum().backward()
-        libs = {l.split()[-1] for l in Path("/proc/self/maps").read_text().splitlines() if "gomp" in l}
-        print(json.dumps([started, share_openmp_runtime(), sorted(libs)]))
+        print(json.dumps([started, share_openmp_runtime(), sorted(loaded_openmp_libraries())]))
     """
-    if not Path("/proc/self/maps").is_file():
-        pytest.skip("reads /proc/self/maps (Linux)")
+    _openmp_libraries()  # skips outside Linux
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     started, again, libs = json.loads(out.stdout)
     assert started is True and again is False and len(libs) <= 1, libs

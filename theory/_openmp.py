@@ -16,8 +16,11 @@ PyTorch itself and calls the kernels can call it first (it costs the import of N
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-__all__ = ["share_openmp_runtime"]
+__all__ = ["share_openmp_runtime", "loaded_openmp_libraries"]
+
+_RUNTIME_NAMES = ("libgomp", "libiomp", "libomp")  # GNU, Intel and LLVM OpenMP
 
 
 def share_openmp_runtime() -> bool:
@@ -43,3 +46,17 @@ def share_openmp_runtime() -> bool:
 
     numba.get_num_threads()  # selects and loads the threading layer (and with it the OpenMP runtime)
     return True
+
+
+def loaded_openmp_libraries() -> set[str] | None:
+    """The files of the OpenMP runtimes mapped into this process (from ``/proc/self/maps``; None where that file
+    does not exist, as outside Linux). More than one means the process runs two runtimes side by side."""
+    maps = Path("/proc/self/maps")
+    if not maps.is_file():
+        return None
+    found = set()
+    for line in maps.read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and Path(fields[-1]).name.startswith(_RUNTIME_NAMES):
+            found.add(fields[-1])
+    return found
