@@ -97,6 +97,33 @@ def test_fig78_rejects_naive_entry_law(monkeypatch):
     _assert_fails(ex.fig78_verdict(ex.fig78(cfg)))
 
 
+def test_fig78_steps_follow_the_law_at_every_p():
+    """The steps of the entry law: increasing, inside h_range, and at the depths of delta_range by the predicted
+    law at the domain's ends and across p = 2 (where the law turns linear). Cut by the power law h = λ δ^(p-1)
+    at p = 5 instead, the steps fell to 6e-17, below float64's resolution near s = 0.4, and the fitted
+    exponent read 0.77."""
+    from theory.experiments.topk import reductions
+
+    cfg = ex.Fig78Config(ps=(1.2, 1.99, 2.0, 5.0), curve_points=11)
+    for p in cfg.ps:
+        h = reductions.fig78_steps(cfg, p)
+        assert h.size == cfg.n_steps and np.all(np.diff(h) > 0), (p, h)
+        assert cfg.h_range[0] <= h[0] and h[-1] <= cfg.h_range[1] * (1 + 1e-12), (p, h)
+        depth = (h / cfg.reg) ** (1.0 / (p - 1.0)) if p < 2 else h * reductions.fig78_kink_slope(cfg.reg, p)
+        assert cfg.delta_range[0] * (1 - 1e-12) <= depth[0] and depth[-1] <= cfg.delta_range[1] * (1 + 1e-12), p
+    assert ex.fig78_verdict(ex.fig78(ex.Fig78Config(ps=(5.0,), curve_points=11))).passed
+
+
+def test_fig78_steps_reject_empty_ranges():
+    import pytest
+
+    from theory.experiments.topk import reductions
+
+    cfg = ex.Fig78Config(h_range=(1e-10, 1e-9), delta_range=(1e-3, 1e-2))
+    with pytest.raises(ValueError, match="h_range"):
+        reductions.fig78_steps(cfg, 3.0)
+
+
 def test_fig78_rejects_p_dependent_thresholds(monkeypatch):
     """A broken mask whose thresholds depend on p (the operator of reg^(p-1) in place of reg): the exact-1 interval
     ends at 1 - reg^(p-1), not at the predicted 1 - reg."""

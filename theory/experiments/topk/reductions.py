@@ -44,7 +44,7 @@ __all__ = [
     "negentropy_by_conjugate_solver",
     "Fig79Config", "Fig79Result", "FIG79_PRESETS", "fig79", "fig79_verdict", "simplex_grid",
     "REDUCTION_TOL", "FIG73_SLOPE_TOL", "FIG73_HALFWIDTH_RTOL", "FIG78_SLOPE_RTOL", "FIG78_KINK_RTOL", "APP7B1_RTOL",
-    "primal_objective", "fig78_entry_exponent", "fig78_kink_slope", "fig78_endpoint_tol",
+    "primal_objective", "fig78_entry_exponent", "fig78_steps", "fig78_kink_slope", "fig78_endpoint_tol",
 ]
 
 
@@ -556,8 +556,8 @@ class Fig78Config(Config):
                            "the next limit.")
     delta_range: tuple = field(real_range(1e-12, 1e-2), (1e-12, 1e-4), r"(low, high): the depths "
                                r":math:`\delta = 1 - c` kept resolvable in float64 and small enough for the "
-                               r"leading-order law; for each p the steps are cut to :math:`\lambda\,\delta^{p-1}` "
-                               "(the predicted inverse of the law) between these depths.")
+                               r"leading-order law; for each p the steps are cut to the predicted inverse of the law "
+                               r"between these depths (:func:`fig78_steps`).")
     n_steps: int = field(Int(low=4), 6, "Geometric steps per p.")
 
 
@@ -637,14 +637,31 @@ def fig78(config: Fig78Config) -> Fig78Result:
         one_end[key] = [_last_true(lambda t: _fig78_value(t, reg, p) == 1.0, 0.0, 1.0), 1.0 - reg]
         zero_start[key] = [1.0 - _last_true(lambda t: _fig78_value(1.0 - t, reg, p) == 0.0, -1.5, 0.0) , 1.0 + reg]
         zero_end[key] = [_last_true(lambda t: _fig78_value(t, reg, p) == 0.0, 2.5, 4.0), 4.0 - reg]
-        h_lo = max(config.h_range[0], reg * config.delta_range[0] ** (p - 1.0))
-        h_hi = min(config.h_range[1], reg * config.delta_range[1] ** (p - 1.0))
-        h = np.geomspace(h_lo, h_hi, config.n_steps)
+        h = fig78_steps(config, p)
         inc = np.array([1.0 - _fig78_value(1.0 - reg + hi, reg, p) for hi in h])
         incs[key] = (h, inc)
         slopes[key] = (float(fit_rate(h, inc).slope), fig78_entry_exponent(p))
         kinks[key] = (float(inc[0] / h[0]), fig78_kink_slope(reg, p))
     return Fig78Result(s, curves, one_end, zero_start, zero_end, incs, slopes, kinks, reg)
+
+
+def fig78_steps(config: Fig78Config, p: float) -> np.ndarray:
+    """The steps h of the entry law at exponent p: ``config.n_steps`` geometric steps, increasing, inside
+    ``config.h_range`` and where the predicted depth 1 - c(1 - λ + h) lies in ``config.delta_range``. The
+    depth is inverted by the predicted law: h = λ δ^(p-1) for p < 2, h = δ / slope (slope
+    :func:`fig78_kink_slope`) for p >= 2, where the entry is linear. A ValueError names the ranges when
+    they leave no step."""
+    reg, (d_lo, d_hi) = config.reg, config.delta_range
+    if p < 2.0:
+        lo, hi = reg * d_lo ** (p - 1.0), reg * d_hi ** (p - 1.0)
+    else:
+        slope = fig78_kink_slope(reg, p)
+        lo, hi = d_lo / slope, d_hi / slope
+    h_lo, h_hi = max(config.h_range[0], lo), min(config.h_range[1], hi)
+    if not h_lo < h_hi:
+        raise ValueError(f"`h_range` {config.h_range} and `delta_range` {config.delta_range} of Fig78Config leave "
+                         f"no step h at p = {p:g} (the depths need h in [{lo:.3g}, {hi:.3g}]).")
+    return np.geomspace(h_lo, h_hi, config.n_steps)
 
 
 def fig78_entry_exponent(p):
