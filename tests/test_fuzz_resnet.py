@@ -23,6 +23,8 @@ FAMILIES = ["linear", "tanh", "tanh_out", "bias", "bias_sq", "mlp"]
 
 #: small setups: each training or measurement takes well under a second
 FIG1 = trained.Fig1Config(N=2, width=2, n_points=3, lr=0.05, warmup=1, steps=2, seed=0, ode_refine=1)
+FIG1_GROWN = trained.Fig1Config(N=3, width=2, n_points=3, lr=0.05, warmup=1, steps=2, seed=0, ode_refine=1,
+                                grow_from=2, finetune_warmup=1, finetune_steps=2)
 FIG4 = trained.Fig4Config(depths=(2, 4), seeds=(0,), width=2, d=2, noise=0.1, n_train=8, n_test=8, lr=0.02, steps=2)
 
 
@@ -130,6 +132,13 @@ def _fit_1d(draw):
             "theta0": training.init_mlp(r, draw(st.integers(1, 3)), 1, rng), "setup": FIG1}
 
 
+def _deepen_mlp(draw):
+    r = resnet.mlp(draw(st.integers(1, 3), label="width"))
+    n, d = draw(st.integers(1, 4), label="n"), draw(st.integers(1, 3), label="d")
+    return {"theta": seed(draw).standard_normal((n, r.param_shape(d)[0])), "depth": n + draw(st.integers(0, 4)),
+            "d": d, "residual": r, "rng": seed(draw)}
+
+
 def _fig1_measure(draw):
     rng = seed(draw)
     r = resnet.mlp(2)
@@ -227,11 +236,13 @@ SPECS = {
     "init_mlp": Spec(training.init_mlp, lambda draw: {
         "residual": resnet.mlp(draw(st.integers(1, 3))), "n_slices": draw(st.integers(1, 4)),
         "d": draw(st.integers(1, 3)), "rng": seed(draw)}),
+    "deepen_mlp": Spec(training.deepen_mlp, _deepen_mlp),
     "Fig1Config": Spec(trained.Fig1Config, lambda draw: {
         "N": 2, "width": 2, "n_points": 3, "lr": 0.05, "warmup": 1, "steps": 2, "seed": 0, "ode_refine": 1}),
     "fit_1d": Spec(trained.fit_1d, _fit_1d, examples=20),
     "fig1_measure": Spec(trained.fig1_measure, _fig1_measure, examples=10),
-    "fig1_experiment": Spec(trained.fig1_experiment, lambda draw: {"setup": FIG1}, examples=3),
+    "fig1_experiment": Spec(trained.fig1_experiment, lambda draw: {"setup": draw(st.sampled_from([FIG1, FIG1_GROWN]))},
+                            examples=3),
     "fig1_measured_verdict": Spec(trained.fig1_measured_verdict, _fig1_measured),
     "Fig4Config": Spec(trained.Fig4Config, lambda draw: {
         "depths": (2, 4), "seeds": (0,), "width": 2, "d": 2, "noise": 0.1, "n_train": 8, "n_test": 8, "lr": 0.02,

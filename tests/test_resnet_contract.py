@@ -193,6 +193,8 @@ def test_setups_validate_their_fields():
     with pytest.raises(ValueError, match=r"`depths` of Fig4Config must be .*integers >= 1"):
         Fig4Config(depths=(2, 0))
     assert Fig4Config(depths=[2, np.int64(4)]).depths == (2, 4)
+    with pytest.raises(ValueError, match="`grow_from` of Fig1Config must be less than N = 32 .*; got 32"):
+        Fig1Config(grow_from=32)
 
 
 def test_long_trainings_are_refused_up_front():
@@ -222,6 +224,14 @@ def test_progress_callbacks():
     assert seen == [(i, 4) for i in range(1, 5)]
     with pytest.raises(TypeError, match="`progress` of"):
         trained.fig1_experiment(TINY1, progress=3)
+    # growing the depth: 2 steps at depth 2, then 3 at depth 4, for each target
+    grown = Fig1Config(N=4, width=2, n_points=3, lr=0.05, warmup=1, steps=2, ode_refine=1, grow_from=2,
+                       finetune_warmup=1, finetune_steps=3)
+    seen.clear()
+    result = trained.fig1_experiment(grown, progress=lambda i, n: seen.append((i, n)))
+    assert seen == [(i, 10) for i in range(1, 11)]
+    assert result.N == 4 and result.neg.losses.shape == (5,)
+    assert result.to_measured()["grow_from"] == 2 and result.to_measured()["finetune_steps"] == 3
 
 
 def test_fit_1d_validates_its_arguments():

@@ -11,6 +11,7 @@ from theory.resnet import final_state, forward, interpolating_ode, mlp
 from theory.resnet.training import (
     Adam,
     crossing_count,
+    deepen_mlp,
     increasing_fit_floor,
     init_mlp,
     layer_derivative,
@@ -268,6 +269,34 @@ def test_refine_slices_keeps_the_ode():
     coarse = interpolating_ode([0.3], theta, r, "weights", samples=1)
     refined = interpolating_ode([0.3], fine, r, "weights", samples=1)
     np.testing.assert_allclose(refined.x[::3], coarse.x, atol=1e-10)
+
+
+@pytest.mark.parametrize("n, N, d", [(1, 1, 1), (1, 7, 2), (3, 3, 1), (5, 13, 3), (32, 300, 1)])
+def test_deepen_mlp_computes_the_same_map(n, N, d):
+    """The deepened network agrees with the original on random inputs (a missing N/n on V, a slice
+    placed twice or a non-identity filler layer would each move the outputs by O(1))."""
+    r = mlp(3)
+    V, W, b = r.unpack(init_mlp(r, n, d, np.random.default_rng(0)), d)
+    theta = r.pack(np.random.default_rng(1).standard_normal(V.shape), W, b)
+    deep = deepen_mlp(theta, N, d, r, np.random.default_rng(2))
+    assert deep.shape == (N, theta.shape[1])
+    x = np.random.default_rng(3).standard_normal((17, d))
+    np.testing.assert_allclose(final_state(x, deep, r), final_state(x, theta, r), rtol=1e-13, atol=1e-13)
+    Vd = r.unpack(deep, d)[0]
+    kept = np.flatnonzero(np.abs(Vd).reshape(N, -1).max(axis=1) > 0)
+    np.testing.assert_array_equal(kept, (np.arange(n) * N) // n)  # n slices kept, in order, the rest V = 0
+    np.testing.assert_allclose(Vd[kept], r.unpack(theta, d)[0] * (N / n), rtol=1e-15)
+
+
+def test_deepen_mlp_validates():
+    r = mlp(2)
+    theta = init_mlp(r, 3, 1, 0)
+    with pytest.raises(ValueError, match="`depth` of theory.resnet.training.deepen_mlp must be .*>= 3"):
+        deepen_mlp(theta, 2, 1, r, 0)
+    with pytest.raises(ValueError, match="`theta` of .*deepen_mlp must have shape \\(n, 10\\)"):
+        deepen_mlp(theta, 4, 2, r, 0)
+    with pytest.raises(ValueError, match="`residual` of .*perceptron family"):
+        deepen_mlp(theta, 4, 1, "tanh", 0)
 
 
 def test_contracting_network_is_increasing_p10():

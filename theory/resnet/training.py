@@ -46,6 +46,7 @@ __all__ = [
     "increasing_fit_floor",
     "refine_slices",
     "init_mlp",
+    "deepen_mlp",
 ]
 
 
@@ -290,6 +291,53 @@ def init_mlp(residual: Residual, n_slices: int, d: int, rng: np.random.Generator
     W = rng.standard_normal((n_slices, m, d))
     b = rng.standard_normal((n_slices, m))
     return residual.pack(V, W, b)
+
+
+def deepen_mlp(theta, depth: int, d: int, residual: Residual, rng: np.random.Generator) -> np.ndarray:
+    r"""A depth-``depth`` perceptron ResNet computing the same map as the slices ``theta`` (depth n).
+
+    The Euler ResNet :math:`x_{k+1} = x_k + \tfrac1n V_k \tanh(W_k x_k + b_k)` of ``theta`` (shape (n, P))
+    is spread over ``depth`` = N >= n layers: layer :math:`\lfloor kN/n \rfloor` gets slice k with
+    :math:`V_k` scaled by N/n (so that :math:`V_k/n` is unchanged under the step 1/N), and every other
+    layer is the identity (V = 0, W and b standard normal from ``rng``, as in :func:`init_mlp`). The two
+    networks agree on every input up to rounding (a product by N/n then by 1/N): a warm start for
+    training at depth N from a fit at a smaller depth (growing the depth, as in multilevel training).
+
+    Parameters
+    ----------
+    theta : array_like, shape (n, 2 d m + m)
+    depth : int
+        N >= n.
+    d : int
+        State dimension.
+    residual : Residual
+        :func:`theory.resnet.mlp` (m).
+    rng : numpy.random.Generator, int or None
+
+    Returns
+    -------
+    ndarray, shape (depth, 2 d m + m)
+    """
+    func = "theory.resnet.training.deepen_mlp"
+    residual = resolve_residual(residual, func)
+    if residual.code != MLP:
+        raise ValueError(f"`residual` of {func} must be the perceptron family theory.resnet.mlp(width); "
+                         f"got {residual.name!r}.")
+    d = check_int(d, "d", func=func, minimum=1)
+    m = residual.width
+    theta = as_float_array(theta, "theta", func=func, ndim=2, min_size=1)
+    if theta.shape[1] != 2 * d * m + m:
+        raise ValueError(f"`theta` of {func} must have shape (n, {2 * d * m + m}) = (n, 2 d m + m) for d = {d}, "
+                         f"m = {m}; got {theta.shape}.")
+    n = theta.shape[0]
+    depth = check_int(depth, "depth", func=func, minimum=n)
+    check_array_memory((depth, 2 * theta.shape[1]), {"depth": depth}, func=func)
+    rng = as_generator(rng, "rng", func)
+    out = init_mlp(residual, depth, d, rng)
+    V, W, b = residual.unpack(theta, d)
+    layers = (np.arange(n) * depth) // n  # increasing, distinct since depth >= n
+    out[layers] = residual.pack(V * (depth / n), W, b)
+    return out
 
 
 # --------------------------------------------------------------------------- Figure 1 measurements
