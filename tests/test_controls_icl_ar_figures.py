@@ -10,7 +10,7 @@ import numpy as np
 
 from theory import datasets
 from theory.experiments import icl_ar as ex
-from theory.experiments.icl_ar import gd_floor, panels, processes, training
+from theory.experiments.icl_ar import gd_floor, minima, panels, processes, training
 
 
 def _fails(verdict):
@@ -34,6 +34,43 @@ def test_fig63_full_rejects_orthogonal_contexts_on_the_left():
     cfg = dataclasses.replace(panels.FIG63_FULL_PRESETS["check"], unitary_context="orthogonal", unitary_seeds=(0,),
                               orthogonal_seeds=(0,))
     _fails(ex.fig63_panels_verdict(ex.fig63_panels(cfg)))
+
+
+_SMALL = dataclasses.replace(minima.LOCAL_MINIMUM_PRESETS["check"], delta=2, heads=3, tmax=6, steps=20000,
+                             restarts=1, restart_steps=2000)
+
+
+def test_fig63_local_minimum_rejects_a_seed_that_reaches_zero():
+    """A descent that reaches the zero-loss set (d = 4, H = 3, T = 6, seed 0) is no non-global minimum."""
+    result = minima.local_minimum(dataclasses.replace(_SMALL, seed=0))
+    assert result.loss < 1e-12
+    _fails(minima.local_minimum_verdict(result))
+
+
+def test_fig63_local_minimum_rejects_a_saddle():
+    """The origin A = B = 0, P = 0 is a stationary point of loss d (T_max - 1) with negative curvature (the
+    products B^T A): reached by a single step from an initialisation of scale 1e-12, with no polish, it fails the
+    curvature test and not the first-order ones."""
+    cfg = dataclasses.replace(_SMALL, init_scale=1e-12, steps=1, polish_gtol=1e3, restarts=0)
+    result = minima.local_minimum(cfg)
+    m = result.to_measured()
+    assert m["loss"] >= 1 and m["grad_norm"] < 1e-6 and m["min_eig_over_max"] < -0.1
+    _fails(minima.local_minimum_verdict(result))
+
+
+def test_fig63_local_minimum_rejects_a_point_not_yet_stationary():
+    """Stopped after 100 steps of descent with no polish, the gradient has not vanished."""
+    result = minima.local_minimum(dataclasses.replace(_SMALL, steps=100, polish_gtol=1e3, restarts=0))
+    assert result.grad_norm > 1e-3
+    _fails(minima.local_minimum_verdict(result))
+
+
+def test_fig63_local_minimum_rejects_restarts_that_escape():
+    """A restart below the point's loss means a way down: the verdict fails on it alone."""
+    result = minima.local_minimum(dataclasses.replace(_SMALL, init_scale=1e-12, steps=1, polish_gtol=1e3))
+    lowered = dataclasses.replace(result, restart_losses=(0.5 * result.loss,))
+    assert minima.local_minimum_verdict(lowered).measured["restart_min_rel_excess"] == -0.5
+    _fails(minima.local_minimum_verdict(lowered))
 
 
 def test_fig64_synthetic_rejects_no_shuffle():

@@ -17,6 +17,8 @@ erratum's with its printed and corrected halves in ``parts``). Every expectation
   H < d heads reaches zero loss at a rank-δ C with :math:`P_{T-1,T-1}/P_{T-1,T}=-1/2`.
 * :func:`fig63`: Fig. 6.3 (left) and Prop. 6.7: unitary contexts, d = H = 10, T_max = 15; the flow reaches zero
   loss at a diagonal C with :math:`P_{T-1,T}C_{ii}=1`.
+* :func:`theory.experiments.icl_ar.minima.local_minimum`: at Fig. 6.3's orthogonal sizes (d = 10, H = 8,
+  T = 15), a non-global minimum of the loss that gradient descent from a random initialisation (seed 5) reaches.
 * :func:`fig63_panels`: Fig. 6.3, both panels: :func:`fig63` (left) and :func:`prop611` (right, reduced) at
   their "check" presets, one verdict for the two.
 * :func:`lemma66`: Lemma 6.6, the explicit diagonal heads of (6.6) against the closed-form output.
@@ -1411,5 +1413,5 @@ for _name, _cfg, _presets, _measure, _verdict, _claims in (
     register(f"icl_ar.{_name}", config=_cfg, presets=_presets, measure=_measure, verdict=_verdict, claims=_claims,
              summary=_summary)
 
-from . import gd_floor, panels, processes, training  # noqa: E402,F401  (the experiments of Figs. 6.1-6.10)
+from . import gd_floor, minima, panels, processes, training  # noqa: E402,F401  (the experiments of Figs. 6.1-6.10)
 from . import figures  # noqa: E402,F401  (the figure declarations of theory reproduce)
