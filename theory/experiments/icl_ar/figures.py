@@ -296,7 +296,11 @@ register_figure(
               "every T and context; the formula itself holds to 1e-13",
     printed=(Printed("coefficient of I_2 in the implemented relation (p_(T-1,T-1) C 1)", -1.0,
                      "caption of Fig. 6.2 and Lemma 6.10", measured="identity_coefficient",
-                     note="up to the scaling p -> p/c, C -> cC, which leaves p C unchanged"),))
+                     note="up to the scaling p -> p/c, C -> cC, which leaves p C unchanged"),),
+    preset_note="the thesis gives no sizes for this diagram; the paper preset takes Fig. 6.3's orthogonal panel "
+                "(d = 10, H = 8, T = 15, step 0.002, seeds 0-9), where seeds 1 and 5 do not reach the zero-loss set "
+                "(fig-6.3/local-minimum: seed 5 stops at a non-global minimum), so it fails on the loss before the "
+                "relation is read")
 
 register_figure(
     _KEY, "fig-6.3", "Matrices BᵀA and P after training (6.6) on (6.3): unitary (left), orthogonal (right)",
