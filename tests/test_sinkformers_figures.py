@@ -159,7 +159,7 @@ def test_patch_size_one_token_trains_identically():
     """At one token the Sinkformer is the Transformer (§5.6.4): at the same learning rate, with the same seed,
     initialisation and batches, the two runs end at the same accuracy; Appendix 5.C.4's own learning rate of the
     Sinkformer is kept apart (``acc_one_token_own_lr``)."""
-    cfg = tr.PatchConfig(patches=(4, 8), epochs=2, dim=8, n_train=200, n_test=100, milestones=())
+    cfg = tr.PatchConfig(patches=(4, 8), epochs=2, dim=8, n_train=200, n_test=100, milestones=(), pool="mean")
     r = tr.patch_size(cfg)
     assert r.acc["sinkformer"][1] == r.acc["transformer"][1]
     assert r.acc_one_token_own_lr is not None and len(r.acc_one_token_own_lr) == len(cfg.seeds)
@@ -167,6 +167,28 @@ def test_patch_size_one_token_trains_identically():
     assert m["abs_gap_one_token"] == 0.0 and np.isfinite(m["abs_gap_one_token_own_lrs"])
     r = tr.patch_size(tr.PatchConfig(**{**cfg.__dict__, "one_token_same_lr": False}))
     assert r.acc_one_token_own_lr is None and "abs_gap_one_token_own_lrs" not in r.to_measured()
+
+
+@pytest.mark.parametrize("pool, n_iter, moves", [("mean", 100, False), ("mean", 1, True), ("cls", 100, True)])
+def test_mean_pooling_hides_a_sinkformer_attention(pool, n_iter, moves):
+    """Columns of a doubly stochastic attention sum to 1, so after mean pooling a one-layer Sinkformer's output does
+    not depend on its queries and keys; the SoftMax (n_iter = 1) and a class-token read-out do."""
+    from theory.experiments.sinkformers.models import ViT
+
+    torch.manual_seed(0)
+    model = ViT(8, 1, 2, 10, dim=8, depth=1, heads=1, n_iter=n_iter, mlp=False, norm=False, pool=pool).double()
+    images = torch.rand(5, 1, 8, 8, dtype=torch.float64)
+    with torch.no_grad():
+        before = model(images)
+        w = model.encoder.attn[0].qkv.weight
+        w[:16] = 3.0 * torch.randn(16, 8, dtype=torch.float64)  # new queries and keys, same values
+        change = float((model(images) - before).abs().max() / before.abs().max())
+    assert (change > 1e-3) if moves else (change < 1e-10), change
+
+
+def test_patch_size_reads_the_class_token_by_default():
+    r = tr.patch_size(tr.PatchConfig(patches=(4, 8), epochs=1, dim=8, n_train=100, n_test=50, milestones=()))
+    assert r.pool == "cls" and "abs_gap_one_token_max" not in tr.fig56_verdict(r).expected
 
 
 def test_every_inventory_label_is_declared():

@@ -183,24 +183,38 @@ def patchify(images, patch: int):
 
 
 class ViT(_module_base()):
-    """A Vision Transformer without class token: linear patch embedding, learnt positional embedding,
-    :class:`Encoder`, mean pooling over the patches, linear head (thesis §5.6.4)."""
+    r"""A Vision Transformer: linear patch embedding, learnt positional embedding, :class:`Encoder`, then a pooled
+    token and a linear head (thesis §5.6.4).
+
+    ``pool="mean"``: no class token, the mean of the output tokens. ``pool="cls"``: a learnt class token is
+    prepended and read out (the pooling of the authors' published ViT; the thesis does not state one). With mean
+    pooling the last attention layer of a Sinkformer is invisible to the head: its matrix K has columns summing to
+    1, so :math:`\frac1n\sum_i (KV)_i=\frac1n\sum_j(\sum_iK_{ij})v_j=\frac1n\sum_jv_j`, whatever the scores;
+    a one-layer Sinkformer without feed-forward part and mean pooling is then a linear function of the mean token.
+    """
 
     def __init__(self, image_size, channels, patch, n_classes, *, dim, depth, heads, n_iter, mlp=True, norm=True,
-                 mlp_dim=None, temperature=1.0):
+                 mlp_dim=None, temperature=1.0, pool="mean"):
         super().__init__()
         torch = _torch()
-        self.patch = patch
-        n_tokens = (image_size // patch) ** 2
+        if pool not in ("mean", "cls"):
+            raise ValueError(f"`pool` of ViT must be 'mean' or 'cls'; got {pool!r}")
+        self.patch, self.pool = patch, pool
+        n_tokens = (image_size // patch) ** 2 + (pool == "cls")
         self.embed = torch.nn.Linear(channels * patch * patch, dim)
         self.pos = torch.nn.Parameter(0.02 * torch.randn(1, n_tokens, dim))
+        self.cls = torch.nn.Parameter(0.02 * torch.randn(1, 1, dim)) if pool == "cls" else None
         self.encoder = Encoder(dim, depth, heads, n_iter, mlp=mlp, norm=norm, mlp_dim=mlp_dim, temperature=temperature)
         self.final_norm = torch.nn.LayerNorm(dim) if norm else torch.nn.Identity()
         self.head = torch.nn.Linear(dim, n_classes)
 
     def forward(self, images):
-        x = self.embed(patchify(images, self.patch)) + self.pos
-        return self.head(self.final_norm(self.encoder(x)).mean(dim=1))
+        torch = _torch()
+        x = self.embed(patchify(images, self.patch))
+        if self.cls is not None:
+            x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1)
+        x = self.final_norm(self.encoder(x + self.pos))
+        return self.head(x[:, 0] if self.cls is not None else x.mean(dim=1))
 
 
 class TextClassifier(_module_base()):
