@@ -269,6 +269,9 @@ class ViTConfig(Config):
     depth: int = field(Int(low=1), 2, "Number of encoder blocks.")
     heads: int = field(Int(low=1), 2, "Attention heads (divide dim).")
     mlp: bool = field(Bool(), True, "Feed-forward part in each block.")
+    pool: str = field(Choice("cls", "mean"), "cls", "Read-out: a learnt class token (the authors' published ViT) "
+                      "or the mean of the tokens, under which the last layer's column sums are the read-out's "
+                      "weights (see theory.experiments.sinkformers.models.ViT).")
     n_iters: tuple = field(Ints(low=1, min_len=1, distinct=True), (1, 3), "Sinkhorn iterations of the models "
                            "trained (1: the Transformer; odd > 1: Sinkformers).")
     epochs: int = field(Int(low=1), 10, "Training epochs.")
@@ -329,7 +332,7 @@ def _vit_model(cfg, shape, n_classes, n_iter, *, norm=True, dtype=None):
     from .models import ViT
 
     m = ViT(shape[-1], shape[1], cfg.patch, n_classes, dim=cfg.dim, depth=cfg.depth, heads=cfg.heads,
-            n_iter=n_iter, mlp=cfg.mlp, norm=norm, temperature=cfg.temperature)
+            n_iter=n_iter, mlp=cfg.mlp, norm=norm, temperature=cfg.temperature, pool=cfg.pool)
     return m if dtype is None else m.to(dtype)
 
 
