@@ -10,8 +10,9 @@ whose attention stays row stochastic (§5.6.1: only odd counts are used).
   sums of Fig. 5.2).
 * :class:`Encoder`: pre-norm blocks ``x + Attn(LN x)``, ``x + MLP(LN x)``; ``mlp=False`` and ``norm=False``
   keep the attention alone (the one-layer, one-head, no-nonlinearity module of Fig. 5.6).
-* :class:`ViT`: patches of an image, a linear embedding, positional embeddings, the encoder, mean pooling and a
-  linear head (no class token, so that one patch is one token and the attention matrix is 1 x 1, §5.6.4).
+* :class:`ViT`: patches of an image, a linear embedding, positional embeddings, the encoder, a read-out (a class
+  token, or the mean of the tokens: then one patch is one token and the attention matrix is 1 x 1, §5.6.4, but a
+  Sinkformer's last attention layer is invisible to the head) and a linear head.
 * :class:`TextClassifier`: token embedding, encoder, max pooling over the sequence (the IMDb model of §5.6.2).
 * :class:`SetTransformer`: two ISAB blocks, a SAB and a PMA (the ModelNet 40 model of §5.6.1).
 * :class:`Seq2Seq`: an encoder with Sinkhorn attention and a causal SoftMax decoder (§5.6.3: Sinkhorn only in
