@@ -315,7 +315,10 @@ register_figure(
                      measured="orthogonal_max_final_loss", note="'arbitrarily small'; this run is reduced to d = 4, "
                      "H = 3, T = 6 (fig-6.3/full runs d = 10, H = 8, T = 15)")),
     preset_note="the check preset's right panel is reduced (d = 4, H = 3, T = 6); fig-6.3/full runs the caption's "
-                "sizes. The paper preset of icl_ar.prop611 (d = 10, H = 8, T = 15) overflows at its Euler step 0.01.")
+                "sizes. The paper preset of icl_ar.prop611 (d = 10, H = 8, T = 15) overflows at its Euler step 0.01; "
+                "at its step 0.002, seed 1 of the right panel does not reach zero loss (its descent is stiff: 52% of "
+                "even 5e-4 steps raise the loss), and seed 5 would stop at a non-global minimum "
+                "(fig-6.3/local-minimum)")
 
 register_figure(
     _KEY, "fig-6.3/full", "Fig. 6.3 at the caption's sizes: unitary d = H = 10, orthogonal d = 10, H = 8, T = 15",
