@@ -544,27 +544,6 @@ def test_check_jobs_splits_the_files_and_merges_one_report(mini):
     assert done.returncode == 2 and "--jobs must be a positive integer or 'auto'; got '0'" in done.stderr
 
 
-def test_durations_hint_round_trip_and_fallbacks(tmp_path):
-    from theory._check_pool import durations_hint, save_durations_hint
-
-    (tmp_path / "checks").mkdir()
-    assert durations_hint(tmp_path) == {}  # none committed: the split counts files
-    with pytest.raises(ValueError, match="no claims report"):
-        save_durations_hint(tmp_path / "reports", tmp_path)
-    (tmp_path / "reports").mkdir()
-    (tmp_path / "reports" / "claims.json").write_text(json.dumps({"claims": [
-        {"id": "scaling/prop-1", "status": "pass", "test": "checks/test_a.py::test_x", "seconds": 2.0},
-        {"id": "scaling/prop-2", "status": "pass", "test": "checks/test_a.py::test_y", "seconds": 3.25},
-        {"id": "topk/prop-1", "status": "fail", "test": "checks/test_b.py::test_z", "seconds": 7.0}]}))
-    path = save_durations_hint(tmp_path / "reports", tmp_path, note="first run")
-    assert json.loads(path.read_text())["seconds"] == {"test_a.py": 5.2, "test_b.py": 7.0}
-    assert durations_hint(tmp_path) == {tmp_path / "checks" / "test_a.py": 5.2, tmp_path / "checks" / "test_b.py": 7.0}
-    path.write_text('{"seconds": {"../x.py": 1, "test_c.py": -1, "test_d.py": "2"}}')  # nothing usable
-    assert durations_hint(tmp_path) == {}
-    path.write_text("not json")
-    assert durations_hint(tmp_path) == {}
-
-
 def test_split_files_balances_the_durations():
     from theory._check_pool import split_files
 

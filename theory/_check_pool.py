@@ -27,11 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["split_files", "file_durations", "durations_hint", "save_durations_hint", "run_groups"]
-
-#: the committed durations of a first run (every kernel compiled on first use), per check file: the split of a
-#: fresh clone, which has no claims report yet, balances the groups by them instead of counting files
-HINT = Path("checks") / "durations.json"
+__all__ = ["split_files", "file_durations", "run_groups"]
 
 _PERCENT = re.compile(r"\[\s*(\d+)%\]\s*$")
 _RESULT = re.compile(r"^=*\s*(?:\d+ (?:passed|failed|skipped|deselected|errors?|xfailed|xpassed)\b.*) in [0-9.]+s")
@@ -151,35 +147,6 @@ def _group_env(jobs: int) -> dict:
     return env
 
 
-def durations_hint(root: Path) -> dict[Path, float]:
-    """Seconds per check file of a first run, from the committed ``checks/durations.json`` (empty when it is
-    missing or unreadable: the split then counts files; a stale hint only unbalances the groups)."""
-    try:
-        data = json.loads((root / HINT).read_text(encoding="utf-8"))
-        seconds = data["seconds"]
-        return {root / "checks" / name: float(v) for name, v in seconds.items()
-                if isinstance(name, str) and "/" not in name and isinstance(v, (int, float)) and v >= 0}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
-
-
-def save_durations_hint(report_dir: Path, root: Path, *, note: str = "") -> Path:
-    """Write ``checks/durations.json`` from the claims report in ``report_dir`` (that of a first run on a fresh
-    clone, so that the compilation is counted where it happens); returns its path.
-
-    ``python -c "from pathlib import Path; from theory._check_pool import save_durations_hint as s;
-    s(Path('reports'), Path('.'), note='...')"`` after a first ``make check``.
-    """
-    from theory._files import write_atomic
-
-    durations = file_durations(report_dir, root)
-    if not durations:
-        raise ValueError(f"no claims report with durations in {report_dir}")
-    data = {"note": note, "seconds": {p.name: round(v, 1) for p, v in sorted(durations.items())}}
-    write_atomic(root / HINT, json.dumps(data, indent=1) + "\n")
-    return root / HINT
-
-
 def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: Path, report_dir: Path, jobs: int,
                *, say=print, stream=None) -> int:
     """Run the checks of ``files`` in ``jobs`` pytest processes and merge their records into ``report_dir``.
@@ -217,17 +184,13 @@ def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: P
             durations = file_durations(report_dir, root, {c["id"] for c in selected})
         else:  # the groups' own collection will say what is wrong
             durations = file_durations(report_dir, root)
-        source = "their last durations"
-        if not durations:  # a fresh clone: the durations of a first run, committed
-            durations = durations_hint(root)
-            source = "the durations of a first run (checks/durations.json)" if durations else "their count"
         groups_files = split_files(files, durations, jobs)
         logs = report_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         env = _group_env(len(groups_files))
         live = bool(getattr(stream or sys.stderr, "isatty", lambda: False)())
         say(f"theory check: {len(groups_files)} process{'es' if len(groups_files) > 1 else ''}, the check files "
-            f"split by {source} (logs in {logs})")
+            f"split by their last durations (logs in {logs})")
         groups: list[_Group] = []
         try:
             for i, group in enumerate(groups_files, start=1):
