@@ -664,6 +664,15 @@ class OrthogonalFlowResult:
                 "heads": self.heads, "delta": self.delta}
 
 
+def _random_start(heads: int, d: int, tmax: int, scale: float, seed: int):
+    """The random initialisation of the gradient flows of Figs. 6.2 and 6.3: A, B of shape (heads, d) and P of
+    shape (tmax, tmax), entries i.i.d. N(0, scale²), drawn in this order from ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    A = scale * rng.normal(size=(heads, d))
+    B = scale * rng.normal(size=(heads, d))
+    return A, B, scale * rng.normal(size=(tmax, tmax))
+
+
 def prop611_relations(C, P, tmax):
     r"""Largest residual of Prop. 6.11's relations over T = 2..tmax for trained (C, P), scaled by max |p_T C_ii|:
     :math:`p_t=0` (t < T-1), :math:`p_TC_{ii}=1`, :math:`p_TC_{2i-1,2i}+(C_{2i-1,2i-1}+C_{2i-1,2i})p_{T-1}=0` and
@@ -692,10 +701,7 @@ def prop611(config: OrthogonalFlowConfig) -> OrthogonalFlowResult:
     out = {k: [] for k in ("final_loss", "steps", "ratio_err", "ratios", "relations", "rank_gap")}
     first = None
     for seed in config.seeds:
-        rng = np.random.default_rng(seed)
-        A0 = config.init_scale * rng.normal(size=(config.heads, d))
-        B0 = config.init_scale * rng.normal(size=(config.heads, d))
-        P0 = config.init_scale * rng.normal(size=(config.tmax, config.tmax))
+        A0, B0, P0 = _random_start(config.heads, d, config.tmax, config.init_scale, seed)
         r = icl.gradient_flow(A0, B0, P0, config.tmax, "orthogonal", lr=config.lr, steps=config.steps, tol=config.tol)
         C = r.Bmat.T @ r.Amat
         ratios = [r.P[T - 2, T - 2] / r.P[T - 2, T - 1] for T in range(3, config.tmax + 1)]
@@ -805,10 +811,7 @@ def fig63(config: UnitaryFlowConfig) -> UnitaryFlowResult:
     out = {k: [] for k in ("final_loss", "steps", "offdiag", "product_err", "other_p")}
     first = None
     for seed in config.seeds:
-        rng = np.random.default_rng(seed)
-        s = config.init_scale
-        A0, B0 = s * rng.normal(size=(config.heads, config.d)), s * rng.normal(size=(config.heads, config.d))
-        P0 = s * rng.normal(size=(config.tmax, config.tmax))
+        A0, B0, P0 = _random_start(config.heads, config.d, config.tmax, config.init_scale, seed)
         r = icl.gradient_flow(A0, B0, P0, config.tmax, config.context, lr=config.lr, steps=config.steps,
                               tol=config.tol)
         C = r.Bmat.T @ r.Amat

@@ -33,6 +33,7 @@ from ... import icl
 from ...claims import Verdict, threshold_verdict
 from .. import register
 from ..config import Config, Int, Real, Seed, field
+from . import _random_start
 
 __all__ = ["LocalMinimumConfig", "LocalMinimumResult", "local_minimum", "local_minimum_verdict",
            "LOCAL_MINIMUM_PRESETS", "LOCAL_MINIMUM_TOL"]
@@ -146,12 +147,7 @@ class _Loss:
 
 
 def _initial(config, seed, loss):
-    rng = np.random.default_rng(seed)
-    d = 2 * config.delta
-    A = config.init_scale * rng.normal(size=(config.heads, d))
-    B = config.init_scale * rng.normal(size=(config.heads, d))
-    P = config.init_scale * rng.normal(size=(config.tmax, config.tmax))
-    return loss.pack(A, B, P)
+    return loss.pack(*_random_start(config.heads, 2 * config.delta, config.tmax, config.init_scale, seed))
 
 
 def local_minimum(config: LocalMinimumConfig = LOCAL_MINIMUM_PRESETS["check"]) -> LocalMinimumResult:

@@ -21,6 +21,7 @@ from ... import datasets, icl
 from ...claims import Verdict, threshold_verdict
 from .. import register
 from ..config import Bool, Config, Int, Real, Seed, Seeds, field
+from . import _random_start
 
 __all__ = [
     "OrbitConfig", "OrbitResult", "orbits", "fig61_verdict", "FIG61_PRESETS",
@@ -167,9 +168,7 @@ def trigonometric(config: TrigConfig) -> TrigResult:
     out = {"final_loss": [], "cos_err": [], "identity_err": []}
     first = None
     for seed in config.seeds:
-        rng = np.random.default_rng(seed)
-        A0, B0 = 0.3 * rng.normal(size=(config.heads, d)), 0.3 * rng.normal(size=(config.heads, d))
-        P0 = 0.3 * rng.normal(size=(config.tmax, config.tmax))
+        A0, B0, P0 = _random_start(config.heads, d, config.tmax, 0.3, seed)
         r = icl.gradient_flow(A0, B0, P0, config.tmax, "orthogonal", lr=config.lr, steps=config.steps, tol=1e-12)
         C = r.Bmat.T @ r.Amat
         ce, ie = 0.0, 0.0
