@@ -198,8 +198,10 @@ class ViT(_module_base()):
                  mlp_dim=None, temperature=1.0, pool="mean"):
         super().__init__()
         torch = _torch()
-        if pool not in ("mean", "cls"):
-            raise ValueError(f"`pool` of ViT must be 'mean' or 'cls'; got {pool!r}")
+        from .training import POOLS
+
+        if pool not in POOLS:
+            raise ValueError(f"`pool` of ViT must be one of {', '.join(map(repr, POOLS))}; got {pool!r}")
         self.patch, self.pool = patch, pool
         n_tokens = (image_size // patch) ** 2 + (pool == "cls")
         self.embed = torch.nn.Linear(channels * patch * patch, dim)

@@ -43,7 +43,7 @@ from ..config import Bool, Choice, Config, Int, Ints, OrNone, Real, Seed, Seeds,
 
 __all__ = ["ViTConfig", "ViTResult", "vit", "PatchConfig", "PatchResult", "patch_size", "OnePatchConfig",
            "OnePatchResult", "one_patch", "ModelNetConfig", "ModelNetResult", "modelnet", "IMDbConfig", "IMDbResult",
-           "imdb", "IWSLTConfig", "IWSLTResult", "iwslt", "bleu", "column_sum_numbers", "CLOSE"]
+           "imdb", "IWSLTConfig", "IWSLTResult", "iwslt", "bleu", "column_sum_numbers", "CLOSE", "POOLS"]
 
 #: a column sum s is "close to 1" (Fig. 5.2's caption) when |s - 1| <= CLOSE
 CLOSE = 0.25
@@ -250,6 +250,17 @@ def _median(values):
 
 # ------------------------------------------------------------------------------------------ ViT (Figs. 5.2, 5.5)
 
+#: the read-outs of :class:`theory.experiments.sinkformers.models.ViT`
+POOLS = ("cls", "mean")
+
+
+def _pool_field():
+    return field(Choice(*POOLS), "cls", "Read-out: a learnt class token (the authors' published ViT; the thesis "
+                 "states none) or the mean of the tokens, under which a Sinkformer's last attention layer is invisible "
+                 "to the head (its columns sum to 1) and a Transformer's column sums are the read-out's weights (see "
+                 "theory.experiments.sinkformers.models.ViT).")
+
+
 @dataclass(frozen=True)
 class ViTConfig(Config):
     """A ViT and its Sinkformer trained on images (thesis §5.3 and §5.6.4, Figs. 5.2 and 5.5).
@@ -269,9 +280,7 @@ class ViTConfig(Config):
     depth: int = field(Int(low=1), 2, "Number of encoder blocks.")
     heads: int = field(Int(low=1), 2, "Attention heads (divide dim).")
     mlp: bool = field(Bool(), True, "Feed-forward part in each block.")
-    pool: str = field(Choice("cls", "mean"), "cls", "Read-out: a learnt class token (the authors' published ViT) "
-                      "or the mean of the tokens, under which the last layer's column sums are the read-out's "
-                      "weights (see theory.experiments.sinkformers.models.ViT).")
+    pool: str = _pool_field()
     n_iters: tuple = field(Ints(low=1, min_len=1, distinct=True), (1, 3), "Sinkhorn iterations of the models "
                            "trained (1: the Transformer; odd > 1: Sinkformers).")
     epochs: int = field(Int(low=1), 10, "Training epochs.")
@@ -393,9 +402,7 @@ class PatchConfig(Config):
     n_train: int | None = field(OrNone(Int(low=1), "all"), None, "Training images used.")
     n_test: int | None = field(OrNone(Int(low=1), "all"), None, "Test images used.")
     seeds: tuple = field(Seeds(min_len=1, distinct=True), (0,), "Seeds of torch (one run per model, patch, seed).")
-    pool: str = field(Choice("cls", "mean"), "cls", "Read-out: a learnt class token (the authors' published ViT; "
-                      "the thesis states none) or the mean of the tokens, under which a Sinkformer's attention is "
-                      "invisible to the head (its columns sum to 1: see theory.experiments.sinkformers.models.ViT).")
+    pool: str = _pool_field()
     one_token_same_lr: bool = field(Bool(), True, "At one token (patch = image side) train the Sinkformer at the "
                                     "Transformer's learning rate, so that the two equivalent models (§5.6.4) are "
                                     "trained identically; its run at lr_sinkformer is kept as `acc_one_token_own_lr` "
