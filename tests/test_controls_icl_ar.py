@@ -273,8 +273,8 @@ def test_icl_ar_experiments_registered():
                                              "fig63", "fig63_panels", "prop612", "prop612_erratum", "lemma66", "prop69",
                                              "fig66",
                                              # the document's figures (theory.experiments.icl_ar.figures)
-                                             "fig61", "fig62", "fig63_full", "fig63_local_minimum", "fig64", "fig64_synthetic", "fig65",
-                                             "fig65_erratum",
+                                             "fig61", "fig62", "fig63_full", "fig63_local_minimum", "fig64",
+                                             "fig64_synthetic", "fig65", "fig65_erratum",
                                              "fig67", "fig68", "fig69", "fig610")}
     for name in names:
         e = experiment(name)

@@ -270,6 +270,15 @@ def loss_gradient(x0, theta, grad_xN, residual, scheme="euler", method="backprop
     return gradient(x0, theta, target, residual, scheme, method)
 
 
+def _perceptron(residual, func: str) -> Residual:
+    """``residual`` resolved, refused unless it is the perceptron family :func:`theory.resnet.mlp`."""
+    residual = resolve_residual(residual, func)
+    if residual.code != MLP:
+        raise ValueError(f"`residual` of {func} must be the perceptron family theory.resnet.mlp(width); "
+                         f"got {residual.name!r}.")
+    return residual
+
+
 def init_mlp(residual: Residual, n_slices: int, d: int, rng: np.random.Generator) -> np.ndarray:
     """Slices of the perceptron family with V = 0 (the network starts as the identity) and W, b
     standard normal, i.i.d. across slices; shape (n_slices, 2 d m + m).
@@ -277,10 +286,7 @@ def init_mlp(residual: Residual, n_slices: int, d: int, rng: np.random.Generator
     ``residual`` is :func:`theory.resnet.mlp` (m); ``n_slices``, ``d`` >= 1; ``rng`` follows
     NumPy's convention (a Generator, an int >= 0 seed or None)."""
     func = "theory.resnet.training.init_mlp"
-    residual = resolve_residual(residual, func)
-    if residual.code != MLP:
-        raise ValueError(f"`residual` of {func} must be the perceptron family theory.resnet.mlp(width); "
-                         f"got {residual.name!r}.")
+    residual = _perceptron(residual, func)
     n_slices = check_int(n_slices, "n_slices", func=func, minimum=1)
     d = check_int(d, "d", func=func, minimum=1)
     m = residual.width
@@ -319,10 +325,7 @@ def deepen_mlp(theta, depth: int, d: int, residual: Residual, rng: np.random.Gen
     ndarray, shape (depth, 2 d m + m)
     """
     func = "theory.resnet.training.deepen_mlp"
-    residual = resolve_residual(residual, func)
-    if residual.code != MLP:
-        raise ValueError(f"`residual` of {func} must be the perceptron family theory.resnet.mlp(width); "
-                         f"got {residual.name!r}.")
+    residual = _perceptron(residual, func)
     d = check_int(d, "d", func=func, minimum=1)
     m = residual.width
     theta = as_float_array(theta, "theta", func=func, ndim=2, min_size=1)

@@ -15,7 +15,8 @@ from .. import Printed, register_figure
 from . import processes as _pr
 
 __all__ = ["draw_fig61", "draw_fig62", "draw_fig63", "draw_fig63_full", "draw_fig64", "draw_fig64_synthetic",
-           "draw_fig63_local_minimum", "draw_fig65", "draw_fig65_erratum", "draw_fig66", "draw_fig67", "draw_fig68", "draw_fig69", "draw_fig610"]
+           "draw_fig63_local_minimum", "draw_fig65", "draw_fig65_erratum", "draw_fig66", "draw_fig67", "draw_fig68",
+           "draw_fig69", "draw_fig610"]
 
 _KEY = "icl-ar"
 

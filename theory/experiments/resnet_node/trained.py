@@ -352,8 +352,9 @@ def fig1_experiment(setup: Fig1Config = Fig1Config(), *, progress=None, max_work
 
     See :class:`Fig1Config` for the setting and :func:`fig1_verdict` for the criterion.
     ``progress``, if given, is called as ``progress(done, total)`` after each training step of the two
-    fits (total = 2 (``setup.steps`` + ``setup.finetune_steps`` when growing)). ``max_work`` (default 1e11 floating-point operations) bounds
-    the estimated cost of the two fits and of the measurement; a larger setup is refused up front.
+    fits (total = 2 (``setup.steps`` + ``setup.finetune_steps`` when growing)). ``max_work`` (default 1e11
+    floating-point operations) bounds the estimated cost of the fits and of the measurement; a larger setup is
+    refused up front.
     """
     import time
 
@@ -375,7 +376,7 @@ def fig1_experiment(setup: Fig1Config = Fig1Config(), *, progress=None, max_work
     x0 = np.linspace(-1.0, 1.0, setup.n_points)
     theta0 = init_mlp(residual, first, 1, np.random.default_rng(setup.seed))
     tuning = replace(setup, grow_from=0, lr=setup.finetune_lr, warmup=setup.finetune_warmup,
-                     steps=max(tune, 1)) if grow else None
+                     steps=tune) if tune else None
     total = setup.steps + tune
     thetas, losses, seconds = [], [], {}
     for k, (name, sign) in enumerate((("x/2", 0.5), ("-x/2", -0.5))):
@@ -385,7 +386,7 @@ def fig1_experiment(setup: Fig1Config = Fig1Config(), *, progress=None, max_work
         if grow:
             # the same map at depth N (its identity layers drawn from a stream of their own), then trained on
             theta = deepen_mlp(theta, setup.N, 1, residual, np.random.default_rng([setup.seed, 1]))
-            if tune:
+            if tuning is not None:
                 later = None if progress is None else (
                     lambda t, _, k=k: progress(k * total + setup.steps + t, 2 * total))
                 theta, more = fit_1d(x0, sign * x0, residual, theta, tuning, progress=later, max_work=budget)
