@@ -22,7 +22,16 @@ cells["resnet fwd heun d16 N1e4"] = (lambda: R.forward(x0, th, "tanh", "heun"), 
 cells["resnet fwd euler d16 B64 N1e4"] = (lambda: R.forward(xb, thb, "tanh"), 10)
 cells["resnet grad backprop d16 N1e4"] = (lambda: R.gradient(x0, th, y, "tanh"), 30)
 cells["resnet grad adjoint d16 N1e4"] = (lambda: R.gradient(x0, th, y, "tanh", method="adjoint"), 20)
+# small states, where a layer costs little more than a call: the per-layer call of the residual function shows here
+x2 = rng.standard_normal(2); th2 = rng.standard_normal((10000, 2, 2)) / 2; y2 = rng.standard_normal(2)
+mlp8 = R.mlp(8); thp = rng.standard_normal((10000,) + mlp8.param_shape(2)) / 4
+cells["resnet fwd heun d2 N1e4"] = (lambda: R.forward(x2, th2, "tanh", "heun"), 60)
+cells["resnet fwd euler mlp8 d2 N1e4"] = (lambda: R.forward(x2, thp, mlp8), 60)
+cells["resnet grad heun d2 N1e4"] = (lambda: R.gradient(x2, th2, y2, "tanh", "heun"), 30)
 import theory.momentum as M
+def mom2():
+    g2 = 1 - 1 / (50 * 10000); xs, vs = M.forward(x2, None, th2, "tanh", g2); M.inverse(xs[-1], vs[-1], th2, "tanh", g2)
+cells["momentum fwd+inv d2 N1e4"] = (mom2, 60)
 thm = rng.standard_normal((2000, 64, 64)) / 8; xm = rng.standard_normal(64); g = 1 - 1 / (50 * 2000)
 def mom():
     xs, vs = M.forward(xm, None, thm, "tanh", g); M.inverse(xs[-1], vs[-1], thm, "tanh", g)

@@ -38,7 +38,7 @@ from ._tanh import tanh
 __all__ = ["LINEAR", "TANH", "TANH_OUT", "MLP", "BIAS", "BIAS_SQ", "BLAS_MIN_WORK",
            "BLAS_MIN_D_SINGLE", "BLAS_MIN_WORK_FORWARD", "ROW_REASSOC_MIN_D", "SCRATCH_VECTORS", "scratch_shape",
            "use_blas_forward", "use_blas", "matvec", "matvec_reassoc", "count_nonfinite", "count_nonfinite_rows",
-           "product_check", "mlp_hidden", "residual", "residual_vjp"]
+           "product_check", "mlp_hidden", "residual", "residual_step", "residual_vjp"]
 
 LINEAR, TANH, TANH_OUT, MLP, BIAS, BIAS_SQ = 0, 1, 2, 3, 4, 5
 
@@ -206,7 +206,7 @@ def mlp_hidden(m, d, x_row, th, a):
         a[k] = tanh(s)
 
 
-@njit(**_JIT, inline="always")
+@njit(**_JIT)
 def residual(code, m, x, th, out, work, activate):
     """out[b] = f(x[b], th) for every row b of the batch.
 
@@ -262,6 +262,32 @@ def residual(code, m, x, th, out, work, activate):
         for b in range(B):
             for i in range(d):
                 out[b, i] = th[i] * th[i]
+
+
+@njit(**_JIT, inline="always")
+def residual_step(code, m, x, th, out, work, activate):
+    """:func:`residual` with its per-layer cases of a single input written in place: the linear and tanh
+    families below the BLAS sizes (the same row loop, :func:`matvec`, and the same tanh) and the
+    perceptron family (the same loops), bit for bit; every other case calls :func:`residual`.
+
+    :func:`residual` serves every family, so it is compiled once as a function and called: copying it
+    into each kernel would multiply the compilation time, while a call per layer is what a single
+    input of d = 2 cannot afford (Heun's two residuals a layer, the momentum steps)."""
+    B, d = x.shape
+    if B == 1 and (code == LINEAR or code == TANH) and not use_blas_forward(1, d):
+        matvec(d, th, x, 0, out, 0)
+        if code == TANH and activate:
+            for i in range(d):
+                out[0, i] = tanh(out[0, i])
+    elif B == 1 and code == MLP:
+        mlp_hidden(m, d, x[0], th, work[0])
+        for i in range(d):
+            s = 0.0
+            for k in range(m):
+                s += th[i * m + k] * work[0, k]
+            out[0, i] = s
+    else:
+        residual(code, m, x, th, out, work, activate)
 
 
 @njit(**_JIT)

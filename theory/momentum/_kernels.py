@@ -16,7 +16,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .._residual_kernels import (LINEAR, ROW_REASSOC_MIN_D, TANH, product_check, residual,
+from .._residual_kernels import (LINEAR, ROW_REASSOC_MIN_D, TANH, product_check, residual, residual_step,
                                  residual_vjp)
 from .._tanh import tanh
 
@@ -90,7 +90,7 @@ def _matvec_prefetch(theta, k, xs, src, o, d, nxt=-1):
         w[i] = acc
 
 
-@njit(**_JIT, inline="always")
+@njit(**_JIT)
 def _layer(code, m, xs, src, theta, k, fbuf, work, step):
     """fbuf = f(xs[src], theta[k]); returns the number of non-finite entries of theta[k].
 
@@ -104,7 +104,7 @@ def _layer(code, m, xs, src, theta, k, fbuf, work, step):
     if B == 1 and (code == LINEAR or code == TANH) and d >= ROW_REASSOC_MIN_D:
         _matvec_prefetch(theta, k, xs, src, fbuf, d, k + step if step != 0 else -1)
     else:
-        residual(code, m, xs[src], theta[k], fbuf, work, False)
+        residual_step(code, m, xs[src], theta[k], fbuf, work, False)
     bad = product_check(code, theta, k, fbuf)
     if code == TANH:
         for b in range(B):

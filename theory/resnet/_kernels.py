@@ -32,7 +32,7 @@ from numba import njit
 
 from .._blas import gemm_nn, gemm_nt, gemm_tn
 from .._residual_kernels import (LINEAR, ROW_REASSOC_MIN_D, TANH, count_nonfinite, count_nonfinite_rows, matvec_reassoc,
-                                 product_check, residual, residual_vjp, use_blas)
+                                 product_check, residual, residual_step, residual_vjp, use_blas)
 from .._tanh import tanh
 
 # Compilation flags of every kernel (those of theory._residual_kernels): IEEE division (error_model="numpy")
@@ -44,7 +44,7 @@ _JIT = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 def _euler_step(code, m, x, th, h, out, fbuf, work):
     """out = x + h f(x, th) (h = 1/N forward, -1/N for the reverse-time scheme, Eq. (6))."""
     B, d = x.shape
-    residual(code, m, x, th, fbuf, work, False)
+    residual_step(code, m, x, th, fbuf, work, False)
     if B == 1:  # one row: index it in place (a reshaped view costs more than a short row)
         if code == TANH:
             for i in range(d):
@@ -76,13 +76,13 @@ def _heun_step(code, m, x, th_a, th_b, h, out, k1, k2, work):
     B, d = x.shape
     f1 = k1[0]
     y = k1[1]
-    residual(code, m, x, th_a, f1, work, True)
+    residual_step(code, m, x, th_a, f1, work, True)
     xf = x.reshape(B * d)
     yf = y.reshape(B * d)
     f1f = f1.reshape(B * d)
     for k in range(B * d):
         yf[k] = xf[k] + h * f1f[k]
-    residual(code, m, y, th_b, k2, work, True)
+    residual_step(code, m, y, th_b, k2, work, True)
     of = out.reshape(B * d)
     k2f = k2.reshape(B * d)
     for k in range(B * d):
@@ -430,7 +430,7 @@ def _update_counted(code, h, xf, sf, yf, tf, store, size):
     return prod_bad, ob
 
 
-@njit(**_JIT, inline="always")
+@njit(**_JIT)
 def _batch_layer(code, th, n, d, B, h, xf, yf, of, tf, store):
     """One layer of a small-d batch on transposed states (:func:`_batch_path`): of = theta_n x^T by
     :func:`_products_T` (each sum over j in increasing order with fused multiply-adds, as the
@@ -526,7 +526,7 @@ def _batch_checkpoints(code, theta, ckpt, seg, x):
     return bad, out_bad
 
 
-@njit(**_JIT, inline="always")
+@njit(**_JIT)
 def _matrix_step_counted(code, x, th, h, out, fbuf, work):
     """out = x + h f(x, th) for the linear or tanh family (as :func:`_euler_step`), returning the
     numbers of non-finite products theta x (fbuf) and entries of out: one pass over the B d entries
