@@ -7,7 +7,9 @@ does not know counts as the mean), each group runs in its own pytest process wit
 and the records of all groups are merged into the cumulative report under its lock
 (:func:`theory.pytest_plugin.write_cumulative`), exactly as one process would have written them. The kernels a
 group needs are compiled in that group's process, so the compilation is shared among the cores too (two groups
-needing the same kernel may both compile it; Numba writes its cache atomically, so neither breaks the other).
+needing the same kernel may both compile it; Numba writes its cache atomically, so neither breaks the other). On an
+empty cache, a full run first compiles the kernel families that several check files share (the residual and
+momentum networks), each once, spread over the processes (:mod:`theory._shared_kernels`).
 
 The terminal shows, for each group, its compile notice and its result line while the groups run, then the claims
 table of the run (failures first) and the summary line; the full output of each group is kept in
@@ -147,6 +149,36 @@ def _group_env(jobs: int) -> dict:
     return env
 
 
+def _compile_shared(jobs: int, env: dict, root: Path, logs: Path, say) -> None:
+    """On an empty cache, compile the kernels that several check files share once, in ``jobs`` processes, before
+    the groups start (:mod:`theory._shared_kernels`); nothing when they are cached. A failure is only reported:
+    the groups then compile what is missing, as without this step."""
+    from theory._shared_kernels import cold, parts
+
+    todo = parts(cold(), jobs)
+    if not todo:
+        return
+    names = "; ".join(", ".join(f.name for f in p) for p in todo)
+    say(f"theory check: compiling the Numba kernels several check files share, once, in {len(todo)} "
+        f"process{'es' if len(todo) > 1 else ''} ({names})")
+    start = time.perf_counter()
+    procs = []
+    try:
+        for i, part in enumerate(todo, start=1):
+            with open(logs / f"shared-{i}.log", "w", encoding="utf-8") as log:
+                procs.append(subprocess.Popen([sys.executable, "-m", "theory._shared_kernels", *[f.name for f in part]],
+                                              cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT))
+        codes = [p.wait() for p in procs]
+    except BaseException:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        raise
+    failed = [str(logs / f"shared-{i}.log") for i, c in enumerate(codes, start=1) if c != 0]
+    say(f"theory check: shared kernels compiled in {time.perf_counter() - start:.0f} s"
+        + (f" (failures, the groups compile what is missing: {', '.join(failed)})" if failed else ""))
+
+
 def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: Path, report_dir: Path, jobs: int,
                *, say=print, stream=None) -> int:
     """Run the checks of ``files`` in ``jobs`` pytest processes and merge their records into ``report_dir``.
@@ -193,6 +225,8 @@ def run_groups(base_args: list[str], rest: list[str], files: list[Path], root: P
             f"split by their last durations (logs in {logs})")
         groups: list[_Group] = []
         try:
+            if len(groups_files) > 1 and not any(a.startswith(("--paper", "-k", "-m")) for a in base_args + rest):
+                _compile_shared(len(groups_files), env, root, logs, say)
             for i, group in enumerate(groups_files, start=1):
                 command = [sys.executable, "-u", "-m", "theory._check_pool", *base_args, f"--claims-report={Path(tmp) / str(i)}",
                            *rest, *[str(f) for f in group]]
