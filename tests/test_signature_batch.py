@@ -74,6 +74,22 @@ def test_chunk_smaller_than_eight_for_a_large_top_level():
     assert _level_error(ours[:7], _reference(X, 6)) < 1e-14
 
 
+@pytest.mark.parametrize("d, n", [(2, 4097), (2, 4098), (3, 8194), (16, 1025), (16, 1026), (16, 2050),
+                                  (128, 17), (128, 18), (128, 34), (129, 18)])
+def test_depth_two_blocks_of_segments(d, n):
+    """Depth 2 is a matrix product over blocks of segments (4096 for d <= 8, 2^18 / d^2 beyond: 1024 for d = 16,
+    16 for d = 128, the largest d it serves; d = 129 takes the Horner kernel): the segment counts cross a block
+    boundary by 0, 1 and 2 segments, against the brute-force Chen products; a batch gives the same bits."""
+    rng = np.random.default_rng(7 * d + n)
+    X = _walk(rng, (n, d), scale=1 / math.sqrt(n))
+    ours = S.signature(X, 2, "standard")
+    assert _level_error(ours, _reference(X, 2)) < 1e-14
+    np.testing.assert_array_equal(ours[1], X[-1] - X[0])
+    batch = S.signature_batch(np.stack([X, X[::-1]]), 2, "standard", n_threads=2)
+    np.testing.assert_array_equal(batch[2][0], ours[2])
+    np.testing.assert_array_equal(batch[2][1], S.signature(X[::-1], 2, "standard")[2])
+
+
 def test_levels_are_row_major_in_time_order():
     """Level 2 of a two-segment path: a (x) b is entry (i, j) = a_i b_j with a the earlier increment."""
     a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])

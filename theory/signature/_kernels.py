@@ -8,7 +8,9 @@ read the path backwards and multiply from the left, S <- exp(delta) (x) S, so th
 prepends delta: d contiguous blocks per level, in the levels' own row-major order (no transposition).
 The top level's increments delta (x) v depend on the lower levels only; they are kept for up to eight
 segments and added as one small matrix product (:func:`_flush_top`), which loads and stores the top
-level once per eight segments instead of once per segment. Compiled with ``fastmath={"contract"}``
+level once per eight segments instead of once per segment. At depth 2 the whole second level is one
+matrix product, S_2 = sum_s (S_1(s) + delta_s / 2) (x) delta_s = Y^T Delta over the segments s, computed
+by NumPy's BLAS over blocks of segments (:func:`_level2_blocks`). Compiled with ``fastmath={"contract"}``
 (fused multiply-adds, IEEE semantics kept; docs/conventions.md).
 """
 
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from .._blas import gemm_tn
 
 IDENTITY, TANH, LOGISTIC = 0, 1, 2
 
@@ -41,6 +45,13 @@ _CHUNK_ENTRIES = 1 << 20
 _DIRECT_MAX = 16
 #: width of the column tiles of the deferred top-level update (kept in the first-level cache)
 _TILE = 512
+#: multiply-adds of one BLAS product of the depth-2 kernel at most: 2^18, the size up to which OpenBLAS computes
+#: a product on the calling thread (so that one path's signature uses one thread, also inside a parallel batch)
+_BLAS_ONE_THREAD = 1 << 18
+#: segments of one block of the depth-2 product at most (two blocks of 4096 x d entries stay in the L2 cache)
+_LEVEL2_BLOCK = 4096
+#: largest d computed by the depth-2 product (a block then has 2^18 / d^2 >= 16 segments)
+_LEVEL2_MAX_D = 128
 
 # Indexing convention of the loops below: every index is an unsigned 64-bit integer (offsets, sizes and
 # range variables), so that Numba emits no wrap-around test for negative indices and creates no array
@@ -207,8 +218,11 @@ def _flush_top(sig, top, m, d, vs, ds, count):
 
 @njit(**_JIT)
 def _chunk(d, depth):
-    """(segments per deferred top-level update, d^(depth-1)): 8, halved while the deferred vectors would
-    exceed max(2^20, half the signature) entries."""
+    """(segments per deferred top-level update, d^(depth-1)): at depth 2 with d <= 128, the segments of one block
+    of :func:`_level2_blocks` (4096, fewer where a product would exceed 2^18 multiply-adds); otherwise 8, halved
+    while the deferred vectors would exceed max(2^20, half the signature) entries."""
+    if depth == 2 and d <= _LEVEL2_MAX_D:
+        return min(_LEVEL2_BLOCK, _BLAS_ONE_THREAD // (d * d)), d
     m = 1
     size = 1
     for _ in range(depth - 1):
@@ -219,6 +233,32 @@ def _chunk(d, depth):
     while c > 1 and c * m > max(_CHUNK_ENTRIES, size // 2):
         c //= 2
     return c, m
+
+
+@njit(**_JIT)
+def _level2_blocks(paths, b, sig, y, dl, prod):
+    """Level 2 of the signature of ``paths[b]`` (shape (n, d)) added to ``sig[1 + d:1 + d + d^2]``, as a matrix
+    product over blocks of segments: S_2 = sum_s (S_1(s) + delta_s / 2) (x) delta_s, with S_1(s) = x_s - x_0 and
+    delta_s = x_{s+1} - x_s, is Y^T Delta for the rows y_s = (x_s - x_0) + delta_s / 2 and delta_s; each block of
+    ``y.shape[0]`` rows is one BLAS product into ``prod`` (d x d), then added. The order of the path's segments
+    does not matter at this depth (the sum commutes), so the path is read forwards."""
+    npts, d = paths.shape[1], paths.shape[2]
+    rows = y.shape[0]
+    top = 1 + d
+    s0 = 0
+    while s0 < npts - 1:
+        count = min(rows, npts - 1 - s0)
+        for s in range(count):
+            for i in range(d):
+                a = paths[b, s0 + s, i]
+                step = paths[b, s0 + s + 1, i] - a
+                dl[s, i] = step
+                y[s, i] = (a - paths[b, 0, i]) + 0.5 * step
+        gemm_tn(y[:count], dl[:count], prod)
+        for i in range(d):
+            for j in range(d):
+                sig[top + i * d + j] += prod[i, j]
+        s0 += count
 
 
 @njit(**_JIT)
@@ -238,20 +278,9 @@ def _signature_into(paths, b, depth, factorial, sig, off, recip, delta, buf, vs,
     if depth == 1:
         for i in range(d):
             sig[1 + i] = paths[b, npts - 1, i] - paths[b, 0, i]
-    elif depth == 2 and d <= 3:
-        # level 2 += delta (x) (A_1 + delta / 2), then A_1 += delta: d^2 multiply-adds a segment, no buffers
-        one = np.uint64(1)
-        top = np.uint64(1) + ud
-        for s in range(npts - 2, -1, -1):
-            for i in range(d):
-                delta[i] = paths[b, s + 1, i] - paths[b, s, i]
-            for i in range(ud):
-                di = delta[i]
-                row = top + i * ud
-                for j in range(ud):
-                    sig[row + j] += di * (sig[one + j] + 0.5 * delta[j])
-            for i in range(ud):
-                sig[one + i] += delta[i]
+    elif depth == 2 and d <= _LEVEL2_MAX_D:
+        # the second level as matrix products over blocks of ``chunk`` segments (vs and buf hold Y and Y^T Delta)
+        _level2_blocks(paths, b, sig, vs.reshape((chunk, d)), ds, buf.reshape((d, d)))
     elif depth >= 2 and m <= _DIRECT_MAX:
         # small top level: every level updated at every segment (the deferred update's bookkeeping costs more)
         for s in range(npts - 2, -1, -1):
@@ -317,6 +346,8 @@ def _workspace(d, depth):
     lower = 1
     for _ in range(max(depth - 1, 1)):
         lower *= d
+    if depth == 2 and d <= _LEVEL2_MAX_D:
+        lower = d * d  # the product Y^T Delta of one block (:func:`_level2_blocks`)
     return off, recip, chunk, m, np.empty(lower), np.empty(chunk * m), np.empty((chunk, d)), np.empty(d)
 
 
