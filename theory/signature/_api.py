@@ -205,7 +205,9 @@ def signature(path, depth, normalization="factorial", *, max_work=None):
     backwards, :math:`S \leftarrow \exp(\Delta)\otimes S`, each level with the Horner scheme
     :math:`S^k \mathrel{+}= \Delta\otimes(S^{k-1} + \tfrac{\Delta}{2}\otimes(S^{k-2} + \tfrac{\Delta}{3}\otimes(\cdots
     + \tfrac{\Delta}{k})))` in O(d^depth) per segment (the top level's increments are applied eight
-    segments at a time). The returned levels are views of one contiguous buffer.
+    segments at a time). At depth 2 (d <= 128) the second level is one matrix product over the segments,
+    :math:`S^2 = \sum_s (S^1(s) + \tfrac{\Delta_s}{2})\otimes\Delta_s`, computed by NumPy's BLAS over blocks
+    of segments, on the calling thread. The returned levels are views of one contiguous buffer.
 
     Parameters
     ----------
