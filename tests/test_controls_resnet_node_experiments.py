@@ -291,6 +291,25 @@ def test_fig4_verdict_validates_its_table():
         fig4_table_verdict(DEPTHS, {**GOOD, "euler-adjoint": [0.1, 0.1]})
 
 
+def test_fig4_budget_admits_every_preset_and_refuses_more():
+    """`theory reproduce resnet-node fig-4/moons --preset paper` was refused by the table's own budget (its
+    estimate 1.2e12 above the 5e11 of then): every declared preset must fit, a larger table is still refused."""
+    from theory.experiments.resnet_node import trained
+
+    def cost(setup):
+        return len(setup.seeds) * sum(trained._moons_work(N, s, m, setup) for s, m in trained.VARIANTS
+                                      for N in setup.depths)
+
+    for name, setup in trained.FIG4_PRESETS.items():
+        assert cost(setup) <= trained.FIG4_MAX_WORK, name
+    huge = dataclasses.replace(trained.FIG4_PRESETS["paper"], depths=(2, 4, 8, 16, 32, 64, 128, 256))
+    assert cost(huge) > trained.FIG4_MAX_WORK
+    with pytest.raises(ValueError, match="setup.depths"):
+        trained.fig4(huge)
+    with pytest.raises(ValueError, match="setup.depths"):
+        trained.fig4_table(huge)
+
+
 # --------------------------------------------------------------------------- Assumption 1 (theory.experiments)
 
 from theory.claims import erratum_verdict  # noqa: E402
