@@ -325,7 +325,7 @@ def test_every_public_function_of_the_machinery_is_fuzzed():
         claims: {"parse_claim_id", "rate_verdict", "bound_verdict", "frequency_verdict", "identity_verdict",
                  "qualitative_verdict", "threshold_verdict", "erratum_verdict", "Verdict", "ClaimRecord",
                  "merge_records", "PAPER_KEYS", "MIN_RATE_SIZES",
-                 "KINDS", "STATUSES", "WRONG_IN", "worst_case_verdict", "LOOSE_RATIO"},
+                 "KINDS", "STATUSES", "WRONG_IN", "worst_case_verdict", "LOOSE_RATIO", "THRESHOLDS"},
         report: {"build_report", "render_markdown", "render_table", "freshness", "merge_with_previous",
                  "load_report", "claim_line", "summary_line", "count_statuses", "count_proxies",
                  "collect_environment", "write_report", "predicted_text", "measured_text", "git_commit",

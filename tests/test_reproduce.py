@@ -8,6 +8,8 @@ declarations are untouched.
 import json
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from theory import datasets
 from theory.cli import main
@@ -217,3 +219,45 @@ def test_a_cuda_device_where_none_is_visible_is_refused_before_anything_runs(tmp
     assert main(["reproduce", "momentum", "fig-4.5", "--device", "cuda", "--out", str(tmp_path)]) == 2
     assert "no CUDA device is visible" in capsys.readouterr().err
     assert not list((tmp_path / "momentum").glob("*.json"))
+
+
+def test_the_summary_line_and_the_index_show_the_criterion_figures_failing_first(declared, tmp_path, monkeypatch,
+                                                                                  capsys):
+    from theory.claims import threshold_verdict
+
+    verdict = threshold_verdict("qualitative", {"acc_momentum": 0.935, "acc_resnet": 0.846},
+                                {"acc_resnet_max": 0.9, "acc_momentum_min": 0.99})
+    declared("fig-4.4/testh", verdict=lambda res: verdict, grid={"closeness": (0.1,)},
+             draw=lambda res: _draw(res.result(0)), printed=_printed())
+    monkeypatch.chdir(tmp_path)
+    code = main(["reproduce", "momentum", "fig-4.4/testh", "--out", "o", "--scheduler", "serial"])
+    line = [x for x in capsys.readouterr().out.splitlines() if "fig-4.4/testh" in x and x.startswith("fail")][0]
+    assert code == 1
+    # the term that fails comes first, with its bound; not the first printed row (a setting echoed)
+    assert "acc_momentum 0.935 (criterion ≥ 0.99); acc_resnet 0.846 (criterion ≤ 0.9)" in line, line
+    index = (tmp_path / "o" / "momentum" / "README.md").read_text()
+    row = [x for x in index.splitlines() if "[fig-4.4/testh]" in x][0]
+    assert "acc_momentum 0.935 (criterion ≥ 0.99)" in row
+    assert "eps from which" not in row  # printed 2.0, measured 2.0: an echo of the preset, left to the md
+    rec = json.loads((tmp_path / "o" / "momentum" / "fig-4.4__testh.json").read_text())
+    assert rec["png"] == "o/momentum/fig-4.4__testh.png"  # relative to where the command ran: the gallery can move
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.floats(-10, 10, allow_nan=False), min_size=1),
+       bounds=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["_max", "_min", "_below", "_above"]),
+                                 st.floats(-10, 10, allow_nan=False)), min_size=1, max_size=4))
+def test_criterion_terms_agree_with_the_verdict(values, bounds):
+    from theory.claims import threshold_verdict
+    from theory.reproduce import criterion_terms, headline
+
+    expected = {name + suffix: b for name, suffix, b in bounds if name in values}
+    assume(expected)
+    v = threshold_verdict("qualitative", values, expected)
+    terms = criterion_terms({"k/fig-1": v})
+    assert len(terms) == len(expected) and all(t["claim"] == "k/fig-1" for t in terms)
+    assert all(t["holds"] for t in terms) == v.passed
+    holds = [t["holds"] for t in terms]
+    assert holds == sorted(holds)  # failing terms first
+    assert criterion_terms({"k/fig-1": {"status": v.status, "expected": v.expected, "measured": v.measured}}) == terms
+    assert headline({"k/fig-1": v}).count("criterion") == min(2, len(terms))

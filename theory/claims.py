@@ -41,6 +41,7 @@ __all__ = [
     "identity_verdict",
     "qualitative_verdict",
     "threshold_verdict",
+    "THRESHOLDS",
     "worst_case_verdict",
     "LOOSE_RATIO",
     "erratum_verdict",
@@ -408,12 +409,12 @@ def identity_verdict(result: Any, expected: Mapping) -> Verdict:
 
 #: comparison of a threshold key's suffix: measured[name] <= value for "<name>_max", >= for "<name>_min", and the
 #: strict < for "<name>_below", > for "<name>_above"
-_THRESHOLDS = {"_max": ("≤", lambda m, v: m <= v), "_min": ("≥", lambda m, v: m >= v),
-               "_below": ("<", lambda m, v: m < v), "_above": (">", lambda m, v: m > v)}
+THRESHOLDS = {"_max": ("≤", lambda m, v: m <= v), "_min": ("≥", lambda m, v: m >= v),
+              "_below": ("<", lambda m, v: m < v), "_above": (">", lambda m, v: m > v)}
 
 
 def _threshold(key: str) -> tuple[str, str, Any]:
-    for suffix, (symbol, holds) in _THRESHOLDS.items():
+    for suffix, (symbol, holds) in THRESHOLDS.items():
         if key.endswith(suffix) and len(key) > len(suffix):
             return key[: -len(suffix)], symbol, holds
     raise ValueError(

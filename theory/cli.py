@@ -842,7 +842,7 @@ def _reproduce_list(key) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from theory.reproduce import ReproduceInputError, reproduce, select_figures
+    from theory.reproduce import ReproduceInputError, headline, reproduce, select_figures
     from theory.sweep import SweepInputError
 
     if args.list:
@@ -882,8 +882,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     code = 0
     for r in results:
         tag = r.status + (" (proxy)" if r.proxy else "")
-        shown = "; ".join(f"{row['name']} {_reproduce_number(row['measured'])} (printed "
-                          f"{_reproduce_number(row['printed'])})" for row in r.rows[:2])
+        shown = headline(r.verdicts) or "; ".join(f"{row['name']} {_reproduce_number(row['measured'])} (printed "
+                                                  f"{_reproduce_number(row['printed'])})" for row in r.rows[:2])
         where = f" -> {r.png}" if r.png else ""
         _say(f"{tag:<14} {r.figure.id:<28} {r.seconds:7.1f} s  {shown or r.message[:90]}{where}")
         if r.status == "fail":

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from theory._files import write_atomic_many
-from theory.claims import STATUSES, ClaimRecord
+from theory.claims import STATUSES, THRESHOLDS, ClaimRecord
 from theory.rates import to_plain
 
 __all__ = [
@@ -284,7 +284,7 @@ def _predicted_known(expected: Mapping) -> str:
         parts.append(f"rel err ≤ {_num(expected['rtol'], '.2g')}")
         used.add("rtol")
     for key, value in expected.items():  # thresholds on named measurements (theory.claims.threshold_verdict)
-        for suffix, symbol in (("_max", "≤"), ("_min", "≥"), ("_below", "<"), ("_above", ">")):
+        for suffix, (symbol, _) in THRESHOLDS.items():
             if key not in used and key.endswith(suffix) and len(key) > len(suffix):
                 parts.append(f"{key[: -len(suffix)]} {symbol} {_num(value, '.3g')}")
                 used.add(key)

@@ -36,7 +36,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Reproduction", "reproduce", "select_figures", "ReproduceInputError", "STATUSES"]
+__all__ = ["Reproduction", "reproduce", "select_figures", "criterion_terms", "headline", "ReproduceInputError",
+           "STATUSES"]
 
 #: the outcomes of a figure: its claims pass, one fails, its dataset is missing, or it has no numbers (a diagram)
 STATUSES = ("pass", "fail", "skip", "illustration")
@@ -155,6 +156,76 @@ def _number(value: Any) -> Any:
     return value
 
 
+def criterion_terms(verdicts: Mapping) -> list[dict]:
+    """The measured numbers of a figure's verdicts beside the bounds its criterion sets them, failing ones first.
+
+    Parameters
+    ----------
+    verdicts : dict of str to Verdict or dict
+        By claim ID, each a :class:`theory.claims.Verdict` or its record (a dict with ``expected``, ``measured``).
+
+    Returns
+    -------
+    list of dict
+        ``claim``, ``name``, ``measured``, ``relation`` (``"≤"``, ``"≥"``, ``"<"``, ``">"``, ``"±"``) and
+        ``bound`` (a number; for a slope the pair (slope, tol)), ``holds`` (bool); the terms that do not hold
+        come first, otherwise in the order the criterion states them. A verdict whose ``expected`` has no
+        bound on a named measurement (an erratum's halves, a search) gives none.
+
+    Examples
+    --------
+    >>> from theory.claims import threshold_verdict
+    >>> v = threshold_verdict("qualitative", {"acc_a": 0.93, "acc_b": 0.85}, {"acc_a_min": 0.99, "acc_b_max": 0.9})
+    >>> [(t["name"], t["holds"]) for t in criterion_terms({"k/fig-1": v})]
+    [('acc_a', False), ('acc_b', True)]
+    """
+    from theory.claims import THRESHOLDS
+
+    terms = []
+    for claim, v in verdicts.items():
+        expected = v.get("expected", {}) if isinstance(v, Mapping) else v.expected
+        measured = v.get("measured", {}) if isinstance(v, Mapping) else v.measured
+        if not isinstance(expected, Mapping) or not isinstance(measured, Mapping):
+            continue
+        if "slope" in expected and "tol" in expected and isinstance(measured.get("slope"), (int, float)):
+            s, tol, m = float(expected["slope"]), float(expected["tol"]), float(measured["slope"])
+            terms.append({"claim": claim, "name": "slope", "measured": m, "relation": "±", "bound": (s, tol),
+                          "holds": math.isfinite(m) and abs(m - s) <= tol})
+        for key, bound in expected.items():
+            if isinstance(bound, bool) or not isinstance(bound, (int, float)):
+                continue
+            for suffix, (symbol, holds) in THRESHOLDS.items():
+                name = key[: -len(suffix)]
+                if key.endswith(suffix) and name and name in measured:
+                    m = measured[name]
+                    if isinstance(m, bool) or not isinstance(m, (int, float)):
+                        continue
+                    m = float(m)
+                    terms.append({"claim": claim, "name": "ratio" if key == "ratio_max" else name, "measured": m,
+                                  "relation": symbol, "bound": float(bound),
+                                  "holds": math.isfinite(m) and bool(holds(m, float(bound)))})
+    return sorted(terms, key=lambda t: t["holds"])  # stable: failing terms first, each group in order
+
+
+def headline(verdicts: Mapping, limit: int = 2) -> str:
+    """The first ``limit`` of :func:`criterion_terms` in words: ``"acc_a 0.93 (criterion ≥ 0.99); ..."``.
+
+    Empty when the verdicts bound no named measurement.
+
+    Examples
+    --------
+    >>> from theory.claims import threshold_verdict
+    >>> headline({"k/fig-1": threshold_verdict("qualitative", {"acc": 0.93}, {"acc_min": 0.99})})
+    'acc 0.93 (criterion ≥ 0.99)'
+    """
+    parts = []
+    for t in criterion_terms(verdicts)[:limit]:
+        bound = (f"{_format(t['bound'][0])} ± {_format(t['bound'][1])}" if t["relation"] == "±"
+                 else f"{t['relation']} {_format(t['bound'])}")
+        parts.append(f"{t['name']} {_format(t['measured'])} (criterion {bound})")
+    return "; ".join(parts)
+
+
 def _rows(fig, numbers: Mapping) -> list[dict]:
     rows = []
     for p in fig.printed:
@@ -215,23 +286,27 @@ def _index(folder: Path, key: str) -> str:
             continue
         records[rec.get("figure")] = rec
     declared = {f.id: f for f in figures(key)}
-    lines = [f"# `{key}`: {paper(key).title}", "", "| figure | title | status | preset | seconds | measured vs printed |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"# `{key}`: {paper(key).title}", "",
+             "| figure | title | status | preset | seconds | measured against the criterion | printed vs measured |",
+             "|---|---|---|---|---|---|---|"]
     for label in paper(key).figures:
         ours = [f for f in declared.values() if f.base == label]
         if not ours:
-            lines.append(f"| {label} | — | not declared | | | |")
+            lines.append(f"| {label} | — | not declared | | | | |")
         for f in ours:
             rec = records.get(f.id)
             if rec is None:
-                lines.append(f"| [{f.label}] | {f.title} | not run | | | |")
+                lines.append(f"| [{f.label}] | {f.title} | not run | | | | |")
                 continue
-            shown = "; ".join(f"{r['name']}: {_format(r['measured'])} vs {_format(r['printed'])}"
-                              for r in rec["rows"][:3])
+            # the printed numbers the run did not just echo (a preset's sizes equal to the document's are in the md)
+            shown = "; ".join(f"{r['name']}: " + (f"{_format(r['printed'])} vs " if r["printed"] is not None else "")
+                              + _format(r["measured"])
+                              for r in rec["rows"] if r["measured"] is not None and r["measured"] != r["printed"])
+            criterion = headline(rec.get("verdicts") or {}, 2) or "—"
             status = rec["status"] + (" (proxy)" if rec.get("substitute") else "")
             preset = rec.get("preset") + "".join(f", {k} = {v}" for k, v in (rec.get("settings") or {}).items())
             lines.append(f"| [{f.label}]({_file_stem(f)}.md) | {f.title} | {status} | {preset} | "
-                         f"{float(rec.get('seconds') or 0.0):.1f} | {shown} |")
+                         f"{float(rec.get('seconds') or 0.0):.1f} | {criterion} | {shown} |")
     missing = [f for f in declared.values() if f.illustration is None
                and (records.get(f.id) or {}).get("preset") != "paper"]
     if missing:
@@ -277,7 +352,7 @@ def _write(rec: dict, png_tmp: str | None, folder: Path) -> tuple[Path | None, P
     if png_tmp is not None:
         png = folder / f"{stem}.png"
         os.replace(png_tmp, png)
-        rec["png"] = png.as_posix()
+        rec["png"] = _portable(png)
     text = json.dumps(_plain(rec), indent=1, allow_nan=False, default=repr) + "\n"
     record = write_atomic(folder / f"{stem}.json", text)
     write_atomic(folder / f"{stem}.md", _markdown(rec))
@@ -285,6 +360,15 @@ def _write(rec: dict, png_tmp: str | None, folder: Path) -> tuple[Path | None, P
         write_atomic(folder / "README.md", _index(folder, rec["key"]))
         write_atomic(folder.parent / "README.md", _top_index(folder.parent))
     return png, record
+
+
+def _portable(path: Path) -> str:
+    """``path`` relative to the working directory when it lies under it (a gallery moved with its repository
+    keeps its links), else as given."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def _top_index(out: Path) -> str:
